@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 import numpy as np
 
@@ -212,6 +212,8 @@ def parse_ptb(text: str, source: str = "", require_labels: bool = True) -> Tree:
             for kid in kids:
                 parent[kid] = node
             if stack:
+                if stack[-1][2] is not None:
+                    fail(f"word {stack[-1][2]!r} beside other children (a leaf is '(LABEL word)')")
                 stack[-1][1].append(node)
             else:
                 root_done = True
@@ -221,9 +223,10 @@ def parse_ptb(text: str, source: str = "", require_labels: bool = True) -> Tree:
         if not stack:
             fail(f"word {piece!r} outside brackets")
         top = stack[-1]
-        if top[1] or top[2] is not None:
+        if top[1]:
             fail(f"word {piece!r} beside other children (a leaf is '(LABEL word)')")
-        top[2] = piece
+        # a few SST leaves hold one token with a space in it: (2 8 1\/2)
+        top[2] = piece if top[2] is None else top[2] + " " + piece
         position += 1
     if stack:
         fail(f"unbalanced '(': {len(stack)} bracket(s) not closed (truncated line?)")
@@ -318,37 +321,272 @@ def branching_tree(tokens: Sequence[str], direction: str, root_label: int = UNLA
 
 
 def _renumber_postorder(tree: Tree) -> Tree:
-    """Renumber nodes in post-order, so a node's children, sorted by index,
-    are in sentence order (the leaves-first construction above mixes them up;
-    ordered N-ary cells rely on the order)."""
-    kids = [[] for _ in range(tree.n_nodes)]
-    for node, up in enumerate(tree.parent.tolist()):
+    """Renumber nodes in post-order, children before parents and each node's
+    children, sorted by index, in sentence order (ordered N-ary cells rely on it).
+
+    ``tree`` may be numbered in any order (the leaves-first construction of
+    :func:`branching_tree`, the 1-based node numbers of a ``*.parents`` file)
+    but must have exactly one node with parent -1.  Children are ordered by
+    their own token if they read one (dependency trees: by word position),
+    else by the first token they cover (constituency inner nodes).  Raises
+    DataError if some node does not reach the root (a cycle).  Iterative.
+    """
+    n_nodes = tree.n_nodes
+    parent = tree.parent.tolist()  # Python lists: the loops below index scalars
+    token_index = tree.token_index.tolist()
+    kids: list = [[] for _ in range(n_nodes)]
+    for node, up in enumerate(parent):
         if up >= 0:
             kids[up].append(node)
-    # order children by the first token they cover
-    first = np.full(tree.n_nodes, np.iinfo(np.int32).max, dtype=np.int64)
-    for node in range(tree.n_nodes):
-        if tree.token_index[node] != NO_TOKEN:
-            first[node] = min(first[node], tree.token_index[node])
-    for node in range(tree.n_nodes):  # parent index > child index in both constructions
-        up = tree.parent[node]
-        if up >= 0:
-            first[up] = min(first[up], first[node])
+    root = parent.index(NO_PARENT)
+    preorder = [root]
+    for node in preorder:  # grows while iterating: a breadth-first walk
+        preorder.extend(kids[node])
+    if len(preorder) < n_nodes:
+        reached = np.zeros(n_nodes, dtype=bool)
+        reached[preorder] = True
+        lost = ", ".join(str(node + 1) for node in np.flatnonzero(~reached)[:10])
+        raise DataError(f"node(s) {lost} (counting from 1) do not reach the root: a cycle",
+                        *_split_source(tree.source))
+    # sort key: the node's own token, else the smallest key among its children
+    key = [word if word != NO_TOKEN else n_nodes for word in token_index]
+    for node in reversed(preorder):  # children before parents
+        up = parent[node]
+        if up >= 0 and token_index[up] == NO_TOKEN:
+            key[up] = min(key[up], key[node])
     order = []
-    stack = [(tree.root, False)]
+    stack = [(root, False)]
     while stack:
         node, expanded = stack.pop()
         if expanded:
             order.append(node)
             continue
         stack.append((node, True))
-        for kid in sorted(kids[node], key=lambda k: first[k], reverse=True):
+        for kid in sorted(kids[node], key=key.__getitem__, reverse=True):
             stack.append((kid, False))
-    new_id = np.empty(tree.n_nodes, dtype=np.int32)
-    new_id[np.array(order)] = np.arange(tree.n_nodes, dtype=np.int32)
-    parent = np.full(tree.n_nodes, NO_PARENT, dtype=np.int32)
+    new_id = np.empty(n_nodes, dtype=np.int32)
+    new_id[order] = np.arange(n_nodes, dtype=np.int32)
+    new_parent = np.full(n_nodes, NO_PARENT, dtype=np.int32)
     old_parent = tree.parent[order]
     has_parent = old_parent >= 0
-    parent[has_parent] = new_id[old_parent[has_parent]]
-    return Tree(tree.tokens, parent, tree.token_index[order].copy(),
+    new_parent[has_parent] = new_id[old_parent[has_parent]]
+    return Tree(tree.tokens, new_parent, tree.token_index[order].copy(),
                 tree.label[order].copy(), tree.source)
+
+
+# --------------------------------------------------------------------------
+# SICK (SemEval 2014 Task 1)
+# --------------------------------------------------------------------------
+
+SICK_STRUCTURES = {"dependency": "parents", "constituency": "cparents"}
+SICK_TSV_COLUMNS = ("pair_ID", "sentence_A", "sentence_B", "relatedness_score",
+                    "entailment_judgment")
+ENTAILMENT_JUDGEMENTS = ("ENTAILMENT", "NEUTRAL", "CONTRADICTION")
+SICK_SCORE_RANGE = (1.0, 5.0)
+
+
+def parents_to_tree(heads: Sequence[int], tokens: Sequence[str], n_tokens: int | None = None,
+                    source: str = "") -> Tree:
+    """A tree from one line of a ``*.parents`` or ``*.cparents`` file.
+
+    heads:    ints (n_nodes,); ``heads[i - 1]`` is the 1-based parent of node
+              i, 0 at the root
+    tokens:   the sentence's words (T,)
+    n_tokens: None for the dependency layout (``*.parents``): n_nodes == T and
+              node i reads token i, so every node reads its word.  An int for the
+              binarised constituency layout (``*.cparents``): nodes 1..n_tokens
+              are the leaves, reading the tokens in order (n_tokens must be T),
+              nodes above n_tokens are inner nodes reading no token.
+
+    Checks: every entry in 0..n_nodes (so -1 is an error), exactly one root,
+    no cycle; in the constituency layout, token nodes have no children and
+    inner nodes have some (the leaves are exactly the tokens).  Nodes are
+    renumbered children before parents, each node's children in sentence order
+    (dependents by word position).  All nodes are unlabelled.  Raises DataError
+    naming ``source`` ("file:line").
+    """
+    path, line = _split_source(source)
+
+    def fail(message: str):
+        raise DataError(message, path, line)
+
+    n_words = len(tokens)
+    if n_words == 0:
+        fail("empty sentence")
+    heads = np.asarray(heads, dtype=np.int64).reshape(-1)
+    n_nodes = heads.shape[0]
+    if n_tokens is None:
+        if n_nodes != n_words:
+            fail(f"{n_nodes} head(s) for {n_words} token(s)")
+        token_index = np.arange(n_nodes, dtype=np.int32)
+    else:
+        if n_tokens != n_words:
+            fail(f"{n_tokens} leaves for {n_words} token(s)")
+        if n_nodes < n_tokens:
+            fail(f"{n_nodes} node(s), fewer than the {n_tokens} token(s)")
+        token_index = np.full(n_nodes, NO_TOKEN, dtype=np.int32)
+        token_index[:n_tokens] = np.arange(n_tokens, dtype=np.int32)
+    out_of_range = np.flatnonzero((heads < 0) | (heads > n_nodes))
+    if out_of_range.size:
+        node = int(out_of_range[0])
+        fail(f"node {node + 1}: parent {int(heads[node])} out of range 0..{n_nodes}")
+    roots = np.flatnonzero(heads == 0) + 1
+    if roots.size != 1:
+        fail("no root (no 0 entry)" if roots.size == 0 else
+             f"{roots.size} roots (nodes {', '.join(map(str, roots[:10]))}); expected one")
+    parent = (heads - 1).astype(np.int32)
+    if n_tokens is not None:
+        n_children = np.bincount(parent[parent >= 0], minlength=n_nodes)
+        leaves_with_children = np.flatnonzero(n_children[:n_tokens])
+        if leaves_with_children.size:
+            fail(f"token node {int(leaves_with_children[0]) + 1} has children: "
+                 "the leaves must be exactly the tokens")
+        childless = np.flatnonzero(n_children[n_tokens:] == 0)
+        if childless.size:
+            fail(f"inner node {int(childless[0]) + n_tokens + 1} has no children")
+    label = np.full(n_nodes, UNLABELLED, dtype=np.int32)
+    return _renumber_postorder(Tree(tuple(tokens), parent, token_index, label, source))
+
+
+@dataclass
+class SickPair:
+    """One SICK sentence pair: both trees and the gold relatedness in [1, 5]."""
+
+    tree_a: Tree
+    tree_b: Tree
+    score: float
+    pair_id: str
+
+
+class SickRecord(NamedTuple):
+    """One row of an original SemEval SICK file, sentences split on whitespace."""
+
+    pair_id: str
+    tokens_a: tuple
+    tokens_b: tuple
+    score: float
+    judgement: str
+
+
+def read_sick_dir(directory: str | Path, structure: str = "dependency") -> list:
+    """SickPairs of one split directory in the Tree-LSTM authors' layout.
+
+    Reads ``a.toks``, ``b.toks`` (space-separated tokens), ``a.parents``,
+    ``b.parents`` (structure "dependency") or ``a.cparents``, ``b.cparents``
+    ("constituency"), ``sim.txt`` (relatedness in [1, 5]) and ``id.txt``: line k
+    of every file describes pair k.  Raises DataError naming the file and line,
+    or the file with fewer lines than the others and its line count.  Tree
+    sources are the ``*.parents`` / ``*.cparents`` file and line.
+    """
+    if structure not in SICK_STRUCTURES:
+        raise ValueError(f"structure must be one of {sorted(SICK_STRUCTURES)}, not {structure!r}")
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise DataError("no such directory", directory)
+    suffix = SICK_STRUCTURES[structure]
+    names = ("a.toks", "b.toks", f"a.{suffix}", f"b.{suffix}", "sim.txt", "id.txt")
+    lines = {name: _read_lines(directory / name) for name in names}
+    longest = max(names, key=lambda name: len(lines[name]))
+    n_pairs = len(lines[longest])
+    for name in names:
+        if len(lines[name]) < n_pairs:
+            raise DataError(f"{len(lines[name])} line(s), but {longest} has {n_pairs}",
+                            directory / name)
+    if n_pairs == 0:
+        raise DataError("no pairs: the files are empty", directory)
+    pairs = []
+    for index in range(n_pairs):
+        number = index + 1
+        trees = []
+        for side in "ab":
+            tokens = lines[f"{side}.toks"][index].split()
+            if not tokens:
+                raise DataError("empty sentence", directory / f"{side}.toks", number)
+            heads_path = directory / f"{side}.{suffix}"
+            heads = _read_ints(lines[f"{side}.{suffix}"][index], heads_path, number)
+            n_tokens = None if structure == "dependency" else len(tokens)
+            trees.append(parents_to_tree(heads, tokens, n_tokens, f"{heads_path}:{number}"))
+        score = _read_score(lines["sim.txt"][index], directory / "sim.txt", number)
+        pair_id = lines["id.txt"][index].strip()
+        if not pair_id:
+            raise DataError("empty pair id", directory / "id.txt", number)
+        pairs.append(SickPair(trees[0], trees[1], score, pair_id))
+    return pairs
+
+
+def read_sick_tsv(path: str | Path) -> list:
+    """SickRecords of an original tab-separated SemEval file.
+
+    ``SICK_train.txt``, ``SICK_trial.txt``, ``SICK_test_annotated.txt``: a
+    header line naming the columns (pair_ID, sentence_A, sentence_B,
+    relatedness_score, entailment_judgment; others are ignored), then one pair
+    per line.  Sentences are split on whitespace.  Raises DataError naming the
+    file and line.
+    """
+    path = Path(path)
+    lines = _read_lines(path)
+    if not lines:
+        raise DataError("empty file (expected a header line)", path)
+    header = [name.strip() for name in lines[0].split("\t")]
+    missing = [name for name in SICK_TSV_COLUMNS if name not in header]
+    if missing:
+        raise DataError(f"header lacks column(s) {', '.join(missing)}", path, 1)
+    column = {name: header.index(name) for name in SICK_TSV_COLUMNS}
+    records = []
+    for number, text in enumerate(lines[1:], start=2):
+        fields = text.split("\t")
+        if len(fields) != len(header):
+            raise DataError(f"{len(fields)} tab-separated field(s), expected {len(header)}",
+                            path, number)
+        pair_id = fields[column["pair_ID"]].strip()
+        if not pair_id:
+            raise DataError("empty pair_ID", path, number)
+        tokens_a = tuple(fields[column["sentence_A"]].split())
+        tokens_b = tuple(fields[column["sentence_B"]].split())
+        if not tokens_a or not tokens_b:
+            raise DataError("empty sentence", path, number)
+        score = _read_score(fields[column["relatedness_score"]], path, number)
+        judgement = fields[column["entailment_judgment"]].strip()
+        if judgement not in ENTAILMENT_JUDGEMENTS:
+            raise DataError(f"entailment judgment {judgement!r} is not one of "
+                            f"{', '.join(ENTAILMENT_JUDGEMENTS)}", path, number)
+        records.append(SickRecord(pair_id, tokens_a, tokens_b, score, judgement))
+    if not records:
+        raise DataError("no pairs after the header", path)
+    return records
+
+
+def _read_lines(path: Path) -> list:
+    """The lines of a UTF-8 text file without their line ends (\\n, \\r\\n or \\r)."""
+    if not path.is_file():
+        raise DataError("no such file", path)
+    lines = []
+    with open(path, encoding="utf-8") as handle:
+        try:
+            for text in handle:
+                lines.append(text.rstrip("\n"))
+        except UnicodeDecodeError as error:
+            raise DataError(f"not UTF-8 text ({error.reason})", path, len(lines) + 1) from None
+    return lines
+
+
+def _read_ints(text: str, path: Path, line: int) -> list:
+    values = []
+    for piece in text.split():
+        try:
+            values.append(int(piece))
+        except ValueError:
+            raise DataError(f"{piece!r} is not an integer", path, line) from None
+    return values
+
+
+def _read_score(text: str, path: Path, line: int) -> float:
+    low, high = SICK_SCORE_RANGE
+    try:
+        score = float(text)
+    except ValueError:
+        raise DataError(f"relatedness score {text.strip()!r} is not a number",
+                        path, line) from None
+    if not low <= score <= high:
+        raise DataError(f"relatedness score {score} outside [{low:g}, {high:g}]", path, line)
+    return score

@@ -1,0 +1,64 @@
+"""Pointwise non-linearities and their derivatives, for the numba kernels.
+
+Derivatives are computed from the cached *outputs* (sigma' = s(1-s),
+tanh' = 1-t^2, softsign' = (1-|s|)^2), never by recomputing pre-activations.
+Activations are passed to kernels as small integer codes.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+ACTIVATIONS = {"tanh": 0, "sigmoid": 1, "softsign": 2}
+
+
+@njit(cache=True, inline="always")
+def sigmoid(z):
+    return 1.0 / (1.0 + math.exp(-z))
+
+
+@njit(cache=True, inline="always")
+def tanh(z):
+    """tanh from one exp: (1 - e^-2|z|) / (1 + e^-2|z|), several times faster
+    than libm's tanh in numba's scalar loops; its error is within a few units
+    of the last place in absolute terms (relative error grows only as |z| -> 0,
+    where the value is ~z and the absolute error stays at rounding level)."""
+    magnitude = abs(z)
+    e = math.exp(-(magnitude + magnitude))  # stays float32 for float32 input
+    value = (1 - e) / (1 + e)
+    return value if z >= 0 else -value
+
+
+@njit(cache=True, inline="always")
+def activate(code, z):
+    """g(z) for g = tanh (0), sigmoid (1), softsign (2)."""
+    if code == 0:
+        return tanh(z)
+    if code == 1:
+        return 1.0 / (1.0 + math.exp(-z))
+    return z / (1.0 + abs(z))
+
+
+@njit(cache=True, inline="always")
+def derivative_from_output(code, g):
+    """g'(z) written in terms of g = g(z)."""
+    if code == 0:
+        return 1.0 - g * g
+    if code == 1:
+        return g * (1.0 - g)
+    return (1.0 - abs(g)) * (1.0 - abs(g))
+
+
+def activation_code(name: str) -> int:
+    try:
+        return ACTIVATIONS[name]
+    except KeyError:
+        raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, not {name!r}") from None
+
+
+def uniform_fan_in(array: np.ndarray, fan_in: int, rng: np.random.Generator) -> None:
+    """Fill ``array`` in place from U(-1/sqrt(fan_in), 1/sqrt(fan_in))."""
+    bound = 1.0 / np.sqrt(fan_in)
+    array[...] = rng.uniform(-bound, bound, size=array.shape)

@@ -1,0 +1,72 @@
+r"""Mean of word vectors (Tai et al. Table 3 "Mean vectors"; Irsoy & Cardie "VecAvg").
+
+The bag-of-words baseline: a node's state is the mean of the word vectors in
+its span, so word order and structure play no part:
+
+    s_j = [x_j if node j reads a word] + sum_{k in C(j)} s_k      (sum over the span)
+    n_j = [1 if node j reads a word]   + sum_{k in C(j)} n_k      (words in the span)
+    h_j = s_j / n_j
+
+Backward, parents first:  eps_s_j = eps_h_j / n_j + eps_s_parent(j);
+dLoss/dx_j = eps_s_j.  No parameters of its own.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ..forest import Forest
+
+
+class MeanVectors:
+    name = "mean-vectors"
+
+    def __init__(self, input_dim: int, hidden_dim: int | None = None):
+        self.input_dim = input_dim
+        self.output_dim = input_dim
+
+    def parameter_shapes(self) -> list:
+        return []
+
+    def report_slices(self) -> dict:
+        return {}
+
+    def initialise(self, params: dict, rng: np.random.Generator) -> None:
+        pass
+
+    def check_forest(self, forest: Forest) -> None:
+        pass
+
+    def forward(self, params: dict, forest: Forest, x: np.ndarray):
+        """x: (number of word nodes, d) in node order.  Returns h (n, d), count (n,)."""
+        span_sum = np.zeros((forest.n_nodes, x.shape[1]), dtype=x.dtype)
+        count = np.zeros(forest.n_nodes, dtype=x.dtype)
+        word_nodes = forest.word_nodes()
+        span_sum[word_nodes] = x
+        count[word_nodes] = 1
+        _sum_up(forest.parent, span_sum, count)
+        return span_sum / count[:, None], (word_nodes, count)
+
+    def backward(self, params: dict, forest: Forest, cache, d_h: np.ndarray,
+                 grads: dict) -> np.ndarray:
+        word_nodes, count = cache
+        eps_s = d_h / count[:, None]
+        _push_down(forest.parent, eps_s)
+        return eps_s[word_nodes]
+
+
+@njit(cache=True)
+def _sum_up(parent, span_sum, count):
+    for j in range(parent.shape[0]):  # height order: children first
+        up = parent[j]
+        if up >= 0:
+            span_sum[up] += span_sum[j]
+            count[up] += count[j]
+
+
+@njit(cache=True)
+def _push_down(parent, eps_s):
+    for j in range(parent.shape[0] - 1, -1, -1):  # parents first
+        up = parent[j]
+        if up >= 0:
+            eps_s[j] += eps_s[up]

@@ -1,0 +1,249 @@
+"""The ``npcomp`` command line: train, eval, predict, download.
+
+Heavy modules (numpy, numba) are imported only after the arguments are read,
+so ``--threads`` can set the BLAS and numba thread counts before they load.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+MODELS = ("treelstm-nary", "recnn", "mean-vectors")
+TASKS = ("sst5", "sst2", "synthetic")
+
+# option name -> (type, help); defaults come from npcomp.defaults per model and task
+TRAIN_OPTIONS = {
+    "dim": (int, "hidden (memory) dimension d"),
+    "embedding_dim": (int, "word vector dimension when vectors are random"),
+    "epochs": (int, "training epochs"),
+    "batch_size": (int, "sentences per minibatch"),
+    "optimizer": (str, "adagrad | adadelta | sgd"),
+    "lr": (float, "learning rate of the composition and classifier weights"),
+    "emb_lr": (float, "learning rate of the word embeddings"),
+    "l2": (float, "L2 strength lambda: J += lambda/2 ||theta||^2 per minibatch "
+                  "(embeddings not regularised)"),
+    "dropout": (float, "dropout rate on the classifier input"),
+    "activation": (str, "recnn non-linearity: tanh | sigmoid | softsign"),
+    "supervision": (str, "labelled nodes trained on: all | root | root+leaves"),
+    "structure": (str, "tree structure: gold | left | right (re-bracketed)"),
+    "average": (str, "loss average per minibatch: sentences (Tai) | nodes"),
+    "oov": (str, "random embedding rows: uniform | normal | zero"),
+    "oov_scale": (float, "scale of random embedding rows"),
+    "dtype": (str, "float32 | float64"),
+    "eval_batch_size": (int, "sentences per forest when evaluating"),
+}
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="npcomp", description="Compositional sentence models with hand-written, "
+        "gradient-checked backpropagation (NumPy + numba, CPU).")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    train = commands.add_parser(
+        "train", help="train a model (default: treelstm-nary on the synthetic treebank)",
+        description="Train a model on a task and write RUN_DIR/{metrics.json,model.npz,"
+        "log.jsonl}. Every unset option takes the model's paper setting for the task "
+        "(see --help-defaults).")
+    train.add_argument("--model", default="treelstm-nary", choices=MODELS)
+    train.add_argument("--task", default="synthetic", choices=TASKS)
+    train.add_argument("--data-dir", default=None,
+                       help="data directory (default $NPCOMP_DATA, else ./data)")
+    train.add_argument("--out", default=None, help="run directory (default runs/MODEL-TASK-sSEED)")
+    train.add_argument("--seed", type=int, default=1)
+    train.add_argument("--vectors", default=None,
+                       help="pretrained vectors: GloVe text, word2vec text or binary")
+    train.add_argument("--fixed-embeddings", action="store_true",
+                       help="keep the word vectors fixed (default: tuned)")
+    train.add_argument("--untied", action="store_true", default=None,
+                       help="recnn: leaves get their own weight set")
+    train.add_argument("--tied", dest="untied", action="store_false",
+                       help="recnn: a leaf's state is its word vector")
+    for name, (kind, text) in TRAIN_OPTIONS.items():
+        train.add_argument("--" + name.replace("_", "-"), dest=name, type=kind, default=None,
+                           help=text)
+    train.add_argument("--threads", type=int, default=None,
+                       help="compute threads (BLAS and numba; default: all cores)")
+    train.add_argument("--resume", metavar="RUN_DIR", default=None,
+                       help="continue a killed run from its last finished epoch")
+    train.add_argument("--baseline", dest="baseline", action="store_true", default=None,
+                       help="also train the bag-of-words baseline (default on for synthetic)")
+    train.add_argument("--no-baseline", dest="baseline", action="store_false")
+    train.add_argument("--help-defaults", action="store_true",
+                       help="print the default settings of --model for --task and exit")
+    train.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    evaluate = commands.add_parser("eval", help="evaluate a trained run on a split")
+    evaluate.add_argument("--run", required=True, metavar="RUN_DIR")
+    evaluate.add_argument("--split", default="test", choices=("train", "dev", "test"))
+    evaluate.add_argument("--data-dir", default=None)
+    evaluate.add_argument("--threads", type=int, default=None)
+
+    predict = commands.add_parser(
+        "predict", help="label sentences read from stdin (PTB trees or plain text)",
+        description="Reads one sentence per line on stdin: a PTB bracketed tree (labels "
+        "optional) or plain whitespace-tokenised text (given a right-branching binary tree). "
+        "Writes one JSON object per line: label, probabilities, and the tree with a "
+        "predicted label at every node.")
+    predict.add_argument("--run", required=True, metavar="RUN_DIR")
+    predict.add_argument("--threads", type=int, default=None)
+
+    download = commands.add_parser("download", help="fetch a dataset from its official source")
+    download.add_argument("dataset", choices=("sst", "sick", "glove"))
+    download.add_argument("--data-dir", default=None)
+    download.add_argument("--force", action="store_true", help="download even if present")
+    download.add_argument("--base-url", default=None, help="mirror to download from")
+    return parser
+
+
+def _set_threads(threads: int | None) -> None:
+    if threads is None:
+        return
+    if threads < 1:
+        raise SystemExit("npcomp: --threads must be at least 1")
+    for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
+                     "NUMBA_NUM_THREADS"):
+        os.environ[variable] = str(threads)
+
+
+def main(argv=None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    _set_threads(getattr(args, "threads", None))
+    from .formats import DataError
+    try:
+        if args.command == "train":
+            return _train(args)
+        if args.command == "eval":
+            return _eval(args)
+        if args.command == "predict":
+            return _predict(args)
+        if args.command == "download":
+            return _download(args)
+    except (DataError, FileNotFoundError, ValueError) as error:
+        print(f"npcomp {args.command}: error: {error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("\nnpcomp: interrupted; finished epochs are saved (resume with --resume)",
+              file=sys.stderr)
+        return 130
+    return 0
+
+
+def _train_config(args) -> dict:
+    from .defaults import defaults_for
+    config = defaults_for(args.model, args.task)
+    config.pop("source")
+    for name in TRAIN_OPTIONS:
+        value = getattr(args, name)
+        if value is not None:
+            config[name] = value
+    if args.untied is not None:
+        config["untied"] = args.untied
+    config.update(model=args.model, task=args.task, seed=args.seed, vectors=args.vectors,
+                  fixed_embeddings=args.fixed_embeddings or config["fixed_embeddings"],
+                  data_dir=args.data_dir, threads=args.threads)
+    if args.model == "mean-vectors":
+        config["dim"] = config["embedding_dim"]
+    return config
+
+
+def _train(args) -> int:
+    from .defaults import defaults_for
+    if args.help_defaults:
+        print(json.dumps(defaults_for(args.model, args.task), indent=2))
+        return 0
+    from .trainer import train
+    if args.resume:
+        metrics = train({}, args.resume, resume=True, progress=not args.quiet)
+        _print_result(metrics)
+        return 0
+    config = _train_config(args)
+    run_dir = Path(args.out or f"runs/{args.model}-{args.task}-s{args.seed}")
+    print(f"training {args.model} on {args.task} -> {run_dir}")
+    metrics = train(config, run_dir, progress=not args.quiet)
+    _print_result(metrics)
+    baseline = args.baseline if args.baseline is not None else args.task == "synthetic"
+    if baseline and args.model != "mean-vectors":
+        base_config = dict(config, model="mean-vectors")
+        from .defaults import defaults_for as base_defaults
+        for key in ("dim", "lr", "emb_lr", "l2", "dropout", "epochs", "batch_size"):
+            base_config[key] = base_defaults("mean-vectors", args.task)[key]
+        base_config["dim"] = base_config["embedding_dim"]
+        print(f"training the bag-of-words baseline (mean-vectors) -> {run_dir / 'baseline'}")
+        base_metrics = train(base_config, run_dir / "baseline", progress=not args.quiet)
+        _print_comparison(metrics, base_metrics)
+    return 0
+
+
+def _print_result(metrics: dict) -> None:
+    test, dev = metrics["test"], metrics["dev"]
+    print(f"{metrics['model']} on {metrics['task']}: best epoch {metrics['best_epoch']}, "
+          f"dev root {dev['root_acc']:.2f} all {dev['all_acc']:.2f}; "
+          f"test root {test['root_acc']:.2f} all {test['all_acc']:.2f}; "
+          f"{metrics['train_sentences_per_s']:.0f} sentences/s")
+
+
+def _print_comparison(tree_metrics: dict, bag_metrics: dict) -> None:
+    print()
+    print(f"{'test set':<28}{'root acc':>10}{'all-node acc':>14}")
+    for label, metrics in ((tree_metrics["model"] + " (tree)", tree_metrics),
+                           ("mean-vectors (bag of words)", bag_metrics)):
+        print(f"{label:<28}{metrics['test']['root_acc']:>10.2f}{metrics['test']['all_acc']:>14.2f}")
+
+
+def _eval(args) -> int:
+    from .tasks import load_task
+    from .trainer import encode, evaluate, load_model
+    model, params, config, vocab = load_model(args.run)
+    task = load_task(config["task"], args.data_dir or config.get("data_dir"),
+                     config["structure"], seed=config["seed"])
+    result = evaluate(model, params, encode(task.splits[args.split], vocab),
+                      config["eval_batch_size"])
+    print(json.dumps({"run": str(args.run), "split": args.split, **result}))
+    return 0
+
+
+def _predict(args) -> int:
+    import numpy as np
+    from .formats import DataError, branching_tree, parse_ptb
+    from .trainer import encode, load_model, predict_split
+    model, params, config, vocab = load_model(args.run)
+    trees = []
+    for number, line in enumerate(sys.stdin, start=1):
+        text = line.strip()
+        if not text:
+            raise DataError("empty line (expected a sentence or a bracketed tree)",
+                            "<stdin>", number)
+        if text.startswith("("):
+            trees.append(parse_ptb(text, f"<stdin>:{number}", require_labels=False))
+        else:
+            trees.append(branching_tree(text.split(), "right", source=f"<stdin>:{number}"))
+    if not trees:
+        return 0
+    split = encode(trees, vocab)
+    for tree, probabilities in zip(trees, predict_split(model, params, split)):
+        labels = probabilities.argmax(axis=1).astype(np.int32)
+        print(json.dumps({"label": int(labels[tree.root]),
+                          "probabilities": [round(float(p), 6) for p in probabilities[tree.root]],
+                          "tree": tree.to_ptb(labels)}))
+    return 0
+
+
+def _download(args) -> int:
+    from .download import fetch
+    from .tasks import default_data_dir
+    data_dir = Path(args.data_dir) if args.data_dir else default_data_dir()
+    for path in fetch(args.dataset, data_dir, base_url=args.base_url, force=args.force):
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

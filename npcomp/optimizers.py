@@ -1,0 +1,134 @@
+"""Optimisers over the flat parameter vector, with explicit state.
+
+Every optimiser updates the dense prefix ``flat[:dense_size]`` (composition
+and classifier weights) as a whole and the embedding table only on the rows a
+minibatch read (``rows``), with its own learning rate: a dense update of the
+whole table is several times slower and, with AdaGrad, would fill untouched
+rows with denormal numbers.  After a step the gradient buffer is zeroed on
+exactly the entries the step consumed, ready for the next minibatch.
+
+AdaGrad (Duchi et al. 2011):   G += g^2;  theta -= lr * g / (sqrt(G) + eps)
+Adadelta (Zeiler 2012):        E[g^2] = rho E[g^2] + (1-rho) g^2
+                               dx = -sqrt(E[dx^2] + eps) / sqrt(E[g^2] + eps) * g
+                               E[dx^2] = rho E[dx^2] + (1-rho) dx^2;  theta += lr * dx
+SGD:                           theta -= lr * g
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+OPTIMIZERS = ("adagrad", "adadelta", "sgd")
+
+
+class Optimizer:
+    """Base: dense prefix + sparse embedding rows; subclasses define the rule."""
+
+    name = ""
+    state_names: tuple = ()
+
+    def __init__(self, size: int, dense_size: int, embedding_offset: int, embedding_dim: int,
+                 lr: float, embedding_lr: float, dtype=np.float32):
+        self.dense_size = dense_size
+        self.embedding_offset = embedding_offset
+        self.embedding_dim = embedding_dim
+        self.lr = lr
+        self.embedding_lr = embedding_lr
+        self.state = {name: np.zeros(size, dtype=dtype) for name in self.state_names}
+
+    def step(self, params: np.ndarray, grads: np.ndarray, rows: np.ndarray | None) -> None:
+        """Update ``params`` (flat) from ``grads`` (flat); ``rows``: embedding rows
+        to update, or None to leave the embedding table fixed.  Zeroes what it used."""
+        dense = slice(0, self.dense_size)
+        self._dense_update(params[dense], grads[dense], [s[dense] for s in self._states()])
+        grads[dense] = 0.0
+        embedding = slice(self.embedding_offset, None)
+        table = params[embedding].reshape(-1, self.embedding_dim)
+        gradient = grads[embedding].reshape(-1, self.embedding_dim)
+        if rows is not None and rows.shape[0] > 0:
+            states = [s[embedding].reshape(-1, self.embedding_dim) for s in self._states()]
+            self._rows_update(table, gradient, states, rows.astype(np.int64))
+        if rows is not None:
+            gradient[rows] = 0.0
+
+    def _states(self) -> list:
+        return [self.state[name] for name in self.state_names]
+
+    def state_dict(self) -> dict:
+        return {f"optimizer.{name}": value for name, value in self.state.items()}
+
+    def load_state_dict(self, arrays) -> None:
+        for name in self.state_names:
+            self.state[name][...] = arrays[f"optimizer.{name}"]
+
+
+class AdaGrad(Optimizer):
+    name = "adagrad"
+    state_names = ("sum_squares",)
+    epsilon = 1e-10
+
+    def _dense_update(self, params, grads, states):
+        (sum_squares,) = states
+        sum_squares += grads * grads
+        params -= self.lr * grads / (np.sqrt(sum_squares) + self.epsilon)
+
+    def _rows_update(self, table, gradient, states, rows):
+        _adagrad_rows(table, gradient, states[0], rows, self.embedding_lr, self.epsilon)
+
+
+class Adadelta(Optimizer):
+    name = "adadelta"
+    state_names = ("mean_square_gradient", "mean_square_step")
+    rho = 0.95
+    epsilon = 1e-6
+
+    def _dense_update(self, params, grads, states):
+        mean_g, mean_dx = states
+        mean_g *= self.rho
+        mean_g += (1 - self.rho) * grads * grads
+        step = -np.sqrt(mean_dx + self.epsilon) / np.sqrt(mean_g + self.epsilon) * grads
+        mean_dx *= self.rho
+        mean_dx += (1 - self.rho) * step * step
+        params += self.lr * step
+
+    def _rows_update(self, table, gradient, states, rows):
+        _adadelta_rows(table, gradient, states[0], states[1], rows, self.embedding_lr,
+                       self.rho, self.epsilon)
+
+
+class SGD(Optimizer):
+    name = "sgd"
+    state_names = ()
+
+    def _dense_update(self, params, grads, states):
+        params -= self.lr * grads
+
+    def _rows_update(self, table, gradient, states, rows):
+        table[rows] -= self.embedding_lr * gradient[rows]
+
+
+def make_optimizer(name: str, **kwargs) -> Optimizer:
+    classes = {"adagrad": AdaGrad, "adadelta": Adadelta, "sgd": SGD}
+    if name not in classes:
+        raise ValueError(f"optimizer must be one of {OPTIMIZERS}, not {name!r}")
+    return classes[name](**kwargs)
+
+
+@njit(cache=True)
+def _adagrad_rows(table, gradient, sum_squares, rows, lr, epsilon):
+    for row in rows:
+        for q in range(table.shape[1]):
+            g = gradient[row, q]
+            sum_squares[row, q] += g * g
+            table[row, q] -= lr * g / (np.sqrt(sum_squares[row, q]) + epsilon)
+
+
+@njit(cache=True)
+def _adadelta_rows(table, gradient, mean_g, mean_dx, rows, lr, rho, epsilon):
+    for row in rows:
+        for q in range(table.shape[1]):
+            g = gradient[row, q]
+            mean_g[row, q] = rho * mean_g[row, q] + (1 - rho) * g * g
+            step = -np.sqrt(mean_dx[row, q] + epsilon) / np.sqrt(mean_g[row, q] + epsilon) * g
+            mean_dx[row, q] = rho * mean_dx[row, q] + (1 - rho) * step * step
+            table[row, q] += lr * step

@@ -1,0 +1,302 @@
+"""Training, evaluation and the files of a run directory.
+
+A run directory holds (SPEC Sec. 3):
+
+* ``metrics.json``: model, task, config, per-epoch records, best epoch, dev and
+  test metrics of the best-dev checkpoint, training time and speed; rewritten
+  after every epoch, so a killed run keeps what it finished;
+* ``model.npz``: the best-dev parameters by name, the config and the vocabulary;
+* ``checkpoint.npz``: the latest epoch's parameters, optimiser state and
+  random state, from which ``--resume`` continues;
+* ``log.jsonl``: one JSON record per line (run start, every epoch, the end).
+
+Model selection uses dev root accuracy only; the test split is evaluated once,
+with the best-dev parameters, at the end.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .cells import make_cell
+from .embeddings import Vocabulary, build_embedding_matrix, read_vectors
+from .forest import build_forest, node_words, supervised_labels
+from .model import TreeModel
+from .optimizers import make_optimizer
+from .params import Parameters
+from .tasks import SPLITS, load_task
+
+DTYPES = {"float32": np.float32, "float64": np.float64}
+
+
+@dataclass
+class EncodedSplit:
+    """A split's trees with each node's word id, ready to pack into forests."""
+    trees: list
+    words: list
+
+    def __len__(self) -> int:
+        return len(self.trees)
+
+    def forest(self, indices, labels=None):
+        return build_forest([self.trees[i] for i in indices], [self.words[i] for i in indices],
+                            None if labels is None else [labels[i] for i in indices])
+
+
+def encode(trees, vocab: Vocabulary) -> EncodedSplit:
+    return EncodedSplit(list(trees), [node_words(t, vocab.encode(t.tokens)) for t in trees])
+
+
+# --------------------------------------------------------------------------
+# evaluation
+# --------------------------------------------------------------------------
+
+def predict_split(model: TreeModel, params: Parameters, split: EncodedSplit,
+                  batch_size: int = 512):
+    """Per tree: (node predictions in the tree's own node order, probabilities)."""
+    results = []
+    for start in range(0, len(split), batch_size):
+        indices = range(start, min(start + batch_size, len(split)))
+        forest = split.forest(indices)
+        probabilities = model.probabilities(params, forest)
+        for position, tree_index in enumerate(indices):
+            nodes = np.flatnonzero(forest.tree == position)  # height order
+            original = _original_order(split.trees[tree_index], forest, nodes)
+            results.append(probabilities[nodes[original]])
+    return results
+
+
+def _original_order(tree, forest, nodes):
+    """Permutation taking a tree's forest nodes back to the tree's own numbering."""
+    # build_forest sorts stably by height, so within one tree the forest order is
+    # the tree's order sorted by height: recover it the same way
+    height = np.zeros(tree.n_nodes, dtype=np.int64)
+    for node in range(tree.n_nodes):
+        up = tree.parent[node]
+        if up >= 0 and height[node] + 1 > height[up]:
+            height[up] = height[node] + 1
+    forward = np.argsort(height, kind="stable")  # forest position -> tree node
+    inverse = np.empty_like(forward)
+    inverse[forward] = np.arange(forward.shape[0])
+    return inverse
+
+
+def evaluate(model: TreeModel, params: Parameters, split: EncodedSplit,
+             batch_size: int = 512) -> dict:
+    """Root and all-node accuracy (percent) over labelled nodes, SST-style."""
+    root_correct = root_total = all_correct = all_total = 0
+    for start in range(0, len(split), batch_size):
+        forest = split.forest(range(start, min(start + batch_size, len(split))))
+        predicted = model.probabilities(params, forest).argmax(axis=1)
+        labelled = forest.label >= 0
+        all_correct += int(np.sum(predicted[labelled] == forest.label[labelled]))
+        all_total += int(labelled.sum())
+        roots = forest.root[forest.label[forest.root] >= 0]
+        root_correct += int(np.sum(predicted[roots] == forest.label[roots]))
+        root_total += int(roots.shape[0])
+    return {"root_acc": 100.0 * root_correct / max(root_total, 1),
+            "all_acc": 100.0 * all_correct / max(all_total, 1),
+            "sentences": len(split), "labelled_nodes": all_total}
+
+
+# --------------------------------------------------------------------------
+# building a model from a config
+# --------------------------------------------------------------------------
+
+def build_model(config: dict, vocab: Vocabulary, n_classes: int) -> TreeModel:
+    cell = make_cell(config["model"], config["embedding_dim"], config["dim"],
+                     activation=config["activation"], untied=config["untied"])
+    return TreeModel(cell, n_classes, len(vocab), config["embedding_dim"])
+
+
+def _initial_parameters(config, model, vocab, vectors, rng, report):
+    embedding, report["embedding"] = build_embedding_matrix(
+        vocab, config["embedding_dim"], rng, vectors=vectors, oov=config["oov"],
+        scale=config["oov_scale"], dtype=np.float64)
+    return model.new_parameters(rng, embedding, dtype=DTYPES[config["dtype"]])
+
+
+# --------------------------------------------------------------------------
+# the run directory
+# --------------------------------------------------------------------------
+
+def _write_json(path: Path, record) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(record, indent=2) + "\n")
+    os.replace(tmp, path)
+
+
+def _append_log(run_dir: Path, record) -> None:
+    with open(run_dir / "log.jsonl", "a") as handle:
+        handle.write(json.dumps(record) + "\n")
+
+
+def _save_npz(path: Path, **arrays) -> None:
+    tmp = path.with_name(path.name + ".tmp.npz")
+    np.savez(tmp, **arrays)
+    os.replace(tmp, path)
+
+
+def save_model(path: Path, params: Parameters, config: dict, vocab: Vocabulary, n_classes: int):
+    arrays = {f"param.{name}": value for name, value in params.items()}
+    _save_npz(path, config=np.array(json.dumps(config)), vocab=np.array(vocab.to_list()),
+              n_classes=np.array(n_classes), **arrays)
+
+
+def load_model(run_dir: str | Path):
+    """(model, params, config, vocab) of a run's best-dev checkpoint."""
+    path = Path(run_dir) / "model.npz"
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no model in this run directory (did training finish "
+                                "an epoch?)")
+    with np.load(path) as archive:
+        config = json.loads(str(archive["config"]))
+        vocab = Vocabulary.from_list(list(archive["vocab"]))
+        n_classes = int(archive["n_classes"])
+        model = build_model(config, vocab, n_classes)
+        params = Parameters(model.layout, DTYPES[config["dtype"]])
+        for name, view in params.items():
+            view[...] = archive[f"param.{name}"]
+    return model, params, config, vocab
+
+
+# --------------------------------------------------------------------------
+# training
+# --------------------------------------------------------------------------
+
+def train(config: dict, run_dir: str | Path, resume: bool = False, progress: bool = True,
+          echo=print) -> dict:
+    """Train ``config`` into ``run_dir``; returns the metrics record."""
+    run_dir = Path(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    checkpoint_path = run_dir / "checkpoint.npz"
+    if resume:
+        if not checkpoint_path.is_file():
+            raise FileNotFoundError(f"{checkpoint_path}: nothing to resume")
+        with np.load(checkpoint_path) as archive:
+            config = json.loads(str(archive["config"]))
+    config = dict(config)
+    vectors = read_vectors(config["vectors"]) if config.get("vectors") else None
+    if vectors is not None:
+        config["embedding_dim"] = vectors.dim
+
+    task = load_task(config["task"], config.get("data_dir"), config["structure"],
+                     seed=config["seed"])
+    vocab = Vocabulary.from_trees(t for split in SPLITS for t in task.splits[split])
+    splits = {name: encode(task.splits[name], vocab) for name in SPLITS}
+    model = build_model(config, vocab, task.n_classes)
+    dtype = DTYPES[config["dtype"]]
+    rng = np.random.default_rng(config["seed"])
+    report = {}
+    params = _initial_parameters(config, model, vocab, vectors, rng, report)
+    grads = params.zeros_like()
+    layout = model.layout
+    optimizer = make_optimizer(
+        config["optimizer"], size=layout.size, dense_size=model.dense_size,
+        embedding_offset=layout["embedding"].offset, embedding_dim=config["embedding_dim"],
+        lr=config["lr"], embedding_lr=config["emb_lr"], dtype=dtype)
+    train_split = splits["train"]
+    train_labels = [supervised_labels(tree, config["supervision"]) for tree in train_split.trees]
+
+    metrics = {"model": config["model"], "task": config["task"], "config": config,
+               "epochs": [], "best_epoch": None, "dev": None, "test": None,
+               "train_wall_s": 0.0, "train_sentences_per_s": None,
+               "parameters": int(model.dense_size), "vocabulary": len(vocab),
+               "embedding": report.get("embedding")}
+    best_params = None
+    start_epoch = 1
+    if resume:
+        with np.load(checkpoint_path) as archive:
+            params.flat[...] = archive["params"]
+            optimizer.load_state_dict(archive)
+            rng.bit_generator.state = json.loads(str(archive["rng"]))
+            metrics = json.loads(str(archive["metrics"]))
+        start_epoch = len(metrics["epochs"]) + 1
+        echo(f"resuming {run_dir} after epoch {start_epoch - 1}")
+    else:
+        for stale in ("log.jsonl", "model.npz"):
+            (run_dir / stale).unlink(missing_ok=True)
+        _append_log(run_dir, {"event": "start", "config": config,
+                              "embedding": report.get("embedding")})
+
+    _warm_up(model, params, train_split, config)
+    fixed = config["fixed_embeddings"]
+    examples_total = sum(e["train_examples"] for e in metrics["epochs"])
+    for epoch in range(start_epoch, config["epochs"] + 1):
+        order = rng.permutation(len(train_split))
+        epoch_loss = 0.0
+        train_time = 0.0
+        batches = range(0, len(order), config["batch_size"])
+        bar = _progress(len(order), f"epoch {epoch}/{config['epochs']}", progress)
+        for start in batches:
+            indices = order[start:start + config["batch_size"]]
+            tick = time.perf_counter()
+            forest = train_split.forest(indices, train_labels)
+            loss, rows = model.loss_and_gradient(
+                params, forest, grads, l2=config["l2"], dropout=config["dropout"], rng=rng,
+                average=config["average"])
+            optimizer.step(params.flat, grads.flat, None if fixed else rows)
+            if fixed:
+                grads["embedding"][rows] = 0.0
+            train_time += time.perf_counter() - tick
+            if not np.isfinite(loss):
+                raise FloatingPointError(f"loss became {loss} in epoch {epoch}: lower --lr")
+            epoch_loss += loss * len(indices)
+            if bar is not None:
+                bar.update(len(indices))
+                bar.set_postfix(loss=f"{loss:.3f}", sent_s=f"{(start + len(indices)) / max(train_time, 1e-9):.0f}")
+        if bar is not None:
+            bar.close()
+        tick = time.perf_counter()
+        dev = evaluate(model, params, splits["dev"], config["eval_batch_size"])
+        eval_time = time.perf_counter() - tick
+        record = {"epoch": epoch, "train_loss": epoch_loss / len(order), "dev": dev,
+                  "wall_s": train_time, "eval_s": eval_time, "train_examples": len(order),
+                  "train_sentences_per_s": len(order) / train_time}
+        metrics["epochs"].append(record)
+        metrics["train_wall_s"] += train_time
+        examples_total += len(order)
+        metrics["train_sentences_per_s"] = examples_total / metrics["train_wall_s"]
+        improved = metrics["dev"] is None or dev["root_acc"] > metrics["dev"]["root_acc"]
+        if improved:
+            metrics["best_epoch"], metrics["dev"] = epoch, dev
+            save_model(run_dir / "model.npz", params, config, vocab, task.n_classes)
+        echo(f"epoch {epoch}: train loss {record['train_loss']:.4f}  dev root "
+             f"{dev['root_acc']:.2f}  all {dev['all_acc']:.2f}  "
+             f"({record['train_sentences_per_s']:.0f} sent/s){'  *best' if improved else ''}")
+        _append_log(run_dir, {"event": "epoch", **record})
+        _write_json(run_dir / "metrics.json", metrics)
+        _save_npz(checkpoint_path, params=params.flat, config=np.array(json.dumps(config)),
+                  rng=np.array(json.dumps(rng.bit_generator.state)),
+                  metrics=np.array(json.dumps(metrics)), **optimizer.state_dict())
+
+    if metrics["test"] is None and metrics["best_epoch"] is not None:
+        best_model, best_params, _, _ = load_model(run_dir)
+        tick = time.perf_counter()
+        metrics["test"] = evaluate(best_model, best_params, splits["test"],
+                                   config["eval_batch_size"])
+        metrics["test_eval_s"] = time.perf_counter() - tick
+        _write_json(run_dir / "metrics.json", metrics)
+        _append_log(run_dir, {"event": "end", "best_epoch": metrics["best_epoch"],
+                              "dev": metrics["dev"], "test": metrics["test"]})
+    return metrics
+
+
+def _warm_up(model, params, split, config):
+    """Compile (or load from cache) every kernel on a tiny forest, untimed."""
+    forest = split.forest([0, min(1, len(split) - 1)])
+    grads = params.zeros_like()
+    model.loss_and_gradient(params, forest, grads, l2=config["l2"], dropout=0.0)
+    model.probabilities(params, forest)
+
+
+def _progress(total, description, enabled):
+    if not enabled:
+        return None
+    from tqdm import tqdm
+    return tqdm(total=total, desc=description, unit="sent", leave=False, dynamic_ncols=True)
