@@ -116,6 +116,7 @@ def main(argv=None) -> int:
         parser.print_help()
         return 2
     _set_threads(getattr(args, "threads", None))
+    from .download import DownloadError
     from .formats import DataError
     try:
         if args.command == "train":
@@ -126,7 +127,7 @@ def main(argv=None) -> int:
             return _predict(args)
         if args.command == "download":
             return _download(args)
-    except (DataError, FileNotFoundError, ValueError) as error:
+    except (DataError, DownloadError, FileNotFoundError, ValueError) as error:
         print(f"npcomp {args.command}: error: {error}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
