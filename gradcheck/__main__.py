@@ -1,0 +1,37 @@
+"""python -m gradcheck [--model MODEL|all] [--seed S]: exit status 1 on any failure."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .check import TOLERANCE
+from .suite import MODELS, run_setting, settings
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m gradcheck",
+        description="Finite-difference check (float64, 4th-order central differences) of "
+        "every named parameter of every model, supervision mode and option.")
+    parser.add_argument("--model", default="all", choices=MODELS + ("all",))
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--tolerance", type=float, default=TOLERANCE)
+    args = parser.parse_args(argv)
+    models = MODELS if args.model == "all" else (args.model,)
+    failures = 0
+    print(f"{'model':<15}{'setting':<60}{'parameter':<28}{'max rel. error':>15}")
+    for model in models:
+        for setting in settings(model):
+            errors = run_setting(setting, seed=args.seed)
+            for name, error in errors.items():
+                failed = not error <= args.tolerance
+                failures += failed
+                print(f"{model:<15}{setting.describe():<60}{name:<28}{error:>15.2e}"
+                      f"{'  FAIL' if failed else ''}")
+    print(f"\n{'FAILED' if failures else 'passed'}: {failures} parameter(s) above "
+          f"{args.tolerance:g}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,179 @@
+"""Gradient checks are the specification of the backward passes.
+
+Every model, supervision mode and option, on hypothesis-generated trees
+(1..40 leaves, random shapes, unary chains, single words) and on deep
+300-leaf left- and right-branching trees; and planted bugs that the checker
+must catch.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings as hypothesis_settings, strategies as st
+
+from gradcheck.check import TOLERANCE, check_gradients
+from gradcheck.suite import MODELS, Setting, build_case, run_setting, settings
+from gradcheck.trees import random_binary_tree
+from npcomp.formats import branching_tree
+
+ALL_SETTINGS = [(model, setting) for model in MODELS for setting in settings(model)]
+
+
+def assert_passes(errors: dict) -> None:
+    failed = {name: error for name, error in errors.items() if not error <= TOLERANCE}
+    assert not failed, f"gradient check failed: {failed}"
+
+
+@pytest.mark.parametrize("model,setting", ALL_SETTINGS,
+                         ids=[f"{m}-{s.describe()}" for m, s in ALL_SETTINGS])
+def test_suite_setting(model, setting):
+    assert_passes(run_setting(setting, seed=3))
+
+
+tree_shapes = st.tuples(st.integers(0, 2**31 - 1), st.integers(1, 40),
+                        st.sampled_from([0.0, 0.0, 0.25]))
+
+
+@pytest.mark.parametrize("setting", [
+    Setting("treelstm-nary"),
+    Setting("treelstm-nary", supervision="root"),
+    Setting("treelstm-nary", supervision="root+leaves", dropout=0.5, l2=0.01),
+    Setting("recnn", input_dim=3, hidden_dim=3),
+    # softsign's second derivative jumps at 0, so a random pre-activation within
+    # 2h of 0 spoils the finite difference itself: softsign is checked at the
+    # suite's fixed points, random trees use the smooth non-linearities
+    Setting("recnn", input_dim=4, hidden_dim=3, untied=True, activation="sigmoid",
+            supervision="root"),
+    Setting("mean-vectors", input_dim=4, hidden_dim=4, supervision="root+leaves"),
+], ids=lambda s: f"{s.model}-{s.describe()}")
+@hypothesis_settings(max_examples=12)
+@given(shapes=st.lists(tree_shapes, min_size=1, max_size=3))
+def test_random_trees(setting, shapes):
+    rng = np.random.default_rng(shapes[0][0])
+    trees = [random_binary_tree(n_leaves, np.random.default_rng(seed), unary_rate=unary)
+             for seed, n_leaves, unary in shapes]
+    model, params, forest, options = build_case(setting, trees, rng)
+    assert_passes(check_gradients(model, params, forest, **options))
+
+
+@pytest.mark.parametrize("model", ["treelstm-nary", "recnn"])
+@pytest.mark.parametrize("direction", ["left", "right"])
+def test_deep_branching_trees(model, direction):
+    """300-leaf trees: 299 levels, no recursion; gradients reach the deepest leaf."""
+    rng = np.random.default_rng(7)
+    words = [f"w{k}" for k in rng.integers(0, 10, size=300)]
+    tree = branching_tree(words, direction, root_label=3, leaf_labels=rng.integers(0, 5, 300))
+    setting = Setting(model, input_dim=3, hidden_dim=3, supervision="root+leaves")
+    model_, params, forest, options = build_case(setting, [tree], rng)
+    assert forest.n_levels == 300
+    assert_passes(check_gradients(model_, params, forest, **options))
+
+
+# ---------------------------------------------------------------------------
+# planted bugs: the checker must fail on each
+# ---------------------------------------------------------------------------
+
+def _case(model="treelstm-nary", **options):
+    rng = np.random.default_rng(11)
+    trees = [random_binary_tree(n, rng) for n in (6, 9, 1)]
+    return build_case(Setting(model, **options), trees, rng)
+
+
+def _errors_with(monkeypatch, cell_method_wrapper, model="treelstm-nary", **options):
+    model_, params, forest, loss_options = _case(model, **options)
+    original = model_.cell.backward
+    monkeypatch.setattr(model_.cell, "backward", cell_method_wrapper(original))
+    return check_gradients(model_, params, forest, **loss_options)
+
+
+def test_unplanted_case_passes():
+    model, params, forest, options = _case()
+    assert_passes(check_gradients(model, params, forest, **options))
+
+
+def test_detects_forget_gate_gradient_off_by_a_tenth_of_a_percent(monkeypatch):
+    def wrap(backward):
+        def buggy(params, forest, cache, d_h, grads):
+            before = grads["U"].copy()
+            d_x = backward(params, forest, cache, d_h, grads)
+            d = params["U"].shape[0] // 2
+            grads["U"][:, 3 * d:] += 0.001 * (grads["U"][:, 3 * d:] - before[:, 3 * d:])
+            return d_x
+        return buggy
+    errors = _errors_with(monkeypatch, wrap)
+    assert errors["cell.U.f"] > TOLERANCE
+    assert errors["cell.U.i"] <= TOLERANCE
+
+
+def test_detects_dropped_forget_path(monkeypatch):
+    """Backward with the forget gates zeroed: no memory flows to the children."""
+    def wrap(backward):
+        def buggy(params, forest, cache, d_h, grads):
+            d = params["U"].shape[0] // 2
+            cache.gates[:, 3 * d:] = 0.0
+            return backward(params, forest, cache, d_h, grads)
+        return buggy
+    errors = _errors_with(monkeypatch, wrap)
+    assert errors["cell.U"] > TOLERANCE
+
+
+def test_detects_swapped_children(monkeypatch):
+    """Backward routes each node's gradient to the wrong child."""
+    def wrap(backward):
+        def buggy(params, forest, cache, d_h, grads):
+            forest.children = forest.children[:, ::-1].copy()
+            try:
+                return backward(params, forest, cache, d_h, grads)
+            finally:
+                forest.children = forest.children[:, ::-1].copy()
+        return buggy
+    errors = _errors_with(monkeypatch, wrap)
+    assert errors["cell.U"] > TOLERANCE and errors["embedding"] > TOLERANCE
+
+
+def test_detects_wrong_activation_derivative(monkeypatch):
+    """recnn backward using tanh' for a sigmoid network."""
+    def wrap(backward):
+        def buggy(params, forest, cache, d_h, grads):
+            from npcomp.cells.activations import activation_code
+            self_cell = backward.__self__
+            code = self_cell.code
+            self_cell.code = activation_code("tanh")
+            try:
+                return backward(params, forest, cache, d_h, grads)
+            finally:
+                self_cell.code = code
+        return buggy
+    errors = _errors_with(monkeypatch, wrap, model="recnn", input_dim=3, hidden_dim=3,
+                          activation="sigmoid")
+    assert errors["cell.W"] > TOLERANCE
+
+
+def test_detects_missing_embedding_gradient(monkeypatch):
+    def wrap(backward):
+        def buggy(params, forest, cache, d_h, grads):
+            return 0.0 * backward(params, forest, cache, d_h, grads)
+        return buggy
+    errors = _errors_with(monkeypatch, wrap)
+    assert errors["embedding"] > TOLERANCE
+    assert errors["cell.U"] <= TOLERANCE
+
+
+def test_detects_l2_applied_twice():
+    model, params, forest, options = _case(l2=0.1)
+    original = model.loss_and_gradient
+
+    def buggy(params_, forest_, grads, **kwargs):
+        loss, rows = original(params_, forest_, grads, **kwargs)
+        grads.flat[:model.dense_size] += kwargs["l2"] * params_.flat[:model.dense_size]
+        return loss, rows
+    model.loss_and_gradient = buggy
+    from gradcheck.check import numerical_gradient, objective
+    # the numerical side must see the true objective, the analytic side the bug
+    grads = params.zeros_like()
+    buggy(params, forest, grads, **options)
+    model.loss_and_gradient = original
+    numeric = numerical_gradient(objective(model, forest, **options), params.flat,
+                                 np.arange(model.dense_size))
+    from gradcheck.check import relative_errors
+    assert relative_errors(grads.flat[:model.dense_size], numeric).max() > TOLERANCE
