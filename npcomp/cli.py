@@ -14,27 +14,29 @@ from pathlib import Path
 MODELS = ("treelstm-nary", "recnn", "mean-vectors")
 TASKS = ("sst5", "sst2", "synthetic")
 
-# option name -> (type, help); defaults come from npcomp.defaults per model and task
+# option name -> (type, help, choices); defaults come from npcomp.defaults per model and task
 TRAIN_OPTIONS = {
-    "dim": (int, "hidden (memory) dimension d"),
-    "embedding_dim": (int, "word vector dimension when vectors are random"),
-    "epochs": (int, "training epochs"),
-    "batch_size": (int, "sentences per minibatch"),
-    "optimizer": (str, "adagrad | adadelta | sgd"),
-    "lr": (float, "learning rate of the composition and classifier weights"),
-    "emb_lr": (float, "learning rate of the word embeddings"),
+    "dim": (int, "hidden (memory) dimension d", None),
+    "embedding_dim": (int, "word vector dimension when vectors are random", None),
+    "epochs": (int, "training epochs", None),
+    "batch_size": (int, "sentences per minibatch", None),
+    "optimizer": (str, "optimiser", ("adagrad", "adadelta", "sgd")),
+    "lr": (float, "learning rate of the composition and classifier weights", None),
+    "emb_lr": (float, "learning rate of the word embeddings", None),
     "l2": (float, "L2 strength lambda: J += lambda/2 ||theta||^2 per minibatch "
-                  "(embeddings not regularised)"),
-    "dropout": (float, "dropout rate on the classifier input"),
-    "activation": (str, "recnn non-linearity: tanh | sigmoid | softsign"),
-    "supervision": (str, "labelled nodes trained on: all | root | root+leaves"),
-    "structure": (str, "tree structure: gold | left | right (re-bracketed)"),
-    "average": (str, "loss average per minibatch: sentences (Tai) | nodes"),
-    "oov": (str, "random embedding rows: uniform | normal | zero"),
-    "oov_scale": (float, "scale of random embedding rows"),
-    "dtype": (str, "float32 | float64"),
-    "eval_batch_size": (int, "sentences per forest when evaluating"),
+                  "(embeddings not regularised)", None),
+    "dropout": (float, "dropout rate on the classifier input", None),
+    "activation": (str, "recnn non-linearity", ("tanh", "sigmoid", "softsign")),
+    "supervision": (str, "labelled nodes trained on", ("all", "root", "root+leaves")),
+    "structure": (str, "tree structure (left/right: re-bracketed)", ("gold", "left", "right")),
+    "average": (str, "loss average per minibatch: sentences (Tai) or labelled nodes",
+                ("sentences", "nodes")),
+    "oov": (str, "distribution of random embedding rows", ("uniform", "normal", "zero")),
+    "oov_scale": (float, "scale of random embedding rows", None),
+    "dtype": (str, "floating-point type of training", ("float32", "float64")),
+    "eval_batch_size": (int, "sentences per forest when evaluating", None),
 }
+POSITIVE = ("dim", "embedding_dim", "epochs", "batch_size", "eval_batch_size")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -62,9 +64,9 @@ def _parser() -> argparse.ArgumentParser:
                        help="recnn: leaves get their own weight set")
     train.add_argument("--tied", dest="untied", action="store_false",
                        help="recnn: a leaf's state is its word vector")
-    for name, (kind, text) in TRAIN_OPTIONS.items():
+    for name, (kind, text, choices) in TRAIN_OPTIONS.items():
         train.add_argument("--" + name.replace("_", "-"), dest=name, type=kind, default=None,
-                           help=text)
+                           choices=choices, help=text)
     train.add_argument("--threads", type=int, default=None,
                        help="compute threads (BLAS and numba; default: all cores)")
     train.add_argument("--resume", metavar="RUN_DIR", default=None,
@@ -144,6 +146,8 @@ def _train_config(args) -> dict:
     for name in TRAIN_OPTIONS:
         value = getattr(args, name)
         if value is not None:
+            if name in POSITIVE and value < 1:
+                raise ValueError(f"--{name.replace('_', '-')} must be at least 1, not {value}")
             config[name] = value
     if args.untied is not None:
         config["untied"] = args.untied
@@ -172,10 +176,11 @@ def _train(args) -> int:
     _print_result(metrics)
     baseline = args.baseline if args.baseline is not None else args.task == "synthetic"
     if baseline and args.model != "mean-vectors":
+        # the baseline trains with its own defaults except where the user chose
         base_config = dict(config, model="mean-vectors")
-        from .defaults import defaults_for as base_defaults
-        for key in ("dim", "lr", "emb_lr", "l2", "dropout", "epochs", "batch_size"):
-            base_config[key] = base_defaults("mean-vectors", args.task)[key]
+        for key in ("lr", "emb_lr", "l2", "dropout", "epochs", "batch_size"):
+            if getattr(args, key) is None:
+                base_config[key] = defaults_for("mean-vectors", args.task)[key]
         base_config["dim"] = base_config["embedding_dim"]
         print(f"training the bag-of-words baseline (mean-vectors) -> {run_dir / 'baseline'}")
         base_metrics = train(base_config, run_dir / "baseline", progress=not args.quiet)

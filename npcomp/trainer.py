@@ -219,7 +219,7 @@ def train(config: dict, run_dir: str | Path, resume: bool = False, progress: boo
         start_epoch = len(metrics["epochs"]) + 1
         echo(f"resuming {run_dir} after epoch {start_epoch - 1}")
     else:
-        for stale in ("log.jsonl", "model.npz"):
+        for stale in ("log.jsonl", "model.npz", "metrics.json", "checkpoint.npz"):
             (run_dir / stale).unlink(missing_ok=True)
         _append_log(run_dir, {"event": "start", "config": config,
                               "embedding": report.get("embedding")})

@@ -1,0 +1,170 @@
+"""The command line: train / eval / predict on the small synthetic treebank, clear
+errors (exit status 1, file and line named, no traceback) on bad input, and the
+real SST's sentence counts when the data is present."""
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import npcomp.synthetic
+from npcomp.cli import main
+from npcomp.formats import parse_ptb
+from npcomp.tasks import load_task
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SIZES = (60, 30, 30)
+_original_splits = npcomp.synthetic.synthetic_splits
+TINY = ["--dim", "8", "--embedding-dim", "8", "--epochs", "1", "--quiet"]
+
+
+def small_splits(seed=0, sizes=SIZES):
+    return _original_splits(seed=seed, sizes=SIZES)
+
+
+@pytest.fixture(autouse=True)
+def small_synthetic(monkeypatch):
+    monkeypatch.setattr(npcomp.synthetic, "synthetic_splits", small_splits)
+
+
+@pytest.fixture(scope="module")
+def trained_run(tmp_path_factory):
+    """`npcomp train` on synthetic (with its bag-of-words baseline): (run dir, stdout)."""
+    run_dir = tmp_path_factory.mktemp("cli") / "run"
+    output = io.StringIO()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(npcomp.synthetic, "synthetic_splits", small_splits)
+        patch.setattr(sys, "stdout", output)
+        status = main(["train", "--task", "synthetic", *TINY, "--out", str(run_dir)])
+    assert status == 0
+    return run_dir, output.getvalue()
+
+
+def test_help_defaults(capsys):
+    assert main(["train", "--model", "recnn", "--task", "sst5", "--help-defaults"]) == 0
+    defaults = json.loads(capsys.readouterr().out)
+    assert defaults["dim"] == 50 and defaults["embedding_dim"] == 100
+    assert "Le & Zuidema" in defaults["source"]
+    assert main(["train", "--help-defaults"]) == 0  # treelstm-nary on synthetic
+    defaults = json.loads(capsys.readouterr().out)
+    assert defaults["optimizer"] == "adagrad" and "epochs" in defaults
+
+
+def test_no_command_prints_help(capsys):
+    assert main([]) == 2
+    assert "train" in capsys.readouterr().out
+
+
+def test_train_writes_the_run_and_the_baseline(trained_run):
+    run_dir, output = trained_run
+    for name in ("metrics.json", "model.npz", "log.jsonl"):
+        assert (run_dir / name).is_file(), name
+        assert (run_dir / "baseline" / name).is_file(), name
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    assert metrics["model"] == "treelstm-nary" and len(metrics["epochs"]) == 1
+    assert metrics["config"]["dim"] == 8 and metrics["config"]["embedding_dim"] == 8
+    baseline = json.loads((run_dir / "baseline" / "metrics.json").read_text())
+    assert baseline["model"] == "mean-vectors"
+    assert baseline["config"]["dim"] == baseline["config"]["embedding_dim"] == 8
+    assert "treelstm-nary on synthetic: best epoch 1" in output
+    assert "mean-vectors (bag of words)" in output
+
+
+def test_eval_reproduces_the_test_metrics(trained_run, capsys):
+    run_dir, _ = trained_run
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    assert main(["eval", "--run", str(run_dir)]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["split"] == "test"
+    assert result["root_acc"] == metrics["test"]["root_acc"]
+    assert result["all_acc"] == metrics["test"]["all_acc"]
+    assert main(["eval", "--run", str(run_dir), "--split", "dev"]) == 0
+    assert json.loads(capsys.readouterr().out)["root_acc"] == metrics["dev"]["root_acc"]
+
+
+def test_predict_reads_trees_and_sentences(trained_run, capsys, monkeypatch):
+    run_dir, _ = trained_run
+    lines = "(3 (2 it) (3 (2 is) (3 good)))\nthe film is not very good\n(X (X awful) (X film))\n"
+    monkeypatch.setattr(sys, "stdin", io.StringIO(lines))
+    assert main(["predict", "--run", str(run_dir)]) == 0
+    records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert len(records) == 3
+    for record, words in zip(records, [["it", "is", "good"],
+                                       "the film is not very good".split(), ["awful", "film"]]):
+        assert 0 <= record["label"] < 5
+        probabilities = np.array(record["probabilities"])
+        assert probabilities.shape == (5,)
+        assert probabilities.sum() == pytest.approx(1.0, abs=1e-4)
+        assert record["label"] == int(np.argmax(probabilities))
+        tree = parse_ptb(record["tree"])  # every node labelled with a class
+        assert list(tree.tokens) == words
+        assert tree.root_label == record["label"]
+        assert np.all((tree.label >= 0) & (tree.label < 5))
+
+
+def test_predict_empty_stdin(trained_run, capsys, monkeypatch):
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+    assert main(["predict", "--run", str(trained_run[0])]) == 0
+    assert capsys.readouterr().out == ""
+
+
+def test_predict_empty_line_is_an_error(trained_run, capsys, monkeypatch):
+    monkeypatch.setattr(sys, "stdin", io.StringIO("a good film\n\nbad\n"))
+    assert main(["predict", "--run", str(trained_run[0])]) == 1
+    captured = capsys.readouterr()
+    assert "<stdin>:2" in captured.err and "empty line" in captured.err
+    assert "Traceback" not in captured.err and captured.out == ""
+
+
+def test_predict_bad_tree_is_an_error(trained_run, capsys, monkeypatch):
+    monkeypatch.setattr(sys, "stdin", io.StringIO("good\n(2 (2 unbalanced)\n"))
+    assert main(["predict", "--run", str(trained_run[0])]) == 1
+    assert "<stdin>:2" in capsys.readouterr().err
+
+
+def test_predict_without_a_model(tmp_path, capsys):
+    assert main(["predict", "--run", str(tmp_path)]) == 1
+    assert "model.npz" in capsys.readouterr().err
+
+
+def test_train_sst_without_data(tmp_path, capsys):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    status = main(["train", "--task", "sst5", "--data-dir", str(empty), *TINY,
+                   "--out", str(tmp_path / "run")])
+    assert status == 1
+    error = capsys.readouterr().err
+    assert str(empty / "sst" / "train.txt") in error
+    assert "npcomp download" in error
+    assert "Traceback" not in error
+
+
+def test_threads_must_be_positive():
+    with pytest.raises(SystemExit, match="--threads"):
+        main(["eval", "--run", "x", "--threads", "0"])
+
+
+def test_python_dash_m_help():
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")])))
+    done = subprocess.run([sys.executable, "-m", "npcomp", "--help"], cwd=REPO_ROOT, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    for command in ("train", "eval", "predict", "download"):
+        assert command in done.stdout
+
+
+def test_real_sst_sentence_counts(data_dir):
+    sst2 = load_task("sst2", data_dir)
+    assert sst2.n_classes == 2
+    assert {name: len(trees) for name, trees in sst2.splits.items()} == {
+        "train": 6920, "dev": 872, "test": 1821}
+    assert all(tree.root_label in (0, 1) for tree in sst2.splits["dev"])
+    sst5 = load_task("sst5", data_dir)
+    assert sst5.n_classes == 5
+    assert {name: len(trees) for name, trees in sst5.splits.items()} == {
+        "train": 8544, "dev": 1101, "test": 2210}

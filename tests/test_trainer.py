@@ -1,0 +1,254 @@
+"""The trainer end to end on a small synthetic treebank: the run directory's files
+(SPEC Sec. 3), the best-dev model reloading to the same dev metrics, a killed run
+resumed to exactly the uninterrupted result, and the main options."""
+import json
+
+import numpy as np
+import pytest
+
+import npcomp.synthetic
+import npcomp.trainer
+from npcomp.defaults import defaults_for
+from npcomp.embeddings import Vocabulary
+from npcomp.tasks import SPLITS, load_task
+from npcomp.trainer import (_initial_parameters, build_model, encode, evaluate, load_model,
+                            predict_split, train)
+
+SIZES = (60, 30, 30)
+_original_splits = npcomp.synthetic.synthetic_splits
+
+
+def small_splits(seed=0, sizes=SIZES):
+    return _original_splits(seed=seed, sizes=SIZES)
+
+
+def tiny_config(model="treelstm-nary", **changes) -> dict:
+    config = defaults_for(model, "synthetic")
+    config.pop("source")
+    config.update(model=model, task="synthetic", seed=3, vectors=None, data_dir=None,
+                  threads=None, dim=8, embedding_dim=8, epochs=2)
+    config.update(changes)
+    return config
+
+
+def quiet_train(config, run_dir, **kwargs):
+    return train(config, run_dir, progress=False, echo=lambda *args: None, **kwargs)
+
+
+@pytest.fixture(autouse=True)
+def small_synthetic(monkeypatch):
+    monkeypatch.setattr(npcomp.synthetic, "synthetic_splits", small_splits)
+
+
+@pytest.fixture(scope="module")
+def basic_run(tmp_path_factory):
+    run_dir = tmp_path_factory.mktemp("basic")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(npcomp.synthetic, "synthetic_splits", small_splits)
+        metrics = quiet_train(tiny_config(), run_dir)
+    return run_dir, metrics
+
+
+def check_accuracies(result):
+    assert 0.0 <= result["root_acc"] <= 100.0
+    assert 0.0 <= result["all_acc"] <= 100.0
+
+
+def test_metrics_json_has_every_spec_key(basic_run):
+    run_dir, returned = basic_run
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    assert metrics == json.loads(json.dumps(returned))
+    for key in ("model", "task", "config", "epochs", "best_epoch", "dev", "test",
+                "train_wall_s", "train_sentences_per_s"):
+        assert key in metrics, key
+    assert metrics["model"] == "treelstm-nary" and metrics["task"] == "synthetic"
+    config = metrics["config"]
+    assert config["seed"] == 3 and config["dim"] == 8 and config["epochs"] == 2
+    for name in ("lr", "emb_lr", "batch_size", "l2", "dropout", "optimizer", "supervision",
+                 "structure", "dtype"):
+        assert name in config, name
+    assert [e["epoch"] for e in metrics["epochs"]] == [1, 2]
+    for epoch in metrics["epochs"]:
+        for key in ("epoch", "train_loss", "dev", "wall_s"):
+            assert key in epoch, key
+        assert np.isfinite(epoch["train_loss"]) and epoch["train_loss"] > 0
+        assert epoch["wall_s"] > 0
+        check_accuracies(epoch["dev"])
+        assert epoch["dev"]["sentences"] == SIZES[1]
+    assert metrics["best_epoch"] in (1, 2)
+    best = metrics["epochs"][metrics["best_epoch"] - 1]["dev"]
+    assert metrics["dev"] == best
+    assert best["root_acc"] == max(e["dev"]["root_acc"] for e in metrics["epochs"])
+    check_accuracies(metrics["dev"])
+    check_accuracies(metrics["test"])
+    assert metrics["test"]["sentences"] == SIZES[2]
+    assert metrics["train_wall_s"] == pytest.approx(sum(e["wall_s"] for e in metrics["epochs"]))
+    assert metrics["train_sentences_per_s"] == pytest.approx(
+        2 * SIZES[0] / metrics["train_wall_s"])
+
+
+def test_model_npz_reproduces_dev_metrics(basic_run):
+    run_dir, metrics = basic_run
+    model, params, config, vocab = load_model(run_dir)
+    assert config == metrics["config"]
+    assert params.flat.dtype == np.float32
+    task = load_task("synthetic", None, config["structure"], seed=config["seed"])
+    dev = evaluate(model, params, encode(task.splits["dev"], vocab), config["eval_batch_size"])
+    assert dev == metrics["dev"]
+    test = evaluate(model, params, encode(task.splits["test"], vocab), 7)  # batching is free
+    assert test == metrics["test"]
+    # predictions in each tree's own node order agree with evaluate's counts
+    split = encode(task.splits["dev"], vocab)
+    correct = sum(int(p[t.root].argmax() == t.root_label)
+                  for t, p in zip(split.trees, predict_split(model, params, split, batch_size=4)))
+    assert 100.0 * correct / len(split) == pytest.approx(dev["root_acc"])
+
+
+def test_log_jsonl_lines_are_json(basic_run):
+    run_dir, _ = basic_run
+    records = [json.loads(line) for line in (run_dir / "log.jsonl").read_text().splitlines()]
+    events = [r["event"] for r in records]
+    assert events == ["start", "epoch", "epoch", "end"]
+    assert records[0]["config"]["model"] == "treelstm-nary"
+    assert records[-1]["test"]["root_acc"] >= 0.0
+
+
+def test_load_model_without_a_model(tmp_path):
+    with pytest.raises(FileNotFoundError, match="model.npz"):
+        load_model(tmp_path)
+    with pytest.raises(FileNotFoundError, match="nothing to resume"):
+        quiet_train({}, tmp_path, resume=True)
+
+
+def test_resume_reproduces_the_uninterrupted_run(tmp_path, monkeypatch):
+    # dropout on, so the random state drives the masks as well as the order
+    config = tiny_config(epochs=3, dropout=0.3)
+    metrics_a = quiet_train(config, tmp_path / "a")
+
+    real_evaluate = npcomp.trainer.evaluate
+    calls = []
+
+    def interrupted(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 3:  # the dev evaluation of epoch 3
+            raise KeyboardInterrupt
+        return real_evaluate(*args, **kwargs)
+
+    monkeypatch.setattr(npcomp.trainer, "evaluate", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        quiet_train(config, tmp_path / "b")
+    killed = json.loads((tmp_path / "b" / "metrics.json").read_text())
+    assert [e["epoch"] for e in killed["epochs"]] == [1, 2] and killed["test"] is None
+    monkeypatch.setattr(npcomp.trainer, "evaluate", real_evaluate)
+
+    metrics_b = quiet_train({}, tmp_path / "b", resume=True)
+    timing = ("wall_s", "eval_s", "train_sentences_per_s")
+
+    def without_timing(epochs):
+        return [{k: v for k, v in e.items() if k not in timing} for e in epochs]
+
+    on_disk = json.loads((tmp_path / "b" / "metrics.json").read_text())
+    assert on_disk == json.loads(json.dumps(metrics_b))
+    assert without_timing(metrics_b["epochs"]) == without_timing(metrics_a["epochs"])
+    for key in ("best_epoch", "dev", "test", "config"):
+        assert metrics_b[key] == metrics_a[key], key
+    with np.load(tmp_path / "a" / "model.npz") as a, np.load(tmp_path / "b" / "model.npz") as b:
+        assert sorted(a.files) == sorted(b.files)
+        for name in a.files:
+            assert np.array_equal(a[name], b[name]), name
+    with np.load(tmp_path / "a" / "checkpoint.npz") as a, \
+            np.load(tmp_path / "b" / "checkpoint.npz") as b:
+        assert np.array_equal(a["params"], b["params"])
+        assert str(a["rng"]) == str(b["rng"])
+    events = [json.loads(line)["event"]
+              for line in (tmp_path / "b" / "log.jsonl").read_text().splitlines()]
+    assert events == ["start", "epoch", "epoch", "epoch", "end"]
+
+
+def test_fresh_run_clears_a_previous_run(tmp_path, monkeypatch):
+    """A new run killed in its first epoch must not leave the previous run's
+    checkpoint behind for --resume to pick up (its model.npz is already gone)."""
+    quiet_train(tiny_config(epochs=1), tmp_path)
+
+    def killed(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(npcomp.trainer, "evaluate", killed)
+    with pytest.raises(KeyboardInterrupt):
+        quiet_train(tiny_config(epochs=2, seed=9), tmp_path)
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["log.jsonl"]
+    with pytest.raises(FileNotFoundError, match="nothing to resume"):
+        quiet_train({}, tmp_path, resume=True)
+
+
+def test_resuming_a_finished_run_changes_nothing(basic_run, tmp_path):
+    run_dir, metrics = basic_run
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    for path in run_dir.iterdir():
+        (copy / path.name).write_bytes(path.read_bytes())
+    resumed = quiet_train({}, copy, resume=True)
+    assert resumed["epochs"] == json.loads(json.dumps(metrics["epochs"]))
+    assert resumed["test"] == metrics["test"] and resumed["dev"] == metrics["dev"]
+
+
+def test_float64_trains(tmp_path):
+    metrics = quiet_train(tiny_config(dtype="float64", epochs=1), tmp_path)
+    check_accuracies(metrics["test"])
+    _, params, _, _ = load_model(tmp_path)
+    assert params.flat.dtype == np.float64
+    with np.load(tmp_path / "checkpoint.npz") as archive:
+        assert archive["params"].dtype == np.float64
+        assert archive["optimizer.sum_squares"].dtype == np.float64
+
+
+def initial_parameters(config):
+    """The parameters a run starts from (the trainer's own construction)."""
+    task = load_task("synthetic", None, config["structure"], seed=config["seed"])
+    vocab = Vocabulary.from_trees(t for split in SPLITS for t in task.splits[split])
+    model = build_model(config, vocab, task.n_classes)
+    return _initial_parameters(config, model, vocab, None, np.random.default_rng(config["seed"]),
+                               {})
+
+
+def test_fixed_embeddings_stay_fixed(tmp_path):
+    config = tiny_config(fixed_embeddings=True, epochs=2)
+    initial = initial_parameters(config)
+    quiet_train(config, tmp_path)
+    with np.load(tmp_path / "checkpoint.npz") as archive:
+        final = archive["params"]
+    _, best, _, _ = load_model(tmp_path)
+    offset = initial.layout["embedding"].offset
+    assert np.array_equal(final[offset:], initial.flat[offset:])
+    assert np.array_equal(best["embedding"], initial["embedding"])
+    assert not np.array_equal(final[:offset], initial.flat[:offset])  # the rest trained
+
+
+def test_tuned_embeddings_change(tmp_path):
+    config = tiny_config(epochs=1)
+    initial = initial_parameters(config)
+    quiet_train(config, tmp_path)
+    with np.load(tmp_path / "checkpoint.npz") as archive:
+        final = archive["params"]
+    offset = initial.layout["embedding"].offset
+    assert not np.array_equal(final[offset:], initial.flat[offset:])
+    # <unk> (row 0) is never read: its row is untouched, bit for bit
+    assert np.array_equal(final[offset:offset + 8], initial.flat[offset:offset + 8])
+
+
+def test_root_supervision_trains(tmp_path):
+    metrics = quiet_train(tiny_config(supervision="root", epochs=1), tmp_path)
+    check_accuracies(metrics["dev"])
+    full = quiet_train(tiny_config(epochs=1), tmp_path / "all")
+    # one label per sentence instead of one per node: a much smaller summed loss
+    assert metrics["epochs"][0]["train_loss"] < full["epochs"][0]["train_loss"]
+
+
+@pytest.mark.parametrize("model", ["mean-vectors", "recnn"])
+def test_other_models_train(model, tmp_path):
+    config = tiny_config(model, untied=False)  # recnn tied: dim == embedding_dim
+    metrics = quiet_train(config, tmp_path)
+    assert metrics["model"] == model
+    check_accuracies(metrics["test"])
+    loaded, params, _, _ = load_model(tmp_path)
+    assert loaded.cell.name == model
