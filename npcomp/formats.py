@@ -317,10 +317,10 @@ def branching_tree(tokens: Sequence[str], direction: str, root_label: int = UNLA
     if root_label != UNLABELLED:
         label[-1] = root_label
     tree = Tree(tuple(tokens), parent, token_index, label, source)
-    return _renumber_postorder(tree) if n > 2 else tree
+    return renumber_postorder(tree) if n > 2 else tree
 
 
-def _renumber_postorder(tree: Tree) -> Tree:
+def renumber_postorder(tree: Tree) -> Tree:
     """Renumber nodes in post-order, children before parents and each node's
     children, sorted by index, in sentence order (ordered N-ary cells rely on it).
 
@@ -445,7 +445,7 @@ def parents_to_tree(heads: Sequence[int], tokens: Sequence[str], n_tokens: int |
         if childless.size:
             fail(f"inner node {int(childless[0]) + n_tokens + 1} has no children")
     label = np.full(n_nodes, UNLABELLED, dtype=np.int32)
-    return _renumber_postorder(Tree(tuple(tokens), parent, token_index, label, source))
+    return renumber_postorder(Tree(tuple(tokens), parent, token_index, label, source))
 
 
 @dataclass
