@@ -68,7 +68,8 @@ def _parser() -> argparse.ArgumentParser:
         train.add_argument("--" + name.replace("_", "-"), dest=name, type=kind, default=None,
                            choices=choices, help=text)
     train.add_argument("--threads", type=int, default=None,
-                       help="compute threads (BLAS and numba; default: all cores)")
+                       help="compute threads, each training on its own part of a minibatch "
+                       "(default: all cores)")
     train.add_argument("--resume", metavar="RUN_DIR", default=None,
                        help="continue a killed run from its last finished epoch")
     train.add_argument("--baseline", dest="baseline", action="store_true", default=None,
@@ -101,14 +102,18 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _set_threads(threads: int | None) -> None:
+def _set_threads(threads: int | None) -> int:
+    """Compute threads: npcomp runs that many worker threads, each on its own
+    part of a minibatch, so BLAS and numba are kept to one thread each (set
+    before numpy loads).  Default: every core."""
     if threads is None:
-        return
+        threads = os.cpu_count() or 1
     if threads < 1:
         raise SystemExit("npcomp: --threads must be at least 1")
     for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
                      "NUMBA_NUM_THREADS"):
-        os.environ[variable] = str(threads)
+        os.environ[variable] = "1"
+    return threads
 
 
 def main(argv=None) -> int:
@@ -117,7 +122,8 @@ def main(argv=None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
-    _set_threads(getattr(args, "threads", None))
+    if hasattr(args, "threads"):
+        args.threads = _set_threads(args.threads)
     from .download import DownloadError
     from .formats import DataError
     try:

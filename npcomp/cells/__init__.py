@@ -3,10 +3,11 @@
 Every cell has the same small interface:
 
 * ``parameter_shapes()`` -> [(name, shape)], ``initialise(params, rng)``;
-* ``forward(params, forest, x) -> (h (n, output_dim), cache)`` where ``x`` holds
-  the inputs of the forest's word-reading nodes in node order;
+* ``forward(params, forest, x, word_index) -> (h (n, output_dim), cache)``: ``x``
+  (U, d_x) holds the vectors of the minibatch's U distinct words and
+  ``word_index`` the row each word-reading node reads (see ``inputs.py``);
 * ``backward(params, forest, cache, d_h, grads) -> d_x``: adds the parameter
-  gradients into ``grads`` (same names) and returns dLoss/dx;
+  gradients into ``grads`` (same names) and returns dLoss/dx (U, d_x);
 * ``report_slices()``: gate-level sub-blocks named for gradient-check reports.
 """
 from __future__ import annotations

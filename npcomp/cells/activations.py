@@ -3,6 +3,10 @@
 Derivatives are computed from the cached *outputs* (sigma' = s(1-s),
 tanh' = 1-t^2, softsign' = (1-|s|)^2), never by recomputing pre-activations.
 Activations are passed to kernels as small integer codes.
+
+Constants are float32 (``ONE``): a float64 literal would promote
+float32 arithmetic to float64 and make every exp a double-precision call,
+while float32 constants leave float64 inputs in float64.
 """
 from __future__ import annotations
 
@@ -11,12 +15,14 @@ import math
 import numpy as np
 from numba import njit
 
+ONE = np.float32(1.0)
+
 ACTIVATIONS = {"tanh": 0, "sigmoid": 1, "softsign": 2}
 
 
 @njit(cache=True, inline="always")
 def sigmoid(z):
-    return 1.0 / (1.0 + math.exp(-z))
+    return ONE / (ONE + math.exp(-z))
 
 
 @njit(cache=True, inline="always")
@@ -27,7 +33,7 @@ def tanh(z):
     where the value is ~z and the absolute error stays at rounding level)."""
     magnitude = abs(z)
     e = math.exp(-(magnitude + magnitude))  # stays float32 for float32 input
-    value = (1 - e) / (1 + e)
+    value = (ONE - e) / (ONE + e)
     return value if z >= 0 else -value
 
 
@@ -37,18 +43,18 @@ def activate(code, z):
     if code == 0:
         return tanh(z)
     if code == 1:
-        return 1.0 / (1.0 + math.exp(-z))
-    return z / (1.0 + abs(z))
+        return ONE / (ONE + math.exp(-z))
+    return z / (ONE + abs(z))
 
 
 @njit(cache=True, inline="always")
 def derivative_from_output(code, g):
     """g'(z) written in terms of g = g(z)."""
     if code == 0:
-        return 1.0 - g * g
+        return ONE - g * g
     if code == 1:
-        return g * (1.0 - g)
-    return (1.0 - abs(g)) * (1.0 - abs(g))
+        return g * (ONE - g)
+    return (ONE - abs(g)) * (ONE - abs(g))
 
 
 def activation_code(name: str) -> int:

@@ -16,6 +16,7 @@ import numpy as np
 from numba import njit
 
 from ..forest import Forest
+from .inputs import sum_by_index
 
 
 class MeanVectors:
@@ -37,25 +38,26 @@ class MeanVectors:
     def check_forest(self, forest: Forest) -> None:
         pass
 
-    def forward(self, params: dict, forest: Forest, x: np.ndarray):
-        """x: (number of word nodes, d) in node order.  Returns h (n, d), count (n,)."""
+    def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray):
+        """x: (U, d) distinct words' vectors; word_index: row of x per word-reading
+        node, in node order.  Returns h (n, d) and a cache."""
         span_sum = np.zeros((forest.n_nodes, x.shape[1]), dtype=x.dtype)
         count = np.zeros(forest.n_nodes, dtype=x.dtype)
         word_nodes = forest.word_nodes()
-        span_sum[word_nodes] = x
+        span_sum[word_nodes] = x[word_index]
         count[word_nodes] = 1
         _sum_up(forest.parent, span_sum, count)
-        return span_sum / count[:, None], (word_nodes, count)
+        return span_sum / count[:, None], (word_nodes, word_index, x.shape[0], count)
 
     def backward(self, params: dict, forest: Forest, cache, d_h: np.ndarray,
                  grads: dict) -> np.ndarray:
-        word_nodes, count = cache
+        word_nodes, word_index, n_words, count = cache
         eps_s = d_h / count[:, None]
         _push_down(forest.parent, eps_s)
-        return eps_s[word_nodes]
+        return sum_by_index(eps_s[word_nodes], word_index, n_words)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _sum_up(parent, span_sum, count):
     for j in range(parent.shape[0]):  # height order: children first
         up = parent[j]
@@ -64,7 +66,7 @@ def _sum_up(parent, span_sum, count):
             count[up] += count[j]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _push_down(parent, eps_s):
     for j in range(parent.shape[0] - 1, -1, -1):  # parents first
         up = parent[j]

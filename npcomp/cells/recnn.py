@@ -41,11 +41,13 @@ from numba import njit
 
 from ..forest import Forest
 from .activations import activate, activation_code, derivative_from_output, uniform_fan_in
+from .inputs import sum_by_index
 
 
 @dataclass
 class RecNNCache:
     x: np.ndarray    # (L, d_x) leaf inputs
+    word_index: np.ndarray  # (L,) distinct-word row of each leaf
     hc: np.ndarray   # (n, 2d) children's states per node
     h: np.ndarray    # (n, d) node states
 
@@ -89,8 +91,10 @@ class RecNN:
         if np.any((forest.n_children == 0) != (forest.word >= 0)):
             raise ValueError("recnn reads words at the leaves only")
 
-    def forward(self, params: dict, forest: Forest, x: np.ndarray):
+    def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray):
+        """x: (U, d_x) distinct words' vectors; word_index: (L,) row of x per leaf."""
         n, d, leaves = forest.n_nodes, self.hidden_dim, forest.n_leaves
+        x = x[word_index]
         h = np.empty((n, d), dtype=x.dtype)
         if self.untied:
             h[:leaves] = x @ params["W_leaf"] + params["b_leaf"]
@@ -101,7 +105,7 @@ class RecNN:
         z = np.empty((n, d), dtype=x.dtype)
         _inner_forward(self.code, forest.level_ptr, _binary_children(forest), params["W"],
                        params["b"], hc, z, h)
-        return h, RecNNCache(x, hc, h)
+        return h, RecNNCache(x, word_index, hc, h)
 
     def backward(self, params: dict, forest: Forest, cache: RecNNCache, d_h: np.ndarray,
                  grads: dict) -> np.ndarray:
@@ -112,12 +116,13 @@ class RecNN:
                         np.ascontiguousarray(params["W"].T), cache.h, d_h, delta, d_hc)
         grads["W"] += cache.hc[leaves:].T @ delta[leaves:]
         grads["b"] += delta[leaves:].sum(axis=0)
+        n_words = int(cache.word_index.max()) + 1
         if not self.untied:
-            return d_h[:leaves].copy()
+            return sum_by_index(d_h[:leaves], cache.word_index, n_words)
         delta_leaf = d_h[:leaves] * _derivative_rows(self.code, cache.h[:leaves])
         grads["W_leaf"] += cache.x.T @ delta_leaf
         grads["b_leaf"] += delta_leaf.sum(axis=0)
-        return delta_leaf @ params["W_leaf"].T
+        return sum_by_index(delta_leaf @ params["W_leaf"].T, cache.word_index, n_words)
 
 
 def _binary_children(forest: Forest) -> np.ndarray:
@@ -126,14 +131,14 @@ def _binary_children(forest: Forest) -> np.ndarray:
     return kids
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _activate_rows(code, z):
     for j in range(z.shape[0]):
         for q in range(z.shape[1]):
             z[j, q] = activate(code, z[j, q])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _derivative_rows(code, g):
     out = np.empty_like(g)
     for j in range(g.shape[0]):
@@ -142,7 +147,7 @@ def _derivative_rows(code, g):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _inner_forward(code, level_ptr, children, W, b, hc, z, h):
     """Eqs. 2-3 level by level."""
     d = h.shape[1]
@@ -159,7 +164,7 @@ def _inner_forward(code, level_ptr, children, W, b, hc, z, h):
                 h[j, q] = activate(code, z[j, q] + b[q])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _inner_backward(code, level_ptr, children, w_transposed, h, d_h, delta, d_hc):
     d = h.shape[1]
     for level in range(level_ptr.shape[0] - 2, 0, -1):

@@ -49,14 +49,16 @@ import numpy as np
 from numba import njit
 
 from ..forest import Forest
-from .activations import sigmoid, tanh, uniform_fan_in
+from .activations import ONE, uniform_fan_in
+from .inputs import sum_by_index
 
 GATE_NAMES = ("i", "o", "u")
 
 
 @dataclass
 class TreeLSTMNaryCache:
-    x: np.ndarray        # (L, d_x) leaf inputs
+    x: np.ndarray        # (U, d_x) distinct words' vectors
+    word_index: np.ndarray  # (L,) row of x each leaf reads
     hc: np.ndarray       # (n, N d) children's hidden states, per node
     gates: np.ndarray    # (n, (3+N) d) i|o|u|f_1..f_N activations
     c: np.ndarray        # (n, d) memory cells
@@ -105,46 +107,75 @@ class TreeLSTMNary:
             raise ValueError(f"{self.name} reads words at the leaves only: every leaf needs "
                              "a word and no inner node may have one")
 
-    def forward(self, params: dict, forest: Forest, x: np.ndarray):
-        """x: (L, d_x) inputs of the leaves (nodes 0..L-1).  Returns h (n, d), cache."""
+    def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray):
+        """x: (U, d_x) vectors of the distinct words; word_index: (L,) the row of x
+        each leaf (nodes 0..L-1) reads.  Returns h (n, d), cache.
+
+        Level by level: gather the children's h, one matrix product for the
+        gate pre-activations of the whole level, vectorised gate functions,
+        then the cell update in a numba kernel.
+        """
         n, d, arity = forest.n_nodes, self.hidden_dim, self.arity
         dtype = x.dtype
         leaves = forest.n_leaves
+        children = _children_columns(forest, arity)
         hc = np.zeros((n, arity * d), dtype=dtype)
-        gates = np.zeros((n, (3 + arity) * d), dtype=dtype)
+        gates = np.empty((n, (3 + arity) * d), dtype=dtype)
         c = np.empty((n, d), dtype=dtype)
         tanh_c = np.empty((n, d), dtype=dtype)
         h = np.empty((n, d), dtype=dtype)
-        z_leaf = x @ params["W"]
-        children = _children_columns(forest, arity)
-        _leaf_forward(z_leaf, params["b"], gates, c, tanh_c, h)
-        z = np.empty((n, (3 + arity) * d), dtype=dtype)
-        _inner_forward(forest.level_ptr, children, params["U"], params["b"],
-                       hc, z, gates, c, tanh_c, h)
-        return h, TreeLSTMNaryCache(x, hc, gates, c, tanh_c)
+        b = params["b"]
+        # the shared b^(f) repeated for the N forget gates (eq. 10)
+        bias = np.concatenate([b[:3 * d]] + [b[3 * d:]] * arity)
+        with np.errstate(over="ignore"):  # exp overflow in the sigmoid gives exactly 0
+            # leaves: a leaf's state depends on its word only, so compute it
+            # once per distinct word, then copy it to the leaves
+            z = x @ params["W"]                                   # eqs. 9, 11, 12
+            z += b[:3 * d]
+            _gate_functions(z, d)
+            cell = z[:, :d] * z[:, 2 * d:3 * d]                   # eq. 13: c = i * u
+            tanh_cell = np.tanh(cell)
+            gates[:leaves, :3 * d] = z[word_index]
+            c[:leaves] = cell[word_index]
+            tanh_c[:leaves] = tanh_cell[word_index]
+            h[:leaves] = (z[:, d:2 * d] * tanh_cell)[word_index]  # eq. 14
+            for level in range(1, forest.n_levels):
+                start, stop = forest.level_ptr[level], forest.level_ptr[level + 1]
+                _gather_children(children, h, hc, start, stop)
+                z = hc[start:stop] @ params["U"]                 # eqs. 9-12
+                z += bias
+                _gate_functions(z, d)
+                gates[start:stop] = z
+                _cell_update(children, gates, c, start, stop)    # eq. 13
+                _output(gates, c, tanh_c, h, start, stop)        # eq. 14
+        return h, TreeLSTMNaryCache(x, word_index, hc, gates, c, tanh_c)
 
     def backward(self, params: dict, forest: Forest, cache: TreeLSTMNaryCache,
                  d_h: np.ndarray, grads: dict) -> np.ndarray:
         """d_h: (n, d) dLoss/dh from the head (overwritten).  Adds dLoss/dparams
-        into ``grads``; returns dLoss/dx (L, d_x)."""
+        into ``grads``; returns dLoss/dx (U, d_x), per distinct word."""
         n, d, arity = forest.n_nodes, self.hidden_dim, self.arity
         leaves = forest.n_leaves
+        children = _children_columns(forest, arity)
         delta = np.zeros((n, (3 + arity) * d), dtype=d_h.dtype)
         d_c = np.zeros((n, d), dtype=d_h.dtype)
-        d_hc = np.empty((n, arity * d), dtype=d_h.dtype)
-        children = _children_columns(forest, arity)
-        u_transposed = np.ascontiguousarray(params["U"].T)
-        _inner_backward(forest.level_ptr, children, u_transposed, cache.gates, cache.c,
-                        cache.tanh_c, d_h, d_c, delta, d_hc)
-        _leaf_backward(leaves, cache.gates, cache.tanh_c, d_h, d_c, delta)
-        # weight gradients: one product over all inner nodes, one over all leaves
-        delta_leaf = delta[:leaves, :3 * d]
+        u_transposed = params["U"].T
+        for level in range(forest.n_levels - 1, 0, -1):
+            start, stop = forest.level_ptr[level], forest.level_ptr[level + 1]
+            _gate_deltas(children, cache.gates, cache.c, cache.tanh_c, d_h, d_c, delta,
+                         start, stop)
+            d_hc = delta[start:stop] @ u_transposed              # reverses eqs. 9-12
+            _scatter_to_children(children, d_hc, d_h, start, stop)
+        _gate_deltas(children, cache.gates, cache.c, cache.tanh_c, d_h, d_c, delta, 0, leaves)
+        # weight gradients: one product over all inner nodes, one over the
+        # distinct words (a word's leaves summed first)
+        delta_word = sum_by_index(delta[:leaves, :3 * d], cache.word_index, cache.x.shape[0])
         grads["U"] += cache.hc[leaves:].T @ delta[leaves:]
-        grads["W"] += cache.x.T @ delta_leaf
+        grads["W"] += cache.x.T @ delta_word
         column_sums = delta.sum(axis=0)
         grads["b"][:3 * d] += column_sums[:3 * d]
         grads["b"][3 * d:] += column_sums[3 * d:].reshape(arity, d).sum(axis=0)
-        return delta_leaf @ params["W"].T
+        return delta_word @ params["W"].T
 
 
 def _children_columns(forest: Forest, arity: int) -> np.ndarray:
@@ -157,103 +188,82 @@ def _children_columns(forest: Forest, arity: int) -> np.ndarray:
     return out
 
 
-@njit(cache=True)
-def _leaf_forward(z_leaf, b, gates, c, tanh_c, h):
-    """Eqs. 9, 11-14 at the leaves: no children, so c = i * u."""
+def _gate_functions(z: np.ndarray, d: int) -> None:
+    """In place: sigma on the i, o, f columns, tanh on the u columns (d wide).
+
+    NumPy's exp and tanh are vectorised (SIMD); scalar libm calls in a numba
+    loop cost several times more, and these functions dominate the arithmetic.
+    """
+    u = np.tanh(z[:, 2 * d:3 * d])
+    np.negative(z, out=z)
+    np.exp(z, out=z)
+    z += 1
+    np.reciprocal(z, out=z)
+    z[:, 2 * d:3 * d] = u
+
+
+@njit(cache=True, nogil=True)
+def _gather_children(children, h, hc, start, stop):
+    """hc[j] = [h_j1 | ... | h_jN] for the nodes of one level (missing: 0)."""
+    d = h.shape[1]
+    for j in range(start, stop):
+        for k in range(children.shape[1]):
+            kid = children[j, k]
+            if kid >= 0:
+                hc[j, k * d:(k + 1) * d] = h[kid]
+
+
+@njit(cache=True, nogil=True)
+def _cell_update(children, gates, c, start, stop):
+    """Eq. 13: c_j = i_j * u_j + sum_l f_jl * c_jl."""
     d = c.shape[1]
-    for j in range(z_leaf.shape[0]):
+    for j in range(start, stop):
         for q in range(d):
-            i = sigmoid(z_leaf[j, q] + b[q])
-            o = sigmoid(z_leaf[j, d + q] + b[d + q])
-            u = tanh(z_leaf[j, 2 * d + q] + b[2 * d + q])
-            gates[j, q] = i
-            gates[j, d + q] = o
-            gates[j, 2 * d + q] = u
-            c[j, q] = i * u
-            t = tanh(i * u)
-            tanh_c[j, q] = t
-            h[j, q] = o * t
-
-
-@njit(cache=True)
-def _inner_forward(level_ptr, children, U, b, hc, z, gates, c, tanh_c, h):
-    """Eqs. 9-14 level by level: gather children, one product, gate arithmetic."""
-    d = c.shape[1]
-    arity = children.shape[1]
-    for level in range(1, level_ptr.shape[0] - 1):
-        start, stop = level_ptr[level], level_ptr[level + 1]
-        for j in range(start, stop):
-            for k in range(arity):
+            cell = gates[j, q] * gates[j, 2 * d + q]
+            for k in range(children.shape[1]):
                 kid = children[j, k]
                 if kid >= 0:
-                    hc[j, k * d:(k + 1) * d] = h[kid]
-        np.dot(hc[start:stop], U, z[start:stop])
-        for j in range(start, stop):
-            for q in range(d):
-                i = sigmoid(z[j, q] + b[q])                      # (9)
-                o = sigmoid(z[j, d + q] + b[d + q])              # (11)
-                u = tanh(z[j, 2 * d + q] + b[2 * d + q])      # (12)
-                gates[j, q] = i
-                gates[j, d + q] = o
-                gates[j, 2 * d + q] = u
-                cell = i * u                                     # (13)
-                for k in range(arity):
-                    f = sigmoid(z[j, (3 + k) * d + q] + b[3 * d + q])   # (10)
-                    gates[j, (3 + k) * d + q] = f
-                    kid = children[j, k]
-                    if kid >= 0:
-                        cell += f * c[kid, q]
-                c[j, q] = cell
-                t = tanh(cell)
-                tanh_c[j, q] = t
-                h[j, q] = o * t                                  # (14)
+                    cell += gates[j, (3 + k) * d + q] * c[kid, q]
+            c[j, q] = cell
 
 
-@njit(cache=True)
-def _inner_backward(level_ptr, children, u_transposed, gates, c, tanh_c,
-                    d_h, d_c, delta, d_hc):
-    """Backward through eqs. 14 -> 9 for the inner nodes, top level first."""
+def _output(gates, c, tanh_c, h, start, stop):
+    """Eq. 14: h_j = o_j * tanh(c_j)."""
     d = c.shape[1]
-    arity = children.shape[1]
-    for level in range(level_ptr.shape[0] - 2, 0, -1):
-        start, stop = level_ptr[level], level_ptr[level + 1]
-        for j in range(start, stop):
-            for q in range(d):
-                i = gates[j, q]
-                o = gates[j, d + q]
-                u = gates[j, 2 * d + q]
-                t = tanh_c[j, q]
-                eps_h = d_h[j, q]
-                delta[j, d + q] = eps_h * t * o * (1 - o)        # delta_o
-                eps_c = d_c[j, q] + eps_h * o * (1 - t * t)
-                delta[j, q] = eps_c * u * i * (1 - i)            # delta_i
-                delta[j, 2 * d + q] = eps_c * i * (1 - u * u)    # delta_u
-                for k in range(arity):
-                    kid = children[j, k]
-                    if kid >= 0:
-                        f = gates[j, (3 + k) * d + q]
-                        delta[j, (3 + k) * d + q] = eps_c * c[kid, q] * f * (1 - f)  # delta_fk
-                        d_c[kid, q] = eps_c * f                  # eps_c of child k
-        np.dot(delta[start:stop], u_transposed, d_hc[start:stop])
-        for j in range(start, stop):
-            for k in range(arity):
-                kid = children[j, k]
-                if kid >= 0:
-                    d_h[kid] += d_hc[j, k * d:(k + 1) * d]       # eps_h of child k
+    np.tanh(c[start:stop], out=tanh_c[start:stop])
+    np.multiply(gates[start:stop, d:2 * d], tanh_c[start:stop], out=h[start:stop])
 
 
-@njit(cache=True)
-def _leaf_backward(leaves, gates, tanh_c, d_h, d_c, delta):
-    """Backward through eqs. 14, 13 (c = i * u), 9, 11, 12 at the leaves."""
-    d = tanh_c.shape[1]
-    for j in range(leaves):
+@njit(cache=True, nogil=True)
+def _gate_deltas(children, gates, c, tanh_c, d_h, d_c, delta, start, stop):
+    """Backward through eqs. 14 and 13 to the gate pre-activations of one level;
+    routes eps_c to the children.  Leaves are the level without children."""
+    d = c.shape[1]
+    for j in range(start, stop):
         for q in range(d):
             i = gates[j, q]
             o = gates[j, d + q]
             u = gates[j, 2 * d + q]
             t = tanh_c[j, q]
             eps_h = d_h[j, q]
-            delta[j, d + q] = eps_h * t * o * (1 - o)
-            eps_c = d_c[j, q] + eps_h * o * (1 - t * t)
-            delta[j, q] = eps_c * u * i * (1 - i)
-            delta[j, 2 * d + q] = eps_c * i * (1 - u * u)
+            delta[j, d + q] = eps_h * t * o * (ONE - o)          # delta_o
+            eps_c = d_c[j, q] + eps_h * o * (ONE - t * t)
+            delta[j, q] = eps_c * u * i * (ONE - i)              # delta_i
+            delta[j, 2 * d + q] = eps_c * i * (ONE - u * u)      # delta_u
+            for k in range(children.shape[1]):
+                kid = children[j, k]
+                if kid >= 0:
+                    f = gates[j, (3 + k) * d + q]
+                    delta[j, (3 + k) * d + q] = eps_c * c[kid, q] * f * (ONE - f)  # delta_fk
+                    d_c[kid, q] = eps_c * f                      # eps_c of child k
+
+
+@njit(cache=True, nogil=True)
+def _scatter_to_children(children, d_hc, d_h, start, stop):
+    """eps_h of child k += its block of delta_j U^T (rows of d_hc from ``start``)."""
+    d = d_h.shape[1]
+    for j in range(start, stop):
+        for k in range(children.shape[1]):
+            kid = children[j, k]
+            if kid >= 0:
+                d_h[kid] += d_hc[j - start, k * d:(k + 1) * d]
