@@ -34,8 +34,9 @@ def dropout_mask(shape, rate: float, rng: np.random.Generator, dtype) -> np.ndar
     """Inverted-dropout mask: 0 with probability ``rate``, else 1/(1-rate)."""
     if rate <= 0.0:
         return None
-    keep = rng.random(shape) >= rate
-    return (keep / (1.0 - rate)).astype(dtype)
+    draw_type = np.float32 if np.dtype(dtype) == np.float32 else np.float64
+    keep = rng.random(shape, dtype=draw_type) >= rate
+    return keep * np.asarray(1.0 / (1.0 - rate), dtype=dtype)
 
 
 @dataclass

@@ -19,6 +19,7 @@ import numpy as np
 from numba import njit
 
 OPTIMIZERS = ("adagrad", "adadelta", "sgd")
+_FIRST_ROW = np.zeros(1, dtype=np.int64)
 
 
 class Optimizer:
@@ -39,15 +40,17 @@ class Optimizer:
     def step(self, params: np.ndarray, grads: np.ndarray, rows: np.ndarray | None) -> None:
         """Update ``params`` (flat) from ``grads`` (flat); ``rows``: embedding rows
         to update, or None to leave the embedding table fixed.  Zeroes what it used."""
+        # the dense prefix is updated as one long row, by the same kernel
         dense = slice(0, self.dense_size)
-        self._dense_update(params[dense], grads[dense], [s[dense] for s in self._states()])
+        self._update(params[None, dense], grads[None, dense],
+                     [s[None, dense] for s in self._states()], _FIRST_ROW, self.lr)
         grads[dense] = 0.0
         embedding = slice(self.embedding_offset, None)
         table = params[embedding].reshape(-1, self.embedding_dim)
         gradient = grads[embedding].reshape(-1, self.embedding_dim)
         if rows is not None and rows.shape[0] > 0:
             states = [s[embedding].reshape(-1, self.embedding_dim) for s in self._states()]
-            self._rows_update(table, gradient, states, rows.astype(np.int64))
+            self._update(table, gradient, states, rows.astype(np.int64), self.embedding_lr)
         if rows is not None:
             gradient[rows] = 0.0
 
@@ -67,13 +70,8 @@ class AdaGrad(Optimizer):
     state_names = ("sum_squares",)
     epsilon = 1e-10
 
-    def _dense_update(self, params, grads, states):
-        (sum_squares,) = states
-        sum_squares += grads * grads
-        params -= self.lr * grads / (np.sqrt(sum_squares) + self.epsilon)
-
-    def _rows_update(self, table, gradient, states, rows):
-        _adagrad_rows(table, gradient, states[0], rows, self.embedding_lr, self.epsilon)
+    def _update(self, table, gradient, states, rows, lr):
+        _adagrad_rows(table, gradient, states[0], rows, lr, self.epsilon)
 
 
 class Adadelta(Optimizer):
@@ -82,29 +80,16 @@ class Adadelta(Optimizer):
     rho = 0.95
     epsilon = 1e-6
 
-    def _dense_update(self, params, grads, states):
-        mean_g, mean_dx = states
-        mean_g *= self.rho
-        mean_g += (1 - self.rho) * grads * grads
-        step = -np.sqrt(mean_dx + self.epsilon) / np.sqrt(mean_g + self.epsilon) * grads
-        mean_dx *= self.rho
-        mean_dx += (1 - self.rho) * step * step
-        params += self.lr * step
-
-    def _rows_update(self, table, gradient, states, rows):
-        _adadelta_rows(table, gradient, states[0], states[1], rows, self.embedding_lr,
-                       self.rho, self.epsilon)
+    def _update(self, table, gradient, states, rows, lr):
+        _adadelta_rows(table, gradient, states[0], states[1], rows, lr, self.rho, self.epsilon)
 
 
 class SGD(Optimizer):
     name = "sgd"
     state_names = ()
 
-    def _dense_update(self, params, grads, states):
-        params -= self.lr * grads
-
-    def _rows_update(self, table, gradient, states, rows):
-        table[rows] -= self.embedding_lr * gradient[rows]
+    def _update(self, table, gradient, states, rows, lr):
+        table[rows] -= lr * gradient[rows]
 
 
 def make_optimizer(name: str, **kwargs) -> Optimizer:

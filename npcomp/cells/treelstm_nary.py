@@ -119,7 +119,7 @@ class TreeLSTMNary:
         dtype = x.dtype
         leaves = forest.n_leaves
         children = _children_columns(forest, arity)
-        hc = np.zeros((n, arity * d), dtype=dtype)
+        hc = np.zeros((n + ROW_PAD, arity * d), dtype=dtype)
         gates = np.empty((n, (3 + arity) * d), dtype=dtype)
         c = np.empty((n, d), dtype=dtype)
         tanh_c = np.empty((n, d), dtype=dtype)
@@ -142,7 +142,8 @@ class TreeLSTMNary:
             for level in range(1, forest.n_levels):
                 start, stop = forest.level_ptr[level], forest.level_ptr[level + 1]
                 _gather_children(children, h, hc, start, stop)
-                z = hc[start:stop] @ params["U"]                 # eqs. 9-12
+                z = hc[start:_padded(start, stop)] @ params["U"]  # eqs. 9-12
+                z = z[:stop - start]
                 z += bias
                 _gate_functions(z, d)
                 gates[start:stop] = z
@@ -157,22 +158,22 @@ class TreeLSTMNary:
         n, d, arity = forest.n_nodes, self.hidden_dim, self.arity
         leaves = forest.n_leaves
         children = _children_columns(forest, arity)
-        delta = np.zeros((n, (3 + arity) * d), dtype=d_h.dtype)
+        delta = np.zeros((n + ROW_PAD, (3 + arity) * d), dtype=d_h.dtype)
         d_c = np.zeros((n, d), dtype=d_h.dtype)
         u_transposed = params["U"].T
         for level in range(forest.n_levels - 1, 0, -1):
             start, stop = forest.level_ptr[level], forest.level_ptr[level + 1]
             _gate_deltas(children, cache.gates, cache.c, cache.tanh_c, d_h, d_c, delta,
                          start, stop)
-            d_hc = delta[start:stop] @ u_transposed              # reverses eqs. 9-12
+            d_hc = delta[start:_padded(start, stop)] @ u_transposed   # reverses eqs. 9-12
             _scatter_to_children(children, d_hc, d_h, start, stop)
         _gate_deltas(children, cache.gates, cache.c, cache.tanh_c, d_h, d_c, delta, 0, leaves)
         # weight gradients: one product over all inner nodes, one over the
         # distinct words (a word's leaves summed first)
         delta_word = sum_by_index(delta[:leaves, :3 * d], cache.word_index, cache.x.shape[0])
-        grads["U"] += cache.hc[leaves:].T @ delta[leaves:]
+        grads["U"] += cache.hc[leaves:n].T @ delta[leaves:n]
         grads["W"] += cache.x.T @ delta_word
-        column_sums = delta.sum(axis=0)
+        column_sums = delta[:n].sum(axis=0)
         grads["b"][:3 * d] += column_sums[:3 * d]
         grads["b"][3 * d:] += column_sums[3 * d:].reshape(arity, d).sum(axis=0)
         return delta_word @ params["W"].T
@@ -186,6 +187,17 @@ def _children_columns(forest: Forest, arity: int) -> np.ndarray:
     out = np.full((kids.shape[0], arity), -1, dtype=np.int32)
     out[:, :min(arity, kids.shape[1])] = kids[:, :arity]
     return out
+
+
+# OpenBLAS multiplies a few rows much faster when their number is a multiple
+# of 4 (7 rows can take longer than 8): levels are padded with the rows that
+# follow them (results discarded), so the work arrays carry ROW_PAD spare rows
+ROW_PAD = 3
+
+
+def _padded(start: int, stop: int) -> int:
+    rows = stop - start
+    return stop if rows == 1 else start + -(-rows // 4) * 4
 
 
 def _gate_functions(z: np.ndarray, d: int) -> None:

@@ -1,0 +1,162 @@
+"""Training and evaluation speed of the Constituency Tree-LSTM on the real SST.
+
+    python bench/bench_treelstm.py [--data-dir DIR] [--threads N] [--sentences K]
+
+Tai et al.'s setting: d = 150, 300-d (random) word vectors, minibatch 25,
+AdaGrad, dropout 0.5, every labelled node supervised.  For float32 and
+float64 it prints
+
+* training sentences per second (forest building, forward, backward and the
+  AdaGrad update; compilation excluded by a warm-up),
+* the time to evaluate the 2210 test sentences,
+* the matrix-product FLOPs of one training epoch (counted from the actual
+  minibatches: forward, backward through the levels, weight gradients), and
+  the GFLOP/s they ran at,
+* this machine's matrix-product throughput measured in the same run with the
+  same threads (so the result reads as a fraction of what the hardware does).
+
+Results are also written as JSON (``--json``).  A benchmark, not a test.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data-dir", default=os.environ.get(
+        "NPCOMP_DATA", str(Path(__file__).resolve().parents[2] / "shared" / "data")))
+    parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--sentences", type=int, default=8544,
+                        help="training sentences timed per dtype (default: one epoch)")
+    parser.add_argument("--dtypes", default="float32,float64")
+    parser.add_argument("--json", default=None, help="write the results to this file")
+    args = parser.parse_args(argv)
+    # one BLAS thread per worker thread, set before NumPy loads
+    for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[variable] = "1"
+
+    import numpy as np
+    from npcomp.cells import make_cell
+    from npcomp.embeddings import Vocabulary
+    from npcomp.model import TreeModel, Workers, split_minibatch
+    from npcomp.optimizers import make_optimizer
+    from npcomp.tasks import load_task
+    from npcomp.trainer import encode, evaluate
+
+    task = load_task("sst5", args.data_dir)
+    vocab = Vocabulary.from_trees(t for split in task.splits.values() for t in split)
+    train = encode(task.splits["train"], vocab)
+    test = encode(task.splits["test"], vocab)
+    input_dim, hidden_dim, batch_size = 300, 150, 25
+    machine = matmul_throughput(np, args.threads)
+    print(f"machine: {args.threads} thread(s); float32 matrix product "
+          f"{machine['float32']:.1f} GFLOP/s, float64 {machine['float64']:.1f} GFLOP/s")
+
+    results = {"threads": args.threads, "machine_gflops": machine, "dtypes": {}}
+    sizes = np.array([tree.n_nodes for tree in train.trees])
+    for dtype_name in args.dtypes.split(","):
+        dtype = np.dtype(dtype_name).type
+        rng = np.random.default_rng(1)
+        model = TreeModel(make_cell("treelstm-nary", input_dim, hidden_dim), 5, len(vocab),
+                          input_dim)
+        params = model.new_parameters(rng, rng.uniform(-0.05, 0.05, (len(vocab), input_dim)),
+                                      dtype=dtype)
+        grads = params.zeros_like()
+        optimizer = make_optimizer("adagrad", size=model.layout.size,
+                                   dense_size=model.dense_size,
+                                   embedding_offset=model.layout["embedding"].offset,
+                                   embedding_dim=input_dim, lr=0.05, embedding_lr=0.1,
+                                   dtype=dtype)
+        workers = Workers(args.threads, params) if args.threads > 1 else None
+        labels = [tree.label for tree in train.trees]
+        order = rng.permutation(len(train))[:args.sentences]
+        batches = [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
+
+        def step(indices):
+            forests = [train.forest(part, labels)
+                       for part in split_minibatch(indices, sizes, args.threads)]
+            _, rows = model.loss_and_gradient(params, forests, grads, l2=1e-4, dropout=0.5,
+                                              rng=rng, workers=workers)
+            optimizer.step(params.flat, grads.flat, rows)
+            return forests
+
+        step(batches[0])  # compile or load the kernels
+        evaluate(model, params, test, 512, workers)
+        flops = 0.0
+        tick = time.perf_counter()
+        for indices in batches:
+            step(indices)
+        train_time = time.perf_counter() - tick
+        for indices in batches:  # FLOPs counted outside the timed loop
+            flops += sum(matmul_flops(train.forest(part), input_dim, hidden_dim)
+                         for part in split_minibatch(indices, sizes, args.threads))
+        tick = time.perf_counter()
+        evaluate(model, params, test, 512, workers)
+        test_time = time.perf_counter() - tick
+        epoch_flops = flops * len(train) / len(order)
+        speed = len(order) / train_time
+        achieved = flops / train_time / 1e9
+        record = {"train_sentences_per_s": speed, "epoch_seconds": len(train) / speed,
+                  "test_eval_s": test_time, "test_sentences": len(test),
+                  "epoch_gflop": epoch_flops / 1e9, "achieved_gflops": achieved,
+                  "fraction_of_machine": achieved / machine[dtype_name]}
+        results["dtypes"][dtype_name] = record
+        print(f"{dtype_name}: {speed:7.0f} training sentences/s (epoch {len(train) / speed:5.1f} s), "
+              f"test eval {test_time:5.2f} s for {len(test)} sentences; "
+              f"{epoch_flops / 1e9:6.1f} GFLOP/epoch at {achieved:5.1f} GFLOP/s = "
+              f"{100 * record['fraction_of_machine']:4.1f}% of the measured matrix product")
+        if workers is not None:
+            workers.close()
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
+    return 0
+
+
+def matmul_flops(forest, input_dim: int, hidden_dim: int, arity: int = 2) -> float:
+    """Matrix-product FLOPs of one training step of the N-ary Tree-LSTM on a forest.
+
+    Leaves (per distinct word): x W forward, W's gradient and dx: 3 products
+    of d_x by 3d.  Inner nodes: [h_1..h_N] U forward, delta U^T backward and
+    U's gradient: 3 products of N d by (3+N) d.  The classifier is negligible.
+    """
+    import numpy as np
+    distinct_words = np.unique(forest.word[forest.word >= 0]).shape[0]
+    inner = forest.n_nodes - forest.n_leaves
+    leaf_flops = 2.0 * distinct_words * input_dim * 3 * hidden_dim
+    inner_flops = 2.0 * inner * arity * hidden_dim * (3 + arity) * hidden_dim
+    return 3.0 * (leaf_flops + inner_flops)
+
+
+def matmul_throughput(np, threads: int, size: int = 256, seconds: float = 1.0) -> dict:
+    """GFLOP/s of ``threads`` concurrent single-threaded products of two
+    ``size`` x ``size`` matrices: what the machine's cores deliver to BLAS."""
+    from concurrent.futures import ThreadPoolExecutor
+    out = {}
+    with ThreadPoolExecutor(threads) as pool:
+        for name in ("float32", "float64"):
+            a = np.random.default_rng(0).random((size, size)).astype(name)
+            b = np.random.default_rng(1).random((size, size)).astype(name)
+            a @ b
+
+            def work(_):
+                count = 0
+                stop = time.perf_counter() + seconds
+                while time.perf_counter() < stop:
+                    a @ b
+                    count += 1
+                return count
+
+            tick = time.perf_counter()
+            total = sum(pool.map(work, range(threads)))
+            out[name] = 2.0 * size ** 3 * total / (time.perf_counter() - tick) / 1e9
+    return out
+
+
+if __name__ == "__main__":
+    sys.exit(main())
