@@ -88,7 +88,8 @@ def _original_order(tree, forest, nodes):
 
 def evaluate(model: TreeModel, params: Parameters, split: EncodedSplit,
              batch_size: int = 512, workers: Workers | None = None) -> dict:
-    """Root and all-node accuracy (percent) over labelled nodes, SST-style."""
+    """Root and all-node accuracy (percent) over labelled nodes, SST-style;
+    forests of at most ``batch_size`` sentences, spread over the workers."""
     def count(start: int):
         forest = split.forest(range(start, min(start + batch_size, len(split))))
         predicted = model.probabilities(params, forest).argmax(axis=1)
@@ -97,6 +98,8 @@ def evaluate(model: TreeModel, params: Parameters, split: EncodedSplit,
         return (int(np.sum(predicted[roots] == forest.label[roots])), int(roots.shape[0]),
                 int(np.sum(predicted[labelled] == forest.label[labelled])), int(labelled.sum()))
 
+    if workers is not None:  # one forest per thread where the batch size allows
+        batch_size = min(batch_size, -(-len(split) // workers.n_threads))
     starts = range(0, len(split), batch_size)
     counts = list(workers.pool.map(count, starts) if workers is not None else map(count, starts))
     root_correct, root_total, all_correct, all_total = (sum(c[k] for c in counts) for k in range(4))

@@ -60,7 +60,7 @@ class TreeLSTMNaryCache:
     x: np.ndarray        # (U, d_x) distinct words' vectors
     word_index: np.ndarray  # (L,) row of x each leaf reads
     hc: np.ndarray       # (n, N d) children's hidden states, per node
-    gates: np.ndarray    # (n, (3+N) d) i|o|u|f_1..f_N activations
+    gates: np.ndarray    # (n + 3, (3+N) d) i|o|u|f_1..f_N activations (3 spare rows)
     c: np.ndarray        # (n, d) memory cells
     tanh_c: np.ndarray   # (n, d)
 
@@ -120,7 +120,7 @@ class TreeLSTMNary:
         leaves = forest.n_leaves
         children = _children_columns(forest, arity)
         hc = np.zeros((n + ROW_PAD, arity * d), dtype=dtype)
-        gates = np.empty((n, (3 + arity) * d), dtype=dtype)
+        gates = np.empty((n + ROW_PAD, (3 + arity) * d), dtype=dtype)
         c = np.empty((n, d), dtype=dtype)
         tanh_c = np.empty((n, d), dtype=dtype)
         h = np.empty((n, d), dtype=dtype)
@@ -142,11 +142,13 @@ class TreeLSTMNary:
             for level in range(1, forest.n_levels):
                 start, stop = forest.level_ptr[level], forest.level_ptr[level + 1]
                 _gather_children(children, h, hc, start, stop)
-                z = hc[start:_padded(start, stop)] @ params["U"]  # eqs. 9-12
-                z = z[:stop - start]
+                # eqs. 9-12 straight into the gate rows (padding rows belong to
+                # higher levels, which overwrite them later)
+                padded = _padded(start, stop)
+                np.matmul(hc[start:padded], params["U"], out=gates[start:padded])
+                z = gates[start:stop]
                 z += bias
                 _gate_functions(z, d)
-                gates[start:stop] = z
                 _cell_update(children, gates, c, start, stop)    # eq. 13
                 _output(gates, c, tanh_c, h, start, stop)        # eq. 14
         return h, TreeLSTMNaryCache(x, word_index, hc, gates, c, tanh_c)

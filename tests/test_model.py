@@ -1,0 +1,155 @@
+"""The model's objective, its parallel evaluation, and the cells' forward
+values and kernels against plain NumPy."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gradcheck.suite import Setting, build_case
+from gradcheck.trees import random_binary_tree
+from npcomp.cells import inputs, mean_vectors, recnn, treelstm_nary
+from npcomp.cells.activations import ACTIVATIONS
+from npcomp.forest import build_forest, node_words
+from npcomp.model import Workers, split_minibatch
+
+
+def _trees(seed=5, sizes=(7, 1, 12, 3, 9, 20)):
+    rng = np.random.default_rng(seed)
+    return [random_binary_tree(n, rng, unary_rate=0.1) for n in sizes]
+
+
+def test_split_minibatch_covers_every_tree_once_and_balances():
+    sizes = np.array([5, 40, 7, 7, 33, 2, 9, 21])
+    parts = split_minibatch(np.arange(8), sizes, 2)
+    assert sorted(np.concatenate(parts).tolist()) == list(range(8))
+    loads = [sizes[p].sum() for p in parts]
+    assert max(loads) - min(loads) <= sizes.max()
+    assert len(split_minibatch(np.arange(1), sizes, 4)) == 1
+
+
+@pytest.mark.parametrize("model", ["treelstm-nary", "recnn", "mean-vectors"])
+@pytest.mark.parametrize("average", ["sentences", "nodes"])
+def test_parts_on_threads_equal_one_forest(model, average):
+    """J and dJ over a minibatch split across worker threads equal the whole."""
+    trees = _trees()
+    dims = dict(input_dim=4, hidden_dim=4)
+    model_, params, whole, _ = build_case(Setting(model, **dims), trees, np.random.default_rng(0))
+    vocab_words = [node_words(t, np.array([int(w[1:]) + 1 for w in t.tokens], np.int32))
+                   for t in trees]
+    parts = [build_forest([trees[i] for i in group], [vocab_words[i] for i in group])
+             for group in ([0, 2, 4], [1, 3, 5])]
+    grads_whole, grads_parts = params.zeros_like(), params.zeros_like()
+    loss_whole, rows_whole = model_.loss_and_gradient(params, whole, grads_whole, l2=0.01,
+                                                      average=average)
+    workers = Workers(2, params)
+    try:
+        loss_parts, rows_parts = model_.loss_and_gradient(params, parts, grads_parts, l2=0.01,
+                                                          average=average, workers=workers)
+        assert all(not np.any(b.flat) for b in workers.buffers)  # handed back zeroed
+    finally:
+        workers.close()
+    assert loss_parts == pytest.approx(loss_whole, rel=1e-12)
+    np.testing.assert_array_equal(rows_parts, rows_whole)
+    np.testing.assert_allclose(grads_parts.flat, grads_whole.flat, rtol=1e-10, atol=1e-14)
+
+
+def _reference_treelstm(tree, x, W, U, b, d):
+    """Tai eqs. 9-14 node by node, children before parents (plain NumPy)."""
+    sigmoid = lambda z: 1 / (1 + np.exp(-z))
+    kids = tree.children()
+    h = np.zeros((tree.n_nodes, d))
+    c = np.zeros((tree.n_nodes, d))
+    for j in range(tree.n_nodes):
+        if not kids[j]:
+            z = x[tree.token_index[j]] @ W + b[:3 * d]
+            i, o, u = sigmoid(z[:d]), sigmoid(z[d:2 * d]), np.tanh(z[2 * d:])
+            c[j] = i * u
+        else:
+            hc = np.zeros(2 * d)
+            for k, kid in enumerate(kids[j]):
+                hc[k * d:(k + 1) * d] = h[kid]
+            z = hc @ U
+            i, o = sigmoid(z[:d] + b[:d]), sigmoid(z[d:2 * d] + b[d:2 * d])
+            u = np.tanh(z[2 * d:3 * d] + b[2 * d:3 * d])
+            c[j] = i * u
+            for k, kid in enumerate(kids[j]):
+                f = sigmoid(z[(3 + k) * d:(4 + k) * d] + b[3 * d:])
+                c[j] += f * c[kid]
+        h[j] = o * np.tanh(c[j])
+    return h
+
+
+@pytest.mark.parametrize("dtype,tolerance", [(np.float64, 1e-12), (np.float32, 2e-6)])
+def test_treelstm_forward_matches_plain_numpy(dtype, tolerance):
+    trees = _trees()
+    rng = np.random.default_rng(3)
+    d, d_x = 5, 4
+    cell = treelstm_nary.TreeLSTMNary(d_x, d)
+    params = {name: rng.normal(0, 0.7, shape) for name, shape in cell.parameter_shapes()}
+    vectors = [rng.normal(size=(len(t.tokens), d_x)) for t in trees]
+    offsets = np.cumsum([0] + [len(t.tokens) for t in trees])
+    words = [node_words(t, np.arange(len(t.tokens), dtype=np.int32) + offsets[k])
+             for k, t in enumerate(trees)]
+    forest = build_forest(trees, words)
+    x_all = np.concatenate(vectors)
+    distinct, index = np.unique(forest.word[forest.word_nodes()], return_inverse=True)
+    cast = {name: value.astype(dtype) for name, value in params.items()}
+    h, _ = cell.forward(cast, forest, x_all[distinct].astype(dtype), index)
+    for k, tree in enumerate(trees):
+        expected = _reference_treelstm(tree, vectors[k], params["W"], params["U"], params["b"], d)
+        nodes = np.flatnonzero(forest.tree == k)
+        # forest order within a tree is the tree's order sorted by height (stable)
+        heights = forest.height[nodes]
+        tree_height = np.zeros(tree.n_nodes, dtype=np.int64)
+        for node in range(tree.n_nodes):
+            up = tree.parent[node]
+            if up >= 0:
+                tree_height[up] = max(tree_height[up], tree_height[node] + 1)
+        order = np.argsort(tree_height, kind="stable")
+        assert np.array_equal(heights, tree_height[order])
+        np.testing.assert_allclose(h[nodes], expected[order], rtol=tolerance, atol=tolerance)
+
+
+def _kernel_cases():
+    rng = np.random.default_rng(9)
+    trees = _trees(seed=9)
+    forest = build_forest(trees, [np.where(t.token_index >= 0, t.token_index, -1).astype(np.int32)
+                                  for t in trees])
+    children = treelstm_nary._children_columns(forest, 2)
+    d, n = 3, forest.n_nodes
+    start, stop = forest.level_ptr[1], forest.level_ptr[2]
+    h = rng.normal(size=(n, d))
+    gates = rng.uniform(0.05, 0.95, size=(n + 3, 5 * d))
+    c = rng.normal(size=(n, d))
+    tanh_c = np.tanh(c)
+    return [
+        (treelstm_nary._gather_children, lambda: (children, h, np.zeros((n + 3, 2 * d)), start, stop)),
+        (treelstm_nary._cell_update, lambda: (children, gates, c.copy(), start, stop)),
+        (treelstm_nary._gate_deltas, lambda: (children, gates, c, tanh_c, h.copy(),
+                                              rng.normal(size=(n, d)), np.zeros((n + 3, 5 * d)),
+                                              start, stop)),
+        (treelstm_nary._scatter_to_children, lambda: (children, rng.normal(size=(stop - start, 2 * d)),
+                                                      h.copy(), start, stop)),
+        (inputs._sum_rows, lambda: (rng.normal(size=(10, 3)), rng.integers(0, 4, 10),
+                                    np.zeros((4, 3)))),
+        (mean_vectors._sum_up, lambda: (forest.parent, rng.normal(size=(n, 3)), np.ones(n))),
+        (mean_vectors._push_down, lambda: (forest.parent, rng.normal(size=(n, 3)))),
+    ] + [
+        (recnn._inner_forward, lambda code=code: (
+            code, forest.level_ptr, recnn._binary_children(forest), rng.normal(size=(2 * d, d)),
+            rng.normal(size=d), np.zeros((n, 2 * d)), np.zeros((n, d)), rng.normal(size=(n, d))))
+        for code in ACTIVATIONS.values()
+    ]
+
+
+@pytest.mark.parametrize("kernel,make_args", _kernel_cases(),
+                         ids=lambda value: getattr(value, "__name__", ""))
+def test_kernel_matches_its_python_function(kernel, make_args):
+    """Every numba kernel against its .py_func on the same inputs (STYLE 9)."""
+    compiled_args = make_args()
+    python_args = [a.copy() if isinstance(a, np.ndarray) else a for a in compiled_args]
+    kernel(*compiled_args)
+    kernel.py_func(*python_args)
+    for compiled, python in zip(compiled_args, python_args):
+        if isinstance(compiled, np.ndarray):
+            np.testing.assert_allclose(compiled, python, rtol=1e-12, atol=1e-12)
