@@ -39,12 +39,14 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     # one BLAS thread per worker thread, set before NumPy loads
     for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ[variable] = "1"
+        os.environ.setdefault(variable, "1")
 
     import numpy as np
     from npcomp.cells import make_cell
     from npcomp.embeddings import Vocabulary
-    from npcomp.model import TreeModel, Workers, split_minibatch
+    from concurrent.futures import ThreadPoolExecutor
+
+    from npcomp.model import TreeModel
     from npcomp.optimizers import make_optimizer
     from npcomp.tasks import load_task
     from npcomp.trainer import encode, evaluate
@@ -59,7 +61,6 @@ def main(argv=None) -> int:
           f"{machine['float32']:.1f} GFLOP/s, float64 {machine['float64']:.1f} GFLOP/s")
 
     results = {"threads": args.threads, "machine_gflops": machine, "dtypes": {}}
-    sizes = np.array([tree.n_nodes for tree in train.trees])
     for dtype_name in args.dtypes.split(","):
         dtype = np.dtype(dtype_name).type
         rng = np.random.default_rng(1)
@@ -73,31 +74,28 @@ def main(argv=None) -> int:
                                    embedding_offset=model.layout["embedding"].offset,
                                    embedding_dim=input_dim, lr=0.05, embedding_lr=0.1,
                                    dtype=dtype)
-        workers = Workers(args.threads, params) if args.threads > 1 else None
+        helper = ThreadPoolExecutor(max_workers=1) if args.threads > 1 else None
         labels = [tree.label for tree in train.trees]
         order = rng.permutation(len(train))[:args.sentences]
         batches = [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
 
         def step(indices):
-            forests = [train.forest(part, labels)
-                       for part in split_minibatch(indices, sizes, args.threads)]
-            _, rows = model.loss_and_gradient(params, forests, grads, l2=1e-4, dropout=0.5,
-                                              rng=rng, workers=workers)
+            forest = train.forest(indices, labels)
+            _, rows = model.loss_and_gradient(params, forest, grads, l2=1e-4, dropout=0.5,
+                                              rng=rng, helper=helper)
             optimizer.step(params.flat, grads.flat, rows)
-            return forests
 
         step(batches[0])  # compile or load the kernels
-        evaluate(model, params, test, 512, workers)
+        evaluate(model, params, test, 512, helper)
         flops = 0.0
         tick = time.perf_counter()
         for indices in batches:
             step(indices)
         train_time = time.perf_counter() - tick
         for indices in batches:  # FLOPs counted outside the timed loop
-            flops += sum(matmul_flops(train.forest(part), input_dim, hidden_dim)
-                         for part in split_minibatch(indices, sizes, args.threads))
+            flops += matmul_flops(train.forest(indices), input_dim, hidden_dim)
         tick = time.perf_counter()
-        evaluate(model, params, test, 512, workers)
+        evaluate(model, params, test, 512, helper)
         test_time = time.perf_counter() - tick
         epoch_flops = flops * len(train) / len(order)
         speed = len(order) / train_time
@@ -111,8 +109,8 @@ def main(argv=None) -> int:
               f"test eval {test_time:5.2f} s for {len(test)} sentences; "
               f"{epoch_flops / 1e9:6.1f} GFLOP/epoch at {achieved:5.1f} GFLOP/s = "
               f"{100 * record['fraction_of_machine']:4.1f}% of the measured matrix product")
-        if workers is not None:
-            workers.close()
+        if helper is not None:
+            helper.shutdown()
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
     return 0

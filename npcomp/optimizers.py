@@ -71,7 +71,9 @@ class AdaGrad(Optimizer):
     epsilon = 1e-10
 
     def _update(self, table, gradient, states, rows, lr):
-        _adagrad_rows(table, gradient, states[0], rows, lr, self.epsilon)
+        # scalars of the table's type keep float32 arithmetic (and SIMD) in float32
+        scalar = table.dtype.type
+        _adagrad_rows(table, gradient, states[0], rows, scalar(lr), scalar(self.epsilon))
 
 
 class Adadelta(Optimizer):
@@ -81,7 +83,9 @@ class Adadelta(Optimizer):
     epsilon = 1e-6
 
     def _update(self, table, gradient, states, rows, lr):
-        _adadelta_rows(table, gradient, states[0], states[1], rows, lr, self.rho, self.epsilon)
+        scalar = table.dtype.type
+        _adadelta_rows(table, gradient, states[0], states[1], rows, scalar(lr), scalar(self.rho),
+                       scalar(self.epsilon))
 
 
 class SGD(Optimizer):

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,7 +27,7 @@ import numpy as np
 from .cells import make_cell
 from .embeddings import Vocabulary, build_embedding_matrix, read_vectors
 from .forest import build_forest, node_words, supervised_labels
-from .model import TreeModel, Workers, split_minibatch
+from .model import TreeModel
 from .optimizers import make_optimizer
 from .params import Parameters
 from .tasks import SPLITS, load_task
@@ -87,9 +88,11 @@ def _original_order(tree, forest, nodes):
 
 
 def evaluate(model: TreeModel, params: Parameters, split: EncodedSplit,
-             batch_size: int = 512, workers: Workers | None = None) -> dict:
-    """Root and all-node accuracy (percent) over labelled nodes, SST-style;
-    forests of at most ``batch_size`` sentences, spread over the workers."""
+             batch_size: int = 512, helpers=None) -> dict:
+    """Root and all-node accuracy (percent) over labelled nodes, SST-style.
+
+    Forests of at most ``batch_size`` sentences; with ``helpers`` (an executor)
+    every other forest is evaluated on a helper thread meanwhile."""
     def count(start: int):
         forest = split.forest(range(start, min(start + batch_size, len(split))))
         predicted = model.probabilities(params, forest).argmax(axis=1)
@@ -98,10 +101,12 @@ def evaluate(model: TreeModel, params: Parameters, split: EncodedSplit,
         return (int(np.sum(predicted[roots] == forest.label[roots])), int(roots.shape[0]),
                 int(np.sum(predicted[labelled] == forest.label[labelled])), int(labelled.sum()))
 
-    if workers is not None:  # one forest per thread where the batch size allows
-        batch_size = min(batch_size, -(-len(split) // workers.n_threads))
-    starts = range(0, len(split), batch_size)
-    counts = list(workers.pool.map(count, starts) if workers is not None else map(count, starts))
+    starts = list(range(0, len(split), batch_size))
+    if helpers is None:
+        counts = [count(start) for start in starts]
+    else:
+        futures = [helpers.submit(count, start) for start in starts[1::2]]
+        counts = [count(start) for start in starts[0::2]] + [f.result() for f in futures]
     root_correct, root_total, all_correct, all_total = (sum(c[k] for c in counts) for k in range(4))
     return {"root_acc": 100.0 * root_correct / max(root_total, 1),
             "all_acc": 100.0 * all_correct / max(all_total, 1),
@@ -229,9 +234,10 @@ def train(config: dict, run_dir: str | Path, resume: bool = False, progress: boo
                               "embedding": report.get("embedding")})
 
     _warm_up(model, params, train_split, config)
+    # a second thread overlaps independent products of the backward pass and
+    # evaluates every other forest (BLAS itself runs one thread: see cli.py)
     threads = max(1, int(config.get("threads") or 1))
-    workers = Workers(threads, params) if threads > 1 else None
-    tree_sizes = np.array([tree.n_nodes for tree in train_split.trees])
+    helper = ThreadPoolExecutor(max_workers=1) if threads > 1 else None
     fixed = config["fixed_embeddings"]
     examples_total = sum(e["train_examples"] for e in metrics["epochs"])
     for epoch in range(start_epoch, config["epochs"] + 1):
@@ -243,11 +249,10 @@ def train(config: dict, run_dir: str | Path, resume: bool = False, progress: boo
         for start in batches:
             indices = order[start:start + config["batch_size"]]
             tick = time.perf_counter()
-            forests = [train_split.forest(part, train_labels)
-                       for part in split_minibatch(indices, tree_sizes, threads)]
+            forest = train_split.forest(indices, train_labels)
             loss, rows = model.loss_and_gradient(
-                params, forests, grads, l2=config["l2"], dropout=config["dropout"], rng=rng,
-                average=config["average"], workers=workers)
+                params, forest, grads, l2=config["l2"], dropout=config["dropout"], rng=rng,
+                average=config["average"], helper=helper)
             optimizer.step(params.flat, grads.flat, None if fixed else rows)
             if fixed:
                 grads["embedding"][rows] = 0.0
@@ -261,7 +266,7 @@ def train(config: dict, run_dir: str | Path, resume: bool = False, progress: boo
         if bar is not None:
             bar.close()
         tick = time.perf_counter()
-        dev = evaluate(model, params, splits["dev"], config["eval_batch_size"], workers)
+        dev = evaluate(model, params, splits["dev"], config["eval_batch_size"], helper)
         eval_time = time.perf_counter() - tick
         record = {"epoch": epoch, "train_loss": epoch_loss / len(order), "dev": dev,
                   "wall_s": train_time, "eval_s": eval_time, "train_examples": len(order),
@@ -287,13 +292,13 @@ def train(config: dict, run_dir: str | Path, resume: bool = False, progress: boo
         best_model, best_params, _, _ = load_model(run_dir)
         tick = time.perf_counter()
         metrics["test"] = evaluate(best_model, best_params, splits["test"],
-                                   config["eval_batch_size"], workers)
+                                   config["eval_batch_size"], helper)
         metrics["test_eval_s"] = time.perf_counter() - tick
         _write_json(run_dir / "metrics.json", metrics)
         _append_log(run_dir, {"event": "end", "best_epoch": metrics["best_epoch"],
                               "dev": metrics["dev"], "test": metrics["test"]})
-    if workers is not None:
-        workers.close()
+    if helper is not None:
+        helper.shutdown()
     return metrics
 
 

@@ -10,7 +10,6 @@ from gradcheck.trees import random_binary_tree
 from npcomp.cells import inputs, mean_vectors, recnn, treelstm_nary
 from npcomp.cells.activations import ACTIVATIONS
 from npcomp.forest import build_forest, node_words
-from npcomp.model import Workers, split_minibatch
 
 
 def _trees(seed=5, sizes=(7, 1, 12, 3, 9, 20)):
@@ -18,39 +17,22 @@ def _trees(seed=5, sizes=(7, 1, 12, 3, 9, 20)):
     return [random_binary_tree(n, rng, unary_rate=0.1) for n in sizes]
 
 
-def test_split_minibatch_covers_every_tree_once_and_balances():
-    sizes = np.array([5, 40, 7, 7, 33, 2, 9, 21])
-    parts = split_minibatch(np.arange(8), sizes, 2)
-    assert sorted(np.concatenate(parts).tolist()) == list(range(8))
-    loads = [sizes[p].sum() for p in parts]
-    assert max(loads) - min(loads) <= sizes.max()
-    assert len(split_minibatch(np.arange(1), sizes, 4)) == 1
-
-
 @pytest.mark.parametrize("model", ["treelstm-nary", "recnn", "mean-vectors"])
-@pytest.mark.parametrize("average", ["sentences", "nodes"])
-def test_parts_on_threads_equal_one_forest(model, average):
-    """J and dJ over a minibatch split across worker threads equal the whole."""
-    trees = _trees()
-    dims = dict(input_dim=4, hidden_dim=4)
-    model_, params, whole, _ = build_case(Setting(model, **dims), trees, np.random.default_rng(0))
-    vocab_words = [node_words(t, np.array([int(w[1:]) + 1 for w in t.tokens], np.int32))
-                   for t in trees]
-    parts = [build_forest([trees[i] for i in group], [vocab_words[i] for i in group])
-             for group in ([0, 2, 4], [1, 3, 5])]
-    grads_whole, grads_parts = params.zeros_like(), params.zeros_like()
-    loss_whole, rows_whole = model_.loss_and_gradient(params, whole, grads_whole, l2=0.01,
-                                                      average=average)
-    workers = Workers(2, params)
-    try:
-        loss_parts, rows_parts = model_.loss_and_gradient(params, parts, grads_parts, l2=0.01,
-                                                          average=average, workers=workers)
-        assert all(not np.any(b.flat) for b in workers.buffers)  # handed back zeroed
-    finally:
-        workers.close()
-    assert loss_parts == pytest.approx(loss_whole, rel=1e-12)
-    np.testing.assert_array_equal(rows_parts, rows_whole)
-    np.testing.assert_allclose(grads_parts.flat, grads_whole.flat, rtol=1e-10, atol=1e-14)
+def test_helper_thread_gives_the_same_gradient(model, monkeypatch):
+    """Products moved to a helper thread (in small blocks here, so several are
+    in flight) add up to the single-threaded gradient."""
+    from concurrent.futures import ThreadPoolExecutor
+    monkeypatch.setattr(treelstm_nary, "HELPER_BLOCK", 4)
+    model_, params, forest, _ = build_case(Setting(model, input_dim=4, hidden_dim=4),
+                                           _trees(), np.random.default_rng(0))
+    alone, helped = params.zeros_like(), params.zeros_like()
+    loss_alone, rows_alone = model_.loss_and_gradient(params, forest, alone, l2=0.01)
+    with ThreadPoolExecutor(max_workers=1) as helper:
+        loss_helped, rows_helped = model_.loss_and_gradient(params, forest, helped, l2=0.01,
+                                                            helper=helper)
+    assert loss_helped == loss_alone
+    np.testing.assert_array_equal(rows_helped, rows_alone)
+    np.testing.assert_allclose(helped.flat, alone.flat, rtol=1e-12, atol=1e-15)
 
 
 def _reference_treelstm(tree, x, W, U, b, d):

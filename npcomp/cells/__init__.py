@@ -6,8 +6,9 @@ Every cell has the same small interface:
 * ``forward(params, forest, x, word_index) -> (h (n, output_dim), cache)``: ``x``
   (U, d_x) holds the vectors of the minibatch's U distinct words and
   ``word_index`` the row each word-reading node reads (see ``inputs.py``);
-* ``backward(params, forest, cache, d_h, grads) -> d_x``: adds the parameter
-  gradients into ``grads`` (same names) and returns dLoss/dx (U, d_x);
+* ``backward(params, forest, cache, d_h, grads, helper=None) -> d_x``: adds the
+  parameter gradients into ``grads`` (same names) and returns dLoss/dx (U, d_x);
+  ``helper`` (an executor with one thread) may take work off the critical path;
 * ``report_slices()``: gate-level sub-blocks named for gradient-check reports.
 """
 from __future__ import annotations

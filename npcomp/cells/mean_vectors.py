@@ -50,7 +50,7 @@ class MeanVectors:
         return span_sum / count[:, None], (word_nodes, word_index, x.shape[0], count)
 
     def backward(self, params: dict, forest: Forest, cache, d_h: np.ndarray,
-                 grads: dict) -> np.ndarray:
+                 grads: dict, helper=None) -> np.ndarray:
         word_nodes, word_index, n_words, count = cache
         eps_s = d_h / count[:, None]
         _push_down(forest.parent, eps_s)

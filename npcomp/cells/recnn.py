@@ -108,7 +108,7 @@ class RecNN:
         return h, RecNNCache(x, word_index, hc, h)
 
     def backward(self, params: dict, forest: Forest, cache: RecNNCache, d_h: np.ndarray,
-                 grads: dict) -> np.ndarray:
+                 grads: dict, helper=None) -> np.ndarray:
         n, d, leaves = forest.n_nodes, self.hidden_dim, forest.n_leaves
         delta = np.zeros((n, d), dtype=d_h.dtype)
         d_hc = np.empty((n, 2 * d), dtype=d_h.dtype)

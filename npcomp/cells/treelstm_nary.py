@@ -154,31 +154,61 @@ class TreeLSTMNary:
         return h, TreeLSTMNaryCache(x, word_index, hc, gates, c, tanh_c)
 
     def backward(self, params: dict, forest: Forest, cache: TreeLSTMNaryCache,
-                 d_h: np.ndarray, grads: dict) -> np.ndarray:
+                 d_h: np.ndarray, grads: dict, helper=None) -> np.ndarray:
         """d_h: (n, d) dLoss/dh from the head (overwritten).  Adds dLoss/dparams
-        into ``grads``; returns dLoss/dx (U, d_x), per distinct word."""
+        into ``grads``; returns dLoss/dx (U, d_x), per distinct word.
+
+        ``helper``, an executor with one thread, takes the weight-gradient
+        products off the critical path: U's gradient needs each level's deltas
+        only, so it is accumulated there, in blocks of finished levels, while
+        this thread goes on down the tree.
+        """
         n, d, arity = forest.n_nodes, self.hidden_dim, self.arity
         leaves = forest.n_leaves
         children = _children_columns(forest, arity)
         delta = np.zeros((n + ROW_PAD, (3 + arity) * d), dtype=d_h.dtype)
         d_c = np.zeros((n, d), dtype=d_h.dtype)
         u_transposed = params["U"].T
+        pending = []
+        unsent = n  # rows [start, unsent) hold finished deltas not yet in dU
         for level in range(forest.n_levels - 1, 0, -1):
             start, stop = forest.level_ptr[level], forest.level_ptr[level + 1]
             _gate_deltas(children, cache.gates, cache.c, cache.tanh_c, d_h, d_c, delta,
                          start, stop)
             d_hc = delta[start:_padded(start, stop)] @ u_transposed   # reverses eqs. 9-12
             _scatter_to_children(children, d_hc, d_h, start, stop)
+            if helper is not None and unsent - start >= HELPER_BLOCK:
+                pending.append(helper.submit(_add_product, grads["U"], cache.hc[start:unsent],
+                                             delta[start:unsent]))
+                unsent = start
         _gate_deltas(children, cache.gates, cache.c, cache.tanh_c, d_h, d_c, delta, 0, leaves)
-        # weight gradients: one product over all inner nodes, one over the
-        # distinct words (a word's leaves summed first)
+        # the rest of dU = sum_j hc_j^T delta_j, and dW over the distinct words
+        # (a word's leaves summed first)
         delta_word = sum_by_index(delta[:leaves, :3 * d], cache.word_index, cache.x.shape[0])
-        grads["U"] += cache.hc[leaves:n].T @ delta[leaves:n]
-        grads["W"] += cache.x.T @ delta_word
+        products = [(grads["U"], cache.hc[leaves:unsent], delta[leaves:unsent]),
+                    (grads["W"], cache.x, delta_word)]
+        if helper is None:
+            for target, left, right in products:
+                _add_product(target, left, right)
+        else:
+            pending += [helper.submit(_add_product, *product) for product in products]
         column_sums = delta[:n].sum(axis=0)
         grads["b"][:3 * d] += column_sums[:3 * d]
         grads["b"][3 * d:] += column_sums[3 * d:].reshape(arity, d).sum(axis=0)
-        return delta_word @ params["W"].T
+        d_x = delta_word @ params["W"].T
+        for future in pending:
+            future.result()
+        return d_x
+
+
+def _add_product(target: np.ndarray, left: np.ndarray, right: np.ndarray) -> None:
+    """target += left^T right (a weight gradient summed over nodes)."""
+    target += left.T @ right
+
+
+# rows of finished deltas sent to the helper thread at a time: large enough
+# for an efficient product, small enough to overlap with the levels below
+HELPER_BLOCK = 128
 
 
 def _children_columns(forest: Forest, arity: int) -> np.ndarray:
