@@ -59,7 +59,7 @@ def test_random_trees(setting, shapes):
 @pytest.mark.parametrize("model", ["treelstm-nary", "recnn"])
 @pytest.mark.parametrize("direction", ["left", "right"])
 def test_deep_branching_trees(model, direction):
-    """300-leaf trees: 299 levels, no recursion; gradients reach the deepest leaf."""
+    """300-leaf trees: 300 levels, no recursion; gradients reach the deepest leaf."""
     rng = np.random.default_rng(7)
     words = [f"w{k}" for k in rng.integers(0, 10, size=300)]
     tree = branching_tree(words, direction, root_label=3, leaf_labels=rng.integers(0, 5, 300))

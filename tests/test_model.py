@@ -121,6 +121,15 @@ def _kernel_cases():
             code, forest.level_ptr, recnn._binary_children(forest), rng.normal(size=(2 * d, d)),
             rng.normal(size=d), np.zeros((n, 2 * d)), np.zeros((n, d)), rng.normal(size=(n, d))))
         for code in ACTIVATIONS.values()
+    ] + [
+        (recnn._inner_backward, lambda code=code: (
+            code, forest.level_ptr, recnn._binary_children(forest), rng.normal(size=(d, 2 * d)),
+            rng.uniform(-0.9, 0.9, size=(n, d)), rng.normal(size=(n, d)), np.zeros((n, d)),
+            np.zeros((n, 2 * d))))
+        for code in ACTIVATIONS.values()
+    ] + [
+        (recnn._activate_rows, lambda code=code: (code, rng.normal(size=(7, 3))))
+        for code in ACTIVATIONS.values()
     ]
 
 
@@ -135,3 +144,32 @@ def test_kernel_matches_its_python_function(kernel, make_args):
     for compiled, python in zip(compiled_args, python_args):
         if isinstance(compiled, np.ndarray):
             np.testing.assert_allclose(compiled, python, rtol=1e-12, atol=1e-12)
+
+
+def test_kernel_activations_match_numpy():
+    """The kernels' tanh (one exp) and sigmoid agree with NumPy to rounding, in
+    absolute terms, over the whole range; derivatives come from outputs."""
+    from numba import njit
+    from npcomp.cells.activations import activate, derivative_from_output
+
+    @njit
+    def apply(code, z):
+        out = np.empty_like(z)
+        slope = np.empty_like(z)
+        for k in range(z.shape[0]):
+            out[k] = activate(code, z[k])
+            slope[k] = derivative_from_output(code, out[k])
+        return out, slope
+
+    z = np.concatenate([np.linspace(-40, 40, 20001), np.geomspace(1e-20, 1e-3, 50),
+                        -np.geomspace(1e-20, 1e-3, 50), [0.0, 800.0, -800.0]])
+    with np.errstate(over="ignore", invalid="ignore"):  # exp(800) in the references
+        references = {"tanh": (np.tanh(z), 1 - np.tanh(z) ** 2),
+                      "sigmoid": (1 / (1 + np.exp(-z)), np.exp(-z) / (1 + np.exp(-z)) ** 2),
+                      "softsign": (z / (1 + np.abs(z)), 1 / (1 + np.abs(z)) ** 2)}
+    for name, code in ACTIVATIONS.items():
+        value, slope = apply(code, z)
+        expected_value, expected_slope = references[name]
+        finite = np.isfinite(expected_slope)
+        np.testing.assert_allclose(value, expected_value, rtol=0, atol=4e-16)
+        np.testing.assert_allclose(slope[finite], expected_slope[finite], rtol=0, atol=1e-15)
