@@ -70,7 +70,7 @@ class TreeModel:
         words, word_index = np.unique(forest.word[forest.word_nodes()], return_inverse=True)
         x = params["embedding"][words]
         cell_params = params.prefixed("cell")
-        h, cell_cache = self.cell.forward(cell_params, forest, x, word_index)
+        h, cell_cache = self.cell.forward(cell_params, forest, x, word_index, helper)
 
         labelled = np.flatnonzero(forest.label >= 0)
         labels = forest.label[labelled]

@@ -19,10 +19,10 @@ def _trees(seed=5, sizes=(7, 1, 12, 3, 9, 20)):
 
 @pytest.mark.parametrize("model", ["treelstm-nary", "recnn", "mean-vectors"])
 def test_helper_thread_gives_the_same_gradient(model, monkeypatch):
-    """Products moved to a helper thread (in small blocks here, so several are
-    in flight) add up to the single-threaded gradient."""
+    """Levels split between two threads (every level of 4 or more nodes here)
+    and dU on the helper give the single-threaded loss and gradient."""
     from concurrent.futures import ThreadPoolExecutor
-    monkeypatch.setattr(treelstm_nary, "HELPER_BLOCK", 4)
+    monkeypatch.setattr(treelstm_nary, "SPLIT_ROWS", 4)
     model_, params, forest, _ = build_case(Setting(model, input_dim=4, hidden_dim=4),
                                            _trees(), np.random.default_rng(0))
     alone, helped = params.zeros_like(), params.zeros_like()
@@ -30,7 +30,8 @@ def test_helper_thread_gives_the_same_gradient(model, monkeypatch):
     with ThreadPoolExecutor(max_workers=1) as helper:
         loss_helped, rows_helped = model_.loss_and_gradient(params, forest, helped, l2=0.01,
                                                             helper=helper)
-    assert loss_helped == loss_alone
+    assert forest.n_levels > 3 and np.diff(forest.level_ptr).max() >= 8  # halves happened
+    assert loss_helped == pytest.approx(loss_alone, rel=1e-13)
     np.testing.assert_array_equal(rows_helped, rows_alone)
     np.testing.assert_allclose(helped.flat, alone.flat, rtol=1e-12, atol=1e-15)
 

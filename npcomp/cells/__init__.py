@@ -3,7 +3,7 @@
 Every cell has the same small interface:
 
 * ``parameter_shapes()`` -> [(name, shape)], ``initialise(params, rng)``;
-* ``forward(params, forest, x, word_index) -> (h (n, output_dim), cache)``: ``x``
+* ``forward(params, forest, x, word_index, helper=None) -> (h (n, output_dim), cache)``: ``x``
   (U, d_x) holds the vectors of the minibatch's U distinct words and
   ``word_index`` the row each word-reading node reads (see ``inputs.py``);
 * ``backward(params, forest, cache, d_h, grads, helper=None) -> d_x``: adds the

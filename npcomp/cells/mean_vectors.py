@@ -38,7 +38,8 @@ class MeanVectors:
     def check_forest(self, forest: Forest) -> None:
         pass
 
-    def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray):
+    def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
+                helper=None):
         """x: (U, d) distinct words' vectors; word_index: row of x per word-reading
         node, in node order.  Returns h (n, d) and a cache."""
         span_sum = np.zeros((forest.n_nodes, x.shape[1]), dtype=x.dtype)

@@ -91,7 +91,8 @@ class RecNN:
         if np.any((forest.n_children == 0) != (forest.word >= 0)):
             raise ValueError("recnn reads words at the leaves only")
 
-    def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray):
+    def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
+                helper=None):
         """x: (U, d_x) distinct words' vectors; word_index: (L,) row of x per leaf."""
         n, d, leaves = forest.n_nodes, self.hidden_dim, forest.n_leaves
         x = x[word_index]

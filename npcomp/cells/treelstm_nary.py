@@ -107,13 +107,16 @@ class TreeLSTMNary:
             raise ValueError(f"{self.name} reads words at the leaves only: every leaf needs "
                              "a word and no inner node may have one")
 
-    def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray):
+    def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
+                helper=None):
         """x: (U, d_x) vectors of the distinct words; word_index: (L,) the row of x
         each leaf (nodes 0..L-1) reads.  Returns h (n, d), cache.
 
         Level by level: gather the children's h, one matrix product for the
         gate pre-activations of the whole level, vectorised gate functions,
-        then the cell update in a numba kernel.
+        then the cell update in a numba kernel.  The nodes of a level are
+        independent, so with a ``helper`` thread a large level is split in two
+        halves computed at once.
         """
         n, d, arity = forest.n_nodes, self.hidden_dim, self.arity
         dtype = x.dtype
@@ -139,8 +142,8 @@ class TreeLSTMNary:
             c[:leaves] = cell[word_index]
             tanh_c[:leaves] = tanh_cell[word_index]
             h[:leaves] = (z[:, d:2 * d] * tanh_cell)[word_index]  # eq. 14
-            for level in range(1, forest.n_levels):
-                start, stop = forest.level_ptr[level], forest.level_ptr[level + 1]
+
+            def rows_forward(start: int, stop: int) -> None:
                 _gather_children(children, h, hc, start, stop)
                 # eqs. 9-12 straight into the gate rows (padding rows belong to
                 # higher levels, which overwrite them later)
@@ -151,6 +154,10 @@ class TreeLSTMNary:
                 _gate_functions(z, d)
                 _cell_update(children, gates, c, start, stop)    # eq. 13
                 _output(gates, c, tanh_c, h, start, stop)        # eq. 14
+
+            for level in range(1, forest.n_levels):
+                _on_level(rows_forward, forest.level_ptr[level], forest.level_ptr[level + 1],
+                          helper)
         return h, TreeLSTMNaryCache(x, word_index, hc, gates, c, tanh_c)
 
     def backward(self, params: dict, forest: Forest, cache: TreeLSTMNaryCache,
@@ -158,10 +165,9 @@ class TreeLSTMNary:
         """d_h: (n, d) dLoss/dh from the head (overwritten).  Adds dLoss/dparams
         into ``grads``; returns dLoss/dx (U, d_x), per distinct word.
 
-        ``helper``, an executor with one thread, takes the weight-gradient
-        products off the critical path: U's gradient needs each level's deltas
-        only, so it is accumulated there, in blocks of finished levels, while
-        this thread goes on down the tree.
+        With a ``helper`` thread, large levels are split in two halves as in
+        the forward, and U's gradient is computed there while this thread
+        finishes the leaves.
         """
         n, d, arity = forest.n_nodes, self.hidden_dim, self.arity
         leaves = forest.n_leaves
@@ -169,35 +175,32 @@ class TreeLSTMNary:
         delta = np.zeros((n + ROW_PAD, (3 + arity) * d), dtype=d_h.dtype)
         d_c = np.zeros((n, d), dtype=d_h.dtype)
         u_transposed = params["U"].T
-        pending = []
-        unsent = n  # rows [start, unsent) hold finished deltas not yet in dU
-        for level in range(forest.n_levels - 1, 0, -1):
-            start, stop = forest.level_ptr[level], forest.level_ptr[level + 1]
+
+        def rows_backward(start: int, stop: int) -> None:
             _gate_deltas(children, cache.gates, cache.c, cache.tanh_c, d_h, d_c, delta,
                          start, stop)
             d_hc = delta[start:_padded(start, stop)] @ u_transposed   # reverses eqs. 9-12
             _scatter_to_children(children, d_hc, d_h, start, stop)
-            if helper is not None and unsent - start >= HELPER_BLOCK:
-                pending.append(helper.submit(_add_product, grads["U"], cache.hc[start:unsent],
-                                             delta[start:unsent]))
-                unsent = start
+
+        for level in range(forest.n_levels - 1, 0, -1):
+            _on_level(rows_backward, forest.level_ptr[level], forest.level_ptr[level + 1],
+                      helper)
+        # dU = sum_j hc_j^T delta_j over the inner nodes, on the helper thread if
+        # there is one, while this one finishes the leaves
+        u_gradient = (grads["U"], cache.hc[leaves:n], delta[leaves:n])
+        pending = helper.submit(_add_product, *u_gradient) if helper is not None else None
+        if pending is None:
+            _add_product(*u_gradient)
         _gate_deltas(children, cache.gates, cache.c, cache.tanh_c, d_h, d_c, delta, 0, leaves)
-        # the rest of dU = sum_j hc_j^T delta_j, and dW over the distinct words
-        # (a word's leaves summed first)
+        # dW over the distinct words (a word's leaves summed first)
         delta_word = sum_by_index(delta[:leaves, :3 * d], cache.word_index, cache.x.shape[0])
-        products = [(grads["U"], cache.hc[leaves:unsent], delta[leaves:unsent]),
-                    (grads["W"], cache.x, delta_word)]
-        if helper is None:
-            for target, left, right in products:
-                _add_product(target, left, right)
-        else:
-            pending += [helper.submit(_add_product, *product) for product in products]
+        _add_product(grads["W"], cache.x, delta_word)
         column_sums = delta[:n].sum(axis=0)
         grads["b"][:3 * d] += column_sums[:3 * d]
         grads["b"][3 * d:] += column_sums[3 * d:].reshape(arity, d).sum(axis=0)
         d_x = delta_word @ params["W"].T
-        for future in pending:
-            future.result()
+        if pending is not None:
+            pending.result()
         return d_x
 
 
@@ -206,9 +209,22 @@ def _add_product(target: np.ndarray, left: np.ndarray, right: np.ndarray) -> Non
     target += left.T @ right
 
 
-# rows of finished deltas sent to the helper thread at a time: large enough
-# for an efficient product, small enough to overlap with the levels below
-HELPER_BLOCK = 128
+# a level of at least this many nodes is split between two threads: each half
+# still makes an efficient matrix product
+SPLIT_ROWS = 48
+
+
+def _on_level(work, start: int, stop: int, helper) -> None:
+    """work(start, stop) for the nodes of one level; a large level in two halves,
+    the second on ``helper``.  The first half is a multiple of 4 rows, so it
+    needs no padding rows (which are the second half's)."""
+    if helper is None or stop - start < SPLIT_ROWS:
+        work(start, stop)
+        return
+    middle = start + ((stop - start) // 8) * 4
+    other_half = helper.submit(work, middle, stop)
+    work(start, middle)
+    other_half.result()
 
 
 def _children_columns(forest: Forest, arity: int) -> np.ndarray:
