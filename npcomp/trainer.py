@@ -193,6 +193,8 @@ def train(config: dict, run_dir: str | Path, resume: bool = False, progress: boo
     vectors = read_vectors(config["vectors"]) if config.get("vectors") else None
     if vectors is not None:
         config["embedding_dim"] = vectors.dim
+        if config["model"] == "mean-vectors":  # its state is the mean word vector
+            config["dim"] = vectors.dim
 
     task = load_task(config["task"], config.get("data_dir"), config["structure"],
                      seed=config["seed"])
