@@ -315,5 +315,10 @@ def _warm_up(model, params, split, config):
 def _progress(total, description, enabled):
     if not enabled:
         return None
+    import sys
+
     from tqdm import tqdm
-    return tqdm(total=total, desc=description, unit="sent", leave=False, dynamic_ncols=True)
+    # to a file or pipe, a line every few seconds rather than every minibatch
+    interval = 0.1 if sys.stderr.isatty() else 5.0
+    return tqdm(total=total, desc=description, unit="sent", leave=False, dynamic_ncols=True,
+                mininterval=interval)
