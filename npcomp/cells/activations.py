@@ -21,11 +21,6 @@ ACTIVATIONS = {"tanh": 0, "sigmoid": 1, "softsign": 2}
 
 
 @njit(cache=True, inline="always")
-def sigmoid(z):
-    return ONE / (ONE + math.exp(-z))
-
-
-@njit(cache=True, inline="always")
 def tanh(z):
     """tanh from one exp: (1 - e^-2|z|) / (1 + e^-2|z|), several times faster
     than libm's tanh in numba's scalar loops; its error is within a few units

@@ -99,7 +99,7 @@ class TreeLSTMNary:
         uniform_fan_in(params["b"], self.hidden_dim, rng)
 
     def check_forest(self, forest: Forest) -> None:
-        if forest.max_children > self.arity and forest.n_children.max() > self.arity:
+        if forest.n_children.max() > self.arity:
             raise ValueError(f"{self.name} with N={self.arity} got a node with "
                              f"{int(forest.n_children.max())} children")
         leaf = forest.n_children == 0
