@@ -8,7 +8,7 @@ float64 it prints
 
 * training sentences per second (forest building, forward, backward and the
   AdaGrad update; compilation excluded by a warm-up),
-* the time to evaluate the 2210 test sentences,
+* the time to evaluate the 2210 test sentences (best of 3),
 * the matrix-product FLOPs of one training epoch (counted from the actual
   minibatches: forward, backward through the levels, weight gradients), and
   the GFLOP/s they ran at,
@@ -94,19 +94,23 @@ def main(argv=None) -> int:
         train_time = time.perf_counter() - tick
         for indices in batches:  # FLOPs counted outside the timed loop
             flops += matmul_flops(train.forest(indices), input_dim, hidden_dim)
-        tick = time.perf_counter()
-        evaluate(model, params, test, 512, helper)
-        test_time = time.perf_counter() - tick
+        eval_times = []
+        for _ in range(3):  # the best of 3 rejects interference from other processes
+            tick = time.perf_counter()
+            evaluate(model, params, test, 512, helper)
+            eval_times.append(time.perf_counter() - tick)
+        test_time = min(eval_times)
         epoch_flops = flops * len(train) / len(order)
         speed = len(order) / train_time
         achieved = flops / train_time / 1e9
         record = {"train_sentences_per_s": speed, "epoch_seconds": len(train) / speed,
-                  "test_eval_s": test_time, "test_sentences": len(test),
+                  "test_eval_s": test_time, "test_eval_s_all": eval_times,
+                  "test_sentences": len(test),
                   "epoch_gflop": epoch_flops / 1e9, "achieved_gflops": achieved,
                   "fraction_of_machine": achieved / machine[dtype_name]}
         results["dtypes"][dtype_name] = record
         print(f"{dtype_name}: {speed:7.0f} training sentences/s (epoch {len(train) / speed:5.1f} s), "
-              f"test eval {test_time:5.2f} s for {len(test)} sentences; "
+              f"test eval {test_time:5.2f} s (best of 3) for {len(test)} sentences; "
               f"{epoch_flops / 1e9:6.1f} GFLOP/epoch at {achieved:5.1f} GFLOP/s = "
               f"{100 * record['fraction_of_machine']:4.1f}% of the measured matrix product")
         if helper is not None:
