@@ -24,6 +24,7 @@ name            shape, dtype     meaning
 ``level_ptr``   (levels+1,)      node ranges of the levels
 ``root``        (trees,) int32   root node of each tree
 ``tree``        (n,) int32       which tree each node belongs to
+``origin``      (n,) int32       the node's index in its own tree
 ==============  ===============  ================================================
 """
 from __future__ import annotations
@@ -51,6 +52,7 @@ class Forest:
     level_ptr: np.ndarray
     root: np.ndarray
     tree: np.ndarray
+    origin: np.ndarray
 
     @property
     def n_nodes(self) -> int:
@@ -163,4 +165,5 @@ def build_forest(trees: Sequence[Tree], words: Sequence[np.ndarray],
     root = new_of_old[offsets[1:] - 1].astype(np.int32)
     return Forest(word=word_old[order], children=children, n_children=n_children,
                   position=position, parent=parent, label=label_old[order].astype(np.int32),
-                  height=height, level_ptr=level_ptr, root=root, tree=tree_old[order])
+                  height=height, level_ptr=level_ptr, root=root, tree=tree_old[order],
+                  origin=(order - offsets[tree_old[order]]).astype(np.int32))

@@ -65,26 +65,13 @@ def predict_split(model: TreeModel, params: Parameters, split: EncodedSplit,
         indices = range(start, min(start + batch_size, len(split)))
         forest = split.forest(indices)
         probabilities = model.probabilities(params, forest)
-        for position, tree_index in enumerate(indices):
-            nodes = np.flatnonzero(forest.tree == position)  # height order
-            original = _original_order(split.trees[tree_index], forest, nodes)
-            results.append(probabilities[nodes[original]])
+        for position in range(len(indices)):
+            nodes = np.flatnonzero(forest.tree == position)
+            in_tree_order = np.empty((nodes.shape[0], probabilities.shape[1]),
+                                     dtype=probabilities.dtype)
+            in_tree_order[forest.origin[nodes]] = probabilities[nodes]
+            results.append(in_tree_order)
     return results
-
-
-def _original_order(tree, forest, nodes):
-    """Permutation taking a tree's forest nodes back to the tree's own numbering."""
-    # build_forest sorts stably by height, so within one tree the forest order is
-    # the tree's order sorted by height: recover it the same way
-    height = np.zeros(tree.n_nodes, dtype=np.int64)
-    for node in range(tree.n_nodes):
-        up = tree.parent[node]
-        if up >= 0 and height[node] + 1 > height[up]:
-            height[up] = height[node] + 1
-    forward = np.argsort(height, kind="stable")  # forest position -> tree node
-    inverse = np.empty_like(forward)
-    inverse[forward] = np.arange(forward.shape[0])
-    return inverse
 
 
 def evaluate(model: TreeModel, params: Parameters, split: EncodedSplit,
