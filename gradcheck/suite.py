@@ -7,12 +7,14 @@ import numpy as np
 
 from npcomp.cells import make_cell
 from npcomp.embeddings import Vocabulary
+from npcomp.formats import chain_tree
 from npcomp.forest import build_forest, node_words, supervised_labels
 from npcomp.heads import dropout_mask
 from npcomp.model import TreeModel
+from npcomp.tasks import rebracket
 
 from .check import check_gradients
-from .trees import random_forest_trees
+from .trees import random_dependency_tree, random_dependency_trees, random_forest_trees
 
 VOCAB_SIZE = 10
 N_CLASSES = 5
@@ -20,23 +22,38 @@ N_CLASSES = 5
 
 @dataclass
 class Setting:
+    """One checked configuration: model, cell options, objective options and
+    the kind of random trees (``binary``: constituency-like, words at the
+    leaves; ``dependency``: a word at every node, 0..8 children; ``chain``:
+    every node one child and a word)."""
+
     model: str
     input_dim: int = 4
     hidden_dim: int = 3
-    activation: str = "tanh"
-    untied: bool = False
+    activation: str | None = None
+    untied: bool | None = None
     supervision: str = "all"
     dropout: float = 0.0
     l2: float = 0.0
     average: str = "sentences"
     unary_rate: float = 0.0
+    structure: str = "gold"
+    trees: str = "binary"
     extra: dict = field(default_factory=dict)
 
     def describe(self) -> str:
         parts = [f"supervision={self.supervision}"]
-        if self.model == "recnn":
+        if self.activation is not None:
             parts.append(f"g={self.activation}")
+        if self.untied is not None:
             parts.append("untied" if self.untied else "tied")
+        if self.input_dim != self.hidden_dim:
+            parts.append(f"d_x={self.input_dim}")
+        if self.trees != "binary":
+            parts.append(f"{self.trees} trees")
+        if self.structure != "gold":
+            parts.append(f"structure={self.structure}")
+        parts += [f"{key}={value}" for key, value in sorted(self.extra.items())]
         if self.dropout:
             parts.append(f"dropout={self.dropout}")
         if self.l2:
@@ -48,11 +65,30 @@ class Setting:
         return ", ".join(parts)
 
 
+SUPERVISIONS = ("all", "root", "root+leaves")
+
+
+def _objective_settings(model: str, **cell) -> list:
+    """Every supervision mode; dropout with L2 and per-node averaging; unary nodes."""
+    out = [Setting(model, supervision=mode, **cell) for mode in SUPERVISIONS]
+    out += [Setting(model, dropout=0.5, l2=0.1, average="nodes", **cell)]
+    if cell.get("trees", "binary") == "binary":
+        out.append(Setting(model, unary_rate=0.3, **cell))
+    return out
+
+
+def _structure_settings(model: str, **cell) -> list:
+    """Zhu's S-LSTM-LR / -RR: re-bracketed trees, root or root+leaf labels."""
+    return [Setting(model, structure=structure, supervision=mode, **cell)
+            for structure in ("left", "right") for mode in ("root", "root+leaves")]
+
+
 def settings(model: str) -> list:
     """Every setting checked for ``model``."""
-    base = [Setting(model, supervision=mode) for mode in ("all", "root", "root+leaves")]
-    base += [Setting(model, dropout=0.5, l2=0.1, average="nodes"),
-             Setting(model, unary_rate=0.3)]
+    if model == "treelstm-nary":
+        return (_objective_settings(model)
+                + [Setting(model, trees="chain", extra=dict(arity=1, inner_inputs=True)),
+                   Setting(model, extra=dict(inner_inputs=True), trees="dependency-binary")])
     if model == "recnn":
         out = []
         for activation in ("tanh", "sigmoid", "softsign"):
@@ -63,20 +99,52 @@ def settings(model: str) -> list:
         out += [Setting(model, input_dim=4, untied=True, dropout=0.5, l2=0.1, average="nodes"),
                 Setting(model, input_dim=3, unary_rate=0.3)]
         return out
+    if model == "rntn":
+        return _objective_settings(model, input_dim=3) + _structure_settings(model, input_dim=3)
+    if model == "lstm-rnn":
+        out = [Setting(model, activation=activation, untied=untied,
+                       input_dim=4 if untied else 3)
+               for activation in ("tanh", "sigmoid", "softsign") for untied in (False, True)]
+        return out + _objective_settings(model, activation="tanh", untied=True)
+    if model == "treelstm-childsum":
+        return (_objective_settings(model, trees="dependency")
+                + [Setting(model, trees="binary"), Setting(model, trees="chain")])
+    if model == "slstm":
+        return (_objective_settings(model, input_dim=3) + [Setting(model, input_dim=4)]
+                + _structure_settings(model, input_dim=3))
     if model == "mean-vectors":
         return [Setting(model, input_dim=4, hidden_dim=4, supervision=mode)
-                for mode in ("all", "root", "root+leaves")]
-    return base
+                for mode in SUPERVISIONS]
+    raise ValueError(f"model must be one of {MODELS}, not {model!r}")
 
 
-MODELS = ("treelstm-nary", "recnn", "mean-vectors")
+MODELS = ("recnn", "treelstm-nary", "mean-vectors")
+
+
+def random_trees(setting: Setting, rng: np.random.Generator) -> list:
+    """A random minibatch of the setting's kind of trees and structure."""
+    if setting.trees == "dependency":
+        return random_dependency_trees(rng, n_classes=N_CLASSES, vocab_size=VOCAB_SIZE)
+    if setting.trees == "chain":
+        return [chain_tree([f"w{k}" for k in rng.integers(0, VOCAB_SIZE, size=length)],
+                           rng.integers(0, N_CLASSES, size=length))
+                for length in (1, 3, 7)]
+    if setting.trees == "dependency-binary":
+        # at most two children, a word at every node
+        return [random_dependency_tree(int(n), rng, max_children=2, n_classes=N_CLASSES,
+                                       vocab_size=VOCAB_SIZE) for n in (1, 4, 9)]
+    trees = random_forest_trees(rng, n_trees=3, max_leaves=8, n_classes=N_CLASSES,
+                                vocab_size=VOCAB_SIZE, unary_rate=setting.unary_rate)
+    if setting.structure != "gold":
+        trees = [rebracket(tree, setting.structure) for tree in trees]
+    return trees
 
 
 def build_case(setting: Setting, trees: list, rng: np.random.Generator):
     """(model, float64 params, forest, loss options) for one setting and minibatch."""
     vocab = Vocabulary(f"w{k}" for k in range(VOCAB_SIZE))
     cell = make_cell(setting.model, setting.input_dim, setting.hidden_dim,
-                     activation=setting.activation, untied=setting.untied)
+                     activation=setting.activation, untied=setting.untied, **setting.extra)
     model = TreeModel(cell, N_CLASSES, len(vocab), setting.input_dim)
     params = model.new_parameters(rng, rng.normal(0, 1, (len(vocab), setting.input_dim)),
                                   dtype=np.float64)
@@ -94,7 +162,6 @@ def build_case(setting: Setting, trees: list, rng: np.random.Generator):
 def run_setting(setting: Setting, seed: int = 0, trees: list | None = None) -> dict:
     rng = np.random.default_rng(seed)
     if trees is None:
-        trees = random_forest_trees(rng, n_trees=3, max_leaves=8, n_classes=N_CLASSES,
-                                    vocab_size=VOCAB_SIZE, unary_rate=setting.unary_rate)
+        trees = random_trees(setting, rng)
     model, params, forest, options = build_case(setting, trees, rng)
     return check_gradients(model, params, forest, **options)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from npcomp.formats import Tree, branching_tree, renumber_postorder
+from npcomp.formats import Tree, branching_tree, parents_to_tree, renumber_postorder
 
 
 def random_binary_tree(n_leaves: int, rng: np.random.Generator, n_classes: int = 5,
@@ -65,4 +65,51 @@ def random_forest_trees(rng: np.random.Generator, n_trees: int = 3, max_leaves: 
         trees.append(branching_tree(words, direction, root_label=int(rng.integers(0, n_classes)),
                                     leaf_labels=leaf_labels))
     trees.append(random_binary_tree(1, rng, n_classes, vocab_size))
+    return trees
+
+
+def random_dependency_tree(n_words: int, rng: np.random.Generator, max_children: int = 8,
+                           n_classes: int = 5, vocab_size: int = 10,
+                           label_rate: float = 1.0) -> Tree:
+    """A tree in which every node reads a word and has 0..``max_children``
+    children (a dependency tree: node i reads token i).
+
+    Heads are drawn at random among the words already attached, so every
+    shape with at most ``max_children`` dependents per word can appear; with
+    ``max_children`` words or more a node with exactly that many children is
+    forced, so wide nodes are always exercised.
+    """
+    tokens = tuple(f"w{k}" for k in rng.integers(0, vocab_size, size=n_words))
+    order = rng.permutation(n_words)
+    heads = np.zeros(n_words, dtype=np.int64)  # 1-based, 0 at the root
+    count = np.zeros(n_words, dtype=np.int64)
+    wide = order[0] if n_words > max_children else -1
+    for rank in range(1, n_words):
+        word = order[rank]
+        if wide >= 0 and count[wide] < max_children:
+            head = wide
+        else:
+            attached = order[:rank]
+            open_heads = attached[count[attached] < max_children]
+            head = open_heads[rng.integers(0, open_heads.shape[0])]
+        heads[word] = head + 1
+        count[head] += 1
+    tree = parents_to_tree(heads, tokens, source="random")
+    label = rng.integers(0, n_classes, size=tree.n_nodes).astype(np.int32)
+    label[rng.random(tree.n_nodes) >= label_rate] = -1
+    label[tree.root] = rng.integers(0, n_classes)
+    return tree.with_labels(label).validate(n_classes)
+
+
+def random_dependency_trees(rng: np.random.Generator, n_trees: int = 3, max_words: int = 12,
+                            n_classes: int = 5, vocab_size: int = 10) -> list:
+    """A minibatch of dependency-shaped trees: random ones, a chain, a single
+    word and a node with 8 children."""
+    trees = [random_dependency_tree(int(rng.integers(1, max_words + 1)), rng,
+                                    n_classes=n_classes, vocab_size=vocab_size)
+             for _ in range(n_trees)]
+    trees.append(random_dependency_tree(9, rng, n_classes=n_classes, vocab_size=vocab_size))
+    chain = random_dependency_tree(4, rng, max_children=1, n_classes=n_classes,
+                                   vocab_size=vocab_size)
+    trees += [chain, random_dependency_tree(1, rng, n_classes=n_classes, vocab_size=vocab_size)]
     return trees

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 COMMON = dict(
     optimizer="adagrad", supervision="all", structure="gold", average="sentences",
-    activation="tanh", untied=False, oov="uniform", oov_scale=0.05, dtype="float32",
+    activation=None, untied=None, oov="uniform", oov_scale=0.05, dtype="float32",
     fixed_embeddings=False, seed=1, eval_batch_size=512,
 )
 
@@ -17,7 +17,7 @@ PAPER = {
     "treelstm-nary": dict(source="Tai et al. 2015, Sec. 5.3", dim=150, embedding_dim=300,
                           lr=0.05, emb_lr=0.1, batch_size=25, l2=1e-4, dropout=0.5, epochs=10),
     # Le & Zuidema 2015, Sec. 5.2: d = 50, d_w = 100, lr 0.05, lambda 1e-3, minibatch 5, 20 epochs
-    "recnn": dict(source="Le & Zuidema 2015, Sec. 5.2", dim=50, embedding_dim=100, untied=True,
+    "recnn": dict(source="Le & Zuidema 2015, Sec. 5.2", dim=50, embedding_dim=100, activation="tanh", untied=True,
                   lr=0.05, emb_lr=0.05, batch_size=5, l2=1e-3, dropout=0.0, epochs=20),
     # the bag-of-words baseline (Tai et al. Table 3 "Mean vectors"), trained like the Tree-LSTM
     "mean-vectors": dict(source="Tai et al. 2015 (mean vectors baseline)", dim=300,
@@ -25,8 +25,7 @@ PAPER = {
                          dropout=0.0, epochs=10),
 }
 
-SYNTHETIC = dict(dim=50, embedding_dim=50, epochs=10, batch_size=25, dropout=0.0, l2=1e-4,
-                 untied=False)
+SYNTHETIC = dict(dim=50, embedding_dim=50, epochs=10, batch_size=25, dropout=0.0, l2=1e-4)
 
 
 def defaults_for(model: str, task: str) -> dict:
@@ -37,6 +36,8 @@ def defaults_for(model: str, task: str) -> dict:
     if task == "synthetic":
         config.update(SYNTHETIC)
         config["source"] = PAPER[model]["source"] + ", sizes reduced for the synthetic task"
+        if config["untied"] is not None:
+            config["untied"] = False
         if model == "mean-vectors":
             config["dim"] = config["embedding_dim"]
     return config

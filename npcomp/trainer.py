@@ -106,7 +106,7 @@ def evaluate(model: TreeModel, params: Parameters, split: EncodedSplit,
 
 def build_model(config: dict, vocab: Vocabulary, n_classes: int) -> TreeModel:
     cell = make_cell(config["model"], config["embedding_dim"], config["dim"],
-                     activation=config["activation"], untied=config["untied"])
+                     activation=config.get("activation"), untied=config.get("untied"))
     return TreeModel(cell, n_classes, len(vocab), config["embedding_dim"])
 
 

@@ -246,7 +246,7 @@ def test_root_supervision_trains(tmp_path):
 
 @pytest.mark.parametrize("model", ["mean-vectors", "recnn"])
 def test_other_models_train(model, tmp_path):
-    config = tiny_config(model, untied=False)  # recnn tied: dim == embedding_dim
+    config = tiny_config(model)  # synthetic defaults: recnn tied, dim == embedding_dim
     metrics = quiet_train(config, tmp_path)
     assert metrics["model"] == model
     check_accuracies(metrics["test"])

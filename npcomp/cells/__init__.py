@@ -2,7 +2,11 @@
 
 Every cell has the same small interface:
 
+* ``Cell(input_dim, hidden_dim, **options)``: the options a cell takes are
+  listed in its ``options`` class attribute (``activation``, ``untied``);
 * ``parameter_shapes()`` -> [(name, shape)], ``initialise(params, rng)``;
+* ``check_forest(forest)``: raises ValueError for a structure the cell cannot
+  compose (too many children, a word where the cell reads none, ...);
 * ``forward(params, forest, x, word_index, helper=None) -> (h (n, output_dim), cache)``: ``x``
   (U, d_x) holds the vectors of the minibatch's U distinct words and
   ``word_index`` the row each word-reading node reads (see ``inputs.py``);
@@ -13,19 +17,37 @@ Every cell has the same small interface:
 """
 from __future__ import annotations
 
-from .mean_vectors import MeanVectors
-from .recnn import RecNN
-from .treelstm_nary import TreeLSTMNary
+from importlib import import_module
 
-CELLS = {cell.name: cell for cell in (TreeLSTMNary, RecNN, MeanVectors)}
+# registry name -> (module, class); modules are imported when first used
+CELLS = {
+    "recnn": ("recnn", "RecNN"),
+    "rntn": ("rntn", "RNTN"),
+    "lstm-rnn": ("lstm_rnn", "LSTMRNN"),
+    "treelstm-nary": ("treelstm_nary", "TreeLSTMNary"),
+    "treelstm-childsum": ("treelstm_childsum", "TreeLSTMChildSum"),
+    "slstm": ("slstm", "SLSTM"),
+    "mean-vectors": ("mean_vectors", "MeanVectors"),
+}
 
 
-def make_cell(name: str, input_dim: int, hidden_dim: int, activation: str = "tanh",
-              untied: bool = False):
-    if name == "treelstm-nary":
-        return TreeLSTMNary(input_dim, hidden_dim)
-    if name == "recnn":
-        return RecNN(input_dim, hidden_dim, activation=activation, untied=untied)
-    if name == "mean-vectors":
-        return MeanVectors(input_dim)
-    raise ValueError(f"model must be one of {sorted(CELLS)}, not {name!r}")
+def cell_class(name: str):
+    """The class of the cell registered as ``name``."""
+    try:
+        module, class_name = CELLS[name]
+    except KeyError:
+        raise ValueError(f"model must be one of {sorted(CELLS)}, not {name!r}") from None
+    return getattr(import_module(f"{__name__}.{module}"), class_name)
+
+
+def make_cell(name: str, input_dim: int, hidden_dim: int, **options):
+    """A cell built with the options it takes; options it does not take must be
+    None (not given)."""
+    cls = cell_class(name)
+    accepted = getattr(cls, "options", ())
+    unused = sorted(key for key, value in options.items()
+                    if key not in accepted and value is not None)
+    if unused:
+        raise ValueError(f"{name} takes no option {', '.join(unused)}")
+    return cls(input_dim, hidden_dim,
+               **{key: value for key, value in options.items() if value is not None})

@@ -54,6 +54,7 @@ class RecNNCache:
 
 class RecNN:
     name = "recnn"
+    options = ("activation", "untied")
 
     def __init__(self, input_dim: int, hidden_dim: int, activation: str = "tanh",
                  untied: bool = False):

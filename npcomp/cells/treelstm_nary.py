@@ -18,6 +18,11 @@ a parameter); at an inner node the x terms vanish.  A missing child (a unary
 node in a binary tree) contributes h = c = 0.  b^(f) is one vector shared by
 the N forget gates, as printed.
 
+With ``inner_inputs=True`` the equations are read in full: any node may read
+a word (a leaf must), W^(f) is a parameter (W gains f columns) and an inner
+node with a word adds its x terms to eqs. 9-12.  With N = 1 on a chain whose
+every node reads a word, this is exactly the chain LSTM of Tai eq. 1.
+
 Backward (eps = dLoss/d state, delta = dLoss/d pre-activation), per node,
 parents first; the parent has already added its share to eps_h and eps_c:
 
@@ -28,7 +33,7 @@ parents first; the parent has already added its share to eps_h and eps_c:
     delta_fk = eps_c * c_jk * f_k(1-f_k)                        (reverses 13, 10)
     eps_c(child k) = eps_c * f_jk                               (reverses 13)
     eps_h(child l) += sum over gates g of delta_g U_l^(g)^T     (reverses 9-12)
-    dU  = sum_j [h_j1 .. h_jN]^T delta_j,  dW = sum_leaves x^T delta,
+    dU  = sum_j [h_j1 .. h_jN]^T delta_j,  dW = sum_{j reading x} x_j^T delta_j,
     db  = sum_j delta_j  (b^(f) gets the sum over k of delta_fk)
 
 Parameters (d = hidden_dim, d_x = input_dim):
@@ -36,7 +41,7 @@ Parameters (d = hidden_dim, d_x = input_dim):
 =========  ====================  =========================================
 paper      code                  shape
 =========  ====================  =========================================
-W^(i,o,u)  ``W`` columns i|o|u   (d_x, 3d)
+W^(i,o,u)  ``W`` columns i|o|u   (d_x, 3d); i|o|u|f (d_x, 4d) with inner inputs
 U_l^(g)    ``U`` rows l, col. g  (N d, (3+N) d): columns i|o|u|f_1..f_N
 b^(g)      ``b``                 (4d,): i|o|u|f
 =========  ====================  =========================================
@@ -69,16 +74,23 @@ class TreeLSTMNary:
     """N-ary Tree-LSTM cell; ``forward``/``backward`` over a whole forest."""
 
     name = "treelstm-nary"
+    options = ("arity", "inner_inputs")
 
-    def __init__(self, input_dim: int, hidden_dim: int, arity: int = 2):
+    def __init__(self, input_dim: int, hidden_dim: int, arity: int = 2,
+                 inner_inputs: bool = False):
+        if arity < 1:
+            raise ValueError(f"{self.name}: arity must be at least 1, not {arity}")
         self.input_dim = input_dim
         self.hidden_dim = hidden_dim
         self.arity = arity
+        self.inner_inputs = inner_inputs
         self.output_dim = hidden_dim
 
     def parameter_shapes(self) -> list:
         d, n = self.hidden_dim, self.arity
-        return [("W", (self.input_dim, 3 * d)), ("U", (n * d, (3 + n) * d)), ("b", (4 * d,))]
+        input_gates = 4 if self.inner_inputs else 3
+        return [("W", (self.input_dim, input_gates * d)), ("U", (n * d, (3 + n) * d)),
+                ("b", (4 * d,))]
 
     def report_slices(self) -> dict:
         """Gate-level sub-blocks for per-parameter gradient-check reports."""
@@ -88,6 +100,8 @@ class TreeLSTMNary:
             out[f"W.{gate}"] = ("W", (slice(None), slice(g * d, (g + 1) * d)))
             out[f"U.{gate}"] = ("U", (slice(None), slice(g * d, (g + 1) * d)))
             out[f"b.{gate}"] = ("b", (slice(g * d, (g + 1) * d),))
+        if self.inner_inputs:
+            out["W.f"] = ("W", (slice(None), slice(3 * d, 4 * d)))
         out["U.f"] = ("U", (slice(None), slice(3 * d, (3 + n) * d)))
         out["b.f"] = ("b", (slice(3 * d, 4 * d),))
         return out
@@ -103,7 +117,10 @@ class TreeLSTMNary:
             raise ValueError(f"{self.name} with N={self.arity} got a node with "
                              f"{int(forest.n_children.max())} children")
         leaf = forest.n_children == 0
-        if np.any(leaf != (forest.word >= 0)):
+        if self.inner_inputs:
+            if np.any(leaf & (forest.word < 0)):
+                raise ValueError(f"{self.name}: every leaf needs a word")
+        elif np.any(leaf != (forest.word >= 0)):
             raise ValueError(f"{self.name} reads words at the leaves only: every leaf needs "
                              "a word and no inner node may have one")
 
@@ -133,15 +150,17 @@ class TreeLSTMNary:
         with np.errstate(over="ignore"):  # exp overflow in the sigmoid gives exactly 0
             # leaves: a leaf's state depends on its word only, so compute it
             # once per distinct word, then copy it to the leaves
-            z = x @ params["W"]                                   # eqs. 9, 11, 12
-            z += b[:3 * d]
+            x_terms = x @ params["W"]                             # eqs. 9-12, x W
+            z = x_terms[:, :3 * d] + b[:3 * d]
             _gate_functions(z, d)
             cell = z[:, :d] * z[:, 2 * d:3 * d]                   # eq. 13: c = i * u
             tanh_cell = np.tanh(cell)
-            gates[:leaves, :3 * d] = z[word_index]
-            c[:leaves] = cell[word_index]
-            tanh_c[:leaves] = tanh_cell[word_index]
-            h[:leaves] = (z[:, d:2 * d] * tanh_cell)[word_index]  # eq. 14
+            leaf_rows = word_index[:leaves]
+            gates[:leaves, :3 * d] = z[leaf_rows]
+            c[:leaves] = cell[leaf_rows]
+            tanh_c[:leaves] = tanh_cell[leaf_rows]
+            h[:leaves] = (z[:, d:2 * d] * tanh_cell)[leaf_rows]   # eq. 14
+            word_row = _word_rows(forest, word_index) if self.inner_inputs else None
 
             def rows_forward(start: int, stop: int) -> None:
                 _gather_children(children, h, hc, start, stop)
@@ -151,6 +170,8 @@ class TreeLSTMNary:
                 np.matmul(hc[start:padded], params["U"], out=gates[start:padded])
                 z = gates[start:stop]
                 z += bias
+                if word_row is not None:
+                    _add_inputs(word_row, x_terms, gates, start, stop, arity)
                 _gate_functions(z, d)
                 _cell_update(children, gates, c, start, stop)    # eq. 13
                 _output(gates, c, tanh_c, h, start, stop)        # eq. 14
@@ -192,8 +213,13 @@ class TreeLSTMNary:
         if pending is None:
             _add_product(*u_gradient)
         _gate_deltas(children, cache.gates, cache.c, cache.tanh_c, d_h, d_c, delta, 0, leaves)
-        # dW over the distinct words (a word's leaves summed first)
-        delta_word = sum_by_index(delta[:leaves, :3 * d], cache.word_index, cache.x.shape[0])
+        # dW over the distinct words (a word's nodes summed first)
+        n_words = cache.x.shape[0]
+        if self.inner_inputs:
+            delta_word = _input_deltas(_word_rows(forest, cache.word_index), delta, n_words,
+                                       arity, d)
+        else:
+            delta_word = sum_by_index(delta[:leaves, :3 * d], cache.word_index, n_words)
         _add_product(grads["W"], cache.x, delta_word)
         column_sums = delta[:n].sum(axis=0)
         grads["b"][:3 * d] += column_sums[:3 * d]
@@ -225,6 +251,44 @@ def _on_level(work, start: int, stop: int, helper) -> None:
     other_half = helper.submit(work, middle, stop)
     work(start, middle)
     other_half.result()
+
+
+def _word_rows(forest: Forest, word_index: np.ndarray) -> np.ndarray:
+    """(n,) the row of x each node reads, -1 where it reads none."""
+    rows = np.full(forest.n_nodes, -1, dtype=np.int64)
+    rows[forest.word_nodes()] = word_index
+    return rows
+
+
+@njit(cache=True, nogil=True)
+def _add_inputs(word_row, x_terms, gates, start, stop, arity):
+    """Eqs. 9-12 at inner nodes reading a word: + x_j W, with x_j W^(f) in every
+    forget gate's columns."""
+    d = x_terms.shape[1] // 4
+    for j in range(start, stop):
+        row = word_row[j]
+        if row >= 0:
+            for q in range(3 * d):
+                gates[j, q] += x_terms[row, q]
+            for k in range(arity):
+                for q in range(d):
+                    gates[j, (3 + k) * d + q] += x_terms[row, 3 * d + q]
+
+
+@njit(cache=True, nogil=True)
+def _input_deltas(word_row, delta, n_words, arity, d):
+    """dLoss/d(x W) per distinct word: the i|o|u deltas of its nodes and the sum
+    of their forget-gate deltas (W^(f) is shared by the N forget gates)."""
+    out = np.zeros((n_words, 4 * d), dtype=delta.dtype)
+    for j in range(word_row.shape[0]):
+        row = word_row[j]
+        if row >= 0:
+            for q in range(3 * d):
+                out[row, q] += delta[j, q]
+            for k in range(arity):
+                for q in range(d):
+                    out[row, 3 * d + q] += delta[j, (3 + k) * d + q]
+    return out
 
 
 def _children_columns(forest: Forest, arity: int) -> np.ndarray:
