@@ -37,7 +37,7 @@ def relative_errors(analytic: np.ndarray, numeric: np.ndarray, floor: float = 1e
 
 
 def objective(model, forest, **options):
-    """J(flat) for a float64 flat parameter vector (fixed dropout mask in options)."""
+    """J(flat) for a float64 flat parameter vector (fixed dropout masks in options)."""
     def evaluate(flat: np.ndarray) -> float:
         params = Parameters(model.layout, flat=flat)
         return model.loss_and_gradient(params, forest, params.zeros_like(), **options)[0]
@@ -62,8 +62,8 @@ def numerical_gradient(function, flat: np.ndarray, indices: np.ndarray,
 def check_gradients(model, params: Parameters, forest, step: float = STEP, **options) -> dict:
     """Max relative error per named parameter (and gate sub-block).
 
-    ``options`` go to ``model.loss_and_gradient`` (l2, mask, average); pass a
-    fixed dropout ``mask``, never a random one.  Parameters must be float64.
+    ``options`` go to ``model.loss_and_gradient`` (l2, masks, average); pass
+    fixed dropout ``masks``, never random ones.  Parameters must be float64.
     """
     if params.flat.dtype != np.float64:
         raise TypeError("gradient checks run in float64")

@@ -9,7 +9,6 @@ from npcomp.cells import make_cell
 from npcomp.embeddings import Vocabulary
 from npcomp.formats import chain_tree
 from npcomp.forest import build_forest, node_words, supervised_labels
-from npcomp.heads import dropout_mask
 from npcomp.model import TreeModel
 from npcomp.tasks import rebracket
 
@@ -153,9 +152,8 @@ def build_case(setting: Setting, trees: list, rng: np.random.Generator):
     params.flat[:model.dense_size] += rng.normal(0, 0.5, model.dense_size)
     forest = build_forest(trees, [node_words(t, vocab.encode(t.tokens)) for t in trees],
                           [supervised_labels(t, setting.supervision) for t in trees])
-    labelled = int(np.sum(forest.label >= 0))
-    mask = dropout_mask((labelled, cell.output_dim), setting.dropout, rng, np.float64)
-    options = dict(l2=setting.l2, mask=mask, average=setting.average)
+    masks = model.dropout_masks(forest, setting.dropout, rng, np.float64)
+    options = dict(l2=setting.l2, masks=masks, average=setting.average)
     return model, params, forest, options
 
 

@@ -15,6 +15,12 @@ included, once per minibatch).
 Parameters live in one flat vector: ``cell.*`` (the cell's own names),
 ``softmax.W``, ``softmax.b``, then ``embedding`` (V, d_x) last, so the
 regularised, densely-updated part is the prefix ``flat[:embedding offset]``.
+
+Leaves in a space of their own: a cell whose ``leaf_classifier_reads_input``
+is true (Le & Zuidema's untied LSTM-RNN, whose leaves are d_w-dimensional
+word vectors while inner nodes are d-dimensional) has its leaves classified
+from their word vectors by a second softmax, ``softmax_leaf.*`` (d_w inputs);
+inner nodes use ``softmax.*`` on the cell's h.
 """
 from __future__ import annotations
 
@@ -39,6 +45,11 @@ class TreeModel:
         self.embedding_dim = embedding_dim
         shapes = [("cell." + name, shape) for name, shape in cell.parameter_shapes()]
         shapes += [("softmax." + name, shape) for name, shape in self.head.parameter_shapes()]
+        self.leaf_head = None
+        if getattr(cell, "leaf_classifier_reads_input", False):
+            self.leaf_head = SoftmaxClassifier(embedding_dim, n_classes)
+            shapes += [("softmax_leaf." + name, shape)
+                       for name, shape in self.leaf_head.parameter_shapes()]
         shapes.append(("embedding", (vocab_size, embedding_dim)))
         self.layout = Layout(shapes)
         self.dense_size = self.layout["embedding"].offset
@@ -48,62 +59,103 @@ class TreeModel:
         params = Parameters(self.layout, np.float64)
         self.cell.initialise(params.prefixed("cell"), rng)
         self.head.initialise(params.prefixed("softmax"), rng)
+        if self.leaf_head is not None:
+            self.leaf_head.initialise(params.prefixed("softmax_leaf"), rng)
         if embedding is not None:
             params["embedding"][...] = embedding
         return params.astype(dtype)
 
+    def _groups(self, forest: Forest) -> list:
+        """(head, parameter prefix, labelled nodes) for each classifier."""
+        labelled = np.flatnonzero(forest.label >= 0)
+        if self.leaf_head is None:
+            return [(self.head, "softmax", labelled)]
+        leaves = forest.n_leaves
+        return [(self.head, "softmax", labelled[labelled >= leaves]),
+                (self.leaf_head, "softmax_leaf", labelled[labelled < leaves])]
+
+    def dropout_masks(self, forest: Forest, rate: float, rng: np.random.Generator,
+                      dtype) -> list:
+        """One inverted-dropout mask (m, input dim) per classifier, for its
+        labelled nodes in node order (None entries when ``rate`` is 0)."""
+        return [dropout_mask((nodes.shape[0], head.input_dim), rate, rng, dtype)
+                for head, _, nodes in self._groups(forest)]
+
     def loss_and_gradient(self, params: Parameters, forest: Forest, grads: Parameters,
                           l2: float = 0.0, dropout: float = 0.0,
                           rng: np.random.Generator | None = None,
-                          mask: np.ndarray | None = None, average: str = "sentences",
+                          masks: list | None = None, average: str = "sentences",
                           helper=None):
         """Objective J of the forest; adds dJ/dparams into ``grads``.
 
         ``grads`` must be zero on entry except the embedding rows, which must be
-        zero at least on the rows this forest reads.  ``mask`` (m, d), for the
-        m labelled nodes in node order, fixes the dropout mask (gradient checks);
-        otherwise one is drawn from ``rng`` when ``dropout`` > 0.  ``helper``
-        (an executor with one thread) lets the cell overlap independent products.
+        zero at least on the rows this forest reads.  ``masks`` (as returned by
+        ``dropout_masks``) fixes the dropout masks (gradient checks); otherwise
+        they are drawn from ``rng`` when ``dropout`` > 0.  ``helper`` (an
+        executor with one thread) lets the cell overlap independent products.
         Returns (J, the embedding rows touched: sorted unique word ids).
         """
         self.cell.check_forest(forest)
-        words, word_index = np.unique(forest.word[forest.word_nodes()], return_inverse=True)
+        word_nodes = forest.word_nodes()
+        words, word_index = np.unique(forest.word[word_nodes], return_inverse=True)
         x = params["embedding"][words]
         cell_params = params.prefixed("cell")
         h, cell_cache = self.cell.forward(cell_params, forest, x, word_index, helper)
 
-        labelled = np.flatnonzero(forest.label >= 0)
-        labels = forest.label[labelled]
-        if mask is None and dropout > 0.0:
-            mask = dropout_mask((labelled.shape[0], h.shape[1]), dropout, rng, h.dtype)
-        head_params = params.prefixed("softmax")
-        data_loss, head_cache = self.head.loss(head_params, h[labelled], labels, mask)
-
+        groups = self._groups(forest)
+        if masks is None:
+            masks = (self.dropout_masks(forest, dropout, rng, h.dtype) if dropout > 0.0
+                     else [None] * len(groups))
         if average == "sentences":
             normaliser = forest.n_trees
         elif average == "nodes":
-            normaliser = max(labelled.shape[0], 1)
+            normaliser = max(sum(nodes.shape[0] for _, _, nodes in groups), 1)
         else:
             raise ValueError(f"average must be one of {AVERAGES}, not {average!r}")
+        d_h = np.zeros_like(h)
+        leaf_rows = d_leaf_inputs = None
+        data_loss = 0.0
+        for (head, prefix, nodes), mask in zip(groups, masks):
+            labels = forest.label[nodes]
+            if head is self.leaf_head:  # classified from their word vectors
+                leaf_rows = word_index[np.searchsorted(word_nodes, nodes)]
+                inputs = x[leaf_rows]
+            else:
+                inputs = h[nodes]
+            loss, cache = head.loss(params.prefixed(prefix), inputs, labels, mask)
+            data_loss += loss
+            d_inputs = head.backward(params.prefixed(prefix), cache, labels, 1.0 / normaliser,
+                                     grads.prefixed(prefix))
+            if head is self.leaf_head:
+                d_leaf_inputs = d_inputs
+            else:
+                d_h[nodes] = d_inputs
+
         regularised = params.flat[:self.dense_size]
         loss = data_loss / normaliser + 0.5 * l2 * float(regularised @ regularised)
         _add_scaled(grads.flat[:self.dense_size], regularised, l2)  # + lambda theta
 
-        d_h = np.zeros_like(h)
-        d_h[labelled] = self.head.backward(head_params, head_cache, labels,
-                                           1.0 / normaliser, grads.prefixed("softmax"))
         d_x = self.cell.backward(cell_params, forest, cell_cache, d_h, grads.prefixed("cell"),
                                  helper)
+        if d_leaf_inputs is not None:
+            np.add.at(d_x, leaf_rows, d_leaf_inputs)
         grads["embedding"][words] += d_x  # distinct rows: a plain fancy-index add
         return loss, words
 
     def probabilities(self, params: Parameters, forest: Forest) -> np.ndarray:
         """Class probabilities (n, C) at every node of the forest."""
         self.cell.check_forest(forest)
-        words, word_index = np.unique(forest.word[forest.word_nodes()], return_inverse=True)
-        h, _ = self.cell.forward(params.prefixed("cell"), forest, params["embedding"][words],
-                                 word_index)
-        return self.head.probabilities(params.prefixed("softmax"), h)
+        word_nodes = forest.word_nodes()
+        words, word_index = np.unique(forest.word[word_nodes], return_inverse=True)
+        x = params["embedding"][words]
+        h, _ = self.cell.forward(params.prefixed("cell"), forest, x, word_index)
+        out = self.head.probabilities(params.prefixed("softmax"), h)
+        if self.leaf_head is not None:
+            leaves = np.arange(forest.n_leaves)
+            leaf_rows = word_index[np.searchsorted(word_nodes, leaves)]
+            out[leaves] = self.leaf_head.probabilities(params.prefixed("softmax_leaf"),
+                                                       x[leaf_rows])
+        return out
 
 
 @njit(cache=True, nogil=True)

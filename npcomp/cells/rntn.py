@@ -1,0 +1,232 @@
+r"""Recursive Neural Tensor Network (Socher et al. 2013), as restated by
+Nayebi & Blundell, eq. 3.
+
+For a node with left child state a and right child state b, c = [a ; b] is
+their concatenation (a row of width 2d).  In the row-vector orientation the
+code computes (``c @ W`` is the paper's W [a; b]):
+
+    p_k = f( c V^[k] c^T + (c W)_k + b_k ),   k = 1..d,   f = tanh      (3)
+
+V^[k] (2d x 2d) is slice k of the tensor V^[1:d]; the bias b is Socher's
+(omitted from the printed equation "for simplicity").  A leaf's state is
+its word vector, h = x (so d_x = d: children and parents have one
+dimension).  A missing child of a unary node contributes a = 0 or b = 0.
+
+One product per level.  With the per-node features
+
+    phi_j = [ vec(c_j^T c_j) | c_j ]            (1, 4d^2 + 2d)
+
+(vec in row-major order: entry r*2d + s is c_r c_s) and the stacked weights
+
+    Theta = [ V reshaped (4d^2, d) ; W ]        (4d^2 + 2d, d)
+
+eq. 3 for all the m nodes of a level is p = tanh(Phi Theta + b): one matrix
+product (m, 4d^2 + 2d) @ (4d^2 + 2d, d).  The features of every inner node
+are kept for the backward (4d^2 + 2d numbers per node: 2550 at d = 25).
+
+Backward (eps_h = dLoss/dh, delta = dLoss/d pre-activation), parents first;
+the parent has already added its share to eps_h:
+
+    delta_j  = eps_h_j * (1 - p_j^2)                        (reverses f of eq. 3)
+    eps_c_j  = sum_k delta_jk c_j (V^[k] + V^[k]^T)^T + delta_j W^T     (reverses eq. 3)
+             = sum_k delta_jk c_j S^[k] + delta_j W^T,  S^[k] = V^[k] + V^[k]^T
+    eps_h(left child) += eps_c_j[0:d],  eps_h(right child) += eps_c_j[d:2d]
+
+computed per level as one product delta (m, d) @ [S reshaped (4d^2, d) ;
+W]^T, whose first 4d^2 columns hold A_j = sum_k delta_jk S^[k] (row-major)
+and last 2d columns delta_j W^T, then a kernel contracting A_j with c_j.
+Weight gradients, one product over all inner nodes after the level loop:
+
+    [dV reshaped (4d^2, d) ; dW] = Phi^T delta,   i.e.
+    dV^[k] = sum_j delta_jk c_j^T c_j,   dW = sum_j c_j^T delta_j,   db = sum_j delta_j
+    leaves: dLoss/dx_w = sum of eps_h over the leaves reading word w
+
+Parameters (d = hidden_dim = input_dim):
+
+==========  ===========================  ==================================
+paper       code                         shape
+==========  ===========================  ==================================
+V^[1:d]     ``V`` (slice k: ``V[:, :, k]``)  (2d, 2d, d)
+W           ``W`` rows W_1 (a) then W_2 (b)  (2d, d)  (the paper's W^T)
+b           ``b``                        (d,)
+[a ; b]     ``features[j, 4d^2:]``       (2d,)
+p           ``h[j]``                     (d,)
+==========  ===========================  ==================================
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from ..forest import Forest
+from .activations import ONE, uniform_fan_in
+from .inputs import sum_by_index
+
+
+@dataclass
+class RNTNCache:
+    word_index: np.ndarray  # (L,) row of x each leaf reads
+    n_words: int            # U, rows of x
+    h: np.ndarray           # (n, d) node states
+    features: np.ndarray    # (n - L, 4d^2 + 2d) [vec(c^T c) | c] per inner node
+
+
+class RNTN:
+    """Recursive neural tensor network; ``forward``/``backward`` over a forest."""
+
+    name = "rntn"
+    options = ()
+
+    def __init__(self, input_dim: int, hidden_dim: int):
+        if input_dim != hidden_dim:
+            raise ValueError(f"rntn: a leaf's state is its word vector, so --dim must equal "
+                             f"the embedding dimension ({hidden_dim} != {input_dim})")
+        self.input_dim = input_dim
+        self.hidden_dim = hidden_dim
+        self.output_dim = hidden_dim
+
+    def parameter_shapes(self) -> list:
+        d = self.hidden_dim
+        return [("V", (2 * d, 2 * d, d)), ("W", (2 * d, d)), ("b", (d,))]
+
+    def report_slices(self) -> dict:
+        """The tensor's blocks by children (V.12: a's rows, b's columns) and W_1, W_2."""
+        d = self.hidden_dim
+        halves = (slice(0, d), slice(d, 2 * d))
+        out = {f"V.{r + 1}{s + 1}": ("V", (halves[r], halves[s], slice(None)))
+               for r in range(2) for s in range(2)}
+        out["W.1"] = ("W", (halves[0], slice(None)))
+        out["W.2"] = ("W", (halves[1], slice(None)))
+        return out
+
+    def initialise(self, params: dict, rng: np.random.Generator) -> None:
+        """W, b: U(+-1/sqrt(2d)).  V: U(+-1/sqrt(4d^2)) = U(+-1/(2d)), the same
+        fan-in rule with the 4d^2 products c_r c_s as the inputs of each unit
+        (Socher et al.'s released code draws V from U(+-1/(4d)))."""
+        d = self.hidden_dim
+        uniform_fan_in(params["V"], 4 * d * d, rng)
+        uniform_fan_in(params["W"], 2 * d, rng)
+        uniform_fan_in(params["b"], 2 * d, rng)
+
+    def check_forest(self, forest: Forest) -> None:
+        if forest.n_children.max() > 2:
+            raise ValueError("rntn composes binary trees: a node has "
+                             f"{int(forest.n_children.max())} children")
+        if np.any((forest.n_children == 0) != (forest.word >= 0)):
+            raise ValueError("rntn reads words at the leaves only: every leaf needs a word "
+                             "and no inner node may have one")
+
+    def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
+                helper=None):
+        """x: (U, d) distinct words' vectors; word_index: (L,) the row of x each
+        leaf (nodes 0..L-1) reads.  Returns h (n, d), cache."""
+        n, d, leaves = forest.n_nodes, self.hidden_dim, forest.n_leaves
+        children = _binary_children(forest)
+        h = np.empty((n, d), dtype=x.dtype)
+        h[:leaves] = x[word_index]                                   # leaves: h = x
+        features = np.empty((n - leaves, 4 * d * d + 2 * d), dtype=x.dtype)
+        theta = _stacked(params["V"], params["W"])
+        for level in range(1, forest.n_levels):
+            start, stop = forest.level_ptr[level], forest.level_ptr[level + 1]
+            _gather_features(children, h, features, start, stop, leaves)
+            p = h[start:stop]
+            # eq. 3: [vec(c^T c) | c] @ [V ; W] = (c V^[k] c^T)_k + c W, then + b, tanh
+            np.matmul(features[start - leaves:stop - leaves], theta, out=p)
+            p += params["b"]
+            np.tanh(p, out=p)
+        return h, RNTNCache(word_index, x.shape[0], h, features)
+
+    def backward(self, params: dict, forest: Forest, cache: RNTNCache, d_h: np.ndarray,
+                 grads: dict, helper=None) -> np.ndarray:
+        """d_h: (n, d) dLoss/dh from the head (overwritten: eps_h accumulates in it).
+        Adds dLoss/dV, dW, db into ``grads``; returns dLoss/dx (U, d)."""
+        n, d, leaves = forest.n_nodes, self.hidden_dim, forest.n_leaves
+        children = _binary_children(forest)
+        delta = np.zeros((n - leaves, d), dtype=d_h.dtype)
+        # (d, 4d^2 + 2d): delta_j @ this = [vec(sum_k delta_jk S^[k]) | delta_j W^T]
+        theta_transposed = _stacked(_symmetrised(params["V"]), params["W"]).T
+        widest = int(np.diff(forest.level_ptr[1:]).max()) if forest.n_levels > 1 else 0
+        products = np.empty((widest, theta_transposed.shape[1]), dtype=d_h.dtype)
+        for level in range(forest.n_levels - 1, 0, -1):
+            start, stop = forest.level_ptr[level], forest.level_ptr[level + 1]
+            _tanh_deltas(cache.h, d_h, delta, start, stop, leaves)   # reverses f of eq. 3
+            np.matmul(delta[start - leaves:stop - leaves], theta_transposed,
+                      out=products[:stop - start])
+            _route_to_children(children, cache.features, products, d_h, start, stop,
+                               leaves)                              # reverses eq. 3's c
+        # [dV ; dW] = Phi^T delta over all inner nodes at once
+        gradient = cache.features.T @ delta
+        grads["V"] += gradient[:4 * d * d].reshape(2 * d, 2 * d, d)
+        grads["W"] += gradient[4 * d * d:]
+        grads["b"] += delta.sum(axis=0)
+        # leaves: h = x, so a word's gradient is the summed eps_h of its leaves
+        return sum_by_index(d_h[:leaves], cache.word_index, cache.n_words)
+
+
+def _binary_children(forest: Forest) -> np.ndarray:
+    """The child table with exactly two columns (a forest of single words has one)."""
+    kids = np.full((forest.n_nodes, 2), -1, dtype=np.int32)
+    kids[:, :forest.children.shape[1]] = forest.children[:, :2]
+    return kids
+
+
+def _stacked(tensor: np.ndarray, W: np.ndarray) -> np.ndarray:
+    """[tensor reshaped (4d^2, d) ; W]: (4d^2 + 2d, d); row r*2d + s is tensor[r, s]."""
+    d = W.shape[1]
+    return np.concatenate((tensor.reshape(4 * d * d, d), W))
+
+
+def _symmetrised(V: np.ndarray) -> np.ndarray:
+    """S^[k] = V^[k] + V^[k]^T for every slice k: d(c V^[k] c^T)/dc = c S^[k]."""
+    return V + V.transpose(1, 0, 2)
+
+
+@njit(cache=True, nogil=True)
+def _gather_features(children, h, features, start, stop, leaves):
+    """features[j - leaves] = [vec(c_j^T c_j) | c_j], c_j = [h_left | h_right]
+    (a missing child's half is 0), for the nodes of one level."""
+    d = h.shape[1]
+    width = 2 * d
+    square = width * width
+    for j in range(start, stop):
+        row = j - leaves
+        for k in range(2):
+            kid = children[j, k]
+            for q in range(d):
+                features[row, square + k * d + q] = h[kid, q] if kid >= 0 else 0.0
+        for r in range(width):
+            c_r = features[row, square + r]
+            for s in range(width):
+                features[row, r * width + s] = c_r * features[row, square + s]
+
+
+@njit(cache=True, nogil=True)
+def _tanh_deltas(h, d_h, delta, start, stop, leaves):
+    """delta_j = eps_h_j * (1 - p_j^2), tanh' from the cached output p."""
+    for j in range(start, stop):
+        for q in range(h.shape[1]):
+            p = h[j, q]
+            delta[j - leaves, q] = d_h[j, q] * (ONE - p * p)
+
+
+@njit(cache=True, nogil=True)
+def _route_to_children(children, features, products, d_h, start, stop, leaves):
+    """eps_c_j[r] = sum_s A_j[r, s] c_j[s] + (delta_j W^T)[r], with A_j = sum_k
+    delta_jk S^[k] in products[j - start, :4d^2] (row-major) and delta_j W^T in
+    its last 2d columns; entry r goes to child r // d, component r % d."""
+    d = d_h.shape[1]
+    width = 2 * d
+    square = width * width
+    for j in range(start, stop):
+        row = j - start
+        node = j - leaves
+        for r in range(width):
+            kid = children[j, r // d]
+            if kid < 0:
+                continue
+            total = products[row, square + r]
+            for s in range(width):
+                total += products[row, r * width + s] * features[node, square + s]
+            d_h[kid, r % d] += total
