@@ -11,12 +11,15 @@ import os
 import sys
 from pathlib import Path
 
-MODELS = ("treelstm-nary", "recnn", "mean-vectors")
+from .cells import CELLS
+
+MODELS = tuple(CELLS)
 TASKS = ("sst5", "sst2", "synthetic")
 
 # option name -> (type, help, choices); defaults come from npcomp.defaults per model and task
 TRAIN_OPTIONS = {
-    "dim": (int, "hidden (memory) dimension d", None),
+    "dim": (int, "hidden (memory) dimension d (models whose leaves are the word vectors: "
+                  "the embedding dimension)", None),
     "embedding_dim": (int, "word vector dimension when vectors are random", None),
     "epochs": (int, "training epochs", None),
     "batch_size": (int, "sentences per minibatch", None),
@@ -26,7 +29,7 @@ TRAIN_OPTIONS = {
     "l2": (float, "L2 strength lambda: J += lambda/2 ||theta||^2 per minibatch "
                   "(embeddings not regularised)", None),
     "dropout": (float, "dropout rate on the classifier input", None),
-    "activation": (str, "recnn non-linearity", ("tanh", "sigmoid", "softsign")),
+    "activation": (str, "non-linearity g of recnn and lstm-rnn", ("tanh", "sigmoid", "softsign")),
     "supervision": (str, "labelled nodes trained on", ("all", "root", "root+leaves")),
     "structure": (str, "tree structure (left/right: re-bracketed)", ("gold", "left", "right")),
     "average": (str, "loss average per minibatch: sentences (Tai) or labelled nodes",
@@ -61,9 +64,9 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument("--fixed-embeddings", action="store_true",
                        help="keep the word vectors fixed (default: tuned)")
     train.add_argument("--untied", action="store_true", default=None,
-                       help="recnn: leaves get their own weight set")
+                       help="recnn, lstm-rnn: leaves get their own weight set")
     train.add_argument("--tied", dest="untied", action="store_false",
-                       help="recnn: a leaf's state is its word vector")
+                       help="recnn, lstm-rnn: a leaf's state is its word vector")
     for name, (kind, text, choices) in TRAIN_OPTIONS.items():
         train.add_argument("--" + name.replace("_", "-"), dest=name, type=kind, default=None,
                            choices=choices, help=text)
@@ -146,7 +149,7 @@ def main(argv=None) -> int:
 
 
 def _train_config(args) -> dict:
-    from .defaults import defaults_for
+    from .defaults import defaults_for, dim_follows_embedding
     config = defaults_for(args.model, args.task)
     config.pop("source")
     for name in TRAIN_OPTIONS:
@@ -160,7 +163,10 @@ def _train_config(args) -> dict:
     config.update(model=args.model, task=args.task, seed=args.seed, vectors=args.vectors,
                   fixed_embeddings=args.fixed_embeddings or config["fixed_embeddings"],
                   data_dir=args.data_dir, threads=args.threads)
-    if args.model == "mean-vectors":
+    if dim_follows_embedding(config):
+        # the leaves' states are the word vectors: one dimension for both
+        if args.dim is not None and args.embedding_dim is None:
+            config["embedding_dim"] = args.dim
         config["dim"] = config["embedding_dim"]
     return config
 

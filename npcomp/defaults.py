@@ -19,6 +19,24 @@ PAPER = {
     # Le & Zuidema 2015, Sec. 5.2: d = 50, d_w = 100, lr 0.05, lambda 1e-3, minibatch 5, 20 epochs
     "recnn": dict(source="Le & Zuidema 2015, Sec. 5.2", dim=50, embedding_dim=100, activation="tanh", untied=True,
                   lr=0.05, emb_lr=0.05, batch_size=5, l2=1e-3, dropout=0.0, epochs=20),
+    # Tai et al. 2015, Table 1 (Dependency Tree-LSTM, d = 168) and Sec. 5.3
+    "treelstm-childsum": dict(source="Tai et al. 2015, Table 1 and Sec. 5.3", dim=168,
+                              embedding_dim=300, lr=0.05, emb_lr=0.1, batch_size=25, l2=1e-4,
+                              dropout=0.5, epochs=10),
+    # Zhu et al. 2015, Sec. 5: hidden size 100, batch 10, learning rate 0.1 under AdaGrad;
+    # lambda and the number of epochs are not reported (ours: Tai's lambda, 10 epochs)
+    "slstm": dict(source="Zhu et al. 2015, Sec. 5 (lambda, epochs: ours)", dim=100,
+                  embedding_dim=100, lr=0.1, emb_lr=0.1, batch_size=10, l2=1e-4, dropout=0.0,
+                  epochs=10),
+    # Le & Zuidema 2015, Sec. 5.2 (the same settings as their RNN)
+    "lstm-rnn": dict(source="Le & Zuidema 2015, Sec. 5.2", dim=50, embedding_dim=100,
+                     activation="tanh", untied=True, lr=0.05, emb_lr=0.05, batch_size=5, l2=1e-3,
+                     dropout=0.0, epochs=20),
+    # Socher et al. 2013, Sec. 5 (d between 25 and 35, minibatch 20-30, AdaGrad) with the
+    # released code's learning rate 0.01 and lambda 1e-3; epochs ours
+    "rntn": dict(source="Socher et al. 2013, Sec. 5 and the CoreNLP defaults (epochs: ours)",
+                 dim=25, embedding_dim=25, lr=0.01, emb_lr=0.01, batch_size=27, l2=1e-3,
+                 dropout=0.0, epochs=30),
     # the bag-of-words baseline (Tai et al. Table 3 "Mean vectors"), trained like the Tree-LSTM
     "mean-vectors": dict(source="Tai et al. 2015 (mean vectors baseline)", dim=300,
                          embedding_dim=300, lr=0.05, emb_lr=0.1, batch_size=25, l2=1e-4,
@@ -26,6 +44,15 @@ PAPER = {
 }
 
 SYNTHETIC = dict(dim=50, embedding_dim=50, epochs=10, batch_size=25, dropout=0.0, l2=1e-4)
+
+
+def dim_follows_embedding(config: dict) -> bool:
+    """True when the model's state dimension is the word vectors' (its leaves'
+    states are the word vectors themselves): ``dim`` is then set to
+    ``embedding_dim`` (which pretrained vectors fix)."""
+    model = config["model"]
+    return model in ("mean-vectors", "rntn") or (
+        model in ("recnn", "lstm-rnn") and not config.get("untied"))
 
 
 def defaults_for(model: str, task: str) -> dict:
@@ -38,6 +65,6 @@ def defaults_for(model: str, task: str) -> dict:
         config["source"] = PAPER[model]["source"] + ", sizes reduced for the synthetic task"
         if config["untied"] is not None:
             config["untied"] = False
-        if model == "mean-vectors":
+        if model in ("mean-vectors", "rntn", "slstm"):
             config["dim"] = config["embedding_dim"]
     return config

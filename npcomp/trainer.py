@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from .cells import make_cell
+from .defaults import dim_follows_embedding
 from .embeddings import Vocabulary, build_embedding_matrix, read_vectors
 from .forest import build_forest, node_words, supervised_labels
 from .model import TreeModel
@@ -180,8 +181,8 @@ def train(config: dict, run_dir: str | Path, resume: bool = False, progress: boo
     vectors = read_vectors(config["vectors"]) if config.get("vectors") else None
     if vectors is not None:
         config["embedding_dim"] = vectors.dim
-        if config["model"] == "mean-vectors":  # its state is the mean word vector
-            config["dim"] = vectors.dim
+    if dim_follows_embedding(config):
+        config["dim"] = config["embedding_dim"]
 
     task = load_task(config["task"], config.get("data_dir"), config["structure"],
                      seed=config["seed"])

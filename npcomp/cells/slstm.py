@@ -1,0 +1,376 @@
+r"""S-LSTM (Zhu, Sobhani & Guo 2015, Sec. 3, forward eqs. 1-7, backward eqs. 8-14).
+
+A memory block at every inner node of a binary tree, fed by its left child
+(L) and right child (R).  Zhu index the children t-1 and the parent t+1.  In
+the row-vector orientation the code computes (h, c are rows; ``h @ W`` is
+the paper's W h, so every W below is the transpose of Zhu's matrix of the
+same name):
+
+    i_t   = sigma( h^L W_hi^L  + h^R W_hi^R  + c^L W_ci^L  + c^R W_ci^R  + b_i  )   (1)
+    f^L_t = sigma( h^L W_hfl^L + h^R W_hfl^R + c^L W_cfl^L + c^R W_cfl^R + b_fl )   (2)
+    f^R_t = sigma( h^L W_hfr^L + h^R W_hfr^R + c^L W_cfr^L + c^R W_cfr^R + b_fr )   (3)
+    x_t   =        h^L W_hx^L  + h^R W_hx^R                              + b_x      (4)
+    c_t   = f^L_t * c^L + f^R_t * c^R + i_t * tanh(x_t)                             (5)
+    o_t   = sigma( h^L W_ho^L  + h^R W_ho^R  + c_t W_co                  + b_o  )   (6)
+    h_t   = o_t * tanh(c_t)                                                         (7)
+
+h^L, c^L (h^R, c^R) are the left (right) child's states; a missing child
+(the right one of a unary node) contributes h = c = 0.  o_t peeks at the
+node's own new cell c_t, so o is computed after c: two products per level,
+[h^L | h^R | c^L | c^R] times the stacked children weights, then c_t W_co.
+
+Leaves have no memory block: with d_x = d a leaf's h is its word vector,
+with d_x != d a linear projection h = x W_leaf (no bias, no non-linearity,
+so the word vector itself is what composes); c = 0 at every leaf.
+
+Backward as implemented (eps = dJ/d state, delta = dJ/d pre-activation),
+inner levels from the root down; the parent p = t+1 has already added its
+shares into eps_h_t and eps_c_t:
+
+    eps_h_t  = dJ/dh_t: the head's term + the parent's share (below)         (8)
+    delta_o  = eps_h_t * tanh(c_t) * o_t (1 - o_t)                           (9)
+    eps_c_t  = eps_h_t * o_t * (1 - tanh(c_t)^2) + delta_o W_co^T            (13), (14)
+               + (t left child of p)  eps_c_p * f^L_p + delta_i,p W_ci^L^T
+                                      + delta_fl,p W_cfl^L^T + delta_fr,p W_cfr^L^T   (13)
+               + (t right child of p) eps_c_p * f^R_p + delta_i,p W_ci^R^T
+                                      + delta_fl,p W_cfl^R^T + delta_fr,p W_cfr^R^T   (14)
+    delta_fl = eps_c_t * c^L * f^L_t (1 - f^L_t)                             (10)
+    delta_fr = eps_c_t * c^R * f^R_t (1 - f^R_t)                             (11)
+    delta_i  = eps_c_t * tanh(x_t) * i_t (1 - i_t)                           (12)
+    delta_x  = eps_c_t * i_t * (1 - tanh(x_t)^2)                     (not printed)
+    eps_h(left child)  += delta_i W_hi^L^T + delta_fl W_hfl^L^T + delta_fr W_hfr^L^T
+                          + delta_x W_hx^L^T + delta_o W_ho^L^T       (not printed)
+    eps_h(right child) += the same with the R matrices                (not printed)
+
+Printed (14) has eps_{t+1}^h in its first term: the gradient check proves it
+is eps_t^h as in (13) (docs/cells/slstm.md).  g'(c_t) = 1 - tanh(c_t)^2.
+Weight gradients, summed over the inner nodes t:
+
+    dW_h  = sum_t [h^L | h^R]^T [delta_i | delta_fl | delta_fr | delta_x | delta_o]
+    dW_c  = sum_t [c^L | c^R]^T [delta_i | delta_fl | delta_fr]
+    dW_co = sum_t c_t^T delta_o,    db = sum_t [delta_i | ... | delta_o]
+    leaves: eps_h of word w = sum of eps_h over its leaves;  dx_w = eps_h_w
+            (d_x = d), or dW_leaf = x^T eps_h_w and dx_w = eps_h_w W_leaf^T
+
+Parameters (d = hidden_dim, d_x = input_dim; gate columns i|fl|fr|x|o, each d wide):
+
+===========================  =========================================  ===========
+paper (transposed)           code                                       shape
+===========================  =========================================  ===========
+W_hg^L, g in i,fl,fr,x,o     ``W_h[0:d, g-block]``                      (d, d)
+W_hg^R                       ``W_h[d:2d, g-block]``                     (d, d)
+W_cg^L, g in i,fl,fr         ``W_c[0:d, g-block]``                      (d, d)
+W_cg^R                       ``W_c[d:2d, g-block]``                     (d, d)
+W_co                         ``W_co``                                   (d, d)
+b_i, b_fl, b_fr, b_x, b_o    ``b`` blocks i|fl|fr|x|o                   (5d,)
+leaf projection (ours)       ``W_leaf`` (only when d_x != d)            (d_x, d)
+i, f^L, f^R, tanh(x), o      ``cache.gates[t]`` blocks 0..4             (5d,)
+[h^L | h^R | c^L | c^R]      ``cache.hc[t]``                            (4d,)
+c_t, tanh(c_t)               ``cache.c[t]``, ``cache.tanh_c[t]``        (d,)
+eps_h, eps_c                 ``d_h[t]``, ``eps_c[t]``                   (d,)
+delta_i .. delta_o           ``delta[t]`` blocks i|fl|fr|x|o            (5d,)
+===========================  =========================================  ===========
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from ..forest import Forest
+from .activations import ONE, uniform_fan_in
+from .inputs import sum_by_index
+
+# gate column blocks of W_h, b, gates and delta (W_c has the first three)
+GATES = ("i", "fl", "fr", "x", "o")
+I, F_LEFT, F_RIGHT, X, O = range(5)
+PEEPHOLE_GATES = 3          # i, fl, fr read the children's cells (eqs. 1-3)
+SIDES = ("L", "R")
+
+
+@dataclass
+class SLSTMCache:
+    x: np.ndarray           # (U, d_x) distinct words' vectors
+    word_index: np.ndarray  # (L,) row of x each leaf reads
+    hc: np.ndarray          # (n + ROW_PAD, 4d) [h^L | h^R | c^L | c^R] per node
+    gates: np.ndarray       # (n + ROW_PAD, 5d) i | f^L | f^R | tanh(x) | o
+    c: np.ndarray           # (n, d) memory cells (0 at leaves)
+    tanh_c: np.ndarray      # (n, d)
+
+
+class SLSTM:
+    """Zhu et al.'s S-LSTM over binary trees; ``forward``/``backward`` over a forest."""
+
+    name = "slstm"
+    options = ()
+
+    def __init__(self, input_dim: int, hidden_dim: int):
+        self.input_dim = input_dim
+        self.hidden_dim = hidden_dim
+        self.output_dim = hidden_dim
+        self.projected = input_dim != hidden_dim
+
+    def parameter_shapes(self) -> list:
+        d = self.hidden_dim
+        shapes = [("W_h", (2 * d, 5 * d)), ("W_c", (2 * d, PEEPHOLE_GATES * d)),
+                  ("W_co", (d, d)), ("b", (5 * d,))]
+        if self.projected:
+            shapes.append(("W_leaf", (self.input_dim, d)))
+        return shapes
+
+    def report_slices(self) -> dict:
+        """Each of Zhu's matrices as a named sub-block: ``W.hi.L`` is W_hi^L, ..."""
+        d = self.hidden_dim
+        out = {}
+        for g, gate in enumerate(GATES):
+            columns = slice(g * d, (g + 1) * d)
+            for s, side in enumerate(SIDES):
+                rows = slice(s * d, (s + 1) * d)
+                out[f"W.h{gate}.{side}"] = ("W_h", (rows, columns))
+                if g < PEEPHOLE_GATES:
+                    out[f"W.c{gate}.{side}"] = ("W_c", (rows, columns))
+            out[f"b.{gate}"] = ("b", (columns,))
+        return out
+
+    def initialise(self, params: dict, rng: np.random.Generator) -> None:
+        """Uniform +-1/sqrt(fan-in), the fan-in of each gate: i, f^L, f^R read
+        4d inputs, x reads 2d, o reads 3d (both children's h and c_t)."""
+        d = self.hidden_dim
+        fan_in = {I: 4 * d, F_LEFT: 4 * d, F_RIGHT: 4 * d, X: 2 * d, O: 3 * d}
+        for g, inputs in fan_in.items():
+            columns = slice(g * d, (g + 1) * d)
+            uniform_fan_in(params["W_h"][:, columns], inputs, rng)
+            if g < PEEPHOLE_GATES:
+                uniform_fan_in(params["W_c"][:, columns], inputs, rng)
+            uniform_fan_in(params["b"][columns], inputs, rng)
+        uniform_fan_in(params["W_co"], fan_in[O], rng)
+        if self.projected:
+            uniform_fan_in(params["W_leaf"], self.input_dim, rng)
+
+    def check_forest(self, forest: Forest) -> None:
+        if forest.n_children.max() > 2:
+            raise ValueError(f"{self.name} composes binary trees: a node has "
+                             f"{int(forest.n_children.max())} children")
+        if np.any((forest.n_children == 0) != (forest.word >= 0)):
+            raise ValueError(f"{self.name} reads words at the leaves only: every leaf needs "
+                             "a word and no inner node may have one")
+
+    def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
+                helper=None):
+        """x: (U, d_x) vectors of the distinct words; word_index: (L,) the row of x
+        each leaf (nodes 0..L-1) reads.  Returns h (n, d), cache.
+
+        Level by level: gather the children's states, one product for the
+        children terms of eqs. 1-4 and 6, vectorised gate functions, the cell
+        (5) in a kernel, then c_t W_co and eqs. 6-7.  ``helper`` is not used.
+        """
+        n, d, leaves = forest.n_nodes, self.hidden_dim, forest.n_leaves
+        dtype = x.dtype
+        children = _binary_children(forest)
+        stacked = _stacked_weights(params)
+        bias, w_co = params["b"], params["W_co"]
+        hc = np.zeros((n + ROW_PAD, 4 * d), dtype=dtype)
+        gates = np.zeros((n + ROW_PAD, 5 * d), dtype=dtype)
+        c = np.zeros((n, d), dtype=dtype)        # leaves keep c = 0
+        tanh_c = np.zeros((n, d), dtype=dtype)
+        h = np.empty((n, d), dtype=dtype)
+        # leaves: the word vector, or its projection computed once per distinct word
+        words = x @ params["W_leaf"] if self.projected else x
+        h[:leaves] = words[word_index[:leaves]]
+        with np.errstate(over="ignore"):  # exp overflow in the sigmoid gives exactly 0
+            for level in range(1, forest.n_levels):
+                start, stop = forest.level_ptr[level], forest.level_ptr[level + 1]
+                _gather_children(children, h, c, hc, start, stop)
+                # children terms of eqs. 1-4 and 6 for the whole level; rows
+                # padded, the extra rows belong to higher levels and are
+                # overwritten when those are computed
+                padded = _padded(start, stop)
+                np.matmul(hc[start:padded], stacked, out=gates[start:padded])
+                z = gates[start:stop]
+                z += bias
+                _sigmoid(z[:, :PEEPHOLE_GATES * d])                          # (1)-(3)
+                np.tanh(z[:, X * d:O * d], out=z[:, X * d:O * d])            # tanh of (4)
+                _cell_update(children, gates, c, start, stop)                # (5)
+                np.tanh(c[start:stop], out=tanh_c[start:stop])
+                z[:, O * d:] += c[start:stop] @ w_co                         # (6): c_t W_co
+                _sigmoid(z[:, O * d:])                                       # (6)
+                np.multiply(z[:, O * d:], tanh_c[start:stop], out=h[start:stop])  # (7)
+        return h, SLSTMCache(x, word_index, hc, gates, c, tanh_c)
+
+    def backward(self, params: dict, forest: Forest, cache: SLSTMCache, d_h: np.ndarray,
+                 grads: dict, helper=None) -> np.ndarray:
+        """d_h: (n, d) dJ/dh from the head (overwritten: becomes eps_h).  Adds
+        dJ/dparams into ``grads``; returns dJ/dx (U, d_x), per distinct word.
+
+        Per inner level, root first: delta_o (9); the level's delta_o W_co^T;
+        eps_c and delta_fl, delta_fr, delta_i, delta_x (10)-(13); one product of
+        the level's deltas with the transposed stacked children weights; the
+        routing of eps_h and eps_c to the left (13) and right (14) children.
+        """
+        n, d, leaves = forest.n_nodes, self.hidden_dim, forest.n_leaves
+        dtype = d_h.dtype
+        children = _binary_children(forest)
+        stacked_transposed = np.ascontiguousarray(_stacked_weights(params).T)  # (5d, 4d)
+        w_co_transposed = np.ascontiguousarray(params["W_co"].T)
+        delta = np.zeros((n + ROW_PAD, 5 * d), dtype=dtype)
+        eps_c = np.zeros((n, d), dtype=dtype)     # the parents' shares, then the full eps_c
+        co_term = np.zeros((n, d), dtype=dtype)   # delta_o W_co^T, last term of (13)/(14)
+        d_hc = np.zeros((n + ROW_PAD, 4 * d), dtype=dtype)
+        for level in range(forest.n_levels - 1, 0, -1):
+            start, stop = forest.level_ptr[level], forest.level_ptr[level + 1]
+            _output_gate_deltas(cache.gates, cache.tanh_c, d_h, delta, start, stop)  # (9)
+            np.matmul(delta[start:stop, O * d:], w_co_transposed, out=co_term[start:stop])
+            _cell_deltas(children, cache.gates, cache.c, cache.tanh_c, d_h, co_term, eps_c,
+                         delta, start, stop)                                   # (10)-(14)
+            # [eps_h^L | eps_h^R | c^L part | c^R part] for every node's children
+            padded = _padded(start, stop)
+            np.matmul(delta[start:padded], stacked_transposed, out=d_hc[start:padded])
+            _route_to_children(children, cache.gates, eps_c, d_hc, d_h, start, stop)
+        inner = slice(leaves, n)
+        hc, gate_deltas = cache.hc[inner], delta[inner]
+        grads["W_h"] += hc[:, :2 * d].T @ gate_deltas
+        grads["W_c"] += hc[:, 2 * d:].T @ gate_deltas[:, :PEEPHOLE_GATES * d]
+        grads["W_co"] += cache.c[inner].T @ gate_deltas[:, O * d:]
+        grads["b"] += gate_deltas.sum(axis=0)
+        # leaves: d_h[:L] is now the full eps_h; c = 0 is constant, so eps_c stops here
+        eps_h_words = sum_by_index(d_h[:leaves], cache.word_index[:leaves], cache.x.shape[0])
+        if not self.projected:
+            return eps_h_words
+        grads["W_leaf"] += cache.x.T @ eps_h_words
+        return eps_h_words @ params["W_leaf"].T
+
+
+def _stacked_weights(params: dict) -> np.ndarray:
+    """(4d, 5d): rows h^L | h^R | c^L | c^R, columns i | f^L | f^R | x | o.
+
+    x and o read no child cell (eqs. 4, 6), so that block is 0; it is built
+    here, not stored, so no always-zero parameter exists."""
+    w_h, w_c = params["W_h"], params["W_c"]
+    d = w_h.shape[0] // 2
+    out = np.zeros((4 * d, 5 * d), dtype=w_h.dtype)
+    out[:2 * d] = w_h
+    out[2 * d:, :PEEPHOLE_GATES * d] = w_c
+    return out
+
+
+def _binary_children(forest: Forest) -> np.ndarray:
+    """(n, 2) left and right child of each node, -1 where absent (a unary
+    node's only child is its left one)."""
+    kids = np.full((forest.n_nodes, 2), -1, dtype=np.int32)
+    kids[:, :min(2, forest.children.shape[1])] = forest.children[:, :2]
+    return kids
+
+
+# OpenBLAS multiplies a few rows faster when their number is a multiple of 4:
+# level products are padded with the rows that follow (results unused), so the
+# work arrays carry ROW_PAD spare rows
+ROW_PAD = 3
+
+
+def _padded(start: int, stop: int) -> int:
+    rows = stop - start
+    return stop if rows == 1 else start + -(-rows // 4) * 4
+
+
+def _sigmoid(z: np.ndarray) -> None:
+    """In place 1 / (1 + exp(-z)) with NumPy's vectorised exp."""
+    np.negative(z, out=z)
+    np.exp(z, out=z)
+    z += 1
+    np.reciprocal(z, out=z)
+
+
+@njit(cache=True, nogil=True)
+def _gather_children(children, h, c, hc, start, stop):
+    """hc[t] = [h^L | h^R | c^L | c^R] for the nodes of one level (missing: 0)."""
+    d = h.shape[1]
+    for t in range(start, stop):
+        left, right = children[t, 0], children[t, 1]
+        if left >= 0:
+            hc[t, 0:d] = h[left]
+            hc[t, 2 * d:3 * d] = c[left]
+        if right >= 0:
+            hc[t, d:2 * d] = h[right]
+            hc[t, 3 * d:4 * d] = c[right]
+
+
+@njit(cache=True, nogil=True)
+def _cell_update(children, gates, c, start, stop):
+    """Eq. 5: c_t = f^L_t * c^L + f^R_t * c^R + i_t * tanh(x_t)."""
+    d = c.shape[1]
+    for t in range(start, stop):
+        left, right = children[t, 0], children[t, 1]
+        for q in range(d):
+            cell = gates[t, I * d + q] * gates[t, X * d + q]
+            if left >= 0:
+                cell += gates[t, F_LEFT * d + q] * c[left, q]
+            if right >= 0:
+                cell += gates[t, F_RIGHT * d + q] * c[right, q]
+            c[t, q] = cell
+
+
+@njit(cache=True, nogil=True)
+def _output_gate_deltas(gates, tanh_c, eps_h, delta, start, stop):
+    """Eq. 9: delta_o = eps_h_t * tanh(c_t) * sigma'(o_t)."""
+    d = tanh_c.shape[1]
+    for t in range(start, stop):
+        for q in range(d):
+            o = gates[t, O * d + q]
+            delta[t, O * d + q] = eps_h[t, q] * tanh_c[t, q] * o * (ONE - o)
+
+
+@njit(cache=True, nogil=True)
+def _cell_deltas(children, gates, c, tanh_c, eps_h, co_term, eps_c, delta, start, stop):
+    """eps_c_t (the node's own terms of eqs. 13/14 added to its parent's), then
+    eqs. 10-12 and delta_x.  co_term[t] = delta_o W_co^T; eps_c[t] holds the
+    parent's share on entry and the full eps_c_t on return."""
+    d = c.shape[1]
+    for t in range(start, stop):
+        left, right = children[t, 0], children[t, 1]
+        for q in range(d):
+            o = gates[t, O * d + q]
+            tanh_cell = tanh_c[t, q]
+            e = (eps_c[t, q]                                   # parent's terms of (13)/(14)
+                 + eps_h[t, q] * o * (ONE - tanh_cell * tanh_cell)  # eps_t^h o_t g'(c_t)
+                 + co_term[t, q])                              # (W_co)^T delta_t^o
+            eps_c[t, q] = e
+            i = gates[t, I * d + q]
+            tanh_x = gates[t, X * d + q]
+            if left >= 0:
+                f = gates[t, F_LEFT * d + q]
+                delta[t, F_LEFT * d + q] = e * c[left, q] * f * (ONE - f)    # (10)
+            if right >= 0:
+                f = gates[t, F_RIGHT * d + q]
+                delta[t, F_RIGHT * d + q] = e * c[right, q] * f * (ONE - f)  # (11)
+            delta[t, I * d + q] = e * tanh_x * i * (ONE - i)                  # (12)
+            delta[t, X * d + q] = e * i * (ONE - tanh_x * tanh_x)             # delta_x
+
+
+@njit(cache=True, nogil=True)
+def _route_to_children(children, gates, eps_c, d_hc, eps_h, start, stop):
+    """The parent t's shares of its children's eps_h and eps_c.
+
+    d_hc[t] = delta_t @ stacked^T = [eps_h^L part | eps_h^R part | peephole
+    terms of (13) | peephole terms of (14)].  Each node has one parent, so its
+    eps_c share is assigned; eps_h is added to the head's term.
+    """
+    d = eps_c.shape[1]
+    for t in range(start, stop):
+        left, right = children[t, 0], children[t, 1]
+        if left >= 0:
+            for q in range(d):
+                # not printed: delta_{i,fl,fr,x,o} W_h{i,fl,fr,x,o}^L^T
+                eps_h[left, q] += d_hc[t, q]
+                # (13): eps_{t+1}^c f_{t+1}^L
+                #       + (W_ci^L)^T delta^i + (W_cfl^L)^T delta^fl + (W_cfr^L)^T delta^fr
+                eps_c[left, q] = (eps_c[t, q] * gates[t, F_LEFT * d + q]
+                                  + d_hc[t, 2 * d + q])
+        if right >= 0:
+            for q in range(d):
+                # not printed: delta_{i,fl,fr,x,o} W_h{i,fl,fr,x,o}^R^T
+                eps_h[right, q] += d_hc[t, d + q]
+                # (14): eps_{t+1}^c f_{t+1}^R
+                #       + (W_ci^R)^T delta^i + (W_cfl^R)^T delta^fl + (W_cfr^R)^T delta^fr
+                eps_c[right, q] = (eps_c[t, q] * gates[t, F_RIGHT * d + q]
+                                   + d_hc[t, 3 * d + q])
