@@ -1,0 +1,506 @@
+r"""LSTM-RNN: the LSTM composition of a binary tree (Le & Zuidema 2015, Sec. 3-4).
+
+A parent p composes its left child x and right child y: their outputs x, y
+(the children's h) and their memory cells c_x, c_y.  Le & Zuidema print the
+equations of Sec. 3 without numbers; (L1)-(L7) number them in print order.
+Row-vector orientation (``x @ W_i1`` is the paper's W_i1 x):
+
+    i_1 = sigma( x W_i1 + y W_i2 + c_x W_ci1 + c_y W_ci2 + b_i )        (L1)
+    i_2 = sigma( y W_i1 + x W_i2 + c_y W_ci1 + c_x W_ci2 + b_i )        (L2)
+    f_1 = sigma( x W_f1 + y W_f2 + c_x W_cf1 + c_y W_cf2 + b_f )        (L3)
+    f_2 = sigma( y W_f1 + x W_f2 + c_y W_cf1 + c_x W_cf2 + b_f )        (L4)
+    c_p = f_1 * c_x + f_2 * c_y + u,
+          u = g( i_1 * a_1 + i_2 * a_2 + b_c ),  a_1 = x W_c1,  a_2 = y W_c2   (L5)
+    o   = sigma( x W_o1 + y W_o2 + c_p W_co + b_o )                     (L6)
+    p   = o * g(c_p)                                                    (L7)
+
+g in {tanh, sigmoid, softsign} (option ``activation``).  Readings of the
+printed equations (docs/cells/lstm_rnn.md gives the evidence): each input
+gate scales its own child's term *inside* g ("W_c1 x (.) i_1" is
+(W_c1 x) (.) i_1); the output gate peeks at the new cell c_p; every
+peephole is a full d x d matrix; "children swapped" means one weight set
+(W_i1, W_i2, W_ci1, W_ci2 for the input gates, likewise for the forget
+gates) in which the gate of child k reads child k through the "1" matrices
+and its sibling through the "2" matrices.
+
+Leaves: c = 0 and the leaf's vector is its word vector x (d_x = d_w).
+``untied=False``: one weight set; d_x must equal d.  ``untied=True``: a child
+that is a leaf is read through W_leaf (the d x d_w matrices of Sec. 4), an
+inner child through W (d x d); the leaves' own h rows are not defined in
+d dimensions, so they are returned as 0 and the model classifies leaves from
+their word vectors (``leaf_classifier_reads_input``).  A missing child of a
+unary node contributes h = c = 0.
+
+Computation per level: a leaf child's terms depend on its word only, so
+``x @ W_in`` (W_in = W_leaf untied, W tied) is computed once per distinct
+word and added per node in a kernel; inner children are gathered as
+hc_j = [h_x | h_y | c_x | c_y] and one product hc @ M gives every (L1)-(L6)
+pre-activation except c_p W_co, where M (4d, 7d) places the blocks of W and
+W_peephole by ``TARGET`` (the swap); c_p W_co is a second product per level,
+after (L5).
+
+Backward (eps = dJ/d state, delta = dJ/d pre-activation), per node, parents
+first; the parent has already added its shares into eps_h and d_c[j]:
+
+    delta_o  = eps_h * g(c_p) * o (1 - o)                    reverses (L7) for o, (L6)
+    eps_c    = d_c[j] + eps_h * o * g'(c_p) + delta_o W_co^T reverses (L7) for c_p, (L6)
+    delta_u  = eps_c * g'(u)                                 reverses (L5) for u
+    delta_i1 = delta_u * a_1 * i_1 (1 - i_1)                 reverses (L5), (L1)
+    delta_i2 = delta_u * a_2 * i_2 (1 - i_2)                 reverses (L5), (L2)
+    delta_a1 = delta_u * i_1,  delta_a2 = delta_u * i_2      reverses (L5) for a_1, a_2
+    delta_f1 = eps_c * c_x * f_1 (1 - f_1)                   reverses (L5), (L3)
+    delta_f2 = eps_c * c_y * f_2 (1 - f_2)                   reverses (L5), (L4)
+    eps_h(x) += delta_i1 W_i1^T + delta_i2 W_i2^T + delta_f1 W_f1^T + delta_f2 W_f2^T
+                + delta_a1 W_c1^T + delta_o W_o1^T                  reverses (L1)-(L6)
+    eps_h(y) += delta_i1 W_i2^T + delta_i2 W_i1^T + delta_f1 W_f2^T + delta_f2 W_f1^T
+                + delta_a2 W_c2^T + delta_o W_o2^T
+    eps_c(x)  = eps_c * f_1 + delta_i1 W_ci1^T + delta_i2 W_ci2^T
+                + delta_f1 W_cf1^T + delta_f2 W_cf2^T                reverses (L5), (L1)-(L4)
+    eps_c(y)  = eps_c * f_2 + delta_i1 W_ci2^T + delta_i2 W_ci1^T
+                + delta_f1 W_cf2^T + delta_f2 W_cf1^T
+
+(the eps_h and peephole lines are one product delta_j M^T per level; a leaf
+child's share goes to its word instead, below).  Weight gradients, summed
+over the inner nodes p, each matrix over both places it is used:
+
+    dW_i1 += x^T delta_i1 + y^T delta_i2     dW_i2 += y^T delta_i1 + x^T delta_i2
+    dW_f1 += x^T delta_f1 + y^T delta_f2     dW_f2 += y^T delta_f1 + x^T delta_f2
+    dW_c1 += x^T delta_a1                    dW_c2 += y^T delta_a2
+    dW_o1 += x^T delta_o                     dW_o2 += y^T delta_o
+    dW_ci1, dW_ci2, dW_cf1, dW_cf2: the same with c_x, c_y for x, y
+    dW_co += c_p^T delta_o
+    db_i += delta_i1 + delta_i2,  db_f += delta_f1 + delta_f2,  db_c += delta_u,  db_o += delta_o
+
+computed as dM = hc^T delta (folded back through ``TARGET``) for the inner
+children and, for the leaf children, delta_word (U, 8d): the deltas of the
+gates each leaf child feeds, summed per word, with dW_in += x^T delta_word
+and dJ/dx = delta_word W_in^T (tied: plus the head's eps_h at the leaves).
+
+Parameters (d = hidden_dim, d_w = input_dim; every code matrix is the
+transpose of the paper's, column blocks d wide):
+
+==============================  ======================================  ============
+paper                           code                                    shape
+==============================  ======================================  ============
+W_i1 W_i2 W_f1 W_f2 W_c1 W_c2   ``W`` column blocks 0..7, in this       (d, 8d)
+W_o1 W_o2 (inner children)      order
+the same, leaf children         ``W_leaf`` (untied only)                (d_w, 8d)
+W_ci1 W_ci2 W_cf1 W_cf2         ``W_peephole`` column blocks 0..3       (d, 4d)
+W_co                            ``W_co``                                (d, d)
+b_i b_f b_c b_o                 ``b`` blocks 0..3                       (4d,)
+i_1 i_2 f_1 f_2 a_1 a_2 o       ``gates`` column blocks 0..6            (n, 7d)
+u, c_p, g(c_p), p               ``u``, ``c``, ``g_c``, returned ``h``   (n, d)
+[x | y | c_x | c_y]             ``hc`` (inner children only, else 0)    (n, 4d)
+delta_i1 .. delta_a2, delta_o   ``delta`` column blocks 0..6            (n, 7d)
+delta_u; eps_h; eps_c           ``delta_u``; ``d_h``; ``d_c`` + local   (n, d)
+==============================  ======================================  ============
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from ..forest import Forest
+from .activations import ONE, activation_code, derivative_from_output, uniform_fan_in
+from .inputs import sum_by_index
+
+# column blocks of W and W_leaf (the weights reading a child's h); blocks
+# 0..3 are also those of W_peephole (reading a child's c)
+WEIGHT_BLOCKS = ("i1", "i2", "f1", "f2", "c1", "c2", "o1", "o2")
+PEEPHOLE_BLOCKS = ("ci1", "ci2", "cf1", "cf2")
+# column blocks of the gate pre-activations of a node
+I1, I2, F1, F2, A1, A2, O = range(7)
+GATE_BLOCKS = 7
+# TARGET[slot, block]: the gate block into which weight block ``block``
+# carries the child in ``slot`` (0: left x, 1: right y), -1 for none.  Row 1
+# is row 0 with the children swapped: (L2) is (L1) with x, y exchanged, and
+# (L4) is (L3) likewise.
+TARGET = np.array([[I1, I2, F1, F2, A1, -1, O, -1],
+                   [I2, I1, F2, F1, -1, A2, -1, O]], dtype=np.int64)
+
+
+@dataclass
+class LSTMRNNCache:
+    x: np.ndarray           # (U, d_x) distinct words' vectors
+    word_index: np.ndarray  # (L,) row of x each leaf reads
+    hc: np.ndarray          # (n + ROW_PAD, 4d) [h_x | h_y | c_x | c_y] of inner children
+    gates: np.ndarray       # (n + ROW_PAD, 7d) i_1 i_2 f_1 f_2 (sigma), a_1 a_2, o (sigma)
+    u: np.ndarray           # (n, d) g( i_1 a_1 + i_2 a_2 + b_c )
+    c: np.ndarray           # (n + ROW_PAD, d) memory cells, 0 at leaves
+    g_c: np.ndarray         # (n, d) g(c_p)
+
+
+class LSTMRNN:
+    """Le & Zuidema's LSTM-RNN cell; ``forward``/``backward`` over a whole forest."""
+
+    name = "lstm-rnn"
+    options = ("activation", "untied")
+
+    def __init__(self, input_dim: int, hidden_dim: int, activation: str = "tanh",
+                 untied: bool = False):
+        if not untied and input_dim != hidden_dim:
+            raise ValueError(f"lstm-rnn with tied leaves reads a leaf's word vector as its "
+                             f"state, so --dim must equal the embedding dimension "
+                             f"({hidden_dim} != {input_dim}); use untied leaves")
+        self.input_dim = input_dim
+        self.hidden_dim = hidden_dim
+        self.output_dim = hidden_dim
+        self.activation = activation
+        self.code = activation_code(activation)
+        self.untied = untied
+        # untied leaves live in d_w dimensions: the model classifies them from x
+        self.leaf_classifier_reads_input = untied
+
+    def parameter_shapes(self) -> list:
+        d = self.hidden_dim
+        shapes = [("W", (d, 8 * d)), ("W_peephole", (d, 4 * d)), ("W_co", (d, d)),
+                  ("b", (4 * d,))]
+        if self.untied:
+            shapes.insert(1, ("W_leaf", (self.input_dim, 8 * d)))
+        return shapes
+
+    def report_slices(self) -> dict:
+        """Each paper matrix and bias as its own gradient-check row."""
+        d = self.hidden_dim
+        out = {}
+        names = ("W", "W_leaf") if self.untied else ("W",)
+        for name in names:
+            for k, block in enumerate(WEIGHT_BLOCKS):
+                out[f"{name}.{block}"] = (name, (slice(None), slice(k * d, (k + 1) * d)))
+        for k, block in enumerate(PEEPHOLE_BLOCKS):
+            out[f"W_peephole.{block}"] = ("W_peephole", (slice(None), slice(k * d, (k + 1) * d)))
+        for k, block in enumerate(("i", "f", "c", "o")):
+            out[f"b.{block}"] = ("b", (slice(k * d, (k + 1) * d),))
+        return out
+
+    def initialise(self, params: dict, rng: np.random.Generator) -> None:
+        """U(+-1/sqrt(n)), n the number of input units of the gate a block feeds
+        (L&Z Sec. 5.2): at a node with two inner children i, f read 4d units
+        (x, y, c_x, c_y), u reads 2d, o reads 3d (x, y, c_p); with two leaf
+        children the leaf blocks read 2 d_w (o: 2 d_w + d)."""
+        d, d_x = self.hidden_dim, self.input_dim
+        fan_in = {"i": 4 * d, "f": 4 * d, "c": 2 * d, "o": 3 * d}
+        leaf_fan_in = {"i": 2 * d_x, "f": 2 * d_x, "c": 2 * d_x, "o": 2 * d_x + d}
+        for k, block in enumerate(WEIGHT_BLOCKS):
+            columns = slice(k * d, (k + 1) * d)
+            uniform_fan_in(params["W"][:, columns], fan_in[block[0]], rng)
+            if self.untied:
+                uniform_fan_in(params["W_leaf"][:, columns], leaf_fan_in[block[0]], rng)
+        uniform_fan_in(params["W_peephole"], fan_in["i"], rng)
+        uniform_fan_in(params["W_co"], fan_in["o"], rng)
+        for k, gate in enumerate("ifco"):
+            uniform_fan_in(params["b"][k * d:(k + 1) * d], fan_in[gate], rng)
+
+    def check_forest(self, forest: Forest) -> None:
+        if forest.n_children.max() > 2:
+            raise ValueError(f"lstm-rnn composes binary trees: a node has "
+                             f"{int(forest.n_children.max())} children")
+        if np.any((forest.n_children == 0) != (forest.word >= 0)):
+            raise ValueError("lstm-rnn reads words at the leaves only: every leaf needs a "
+                             "word and no inner node may have one")
+
+    def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
+                helper=None):
+        """x: (U, d_x) vectors of the distinct words; word_index: (L,) the row of x
+        each leaf (nodes 0..L-1) reads.  Returns h (n, d), cache.
+
+        Level by level: leaf children's terms from x @ W_in (once per distinct
+        word), inner children's from one product hc @ M, vectorised gate
+        functions, numba kernels for (L5), a second product for c_p W_co.
+        """
+        n, d, leaves = forest.n_nodes, self.hidden_dim, forest.n_leaves
+        dtype = x.dtype
+        children = _binary_children(forest)
+        word_index = np.asarray(word_index)[:leaves]
+        word_terms = x @ self._input_weights(params)               # (U, 8d) x W_in
+        combined = _combined_weights(params["W"], params["W_peephole"])
+        b = params["b"]
+        # the bias of each gate block: b_i twice, b_f twice, none on a_1, a_2, b_o
+        gate_bias = np.concatenate((b[:d], b[:d], b[d:2 * d], b[d:2 * d],
+                                    np.zeros(2 * d, dtype=b.dtype), b[3 * d:]))
+        candidate_bias = b[2 * d:3 * d]
+        hc = np.zeros((n + ROW_PAD, 4 * d), dtype=dtype)
+        gates = np.zeros((n + ROW_PAD, GATE_BLOCKS * d), dtype=dtype)
+        u = np.zeros((n, d), dtype=dtype)
+        c = np.zeros((n + ROW_PAD, d), dtype=dtype)               # leaves: c = 0
+        g_c = np.zeros((n, d), dtype=dtype)
+        h = np.zeros((n, d), dtype=dtype)
+        if not self.untied:
+            h[:leaves] = x[word_index]                            # a leaf's h is its word
+        with np.errstate(over="ignore"):  # exp overflow in the sigmoid gives exactly 0
+            for level in range(1, forest.n_levels):
+                start, stop = forest.level_ptr[level], forest.level_ptr[level + 1]
+                padded = _padded(start, stop)
+                z = gates[start:stop]
+                if level > 1:  # level 1 has leaf children only: hc is all 0 there
+                    _gather_children(children, leaves, h, c, hc, start, stop)
+                    # (L1)-(L6) without c_p W_co: inner children and their cells
+                    np.matmul(hc[start:padded], combined, out=gates[start:padded])
+                else:
+                    z[...] = 0.0
+                _add_leaf_children(children, leaves, word_index, word_terms, TARGET, gates,
+                                   start, stop)
+                z += gate_bias
+                _sigmoid(z[:, :4 * d])                            # (L1)-(L4)
+                _candidate_input(gates, candidate_bias, u, start, stop)
+                _activate(self.code, u[start:stop])               # u of (L5)
+                _cell_update(children, gates, u, c, start, stop)  # (L5)
+                o = z[:, O * d:]
+                o += (c[start:padded] @ params["W_co"])[:stop - start]  # c_p W_co of (L6)
+                _sigmoid(o)                                       # (L6)
+                g_c[start:stop] = c[start:stop]
+                _activate(self.code, g_c[start:stop])
+                np.multiply(o, g_c[start:stop], out=h[start:stop])    # (L7)
+        return h, LSTMRNNCache(x, word_index, hc, gates, u, c, g_c)
+
+    def backward(self, params: dict, forest: Forest, cache: LSTMRNNCache,
+                 d_h: np.ndarray, grads: dict, helper=None) -> np.ndarray:
+        """d_h: (n, d) dLoss/dh from the head (overwritten: eps_h accumulates in
+        it; untied: its leaf rows are ignored).  Adds dLoss/dparams into
+        ``grads``; returns dLoss/dx (U, d_x), per distinct word."""
+        n, d, leaves = forest.n_nodes, self.hidden_dim, forest.n_leaves
+        dtype = d_h.dtype
+        children = _binary_children(forest)
+        combined_transposed = np.ascontiguousarray(
+            _combined_weights(params["W"], params["W_peephole"]).T)
+        co_transposed = np.ascontiguousarray(params["W_co"].T)
+        delta = np.zeros((n + ROW_PAD, GATE_BLOCKS * d), dtype=dtype)
+        delta_u = np.zeros((n, d), dtype=dtype)
+        d_c = np.zeros((n, d), dtype=dtype)
+        for level in range(forest.n_levels - 1, 0, -1):
+            start, stop = forest.level_ptr[level], forest.level_ptr[level + 1]
+            padded = _padded(start, stop)
+            _output_deltas(cache.gates, cache.g_c, d_h, delta, start, stop)
+            # the output gate's peephole: delta_o W_co^T reaches c_p (reverses (L6))
+            eps_c_from_o = delta[start:padded, O * d:] @ co_transposed
+            _cell_deltas(self.code, children, leaves, cache.gates, cache.u, cache.c,
+                         cache.g_c, d_h, d_c, eps_c_from_o, delta, delta_u, start, stop)
+            if level > 1:  # level 1 has no inner children to route to
+                d_hc = delta[start:padded] @ combined_transposed   # reverses hc @ M
+                _scatter_to_children(children, leaves, d_hc, d_h, d_c, start, stop)
+        inner = slice(leaves, n)
+        d_combined = cache.hc[inner].T @ delta[inner]             # (4d, 7d) = dM
+        _fold_combined(d_combined, grads["W"], grads["W_peephole"])
+        grads["W_co"] += cache.c[inner].T @ delta[inner, O * d:]
+        sums = delta[inner].sum(axis=0)
+        grads["b"][:d] += sums[I1 * d:(I1 + 1) * d] + sums[I2 * d:(I2 + 1) * d]
+        grads["b"][d:2 * d] += sums[F1 * d:(F1 + 1) * d] + sums[F2 * d:(F2 + 1) * d]
+        grads["b"][2 * d:3 * d] += delta_u[inner].sum(axis=0)
+        grads["b"][3 * d:] += sums[O * d:]
+        # leaf children: their gates' deltas summed per word (reverses x @ W_in)
+        n_words = cache.x.shape[0]
+        delta_word = _leaf_child_deltas(children, leaves, cache.word_index, TARGET, delta,
+                                        n_words, d)
+        input_name = "W_leaf" if self.untied else "W"
+        grads[input_name] += cache.x.T @ delta_word
+        d_x = delta_word @ params[input_name].T
+        if not self.untied:  # tied: h = x at a leaf, so the head's eps_h reaches x
+            d_x += sum_by_index(d_h[:leaves], cache.word_index, n_words)
+        return d_x
+
+    def _input_weights(self, params: dict) -> np.ndarray:
+        """W_in: the weights through which a leaf child is read."""
+        return params["W_leaf"] if self.untied else params["W"]
+
+
+def _binary_children(forest: Forest) -> np.ndarray:
+    """The child table with exactly two columns (a forest of single words has one)."""
+    kids = np.full((forest.n_nodes, 2), -1, dtype=np.int32)
+    kids[:, :forest.children.shape[1]] = forest.children[:, :2]
+    return kids
+
+
+def _combined_weights(W: np.ndarray, W_peephole: np.ndarray) -> np.ndarray:
+    """M (4d, 7d): hc_j @ M = every (L1)-(L6) term of inner children's h and c.
+
+    Row blocks: h_x, h_y, c_x, c_y; the block of W (or W_peephole) that reads
+    the child in ``slot`` goes to column block TARGET[slot, block]."""
+    d = W.shape[0]
+    out = np.zeros((4 * d, GATE_BLOCKS * d), dtype=W.dtype)
+    for slot in range(2):
+        for block in range(8):
+            target = TARGET[slot, block]
+            if target < 0:
+                continue
+            columns = slice(target * d, (target + 1) * d)
+            out[slot * d:(slot + 1) * d, columns] = W[:, block * d:(block + 1) * d]
+            if block < 4:
+                out[(2 + slot) * d:(3 + slot) * d, columns] = \
+                    W_peephole[:, block * d:(block + 1) * d]
+    return out
+
+
+def _fold_combined(d_combined: np.ndarray, d_W: np.ndarray, d_peephole: np.ndarray) -> None:
+    """The reverse of ``_combined_weights``: each block of W and W_peephole
+    collects dM from every place M holds it (both children for the shared
+    gate weights)."""
+    d = d_W.shape[0]
+    for slot in range(2):
+        for block in range(8):
+            target = TARGET[slot, block]
+            if target < 0:
+                continue
+            columns = slice(target * d, (target + 1) * d)
+            d_W[:, block * d:(block + 1) * d] += d_combined[slot * d:(slot + 1) * d, columns]
+            if block < 4:
+                d_peephole[:, block * d:(block + 1) * d] += \
+                    d_combined[(2 + slot) * d:(3 + slot) * d, columns]
+
+
+# OpenBLAS multiplies a few rows much faster when their number is a multiple
+# of 4: a level's product also runs over the rows that follow it (results
+# unused or overwritten later), so the work arrays have ROW_PAD spare rows
+ROW_PAD = 3
+
+
+def _padded(start: int, stop: int) -> int:
+    rows = stop - start
+    return stop if rows == 1 else start + -(-rows // 4) * 4
+
+
+def _sigmoid(z: np.ndarray) -> None:
+    """In place sigma(z) = 1 / (1 + e^-z), with NumPy's vectorised exp (several
+    times faster than scalar calls in a numba loop)."""
+    np.negative(z, out=z)
+    np.exp(z, out=z)
+    z += 1
+    np.reciprocal(z, out=z)
+
+
+def _activate(code: int, z: np.ndarray) -> None:
+    """In place g(z) for g = tanh (0), sigmoid (1), softsign (2), vectorised."""
+    if code == 0:
+        np.tanh(z, out=z)
+    elif code == 1:
+        _sigmoid(z)
+    else:
+        z /= 1 + np.abs(z)
+
+
+@njit(cache=True, nogil=True)
+def _gather_children(children, leaves, h, c, hc, start, stop):
+    """hc[j] = [h_x | h_y | c_x | c_y] for the inner children of one level's
+    nodes; a leaf or missing child's blocks stay 0 (leaves are read from x)."""
+    d = h.shape[1]
+    for j in range(start, stop):
+        for slot in range(2):
+            kid = children[j, slot]
+            if kid >= leaves:
+                for q in range(d):
+                    hc[j, slot * d + q] = h[kid, q]
+                    hc[j, (2 + slot) * d + q] = c[kid, q]
+
+
+@njit(cache=True, nogil=True)
+def _add_leaf_children(children, leaves, word_index, word_terms, target, gates, start, stop):
+    """gates[j] += a leaf child's x W_in terms, each weight block into the gate
+    block its slot feeds (TARGET): (L1)-(L6) for the children that are leaves."""
+    d = gates.shape[1] // 7
+    for j in range(start, stop):
+        for slot in range(2):
+            kid = children[j, slot]
+            if 0 <= kid < leaves:
+                row = word_index[kid]
+                for block in range(8):
+                    column = target[slot, block]
+                    if column >= 0:
+                        for q in range(d):
+                            gates[j, column * d + q] += word_terms[row, block * d + q]
+
+
+@njit(cache=True, nogil=True)
+def _candidate_input(gates, candidate_bias, u, start, stop):
+    """(L5), before g: u_j = i_1 * a_1 + i_2 * a_2 + b_c."""
+    d = u.shape[1]
+    for j in range(start, stop):
+        for q in range(d):
+            u[j, q] = (gates[j, I1 * d + q] * gates[j, A1 * d + q]
+                       + gates[j, I2 * d + q] * gates[j, A2 * d + q] + candidate_bias[q])
+
+
+@njit(cache=True, nogil=True)
+def _cell_update(children, gates, u, c, start, stop):
+    """(L5): c_p = f_1 * c_x + f_2 * c_y + u (a leaf or missing child has c = 0)."""
+    d = u.shape[1]
+    for j in range(start, stop):
+        for q in range(d):
+            cell = u[j, q]
+            for slot in range(2):
+                kid = children[j, slot]
+                if kid >= 0:
+                    cell += gates[j, (F1 + slot) * d + q] * c[kid, q]
+            c[j, q] = cell
+
+
+@njit(cache=True, nogil=True)
+def _output_deltas(gates, g_c, d_h, delta, start, stop):
+    """delta_o = eps_h * g(c_p) * o (1 - o): reverses (L7) for o, then (L6)."""
+    d = g_c.shape[1]
+    for j in range(start, stop):
+        for q in range(d):
+            o = gates[j, O * d + q]
+            delta[j, O * d + q] = d_h[j, q] * g_c[j, q] * o * (ONE - o)
+
+
+@njit(cache=True, nogil=True)
+def _cell_deltas(code, children, leaves, gates, u, c, g_c, d_h, d_c, eps_c_from_o, delta,
+                 delta_u, start, stop):
+    """Backward through (L7) for c_p and through (L5) to the gate
+    pre-activations of one level; eps_c of inner children gets its f share
+    (the peephole shares are added by ``_scatter_to_children``).
+    eps_c_from_o: rows from ``start``, delta_o W_co^T."""
+    d = u.shape[1]
+    for j in range(start, stop):
+        for q in range(d):
+            o = gates[j, O * d + q]
+            eps_c = (d_c[j, q] + d_h[j, q] * o * derivative_from_output(code, g_c[j, q])
+                     + eps_c_from_o[j - start, q])
+            candidate = eps_c * derivative_from_output(code, u[j, q])      # delta_u
+            delta_u[j, q] = candidate
+            i_1 = gates[j, I1 * d + q]
+            i_2 = gates[j, I2 * d + q]
+            delta[j, I1 * d + q] = candidate * gates[j, A1 * d + q] * i_1 * (ONE - i_1)
+            delta[j, I2 * d + q] = candidate * gates[j, A2 * d + q] * i_2 * (ONE - i_2)
+            delta[j, A1 * d + q] = candidate * i_1                          # delta_a1
+            delta[j, A2 * d + q] = candidate * i_2                          # delta_a2
+            for slot in range(2):
+                kid = children[j, slot]
+                if kid >= leaves:  # a leaf or missing child has c = 0: delta_f = 0
+                    f = gates[j, (F1 + slot) * d + q]
+                    delta[j, (F1 + slot) * d + q] = eps_c * c[kid, q] * f * (ONE - f)
+                    d_c[kid, q] = eps_c * f                          # eps_c of the child
+
+
+@njit(cache=True, nogil=True)
+def _scatter_to_children(children, leaves, d_hc, d_h, d_c, start, stop):
+    """eps_h and eps_c of inner children += their blocks of delta_j M^T (rows
+    of d_hc from ``start``): reverses the gather of hc_j."""
+    d = d_h.shape[1]
+    for j in range(start, stop):
+        for slot in range(2):
+            kid = children[j, slot]
+            if kid >= leaves:
+                for q in range(d):
+                    d_h[kid, q] += d_hc[j - start, slot * d + q]
+                    d_c[kid, q] += d_hc[j - start, (2 + slot) * d + q]
+
+
+@njit(cache=True, nogil=True)
+def _leaf_child_deltas(children, leaves, word_index, target, delta, n_words, d):
+    """(U, 8d) dJ/d(x W_in) per distinct word: for every leaf child, the deltas
+    of the gate blocks its weight blocks feed (TARGET), summed over the word's
+    leaves.  Reverses ``_add_leaf_children``."""
+    out = np.zeros((n_words, 8 * d), dtype=delta.dtype)
+    for j in range(leaves, children.shape[0]):
+        for slot in range(2):
+            kid = children[j, slot]
+            if 0 <= kid < leaves:
+                row = word_index[kid]
+                for block in range(8):
+                    column = target[slot, block]
+                    if column >= 0:
+                        for q in range(d):
+                            out[row, block * d + q] += delta[j, column * d + q]
+    return out
