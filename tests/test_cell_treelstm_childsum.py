@@ -1,0 +1,389 @@
+"""The Child-Sum Tree-LSTM (Tai et al. 2015, eqs. 2-8): forward values
+against a node-by-node NumPy reference, the chain-LSTM reduction (Tai eq. 1),
+gradient checks on every suite setting, random dependency trees and 300-level
+trees, planted bugs the checker must catch, and the structures it rejects."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings as hypothesis_settings, strategies as st
+
+from gradcheck.check import TOLERANCE, check_gradients
+from gradcheck.suite import Setting, build_case, random_trees, run_setting, settings
+from gradcheck.trees import random_binary_tree, random_dependency_tree, random_dependency_trees
+from npcomp.cells import make_cell, treelstm_childsum, treelstm_nary
+from npcomp.formats import branching_tree, chain_tree
+from npcomp.forest import build_forest, node_words
+
+MODEL = "treelstm-childsum"
+VOCAB = 10
+
+
+def assert_passes(errors: dict) -> None:
+    failed = {name: error for name, error in errors.items() if not error <= TOLERANCE}
+    assert not failed, f"gradient check failed: {failed}"
+
+
+def sigmoid(z):
+    return 1 / (1 + np.exp(-z))
+
+
+def _word_ids(tree):
+    """Word id per node: the tree's tokens "w<k>" read as id k (-1 where none)."""
+    return node_words(tree, np.array([int(t[1:]) for t in tree.tokens], dtype=np.int32))
+
+
+def _forest_inputs(forest, embedding, dtype):
+    """(x, word_index) as the model builds them: distinct words once."""
+    distinct, word_index = np.unique(forest.word[forest.word_nodes()], return_inverse=True)
+    return embedding[distinct].astype(dtype), word_index
+
+
+# ---------------------------------------------------------------------------
+# forward values
+# ---------------------------------------------------------------------------
+
+def _reference_childsum(tree, words, embedding, params, d):
+    """Tai eqs. 2-8 node by node in the paper's column orientation (W^(g) x),
+    children before parents; x_j = 0 at a node without a word."""
+    W, U, U_f, b = params["W"], params["U"], params["U_f"], params["b"]
+    block = lambda g: slice(g * d, (g + 1) * d)
+    W_i, W_o, W_u, W_f = (W[:, block(g)].T for g in range(4))   # (d, d_x) each
+    U_i, U_o, U_u = (U[:, block(g)].T for g in range(3))         # (d, d) each
+    U_fk = U_f.T
+    b_i, b_o, b_u, b_f = (b[block(g)] for g in range(4))
+    h = np.zeros((tree.n_nodes, d))
+    c = np.zeros((tree.n_nodes, d))
+    for j, kids in enumerate(tree.children()):
+        x = embedding[words[j]] if words[j] >= 0 else np.zeros(embedding.shape[1])
+        h_tilde = np.zeros(d)
+        for k in kids:
+            h_tilde = h_tilde + h[k]                                      # (2)
+        i = sigmoid(W_i @ x + U_i @ h_tilde + b_i)                        # (3)
+        o = sigmoid(W_o @ x + U_o @ h_tilde + b_o)                        # (5)
+        u = np.tanh(W_u @ x + U_u @ h_tilde + b_u)                        # (6)
+        c[j] = i * u                                                      # (7)
+        for k in kids:
+            f_jk = sigmoid(W_f @ x + U_fk @ h[k] + b_f)                   # (4)
+            c[j] += f_jk * c[k]                                           # (7)
+        h[j] = o * np.tanh(c[j])                                          # (8)
+    return h
+
+
+def _mixed_trees(seed=5):
+    """Dependency trees (a word at every node, up to 12 children, a chain, one
+    word) and constituency trees (no word at inner nodes, unary nodes)."""
+    rng = np.random.default_rng(seed)
+    trees = [random_dependency_tree(n, rng, max_children=8) for n in (9, 1, 25, 4)]
+    trees.append(random_dependency_tree(13, rng, max_children=12))  # a 12-child node
+    trees.append(random_dependency_tree(6, rng, max_children=1))    # a chain
+    trees += [random_binary_tree(n, rng, unary_rate=0.2) for n in (7, 1, 12)]
+    return trees
+
+
+def _random_params(cell, rng, scale=0.7):
+    return {name: rng.normal(0, scale, shape) for name, shape in cell.parameter_shapes()}
+
+
+@pytest.mark.parametrize("dtype,tolerance", [(np.float64, 1e-12), (np.float32, 2e-6)])
+def test_forward_matches_plain_numpy(dtype, tolerance):
+    trees = _mixed_trees()
+    rng = np.random.default_rng(3)
+    d, d_x = 5, 4
+    cell = treelstm_childsum.TreeLSTMChildSum(d_x, d)
+    params = _random_params(cell, rng)
+    embedding = rng.normal(size=(VOCAB, d_x))
+    words = [_word_ids(t) for t in trees]
+    forest = build_forest(trees, words)
+    cell.check_forest(forest)
+    assert forest.n_children.max() == 12 and np.any((forest.n_children > 0) & (forest.word < 0))
+    x, word_index = _forest_inputs(forest, embedding, dtype)
+    h, _ = cell.forward({k: v.astype(dtype) for k, v in params.items()}, forest, x, word_index)
+    assert h.dtype == dtype
+    for k, tree in enumerate(trees):
+        expected = _reference_childsum(tree, words[k], embedding, params, d)
+        nodes = np.flatnonzero(forest.tree == k)
+        np.testing.assert_allclose(h[nodes], expected[forest.origin[nodes]],
+                                   rtol=tolerance, atol=tolerance)
+
+
+def _chain_lstm(words, embedding, W, U, b, d):
+    """Tai eq. 1 over one sentence, h_0 = c_0 = 0; W (4d, d_x), U (4d, d), b (4d,)
+    in the paper's orientation, row blocks i|f|o|u as printed."""
+    h_prev, c_prev = np.zeros(d), np.zeros(d)
+    out = []
+    for word in words:
+        z = W @ embedding[word] + U @ h_prev + b
+        i, f, o = sigmoid(z[:d]), sigmoid(z[d:2 * d]), sigmoid(z[2 * d:3 * d])
+        u = np.tanh(z[3 * d:])
+        c_prev = i * u + f * c_prev
+        h_prev = o * np.tanh(c_prev)
+        out.append(h_prev)
+    return np.array(out)
+
+
+@pytest.mark.parametrize("model", ["treelstm-childsum", "treelstm-nary"])
+def test_chain_equals_chain_lstm(model):
+    """Tai §3.2: on a chain both Tree-LSTMs reduce to the LSTM of eq. 1.  The
+    chain LSTM's weights are copied from random Child-Sum parameters; the
+    N-ary cell (N = 1, words at inner nodes) gets the same weights in its
+    layout (U = [U | U_f])."""
+    rng = np.random.default_rng(21)
+    d, d_x = 4, 3
+    childsum = _random_params(treelstm_childsum.TreeLSTMChildSum(d_x, d), rng)
+    block = lambda matrix, g: matrix[:, g * d:(g + 1) * d].T
+    # eq. 1 in the paper's orientation, gates in its printed order i, f, o, u
+    W = np.concatenate([block(childsum["W"], g) for g in (0, 3, 1, 2)])
+    U = np.concatenate([block(childsum["U"], 0), childsum["U_f"].T,
+                        block(childsum["U"], 1), block(childsum["U"], 2)])
+    b = np.concatenate([childsum["b"][g * d:(g + 1) * d] for g in (0, 3, 1, 2)])
+    if model == "treelstm-childsum":
+        cell, params = make_cell(model, d_x, d), childsum
+    else:
+        cell = make_cell(model, d_x, d, arity=1, inner_inputs=True)
+        params = {"W": childsum["W"], "U": np.concatenate([childsum["U"], childsum["U_f"]], 1),
+                  "b": childsum["b"]}
+        assert [shape for _, shape in cell.parameter_shapes()] == \
+            [p.shape for p in params.values()]
+    embedding = rng.normal(size=(VOCAB, d_x))
+    sentences = [rng.integers(0, VOCAB, size=length) for length in (1, 2, 7, 30)]
+    trees = [chain_tree([f"w{k}" for k in s]) for s in sentences]
+    forest = build_forest(trees, [_word_ids(t) for t in trees])
+    assert forest.n_levels == 30 and forest.n_children.max() == 1
+    cell.check_forest(forest)
+    x, word_index = _forest_inputs(forest, embedding, np.float64)
+    h, _ = cell.forward(params, forest, x, word_index)
+    for k, sentence in enumerate(sentences):
+        nodes = np.flatnonzero(forest.tree == k)
+        expected = _chain_lstm(sentence, embedding, W, U, b, d)
+        np.testing.assert_allclose(h[nodes], expected[forest.origin[nodes]], rtol=1e-12,
+                                   atol=1e-12)
+
+
+def test_float32_gradient_close_to_float64():
+    """Forward and backward stay float32 in float32 and agree with float64."""
+    setting = Setting(MODEL, trees="dependency", dropout=0.5, l2=0.1)
+    rng = np.random.default_rng(4)
+    model, params, forest, options = build_case(setting, random_trees(setting, rng), rng)
+    grads64 = params.zeros_like()
+    loss64, _ = model.loss_and_gradient(params, forest, grads64, **options)
+    params32 = params.astype(np.float32)
+    grads32 = params32.zeros_like()
+    options32 = dict(options, masks=[None if m is None else m.astype(np.float32)
+                                     for m in options["masks"]])
+    loss32, _ = model.loss_and_gradient(params32, forest, grads32, **options32)
+    assert grads32.flat.dtype == np.float32
+    assert loss32 == pytest.approx(loss64, rel=1e-5)
+    scale = np.abs(grads64.flat).max()
+    np.testing.assert_allclose(grads32.flat, grads64.flat, rtol=0, atol=1e-5 * scale)
+
+
+def test_parameter_count_and_tai_table_1():
+    """4 d (d_x + d + 1) with one bias per gate as printed in eqs. 3-6.  Tai's
+    Table 1 (sentiment, d = 168, d_x = 300) counts 315,840 = ours + 4d: the
+    released code has two biases per gate (docs/cells/treelstm_childsum.md)."""
+    d, d_x = 168, 300
+    cell = make_cell(MODEL, d_x, d)
+    count = sum(int(np.prod(shape)) for _, shape in cell.parameter_shapes())
+    assert count == 4 * d * (d_x + d + 1) == 315_168
+    assert count + 4 * d == 315_840
+
+
+# ---------------------------------------------------------------------------
+# gradient checks
+# ---------------------------------------------------------------------------
+
+SETTINGS = settings(MODEL)
+
+
+@pytest.mark.parametrize("setting", SETTINGS, ids=[s.describe() for s in SETTINGS])
+def test_suite_setting(setting):
+    assert_passes(run_setting(setting, seed=3))
+
+
+dependency_shapes = st.lists(st.tuples(st.integers(0, 2**31 - 1), st.integers(1, 40)),
+                             min_size=1, max_size=3)
+
+
+@pytest.mark.parametrize("setting", [
+    Setting(MODEL, trees="dependency"),
+    Setting(MODEL, trees="dependency", supervision="root+leaves", dropout=0.5, l2=0.01),
+], ids=lambda s: s.describe())
+@hypothesis_settings(max_examples=8)
+@given(shapes=dependency_shapes)
+def test_random_dependency_trees(setting, shapes):
+    rng = np.random.default_rng(shapes[0][0])
+    trees = [random_dependency_tree(n_words, np.random.default_rng(seed), max_children=8)
+             for seed, n_words in shapes]
+    model, params, forest, options = build_case(setting, trees, rng)
+    assert_passes(check_gradients(model, params, forest, **options))
+
+
+@pytest.mark.parametrize("direction", ["left", "right"])
+def test_deep_branching_trees(direction):
+    """300-leaf trees (no word at inner nodes): 300 levels, no recursion.
+    (d = d_x = 2 keeps the 300-level finite differences affordable.)"""
+    rng = np.random.default_rng(7)
+    words = [f"w{k}" for k in rng.integers(0, VOCAB, size=300)]
+    tree = branching_tree(words, direction, root_label=3, leaf_labels=rng.integers(0, 5, 300))
+    setting = Setting(MODEL, input_dim=2, hidden_dim=2, supervision="root+leaves")
+    model, params, forest, options = build_case(setting, [tree], rng)
+    assert forest.n_levels == 300
+    assert_passes(check_gradients(model, params, forest, **options))
+
+
+def test_helper_thread_gives_the_same_gradient(monkeypatch):
+    """Levels split between two threads (levels of 4 or more nodes) and dU,
+    dU_f on the helper give the single-threaded loss and gradient."""
+    from concurrent.futures import ThreadPoolExecutor
+    monkeypatch.setattr(treelstm_nary, "SPLIT_ROWS", 4)
+    rng = np.random.default_rng(0)
+    trees = [random_dependency_tree(n, rng) for n in (40, 35, 30, 25, 20, 9)]
+    trees += [random_binary_tree(n, rng, unary_rate=0.1) for n in (20, 15)]
+    model, params, forest, _ = build_case(Setting(MODEL, hidden_dim=4), trees, rng)
+    alone, helped = params.zeros_like(), params.zeros_like()
+    loss_alone, _ = model.loss_and_gradient(params, forest, alone, l2=0.01)
+    with ThreadPoolExecutor(max_workers=1) as helper:
+        loss_helped, _ = model.loss_and_gradient(params, forest, helped, l2=0.01, helper=helper)
+    assert np.diff(forest.level_ptr)[1:].max() >= 8  # an inner level was halved
+    assert loss_helped == pytest.approx(loss_alone, rel=1e-13)
+    np.testing.assert_allclose(helped.flat, alone.flat, rtol=1e-12, atol=1e-15)
+
+
+# ---------------------------------------------------------------------------
+# planted bugs: the checker must fail on each
+# ---------------------------------------------------------------------------
+
+def _case():
+    rng = np.random.default_rng(11)
+    trees = random_dependency_trees(rng, n_classes=5, vocab_size=VOCAB)
+    return build_case(Setting(MODEL, trees="dependency"), trees, rng)
+
+
+def _errors_with(monkeypatch, wrapper):
+    model, params, forest, options = _case()
+    monkeypatch.setattr(model.cell, "backward", wrapper(model.cell.backward))
+    return check_gradients(model, params, forest, **options)
+
+
+def test_unplanted_case_passes():
+    model, params, forest, options = _case()
+    assert forest.n_children.max() == 8
+    assert_passes(check_gradients(model, params, forest, **options))
+
+
+def test_detects_first_childs_forget_gate_for_every_child(monkeypatch):
+    """(a) eps_c routed to every child k with f_j1 instead of f_jk."""
+    kernel = treelstm_childsum._gate_deltas
+
+    def first_forget_kernel(first_edge, edge_child, gates, forget, c, tanh_c, d_h, d_c, delta,
+                            delta_f, start, stop):
+        kernel(first_edge, edge_child, gates, forget, c, tanh_c, d_h, d_c, delta, delta_f,
+               start, stop)
+        for j in range(start, stop):  # d_c[child] was eps_c * f_jk: make it eps_c * f_j1
+            edges = np.arange(first_edge[j], first_edge[j + 1])
+            d_c[edge_child[edges]] *= forget[first_edge[j]] / forget[edges]
+
+    def wrap(backward):
+        def buggy(params, forest, cache, d_h, grads, helper=None):
+            monkeypatch.setattr(treelstm_childsum, "_gate_deltas", first_forget_kernel)
+            try:
+                return backward(params, forest, cache, d_h, grads, helper)
+            finally:
+                monkeypatch.setattr(treelstm_childsum, "_gate_deltas", kernel)
+        return buggy
+    errors = _errors_with(monkeypatch, wrap)
+    assert errors["cell.U_f"] > TOLERANCE
+    assert errors["softmax.W"] <= TOLERANCE  # the head is not behind the bug
+
+
+def test_detects_missing_child_specific_forget_term(monkeypatch):
+    """(b) eps_h to the children without delta_fk U_f^T (only the shared
+    delta_iou U^T): the backward sees U_f = 0 when routing, which is the only
+    place it reads U_f."""
+    def wrap(backward):
+        def buggy(params, forest, cache, d_h, grads, helper=None):
+            routing = dict(params)
+            routing["U_f"] = np.zeros_like(params["U_f"])
+            return backward(routing, forest, cache, d_h, grads, helper)
+        return buggy
+    errors = _errors_with(monkeypatch, wrap)
+    assert errors["cell.U_f"] > TOLERANCE and errors["cell.U.i"] > TOLERANCE
+    assert errors["softmax.W"] <= TOLERANCE
+
+
+# ---------------------------------------------------------------------------
+# structures
+# ---------------------------------------------------------------------------
+
+def test_check_forest_rejects_a_leaf_without_a_word():
+    rng = np.random.default_rng(2)
+    trees = [random_dependency_tree(5, rng), random_binary_tree(6, rng)]
+    words = [_word_ids(t) for t in trees]
+    cell = make_cell(MODEL, 4, 3)
+    cell.check_forest(build_forest(trees, words))   # words at inner nodes or not: fine
+    leaf = trees[1].children().index([])             # a leaf of the second tree
+    words[1][leaf] = -1
+    with pytest.raises(ValueError, match="every leaf must read a word.*tree 1"):
+        cell.check_forest(build_forest(trees, words))
+
+
+def test_cell_takes_no_options():
+    with pytest.raises(ValueError, match="takes no option"):
+        make_cell(MODEL, 4, 3, arity=2)
+
+
+def _kernel_cases():
+    rng = np.random.default_rng(9)
+    trees = _mixed_trees(seed=9)
+    forest = build_forest(trees, [_word_ids(t) for t in trees])
+    first_edge, edge_child = treelstm_childsum._edges(forest)
+    d, n, n_edges = 3, forest.n_nodes, edge_child.shape[0]
+    start, stop = forest.level_ptr[1], forest.level_ptr[2]
+    rows = treelstm_childsum._input_rows(forest, np.arange(forest.word_nodes().size) % 4, 4)
+    gates = rng.uniform(0.05, 0.95, size=(n + 3, 3 * d))
+    forget = rng.uniform(0.05, 0.95, size=(n_edges + 3, d))
+    c = rng.normal(size=(n, d))
+    return [
+        (treelstm_childsum._gather_children, lambda: (
+            first_edge, edge_child, rng.normal(size=(n, d)), np.zeros((n_edges + 3, d)),
+            np.zeros((n + 3, d)), start, stop)),
+        (treelstm_childsum._add_inputs, lambda: (
+            rows, rng.normal(size=(5, 4 * d)), first_edge, gates.copy(), forget.copy(),
+            start, stop)),
+        (treelstm_childsum._cell_update, lambda: (first_edge, edge_child, gates, forget,
+                                                  c.copy(), start, stop)),
+        (treelstm_childsum._gate_deltas, lambda: (
+            first_edge, edge_child, gates, forget, c, np.tanh(c), rng.normal(size=(n, d)),
+            rng.normal(size=(n, d)), np.zeros((n + 3, 3 * d)), np.zeros((n_edges + 3, d)),
+            start, stop)),
+        (treelstm_childsum._route_to_children, lambda: (
+            first_edge, edge_child, rng.normal(size=(stop - start, d)),
+            rng.normal(size=(first_edge[stop] - first_edge[start], d)),
+            rng.normal(size=(n, d)), start, stop)),
+    ]
+
+
+@pytest.mark.parametrize("kernel,make_args", _kernel_cases(),
+                         ids=lambda value: getattr(value, "__name__", ""))
+def test_kernel_matches_its_python_function(kernel, make_args):
+    compiled_args = make_args()
+    python_args = [a.copy() if isinstance(a, np.ndarray) else a for a in compiled_args]
+    kernel(*compiled_args)
+    kernel.py_func(*python_args)
+    for compiled, python in zip(compiled_args, python_args):
+        if isinstance(compiled, np.ndarray):
+            np.testing.assert_allclose(compiled, python, rtol=1e-12, atol=1e-12)
+
+
+def test_input_deltas_kernel_matches_its_python_function():
+    rng = np.random.default_rng(1)
+    trees = _mixed_trees(seed=1)
+    forest = build_forest(trees, [_word_ids(t) for t in trees])
+    first_edge, edge_child = treelstm_childsum._edges(forest)
+    rows = treelstm_childsum._input_rows(forest, np.arange(forest.word_nodes().size) % 4, 4)
+    delta = rng.normal(size=(forest.n_nodes + 3, 9))
+    delta_f = rng.normal(size=(edge_child.shape[0] + 3, 3))
+    kernel = treelstm_childsum._input_deltas
+    np.testing.assert_allclose(kernel(rows, first_edge, delta, delta_f, 5),
+                               kernel.py_func(rows, first_edge, delta, delta_f, 5), rtol=1e-12)
