@@ -117,7 +117,7 @@ def settings(model: str) -> list:
     raise ValueError(f"model must be one of {MODELS}, not {model!r}")
 
 
-MODELS = ("recnn", "treelstm-nary", "treelstm-childsum", "mean-vectors")
+MODELS = ("recnn", "treelstm-nary", "treelstm-childsum", "slstm", "mean-vectors")
 
 
 def random_trees(setting: Setting, rng: np.random.Generator) -> list:

@@ -1,0 +1,387 @@
+"""S-LSTM (Zhu et al. 2015): forward values against a node-by-node NumPy
+reading of eqs. 1-7, gradient checks of every suite setting, random and deep
+trees, planted bugs (each a way of misreading the printed eqs. 8-14), kernels
+against their Python versions, and the structures the cell rejects."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings as hypothesis_settings, strategies as st
+
+from gradcheck.check import TOLERANCE, check_gradients
+from gradcheck.suite import VOCAB_SIZE, Setting, build_case, run_setting, settings
+from gradcheck.trees import random_binary_tree, random_dependency_tree, random_forest_trees
+from npcomp.cells import make_cell, slstm
+from npcomp.embeddings import Vocabulary
+from npcomp.formats import branching_tree
+from npcomp.forest import build_forest, node_words
+
+SETTINGS = settings("slstm")
+VOCABULARY = Vocabulary(f"w{k}" for k in range(VOCAB_SIZE))   # as build_case's
+
+
+def assert_passes(errors: dict) -> None:
+    failed = {name: error for name, error in errors.items() if not error <= TOLERANCE}
+    assert not failed, f"gradient check failed: {failed}"
+
+
+# ---------------------------------------------------------------------------
+# forward against the printed equations, node by node
+# ---------------------------------------------------------------------------
+
+def _sigmoid(z):
+    return 1 / (1 + np.exp(-z))
+
+
+def _paper_matrices(params: dict, d: int) -> dict:
+    """Zhu's matrices in column orientation: the transposes of the code's blocks."""
+    gates = ("i", "fl", "fr", "x", "o")
+    out = {}
+    for g, gate in enumerate(gates):
+        columns = slice(g * d, (g + 1) * d)
+        for s, side in enumerate("LR"):
+            rows = slice(s * d, (s + 1) * d)
+            out[f"h{gate}{side}"] = params["W_h"][rows, columns].T
+            if gate in ("i", "fl", "fr"):
+                out[f"c{gate}{side}"] = params["W_c"][rows, columns].T
+        out[f"b{gate}"] = params["b"][columns]
+    out["co"] = params["W_co"].T
+    return out
+
+
+def _reference_slstm(tree, word_vectors, params, d):
+    """Eqs. 1-7 literally (W h with column vectors) for one tree, in the tree's
+    own node order (children before parents).  word_vectors: (T, d_x) per token."""
+    W = _paper_matrices(params, d)
+    kids = tree.children()
+    h = np.zeros((tree.n_nodes, d))
+    c = np.zeros((tree.n_nodes, d))
+    for t in range(tree.n_nodes):
+        if not kids[t]:
+            x = word_vectors[tree.token_index[t]]
+            h[t] = x @ params["W_leaf"] if "W_leaf" in params else x   # c = 0
+            continue
+        zero = np.zeros(d)
+        h_l, c_l = h[kids[t][0]], c[kids[t][0]]
+        h_r, c_r = (h[kids[t][1]], c[kids[t][1]]) if len(kids[t]) == 2 else (zero, zero)
+        i = _sigmoid(W["hiL"] @ h_l + W["hiR"] @ h_r + W["ciL"] @ c_l + W["ciR"] @ c_r
+                     + W["bi"])                                                      # (1)
+        f_l = _sigmoid(W["hflL"] @ h_l + W["hflR"] @ h_r + W["cflL"] @ c_l
+                       + W["cflR"] @ c_r + W["bfl"])                                 # (2)
+        f_r = _sigmoid(W["hfrL"] @ h_l + W["hfrR"] @ h_r + W["cfrL"] @ c_l
+                       + W["cfrR"] @ c_r + W["bfr"])                                 # (3)
+        x_t = W["hxL"] @ h_l + W["hxR"] @ h_r + W["bx"]                              # (4)
+        c[t] = f_l * c_l + f_r * c_r + i * np.tanh(x_t)                              # (5)
+        o = _sigmoid(W["hoL"] @ h_l + W["hoR"] @ h_r + W["co"] @ c[t] + W["bo"])     # (6)
+        h[t] = o * np.tanh(c[t])                                                     # (7)
+    return h
+
+
+def _forward_case(input_dim, seed=4):
+    rng = np.random.default_rng(seed)
+    trees = random_forest_trees(rng, n_trees=4, max_leaves=12, unary_rate=0.3)
+    setting = Setting("slstm", input_dim=input_dim, hidden_dim=3)
+    model, params, forest, _ = build_case(setting, trees, rng)
+    return trees, model, params, forest
+
+
+@pytest.mark.parametrize("input_dim", [3, 4], ids=["d_x=d", "d_x=4 projected"])
+def test_forward_matches_node_by_node_reference(input_dim):
+    trees, model, params, forest = _forward_case(input_dim)
+    assert np.any(forest.n_children == 1)  # unary nodes present
+    words, word_index = np.unique(forest.word[forest.word_nodes()], return_inverse=True)
+    cell_params = params.prefixed("cell")
+    h, _ = model.cell.forward(cell_params, forest, params["embedding"][words], word_index)
+    for k, tree in enumerate(trees):
+        expected = _reference_slstm(tree, params["embedding"][VOCABULARY.encode(tree.tokens)],
+                                    {name: np.asarray(value) for name, value in cell_params.items()},
+                                    3)
+        nodes = np.flatnonzero(forest.tree == k)
+        np.testing.assert_allclose(h[nodes], expected[forest.origin[nodes]], rtol=1e-12,
+                                   atol=1e-12)
+
+
+@pytest.mark.parametrize("input_dim", [3, 4], ids=["d_x=d", "d_x=4 projected"])
+def test_float32_forward_and_backward_close_to_float64(input_dim):
+    _, model, params, forest = _forward_case(input_dim)
+    words, word_index = np.unique(forest.word[forest.word_nodes()], return_inverse=True)
+    results = {}
+    for dtype in (np.float64, np.float32):
+        cast = params.astype(dtype)
+        cell_params = cast.prefixed("cell")
+        h, cache = model.cell.forward(cell_params, forest, cast["embedding"][words], word_index)
+        d_h = np.random.default_rng(1).normal(size=h.shape).astype(dtype)
+        grads = cast.zeros_like()
+        d_x = model.cell.backward(cell_params, forest, cache, d_h, grads.prefixed("cell"))
+        assert h.dtype == dtype and d_x.dtype == dtype and cache.gates.dtype == dtype
+        results[dtype] = (h, d_x, grads.flat[:model.dense_size])
+    for wide, narrow in zip(results[np.float64], results[np.float32]):
+        np.testing.assert_allclose(narrow, wide, rtol=1e-4, atol=1e-5)
+
+
+def test_parameter_count_and_report_blocks():
+    d = 5
+    cell = make_cell("slstm", 7, d)
+    shapes = dict(cell.parameter_shapes())
+    assert sum(int(np.prod(s)) for s in shapes.values()) == 17 * d * d + 5 * d + 7 * d
+    assert "W_leaf" not in dict(make_cell("slstm", d, d).parameter_shapes())
+    slices = cell.report_slices()
+    # 5 gates x 2 sides of W_h, 3 peephole gates x 2 sides of W_c, 5 biases
+    assert len(slices) == 10 + 6 + 5
+    covered = {name: np.zeros(shape, bool) for name, shape in shapes.items()}
+    for block, index in slices.values():
+        assert not covered[block][index].any()   # sub-blocks do not overlap
+        covered[block][index] = True
+    assert covered["W_h"].all() and covered["W_c"].all() and covered["b"].all()
+    with pytest.raises(ValueError, match="takes no option"):
+        make_cell("slstm", d, d, activation="tanh")
+
+
+# ---------------------------------------------------------------------------
+# gradient checks
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("setting", SETTINGS, ids=[s.describe() for s in SETTINGS])
+def test_suite_setting(setting):
+    assert_passes(run_setting(setting, seed=3))
+
+
+tree_shapes = st.tuples(st.integers(0, 2**31 - 1), st.integers(1, 40),
+                        st.sampled_from([0.0, 0.0, 0.25]))
+
+
+@pytest.mark.parametrize("setting", [
+    Setting("slstm", input_dim=3),
+    Setting("slstm", input_dim=4, supervision="root+leaves", dropout=0.5, l2=0.01),
+], ids=lambda s: s.describe())
+@hypothesis_settings(max_examples=8)
+@given(shapes=st.lists(tree_shapes, min_size=1, max_size=1))
+def test_random_trees(setting, shapes):
+    rng = np.random.default_rng(shapes[0][0])
+    trees = [random_binary_tree(n_leaves, np.random.default_rng(seed), unary_rate=unary)
+             for seed, n_leaves, unary in shapes]
+    model, params, forest, options = build_case(setting, trees, rng)
+    assert_passes(check_gradients(model, params, forest, **options))
+
+
+@pytest.mark.parametrize("direction", ["left", "right"])
+def test_deep_branching_trees(direction):
+    """300 leaves, 300 levels, no recursion; the gradient reaches the deepest leaf.
+
+    Nothing bounds an S-LSTM cell: along the spine each level adds up to 1 to
+    |c| (f^L near 1), and here |c| reaches ~190.  The peephole weights W_c
+    multiply c, so J is strongly curved in them and the fourth-order
+    difference at the default step 1e-3 can be off by more than 1e-6
+    (measured at d = 3: 1.8e-6 on W.ci.L, left-branching); a step of 3e-4
+    resolves them to ~1e-7."""
+    rng = np.random.default_rng(7)
+    words = [f"w{k}" for k in rng.integers(0, 5, size=300)]
+    tree = branching_tree(words, direction, root_label=3, leaf_labels=rng.integers(0, 5, 300))
+    # d = 2 and five distinct words keep the 300-level check to ~70 parameters
+    setting = Setting("slstm", input_dim=2, hidden_dim=2, supervision="root+leaves")
+    model, params, forest, options = build_case(setting, [tree], rng)
+    assert forest.n_levels == 300
+    assert_passes(check_gradients(model, params, forest, step=3e-4, **options))
+
+
+@pytest.mark.parametrize("input_dim", [3, 4], ids=["d_x=d", "d_x=4 projected"])
+def test_forest_of_single_words(input_dim):
+    """Only leaves: no level loop runs, the composition weights get exactly 0."""
+    rng = np.random.default_rng(5)
+    trees = [random_binary_tree(1, rng) for _ in range(3)]
+    model, params, forest, options = build_case(Setting("slstm", input_dim=input_dim),
+                                                trees, rng)
+    assert forest.n_levels == 1
+    errors = check_gradients(model, params, forest, **options)
+    assert_passes(errors)
+    grads = params.zeros_like()
+    model.loss_and_gradient(params, forest, grads, **options)
+    for name in ("W_h", "W_c", "W_co", "b"):
+        assert not grads[f"cell.{name}"].any()
+
+
+# ---------------------------------------------------------------------------
+# planted bugs: misreadings of eqs. 8-14 that the checker must catch
+# ---------------------------------------------------------------------------
+
+def _errors_with_kernel(monkeypatch, kernel_name, make_buggy, input_dim=3):
+    """Gradient-check errors when ``model.cell.backward`` runs with the kernel
+    ``kernel_name`` replaced by ``make_buggy(original, forest)``."""
+    rng = np.random.default_rng(11)
+    trees = [random_binary_tree(n, rng, unary_rate=0.2) for n in (7, 1)]
+    trees.append(branching_tree(["w1", "w2", "w3", "w4"], "right", root_label=2))
+    model, params, forest, options = build_case(Setting("slstm", input_dim=input_dim),
+                                                trees, rng)
+    original_kernel = getattr(slstm, kernel_name)
+    original_backward = model.cell.backward
+
+    def backward(params_, forest_, cache, d_h, grads, helper=None):
+        with monkeypatch.context() as patch:
+            patch.setattr(slstm, kernel_name, make_buggy(original_kernel, forest_))
+            return original_backward(params_, forest_, cache, d_h, grads, helper)
+
+    monkeypatch.setattr(model.cell, "backward", backward)
+    return check_gradients(model, params, forest, **options)
+
+
+def test_unplanted_case_passes(monkeypatch):
+    errors = _errors_with_kernel(monkeypatch, "_cell_deltas", lambda kernel, forest: kernel)
+    assert_passes(errors)
+
+
+def test_detects_children_swapped_in_eqs_13_14(monkeypatch):
+    """(a) The left child gets eq. 14's terms (f^R, the W_c*^R peepholes) and
+    the right child eq. 13's."""
+    def make_buggy(kernel, forest):
+        def route(children, gates, eps_c, d_hc, eps_h, start, stop):
+            d = eps_c.shape[1]
+            swapped_gates, swapped_hc = gates.copy(), d_hc.copy()
+            swapped_gates[:, d:2 * d], swapped_gates[:, 2 * d:3 * d] = \
+                gates[:, 2 * d:3 * d], gates[:, d:2 * d]
+            swapped_hc[:, 2 * d:3 * d], swapped_hc[:, 3 * d:] = \
+                d_hc[:, 3 * d:], d_hc[:, 2 * d:3 * d]
+            kernel(children, swapped_gates, eps_c, swapped_hc, eps_h, start, stop)
+        return route
+    errors = _errors_with_kernel(monkeypatch, "_route_to_children", make_buggy)
+    assert errors["cell.W_c"] > TOLERANCE and errors["cell.W.ci.L"] > TOLERANCE
+    assert errors["embedding"] > TOLERANCE
+
+
+def test_printed_eq_14_with_parent_eps_h_fails(monkeypatch):
+    """(b) Eq. 14 as printed: a right child's own term eps^h o g'(c) uses its
+    parent's eps_{t+1}^h instead of its own eps_t^h.  Backs erratum 1."""
+    def make_buggy(kernel, forest):
+        def cell_deltas(children, gates, c, tanh_c, eps_h, co_term, eps_c, delta, start, stop):
+            printed = eps_h.copy()
+            nodes = np.arange(start, stop)
+            right = nodes[(forest.parent[nodes] >= 0) & (forest.position[nodes] == 1)]
+            printed[right] = eps_h[forest.parent[right]]
+            kernel(children, gates, c, tanh_c, printed, co_term, eps_c, delta, start, stop)
+        return cell_deltas
+    errors = _errors_with_kernel(monkeypatch, "_cell_deltas", make_buggy)
+    assert errors["cell.W_h"] > TOLERANCE and errors["cell.b.i"] > TOLERANCE
+
+
+def test_detects_missing_output_peephole_term(monkeypatch):
+    """(c) eps_c without the (W_co)^T delta_t^o term of eqs. 13/14."""
+    def make_buggy(kernel, forest):
+        def cell_deltas(children, gates, c, tanh_c, eps_h, co_term, eps_c, delta, start, stop):
+            kernel(children, gates, c, tanh_c, eps_h, np.zeros_like(co_term), eps_c, delta,
+                   start, stop)
+        return cell_deltas
+    errors = _errors_with_kernel(monkeypatch, "_cell_deltas", make_buggy)
+    assert errors["cell.b.i"] > TOLERANCE and errors["cell.W.cfl.L"] > TOLERANCE
+
+
+def test_printed_equations_give_children_no_eps_h_fails(monkeypatch):
+    """Eqs. 8-14 route only eps_c to the children: without the eps_h they get
+    from the parent's five deltas the check fails.  Backs erratum 2."""
+    def make_buggy(kernel, forest):
+        def route(children, gates, eps_c, d_hc, eps_h, start, stop):
+            d = eps_c.shape[1]
+            cells_only = d_hc.copy()
+            cells_only[:, :2 * d] = 0.0
+            kernel(children, gates, eps_c, cells_only, eps_h, start, stop)
+        return route
+    errors = _errors_with_kernel(monkeypatch, "_route_to_children", make_buggy)
+    assert errors["cell.W.hi.L"] > TOLERANCE and errors["embedding"] > TOLERANCE
+
+
+def test_g_prime_of_c_read_as_derivative_at_c_fails(monkeypatch):
+    """g'(c_t) must be 1 - tanh(c_t)^2; the notation "over activated vectors"
+    read literally at c_t (1 - c_t^2) fails.  Backs erratum 3."""
+    def make_buggy(kernel, forest):
+        def cell_deltas(children, gates, c, tanh_c, eps_h, co_term, eps_c, delta, start, stop):
+            kernel(children, gates, c, c, eps_h, co_term, eps_c, delta, start, stop)
+        return cell_deltas
+    errors = _errors_with_kernel(monkeypatch, "_cell_deltas", make_buggy)
+    assert errors["cell.b.i"] > TOLERANCE
+
+
+def test_missing_x_delta_fails(monkeypatch):
+    """delta_x = eps_c * i * (1 - tanh(x)^2) is not printed; dropping it fails
+    on the x blocks.  Backs erratum 2."""
+    def make_buggy(kernel, forest):
+        def cell_deltas(children, gates, c, tanh_c, eps_h, co_term, eps_c, delta, start, stop):
+            kernel(children, gates, c, tanh_c, eps_h, co_term, eps_c, delta, start, stop)
+            d = c.shape[1]
+            delta[start:stop, 3 * d:4 * d] = 0.0
+        return cell_deltas
+    errors = _errors_with_kernel(monkeypatch, "_cell_deltas", make_buggy)
+    assert errors["cell.b.x"] > TOLERANCE and errors["cell.W.hx.R"] > TOLERANCE
+
+
+def test_detects_eq_13_f_left_replaced_by_f_right_for_left_child(monkeypatch):
+    """A subtler slip of the same kind: eq. 13 with f^R (only the forget gate
+    swapped, peepholes right)."""
+    def make_buggy(kernel, forest):
+        def route(children, gates, eps_c, d_hc, eps_h, start, stop):
+            d = eps_c.shape[1]
+            wrong = gates.copy()
+            wrong[:, d:2 * d] = gates[:, 2 * d:3 * d]
+            kernel(children, wrong, eps_c, d_hc, eps_h, start, stop)
+        return route
+    errors = _errors_with_kernel(monkeypatch, "_route_to_children", make_buggy)
+    assert errors["cell.W_c"] > TOLERANCE
+
+
+# ---------------------------------------------------------------------------
+# kernels and structures
+# ---------------------------------------------------------------------------
+
+def _kernel_cases():
+    rng = np.random.default_rng(9)
+    trees = [random_binary_tree(n, rng, unary_rate=0.3) for n in (5, 8, 1)]
+    forest = build_forest(trees, [node_words(t, np.arange(len(t.tokens), dtype=np.int32))
+                                  for t in trees])
+    children = slstm._binary_children(forest)
+    d, n, pad = 3, forest.n_nodes, slstm.ROW_PAD
+    start, stop = int(forest.level_ptr[1]), int(forest.level_ptr[-1])
+    gates = rng.uniform(0.05, 0.95, size=(n + pad, 5 * d))
+    c = rng.normal(size=(n, d))
+    return [
+        (slstm._gather_children, lambda: (children, rng.normal(size=(n, d)), c,
+                                          np.zeros((n + pad, 4 * d)), start, stop)),
+        (slstm._cell_update, lambda: (children, gates, c.copy(), start, stop)),
+        (slstm._output_gate_deltas, lambda: (gates, np.tanh(c), rng.normal(size=(n, d)),
+                                             np.zeros((n + pad, 5 * d)), start, stop)),
+        (slstm._cell_deltas, lambda: (children, gates, c, np.tanh(c), rng.normal(size=(n, d)),
+                                      rng.normal(size=(n, d)), rng.normal(size=(n, d)),
+                                      np.zeros((n + pad, 5 * d)), start, stop)),
+        (slstm._route_to_children, lambda: (children, gates, rng.normal(size=(n, d)),
+                                            rng.normal(size=(n + pad, 4 * d)),
+                                            rng.normal(size=(n, d)), start, stop)),
+    ]
+
+
+@pytest.mark.parametrize("kernel,make_args", _kernel_cases(),
+                         ids=lambda value: getattr(value, "__name__", ""))
+def test_kernel_matches_python_version(kernel, make_args):
+    compiled_args = make_args()
+    python_args = [a.copy() if isinstance(a, np.ndarray) else a for a in compiled_args]
+    kernel(*compiled_args)
+    kernel.py_func(*python_args)
+    for compiled, python in zip(compiled_args, python_args):
+        if isinstance(compiled, np.ndarray):
+            np.testing.assert_allclose(compiled, python, rtol=1e-13, atol=1e-15)
+
+
+def _forest(trees):
+    return build_forest(trees, [node_words(t, np.arange(len(t.tokens), dtype=np.int32))
+                                for t in trees])
+
+
+def test_check_forest_rejects_what_the_cell_cannot_compose():
+    cell = make_cell("slstm", 3, 3)
+    rng = np.random.default_rng(2)
+    cell.check_forest(_forest([random_binary_tree(9, rng, unary_rate=0.3)]))
+    wide = random_dependency_tree(6, rng, max_children=3)
+    with pytest.raises(ValueError, match="binary trees: a node has 3 children"):
+        cell.check_forest(_forest([wide]))
+    # words at inner nodes (a dependency tree with at most two children)
+    with pytest.raises(ValueError, match="reads words at the leaves only"):
+        cell.check_forest(_forest([random_dependency_tree(5, rng, max_children=2)]))
+    forest = _forest([random_binary_tree(4, rng)])
+    forest.word[0] = -1   # a leaf without a word
+    with pytest.raises(ValueError, match="every leaf needs a word"):
+        cell.check_forest(forest)
