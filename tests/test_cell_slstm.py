@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings as hypothesis_settings, strategies as st
 
 from gradcheck.check import TOLERANCE, check_gradients
-from gradcheck.suite import VOCAB_SIZE, Setting, build_case, run_setting, settings
+from gradcheck.suite import VOCAB_SIZE, Setting, build_case, settings
 from gradcheck.trees import random_binary_tree, random_dependency_tree, random_forest_trees
 from npcomp.cells import make_cell, slstm
 from npcomp.embeddings import Vocabulary
@@ -141,9 +141,7 @@ def test_parameter_count_and_report_blocks():
 # gradient checks
 # ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("setting", SETTINGS, ids=[s.describe() for s in SETTINGS])
-def test_suite_setting(setting):
-    assert_passes(run_setting(setting, seed=3))
+# every suite setting is checked by tests/test_gradients.py::test_suite_setting
 
 
 tree_shapes = st.tuples(st.integers(0, 2**31 - 1), st.integers(1, 40),

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings as hypothesis_settings, strategies as st
 
 from gradcheck.check import TOLERANCE, check_gradients
-from gradcheck.suite import Setting, build_case, random_trees, run_setting, settings
+from gradcheck.suite import Setting, build_case, random_trees, settings
 from gradcheck.trees import random_binary_tree, random_dependency_tree, random_dependency_trees
 from npcomp.cells import make_cell, treelstm_childsum, treelstm_nary
 from npcomp.formats import branching_tree, chain_tree
@@ -196,9 +196,7 @@ def test_parameter_count_and_tai_table_1():
 SETTINGS = settings(MODEL)
 
 
-@pytest.mark.parametrize("setting", SETTINGS, ids=[s.describe() for s in SETTINGS])
-def test_suite_setting(setting):
-    assert_passes(run_setting(setting, seed=3))
+# every suite setting is checked by tests/test_gradients.py::test_suite_setting
 
 
 dependency_shapes = st.lists(st.tuples(st.integers(0, 2**31 - 1), st.integers(1, 40)),

@@ -28,8 +28,8 @@ Backward (eps_h = dLoss/dh, delta = dLoss/d pre-activation), parents first;
 the parent has already added its share to eps_h:
 
     delta_j  = eps_h_j * (1 - p_j^2)                        (reverses f of eq. 3)
-    eps_c_j  = sum_k delta_jk c_j (V^[k] + V^[k]^T)^T + delta_j W^T     (reverses eq. 3)
-             = sum_k delta_jk c_j S^[k] + delta_j W^T,  S^[k] = V^[k] + V^[k]^T
+    eps_c_j  = sum_k delta_jk c_j S^[k] + delta_j W^T          (reverses eq. 3)
+               with S^[k] = V^[k] + V^[k]^T, since d(c V^[k] c^T)/dc = c S^[k]
     eps_h(left child) += eps_c_j[0:d],  eps_h(right child) += eps_c_j[d:2d]
 
 computed per level as one product delta (m, d) @ [S reshaped (4d^2, d) ;
@@ -43,15 +43,15 @@ Weight gradients, one product over all inner nodes after the level loop:
 
 Parameters (d = hidden_dim = input_dim):
 
-==========  ===========================  ==================================
-paper       code                         shape
-==========  ===========================  ==================================
-V^[1:d]     ``V`` (slice k: ``V[:, :, k]``)  (2d, 2d, d)
-W           ``W`` rows W_1 (a) then W_2 (b)  (2d, d)  (the paper's W^T)
-b           ``b``                        (d,)
-[a ; b]     ``features[j, 4d^2:]``       (2d,)
-p           ``h[j]``                     (d,)
-==========  ===========================  ==================================
+=======  ====================================  ========================
+paper    code                                  shape
+=======  ====================================  ========================
+V^[1:d]  ``V``; slice V^[k] is ``V[:, :, k]``  (2d, 2d, d)
+W        ``W``: rows W_1 (for a), W_2 (for b)  (2d, d), the paper's W^T
+b        ``b``                                 (d,)
+[a ; b]  ``features[j - L, 4d^2:]``            (2d,)
+p        ``h[j]``                              (d,)
+=======  ====================================  ========================
 """
 from __future__ import annotations
 

@@ -1,0 +1,241 @@
+"""The rntn cell (Nayebi & Blundell eq. 3 / Socher et al. 2013).
+
+Forward values against a plain per-node NumPy reference of eq. 3; float32
+against float64; the V = 0 special case against the RecNN; numba kernels
+against their Python versions; gradient checks on the suite's settings, on
+hypothesis-generated trees and on 300-level trees; planted bugs the checker
+must catch; structures the cell must reject.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings as hypothesis_settings, strategies as st
+
+from gradcheck.check import TOLERANCE, check_gradients
+from gradcheck.suite import Setting, build_case, random_trees
+from gradcheck.trees import random_binary_tree, random_dependency_tree
+from npcomp.cells import make_cell, rntn
+from npcomp.embeddings import Vocabulary
+from npcomp.formats import branching_tree, parse_ptb
+from npcomp.forest import build_forest, node_words
+
+
+def assert_passes(errors: dict) -> None:
+    failed = {name: error for name, error in errors.items() if not error <= TOLERANCE}
+    assert not failed, f"gradient check failed: {failed}"
+
+
+def _cell_forward(model, params, forest):
+    """The cell's forward as the model calls it: distinct words once."""
+    words, word_index = np.unique(forest.word[forest.word_nodes()], return_inverse=True)
+    return model.cell.forward(params.prefixed("cell"), forest, params["embedding"][words],
+                              word_index)
+
+
+def _reference_forward(V, W, b, embedding, forest):
+    """Eq. 3 node by node in node order, in the paper's column orientation:
+    p_k = tanh([a;b]^T V^[k] [a;b] + (W^T)_k [a;b] + b_k); a leaf's p is its word."""
+    d = W.shape[1]
+    h = np.zeros((forest.n_nodes, d))
+    for j in range(forest.n_nodes):
+        if forest.n_children[j] == 0:
+            h[j] = embedding[forest.word[j]]
+            continue
+        left = h[forest.children[j, 0]]
+        right = h[forest.children[j, 1]] if forest.n_children[j] == 2 else np.zeros(d)
+        c = np.concatenate([left, right])
+        for k in range(d):
+            h[j, k] = np.tanh(c @ V[:, :, k] @ c + W.T[k] @ c + b[k])
+    return h
+
+
+@pytest.mark.parametrize("d", [3, 5])
+def test_forward_matches_per_node_reference(d):
+    rng = np.random.default_rng(5)
+    setting = Setting("rntn", input_dim=d, hidden_dim=d, unary_rate=0.3)
+    model, params, forest, _ = build_case(setting, random_trees(setting, rng), rng)
+    assert np.any(forest.n_children == 1) and forest.n_levels > 4
+    h, _ = _cell_forward(model, params, forest)
+    expected = _reference_forward(params["cell.V"], params["cell.W"], params["cell.b"],
+                                  params["embedding"], forest)
+    assert np.abs(h - expected).max() < 1e-12
+    # float32 end to end stays float32 and close to float64
+    h32, _ = _cell_forward(model, params.astype(np.float32), forest)
+    assert h32.dtype == np.float32
+    assert np.abs(h32 - h).max() < 1e-4
+
+
+def test_zero_tensor_is_the_recnn():
+    """Nayebi: "the RNN is a special case of the RNTN when V is set to 0"."""
+    rng = np.random.default_rng(8)
+    setting = Setting("rntn", input_dim=4, hidden_dim=4, unary_rate=0.3)
+    model, params, forest, _ = build_case(setting, random_trees(setting, rng), rng)
+    params["cell.V"][...] = 0.0
+    h, _ = _cell_forward(model, params, forest)
+    recnn = make_cell("recnn", 4, 4, activation="tanh")
+    words, word_index = np.unique(forest.word[forest.word_nodes()], return_inverse=True)
+    h_recnn, _ = recnn.forward({"W": params["cell.W"], "b": params["cell.b"]}, forest,
+                               params["embedding"][words], word_index)
+    assert np.abs(h - h_recnn).max() < 1e-12
+
+
+def test_kernels_match_their_python_versions(monkeypatch):
+    rng = np.random.default_rng(9)
+    setting = Setting("rntn", input_dim=3, hidden_dim=3, unary_rate=0.3)
+    model, params, forest, _ = build_case(setting, random_trees(setting, rng), rng)
+    d_h = rng.normal(size=(forest.n_nodes, 3))
+
+    def run():
+        h, cache = _cell_forward(model, params, forest)
+        grads = {name: np.zeros_like(value) for name, value in params.prefixed("cell").items()}
+        d_x = model.cell.backward(params.prefixed("cell"), forest, cache, d_h.copy(), grads)
+        return [h, d_x] + [grads[name] for name in sorted(grads)]
+
+    compiled = run()
+    for kernel in ("_gather_features", "_tanh_deltas", "_route_to_children"):
+        monkeypatch.setattr(rntn, kernel, getattr(rntn, kernel).py_func)
+    for jitted, python in zip(compiled, run()):
+        np.testing.assert_allclose(jitted, python, rtol=1e-13, atol=1e-15)
+
+
+def test_parameter_count():
+    d = 25
+    cell = make_cell("rntn", d, d)
+    count = sum(int(np.prod(shape)) for _, shape in cell.parameter_shapes())
+    assert count == 4 * d**3 + 2 * d**2 + d == 63_775
+
+
+# ---------------------------------------------------------------------------
+# gradient checks
+# ---------------------------------------------------------------------------
+
+# every suite setting is checked by tests/test_gradients.py::test_suite_setting
+
+
+# Finite-difference resolution.  Even with the suite's smaller noise on the
+# tensor (each unit sums 4d^2 products c_r c_s), pre-activations of 40-leaf
+# trees can pass 15: the objective is then so curved that the O(h^4)
+# truncation of the difference at h = 1e-3 comes near 1e-6 (measured: the
+# error falls 16-fold when h halves, so it is the difference's, not the
+# gradient's).  The random-tree checks use h = 5e-4.
+STEP = 5e-4
+
+
+tree_shapes = st.tuples(st.integers(0, 2**31 - 1), st.integers(1, 40),
+                        st.sampled_from([0.0, 0.0, 0.25]))
+
+
+@pytest.mark.parametrize("setting", [
+    Setting("rntn", input_dim=3),
+    Setting("rntn", input_dim=3, supervision="root"),
+    Setting("rntn", input_dim=3, supervision="root+leaves", dropout=0.5, l2=0.01),
+], ids=lambda s: s.describe())
+@hypothesis_settings(max_examples=8)
+@given(shapes=st.lists(tree_shapes, min_size=1, max_size=3))
+def test_random_trees(setting, shapes):
+    rng = np.random.default_rng(shapes[0][0])
+    trees = [random_binary_tree(n_leaves, np.random.default_rng(seed), unary_rate=unary)
+             for seed, n_leaves, unary in shapes]
+    model, params, forest, options = build_case(setting, trees, rng)
+    assert_passes(check_gradients(model, params, forest, step=STEP, **options))
+
+
+@pytest.mark.parametrize("direction", ["left", "right"])
+def test_deep_branching_trees(direction):
+    """300-leaf trees: 300 levels, no recursion; gradients reach the deepest leaf."""
+    rng = np.random.default_rng(7)
+    words = [f"w{k}" for k in rng.integers(0, 10, size=300)]
+    tree = branching_tree(words, direction, root_label=3, leaf_labels=rng.integers(0, 5, 300))
+    setting = Setting("rntn", input_dim=3, hidden_dim=3, supervision="root+leaves")
+    model, params, forest, options = build_case(setting, [tree], rng)
+    assert forest.n_levels == 300
+    assert_passes(check_gradients(model, params, forest, **options))
+
+
+# ---------------------------------------------------------------------------
+# planted bugs: the checker must fail on each
+# ---------------------------------------------------------------------------
+
+def _case():
+    rng = np.random.default_rng(11)
+    trees = [random_binary_tree(n, rng, unary_rate=0.2) for n in (6, 9, 1)]
+    return build_case(Setting("rntn", input_dim=3), trees, rng)
+
+
+def _errors_with(monkeypatch, wrapper):
+    model, params, forest, options = _case()
+    monkeypatch.setattr(model.cell, "backward", wrapper(model.cell.backward))
+    return check_gradients(model, params, forest, step=STEP, **options)
+
+
+def test_unplanted_case_passes():
+    model, params, forest, options = _case()
+    assert_passes(check_gradients(model, params, forest, step=STEP, **options))
+
+
+def test_detects_forgotten_transpose_term(monkeypatch):
+    """Backward uses d(c V^[k] c^T)/dc = c V^[k] instead of c (V^[k] + V^[k]^T)."""
+    def wrap(backward):
+        def buggy(params, forest, cache, d_h, grads, helper=None):
+            symmetrised = rntn._symmetrised
+            rntn._symmetrised = lambda V: V.copy()
+            try:
+                return backward(params, forest, cache, d_h, grads, helper)
+            finally:
+                rntn._symmetrised = symmetrised
+        return buggy
+    errors = _errors_with(monkeypatch, wrap)
+    assert errors["cell.V"] > TOLERANCE and errors["embedding"] > TOLERANCE
+    assert errors["softmax.W"] <= TOLERANCE
+
+
+def test_detects_swapped_children(monkeypatch):
+    """Backward routes the left half of eps_c to the right child and vice versa."""
+    def wrap(backward):
+        def buggy(params, forest, cache, d_h, grads, helper=None):
+            forest.children = forest.children[:, ::-1].copy()
+            try:
+                return backward(params, forest, cache, d_h, grads, helper)
+            finally:
+                forest.children = forest.children[:, ::-1].copy()
+        return buggy
+    errors = _errors_with(monkeypatch, wrap)
+    assert errors["cell.W"] > TOLERANCE and errors["cell.V"] > TOLERANCE
+    assert errors["embedding"] > TOLERANCE
+
+
+# ---------------------------------------------------------------------------
+# what the cell cannot compose
+# ---------------------------------------------------------------------------
+
+def _forest(tree):
+    vocab = Vocabulary(tree.tokens)
+    return build_forest([tree], [node_words(tree, vocab.encode(tree.tokens))])
+
+
+def test_rejects_a_node_with_three_children():
+    forest = _forest(parse_ptb("(3 (2 a) (2 b) (2 c))"))
+    with pytest.raises(ValueError, match="binary trees: a node has 3 children"):
+        make_cell("rntn", 3, 3).check_forest(forest)
+
+
+def test_rejects_words_at_inner_nodes():
+    tree = random_dependency_tree(5, np.random.default_rng(2), max_children=2)
+    with pytest.raises(ValueError, match="words at the leaves only"):
+        make_cell("rntn", 3, 3).check_forest(_forest(tree))
+
+
+def test_accepts_binary_trees_with_unary_nodes_and_single_words():
+    rng = np.random.default_rng(4)
+    trees = [random_binary_tree(n, rng, unary_rate=0.3) for n in (1, 7)]
+    vocab = Vocabulary(f"w{k}" for k in range(10))
+    forest = build_forest(trees, [node_words(t, vocab.encode(t.tokens)) for t in trees])
+    make_cell("rntn", 3, 3).check_forest(forest)
+
+
+def test_rejects_unequal_dimensions_and_options():
+    with pytest.raises(ValueError, match="must equal the embedding dimension"):
+        make_cell("rntn", 4, 3)
+    with pytest.raises(ValueError, match="takes no option activation"):
+        make_cell("rntn", 3, 3, activation="sigmoid")
