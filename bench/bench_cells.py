@@ -37,7 +37,7 @@ USES = {
     "treelstm-nary": {"W": "word", "U": "inner"},
     "treelstm-childsum": {"W": "word", "U": "inner", "U_f": "child"},
     "slstm": {"W_h": "inner", "W_c": "inner", "W_co": "inner", "W_leaf": "word"},
-    "lstm-rnn": {},  # filled from the cell's own parameter names below
+    "lstm-rnn": {"W": "inner", "W_peephole": "inner", "W_co": "inner", "W_leaf": "word"},
     "rntn": {"V": "inner", "W": "inner"},
     "recnn": {"W": "inner", "W_leaf": "word"},
 }
@@ -51,10 +51,8 @@ def training_flops(model_name: str, shapes: dict, forest) -> float:
         "child": int(np.sum(forest.parent >= 0)),
         "word": np.unique(forest.word[forest.word >= 0]).shape[0],
     }
-    uses = USES[model_name] or {name: "inner" for name, shape in shapes.items()
-                                if len(shape) > 1}
     forward = sum(2.0 * int(np.prod(shapes[name])) * counts[use]
-                  for name, use in uses.items() if name in shapes)
+                  for name, use in USES[model_name].items() if name in shapes)
     return 3.0 * forward
 
 

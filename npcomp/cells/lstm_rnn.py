@@ -28,28 +28,47 @@ Leaves: c = 0 and the leaf's vector is its word vector x (d_x = d_w).
 that is a leaf is read through W_leaf (the d x d_w matrices of Sec. 4), an
 inner child through W (d x d); the leaves' own h rows are not defined in
 d dimensions, so they are returned as 0 and the model classifies leaves from
-their word vectors (``leaf_classifier_reads_input``).  A missing child of a
-unary node contributes h = c = 0.
+their word vectors (``leaf_classifier_reads_input``).  The only child of a
+unary node is x; the missing y contributes y = c_y = 0.
 
-Computation per level: a leaf child's terms depend on its word only, so
-``x @ W_in`` (W_in = W_leaf untied, W tied) is computed once per distinct
-word and added per node in a kernel; inner children are gathered as
-hc_j = [h_x | h_y | c_x | c_y] and one product hc @ M gives every (L1)-(L6)
-pre-activation except c_p W_co, where M (4d, 7d) places the blocks of W and
-W_peephole by ``TARGET`` (the swap); c_p W_co is a second product per level,
-after (L5).
+Computation.  A child's terms in its parent's (L1)-(L6) depend on the child
+only, so each child is projected once: a leaf child by ``x @ W_in`` (W_in =
+W_leaf untied, W tied; c = 0) once per distinct word; an inner node k as
+soon as its level is done, by one product per level
+
+    node_terms_k = [h_k | c_k] S,   S = [ W ; W_peephole | 0 ]        (2d, 8d)
+
+(blocks i1 i2 f1 f2 c1 c2 o1 o2 of W; the cell reaches the i, f blocks only,
+through the peepholes).  The parent adds its children's terms into its gate
+blocks by ``TARGET``: the child in slot 0 (x) sends i1 i2 f1 f2 to i_1 i_2
+f_1 f_2, the child in slot 1 (y) sends them to i_2 i_1 f_2 f_1 (the swap);
+c1 -> a_1 and o1 -> o from x, c2 -> a_2 and o2 -> o from y.  c_p W_co needs
+c_p, so it is a second product per level, after (L5).  The elementwise work
+of a level is numba kernels with the scalar gate functions of
+``activations.py`` rather than a dozen vectorised NumPy calls: a level of a
+minibatch of 5 trees (L&Z) has a few nodes, where each NumPy call costs
+3-5 us, and a sigmoid over (m, 4d = 200) float64 took 8 us in a numba loop
+vs 20 us in NumPy at m = 2, 0.72 vs 0.74 ms at m = 200 (float32 at m = 200:
+0.30 vs 0.18 ms; measured on the 2-core development machine).
 
 Backward (eps = dJ/d state, delta = dJ/d pre-activation), per node, parents
-first; the parent has already added its shares into eps_h and d_c[j]:
+first; when node j is reached its parent has routed its deltas to j's
+``delta_terms`` and put eps_c(parent) * f into d_c[j]:
 
+    [eps_h | eps_c] += delta_terms_j S^T                     reverses node_terms = [h | c] S
     delta_o  = eps_h * g(c_p) * o (1 - o)                    reverses (L7) for o, (L6)
-    eps_c    = d_c[j] + eps_h * o * g'(c_p) + delta_o W_co^T reverses (L7) for c_p, (L6)
+    eps_c   += eps_h * o * g'(c_p) + delta_o W_co^T          reverses (L7) for c_p, (L6)
     delta_u  = eps_c * g'(u)                                 reverses (L5) for u
     delta_i1 = delta_u * a_1 * i_1 (1 - i_1)                 reverses (L5), (L1)
     delta_i2 = delta_u * a_2 * i_2 (1 - i_2)                 reverses (L5), (L2)
     delta_a1 = delta_u * i_1,  delta_a2 = delta_u * i_2      reverses (L5) for a_1, a_2
     delta_f1 = eps_c * c_x * f_1 (1 - f_1)                   reverses (L5), (L3)
     delta_f2 = eps_c * c_y * f_2 (1 - f_2)                   reverses (L5), (L4)
+    d_c[x]   = eps_c * f_1,  d_c[y] = eps_c * f_2            reverses (L5) for c_x, c_y
+    delta_terms_x[k] = delta_j[TARGET[0, k]],  delta_terms_y[k] = delta_j[TARGET[1, k]]
+
+so that, written out (the first line of the next level of x and y):
+
     eps_h(x) += delta_i1 W_i1^T + delta_i2 W_i2^T + delta_f1 W_f1^T + delta_f2 W_f2^T
                 + delta_a1 W_c1^T + delta_o W_o1^T                  reverses (L1)-(L6)
     eps_h(y) += delta_i1 W_i2^T + delta_i2 W_i1^T + delta_f1 W_f2^T + delta_f2 W_f1^T
@@ -59,9 +78,8 @@ first; the parent has already added its shares into eps_h and d_c[j]:
     eps_c(y)  = eps_c * f_2 + delta_i1 W_ci2^T + delta_i2 W_ci1^T
                 + delta_f1 W_cf2^T + delta_f2 W_cf1^T
 
-(the eps_h and peephole lines are one product delta_j M^T per level; a leaf
-child's share goes to its word instead, below).  Weight gradients, summed
-over the inner nodes p, each matrix over both places it is used:
+A leaf child's delta_terms go to its word instead.  Weight gradients,
+summed over the inner nodes p, each matrix over both places it is used:
 
     dW_i1 += x^T delta_i1 + y^T delta_i2     dW_i2 += y^T delta_i1 + x^T delta_i2
     dW_f1 += x^T delta_f1 + y^T delta_f2     dW_f2 += y^T delta_f1 + x^T delta_f2
@@ -71,10 +89,10 @@ over the inner nodes p, each matrix over both places it is used:
     dW_co += c_p^T delta_o
     db_i += delta_i1 + delta_i2,  db_f += delta_f1 + delta_f2,  db_c += delta_u,  db_o += delta_o
 
-computed as dM = hc^T delta (folded back through ``TARGET``) for the inner
-children and, for the leaf children, delta_word (U, 8d): the deltas of the
-gates each leaf child feeds, summed per word, with dW_in += x^T delta_word
-and dJ/dx = delta_word W_in^T (tied: plus the head's eps_h at the leaves).
+computed as dS = [h | c]^T delta_terms over the inner nodes (dW = dS[:d],
+dW_peephole = dS[d:, :4d]) and, for the leaves, delta_word (U, 8d) = their
+delta_terms summed per word: dW_in += x^T delta_word, dJ/dx = delta_word
+W_in^T (tied: plus the head's eps_h at the leaves, whose h is x).
 
 Parameters (d = hidden_dim, d_w = input_dim; every code matrix is the
 transpose of the paper's, column blocks d wide):
@@ -89,9 +107,11 @@ W_ci1 W_ci2 W_cf1 W_cf2         ``W_peephole`` column blocks 0..3       (d, 4d)
 W_co                            ``W_co``                                (d, d)
 b_i b_f b_c b_o                 ``b`` blocks 0..3                       (4d,)
 i_1 i_2 f_1 f_2 a_1 a_2 o       ``gates`` column blocks 0..6            (n, 7d)
-u, c_p, g(c_p), p               ``u``, ``c``, ``g_c``, returned ``h``   (n, d)
-[x | y | c_x | c_y]             ``hc`` (inner children only, else 0)    (n, 4d)
+u, g(c_p)                       ``u``, ``g_c``                          (n, d)
+[p | c_p] of every node         ``state`` (leaves: 0); h = state[:, :d] (n, 2d)
+a node's terms for its parent   ``node_terms``                          (n, 8d)
 delta_i1 .. delta_a2, delta_o   ``delta`` column blocks 0..6            (n, 7d)
+dJ/d(node_terms)                ``delta_terms``                         (n, 8d)
 delta_u; eps_h; eps_c           ``delta_u``; ``d_h``; ``d_c`` + local   (n, d)
 ==============================  ======================================  ============
 """
@@ -103,7 +123,8 @@ import numpy as np
 from numba import njit
 
 from ..forest import Forest
-from .activations import ONE, activation_code, derivative_from_output, uniform_fan_in
+from .activations import (ACTIVATIONS, ONE, activate, activation_code,
+                          derivative_from_output, uniform_fan_in)
 from .inputs import sum_by_index
 
 # column blocks of W and W_leaf (the weights reading a child's h); blocks
@@ -113,6 +134,7 @@ PEEPHOLE_BLOCKS = ("ci1", "ci2", "cf1", "cf2")
 # column blocks of the gate pre-activations of a node
 I1, I2, F1, F2, A1, A2, O = range(7)
 GATE_BLOCKS = 7
+SIGMOID = ACTIVATIONS["sigmoid"]  # the gates' non-linearity, as a kernel code
 # TARGET[slot, block]: the gate block into which weight block ``block``
 # carries the child in ``slot`` (0: left x, 1: right y), -1 for none.  Row 1
 # is row 0 with the children swapped: (L2) is (L1) with x, y exchanged, and
@@ -125,10 +147,9 @@ TARGET = np.array([[I1, I2, F1, F2, A1, -1, O, -1],
 class LSTMRNNCache:
     x: np.ndarray           # (U, d_x) distinct words' vectors
     word_index: np.ndarray  # (L,) row of x each leaf reads
-    hc: np.ndarray          # (n + ROW_PAD, 4d) [h_x | h_y | c_x | c_y] of inner children
-    gates: np.ndarray       # (n + ROW_PAD, 7d) i_1 i_2 f_1 f_2 (sigma), a_1 a_2, o (sigma)
+    gates: np.ndarray       # (n, 7d) i_1 i_2 f_1 f_2 (sigma), a_1 a_2, o (sigma)
     u: np.ndarray           # (n, d) g( i_1 a_1 + i_2 a_2 + b_c )
-    c: np.ndarray           # (n + ROW_PAD, d) memory cells, 0 at leaves
+    state: np.ndarray       # (n + ROW_PAD, 2d) [p | c_p], 0 at leaves
     g_c: np.ndarray         # (n, d) g(c_p)
 
 
@@ -206,54 +227,45 @@ class LSTMRNN:
         """x: (U, d_x) vectors of the distinct words; word_index: (L,) the row of x
         each leaf (nodes 0..L-1) reads.  Returns h (n, d), cache.
 
-        Level by level: leaf children's terms from x @ W_in (once per distinct
-        word), inner children's from one product hc @ M, vectorised gate
-        functions, numba kernels for (L5), a second product for c_p W_co.
+        Level by level: the children's terms gathered by ``TARGET``, a kernel
+        for (L1)-(L5), one product for c_p W_co, a kernel for (L6)-(L7), then
+        one product for the level's own terms in its parents.
         """
         n, d, leaves = forest.n_nodes, self.hidden_dim, forest.n_leaves
         dtype = x.dtype
         children = _binary_children(forest)
         word_index = np.asarray(word_index)[:leaves]
-        word_terms = x @ self._input_weights(params)               # (U, 8d) x W_in
-        combined = _combined_weights(params["W"], params["W_peephole"])
+        word_terms = x @ self._input_weights(params)        # (U, 8d): a leaf child's terms
+        projection = _projection(params["W"], params["W_peephole"])   # S
         b = params["b"]
         # the bias of each gate block: b_i twice, b_f twice, none on a_1, a_2, b_o
         gate_bias = np.concatenate((b[:d], b[:d], b[d:2 * d], b[d:2 * d],
                                     np.zeros(2 * d, dtype=b.dtype), b[3 * d:]))
         candidate_bias = b[2 * d:3 * d]
-        hc = np.zeros((n + ROW_PAD, 4 * d), dtype=dtype)
-        gates = np.zeros((n + ROW_PAD, GATE_BLOCKS * d), dtype=dtype)
+        gates = np.zeros((n, GATE_BLOCKS * d), dtype=dtype)
         u = np.zeros((n, d), dtype=dtype)
-        c = np.zeros((n + ROW_PAD, d), dtype=dtype)               # leaves: c = 0
+        state = np.zeros((n + ROW_PAD, 2 * d), dtype=dtype)
         g_c = np.zeros((n, d), dtype=dtype)
-        h = np.zeros((n, d), dtype=dtype)
+        node_terms = np.zeros((n + ROW_PAD, 8 * d), dtype=dtype)
+        level_ptr = forest.level_ptr.tolist()
+        widest = int(np.diff(level_ptr).max()) + ROW_PAD
+        cell_terms = np.empty((widest, d), dtype=dtype)           # c_p W_co of one level
+        for level in range(1, forest.n_levels):
+            start, stop = level_ptr[level], level_ptr[level + 1]
+            padded = _padded(start, stop)
+            _gather_child_terms(children, leaves, word_index, word_terms, node_terms, TARGET,
+                                gates, start, stop)
+            _cell_update(self.code, children, gate_bias, candidate_bias, gates, u, state,
+                         start, stop)                                        # (L1)-(L5)
+            np.matmul(state[start:padded, d:], params["W_co"], out=cell_terms[:padded - start])
+            _output(self.code, gates, cell_terms, state, g_c, start, stop)   # (L6), (L7)
+            if level < forest.n_levels - 1:  # the top level has roots only
+                # this level's terms in its parents' (L1)-(L6): [h | c] S
+                np.matmul(state[start:padded], projection, out=node_terms[start:padded])
+        h = np.ascontiguousarray(state[:n, :d])
         if not self.untied:
             h[:leaves] = x[word_index]                            # a leaf's h is its word
-        with np.errstate(over="ignore"):  # exp overflow in the sigmoid gives exactly 0
-            for level in range(1, forest.n_levels):
-                start, stop = forest.level_ptr[level], forest.level_ptr[level + 1]
-                padded = _padded(start, stop)
-                z = gates[start:stop]
-                if level > 1:  # level 1 has leaf children only: hc is all 0 there
-                    _gather_children(children, leaves, h, c, hc, start, stop)
-                    # (L1)-(L6) without c_p W_co: inner children and their cells
-                    np.matmul(hc[start:padded], combined, out=gates[start:padded])
-                else:
-                    z[...] = 0.0
-                _add_leaf_children(children, leaves, word_index, word_terms, TARGET, gates,
-                                   start, stop)
-                z += gate_bias
-                _sigmoid(z[:, :4 * d])                            # (L1)-(L4)
-                _candidate_input(gates, candidate_bias, u, start, stop)
-                _activate(self.code, u[start:stop])               # u of (L5)
-                _cell_update(children, gates, u, c, start, stop)  # (L5)
-                o = z[:, O * d:]
-                o += (c[start:padded] @ params["W_co"])[:stop - start]  # c_p W_co of (L6)
-                _sigmoid(o)                                       # (L6)
-                g_c[start:stop] = c[start:stop]
-                _activate(self.code, g_c[start:stop])
-                np.multiply(o, g_c[start:stop], out=h[start:stop])    # (L7)
-        return h, LSTMRNNCache(x, word_index, hc, gates, u, c, g_c)
+        return h, LSTMRNNCache(x, word_index, gates, u, state, g_c)
 
     def backward(self, params: dict, forest: Forest, cache: LSTMRNNCache,
                  d_h: np.ndarray, grads: dict, helper=None) -> np.ndarray:
@@ -263,36 +275,38 @@ class LSTMRNN:
         n, d, leaves = forest.n_nodes, self.hidden_dim, forest.n_leaves
         dtype = d_h.dtype
         children = _binary_children(forest)
-        combined_transposed = np.ascontiguousarray(
-            _combined_weights(params["W"], params["W_peephole"]).T)
+        projection_transposed = np.ascontiguousarray(
+            _projection(params["W"], params["W_peephole"]).T)
         co_transposed = np.ascontiguousarray(params["W_co"].T)
         delta = np.zeros((n + ROW_PAD, GATE_BLOCKS * d), dtype=dtype)
         delta_u = np.zeros((n, d), dtype=dtype)
+        delta_terms = np.zeros((n + ROW_PAD, 8 * d), dtype=dtype)
         d_c = np.zeros((n, d), dtype=dtype)
+        level_ptr = forest.level_ptr.tolist()
         for level in range(forest.n_levels - 1, 0, -1):
-            start, stop = forest.level_ptr[level], forest.level_ptr[level + 1]
+            start, stop = level_ptr[level], level_ptr[level + 1]
             padded = _padded(start, stop)
-            _output_deltas(cache.gates, cache.g_c, d_h, delta, start, stop)
+            # the parents' share of [eps_h | eps_c]: reverses node_terms = [h | c] S
+            eps_state = delta_terms[start:padded] @ projection_transposed
+            _output_deltas(cache.gates, cache.g_c, eps_state, d_h, d_c, delta, start, stop)
             # the output gate's peephole: delta_o W_co^T reaches c_p (reverses (L6))
             eps_c_from_o = delta[start:padded, O * d:] @ co_transposed
-            _cell_deltas(self.code, children, leaves, cache.gates, cache.u, cache.c,
-                         cache.g_c, d_h, d_c, eps_c_from_o, delta, delta_u, start, stop)
-            if level > 1:  # level 1 has no inner children to route to
-                d_hc = delta[start:padded] @ combined_transposed   # reverses hc @ M
-                _scatter_to_children(children, leaves, d_hc, d_h, d_c, start, stop)
+            _cell_deltas(self.code, children, cache.gates, cache.u, cache.state, cache.g_c,
+                         d_h, d_c, eps_c_from_o, delta, delta_u, start, stop)
+            _route_to_children(children, TARGET, delta, delta_terms, start, stop)
         inner = slice(leaves, n)
-        d_combined = cache.hc[inner].T @ delta[inner]             # (4d, 7d) = dM
-        _fold_combined(d_combined, grads["W"], grads["W_peephole"])
-        grads["W_co"] += cache.c[inner].T @ delta[inner, O * d:]
+        d_projection = cache.state[inner].T @ delta_terms[inner]      # (2d, 8d) = dS
+        grads["W"] += d_projection[:d]
+        grads["W_peephole"] += d_projection[d:, :4 * d]
+        grads["W_co"] += cache.state[inner, d:].T @ delta[inner, O * d:]
         sums = delta[inner].sum(axis=0)
         grads["b"][:d] += sums[I1 * d:(I1 + 1) * d] + sums[I2 * d:(I2 + 1) * d]
         grads["b"][d:2 * d] += sums[F1 * d:(F1 + 1) * d] + sums[F2 * d:(F2 + 1) * d]
         grads["b"][2 * d:3 * d] += delta_u[inner].sum(axis=0)
         grads["b"][3 * d:] += sums[O * d:]
-        # leaf children: their gates' deltas summed per word (reverses x @ W_in)
+        # leaf children: their terms' deltas summed per word (reverses x @ W_in)
         n_words = cache.x.shape[0]
-        delta_word = _leaf_child_deltas(children, leaves, cache.word_index, TARGET, delta,
-                                        n_words, d)
+        delta_word = sum_by_index(delta_terms[:leaves], cache.word_index, n_words)
         input_name = "W_leaf" if self.untied else "W"
         grads[input_name] += cache.x.T @ delta_word
         d_x = delta_word @ params[input_name].T
@@ -312,41 +326,14 @@ def _binary_children(forest: Forest) -> np.ndarray:
     return kids
 
 
-def _combined_weights(W: np.ndarray, W_peephole: np.ndarray) -> np.ndarray:
-    """M (4d, 7d): hc_j @ M = every (L1)-(L6) term of inner children's h and c.
-
-    Row blocks: h_x, h_y, c_x, c_y; the block of W (or W_peephole) that reads
-    the child in ``slot`` goes to column block TARGET[slot, block]."""
+def _projection(W: np.ndarray, W_peephole: np.ndarray) -> np.ndarray:
+    """S (2d, 8d) = [ W ; W_peephole | 0 ]: [h_k | c_k] S holds every term
+    node k contributes to its parent's (L1)-(L6), in the blocks of W."""
     d = W.shape[0]
-    out = np.zeros((4 * d, GATE_BLOCKS * d), dtype=W.dtype)
-    for slot in range(2):
-        for block in range(8):
-            target = TARGET[slot, block]
-            if target < 0:
-                continue
-            columns = slice(target * d, (target + 1) * d)
-            out[slot * d:(slot + 1) * d, columns] = W[:, block * d:(block + 1) * d]
-            if block < 4:
-                out[(2 + slot) * d:(3 + slot) * d, columns] = \
-                    W_peephole[:, block * d:(block + 1) * d]
+    out = np.zeros((2 * d, 8 * d), dtype=W.dtype)
+    out[:d] = W
+    out[d:, :4 * d] = W_peephole
     return out
-
-
-def _fold_combined(d_combined: np.ndarray, d_W: np.ndarray, d_peephole: np.ndarray) -> None:
-    """The reverse of ``_combined_weights``: each block of W and W_peephole
-    collects dM from every place M holds it (both children for the shared
-    gate weights)."""
-    d = d_W.shape[0]
-    for slot in range(2):
-        for block in range(8):
-            target = TARGET[slot, block]
-            if target < 0:
-                continue
-            columns = slice(target * d, (target + 1) * d)
-            d_W[:, block * d:(block + 1) * d] += d_combined[slot * d:(slot + 1) * d, columns]
-            if block < 4:
-                d_peephole[:, block * d:(block + 1) * d] += \
-                    d_combined[(2 + slot) * d:(3 + slot) * d, columns]
 
 
 # OpenBLAS multiplies a few rows much faster when their number is a multiple
@@ -360,97 +347,89 @@ def _padded(start: int, stop: int) -> int:
     return stop if rows == 1 else start + -(-rows // 4) * 4
 
 
-def _sigmoid(z: np.ndarray) -> None:
-    """In place sigma(z) = 1 / (1 + e^-z), with NumPy's vectorised exp (several
-    times faster than scalar calls in a numba loop)."""
-    np.negative(z, out=z)
-    np.exp(z, out=z)
-    z += 1
-    np.reciprocal(z, out=z)
-
-
-def _activate(code: int, z: np.ndarray) -> None:
-    """In place g(z) for g = tanh (0), sigmoid (1), softsign (2), vectorised."""
-    if code == 0:
-        np.tanh(z, out=z)
-    elif code == 1:
-        _sigmoid(z)
-    else:
-        z /= 1 + np.abs(z)
-
-
 @njit(cache=True, nogil=True)
-def _gather_children(children, leaves, h, c, hc, start, stop):
-    """hc[j] = [h_x | h_y | c_x | c_y] for the inner children of one level's
-    nodes; a leaf or missing child's blocks stay 0 (leaves are read from x)."""
-    d = h.shape[1]
-    for j in range(start, stop):
-        for slot in range(2):
-            kid = children[j, slot]
-            if kid >= leaves:
-                for q in range(d):
-                    hc[j, slot * d + q] = h[kid, q]
-                    hc[j, (2 + slot) * d + q] = c[kid, q]
-
-
-@njit(cache=True, nogil=True)
-def _add_leaf_children(children, leaves, word_index, word_terms, target, gates, start, stop):
-    """gates[j] += a leaf child's x W_in terms, each weight block into the gate
-    block its slot feeds (TARGET): (L1)-(L6) for the children that are leaves."""
+def _gather_child_terms(children, leaves, word_index, word_terms, node_terms, target, gates,
+                        start, stop):
+    """gates[j] = the sum of the children's terms of (L1)-(L6), each weight
+    block into the gate block its slot feeds (TARGET): a leaf child's from its
+    word's row of word_terms, an inner child's from node_terms; a missing
+    child adds nothing."""
     d = gates.shape[1] // 7
     for j in range(start, stop):
+        for q in range(7 * d):
+            gates[j, q] = 0.0
         for slot in range(2):
             kid = children[j, slot]
-            if 0 <= kid < leaves:
-                row = word_index[kid]
-                for block in range(8):
-                    column = target[slot, block]
-                    if column >= 0:
-                        for q in range(d):
-                            gates[j, column * d + q] += word_terms[row, block * d + q]
+            if kid < 0:
+                continue
+            terms = word_terms[word_index[kid]] if kid < leaves else node_terms[kid]
+            for block in range(8):
+                column = target[slot, block]
+                if column >= 0:
+                    for q in range(d):
+                        gates[j, column * d + q] += terms[block * d + q]
 
 
 @njit(cache=True, nogil=True)
-def _candidate_input(gates, candidate_bias, u, start, stop):
-    """(L5), before g: u_j = i_1 * a_1 + i_2 * a_2 + b_c."""
+def _cell_update(code, children, gate_bias, candidate_bias, gates, u, state, start, stop):
+    """(L1)-(L5) from the children's terms in ``gates``: + biases, sigma on
+    i_1 i_2 f_1 f_2, then u = g(i_1 a_1 + i_2 a_2 + b_c) and
+    c_p = f_1 c_x + f_2 c_y + u into state[:, d:] (a leaf has c = 0 there).
+    The o block gets b_o only: c_p W_co comes after (``_output``)."""
     d = u.shape[1]
     for j in range(start, stop):
+        for q in range(7 * d):
+            gates[j, q] += gate_bias[q]
+        for q in range(4 * d):
+            gates[j, q] = activate(SIGMOID, gates[j, q])
         for q in range(d):
-            u[j, q] = (gates[j, I1 * d + q] * gates[j, A1 * d + q]
-                       + gates[j, I2 * d + q] * gates[j, A2 * d + q] + candidate_bias[q])
-
-
-@njit(cache=True, nogil=True)
-def _cell_update(children, gates, u, c, start, stop):
-    """(L5): c_p = f_1 * c_x + f_2 * c_y + u (a leaf or missing child has c = 0)."""
-    d = u.shape[1]
-    for j in range(start, stop):
-        for q in range(d):
-            cell = u[j, q]
+            candidate = activate(code, gates[j, I1 * d + q] * gates[j, A1 * d + q]
+                                 + gates[j, I2 * d + q] * gates[j, A2 * d + q]
+                                 + candidate_bias[q])
+            u[j, q] = candidate
+            cell = candidate
             for slot in range(2):
                 kid = children[j, slot]
                 if kid >= 0:
-                    cell += gates[j, (F1 + slot) * d + q] * c[kid, q]
-            c[j, q] = cell
+                    cell += gates[j, (F1 + slot) * d + q] * state[kid, d + q]
+            state[j, d + q] = cell
 
 
 @njit(cache=True, nogil=True)
-def _output_deltas(gates, g_c, d_h, delta, start, stop):
-    """delta_o = eps_h * g(c_p) * o (1 - o): reverses (L7) for o, then (L6)."""
+def _output(code, gates, cell_terms, state, g_c, start, stop):
+    """(L6) o = sigma(terms so far + c_p W_co) (cell_terms: rows from
+    ``start``), then (L7) p = o * g(c_p) into state[:, :d]."""
     d = g_c.shape[1]
     for j in range(start, stop):
         for q in range(d):
-            o = gates[j, O * d + q]
-            delta[j, O * d + q] = d_h[j, q] * g_c[j, q] * o * (ONE - o)
+            o = activate(SIGMOID, gates[j, O * d + q] + cell_terms[j - start, q])
+            gates[j, O * d + q] = o
+            g = activate(code, state[j, d + q])
+            g_c[j, q] = g
+            state[j, q] = o * g
 
 
 @njit(cache=True, nogil=True)
-def _cell_deltas(code, children, leaves, gates, u, c, g_c, d_h, d_c, eps_c_from_o, delta,
+def _output_deltas(gates, g_c, eps_state, d_h, d_c, delta, start, stop):
+    """Completes eps_h (in d_h) and the parent's part of eps_c (in d_c) with
+    the parents' product share eps_state (rows from ``start``: [eps_h |
+    eps_c]), then delta_o = eps_h * g(c_p) * o (1 - o): reverses (L7), (L6)."""
+    d = g_c.shape[1]
+    for j in range(start, stop):
+        for q in range(d):
+            eps_h = d_h[j, q] + eps_state[j - start, q]
+            d_h[j, q] = eps_h
+            d_c[j, q] += eps_state[j - start, d + q]
+            o = gates[j, O * d + q]
+            delta[j, O * d + q] = eps_h * g_c[j, q] * o * (ONE - o)
+
+
+@njit(cache=True, nogil=True)
+def _cell_deltas(code, children, gates, u, state, g_c, d_h, d_c, eps_c_from_o, delta,
                  delta_u, start, stop):
-    """Backward through (L7) for c_p and through (L5) to the gate
-    pre-activations of one level; eps_c of inner children gets its f share
-    (the peephole shares are added by ``_scatter_to_children``).
-    eps_c_from_o: rows from ``start``, delta_o W_co^T."""
+    """Backward through (L7) for c_p and through (L5) to the pre-activations
+    of i_1 i_2 f_1 f_2 and the terms a_1 a_2 of one level; the children's
+    d_c gets eps_c * f (eps_c_from_o: rows from ``start``, delta_o W_co^T)."""
     d = u.shape[1]
     for j in range(start, stop):
         for q in range(d):
@@ -467,40 +446,26 @@ def _cell_deltas(code, children, leaves, gates, u, c, g_c, d_h, d_c, eps_c_from_
             delta[j, A2 * d + q] = candidate * i_2                          # delta_a2
             for slot in range(2):
                 kid = children[j, slot]
-                if kid >= leaves:  # a leaf or missing child has c = 0: delta_f = 0
+                if kid >= 0:  # a leaf's c is 0: its delta_f is 0 and its d_c unused
                     f = gates[j, (F1 + slot) * d + q]
-                    delta[j, (F1 + slot) * d + q] = eps_c * c[kid, q] * f * (ONE - f)
+                    delta[j, (F1 + slot) * d + q] = (eps_c * state[kid, d + q]
+                                                     * f * (ONE - f))
                     d_c[kid, q] = eps_c * f                          # eps_c of the child
 
 
 @njit(cache=True, nogil=True)
-def _scatter_to_children(children, leaves, d_hc, d_h, d_c, start, stop):
-    """eps_h and eps_c of inner children += their blocks of delta_j M^T (rows
-    of d_hc from ``start``): reverses the gather of hc_j."""
-    d = d_h.shape[1]
+def _route_to_children(children, target, delta, delta_terms, start, stop):
+    """delta_terms[child] = the deltas of the gate blocks its terms fed
+    (TARGET): reverses ``_gather_child_terms``.  A block that fed nothing
+    (c2, o2 of x; c1, o1 of y) stays 0."""
+    d = delta.shape[1] // 7
     for j in range(start, stop):
         for slot in range(2):
             kid = children[j, slot]
-            if kid >= leaves:
-                for q in range(d):
-                    d_h[kid, q] += d_hc[j - start, slot * d + q]
-                    d_c[kid, q] += d_hc[j - start, (2 + slot) * d + q]
-
-
-@njit(cache=True, nogil=True)
-def _leaf_child_deltas(children, leaves, word_index, target, delta, n_words, d):
-    """(U, 8d) dJ/d(x W_in) per distinct word: for every leaf child, the deltas
-    of the gate blocks its weight blocks feed (TARGET), summed over the word's
-    leaves.  Reverses ``_add_leaf_children``."""
-    out = np.zeros((n_words, 8 * d), dtype=delta.dtype)
-    for j in range(leaves, children.shape[0]):
-        for slot in range(2):
-            kid = children[j, slot]
-            if 0 <= kid < leaves:
-                row = word_index[kid]
-                for block in range(8):
-                    column = target[slot, block]
-                    if column >= 0:
-                        for q in range(d):
-                            out[row, block * d + q] += delta[j, column * d + q]
-    return out
+            if kid < 0:
+                continue
+            for block in range(8):
+                column = target[slot, block]
+                if column >= 0:
+                    for q in range(d):
+                        delta_terms[kid, block * d + q] = delta[j, column * d + q]

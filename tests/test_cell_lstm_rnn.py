@@ -1,0 +1,470 @@
+"""The LSTM-RNN cell (Le & Zuidema 2015, Sec. 3-4): forward values against a
+plain NumPy reading of the printed equations, gradient checks on every suite
+setting, random and deep trees, planted bugs, and what the cell rejects."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from hypothesis import given, settings as hypothesis_settings, strategies as st
+
+from gradcheck.check import STEP, TOLERANCE, check_gradients
+from gradcheck.suite import Setting, build_case, random_trees, run_setting, settings
+from gradcheck.trees import random_binary_tree, random_forest_trees
+from npcomp.cells import lstm_rnn, make_cell
+from npcomp.cells.activations import ACTIVATIONS, activation_code
+from npcomp.formats import Tree, branching_tree
+from npcomp.forest import build_forest, node_words
+
+MODEL = "lstm-rnn"
+
+
+def assert_passes(errors: dict) -> None:
+    failed = {name: error for name, error in errors.items() if not error <= TOLERANCE}
+    assert not failed, f"gradient check failed: {failed}"
+
+
+# ---------------------------------------------------------------------------
+# forward against the printed equations, node by node
+# ---------------------------------------------------------------------------
+
+def _sigmoid(z):
+    return 1 / (1 + np.exp(-z))
+
+
+G = {"tanh": np.tanh, "sigmoid": _sigmoid, "softsign": lambda z: z / (1 + np.abs(z))}
+
+
+def _paper_matrices(params: dict, d: int, prefix: str = "W") -> dict:
+    """The paper's column-orientation matrices (d x d_in) from the code's blocks."""
+    out = {}
+    for k, name in enumerate(lstm_rnn.WEIGHT_BLOCKS):   # i1 i2 f1 f2 c1 c2 o1 o2
+        out[name] = params[prefix][:, k * d:(k + 1) * d].T
+    return out
+
+
+def _reference(tree: Tree, vectors: np.ndarray, params: dict, d: int, activation: str,
+               untied: bool) -> np.ndarray:
+    """(L1)-(L7) literally, per node of one tree in its own order (children
+    first), column vectors; a leaf: c = 0, vector = its word's; a missing
+    child: 0.  Untied: a leaf child is read through the leaf matrices and the
+    leaf's own output row is 0 (it lives in d_w dimensions)."""
+    g = G[activation]
+    inner = _paper_matrices(params, d, "W")
+    leaf = _paper_matrices(params, d, "W_leaf") if untied else inner
+    peep = {name: params["W_peephole"][:, k * d:(k + 1) * d].T
+            for k, name in enumerate(lstm_rnn.PEEPHOLE_BLOCKS)}
+    W_co = params["W_co"].T
+    b = params["b"]
+    b_i, b_f, b_c, b_o = b[:d], b[d:2 * d], b[2 * d:3 * d], b[3 * d:]
+    kids = tree.children()
+    vec = [None] * tree.n_nodes
+    cell = [np.zeros(d) for _ in range(tree.n_nodes)]
+    output = np.zeros((tree.n_nodes, d))
+    is_leaf = [not k for k in kids]
+    for p in range(tree.n_nodes):
+        if is_leaf[p]:
+            vec[p] = vectors[tree.token_index[p]]
+            if not untied:
+                output[p] = vec[p]
+            continue
+        pair = kids[p] + [None] * (2 - len(kids[p]))
+
+        def W(name, child):  # W_name applied to the child's vector (0 if missing)
+            if child is None:
+                return np.zeros(d)
+            return (leaf if is_leaf[child] else inner)[name] @ vec[child]
+
+        def cell_of(child):
+            return np.zeros(d) if child is None else cell[child]
+
+        x, y = pair
+        c_x, c_y = cell_of(x), cell_of(y)
+        i1 = _sigmoid(W("i1", x) + W("i2", y) + peep["ci1"] @ c_x + peep["ci2"] @ c_y + b_i)
+        i2 = _sigmoid(W("i1", y) + W("i2", x) + peep["ci1"] @ c_y + peep["ci2"] @ c_x + b_i)
+        f1 = _sigmoid(W("f1", x) + W("f2", y) + peep["cf1"] @ c_x + peep["cf2"] @ c_y + b_f)
+        f2 = _sigmoid(W("f1", y) + W("f2", x) + peep["cf1"] @ c_y + peep["cf2"] @ c_x + b_f)
+        c_p = f1 * c_x + f2 * c_y + g(W("c1", x) * i1 + W("c2", y) * i2 + b_c)
+        o = _sigmoid(W("o1", x) + W("o2", y) + W_co @ c_p + b_o)
+        cell[p] = c_p
+        vec[p] = output[p] = o * g(c_p)
+    return output
+
+
+def _forward_case(activation: str, untied: bool, dtype, seed: int = 3):
+    rng = np.random.default_rng(seed)
+    trees = [random_binary_tree(n, rng, unary_rate=0.15) for n in (7, 1, 12, 3, 20)]
+    trees += [branching_tree(["w1", "w2", "w3", "w4"], "right")]
+    d, d_x = 4, (5 if untied else 4)
+    cell = make_cell(MODEL, d_x, d, activation=activation, untied=untied)
+    params = {name: rng.normal(0, 0.7, shape) for name, shape in cell.parameter_shapes()}
+    vectors = [rng.normal(size=(len(t.tokens), d_x)) for t in trees]
+    # every token its own word id, so the forest's distinct words are all tokens
+    offsets = np.cumsum([0] + [len(t.tokens) for t in trees])
+    words = [node_words(t, np.arange(len(t.tokens), dtype=np.int32) + offsets[k])
+             for k, t in enumerate(trees)]
+    forest = build_forest(trees, words)
+    all_vectors = np.concatenate(vectors)
+    distinct, index = np.unique(forest.word[forest.word_nodes()], return_inverse=True)
+    cast = {name: value.astype(dtype) for name, value in params.items()}
+    h, _ = cell.forward(cast, forest, all_vectors[distinct].astype(dtype), index)
+    return trees, vectors, params, forest, h, d
+
+
+@pytest.mark.parametrize("untied", [False, True], ids=["tied", "untied"])
+@pytest.mark.parametrize("activation", sorted(ACTIVATIONS))
+def test_forward_matches_the_printed_equations(activation, untied):
+    trees, vectors, params, forest, h, d = _forward_case(activation, untied, np.float64)
+    assert forest.n_levels > 5 and np.any(forest.n_children == 1)   # unary nodes present
+    for k, tree in enumerate(trees):
+        expected = _reference(tree, vectors[k], params, d, activation, untied)
+        nodes = np.flatnonzero(forest.tree == k)
+        np.testing.assert_allclose(h[nodes], expected[forest.origin[nodes]], rtol=1e-12,
+                                   atol=1e-12)
+
+
+@pytest.mark.parametrize("untied", [False, True], ids=["tied", "untied"])
+def test_float32_forward_is_close_to_float64(untied):
+    *_, h64, _ = _forward_case("tanh", untied, np.float64)
+    *_, h32, _ = _forward_case("tanh", untied, np.float32)
+    assert h32.dtype == np.float32
+    np.testing.assert_allclose(h32, h64, rtol=1e-4, atol=2e-6)
+
+
+def test_float32_backward_stays_float32():
+    setting = Setting(MODEL, input_dim=4, hidden_dim=3, activation="sigmoid", untied=True)
+    rng = np.random.default_rng(0)
+    model, params, forest, _ = build_case(setting, random_forest_trees(rng), rng)
+    params32 = params.astype(np.float32)
+    grads32, grads64 = params32.zeros_like(), params.zeros_like()
+    model.loss_and_gradient(params32, forest, grads32)
+    model.loss_and_gradient(params, forest, grads64)
+    assert grads32.flat.dtype == np.float32
+    np.testing.assert_allclose(grads32.flat, grads64.flat, rtol=1e-3, atol=1e-5)
+
+
+def test_mirrored_tree_gives_the_same_states_when_the_unshared_weights_agree():
+    """(L1)-(L4) share one weight set with the children swapped: with
+    W_c1 = W_c2 and W_o1 = W_o2 (the only per-child matrices) the cell is
+    symmetric, so mirroring every binary node leaves every state unchanged."""
+    rng = np.random.default_rng(8)
+    trees = [random_binary_tree(n, rng, unary_rate=0.2) for n in (9, 14, 2)]
+    forest = build_forest(trees, [node_words(t, np.arange(len(t.tokens), dtype=np.int32))
+                                  for t in trees])
+    _, index = np.unique(forest.word[forest.word_nodes()], return_inverse=True)
+    x = rng.normal(size=(int(index.max()) + 1, 5))
+    for untied in (False, True):
+        d_x = 5 if untied else 3
+        cell = make_cell(MODEL, d_x, 3, activation="tanh", untied=untied)
+        params = {name: rng.normal(0, 0.8, shape) for name, shape in cell.parameter_shapes()}
+        for name in ("W", "W_leaf") if untied else ("W",):
+            params[name][:, 5 * 3:6 * 3] = params[name][:, 4 * 3:5 * 3]    # W_c2 = W_c1
+            params[name][:, 7 * 3:8 * 3] = params[name][:, 6 * 3:7 * 3]    # W_o2 = W_o1
+        h, _ = cell.forward(params, forest, x[:, :d_x], index)
+        mirrored = forest.children.copy()
+        binary = forest.n_children == 2
+        mirrored[binary] = mirrored[binary][:, ::-1]
+        original_children, forest.children = forest.children, mirrored
+        try:
+            h_mirrored, _ = cell.forward(params, forest, x[:, :d_x], index)
+        finally:
+            forest.children = original_children
+        np.testing.assert_allclose(h_mirrored, h, rtol=1e-12, atol=1e-13)
+        # and with W_c2 != W_c1 the mirror image differs: the test can fail
+        params["W"][:, 5 * 3:6 * 3] += 0.5
+        h_changed, _ = cell.forward(params, forest, x[:, :d_x], index)
+        forest.children = mirrored
+        try:
+            h_changed_mirrored, _ = cell.forward(params, forest, x[:, :d_x], index)
+        finally:
+            forest.children = original_children
+        assert np.abs(h_changed_mirrored - h_changed)[forest.n_leaves:].max() > 1e-3
+
+
+def test_matrix_products_match_the_complexity_count_of_section_4_1():
+    """L&Z Sec. 4.1: N 6 d d_w + (N-2) 10 d^2 + (N-1) d^2 multiply-adds for a
+    binary tree of N words without unary nodes.  Counted from the cell's
+    layout: the blocks of W_leaf through which a leaf child reaches its
+    parent's gates, the blocks of S = [W ; W_peephole | 0] through which an
+    inner child's h and c do, and W_co once per inner node (the output gate
+    peeks at c_p)."""
+    d, d_w = 3, 5
+    cell = make_cell(MODEL, d_w, d, untied=True)
+    projection = lstm_rnn._projection(np.ones((d, 8 * d)), np.ones((d, 4 * d)))
+    for slot in range(2):
+        feeds = lstm_rnn.TARGET[slot] >= 0
+        assert int(np.sum(feeds)) == 6                                  # leaf child: 6 d x d_w
+        h_blocks = [np.any(projection[:d, k * d:(k + 1) * d]) for k in range(8)]
+        c_blocks = [np.any(projection[d:, k * d:(k + 1) * d]) for k in range(8)]
+        assert int(np.sum(feeds & h_blocks) + np.sum(feeds & c_blocks)) == 10   # inner: 10 d x d
+    for n_words in (2, 5, 19):
+        tree = branching_tree([f"w{k}" for k in range(n_words)], "left")
+        forest = build_forest([tree], [node_words(tree, np.arange(n_words, dtype=np.int32))])
+        kids = forest.children[forest.n_leaves:]
+        leaf_links = int(np.sum((kids >= 0) & (kids < forest.n_leaves)))
+        inner_links = int(np.sum(kids >= forest.n_leaves))
+        inner_nodes = forest.n_nodes - forest.n_leaves
+        ours = leaf_links * 6 * d * d_w + inner_links * 10 * d * d + inner_nodes * d * d
+        paper = n_words * 6 * d * d_w + (n_words - 2) * 10 * d * d + (n_words - 1) * d * d
+        assert ours == paper
+    shapes = dict(cell.parameter_shapes())
+    assert sum(int(np.prod(s)) for s in shapes.values()) == 13 * d * d + 8 * d * d_w + 4 * d
+
+
+# ---------------------------------------------------------------------------
+# gradient checks
+# ---------------------------------------------------------------------------
+
+SETTINGS = settings(MODEL)
+
+
+# every suite setting is checked by tests/test_gradients.py::test_suite_setting
+# (softsign with the suite's smaller step, SOFTSIGN_STEP)
+
+
+def test_softsign_difference_error_is_truncation():
+    """The entry the suite's step resolves worst in the softsign settings:
+    analytic minus numerical shrinks as h^4 (16x per halving), so the
+    analytic gradient is right and the difference at h = 1e-3 is truncation."""
+    from gradcheck.check import numerical_gradient, objective
+    worst = (0.0, None)
+    for setting in (s for s in SETTINGS if s.activation == "softsign"):
+        rng = np.random.default_rng(3)
+        model, params, forest, options = build_case(setting, random_trees(setting, rng), rng)
+        errors = run_setting(replace(setting, step=STEP), seed=3)
+        if errors["cell.b"] > worst[0]:
+            worst = (errors["cell.b"], (model, params, forest, options))
+    model, params, forest, options = worst[1]
+    grads = params.zeros_like()
+    model.loss_and_gradient(params, forest, grads, **options)
+    function = objective(model, forest, **options)
+    block = model.layout["cell.b"]
+    entries = np.arange(block.offset, block.offset + block.size)
+    gaps = [np.abs(grads.flat[entries] - numerical_gradient(function, params.flat, entries, h))
+            for h in (2e-3, 1e-3, 5e-4)]
+    k = int(np.argmax(gaps[1]))
+    assert 12 < gaps[0][k] / gaps[1][k] < 20 and 12 < gaps[1][k] / gaps[2][k] < 20
+
+
+tree_shapes = st.tuples(st.integers(0, 2**31 - 1), st.integers(1, 40),
+                        st.sampled_from([0.0, 0.0, 0.25]))
+
+
+# softsign's second derivative jumps at 0 (docs/EQUATIONS.md E6): random trees
+# use the smooth non-linearities, softsign is checked at the suite's fixed seed
+@pytest.mark.parametrize("setting", [
+    Setting(MODEL, input_dim=4, hidden_dim=3, activation="tanh", untied=True),
+    Setting(MODEL, input_dim=3, hidden_dim=3, activation="sigmoid", untied=False,
+            supervision="root+leaves"),
+], ids=lambda s: s.describe())
+@hypothesis_settings(max_examples=8)
+@given(shapes=st.lists(tree_shapes, min_size=1, max_size=2))
+def test_random_trees(setting, shapes):
+    rng = np.random.default_rng(shapes[0][0])
+    trees = [random_binary_tree(n_leaves, np.random.default_rng(seed), unary_rate=unary)
+             for seed, n_leaves, unary in shapes]
+    model, params, forest, options = build_case(setting, trees, rng)
+    assert_passes(check_gradients(model, params, forest, **options))
+
+
+@pytest.mark.parametrize("untied", [False, True], ids=["tied", "untied"])
+def test_deep_branching_trees(untied):
+    """A 300-leaf left-branching and a 300-leaf right-branching tree in one
+    forest: 300 levels, no recursion; the gradient reaches the deepest leaves."""
+    rng = np.random.default_rng(7)
+    trees = []
+    for direction in ("left", "right"):
+        words = [f"w{k}" for k in rng.integers(0, 10, size=300)]
+        trees.append(branching_tree(words, direction, root_label=3,
+                                    leaf_labels=rng.integers(0, 5, 300)))
+    setting = Setting(MODEL, input_dim=3 if untied else 2, hidden_dim=2, untied=untied,
+                      activation="tanh", supervision="root+leaves")
+    model, params, forest, options = build_case(setting, trees, rng)
+    assert forest.n_levels == 300
+    assert_passes(check_gradients(model, params, forest, **options))
+
+
+# ---------------------------------------------------------------------------
+# planted bugs: the checker must fail on each
+# ---------------------------------------------------------------------------
+
+def _case(activation="tanh", untied=False):
+    rng = np.random.default_rng(11)
+    trees = [random_binary_tree(n, rng) for n in (6, 9, 1)]
+    setting = Setting(MODEL, input_dim=4 if untied else 3, hidden_dim=3,
+                      activation=activation, untied=untied)
+    return build_case(setting, trees, rng)
+
+
+def _errors_with(monkeypatch, wrapper, **case):
+    model, params, forest, options = _case(**case)
+    monkeypatch.setattr(model.cell, "backward", wrapper(model.cell.backward))
+    return check_gradients(model, params, forest, **options)
+
+
+@pytest.mark.parametrize("untied", [False, True], ids=["tied", "untied"])
+def test_unplanted_case_passes(untied):
+    model, params, forest, options = _case(activation="sigmoid", untied=untied)
+    assert_passes(check_gradients(model, params, forest, **options))
+
+
+@pytest.mark.parametrize("untied", [False, True], ids=["tied", "untied"])
+def test_detects_children_swapped_in_the_backward(monkeypatch, untied):
+    """(a) The backward routes the left child's error to the right child."""
+    def wrap(backward):
+        def buggy(params, forest, cache, d_h, grads, helper=None):
+            original = forest.children
+            forest.children = original[:, ::-1].copy()
+            try:
+                return backward(params, forest, cache, d_h, grads, helper)
+            finally:
+                forest.children = original
+        return buggy
+    errors = _errors_with(monkeypatch, wrap, untied=untied)
+    input_weights = "cell.W_leaf" if untied else "cell.W"
+    assert errors["cell.W"] > TOLERANCE
+    assert errors[f"{input_weights}.c1"] > TOLERANCE and errors["embedding"] > TOLERANCE
+    assert errors["cell.W_peephole"] > TOLERANCE
+
+
+def test_detects_dropped_peephole_path_to_the_children(monkeypatch):
+    """(b) The backward drops c_x W_ci1, c_y W_ci2, ... : no error reaches a
+    child's cell through the gates' peepholes (the forget path remains)."""
+    def wrap(backward):
+        def buggy(params, forest, cache, d_h, grads, helper=None):
+            saved = params["W_peephole"].copy()
+            params["W_peephole"][...] = 0.0
+            try:
+                return backward(params, forest, cache, d_h, grads, helper)
+            finally:
+                params["W_peephole"][...] = saved
+        return buggy
+    errors = _errors_with(monkeypatch, wrap)
+    for block in lstm_rnn.PEEPHOLE_BLOCKS:
+        assert errors[f"cell.W_peephole.{block}"] > TOLERANCE
+
+
+def test_detects_tanh_derivative_for_sigmoid(monkeypatch):
+    """(c) The backward uses tanh' = 1 - g^2 where g is the sigmoid."""
+    def wrap(backward):
+        def buggy(params, forest, cache, d_h, grads, helper=None):
+            cell = backward.__self__
+            code, cell.code = cell.code, activation_code("tanh")
+            try:
+                return backward(params, forest, cache, d_h, grads, helper)
+            finally:
+                cell.code = code
+        return buggy
+    errors = _errors_with(monkeypatch, wrap, activation="sigmoid")
+    assert errors["cell.W"] > TOLERANCE and errors["cell.W_co"] > TOLERANCE
+    assert errors["cell.b.c"] > TOLERANCE
+
+
+# ---------------------------------------------------------------------------
+# what the cell accepts
+# ---------------------------------------------------------------------------
+
+def _forest_of(parent, token_index):
+    n_tokens = int(max(token_index)) + 1
+    tree = Tree(tuple(f"w{k}" for k in range(n_tokens)), np.array(parent, np.int32),
+                np.array(token_index, np.int32), np.zeros(len(parent), np.int32))
+    return build_forest([tree], [node_words(tree, np.arange(n_tokens, dtype=np.int32))])
+
+
+def test_check_forest_rejects_what_it_cannot_compose():
+    cell = make_cell(MODEL, 3, 3)
+    cell.check_forest(_forest_of([3, 3, 4, 4, -1], [0, 1, 2, -1, -1]))   # binary: fine
+    cell.check_forest(_forest_of([1, 2, -1], [0, -1, -1]))               # unary chain: fine
+    with pytest.raises(ValueError, match="binary trees: a node has 3 children"):
+        cell.check_forest(_forest_of([3, 3, 3, -1], [0, 1, 2, -1]))
+    with pytest.raises(ValueError, match="words at the leaves only"):
+        cell.check_forest(_forest_of([2, 2, -1], [0, 1, 2]))             # a word at the root
+    with pytest.raises(ValueError, match="words at the leaves only"):
+        cell.check_forest(_forest_of([2, 2, -1], [0, -1, -1]))           # a leaf without word
+
+
+def test_options_are_validated():
+    with pytest.raises(ValueError, match="tied leaves"):
+        make_cell(MODEL, 4, 3, untied=False)
+    with pytest.raises(ValueError, match="activation must be one of"):
+        make_cell(MODEL, 3, 3, activation="relu")
+    assert make_cell(MODEL, 4, 3, untied=True).leaf_classifier_reads_input
+    assert not make_cell(MODEL, 3, 3).leaf_classifier_reads_input
+
+
+def test_untied_leaves_are_classified_from_their_word_vectors():
+    """Untied: the cell's leaf rows are 0 and the model adds softmax_leaf.* (d_w
+    inputs); tied: the leaf rows are the word vectors, one classifier."""
+    rng = np.random.default_rng(2)
+    trees = [random_binary_tree(5, rng)]
+    model, params, forest, _ = build_case(Setting(MODEL, input_dim=4, hidden_dim=3,
+                                                  untied=True), trees, rng)
+    assert model.layout["softmax_leaf.W"].shape == (4, 5)
+    words, index = np.unique(forest.word[forest.word_nodes()], return_inverse=True)
+    h, _ = model.cell.forward(params.prefixed("cell"), forest, params["embedding"][words],
+                              index)
+    assert np.all(h[:forest.n_leaves] == 0) and np.all(h[forest.n_leaves:] != 0)
+    model, params, forest, _ = build_case(Setting(MODEL, input_dim=3, hidden_dim=3),
+                                          trees, rng)
+    assert "softmax_leaf.W" not in model.layout
+    words, index = np.unique(forest.word[forest.word_nodes()], return_inverse=True)
+    x = params["embedding"][words]
+    h, _ = model.cell.forward(params.prefixed("cell"), forest, x, index)
+    np.testing.assert_array_equal(h[:forest.n_leaves], x[index])
+
+
+# ---------------------------------------------------------------------------
+# kernels against their Python functions
+# ---------------------------------------------------------------------------
+
+def _kernel_cases():
+    rng = np.random.default_rng(9)
+    trees = [random_binary_tree(n, rng, unary_rate=0.2) for n in (7, 1, 12, 4)]
+    forest = build_forest(trees, [node_words(t, np.arange(len(t.tokens), dtype=np.int32))
+                                  for t in trees])
+    children = lstm_rnn._binary_children(forest)
+    d, n, leaves = 3, forest.n_nodes, forest.n_leaves
+    start, stop = forest.level_ptr[2], forest.level_ptr[3]
+    word_index = rng.integers(0, 6, size=leaves)
+    gates = rng.uniform(0.05, 0.95, size=(n, 7 * d))
+    state = rng.normal(size=(n + 3, 2 * d))
+    normal = lambda *shape: rng.normal(size=shape)
+    return [
+        (lstm_rnn._gather_child_terms, lambda: (
+            children, leaves, word_index, normal(6, 8 * d), normal(n + 3, 8 * d),
+            lstm_rnn.TARGET, np.zeros((n, 7 * d)), start, stop)),
+        (lstm_rnn._output_deltas, lambda: (gates, np.tanh(normal(n, d)),
+                                           normal(stop - start, 2 * d), normal(n, d),
+                                           normal(n, d), np.zeros((n + 3, 7 * d)), start, stop)),
+        (lstm_rnn._route_to_children, lambda: (children, lstm_rnn.TARGET, normal(n + 3, 7 * d),
+                                               np.zeros((n + 3, 8 * d)), start, stop)),
+    ] + [
+        case
+        for code in ACTIVATIONS.values()
+        for case in [
+            (lstm_rnn._cell_update, lambda code=code: (
+                code, children, normal(7 * d), normal(d), normal(n, 7 * d), np.zeros((n, d)),
+                state.copy(), start, stop)),
+            (lstm_rnn._output, lambda code=code: (
+                code, gates.copy(), normal(stop - start, d), state.copy(), np.zeros((n, d)),
+                start, stop)),
+            (lstm_rnn._cell_deltas, lambda code=code: (
+                code, children, gates, rng.uniform(0.05, 0.95, size=(n, d)), state,
+                rng.uniform(0.05, 0.95, size=(n, d)), normal(n, d), normal(n, d),
+                normal(stop - start, d), np.zeros((n + 3, 7 * d)), np.zeros((n, d)),
+                start, stop)),
+        ]
+    ]
+
+
+@pytest.mark.parametrize("kernel,make_args", _kernel_cases(),
+                         ids=lambda value: getattr(value, "__name__", ""))
+def test_kernel_matches_its_python_function(kernel, make_args):
+    compiled_args = make_args()
+    python_args = [a.copy() if isinstance(a, np.ndarray) else a for a in compiled_args]
+    kernel(*compiled_args)
+    kernel.py_func(*python_args)
+    for compiled, python in zip(compiled_args, python_args):
+        if isinstance(compiled, np.ndarray):
+            np.testing.assert_allclose(compiled, python, rtol=1e-12, atol=1e-12)
