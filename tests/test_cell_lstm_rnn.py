@@ -12,7 +12,7 @@ from hypothesis import given, settings as hypothesis_settings, strategies as st
 from gradcheck.check import STEP, TOLERANCE, check_gradients
 from gradcheck.suite import Setting, build_case, random_trees, run_setting, settings
 from gradcheck.trees import random_binary_tree, random_forest_trees
-from npcomp.cells import lstm_rnn, make_cell
+from npcomp.cells import levels, lstm_rnn, make_cell
 from npcomp.cells.activations import ACTIVATIONS, activation_code
 from npcomp.formats import Tree, branching_tree
 from npcomp.forest import build_forest, node_words
@@ -423,7 +423,7 @@ def _kernel_cases():
     trees = [random_binary_tree(n, rng, unary_rate=0.2) for n in (7, 1, 12, 4)]
     forest = build_forest(trees, [node_words(t, np.arange(len(t.tokens), dtype=np.int32))
                                   for t in trees])
-    children = lstm_rnn._binary_children(forest)
+    children = levels.binary_children(forest)
     d, n, leaves = 3, forest.n_nodes, forest.n_leaves
     start, stop = forest.level_ptr[2], forest.level_ptr[3]
     word_index = rng.integers(0, 6, size=leaves)

@@ -11,7 +11,7 @@ from hypothesis import given, settings as hypothesis_settings, strategies as st
 from gradcheck.check import TOLERANCE, check_gradients
 from gradcheck.suite import VOCAB_SIZE, Setting, build_case, settings
 from gradcheck.trees import random_binary_tree, random_dependency_tree, random_forest_trees
-from npcomp.cells import make_cell, slstm
+from npcomp.cells import levels, make_cell, slstm
 from npcomp.embeddings import Vocabulary
 from npcomp.formats import branching_tree
 from npcomp.forest import build_forest, node_words
@@ -332,7 +332,7 @@ def _kernel_cases():
     trees = [random_binary_tree(n, rng, unary_rate=0.3) for n in (5, 8, 1)]
     forest = build_forest(trees, [node_words(t, np.arange(len(t.tokens), dtype=np.int32))
                                   for t in trees])
-    children = slstm._binary_children(forest)
+    children = levels.binary_children(forest)
     d, n, pad = 3, forest.n_nodes, slstm.ROW_PAD
     start, stop = int(forest.level_ptr[1]), int(forest.level_ptr[-1])
     gates = rng.uniform(0.05, 0.95, size=(n + pad, 5 * d))

@@ -11,7 +11,7 @@ from hypothesis import given, settings as hypothesis_settings, strategies as st
 from gradcheck.check import TOLERANCE, check_gradients
 from gradcheck.suite import Setting, build_case, random_trees, settings
 from gradcheck.trees import random_binary_tree, random_dependency_tree, random_dependency_trees
-from npcomp.cells import make_cell, treelstm_childsum, treelstm_nary
+from npcomp.cells import levels, make_cell, treelstm_childsum
 from npcomp.formats import branching_tree, chain_tree
 from npcomp.forest import build_forest, node_words
 
@@ -234,7 +234,7 @@ def test_helper_thread_gives_the_same_gradient(monkeypatch):
     """Levels split between two threads (levels of 4 or more nodes) and dU,
     dU_f on the helper give the single-threaded loss and gradient."""
     from concurrent.futures import ThreadPoolExecutor
-    monkeypatch.setattr(treelstm_nary, "SPLIT_ROWS", 4)
+    monkeypatch.setattr(levels, "SPLIT_ROWS", 4)
     rng = np.random.default_rng(0)
     trees = [random_dependency_tree(n, rng) for n in (40, 35, 30, 25, 20, 9)]
     trees += [random_binary_tree(n, rng, unary_rate=0.1) for n in (20, 15)]

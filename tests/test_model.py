@@ -7,7 +7,7 @@ import pytest
 
 from gradcheck.suite import Setting, build_case
 from gradcheck.trees import random_binary_tree
-from npcomp.cells import inputs, mean_vectors, recnn, treelstm_nary
+from npcomp.cells import inputs, levels, mean_vectors, recnn, treelstm_nary
 from npcomp.cells.activations import ACTIVATIONS
 from npcomp.forest import build_forest, node_words
 
@@ -22,7 +22,7 @@ def test_helper_thread_gives_the_same_gradient(model, monkeypatch):
     """Levels split between two threads (every level of 4 or more nodes here)
     and dU on the helper give the single-threaded loss and gradient."""
     from concurrent.futures import ThreadPoolExecutor
-    monkeypatch.setattr(treelstm_nary, "SPLIT_ROWS", 4)
+    monkeypatch.setattr(levels, "SPLIT_ROWS", 4)
     model_, params, forest, _ = build_case(Setting(model, input_dim=4, hidden_dim=4),
                                            _trees(), np.random.default_rng(0))
     alone, helped = params.zeros_like(), params.zeros_like()
@@ -98,7 +98,7 @@ def _kernel_cases():
     trees = _trees(seed=9)
     forest = build_forest(trees, [np.where(t.token_index >= 0, t.token_index, -1).astype(np.int32)
                                   for t in trees])
-    children = treelstm_nary._children_columns(forest, 2)
+    children = levels.children_columns(forest, 2)
     d, n = 3, forest.n_nodes
     start, stop = forest.level_ptr[1], forest.level_ptr[2]
     h = rng.normal(size=(n, d))
@@ -119,17 +119,17 @@ def _kernel_cases():
         (mean_vectors._push_down, lambda: (forest.parent, rng.normal(size=(n, 3)))),
     ] + [
         (recnn._inner_forward, lambda code=code: (
-            code, forest.level_ptr, recnn._binary_children(forest), rng.normal(size=(2 * d, d)),
-            rng.normal(size=d), np.zeros((n, 2 * d)), np.zeros((n, d)), rng.normal(size=(n, d))))
+            code, forest.level_ptr, levels.binary_children(forest), forest.n_leaves,
+            rng.integers(0, 4, size=forest.n_leaves), rng.normal(size=(4, 2 * d)),
+            rng.normal(size=(2 * d, d)), rng.normal(size=d), np.zeros((n, 2 * d)),
+            np.zeros((n, d)), rng.normal(size=(n, d))))
         for code in ACTIVATIONS.values()
     ] + [
         (recnn._inner_backward, lambda code=code: (
-            code, forest.level_ptr, recnn._binary_children(forest), rng.normal(size=(d, 2 * d)),
-            rng.uniform(-0.9, 0.9, size=(n, d)), rng.normal(size=(n, d)), np.zeros((n, d)),
-            np.zeros((n, 2 * d))))
-        for code in ACTIVATIONS.values()
-    ] + [
-        (recnn._activate_rows, lambda code=code: (code, rng.normal(size=(7, 3))))
+            code, forest.level_ptr, levels.binary_children(forest), forest.n_leaves,
+            rng.normal(size=(d, 2 * d)), rng.uniform(-0.9, 0.9, size=(n, d)),
+            rng.normal(size=(n, d)), np.zeros((n, d)), np.zeros((n, 2 * d)),
+            np.zeros((forest.n_leaves, 2 * d))))
         for code in ACTIVATIONS.values()
     ]
 

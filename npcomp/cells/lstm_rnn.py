@@ -126,6 +126,7 @@ from ..forest import Forest
 from .activations import (ACTIVATIONS, ONE, activate, activation_code,
                           derivative_from_output, uniform_fan_in)
 from .inputs import sum_by_index
+from .levels import ROW_PAD, binary_children, padded_stop
 
 # column blocks of W and W_leaf (the weights reading a child's h); blocks
 # 0..3 are also those of W_peephole (reading a child's c)
@@ -233,7 +234,7 @@ class LSTMRNN:
         """
         n, d, leaves = forest.n_nodes, self.hidden_dim, forest.n_leaves
         dtype = x.dtype
-        children = _binary_children(forest)
+        children = binary_children(forest)
         word_index = np.asarray(word_index)[:leaves]
         word_terms = x @ self._input_weights(params)        # (U, 8d): a leaf child's terms
         projection = _projection(params["W"], params["W_peephole"])   # S
@@ -252,7 +253,7 @@ class LSTMRNN:
         cell_terms = np.empty((widest, d), dtype=dtype)           # c_p W_co of one level
         for level in range(1, forest.n_levels):
             start, stop = level_ptr[level], level_ptr[level + 1]
-            padded = _padded(start, stop)
+            padded = padded_stop(start, stop)
             _gather_child_terms(children, leaves, word_index, word_terms, node_terms, TARGET,
                                 gates, start, stop)
             _cell_update(self.code, children, gate_bias, candidate_bias, gates, u, state,
@@ -274,7 +275,7 @@ class LSTMRNN:
         ``grads``; returns dLoss/dx (U, d_x), per distinct word."""
         n, d, leaves = forest.n_nodes, self.hidden_dim, forest.n_leaves
         dtype = d_h.dtype
-        children = _binary_children(forest)
+        children = binary_children(forest)
         projection_transposed = np.ascontiguousarray(
             _projection(params["W"], params["W_peephole"]).T)
         co_transposed = np.ascontiguousarray(params["W_co"].T)
@@ -285,7 +286,7 @@ class LSTMRNN:
         level_ptr = forest.level_ptr.tolist()
         for level in range(forest.n_levels - 1, 0, -1):
             start, stop = level_ptr[level], level_ptr[level + 1]
-            padded = _padded(start, stop)
+            padded = padded_stop(start, stop)
             # the parents' share of [eps_h | eps_c]: reverses node_terms = [h | c] S
             eps_state = delta_terms[start:padded] @ projection_transposed
             _output_deltas(cache.gates, cache.g_c, eps_state, d_h, d_c, delta, start, stop)
@@ -319,13 +320,6 @@ class LSTMRNN:
         return params["W_leaf"] if self.untied else params["W"]
 
 
-def _binary_children(forest: Forest) -> np.ndarray:
-    """The child table with exactly two columns (a forest of single words has one)."""
-    kids = np.full((forest.n_nodes, 2), -1, dtype=np.int32)
-    kids[:, :forest.children.shape[1]] = forest.children[:, :2]
-    return kids
-
-
 def _projection(W: np.ndarray, W_peephole: np.ndarray) -> np.ndarray:
     """S (2d, 8d) = [ W ; W_peephole | 0 ]: [h_k | c_k] S holds every term
     node k contributes to its parent's (L1)-(L6), in the blocks of W."""
@@ -334,17 +328,6 @@ def _projection(W: np.ndarray, W_peephole: np.ndarray) -> np.ndarray:
     out[:d] = W
     out[d:, :4 * d] = W_peephole
     return out
-
-
-# OpenBLAS multiplies a few rows much faster when their number is a multiple
-# of 4: a level's product also runs over the rows that follow it (results
-# unused or overwritten later), so the work arrays have ROW_PAD spare rows
-ROW_PAD = 3
-
-
-def _padded(start: int, stop: int) -> int:
-    rows = stop - start
-    return stop if rows == 1 else start + -(-rows // 4) * 4
 
 
 @njit(cache=True, nogil=True)

@@ -6,31 +6,43 @@ Row-vector orientation (``h @ W1`` is the paper's W1 h):
     p = g( x W_1 + y W_2 + b )                                   (2), (3)
 
 for a node with left child x and right child y (a missing child of a unary
-node contributes 0); g in {tanh, sigmoid, softsign}.  Leaves:
+node contributes 0); g in {tanh, sigmoid, softsign}.  Leaves are not
+composed: a leaf's vector is its word vector x (d_x = d_w).
 
-* tied (default): a leaf's state is its word vector, h = x (so d_x = d);
-* untied: leaves have a weight set of their own, h = g( x W_leaf + b_leaf )
-  (W_leaf is d_x x d), and W_1, W_2 act on d-dimensional states only.
-  This is our reading of "one weight matrix set for leaf nodes and another
-  set for inner nodes" (Le & Zuidema Sec. 4) that keeps one classifier for
-  all nodes; see docs/EQUATIONS.md.
+* tied (default): one weight set, so d_x must equal d; a leaf's h is x;
+* untied: L&Z Sec. 4 read literally (as the LSTM-RNN's, docs/cells/lstm_rnn.md
+  L6): a child that is a leaf is read through W_leaf (the d x d_w matrices
+  W_1, W_2 of leaf-to-inner links), an inner child through W (d x d):
+
+      p = g( x W_1 + y W_2 + b ),  W_k = W_leaf,k if that child is a leaf, else W_k
+
+  The leaves' own h rows are not defined in d dimensions: they are returned
+  as 0 and the model classifies leaves from their word vectors
+  (``leaf_classifier_reads_input``, ``softmax_leaf`` in npcomp/model.py).
+
+Computation.  A leaf child's term depends on its word only: once per
+distinct word, word_terms = x [W_leaf,1 | W_leaf,2] (U, 2d), its left and
+right halves; the level kernels add a leaf child's half to its parent's
+pre-activation.  Inner children: hc = [x | y] (0 in a leaf child's slot when
+untied), one product hc @ W per level.
 
 Backward (eps_h = dLoss/dh, delta = dLoss/d pre-activation), parents first:
 
     delta_j   = eps_h_j * g'(p_j)          g' from the output: 1-p^2, p(1-p), (1-|p|)^2
-    eps_h(x) += delta_j W_1^T,  eps_h(y) += delta_j W_2^T
-    dW = sum_j [x_j ; y_j]^T delta_j,  db = sum_j delta_j
-    leaves, untied: delta = eps_h g'(h); dW_leaf = x^T delta; dx = delta W_leaf^T
-    leaves, tied:   dx = eps_h
+    eps_h(x) += delta_j W_1^T,  eps_h(y) += delta_j W_2^T        (inner children)
+    dW = sum_j [x_j | y_j]^T delta_j,  db = sum_j delta_j          (inner children)
+    leaves, tied:   dx = eps_h (the head's and the parent's)
+    leaves, untied: the parent's delta_j in the slot k the leaf fills, summed
+                    per word: delta_word (U, 2d) = [sum delta, left | right];
+                    dW_leaf,k = x^T delta_word,k;  dx = delta_word [W_leaf,1 | W_leaf,2]^T
 
-=========  ==========  =================
+=========  ==========  ==========================================
 paper      code        shape
-=========  ==========  =================
-W_1; W_2   ``W``       (2d, d): rows W_1 then W_2
+=========  ==========  ==========================================
+W_1; W_2   ``W``       (2d, d): rows W_1 then W_2 (inner children)
+W_1; W_2   ``W_leaf``  (2 d_x, d): rows W_1 then W_2 (leaf children, untied)
 b          ``b``       (d,)
-(untied)   ``W_leaf``  (d_x, d)
-(untied)   ``b_leaf``  (d,)
-=========  ==========  =================
+=========  ==========  ==========================================
 """
 from __future__ import annotations
 
@@ -42,14 +54,15 @@ from numba import njit
 from ..forest import Forest
 from .activations import activate, activation_code, derivative_from_output, uniform_fan_in
 from .inputs import sum_by_index
+from .levels import binary_children
 
 
 @dataclass
 class RecNNCache:
-    x: np.ndarray    # (L, d_x) leaf inputs
-    word_index: np.ndarray  # (L,) distinct-word row of each leaf
-    hc: np.ndarray   # (n, 2d) children's states per node
-    h: np.ndarray    # (n, d) node states
+    x: np.ndarray           # (U, d_x) distinct words' vectors
+    word_index: np.ndarray  # (L,) row of x each leaf reads
+    hc: np.ndarray          # (n, 2d) inner children's states per node (untied: 0 for a leaf child)
+    h: np.ndarray           # (n, d) node states (untied: 0 at the leaves)
 
 
 class RecNN:
@@ -67,24 +80,31 @@ class RecNN:
         self.activation = activation
         self.code = activation_code(activation)
         self.untied = untied
+        # untied leaves live in d_w dimensions: the model classifies them from x
+        self.leaf_classifier_reads_input = self.untied
 
     def parameter_shapes(self) -> list:
         d = self.hidden_dim
         shapes = [("W", (2 * d, d)), ("b", (d,))]
         if self.untied:
-            shapes += [("W_leaf", (self.input_dim, d)), ("b_leaf", (d,))]
+            shapes.insert(1, ("W_leaf", (2 * self.input_dim, d)))
         return shapes
 
     def report_slices(self) -> dict:
-        d = self.hidden_dim
-        return {"W.1": ("W", (slice(0, d), slice(None))), "W.2": ("W", (slice(d, 2 * d), slice(None)))}
+        d, d_x = self.hidden_dim, self.input_dim
+        out = {"W.1": ("W", (slice(0, d), slice(None))), "W.2": ("W", (slice(d, 2 * d), slice(None)))}
+        if self.untied:
+            out["W_leaf.1"] = ("W_leaf", (slice(0, d_x), slice(None)))
+            out["W_leaf.2"] = ("W_leaf", (slice(d_x, 2 * d_x), slice(None)))
+        return out
 
     def initialise(self, params: dict, rng: np.random.Generator) -> None:
+        """U(+-1/sqrt(n)), n the input units of a node with two children of
+        the kind the matrix reads: 2d (inner), 2 d_w (leaves)."""
         uniform_fan_in(params["W"], 2 * self.hidden_dim, rng)
         uniform_fan_in(params["b"], 2 * self.hidden_dim, rng)
         if self.untied:
-            uniform_fan_in(params["W_leaf"], self.input_dim, rng)
-            uniform_fan_in(params["b_leaf"], self.input_dim, rng)
+            uniform_fan_in(params["W_leaf"], 2 * self.input_dim, rng)
 
     def check_forest(self, forest: Forest) -> None:
         if forest.n_children.max() > 2:
@@ -96,78 +116,86 @@ class RecNN:
                 helper=None):
         """x: (U, d_x) distinct words' vectors; word_index: (L,) row of x per leaf."""
         n, d, leaves = forest.n_nodes, self.hidden_dim, forest.n_leaves
-        x = x[word_index]
-        h = np.empty((n, d), dtype=x.dtype)
+        word_index = np.asarray(word_index)[:leaves]
+        h = np.zeros((n, d), dtype=x.dtype)
         if self.untied:
-            h[:leaves] = x @ params["W_leaf"] + params["b_leaf"]
-            _activate_rows(self.code, h[:leaves])
+            word_terms = x @ self._leaf_weights(params)        # (U, 2d): [x W_1 | x W_2]
+            leaf_children = leaves
         else:
-            h[:leaves] = x
+            h[:leaves] = x[word_index]                           # a leaf's h is its word
+            word_terms = np.zeros((0, 2 * d), dtype=x.dtype)
+            leaf_children = 0                                    # every child read from h
         hc = np.zeros((n, 2 * d), dtype=x.dtype)
         z = np.empty((n, d), dtype=x.dtype)
-        _inner_forward(self.code, forest.level_ptr, _binary_children(forest), params["W"],
-                       params["b"], hc, z, h)
+        _inner_forward(self.code, forest.level_ptr, binary_children(forest), leaf_children,
+                       word_index, word_terms, params["W"], params["b"], hc, z, h)
         return h, RecNNCache(x, word_index, hc, h)
 
     def backward(self, params: dict, forest: Forest, cache: RecNNCache, d_h: np.ndarray,
                  grads: dict, helper=None) -> np.ndarray:
+        """d_h: (n, d) dLoss/dh from the head (overwritten: eps_h accumulates in
+        it; untied: its leaf rows are ignored).  Returns dLoss/dx (U, d_x)."""
         n, d, leaves = forest.n_nodes, self.hidden_dim, forest.n_leaves
+        leaf_children = leaves if self.untied else 0
         delta = np.zeros((n, d), dtype=d_h.dtype)
         d_hc = np.empty((n, 2 * d), dtype=d_h.dtype)
-        _inner_backward(self.code, forest.level_ptr, _binary_children(forest),
-                        np.ascontiguousarray(params["W"].T), cache.h, d_h, delta, d_hc)
+        leaf_delta = np.zeros((leaf_children, 2 * d), dtype=d_h.dtype)
+        _inner_backward(self.code, forest.level_ptr, binary_children(forest), leaf_children,
+                        np.ascontiguousarray(params["W"].T), cache.h, d_h, delta, d_hc,
+                        leaf_delta)
         grads["W"] += cache.hc[leaves:].T @ delta[leaves:]
         grads["b"] += delta[leaves:].sum(axis=0)
-        n_words = int(cache.word_index.max()) + 1
+        n_words = cache.x.shape[0]
         if not self.untied:
             return sum_by_index(d_h[:leaves], cache.word_index, n_words)
-        delta_leaf = d_h[:leaves] * _derivative_rows(self.code, cache.h[:leaves])
-        grads["W_leaf"] += cache.x.T @ delta_leaf
-        grads["b_leaf"] += delta_leaf.sum(axis=0)
-        return sum_by_index(delta_leaf @ params["W_leaf"].T, cache.word_index, n_words)
+        # leaf children: their parents' deltas summed per word (reverses x @ [W_1 | W_2])
+        delta_word = sum_by_index(leaf_delta, cache.word_index, n_words)   # (U, 2d)
+        d_leaf = cache.x.T @ delta_word                                    # (d_x, 2d)
+        d_x = self.input_dim
+        grads["W_leaf"][:d_x] += d_leaf[:, :d]
+        grads["W_leaf"][d_x:] += d_leaf[:, d:]
+        return delta_word @ self._leaf_weights(params).T
 
-
-def _binary_children(forest: Forest) -> np.ndarray:
-    kids = np.full((forest.n_nodes, 2), -1, dtype=np.int32)
-    kids[:, :forest.children.shape[1]] = forest.children[:, :2]
-    return kids
-
-
-@njit(cache=True, nogil=True)
-def _activate_rows(code, z):
-    for j in range(z.shape[0]):
-        for q in range(z.shape[1]):
-            z[j, q] = activate(code, z[j, q])
+    def _leaf_weights(self, params: dict) -> np.ndarray:
+        """[W_leaf,1 | W_leaf,2] (d_x, 2d): a word's left and right terms in one product."""
+        d_x = self.input_dim
+        return np.hstack((params["W_leaf"][:d_x], params["W_leaf"][d_x:]))
 
 
 @njit(cache=True, nogil=True)
-def _derivative_rows(code, g):
-    out = np.empty_like(g)
-    for j in range(g.shape[0]):
-        for q in range(g.shape[1]):
-            out[j, q] = derivative_from_output(code, g[j, q])
-    return out
-
-
-@njit(cache=True, nogil=True)
-def _inner_forward(code, level_ptr, children, W, b, hc, z, h):
-    """Eqs. 2-3 level by level."""
+def _inner_forward(code, level_ptr, children, leaf_children, word_index, word_terms, W, b,
+                   hc, z, h):
+    """Eqs. 2-3 level by level.  A child below ``leaf_children`` (untied: the
+    leaves; tied: none) adds its word's half of ``word_terms`` after the
+    product; any other child is gathered into hc and read through W."""
     d = h.shape[1]
     for level in range(1, level_ptr.shape[0] - 1):
         start, stop = level_ptr[level], level_ptr[level + 1]
         for j in range(start, stop):
             for k in range(2):
                 kid = children[j, k]
-                if kid >= 0:
+                if kid >= leaf_children:
                     hc[j, k * d:(k + 1) * d] = h[kid]
         np.dot(hc[start:stop], W, z[start:stop])
         for j in range(start, stop):
             for q in range(d):
-                h[j, q] = activate(code, z[j, q] + b[q])
+                z[j, q] += b[q]
+            for k in range(2):
+                kid = children[j, k]
+                if kid >= 0 and kid < leaf_children:
+                    row = word_index[kid]
+                    for q in range(d):
+                        z[j, q] += word_terms[row, k * d + q]
+            for q in range(d):
+                h[j, q] = activate(code, z[j, q])
 
 
 @njit(cache=True, nogil=True)
-def _inner_backward(code, level_ptr, children, w_transposed, h, d_h, delta, d_hc):
+def _inner_backward(code, level_ptr, children, leaf_children, w_transposed, h, d_h, delta,
+                    d_hc, leaf_delta):
+    """Levels from the top down: delta = eps_h g'(h), one product delta W^T,
+    scattered to the inner children's eps_h; a child below ``leaf_children``
+    gets its parent's delta in its slot's half of ``leaf_delta`` instead."""
     d = h.shape[1]
     for level in range(level_ptr.shape[0] - 2, 0, -1):
         start, stop = level_ptr[level], level_ptr[level + 1]
@@ -178,5 +206,7 @@ def _inner_backward(code, level_ptr, children, w_transposed, h, d_h, delta, d_hc
         for j in range(start, stop):
             for k in range(2):
                 kid = children[j, k]
-                if kid >= 0:
+                if kid >= leaf_children:
                     d_h[kid] += d_hc[j, k * d:(k + 1) * d]
+                elif kid >= 0:
+                    leaf_delta[kid, k * d:(k + 1) * d] = delta[j]

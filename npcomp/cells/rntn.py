@@ -63,6 +63,7 @@ from numba import njit
 from ..forest import Forest
 from .activations import ONE, uniform_fan_in
 from .inputs import sum_by_index
+from .levels import binary_children
 
 
 @dataclass
@@ -123,7 +124,7 @@ class RNTN:
         """x: (U, d) distinct words' vectors; word_index: (L,) the row of x each
         leaf (nodes 0..L-1) reads.  Returns h (n, d), cache."""
         n, d, leaves = forest.n_nodes, self.hidden_dim, forest.n_leaves
-        children = _binary_children(forest)
+        children = binary_children(forest)
         h = np.empty((n, d), dtype=x.dtype)
         h[:leaves] = x[word_index]                                   # leaves: h = x
         features = np.empty((n - leaves, 4 * d * d + 2 * d), dtype=x.dtype)
@@ -143,7 +144,7 @@ class RNTN:
         """d_h: (n, d) dLoss/dh from the head (overwritten: eps_h accumulates in it).
         Adds dLoss/dV, dW, db into ``grads``; returns dLoss/dx (U, d)."""
         n, d, leaves = forest.n_nodes, self.hidden_dim, forest.n_leaves
-        children = _binary_children(forest)
+        children = binary_children(forest)
         delta = np.zeros((n - leaves, d), dtype=d_h.dtype)
         # (d, 4d^2 + 2d): delta_j @ this = [vec(sum_k delta_jk S^[k]) | delta_j W^T]
         theta_transposed = _stacked(_symmetrised(params["V"]), params["W"]).T
@@ -163,13 +164,6 @@ class RNTN:
         grads["b"] += delta.sum(axis=0)
         # leaves: h = x, so a word's gradient is the summed eps_h of its leaves
         return sum_by_index(d_h[:leaves], cache.word_index, cache.n_words)
-
-
-def _binary_children(forest: Forest) -> np.ndarray:
-    """The child table with exactly two columns (a forest of single words has one)."""
-    kids = np.full((forest.n_nodes, 2), -1, dtype=np.int32)
-    kids[:, :forest.children.shape[1]] = forest.children[:, :2]
-    return kids
 
 
 def _stacked(tensor: np.ndarray, W: np.ndarray) -> np.ndarray:

@@ -81,6 +81,7 @@ from numba import njit
 from ..forest import Forest
 from .activations import ONE, uniform_fan_in
 from .inputs import sum_by_index
+from .levels import ROW_PAD, binary_children, padded_stop, sigmoid
 
 # gate column blocks of W_h, b, gates and delta (W_c has the first three)
 GATES = ("i", "fl", "fr", "x", "o")
@@ -167,7 +168,7 @@ class SLSTM:
         """
         n, d, leaves = forest.n_nodes, self.hidden_dim, forest.n_leaves
         dtype = x.dtype
-        children = _binary_children(forest)
+        children = binary_children(forest)
         stacked = _stacked_weights(params)
         bias, w_co = params["b"], params["W_co"]
         hc = np.zeros((n + ROW_PAD, 4 * d), dtype=dtype)
@@ -185,16 +186,16 @@ class SLSTM:
                 # children terms of eqs. 1-4 and 6 for the whole level; rows
                 # padded, the extra rows belong to higher levels and are
                 # overwritten when those are computed
-                padded = _padded(start, stop)
+                padded = padded_stop(start, stop)
                 np.matmul(hc[start:padded], stacked, out=gates[start:padded])
                 z = gates[start:stop]
                 z += bias
-                _sigmoid(z[:, :PEEPHOLE_GATES * d])                          # (1)-(3)
+                sigmoid(z[:, :PEEPHOLE_GATES * d])                          # (1)-(3)
                 np.tanh(z[:, X * d:O * d], out=z[:, X * d:O * d])            # tanh of (4)
                 _cell_update(children, gates, c, start, stop)                # (5)
                 np.tanh(c[start:stop], out=tanh_c[start:stop])
                 z[:, O * d:] += c[start:stop] @ w_co                         # (6): c_t W_co
-                _sigmoid(z[:, O * d:])                                       # (6)
+                sigmoid(z[:, O * d:])                                       # (6)
                 np.multiply(z[:, O * d:], tanh_c[start:stop], out=h[start:stop])  # (7)
         return h, SLSTMCache(x, word_index, hc, gates, c, tanh_c)
 
@@ -210,7 +211,7 @@ class SLSTM:
         """
         n, d, leaves = forest.n_nodes, self.hidden_dim, forest.n_leaves
         dtype = d_h.dtype
-        children = _binary_children(forest)
+        children = binary_children(forest)
         stacked_transposed = np.ascontiguousarray(_stacked_weights(params).T)  # (5d, 4d)
         w_co_transposed = np.ascontiguousarray(params["W_co"].T)
         delta = np.zeros((n + ROW_PAD, 5 * d), dtype=dtype)
@@ -224,7 +225,7 @@ class SLSTM:
             _cell_deltas(children, cache.gates, cache.c, cache.tanh_c, d_h, co_term, eps_c,
                          delta, start, stop)                                   # (10)-(14)
             # [eps_h^L | eps_h^R | c^L part | c^R part] for every node's children
-            padded = _padded(start, stop)
+            padded = padded_stop(start, stop)
             np.matmul(delta[start:padded], stacked_transposed, out=d_hc[start:padded])
             _route_to_children(children, cache.gates, eps_c, d_hc, d_h, start, stop)
         inner = slice(leaves, n)
@@ -252,33 +253,6 @@ def _stacked_weights(params: dict) -> np.ndarray:
     out[:2 * d] = w_h
     out[2 * d:, :PEEPHOLE_GATES * d] = w_c
     return out
-
-
-def _binary_children(forest: Forest) -> np.ndarray:
-    """(n, 2) left and right child of each node, -1 where absent (a unary
-    node's only child is its left one)."""
-    kids = np.full((forest.n_nodes, 2), -1, dtype=np.int32)
-    kids[:, :min(2, forest.children.shape[1])] = forest.children[:, :2]
-    return kids
-
-
-# OpenBLAS multiplies a few rows faster when their number is a multiple of 4:
-# level products are padded with the rows that follow (results unused), so the
-# work arrays carry ROW_PAD spare rows
-ROW_PAD = 3
-
-
-def _padded(start: int, stop: int) -> int:
-    rows = stop - start
-    return stop if rows == 1 else start + -(-rows // 4) * 4
-
-
-def _sigmoid(z: np.ndarray) -> None:
-    """In place 1 / (1 + exp(-z)) with NumPy's vectorised exp."""
-    np.negative(z, out=z)
-    np.exp(z, out=z)
-    z += 1
-    np.reciprocal(z, out=z)
 
 
 @njit(cache=True, nogil=True)

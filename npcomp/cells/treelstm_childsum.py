@@ -68,7 +68,8 @@ from numba import njit
 from ..forest import Forest
 from .activations import ONE, uniform_fan_in
 # level-batching helpers shared with the N-ary Tree-LSTM (same gate layout i|o|u)
-from .treelstm_nary import ROW_PAD, _add_product, _gate_functions, _on_level, _output, _padded
+from .levels import ROW_PAD, add_product, on_level, padded_stop, sigmoid
+from .treelstm_nary import _gate_functions, _output
 
 GATE_NAMES = ("i", "o", "u", "f")
 
@@ -184,21 +185,21 @@ class TreeLSTMChildSum:
                 _gather_children(first_edge, edge_child, h, h_child, h_tilde, start, stop)
                 # eqs. 3, 5, 6: h~ U straight into the gate rows (padding rows
                 # belong to higher levels, which overwrite them later)
-                padded = _padded(start, stop)
+                padded = padded_stop(start, stop)
                 np.matmul(h_tilde[start:padded], u, out=gates[start:padded])
                 # eq. 4: h_k U_f for every edge of these nodes; padded only when
                 # the block ends the level (else the rows after it are the other
                 # half's, being written by the helper thread)
-                edge_stop = _padded(first, last) if _ends_level(forest, start, stop) else last
+                edge_stop = padded_stop(first, last) if _ends_level(forest, start, stop) else last
                 np.matmul(h_child[first:edge_stop], u_f, out=forget[first:edge_stop])
                 _add_inputs(input_row, inputs, first_edge, gates, forget, start, stop)
                 _gate_functions(gates[start:stop], d)              # eqs. 3, 5, 6
-                _sigmoid(forget[first:last])                       # eq. 4
+                sigmoid(forget[first:last])                       # eq. 4
                 _cell_update(first_edge, edge_child, gates, forget, c, start, stop)  # eq. 7
                 _output(gates, c, tanh_c, h, start, stop)          # eq. 8
 
             for level in range(1, forest.n_levels):
-                _on_level(rows_forward, forest.level_ptr[level], forest.level_ptr[level + 1],
+                on_level(rows_forward, forest.level_ptr[level], forest.level_ptr[level + 1],
                           helper)
         cache = TreeLSTMChildSumCache(x, input_row, first_edge, edge_child, h_tilde, h_child,
                                       gates, forget, c, tanh_c)
@@ -227,19 +228,19 @@ class TreeLSTMChildSum:
                          cache.tanh_c, d_h, d_c, delta, delta_f, start, stop)
             first, last = first_edge[start], first_edge[stop]
             # reverses eqs. 3, 5, 6 (h~ U) and 2: one row per parent, shared by its children
-            d_h_tilde = delta[start:_padded(start, stop)] @ u_transposed
+            d_h_tilde = delta[start:padded_stop(start, stop)] @ u_transposed
             # reverses eq. 4 (h_k U_f): one row per edge, for its child only
-            edge_stop = _padded(first, last) if _ends_level(forest, start, stop) else last
+            edge_stop = padded_stop(first, last) if _ends_level(forest, start, stop) else last
             d_h_child = delta_f[first:edge_stop] @ u_f_transposed
             _route_to_children(first_edge, edge_child, d_h_tilde, d_h_child, d_h, start, stop)
 
         for level in range(forest.n_levels - 1, 0, -1):
-            _on_level(rows_backward, forest.level_ptr[level], forest.level_ptr[level + 1],
+            on_level(rows_backward, forest.level_ptr[level], forest.level_ptr[level + 1],
                       helper)
 
         def recurrent_gradients() -> None:
-            _add_product(grads["U"], cache.h_tilde[leaves:n], delta[leaves:n])
-            _add_product(grads["U_f"], cache.h_child[:n_edges], delta_f[:n_edges])
+            add_product(grads["U"], cache.h_tilde[leaves:n], delta[leaves:n])
+            add_product(grads["U_f"], cache.h_child[:n_edges], delta_f[:n_edges])
 
         # dU over the inner nodes and dU_f over the edges, on the helper thread
         # if there is one, while this one finishes the leaves
@@ -252,7 +253,7 @@ class TreeLSTMChildSum:
         # dLoss/d(x_j W + b) summed per row of the input table: distinct words,
         # then the nodes without a word
         delta_input = _input_deltas(cache.input_row, first_edge, delta, delta_f, n_words + 1)
-        _add_product(grads["W"], cache.x, delta_input[:n_words])
+        add_product(grads["W"], cache.x, delta_input[:n_words])
         grads["b"] += delta_input.sum(axis=0)
         d_x = delta_input[:n_words] @ params["W"].T
         if pending is not None:
@@ -281,14 +282,6 @@ def _input_rows(forest: Forest, word_index: np.ndarray, n_words: int) -> np.ndar
 def _ends_level(forest: Forest, start: int, stop: int) -> bool:
     """Whether nodes [start, stop) end their level (not the first half of a split)."""
     return stop == forest.level_ptr[forest.height[start] + 1]
-
-
-def _sigmoid(z: np.ndarray) -> None:
-    """In place: sigma(z) = 1 / (1 + e^-z) with NumPy's vectorised exp."""
-    np.negative(z, out=z)
-    np.exp(z, out=z)
-    z += 1
-    np.reciprocal(z, out=z)
 
 
 @njit(cache=True, nogil=True)

@@ -56,6 +56,7 @@ from numba import njit
 from ..forest import Forest
 from .activations import ONE, uniform_fan_in
 from .inputs import sum_by_index
+from .levels import ROW_PAD, add_product, children_columns, on_level, padded_stop, sigmoid
 
 GATE_NAMES = ("i", "o", "u")
 
@@ -138,7 +139,7 @@ class TreeLSTMNary:
         n, d, arity = forest.n_nodes, self.hidden_dim, self.arity
         dtype = x.dtype
         leaves = forest.n_leaves
-        children = _children_columns(forest, arity)
+        children = children_columns(forest, arity)
         hc = np.zeros((n + ROW_PAD, arity * d), dtype=dtype)
         gates = np.empty((n + ROW_PAD, (3 + arity) * d), dtype=dtype)
         c = np.empty((n, d), dtype=dtype)
@@ -166,7 +167,7 @@ class TreeLSTMNary:
                 _gather_children(children, h, hc, start, stop)
                 # eqs. 9-12 straight into the gate rows (padding rows belong to
                 # higher levels, which overwrite them later)
-                padded = _padded(start, stop)
+                padded = padded_stop(start, stop)
                 np.matmul(hc[start:padded], params["U"], out=gates[start:padded])
                 z = gates[start:stop]
                 z += bias
@@ -177,7 +178,7 @@ class TreeLSTMNary:
                 _output(gates, c, tanh_c, h, start, stop)        # eq. 14
 
             for level in range(1, forest.n_levels):
-                _on_level(rows_forward, forest.level_ptr[level], forest.level_ptr[level + 1],
+                on_level(rows_forward, forest.level_ptr[level], forest.level_ptr[level + 1],
                           helper)
         return h, TreeLSTMNaryCache(x, word_index, hc, gates, c, tanh_c)
 
@@ -192,7 +193,7 @@ class TreeLSTMNary:
         """
         n, d, arity = forest.n_nodes, self.hidden_dim, self.arity
         leaves = forest.n_leaves
-        children = _children_columns(forest, arity)
+        children = children_columns(forest, arity)
         delta = np.zeros((n + ROW_PAD, (3 + arity) * d), dtype=d_h.dtype)
         d_c = np.zeros((n, d), dtype=d_h.dtype)
         u_transposed = params["U"].T
@@ -200,18 +201,18 @@ class TreeLSTMNary:
         def rows_backward(start: int, stop: int) -> None:
             _gate_deltas(children, cache.gates, cache.c, cache.tanh_c, d_h, d_c, delta,
                          start, stop)
-            d_hc = delta[start:_padded(start, stop)] @ u_transposed   # reverses eqs. 9-12
+            d_hc = delta[start:padded_stop(start, stop)] @ u_transposed   # reverses eqs. 9-12
             _scatter_to_children(children, d_hc, d_h, start, stop)
 
         for level in range(forest.n_levels - 1, 0, -1):
-            _on_level(rows_backward, forest.level_ptr[level], forest.level_ptr[level + 1],
+            on_level(rows_backward, forest.level_ptr[level], forest.level_ptr[level + 1],
                       helper)
         # dU = sum_j hc_j^T delta_j over the inner nodes, on the helper thread if
         # there is one, while this one finishes the leaves
         u_gradient = (grads["U"], cache.hc[leaves:n], delta[leaves:n])
-        pending = helper.submit(_add_product, *u_gradient) if helper is not None else None
+        pending = helper.submit(add_product, *u_gradient) if helper is not None else None
         if pending is None:
-            _add_product(*u_gradient)
+            add_product(*u_gradient)
         _gate_deltas(children, cache.gates, cache.c, cache.tanh_c, d_h, d_c, delta, 0, leaves)
         # dW over the distinct words (a word's nodes summed first)
         n_words = cache.x.shape[0]
@@ -220,7 +221,7 @@ class TreeLSTMNary:
                                        arity, d)
         else:
             delta_word = sum_by_index(delta[:leaves, :3 * d], cache.word_index, n_words)
-        _add_product(grads["W"], cache.x, delta_word)
+        add_product(grads["W"], cache.x, delta_word)
         column_sums = delta[:n].sum(axis=0)
         grads["b"][:3 * d] += column_sums[:3 * d]
         grads["b"][3 * d:] += column_sums[3 * d:].reshape(arity, d).sum(axis=0)
@@ -228,29 +229,6 @@ class TreeLSTMNary:
         if pending is not None:
             pending.result()
         return d_x
-
-
-def _add_product(target: np.ndarray, left: np.ndarray, right: np.ndarray) -> None:
-    """target += left^T right (a weight gradient summed over nodes)."""
-    target += left.T @ right
-
-
-# a level of at least this many nodes is split between two threads: each half
-# still makes an efficient matrix product
-SPLIT_ROWS = 48
-
-
-def _on_level(work, start: int, stop: int, helper) -> None:
-    """work(start, stop) for the nodes of one level; a large level in two halves,
-    the second on ``helper``.  The first half is a multiple of 4 rows, so it
-    needs no padding rows (which are the second half's)."""
-    if helper is None or stop - start < SPLIT_ROWS:
-        work(start, stop)
-        return
-    middle = start + ((stop - start) // 8) * 4
-    other_half = helper.submit(work, middle, stop)
-    work(start, middle)
-    other_half.result()
 
 
 def _word_rows(forest: Forest, word_index: np.ndarray) -> np.ndarray:
@@ -291,27 +269,6 @@ def _input_deltas(word_row, delta, n_words, arity, d):
     return out
 
 
-def _children_columns(forest: Forest, arity: int) -> np.ndarray:
-    """The forest's child table with exactly ``arity`` columns (-1 padded)."""
-    kids = forest.children
-    if kids.shape[1] == arity:
-        return kids
-    out = np.full((kids.shape[0], arity), -1, dtype=np.int32)
-    out[:, :min(arity, kids.shape[1])] = kids[:, :arity]
-    return out
-
-
-# OpenBLAS multiplies a few rows much faster when their number is a multiple
-# of 4 (7 rows can take longer than 8): levels are padded with the rows that
-# follow them (results discarded), so the work arrays carry ROW_PAD spare rows
-ROW_PAD = 3
-
-
-def _padded(start: int, stop: int) -> int:
-    rows = stop - start
-    return stop if rows == 1 else start + -(-rows // 4) * 4
-
-
 def _gate_functions(z: np.ndarray, d: int) -> None:
     """In place: sigma on the i, o, f columns, tanh on the u columns (d wide).
 
@@ -319,10 +276,7 @@ def _gate_functions(z: np.ndarray, d: int) -> None:
     loop cost several times more, and these functions dominate the arithmetic.
     """
     u = np.tanh(z[:, 2 * d:3 * d])
-    np.negative(z, out=z)
-    np.exp(z, out=z)
-    z += 1
-    np.reciprocal(z, out=z)
+    sigmoid(z)
     z[:, 2 * d:3 * d] = u
 
 

@@ -1,0 +1,241 @@
+"""The RecNN cell (Le & Zuidema 2015, Sec. 2.2 and 4): forward values against a
+plain NumPy reading of eqs. 2-3 (tied, and untied read literally), the
+parameter and complexity counts, planted bugs, and what the cell rejects.
+Every suite setting is checked by tests/test_gradients.py::test_suite_setting."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gradcheck.check import TOLERANCE, check_gradients
+from gradcheck.suite import Setting, build_case
+from gradcheck.trees import random_binary_tree
+from npcomp.cells import make_cell
+from npcomp.cells.activations import ACTIVATIONS
+from npcomp.formats import Tree, branching_tree
+from npcomp.forest import build_forest, node_words
+
+MODEL = "recnn"
+
+
+def assert_passes(errors: dict) -> None:
+    failed = {name: error for name, error in errors.items() if not error <= TOLERANCE}
+    assert not failed, f"gradient check failed: {failed}"
+
+
+# ---------------------------------------------------------------------------
+# forward against eqs. 2-3, node by node
+# ---------------------------------------------------------------------------
+
+G = {"tanh": np.tanh, "sigmoid": lambda z: 1 / (1 + np.exp(-z)),
+     "softsign": lambda z: z / (1 + np.abs(z))}
+
+
+def _reference(tree: Tree, vectors: np.ndarray, params: dict, d: int, activation: str,
+               untied: bool) -> np.ndarray:
+    """p = g(W_1 x + W_2 y + b) per node of one tree in its own order (children
+    first), column vectors; a leaf's vector is its word's; a missing child: 0.
+    Untied: a leaf child is read through the d x d_w leaf matrices and the
+    leaf's own output row is 0 (it lives in d_w dimensions)."""
+    g = G[activation]
+    inner = (params["W"][:d].T, params["W"][d:].T)                    # W_1, W_2: d x d
+    if untied:
+        d_w = params["W_leaf"].shape[0] // 2
+        leaf = (params["W_leaf"][:d_w].T, params["W_leaf"][d_w:].T)   # d x d_w each
+    else:
+        leaf = inner
+    kids = tree.children()
+    vec = [None] * tree.n_nodes
+    output = np.zeros((tree.n_nodes, d))
+    for p in range(tree.n_nodes):
+        if not kids[p]:
+            vec[p] = vectors[tree.token_index[p]]
+            if not untied:
+                output[p] = vec[p]
+            continue
+        z = params["b"].copy()
+        for k, child in enumerate(kids[p]):            # slot 0: x (left), 1: y (right)
+            matrices = leaf if not kids[child] else inner
+            z += matrices[k] @ vec[child]
+        vec[p] = output[p] = g(z)
+    return output
+
+
+def _forward_case(activation: str, untied: bool, dtype, seed: int = 3):
+    rng = np.random.default_rng(seed)
+    trees = [random_binary_tree(n, rng, unary_rate=0.15) for n in (7, 1, 12, 3, 20)]
+    trees += [branching_tree(["w1", "w2", "w3", "w4"], "right")]
+    d, d_x = 4, (5 if untied else 4)
+    cell = make_cell(MODEL, d_x, d, activation=activation, untied=untied)
+    params = {name: rng.normal(0, 0.7, shape) for name, shape in cell.parameter_shapes()}
+    vectors = [rng.normal(size=(len(t.tokens), d_x)) for t in trees]
+    # every token its own word id, so the forest's distinct words are all tokens
+    offsets = np.cumsum([0] + [len(t.tokens) for t in trees])
+    words = [node_words(t, np.arange(len(t.tokens), dtype=np.int32) + offsets[k])
+             for k, t in enumerate(trees)]
+    forest = build_forest(trees, words)
+    all_vectors = np.concatenate(vectors)
+    distinct, index = np.unique(forest.word[forest.word_nodes()], return_inverse=True)
+    cast = {name: value.astype(dtype) for name, value in params.items()}
+    h, _ = cell.forward(cast, forest, all_vectors[distinct].astype(dtype), index)
+    return trees, vectors, params, forest, h, d
+
+
+@pytest.mark.parametrize("untied", [False, True], ids=["tied", "untied"])
+@pytest.mark.parametrize("activation", sorted(ACTIVATIONS))
+def test_forward_matches_the_printed_equations(activation, untied):
+    trees, vectors, params, forest, h, d = _forward_case(activation, untied, np.float64)
+    assert forest.n_levels > 5 and np.any(forest.n_children == 1)   # unary nodes present
+    kids = forest.children[forest.n_leaves:]
+    assert np.any((kids >= 0) & (kids < forest.n_leaves)) and np.any(kids >= forest.n_leaves)
+    for k, tree in enumerate(trees):
+        expected = _reference(tree, vectors[k], params, d, activation, untied)
+        nodes = np.flatnonzero(forest.tree == k)
+        np.testing.assert_allclose(h[nodes], expected[forest.origin[nodes]], rtol=1e-12,
+                                   atol=1e-12)
+
+
+@pytest.mark.parametrize("untied", [False, True], ids=["tied", "untied"])
+def test_float32_forward_is_close_to_float64(untied):
+    *_, h64, _ = _forward_case("tanh", untied, np.float64)
+    *_, h32, _ = _forward_case("tanh", untied, np.float32)
+    assert h32.dtype == np.float32
+    np.testing.assert_allclose(h32, h64, rtol=1e-4, atol=2e-6)
+
+
+def test_parameters_and_complexity_count_of_section_4_1():
+    """Untied: W (2d, d), W_leaf (2 d_w, d), b (d,): 2d^2 + 2 d d_w + d; a
+    binary tree of N words without unary nodes has N leaf-to-inner links
+    (d x d_w each) and N - 2 inner-to-inner links (d x d): L&Z Sec. 4.1's
+    N d d_w + (N - 2) d d."""
+    d, d_w = 3, 5
+    shapes = dict(make_cell(MODEL, d_w, d, untied=True).parameter_shapes())
+    assert shapes == {"W": (2 * d, d), "W_leaf": (2 * d_w, d), "b": (d,)}
+    assert sum(int(np.prod(s)) for s in shapes.values()) == 2 * d * d + 2 * d * d_w + d
+    assert dict(make_cell(MODEL, d, d).parameter_shapes()) == {"W": (2 * d, d), "b": (d,)}
+    for n_words in (2, 5, 19):
+        tree = branching_tree([f"w{k}" for k in range(n_words)], "left")
+        forest = build_forest([tree], [node_words(tree, np.arange(n_words, dtype=np.int32))])
+        kids = forest.children[forest.n_leaves:]
+        leaf_links = int(np.sum((kids >= 0) & (kids < forest.n_leaves)))
+        inner_links = int(np.sum(kids >= forest.n_leaves))
+        assert leaf_links * d * d_w + inner_links * d * d == (
+            n_words * d * d_w + (n_words - 2) * d * d)
+
+
+def test_untied_leaves_are_classified_from_their_word_vectors():
+    """Untied: the cell's leaf rows are 0 and the model adds softmax_leaf.* (d_w
+    inputs); tied: the leaf rows are the word vectors, one classifier."""
+    rng = np.random.default_rng(2)
+    trees = [random_binary_tree(5, rng)]
+    model, params, forest, _ = build_case(Setting(MODEL, input_dim=4, hidden_dim=3,
+                                                  untied=True), trees, rng)
+    assert model.cell.leaf_classifier_reads_input
+    assert model.layout["softmax_leaf.W"].shape == (4, 5)
+    words, index = np.unique(forest.word[forest.word_nodes()], return_inverse=True)
+    h, _ = model.cell.forward(params.prefixed("cell"), forest, params["embedding"][words],
+                              index)
+    assert np.all(h[:forest.n_leaves] == 0) and np.all(h[forest.n_leaves:] != 0)
+    model, params, forest, _ = build_case(Setting(MODEL, input_dim=3, hidden_dim=3),
+                                          trees, rng)
+    assert not model.cell.leaf_classifier_reads_input and "softmax_leaf.W" not in model.layout
+    words, index = np.unique(forest.word[forest.word_nodes()], return_inverse=True)
+    x = params["embedding"][words]
+    h, _ = model.cell.forward(params.prefixed("cell"), forest, x, index)
+    np.testing.assert_array_equal(h[:forest.n_leaves], x[index])
+
+
+# ---------------------------------------------------------------------------
+# gradients beyond the suite, and planted bugs: the checker must fail on each
+# ---------------------------------------------------------------------------
+
+def _case(untied=True, input_dim=4, unary_rate=0.0, seed=11):
+    rng = np.random.default_rng(seed)
+    trees = [random_binary_tree(n, rng, unary_rate=unary_rate) for n in (6, 9, 1)]
+    setting = Setting(MODEL, input_dim=input_dim, hidden_dim=3, activation="tanh",
+                      untied=untied, supervision="all")
+    return build_case(setting, trees, rng)
+
+
+def test_untied_unary_nodes_and_equal_dimensions_pass():
+    """Untied with unary chains (a leaf as a unary node's only child), and
+    untied with d_w = d (the case the planted bug below needs)."""
+    model, params, forest, options = _case(unary_rate=0.4, seed=5)
+    leaf_kids = forest.children[forest.n_children == 1, 0]
+    assert np.any(leaf_kids < forest.n_leaves)
+    assert_passes(check_gradients(model, params, forest, **options))
+    model, params, forest, options = _case(input_dim=3)
+    assert_passes(check_gradients(model, params, forest, **options))
+
+
+def test_detects_leaf_child_read_with_the_inner_matrix(monkeypatch):
+    """The backward treats a leaf child as read through the inner W (the tied
+    path): its error goes back to the word through W^T and W_leaf gets no
+    gradient.  d_w = d so that the shapes allow the mistake."""
+    model, params, forest, options = _case(input_dim=3)
+    backward = model.cell.backward
+
+    def buggy(params, forest, cache, d_h, grads, helper=None):
+        cell = backward.__self__
+        cell.untied = False
+        try:
+            return backward(params, forest, cache, d_h, grads, helper)
+        finally:
+            cell.untied = True
+
+    monkeypatch.setattr(model.cell, "backward", buggy)
+    errors = check_gradients(model, params, forest, **options)
+    assert errors["cell.W_leaf"] > TOLERANCE
+    assert errors["cell.W_leaf.1"] > TOLERANCE and errors["cell.W_leaf.2"] > TOLERANCE
+    assert errors["embedding"] > TOLERANCE
+    assert errors["cell.W"] <= TOLERANCE and errors["cell.b"] <= TOLERANCE
+
+
+def test_detects_leaf_halves_swapped(monkeypatch):
+    """dW_leaf with the left and right halves exchanged (a leaf's slot lost)."""
+    model, params, forest, options = _case()
+    backward = model.cell.backward
+
+    def buggy(params, forest, cache, d_h, grads, helper=None):
+        before = grads["W_leaf"].copy()
+        d_x = backward(params, forest, cache, d_h, grads, helper)
+        added = grads["W_leaf"] - before
+        half = added.shape[0] // 2
+        grads["W_leaf"][...] = before + np.concatenate((added[half:], added[:half]))
+        return d_x
+
+    monkeypatch.setattr(model.cell, "backward", buggy)
+    errors = check_gradients(model, params, forest, **options)
+    assert errors["cell.W_leaf.1"] > TOLERANCE and errors["cell.W_leaf.2"] > TOLERANCE
+    assert errors["embedding"] <= TOLERANCE and errors["cell.W"] <= TOLERANCE
+
+
+# ---------------------------------------------------------------------------
+# what the cell accepts
+# ---------------------------------------------------------------------------
+
+def _forest_of(parent, token_index):
+    n_tokens = int(max(token_index)) + 1
+    tree = Tree(tuple(f"w{k}" for k in range(n_tokens)), np.array(parent, np.int32),
+                np.array(token_index, np.int32), np.zeros(len(parent), np.int32))
+    return build_forest([tree], [node_words(tree, np.arange(n_tokens, dtype=np.int32))])
+
+
+@pytest.mark.parametrize("untied", [False, True], ids=["tied", "untied"])
+def test_check_forest_rejects_what_it_cannot_compose(untied):
+    cell = make_cell(MODEL, 4 if untied else 3, 3, untied=untied)
+    cell.check_forest(_forest_of([3, 3, 4, 4, -1], [0, 1, 2, -1, -1]))   # binary: fine
+    cell.check_forest(_forest_of([1, 2, -1], [0, -1, -1]))               # unary chain: fine
+    with pytest.raises(ValueError, match="binary trees: a node has more than 2 children"):
+        cell.check_forest(_forest_of([3, 3, 3, -1], [0, 1, 2, -1]))
+    with pytest.raises(ValueError, match="words at the leaves only"):
+        cell.check_forest(_forest_of([2, 2, -1], [0, 1, 2]))             # a word at the root
+    with pytest.raises(ValueError, match="words at the leaves only"):
+        cell.check_forest(_forest_of([2, 2, -1], [0, -1, -1]))           # a leaf without word
+
+
+def test_options_are_validated():
+    with pytest.raises(ValueError, match="tied leaves"):
+        make_cell(MODEL, 4, 3, untied=False)
+    with pytest.raises(ValueError, match="activation must be one of"):
+        make_cell(MODEL, 3, 3, activation="relu")
