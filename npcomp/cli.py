@@ -160,6 +160,12 @@ def _train_config(args) -> dict:
             config[name] = value
     if args.untied is not None:
         config["untied"] = args.untied
+    from .cells import cell_class
+    accepted = getattr(cell_class(args.model), "options", ())
+    for option in ("activation", "untied"):
+        if getattr(args, option) is not None and option not in accepted:
+            flag = "--activation" if option == "activation" else "--untied/--tied"
+            raise ValueError(f"{flag} does not apply to {args.model}")
     config.update(model=args.model, task=args.task, seed=args.seed, vectors=args.vectors,
                   fixed_embeddings=args.fixed_embeddings or config["fixed_embeddings"],
                   data_dir=args.data_dir, threads=args.threads)

@@ -143,6 +143,15 @@ def test_train_sst_without_data(tmp_path, capsys):
     assert "Traceback" not in error
 
 
+@pytest.mark.parametrize("model,option", [("treelstm-nary", "--activation=sigmoid"),
+                                          ("slstm", "--untied"), ("rntn", "--tied")])
+def test_option_the_model_does_not_take_is_an_error(model, option, tmp_path, capsys):
+    status = main(["train", "--model", model, *TINY, option, "--out", str(tmp_path / "run")])
+    assert status == 1
+    assert f"does not apply to {model}" in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()
+
+
 def test_threads_must_be_positive():
     with pytest.raises(SystemExit, match="--threads"):
         main(["eval", "--run", "x", "--threads", "0"])

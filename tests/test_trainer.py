@@ -244,9 +244,16 @@ def test_root_supervision_trains(tmp_path):
     assert metrics["epochs"][0]["train_loss"] < full["epochs"][0]["train_loss"]
 
 
-@pytest.mark.parametrize("model", ["mean-vectors", "recnn"])
-def test_other_models_train(model, tmp_path):
-    config = tiny_config(model)  # synthetic defaults: recnn tied, dim == embedding_dim
+@pytest.mark.parametrize("model,changes", [
+    ("mean-vectors", {}), ("recnn", {}), ("rntn", {}), ("lstm-rnn", {}), ("slstm", {}),
+    ("treelstm-childsum", {}),
+    # leaves in a space of their own, classified by a second classifier
+    ("lstm-rnn", dict(untied=True, dim=6)), ("recnn", dict(untied=True, dim=6)),
+    # leaves projected to the hidden dimension
+    ("slstm", dict(dim=6)),
+], ids=lambda value: value if isinstance(value, str) else ",".join(value) or "defaults")
+def test_other_models_train(model, changes, tmp_path):
+    config = tiny_config(model, **changes)  # synthetic defaults: tied leaves, d == d_x
     metrics = quiet_train(config, tmp_path)
     assert metrics["model"] == model
     check_accuracies(metrics["test"])
