@@ -26,6 +26,8 @@ TRAIN_OPTIONS = {
     "optimizer": (str, "optimiser", ("adagrad", "adadelta", "sgd")),
     "lr": (float, "learning rate of the composition and classifier weights", None),
     "emb_lr": (float, "learning rate of the word embeddings", None),
+    "emb_optimizer": (str, "rule for the word embeddings: the optimiser's (same) or plain "
+                           "SGD (sgd, Tai et al.'s released code)", ("same", "sgd")),
     "l2": (float, "L2 strength lambda: J += lambda/2 ||theta||^2 per minibatch "
                   "(embeddings not regularised)", None),
     "dropout": (float, "dropout rate on the classifier input", None),

@@ -12,6 +12,12 @@ Adadelta (Zeiler 2012):        E[g^2] = rho E[g^2] + (1-rho) g^2
                                dx = -sqrt(E[dx^2] + eps) / sqrt(E[g^2] + eps) * g
                                E[dx^2] = rho E[dx^2] + (1-rho) dx^2;  theta += lr * dx
 SGD:                           theta -= lr * g
+
+``embedding_rule="sgd"`` updates the embedding rows by plain SGD at
+``embedding_lr`` whatever the optimiser of the rest, as Tai et al.'s released
+code does (AdaGrad for the weights, SGD for the word vectors): with AdaGrad
+the first step moves every touched coordinate by about ``embedding_lr``
+however small its gradient, with SGD by lr times the gradient.
 """
 from __future__ import annotations
 
@@ -19,6 +25,7 @@ import numpy as np
 from numba import njit
 
 OPTIMIZERS = ("adagrad", "adadelta", "sgd")
+EMBEDDING_RULES = ("same", "sgd")
 _FIRST_ROW = np.zeros(1, dtype=np.int64)
 
 
@@ -29,7 +36,12 @@ class Optimizer:
     state_names: tuple = ()
 
     def __init__(self, size: int, dense_size: int, embedding_offset: int, embedding_dim: int,
-                 lr: float, embedding_lr: float, dtype=np.float32):
+                 lr: float, embedding_lr: float, dtype=np.float32,
+                 embedding_rule: str = "same"):
+        if embedding_rule not in EMBEDDING_RULES:
+            raise ValueError(f"embedding rule must be one of {EMBEDDING_RULES}, "
+                             f"not {embedding_rule!r}")
+        self.embedding_rule = embedding_rule
         self.dense_size = dense_size
         self.embedding_offset = embedding_offset
         self.embedding_dim = embedding_dim
@@ -49,8 +61,11 @@ class Optimizer:
         table = params[embedding].reshape(-1, self.embedding_dim)
         gradient = grads[embedding].reshape(-1, self.embedding_dim)
         if rows is not None and rows.shape[0] > 0:
-            states = [s[embedding].reshape(-1, self.embedding_dim) for s in self._states()]
-            self._update(table, gradient, states, rows.astype(np.int64), self.embedding_lr)
+            if self.embedding_rule == "sgd":
+                table[rows] -= table.dtype.type(self.embedding_lr) * gradient[rows]
+            else:
+                states = [s[embedding].reshape(-1, self.embedding_dim) for s in self._states()]
+                self._update(table, gradient, states, rows.astype(np.int64), self.embedding_lr)
         if rows is not None:
             gradient[rows] = 0.0
 

@@ -48,9 +48,10 @@ STATE_NAMES = {"adagrad": ("sum_squares",),
                "adadelta": ("mean_square_gradient", "mean_square_step"), "sgd": ()}
 
 
-def new_optimizer(name, dtype=np.float64, lr=LR, emb_lr=EMB_LR):
+def new_optimizer(name, dtype=np.float64, lr=LR, emb_lr=EMB_LR, embedding_rule="same"):
     return make_optimizer(name, size=SIZE, dense_size=DENSE, embedding_offset=DENSE,
-                          embedding_dim=DIM, lr=lr, embedding_lr=emb_lr, dtype=dtype)
+                          embedding_dim=DIM, lr=lr, embedding_lr=emb_lr, dtype=dtype,
+                          embedding_rule=embedding_rule)
 
 
 def tolerance(dtype):
@@ -141,6 +142,28 @@ def test_separate_learning_rates(name, rng):
     optimizer.step(params, grads, np.array([0]))
     np.testing.assert_allclose(params[DENSE:DENSE + DIM], 3 * params[:DIM], rtol=1e-12)
     assert np.all(params[:DIM] != 0.0)
+
+
+@pytest.mark.parametrize("name", ["adagrad", "adadelta"])
+def test_embedding_rows_by_sgd(name, rng):
+    """embedding_rule="sgd": the rows take lr * g (Tai's code), the dense part
+    the optimiser's rule, and the rows' optimiser state stays untouched."""
+    optimizer = new_optimizer(name, lr=0.01, emb_lr=0.1, embedding_rule="sgd")
+    params = rng.normal(size=SIZE)
+    grads = rng.normal(size=SIZE)
+    before, gradient = params.copy(), grads.copy()
+    reference = new_optimizer(name, lr=0.01, emb_lr=0.1)
+    dense_only = params.copy()
+    reference.step(dense_only, grads.copy(), None)
+    optimizer.step(params, grads, np.array([1, 3]))
+    rows = [DENSE + row * DIM + q for row in (1, 3) for q in range(DIM)]
+    np.testing.assert_allclose(params[rows], before[rows] - 0.1 * gradient[rows], rtol=1e-12)
+    np.testing.assert_array_equal(params[:DENSE], dense_only[:DENSE])
+    untouched = np.setdiff1d(np.arange(DENSE, SIZE), rows)
+    np.testing.assert_array_equal(params[untouched], before[untouched])
+    for state in optimizer.state.values():
+        assert not np.any(state[DENSE:])
+    assert not np.any(grads[rows]) and not np.any(grads[:DENSE])
 
 
 def test_state_dict_round_trip(rng):
