@@ -92,3 +92,9 @@ def check_gradients(model, params: Parameters, forest, step: float = STEP, **opt
     for sub_name, (block_name, index) in model.cell.report_slices().items():
         errors[f"cell.{sub_name}"] = float(error_view[f"cell.{block_name}"][index].max())
     return errors
+
+
+def assert_passes(errors: dict, tolerance: float = TOLERANCE) -> None:
+    """Raise AssertionError naming every entry of ``errors`` above ``tolerance``."""
+    failed = {name: error for name, error in errors.items() if not error <= tolerance}
+    assert not failed, f"gradient check failed: {failed}"

@@ -32,6 +32,8 @@ TRAIN_OPTIONS = {
                   "(embeddings not regularised)", None),
     "dropout": (float, "dropout rate on the classifier input", None),
     "activation": (str, "non-linearity g of recnn and lstm-rnn", ("tanh", "sigmoid", "softsign")),
+    "forget_bias": (float, "slstm: constant added to the forget-gate biases at initialisation "
+                           "(default 0)", None),
     "supervision": (str, "labelled nodes trained on", ("all", "root", "root+leaves")),
     "structure": (str, "tree structure (left/right: re-bracketed)", ("gold", "left", "right")),
     "average": (str, "loss average per minibatch: sentences (Tai) or labelled nodes",
@@ -164,9 +166,9 @@ def _train_config(args) -> dict:
         config["untied"] = args.untied
     from .cells import cell_class
     accepted = getattr(cell_class(args.model), "options", ())
-    for option in ("activation", "untied"):
+    for option in ("activation", "untied", "forget_bias"):
         if getattr(args, option) is not None and option not in accepted:
-            flag = "--activation" if option == "activation" else "--untied/--tied"
+            flag = "--untied/--tied" if option == "untied" else "--" + option.replace("_", "-")
             raise ValueError(f"{flag} does not apply to {args.model}")
     config.update(model=args.model, task=args.task, seed=args.seed, vectors=args.vectors,
                   fixed_embeddings=args.fixed_embeddings or config["fixed_embeddings"],

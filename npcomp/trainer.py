@@ -107,7 +107,8 @@ def evaluate(model: TreeModel, params: Parameters, split: EncodedSplit,
 
 def build_model(config: dict, vocab: Vocabulary, n_classes: int) -> TreeModel:
     cell = make_cell(config["model"], config["embedding_dim"], config["dim"],
-                     activation=config.get("activation"), untied=config.get("untied"))
+                     activation=config.get("activation"), untied=config.get("untied"),
+                     forget_bias=config.get("forget_bias"))
     return TreeModel(cell, n_classes, len(vocab), config["embedding_dim"])
 
 

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings as hypothesis_settings, strategies as st
 
-from gradcheck.check import STEP, TOLERANCE, check_gradients
+from kernel_checks import assert_kernel_matches_python
+from gradcheck.check import STEP, TOLERANCE, assert_passes, check_gradients
 from gradcheck.suite import Setting, build_case, random_trees, run_setting, settings
 from gradcheck.trees import random_binary_tree, random_forest_trees
 from npcomp.cells import levels, lstm_rnn, make_cell
@@ -18,11 +19,6 @@ from npcomp.formats import Tree, branching_tree
 from npcomp.forest import build_forest, node_words
 
 MODEL = "lstm-rnn"
-
-
-def assert_passes(errors: dict) -> None:
-    failed = {name: error for name, error in errors.items() if not error <= TOLERANCE}
-    assert not failed, f"gradient check failed: {failed}"
 
 
 # ---------------------------------------------------------------------------
@@ -461,10 +457,4 @@ def _kernel_cases():
 @pytest.mark.parametrize("kernel,make_args", _kernel_cases(),
                          ids=lambda value: getattr(value, "__name__", ""))
 def test_kernel_matches_its_python_function(kernel, make_args):
-    compiled_args = make_args()
-    python_args = [a.copy() if isinstance(a, np.ndarray) else a for a in compiled_args]
-    kernel(*compiled_args)
-    kernel.py_func(*python_args)
-    for compiled, python in zip(compiled_args, python_args):
-        if isinstance(compiled, np.ndarray):
-            np.testing.assert_allclose(compiled, python, rtol=1e-12, atol=1e-12)
+    assert_kernel_matches_python(kernel, make_args)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gradcheck.check import TOLERANCE, check_gradients
+from gradcheck.check import TOLERANCE, assert_passes, check_gradients
 from gradcheck.suite import Setting, build_case
 from gradcheck.trees import random_binary_tree
 from npcomp.cells import make_cell
@@ -16,11 +16,6 @@ from npcomp.formats import Tree, branching_tree
 from npcomp.forest import build_forest, node_words
 
 MODEL = "recnn"
-
-
-def assert_passes(errors: dict) -> None:
-    failed = {name: error for name, error in errors.items() if not error <= TOLERANCE}
-    assert not failed, f"gradient check failed: {failed}"
 
 
 # ---------------------------------------------------------------------------

@@ -12,18 +12,13 @@ import numpy as np
 import pytest
 from hypothesis import given, settings as hypothesis_settings, strategies as st
 
-from gradcheck.check import TOLERANCE, check_gradients
+from gradcheck.check import TOLERANCE, assert_passes, check_gradients
 from gradcheck.suite import Setting, build_case, random_trees
 from gradcheck.trees import random_binary_tree, random_dependency_tree
 from npcomp.cells import make_cell, rntn
 from npcomp.embeddings import Vocabulary
 from npcomp.formats import branching_tree, parse_ptb
 from npcomp.forest import build_forest, node_words
-
-
-def assert_passes(errors: dict) -> None:
-    failed = {name: error for name, error in errors.items() if not error <= TOLERANCE}
-    assert not failed, f"gradient check failed: {failed}"
 
 
 def _cell_forward(model, params, forest):

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings as hypothesis_settings, strategies as st
 
-from gradcheck.check import TOLERANCE, check_gradients
+from gradcheck.check import TOLERANCE, assert_passes, check_gradients
 from gradcheck.suite import VOCAB_SIZE, Setting, build_case, settings
 from gradcheck.trees import random_binary_tree, random_dependency_tree, random_forest_trees
 from npcomp.cells import levels, make_cell, slstm
@@ -18,11 +18,6 @@ from npcomp.forest import build_forest, node_words
 
 SETTINGS = settings("slstm")
 VOCABULARY = Vocabulary(f"w{k}" for k in range(VOCAB_SIZE))   # as build_case's
-
-
-def assert_passes(errors: dict) -> None:
-    failed = {name: error for name, error in errors.items() if not error <= TOLERANCE}
-    assert not failed, f"gradient check failed: {failed}"
 
 
 # ---------------------------------------------------------------------------

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings as hypothesis_settings, strategies as st
 
-from gradcheck.check import TOLERANCE, check_gradients
+from kernel_checks import assert_kernel_matches_python
+from gradcheck.check import TOLERANCE, assert_passes, check_gradients
 from gradcheck.suite import Setting, build_case, random_trees, settings
 from gradcheck.trees import random_binary_tree, random_dependency_tree, random_dependency_trees
 from npcomp.cells import levels, make_cell, treelstm_childsum
@@ -17,11 +18,6 @@ from npcomp.forest import build_forest, node_words
 
 MODEL = "treelstm-childsum"
 VOCAB = 10
-
-
-def assert_passes(errors: dict) -> None:
-    failed = {name: error for name, error in errors.items() if not error <= TOLERANCE}
-    assert not failed, f"gradient check failed: {failed}"
 
 
 def sigmoid(z):
@@ -365,13 +361,7 @@ def _kernel_cases():
 @pytest.mark.parametrize("kernel,make_args", _kernel_cases(),
                          ids=lambda value: getattr(value, "__name__", ""))
 def test_kernel_matches_its_python_function(kernel, make_args):
-    compiled_args = make_args()
-    python_args = [a.copy() if isinstance(a, np.ndarray) else a for a in compiled_args]
-    kernel(*compiled_args)
-    kernel.py_func(*python_args)
-    for compiled, python in zip(compiled_args, python_args):
-        if isinstance(compiled, np.ndarray):
-            np.testing.assert_allclose(compiled, python, rtol=1e-12, atol=1e-12)
+    assert_kernel_matches_python(kernel, make_args)
 
 
 def test_input_deltas_kernel_matches_its_python_function():

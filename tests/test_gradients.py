@@ -11,17 +11,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings as hypothesis_settings, strategies as st
 
-from gradcheck.check import TOLERANCE, check_gradients
+from gradcheck.check import TOLERANCE, assert_passes, check_gradients
 from gradcheck.suite import MODELS, Setting, build_case, run_setting, settings
 from gradcheck.trees import random_binary_tree
 from npcomp.formats import branching_tree
 
 ALL_SETTINGS = [(model, setting) for model in MODELS for setting in settings(model)]
-
-
-def assert_passes(errors: dict) -> None:
-    failed = {name: error for name, error in errors.items() if not error <= TOLERANCE}
-    assert not failed, f"gradient check failed: {failed}"
 
 
 @pytest.mark.parametrize("model,setting", ALL_SETTINGS,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from kernel_checks import assert_kernel_matches_python
 from gradcheck.suite import Setting, build_case
 from gradcheck.trees import random_binary_tree
 from npcomp.cells import inputs, levels, mean_vectors, recnn, treelstm_nary
@@ -138,13 +139,7 @@ def _kernel_cases():
                          ids=lambda value: getattr(value, "__name__", ""))
 def test_kernel_matches_its_python_function(kernel, make_args):
     """Every numba kernel against its .py_func on the same inputs (STYLE 9)."""
-    compiled_args = make_args()
-    python_args = [a.copy() if isinstance(a, np.ndarray) else a for a in compiled_args]
-    kernel(*compiled_args)
-    kernel.py_func(*python_args)
-    for compiled, python in zip(compiled_args, python_args):
-        if isinstance(compiled, np.ndarray):
-            np.testing.assert_allclose(compiled, python, rtol=1e-12, atol=1e-12)
+    assert_kernel_matches_python(kernel, make_args)
 
 
 def test_kernel_activations_match_numpy():

@@ -104,9 +104,10 @@ class SLSTM:
     """Zhu et al.'s S-LSTM over binary trees; ``forward``/``backward`` over a forest."""
 
     name = "slstm"
-    options = ()
+    options = ("forget_bias",)
 
-    def __init__(self, input_dim: int, hidden_dim: int):
+    def __init__(self, input_dim: int, hidden_dim: int, forget_bias: float = 0.0):
+        self.forget_bias = forget_bias
         self.input_dim = input_dim
         self.hidden_dim = hidden_dim
         self.output_dim = hidden_dim
@@ -146,6 +147,10 @@ class SLSTM:
                 uniform_fan_in(params["W_c"][:, columns], inputs, rng)
             uniform_fan_in(params["b"][columns], inputs, rng)
         uniform_fan_in(params["W_co"], fan_in[O], rng)
+        # an optional constant added to the forget biases at initialisation (Gers
+        # et al. 2000): f starts near sigma(forget_bias), so memory survives many
+        # levels before training has shaped the gates
+        params["b"][F_LEFT * d:(F_RIGHT + 1) * d] += self.forget_bias
         if self.projected:
             uniform_fan_in(params["W_leaf"], self.input_dim, rng)
 
