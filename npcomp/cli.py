@@ -26,6 +26,7 @@ TRAIN_OPTIONS = {
     "optimizer": (str, "optimiser", ("adagrad", "adadelta", "sgd")),
     "lr": (float, "learning rate of the composition and classifier weights", None),
     "emb_lr": (float, "learning rate of the word embeddings", None),
+    "epsilon": (float, "the optimiser's epsilon (AdaGrad default 1e-10, Adadelta 1e-6)", None),
     "emb_optimizer": (str, "rule for the word embeddings: the optimiser's (same) or plain "
                            "SGD (sgd, Tai et al.'s released code)", ("same", "sgd")),
     "l2": (float, "L2 strength lambda: J += lambda/2 ||theta||^2 per minibatch "

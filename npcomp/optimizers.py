@@ -8,6 +8,9 @@ rows with denormal numbers.  After a step the gradient buffer is zeroed on
 exactly the entries the step consumed, ready for the next minibatch.
 
 AdaGrad (Duchi et al. 2011):   G += g^2;  theta -= lr * g / (sqrt(G) + eps)
+                               (eps 1e-10 as Torch's optim.adagrad in Tai et al.'s
+                               code; ``epsilon`` sets another, e.g. Socher et al.'s
+                               1e-3, which damps the steps of small gradients)
 Adadelta (Zeiler 2012):        E[g^2] = rho E[g^2] + (1-rho) g^2
                                dx = -sqrt(E[dx^2] + eps) / sqrt(E[g^2] + eps) * g
                                E[dx^2] = rho E[dx^2] + (1-rho) dx^2;  theta += lr * dx
@@ -37,11 +40,13 @@ class Optimizer:
 
     def __init__(self, size: int, dense_size: int, embedding_offset: int, embedding_dim: int,
                  lr: float, embedding_lr: float, dtype=np.float32,
-                 embedding_rule: str = "same"):
+                 embedding_rule: str = "same", epsilon: float | None = None):
         if embedding_rule not in EMBEDDING_RULES:
             raise ValueError(f"embedding rule must be one of {EMBEDDING_RULES}, "
                              f"not {embedding_rule!r}")
         self.embedding_rule = embedding_rule
+        if epsilon is not None:
+            self.epsilon = epsilon
         self.dense_size = dense_size
         self.embedding_offset = embedding_offset
         self.embedding_dim = embedding_dim

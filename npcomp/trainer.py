@@ -200,7 +200,7 @@ def train(config: dict, run_dir: str | Path, resume: bool = False, progress: boo
         config["optimizer"], size=layout.size, dense_size=model.dense_size,
         embedding_offset=layout["embedding"].offset, embedding_dim=config["embedding_dim"],
         lr=config["lr"], embedding_lr=config["emb_lr"], dtype=dtype,
-        embedding_rule=config.get("emb_optimizer", "same"))
+        embedding_rule=config.get("emb_optimizer", "same"), epsilon=config.get("epsilon"))
     train_split = splits["train"]
     train_labels = [supervised_labels(tree, config["supervision"]) for tree in train_split.trees]
 

@@ -166,6 +166,22 @@ def test_embedding_rows_by_sgd(name, rng):
     assert not np.any(grads[rows]) and not np.any(grads[:DENSE])
 
 
+def test_adagrad_epsilon_damps_small_gradients():
+    """The default epsilon (1e-10) turns any gradient into a step of about lr on
+    the first update; epsilon 1e-3 (Socher et al.) scales a 1e-4 gradient's step
+    down by 11, exactly lr * g / (|g| + eps)."""
+    steps = {}
+    for epsilon in (None, 1e-3):
+        optimizer = make_optimizer("adagrad", size=SIZE, dense_size=DENSE,
+                                   embedding_offset=DENSE, embedding_dim=DIM, lr=0.1,
+                                   embedding_lr=0.1, dtype=np.float64, epsilon=epsilon)
+        params = np.zeros(SIZE)
+        optimizer.step(params, np.full(SIZE, 1e-4), np.array([0]))
+        steps[epsilon] = -params[0]
+    np.testing.assert_allclose(steps[None], 0.1 * 1e-4 / (1e-4 + 1e-10), rtol=1e-12)
+    np.testing.assert_allclose(steps[1e-3], 0.1 * 1e-4 / (1e-4 + 1e-3), rtol=1e-12)
+
+
 def test_state_dict_round_trip(rng):
     first = new_optimizer("adadelta")
     params = rng.normal(size=SIZE)
