@@ -61,7 +61,7 @@ import numpy as np
 from numba import njit
 
 from ..forest import Forest
-from .activations import ONE, uniform_fan_in
+from .activations import ONE
 from .inputs import sum_by_index
 from .levels import binary_children
 
@@ -103,13 +103,17 @@ class RNTN:
         return out
 
     def initialise(self, params: dict, rng: np.random.Generator) -> None:
-        """W, b: U(+-1/sqrt(2d)).  V: U(+-1/sqrt(4d^2)) = U(+-1/(2d)), the same
-        fan-in rule with the 4d^2 products c_r c_s as the inputs of each unit
-        (Socher et al.'s released code draws V from U(+-1/(4d)))."""
+        """As Socher et al.'s released code (CoreNLP's sentiment model): each of
+        W_1, W_2 is the identity plus U(+-1/(2 sqrt(d))) noise, so a parent
+        starts as about the sum of its children and signal survives deep trees
+        (a fan-in draw shrinks it at every level); b = 0; V from U(+-1/(4d))."""
         d = self.hidden_dim
-        uniform_fan_in(params["V"], 4 * d * d, rng)
-        uniform_fan_in(params["W"], 2 * d, rng)
-        uniform_fan_in(params["b"], 2 * d, rng)
+        bound = 1.0 / (2.0 * np.sqrt(d))
+        params["W"][...] = rng.uniform(-bound, bound, size=(2 * d, d))
+        params["W"][:d] += np.eye(d)
+        params["W"][d:] += np.eye(d)
+        params["b"][...] = 0.0
+        params["V"][...] = rng.uniform(-1.0 / (4 * d), 1.0 / (4 * d), size=params["V"].shape)
 
     def check_forest(self, forest: Forest) -> None:
         if forest.n_children.max() > 2:
