@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings as hypothesis_settings, strategies as st
 
-from kernel_checks import assert_kernel_matches_python
+from cell_checks import assert_kernel_matches_python, forward_on_tokens
 from gradcheck.check import STEP, TOLERANCE, assert_passes, check_gradients
 from gradcheck.suite import Setting, build_case, random_trees, run_setting, settings
 from gradcheck.trees import random_binary_tree, random_forest_trees
@@ -96,15 +96,7 @@ def _forward_case(activation: str, untied: bool, dtype, seed: int = 3):
     cell = make_cell(MODEL, d_x, d, activation=activation, untied=untied)
     params = {name: rng.normal(0, 0.7, shape) for name, shape in cell.parameter_shapes()}
     vectors = [rng.normal(size=(len(t.tokens), d_x)) for t in trees]
-    # every token its own word id, so the forest's distinct words are all tokens
-    offsets = np.cumsum([0] + [len(t.tokens) for t in trees])
-    words = [node_words(t, np.arange(len(t.tokens), dtype=np.int32) + offsets[k])
-             for k, t in enumerate(trees)]
-    forest = build_forest(trees, words)
-    all_vectors = np.concatenate(vectors)
-    distinct, index = np.unique(forest.word[forest.word_nodes()], return_inverse=True)
-    cast = {name: value.astype(dtype) for name, value in params.items()}
-    h, _ = cell.forward(cast, forest, all_vectors[distinct].astype(dtype), index)
+    forest, h = forward_on_tokens(cell, params, trees, vectors, dtype)
     return trees, vectors, params, forest, h, d
 
 

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings as hypothesis_settings, strategies as st
 
+from cell_checks import assert_kernel_matches_python
 from gradcheck.check import TOLERANCE, assert_passes, check_gradients
 from gradcheck.suite import VOCAB_SIZE, Setting, build_case, settings
 from gradcheck.trees import random_binary_tree, random_dependency_tree, random_forest_trees
@@ -350,13 +351,7 @@ def _kernel_cases():
 @pytest.mark.parametrize("kernel,make_args", _kernel_cases(),
                          ids=lambda value: getattr(value, "__name__", ""))
 def test_kernel_matches_python_version(kernel, make_args):
-    compiled_args = make_args()
-    python_args = [a.copy() if isinstance(a, np.ndarray) else a for a in compiled_args]
-    kernel(*compiled_args)
-    kernel.py_func(*python_args)
-    for compiled, python in zip(compiled_args, python_args):
-        if isinstance(compiled, np.ndarray):
-            np.testing.assert_allclose(compiled, python, rtol=1e-13, atol=1e-15)
+    assert_kernel_matches_python(kernel, make_args, rtol=1e-13, atol=1e-15)
 
 
 def _forest(trees):

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings as hypothesis_settings, strategies as st
 
-from kernel_checks import assert_kernel_matches_python
+from cell_checks import assert_kernel_matches_python
 from gradcheck.check import TOLERANCE, assert_passes, check_gradients
 from gradcheck.suite import Setting, build_case, random_trees, settings
 from gradcheck.trees import random_binary_tree, random_dependency_tree, random_dependency_trees

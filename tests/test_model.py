@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kernel_checks import assert_kernel_matches_python
+from cell_checks import assert_kernel_matches_python, forward_on_tokens
 from gradcheck.suite import Setting, build_case
 from gradcheck.trees import random_binary_tree
 from npcomp.cells import inputs, levels, mean_vectors, recnn, treelstm_nary
 from npcomp.cells.activations import ACTIVATIONS
-from npcomp.forest import build_forest, node_words
+from npcomp.forest import build_forest
 
 
 def _trees(seed=5, sizes=(7, 1, 12, 3, 9, 20)):
@@ -71,14 +71,7 @@ def test_treelstm_forward_matches_plain_numpy(dtype, tolerance):
     cell = treelstm_nary.TreeLSTMNary(d_x, d)
     params = {name: rng.normal(0, 0.7, shape) for name, shape in cell.parameter_shapes()}
     vectors = [rng.normal(size=(len(t.tokens), d_x)) for t in trees]
-    offsets = np.cumsum([0] + [len(t.tokens) for t in trees])
-    words = [node_words(t, np.arange(len(t.tokens), dtype=np.int32) + offsets[k])
-             for k, t in enumerate(trees)]
-    forest = build_forest(trees, words)
-    x_all = np.concatenate(vectors)
-    distinct, index = np.unique(forest.word[forest.word_nodes()], return_inverse=True)
-    cast = {name: value.astype(dtype) for name, value in params.items()}
-    h, _ = cell.forward(cast, forest, x_all[distinct].astype(dtype), index)
+    forest, h = forward_on_tokens(cell, params, trees, vectors, dtype)
     for k, tree in enumerate(trees):
         expected = _reference_treelstm(tree, vectors[k], params["W"], params["U"], params["b"], d)
         nodes = np.flatnonzero(forest.tree == k)
