@@ -27,6 +27,8 @@ TRAIN_OPTIONS = {
     "lr": (float, "learning rate of the composition and classifier weights", None),
     "emb_lr": (float, "learning rate of the word embeddings", None),
     "epsilon": (float, "the optimiser's epsilon (AdaGrad default 1e-10, Adadelta 1e-6)", None),
+    "adagrad_reset": (int, "reset the optimiser's state every N epochs (Socher et al.'s RNTN "
+                           "code: 1; default 0, never)", None),
     "emb_optimizer": (str, "rule for the word embeddings: the optimiser's (same) or plain "
                            "SGD (sgd, Tai et al.'s released code)", ("same", "sgd")),
     "l2": (float, "L2 strength lambda: J += lambda/2 ||theta||^2 per minibatch "
@@ -162,6 +164,8 @@ def _train_config(args) -> dict:
         if value is not None:
             if name in POSITIVE and value < 1:
                 raise ValueError(f"--{name.replace('_', '-')} must be at least 1, not {value}")
+            if name == "adagrad_reset" and value < 0:
+                raise ValueError(f"--adagrad-reset must be 0 (never) or more, not {value}")
             config[name] = value
     if args.untied is not None:
         config["untied"] = args.untied

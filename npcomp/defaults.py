@@ -7,7 +7,7 @@ synthetic task is ours: small sizes so a fresh install trains in seconds.
 from __future__ import annotations
 
 COMMON = dict(
-    optimizer="adagrad", epsilon=None, emb_optimizer="same", supervision="all", structure="gold", average="sentences",
+    optimizer="adagrad", epsilon=None, adagrad_reset=0, emb_optimizer="same", supervision="all", structure="gold", average="sentences",
     activation=None, untied=None, oov="uniform", oov_scale=0.05, dtype="float32",
     fixed_embeddings=False, seed=1, eval_batch_size=512,
 )

@@ -74,6 +74,12 @@ class Optimizer:
         if rows is not None:
             gradient[rows] = 0.0
 
+    def reset(self) -> None:
+        """Forget the accumulated state (AdaGrad's squared gradients): the
+        next steps are as large as the first ones."""
+        for value in self.state.values():
+            value[...] = 0.0
+
     def _states(self) -> list:
         return [self.state[name] for name in self.state_names]
 

@@ -232,7 +232,10 @@ def train(config: dict, run_dir: str | Path, resume: bool = False, progress: boo
     helper = ThreadPoolExecutor(max_workers=1) if threads > 1 else None
     fixed = config["fixed_embeddings"]
     examples_total = sum(e["train_examples"] for e in metrics["epochs"])
+    reset_every = config.get("adagrad_reset") or 0
     for epoch in range(start_epoch, config["epochs"] + 1):
+        if reset_every and epoch > 1 and (epoch - 1) % reset_every == 0:
+            optimizer.reset()  # Socher et al.'s code restarts AdaGrad's history
         order = rng.permutation(len(train_split))
         epoch_loss = 0.0
         train_time = 0.0

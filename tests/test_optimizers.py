@@ -182,6 +182,19 @@ def test_adagrad_epsilon_damps_small_gradients():
     np.testing.assert_allclose(steps[1e-3], 0.1 * 1e-4 / (1e-4 + 1e-3), rtol=1e-12)
 
 
+def test_reset_makes_the_next_step_a_first_step(rng):
+    """After reset() AdaGrad steps as on its first update (Socher's per-epoch reset)."""
+    grads = rng.normal(size=SIZE)
+    fresh, used = new_optimizer("adagrad"), new_optimizer("adagrad")
+    start = rng.normal(size=SIZE)
+    used.step(start.copy(), rng.normal(size=SIZE), np.array([0, 2]))
+    used.reset()
+    a, b = start.copy(), start.copy()
+    fresh.step(a, grads.copy(), np.array([1]))
+    used.step(b, grads.copy(), np.array([1]))
+    np.testing.assert_array_equal(a, b)
+
+
 def test_state_dict_round_trip(rng):
     first = new_optimizer("adadelta")
     params = rng.normal(size=SIZE)
