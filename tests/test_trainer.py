@@ -120,9 +120,11 @@ def test_load_model_without_a_model(tmp_path):
         quiet_train({}, tmp_path, resume=True)
 
 
-def test_resume_reproduces_the_uninterrupted_run(tmp_path, monkeypatch):
-    # dropout on, so the random state drives the masks as well as the order
-    config = tiny_config(epochs=3, dropout=0.3)
+@pytest.mark.parametrize("changes", [{}, dict(adagrad_reset=2)], ids=["", "adagrad-reset"])
+def test_resume_reproduces_the_uninterrupted_run(changes, tmp_path, monkeypatch):
+    # dropout on, so the random state drives the masks as well as the order; with
+    # a reset every 2 epochs the resumed epoch 3 starts from a reset state
+    config = tiny_config(epochs=3, dropout=0.3, **changes)
     metrics_a = quiet_train(config, tmp_path / "a")
 
     real_evaluate = npcomp.trainer.evaluate
