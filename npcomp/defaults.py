@@ -7,7 +7,8 @@ synthetic task is ours: small sizes so a fresh install trains in seconds.
 from __future__ import annotations
 
 COMMON = dict(
-    optimizer="adagrad", epsilon=None, adagrad_reset=0, emb_optimizer="same", supervision="all", structure="gold", average="sentences",
+    optimizer="adagrad", epsilon=None, adagrad_reset=0, emb_optimizer="same",
+    supervision="all", structure="gold", average="sentences",
     activation=None, untied=None, oov="uniform", oov_scale=0.05, dtype="float32",
     fixed_embeddings=False, seed=1, eval_batch_size=512,
 )
@@ -17,8 +18,8 @@ PAPER = {
     "treelstm-nary": dict(source="Tai et al. 2015, Sec. 5.3", dim=150, embedding_dim=300,
                           lr=0.05, emb_lr=0.1, batch_size=25, l2=1e-4, dropout=0.5, epochs=10),
     # Le & Zuidema 2015, Sec. 5.2: d = 50, d_w = 100, lr 0.05, lambda 1e-3, minibatch 5, 20 epochs
-    "recnn": dict(source="Le & Zuidema 2015, Sec. 5.2", dim=50, embedding_dim=100, activation="tanh", untied=True,
-                  lr=0.05, emb_lr=0.05, batch_size=5, l2=1e-3, dropout=0.0, epochs=20),
+    "recnn": dict(source="Le & Zuidema 2015, Sec. 5.2", dim=50, embedding_dim=100,
+                  activation="tanh", untied=True, lr=0.05, emb_lr=0.05, batch_size=5, l2=1e-3, dropout=0.0, epochs=20),
     # Tai et al. 2015, Table 1 (Dependency Tree-LSTM, d = 168) and Sec. 5.3
     "treelstm-childsum": dict(source="Tai et al. 2015, Table 1 and Sec. 5.3", dim=168,
                               embedding_dim=300, lr=0.05, emb_lr=0.1, batch_size=25, l2=1e-4,
@@ -65,7 +66,5 @@ def defaults_for(model: str, task: str) -> dict:
         config.update(SYNTHETIC)
         config["source"] = PAPER[model]["source"] + ", sizes reduced for the synthetic task"
         if config["untied"] is not None:
-            config["untied"] = False
-        if model in ("mean-vectors", "rntn", "slstm"):
-            config["dim"] = config["embedding_dim"]
+            config["untied"] = False  # leaves are the word vectors: dim == embedding_dim
     return config

@@ -17,8 +17,8 @@ Parameters live in one flat vector: ``cell.*`` (the cell's own names),
 regularised, densely-updated part is the prefix ``flat[:embedding offset]``.
 
 Leaves in a space of their own: a cell whose ``leaf_classifier_reads_input``
-is true (Le & Zuidema's untied LSTM-RNN, whose leaves are d_w-dimensional
-word vectors while inner nodes are d-dimensional) has its leaves classified
+is true (Le & Zuidema's untied LSTM-RNN and RecNN, whose leaves are
+d_w-dimensional word vectors while inner nodes are d-dimensional) has its leaves classified
 from their word vectors by a second softmax, ``softmax_leaf.*`` (d_w inputs);
 inner nodes use ``softmax.*`` on the cell's h.
 """
