@@ -121,13 +121,17 @@ def settings(model: str) -> list:
     if model == "slstm":
         return (_objective_settings(model, input_dim=3) + [Setting(model, input_dim=4)]
                 + _structure_settings(model, input_dim=3))
+    if model == "lstm":
+        return ([Setting(model, trees="chain", supervision=mode) for mode in ("all", "root")]
+                + [Setting(model, trees="chain", dropout=0.5, l2=0.1, average="nodes")])
     if model == "mean-vectors":
         return [Setting(model, input_dim=4, hidden_dim=4, supervision=mode)
                 for mode in SUPERVISIONS]
     raise ValueError(f"model must be one of {MODELS}, not {model!r}")
 
 
-MODELS = ("recnn", "rntn", "lstm-rnn", "treelstm-nary", "treelstm-childsum", "slstm", "mean-vectors")
+MODELS = ("recnn", "rntn", "lstm-rnn", "treelstm-nary", "treelstm-childsum", "slstm", "lstm",
+          "mean-vectors")
 
 
 def random_trees(setting: Setting, rng: np.random.Generator) -> list:

@@ -37,8 +37,11 @@ TRAIN_OPTIONS = {
     "activation": (str, "non-linearity g of recnn and lstm-rnn", ("tanh", "sigmoid", "softsign")),
     "forget_bias": (float, "slstm: constant added to the forget-gate biases at initialisation "
                            "(default 0)", None),
-    "supervision": (str, "labelled nodes trained on", ("all", "root", "root+leaves")),
-    "structure": (str, "tree structure (left/right: re-bracketed)", ("gold", "left", "right")),
+    "supervision": (str, "labelled nodes trained on (spans: every labelled phrase as a "
+                         "sequence of its own, with --structure chain)",
+                    ("all", "root", "root+leaves", "spans")),
+    "structure": (str, "tree structure (left/right: re-bracketed; chain: the sentence as a "
+                       "sequence, for the sequence models)", ("gold", "left", "right", "chain")),
     "average": (str, "loss average per minibatch: sentences (Tai) or labelled nodes",
                 ("sentences", "nodes")),
     "oov": (str, "distribution of random embedding rows", ("uniform", "normal", "zero")),
@@ -246,8 +249,10 @@ def _eval(args) -> int:
 def _predict(args) -> int:
     import numpy as np
     from .formats import DataError, branching_tree, parse_ptb
+    from .tasks import rebracket, sentence_chain
     from .trainer import encode, load_model, predict_split
     model, params, config, vocab = load_model(args.run)
+    structure = config["structure"]
     trees = []
     for number, line in enumerate(sys.stdin, start=1):
         text = line.strip()
@@ -257,15 +262,25 @@ def _predict(args) -> int:
         if text.startswith("("):
             trees.append(parse_ptb(text, f"<stdin>:{number}", require_labels=False))
         else:
-            trees.append(branching_tree(text.split(), "right", source=f"<stdin>:{number}"))
+            # a plain sentence gets the run's structure (right-branching for gold)
+            direction = "left" if structure == "left" else "right"
+            trees.append(branching_tree(text.split(), direction, source=f"<stdin>:{number}"))
+    if structure == "chain":
+        trees = [sentence_chain(tree) for tree in trees]
+    elif structure in ("left", "right"):
+        trees = [rebracket(tree, structure) for tree in trees]
     if not trees:
         return 0
     split = encode(trees, vocab)
     for tree, probabilities in zip(trees, predict_split(model, params, split)):
         labels = probabilities.argmax(axis=1).astype(np.int32)
-        print(json.dumps({"label": int(labels[tree.root]),
-                          "probabilities": [round(float(p), 6) for p in probabilities[tree.root]],
-                          "tree": tree.to_ptb(labels)}))
+        record = {"label": int(labels[tree.root]),
+                  "probabilities": [round(float(p), 6) for p in probabilities[tree.root]]}
+        if structure == "chain":  # a sequence model labels prefixes, not phrases
+            record["tokens"] = list(tree.tokens)
+        else:
+            record["tree"] = tree.to_ptb(labels)
+        print(json.dumps(record))
     return 0
 
 

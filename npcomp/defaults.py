@@ -39,6 +39,11 @@ PAPER = {
     "rntn": dict(source="Socher et al. 2013, Sec. 5 and the CoreNLP defaults (epochs: ours)",
                  dim=25, embedding_dim=25, lr=0.01, emb_lr=0.01, batch_size=27, l2=1e-3,
                  dropout=0.0, epochs=40, adagrad_reset=1),
+    # Tai et al. 2015, Table 1 (LSTM, d = 168) and Sec. 5.3: sentences as sequences, every
+    # labelled phrase a training sequence of its own
+    "lstm": dict(source="Tai et al. 2015, Table 1 and Sec. 5.3", dim=168, embedding_dim=300,
+                 structure="chain", supervision="spans", lr=0.05, emb_lr=0.1, batch_size=25,
+                 l2=1e-4, dropout=0.5, epochs=10),
     # the bag-of-words baseline (Tai et al. Table 3 "Mean vectors"), trained like the Tree-LSTM
     "mean-vectors": dict(source="Tai et al. 2015 (mean vectors baseline)", dim=300,
                          embedding_dim=300, lr=0.05, emb_lr=0.1, batch_size=25, l2=1e-4,

@@ -37,7 +37,7 @@ from numba import njit
 
 from .formats import NO_TOKEN, UNLABELLED, Tree
 
-SUPERVISION_MODES = ("all", "root", "root+leaves")
+SUPERVISION_MODES = ("all", "root", "root+leaves", "spans")
 
 
 @dataclass
@@ -83,9 +83,10 @@ def supervised_labels(tree: Tree, mode: str) -> np.ndarray:
     """The tree's labels kept only where ``mode`` supervises (others -1).
 
     ``all``: every labelled node; ``root``: the root; ``root+leaves``: the root
-    and the leaves (Zhu et al., Table 3).
+    and the leaves (Zhu et al., Table 3); ``spans``: every labelled node of a
+    phrase chain (labelled at its end only, see ``tasks.span_chains``).
     """
-    if mode == "all":
+    if mode in ("all", "spans"):
         return tree.label
     if mode not in SUPERVISION_MODES:
         raise ValueError(f"supervision must be one of {SUPERVISION_MODES}, not {mode!r}")

@@ -186,7 +186,7 @@ def train(config: dict, run_dir: str | Path, resume: bool = False, progress: boo
         config["dim"] = config["embedding_dim"]
 
     task = load_task(config["task"], config.get("data_dir"), config["structure"],
-                     seed=config["seed"])
+                     seed=config["seed"], spans=config["supervision"] == "spans")
     vocab = Vocabulary.from_trees(t for split in SPLITS for t in task.splits[split])
     splits = {name: encode(task.splits[name], vocab) for name in SPLITS}
     model = build_model(config, vocab, task.n_classes)

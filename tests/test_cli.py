@@ -106,6 +106,19 @@ def test_predict_reads_trees_and_sentences(trained_run, capsys, monkeypatch):
         assert np.all((tree.label >= 0) & (tree.label < 5))
 
 
+def test_predict_with_a_sequence_model(tmp_path, capsys, monkeypatch):
+    """A chain-structure run (the lstm) reads trees and sentences as sequences."""
+    run_dir = tmp_path / "lstm"
+    assert main(["train", "--model", "lstm", *TINY, "--no-baseline", "--out", str(run_dir)]) == 0
+    capsys.readouterr()
+    monkeypatch.setattr(sys, "stdin", io.StringIO("(3 (2 it) (3 (2 is) (3 good)))\nnot good\n"))
+    assert main(["predict", "--run", str(run_dir)]) == 0
+    records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [record["tokens"] for record in records] == [["it", "is", "good"], ["not", "good"]]
+    for record in records:
+        assert record["label"] == int(np.argmax(record["probabilities"]))
+
+
 def test_predict_empty_stdin(trained_run, capsys, monkeypatch):
     monkeypatch.setattr(sys, "stdin", io.StringIO(""))
     assert main(["predict", "--run", str(trained_run[0])]) == 0

@@ -14,7 +14,7 @@ from hypothesis import given, settings as hypothesis_settings, strategies as st
 from gradcheck.check import TOLERANCE, assert_passes, check_gradients
 from gradcheck.suite import MODELS, Setting, build_case, run_setting, settings
 from gradcheck.trees import random_binary_tree
-from npcomp.formats import branching_tree
+from npcomp.formats import branching_tree, chain_tree
 
 ALL_SETTINGS = [(model, setting) for model in MODELS for setting in settings(model)]
 
@@ -61,6 +61,18 @@ def test_deep_branching_trees(model, direction):
     setting = Setting(model, input_dim=3, hidden_dim=3, supervision="root+leaves")
     model_, params, forest, options = build_case(setting, [tree], rng)
     assert forest.n_levels == 300
+    assert_passes(check_gradients(model_, params, forest, **options))
+
+
+def test_long_chain():
+    """A 200-word sequence for the chain LSTM: 200 levels, gradients reach the first word."""
+    rng = np.random.default_rng(5)
+    words = [f"w{k}" for k in rng.integers(0, 10, size=200)]
+    labels = np.full(200, -1)
+    labels[[0, 99, 199]] = rng.integers(0, 5, size=3)
+    tree = chain_tree(words, labels)
+    model_, params, forest, options = build_case(Setting("lstm", trees="chain"), [tree], rng)
+    assert forest.n_levels == 200
     assert_passes(check_gradients(model_, params, forest, **options))
 
 

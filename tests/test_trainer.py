@@ -246,9 +246,16 @@ def test_root_supervision_trains(tmp_path):
     assert metrics["epochs"][0]["train_loss"] < full["epochs"][0]["train_loss"]
 
 
+def test_sequence_model_refuses_trees(tmp_path):
+    with pytest.raises(ValueError, match="--structure chain"):
+        quiet_train(tiny_config("lstm", structure="gold", supervision="all"), tmp_path)
+
+
 @pytest.mark.parametrize("model,changes", [
     ("mean-vectors", {}), ("recnn", {}), ("rntn", {}), ("lstm-rnn", {}), ("slstm", {}),
     ("treelstm-childsum", {}),
+    # a sequence model: sentences as chains, every labelled phrase a training sequence
+    ("lstm", {}),
     # leaves in a space of their own, classified by a second classifier
     ("lstm-rnn", dict(untied=True, dim=6)), ("recnn", dict(untied=True, dim=6)),
     # leaves projected to the hidden dimension

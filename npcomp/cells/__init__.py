@@ -27,6 +27,7 @@ CELLS = {
     "treelstm-nary": ("treelstm_nary", "TreeLSTMNary"),
     "treelstm-childsum": ("treelstm_childsum", "TreeLSTMChildSum"),
     "slstm": ("slstm", "SLSTM"),
+    "lstm": ("lstm", "ChainLSTM"),
     "mean-vectors": ("mean_vectors", "MeanVectors"),
 }
 

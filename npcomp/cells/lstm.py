@@ -1,0 +1,57 @@
+r"""Chain LSTM (Tai, Socher & Manning 2015, Sec. 2.1, eq. 1; Nayebi & Blundell eq. 4).
+
+A sentence is a chain in the forest (node t reads word t and is the only
+child of node t+1), so a minibatch of sequences advances one time step per
+level.  Row-vector orientation (``x @ W`` is the paper's W x):
+
+    i_t = sigma( x_t W^(i) + h_{t-1} U^(i) + b^(i) )
+    f_t = sigma( x_t W^(f) + h_{t-1} U^(f) + b^(f) )
+    o_t = sigma( x_t W^(o) + h_{t-1} U^(o) + b^(o) )                    (1)
+    u_t = tanh ( x_t W^(u) + h_{t-1} U^(u) + b^(u) )
+    c_t = i_t * u_t + f_t * c_{t-1}
+    h_t = o_t * tanh(c_t)
+
+with h_0 = c_0 = 0.  These are exactly the N-ary Tree-LSTM's eqs. 9-14 with
+N = 1 and a word at every node (Tai: "the standard LSTM can then be
+considered a special case of the Tree-LSTM where each internal node has
+exactly one child"), so this cell *is* ``TreeLSTMNary(arity=1,
+inner_inputs=True)``: the forward, the backward and their kernels are that
+module's, and the chain test (``tests/test_cell_treelstm_childsum.py::
+test_chain_equals_chain_lstm``) checks both Tree-LSTMs against eq. 1 written
+out in NumPy.  The backward, in the symbols of treelstm_nary.py with one
+child:
+
+    delta_o = eps_h_t * tanh(c_t) * o(1-o);   eps_c_t += eps_h_t * o (1 - tanh(c_t)^2)
+    delta_i = eps_c_t * u i(1-i);  delta_u = eps_c_t * i (1-u^2);  delta_f = eps_c_t * c_{t-1} f(1-f)
+    eps_c_{t-1} = eps_c_t * f_t;   eps_h_{t-1} += delta_t U^T;   dx_t = delta_t W^T
+
+=========================  ===================  ==========
+paper                      code                 shape
+=========================  ===================  ==========
+W^(i), W^(o), W^(u), W^(f)  ``W`` columns i|o|u|f  (d_x, 4d)
+U^(i), U^(o), U^(u), U^(f)  ``U`` columns i|o|u|f  (d, 4d)
+b^(i), b^(o), b^(u), b^(f)  ``b``                 (4d,)
+=========================  ===================  ==========
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..forest import Forest
+from .treelstm_nary import TreeLSTMNary
+
+
+class ChainLSTM(TreeLSTMNary):
+    """Tai eq. 1 over chains: the N-ary Tree-LSTM with one child and a word at
+    every node."""
+
+    name = "lstm"
+    options = ()
+
+    def __init__(self, input_dim: int, hidden_dim: int):
+        super().__init__(input_dim, hidden_dim, arity=1, inner_inputs=True)
+
+    def check_forest(self, forest: Forest) -> None:
+        if forest.n_children.max() > 1 or np.any(forest.word < 0):
+            raise ValueError("lstm reads sequences: every node one child at most and a word "
+                             "(train with --structure chain)")
