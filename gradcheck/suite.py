@@ -124,6 +124,10 @@ def settings(model: str) -> list:
     if model == "lstm":
         return ([Setting(model, trees="chain", supervision=mode) for mode in ("all", "root")]
                 + [Setting(model, trees="chain", dropout=0.5, l2=0.1, average="nodes")])
+    if model == "bilstm":
+        return ([Setting(model, trees="chain", untied=untied, supervision=mode)
+                 for untied in (False, True) for mode in ("all", "root")]
+                + [Setting(model, trees="chain", dropout=0.5, l2=0.1, average="nodes")])
     if model == "mean-vectors":
         return [Setting(model, input_dim=4, hidden_dim=4, supervision=mode)
                 for mode in SUPERVISIONS]
@@ -131,7 +135,7 @@ def settings(model: str) -> list:
 
 
 MODELS = ("recnn", "rntn", "lstm-rnn", "treelstm-nary", "treelstm-childsum", "slstm", "lstm",
-          "mean-vectors")
+          "bilstm", "mean-vectors")
 
 
 def random_trees(setting: Setting, rng: np.random.Generator) -> list:

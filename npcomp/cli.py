@@ -74,9 +74,11 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument("--fixed-embeddings", action="store_true",
                        help="keep the word vectors fixed (default: tuned)")
     train.add_argument("--untied", action="store_true", default=None,
-                       help="recnn, lstm-rnn: leaves get their own weight set")
+                       help="recnn, lstm-rnn: leaves get their own weight set; bilstm: "
+                            "the backward LSTM its own weights")
     train.add_argument("--tied", dest="untied", action="store_false",
-                       help="recnn, lstm-rnn: a leaf's state is its word vector")
+                       help="recnn, lstm-rnn: a leaf's state is its word vector; bilstm: "
+                            "one set of weights for both directions (Tai)")
     for name, (kind, text, choices) in TRAIN_OPTIONS.items():
         train.add_argument("--" + name.replace("_", "-"), dest=name, type=kind, default=None,
                            choices=choices, help=text)

@@ -44,6 +44,10 @@ PAPER = {
     "lstm": dict(source="Tai et al. 2015, Table 1 and Sec. 5.3", dim=168, embedding_dim=300,
                  structure="chain", supervision="spans", lr=0.05, emb_lr=0.1, batch_size=25,
                  l2=1e-4, dropout=0.5, epochs=10),
+    # Tai et al. 2015, Table 1 (Bidirectional LSTM, d = 168; weights shared, footnote 2)
+    "bilstm": dict(source="Tai et al. 2015, Table 1, footnote 2 and Sec. 5.3", dim=168,
+                   embedding_dim=300, untied=False, structure="chain", supervision="spans",
+                   lr=0.05, emb_lr=0.1, batch_size=25, l2=1e-4, dropout=0.5, epochs=10),
     # the bag-of-words baseline (Tai et al. Table 3 "Mean vectors"), trained like the Tree-LSTM
     "mean-vectors": dict(source="Tai et al. 2015 (mean vectors baseline)", dim=300,
                          embedding_dim=300, lr=0.05, emb_lr=0.1, batch_size=25, l2=1e-4,

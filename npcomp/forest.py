@@ -168,3 +168,40 @@ def build_forest(trees: Sequence[Tree], words: Sequence[np.ndarray],
                   position=position, parent=parent, label=label_old[order].astype(np.int32),
                   height=height, level_ptr=level_ptr, root=root, tree=tree_old[order],
                   origin=(order - offsets[tree_old[order]]).astype(np.int32))
+
+
+def reverse_chains(forest: Forest) -> tuple:
+    """The forest's chains read from their last word to their first.
+
+    For a forest of chains (every node at most one child: node t's child is
+    word t-1), returns (reversed forest, order): in the reversed forest node
+    t's child is word t+1 and each chain's root is its first word; reversed
+    node r is node ``order[r]`` of ``forest`` (same word).  Labels are not
+    carried over (all -1): the sequence models classify through ``forest``.
+    """
+    if forest.max_children > 1:
+        raise ValueError("only chains can be reversed: a node has more than one child")
+    length = forest.height[forest.root] + 1                 # per tree
+    height = (length[forest.tree] - 1 - forest.height).astype(np.int32)
+    order = np.argsort(height, kind="stable")
+    new_of_old = np.empty_like(order)
+    new_of_old[order] = np.arange(order.shape[0])
+    old_child = forest.parent[order]                        # the next word becomes the child
+    children = np.full((order.shape[0], 1), -1, dtype=np.int32)
+    has_child = old_child >= 0
+    children[has_child, 0] = new_of_old[old_child[has_child]]
+    old_parent = forest.children[order, 0]                  # the previous word becomes the parent
+    parent = np.full(order.shape[0], -1, dtype=np.int32)
+    parent[old_parent >= 0] = new_of_old[old_parent[old_parent >= 0]]
+    first_words = np.flatnonzero(forest.n_children == 0)
+    root = new_of_old[first_words[np.argsort(forest.tree[first_words], kind="stable")]]
+    new_height = height[order]
+    level_ptr = np.zeros(int(new_height[-1]) + 2, dtype=np.int64)
+    np.cumsum(np.bincount(new_height), out=level_ptr[1:])
+    reversed_forest = Forest(
+        word=forest.word[order], children=children, n_children=has_child.astype(np.int32),
+        position=np.zeros(order.shape[0], dtype=np.int32), parent=parent,
+        label=np.full(order.shape[0], -1, dtype=np.int32), height=new_height,
+        level_ptr=level_ptr, root=root.astype(np.int32), tree=forest.tree[order],
+        origin=new_height.copy())
+    return reversed_forest, order

@@ -255,7 +255,7 @@ def test_sequence_model_refuses_trees(tmp_path):
     ("mean-vectors", {}), ("recnn", {}), ("rntn", {}), ("lstm-rnn", {}), ("slstm", {}),
     ("treelstm-childsum", {}),
     # a sequence model: sentences as chains, every labelled phrase a training sequence
-    ("lstm", {}),
+    ("lstm", {}), ("bilstm", {}), ("bilstm", dict(untied=True)),
     # leaves in a space of their own, classified by a second classifier
     ("lstm-rnn", dict(untied=True, dim=6)), ("recnn", dict(untied=True, dim=6)),
     # leaves projected to the hidden dimension

@@ -28,6 +28,7 @@ CELLS = {
     "treelstm-childsum": ("treelstm_childsum", "TreeLSTMChildSum"),
     "slstm": ("slstm", "SLSTM"),
     "lstm": ("lstm", "ChainLSTM"),
+    "bilstm": ("bilstm", "BiLSTM"),
     "mean-vectors": ("mean_vectors", "MeanVectors"),
 }
 

@@ -1,0 +1,100 @@
+"""The bidirectional LSTM: forward against Tai eq. 1 run both ways in plain
+NumPy, gradient checks (tied and untied), and a planted routing bug."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gradcheck.check import TOLERANCE, assert_passes, check_gradients
+from gradcheck.suite import Setting, build_case, random_trees
+from npcomp.cells import make_cell
+from npcomp.formats import chain_tree
+from npcomp.forest import build_forest, reverse_chains
+
+
+def _sigmoid(z):
+    return 1.0 / (1.0 + np.exp(-z))
+
+
+def _lstm_states(vectors, W, U, b, d):
+    """Tai eq. 1 over the rows of ``vectors`` in row form, columns i|o|u|f as
+    the code's layout; h_0 = c_0 = 0."""
+    h, c = np.zeros(d), np.zeros(d)
+    out = []
+    for x in vectors:
+        z = x @ W + h @ U + b
+        i, o, u, f = _sigmoid(z[:d]), _sigmoid(z[d:2 * d]), np.tanh(z[2 * d:3 * d]), _sigmoid(z[3 * d:])
+        c = i * u + f * c
+        h = o * np.tanh(c)
+        out.append(h)
+    return np.array(out)
+
+
+@pytest.mark.parametrize("untied", [False, True], ids=["tied", "untied"])
+def test_forward_is_eq_1_both_ways(untied):
+    rng = np.random.default_rng(4)
+    d, d_x = 3, 4
+    lengths = (1, 2, 5, 9)
+    cell = make_cell("bilstm", d_x, d, untied=untied)
+    params = {name: rng.normal(0, 0.7, shape) for name, shape in cell.parameter_shapes()}
+    vectors = [rng.normal(size=(n, d_x)) for n in lengths]
+    offsets = np.cumsum((0,) + lengths)
+    trees = [chain_tree([f"w{k}" for k in range(n)]) for n in lengths]
+    forest = build_forest(trees, [np.arange(n, dtype=np.int32) + offsets[k]
+                                  for k, n in enumerate(lengths)])
+    words, index = np.unique(forest.word, return_inverse=True)
+    out, _ = cell.forward(params, forest, np.concatenate(vectors)[words], index)
+    suffix = "_backward" if untied else ""
+    for k, n in enumerate(lengths):
+        forward = _lstm_states(vectors[k], params["W"], params["U"], params["b"], d)
+        backward = _lstm_states(vectors[k][::-1], params["W" + suffix], params["U" + suffix],
+                                params["b" + suffix], d)[::-1]   # backward[t]: read words n-1..t
+        nodes = np.flatnonzero(forest.tree == k)                 # in word order (heights)
+        np.testing.assert_allclose(out[nodes, :d], forward, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(out[nodes[:-1], d:], backward[:-1], rtol=0, atol=1e-12)
+        # the root holds the sentence: h^B after reading every word, back to the first
+        np.testing.assert_allclose(out[nodes[-1], d:], backward[0], rtol=0, atol=1e-12)
+
+
+def test_reverse_chains_reads_the_words_backwards():
+    lengths = (3, 1, 2)
+    trees = [chain_tree([f"w{k}" for k in range(n)]) for n in lengths]
+    offsets = np.cumsum((0,) + lengths)
+    forest = build_forest(trees, [np.arange(n, dtype=np.int32) + offsets[k]
+                                  for k, n in enumerate(lengths)])
+    reversed_forest, order = reverse_chains(forest)
+    assert np.array_equal(reversed_forest.word, forest.word[order])
+    for k, n in enumerate(lengths):
+        node, read = reversed_forest.root[k], []
+        while node >= 0:  # from the root (first word) down to the leaf (last word)
+            read.append(int(reversed_forest.word[node]))
+            node = reversed_forest.children[node, 0]
+        assert read == list(range(offsets[k], offsets[k] + n))
+
+
+def test_detects_root_reading_the_wrong_backward_state(monkeypatch):
+    """Backward routes the root's h^B gradient to h^B at the last word (the
+    per-step state) instead of the first: the check must fail."""
+    rng = np.random.default_rng(8)
+    setting = Setting("bilstm", trees="chain", supervision="root")
+    model, params, forest, options = build_case(setting, random_trees(setting, rng), rng)
+    original = model.cell.backward
+
+    def buggy(params_, forest_, cache, d_out, grads, helper=None):
+        position = np.empty_like(cache.order)
+        position[cache.order] = np.arange(cache.order.shape[0])
+        cache.backward_row = position
+        return original(params_, forest_, cache, d_out, grads, helper)
+
+    assert_passes(check_gradients(model, params, forest, **options))
+    monkeypatch.setattr(model.cell, "backward", buggy)
+    errors = check_gradients(model, params, forest, **options)
+    assert errors["cell.U"] > TOLERANCE and errors["embedding"] > TOLERANCE
+
+
+def test_refuses_trees():
+    with pytest.raises(ValueError, match="--structure chain"):
+        setting = Setting("bilstm")
+        rng = np.random.default_rng(0)
+        model, params, forest, options = build_case(setting, random_trees(setting, rng), rng)
+        check_gradients(model, params, forest, **options)
