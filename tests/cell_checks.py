@@ -32,3 +32,22 @@ def forward_on_tokens(cell, params: dict, trees: list, vectors: list, dtype):
     cast = {name: value.astype(dtype) for name, value in params.items()}
     h, _ = cell.forward(cast, forest, all_vectors[distinct].astype(dtype), index)
     return forest, h
+
+
+def binary_forward_case(model: str, activation: str, untied: bool, dtype, seed: int = 3):
+    """A forward of a binary-tree cell with an activation and tied/untied leaves
+    (RecNN, LSTM-RNN) over random trees with unary nodes and a right-branching
+    one, d = 4 (d_x = 5 untied): (trees, vectors, params, forest, h, d)."""
+    from gradcheck.trees import random_binary_tree
+    from npcomp.cells import make_cell
+    from npcomp.formats import branching_tree
+
+    rng = np.random.default_rng(seed)
+    trees = [random_binary_tree(n, rng, unary_rate=0.15) for n in (7, 1, 12, 3, 20)]
+    trees += [branching_tree(["w1", "w2", "w3", "w4"], "right")]
+    d, d_x = 4, (5 if untied else 4)
+    cell = make_cell(model, d_x, d, activation=activation, untied=untied)
+    params = {name: rng.normal(0, 0.7, shape) for name, shape in cell.parameter_shapes()}
+    vectors = [rng.normal(size=(len(t.tokens), d_x)) for t in trees]
+    forest, h = forward_on_tokens(cell, params, trees, vectors, dtype)
+    return trees, vectors, params, forest, h, d

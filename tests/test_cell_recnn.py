@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cell_checks import forward_on_tokens
+from cell_checks import binary_forward_case
 from gradcheck.check import TOLERANCE, assert_passes, check_gradients
 from gradcheck.suite import Setting, build_case
 from gradcheck.trees import random_binary_tree
@@ -58,15 +58,7 @@ def _reference(tree: Tree, vectors: np.ndarray, params: dict, d: int, activation
 
 
 def _forward_case(activation: str, untied: bool, dtype, seed: int = 3):
-    rng = np.random.default_rng(seed)
-    trees = [random_binary_tree(n, rng, unary_rate=0.15) for n in (7, 1, 12, 3, 20)]
-    trees += [branching_tree(["w1", "w2", "w3", "w4"], "right")]
-    d, d_x = 4, (5 if untied else 4)
-    cell = make_cell(MODEL, d_x, d, activation=activation, untied=untied)
-    params = {name: rng.normal(0, 0.7, shape) for name, shape in cell.parameter_shapes()}
-    vectors = [rng.normal(size=(len(t.tokens), d_x)) for t in trees]
-    forest, h = forward_on_tokens(cell, params, trees, vectors, dtype)
-    return trees, vectors, params, forest, h, d
+    return binary_forward_case(MODEL, activation, untied, dtype, seed)
 
 
 @pytest.mark.parametrize("untied", [False, True], ids=["tied", "untied"])
