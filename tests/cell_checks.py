@@ -51,3 +51,15 @@ def binary_forward_case(model: str, activation: str, untied: bool, dtype, seed: 
     vectors = [rng.normal(size=(len(t.tokens), d_x)) for t in trees]
     forest, h = forward_on_tokens(cell, params, trees, vectors, dtype)
     return trees, vectors, params, forest, h, d
+
+
+def with_swapped_children(backward):
+    """A planted bug: the cell's backward run with every node's children in
+    reverse order, so each child receives its sibling's gradient."""
+    def buggy(params, forest, cache, d_h, grads, helper=None):
+        forest.children = forest.children[:, ::-1].copy()
+        try:
+            return backward(params, forest, cache, d_h, grads, helper)
+        finally:
+            forest.children = forest.children[:, ::-1].copy()
+    return buggy

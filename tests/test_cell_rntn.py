@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings as hypothesis_settings, strategies as st
 
+from cell_checks import with_swapped_children
 from gradcheck.check import TOLERANCE, assert_passes, check_gradients
 from gradcheck.suite import Setting, build_case, random_trees
 from gradcheck.trees import random_binary_tree, random_dependency_tree
@@ -187,15 +188,7 @@ def test_detects_forgotten_transpose_term(monkeypatch):
 
 def test_detects_swapped_children(monkeypatch):
     """Backward routes the left half of eps_c to the right child and vice versa."""
-    def wrap(backward):
-        def buggy(params, forest, cache, d_h, grads, helper=None):
-            forest.children = forest.children[:, ::-1].copy()
-            try:
-                return backward(params, forest, cache, d_h, grads, helper)
-            finally:
-                forest.children = forest.children[:, ::-1].copy()
-        return buggy
-    errors = _errors_with(monkeypatch, wrap)
+    errors = _errors_with(monkeypatch, with_swapped_children)
     assert errors["cell.W"] > TOLERANCE and errors["cell.V"] > TOLERANCE
     assert errors["embedding"] > TOLERANCE
 

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings as hypothesis_settings, strategies as st
 
+from cell_checks import with_swapped_children
 from gradcheck.check import TOLERANCE, assert_passes, check_gradients
 from gradcheck.suite import MODELS, Setting, build_case, run_setting, settings
 from gradcheck.trees import random_binary_tree
@@ -126,15 +127,7 @@ def test_detects_dropped_forget_path(monkeypatch):
 
 def test_detects_swapped_children(monkeypatch):
     """Backward routes each node's gradient to the wrong child."""
-    def wrap(backward):
-        def buggy(params, forest, cache, d_h, grads, helper=None):
-            forest.children = forest.children[:, ::-1].copy()
-            try:
-                return backward(params, forest, cache, d_h, grads, helper)
-            finally:
-                forest.children = forest.children[:, ::-1].copy()
-        return buggy
-    errors = _errors_with(monkeypatch, wrap)
+    errors = _errors_with(monkeypatch, with_swapped_children)
     assert errors["cell.U"] > TOLERANCE and errors["embedding"] > TOLERANCE
 
 
