@@ -19,14 +19,16 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     models = MODELS if args.model == "all" else (args.model,)
     failures = 0
-    print(f"{'model':<19}{'setting':<80}{'parameter':<28}{'max rel. error':>15}")
+    # the setting column is as wide as the longest description, so rows stay aligned
+    width = max(len(setting.describe()) for model in models for setting in settings(model)) + 2
+    print(f"{'model':<21}{'setting':<{width}}{'parameter':<28}{'max rel. error':>15}")
     for model in models:
         for setting in settings(model):
             errors = run_setting(setting, seed=args.seed)
             for name, error in errors.items():
                 failed = not error <= args.tolerance
                 failures += failed
-                print(f"{model:<19}{setting.describe():<80}{name:<28}{error:>15.2e}"
+                print(f"{model:<21}{setting.describe():<{width}}{name:<28}{error:>15.2e}"
                       f"{'  FAIL' if failed else ''}")
     print(f"\n{'FAILED' if failures else 'passed'}: {failures} parameter(s) above "
           f"{args.tolerance:g}")

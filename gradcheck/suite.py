@@ -39,8 +39,11 @@ class Setting:
     untied: bool | None = None
     supervision: str = "all"
     dropout: float = 0.0
+    embedding_dropout: float = 0.0
+    recurrent_dropout: float | tuple = 0.0
     l2: float = 0.0
     average: str = "sentences"
+    head: str = "softmax"
     unary_rate: float = 0.0
     structure: str = "gold"
     trees: str = "binary"
@@ -64,10 +67,16 @@ class Setting:
         parts += [f"{key}={value}" for key, value in sorted(self.extra.items())]
         if self.dropout:
             parts.append(f"dropout={self.dropout}")
+        if self.embedding_dropout:
+            parts.append(f"embedding dropout={self.embedding_dropout}")
+        if self.recurrent_dropout:
+            parts.append(f"recurrent dropout={self.recurrent_dropout}")
         if self.l2:
             parts.append(f"l2={self.l2}")
         if self.average != "sentences":
             parts.append(f"average={self.average}")
+        if self.head != "softmax":
+            parts.append(f"{self.head} head")
         if self.unary_rate:
             parts.append("unary nodes")
         return ", ".join(parts)
@@ -91,10 +100,17 @@ def _structure_settings(model: str, **cell) -> list:
             for structure in ("left", "right") for mode in ("root", "root+leaves")]
 
 
+def _sequence_dropout_setting(model: str, **options) -> Setting:
+    """Word-vector and recurrent dropout (one mask per sequence) with a fixed mask."""
+    options = dict(dict(supervision="all", dropout=0.5, embedding_dropout=0.3,
+                        recurrent_dropout=0.3), **options)
+    return Setting(model, trees="chain", **options)
+
+
 def settings(model: str) -> list:
     """Every setting checked for ``model``."""
     if model == "treelstm-nary":
-        return (_objective_settings(model)
+        return (_objective_settings(model) + [Setting(model, head="ordinal", dropout=0.5)]
                 + [Setting(model, trees="chain", extra=dict(arity=1, inner_inputs=True)),
                    Setting(model, extra=dict(inner_inputs=True), trees="dependency-binary")])
     if model == "recnn":
@@ -105,6 +121,7 @@ def settings(model: str) -> list:
                 out.append(Setting(model, activation=activation, untied=untied, **dims))
         out += [Setting(model, input_dim=3, supervision=mode) for mode in ("root", "root+leaves")]
         out += [Setting(model, input_dim=4, untied=True, dropout=0.5, l2=0.1, average="nodes"),
+                Setting(model, input_dim=4, untied=True, head="ordinal"),
                 Setting(model, input_dim=3, unary_rate=0.3)]
         return out
     if model == "rntn":
@@ -121,13 +138,34 @@ def settings(model: str) -> list:
     if model == "slstm":
         return (_objective_settings(model, input_dim=3) + [Setting(model, input_dim=4)]
                 + _structure_settings(model, input_dim=3))
-    if model == "lstm":
-        return ([Setting(model, trees="chain", supervision=mode) for mode in ("all", "root")]
-                + [Setting(model, trees="chain", dropout=0.5, l2=0.1, average="nodes")])
-    if model == "bilstm":
+    if model in ("lstm", "lstm2", "rnn", "mrnn", "matrix-space"):
+        cell = dict(input_dim=4, hidden_dim=2) if model == "matrix-space" else {}
+        out = [Setting(model, trees="chain", supervision=mode, **cell)
+               for mode in ("all", "root")]
+        if model in ("rnn", "mrnn"):
+            activations = (("tanh", "relu", "identity", "sigmoid") if model == "rnn"
+                           else ("identity", "relu", "tanh"))
+            out += [Setting(model, trees="chain", activation=activation)
+                    for activation in activations]
+        out.append(Setting(model, trees="chain", dropout=0.5, l2=0.1, average="nodes", **cell))
+        out.append(Setting(model, trees="chain", head="ordinal", **cell))
+        if model != "matrix-space":
+            out.append(_sequence_dropout_setting(model))
+        return out
+    if model in ("bilstm", "bilstm2"):
         return ([Setting(model, trees="chain", untied=untied, supervision=mode)
                  for untied in (False, True) for mode in ("all", "root")]
-                + [Setting(model, trees="chain", dropout=0.5, l2=0.1, average="nodes")])
+                + [Setting(model, trees="chain", dropout=0.5, l2=0.1, average="nodes"),
+                   _sequence_dropout_setting(model, untied=True)])
+    if model == "lstm-global-attn":
+        return [Setting(model, trees="chain", supervision="root"),
+                Setting(model, trees="chain", supervision="root", extra=dict(attention_dim=2)),
+                _sequence_dropout_setting(model, supervision="root")]
+    if model == "lstm-recurrent-attn":
+        return [Setting(model, trees="chain", supervision="root"),
+                Setting(model, trees="chain", supervision="root", input_dim=3, l2=0.1),
+                _sequence_dropout_setting(model, supervision="root",
+                                          recurrent_dropout=(0.25, 0.3))]
     if model == "mean-vectors":
         return [Setting(model, input_dim=4, hidden_dim=4, supervision=mode)
                 for mode in SUPERVISIONS]
@@ -135,7 +173,8 @@ def settings(model: str) -> list:
 
 
 MODELS = ("recnn", "rntn", "lstm-rnn", "treelstm-nary", "treelstm-childsum", "slstm", "lstm",
-          "bilstm", "mean-vectors")
+          "bilstm", "lstm2", "bilstm2", "lstm-global-attn", "lstm-recurrent-attn", "rnn", "mrnn",
+          "matrix-space", "mean-vectors")
 
 
 def random_trees(setting: Setting, rng: np.random.Generator) -> list:
@@ -162,7 +201,7 @@ def build_case(setting: Setting, trees: list, rng: np.random.Generator):
     vocab = Vocabulary(f"w{k}" for k in range(VOCAB_SIZE))
     cell = make_cell(setting.model, setting.input_dim, setting.hidden_dim,
                      activation=setting.activation, untied=setting.untied, **setting.extra)
-    model = TreeModel(cell, N_CLASSES, len(vocab), setting.input_dim)
+    model = TreeModel(cell, N_CLASSES, len(vocab), setting.input_dim, head=setting.head)
     params = model.new_parameters(rng, rng.normal(0, 1, (len(vocab), setting.input_dim)),
                                   dtype=np.float64)
     # larger than initial weights, so gates leave their linear regime and every
@@ -177,7 +216,8 @@ def build_case(setting: Setting, trees: list, rng: np.random.Generator):
     params.flat[:model.dense_size] += noise
     forest = build_forest(trees, [node_words(t, vocab.encode(t.tokens)) for t in trees],
                           [supervised_labels(t, setting.supervision) for t in trees])
-    masks = model.dropout_masks(forest, setting.dropout, rng, np.float64)
+    masks = model.dropout_masks(forest, setting.dropout, rng, np.float64,
+                                setting.embedding_dropout, setting.recurrent_dropout)
     options = dict(l2=setting.l2, masks=masks, average=setting.average)
     return model, params, forest, options
 

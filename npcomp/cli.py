@@ -34,6 +34,14 @@ TRAIN_OPTIONS = {
     "l2": (float, "L2 strength lambda: J += lambda/2 ||theta||^2 per minibatch "
                   "(embeddings not regularised)", None),
     "dropout": (float, "dropout rate on the classifier input", None),
+    "embedding_dropout": (float, "dropout rate on the word vectors entering the cell, one "
+                                 "mask per sentence", None),
+    "recurrent_dropout": (str, "sequence models: dropout rate on the state entering each "
+                               "recurrence, one mask per sentence (Gal); a comma list gives "
+                               "one rate per recurrent layer, the last repeating "
+                               "(lstm-recurrent-attn: LSTM,transfer layer)", None),
+    "head": (str, "output layer: softmax, or ordinal regression (Irsoy & Cardie Sec. 4.2)",
+             ("softmax", "ordinal")),
     "activation": (str, "non-linearity g of recnn and lstm-rnn", ("tanh", "sigmoid", "softsign")),
     "forget_bias": (float, "slstm: constant added to the forget-gate biases at initialisation "
                            "(default 0)", None),
@@ -93,6 +101,9 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument("--help-defaults", action="store_true",
                        help="print the default settings of --model for --task and exit")
     train.add_argument("--quiet", action="store_true", help="no progress bar")
+    train.add_argument("--no-train-eval", dest="train_eval", action="store_false",
+                       default=True, help="skip the per-epoch accuracy on the training "
+                       "sentences (the learning curve in metrics.json)")
 
     evaluate = commands.add_parser("eval", help="evaluate a trained run on a split")
     evaluate.add_argument("--run", required=True, metavar="RUN_DIR")
@@ -104,7 +115,8 @@ def _parser() -> argparse.ArgumentParser:
         "predict", help="label sentences read from stdin (PTB trees or plain text)",
         description="Reads one sentence per line on stdin: a PTB bracketed tree (labels "
         "optional) or plain whitespace-tokenised text (given a right-branching binary tree). "
-        "Writes one JSON object per line: label, probabilities, and the tree with a "
+        "Writes one JSON object per line: label, probabilities (cumulative_probabilities "
+        "with the ordinal head), and the tree with a "
         "predicted label at every node.")
     predict.add_argument("--run", required=True, metavar="RUN_DIR")
     predict.add_argument("--threads", type=int, default=None)
@@ -171,6 +183,10 @@ def _train_config(args) -> dict:
                 raise ValueError(f"--{name.replace('_', '-')} must be at least 1, not {value}")
             if name == "adagrad_reset" and value < 0:
                 raise ValueError(f"--adagrad-reset must be 0 (never) or more, not {value}")
+            if name == "recurrent_dropout":
+                value = _rates(value)
+            if name in ("dropout", "embedding_dropout") and not 0.0 <= value < 1.0:
+                raise ValueError(f"--{name.replace('_', '-')} must be in [0, 1), not {value}")
             config[name] = value
     if args.untied is not None:
         config["untied"] = args.untied
@@ -182,13 +198,28 @@ def _train_config(args) -> dict:
             raise ValueError(f"{flag} does not apply to {args.model}")
     config.update(model=args.model, task=args.task, seed=args.seed, vectors=args.vectors,
                   fixed_embeddings=args.fixed_embeddings or config["fixed_embeddings"],
-                  data_dir=args.data_dir, threads=args.threads)
+                  data_dir=args.data_dir, threads=args.threads, train_eval=args.train_eval)
+    if max(config["recurrent_dropout"]) > 0.0 and not hasattr(cell_class(args.model), "recurrent_widths"):
+        raise ValueError(f"--recurrent-dropout does not apply to {args.model} (no recurrence "
+                         "over a sequence)")
     if dim_follows_embedding(config):
         # the leaves' states are the word vectors: one dimension for both
         if args.dim is not None and args.embedding_dim is None:
             config["embedding_dim"] = args.dim
         config["dim"] = config["embedding_dim"]
     return config
+
+
+def _rates(text: str) -> list:
+    """``0.25,0.3`` -> [0.25, 0.3], each a dropout rate in [0, 1)."""
+    try:
+        rates = [float(part) for part in text.split(",")]
+    except ValueError:
+        raise ValueError(f"--recurrent-dropout takes rates separated by commas, not {text!r}") \
+            from None
+    if not all(0.0 <= rate < 1.0 for rate in rates):
+        raise ValueError(f"--recurrent-dropout rates must be in [0, 1), not {text!r}")
+    return rates
 
 
 def _train(args) -> int:
@@ -274,10 +305,12 @@ def _predict(args) -> int:
     if not trees:
         return 0
     split = encode(trees, vocab)
-    for tree, probabilities in zip(trees, predict_split(model, params, split)):
-        labels = probabilities.argmax(axis=1).astype(np.int32)
+    # the softmax head's class probabilities, or the ordinal head's P(label > k)
+    key = "probabilities" if model.head_name == "softmax" else "cumulative_probabilities"
+    for tree, outputs in zip(trees, predict_split(model, params, split)):
+        labels = model.head.decode(outputs).astype(np.int32)
         record = {"label": int(labels[tree.root]),
-                  "probabilities": [round(float(p), 6) for p in probabilities[tree.root]]}
+                  key: [round(float(p), 6) for p in outputs[tree.root]]}
         if structure == "chain":  # a sequence model labels prefixes, not phrases
             record["tokens"] = list(tree.tokens)
         else:

@@ -1,4 +1,10 @@
-"""Output heads: a softmax classifier at the labelled nodes of a forest.
+"""Output heads at the labelled nodes of a forest: softmax or ordinal.
+
+Every head has ``parameter_shapes``, ``initialise``, ``outputs(params, h)``
+(what ``npcomp predict`` reports), ``decode(outputs)`` -> labels, and
+``loss``/``backward`` over the labelled nodes' states.
+
+Softmax classifier:
 
 Tai et al. Sec. 4.1, in row-vector form:
 
@@ -40,9 +46,9 @@ def dropout_mask(shape, rate: float, rng: np.random.Generator, dtype) -> np.ndar
 
 
 @dataclass
-class SoftmaxCache:
+class HeadCache:
     inputs: np.ndarray         # (m, d) classifier inputs after dropout
-    probabilities: np.ndarray  # (m, C)
+    outputs: np.ndarray        # (m, C) probabilities, or (m, C-1) cumulative ones
     mask: np.ndarray | None    # (m, d) dropout mask or None
 
 
@@ -60,9 +66,14 @@ class SoftmaxClassifier:
         uniform_fan_in(params["W"], self.input_dim, rng)
         uniform_fan_in(params["b"], self.input_dim, rng)
 
-    def probabilities(self, params: dict, h: np.ndarray) -> np.ndarray:
+    def outputs(self, params: dict, h: np.ndarray) -> np.ndarray:
         """(m, d) states -> (m, C) class probabilities (no dropout)."""
         return softmax(h @ params["W"] + params["b"])
+
+    @staticmethod
+    def decode(outputs: np.ndarray) -> np.ndarray:
+        """The most probable class of each row."""
+        return outputs.argmax(axis=1)
 
     def loss(self, params: dict, h: np.ndarray, labels: np.ndarray,
              mask: np.ndarray | None = None):
@@ -71,12 +82,12 @@ class SoftmaxClassifier:
         probabilities = softmax(inputs @ params["W"] + params["b"])
         picked = probabilities[np.arange(labels.shape[0]), labels]
         loss = -float(np.log(np.maximum(picked, np.finfo(picked.dtype).tiny)).sum())
-        return loss, SoftmaxCache(inputs, probabilities, mask)
+        return loss, HeadCache(inputs, probabilities, mask)
 
-    def backward(self, params: dict, cache: SoftmaxCache, labels: np.ndarray,
+    def backward(self, params: dict, cache: HeadCache, labels: np.ndarray,
                  scale: float, grads: dict) -> np.ndarray:
         """Gradient of ``scale`` * loss: adds into ``grads``, returns dLoss/dh (m, d)."""
-        d_logits = cache.probabilities.copy()
+        d_logits = cache.outputs.copy()
         d_logits[np.arange(labels.shape[0]), labels] -= 1.0
         d_logits *= scale
         grads["W"] += cache.inputs.T @ d_logits
@@ -85,3 +96,88 @@ class SoftmaxClassifier:
         if cache.mask is not None:
             d_h *= cache.mask
         return d_h
+
+
+class OrdinalClassifier:
+    r"""Ordinal regression (Irsoy & Cardie 2015, Sec. 4.2, after Cheng et al. 2008).
+
+    Classes 0..C-1 are ordered; class y is coded as the cumulative target
+    r = [1]*y + [0]*(C-1-y): r_k = 1 when y > k (Irsoy's r_i = 1 for i < k in
+    1-based classes; the C-th entry is 0 for every class, so it is not an
+    output).  C-1 sigmoid outputs estimate q_k = P(y > k):
+
+        q = sigma( h W + b )                            W (d, C-1), b (C-1,)
+        loss = - sum_k [ r_k log q_k + (1 - r_k) log(1 - q_k) ]
+        d z_k = q_k - r_k
+
+    (the loss is each output's binary cross-entropy: Irsoy name the sigmoid
+    outputs and the targets but not the loss; this is our reading.)
+    Decoding (Irsoy): threshold q at 0.5 and read up to the first 0 — the
+    label is the number of leading ones, so [1, 0, 1, 0] decodes to 1.
+    Dropout as for the softmax head.
+    """
+
+    def __init__(self, input_dim: int, n_classes: int):
+        if n_classes < 2:
+            raise ValueError("an ordinal head needs at least two classes")
+        self.input_dim = input_dim
+        self.n_classes = n_classes
+
+    def parameter_shapes(self) -> list:
+        return [("W", (self.input_dim, self.n_classes - 1)), ("b", (self.n_classes - 1,))]
+
+    def initialise(self, params: dict, rng: np.random.Generator) -> None:
+        uniform_fan_in(params["W"], self.input_dim, rng)
+        uniform_fan_in(params["b"], self.input_dim, rng)
+
+    def outputs(self, params: dict, h: np.ndarray) -> np.ndarray:
+        """(m, d) states -> (m, C-1) cumulative probabilities q_k = P(y > k)."""
+        return _sigmoid(h @ params["W"] + params["b"])
+
+    @staticmethod
+    def decode(outputs: np.ndarray) -> np.ndarray:
+        """Monotone decoding: the number of leading outputs >= 0.5."""
+        above = outputs >= 0.5
+        # the first output below 0.5 ends the count (C-1 when none is)
+        return np.where(above.all(axis=1), above.shape[1], np.argmin(above, axis=1))
+
+    def targets(self, labels: np.ndarray, dtype) -> np.ndarray:
+        """(m, C-1) cumulative targets r of ``labels``."""
+        return (labels[:, None] > np.arange(self.n_classes - 1)[None, :]).astype(dtype)
+
+    def loss(self, params: dict, h: np.ndarray, labels: np.ndarray,
+             mask: np.ndarray | None = None):
+        inputs = h if mask is None else h * mask
+        logits = inputs @ params["W"] + params["b"]
+        q = _sigmoid(logits)
+        r = self.targets(labels, logits.dtype)
+        # log sigma(z) = -log(1 + e^-z), log(1 - sigma(z)) = -log(1 + e^z): stable forms
+        loss = float((r * np.logaddexp(0.0, -logits)
+                      + (1.0 - r) * np.logaddexp(0.0, logits)).sum())
+        return loss, HeadCache(inputs, q, mask)
+
+    def backward(self, params: dict, cache: HeadCache, labels: np.ndarray,
+                 scale: float, grads: dict) -> np.ndarray:
+        d_logits = cache.outputs - self.targets(labels, cache.outputs.dtype)
+        d_logits *= scale
+        grads["W"] += cache.inputs.T @ d_logits
+        grads["b"] += d_logits.sum(axis=0)
+        d_h = d_logits @ params["W"].T
+        if cache.mask is not None:
+            d_h *= cache.mask
+        return d_h
+
+
+def _sigmoid(z: np.ndarray) -> np.ndarray:
+    with np.errstate(over="ignore"):  # exp overflow gives exactly 0
+        return 1.0 / (1.0 + np.exp(-z))
+
+
+HEADS = {"softmax": SoftmaxClassifier, "ordinal": OrdinalClassifier}
+
+
+def make_head(name: str, input_dim: int, n_classes: int):
+    try:
+        return HEADS[name](input_dim, n_classes)
+    except KeyError:
+        raise ValueError(f"head must be one of {sorted(HEADS)}, not {name!r}") from None

@@ -42,6 +42,9 @@ class TaskData:
     name: str
     n_classes: int
     splits: dict  # split name -> list of Tree
+    # the training sentences as whole trees when "train" holds something else
+    # (phrase spans): what per-epoch training accuracy is measured on
+    train_sentences: list | None = None
 
 
 def default_data_dir() -> Path:
@@ -67,6 +70,7 @@ def load_task(name: str, data_dir: str | Path | None = None, structure: str = "g
         data.splits = {split: [sentence_chain(tree) for tree in trees]
                        for split, trees in data.splits.items()}
         if spans:
+            data.train_sentences = data.splits["train"]
             data.splits["train"] = [chain for tree in train_trees for chain in span_chains(tree)]
     elif structure != "gold":
         data.splits = {split: [rebracket(tree, structure) for tree in trees]

@@ -2,8 +2,10 @@
 
 A run directory holds (SPEC Sec. 3):
 
-* ``metrics.json``: model, task, config, per-epoch records, best epoch, dev and
-  test metrics of the best-dev checkpoint, training time and speed; rewritten
+* ``metrics.json``: model, task, config, per-epoch records (train loss, dev
+  and training-sentence accuracy: the learning curve), best epoch, dev and
+  test metrics of the best-dev checkpoint (with the roots' confusion matrix,
+  ``root_confusion[gold][predicted]``), training time and speed; rewritten
   after every epoch, so a killed run keeps what it finished;
 * ``model.npz``: the best-dev parameters by name, the config and the vocabulary;
 * ``checkpoint.npz``: the latest epoch's parameters, optimiser state and
@@ -60,34 +62,39 @@ def encode(trees, vocab: Vocabulary) -> EncodedSplit:
 
 def predict_split(model: TreeModel, params: Parameters, split: EncodedSplit,
                   batch_size: int = 512):
-    """Per tree: (node predictions in the tree's own node order, probabilities)."""
+    """Per tree: the head's outputs at its nodes (class probabilities, or the
+    ordinal head's cumulative ones), in the tree's own node order."""
     results = []
     for start in range(0, len(split), batch_size):
         indices = range(start, min(start + batch_size, len(split)))
         forest = split.forest(indices)
-        probabilities = model.probabilities(params, forest)
+        outputs = model.outputs(params, forest)
         for position in range(len(indices)):
             nodes = np.flatnonzero(forest.tree == position)
-            in_tree_order = np.empty((nodes.shape[0], probabilities.shape[1]),
-                                     dtype=probabilities.dtype)
-            in_tree_order[forest.origin[nodes]] = probabilities[nodes]
+            in_tree_order = np.empty((nodes.shape[0], outputs.shape[1]), dtype=outputs.dtype)
+            in_tree_order[forest.origin[nodes]] = outputs[nodes]
             results.append(in_tree_order)
     return results
 
 
 def evaluate(model: TreeModel, params: Parameters, split: EncodedSplit,
              batch_size: int = 512, helpers=None) -> dict:
-    """Root and all-node accuracy (percent) over labelled nodes, SST-style.
+    """Root and all-node accuracy (percent) over labelled nodes, SST-style, and
+    the roots' confusion matrix (``root_confusion[gold][predicted]``, counts).
 
     Forests of at most ``batch_size`` sentences; with ``helpers`` (an executor)
     every other forest is evaluated on a helper thread meanwhile."""
+    n_classes = model.n_classes
+
     def count(start: int):
         forest = split.forest(range(start, min(start + batch_size, len(split))))
-        predicted = model.probabilities(params, forest).argmax(axis=1)
+        predicted = model.predict(params, forest)
         labelled = forest.label >= 0
         roots = forest.root[forest.label[forest.root] >= 0]
-        return (int(np.sum(predicted[roots] == forest.label[roots])), int(roots.shape[0]),
-                int(np.sum(predicted[labelled] == forest.label[labelled])), int(labelled.sum()))
+        confusion = np.zeros((n_classes, n_classes), dtype=np.int64)
+        np.add.at(confusion, (forest.label[roots], predicted[roots]), 1)
+        return (confusion, int(np.sum(predicted[labelled] == forest.label[labelled])),
+                int(labelled.sum()))
 
     starts = list(range(0, len(split), batch_size))
     if helpers is None:
@@ -95,10 +102,12 @@ def evaluate(model: TreeModel, params: Parameters, split: EncodedSplit,
     else:
         futures = [helpers.submit(count, start) for start in starts[1::2]]
         counts = [count(start) for start in starts[0::2]] + [f.result() for f in futures]
-    root_correct, root_total, all_correct, all_total = (sum(c[k] for c in counts) for k in range(4))
-    return {"root_acc": 100.0 * root_correct / max(root_total, 1),
+    confusion = sum(c[0] for c in counts)
+    all_correct, all_total = (sum(c[k] for c in counts) for k in (1, 2))
+    return {"root_acc": 100.0 * np.trace(confusion) / max(confusion.sum(), 1),
             "all_acc": 100.0 * all_correct / max(all_total, 1),
-            "sentences": len(split), "labelled_nodes": all_total}
+            "sentences": len(split), "labelled_nodes": all_total,
+            "root_confusion": confusion.tolist()}
 
 
 # --------------------------------------------------------------------------
@@ -109,13 +118,20 @@ def build_model(config: dict, vocab: Vocabulary, n_classes: int) -> TreeModel:
     cell = make_cell(config["model"], config["embedding_dim"], config["dim"],
                      activation=config.get("activation"), untied=config.get("untied"),
                      forget_bias=config.get("forget_bias"))
-    return TreeModel(cell, n_classes, len(vocab), config["embedding_dim"])
+    return TreeModel(cell, n_classes, len(vocab), config["embedding_dim"],
+                     head=config.get("head", "softmax"))
 
 
 def _initial_parameters(config, model, vocab, vectors, rng, report):
-    embedding, report["embedding"] = build_embedding_matrix(
-        vocab, config["embedding_dim"], rng, vectors=vectors, oov=config["oov"],
-        scale=config["oov_scale"], dtype=np.float64)
+    initial_embedding = getattr(model.cell, "initial_embedding", None)
+    if initial_embedding is not None and vectors is None:
+        # word matrices (matrix-space model): the cell knows their starting point
+        embedding = initial_embedding(len(vocab), rng)
+        report["embedding"] = {"initialised_by": config["model"]}
+    else:
+        embedding, report["embedding"] = build_embedding_matrix(
+            vocab, config["embedding_dim"], rng, vectors=vectors, oov=config["oov"],
+            scale=config["oov_scale"], dtype=np.float64)
     return model.new_parameters(rng, embedding, dtype=DTYPES[config["dtype"]])
 
 
@@ -189,6 +205,9 @@ def train(config: dict, run_dir: str | Path, resume: bool = False, progress: boo
                      seed=config["seed"], spans=config["supervision"] == "spans")
     vocab = Vocabulary.from_trees(t for split in SPLITS for t in task.splits[split])
     splits = {name: encode(task.splits[name], vocab) for name in SPLITS}
+    # per-epoch training accuracy (Nayebi's curves) on the training sentences
+    train_sentences = (encode(task.train_sentences, vocab) if task.train_sentences is not None
+                       else splits["train"])
     model = build_model(config, vocab, task.n_classes)
     dtype = DTYPES[config["dtype"]]
     rng = np.random.default_rng(config["seed"])
@@ -247,7 +266,9 @@ def train(config: dict, run_dir: str | Path, resume: bool = False, progress: boo
             forest = train_split.forest(indices, train_labels)
             loss, rows = model.loss_and_gradient(
                 params, forest, grads, l2=config["l2"], dropout=config["dropout"], rng=rng,
-                average=config["average"], helper=helper)
+                average=config["average"], helper=helper,
+                embedding_dropout=config.get("embedding_dropout") or 0.0,
+                recurrent_dropout=config.get("recurrent_dropout") or 0.0)
             optimizer.step(params.flat, grads.flat, None if fixed else rows)
             if fixed:
                 grads["embedding"][rows] = 0.0
@@ -262,8 +283,11 @@ def train(config: dict, run_dir: str | Path, resume: bool = False, progress: boo
             bar.close()
         tick = time.perf_counter()
         dev = evaluate(model, params, splits["dev"], config["eval_batch_size"], helper)
+        train_accuracy = (evaluate(model, params, train_sentences, config["eval_batch_size"],
+                                   helper) if config.get("train_eval", True) else None)
         eval_time = time.perf_counter() - tick
         record = {"epoch": epoch, "train_loss": epoch_loss / len(order), "dev": dev,
+                  "train": train_accuracy,
                   "wall_s": train_time, "eval_s": eval_time, "train_examples": len(order),
                   "train_sentences_per_s": len(order) / train_time}
         metrics["epochs"].append(record)
@@ -274,7 +298,9 @@ def train(config: dict, run_dir: str | Path, resume: bool = False, progress: boo
         if improved:
             metrics["best_epoch"], metrics["dev"] = epoch, dev
             save_model(run_dir / "model.npz", params, config, vocab, task.n_classes)
-        echo(f"epoch {epoch}: train loss {record['train_loss']:.4f}  dev root "
+        train_text = (f"  train root {train_accuracy['root_acc']:.2f}"
+                      if train_accuracy is not None else "")
+        echo(f"epoch {epoch}: train loss {record['train_loss']:.4f}{train_text}  dev root "
              f"{dev['root_acc']:.2f}  all {dev['all_acc']:.2f}  "
              f"({record['train_sentences_per_s']:.0f} sent/s){'  *best' if improved else ''}")
         _append_log(run_dir, {"event": "epoch", **record})
@@ -302,7 +328,7 @@ def _warm_up(model, params, split, config):
     forest = split.forest([0, min(1, len(split) - 1)])
     grads = params.zeros_like()
     model.loss_and_gradient(params, forest, grads, l2=config["l2"], dropout=0.0)
-    model.probabilities(params, forest)
+    model.outputs(params, forest)
 
 
 def _progress(total, description, enabled):

@@ -165,8 +165,7 @@ def test_float32_gradient_close_to_float64():
     loss64, _ = model.loss_and_gradient(params, forest, grads64, **options)
     params32 = params.astype(np.float32)
     grads32 = params32.zeros_like()
-    options32 = dict(options, masks=[None if m is None else m.astype(np.float32)
-                                     for m in options["masks"]])
+    options32 = dict(options, masks=options["masks"].astype(np.float32))
     loss32, _ = model.loss_and_gradient(params32, forest, grads32, **options32)
     assert grads32.flat.dtype == np.float32
     assert loss32 == pytest.approx(loss64, rel=1e-5)

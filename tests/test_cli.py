@@ -157,12 +157,40 @@ def test_train_sst_without_data(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("model,option", [("treelstm-nary", "--activation=sigmoid"),
-                                          ("slstm", "--untied"), ("rntn", "--tied")])
+                                          ("slstm", "--untied"), ("rntn", "--tied"),
+                                          ("treelstm-nary", "--recurrent-dropout=0.3")])
 def test_option_the_model_does_not_take_is_an_error(model, option, tmp_path, capsys):
     status = main(["train", "--model", model, *TINY, option, "--out", str(tmp_path / "run")])
     assert status == 1
     assert f"does not apply to {model}" in capsys.readouterr().err
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("option,message", [
+    ("--recurrent-dropout=0.3,x", "separated by commas"),
+    ("--recurrent-dropout=0.3,1.5", "in [0, 1)"),
+    ("--embedding-dropout=1", "in [0, 1)"),
+])
+def test_bad_dropout_rates_are_errors(option, message, tmp_path, capsys):
+    status = main(["train", "--model", "lstm", *TINY, option, "--out", str(tmp_path / "run")])
+    assert status == 1 and message in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()
+
+
+def test_sequence_dropout_and_ordinal_head_from_the_command_line(tmp_path, capsys,
+                                                                 monkeypatch):
+    run_dir = tmp_path / "run"
+    assert main(["train", "--model", "lstm", *TINY, "--no-baseline", "--head", "ordinal",
+                 "--embedding-dropout", "0.2", "--recurrent-dropout", "0.3",
+                 "--out", str(run_dir)]) == 0
+    config = json.loads((run_dir / "metrics.json").read_text())["config"]
+    assert config["head"] == "ordinal" and config["recurrent_dropout"] == [0.3]
+    assert config["embedding_dropout"] == 0.2
+    capsys.readouterr()
+    monkeypatch.setattr(sys, "stdin", io.StringIO("not good\n"))
+    assert main(["predict", "--run", str(run_dir)]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert len(record["cumulative_probabilities"]) == 4 and 0 <= record["label"] <= 4
 
 
 def test_threads_must_be_positive():

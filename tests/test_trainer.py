@@ -75,6 +75,8 @@ def test_metrics_json_has_every_spec_key(basic_run):
         assert epoch["wall_s"] > 0
         check_accuracies(epoch["dev"])
         assert epoch["dev"]["sentences"] == SIZES[1]
+        check_accuracies(epoch["train"])  # the learning curve on the training sentences
+        assert epoch["train"]["sentences"] == SIZES[0]
     assert metrics["best_epoch"] in (1, 2)
     best = metrics["epochs"][metrics["best_epoch"] - 1]["dev"]
     assert metrics["dev"] == best
@@ -82,6 +84,9 @@ def test_metrics_json_has_every_spec_key(basic_run):
     check_accuracies(metrics["dev"])
     check_accuracies(metrics["test"])
     assert metrics["test"]["sentences"] == SIZES[2]
+    confusion = np.array(metrics["test"]["root_confusion"])  # [gold][predicted]
+    assert confusion.shape == (5, 5) and confusion.sum() == SIZES[2]
+    assert 100.0 * np.trace(confusion) / SIZES[2] == pytest.approx(metrics["test"]["root_acc"])
     assert metrics["train_wall_s"] == pytest.approx(sum(e["wall_s"] for e in metrics["epochs"]))
     assert metrics["train_sentences_per_s"] == pytest.approx(
         2 * SIZES[0] / metrics["train_wall_s"])
@@ -132,7 +137,7 @@ def test_resume_reproduces_the_uninterrupted_run(changes, tmp_path, monkeypatch)
 
     def interrupted(*args, **kwargs):
         calls.append(1)
-        if len(calls) == 3:  # the dev evaluation of epoch 3
+        if len(calls) == 5:  # epoch 3's dev evaluation (each epoch: dev, then training)
             raise KeyboardInterrupt
         return real_evaluate(*args, **kwargs)
 
@@ -268,3 +273,23 @@ def test_other_models_train(model, changes, tmp_path):
     check_accuracies(metrics["test"])
     loaded, params, _, _ = load_model(tmp_path)
     assert loaded.cell.name == model
+
+
+def test_ordinal_head_trains_and_decodes(tmp_path):
+    """--head ordinal end to end: C-1 cumulative outputs, saved and reloaded,
+    and evaluation decodes them monotonically (Irsoy & Cardie Sec. 4.2)."""
+    metrics = quiet_train(tiny_config(head="ordinal", epochs=1), tmp_path)
+    model, params, config, vocab = load_model(tmp_path)
+    assert config["head"] == "ordinal" and params["ordinal.W"].shape == (8, 4)
+    task = load_task("synthetic", None, config["structure"], seed=config["seed"])
+    split = encode(task.splits["dev"], vocab)
+    outputs = predict_split(model, params, split)
+    assert all(o.shape[1] == 4 for o in outputs)
+    correct = sum(int(model.head.decode(o[t.root:t.root + 1])[0] == t.root_label)
+                  for t, o in zip(split.trees, outputs))
+    assert 100.0 * correct / len(split) == pytest.approx(metrics["epochs"][0]["dev"]["root_acc"])
+
+
+def test_no_train_eval_skips_the_curve(tmp_path):
+    metrics = quiet_train(tiny_config(train_eval=False, epochs=1), tmp_path)
+    assert metrics["epochs"][0]["train"] is None

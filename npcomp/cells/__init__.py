@@ -14,6 +14,12 @@ Every cell has the same small interface:
   parameter gradients into ``grads`` (same names) and returns dLoss/dx (U, d_x);
   ``helper`` (an executor with one thread) may take work off the critical path;
 * ``report_slices()``: gate-level sub-blocks named for gradient-check reports.
+
+Sequence cells with recurrent dropout (Gal 2015: one mask per sequence) also
+have ``recurrent_widths()`` -> [width per recurrent connection] and take
+``forward(..., recurrent_masks=[(trees, width) per connection] or None)``:
+the state entering a recurrence at node t is multiplied by
+``mask[forest.tree[t]]``; the outputs themselves are not masked.
 """
 from __future__ import annotations
 
@@ -29,6 +35,13 @@ CELLS = {
     "slstm": ("slstm", "SLSTM"),
     "lstm": ("lstm", "ChainLSTM"),
     "bilstm": ("bilstm", "BiLSTM"),
+    "lstm2": ("lstm2", "StackedLSTM"),
+    "bilstm2": ("bilstm2", "StackedBiLSTM"),
+    "lstm-global-attn": ("lstm_global_attention", "GlobalAttentionLSTM"),
+    "lstm-recurrent-attn": ("lstm_recurrent_attention", "RecurrentAttentionLSTM"),
+    "rnn": ("rnn", "ElmanRNN"),
+    "mrnn": ("mrnn", "MultiplicativeRNN"),
+    "matrix-space": ("matrix_space", "MatrixSpace"),
     "mean-vectors": ("mean_vectors", "MeanVectors"),
 }
 
