@@ -42,7 +42,9 @@ TRAIN_OPTIONS = {
                                "(lstm-recurrent-attn: LSTM,transfer layer)", None),
     "head": (str, "output layer: softmax, or ordinal regression (Irsoy & Cardie Sec. 4.2)",
              ("softmax", "ordinal")),
-    "activation": (str, "non-linearity g of recnn and lstm-rnn", ("tanh", "sigmoid", "softsign")),
+    "activation": (str, "non-linearity: g of recnn and lstm-rnn (tanh, sigmoid, softsign), "
+                        "f of rnn (tanh, relu, identity, sigmoid) and mrnn (tanh, relu, "
+                        "identity)", ("tanh", "sigmoid", "softsign", "relu", "identity")),
     "forget_bias": (float, "slstm: constant added to the forget-gate biases at initialisation "
                            "(default 0)", None),
     "supervision": (str, "labelled nodes trained on (spans: every labelled phrase as a "
@@ -77,6 +79,10 @@ def _parser() -> argparse.ArgumentParser:
                        help="data directory (default $NPCOMP_DATA, else ./data)")
     train.add_argument("--out", default=None, help="run directory (default runs/MODEL-TASK-sSEED)")
     train.add_argument("--seed", type=int, default=1)
+    train.add_argument("--protocol", default=None,
+                       help="whose setting the defaults follow, for models two papers train "
+                       "differently: lstm and bilstm take 'nayebi' (root labels only, "
+                       "Nayebi & Blundell Sec. 4.1) instead of Tai et al.'s (default 'paper')")
     train.add_argument("--vectors", default=None,
                        help="pretrained vectors: GloVe text, word2vec text or binary")
     train.add_argument("--fixed-embeddings", action="store_true",
@@ -173,8 +179,8 @@ def main(argv=None) -> int:
 
 
 def _train_config(args) -> dict:
-    from .defaults import defaults_for, dim_follows_embedding
-    config = defaults_for(args.model, args.task)
+    from .defaults import defaults_for, dim_follows_embedding, matrix_embedding_dim
+    config = defaults_for(args.model, args.task, args.protocol)
     config.pop("source")
     for name in TRAIN_OPTIONS:
         value = getattr(args, name)
@@ -207,6 +213,10 @@ def _train_config(args) -> dict:
         if args.dim is not None and args.embedding_dim is None:
             config["embedding_dim"] = args.dim
         config["dim"] = config["embedding_dim"]
+    if matrix_embedding_dim(config) is not None:
+        if args.vectors:
+            raise ValueError("matrix-space learns a matrix per word: it takes no --vectors")
+        config["embedding_dim"] = matrix_embedding_dim(config)
     return config
 
 
@@ -225,7 +235,7 @@ def _rates(text: str) -> list:
 def _train(args) -> int:
     from .defaults import defaults_for
     if args.help_defaults:
-        print(json.dumps(defaults_for(args.model, args.task), indent=2))
+        print(json.dumps(defaults_for(args.model, args.task, args.protocol), indent=2))
         return 0
     from .trainer import train
     if args.resume:

@@ -14,6 +14,19 @@ COMMON = dict(
     fixed_embeddings=False, seed=1, eval_batch_size=512,
 )
 
+# Nayebi & Blundell, Sec. 4.1, in Keras: root labels only; Adagrad at Keras' default
+# rate 0.01 (and epsilon 1e-8) for every weight, embeddings included; "an L2
+# penalty of 0.01" is Keras' l2(0.01), which adds 0.01 ||W||^2, i.e. our
+# lambda/2 = 0.01; out-of-vocabulary words N(0, 1); 20 epochs ("all of our
+# models ... started to overfit either at or before 20 epochs")
+NAYEBI_SOURCE = "Nayebi & Blundell, Sec. 4.1"
+NAYEBI = dict(embedding_dim=300, structure="chain", supervision="root", optimizer="adagrad",
+              lr=0.01, emb_lr=0.01, epsilon=1e-8, l2=0.02, dropout=0.0, epochs=20,
+              oov="normal", oov_scale=1.0)
+IRSOY_SOURCE = "Irsoy & Cardie 2015, Table 2 (training settings: Tai et al.'s)"
+IRSOY = dict(embedding_dim=300, structure="chain", supervision="spans", fixed_embeddings=True,
+             lr=0.05, emb_lr=0.1, batch_size=25, l2=1e-4, dropout=0.0, epochs=10)
+
 PAPER = {
     # Tai, Socher & Manning 2015, Sec. 5.3 (and their released code's sentiment settings)
     "treelstm-nary": dict(source="Tai et al. 2015, Sec. 5.3", dim=150, embedding_dim=300,
@@ -49,13 +62,50 @@ PAPER = {
     "bilstm": dict(source="Tai et al. 2015, Table 1, footnote 2 and Sec. 5.3", dim=168,
                    embedding_dim=300, untied=False, structure="chain", supervision="spans",
                    lr=0.05, emb_lr=0.1, batch_size=25, l2=1e-4, dropout=0.5, epochs=10),
+    # Tai et al. 2015, Table 1 (2-layer and 2-layer Bidirectional LSTM, d = 120)
+    "lstm2": dict(source="Tai et al. 2015, Table 1 and Sec. 5.3", dim=120, embedding_dim=300,
+                  structure="chain", supervision="spans", lr=0.05, emb_lr=0.1, batch_size=25,
+                  l2=1e-4, dropout=0.5, epochs=10),
+    "bilstm2": dict(source="Tai et al. 2015, Table 1, footnote 2 and Sec. 5.3", dim=120,
+                    embedding_dim=300, untied=False, structure="chain", supervision="spans",
+                    lr=0.05, emb_lr=0.1, batch_size=25, l2=1e-4, dropout=0.5, epochs=10),
+    # Nayebi & Blundell, Sec. 4.1 (global attention: 300-d LSTM, 25-d attentional state)
+    "lstm-global-attn": dict(NAYEBI, source=NAYEBI_SOURCE, dim=300, batch_size=300,
+                             embedding_dropout=0.3, recurrent_dropout=[0.3]),
+    # Nayebi & Blundell, Sec. 4.1 (recurrent attention: Adadelta, dropout 0.25 on the
+    # LSTM's recurrence and 0.3 on the adaptive-transfer layer's)
+    "lstm-recurrent-attn": dict(NAYEBI, source=NAYEBI_SOURCE, dim=300, batch_size=300,
+                                optimizer="adadelta", lr=1.0, emb_lr=1.0, epsilon=1e-8,
+                                embedding_dropout=0.15, recurrent_dropout=[0.25, 0.3]),
+    # Irsoy & Cardie 2015, Table 2: word2vec vectors kept fixed, phrases as partial
+    # sentences; RNN d_h = 315 and mRNN d_h = 20 with rectifiers ("+").  The paper gives
+    # no optimiser settings: ours are Tai's
+    "rnn": dict(IRSOY, source=IRSOY_SOURCE, dim=315, activation="relu"),
+    "mrnn": dict(IRSOY, source=IRSOY_SOURCE, dim=20, activation="relu"),
+    # Irsoy & Cardie 2015, Table 1 (matrix-space, d_h = 3: a 3x3 matrix per word, tuned)
+    "matrix-space": dict(IRSOY, source=IRSOY_SOURCE + "; MPQA size d_h = 3", dim=3,
+                         embedding_dim=9, fixed_embeddings=False),
     # the bag-of-words baseline (Tai et al. Table 3 "Mean vectors"), trained like the Tree-LSTM
     "mean-vectors": dict(source="Tai et al. 2015 (mean vectors baseline)", dim=300,
                          embedding_dim=300, lr=0.05, emb_lr=0.1, batch_size=25, l2=1e-4,
                          dropout=0.0, epochs=10),
 }
 
+# models two papers train differently: --protocol NAME selects the other paper's setting
+PROTOCOLS = {
+    "lstm": {"nayebi": dict(NAYEBI, source=NAYEBI_SOURCE, dim=150, batch_size=128,
+                            embedding_dropout=0.2)},
+    "bilstm": {"nayebi": dict(NAYEBI, source=NAYEBI_SOURCE, dim=300, batch_size=300,
+                              untied=False, embedding_dropout=0.3, recurrent_dropout=[0.3])},
+}
+
 SYNTHETIC = dict(dim=50, embedding_dim=50, epochs=10, batch_size=25, dropout=0.0, l2=1e-4)
+
+
+def matrix_embedding_dim(config: dict) -> int | None:
+    """The matrix-space model's word "vectors" are d x d matrices: d^2 numbers
+    (None for every other model)."""
+    return config["dim"] ** 2 if config["model"] == "matrix-space" else None
 
 
 def dim_follows_embedding(config: dict) -> bool:
@@ -67,14 +117,28 @@ def dim_follows_embedding(config: dict) -> bool:
         model in ("recnn", "lstm-rnn") and not config.get("untied"))
 
 
-def defaults_for(model: str, task: str) -> dict:
+def protocols(model: str) -> list:
+    """The settings ``--protocol`` can choose for ``model`` (the first is the default)."""
+    return ["paper"] + sorted(PROTOCOLS.get(model, {}))
+
+
+def defaults_for(model: str, task: str, protocol: str | None = None) -> dict:
     if model not in PAPER:
         raise ValueError(f"model must be one of {sorted(PAPER)}, not {model!r}")
     config = dict(COMMON)
-    config.update(PAPER[model])
+    if protocol in (None, "paper"):
+        config.update(PAPER[model])
+    elif protocol in PROTOCOLS.get(model, {}):
+        config.update(PROTOCOLS[model][protocol])
+    else:
+        raise ValueError(f"--protocol for {model} must be one of {protocols(model)}, "
+                         f"not {protocol!r}")
+    config["protocol"] = protocol or "paper"
     if task == "synthetic":
         config.update(SYNTHETIC)
         config["source"] = PAPER[model]["source"] + ", sizes reduced for the synthetic task"
         if config["untied"] is not None:
             config["untied"] = False  # leaves are the word vectors: dim == embedding_dim
+        if model == "matrix-space":
+            config.update(dim=3, embedding_dim=9)
     return config

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import npcomp.cli
 import npcomp.synthetic
 from npcomp.cli import main
 from npcomp.formats import parse_ptb
@@ -52,6 +53,25 @@ def test_help_defaults(capsys):
     assert main(["train", "--help-defaults"]) == 0  # treelstm-nary on synthetic
     defaults = json.loads(capsys.readouterr().out)
     assert defaults["optimizer"] == "adagrad" and "epochs" in defaults
+
+
+@pytest.mark.parametrize("model", sorted(npcomp.cli.MODELS))
+def test_every_model_has_paper_defaults(model, capsys):
+    """Each registered model has its paper's setting for SST and a synthetic one."""
+    for task in ("sst5", "synthetic"):
+        assert main(["train", "--model", model, "--task", task, "--help-defaults"]) == 0
+        defaults = json.loads(capsys.readouterr().out)
+        assert defaults["source"] and defaults["dim"] >= 1 and defaults["epochs"] >= 1
+
+
+def test_protocol_selects_the_other_papers_setting(capsys):
+    assert main(["train", "--model", "bilstm", "--task", "sst5", "--protocol", "nayebi",
+                 "--help-defaults"]) == 0
+    defaults = json.loads(capsys.readouterr().out)
+    assert defaults["supervision"] == "root" and defaults["dim"] == 300
+    assert defaults["recurrent_dropout"] == [0.3] and "Nayebi" in defaults["source"]
+    assert main(["train", "--model", "rntn", "--protocol", "nayebi", "--help-defaults"]) == 1
+    assert "must be one of ['paper']" in capsys.readouterr().err
 
 
 def test_no_command_prints_help(capsys):
