@@ -1,5 +1,6 @@
 """The bidirectional LSTM: forward against Tai eq. 1 run both ways in plain
-NumPy, gradient checks (tied and untied), and a planted routing bug."""
+NumPy (also per step, and with recurrent-dropout masks), gradient checks
+(tied and untied, and with fixed masks), and planted routing and mask bugs."""
 from __future__ import annotations
 
 import numpy as np
@@ -10,24 +11,9 @@ from gradcheck.suite import Setting, build_case, random_trees
 from npcomp.cells import make_cell
 from npcomp.formats import chain_tree
 from npcomp.forest import build_forest, reverse_chains
-
-
-def _sigmoid(z):
-    return 1.0 / (1.0 + np.exp(-z))
-
-
-def _lstm_states(vectors, W, U, b, d):
-    """Tai eq. 1 over the rows of ``vectors`` in row form, columns i|o|u|f as
-    the code's layout; h_0 = c_0 = 0."""
-    h, c = np.zeros(d), np.zeros(d)
-    out = []
-    for x in vectors:
-        z = x @ W + h @ U + b
-        i, o, u, f = _sigmoid(z[:d]), _sigmoid(z[d:2 * d]), np.tanh(z[2 * d:3 * d]), _sigmoid(z[3 * d:])
-        c = i * u + f * c
-        h = o * np.tanh(c)
-        out.append(h)
-    return np.array(out)
+from test_cell_lstm import (CHECK_LENGTHS, LENGTHS, cell_gradient_errors, chain_case,
+                            lstm_states, random_params, recurrent_masks,
+                            without_masks_in_backward)
 
 
 @pytest.mark.parametrize("untied", [False, True], ids=["tied", "untied"])
@@ -46,8 +32,8 @@ def test_forward_is_eq_1_both_ways(untied):
     out, _ = cell.forward(params, forest, np.concatenate(vectors)[words], index)
     suffix = "_backward" if untied else ""
     for k, n in enumerate(lengths):
-        forward = _lstm_states(vectors[k], params["W"], params["U"], params["b"], d)
-        backward = _lstm_states(vectors[k][::-1], params["W" + suffix], params["U" + suffix],
+        forward = lstm_states(vectors[k], params["W"], params["U"], params["b"], d)
+        backward = lstm_states(vectors[k][::-1], params["W" + suffix], params["U" + suffix],
                                 params["b" + suffix], d)[::-1]   # backward[t]: read words n-1..t
         nodes = np.flatnonzero(forest.tree == k)                 # in word order (heights)
         np.testing.assert_allclose(out[nodes, :d], forward, rtol=0, atol=1e-12)
@@ -98,3 +84,65 @@ def test_refuses_trees():
         rng = np.random.default_rng(0)
         model, params, forest, options = build_case(setting, random_trees(setting, rng), rng)
         check_gradients(model, params, forest, **options)
+
+
+def _reference(params, vectors, untied, d, masks=(None, None)):
+    """(h^F, h^B) per step of one sentence by eq. 1 both ways; h^B[t] has read
+    words T..t.  ``masks``: the sentence's forward and backward mask rows."""
+    suffix = "_backward" if untied else ""
+    forward = lstm_states(vectors, params["W"], params["U"], params["b"], d, masks[0])
+    backward = lstm_states(vectors[::-1], params["W" + suffix], params["U" + suffix],
+                           params["b" + suffix], d, masks[1])[::-1]
+    return forward, backward
+
+
+@pytest.mark.parametrize("untied", [False, True], ids=["tied", "untied"])
+def test_forward_with_masks_and_per_step(untied):
+    """Separate masks for the two directions (even with tied weights), indexed
+    by sentence in the reversed forest too; ``forward_steps`` holds
+    [h^F_t ; h^B_t] at every row, the root included."""
+    rng = np.random.default_rng(5)
+    d, d_x = 3, 4
+    cell = make_cell("bilstm", d_x, d, untied=untied)
+    assert cell.recurrent_widths() == [d, d]
+    params = random_params(cell, rng)
+    forest, vectors, x, index, nodes = chain_case(LENGTHS, d_x, rng)
+    masks = recurrent_masks(cell, forest.n_trees, rng)
+    out, _ = cell.forward(params, forest, x, index, recurrent_masks=masks)
+    steps, _ = cell.forward_steps(params, forest, x, index, recurrent_masks=masks)
+    for k in range(len(LENGTHS)):
+        forward, backward = _reference(params, vectors[k], untied, d, (masks[0][k], masks[1][k]))
+        np.testing.assert_allclose(out[nodes[k], :d], forward, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(out[nodes[k][:-1], d:], backward[:-1], rtol=0, atol=1e-12)
+        np.testing.assert_allclose(out[nodes[k][-1], d:], backward[0], rtol=0, atol=1e-12)
+        np.testing.assert_allclose(steps[nodes[k]], np.hstack([forward, backward]), rtol=0,
+                                   atol=1e-12)
+    # the two directions read different masks: swapping them changes the output
+    swapped, _ = cell.forward(params, forest, x, index, recurrent_masks=masks[::-1])
+    assert not np.allclose(swapped, out)
+
+
+@pytest.mark.parametrize("steps", [False, True], ids=["sentence", "per-step"])
+@pytest.mark.parametrize("untied", [False, True], ids=["tied", "untied"])
+def test_gradients_with_fixed_masks(untied, steps, monkeypatch):
+    rng = np.random.default_rng(6)
+    cell = make_cell("bilstm", 3, 2, untied=untied)
+    if steps:  # the per-step outputs share the backward, with their own routing
+        monkeypatch.setattr(cell, "forward", cell.forward_steps)
+    params = random_params(cell, rng)
+    forest, _, x, index, _ = chain_case(CHECK_LENGTHS, 3, rng)
+    masks = recurrent_masks(cell, forest.n_trees, rng)
+    assert_passes(cell_gradient_errors(cell, params, forest, x, index, masks, rng))
+
+
+@pytest.mark.parametrize("untied", [False, True], ids=["tied", "untied"])
+def test_detects_masks_missing_in_backward(untied, monkeypatch):
+    rng = np.random.default_rng(7)
+    cell = make_cell("bilstm", 3, 2, untied=untied)
+    params = random_params(cell, rng)
+    forest, _, x, index, _ = chain_case(CHECK_LENGTHS, 3, rng)
+    masks = recurrent_masks(cell, forest.n_trees, rng)
+    monkeypatch.setattr(cell, "backward", without_masks_in_backward(cell.backward))
+    names = ("W", "W_backward", "x") if untied else ("W", "x")
+    errors = cell_gradient_errors(cell, params, forest, x, index, masks, rng, names)
+    assert all(errors[name] > TOLERANCE for name in names)

@@ -19,6 +19,12 @@ ONE = np.float32(1.0)
 
 ACTIVATIONS = {"tanh": 0, "sigmoid": 1, "softsign": 2}
 
+# Irsoy & Cardie's recurrent cells also take the rectifier ("+" in their
+# tables) and no non-linearity ("I").  Kept out of ACTIVATIONS, whose names
+# every tree cell accepts (and their tests enumerate); see ``code_among``.
+RECURRENT_ACTIVATIONS = {**ACTIVATIONS, "relu": 3, "identity": 4}
+ZERO = np.float32(0.0)
+
 
 @njit(cache=True, inline="always")
 def tanh(z):
@@ -34,21 +40,30 @@ def tanh(z):
 
 @njit(cache=True, inline="always")
 def activate(code, z):
-    """g(z) for g = tanh (0), sigmoid (1), softsign (2)."""
+    """g(z) for g = tanh (0), sigmoid (1), softsign (2), relu (3), identity (4)."""
     if code == 0:
         return tanh(z)
     if code == 1:
         return ONE / (ONE + math.exp(-z))
+    if code == 3:
+        return max(z, ZERO)
+    if code == 4:
+        return z
     return z / (ONE + abs(z))
 
 
 @njit(cache=True, inline="always")
 def derivative_from_output(code, g):
-    """g'(z) written in terms of g = g(z)."""
+    """g'(z) written in terms of g = g(z).  relu: 1 where g > 0, else 0 (the
+    subgradient 0 at the kink z = 0, where g = 0 too)."""
     if code == 0:
         return ONE - g * g
     if code == 1:
         return g * (ONE - g)
+    if code == 3:
+        return ONE if g > ZERO else ZERO
+    if code == 4:
+        return ONE
     return (ONE - abs(g)) * (ONE - abs(g))
 
 
@@ -57,6 +72,13 @@ def activation_code(name: str) -> int:
         return ACTIVATIONS[name]
     except KeyError:
         raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, not {name!r}") from None
+
+
+def code_among(name: str, allowed: tuple, cell: str) -> int:
+    """The kernel code of activation ``name``, which ``cell`` must allow."""
+    if name not in allowed:
+        raise ValueError(f"{cell}: activation must be one of {sorted(allowed)}, not {name!r}")
+    return RECURRENT_ACTIVATIONS[name]
 
 
 def uniform_fan_in(array: np.ndarray, fan_in: int, rng: np.random.Generator) -> None:

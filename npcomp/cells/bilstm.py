@@ -21,8 +21,20 @@ whole sentence.  So the cell's output (2d) at word t of a chain of T words is
 forward and backward transition functions are shared" (the default); with
 ``untied=True`` the backward LSTM has weights of its own.
 
+``forward_steps`` gives the per-step outputs instead, out_t = [h^F_t ; h^B_t]
+at every row including the root: the input a second bidirectional layer
+reads at step t (``bilstm2.py``).
+
+Recurrent dropout (Gal 2015, one mask per sequence): ``recurrent_widths()
+== [d, d]``, the masks [m^F, m^B] (sentences, d) of the forward and the
+backward LSTM's h_{t-1} -> step t connections (lstm.py).  They are separate
+masks even when the weights are tied: two connections, two masks.  The
+reversed forest keeps each node's sentence (``forest.tree``), so m^B is
+indexed by sentence in either order.
+
 Backward: d_out splits into dJ/dh^F (first d columns, every row) and
-dJ/dh^B (last d columns: row t to h^B_t, the root's row to h^B_1); each LSTM
+dJ/dh^B (last d columns: row t to h^B_t, the root's row to h^B_1 -- to
+h^B_T with ``forward_steps``); each LSTM
 back-propagates its share through its own chains (treelstm_nary.py's
 backward with one child), adding into the same gradients when tied, and
 the two d_x are summed per distinct word.
@@ -98,20 +110,45 @@ class BiLSTM:
             raise ValueError("bilstm reads sequences: every node one child at most and a "
                              "word (train with --structure chain)")
 
+    def recurrent_widths(self) -> list:
+        """[d, d]: the forward and the backward LSTM's recurrent connections."""
+        return [self.hidden_dim, self.hidden_dim]
+
     def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
-                helper=None):
+                helper=None, recurrent_masks=None):
         """x: (U, d_x) distinct words; word_index: (n,) row of x per node (every node
-        reads a word).  Returns out (n, 2d), cache."""
+        reads a word); recurrent_masks: None or [m^F, m^B], each (sentences, d).
+        Returns out (n, 2d), the root holding [h^F_T ; h^B_1], and the cache."""
+        return self._forward(params, forest, x, word_index, helper, recurrent_masks,
+                             sentence_at_root=True)
+
+    def forward_steps(self, params: dict, forest: Forest, x: np.ndarray,
+                      word_index: np.ndarray, helper=None, recurrent_masks=None):
+        """As ``forward``, but every row t (the root too) holds [h^F_t ; h^B_t]:
+        the per-step states a stacked layer reads.  ``backward`` takes its cache."""
+        return self._forward(params, forest, x, word_index, helper, recurrent_masks,
+                             sentence_at_root=False)
+
+    def _forward(self, params, forest, x, word_index, helper, recurrent_masks,
+                 sentence_at_root: bool):
         d = self.hidden_dim
-        h_forward, forward_cache = self.lstm.forward(params, forest, x, word_index, helper)
+        forward_masks = backward_masks = None
+        if recurrent_masks is not None:
+            if len(recurrent_masks) != 2:
+                raise ValueError(f"{self.name} has two recurrent connections (forward, "
+                                 f"backward), got {len(recurrent_masks)} masks")
+            forward_masks, backward_masks = [recurrent_masks[0]], [recurrent_masks[1]]
+        h_forward, forward_cache = self.lstm.forward(params, forest, x, word_index, helper,
+                                                     forward_masks)
         reversed_forest, order = reverse_chains(forest)
         h_backward, backward_cache = self.lstm.forward(self._backward(params), reversed_forest,
-                                                       x, word_index[order], helper)
-        position = np.empty_like(order)
-        position[order] = np.arange(order.shape[0])
-        backward_row = position.copy()
-        # a chain's root reads h^B at the chain's first word: the reversed root
-        backward_row[forest.root] = reversed_forest.root
+                                                       x, word_index[order], helper,
+                                                       backward_masks)
+        backward_row = np.empty_like(order)    # node order[r] holds h^B of reversed node r
+        backward_row[order] = np.arange(order.shape[0])
+        if sentence_at_root:
+            # a chain's root reads h^B at the chain's first word: the reversed root
+            backward_row[forest.root] = reversed_forest.root
         out = np.empty((forest.n_nodes, 2 * d), dtype=x.dtype)
         out[:, :d] = h_forward
         out[:, d:] = h_backward[backward_row]

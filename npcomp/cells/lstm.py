@@ -25,6 +25,18 @@ child:
     delta_i = eps_c_t * u i(1-i);  delta_u = eps_c_t * i (1-u^2);  delta_f = eps_c_t * c_{t-1} f(1-f)
     eps_c_{t-1} = eps_c_t * f_t;   eps_h_{t-1} += delta_t U^T;   dx_t = delta_t W^T
 
+Recurrent dropout (Gal 2015: one mask per sequence, the same at every time
+step; Nayebi & Blundell Sec. 4.1: "a Dropout level of 0.3 between each
+recurrent connection").  ``recurrent_widths() == [d]``; with ``recurrent_masks=[m]``,
+m (sentences, d), sentence s reads h_{t-1} through its own mask m_s, fixed
+over its time steps:
+
+    h~_{t-1} = h_{t-1} * m_s;   eq. 1 with h~_{t-1} in place of h_{t-1}
+
+while h_t itself (what the classifier or a next layer reads) is not masked.
+Backward: eps_h_{t-1} += (delta_t U^T) * m_s and dU = sum_t h~_{t-1}^T delta_t
+(treelstm_nary.py, which applies the mask only when one is given).
+
 =========================  ===================  ==========
 paper                      code                 shape
 =========================  ===================  ==========
@@ -50,6 +62,10 @@ class ChainLSTM(TreeLSTMNary):
 
     def __init__(self, input_dim: int, hidden_dim: int):
         super().__init__(input_dim, hidden_dim, arity=1, inner_inputs=True)
+
+    def recurrent_widths(self) -> list:
+        """One recurrent connection, h_{t-1} -> step t, d wide."""
+        return [self.hidden_dim]
 
     def check_forest(self, forest: Forest) -> None:
         if forest.n_children.max() > 1 or np.any(forest.word < 0):

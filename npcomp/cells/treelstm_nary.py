@@ -36,6 +36,18 @@ parents first; the parent has already added its share to eps_h and eps_c:
     dU  = sum_j [h_j1 .. h_jN]^T delta_j,  dW = sum_{j reading x} x_j^T delta_j,
     db  = sum_j delta_j  (b^(f) gets the sum over k of delta_fk)
 
+Recurrent dropout (Gal 2015: one mask per sequence; Nayebi & Blundell
+Sec. 4.1).  With ``recurrent_masks=[m]``, m (trees, d), every child's h
+enters its parent's gates multiplied by the mask of the parent's tree,
+the same mask at every node and child slot of that tree:
+
+    h~_jl = h_jl * m_s,   s = tree of j           (then eqs. 9-12 read h~_jl)
+
+The cell's output h_j itself is not masked, nor is c_jl in eq. 13.
+Backward: eps_h(child l) += (sum_g delta_g U_l^(g)^T) * m_s, and dU uses
+h~ (the gathered ``hc`` is stored masked, so dU needs no change).  Without
+masks these two multiplications are skipped entirely.
+
 Parameters (d = hidden_dim, d_x = input_dim):
 
 =========  ====================  =========================================
@@ -69,6 +81,8 @@ class TreeLSTMNaryCache:
     gates: np.ndarray    # (n + 3, (3+N) d) i|o|u|f_1..f_N activations (3 spare rows)
     c: np.ndarray        # (n, d) memory cells
     tanh_c: np.ndarray   # (n, d)
+    # (n, d) recurrent-dropout mask of each node's tree, or None (no dropout)
+    node_mask: np.ndarray | None = None
 
 
 class TreeLSTMNary:
@@ -125,10 +139,28 @@ class TreeLSTMNary:
             raise ValueError(f"{self.name} reads words at the leaves only: every leaf needs "
                              "a word and no inner node may have one")
 
+    def _node_mask(self, forest: Forest, recurrent_masks, dtype) -> np.ndarray | None:
+        """(n, d) each node's row of its tree's recurrent-dropout mask, or None.
+
+        ``recurrent_masks``: None or [m] with m (trees, d), one mask per tree
+        (Gal: the same mask at every time step of a sequence)."""
+        if recurrent_masks is None:
+            return None
+        if len(recurrent_masks) != 1:
+            raise ValueError(f"{self.name} has one recurrent connection, got "
+                             f"{len(recurrent_masks)} masks")
+        mask = recurrent_masks[0]
+        if mask.shape != (forest.n_trees, self.hidden_dim):
+            raise ValueError(f"{self.name}: a recurrent mask must be (trees, d) = "
+                             f"{(forest.n_trees, self.hidden_dim)}, not {mask.shape}")
+        return np.ascontiguousarray(mask[forest.tree], dtype=dtype)
+
     def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
-                helper=None):
+                helper=None, recurrent_masks=None):
         """x: (U, d_x) vectors of the distinct words; word_index: (L,) the row of x
-        each leaf (nodes 0..L-1) reads.  Returns h (n, d), cache.
+        each leaf (nodes 0..L-1) reads.  ``recurrent_masks``: None or [m], m
+        (trees, d), the recurrent-dropout mask on the children's h (module
+        docstring).  Returns h (n, d), cache.
 
         Level by level: gather the children's h, one matrix product for the
         gate pre-activations of the whole level, vectorised gate functions,
@@ -145,6 +177,7 @@ class TreeLSTMNary:
         c = np.empty((n, d), dtype=dtype)
         tanh_c = np.empty((n, d), dtype=dtype)
         h = np.empty((n, d), dtype=dtype)
+        node_mask = self._node_mask(forest, recurrent_masks, dtype)
         b = params["b"]
         # the shared b^(f) repeated for the N forget gates (eq. 10)
         bias = np.concatenate([b[:3 * d]] + [b[3 * d:]] * arity)
@@ -165,6 +198,8 @@ class TreeLSTMNary:
 
             def rows_forward(start: int, stop: int) -> None:
                 _gather_children(children, h, hc, start, stop)
+                if node_mask is not None:  # h~_jl = h_jl * m_s in every child slot
+                    _mask_rows(hc, node_mask, start, stop, arity)
                 # eqs. 9-12 straight into the gate rows (padding rows belong to
                 # higher levels, which overwrite them later)
                 padded = padded_stop(start, stop)
@@ -180,7 +215,7 @@ class TreeLSTMNary:
             for level in range(1, forest.n_levels):
                 on_level(rows_forward, forest.level_ptr[level], forest.level_ptr[level + 1],
                           helper)
-        return h, TreeLSTMNaryCache(x, word_index, hc, gates, c, tanh_c)
+        return h, TreeLSTMNaryCache(x, word_index, hc, gates, c, tanh_c, node_mask)
 
     def backward(self, params: dict, forest: Forest, cache: TreeLSTMNaryCache,
                  d_h: np.ndarray, grads: dict, helper=None) -> np.ndarray:
@@ -197,11 +232,14 @@ class TreeLSTMNary:
         delta = np.zeros((n + ROW_PAD, (3 + arity) * d), dtype=d_h.dtype)
         d_c = np.zeros((n, d), dtype=d_h.dtype)
         u_transposed = params["U"].T
+        node_mask = cache.node_mask
 
         def rows_backward(start: int, stop: int) -> None:
             _gate_deltas(children, cache.gates, cache.c, cache.tanh_c, d_h, d_c, delta,
                          start, stop)
             d_hc = delta[start:padded_stop(start, stop)] @ u_transposed   # reverses eqs. 9-12
+            if node_mask is not None:  # reverses h~_jl = h_jl * m_s
+                _mask_rows(d_hc, node_mask[start:], 0, stop - start, arity)
             _scatter_to_children(children, d_hc, d_h, start, stop)
 
         for level in range(forest.n_levels - 1, 0, -1):
@@ -289,6 +327,14 @@ def _gather_children(children, h, hc, start, stop):
             kid = children[j, k]
             if kid >= 0:
                 hc[j, k * d:(k + 1) * d] = h[kid]
+
+
+def _mask_rows(blocks, node_mask, start, stop, arity):
+    """In place: blocks[j, k d:(k+1) d] *= node_mask[j] for j in start..stop and
+    every child slot k (a missing child's zeros stay zero)."""
+    d = node_mask.shape[1]
+    for k in range(arity):
+        blocks[start:stop, k * d:(k + 1) * d] *= node_mask[start:stop]
 
 
 @njit(cache=True, nogil=True)

@@ -1,0 +1,161 @@
+r"""2-layer (stacked) LSTM (Tai, Socher & Manning 2015, Sec. 2.2 "Multilayer
+LSTM" and Table 1 "2-layer"; Graves et al. 2013).
+
+"The hidden state of an LSTM unit in layer l is used as input to the LSTM
+unit in layer l+1 in the same time step" (Tai Sec. 2.2).  Two chain LSTMs
+(Tai eq. 1, ``lstm.py``), row-vector orientation (``x @ W`` is the paper's
+W x), columns i|o|u|f:
+
+    layer 1:  z1_t = x_t  W   + h1_{t-1} U   + b     -> i, o, u, f -> c1_t, h1_t   (1)
+    layer 2:  z2_t = h1_t W_2 + h2_{t-1} U_2 + b_2   -> i, o, u, f -> c2_t, h2_t   (1)
+    out_t = h2_t
+
+with h_0 = c_0 = 0 in both layers; the classifier reads layer 2 (at a
+chain's root, the sentence).  In the forest, layer 2 is the same chain LSTM
+run over the same chains with node t "reading word t" = row t of h1
+(``word_index = arange(n)``).
+
+Backward (eps = dLoss/d state; each layer's own backward is lstm.py's):
+
+    eps_h2_t = d_out_t                                   (the head's gradient)
+    layer 2 back through its chains -> dW_2, dU_2, db_2 and
+        eps_h1_t = d x2_t = delta2_t W_2^T               (reverses z2_t's h1_t W_2)
+    layer 1 back through its chains with eps_h1 -> dW, dU, db, d x_t
+
+h1_t feeds only layer 2 at step t (its recurrence inside layer 1 is layer 1's
+own business), so eps_h1 is exactly layer 2's input gradient.
+
+Recurrent dropout (Gal 2015, one mask per sequence): ``recurrent_widths()
+== [d, d]``, masks [m1, m2] (sentences, d) on h1_{t-1} and h2_{t-1} where they
+enter their own layer's step t (lstm.py).  Neither layer's output is masked,
+so layer 2 reads the unmasked h1_t.
+
+Parameters (d = hidden_dim, d_x = input_dim):
+
+========================  =========================  =========================
+paper                     code                       shape
+========================  =========================  =========================
+layer 1 W, U, b of eq. 1  ``W``, ``U``, ``b``        (d_x, 4d), (d, 4d), (4d,)
+layer 2 W, U, b of eq. 1  ``W_2``, ``U_2``, ``b_2``  (d, 4d), (d, 4d), (4d,)
+========================  =========================  =========================
+
+(Layer 1's names are the 1-layer ``lstm``'s; layer l > 1 adds ``_l``.)
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..forest import Forest
+from .lstm import ChainLSTM
+
+
+@dataclass
+class StackedCache:
+    first: object    # layer 1's cache
+    second: object   # layer 2's cache (its x is layer 1's output)
+
+
+def layer_suffix(layer: int) -> str:
+    """Suffix of a layer's parameter names: '' for layer 1, '_2' for layer 2."""
+    return "" if layer == 1 else f"_{layer}"
+
+
+class StackedLSTM:
+    """Two chain LSTMs, the second reading the first's h_t at step t.
+
+    The stacking itself (names, masks, forward, backward) is written once
+    here for any two sequence cells; ``StackedBiLSTM`` (bilstm2.py) only
+    chooses the layers and how layer 1 is read."""
+
+    name = "lstm2"
+    options = ()
+
+    def __init__(self, input_dim: int, hidden_dim: int):
+        self._stack(ChainLSTM(input_dim, hidden_dim), ChainLSTM(hidden_dim, hidden_dim))
+
+    def _stack(self, first, second) -> None:
+        if second.input_dim != first.output_dim:
+            raise ValueError("layer 2 must read layer 1's output")
+        self.input_dim = first.input_dim
+        self.hidden_dim = first.hidden_dim
+        self.output_dim = second.output_dim
+        self.layers = (first, second)
+
+    def _first_forward(self):
+        """Layer 1's forward: its output at every step (bilstm2 overrides it)."""
+        return self.layers[0].forward
+
+    # ---- names: layer l's parameters are the layer cell's names + suffix ----
+
+    def _named(self, layer: int) -> list:
+        """[(this cell's name, layer cell's name, shape)] for layer 1 or 2."""
+        suffix = layer_suffix(layer)
+        return [(name + suffix, name, shape)
+                for name, shape in self.layers[layer - 1].parameter_shapes()]
+
+    def _views(self, params: dict, layer: int) -> dict:
+        """Layer ``layer``'s parameters (or gradients: same names) under the layer
+        cell's own names; views, so a layer adding into its gradients adds here."""
+        return {inner: params[outer] for outer, inner, _ in self._named(layer)}
+
+    def parameter_shapes(self) -> list:
+        return [(outer, shape) for layer in (1, 2) for outer, _, shape in self._named(layer)]
+
+    def report_slices(self) -> dict:
+        out = {}
+        for layer in (1, 2):
+            suffix = layer_suffix(layer)
+            for sub, (block, index) in self.layers[layer - 1].report_slices().items():
+                # "W.i" -> "W_2.i"; "W.i_backward" (block W_backward) -> "W.i_backward_2"
+                key = (block + suffix + sub[len(block):] if sub.startswith(block + ".")
+                       else sub + suffix)
+                out[key] = (block + suffix, index)
+        return out
+
+    def initialise(self, params: dict, rng: np.random.Generator) -> None:
+        for layer in (1, 2):
+            self.layers[layer - 1].initialise(self._views(params, layer), rng)
+
+    def check_forest(self, forest: Forest) -> None:
+        if forest.n_children.max() > 1 or np.any(forest.word < 0):
+            raise ValueError(f"{self.name} reads sequences: every node one child at most and "
+                             "a word (train with --structure chain)")
+
+    def recurrent_widths(self) -> list:
+        """Layer 1's recurrent connections, then layer 2's."""
+        return self.layers[0].recurrent_widths() + self.layers[1].recurrent_widths()
+
+    def _split_masks(self, recurrent_masks) -> tuple:
+        if recurrent_masks is None:
+            return None, None
+        first = len(self.layers[0].recurrent_widths())
+        if len(recurrent_masks) != len(self.recurrent_widths()):
+            raise ValueError(f"{self.name} has {len(self.recurrent_widths())} recurrent "
+                             f"connections, got {len(recurrent_masks)} masks")
+        return list(recurrent_masks[:first]), list(recurrent_masks[first:])
+
+    def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
+                helper=None, recurrent_masks=None):
+        """x: (U, d_x) distinct words; word_index: (n,) row of x per node;
+        recurrent_masks: None or one (sentences, d) mask per recurrent
+        connection (``recurrent_widths``).  Returns out (n, output_dim), cache."""
+        first_masks, second_masks = self._split_masks(recurrent_masks)
+        h1, first = self._first_forward()(self._views(params, 1), forest, x, word_index,
+                                          helper, first_masks)
+        # layer 2 reads h1_t at node t: row t of h1 is node t's "word"
+        steps = np.arange(forest.n_nodes)
+        out, second = self.layers[1].forward(self._views(params, 2), forest, h1, steps,
+                                             helper, second_masks)
+        return out, StackedCache(first, second)
+
+    def backward(self, params: dict, forest: Forest, cache: StackedCache, d_out: np.ndarray,
+                 grads: dict, helper=None) -> np.ndarray:
+        """d_out: (n, output_dim) dLoss/dout.  Adds both layers' parameter gradients
+        into ``grads``; returns dLoss/dx (U, d_x)."""
+        # layer 2 first: its input gradient, one row per node, is eps_h1
+        d_h1 = self.layers[1].backward(self._views(params, 2), forest, cache.second, d_out,
+                                       self._views(grads, 2), helper)
+        return self.layers[0].backward(self._views(params, 1), forest, cache.first, d_h1,
+                                       self._views(grads, 1), helper)

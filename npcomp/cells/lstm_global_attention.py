@@ -1,0 +1,248 @@
+r"""LSTM with global attention (Nayebi & Blundell Sec. 3.4, eqs. 4-8;
+after Luong, Pham & Manning 2015).
+
+A sentence is a chain (node t reads word t; the chain's root is its last
+word T).  The LSTM of eq. 4 (``lstm.py``, Tai eq. 1) reads it; one score per
+time step, a softmax over the steps of the sentence, and the attention-
+weighted context c_T together with the last state h_T give the attentional
+hidden state the classifier reads.  Row-vector orientation (``x @ W`` is the
+paper's W x; every code matrix is the transpose of the paper's):
+
+    h_t  = LSTM(x_t, h_{t-1})                                           (4)
+    e_t  = h_t w_a                     score, one number per step
+    a_t  = exp(e_t - e*) / sum_{t'=1..T} exp(e_t' - e*),  e* = max_t' e_t'   (6)
+    c_T  = sum_{t=1..T} a_t h_t                                          (5)
+    h~_T = tanh( [c_T | h_T] W_c + b_c )                                 (7)
+    y^   = softmax( h~_T W_p + b_p )      the classifier (heads.py)     (8)
+
+Eq. 6 prints ``a_t = softmax(W_a h_t)`` without naming the axis: a_t is a
+scalar and c_T a convex combination, so the softmax runs over the time
+steps t = 1..T of one sentence (Luong's global attention).  Subtracting
+the sentence's largest score e* changes nothing but the overflow.  A bias on
+the score would cancel in that softmax, so w_a has none.  Eq. 7 prints no
+bias. npcomp adds b_c, like the affine layers in the other cells
+(docs/cells/lstm_global_attention.md, reading G3).
+
+Output: row T of each chain (``forest.root``) holds h~_T, every other row
+is 0.  The model classifies whole sequences (eq. 8 at the last step), so a
+labelled non-root node is refused by ``check_forest``.  Phrase supervision
+works with one chain per phrase (``--supervision spans``).
+
+Recurrent dropout (Gal 2015; Nayebi Sec. 4.1, 0.3 "between each recurrent
+connection for the LSTM layer"): ``recurrent_widths() == [d]``, the LSTM's
+h_{t-1} -> step t mask, applied inside ``lstm.py``.  h_t as attended and
+as read by eq. 7 is not masked.
+
+Backward, with eps = dJ/d(state) and delta = dJ/d(pre-activation), each
+line reversing the forward equation named:
+
+    eps_h~_T   = dJ/dh~_T                     from the classifier, the root's row
+    delta_c    = eps_h~_T * (1 - h~_T^2)                               reverses (7)
+    dW_c      += [c_T | h_T]^T delta_c,   db_c += delta_c
+    [eps_cT | eps_hT] = delta_c W_c^T                                  reverses (7)
+    eps_a_t    = h_t . eps_cT             dJ/da_t                      reverses (5)
+    eps_h_t    = a_t eps_cT   (+ eps_hT at t = T)                      reverses (5), (7)
+    delta_a_t  = a_t ( eps_a_t - sum_{t'} a_t' eps_a_t' )   dJ/de_t    reverses (6)
+    eps_h_t   += delta_a_t w_a,    dw_a += sum_t delta_a_t h_t         reverses e_t = h_t w_a
+    then the LSTM's backward (lstm.py) from eps_h, every step.
+
+The delta_a line is the softmax Jacobian da_t'/de_t = a_t' (1[t = t'] - a_t):
+sum_{t'} eps_a_t' a_t' (1[t = t'] - a_t) = a_t (eps_a_t - sum_{t'} a_t' eps_a_t').
+The subtracted sum is the term a planted-bug test removes
+(tests/test_cell_lstm_global_attention.py).
+
+=====================  =========================  ==================
+paper                  code                       shape
+=====================  =========================  ==================
+W_*, U_*, b_* of (4)   ``W``, ``U``, ``b``        (d_x, 4d), (d, 4d), (4d,)
+                       (columns i|o|u|f, lstm.py)
+W_a                    ``W_a`` (row vector w_a)   (d,)
+W_c (acts on [c; h])   ``W_c`` rows c_T | h_T     (2d, A)
+bias of (7), ours      ``b_c``                    (A,)
+a_t                    ``cache.a[t]``             (n,)
+c_T                    ``cache.context[k]``       (sentences, d)
+h~_T                   ``out[root]``              (A,); A = attention_dim, 25
+=====================  =========================  ==================
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from ..forest import Forest
+from .activations import uniform_fan_in
+from .lstm import ChainLSTM
+
+# Nayebi Sec. 4.1: "the attentional hidden state defined in (7) is 25-dimensional"
+ATTENTION_DIM = 25
+
+
+def chain_layout(forest: Forest) -> tuple:
+    """(order, chain_ptr): the nodes of sentence k in time order are
+    ``order[chain_ptr[k]:chain_ptr[k+1]]`` (its first word first, its root last).
+
+    A forest of chains numbers its nodes by height, i.e. by time step, across
+    sentences; attention runs along one sentence, so its kernels walk this
+    sentence-major order instead.
+    """
+    order = np.lexsort((forest.height, forest.tree)).astype(np.int64)
+    chain_ptr = np.zeros(forest.n_trees + 1, dtype=np.int64)
+    np.cumsum(np.bincount(forest.tree, minlength=forest.n_trees), out=chain_ptr[1:])
+    return order, chain_ptr
+
+
+def check_sequence_forest(name: str, forest: Forest) -> None:
+    """Chains only, a word at every node, labels at the chain roots only."""
+    if forest.n_children.max() > 1 or np.any(forest.word < 0):
+        raise ValueError(f"{name} reads sequences: every node one child at most and a word "
+                         "(train with --structure chain)")
+    labelled = forest.label >= 0
+    labelled[forest.root] = False
+    if np.any(labelled):
+        raise ValueError(f"{name} classifies whole sequences at their last word: only a "
+                         f"chain's root may be labelled, {int(labelled.sum())} other nodes "
+                         "are (use --supervision root or spans)")
+
+
+@dataclass
+class GlobalAttentionCache:
+    lstm: object            # the LSTM's cache (lstm.py)
+    h: np.ndarray           # (n, d) LSTM states
+    order: np.ndarray       # chain_layout
+    chain_ptr: np.ndarray
+    a: np.ndarray           # (n,) attention weight of each step in its sentence, eq. 6
+    features: np.ndarray    # (sentences, 2d) [c_T | h_T]
+    h_tilde: np.ndarray     # (sentences, A) eq. 7
+
+
+class GlobalAttentionLSTM:
+    """Chain LSTM + softmax attention over the sentence's steps + tanh layer (eqs. 4-7)."""
+
+    name = "lstm-global-attn"
+    options = ("attention_dim",)
+
+    def __init__(self, input_dim: int, hidden_dim: int, attention_dim: int = ATTENTION_DIM):
+        if attention_dim < 1:
+            raise ValueError(f"{self.name}: attention_dim must be at least 1, not {attention_dim}")
+        self.input_dim = input_dim
+        self.hidden_dim = hidden_dim
+        self.attention_dim = attention_dim
+        self.output_dim = attention_dim
+        self.lstm = ChainLSTM(input_dim, hidden_dim)
+
+    def parameter_shapes(self) -> list:
+        d, attention = self.hidden_dim, self.attention_dim
+        return self.lstm.parameter_shapes() + [("W_a", (d,)), ("W_c", (2 * d, attention)),
+                                               ("b_c", (attention,))]
+
+    def report_slices(self) -> dict:
+        d = self.hidden_dim
+        out = dict(self.lstm.report_slices())
+        out["W_c.c"] = ("W_c", (slice(0, d), slice(None)))
+        out["W_c.h"] = ("W_c", (slice(d, 2 * d), slice(None)))
+        return out
+
+    def initialise(self, params: dict, rng: np.random.Generator) -> None:
+        """Uniform +-1/sqrt(fan-in), as the other cells."""
+        self.lstm.initialise(params, rng)
+        uniform_fan_in(params["W_a"], self.hidden_dim, rng)
+        uniform_fan_in(params["W_c"], 2 * self.hidden_dim, rng)
+        uniform_fan_in(params["b_c"], 2 * self.hidden_dim, rng)
+
+    def recurrent_widths(self) -> list:
+        """[d]: the LSTM's h_{t-1} -> step t connection."""
+        return [self.hidden_dim]
+
+    def check_forest(self, forest: Forest) -> None:
+        check_sequence_forest(self.name, forest)
+
+    def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
+                helper=None, recurrent_masks=None):
+        """x: (U, d_x) distinct words; word_index: (n,) row of x per node;
+        recurrent_masks: None or [m], m (sentences, d).  Returns out (n, A)
+        (h~_T at each chain's root, 0 elsewhere) and the cache."""
+        if recurrent_masks is not None and len(recurrent_masks) != 1:
+            raise ValueError(f"{self.name} has one recurrent connection, got "
+                             f"{len(recurrent_masks)} masks")
+        masks = {} if recurrent_masks is None else {"recurrent_masks": recurrent_masks}
+        h, lstm_cache = self.lstm.forward(params, forest, x, word_index, helper, **masks)  # (4)
+        d, dtype = self.hidden_dim, h.dtype
+        order, chain_ptr = chain_layout(forest)
+        score = h @ params["W_a"]                                           # e_t
+        a = np.empty(forest.n_nodes, dtype=dtype)
+        features = np.empty((forest.n_trees, 2 * d), dtype=dtype)
+        _attention(order, chain_ptr, score, h, a, features)                 # (6), (5)
+        features[:, d:] = h[forest.root]                                    # [c_T | h_T]
+        h_tilde = np.tanh(features @ params["W_c"] + params["b_c"])         # (7)
+        out = np.zeros((forest.n_nodes, self.output_dim), dtype=dtype)
+        out[forest.root] = h_tilde
+        return out, GlobalAttentionCache(lstm_cache, h, order, chain_ptr, a, features, h_tilde)
+
+    def backward(self, params: dict, forest: Forest, cache: GlobalAttentionCache,
+                 d_out: np.ndarray, grads: dict, helper=None) -> np.ndarray:
+        """d_out: (n, A) dJ/dout (only the roots' rows are read).  Adds dJ/dparams
+        into ``grads``; returns dJ/dx (U, d_x)."""
+        d = self.hidden_dim
+        delta_c = d_out[forest.root] * (1 - cache.h_tilde ** 2)             # reverses (7)
+        grads["W_c"] += cache.features.T @ delta_c
+        grads["b_c"] += delta_c.sum(axis=0)
+        eps_features = delta_c @ params["W_c"].T                            # [eps_cT | eps_hT]
+        eps_h = np.zeros_like(cache.h)
+        delta_a = np.empty_like(cache.a)
+        _attention_backward(cache.order, cache.chain_ptr, cache.h, cache.a,
+                            np.ascontiguousarray(eps_features[:, :d]), params["W_a"],
+                            eps_h, delta_a)                                 # reverses (5), (6)
+        eps_h[forest.root] += eps_features[:, d:]                           # h_T in (7)
+        grads["W_a"] += delta_a @ cache.h
+        return self.lstm.backward(params, forest, cache.lstm, eps_h, grads, helper)  # (4)
+
+
+@njit(cache=True, nogil=True)
+def _attention(order, chain_ptr, score, h, a, features):
+    """Eqs. 6 and 5 per sentence: a_t = softmax over its steps of e_t (largest
+    score subtracted); features[k, :d] = c_T = sum_t a_t h_t."""
+    d = h.shape[1]
+    for k in range(chain_ptr.shape[0] - 1):
+        first, last = chain_ptr[k], chain_ptr[k + 1]
+        top = score[order[first]]
+        for p in range(first + 1, last):
+            top = max(top, score[order[p]])
+        total = score[0] * 0
+        for p in range(first, last):
+            t = order[p]
+            a[t] = math.exp(score[t] - top)
+            total += a[t]
+        for q in range(d):
+            features[k, q] = 0
+        for p in range(first, last):
+            t = order[p]
+            a[t] /= total
+            for q in range(d):
+                features[k, q] += a[t] * h[t, q]
+
+
+@njit(cache=True, nogil=True)
+def _attention_backward(order, chain_ptr, h, a, eps_context, w_a, eps_h, delta_a):
+    """Reverses eqs. 5 and 6 per sentence k (eps_context[k] = eps_cT):
+    eps_h_t += a_t eps_cT;  eps_a_t = h_t . eps_cT;
+    delta_a_t = a_t (eps_a_t - sum_t' a_t' eps_a_t');  eps_h_t += delta_a_t w_a."""
+    d = h.shape[1]
+    for k in range(chain_ptr.shape[0] - 1):
+        first, last = chain_ptr[k], chain_ptr[k + 1]
+        mean = a[0] * 0                          # sum_t' a_t' eps_a_t'
+        for p in range(first, last):
+            t = order[p]
+            eps_a = a[0] * 0
+            for q in range(d):
+                eps_a += h[t, q] * eps_context[k, q]
+                eps_h[t, q] += a[t] * eps_context[k, q]
+            delta_a[t] = eps_a                   # eps_a_t for now
+            mean += a[t] * eps_a
+        for p in range(first, last):
+            t = order[p]
+            delta_a[t] = a[t] * (delta_a[t] - mean)
+            for q in range(d):
+                eps_h[t, q] += delta_a[t] * w_a[q]

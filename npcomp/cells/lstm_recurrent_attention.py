@@ -1,0 +1,482 @@
+r"""LSTM with recurrent attention (Nayebi & Blundell Sec. 3.5, eqs. 9-13;
+after the deep attention fusion of Cheng, Dong & Lapata 2016).
+
+A sentence is a chain (node t reads word t; the chain's root is its last
+word T).  The LSTM of eq. 4 (``lstm.py``) gives hidden states h_t and memory
+cells m_t.  At every step t, attention over the steps so far re-reads them.
+An LSTM-like "adaptive transfer" layer with an extra gate r_t carries the
+attended memory into its own cell k_t.  A highway layer on its last state
+s_T gives the representation the classifier reads.  Row-vector orientation
+(``x @ W`` is the paper's W x; every code matrix is the transpose of the
+paper's), v_j = [h_j | m_j] (2d):
+
+    h_t, m_t = LSTM(x_t, h_{t-1}, m_{t-1})     (4), m_t is eq. 4's c_t
+    e_j = v_j w_a                              score, one number per step
+    alpha_j^t = exp(e_j) / sum_{j'=1..t} exp(e_j'),   j = 1..t            (9)
+    v~_t = [h~_t | m~_t] = sum_{j=1..t} alpha_j^t v_j                       (9)
+    r_t  = sigma( h~_t W_r + b_r )                                         (10)
+    i_t  = sigma( x_t W_x^(i) + s_{t-1} U_s^(i) + b_s^(i) )   x_t = v~_t     (11)
+    f_t  = sigma( x_t W_x^(f) + s_{t-1} U_s^(f) + b_s^(f) )                (11)
+    k~_t = tanh ( x_t W_x^(k) + s_{t-1} U_s^(k) + b_s^(k) )                (11)
+    o_t  = sigma( x_t W_x^(o) + s_{t-1} U_s^(o) + b_s^(o) )                (11)
+    k_t  = f_t * k_{t-1} + i_t * k~_t + r_t * m~_t                         (10)
+    s_t  = o_t * tanh(k_t),      s_0 = k_0 = 0                             (10)
+    H    = s_T W_H + b_H                                                   (12)
+    T    = sigma( s_T W_T + b_T ),   b_T initialised to -2                  (12)
+    s^_T = H * T + s_T * (1 - T)                                           (12)
+    y^   = softmax( s^_T W_p + b_p )     the classifier (heads.py)        (13)
+
+Readings (docs/cells/lstm_recurrent_attention.md, R1-R8).  The softmax of
+eq. 9 runs over j = 1..t, the steps the sum covers: a prefix softmax, a
+different distribution at every t.  A bias on e_j would cancel in it, so
+w_a has none.  W_r reads h~_t only, as printed.  The transfer layer's size
+is the LSTM's d.  Eq. 12's H has no non-linearity, as printed.  The
+recurrent dropout of the transfer layer masks s_{t-1} where it enters U_s.
+
+Prefix softmax in O(T d) (``_prefix_attention``).  With M_t = max_{j<=t}
+e_j and Z_t = sum_{j<=t} exp(e_j - M_t), the running sums
+
+    S_t = sum_{j<=t} exp(e_j - M_t) v_j,   v~_t = S_t / Z_t
+
+are updated from S_{t-1}, Z_{t-1} by rescaling both by exp(M_{t-1} - M_t)
+<= 1 when the maximum grows (the "online softmax"), so every exponent is
+<= 0.  Memory is O(n d): no (T, T) matrix of alpha_j^t is formed, and a
+1000-word chain costs 1000 steps, not 10^6.
+
+Output: row T of each chain (``forest.root``) holds s^_T (d), every other
+row is 0.  The model classifies whole sequences (eq. 13 at the last step),
+so a labelled non-root node is refused by ``check_forest``.
+
+Recurrent dropout (Gal 2015; Nayebi Sec. 4.1: 0.25 on the LSTM, 0.3 on the
+transfer layer): ``recurrent_widths() == [d, d]``.  Mask m^h goes to the
+LSTM (lstm.py).  Mask m^s, one per sentence, multiplies s_{t-1} in eq. 11:
+s_{t-1} U_s becomes (s_{t-1} * m^s) U_s.  k_{t-1}, the attended states and
+the output are not masked.
+
+Backward, with eps = dJ/d(state) and delta = dJ/d(pre-activation), each
+line reversing the forward equation named.  Highway, at each root
+(``_highway_backward``):
+
+    eps_H    = eps_s^ * T                                    reverses (12)
+    delta_T  = eps_s^ * (H - s_T) * T (1 - T)                reverses (12)
+    eps_s_T  = eps_s^ * (1 - T) + eps_H W_H^T + delta_T W_T^T
+    dW_H += s_T^T eps_H, db_H += eps_H, dW_T += s_T^T delta_T, db_T += delta_T
+
+Transfer layer, levels (time steps) from the last down (``_transfer_deltas``);
+the next step has already added its shares to eps_s_t and eps_k_t:
+
+    delta_o  = eps_s_t * tanh(k_t) * o(1-o)                  reverses (10) s_t
+    eps_k_t += eps_s_t * o * (1 - tanh(k_t)^2)               reverses (10) s_t
+    delta_i  = eps_k_t * k~_t * i(1-i)                       reverses (10), (11)
+    delta_k  = eps_k_t * i * (1 - k~_t^2)                    reverses (10), (11)
+    delta_f  = eps_k_t * k_{t-1} * f(1-f)     (0 at t = 1)   reverses (10), (11)
+    delta_r  = eps_k_t * m~_t * r(1-r)                       reverses (10) r_t
+    eps_m~_t = eps_k_t * r_t                  direct path of r_t * m~_t
+    eps_k_{t-1}  = eps_k_t * f_t                             reverses (10) k_t
+    eps_s_{t-1} += (delta_t U_s^T) * m^s                     reverses (11)
+    dU_s += (s_{t-1} * m^s)^T delta_t,  dW_x += v~_t^T delta_t,  db_s += delta_t
+    dW_r += h~_t^T delta_r,  db_r += delta_r
+    eps_v~_t = delta_t W_x^T + [delta_r W_r^T | eps_m~_t]    reverses (11), (10)
+
+Prefix attention (``_prefix_attention_backward``).  With g_t = eps_v~_t,
+dv~_t/dv_j = alpha_j^t and dv~_t/de_j = alpha_j^t (v_j - v~_t), j <= t:
+
+    eps_v_j   = sum_{t>=j} alpha_j^t g_t                                   reverses (9)
+    delta_a_j = sum_{t>=j} alpha_j^t (v_j - v~_t) . g_t    dJ/de_j         reverses (9)
+    eps_v_j  += delta_a_j w_a,   dw_a += sum_j delta_a_j v_j
+
+Both sums run over the future steps t >= j.  alpha_j^t =
+exp(e_j - M_j) exp(M_j - M_t) / Z_t, and the first factor does not depend on
+t.  So suffix sums computed from t = T down give them in O(T d):
+
+    G_j = g_j / Z_j + exp(M_j - M_{j+1}) G_{j+1}                      (2d)
+    q_j = (v~_j . g_j) / Z_j + exp(M_j - M_{j+1}) q_{j+1}             scalar
+    eps_v_j = exp(e_j - M_j) G_j,    delta_a_j = exp(e_j - M_j) (v_j . G_j - q_j)
+
+Every factor is <= 1 (M is non-decreasing in t) and Z >= 1.  q is the
+softmax Jacobian's subtraction term; a planted-bug test removes it
+(tests/test_cell_lstm_recurrent_attention.py).  Last, eps_v = [eps_h | eps_m]
+enters the LSTM's backward.  eps_m is a gradient on the LSTM's memory cells,
+which lstm.py's backward (eps_h only) cannot take, so ``_lstm_backward``
+runs the same level loop and kernels (treelstm_nary.py) adding eps_m_t to
+eps_c_t before each step's gate deltas.  With eps_m = 0 it equals
+lstm.py's backward (a test).
+
+=========================  ====================================  ==========
+paper                      code                                  shape
+=========================  ====================================  ==========
+W_*, U_*, b_* of (4)       ``W``, ``U``, ``b`` (columns i|o|u|f)  (d_x, 4d), (d, 4d), (4d,)
+m_t (eq. 4's c_t)          ``cache.lstm.c``                      (n, d)
+W_a                        ``W_a`` (row w_a): h rows, then m     (2d,)
+[h~_t; m~_t]               ``cache.v_tilde``                     (n, 2d)
+W_r, b_r                   ``W_r``, ``b_r``                      (d, d), (d,)
+W_i, W_o, W_k, W_f         ``W_x`` columns i|o|k|f                (2d, 4d)
+U_i, U_o, U_k, U_f         ``U_s`` columns i|o|k|f                (d, 4d)
+b_i, b_o, b_k, b_f         ``b_s``                               (4d,)
+k_t, s_t                   ``cache.k``, ``cache.s``              (n, d)
+W_H, b_H                   ``W_H``, ``b_H``                      (d, d), (d,)
+W_T, b_T                   ``W_T``, ``b_T`` (b_T init -2)        (d, d), (d,)
+s^_T                       ``out[root]``                         (d,)
+=========================  ====================================  ==========
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from ..forest import Forest
+from .activations import ONE, uniform_fan_in
+from .levels import ROW_PAD, children_columns, on_level, padded_stop, sigmoid
+from .lstm import ChainLSTM
+from .lstm_global_attention import chain_layout, check_sequence_forest
+from .treelstm_nary import (_gate_deltas, _gather_children, _input_deltas, _scatter_to_children,
+                            _word_rows)
+
+GATES = ("i", "o", "k", "f")     # column blocks of W_x, U_s, b_s
+# Srivastava et al. 2015, Nayebi Sec. 3.5: the transform gate starts closed (carry)
+TRANSFORM_BIAS = -2.0
+
+
+@dataclass
+class RecurrentAttentionCache:
+    lstm: object            # the LSTM's cache (lstm.py); lstm.c holds m_t
+    v: np.ndarray           # (n, 2d) [h_t | m_t]
+    score: np.ndarray       # (n,) e_t
+    order: np.ndarray       # chain_layout
+    chain_ptr: np.ndarray
+    v_tilde: np.ndarray     # (n, 2d) [h~_t | m~_t], eq. 9
+    run_max: np.ndarray     # (n,) M_t
+    run_sum: np.ndarray     # (n,) Z_t
+    r: np.ndarray           # (n, d) eq. 10
+    previous: np.ndarray    # (n + 3, d) s_{t-1} * m^s (0 at t = 1; 3 spare rows)
+    gates: np.ndarray       # (n + 3, 4d) i|o|k~|f activations (3 spare rows)
+    k: np.ndarray           # (n, d)
+    tanh_k: np.ndarray      # (n, d)
+    s_T: np.ndarray         # (sentences, d)
+    H: np.ndarray           # (sentences, d) eq. 12
+    T: np.ndarray           # (sentences, d) eq. 12
+    node_mask: np.ndarray | None   # (n, d) m^s of each node's sentence, or None
+
+
+class RecurrentAttentionLSTM:
+    """Chain LSTM + prefix attention + adaptive transfer LSTM + highway (eqs. 4, 9-12)."""
+
+    name = "lstm-recurrent-attn"
+    options = ()
+
+    def __init__(self, input_dim: int, hidden_dim: int):
+        self.input_dim = input_dim
+        self.hidden_dim = hidden_dim
+        self.output_dim = hidden_dim
+        self.lstm = ChainLSTM(input_dim, hidden_dim)
+
+    def parameter_shapes(self) -> list:
+        d = self.hidden_dim
+        return self.lstm.parameter_shapes() + [
+            ("W_a", (2 * d,)), ("W_r", (d, d)), ("b_r", (d,)),
+            ("W_x", (2 * d, 4 * d)), ("U_s", (d, 4 * d)), ("b_s", (4 * d,)),
+            ("W_H", (d, d)), ("b_H", (d,)), ("W_T", (d, d)), ("b_T", (d,))]
+
+    def report_slices(self) -> dict:
+        d = self.hidden_dim
+        out = dict(self.lstm.report_slices())
+        out["W_a.h"] = ("W_a", (slice(0, d),))
+        out["W_a.m"] = ("W_a", (slice(d, 2 * d),))
+        for g, gate in enumerate(GATES):
+            columns = slice(g * d, (g + 1) * d)
+            out[f"W_x.{gate}"] = ("W_x", (slice(None), columns))
+            out[f"U_s.{gate}"] = ("U_s", (slice(None), columns))
+            out[f"b_s.{gate}"] = ("b_s", (columns,))
+        return out
+
+    def initialise(self, params: dict, rng: np.random.Generator) -> None:
+        """Uniform +-1/sqrt(fan-in), as the other cells; b_T = -2 (eq. 12)."""
+        d = self.hidden_dim
+        self.lstm.initialise(params, rng)
+        uniform_fan_in(params["W_a"], 2 * d, rng)
+        for name, fan_in in (("W_r", d), ("b_r", d), ("W_x", 2 * d), ("U_s", d), ("b_s", d),
+                             ("W_H", d), ("b_H", d), ("W_T", d)):
+            uniform_fan_in(params[name], fan_in, rng)
+        params["b_T"][...] = TRANSFORM_BIAS
+
+    def recurrent_widths(self) -> list:
+        """[d, d]: the LSTM's h_{t-1} -> step t and the transfer layer's s_{t-1} -> step t."""
+        return [self.hidden_dim, self.hidden_dim]
+
+    def check_forest(self, forest: Forest) -> None:
+        check_sequence_forest(self.name, forest)
+
+    def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
+                helper=None, recurrent_masks=None):
+        """x: (U, d_x) distinct words; word_index: (n,) row of x per node;
+        recurrent_masks: None or [m^h, m^s], each (sentences, d).  Returns out
+        (n, d) (s^_T at each chain's root, 0 elsewhere) and the cache."""
+        n, d, dtype = forest.n_nodes, self.hidden_dim, x.dtype
+        lstm_masks, node_mask = {}, None
+        if recurrent_masks is not None:
+            if len(recurrent_masks) != 2:
+                raise ValueError(f"{self.name} has two recurrent connections (LSTM, transfer "
+                                 f"layer), got {len(recurrent_masks)} masks")
+            if recurrent_masks[1].shape != (forest.n_trees, d):
+                raise ValueError(f"{self.name}: a recurrent mask must be (trees, d) = "
+                                 f"{(forest.n_trees, d)}, not {recurrent_masks[1].shape}")
+            lstm_masks = {"recurrent_masks": [recurrent_masks[0]]}
+            node_mask = np.ascontiguousarray(recurrent_masks[1][forest.tree], dtype=dtype)
+        h, lstm_cache = self.lstm.forward(params, forest, x, word_index, helper,
+                                          **lstm_masks)                          # (4)
+        v = np.concatenate([h, lstm_cache.c], axis=1)                            # [h_t | m_t]
+        score = v @ params["W_a"]                                                # e_t
+        order, chain_ptr = chain_layout(forest)
+        v_tilde = np.empty_like(v)
+        run_max = np.empty(n, dtype=dtype)
+        run_sum = np.empty(n, dtype=dtype)
+        _prefix_attention(order, chain_ptr, v, score, v_tilde, run_max, run_sum)  # (9)
+        with np.errstate(over="ignore"):  # exp overflow in the sigmoid gives exactly 0
+            r = v_tilde[:, :d] @ params["W_r"] + params["b_r"]                   # (10) r_t
+            sigmoid(r)
+            # the x_t terms of eq. 11 for every step at once: x_t = v~_t is known
+            inputs = v_tilde @ params["W_x"] + params["b_s"]
+            children = children_columns(forest, 1)
+            previous = np.zeros((n + ROW_PAD, d), dtype=dtype)
+            gates = np.empty((n + ROW_PAD, 4 * d), dtype=dtype)
+            k = np.empty((n, d), dtype=dtype)
+            tanh_k = np.empty((n, d), dtype=dtype)
+            s = np.empty((n, d), dtype=dtype)
+            u_s = params["U_s"]
+
+            def rows_forward(start: int, stop: int) -> None:
+                _gather_children(children, s, previous, start, stop)            # s_{t-1}
+                if node_mask is not None:
+                    previous[start:stop] *= node_mask[start:stop]               # * m^s
+                padded = padded_stop(start, stop)
+                np.matmul(previous[start:padded], u_s, out=gates[start:padded])  # (11)
+                z = gates[start:stop]
+                z += inputs[start:stop]
+                _transfer_gate_functions(z, d)
+                _transfer_cell(children, gates, r, v_tilde, k, start, stop)      # (10) k_t
+                np.tanh(k[start:stop], out=tanh_k[start:stop])
+                np.multiply(z[:, d:2 * d], tanh_k[start:stop], out=s[start:stop])  # (10) s_t
+
+            for level in range(forest.n_levels):
+                on_level(rows_forward, forest.level_ptr[level], forest.level_ptr[level + 1],
+                         helper)
+            s_T = s[forest.root]
+            H = s_T @ params["W_H"] + params["b_H"]                              # (12)
+            T = s_T @ params["W_T"] + params["b_T"]
+            sigmoid(T)
+        out = np.zeros((n, d), dtype=dtype)
+        out[forest.root] = H * T + s_T * (1 - T)                                 # (12)
+        return out, RecurrentAttentionCache(lstm_cache, v, score, order, chain_ptr, v_tilde,
+                                            run_max, run_sum, r, previous, gates, k, tanh_k,
+                                            s_T, H, T, node_mask)
+
+    def backward(self, params: dict, forest: Forest, cache: RecurrentAttentionCache,
+                 d_out: np.ndarray, grads: dict, helper=None) -> np.ndarray:
+        """d_out: (n, d) dJ/dout (only the roots' rows are read).  Adds dJ/dparams
+        into ``grads``; returns dJ/dx (U, d_x)."""
+        n, d = forest.n_nodes, self.hidden_dim
+        dtype = cache.v.dtype
+        eps_s = np.zeros((n, d), dtype=dtype)
+        eps_s[forest.root] = _highway_backward(params, grads, cache.s_T, cache.H, cache.T,
+                                               d_out[forest.root])               # (12)
+        children = children_columns(forest, 1)
+        eps_k = np.zeros((n, d), dtype=dtype)
+        delta = np.zeros((n + ROW_PAD, 4 * d), dtype=dtype)
+        delta_r = np.empty((n, d), dtype=dtype)
+        eps_m_direct = np.empty((n, d), dtype=dtype)
+        u_s_transposed = params["U_s"].T
+        node_mask = cache.node_mask
+
+        def rows_backward(start: int, stop: int) -> None:
+            _transfer_deltas(children, cache.gates, cache.k, cache.tanh_k, cache.r,
+                             cache.v_tilde, eps_s, eps_k, delta, delta_r, eps_m_direct,
+                             start, stop)                                        # (10), (11)
+            d_previous = delta[start:padded_stop(start, stop)] @ u_s_transposed  # (11)
+            if node_mask is not None:
+                d_previous[:stop - start] *= node_mask[start:stop]               # * m^s
+            _scatter_to_children(children, d_previous, eps_s, start, stop)
+
+        for level in range(forest.n_levels - 1, -1, -1):
+            on_level(rows_backward, forest.level_ptr[level], forest.level_ptr[level + 1],
+                     helper)
+        first = forest.n_leaves         # the first steps read s_0 = 0
+        grads["U_s"] += cache.previous[first:n].T @ delta[first:n]
+        grads["W_x"] += cache.v_tilde.T @ delta[:n]
+        grads["b_s"] += delta[:n].sum(axis=0)
+        grads["W_r"] += cache.v_tilde[:, :d].T @ delta_r
+        grads["b_r"] += delta_r.sum(axis=0)
+        eps_v_tilde = delta[:n] @ params["W_x"].T                                # (11)
+        eps_v_tilde[:, :d] += delta_r @ params["W_r"].T                          # (10) r_t
+        eps_v_tilde[:, d:] += eps_m_direct                                       # (10) r_t * m~_t
+        eps_v = np.zeros_like(cache.v)
+        delta_a = np.empty_like(cache.score)
+        _prefix_attention_backward(cache.order, cache.chain_ptr, cache.v, cache.score,
+                                   cache.v_tilde, cache.run_max, cache.run_sum, eps_v_tilde,
+                                   eps_v, delta_a)                               # (9)
+        eps_v += delta_a[:, None] * params["W_a"]                                # e_j = v_j w_a
+        grads["W_a"] += delta_a @ cache.v
+        return _lstm_backward(self.lstm, params, forest, cache.lstm,
+                              np.ascontiguousarray(eps_v[:, :d]),
+                              np.ascontiguousarray(eps_v[:, d:]), grads, helper)  # (4)
+
+
+def _highway_backward(params: dict, grads: dict, s_T, H, T, eps_out) -> np.ndarray:
+    """Reverses eq. 12 at the roots; adds the highway's weight gradients and
+    returns eps_s_T = dJ/ds_T (sentences, d)."""
+    eps_H = eps_out * T
+    delta_T = eps_out * (H - s_T) * T * (1 - T)     # carry term s_T (1 - T) depends on T too
+    grads["W_H"] += s_T.T @ eps_H
+    grads["b_H"] += eps_H.sum(axis=0)
+    grads["W_T"] += s_T.T @ delta_T
+    grads["b_T"] += delta_T.sum(axis=0)
+    return eps_out * (1 - T) + eps_H @ params["W_H"].T + delta_T @ params["W_T"].T
+
+
+def _lstm_backward(lstm: ChainLSTM, params: dict, forest: Forest, cache, eps_h: np.ndarray,
+                   eps_m: np.ndarray, grads: dict, helper=None) -> np.ndarray:
+    """lstm.py's backward (treelstm_nary.py with one child and a word at every
+    node) with a gradient eps_m on the memory cells as well as eps_h on the
+    states: eps_m_t joins eps_c_t once the next step has routed its share
+    (eps_c_{t+1} f_{t+1}), before step t's gate deltas.  eps_h is overwritten."""
+    n, d = forest.n_nodes, lstm.hidden_dim
+    leaves = forest.n_leaves
+    children = children_columns(forest, 1)
+    delta = np.zeros((n + ROW_PAD, 4 * d), dtype=eps_h.dtype)
+    eps_c = np.zeros((n, d), dtype=eps_h.dtype)
+    u_transposed = params["U"].T
+    node_mask = getattr(cache, "node_mask", None)
+
+    def rows_backward(start: int, stop: int) -> None:
+        eps_c[start:stop] += eps_m[start:stop]
+        _gate_deltas(children, cache.gates, cache.c, cache.tanh_c, eps_h, eps_c, delta,
+                     start, stop)
+        d_hc = delta[start:padded_stop(start, stop)] @ u_transposed
+        if node_mask is not None:
+            d_hc[:stop - start] *= node_mask[start:stop]
+        _scatter_to_children(children, d_hc, eps_h, start, stop)
+
+    for level in range(forest.n_levels - 1, 0, -1):
+        on_level(rows_backward, forest.level_ptr[level], forest.level_ptr[level + 1], helper)
+    eps_c[:leaves] += eps_m[:leaves]
+    _gate_deltas(children, cache.gates, cache.c, cache.tanh_c, eps_h, eps_c, delta, 0, leaves)
+    grads["U"] += cache.hc[leaves:n].T @ delta[leaves:n]
+    delta_word = _input_deltas(_word_rows(forest, cache.word_index), delta, cache.x.shape[0],
+                               1, d)
+    grads["W"] += cache.x.T @ delta_word
+    grads["b"] += delta[:n].sum(axis=0)
+    return delta_word @ params["W"].T
+
+
+def _transfer_gate_functions(z: np.ndarray, d: int) -> None:
+    """In place: sigma on the i, o, f columns, tanh on the k~ columns (eq. 11)."""
+    candidate = np.tanh(z[:, 2 * d:3 * d])
+    sigmoid(z)
+    z[:, 2 * d:3 * d] = candidate
+
+
+@njit(cache=True, nogil=True)
+def _prefix_attention(order, chain_ptr, v, score, v_tilde, run_max, run_sum):
+    """Eq. 9 for every step t of every sentence, in one pass per sentence:
+    v~_t = sum_{j<=t} exp(e_j - M_t) v_j / Z_t with the running maximum M_t and
+    running sum Z_t, rescaled by exp(M_{t-1} - M_t) when the maximum grows."""
+    width = v.shape[1]
+    acc = np.empty(width, dtype=v.dtype)
+    for sentence in range(chain_ptr.shape[0] - 1):
+        first, last = chain_ptr[sentence], chain_ptr[sentence + 1]
+        top = score[order[first]]
+        total = top * 0
+        acc[:] = 0
+        for p in range(first, last):
+            t = order[p]
+            if score[t] > top:              # the maximum grows: rescale S and Z
+                scale = math.exp(top - score[t])
+                top = score[t]
+                total *= scale
+                for q in range(width):
+                    acc[q] *= scale
+            weight = math.exp(score[t] - top)
+            total += weight
+            run_max[t] = top
+            run_sum[t] = total
+            for q in range(width):
+                acc[q] += weight * v[t, q]
+                v_tilde[t, q] = acc[q] / total
+
+
+@njit(cache=True, nogil=True)
+def _prefix_attention_backward(order, chain_ptr, v, score, v_tilde, run_max, run_sum,
+                               eps_v_tilde, eps_v, delta_a):
+    """Reverses eq. 9 by suffix sums from the last step down (module docstring):
+    G_j = g_j / Z_j + exp(M_j - M_{j+1}) G_{j+1},  q_j likewise with v~_j . g_j;
+    eps_v_j += exp(e_j - M_j) G_j;  delta_a_j = exp(e_j - M_j) (v_j . G_j - q_j)."""
+    width = v.shape[1]
+    G = np.empty(width, dtype=v.dtype)
+    for sentence in range(chain_ptr.shape[0] - 1):
+        first, last = chain_ptr[sentence], chain_ptr[sentence + 1]
+        G[:] = 0
+        q_sum = score[0] * 0
+        for p in range(last - 1, first - 1, -1):
+            t = order[p]
+            if p < last - 1:
+                later = order[p + 1]
+                if run_max[t] < run_max[later]:
+                    scale = math.exp(run_max[t] - run_max[later])
+                    q_sum *= scale
+                    for q in range(width):
+                        G[q] *= scale
+            inverse = ONE / run_sum[t]
+            attended = score[0] * 0         # v~_t . g_t
+            for q in range(width):
+                attended += v_tilde[t, q] * eps_v_tilde[t, q]
+                G[q] += eps_v_tilde[t, q] * inverse
+            q_sum += attended * inverse
+            weight = math.exp(score[t] - run_max[t])
+            own = score[0] * 0              # v_t . G_t
+            for q in range(width):
+                eps_v[t, q] += weight * G[q]
+                own += v[t, q] * G[q]
+            delta_a[t] = weight * (own - q_sum)
+
+
+@njit(cache=True, nogil=True)
+def _transfer_cell(children, gates, r, v_tilde, k, start, stop):
+    """Eq. 10: k_t = f_t * k_{t-1} + i_t * k~_t + r_t * m~_t (k_0 = 0)."""
+    d = k.shape[1]
+    for j in range(start, stop):
+        previous = children[j, 0]
+        for q in range(d):
+            cell = gates[j, q] * gates[j, 2 * d + q] + r[j, q] * v_tilde[j, d + q]
+            if previous >= 0:
+                cell += gates[j, 3 * d + q] * k[previous, q]
+            k[j, q] = cell
+
+
+@njit(cache=True, nogil=True)
+def _transfer_deltas(children, gates, k, tanh_k, r, v_tilde, eps_s, eps_k, delta, delta_r,
+                     eps_m_direct, start, stop):
+    """Backward through eqs. 10 and 11 for one level (one time step of every
+    sentence): gate deltas, delta_r, the direct eps_m~, and eps_k routed to
+    step t-1."""
+    d = k.shape[1]
+    for j in range(start, stop):
+        previous = children[j, 0]
+        for q in range(d):
+            i = gates[j, q]
+            o = gates[j, d + q]
+            candidate = gates[j, 2 * d + q]
+            t = tanh_k[j, q]
+            eps = eps_s[j, q]
+            delta[j, d + q] = eps * t * o * (ONE - o)                       # delta_o
+            cell = eps_k[j, q] + eps * o * (ONE - t * t)                    # eps_k_t
+            delta[j, q] = cell * candidate * i * (ONE - i)                  # delta_i
+            delta[j, 2 * d + q] = cell * i * (ONE - candidate * candidate)  # delta_k
+            gate = r[j, q]
+            delta_r[j, q] = cell * v_tilde[j, d + q] * gate * (ONE - gate)  # delta_r
+            eps_m_direct[j, q] = cell * gate                                # eps_m~ (direct)
+            if previous >= 0:
+                f = gates[j, 3 * d + q]
+                delta[j, 3 * d + q] = cell * k[previous, q] * f * (ONE - f)  # delta_f
+                eps_k[previous, q] = cell * f                               # eps_k_{t-1}

@@ -1,0 +1,296 @@
+"""The LSTM with global attention (Nayebi & Blundell eqs. 4-8): forward
+against the equations written out in NumPy per sentence (with and without
+recurrent-dropout masks), float32 against float64, gradient checks through
+the model and of the cell alone with fixed masks, a planted softmax-Jacobian
+bug, the numba kernels against their Python versions, and the structures
+the cell must refuse."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cell_checks import assert_kernel_matches_python
+from gradcheck.check import TOLERANCE, assert_passes, check_gradients
+from gradcheck.suite import Setting, build_case, random_trees, run_setting
+from npcomp.cells import lstm_global_attention, make_cell
+from npcomp.formats import chain_tree
+from npcomp.forest import build_forest
+
+LENGTHS = (1, 2, 5, 9)
+
+
+def sigmoid(z):
+    return 1.0 / (1.0 + np.exp(-z))
+
+
+def lstm_reference(vectors, W, U, b, d, mask=None):
+    """Nayebi eq. 4 (Tai eq. 1) over the rows of ``vectors``, columns i|o|u|f
+    as the code's layout, h_0 = c_0 = 0; the recurrent-dropout ``mask`` (d,)
+    multiplies h_{t-1} where it enters U.  Returns h (T, d), c (T, d)."""
+    mask = np.ones(d) if mask is None else mask
+    h, c = np.zeros(d), np.zeros(d)
+    hs, cs = [], []
+    for x in vectors:
+        z = x @ W + (h * mask) @ U + b
+        i, o, u, f = (sigmoid(z[:d]), sigmoid(z[d:2 * d]), np.tanh(z[2 * d:3 * d]),
+                      sigmoid(z[3 * d:]))
+        c = i * u + f * c
+        h = o * np.tanh(c)
+        hs.append(h)
+        cs.append(c)
+    return np.array(hs), np.array(cs)
+
+
+def chain_forest(lengths, labels=None):
+    """A forest of chains in which word t of sentence k is a word of its own,
+    id offsets[k] + t.  Returns (forest, offsets)."""
+    offsets = np.cumsum((0,) + tuple(lengths))
+    trees = [chain_tree([f"w{t}" for t in range(n)],
+                        None if labels is None else labels[k]) for k, n in enumerate(lengths)]
+    forest = build_forest(trees, [np.arange(n, dtype=np.int32) + offsets[k]
+                                  for k, n in enumerate(lengths)])
+    return forest, offsets
+
+
+def chain_nodes(forest, k):
+    """Sentence k's nodes in word order (node order is by height = time step)."""
+    return np.flatnonzero(forest.tree == k)
+
+
+def run_forward(cell, params, forest, vectors, dtype=np.float64, masks=None):
+    words, index = np.unique(forest.word, return_inverse=True)
+    cast = {name: value.astype(dtype) for name, value in params.items()}
+    x = np.concatenate(vectors)[words].astype(dtype)
+    cast_masks = None if masks is None else [m.astype(dtype) for m in masks]
+    return cell.forward(cast, forest, x, index, recurrent_masks=cast_masks)
+
+
+def random_params(cell, rng, scale=0.7):
+    return {name: rng.normal(0, scale, shape) for name, shape in cell.parameter_shapes()}
+
+
+def dropout_masks(rng, sentences, width, rate=0.3):
+    """Inverted-dropout masks: 0 or 1/(1-rate), one row per sentence."""
+    return (rng.random((sentences, width)) >= rate) / (1 - rate)
+
+
+def global_reference(vectors, params, d, mask=None):
+    """Eqs. 4-7 for one sentence, written out: the LSTM, a softmax over its
+    steps of h_t w_a, c_T, then h~_T = tanh([c_T; h_T] W_c + b_c)."""
+    h, _ = lstm_reference(vectors, params["W"], params["U"], params["b"], d, mask)
+    e = h @ params["W_a"]
+    a = np.exp(e - e.max()) / np.exp(e - e.max()).sum()
+    context = a @ h
+    return np.tanh(np.concatenate([context, h[-1]]) @ params["W_c"] + params["b_c"])
+
+
+@pytest.mark.parametrize("masked", [False, True], ids=["no-dropout", "recurrent-dropout"])
+def test_forward_is_eqs_4_to_7(masked):
+    rng = np.random.default_rng(4)
+    d, d_x, attention = 3, 4, 2
+    cell = make_cell("lstm-global-attn", d_x, d, attention_dim=attention)
+    params = random_params(cell, rng)
+    vectors = [rng.normal(size=(n, d_x)) for n in LENGTHS]
+    forest, _ = chain_forest(LENGTHS)
+    masks = [dropout_masks(rng, len(LENGTHS), d)] if masked else None
+    out, _ = run_forward(cell, params, forest, vectors, masks=masks)
+    assert out.shape == (forest.n_nodes, attention)
+    for k in range(len(LENGTHS)):
+        expected = global_reference(vectors[k], params, d, None if masks is None else masks[0][k])
+        nodes = chain_nodes(forest, k)
+        assert nodes[-1] == forest.root[k]
+        np.testing.assert_allclose(out[nodes[-1]], expected, rtol=0, atol=1e-12)
+        assert np.all(out[nodes[:-1]] == 0)     # only the last step is read (eq. 8)
+    out32, _ = run_forward(cell, params, forest, vectors, np.float32, masks)
+    assert out32.dtype == np.float32
+    assert np.abs(out32 - out).max() < 1e-5
+
+
+def test_attention_weights_are_a_softmax_over_each_sentence():
+    rng = np.random.default_rng(5)
+    cell = make_cell("lstm-global-attn", 4, 3)
+    assert cell.output_dim == 25       # Nayebi Sec. 4.1
+    params = random_params(cell, rng)
+    params["W_a"] *= 40                 # large scores: the max must be subtracted
+    forest, _ = chain_forest(LENGTHS)
+    _, cache = run_forward(cell, params, forest, [rng.normal(size=(n, 4)) for n in LENGTHS])
+    assert np.all(np.isfinite(cache.a)) and np.all(cache.a >= 0)
+    np.testing.assert_allclose(np.bincount(forest.tree, weights=cache.a), 1.0, atol=1e-12)
+
+
+SETTINGS = [Setting("lstm-global-attn", trees="chain", supervision="root"),
+            Setting("lstm-global-attn", trees="chain", supervision="root",
+                    extra=dict(attention_dim=2)),
+            Setting("lstm-global-attn", trees="chain", supervision="root", dropout=0.5,
+                    embedding_dropout=0.3, recurrent_dropout=0.3, l2=0.1)]
+
+
+@pytest.mark.parametrize("setting", SETTINGS, ids=lambda s: s.describe())
+def test_gradient_check(setting):
+    assert_passes(run_setting(setting))
+
+
+def cell_gradient_check(cell, params, forest, x, word_index, masks, rng, step=1e-5):
+    """Finite differences of the cell alone: J = sum(out[roots] * G) for a
+    random G, masks fixed; max relative error per parameter and for x."""
+    G = rng.normal(size=(forest.n_trees, cell.output_dim))
+
+    def objective(p, x_):
+        out, _ = cell.forward(p, forest, x_, word_index, recurrent_masks=masks)
+        return float((out[forest.root] * G).sum())
+
+    out, cache = cell.forward(params, forest, x, word_index, recurrent_masks=masks)
+    d_out = np.zeros_like(out)
+    d_out[forest.root] = G
+    grads = {name: np.zeros_like(value) for name, value in params.items()}
+    d_x = cell.backward(params, forest, cache, d_out, grads)
+    analytic = dict(grads, x=d_x)
+    errors = {}
+    for name, value in analytic.items():
+        target = x if name == "x" else params[name]
+        numeric = np.zeros_like(target)
+        for index in np.ndindex(target.shape):
+            original = target[index]
+            target[index] = original + step
+            plus = objective(params, x)
+            target[index] = original - step
+            minus = objective(params, x)
+            target[index] = original
+            numeric[index] = (plus - minus) / (2 * step)
+        scale = np.maximum(np.abs(value) + np.abs(numeric), 1e-7)
+        errors[name] = float((np.abs(value - numeric) / scale).max())
+    return errors
+
+
+def test_cell_gradient_with_fixed_recurrent_masks():
+    rng = np.random.default_rng(6)
+    d, d_x = 2, 3
+    cell = make_cell("lstm-global-attn", d_x, d, attention_dim=2)
+    params = random_params(cell, rng)
+    lengths = (1, 3, 6)
+    forest, _ = chain_forest(lengths)
+    x = rng.normal(size=(sum(lengths), d_x))
+    masks = [dropout_masks(rng, len(lengths), d)]
+    errors = cell_gradient_check(cell, params, forest, x, forest.word, masks, rng)
+    assert max(errors.values()) < 1e-6, errors
+
+
+def small_case(model, seed=7, **extra):
+    """A small gradient-check case for the planted bugs (every finite-difference
+    evaluation runs the patched backward): d = d_x = 2, sentences of 2 and 5
+    words labelled at the root, as the suite builds it."""
+    rng = np.random.default_rng(seed)
+    setting = Setting(model, input_dim=2, hidden_dim=2, trees="chain", supervision="root",
+                      extra=extra)
+    trees = [chain_tree(["w1", "w2"], [0, 3]), chain_tree(["w3", "w4", "w1", "w5", "w6"],
+                                                          [1, 2, 0, 4, 2])]
+    return build_case(setting, trees, rng)
+
+
+def _attention_backward_without_subtraction(order, chain_ptr, h, a, eps_context, w_a, eps_h,
+                                            delta_a):
+    """Planted bug: delta_a_t = a_t eps_a_t, the softmax Jacobian's
+    -a_t sum_t' a_t' eps_a_t' term dropped."""
+    for k in range(chain_ptr.shape[0] - 1):
+        for t in order[chain_ptr[k]:chain_ptr[k + 1]]:
+            eps_h[t] += a[t] * eps_context[k]
+            delta_a[t] = a[t] * (h[t] @ eps_context[k])
+            eps_h[t] += delta_a[t] * w_a
+
+
+def test_detects_softmax_backward_without_subtraction(monkeypatch):
+    model, params, forest, options = small_case("lstm-global-attn", attention_dim=2)
+    assert_passes(check_gradients(model, params, forest, **options))
+    monkeypatch.setattr(lstm_global_attention, "_attention_backward",
+                        _attention_backward_without_subtraction)
+    errors = check_gradients(model, params, forest, **options)
+    assert errors["cell.W_a"] > TOLERANCE and errors["cell.U"] > TOLERANCE
+
+
+def test_kernels_match_their_python_versions():
+    rng = np.random.default_rng(8)
+    d = 3
+    cell = make_cell("lstm-global-attn", 4, d, attention_dim=2)
+    params = random_params(cell, rng)
+    forest, _ = chain_forest(LENGTHS)
+    _, cache = run_forward(cell, params, forest, [rng.normal(size=(n, 4)) for n in LENGTHS])
+    score = cache.h @ params["W_a"]
+    eps_context = rng.normal(size=(forest.n_trees, d))
+    assert_kernel_matches_python(
+        lstm_global_attention._attention,
+        lambda: [cache.order, cache.chain_ptr, score, cache.h, np.zeros(forest.n_nodes),
+                 np.zeros((forest.n_trees, 2 * d))])
+    assert_kernel_matches_python(
+        lstm_global_attention._attention_backward,
+        lambda: [cache.order, cache.chain_ptr, cache.h, cache.a, eps_context, params["W_a"],
+                 rng.normal(size=(forest.n_nodes, d)), np.zeros(forest.n_nodes)])
+
+
+def test_refuses_labels_below_the_root_and_trees():
+    cell = make_cell("lstm-global-attn", 4, 3)
+    labelled_everywhere, _ = chain_forest((2, 3), labels=[[1, 2], [0, 1, 2]])
+    with pytest.raises(ValueError, match="whole sequences"):
+        cell.check_forest(labelled_everywhere)
+    root_only, _ = chain_forest((2, 3), labels=[[-1, 2], [-1, -1, 2]])
+    cell.check_forest(root_only)
+    setting = Setting("lstm-global-attn")   # binary trees
+    rng = np.random.default_rng(0)
+    model, params, forest, options = build_case(setting, random_trees(setting, rng), rng)
+    with pytest.raises(ValueError, match="--structure chain"):
+        check_gradients(model, params, forest, **options)
+
+
+def test_thousand_word_chain():
+    rng = np.random.default_rng(9)
+    d, d_x = 4, 3
+    cell = make_cell("lstm-global-attn", d_x, d)
+    params = {name: value * 0.3 for name, value in random_params(cell, rng).items()}
+    forest, _ = chain_forest((1000, 7))
+    x = rng.normal(size=(1007, d_x))
+    masks = [dropout_masks(rng, 2, d)]
+    out, cache = cell.forward(params, forest, x, forest.word, recurrent_masks=masks)
+    d_out = np.zeros_like(out)
+    d_out[forest.root] = rng.normal(size=(2, cell.output_dim))
+    grads = {name: np.zeros_like(value) for name, value in params.items()}
+    d_x_ = cell.backward(params, forest, cache, d_out, grads)
+    assert np.all(np.isfinite(out)) and np.all(np.isfinite(d_x_))
+    assert all(np.all(np.isfinite(g)) for g in grads.values())
+    np.testing.assert_allclose(out[forest.root[0]],
+                               global_reference(x[:1000], params, d, masks[0][0]),
+                               rtol=0, atol=1e-12)
+
+
+def helper_thread_agrees(model, seed=11, **options):
+    """Forward and backward with a helper thread (levels of >= 48 sentences
+    split in two halves) equal those without one."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    rng = np.random.default_rng(seed)
+    d, d_x = 3, 4
+    cell = make_cell(model, d_x, d, **options)
+    params = random_params(cell, rng, 0.5)
+    lengths = tuple(int(n) for n in rng.integers(1, 7, size=60))
+    forest, _ = chain_forest(lengths)
+    assert np.diff(forest.level_ptr).max() >= 48      # levels.SPLIT_ROWS: some are split
+    x = rng.normal(size=(sum(lengths), d_x))
+    masks = [dropout_masks(rng, len(lengths), width) for width in cell.recurrent_widths()]
+    G = rng.normal(size=(forest.n_trees, cell.output_dim))
+    results = []
+    with ThreadPoolExecutor(1) as helper:
+        for thread in (None, helper):
+            out, cache = cell.forward(params, forest, x, forest.word, thread,
+                                      recurrent_masks=masks)
+            d_out = np.zeros_like(out)
+            d_out[forest.root] = G
+            grads = {name: np.zeros_like(value) for name, value in params.items()}
+            d_x = cell.backward(params, forest, cache, d_out, grads, thread)
+            results.append((out, d_x, grads))
+    (out, d_x, grads), (out_2, d_x_2, grads_2) = results
+    np.testing.assert_allclose(out_2, out, rtol=0, atol=1e-13)
+    np.testing.assert_allclose(d_x_2, d_x, rtol=0, atol=1e-13)
+    for name in grads:
+        np.testing.assert_allclose(grads_2[name], grads[name], rtol=0, atol=1e-12)
+
+
+def test_helper_thread_gives_the_same_results():
+    helper_thread_agrees("lstm-global-attn", attention_dim=2)

@@ -1,0 +1,292 @@
+"""The LSTM with recurrent attention (Nayebi & Blundell eqs. 9-13): forward
+against the equations written out in NumPy per sentence (prefix softmax
+recomputed from scratch at every step; with and without recurrent-dropout
+masks), float32 against float64, gradient checks through the model and of
+the cell alone with fixed masks, planted bugs (softmax Jacobian, highway
+gate, attention leaking future steps), the LSTM backward with a memory-cell
+gradient against lstm.py's, the numba kernels against their Python
+versions, and a 1000-word chain against the O(T^2) prefix softmax."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cell_checks import assert_kernel_matches_python
+from gradcheck.check import TOLERANCE, assert_passes, check_gradients
+from gradcheck.suite import Setting, run_setting
+from npcomp.cells import lstm_recurrent_attention, make_cell
+from test_cell_lstm_global_attention import (LENGTHS, cell_gradient_check, chain_forest,
+                                              chain_nodes, dropout_masks, helper_thread_agrees,
+                                              lstm_reference, random_params, run_forward,
+                                              sigmoid, small_case)
+
+MODEL = "lstm-recurrent-attn"
+
+
+def prefix_attention_reference(v, w_a):
+    """Eq. 9 written out: for each t, a softmax over j = 1..t of v_j w_a, and
+    v~_t = sum_{j<=t} alpha_j^t v_j (T, 2d).  O(T^2)."""
+    e = v @ w_a
+    out = np.empty_like(v)
+    for t in range(v.shape[0]):
+        alpha = np.exp(e[:t + 1] - e[:t + 1].max())
+        out[t] = (alpha / alpha.sum()) @ v[:t + 1]
+    return out
+
+
+def recurrent_reference(vectors, params, d, masks=None):
+    """Eqs. 4 and 9-12 for one sentence: returns s^_T (d,) and v~ (T, 2d).
+    masks: None or (m^h, m^s), each (d,), on h_{t-1} and on s_{t-1}."""
+    mask_h, mask_s = (None, np.ones(d)) if masks is None else masks
+    h, m = lstm_reference(vectors, params["W"], params["U"], params["b"], d, mask_h)
+    v_tilde = prefix_attention_reference(np.concatenate([h, m], axis=1), params["W_a"])
+    s, k = np.zeros(d), np.zeros(d)
+    for x in v_tilde:                                       # x_t = [h~_t; m~_t]
+        r = sigmoid(x[:d] @ params["W_r"] + params["b_r"])
+        z = x @ params["W_x"] + (s * mask_s) @ params["U_s"] + params["b_s"]
+        i, o, candidate, f = (sigmoid(z[:d]), sigmoid(z[d:2 * d]), np.tanh(z[2 * d:3 * d]),
+                              sigmoid(z[3 * d:]))
+        k = f * k + i * candidate + r * x[d:]
+        s = o * np.tanh(k)
+    H = s @ params["W_H"] + params["b_H"]
+    T = sigmoid(s @ params["W_T"] + params["b_T"])
+    return H * T + s * (1 - T), v_tilde
+
+
+def forward_errors(cell, params, forest, vectors, masks=None):
+    """Largest |out - reference| at the roots; asserts the other rows are 0."""
+    d = cell.hidden_dim
+    out, _ = run_forward(cell, params, forest, vectors, masks=masks)
+    worst = 0.0
+    for k in range(forest.n_trees):
+        nodes = chain_nodes(forest, k)
+        assert np.all(out[nodes[:-1]] == 0)
+        expected, _ = recurrent_reference(vectors[k], params, d,
+                                          None if masks is None else (masks[0][k], masks[1][k]))
+        worst = max(worst, float(np.abs(out[forest.root[k]] - expected).max()))
+    return worst
+
+
+def make_case(seed, d=3, d_x=4, masked=False):
+    rng = np.random.default_rng(seed)
+    cell = make_cell(MODEL, d_x, d)
+    params = random_params(cell, rng)
+    vectors = [rng.normal(size=(n, d_x)) for n in LENGTHS]
+    forest, _ = chain_forest(LENGTHS)
+    masks = ([dropout_masks(rng, len(LENGTHS), d, 0.25), dropout_masks(rng, len(LENGTHS), d)]
+             if masked else None)
+    return cell, params, vectors, forest, masks
+
+
+@pytest.mark.parametrize("masked", [False, True], ids=["no-dropout", "recurrent-dropout"])
+def test_forward_is_eqs_9_to_12(masked):
+    cell, params, vectors, forest, masks = make_case(4, masked=masked)
+    assert forward_errors(cell, params, forest, vectors, masks) < 1e-12
+    out, _ = run_forward(cell, params, forest, vectors, masks=masks)
+    out32, _ = run_forward(cell, params, forest, vectors, np.float32, masks)
+    assert out32.dtype == np.float32
+    assert np.abs(out32 - out).max() < 1e-5
+
+
+def _whole_sentence_attention(order, chain_ptr, v, score, v_tilde, run_max, run_sum):
+    """Planted bug: every step attends over the whole sentence (eq. 9's
+    softmax over j = 1..T instead of 1..t), leaking future steps."""
+    for k in range(chain_ptr.shape[0] - 1):
+        nodes = order[chain_ptr[k]:chain_ptr[k + 1]]
+        top = score[nodes].max()
+        weights = np.exp(score[nodes] - top)
+        v_tilde[nodes] = (weights / weights.sum()) @ v[nodes]
+        run_max[nodes] = top
+        run_sum[nodes] = weights.sum()
+
+
+def test_detects_attention_leaking_future_steps(monkeypatch):
+    cell, params, vectors, forest, _ = make_case(5)
+    assert forward_errors(cell, params, forest, vectors) < 1e-12
+    monkeypatch.setattr(lstm_recurrent_attention, "_prefix_attention",
+                        _whole_sentence_attention)
+    assert forward_errors(cell, params, forest, vectors) > 1e-3
+
+
+def test_parameters_and_transform_gate_bias():
+    cell = make_cell(MODEL, 5, 3)
+    d = 3
+    assert dict(cell.parameter_shapes()) == {
+        "W": (5, 4 * d), "U": (d, 4 * d), "b": (4 * d,), "W_a": (2 * d,), "W_r": (d, d),
+        "b_r": (d,), "W_x": (2 * d, 4 * d), "U_s": (d, 4 * d), "b_s": (4 * d,),
+        "W_H": (d, d), "b_H": (d,), "W_T": (d, d), "b_T": (d,)}
+    assert cell.output_dim == d and cell.recurrent_widths() == [d, d]
+    params = {name: np.full(shape, np.nan) for name, shape in cell.parameter_shapes()}
+    cell.initialise(params, np.random.default_rng(0))
+    assert np.all(params["b_T"] == -2.0)           # Srivastava; Nayebi Sec. 3.5
+    assert all(np.all(np.abs(value) <= 1 / np.sqrt(d)) for name, value in params.items()
+               if name not in ("b_T", "W", "W_a", "W_x"))
+    assert np.all(np.abs(params["W_x"]) <= 1 / np.sqrt(2 * d))
+
+
+SETTINGS = [Setting(MODEL, trees="chain", supervision="root"),
+            Setting(MODEL, trees="chain", supervision="root", input_dim=3, l2=0.1),
+            Setting(MODEL, trees="chain", supervision="root", dropout=0.5,
+                    embedding_dropout=0.3, recurrent_dropout=(0.25, 0.3))]
+
+
+@pytest.mark.parametrize("setting", SETTINGS, ids=lambda s: s.describe())
+def test_gradient_check(setting):
+    assert_passes(run_setting(setting))
+
+
+def test_cell_gradient_with_fixed_recurrent_masks():
+    rng = np.random.default_rng(6)
+    d, d_x = 2, 3
+    cell = make_cell(MODEL, d_x, d)
+    params = random_params(cell, rng)
+    lengths = (1, 3, 6)
+    forest, _ = chain_forest(lengths)
+    x = rng.normal(size=(sum(lengths), d_x))
+    masks = [dropout_masks(rng, len(lengths), d, 0.25), dropout_masks(rng, len(lengths), d)]
+    assert np.any(masks[1] == 0)
+    errors = cell_gradient_check(cell, params, forest, x, forest.word, masks, rng)
+    assert max(errors.values()) < 1e-6, errors
+
+
+def _prefix_backward_without_subtraction(order, chain_ptr, v, score, v_tilde, run_max,
+                                         run_sum, eps_v_tilde, eps_v, delta_a):
+    """Planted bug: delta_a_j = sum_t alpha_j^t v_j . g_t, the softmax Jacobian's
+    -alpha_j^t v~_t . g_t term dropped (O(T^2), alpha recomputed)."""
+    for k in range(chain_ptr.shape[0] - 1):
+        nodes = order[chain_ptr[k]:chain_ptr[k + 1]]
+        # alpha[t, j] = alpha_j^t for j <= t, 0 above the diagonal
+        alpha = np.tril(np.exp(score[nodes][None, :] - run_max[nodes][:, None])
+                        / run_sum[nodes][:, None])
+        total = alpha.T @ eps_v_tilde[nodes]          # sum_{t>=j} alpha_j^t g_t
+        eps_v[nodes] += total
+        delta_a[nodes] = (v[nodes] * total).sum(axis=1)
+
+
+def _highway_backward_without_carry(params, grads, s_T, H, T, eps_out):
+    """Planted bug: delta_T = eps * H * T(1-T), forgetting that the carry term
+    s_T (1 - T) depends on T too."""
+    eps_H = eps_out * T
+    delta_T = eps_out * H * T * (1 - T)
+    grads["W_H"] += s_T.T @ eps_H
+    grads["b_H"] += eps_H.sum(axis=0)
+    grads["W_T"] += s_T.T @ delta_T
+    grads["b_T"] += delta_T.sum(axis=0)
+    return eps_out * (1 - T) + eps_H @ params["W_H"].T + delta_T @ params["W_T"].T
+
+
+@pytest.mark.parametrize("kernel, buggy, wrong", [
+    ("_prefix_attention_backward", _prefix_backward_without_subtraction, "cell.W_a"),
+    ("_highway_backward", _highway_backward_without_carry, "cell.b_T")],
+    ids=["softmax-without-subtraction", "highway-gate-without-carry"])
+def test_detects_planted_bug(monkeypatch, kernel, buggy, wrong):
+    model, params, forest, options = small_case(MODEL)
+    assert_passes(check_gradients(model, params, forest, **options))
+    monkeypatch.setattr(lstm_recurrent_attention, kernel, buggy)
+    errors = check_gradients(model, params, forest, **options)
+    assert errors[wrong] > TOLERANCE and errors["cell.U"] > TOLERANCE
+
+
+@pytest.mark.parametrize("masked", [False, True], ids=["no-dropout", "recurrent-dropout"])
+def test_lstm_backward_with_cell_gradient_is_lstm_backward(masked):
+    """With eps_m = 0 the module's LSTM backward is lstm.py's; with eps_m it adds
+    exactly what eps_c gets from a loss on the memory cells (J = sum m * G_m)."""
+    cell, params, vectors, forest, masks = make_case(8, masked=masked)
+    rng = np.random.default_rng(0)
+    words, index = np.unique(forest.word, return_inverse=True)
+    x = np.concatenate(vectors)[words]
+    lstm_masks = {} if masks is None else {"recurrent_masks": [masks[0]]}
+    h, cache = cell.lstm.forward(params, forest, x, index, **lstm_masks)
+    eps_h = rng.normal(size=h.shape)
+    grads_lstm = {name: np.zeros_like(params[name]) for name in ("W", "U", "b")}
+    grads_ours = {name: np.zeros_like(params[name]) for name in ("W", "U", "b")}
+    d_x_lstm = cell.lstm.backward(params, forest, cache, eps_h.copy(), grads_lstm)
+    d_x_ours = lstm_recurrent_attention._lstm_backward(cell.lstm, params, forest, cache,
+                                                       eps_h.copy(), np.zeros_like(h),
+                                                       grads_ours)
+    np.testing.assert_allclose(d_x_ours, d_x_lstm, rtol=0, atol=1e-14)
+    for name in grads_lstm:
+        np.testing.assert_allclose(grads_ours[name], grads_lstm[name], rtol=0, atol=1e-14)
+    # eps_m: a directional finite difference of sum(m * G_m) in x
+    G_m = rng.normal(size=h.shape)
+    grads = {name: np.zeros_like(params[name]) for name in ("W", "U", "b")}
+    d_x = lstm_recurrent_attention._lstm_backward(cell.lstm, params, forest, cache,
+                                                  np.zeros_like(h), G_m, grads)
+    direction = rng.normal(size=x.shape)
+
+    def objective(x_):
+        return float((cell.lstm.forward(params, forest, x_, index, **lstm_masks)[1].c
+                      * G_m).sum())
+    step = 1e-5
+    numeric = (objective(x + step * direction) - objective(x - step * direction)) / (2 * step)
+    assert abs(numeric - (d_x * direction).sum()) < 1e-8 * max(1.0, abs(numeric))
+
+
+def test_kernels_match_their_python_versions():
+    cell, params, vectors, forest, masks = make_case(9, masked=True)
+    d, n = cell.hidden_dim, forest.n_nodes
+    rng = np.random.default_rng(1)
+    _, cache = run_forward(cell, params, forest, vectors, masks=masks)
+    module = lstm_recurrent_attention
+    from npcomp.cells.levels import children_columns
+    children = children_columns(forest, 1)
+    assert_kernel_matches_python(
+        module._prefix_attention,
+        lambda: [cache.order, cache.chain_ptr, cache.v, cache.score, np.zeros((n, 2 * d)),
+                 np.zeros(n), np.zeros(n)])
+    eps_v_tilde = rng.normal(size=(n, 2 * d))
+    assert_kernel_matches_python(
+        module._prefix_attention_backward,
+        lambda: [cache.order, cache.chain_ptr, cache.v, cache.score, cache.v_tilde,
+                 cache.run_max, cache.run_sum, eps_v_tilde, np.zeros((n, 2 * d)),
+                 np.zeros(n)])
+    for start, stop in zip(forest.level_ptr[:-1], forest.level_ptr[1:]):
+        assert_kernel_matches_python(
+            module._transfer_cell,
+            lambda: [children, cache.gates, cache.r, cache.v_tilde, cache.k.copy(),
+                     int(start), int(stop)])
+    eps_s = rng.normal(size=(n, d))
+    eps_k = rng.normal(size=(n, d))
+    assert_kernel_matches_python(
+        module._transfer_deltas,
+        lambda: [children, cache.gates, cache.k, cache.tanh_k, cache.r, cache.v_tilde,
+                 eps_s.copy(), eps_k.copy(), np.zeros((n + 3, 4 * d)), np.zeros((n, d)),
+                 np.zeros((n, d)), int(forest.level_ptr[2]), int(forest.level_ptr[3])])
+
+
+def test_refuses_labels_below_the_root():
+    cell = make_cell(MODEL, 4, 3)
+    labelled_everywhere, _ = chain_forest((2, 3), labels=[[1, 2], [0, 1, 2]])
+    with pytest.raises(ValueError, match="whole sequences"):
+        cell.check_forest(labelled_everywhere)
+    root_only, _ = chain_forest((2, 3), labels=[[-1, 2], [-1, -1, 2]])
+    cell.check_forest(root_only)
+
+
+def test_thousand_word_chain_is_the_quadratic_prefix_softmax():
+    """O(T d) running-max prefix attention on a 1000-word chain with scores
+    spread over hundreds (so the maximum keeps growing and the rescaling is
+    exercised) against eq. 9 recomputed at every t."""
+    rng = np.random.default_rng(10)
+    d, d_x = 4, 3
+    cell = make_cell(MODEL, d_x, d)
+    params = {name: value * 0.3 for name, value in random_params(cell, rng).items()}
+    params["W_a"] = rng.normal(0, 60, 2 * d)
+    forest, _ = chain_forest((1000, 7))
+    x = rng.normal(size=(1007, d_x))
+    masks = [dropout_masks(rng, 2, d, 0.25), dropout_masks(rng, 2, d)]
+    out, cache = cell.forward(params, forest, x, forest.word, recurrent_masks=masks)
+    assert np.ptp(cache.score) > 100
+    expected, v_tilde = recurrent_reference(x[:1000], params, d, (masks[0][0], masks[1][0]))
+    np.testing.assert_allclose(cache.v_tilde[chain_nodes(forest, 0)], v_tilde, rtol=0,
+                               atol=1e-12)
+    np.testing.assert_allclose(out[forest.root[0]], expected, rtol=0, atol=1e-12)
+    d_out = np.zeros_like(out)
+    d_out[forest.root] = rng.normal(size=(2, d))
+    grads = {name: np.zeros_like(value) for name, value in params.items()}
+    d_x_ = cell.backward(params, forest, cache, d_out, grads)
+    assert np.all(np.isfinite(d_x_)) and all(np.all(np.isfinite(g)) for g in grads.values())
+
+
+def test_helper_thread_gives_the_same_results():
+    helper_thread_agrees(MODEL)

@@ -1,0 +1,325 @@
+"""The multiplicative RNN (Irsoy & Cardie eq. 5): forward against the printed
+equation with the bilinear term written slice by slice, gradient checks for
+every activation, recurrent dropout on both recurrent terms, the kernels,
+planted bugs, Sec. 4.3's reduction to the matrix-space model, and the
+parameter counts behind Sec. 5.2's "approximately the same number of
+parameters"."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cell_checks import assert_kernel_matches_python
+from gradcheck.check import TOLERANCE, assert_passes, check_gradients
+from gradcheck.suite import Setting, build_case
+from npcomp.cells import make_cell, mrnn
+from npcomp.cells.activations import RECURRENT_ACTIVATIONS
+from npcomp.formats import chain_tree
+from npcomp.forest import build_forest
+from test_cell_lstm import (LENGTHS, CHECK_LENGTHS, cell_gradient_errors, chain_case,
+                            random_params, recurrent_masks)
+from test_cell_rnn import F, RELU_MARGIN, chain_trees, sentence_inputs
+
+MODEL = "mrnn"
+
+
+def mrnn_states(vectors, params, activation, mask=None):
+    """Eq. 5 in the paper's orientation, column vectors: h_t = f(x_t^T A^[1..d]
+    h_{t-1} + W x_t + V h_{t-1} + b), (x^T A y)_i = x^T A^[i] y with the slice
+    A^[i] = the code's A[:, :, i] (d_x x d); h_0 = 0.  With ``mask`` the
+    sentence's recurrent-dropout mask, both recurrent terms read h_{t-1} * mask.
+    Returns (h, pre-activations), (T, d) each."""
+    A, W, V, b = params["A"], params["W"].T, params["V"].T, params["b"]
+    d = b.shape[0]
+    h = np.zeros(d)
+    states, pre = [], []
+    for x in vectors:
+        previous = h if mask is None else h * mask
+        bilinear = np.array([x @ A[:, :, i] @ previous for i in range(d)])
+        z = bilinear + W @ x + V @ previous + b
+        h = F[activation](z)
+        states.append(h)
+        pre.append(z)
+    return np.array(states), np.array(pre)
+
+
+# ---------------------------------------------------------------------------
+# forward against eq. 5
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("activation", mrnn.ACTIVATIONS)
+def test_forward_is_eq_5(activation):
+    rng = np.random.default_rng(1)
+    d, d_x = 3, 4
+    cell = make_cell(MODEL, d_x, d, activation=activation)
+    params = random_params(cell, rng, scale=0.5)
+    forest, vectors, x, index, nodes = chain_case(LENGTHS, d_x, rng)
+    h, _ = cell.forward(params, forest, x, index)
+    for k in range(len(LENGTHS)):
+        expected, _ = mrnn_states(vectors[k], params, activation)
+        np.testing.assert_allclose(h[nodes[k]], expected, rtol=0, atol=1e-12)
+    if activation == "relu":
+        assert np.any(h == 0) and np.any(h > 0)
+
+
+def test_repeated_words_share_their_matrix():
+    """The per-word products (x A, x W) are made once per distinct word: a
+    minibatch reading the same word many times equals the reference."""
+    rng = np.random.default_rng(2)
+    d, d_x = 3, 4
+    cell = make_cell(MODEL, d_x, d)
+    params = random_params(cell, rng, scale=0.5)
+    table = rng.normal(size=(3, d_x))
+    lengths = (4, 7, 1)
+    words = [rng.integers(0, 3, size=n).astype(np.int32) for n in lengths]
+    forest = build_forest([chain_tree([f"w{k}" for k in w]) for w in words], words)
+    distinct, index = np.unique(forest.word, return_inverse=True)
+    h, cache = cell.forward(params, forest, table[distinct], index)
+    assert cache.matrices.shape == (distinct.shape[0], d, d)
+    for k, w in enumerate(words):
+        expected, _ = mrnn_states(table[w], params, "tanh")
+        np.testing.assert_allclose(h[forest.tree == k], expected, rtol=0, atol=1e-12)
+
+
+def test_float32_forward_is_close_to_float64():
+    rng = np.random.default_rng(3)
+    cell = make_cell(MODEL, 4, 3)
+    params = random_params(cell, rng, scale=0.5)
+    forest, _, x, index, _ = chain_case(LENGTHS, 4, rng)
+    h64, _ = cell.forward(params, forest, x, index)
+    h32, _ = cell.forward({k: v.astype(np.float32) for k, v in params.items()}, forest,
+                          x.astype(np.float32), index)
+    assert h32.dtype == np.float32
+    np.testing.assert_allclose(h32, h64, rtol=1e-5, atol=1e-6)
+
+
+def test_parameter_counts_of_section_5():
+    """A (d_x, d, d), W (d_x, d), V (d, d), b (d,).  Sec. 5.2 compares the
+    MPQA RNN (d_h = 315) and mRNN (d_h = 25) "with approximately the same
+    number of parameters" on 300-d word2vec vectors: 194,040 and 195,650."""
+    cell = make_cell(MODEL, 5, 3)
+    assert cell.parameter_shapes() == [("A", (5, 3, 3)), ("W", (5, 3)), ("V", (3, 3)),
+                                       ("b", (3,))]
+
+    def count(model, d):
+        return sum(int(np.prod(shape)) for _, shape in make_cell(model, 300, d).parameter_shapes())
+
+    assert count("rnn", 315) == 194_040 and count(MODEL, 25) == 195_650
+    assert abs(count(MODEL, 25) / count("rnn", 315) - 1) < 0.01
+
+
+# ---------------------------------------------------------------------------
+# gradient checks through the model, every activation
+# ---------------------------------------------------------------------------
+
+def model_case(activation, seed, supervision="all"):
+    """gradcheck's model on chains of lengths 1, 2, 5, 9 and the smallest
+    |pre-activation| of the forward."""
+    rng = np.random.default_rng(seed)
+    setting = Setting(MODEL, trees="chain", activation=activation, supervision=supervision)
+    model, params, forest, options = build_case(setting, chain_trees(rng), rng)
+    cell_params = params.prefixed("cell")
+    margin = min(np.abs(mrnn_states(vectors, cell_params, activation)[1]).min()
+                 for vectors in sentence_inputs(params, forest))
+    return model, params, forest, options, margin
+
+
+@pytest.mark.parametrize("activation", mrnn.ACTIVATIONS)
+def test_gradients(activation):
+    # seed 1: every relu pre-activation at least RELU_MARGIN from the kink
+    model, params, forest, options, margin = model_case(activation, seed=1)
+    if activation == "relu":
+        assert margin > RELU_MARGIN
+    assert_passes(check_gradients(model, params, forest, **options))
+
+
+def test_gradients_root_supervision():
+    model, params, forest, options, _ = model_case("tanh", seed=4, supervision="root")
+    assert_passes(check_gradients(model, params, forest, **options))
+
+
+def test_gradients_with_fixed_recurrent_masks_through_the_model():
+    rng = np.random.default_rng(5)
+    setting = Setting(MODEL, trees="chain", dropout=0.5, embedding_dropout=0.3,
+                      recurrent_dropout=0.3)
+    model, params, forest, options = build_case(setting, chain_trees(rng), rng)
+    recurrent = options["masks"].recurrent[0]
+    assert np.any(recurrent == 0) and np.any(recurrent != 0)
+    assert_passes(check_gradients(model, params, forest, **options))
+
+
+# ---------------------------------------------------------------------------
+# recurrent dropout at the cell: the mask enters both recurrent terms
+# ---------------------------------------------------------------------------
+
+def test_forward_with_masks_masks_both_recurrent_terms():
+    rng = np.random.default_rng(6)
+    d, d_x = 3, 4
+    cell = make_cell(MODEL, d_x, d)
+    params = random_params(cell, rng, scale=0.5)
+    forest, vectors, x, index, nodes = chain_case(LENGTHS, d_x, rng)
+    masks = recurrent_masks(cell, forest.n_trees, rng)
+    h, _ = cell.forward(params, forest, x, index, recurrent_masks=masks)
+    for k in range(len(LENGTHS)):
+        expected, _ = mrnn_states(vectors[k], params, "tanh", masks[0][k])
+        np.testing.assert_allclose(h[nodes[k]], expected, rtol=0, atol=1e-12)
+    # V = 0: the bilinear term alone still sees the mask
+    params["V"][...] = 0
+    h, _ = cell.forward(params, forest, x, index, recurrent_masks=masks)
+    plain, _ = cell.forward(params, forest, x, index)
+    longest = nodes[-1]
+    assert not np.allclose(h[longest], plain[longest])
+
+
+@pytest.mark.parametrize("activation", ["tanh", "identity"])
+def test_cell_gradients_with_fixed_masks(activation):
+    rng = np.random.default_rng(7)
+    cell = make_cell(MODEL, 4, 3, activation=activation)
+    params = random_params(cell, rng, scale=0.5)
+    forest, _, x, index, _ = chain_case(CHECK_LENGTHS, 4, rng)
+    masks = recurrent_masks(cell, forest.n_trees, rng)
+    assert_passes(cell_gradient_errors(cell, params, forest, x, index, masks, rng))
+
+
+# ---------------------------------------------------------------------------
+# planted bugs: the checks must fail
+# ---------------------------------------------------------------------------
+
+def _with_gradient_changed(cell, name, change):
+    """A planted bug: the cell's backward with ``change`` applied to what it
+    adds to grads[name]."""
+    backward = cell.backward
+
+    def buggy(params, forest, cache, d_h, grads, helper=None):
+        before = grads[name].copy()
+        d_x = backward(params, forest, cache, d_h, grads, helper)
+        grads[name][...] = before + change(grads[name] - before)
+        return d_x
+    return buggy
+
+
+def test_detects_tensor_gradient_transposed(monkeypatch):
+    """dA with each word's (d, d) block transposed (dA[j, i, k] in place of
+    dA[j, k, i]: the slice read as A^[i]^T)."""
+    model, params, forest, options, _ = model_case("tanh", seed=2)
+    assert_passes(check_gradients(model, params, forest, **options))
+    monkeypatch.setattr(model.cell, "backward", _with_gradient_changed(
+        model.cell, "A", lambda added: added.transpose(0, 2, 1)))
+    errors = check_gradients(model, params, forest, **options)
+    assert errors["cell.A"] > TOLERANCE
+    assert errors["cell.W"] <= TOLERANCE and errors["embedding"] <= TOLERANCE
+
+
+def test_detects_word_gradient_without_the_bilinear_term(monkeypatch):
+    """dx = delta_word W^T only, forgetting that M_t = x_t A also depends on x."""
+    model, params, forest, options, _ = model_case("tanh", seed=2)
+    cell = model.cell
+    backward = cell.backward
+
+    def buggy(params_, forest_, cache, d_h, grads, helper=None):
+        # A is read by the backward only for dx's dG A^T term (G_w is cached)
+        saved = params_["A"].copy()
+        params_["A"][...] = 0
+        try:
+            return backward(params_, forest_, cache, d_h, grads, helper)
+        finally:
+            params_["A"][...] = saved
+
+    monkeypatch.setattr(cell, "backward", buggy)
+    errors = check_gradients(model, params, forest, **options)
+    assert errors["embedding"] > TOLERANCE
+    assert errors["cell.A"] <= TOLERANCE and errors["cell.W"] <= TOLERANCE
+
+
+# ---------------------------------------------------------------------------
+# Sec. 4.3: the matrix-space model as a special case
+# ---------------------------------------------------------------------------
+
+def test_one_hot_mrnn_is_the_matrix_space_model():
+    """Sec. 4.3 / Fig. 1 right: with one-hot words (d_x = |vocabulary|) and
+    f = identity, the slice x_w A is word w's matrix.  Eq. 9 as printed (W = V
+    = b = 0) starts from the mRNN's h_0 = 0 and stays there (checked below), so
+    the reduction needs a non-zero start: one extra unit s held at 1 by its
+    bias (eq. 7's bias unit h' = [h; 1]) lets the first step's x_1 W supply
+    h_0 M_{w_1}, and A's row for s cancels x_t W at every later step:
+
+        h_1 = x_1 W = h_0 M_{w_1};   h_t = h_{t-1} M_{w_t} + s (-h_0 M_{w_t}) + x_t W
+                                         = h_{t-1} M_{w_t}
+
+    Every state then equals the matrix-space model's h_0 M_{w_1} .. M_{w_t}
+    (eqs. 1-2, ``matrix_space.py``) to rounding."""
+    rng = np.random.default_rng(8)
+    d, vocabulary = 3, 6
+    word_matrices = rng.normal(0, 0.7, size=(vocabulary, d, d))
+    h0 = rng.normal(size=d)
+    words = [rng.integers(0, vocabulary, size=n).astype(np.int32) for n in LENGTHS]
+    forest = build_forest([chain_tree([f"w{k}" for k in w]) for w in words], words)
+    distinct, index = np.unique(forest.word, return_inverse=True)
+    space = make_cell("matrix-space", d * d, d)
+    h_space, _ = space.forward({"h0": h0}, forest,
+                               word_matrices.reshape(vocabulary, d * d)[distinct], index)
+
+    cell = make_cell(MODEL, vocabulary, d + 1, activation="identity")
+    start = np.einsum("k,wki->wi", h0, word_matrices)            # h_0 M_w per word
+    params = {name: np.zeros(shape) for name, shape in cell.parameter_shapes()}
+    params["A"][:, :d, :d] = word_matrices
+    params["A"][:, d, :d] = -start
+    params["W"][:, :d] = start
+    params["b"][d] = 1.0
+    one_hot = np.eye(vocabulary)[distinct]
+    h, _ = cell.forward(params, forest, one_hot, index)
+    np.testing.assert_allclose(h[:, :d], h_space, rtol=1e-12, atol=1e-12)
+    assert np.all(h[:, d] == 1.0)
+
+    # eq. 9 (purely multiplicative: W = V = b = 0) from the mRNN's h_0 = 0
+    pure = {name: np.zeros(shape) for name, shape in cell.parameter_shapes()}
+    pure["A"][...] = params["A"]
+    h, _ = cell.forward(pure, forest, one_hot, index)
+    assert np.all(h == 0)
+
+
+# ---------------------------------------------------------------------------
+# kernels, what the cell accepts
+# ---------------------------------------------------------------------------
+
+def _kernel_cases():
+    rng = np.random.default_rng(9)
+    forest, _, x, index, _ = chain_case(LENGTHS, 4, rng)
+    n, d, n_words = forest.n_nodes, 3, x.shape[0]
+    before = np.ascontiguousarray(forest.children[:, 0])
+    mask = rng.uniform(0, 2, size=(forest.n_trees, d))
+    previous = rng.normal(size=(n, d))
+    previous[::4] = 0.0   # the kernel skips zero states (first words, dropped units)
+    out = [
+        (mrnn._route_to_previous, lambda: (before, forest.tree, mask,
+                                           rng.normal(size=(n_words, d, d)), index,
+                                           rng.normal(size=(n, d)), rng.normal(size=(n, d)),
+                                           0, n)),
+        (mrnn._outer_products_by_word, lambda: (rng.normal(size=(n, d)),
+                                                rng.normal(size=(n, d)), index,
+                                                rng.normal(size=(n_words, d, d)), 2, n)),
+    ]
+    for code in (RECURRENT_ACTIVATIONS[name] for name in mrnn.ACTIVATIONS):
+        out.append((mrnn._bilinear_rows, lambda code=code: (
+            code, previous, rng.normal(size=(n_words, d, d)), rng.normal(size=(n_words, d)),
+            index, np.zeros((n, d)), 0, n)))
+    return out
+
+
+@pytest.mark.parametrize("kernel,make_args", _kernel_cases(),
+                         ids=lambda value: getattr(value, "__name__", ""))
+def test_kernel_matches_its_python_function(kernel, make_args):
+    assert_kernel_matches_python(kernel, make_args)
+
+
+def test_rejects_unknown_activations_and_trees():
+    for activation in ("sigmoid", "softsign"):
+        with pytest.raises(ValueError, match="activation"):
+            make_cell(MODEL, 4, 3, activation=activation)
+    from gradcheck.suite import random_trees
+
+    rng = np.random.default_rng(0)
+    setting = Setting(MODEL)
+    model, params, forest, options = build_case(setting, random_trees(setting, rng), rng)
+    with pytest.raises(ValueError, match="--structure chain"):
+        check_gradients(model, params, forest, **options)

@@ -1,0 +1,329 @@
+"""The Elman RNN (Irsoy & Cardie eq. 3): forward against the printed equation
+written out per sentence in NumPy, gradient checks for every activation,
+recurrent dropout (forward and a cell-level finite-difference check with the
+masks fixed), the kernels against their Python functions, planted bugs, and
+the rectifier/identity codes added to activations.py.
+
+Chain forests, random parameters and masks, and the cell-level check come
+from test_cell_lstm.py.
+"""
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+
+from cell_checks import assert_kernel_matches_python
+from gradcheck.check import TOLERANCE, assert_passes, check_gradients
+from gradcheck.suite import N_CLASSES, VOCAB_SIZE, Setting, build_case
+from npcomp.cells import make_cell, rnn
+from npcomp.cells.activations import ACTIVATIONS, RECURRENT_ACTIVATIONS
+from npcomp.formats import chain_tree
+from test_cell_lstm import (LENGTHS, CHECK_LENGTHS, cell_gradient_errors, chain_case,
+                            random_params, recurrent_masks)
+
+MODEL = "rnn"
+F = {"tanh": np.tanh, "relu": lambda z: np.maximum(z, 0.0), "identity": lambda z: z,
+     "sigmoid": lambda z: 1.0 / (1.0 + np.exp(-z))}
+# a rectifier's finite difference is wrong when a pre-activation lies within
+# about 2 steps (2e-3) times its sensitivity of the kink at 0: the relu test
+# points are chosen (seeds below) with every |pre-activation| above this
+RELU_MARGIN = 1e-2
+
+
+def elman_states(vectors, params, activation, mask=None):
+    """Eq. 3 in the paper's orientation, column vectors (W, V are the code's
+    transposed): h_t = f(W x_t + V h_{t-1} + b), h_0 = 0; with ``mask`` the
+    sentence's recurrent-dropout mask, step t reads h_{t-1} * mask.
+    Returns (h, pre-activations), (T, d) each."""
+    W, V, b = params["W"].T, params["V"].T, params["b"]
+    h = np.zeros(b.shape[0])
+    states, pre = [], []
+    for x in vectors:
+        previous = h if mask is None else h * mask
+        z = W @ x + V @ previous + b
+        h = F[activation](z)
+        states.append(h)
+        pre.append(z)
+    return np.array(states), np.array(pre)
+
+
+# ---------------------------------------------------------------------------
+# forward against eq. 3
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("activation", rnn.ACTIVATIONS)
+def test_forward_is_eq_3(activation):
+    rng = np.random.default_rng(1)
+    d, d_x = 3, 4
+    cell = make_cell(MODEL, d_x, d, activation=activation)
+    params = random_params(cell, rng)
+    forest, vectors, x, index, nodes = chain_case(LENGTHS, d_x, rng)
+    h, _ = cell.forward(params, forest, x, index)
+    for k in range(len(LENGTHS)):
+        expected, _ = elman_states(vectors[k], params, activation)
+        np.testing.assert_allclose(h[nodes[k]], expected, rtol=0, atol=1e-12)
+    if activation == "relu":   # both sides of the kink are exercised
+        assert np.any(h == 0) and np.any(h > 0)
+
+
+def test_float32_forward_is_close_to_float64():
+    rng = np.random.default_rng(2)
+    cell = make_cell(MODEL, 4, 3)
+    params = random_params(cell, rng)
+    forest, _, x, index, _ = chain_case(LENGTHS, 4, rng)
+    h64, _ = cell.forward(params, forest, x, index)
+    h32, _ = cell.forward({k: v.astype(np.float32) for k, v in params.items()}, forest,
+                          x.astype(np.float32), index)
+    assert h32.dtype == np.float32
+    np.testing.assert_allclose(h32, h64, rtol=1e-5, atol=1e-6)
+
+
+def test_parameters():
+    cell = make_cell(MODEL, 5, 3)
+    assert cell.parameter_shapes() == [("W", (5, 3)), ("V", (3, 3)), ("b", (3,))]
+    assert cell.output_dim == 3 and cell.recurrent_widths() == [3]
+
+
+# ---------------------------------------------------------------------------
+# gradient checks through the model (gradcheck), every activation
+# ---------------------------------------------------------------------------
+
+def chain_trees(rng, lengths=LENGTHS):
+    """Chains of random words of the gradcheck vocabulary, every node labelled."""
+    return [chain_tree([f"w{k}" for k in rng.integers(0, VOCAB_SIZE, size=n)],
+                       rng.integers(0, N_CLASSES, size=n)) for n in lengths]
+
+
+def sentence_inputs(params, forest):
+    """Per sentence of ``forest``: its word vectors in word order (model params)."""
+    return [params["embedding"][forest.word[np.flatnonzero(forest.tree == k)]]
+            for k in range(forest.n_trees)]
+
+
+def model_case(activation, seed, supervision="all"):
+    """gradcheck's model, parameters, forest and options on chains of lengths
+    1, 2, 5, 9; and the smallest |pre-activation| of the forward."""
+    rng = np.random.default_rng(seed)
+    setting = Setting(MODEL, trees="chain", activation=activation, supervision=supervision)
+    model, params, forest, options = build_case(setting, chain_trees(rng), rng)
+    cell_params = params.prefixed("cell")
+    margin = min(np.abs(elman_states(vectors, cell_params, activation)[1]).min()
+                 for vectors in sentence_inputs(params, forest))
+    return model, params, forest, options, margin
+
+
+@pytest.mark.parametrize("activation", rnn.ACTIVATIONS)
+def test_gradients(activation):
+    # seed 3: every relu pre-activation at least RELU_MARGIN from the kink (6e-2)
+    model, params, forest, options, margin = model_case(activation, seed=3)
+    if activation == "relu":
+        assert margin > RELU_MARGIN
+    assert_passes(check_gradients(model, params, forest, **options))
+
+
+def test_gradients_root_supervision():
+    model, params, forest, options, _ = model_case("tanh", seed=4, supervision="root")
+    assert_passes(check_gradients(model, params, forest, **options))
+
+
+def test_gradients_with_fixed_recurrent_masks_through_the_model():
+    """Word-vector, recurrent and classifier dropout with fixed masks (the
+    suite's setting) on chains of lengths 1, 2, 5, 9."""
+    rng = np.random.default_rng(5)
+    setting = Setting(MODEL, trees="chain", dropout=0.5, embedding_dropout=0.3,
+                      recurrent_dropout=0.3)
+    model, params, forest, options = build_case(setting, chain_trees(rng), rng)
+    recurrent = options["masks"].recurrent[0]
+    assert np.any(recurrent == 0) and np.any(recurrent != 0)
+    assert_passes(check_gradients(model, params, forest, **options))
+
+
+# ---------------------------------------------------------------------------
+# recurrent dropout at the cell
+# ---------------------------------------------------------------------------
+
+def test_forward_with_masks_is_eq_3_with_masked_previous_state():
+    rng = np.random.default_rng(6)
+    d, d_x = 3, 4
+    cell = make_cell(MODEL, d_x, d)
+    params = random_params(cell, rng)
+    forest, vectors, x, index, nodes = chain_case(LENGTHS, d_x, rng)
+    masks = recurrent_masks(cell, forest.n_trees, rng)
+    h, _ = cell.forward(params, forest, x, index, recurrent_masks=masks)
+    plain, _ = cell.forward(params, forest, x, index)
+    for k in range(len(LENGTHS)):
+        expected, _ = elman_states(vectors[k], params, "tanh", masks[0][k])
+        np.testing.assert_allclose(h[nodes[k]], expected, rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(h[nodes[0]], plain[nodes[0]])   # one word: no recurrence
+    ones = [np.ones_like(masks[0])]
+    np.testing.assert_array_equal(cell.forward(params, forest, x, index,
+                                               recurrent_masks=ones)[0], plain)
+
+
+@pytest.mark.parametrize("activation", ["tanh", "sigmoid", "identity"])
+def test_cell_gradients_with_fixed_masks(activation):
+    rng = np.random.default_rng(7)
+    cell = make_cell(MODEL, 4, 3, activation=activation)
+    params = random_params(cell, rng)
+    forest, _, x, index, _ = chain_case(CHECK_LENGTHS, 4, rng)
+    masks = recurrent_masks(cell, forest.n_trees, rng)
+    assert_passes(cell_gradient_errors(cell, params, forest, x, index, masks, rng))
+
+
+def test_mask_shape_and_count_are_checked():
+    rng = np.random.default_rng(8)
+    cell = make_cell(MODEL, 4, 3)
+    params = random_params(cell, rng)
+    forest, _, x, index, _ = chain_case((2, 3), 4, rng)
+    masks = recurrent_masks(cell, forest.n_trees, rng)
+    with pytest.raises(ValueError, match="mask"):
+        cell.forward(params, forest, x, index, recurrent_masks=masks + masks)
+    with pytest.raises(ValueError, match="mask"):
+        cell.forward(params, forest, x, index, recurrent_masks=[masks[0][:, :2]])
+
+
+# ---------------------------------------------------------------------------
+# planted bugs: the checks must fail
+# ---------------------------------------------------------------------------
+
+def test_detects_gradient_routed_two_steps_back(monkeypatch):
+    """Backward adds eps_h_{t-1}'s share to h_{t-2} instead (every node's
+    child replaced by its grandchild): the check must fail."""
+    model, params, forest, options, _ = model_case("tanh", seed=2)
+    assert_passes(check_gradients(model, params, forest, **options))
+    backward = model.cell.backward
+
+    def buggy(params_, forest_, cache, d_h, grads, helper=None):
+        original = forest_.children
+        before = original[:, 0]
+        grandchild = np.where(before >= 0, before[np.maximum(before, 0)], -1)
+        forest_.children = np.where(before >= 0, grandchild, -1)[:, None].astype(np.int32)
+        try:
+            return backward(params_, forest_, cache, d_h, grads, helper)
+        finally:
+            forest_.children = original
+
+    monkeypatch.setattr(model.cell, "backward", buggy)
+    errors = check_gradients(model, params, forest, **options)
+    assert errors["cell.V"] > TOLERANCE and errors["embedding"] > TOLERANCE
+    assert errors["softmax.W"] <= TOLERANCE
+
+
+def test_detects_masks_missing_in_backward(monkeypatch):
+    rng = np.random.default_rng(9)
+    cell = make_cell(MODEL, 4, 3)
+    params = random_params(cell, rng)
+    forest, _, x, index, _ = chain_case(CHECK_LENGTHS, 4, rng)
+    masks = recurrent_masks(cell, forest.n_trees, rng)
+    assert_passes(cell_gradient_errors(cell, params, forest, x, index, masks,
+                                       np.random.default_rng(1)))
+    backward = cell.backward
+
+    def buggy(params_, forest_, cache, d_h, grads, helper=None):
+        cache.mask = np.ones_like(cache.mask)
+        return backward(params_, forest_, cache, d_h, grads, helper)
+
+    monkeypatch.setattr(cell, "backward", buggy)
+    errors = cell_gradient_errors(cell, params, forest, x, index, masks, rng)
+    assert errors["V"] > TOLERANCE and errors["x"] > TOLERANCE
+
+
+# ---------------------------------------------------------------------------
+# kernels, threads, activations, what the cell accepts
+# ---------------------------------------------------------------------------
+
+def _kernel_cases():
+    rng = np.random.default_rng(10)
+    forest, _, x, index, _ = chain_case(LENGTHS, 4, rng)
+    n, d = forest.n_nodes, 3
+    before = np.ascontiguousarray(forest.children[:, 0])
+    mask = rng.uniform(0, 2, size=(forest.n_trees, d))
+    out = [
+        (rnn._gather_previous, lambda: (before, forest.tree, mask, rng.normal(size=(n, d)),
+                                        np.zeros((n + 3, d)), 2, n)),
+        (rnn._route_to_previous, lambda: (before, forest.tree, mask,
+                                          rng.normal(size=(n + 3, d)),
+                                          rng.normal(size=(n, d)), 0, n)),
+    ]
+    for code in (RECURRENT_ACTIVATIONS[name] for name in rnn.ACTIVATIONS):
+        out.append((rnn._activate_rows, lambda code=code: (
+            code, rng.normal(size=(n + 3, d)), rng.normal(size=(x.shape[0], d)), index,
+            np.zeros((n, d)), 0, n)))
+        out.append((rnn._deltas, lambda code=code: (
+            code, rng.uniform(-0.9, 0.9, size=(n, d)), rng.normal(size=(n, d)),
+            np.zeros((n + 3, d)), 0, n)))
+    return out
+
+
+@pytest.mark.parametrize("kernel,make_args", _kernel_cases(),
+                         ids=lambda value: getattr(value, "__name__", ""))
+def test_kernel_matches_its_python_function(kernel, make_args):
+    assert_kernel_matches_python(kernel, make_args)
+
+
+@pytest.mark.parametrize("model", ["rnn", "mrnn", "matrix-space"])
+def test_helper_thread_gives_the_same_results(model):
+    """Levels of >= 48 sentences are split between two threads: same h, same
+    gradients (recurrent masks given where the cell has them)."""
+    rng = np.random.default_rng(11)
+    d = 3
+    d_x = d * d if model == "matrix-space" else 4
+    cell = make_cell(model, d_x, d)
+    params = random_params(cell, rng, scale=0.5)
+    forest, _, x, index, _ = chain_case(tuple(rng.integers(1, 7, size=70)), d_x, rng)
+    masks = (recurrent_masks(cell, forest.n_trees, rng)
+             if hasattr(cell, "recurrent_widths") else None)
+    upstream = rng.normal(size=(forest.n_nodes, d))
+    results = []
+    with ThreadPoolExecutor(1) as helper:
+        for use in (None, helper):
+            h, cache = cell.forward(params, forest, x, index, use, recurrent_masks=masks)
+            grads = {name: np.zeros_like(value) for name, value in params.items()}
+            d_x_out = cell.backward(params, forest, cache, upstream.copy(), grads, use)
+            results.append((h, d_x_out, grads))
+    (h0, dx0, g0), (h1, dx1, g1) = results
+    np.testing.assert_allclose(h1, h0, rtol=0, atol=1e-13)
+    np.testing.assert_allclose(dx1, dx0, rtol=0, atol=1e-12)
+    for name in g0:
+        np.testing.assert_allclose(g1[name], g0[name], rtol=0, atol=1e-12)
+
+
+def test_rectifier_and_identity_codes():
+    """relu(z) = max(z, 0) with slope 1 where the output is positive (0 at and
+    below the kink); identity with slope 1; through the cell's own kernels
+    (activations.activate and derivative_from_output inlined).  The tree cells'
+    codes are unchanged, so they do not accept these names."""
+    z = np.concatenate([np.linspace(-40, 40, 2001), [0.0, 1e-300, -1e-300]])
+    n = z.shape[0]
+    for dtype in (np.float64, np.float32):
+        column = z.astype(dtype)[:, None]
+        for name, value, slope in (("relu", np.maximum(column, 0), column > 0),
+                                   ("identity", column, np.ones_like(column))):
+            code = RECURRENT_ACTIVATIONS[name]
+            out = np.empty_like(column)
+            rnn._activate_rows(code, np.zeros_like(column), column, np.arange(n), out, 0, n)
+            assert out.dtype == dtype
+            np.testing.assert_array_equal(out, value)
+            derivative = np.empty_like(column)
+            rnn._deltas(code, out, np.ones_like(column), derivative, 0, n)
+            np.testing.assert_array_equal(derivative, slope.astype(dtype))
+    assert ACTIVATIONS == {"tanh": 0, "sigmoid": 1, "softsign": 2}
+    with pytest.raises(ValueError, match="activation"):
+        make_cell("recnn", 3, 3, activation="relu")
+
+
+def test_rejects_unknown_activations():
+    with pytest.raises(ValueError, match="activation"):
+        make_cell(MODEL, 4, 3, activation="softsign")
+
+
+def test_check_forest_rejects_branching_trees():
+    from gradcheck.suite import random_trees
+
+    rng = np.random.default_rng(0)
+    setting = Setting(MODEL)
+    model, params, forest, options = build_case(setting, random_trees(setting, rng), rng)
+    with pytest.raises(ValueError, match="--structure chain"):
+        check_gradients(model, params, forest, **options)
