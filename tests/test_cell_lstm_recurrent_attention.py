@@ -188,30 +188,18 @@ def test_detects_planted_bug(monkeypatch, kernel, buggy, wrong):
 
 
 @pytest.mark.parametrize("masked", [False, True], ids=["no-dropout", "recurrent-dropout"])
-def test_lstm_backward_with_cell_gradient_is_lstm_backward(masked):
-    """With eps_m = 0 the module's LSTM backward is lstm.py's; with eps_m it adds
-    exactly what eps_c gets from a loss on the memory cells (J = sum m * G_m)."""
+def test_lstm_backward_takes_a_gradient_on_the_cells(masked):
+    """The LSTM's backward with ``d_c`` (what eq. 9 sends to the memory cells
+    m_j): a directional finite difference of J = sum(m * G_m) in x."""
     cell, params, vectors, forest, masks = make_case(8, masked=masked)
     rng = np.random.default_rng(0)
     words, index = np.unique(forest.word, return_inverse=True)
     x = np.concatenate(vectors)[words]
     lstm_masks = {} if masks is None else {"recurrent_masks": [masks[0]]}
     h, cache = cell.lstm.forward(params, forest, x, index, **lstm_masks)
-    eps_h = rng.normal(size=h.shape)
-    grads_lstm = {name: np.zeros_like(params[name]) for name in ("W", "U", "b")}
-    grads_ours = {name: np.zeros_like(params[name]) for name in ("W", "U", "b")}
-    d_x_lstm = cell.lstm.backward(params, forest, cache, eps_h.copy(), grads_lstm)
-    d_x_ours = lstm_recurrent_attention._lstm_backward(cell.lstm, params, forest, cache,
-                                                       eps_h.copy(), np.zeros_like(h),
-                                                       grads_ours)
-    np.testing.assert_allclose(d_x_ours, d_x_lstm, rtol=0, atol=1e-14)
-    for name in grads_lstm:
-        np.testing.assert_allclose(grads_ours[name], grads_lstm[name], rtol=0, atol=1e-14)
-    # eps_m: a directional finite difference of sum(m * G_m) in x
     G_m = rng.normal(size=h.shape)
     grads = {name: np.zeros_like(params[name]) for name in ("W", "U", "b")}
-    d_x = lstm_recurrent_attention._lstm_backward(cell.lstm, params, forest, cache,
-                                                  np.zeros_like(h), G_m, grads)
+    d_x = cell.lstm.backward(params, forest, cache, np.zeros_like(h), grads, d_c=G_m.copy())
     direction = rng.normal(size=x.shape)
 
     def objective(x_):

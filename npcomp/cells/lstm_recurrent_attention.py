@@ -96,11 +96,9 @@ t.  So suffix sums computed from t = T down give them in O(T d):
 Every factor is <= 1 (M is non-decreasing in t) and Z >= 1.  q is the
 softmax Jacobian's subtraction term; a planted-bug test removes it
 (tests/test_cell_lstm_recurrent_attention.py).  Last, eps_v = [eps_h | eps_m]
-enters the LSTM's backward.  eps_m is a gradient on the LSTM's memory cells,
-which lstm.py's backward (eps_h only) cannot take, so ``_lstm_backward``
-runs the same level loop and kernels (treelstm_nary.py) adding eps_m_t to
-eps_c_t before each step's gate deltas.  With eps_m = 0 it equals
-lstm.py's backward (a test).
+enters the LSTM's backward: eps_h on its states and eps_m on its memory
+cells (``d_c`` of treelstm_nary.py's backward, which adds eps_m_t to eps_c_t
+before step t's gate deltas; a test checks it by finite differences).
 
 =========================  ====================================  ==========
 paper                      code                                  shape
@@ -132,8 +130,7 @@ from .activations import ONE, uniform_fan_in
 from .levels import ROW_PAD, children_columns, on_level, padded_stop, sigmoid
 from .lstm import ChainLSTM
 from .lstm_global_attention import chain_layout, check_sequence_forest
-from .treelstm_nary import (_gate_deltas, _gather_children, _input_deltas, _scatter_to_children,
-                            _word_rows)
+from .treelstm_nary import _gather_children, _scatter_to_children
 
 GATES = ("i", "o", "k", "f")     # column blocks of W_x, U_s, b_s
 # Srivastava et al. 2015, Nayebi Sec. 3.5: the transform gate starts closed (carry)
@@ -318,9 +315,9 @@ class RecurrentAttentionLSTM:
                                    eps_v, delta_a)                               # (9)
         eps_v += delta_a[:, None] * params["W_a"]                                # e_j = v_j w_a
         grads["W_a"] += delta_a @ cache.v
-        return _lstm_backward(self.lstm, params, forest, cache.lstm,
-                              np.ascontiguousarray(eps_v[:, :d]),
-                              np.ascontiguousarray(eps_v[:, d:]), grads, helper)  # (4)
+        # (4): the LSTM's backward with gradients on its states h_j and its cells m_j
+        return self.lstm.backward(params, forest, cache.lstm, np.ascontiguousarray(eps_v[:, :d]),
+                                  grads, helper, d_c=np.ascontiguousarray(eps_v[:, d:]))
 
 
 def _highway_backward(params: dict, grads: dict, s_T, H, T, eps_out) -> np.ndarray:
@@ -333,41 +330,6 @@ def _highway_backward(params: dict, grads: dict, s_T, H, T, eps_out) -> np.ndarr
     grads["W_T"] += s_T.T @ delta_T
     grads["b_T"] += delta_T.sum(axis=0)
     return eps_out * (1 - T) + eps_H @ params["W_H"].T + delta_T @ params["W_T"].T
-
-
-def _lstm_backward(lstm: ChainLSTM, params: dict, forest: Forest, cache, eps_h: np.ndarray,
-                   eps_m: np.ndarray, grads: dict, helper=None) -> np.ndarray:
-    """lstm.py's backward (treelstm_nary.py with one child and a word at every
-    node) with a gradient eps_m on the memory cells as well as eps_h on the
-    states: eps_m_t joins eps_c_t once the next step has routed its share
-    (eps_c_{t+1} f_{t+1}), before step t's gate deltas.  eps_h is overwritten."""
-    n, d = forest.n_nodes, lstm.hidden_dim
-    leaves = forest.n_leaves
-    children = children_columns(forest, 1)
-    delta = np.zeros((n + ROW_PAD, 4 * d), dtype=eps_h.dtype)
-    eps_c = np.zeros((n, d), dtype=eps_h.dtype)
-    u_transposed = params["U"].T
-    node_mask = getattr(cache, "node_mask", None)
-
-    def rows_backward(start: int, stop: int) -> None:
-        eps_c[start:stop] += eps_m[start:stop]
-        _gate_deltas(children, cache.gates, cache.c, cache.tanh_c, eps_h, eps_c, delta,
-                     start, stop)
-        d_hc = delta[start:padded_stop(start, stop)] @ u_transposed
-        if node_mask is not None:
-            d_hc[:stop - start] *= node_mask[start:stop]
-        _scatter_to_children(children, d_hc, eps_h, start, stop)
-
-    for level in range(forest.n_levels - 1, 0, -1):
-        on_level(rows_backward, forest.level_ptr[level], forest.level_ptr[level + 1], helper)
-    eps_c[:leaves] += eps_m[:leaves]
-    _gate_deltas(children, cache.gates, cache.c, cache.tanh_c, eps_h, eps_c, delta, 0, leaves)
-    grads["U"] += cache.hc[leaves:n].T @ delta[leaves:n]
-    delta_word = _input_deltas(_word_rows(forest, cache.word_index), delta, cache.x.shape[0],
-                               1, d)
-    grads["W"] += cache.x.T @ delta_word
-    grads["b"] += delta[:n].sum(axis=0)
-    return delta_word @ params["W"].T
 
 
 def _transfer_gate_functions(z: np.ndarray, d: int) -> None:

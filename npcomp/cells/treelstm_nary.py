@@ -218,9 +218,13 @@ class TreeLSTMNary:
         return h, TreeLSTMNaryCache(x, word_index, hc, gates, c, tanh_c, node_mask)
 
     def backward(self, params: dict, forest: Forest, cache: TreeLSTMNaryCache,
-                 d_h: np.ndarray, grads: dict, helper=None) -> np.ndarray:
+                 d_h: np.ndarray, grads: dict, helper=None,
+                 d_c: np.ndarray | None = None) -> np.ndarray:
         """d_h: (n, d) dLoss/dh from the head (overwritten).  Adds dLoss/dparams
-        into ``grads``; returns dLoss/dx (U, d_x), per distinct word.
+        into ``grads``; returns dLoss/dx (U, d_x), per distinct word.  ``d_c``
+        (n, d), overwritten: dLoss/dc from outside the cell, when another layer
+        reads the memory cells too (lstm_recurrent_attention.py); it joins
+        eps_c of each node before the node's gate deltas.
 
         With a ``helper`` thread, large levels are split in two halves as in
         the forward, and U's gradient is computed there while this thread
@@ -230,7 +234,8 @@ class TreeLSTMNary:
         leaves = forest.n_leaves
         children = children_columns(forest, arity)
         delta = np.zeros((n + ROW_PAD, (3 + arity) * d), dtype=d_h.dtype)
-        d_c = np.zeros((n, d), dtype=d_h.dtype)
+        if d_c is None:
+            d_c = np.zeros((n, d), dtype=d_h.dtype)
         u_transposed = params["U"].T
         node_mask = cache.node_mask
 
@@ -379,7 +384,7 @@ def _gate_deltas(children, gates, c, tanh_c, d_h, d_c, delta, start, stop):
                 if kid >= 0:
                     f = gates[j, (3 + k) * d + q]
                     delta[j, (3 + k) * d + q] = eps_c * c[kid, q] * f * (ONE - f)  # delta_fk
-                    d_c[kid, q] = eps_c * f                      # eps_c of child k
+                    d_c[kid, q] += eps_c * f                     # eps_c of child k
 
 
 @njit(cache=True, nogil=True)
