@@ -1,6 +1,6 @@
 """The bidirectional LSTM: forward against Tai eq. 1 run both ways in plain
-NumPy (also per step, and with recurrent-dropout masks), gradient checks
-(tied and untied, and with fixed masks), and planted routing and mask bugs."""
+NumPy (also with recurrent-dropout masks), gradient checks (tied and untied,
+and with fixed masks), and planted routing and mask bugs."""
 from __future__ import annotations
 
 import numpy as np
@@ -97,10 +97,9 @@ def _reference(params, vectors, untied, d, masks=(None, None)):
 
 
 @pytest.mark.parametrize("untied", [False, True], ids=["tied", "untied"])
-def test_forward_with_masks_and_per_step(untied):
+def test_forward_with_masks(untied):
     """Separate masks for the two directions (even with tied weights), indexed
-    by sentence in the reversed forest too; ``forward_steps`` holds
-    [h^F_t ; h^B_t] at every row, the root included."""
+    by sentence in the reversed forest too."""
     rng = np.random.default_rng(5)
     d, d_x = 3, 4
     cell = make_cell("bilstm", d_x, d, untied=untied)
@@ -109,26 +108,20 @@ def test_forward_with_masks_and_per_step(untied):
     forest, vectors, x, index, nodes = chain_case(LENGTHS, d_x, rng)
     masks = recurrent_masks(cell, forest.n_trees, rng)
     out, _ = cell.forward(params, forest, x, index, recurrent_masks=masks)
-    steps, _ = cell.forward_steps(params, forest, x, index, recurrent_masks=masks)
     for k in range(len(LENGTHS)):
         forward, backward = _reference(params, vectors[k], untied, d, (masks[0][k], masks[1][k]))
         np.testing.assert_allclose(out[nodes[k], :d], forward, rtol=0, atol=1e-12)
         np.testing.assert_allclose(out[nodes[k][:-1], d:], backward[:-1], rtol=0, atol=1e-12)
         np.testing.assert_allclose(out[nodes[k][-1], d:], backward[0], rtol=0, atol=1e-12)
-        np.testing.assert_allclose(steps[nodes[k]], np.hstack([forward, backward]), rtol=0,
-                                   atol=1e-12)
     # the two directions read different masks: swapping them changes the output
     swapped, _ = cell.forward(params, forest, x, index, recurrent_masks=masks[::-1])
     assert not np.allclose(swapped, out)
 
 
-@pytest.mark.parametrize("steps", [False, True], ids=["sentence", "per-step"])
 @pytest.mark.parametrize("untied", [False, True], ids=["tied", "untied"])
-def test_gradients_with_fixed_masks(untied, steps, monkeypatch):
+def test_gradients_with_fixed_masks(untied):
     rng = np.random.default_rng(6)
     cell = make_cell("bilstm", 3, 2, untied=untied)
-    if steps:  # the per-step outputs share the backward, with their own routing
-        monkeypatch.setattr(cell, "forward", cell.forward_steps)
     params = random_params(cell, rng)
     forest, _, x, index, _ = chain_case(CHECK_LENGTHS, 3, rng)
     masks = recurrent_masks(cell, forest.n_trees, rng)

@@ -1,8 +1,10 @@
 """The 2-layer LSTMs (Tai Table 1 "2-layer" and "Bidirectional 2-layer"):
-forward against Tai eq. 1 stacked and written out in NumPy (with and
-without recurrent-dropout masks), model-level gradient checks (tied and
-untied, every-node and root supervision), cell-level checks with fixed
-masks, and planted bugs the checks must catch."""
+forward against Tai eq. 1 stacked and written out in NumPy (bilstm2: a
+2-layer stack over the words and one over the reversed words, weights
+shared or untied; with and without recurrent-dropout masks), parameter
+names and Table 1's count, model-level gradient checks (tied and untied,
+every-node and root supervision), cell-level checks with fixed masks, and
+planted bugs the checks must catch."""
 from __future__ import annotations
 
 import numpy as np
@@ -25,33 +27,29 @@ def _make(model, untied):
     return make_cell(model, D_X, D, untied=untied)
 
 
-def _layer(params, suffix, backward=False, untied=False):
-    """(W, U, b) of one LSTM: layer suffix '' or '_2'; the backward LSTM's own
-    weights only when untied (footnote 2: shared otherwise)."""
-    tag = "_backward" if backward and untied else ""
-    return tuple(params[name + tag + suffix] for name in ("W", "U", "b"))
-
-
-def _bidirectional(vectors, weights_forward, weights_backward, mask_forward, mask_backward):
-    """(h^F, h^B) per step of one sentence: h^B[t] has read words T..t."""
-    forward = lstm_states(vectors, *weights_forward, D, mask_forward)
-    backward = lstm_states(vectors[::-1], *weights_backward, D, mask_backward)[::-1]
-    return forward, backward
+def _stack(vectors, params, masks, tag=""):
+    """h2 per step of Tai eq. 1 stacked twice over the rows of ``vectors``:
+    layer 1 (W, U, b) reads the vectors, layer 2 (W_2, U_2, b_2) reads layer 1's
+    h at the same step; ``tag`` '_backward' for an untied backward stack's own
+    weights; ``masks``: the sentence's rows of layer 1's and layer 2's masks."""
+    layer_1, layer_2 = ([params[name + suffix + tag] for name in ("W", "U", "b")]
+                        for suffix in ("", "_2"))
+    h1 = lstm_states(vectors, *layer_1, D, masks[0])
+    return lstm_states(h1, *layer_2, D, masks[1])
 
 
 def reference(model, untied, params, vectors, masks):
     """Out (T, output_dim) of one sentence by Tai eq. 1 stacked; ``masks``: the
-    sentence's row of each recurrent mask, or Nones."""
+    sentence's row of each recurrent mask, or Nones.  bilstm2: two independent
+    2-layer stacks, one over the words, one over the reversed words, with the
+    same weights (footnote 2) unless untied; masks [m1F, m2F, m1B, m2B]."""
     if model == "lstm2":
-        h1 = lstm_states(vectors, *_layer(params, ""), D, masks[0])
-        return lstm_states(h1, *_layer(params, "_2"), D, masks[1])
-    f1, b1 = _bidirectional(vectors, _layer(params, ""), _layer(params, "", True, untied),
-                            masks[0], masks[1])
-    y = np.hstack([f1, b1])              # layer 1 at every step, the last one included
-    f2, b2 = _bidirectional(y, _layer(params, "_2"), _layer(params, "_2", True, untied),
-                            masks[2], masks[3])
-    out = np.hstack([f2, b2])
-    out[-1, D:] = b2[0]                  # the sentence: h2B after reading every word
+        return _stack(vectors, params, masks)
+    forward = _stack(vectors, params, masks[:2])
+    backward = _stack(vectors[::-1], params, masks[2:],
+                      "_backward" if untied else "")[::-1]   # backward[t]: read words T..t
+    out = np.hstack([forward, backward])
+    out[-1, D:] = backward[0]            # the sentence: h2B after reading every word
     return out
 
 
@@ -73,20 +71,35 @@ def test_forward_is_eq_1_stacked(model, untied, masked):
 
 
 def test_parameter_names_and_shapes():
-    assert _make("lstm2", None).parameter_shapes() == [
-        ("W", (D_X, 4 * D)), ("U", (D, 4 * D)), ("b", (4 * D,)),
-        ("W_2", (D, 4 * D)), ("U_2", (D, 4 * D)), ("b_2", (4 * D,))]
-    untied = dict(_make("bilstm2", True).parameter_shapes())
-    assert untied["W_2"] == untied["W_backward_2"] == (2 * D, 4 * D)
-    assert untied["W_backward"] == (D_X, 4 * D)
-    assert [name for name, _ in _make("bilstm2", False).parameter_shapes()] == \
-        ["W", "U", "b", "W_2", "U_2", "b_2"]
+    layer_names = [("W", (D_X, 4 * D)), ("U", (D, 4 * D)), ("b", (4 * D,)),
+                   ("W_2", (D, 4 * D)), ("U_2", (D, 4 * D)), ("b_2", (4 * D,))]
+    assert _make("lstm2", None).parameter_shapes() == layer_names
+    # shared weights: the backward stack is the forward one, layer 2 reads d inputs
+    assert _make("bilstm2", False).parameter_shapes() == layer_names
+    assert _make("bilstm2", True).parameter_shapes() == layer_names + [
+        (name + "_backward", shape) for name, shape in layer_names]
     assert _make("lstm2", None).recurrent_widths() == [D, D]
     assert _make("bilstm2", True).recurrent_widths() == [D] * 4
+    assert _make("bilstm2", False).output_dim == 2 * D
 
 
-# the finite-difference tests run small: d = 2 still mixes units through U,
-# and the bidirectional layer 2 reads 2d = 4 > d_x inputs
+def _count(cell):
+    return sum(int(np.prod(shape)) for _, shape in cell.parameter_shapes())
+
+
+def test_parameter_count_is_table_1s():
+    """Tai Table 1, sentiment (d_x = 300, d = 120): "2-layer" and "Bidirectional
+    2-layer" both have 318,720 parameters.  Ours has one bias per gate, Tai
+    two (x W + b and h U + b'), so ours is 4d = 480 fewer per LSTM layer."""
+    d_x, d = 300, 120
+    stacked = _count(make_cell("lstm2", d_x, d))
+    assert stacked == 4 * (d_x + d + 1) * d + 4 * (d + d + 1) * d == 317_760
+    assert _count(make_cell("bilstm2", d_x, d)) == stacked        # shared weights
+    assert stacked + 2 * 4 * d == 4 * (d_x + d + 2) * d + 4 * (d + d + 2) * d == 318_720
+    assert _count(make_cell("bilstm2", d_x, d, untied=True)) == 2 * stacked
+
+
+# the finite-difference tests run small: d = 2 still mixes units through U
 SMALL = dict(input_dim=3, hidden_dim=2)
 
 
@@ -118,47 +131,49 @@ def test_gradients_with_fixed_masks(model, untied):
 def test_detects_masks_missing_in_backward(model, untied, monkeypatch):
     cell, params, forest, x, index, masks, rng = _small_case(model, untied, 33)
     monkeypatch.setattr(cell, "backward", without_masks_in_backward(cell.backward))
-    errors = cell_gradient_errors(cell, params, forest, x, index, masks, rng,
-                                  names=("W_2", "W", "x"))
+    names = ("W_2", "W", "x") + (("W_2_backward", "W_backward") if untied else ())
+    errors = cell_gradient_errors(cell, params, forest, x, index, masks, rng, names)
     # layer 2's unmasked eps_h2_{t-1} already spoils its own W_2, and all below it
-    assert errors["W_2"] > TOLERANCE and errors["W"] > TOLERANCE and errors["x"] > TOLERANCE
+    assert all(errors[name] > TOLERANCE for name in names)
 
 
-@pytest.mark.parametrize("model, untied", CASES, ids=IDS)
-def test_detects_layer_2_input_gradient_not_passed_down(model, untied, monkeypatch):
-    """Layer 1's backward gets zeros instead of layer 2's input gradient: layer 1
-    and the inputs learn nothing, and the check must say so."""
-    cell, params, forest, x, index, masks, rng = _small_case(model, untied, 34)
-    first = cell.layers[0]
+def _zero_layer_2_input_gradient(stack, monkeypatch, on_forest=lambda forest: True):
+    """A planted bug: the 2-layer ``stack``'s layer 1 back-propagates zeros instead
+    of layer 2's input gradient (only when run over a forest ``on_forest`` accepts)."""
+    first = stack.layers[0]
     original = first.backward
 
     def buggy(params_, forest_, cache, d_h, grads, helper=None):
-        return original(params_, forest_, cache, np.zeros_like(d_h), grads, helper)
+        if on_forest(forest_):
+            d_h = np.zeros_like(d_h)
+        return original(params_, forest_, cache, d_h, grads, helper)
 
     monkeypatch.setattr(first, "backward", buggy)
+
+
+def test_detects_layer_2_input_gradient_not_passed_down(monkeypatch):
+    """lstm2: layer 1 and the inputs learn nothing, and the check must say so."""
+    cell, params, forest, x, index, masks, rng = _small_case("lstm2", None, 34)
+    _zero_layer_2_input_gradient(cell, monkeypatch)
     errors = cell_gradient_errors(cell, params, forest, x, index, masks, rng,
                                   names=("W", "U", "b", "x", "W_2"))
     assert min(errors["W"], errors["U"], errors["b"], errors["x"]) > TOLERANCE
     assert errors["W_2"] <= TOLERANCE   # layer 2 itself is still right
 
 
-@pytest.mark.parametrize("model, untied", BIDIRECTIONAL, ids=IDS[1:])
-def test_detects_layer_1_root_routed_as_sentence(model, untied, monkeypatch):
-    """Layer 1's backward routes the root row's h^B gradient to h1B_1 (bilstm's
-    sentence row) although layer 2 read h1B_T there: the check must fail, in
-    layer 1's backward LSTM (its own weights when untied) and the inputs."""
-    cell, params, forest, x, index, masks, rng = _small_case(model, untied, 35)
-    original = cell.backward
-
-    def buggy(params_, forest_, cache, d_out, grads, helper=None):
-        cache.first.backward_row[forest_.root] = cache.first.reversed_forest.root
-        return original(params_, forest_, cache, d_out, grads, helper)
-
-    backward_u = "U_backward" if untied else "U"
-    names = ("U", backward_u, "x")
-    assert_passes(cell_gradient_errors(cell, params, forest, x, index, masks, rng, names))
-    monkeypatch.setattr(cell, "backward", buggy)
-    errors = cell_gradient_errors(cell, params, forest, x, index, masks, rng, names)
-    assert errors[backward_u] > TOLERANCE and errors["x"] > TOLERANCE
-    if untied:   # the forward LSTM of layer 1 never reads h^B
-        assert errors["U"] <= TOLERANCE
+@pytest.mark.parametrize("untied", [False, True], ids=["tied", "untied"])
+def test_detects_backward_stack_layer_2_input_gradient_not_passed_down(untied, monkeypatch):
+    """bilstm2: only the backward stack (run over the reversed chains) drops its
+    layer 2's input gradient.  Layer 1's weights (shared, or the backward
+    stack's own when untied) and the inputs must fail; layer 2 and, untied,
+    the forward stack stay right."""
+    cell, params, forest, x, index, masks, rng = _small_case("bilstm2", untied, 34)
+    _zero_layer_2_input_gradient(cell.direction, monkeypatch,
+                                 on_forest=lambda forest_: forest_ is not forest)
+    tag = "_backward" if untied else ""
+    wrong = ("W" + tag, "U" + tag, "b" + tag, "x")
+    right = ("W_2", "W_2" + tag) + (("W", "U", "b") if untied else ())
+    errors = cell_gradient_errors(cell, params, forest, x, index, masks, rng,
+                                  names=wrong + right)
+    assert all(errors[name] > TOLERANCE for name in wrong), errors
+    assert all(errors[name] <= TOLERANCE for name in right), errors

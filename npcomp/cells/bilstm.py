@@ -21,23 +21,26 @@ whole sentence.  So the cell's output (2d) at word t of a chain of T words is
 forward and backward transition functions are shared" (the default); with
 ``untied=True`` the backward LSTM has weights of its own.
 
-``forward_steps`` gives the per-step outputs instead, out_t = [h^F_t ; h^B_t]
-at every row including the root: the input a second bidirectional layer
-reads at step t (``bilstm2.py``).
+Each direction is one sequence cell, the class attribute ``direction_cell``
+(``ChainLSTM`` here): its parameter names (plus ``_backward`` for the untied
+backward direction), gate slices, initialisation, recurrent connections,
+forward and backward are the direction cell's.  ``bilstm2.py`` sets it to the
+2-layer ``StackedLSTM``, so h^F and h^B above become each direction's layer-2
+states.
 
-Recurrent dropout (Gal 2015, one mask per sequence): ``recurrent_widths()
-== [d, d]``, the masks [m^F, m^B] (sentences, d) of the forward and the
-backward LSTM's h_{t-1} -> step t connections (lstm.py).  They are separate
-masks even when the weights are tied: two connections, two masks.  The
-reversed forest keeps each node's sentence (``forest.tree``), so m^B is
-indexed by sentence in either order.
+Recurrent dropout (Gal 2015, one mask per sequence): ``recurrent_widths()``
+is the direction cell's widths for the forward direction followed by the
+same for the backward one, here ``[d, d]``: the masks [m^F, m^B] (sentences,
+d) of the forward and the backward LSTM's h_{t-1} -> step t connections
+(lstm.py).  They are separate masks even when the weights are tied: two
+connections, two masks.  The reversed forest keeps each node's sentence
+(``forest.tree``), so m^B is indexed by sentence in either order.
 
 Backward: d_out splits into dJ/dh^F (first d columns, every row) and
-dJ/dh^B (last d columns: row t to h^B_t, the root's row to h^B_1 -- to
-h^B_T with ``forward_steps``); each LSTM
-back-propagates its share through its own chains (treelstm_nary.py's
-backward with one child), adding into the same gradients when tied, and
-the two d_x are summed per distinct word.
+dJ/dh^B (last d columns: row t to h^B_t, the root's row to h^B_1, the
+cache's ``backward_row``); each direction back-propagates its share through
+its own chains (treelstm_nary.py's backward with one child), adding into the
+same gradients when tied, and the two d_x are summed per distinct word.
 
 =====================  ==============================  ==========
 paper                  code                            shape
@@ -61,94 +64,91 @@ BACKWARD = "_backward"
 
 @dataclass
 class BiLSTMCache:
-    forward: object          # the forward LSTM's cache
-    backward: object         # the backward LSTM's cache (reversed-forest order)
+    forward: object          # the forward direction's cache
+    backward: object         # the backward direction's cache (reversed-forest order)
     reversed_forest: Forest
     order: np.ndarray        # reversed node r is node order[r]
     backward_row: np.ndarray  # (n,) reversed node whose h^B each node's output holds
 
 
 class BiLSTM:
-    """Two chain LSTMs over a forest of chains, outputs concatenated."""
+    """One sequence cell run over a forest of chains in both directions, the two
+    outputs concatenated.  The sequence cell is ``direction_cell`` (here the
+    chain LSTM; bilstm2.py's subclass uses the 2-layer ``StackedLSTM``)."""
 
     name = "bilstm"
     options = ("untied",)
+    direction_cell = ChainLSTM
 
     def __init__(self, input_dim: int, hidden_dim: int, untied: bool = False):
+        self.direction = self.direction_cell(input_dim, hidden_dim)
         self.input_dim = input_dim
         self.hidden_dim = hidden_dim
-        self.output_dim = 2 * hidden_dim
+        self.output_dim = 2 * self.direction.output_dim
         self.untied = untied
-        self.lstm = ChainLSTM(input_dim, hidden_dim)
 
     def parameter_shapes(self) -> list:
-        shapes = self.lstm.parameter_shapes()
+        shapes = self.direction.parameter_shapes()
         if self.untied:
-            shapes += [(name + BACKWARD, shape) for name, shape in self.lstm.parameter_shapes()]
+            shapes += [(name + BACKWARD, shape)
+                       for name, shape in self.direction.parameter_shapes()]
         return shapes
 
     def report_slices(self) -> dict:
-        out = dict(self.lstm.report_slices())
+        out = dict(self.direction.report_slices())
         if self.untied:
             out.update({sub + BACKWARD: (block + BACKWARD, index)
-                        for sub, (block, index) in self.lstm.report_slices().items()})
+                        for sub, (block, index) in self.direction.report_slices().items()})
         return out
 
     def initialise(self, params: dict, rng: np.random.Generator) -> None:
-        self.lstm.initialise(params, rng)
+        self.direction.initialise(params, rng)
         if self.untied:
-            self.lstm.initialise(self._backward(params), rng)
+            self.direction.initialise(self._backward(params), rng)
 
     def _backward(self, params: dict) -> dict:
-        """The backward LSTM's parameters (or gradients) under the LSTM's names."""
+        """The backward direction's parameters (or gradients) under the direction
+        cell's own names."""
         if not self.untied:
             return params
-        return {name: params[name + BACKWARD] for name, _ in self.lstm.parameter_shapes()}
+        return {name: params[name + BACKWARD] for name, _ in self.direction.parameter_shapes()}
 
     def check_forest(self, forest: Forest) -> None:
         if forest.n_children.max() > 1 or np.any(forest.word < 0):
-            raise ValueError("bilstm reads sequences: every node one child at most and a "
-                             "word (train with --structure chain)")
+            raise ValueError(f"{self.name} reads sequences: every node one child at most and "
+                             "a word (train with --structure chain)")
 
     def recurrent_widths(self) -> list:
-        """[d, d]: the forward and the backward LSTM's recurrent connections."""
-        return [self.hidden_dim, self.hidden_dim]
+        """The forward direction's recurrent connections, then the backward's."""
+        return 2 * self.direction.recurrent_widths()
+
+    def _split_masks(self, recurrent_masks) -> tuple:
+        if recurrent_masks is None:
+            return None, None
+        half = len(self.direction.recurrent_widths())
+        if len(recurrent_masks) != 2 * half:
+            raise ValueError(f"{self.name} has {2 * half} recurrent connections (forward, "
+                             f"then backward), got {len(recurrent_masks)} masks")
+        return list(recurrent_masks[:half]), list(recurrent_masks[half:])
 
     def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
                 helper=None, recurrent_masks=None):
         """x: (U, d_x) distinct words; word_index: (n,) row of x per node (every node
-        reads a word); recurrent_masks: None or [m^F, m^B], each (sentences, d).
-        Returns out (n, 2d), the root holding [h^F_T ; h^B_1], and the cache."""
-        return self._forward(params, forest, x, word_index, helper, recurrent_masks,
-                             sentence_at_root=True)
-
-    def forward_steps(self, params: dict, forest: Forest, x: np.ndarray,
-                      word_index: np.ndarray, helper=None, recurrent_masks=None):
-        """As ``forward``, but every row t (the root too) holds [h^F_t ; h^B_t]:
-        the per-step states a stacked layer reads.  ``backward`` takes its cache."""
-        return self._forward(params, forest, x, word_index, helper, recurrent_masks,
-                             sentence_at_root=False)
-
-    def _forward(self, params, forest, x, word_index, helper, recurrent_masks,
-                 sentence_at_root: bool):
-        d = self.hidden_dim
-        forward_masks = backward_masks = None
-        if recurrent_masks is not None:
-            if len(recurrent_masks) != 2:
-                raise ValueError(f"{self.name} has two recurrent connections (forward, "
-                                 f"backward), got {len(recurrent_masks)} masks")
-            forward_masks, backward_masks = [recurrent_masks[0]], [recurrent_masks[1]]
-        h_forward, forward_cache = self.lstm.forward(params, forest, x, word_index, helper,
-                                                     forward_masks)
+        reads a word); recurrent_masks: None or one (sentences, width) mask per
+        recurrent connection (``recurrent_widths``: forward's, then backward's).
+        Returns out (n, output_dim), the root holding [h^F_T ; h^B_1], and the cache."""
+        forward_masks, backward_masks = self._split_masks(recurrent_masks)
+        h_forward, forward_cache = self.direction.forward(params, forest, x, word_index,
+                                                          helper, forward_masks)
         reversed_forest, order = reverse_chains(forest)
-        h_backward, backward_cache = self.lstm.forward(self._backward(params), reversed_forest,
-                                                       x, word_index[order], helper,
-                                                       backward_masks)
+        h_backward, backward_cache = self.direction.forward(
+            self._backward(params), reversed_forest, x, word_index[order], helper,
+            backward_masks)
         backward_row = np.empty_like(order)    # node order[r] holds h^B of reversed node r
         backward_row[order] = np.arange(order.shape[0])
-        if sentence_at_root:
-            # a chain's root reads h^B at the chain's first word: the reversed root
-            backward_row[forest.root] = reversed_forest.root
+        # a chain's root reads h^B at the chain's first word: the reversed root
+        backward_row[forest.root] = reversed_forest.root
+        d = self.direction.output_dim
         out = np.empty((forest.n_nodes, 2 * d), dtype=x.dtype)
         out[:, :d] = h_forward
         out[:, d:] = h_backward[backward_row]
@@ -157,11 +157,12 @@ class BiLSTM:
 
     def backward(self, params: dict, forest: Forest, cache: BiLSTMCache, d_out: np.ndarray,
                  grads: dict, helper=None) -> np.ndarray:
-        d = self.hidden_dim
+        d = self.direction.output_dim
         d_forward = np.ascontiguousarray(d_out[:, :d])
         d_backward = np.zeros_like(d_forward)
         np.add.at(d_backward, cache.backward_row, d_out[:, d:])
-        d_x = self.lstm.backward(params, forest, cache.forward, d_forward, grads, helper)
-        d_x += self.lstm.backward(self._backward(params), cache.reversed_forest,
-                                  cache.backward, d_backward, self._backward(grads), helper)
+        d_x = self.direction.backward(params, forest, cache.forward, d_forward, grads, helper)
+        d_x += self.direction.backward(self._backward(params), cache.reversed_forest,
+                                       cache.backward, d_backward, self._backward(grads),
+                                       helper)
         return d_x

@@ -65,27 +65,17 @@ def layer_suffix(layer: int) -> str:
 class StackedLSTM:
     """Two chain LSTMs, the second reading the first's h_t at step t.
 
-    The stacking itself (names, masks, forward, backward) is written once
-    here for any two sequence cells; ``StackedBiLSTM`` (bilstm2.py) only
-    chooses the layers and how layer 1 is read."""
+    ``bilstm2`` (bilstm.py's ``BiLSTM`` with this cell as its direction cell)
+    runs this whole stack once per direction."""
 
     name = "lstm2"
     options = ()
 
     def __init__(self, input_dim: int, hidden_dim: int):
-        self._stack(ChainLSTM(input_dim, hidden_dim), ChainLSTM(hidden_dim, hidden_dim))
-
-    def _stack(self, first, second) -> None:
-        if second.input_dim != first.output_dim:
-            raise ValueError("layer 2 must read layer 1's output")
-        self.input_dim = first.input_dim
-        self.hidden_dim = first.hidden_dim
-        self.output_dim = second.output_dim
-        self.layers = (first, second)
-
-    def _first_forward(self):
-        """Layer 1's forward: its output at every step (bilstm2 overrides it)."""
-        return self.layers[0].forward
+        self.input_dim = input_dim
+        self.hidden_dim = hidden_dim
+        self.output_dim = hidden_dim
+        self.layers = (ChainLSTM(input_dim, hidden_dim), ChainLSTM(hidden_dim, hidden_dim))
 
     # ---- names: layer l's parameters are the layer cell's names + suffix ----
 
@@ -108,10 +98,8 @@ class StackedLSTM:
         for layer in (1, 2):
             suffix = layer_suffix(layer)
             for sub, (block, index) in self.layers[layer - 1].report_slices().items():
-                # "W.i" -> "W_2.i"; "W.i_backward" (block W_backward) -> "W.i_backward_2"
-                key = (block + suffix + sub[len(block):] if sub.startswith(block + ".")
-                       else sub + suffix)
-                out[key] = (block + suffix, index)
+                # "W.i" (block W) -> "W_2.i" (block W_2)
+                out[block + suffix + sub[len(block):]] = (block + suffix, index)
         return out
 
     def initialise(self, params: dict, rng: np.random.Generator) -> None:
@@ -142,8 +130,8 @@ class StackedLSTM:
         recurrent_masks: None or one (sentences, d) mask per recurrent
         connection (``recurrent_widths``).  Returns out (n, output_dim), cache."""
         first_masks, second_masks = self._split_masks(recurrent_masks)
-        h1, first = self._first_forward()(self._views(params, 1), forest, x, word_index,
-                                          helper, first_masks)
+        h1, first = self.layers[0].forward(self._views(params, 1), forest, x, word_index,
+                                           helper, first_masks)
         # layer 2 reads h1_t at node t: row t of h1 is node t's "word"
         steps = np.arange(forest.n_nodes)
         out, second = self.layers[1].forward(self._views(params, 2), forest, h1, steps,
