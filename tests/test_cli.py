@@ -139,6 +139,23 @@ def test_predict_with_a_sequence_model(tmp_path, capsys, monkeypatch):
         assert record["label"] == int(np.argmax(record["probabilities"]))
 
 
+@pytest.mark.parametrize("model", ["lstm2", "bilstm2", "lstm-global-attn", "lstm-recurrent-attn",
+                                   "rnn", "mrnn", "matrix-space"])
+def test_every_sequence_model_trains_and_predicts(model, tmp_path, capsys, monkeypatch):
+    """Each sequence model end to end with its own defaults (chains; spans or
+    root labels; the matrix-space model's d^2-number word matrices)."""
+    run_dir = tmp_path / model
+    assert main(["train", "--model", model, *TINY, "--no-baseline", "--out", str(run_dir)]) == 0
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    assert metrics["config"]["structure"] == "chain" and 0 <= metrics["test"]["root_acc"] <= 100
+    if model == "matrix-space":
+        assert metrics["config"]["embedding_dim"] == metrics["config"]["dim"] ** 2
+    capsys.readouterr()
+    monkeypatch.setattr(sys, "stdin", io.StringIO("not a good film\n"))
+    assert main(["predict", "--run", str(run_dir)]) == 0
+    assert json.loads(capsys.readouterr().out)["tokens"] == ["not", "a", "good", "film"]
+
+
 def test_predict_empty_stdin(trained_run, capsys, monkeypatch):
     monkeypatch.setattr(sys, "stdin", io.StringIO(""))
     assert main(["predict", "--run", str(trained_run[0])]) == 0
