@@ -1,4 +1,4 @@
-"""The ``npcomp`` command line: train, eval, predict, download.
+"""The ``npcomp`` command line: train, eval, predict, summary, download.
 
 Heavy modules (numpy, numba) are imported only after the arguments are read,
 so ``--threads`` can set the BLAS and numba thread counts before they load.
@@ -127,6 +127,13 @@ def _parser() -> argparse.ArgumentParser:
     predict.add_argument("--run", required=True, metavar="RUN_DIR")
     predict.add_argument("--threads", type=int, default=None)
 
+    summary = commands.add_parser(
+        "summary", help="mean, std, median, min and max of finished runs over their seeds",
+        description="Groups finished runs whose settings differ only in the seed and prints "
+        "each group's test accuracy: mean ± sample std, median, min, max.")
+    summary.add_argument("runs", nargs="+", metavar="RUN_DIR")
+    summary.add_argument("--json", action="store_true", help="one JSON record per group")
+
     download = commands.add_parser("download", help="fetch a dataset from its official source")
     download.add_argument("dataset", choices=("sst", "sick", "glove"))
     download.add_argument("--data-dir", default=None)
@@ -168,6 +175,8 @@ def main(argv=None) -> int:
             return _predict(args)
         if args.command == "download":
             return _download(args)
+        if args.command == "summary":
+            return _summary(args)
     except (DataError, DownloadError, FileNotFoundError, ValueError) as error:
         print(f"npcomp {args.command}: error: {error}", file=sys.stderr)
         return 1
@@ -326,6 +335,17 @@ def _predict(args) -> int:
         else:
             record["tree"] = tree.to_ptb(labels)
         print(json.dumps(record))
+    return 0
+
+
+def _summary(args) -> int:
+    from .summary import format_table, read_runs, summarise
+    records = summarise(read_runs(args.runs))
+    if args.json:
+        for record in records:
+            print(json.dumps(record))
+    else:
+        print(format_table(records))
     return 0
 
 

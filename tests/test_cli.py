@@ -230,6 +230,32 @@ def test_sequence_dropout_and_ordinal_head_from_the_command_line(tmp_path, capsy
     assert len(record["cumulative_probabilities"]) == 4 and 0 <= record["label"] <= 4
 
 
+def test_summary_groups_seeds(tmp_path, capsys):
+    """Runs differing only in the seed form one group; another setting its own."""
+    for seed in (1, 2, 3):
+        assert main(["train", *TINY, "--no-baseline", "--seed", str(seed),
+                     "--out", str(tmp_path / f"s{seed}")]) == 0
+    assert main(["train", *TINY, "--no-baseline", "--dropout", "0.1",
+                 "--out", str(tmp_path / "other")]) == 0
+    capsys.readouterr()
+    runs = [str(tmp_path / name) for name in ("s1", "s2", "other", "s3")]
+    assert main(["summary", "--json", *runs]) == 0
+    records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["seeds"] for r in records] == [[1, 2, 3], [1]]
+    assert records[1]["differs"] == {"dropout": 0.1} and records[0]["differs"]["dropout"] == 0.0
+    roots = [json.loads((tmp_path / f"s{seed}" / "metrics.json").read_text())["test"]["root_acc"]
+             for seed in (1, 2, 3)]
+    summary = records[0]["test_root_acc"]
+    assert summary["mean"] == pytest.approx(np.mean(roots))
+    assert summary["std"] == pytest.approx(np.std(roots, ddof=1))
+    assert (summary["median"], summary["min"], summary["max"], summary["n"]) == (
+        pytest.approx(np.median(roots)), min(roots), max(roots), 3)
+    assert main(["summary", *runs]) == 0
+    assert "treelstm-nary" in capsys.readouterr().out
+    assert main(["summary", str(tmp_path)]) == 1
+    assert "no metrics.json" in capsys.readouterr().err
+
+
 def test_threads_must_be_positive():
     with pytest.raises(SystemExit, match="--threads"):
         main(["eval", "--run", "x", "--threads", "0"])

@@ -1,0 +1,85 @@
+"""Multi-seed summaries of finished runs (``npcomp summary RUN_DIR ...``).
+
+Runs whose configs differ only in the seed (and in where they ran: data
+directory, threads) form one group; each group is reported as mean, sample
+standard deviation, median, minimum and maximum of its test metrics (SPEC
+Sec. 2: the papers report the mean of 5 runs, or medians of 10).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+# config keys that do not change what is trained
+_NOT_THE_SETTING = ("seed", "data_dir", "threads", "eval_batch_size", "train_eval")
+METRICS = ("root_acc", "all_acc")
+
+
+def read_runs(run_dirs) -> list:
+    """The metrics.json of each run directory that has finished (has test metrics)."""
+    runs = []
+    for run_dir in run_dirs:
+        path = Path(run_dir) / "metrics.json"
+        if not path.is_file():
+            raise FileNotFoundError(f"{path}: not a run directory (no metrics.json)")
+        metrics = json.loads(path.read_text())
+        if metrics.get("test") is None:
+            raise ValueError(f"{path}: the run has not finished (no test metrics)")
+        metrics["run_dir"] = str(run_dir)
+        runs.append(metrics)
+    return runs
+
+
+def setting_key(config: dict) -> str:
+    """The run's setting: its config without the seed, as canonical JSON."""
+    return json.dumps({key: value for key, value in config.items()
+                       if key not in _NOT_THE_SETTING}, sort_keys=True)
+
+
+def describe(values) -> dict:
+    """mean, std (sample, ddof 1; 0 for one value), median, min, max, n."""
+    values = np.asarray(values, dtype=np.float64)
+    return {"mean": float(values.mean()),
+            "std": float(values.std(ddof=1)) if values.size > 1 else 0.0,
+            "median": float(np.median(values)), "min": float(values.min()),
+            "max": float(values.max()), "n": int(values.size)}
+
+
+def summarise(runs: list) -> list:
+    """One record per setting, in the order the settings first appear: model,
+    task, seeds, the run directories, what sets the group apart from the
+    others (``differs``), and ``describe`` of each test metric."""
+    groups = {}
+    for run in runs:
+        groups.setdefault(setting_key(run["config"]), []).append(run)
+    configs = [json.loads(key) for key in groups]
+    varying = sorted({key for config in configs for key in config
+                      if any(other.get(key) != config.get(key) for other in configs)})
+    out = []
+    for key, members in groups.items():
+        config = json.loads(key)
+        record = {"model": config["model"], "task": config["task"],
+                  "seeds": [run["config"]["seed"] for run in members],
+                  "runs": [run["run_dir"] for run in members],
+                  "differs": {name: config.get(name) for name in varying
+                              if name not in ("model", "task")}}
+        for metric in METRICS:
+            values = [run["test"][metric] for run in members if metric in run["test"]]
+            if values:
+                record[f"test_{metric}"] = describe(values)
+        out.append(record)
+    return out
+
+
+def format_table(records: list) -> str:
+    lines = [f"{'model':<21}{'task':<7}{'n':>3}  {'test root: mean ± std':<22}"
+             f"{'median':>8}{'min':>8}{'max':>8}  setting"]
+    for record in records:
+        root = record["test_root_acc"]
+        differs = ", ".join(f"{name}={value}" for name, value in record["differs"].items())
+        lines.append(f"{record['model']:<21}{record['task']:<7}{root['n']:>3}  "
+                     f"{root['mean']:6.2f} ± {root['std']:<13.2f}{root['median']:>8.2f}"
+                     f"{root['min']:>8.2f}{root['max']:>8.2f}  {differs}")
+    return "\n".join(lines)
