@@ -52,19 +52,45 @@ class HeadCache:
     mask: np.ndarray | None    # (m, d) dropout mask or None
 
 
-class SoftmaxClassifier:
-    """Softmax over ``n_classes`` from ``input_dim``-dimensional node states."""
+class AffineHead:
+    """What both heads share: logits = h W + b with W (d, width), b (width,),
+    dropout on h, and the backward from dLoss/dlogits."""
+
+    width_less_than_classes = 0   # the ordinal head has C-1 outputs
 
     def __init__(self, input_dim: int, n_classes: int):
         self.input_dim = input_dim
         self.n_classes = n_classes
+        self.width = n_classes - self.width_less_than_classes
 
     def parameter_shapes(self) -> list:
-        return [("W", (self.input_dim, self.n_classes)), ("b", (self.n_classes,))]
+        return [("W", (self.input_dim, self.width)), ("b", (self.width,))]
 
     def initialise(self, params: dict, rng: np.random.Generator) -> None:
         uniform_fan_in(params["W"], self.input_dim, rng)
         uniform_fan_in(params["b"], self.input_dim, rng)
+
+    @staticmethod
+    def _logits(params: dict, h: np.ndarray, mask: np.ndarray | None):
+        """(classifier inputs after dropout, their logits)."""
+        inputs = h if mask is None else h * mask
+        return inputs, inputs @ params["W"] + params["b"]
+
+    @staticmethod
+    def _backward_from_logits(params: dict, cache: HeadCache, d_logits: np.ndarray,
+                              scale: float, grads: dict) -> np.ndarray:
+        """Adds scale * dW, db into ``grads``; returns scale * dLoss/dh (m, d)."""
+        d_logits *= scale
+        grads["W"] += cache.inputs.T @ d_logits
+        grads["b"] += d_logits.sum(axis=0)
+        d_h = d_logits @ params["W"].T
+        if cache.mask is not None:
+            d_h *= cache.mask
+        return d_h
+
+
+class SoftmaxClassifier(AffineHead):
+    """Softmax over ``n_classes`` from ``input_dim``-dimensional node states."""
 
     def outputs(self, params: dict, h: np.ndarray) -> np.ndarray:
         """(m, d) states -> (m, C) class probabilities (no dropout)."""
@@ -78,8 +104,8 @@ class SoftmaxClassifier:
     def loss(self, params: dict, h: np.ndarray, labels: np.ndarray,
              mask: np.ndarray | None = None):
         """Summed negative log-likelihood of ``labels`` (m,) and its cache."""
-        inputs = h if mask is None else h * mask
-        probabilities = softmax(inputs @ params["W"] + params["b"])
+        inputs, logits = self._logits(params, h, mask)
+        probabilities = softmax(logits)
         picked = probabilities[np.arange(labels.shape[0]), labels]
         loss = -float(np.log(np.maximum(picked, np.finfo(picked.dtype).tiny)).sum())
         return loss, HeadCache(inputs, probabilities, mask)
@@ -89,16 +115,10 @@ class SoftmaxClassifier:
         """Gradient of ``scale`` * loss: adds into ``grads``, returns dLoss/dh (m, d)."""
         d_logits = cache.outputs.copy()
         d_logits[np.arange(labels.shape[0]), labels] -= 1.0
-        d_logits *= scale
-        grads["W"] += cache.inputs.T @ d_logits
-        grads["b"] += d_logits.sum(axis=0)
-        d_h = d_logits @ params["W"].T
-        if cache.mask is not None:
-            d_h *= cache.mask
-        return d_h
+        return self._backward_from_logits(params, cache, d_logits, scale, grads)
 
 
-class OrdinalClassifier:
+class OrdinalClassifier(AffineHead):
     r"""Ordinal regression (Irsoy & Cardie 2015, Sec. 4.2, after Cheng et al. 2008).
 
     Classes 0..C-1 are ordered; class y is coded as the cumulative target
@@ -117,18 +137,12 @@ class OrdinalClassifier:
     Dropout as for the softmax head.
     """
 
+    width_less_than_classes = 1
+
     def __init__(self, input_dim: int, n_classes: int):
         if n_classes < 2:
             raise ValueError("an ordinal head needs at least two classes")
-        self.input_dim = input_dim
-        self.n_classes = n_classes
-
-    def parameter_shapes(self) -> list:
-        return [("W", (self.input_dim, self.n_classes - 1)), ("b", (self.n_classes - 1,))]
-
-    def initialise(self, params: dict, rng: np.random.Generator) -> None:
-        uniform_fan_in(params["W"], self.input_dim, rng)
-        uniform_fan_in(params["b"], self.input_dim, rng)
+        super().__init__(input_dim, n_classes)
 
     def outputs(self, params: dict, h: np.ndarray) -> np.ndarray:
         """(m, d) states -> (m, C-1) cumulative probabilities q_k = P(y > k)."""
@@ -147,8 +161,7 @@ class OrdinalClassifier:
 
     def loss(self, params: dict, h: np.ndarray, labels: np.ndarray,
              mask: np.ndarray | None = None):
-        inputs = h if mask is None else h * mask
-        logits = inputs @ params["W"] + params["b"]
+        inputs, logits = self._logits(params, h, mask)
         q = _sigmoid(logits)
         r = self.targets(labels, logits.dtype)
         # log sigma(z) = -log(1 + e^-z), log(1 - sigma(z)) = -log(1 + e^z): stable forms
@@ -159,13 +172,7 @@ class OrdinalClassifier:
     def backward(self, params: dict, cache: HeadCache, labels: np.ndarray,
                  scale: float, grads: dict) -> np.ndarray:
         d_logits = cache.outputs - self.targets(labels, cache.outputs.dtype)
-        d_logits *= scale
-        grads["W"] += cache.inputs.T @ d_logits
-        grads["b"] += d_logits.sum(axis=0)
-        d_h = d_logits @ params["W"].T
-        if cache.mask is not None:
-            d_h *= cache.mask
-        return d_h
+        return self._backward_from_logits(params, cache, d_logits, scale, grads)
 
 
 def _sigmoid(z: np.ndarray) -> np.ndarray:
