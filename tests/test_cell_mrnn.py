@@ -18,7 +18,7 @@ from npcomp.formats import chain_tree
 from npcomp.forest import build_forest
 from test_cell_lstm import (LENGTHS, CHECK_LENGTHS, cell_gradient_errors, chain_case,
                             random_params, recurrent_masks)
-from test_cell_rnn import F, RELU_MARGIN, chain_trees, sentence_inputs
+from test_cell_rnn import F, RELU_MARGIN, model_case
 
 MODEL = "mrnn"
 
@@ -112,39 +112,12 @@ def test_parameter_counts_of_section_5():
 # gradient checks through the model, every activation
 # ---------------------------------------------------------------------------
 
-def model_case(activation, seed, supervision="all"):
-    """gradcheck's model on chains of lengths 1, 2, 5, 9 and the smallest
-    |pre-activation| of the forward."""
-    rng = np.random.default_rng(seed)
-    setting = Setting(MODEL, trees="chain", activation=activation, supervision=supervision)
-    model, params, forest, options = build_case(setting, chain_trees(rng), rng)
-    cell_params = params.prefixed("cell")
-    margin = min(np.abs(mrnn_states(vectors, cell_params, activation)[1]).min()
-                 for vectors in sentence_inputs(params, forest))
-    return model, params, forest, options, margin
-
-
 @pytest.mark.parametrize("activation", mrnn.ACTIVATIONS)
 def test_gradients(activation):
-    # seed 1: every relu pre-activation at least RELU_MARGIN from the kink
-    model, params, forest, options, margin = model_case(activation, seed=1)
+    """As the RNN's (seed 1: every relu pre-activation RELU_MARGIN from the kink)."""
+    model, params, forest, options, margin = model_case(MODEL, mrnn_states, activation, seed=1)
     if activation == "relu":
         assert margin > RELU_MARGIN
-    assert_passes(check_gradients(model, params, forest, **options))
-
-
-def test_gradients_root_supervision():
-    model, params, forest, options, _ = model_case("tanh", seed=4, supervision="root")
-    assert_passes(check_gradients(model, params, forest, **options))
-
-
-def test_gradients_with_fixed_recurrent_masks_through_the_model():
-    rng = np.random.default_rng(5)
-    setting = Setting(MODEL, trees="chain", dropout=0.5, embedding_dropout=0.3,
-                      recurrent_dropout=0.3)
-    model, params, forest, options = build_case(setting, chain_trees(rng), rng)
-    recurrent = options["masks"].recurrent[0]
-    assert np.any(recurrent == 0) and np.any(recurrent != 0)
     assert_passes(check_gradients(model, params, forest, **options))
 
 
@@ -201,7 +174,7 @@ def _with_gradient_changed(cell, name, change):
 def test_detects_tensor_gradient_transposed(monkeypatch):
     """dA with each word's (d, d) block transposed (dA[j, i, k] in place of
     dA[j, k, i]: the slice read as A^[i]^T)."""
-    model, params, forest, options, _ = model_case("tanh", seed=2)
+    model, params, forest, options, _ = model_case(MODEL, mrnn_states, "tanh", seed=2)
     assert_passes(check_gradients(model, params, forest, **options))
     monkeypatch.setattr(model.cell, "backward", _with_gradient_changed(
         model.cell, "A", lambda added: added.transpose(0, 2, 1)))
@@ -212,7 +185,7 @@ def test_detects_tensor_gradient_transposed(monkeypatch):
 
 def test_detects_word_gradient_without_the_bilinear_term(monkeypatch):
     """dx = delta_word W^T only, forgetting that M_t = x_t A also depends on x."""
-    model, params, forest, options, _ = model_case("tanh", seed=2)
+    model, params, forest, options, _ = model_case(MODEL, mrnn_states, "tanh", seed=2)
     cell = model.cell
     backward = cell.backward
 

@@ -102,41 +102,27 @@ def sentence_inputs(params, forest):
             for k in range(forest.n_trees)]
 
 
-def model_case(activation, seed, supervision="all"):
-    """gradcheck's model, parameters, forest and options on chains of lengths
-    1, 2, 5, 9; and the smallest |pre-activation| of the forward."""
+def model_case(model, states, activation, seed):
+    """gradcheck's model, parameters, forest and options for ``model`` on chains
+    of lengths 1, 2, 5, 9; and the smallest |pre-activation| of its forward
+    (``states``: the NumPy reference, returning (h, pre-activations))."""
     rng = np.random.default_rng(seed)
-    setting = Setting(MODEL, trees="chain", activation=activation, supervision=supervision)
-    model, params, forest, options = build_case(setting, chain_trees(rng), rng)
-    cell_params = params.prefixed("cell")
-    margin = min(np.abs(elman_states(vectors, cell_params, activation)[1]).min()
+    setting = Setting(model, trees="chain", activation=activation)
+    case = build_case(setting, chain_trees(rng), rng)
+    params, forest = case[1], case[2]
+    margin = min(np.abs(states(vectors, params.prefixed("cell"), activation)[1]).min()
                  for vectors in sentence_inputs(params, forest))
-    return model, params, forest, options, margin
+    return (*case, margin)
 
 
 @pytest.mark.parametrize("activation", rnn.ACTIVATIONS)
 def test_gradients(activation):
-    # seed 3: every relu pre-activation at least RELU_MARGIN from the kink (6e-2)
-    model, params, forest, options, margin = model_case(activation, seed=3)
+    """Every activation through the model; the relu test point keeps every
+    pre-activation RELU_MARGIN from the kink (seed 3: 6e-2).  Root supervision
+    and dropout with fixed masks are gradcheck's own rows (test_gradients.py)."""
+    model, params, forest, options, margin = model_case(MODEL, elman_states, activation, seed=3)
     if activation == "relu":
         assert margin > RELU_MARGIN
-    assert_passes(check_gradients(model, params, forest, **options))
-
-
-def test_gradients_root_supervision():
-    model, params, forest, options, _ = model_case("tanh", seed=4, supervision="root")
-    assert_passes(check_gradients(model, params, forest, **options))
-
-
-def test_gradients_with_fixed_recurrent_masks_through_the_model():
-    """Word-vector, recurrent and classifier dropout with fixed masks (the
-    suite's setting) on chains of lengths 1, 2, 5, 9."""
-    rng = np.random.default_rng(5)
-    setting = Setting(MODEL, trees="chain", dropout=0.5, embedding_dropout=0.3,
-                      recurrent_dropout=0.3)
-    model, params, forest, options = build_case(setting, chain_trees(rng), rng)
-    recurrent = options["masks"].recurrent[0]
-    assert np.any(recurrent == 0) and np.any(recurrent != 0)
     assert_passes(check_gradients(model, params, forest, **options))
 
 
@@ -191,7 +177,7 @@ def test_mask_shape_and_count_are_checked():
 def test_detects_gradient_routed_two_steps_back(monkeypatch):
     """Backward adds eps_h_{t-1}'s share to h_{t-2} instead (every node's
     child replaced by its grandchild): the check must fail."""
-    model, params, forest, options, _ = model_case("tanh", seed=2)
+    model, params, forest, options, _ = model_case(MODEL, elman_states, "tanh", seed=2)
     assert_passes(check_gradients(model, params, forest, **options))
     backward = model.cell.backward
 
