@@ -33,10 +33,10 @@ inner nodes use ``softmax.*`` on the cell's h.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from numba import njit
-
-from dataclasses import dataclass, field
 
 from .cells.inputs import sum_by_index
 from .forest import Forest
@@ -56,7 +56,7 @@ class DropoutMasks:
     """
     classifier: list
     embedding: np.ndarray | None = None
-    recurrent: list | None = field(default=None)
+    recurrent: list | None = None
 
     def astype(self, dtype) -> "DropoutMasks":
         def cast(mask):
@@ -135,14 +135,12 @@ class TreeModel:
         embedding = dropout_mask((forest.n_trees, self.embedding_dim), embedding_rate, rng,
                                  dtype)
         widths = self.recurrent_widths()
-        if widths and max(layer_rates(recurrent_rate, len(widths))) > 0.0:
+        rates = layer_rates(recurrent_rate, len(widths))
+        recurrent = None
+        if widths and max(rates) > 0.0:  # a connection at rate 0 gets a mask of ones
             recurrent = [dropout_mask((forest.n_trees, width), layer_rate, rng, dtype)
-                         for width, layer_rate in zip(widths,
-                                                      layer_rates(recurrent_rate, len(widths)))]
-            recurrent = [np.ones((forest.n_trees, width), dtype=dtype) if mask is None else mask
-                         for width, mask in zip(widths, recurrent)]
-        else:
-            recurrent = None
+                         if layer_rate > 0.0 else np.ones((forest.n_trees, width), dtype=dtype)
+                         for width, layer_rate in zip(widths, rates)]
         return DropoutMasks(classifier, embedding, recurrent)
 
     def loss_and_gradient(self, params: Parameters, forest: Forest, grads: Parameters,
