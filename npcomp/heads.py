@@ -1,6 +1,7 @@
-"""Output heads at the labelled nodes of a forest: softmax or ordinal.
+"""Output heads: softmax or ordinal at the labelled nodes of a forest, and
+the similarity head over the two sentences of a pair.
 
-Every head has ``parameter_shapes``, ``initialise``, ``outputs(params, h)``
+Every node head has ``parameter_shapes``, ``initialise``, ``outputs(params, h)``
 (what ``npcomp predict`` reports), ``decode(outputs)`` -> labels, and
 ``loss``/``backward`` over the labelled nodes' states.
 
@@ -178,6 +179,115 @@ class OrdinalClassifier(AffineHead):
 def _sigmoid(z: np.ndarray) -> np.ndarray:
     with np.errstate(over="ignore"):  # exp overflow gives exactly 0
         return 1.0 / (1.0 + np.exp(-z))
+
+
+class SimilarityHead:
+    r"""Similarity of a sentence pair (Tai, Socher & Manning 2015, Sec. 4.2, eq. 15).
+
+    From the two sentence representations h_L, h_R (rows of (m, d)), in
+    row-vector form (the paper's W^(x) h_x is our h_x W_times):
+
+        h_x   = h_L * h_R                                              (15a)
+        h_+   = |h_L - h_R|                                            (15b)
+        h_s   = sigma( h_x W_times + h_+ W_plus + b_h )                (15c)
+        p_hat = softmax( h_s W_p + b_p )                               (15d)
+        y_hat = r^T p_hat,   r = [1, 2, ..., K]                        (15e)
+
+    Target: the sparse distribution p with r^T p = y (Tai Sec. 4.2): mass
+    y - floor(y) on class floor(y) + 1 and floor(y) - y + 1 on floor(y)
+    (all on class K when y = K).  Loss per pair: KL(p || p_hat) =
+    sum_i p_i (log p_i - log p_hat_i), with 0 log 0 = 0.
+
+    Backward (every symbol a row per pair):
+
+        delta_p  = p_hat - p                         dKL/d(logits): sum p = 1
+        delta_s  = (delta_p W_p^T) * h_s * (1 - h_s)
+        delta_x  = delta_s W_times^T,  delta_+ = delta_s W_plus^T
+        dh_L     = delta_x * h_R + delta_+ * sign(h_L - h_R)
+        dh_R     = delta_x * h_L - delta_+ * sign(h_L - h_R)
+
+    (|.| has no derivative at 0: sign(0) = 0 takes the subgradient 0 there.)
+    """
+
+    def __init__(self, input_dim: int, hidden_dim: int = 50, n_classes: int = 5):
+        self.input_dim = input_dim
+        self.hidden_dim = hidden_dim
+        self.n_classes = n_classes
+
+    def parameter_shapes(self) -> list:
+        d, hidden, classes = self.input_dim, self.hidden_dim, self.n_classes
+        return [("W_times", (d, hidden)), ("W_plus", (d, hidden)), ("b_h", (hidden,)),
+                ("W_p", (hidden, classes)), ("b_p", (classes,))]
+
+    def initialise(self, params: dict, rng: np.random.Generator) -> None:
+        # h_x and h_+ both feed the hidden layer: its fan-in is 2d
+        for name in ("W_times", "W_plus", "b_h"):
+            uniform_fan_in(params[name], 2 * self.input_dim, rng)
+        for name in ("W_p", "b_p"):
+            uniform_fan_in(params[name], self.hidden_dim, rng)
+
+    def ratings(self, dtype=np.float64) -> np.ndarray:
+        """r = [1, 2, ..., K]."""
+        return np.arange(1, self.n_classes + 1, dtype=dtype)
+
+    def target_distribution(self, scores: np.ndarray, dtype) -> np.ndarray:
+        """(m,) gold scores in [1, K] -> (m, K) sparse targets p with r^T p = y."""
+        scores = np.asarray(scores, dtype=np.float64)
+        if np.any((scores < 1.0) | (scores > self.n_classes)):
+            raise ValueError(f"relatedness scores must lie in [1, {self.n_classes}]")
+        lower = np.minimum(np.floor(scores), self.n_classes - 1).astype(np.int64)  # 1-based
+        upper_share = scores - lower          # mass on class lower + 1, in [0, 1]
+        target = np.zeros((scores.shape[0], self.n_classes), dtype=dtype)
+        rows = np.arange(scores.shape[0])
+        target[rows, lower - 1] = 1.0 - upper_share
+        target[rows, lower] = upper_share
+        return target
+
+    def _forward(self, params: dict, h_left: np.ndarray, h_right: np.ndarray):
+        h_times = h_left * h_right                                     # (15a)
+        difference = h_left - h_right
+        h_plus = np.abs(difference)                                    # (15b)
+        h_s = _sigmoid(h_times @ params["W_times"] + h_plus @ params["W_plus"]
+                       + params["b_h"])                                # (15c)
+        p_hat = softmax(h_s @ params["W_p"] + params["b_p"])           # (15d)
+        return h_times, h_plus, difference, h_s, p_hat
+
+    def outputs(self, params: dict, h_left: np.ndarray, h_right: np.ndarray) -> np.ndarray:
+        """(m, K) predicted distributions p_hat over the ratings 1..K."""
+        return self._forward(params, h_left, h_right)[-1]
+
+    def predict(self, params: dict, h_left: np.ndarray, h_right: np.ndarray) -> np.ndarray:
+        """(m,) predicted scores y_hat = r^T p_hat (15e)."""
+        p_hat = self.outputs(params, h_left, h_right)
+        return p_hat @ self.ratings(p_hat.dtype)
+
+    def loss(self, params: dict, h_left: np.ndarray, h_right: np.ndarray, scores: np.ndarray):
+        """Summed KL(p || p_hat) over the m pairs, and the cache for ``backward``."""
+        h_times, h_plus, difference, h_s, p_hat = self._forward(params, h_left, h_right)
+        target = self.target_distribution(scores, p_hat.dtype)
+        tiny = np.finfo(p_hat.dtype).tiny
+        supported = target > 0.0
+        loss = float(np.sum(target[supported] * (np.log(target[supported])
+                                                 - np.log(np.maximum(p_hat[supported], tiny)))))
+        cache = dict(h_left=h_left, h_right=h_right, h_times=h_times, h_plus=h_plus,
+                     difference=difference, h_s=h_s, p_hat=p_hat, target=target)
+        return loss, cache
+
+    def backward(self, params: dict, cache: dict, scale: float, grads: dict):
+        """Gradient of ``scale`` * loss: adds into ``grads``; returns (dh_L, dh_R), (m, d) each."""
+        delta_p = (cache["p_hat"] - cache["target"]) * scale
+        h_s = cache["h_s"]
+        grads["W_p"] += h_s.T @ delta_p
+        grads["b_p"] += delta_p.sum(axis=0)
+        delta_s = (delta_p @ params["W_p"].T) * h_s * (1.0 - h_s)
+        grads["W_times"] += cache["h_times"].T @ delta_s
+        grads["W_plus"] += cache["h_plus"].T @ delta_s
+        grads["b_h"] += delta_s.sum(axis=0)
+        delta_times = delta_s @ params["W_times"].T
+        delta_plus = (delta_s @ params["W_plus"].T) * np.sign(cache["difference"])
+        d_left = delta_times * cache["h_right"] + delta_plus
+        d_right = delta_times * cache["h_left"] - delta_plus
+        return d_left, d_right
 
 
 HEADS = {"softmax": SoftmaxClassifier, "ordinal": OrdinalClassifier}

@@ -1,6 +1,12 @@
-"""A tree classifier: word embeddings -> composition cell -> softmax (or ordinal) head.
+"""Models: word embeddings -> composition cell -> a head.
 
-The objective of one minibatch (a forest of B trees), in one place:
+``TreeModel`` classifies labelled nodes (softmax or ordinal head);
+``PairModel`` encodes both sentences of a pair with one cell and scores their
+relatedness with the similarity head (Tai et al. Sec. 4.2, objective in its
+docstring).  What both share, the embedding look-up, the cell and dropout on
+word vectors and recurrences, is ``SentenceEncoder``.
+
+The classifier's objective for one minibatch (a forest of B trees):
 
     J = (1/Z) * sum over labelled nodes j of -log p_hat(y_j | {x}_j)
         + (lambda/2) * ||theta||^2
@@ -14,7 +20,7 @@ included, once per minibatch).
 
 Parameters live in one flat vector: ``cell.*`` (the cell's own names),
 ``softmax.W``, ``softmax.b`` (``ordinal.*`` with the ordinal head of
-``heads.py``), then ``embedding`` (V, d_x) last, so the
+``heads.py``; ``similarity.*`` for the pair model), then ``embedding`` (V, d_x) last, so the
 regularised, densely-updated part is the prefix ``flat[:embedding offset]``.
 
 Dropout, each mask inverted (0 or 1/(1-p), so evaluation uses no mask):
@@ -40,7 +46,7 @@ from numba import njit
 
 from .cells.inputs import sum_by_index
 from .forest import Forest
-from .heads import dropout_mask, make_head
+from .heads import SimilarityHead, dropout_mask, make_head
 from .params import Layout, Parameters
 
 AVERAGES = ("sentences", "nodes")
@@ -75,41 +81,127 @@ def layer_rates(rates, layers: int) -> list:
     return [rates[min(k, len(rates) - 1)] for k in range(layers)]
 
 
-class TreeModel:
+class SentenceEncoder:
+    """What every model shares: an embedding table and a cell encoding each
+    sentence of a forest, with dropout on its word vectors and recurrences.
+
+    Subclasses put their head's parameters between the cell's and the
+    embedding's (``_build_layout``) and define the objective.
+    """
+
+    def __init__(self, cell, vocab_size: int, embedding_dim: int):
+        self.cell = cell
+        self.vocab_size = vocab_size
+        self.embedding_dim = embedding_dim
+
+    def _build_layout(self, head_shapes: list) -> None:
+        shapes = [("cell." + name, shape) for name, shape in self.cell.parameter_shapes()]
+        shapes += head_shapes
+        shapes.append(("embedding", (self.vocab_size, self.embedding_dim)))
+        self.layout = Layout(shapes)
+        self.dense_size = self.layout["embedding"].offset
+
+    def _new_parameters(self, heads: list, rng: np.random.Generator,
+                        embedding: np.ndarray | None, dtype) -> Parameters:
+        """Parameters initialised by the cell and by each (head, prefix) of ``heads``."""
+        params = Parameters(self.layout, np.float64)
+        self.cell.initialise(params.prefixed("cell"), rng)
+        for head, prefix in heads:
+            head.initialise(params.prefixed(prefix), rng)
+        if embedding is not None:
+            params["embedding"][...] = embedding
+        return params.astype(dtype)
+
+    def recurrent_widths(self) -> list:
+        """Widths of the cell's recurrent connections ([] for a tree cell)."""
+        widths = getattr(self.cell, "recurrent_widths", None)
+        return list(widths()) if widths is not None else []
+
+    def _sequence_masks(self, forest: Forest, rng: np.random.Generator, dtype,
+                        embedding_rate: float, recurrent_rate) -> tuple:
+        """(word-vector mask (trees, d_x) or None, recurrent masks or None)."""
+        embedding = dropout_mask((forest.n_trees, self.embedding_dim), embedding_rate, rng,
+                                 dtype)
+        widths = self.recurrent_widths()
+        rates = layer_rates(recurrent_rate, len(widths))
+        recurrent = None
+        if widths and max(rates) > 0.0:  # a connection at rate 0 gets a mask of ones
+            recurrent = [dropout_mask((forest.n_trees, width), layer_rate, rng, dtype)
+                         if layer_rate > 0.0 else np.ones((forest.n_trees, width), dtype=dtype)
+                         for width, layer_rate in zip(widths, rates)]
+        return embedding, recurrent
+
+    def _encode(self, params: Parameters, forest: Forest, masks: DropoutMasks | None = None,
+                helper=None) -> tuple:
+        """The cell's states h (n, output_dim) at every node and what the
+        backward needs: (h, encoding)."""
+        self.cell.check_forest(forest)
+        word_nodes = forest.word_nodes()
+        words, word_index = np.unique(forest.word[word_nodes], return_inverse=True)
+        x = params["embedding"][words]
+        cell_x, cell_index, node_mask = x, word_index, None
+        if masks is not None and masks.embedding is not None:
+            # a row per word-reading node, its sequence's mask
+            node_mask = masks.embedding[forest.tree[word_nodes]]
+            cell_x = x[word_index] * node_mask
+            cell_index = np.arange(word_nodes.shape[0])
+        recurrent = ({} if not self.recurrent_widths() else
+                     {"recurrent_masks": None if masks is None else masks.recurrent})
+        h, cell_cache = self.cell.forward(params.prefixed("cell"), forest, cell_x, cell_index,
+                                          helper, **recurrent)
+        encoding = dict(word_nodes=word_nodes, words=words, word_index=word_index, x=x,
+                        node_mask=node_mask, cell_cache=cell_cache)
+        return h, encoding
+
+    def _encode_backward(self, params: Parameters, forest: Forest, encoding: dict,
+                         d_h: np.ndarray, grads: Parameters, helper=None,
+                         d_word_rows=None) -> None:
+        """Back through the cell (adding into ``grads``) and into the embedding
+        rows read; ``d_word_rows`` = (rows of ``encoding['words']``, (r, d_x))
+        adds gradient reaching the word vectors another way (a leaf classifier)."""
+        d_x = self.cell.backward(params.prefixed("cell"), forest, encoding["cell_cache"], d_h,
+                                 grads.prefixed("cell"), helper)
+        node_mask = encoding["node_mask"]
+        words = encoding["words"]
+        if node_mask is not None:  # back through the word-vector mask, per distinct word
+            d_x = sum_by_index(d_x * node_mask, encoding["word_index"], words.shape[0])
+        if d_word_rows is not None:
+            np.add.at(d_x, d_word_rows[0], d_word_rows[1])
+        grads["embedding"][words] += d_x  # distinct rows: a plain fancy-index add
+
+    def _regularise(self, params: Parameters, grads: Parameters, l2: float) -> float:
+        """Adds lambda theta into ``grads``; returns (lambda/2) ||theta||^2."""
+        regularised = params.flat[:self.dense_size]
+        _add_scaled(grads.flat[:self.dense_size], regularised, l2)
+        return 0.5 * l2 * float(regularised @ regularised)
+
+
+class TreeModel(SentenceEncoder):
     """Embedding table + cell + classifier head at labelled nodes."""
 
     def __init__(self, cell, n_classes: int, vocab_size: int, embedding_dim: int,
                  head: str = "softmax"):
-        self.cell = cell
+        super().__init__(cell, vocab_size, embedding_dim)
         self.head_name = head
         self.head = make_head(head, cell.output_dim, n_classes)
         self.n_classes = n_classes
-        self.vocab_size = vocab_size
-        self.embedding_dim = embedding_dim
-        shapes = [("cell." + name, shape) for name, shape in cell.parameter_shapes()]
         # parameters named after the head: softmax.W / ordinal.W, softmax_leaf.W ...
         self.prefix, self.leaf_prefix = head, head + "_leaf"
-        shapes += [(f"{self.prefix}.{name}", shape)
-                   for name, shape in self.head.parameter_shapes()]
+        shapes = [(f"{self.prefix}.{name}", shape)
+                  for name, shape in self.head.parameter_shapes()]
         self.leaf_head = None
         if getattr(cell, "leaf_classifier_reads_input", False):
             self.leaf_head = make_head(head, embedding_dim, n_classes)
             shapes += [(f"{self.leaf_prefix}.{name}", shape)
                        for name, shape in self.leaf_head.parameter_shapes()]
-        shapes.append(("embedding", (vocab_size, embedding_dim)))
-        self.layout = Layout(shapes)
-        self.dense_size = self.layout["embedding"].offset
+        self._build_layout(shapes)
 
     def new_parameters(self, rng: np.random.Generator, embedding: np.ndarray | None = None,
                        dtype=np.float32) -> Parameters:
-        params = Parameters(self.layout, np.float64)
-        self.cell.initialise(params.prefixed("cell"), rng)
-        self.head.initialise(params.prefixed(self.prefix), rng)
+        heads = [(self.head, self.prefix)]
         if self.leaf_head is not None:
-            self.leaf_head.initialise(params.prefixed(self.leaf_prefix), rng)
-        if embedding is not None:
-            params["embedding"][...] = embedding
-        return params.astype(dtype)
+            heads.append((self.leaf_head, self.leaf_prefix))
+        return self._new_parameters(heads, rng, embedding, dtype)
 
     def _groups(self, forest: Forest) -> list:
         """(head, parameter prefix, labelled nodes) for each classifier."""
@@ -120,11 +212,6 @@ class TreeModel:
         return [(self.head, self.prefix, labelled[labelled >= leaves]),
                 (self.leaf_head, self.leaf_prefix, labelled[labelled < leaves])]
 
-    def recurrent_widths(self) -> list:
-        """Widths of the cell's recurrent connections ([] for a tree cell)."""
-        widths = getattr(self.cell, "recurrent_widths", None)
-        return list(widths()) if widths is not None else []
-
     def dropout_masks(self, forest: Forest, rate: float, rng: np.random.Generator, dtype,
                       embedding_rate: float = 0.0, recurrent_rate=0.0) -> DropoutMasks:
         """Masks for the forest: classifier inputs at ``rate``, word vectors at
@@ -132,15 +219,8 @@ class TreeModel:
         rate, or one per connection as in ``layer_rates``)."""
         classifier = [dropout_mask((nodes.shape[0], head.input_dim), rate, rng, dtype)
                       for head, _, nodes in self._groups(forest)]
-        embedding = dropout_mask((forest.n_trees, self.embedding_dim), embedding_rate, rng,
-                                 dtype)
-        widths = self.recurrent_widths()
-        rates = layer_rates(recurrent_rate, len(widths))
-        recurrent = None
-        if widths and max(rates) > 0.0:  # a connection at rate 0 gets a mask of ones
-            recurrent = [dropout_mask((forest.n_trees, width), layer_rate, rng, dtype)
-                         if layer_rate > 0.0 else np.ones((forest.n_trees, width), dtype=dtype)
-                         for width, layer_rate in zip(widths, rates)]
+        embedding, recurrent = self._sequence_masks(forest, rng, dtype, embedding_rate,
+                                                    recurrent_rate)
         return DropoutMasks(classifier, embedding, recurrent)
 
     def loss_and_gradient(self, params: Parameters, forest: Forest, grads: Parameters,
@@ -159,24 +239,11 @@ class TreeModel:
         executor with one thread) lets the cell overlap independent products.
         Returns (J, the embedding rows touched: sorted unique word ids).
         """
-        self.cell.check_forest(forest)
-        word_nodes = forest.word_nodes()
-        words, word_index = np.unique(forest.word[word_nodes], return_inverse=True)
-        x = params["embedding"][words]
         groups = self._groups(forest)
         if masks is None:
-            masks = self.dropout_masks(forest, dropout, rng, x.dtype, embedding_dropout,
-                                       recurrent_dropout)
-        cell_params = params.prefixed("cell")
-        cell_x, cell_index, node_mask = x, word_index, None
-        if masks.embedding is not None:  # a row per word-reading node, its sequence's mask
-            node_mask = masks.embedding[forest.tree[word_nodes]]
-            cell_x = x[word_index] * node_mask
-            cell_index = np.arange(word_nodes.shape[0])
-        recurrent = ({} if not self.recurrent_widths()
-                     else {"recurrent_masks": masks.recurrent})
-        h, cell_cache = self.cell.forward(cell_params, forest, cell_x, cell_index, helper,
-                                          **recurrent)
+            masks = self.dropout_masks(forest, dropout, rng, params.flat.dtype,
+                                       embedding_dropout, recurrent_dropout)
+        h, encoding = self._encode(params, forest, masks, helper)
         if average == "sentences":
             normaliser = forest.n_trees
         elif average == "nodes":
@@ -184,13 +251,14 @@ class TreeModel:
         else:
             raise ValueError(f"average must be one of {AVERAGES}, not {average!r}")
         d_h = np.zeros_like(h)
-        leaf_rows = d_leaf_inputs = None
+        d_word_rows = None
         data_loss = 0.0
         for (head, prefix, nodes), mask in zip(groups, masks.classifier):
             labels = forest.label[nodes]
             if head is self.leaf_head:  # classified from their word vectors
-                leaf_rows = word_index[np.searchsorted(word_nodes, nodes)]
-                inputs = x[leaf_rows]
+                leaf_rows = encoding["word_index"][np.searchsorted(encoding["word_nodes"],
+                                                                   nodes)]
+                inputs = encoding["x"][leaf_rows]
             else:
                 inputs = h[nodes]
             loss, cache = head.loss(params.prefixed(prefix), inputs, labels, mask)
@@ -198,22 +266,12 @@ class TreeModel:
             d_inputs = head.backward(params.prefixed(prefix), cache, labels, 1.0 / normaliser,
                                      grads.prefixed(prefix))
             if head is self.leaf_head:
-                d_leaf_inputs = d_inputs
+                d_word_rows = (leaf_rows, d_inputs)
             else:
                 d_h[nodes] = d_inputs
-
-        regularised = params.flat[:self.dense_size]
-        loss = data_loss / normaliser + 0.5 * l2 * float(regularised @ regularised)
-        _add_scaled(grads.flat[:self.dense_size], regularised, l2)  # + lambda theta
-
-        d_x = self.cell.backward(cell_params, forest, cell_cache, d_h, grads.prefixed("cell"),
-                                 helper)
-        if node_mask is not None:  # back through the word-vector mask, per distinct word
-            d_x = sum_by_index(d_x * node_mask, word_index, words.shape[0])
-        if d_leaf_inputs is not None:
-            np.add.at(d_x, leaf_rows, d_leaf_inputs)
-        grads["embedding"][words] += d_x  # distinct rows: a plain fancy-index add
-        return loss, words
+        loss = data_loss / normaliser + self._regularise(params, grads, l2)
+        self._encode_backward(params, forest, encoding, d_h, grads, helper, d_word_rows)
+        return loss, encoding["words"]
 
     def predict(self, params: Parameters, forest: Forest) -> np.ndarray:
         """The predicted class (n,) of every node of the forest."""
@@ -222,17 +280,119 @@ class TreeModel:
     def outputs(self, params: Parameters, forest: Forest) -> np.ndarray:
         """The head's outputs at every node: class probabilities (n, C), or the
         ordinal head's cumulative probabilities (n, C-1)."""
-        self.cell.check_forest(forest)
-        word_nodes = forest.word_nodes()
-        words, word_index = np.unique(forest.word[word_nodes], return_inverse=True)
-        x = params["embedding"][words]
-        h, _ = self.cell.forward(params.prefixed("cell"), forest, x, word_index)
+        h, encoding = self._encode(params, forest)
         out = self.head.outputs(params.prefixed(self.prefix), h)
         if self.leaf_head is not None:
             leaves = np.arange(forest.n_leaves)
-            leaf_rows = word_index[np.searchsorted(word_nodes, leaves)]
-            out[leaves] = self.leaf_head.outputs(params.prefixed(self.leaf_prefix), x[leaf_rows])
+            leaf_rows = encoding["word_index"][np.searchsorted(encoding["word_nodes"], leaves)]
+            out[leaves] = self.leaf_head.outputs(params.prefixed(self.leaf_prefix),
+                                                 encoding["x"][leaf_rows])
         return out
+
+
+@dataclass
+class PairBatch:
+    """A minibatch of m sentence pairs: one forest of 2m trees, the left
+    sentences first (trees 0..m-1, then their partners m..2m-1), and the gold
+    relatedness scores (m,) (None when predicting)."""
+    forest: Forest
+    scores: np.ndarray | None = None
+
+    @property
+    def n_pairs(self) -> int:
+        return self.forest.n_trees // 2
+
+
+class PairModel(SentenceEncoder):
+    """Embedding table + one cell encoding both sentences of each pair + the
+    similarity head of Tai et al. eq. 15 on the two roots' states.
+
+    Objective (Tai Sec. 4.2), per minibatch of m pairs:
+
+        J = (1/m) sum_k KL(p^(k) || p_hat^(k)) + (lambda/2) ||theta||^2
+
+    Both sentences of a pair go through the same cell in one forest, so the
+    gradients dJ/dh_L and dJ/dh_R reach the cell's weights through one
+    backward pass.  Dropout on the word vectors and recurrences as for the
+    classifier; the head itself takes none (Tai: no gain from dropout here).
+    """
+
+    prefix = "similarity"
+
+    def __init__(self, cell, vocab_size: int, embedding_dim: int, hidden_dim: int = 50,
+                 n_classes: int = 5):
+        super().__init__(cell, vocab_size, embedding_dim)
+        self.head_name = self.prefix
+        self.head = SimilarityHead(cell.output_dim, hidden_dim, n_classes)
+        self.n_classes = n_classes
+        self._build_layout([(f"{self.prefix}.{name}", shape)
+                            for name, shape in self.head.parameter_shapes()])
+
+    def new_parameters(self, rng: np.random.Generator, embedding: np.ndarray | None = None,
+                       dtype=np.float32) -> Parameters:
+        return self._new_parameters([(self.head, self.prefix)], rng, embedding, dtype)
+
+    def dropout_masks(self, forest: Forest, rate: float, rng: np.random.Generator, dtype,
+                      embedding_rate: float = 0.0, recurrent_rate=0.0) -> DropoutMasks:
+        """Word-vector and recurrent masks, one per sentence; ``rate`` (the
+        classifier input's) must be 0: the similarity head has no dropout."""
+        if rate > 0.0:
+            raise ValueError("the similarity head takes no dropout (--dropout 0); use "
+                             "--embedding-dropout or --recurrent-dropout")
+        embedding, recurrent = self._sequence_masks(forest, rng, dtype, embedding_rate,
+                                                    recurrent_rate)
+        return DropoutMasks([], embedding, recurrent)
+
+    @staticmethod
+    def _sides(batch: PairBatch) -> tuple:
+        roots = batch.forest.root
+        return roots[:batch.n_pairs], roots[batch.n_pairs:]
+
+    def loss_and_gradient(self, params: Parameters, batch: PairBatch, grads: Parameters,
+                          l2: float = 0.0, dropout: float = 0.0,
+                          rng: np.random.Generator | None = None,
+                          masks: DropoutMasks | None = None, average: str = "sentences",
+                          helper=None, embedding_dropout: float = 0.0,
+                          recurrent_dropout=0.0):
+        """J of the minibatch of pairs; adds dJ/dparams into ``grads`` (same
+        contract as ``TreeModel.loss_and_gradient``; ``average`` is unused: the
+        KL is averaged over the pairs).  Returns (J, embedding rows touched)."""
+        if masks is None:
+            masks = self.dropout_masks(batch.forest, dropout, rng, params.flat.dtype,
+                                       embedding_dropout, recurrent_dropout)
+        h, encoding = self._encode(params, batch.forest, masks, helper)
+        left, right = self._sides(batch)
+        head_params = params.prefixed(self.prefix)
+        data_loss, cache = self.head.loss(head_params, h[left], h[right], batch.scores)
+        d_left, d_right = self.head.backward(head_params, cache, 1.0 / batch.n_pairs,
+                                             grads.prefixed(self.prefix))
+        d_h = np.zeros_like(h)
+        d_h[left] = d_left
+        d_h[right] = d_right
+        loss = data_loss / batch.n_pairs + self._regularise(params, grads, l2)
+        self._encode_backward(params, batch.forest, encoding, d_h, grads, helper)
+        return loss, encoding["words"]
+
+    def outputs(self, params: Parameters, batch: PairBatch) -> np.ndarray:
+        """(m, K) predicted distributions over the ratings 1..K."""
+        h, _ = self._encode(params, batch.forest)
+        left, right = self._sides(batch)
+        return self.head.outputs(params.prefixed(self.prefix), h[left], h[right])
+
+    def predict(self, params: Parameters, batch: PairBatch) -> np.ndarray:
+        """(m,) predicted relatedness y_hat = r^T p_hat."""
+        p_hat = self.outputs(params, batch)
+        return p_hat @ self.head.ratings(p_hat.dtype)
+
+    def sentence_states(self, params: Parameters, forest: Forest) -> np.ndarray:
+        """(trees, output_dim): each tree's root state, the sentence representation."""
+        h, _ = self._encode(params, forest)
+        return h[forest.root]
+
+    def predict_states(self, params: Parameters, h_left: np.ndarray,
+                       h_right: np.ndarray) -> np.ndarray:
+        """Relatedness of pairs given their sentence representations."""
+        return self.head.predict(params.prefixed(self.prefix), h_left, h_right)
 
 
 @njit(cache=True, nogil=True)

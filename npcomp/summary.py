@@ -14,7 +14,7 @@ import numpy as np
 
 # config keys that do not change what is trained
 _NOT_THE_SETTING = ("seed", "data_dir", "threads", "eval_batch_size", "train_eval")
-METRICS = ("root_acc", "all_acc")
+METRICS = ("root_acc", "all_acc", "pearson", "spearman", "mse")
 
 
 def read_runs(run_dirs) -> list:
@@ -74,12 +74,21 @@ def summarise(runs: list) -> list:
 
 
 def format_table(records: list) -> str:
-    lines = [f"{'model':<21}{'task':<7}{'n':>3}  {'test root: mean ± std':<22}"
+    """One line per group: the test root accuracy (percent), or for a
+    relatedness task Pearson's r with the mean Spearman's rho and MSE."""
+    lines = [f"{'model':<21}{'task':<7}{'n':>3}  {'test metric: mean ± std':<32}"
              f"{'median':>8}{'min':>8}{'max':>8}  setting"]
     for record in records:
-        root = record["test_root_acc"]
         differs = ", ".join(f"{name}={value}" for name, value in record["differs"].items())
-        lines.append(f"{record['model']:<21}{record['task']:<7}{root['n']:>3}  "
-                     f"{root['mean']:6.2f} ± {root['std']:<13.2f}{root['median']:>8.2f}"
-                     f"{root['min']:>8.2f}{root['max']:>8.2f}  {differs}")
+        if "test_pearson" in record:
+            main, digits = record["test_pearson"], 4
+            label = "r"
+            others = (f"  (rho {record['test_spearman']['mean']:.4f}, "
+                      f"mse {record['test_mse']['mean']:.4f})")
+        else:
+            main, digits, label, others = record["test_root_acc"], 2, "root", ""
+        spread = f"{label} {main['mean']:.{digits}f} ± {main['std']:.{digits}f}"
+        lines.append(f"{record['model']:<21}{record['task']:<7}{main['n']:>3}  "
+                     f"{spread:<32}{main['median']:>8.{digits}f}"
+                     f"{main['min']:>8.{digits}f}{main['max']:>8.{digits}f}  {differs}{others}")
     return "\n".join(lines)

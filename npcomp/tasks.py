@@ -8,6 +8,9 @@ sst2        2        SST without sentences whose root is neutral (2);
                      labels 0,1 -> 0 (negative), 3,4 -> 1 (positive),
                      neutral phrases unlabelled: 6920 / 872 / 1821 sentences
 synthetic   5        the project's own compositional treebank (no download)
+sick        5        SICK sentence pairs (4500 / 500 / 4927) with relatedness
+                     in [1, 5], rated on K = 5 (Tai et al. Sec. 4.2): each
+                     split a list of ``formats.SickPair``
 ==========  =======  =======================================================
 
 ``structure`` re-brackets every sentence: ``gold`` keeps the treebank's
@@ -19,6 +22,13 @@ its last word with the sentence's label.  With ``spans`` the training split
 instead holds one chain per labelled phrase of each sentence (its words,
 labelled at the last one): the sequence models' phrase supervision of Tai et
 al. and Irsoy & Cardie.
+
+``dependency`` reads dependency trees: for SICK the ``*.parents`` files of
+its directory; for the SST the parses ``npcomp parse`` wrote into
+``parses_dir`` (default ``DATA_DIR/sst``), each node labelled where its span
+is a labelled SST phrase (``sst_dependency.py``).  ``constituency`` is the
+binarised constituency trees: SICK's ``*.cparents``, the SST's own trees
+(the same as ``gold``).  SICK has no ``gold``: its trees are one of these.
 """
 from __future__ import annotations
 
@@ -28,10 +38,12 @@ from pathlib import Path
 
 import numpy as np
 
-from .formats import UNLABELLED, DataError, Tree, branching_tree, chain_tree, read_ptb_file
+from .formats import (UNLABELLED, DataError, SickPair, Tree, branching_tree, chain_tree,
+                      read_ptb_file, read_sick_dir)
 
-TASKS = ("sst5", "sst2", "synthetic")
-STRUCTURES = ("gold", "left", "right", "chain")
+TASKS = ("sst5", "sst2", "synthetic", "sick")
+STRUCTURES = ("gold", "left", "right", "chain", "dependency", "constituency")
+PAIR_TASKS = ("sick",)
 SPLITS = ("train", "dev", "test")
 
 _SST2_LABELS = np.array([0, 0, UNLABELLED, 1, 1], dtype=np.int32)
@@ -41,7 +53,7 @@ _SST2_LABELS = np.array([0, 0, UNLABELLED, 1, 1], dtype=np.int32)
 class TaskData:
     name: str
     n_classes: int
-    splits: dict  # split name -> list of Tree
+    splits: dict  # split name -> list of Tree (list of SickPair for a pair task)
     # the training sentences as whole trees when "train" holds something else
     # (phrase spans): what per-epoch training accuracy is measured on
     train_sentences: list | None = None
@@ -53,16 +65,24 @@ def default_data_dir() -> Path:
 
 
 def load_task(name: str, data_dir: str | Path | None = None, structure: str = "gold",
-              seed: int = 0, spans: bool = False) -> TaskData:
+              seed: int = 0, spans: bool = False, parses_dir: str | Path | None = None) -> TaskData:
     if structure not in STRUCTURES:
         raise ValueError(f"structure must be one of {STRUCTURES}, not {structure!r}")
     if spans and structure != "chain":
         raise ValueError("phrase spans as training sequences need --structure chain")
+    data_dir = Path(data_dir) if data_dir is not None else default_data_dir()
+    if name == "sick":
+        if spans:
+            raise ValueError("sick has no phrase labels to train on (--supervision spans)")
+        return _load_sick(data_dir, structure)
     if name == "synthetic":
+        if structure == "dependency":
+            raise ValueError("the synthetic treebank has no dependency parses")
         from .synthetic import synthetic_splits
         data = TaskData(name, 5, synthetic_splits(seed=seed))
     elif name in ("sst5", "sst2"):
-        data = _load_sst(name, Path(data_dir) if data_dir is not None else default_data_dir())
+        data = _load_sst(name, data_dir, structure == "dependency",
+                         Path(parses_dir) if parses_dir is not None else data_dir / "sst")
     else:
         raise ValueError(f"task must be one of {TASKS}, not {name!r}")
     train_trees = data.splits["train"]
@@ -72,13 +92,14 @@ def load_task(name: str, data_dir: str | Path | None = None, structure: str = "g
         if spans:
             data.train_sentences = data.splits["train"]
             data.splits["train"] = [chain for tree in train_trees for chain in span_chains(tree)]
-    elif structure != "gold":
+    elif structure in ("left", "right"):
         data.splits = {split: [rebracket(tree, structure) for tree in trees]
                        for split, trees in data.splits.items()}
     return data
 
 
-def _load_sst(name: str, data_dir: Path) -> TaskData:
+def _load_sst(name: str, data_dir: Path, dependency: bool = False,
+              parses_dir: Path | None = None) -> TaskData:
     splits = {}
     for split in SPLITS:
         path = data_dir / "sst" / f"{split}.txt"
@@ -86,13 +107,54 @@ def _load_sst(name: str, data_dir: Path) -> TaskData:
             raise DataError(f"no such file: the SST is read from DATA_DIR/sst/{split}.txt; "
                             f"run `npcomp download sst --data-dir {data_dir}` or pass "
                             "--data-dir (or set NPCOMP_DATA)", path)
-        trees = [tree.validate(5) for tree in read_ptb_file(path)]
+        if dependency:
+            from .sst_dependency import load_sst_dependency
+            trees = load_sst_dependency(data_dir, parses_dir, split)
+        else:
+            trees = [tree.validate(5) for tree in read_ptb_file(path)]
         if name == "sst2":
             trees = [tree.with_labels(np.where(tree.label >= 0, _SST2_LABELS[tree.label],
                                                UNLABELLED).astype(np.int32))
                      for tree in trees if tree.root_label != 2]
         splits[split] = trees
     return TaskData(name, 5 if name == "sst5" else 2, splits)
+
+
+def _load_sick(data_dir: Path, structure: str) -> TaskData:
+    """SICK pairs with each sentence in the tree ``structure`` asks for."""
+    if structure == "gold":
+        raise ValueError("sick has two parses of each sentence: --structure dependency, "
+                         "constituency, or chain (the sentence as a sequence)")
+    layout = "constituency" if structure == "constituency" else "dependency"
+    splits = {}
+    for split in SPLITS:
+        directory = data_dir / "sick" / split
+        if not directory.is_dir():
+            raise DataError(f"no such directory: SICK is read from DATA_DIR/sick/{split}/; "
+                            f"run `npcomp download sick --data-dir {data_dir}` or pass "
+                            "--data-dir (or set NPCOMP_DATA)", directory)
+        pairs = read_sick_dir(directory, layout)
+        if structure not in ("dependency", "constituency"):
+            pairs = [SickPair(_restructure(pair.tree_a, structure),
+                              _restructure(pair.tree_b, structure), pair.score, pair.pair_id)
+                     for pair in pairs]
+        splits[split] = pairs
+    return TaskData("sick", 5, splits)
+
+
+def _restructure(tree: Tree, structure: str) -> Tree:
+    """An unlabelled sentence as a chain or a left/right-branching tree."""
+    if structure == "chain":
+        return chain_tree(tree.tokens, source=tree.source)
+    return branching_tree(tree.tokens, structure, source=tree.source)
+
+
+def task_trees(data: TaskData, split: str) -> list:
+    """Every tree of a split (both sentences of each pair for a pair task)."""
+    items = data.splits[split]
+    if data.name in PAIR_TASKS:
+        return [tree for pair in items for tree in (pair.tree_a, pair.tree_b)]
+    return list(items)
 
 
 def rebracket(tree: Tree, direction: str) -> Tree:

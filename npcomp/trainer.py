@@ -12,8 +12,8 @@ A run directory holds (SPEC Sec. 3):
   random state, from which ``--resume`` continues;
 * ``log.jsonl``: one JSON record per line (run start, every epoch, the end).
 
-Model selection uses dev root accuracy only; the test split is evaluated once,
-with the best-dev parameters, at the end.
+Model selection uses dev root accuracy only (Pearson's r on SICK); the test
+split is evaluated once, with the best-dev parameters, at the end.
 """
 from __future__ import annotations
 
@@ -30,19 +30,23 @@ from .cells import make_cell
 from .defaults import dim_follows_embedding
 from .embeddings import Vocabulary, build_embedding_matrix, read_vectors
 from .forest import build_forest, node_words, supervised_labels
-from .model import TreeModel
+from .formats import SickPair
+from .model import PairBatch, PairModel, TreeModel
 from .optimizers import make_optimizer
 from .params import Parameters
-from .tasks import SPLITS, load_task
+from .tasks import PAIR_TASKS, SPLITS, load_task, task_trees
 
 DTYPES = {"float32": np.float32, "float64": np.float64}
 
 
 @dataclass
 class EncodedSplit:
-    """A split's trees with each node's word id, ready to pack into forests."""
+    """A split's trees with each node's word id, ready to pack into forests;
+    ``labels`` (per tree) replaces the trees' own labels in training batches
+    (the supervision mode's)."""
     trees: list
     words: list
+    labels: list | None = None
 
     def __len__(self) -> int:
         return len(self.trees)
@@ -51,9 +55,48 @@ class EncodedSplit:
         return build_forest([self.trees[i] for i in indices], [self.words[i] for i in indices],
                             None if labels is None else [labels[i] for i in indices])
 
+    def batch(self, indices):
+        """The training minibatch of trees ``indices``: a forest."""
+        return self.forest(indices, self.labels)
+
+
+@dataclass
+class EncodedPairs:
+    """A split's sentence pairs: left trees, right trees, word ids, scores (m,)."""
+    left: EncodedSplit
+    right: EncodedSplit
+    scores: np.ndarray
+    pair_ids: list
+
+    def __len__(self) -> int:
+        return len(self.left)
+
+    def batch(self, indices) -> PairBatch:
+        """Pairs ``indices`` as one forest, left sentences first."""
+        indices = list(indices)
+        trees = [self.left.trees[i] for i in indices] + [self.right.trees[i] for i in indices]
+        words = [self.left.words[i] for i in indices] + [self.right.words[i] for i in indices]
+        return PairBatch(build_forest(trees, words), self.scores[indices])
+
 
 def encode(trees, vocab: Vocabulary) -> EncodedSplit:
     return EncodedSplit(list(trees), [node_words(t, vocab.encode(t.tokens)) for t in trees])
+
+
+def encode_split(items, vocab: Vocabulary):
+    """A split's trees (EncodedSplit) or sentence pairs (EncodedPairs)."""
+    items = list(items)
+    if items and isinstance(items[0], SickPair):
+        return EncodedPairs(encode([pair.tree_a for pair in items], vocab),
+                            encode([pair.tree_b for pair in items], vocab),
+                            np.array([pair.score for pair in items], dtype=np.float64),
+                            [pair.pair_id for pair in items])
+    return encode(items, vocab)
+
+
+def selection_metric(task: str) -> str:
+    """The dev metric model selection maximises."""
+    return "pearson" if task in PAIR_TASKS else "root_acc"
 
 
 # --------------------------------------------------------------------------
@@ -77,13 +120,44 @@ def predict_split(model: TreeModel, params: Parameters, split: EncodedSplit,
     return results
 
 
-def evaluate(model: TreeModel, params: Parameters, split: EncodedSplit,
-             batch_size: int = 512, helpers=None) -> dict:
-    """Root and all-node accuracy (percent) over labelled nodes, SST-style, and
-    the roots' confusion matrix (``root_confusion[gold][predicted]``, counts).
+def predict_relatedness(model: PairModel, params: Parameters, split: EncodedPairs,
+                        batch_size: int = 512, helpers=None) -> np.ndarray:
+    """(m,) predicted relatedness of every pair, ``batch_size`` pairs a forest
+    (every other forest on ``helpers`` when given)."""
+    def score(start: int):
+        return model.predict(params, split.batch(range(start, min(start + batch_size,
+                                                                  len(split)))))
+    starts = list(range(0, len(split), batch_size))
+    if helpers is None:
+        return np.concatenate([score(start) for start in starts])
+    futures = {start: helpers.submit(score, start) for start in starts[1::2]}
+    parts = {start: score(start) for start in starts[0::2]}
+    parts.update({start: future.result() for start, future in futures.items()})
+    return np.concatenate([parts[start] for start in starts])
 
-    Forests of at most ``batch_size`` sentences; with ``helpers`` (an executor)
-    every other forest is evaluated on a helper thread meanwhile."""
+
+def relatedness_metrics(predicted: np.ndarray, gold: np.ndarray) -> dict:
+    """Pearson's r, Spearman's rho and the mean squared error (Tai Table 3)."""
+    from scipy.stats import pearsonr, spearmanr
+    predicted = np.asarray(predicted, dtype=np.float64)
+    gold = np.asarray(gold, dtype=np.float64)
+    constant = predicted.size < 2 or np.ptp(predicted) == 0.0
+    return {"pearson": 0.0 if constant else float(pearsonr(predicted, gold)[0]),
+            "spearman": 0.0 if constant else float(spearmanr(predicted, gold)[0]),
+            "mse": float(np.mean((predicted - gold) ** 2)), "pairs": int(gold.size)}
+
+
+def evaluate(model, params: Parameters, split, batch_size: int = 512, helpers=None) -> dict:
+    """Metrics of a split: ``relatedness_metrics`` for sentence pairs;
+    for trees, root and all-node accuracy (percent) over labelled nodes,
+    SST-style, and the roots' confusion matrix (``root_confusion[gold][predicted]``,
+    counts).
+
+    Forests of at most ``batch_size`` sentences (pairs); with ``helpers`` (an
+    executor) every other forest is evaluated on a helper thread meanwhile."""
+    if isinstance(split, EncodedPairs):
+        return relatedness_metrics(predict_relatedness(model, params, split, batch_size,
+                                                       helpers), split.scores)
     n_classes = model.n_classes
 
     def count(start: int):
@@ -114,10 +188,14 @@ def evaluate(model: TreeModel, params: Parameters, split: EncodedSplit,
 # building a model from a config
 # --------------------------------------------------------------------------
 
-def build_model(config: dict, vocab: Vocabulary, n_classes: int) -> TreeModel:
+def build_model(config: dict, vocab: Vocabulary, n_classes: int):
+    """A TreeModel, or a PairModel for a pair task (SICK)."""
     cell = make_cell(config["model"], config["embedding_dim"], config["dim"],
                      activation=config.get("activation"), untied=config.get("untied"),
                      forget_bias=config.get("forget_bias"))
+    if config["task"] in PAIR_TASKS:
+        return PairModel(cell, len(vocab), config["embedding_dim"],
+                         hidden_dim=config.get("similarity_dim") or 50, n_classes=n_classes)
     return TreeModel(cell, n_classes, len(vocab), config["embedding_dim"],
                      head=config.get("head", "softmax"))
 
@@ -202,12 +280,14 @@ def train(config: dict, run_dir: str | Path, resume: bool = False, progress: boo
         config["dim"] = config["embedding_dim"]
 
     task = load_task(config["task"], config.get("data_dir"), config["structure"],
-                     seed=config["seed"], spans=config["supervision"] == "spans")
-    vocab = Vocabulary.from_trees(t for split in SPLITS for t in task.splits[split])
-    splits = {name: encode(task.splits[name], vocab) for name in SPLITS}
+                     seed=config["seed"], spans=config["supervision"] == "spans",
+                     parses_dir=config.get("parses_dir"))
+    vocab = Vocabulary.from_trees(t for split in SPLITS for t in task_trees(task, split))
+    splits = {name: encode_split(task.splits[name], vocab) for name in SPLITS}
     # per-epoch training accuracy (Nayebi's curves) on the training sentences
     train_sentences = (encode(task.train_sentences, vocab) if task.train_sentences is not None
                        else splits["train"])
+    selected = selection_metric(config["task"])
     model = build_model(config, vocab, task.n_classes)
     dtype = DTYPES[config["dtype"]]
     rng = np.random.default_rng(config["seed"])
@@ -221,7 +301,9 @@ def train(config: dict, run_dir: str | Path, resume: bool = False, progress: boo
         lr=config["lr"], embedding_lr=config["emb_lr"], dtype=dtype,
         embedding_rule=config.get("emb_optimizer", "same"), epsilon=config.get("epsilon"))
     train_split = splits["train"]
-    train_labels = [supervised_labels(tree, config["supervision"]) for tree in train_split.trees]
+    if isinstance(train_split, EncodedSplit):
+        train_split.labels = [supervised_labels(tree, config["supervision"])
+                              for tree in train_split.trees]
 
     metrics = {"model": config["model"], "task": config["task"], "config": config,
                "epochs": [], "best_epoch": None, "dev": None, "test": None,
@@ -259,13 +341,14 @@ def train(config: dict, run_dir: str | Path, resume: bool = False, progress: boo
         epoch_loss = 0.0
         train_time = 0.0
         batches = range(0, len(order), config["batch_size"])
-        bar = _progress(len(order), f"epoch {epoch}/{config['epochs']}", progress)
+        bar = _progress(len(order), f"epoch {epoch}/{config['epochs']}", progress,
+                        "pair" if task.name in PAIR_TASKS else "sent")
         for start in batches:
             indices = order[start:start + config["batch_size"]]
             tick = time.perf_counter()
-            forest = train_split.forest(indices, train_labels)
+            batch = train_split.batch(indices)
             loss, rows = model.loss_and_gradient(
-                params, forest, grads, l2=config["l2"], dropout=config["dropout"], rng=rng,
+                params, batch, grads, l2=config["l2"], dropout=config["dropout"], rng=rng,
                 average=config["average"], helper=helper,
                 embedding_dropout=config.get("embedding_dropout") or 0.0,
                 recurrent_dropout=config.get("recurrent_dropout") or 0.0)
@@ -278,7 +361,7 @@ def train(config: dict, run_dir: str | Path, resume: bool = False, progress: boo
             epoch_loss += loss * len(indices)
             if bar is not None:
                 bar.update(len(indices))
-                bar.set_postfix(loss=f"{loss:.3f}", sent_s=f"{(start + len(indices)) / max(train_time, 1e-9):.0f}")
+                bar.set_postfix(loss=f"{loss:.3f}", per_s=f"{(start + len(indices)) / max(train_time, 1e-9):.0f}")
         if bar is not None:
             bar.close()
         tick = time.perf_counter()
@@ -294,15 +377,16 @@ def train(config: dict, run_dir: str | Path, resume: bool = False, progress: boo
         metrics["train_wall_s"] += train_time
         examples_total += len(order)
         metrics["train_sentences_per_s"] = examples_total / metrics["train_wall_s"]
-        improved = metrics["dev"] is None or dev["root_acc"] > metrics["dev"]["root_acc"]
+        improved = metrics["dev"] is None or dev[selected] > metrics["dev"][selected]
         if improved:
             metrics["best_epoch"], metrics["dev"] = epoch, dev
             save_model(run_dir / "model.npz", params, config, vocab, task.n_classes)
-        train_text = (f"  train root {train_accuracy['root_acc']:.2f}"
+        train_text = (f"  train {format_metrics(train_accuracy, short=True)}"
                       if train_accuracy is not None else "")
-        echo(f"epoch {epoch}: train loss {record['train_loss']:.4f}{train_text}  dev root "
-             f"{dev['root_acc']:.2f}  all {dev['all_acc']:.2f}  "
-             f"({record['train_sentences_per_s']:.0f} sent/s){'  *best' if improved else ''}")
+        echo(f"epoch {epoch}: train loss {record['train_loss']:.4f}{train_text}  dev "
+             f"{format_metrics(dev)}  ({record['train_sentences_per_s']:.0f} "
+             f"{'pairs' if task.name in PAIR_TASKS else 'sent'}/s)"
+             f"{'  *best' if improved else ''}")
         _append_log(run_dir, {"event": "epoch", **record})
         _write_json(run_dir / "metrics.json", metrics)
         _save_npz(checkpoint_path, params=params.flat, config=np.array(json.dumps(config)),
@@ -323,15 +407,25 @@ def train(config: dict, run_dir: str | Path, resume: bool = False, progress: boo
     return metrics
 
 
+def format_metrics(metrics: dict, short: bool = False) -> str:
+    """``root 45.10  all 80.20`` or ``pearson 0.8512  spearman 0.7901  mse 0.2830``."""
+    if "pearson" in metrics:
+        text = f"pearson {metrics['pearson']:.4f}"
+        return text if short else (f"{text}  spearman {metrics['spearman']:.4f}  "
+                                   f"mse {metrics['mse']:.4f}")
+    text = f"root {metrics['root_acc']:.2f}"
+    return text if short else f"{text}  all {metrics['all_acc']:.2f}"
+
+
 def _warm_up(model, params, split, config):
-    """Compile (or load from cache) every kernel on a tiny forest, untimed."""
-    forest = split.forest([0, min(1, len(split) - 1)])
+    """Compile (or load from cache) every kernel on a tiny minibatch, untimed."""
+    batch = split.batch([0, min(1, len(split) - 1)])
     grads = params.zeros_like()
-    model.loss_and_gradient(params, forest, grads, l2=config["l2"], dropout=0.0)
-    model.outputs(params, forest)
+    model.loss_and_gradient(params, batch, grads, l2=config["l2"], dropout=0.0)
+    model.outputs(params, batch)
 
 
-def _progress(total, description, enabled):
+def _progress(total, description, enabled, unit="sent"):
     if not enabled:
         return None
     import sys
@@ -339,5 +433,5 @@ def _progress(total, description, enabled):
     from tqdm import tqdm
     # to a file or pipe, a line every few seconds rather than every minibatch
     interval = 0.1 if sys.stderr.isatty() else 5.0
-    return tqdm(total=total, desc=description, unit="sent", leave=False, dynamic_ncols=True,
+    return tqdm(total=total, desc=description, unit=unit, leave=False, dynamic_ncols=True,
                 mininterval=interval)

@@ -1,0 +1,151 @@
+"""Using a trained relatedness model: scoring sentence pairs and ranking
+nearest neighbours (Tai, Socher & Manning 2015, Table 4).
+
+A relatedness run reads sentences in one structure (``chain``, SICK's
+``dependency`` or ``constituency`` parses).  A plain sentence given by a user
+gets its tree from ``SentenceTrees``: a chain needs nothing; a parse is taken
+from SICK itself when the sentence is one of SICK's (matched on its
+lower-cased tokens), and otherwise a dependency parse comes from spaCy (the
+optional ``npcomp[parse]`` extra).  No constituency parser ships with
+npcomp, so a constituency run scores SICK's own sentences only.
+
+Neighbours: every candidate is encoded once, the query once, and the
+similarity head (eq. 15) scores the query against all of them in one
+product; beside it, the baseline of Tai's Table 4, the cosine of the mean
+word vectors (the run's own embedding table: for SICK runs, the fixed GloVe
+vectors).
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from .formats import DataError, Tree, chain_tree, parents_to_tree
+from .forest import build_forest, node_words
+from .tasks import SPLITS, TaskData, task_trees
+
+
+def _key(tokens: Sequence[str]) -> tuple:
+    return tuple(token.lower() for token in tokens)
+
+
+class SentenceTrees:
+    """Sentences (whitespace-tokenised text) to trees in a run's structure.
+
+    ``task`` is the loaded SICK task in that structure (its sentences' trees
+    are looked up); ``parser`` (an object with ``parse(list of token tuples)
+    -> heads``, e.g. ``sst_dependency.SpacyParser``) is created on first need
+    when None.
+    """
+
+    def __init__(self, structure: str, task: TaskData | None = None, parser=None):
+        self.structure = structure
+        self.known = {}
+        if task is not None:
+            for split in SPLITS:
+                for tree in task_trees(task, split):
+                    self.known.setdefault(_key(tree.tokens), tree)
+        self.parser = parser
+
+    def __call__(self, text: str, source: str = "") -> Tree:
+        tokens = text.split()
+        if not tokens:
+            raise DataError("empty sentence", *_split(source))
+        if self.structure == "chain":
+            return chain_tree(tokens, source=source)
+        tree = self.known.get(_key(tokens))
+        if tree is not None:
+            return tree
+        if self.structure != "dependency":
+            raise DataError(f"{text!r} is not a SICK sentence, and npcomp has no "
+                            f"{self.structure} parser: give a sentence of SICK, or use a "
+                            "dependency or sequence model", *_split(source))
+        if self.parser is None:
+            from .sst_dependency import SpacyParser
+            self.parser = SpacyParser()
+        heads = self.parser.parse([tuple(tokens)])[0]
+        return parents_to_tree(heads, tokens, source=source)
+
+
+def _split(source: str) -> tuple:
+    path, _, line = source.rpartition(":")
+    if path and line.isdigit():
+        return path, int(line)
+    return (source or None), None
+
+
+def encode_sentences(model, params, vocab, trees: Sequence[Tree],
+                     batch_size: int = 512) -> np.ndarray:
+    """(len(trees), output_dim) sentence representations (the roots' states)."""
+    states = []
+    for start in range(0, len(trees), batch_size):
+        chunk = trees[start:start + batch_size]
+        forest = build_forest(chunk, [node_words(tree, vocab.encode(tree.tokens))
+                                      for tree in chunk])
+        states.append(model.sentence_states(params, forest))
+    return np.concatenate(states)
+
+
+def score_pairs(model, params, vocab, left: Sequence[Tree], right: Sequence[Tree],
+                batch_size: int = 512) -> tuple:
+    """(predicted relatedness (m,), predicted distributions (m, K)) of the pairs."""
+    h_left = encode_sentences(model, params, vocab, left, batch_size)
+    h_right = encode_sentences(model, params, vocab, right, batch_size)
+    p_hat = model.head.outputs(params.prefixed(model.prefix), h_left, h_right)
+    return p_hat @ model.head.ratings(p_hat.dtype), p_hat
+
+
+def mean_vectors(embedding: np.ndarray, vocab, sentences: Sequence[Sequence[str]]) -> np.ndarray:
+    """(m, d_x) mean word vector of each sentence; words the vocabulary lacks
+    are left out (a sentence of none gets the zero vector)."""
+    out = np.zeros((len(sentences), embedding.shape[1]), dtype=np.float64)
+    for row, tokens in enumerate(sentences):
+        ids = vocab.encode(tokens)
+        ids = ids[ids > 0]  # id 0 is the unknown word
+        if ids.size:
+            out[row] = embedding[ids].mean(axis=0)
+    return out
+
+
+def cosine(query: np.ndarray, candidates: np.ndarray) -> np.ndarray:
+    """Cosine of ``query`` (d,) with each row of ``candidates`` (m, d); 0 for a zero vector."""
+    norms = np.linalg.norm(candidates, axis=1) * np.linalg.norm(query)
+    dots = candidates @ query
+    return np.divide(dots, norms, out=np.zeros_like(dots), where=norms > 0)
+
+
+def neighbours(model, params, vocab, query: Tree, candidates: Sequence[Tree],
+               top: int = 3) -> dict:
+    """The ``top`` candidates by predicted relatedness to ``query`` and by
+    mean-vector cosine: {"model": [(score, sentence)], "mean_vector_cosine": [...]}.
+    The query itself (the same words) is left out of both rankings."""
+    candidates = [tree for tree in candidates if _key(tree.tokens) != _key(query.tokens)]
+    if not candidates:
+        raise ValueError("no candidate sentences other than the query")
+    h_query = encode_sentences(model, params, vocab, [query])
+    h_candidates = encode_sentences(model, params, vocab, candidates)
+    predicted = model.predict_states(params, np.repeat(h_query, len(candidates), axis=0),
+                                     h_candidates)
+    embedding = np.asarray(params["embedding"], dtype=np.float64)
+    similarity = cosine(mean_vectors(embedding, vocab, [query.tokens])[0],
+                        mean_vectors(embedding, vocab, [tree.tokens for tree in candidates]))
+
+    def best(scores):
+        order = np.argsort(-scores, kind="stable")[:top]
+        return [(float(scores[k]), " ".join(candidates[k].tokens)) for k in order]
+    return {"model": best(predicted), "mean_vector_cosine": best(similarity)}
+
+
+def sample_sentences(task: TaskData, split: str, sample: int | None,
+                     rng: np.random.Generator) -> list:
+    """The distinct sentences of a split (first appearance order), or a random
+    ``sample`` of them kept in that order (Tai: 1000 of the test set)."""
+    seen = {}
+    for tree in task_trees(task, split):
+        seen.setdefault(_key(tree.tokens), tree)
+    trees = list(seen.values())
+    if sample is not None and sample < len(trees):
+        keep = np.sort(rng.choice(len(trees), size=sample, replace=False))
+        trees = [trees[k] for k in keep]
+    return trees
