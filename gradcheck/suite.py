@@ -227,10 +227,12 @@ def random_trees(setting: Setting, rng: np.random.Generator) -> list:
 PAIR_SCORES = (1.0, 3.6, 5.0)
 
 
-def build_case(setting: Setting, trees: list, rng: np.random.Generator):
+def build_case(setting: Setting, trees: list, rng: np.random.Generator,
+               partners: list | None = None):
     """(model, float64 params, batch, loss options) for one setting and
     minibatch: the batch is a forest, or for the similarity head a PairBatch
-    whose left sentences are ``trees`` and right ones a second random draw."""
+    whose left sentences are ``trees`` and right ones ``partners`` (default a
+    second random draw, each differing from its left sentence)."""
     vocab = Vocabulary(f"w{k}" for k in range(VOCAB_SIZE))
     cell = make_cell(setting.model, setting.input_dim, setting.hidden_dim,
                      activation=setting.activation, untied=setting.untied, **setting.extra)
@@ -238,6 +240,37 @@ def build_case(setting: Setting, trees: list, rng: np.random.Generator):
         model = PairModel(cell, len(vocab), setting.input_dim, hidden_dim=3)
     else:
         model = TreeModel(cell, N_CLASSES, len(vocab), setting.input_dim, head=setting.head)
+    params = _draw_parameters(model, setting, vocab, rng)
+    if setting.head == "similarity":
+        if partners is None:
+            partners = _distinct_partners(setting, trees, rng)
+        trees = list(trees[:len(partners)]) + list(partners[:len(trees)])
+    forest = build_forest(trees, [node_words(t, vocab.encode(t.tokens)) for t in trees],
+                          [supervised_labels(t, setting.supervision) for t in trees])
+    masks = model.dropout_masks(forest, setting.dropout, rng, np.float64,
+                                setting.embedding_dropout, setting.recurrent_dropout)
+    options = dict(l2=setting.l2, masks=masks, average=setting.average)
+    if setting.head != "similarity":
+        return model, params, forest, options
+    # |h_L - h_R| has no derivative where a coordinate is 0: a difference
+    # within the finite differences' reach (+-2 steps, times dh/dtheta) of
+    # the kink makes them measure a corner, not a slope.  Such parameters are
+    # redrawn; identical sentences (every coordinate 0) are excluded above.
+    for _ in range(KINK_ATTEMPTS):
+        h = model.sentence_states(params, forest, masks)
+        n_pairs = forest.n_trees // 2
+        if np.abs(h[:n_pairs] - h[n_pairs:]).min() >= KINK_MARGIN:
+            return model, params, PairBatch(forest, np.resize(PAIR_SCORES, n_pairs)), options
+        params = _draw_parameters(model, setting, vocab, rng)
+    raise ValueError(f"every draw put some |h_L - h_R| within {KINK_MARGIN} of 0: are two "
+                     "paired sentences the same?")
+
+
+KINK_MARGIN = 1e-2
+KINK_ATTEMPTS = 50
+
+
+def _draw_parameters(model, setting: Setting, vocab, rng: np.random.Generator):
     params = model.new_parameters(rng, rng.normal(0, 1, (len(vocab), setting.input_dim)),
                                   dtype=np.float64)
     # larger than initial weights, so gates leave their linear regime and every
@@ -250,18 +283,19 @@ def build_case(setting: Setting, trees: list, rng: np.random.Generator):
             fan_in = int(np.prod(block.shape[:-1]))
             noise[block.offset:block.offset + block.size] *= min(1.0, np.sqrt(6 / fan_in))
     params.flat[:model.dense_size] += noise
-    if setting.head == "similarity":
-        partners = random_trees(setting, rng)[:len(trees)]
-        trees = list(trees[:len(partners)]) + partners
-    forest = build_forest(trees, [node_words(t, vocab.encode(t.tokens)) for t in trees],
-                          [supervised_labels(t, setting.supervision) for t in trees])
-    masks = model.dropout_masks(forest, setting.dropout, rng, np.float64,
-                                setting.embedding_dropout, setting.recurrent_dropout)
-    options = dict(l2=setting.l2, masks=masks, average=setting.average)
-    if setting.head == "similarity":
-        n_pairs = forest.n_trees // 2
-        return model, params, PairBatch(forest, np.resize(PAIR_SCORES, n_pairs)), options
-    return model, params, forest, options
+    return params
+
+
+def _distinct_partners(setting: Setting, trees: list, rng: np.random.Generator) -> list:
+    """A random sentence for each of ``trees``, never the same words as it."""
+    partners = []
+    for tree in trees:
+        while True:
+            partner = random_trees(setting, rng)[len(partners) % len(trees)]
+            if partner.tokens != tree.tokens:
+                break
+        partners.append(partner)
+    return partners
 
 
 def run_setting(setting: Setting, seed: int = 0, trees: list | None = None) -> dict:

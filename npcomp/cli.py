@@ -272,9 +272,14 @@ def _train_config(args) -> dict:
         config["fixed_embeddings"] = args.fixed_embeddings
     config.update(model=args.model, task=args.task, seed=args.seed, vectors=vectors,
                   data_dir=args.data_dir, threads=args.threads, train_eval=args.train_eval)
-    if args.task == "sick" and config["dropout"] > 0.0:
-        raise ValueError("--dropout acts on a classifier's input; the similarity head of sick "
-                         "takes none (Tai et al.): use --embedding-dropout")
+    if args.task == "sick":
+        if config["dropout"] > 0.0:
+            raise ValueError("--dropout acts on a classifier's input; the similarity head of "
+                             "sick takes none (Tai et al.): use --embedding-dropout")
+        for option in ("head", "supervision"):
+            if getattr(args, option) is not None:
+                raise ValueError(f"--{option} does not apply to sick: a pair is scored by the "
+                                 "similarity head at the two sentences' roots")
     if max(config["recurrent_dropout"]) > 0.0 and not hasattr(cell_class(args.model), "recurrent_widths"):
         raise ValueError(f"--recurrent-dropout does not apply to {args.model} (no recurrence "
                          "over a sequence)")
@@ -382,13 +387,21 @@ def _predict(args) -> int:
     if config["task"] == "sick":
         return _predict_pairs(args, model, params, config, vocab)
     structure = config["structure"]
+    to_dependency_tree = None
+    if structure == "dependency":  # parsed as the training sentences were (spaCy)
+        from .relatedness import SentenceTrees
+        to_dependency_tree = SentenceTrees("dependency")
     trees = []
     for number, line in enumerate(sys.stdin, start=1):
         text = line.strip()
         if not text:
             raise DataError("empty line (expected a sentence or a bracketed tree)",
                             "<stdin>", number)
-        if text.startswith("("):
+        if to_dependency_tree is not None:
+            tokens = (parse_ptb(text, f"<stdin>:{number}", require_labels=False).tokens
+                      if text.startswith("(") else text.split())
+            trees.append(to_dependency_tree(" ".join(tokens), f"<stdin>:{number}"))
+        elif text.startswith("("):
             trees.append(parse_ptb(text, f"<stdin>:{number}", require_labels=False))
         else:
             # a plain sentence gets the run's structure (right-branching for gold)
@@ -455,6 +468,8 @@ def _neighbours(args) -> int:
     from .trainer import load_model
     if args.top < 1:
         raise ValueError("--top must be at least 1")
+    if args.sample < 0:
+        raise ValueError("--sample must be 0 (every sentence) or more")
     model, params, config, vocab = load_model(args.run)
     if config["task"] != "sick":
         raise ValueError(f"{args.run} is a {config['task']} run: neighbours ranks sentences "

@@ -162,6 +162,7 @@ def defaults_for(model: str, task: str, protocol: str | None = None) -> dict:
     config["protocol"] = protocol or "paper"
     if task == "sick":
         config.update(SICK, structure=sick_structure(model))
+        del config["head"]  # the similarity head, always
         config["source"] = SICK_SOURCE if model in SICK_DIMS else (
             config["source"] + "; SICK training: " + SICK_SOURCE)
         if model in SICK_DIMS:

@@ -233,7 +233,7 @@ class SimilarityHead:
     def target_distribution(self, scores: np.ndarray, dtype) -> np.ndarray:
         """(m,) gold scores in [1, K] -> (m, K) sparse targets p with r^T p = y."""
         scores = np.asarray(scores, dtype=np.float64)
-        if np.any((scores < 1.0) | (scores > self.n_classes)):
+        if not np.all((scores >= 1.0) & (scores <= self.n_classes)):  # NaN fails too
             raise ValueError(f"relatedness scores must lie in [1, {self.n_classes}]")
         lower = np.minimum(np.floor(scores), self.n_classes - 1).astype(np.int64)  # 1-based
         upper_share = scores - lower          # mass on class lower + 1, in [0, 1]

@@ -384,9 +384,11 @@ class PairModel(SentenceEncoder):
         p_hat = self.outputs(params, batch)
         return p_hat @ self.head.ratings(p_hat.dtype)
 
-    def sentence_states(self, params: Parameters, forest: Forest) -> np.ndarray:
-        """(trees, output_dim): each tree's root state, the sentence representation."""
-        h, _ = self._encode(params, forest)
+    def sentence_states(self, params: Parameters, forest: Forest,
+                        masks: DropoutMasks | None = None) -> np.ndarray:
+        """(trees, output_dim): each tree's root state, the sentence
+        representation (under dropout ``masks`` if given)."""
+        h, _ = self._encode(params, forest, masks)
         return h[forest.root]
 
     def predict_states(self, params: Parameters, h_left: np.ndarray,

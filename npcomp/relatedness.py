@@ -2,8 +2,9 @@
 nearest neighbours (Tai, Socher & Manning 2015, Table 4).
 
 A relatedness run reads sentences in one structure (``chain``, SICK's
-``dependency`` or ``constituency`` parses).  A plain sentence given by a user
-gets its tree from ``SentenceTrees``: a chain needs nothing; a parse is taken
+``dependency`` or ``constituency`` parses, ``left``/``right``-branching
+trees).  A plain sentence given by a user gets its tree from
+``SentenceTrees``: a chain or a branching tree needs nothing; a parse is taken
 from SICK itself when the sentence is one of SICK's (matched on its
 lower-cased tokens), and otherwise a dependency parse comes from spaCy (the
 optional ``npcomp[parse]`` extra).  No constituency parser ships with
@@ -21,7 +22,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .formats import DataError, Tree, chain_tree, parents_to_tree
+from .formats import DataError, Tree, branching_tree, chain_tree, parents_to_tree
 from .forest import build_forest, node_words
 from .tasks import SPLITS, TaskData, task_trees
 
@@ -54,6 +55,8 @@ class SentenceTrees:
             raise DataError("empty sentence", *_split(source))
         if self.structure == "chain":
             return chain_tree(tokens, source=source)
+        if self.structure in ("left", "right"):
+            return branching_tree(tokens, self.structure, source=source)
         tree = self.known.get(_key(tokens))
         if tree is not None:
             return tree

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings as hypothesis_settings, strategies as st
+from hypothesis import assume, given, settings as hypothesis_settings, strategies as st
 
 from cell_checks import with_swapped_children
 from gradcheck.check import TOLERANCE, assert_passes, check_gradients
@@ -50,6 +50,34 @@ def test_random_trees(setting, shapes):
              for seed, n_leaves, unary in shapes]
     model, params, forest, options = build_case(setting, trees, rng)
     assert_passes(check_gradients(model, params, forest, **options))
+
+
+@pytest.mark.parametrize("model, trees", [("treelstm-childsum", "dependency"),
+                                          ("treelstm-nary", "binary"), ("bilstm", "chain")])
+@hypothesis_settings(max_examples=8)
+@given(seed=st.integers(0, 2**31 - 1), sizes=st.lists(st.integers(1, 15), min_size=2,
+                                                      max_size=6))
+def test_random_sentence_pairs(model, trees, seed, sizes):
+    """The similarity head and KL through both encoders of 1..3 pairs of
+    sentences of 1..15 words: random shapes, single words, unequal lengths
+    (the pairs are sentence k with sentence half + k)."""
+    from gradcheck.trees import random_dependency_tree
+    from npcomp.formats import chain_tree
+    rng = np.random.default_rng(seed)
+    if trees == "dependency":
+        sentences = [random_dependency_tree(n, rng, vocab_size=10) for n in sizes]
+    elif trees == "chain":
+        sentences = [chain_tree([f"w{k}" for k in rng.integers(0, 10, n)]) for n in sizes]
+    else:
+        sentences = [random_binary_tree(n, rng) for n in sizes]
+    half = len(sentences) // 2
+    # identical sentences put |h_L - h_R| at its kink in every coordinate
+    assume(all(sentences[k].tokens != sentences[half + k].tokens for k in range(half)))
+    setting = Setting(model, head="similarity", trees=trees, supervision="root")
+    model_, params, batch, options = build_case(setting, sentences[:half], rng,
+                                                partners=sentences[half:2 * half])
+    assert batch.n_pairs == half
+    assert_passes(check_gradients(model_, params, batch, **options))
 
 
 @pytest.mark.parametrize("model", ["treelstm-nary", "recnn"])

@@ -7,7 +7,7 @@ import pytest
 
 from gradcheck.check import assert_passes, check_gradients
 from gradcheck.suite import Setting, build_case, random_trees
-from npcomp.heads import OrdinalClassifier, SoftmaxClassifier, make_head
+from npcomp.heads import OrdinalClassifier, SimilarityHead, SoftmaxClassifier, make_head
 from npcomp.model import DropoutMasks, layer_rates
 
 
@@ -119,3 +119,120 @@ def _loss_with_words(model, params, forest, words, table):
     wide_params.flat[:wide.dense_size] = params.flat[:model.dense_size]
     return wide.loss_and_gradient(wide_params, replace(forest, word=words),
                                   wide_params.zeros_like())[0]
+
+
+# ---------------------------------------------------------------------------
+# the similarity head (Tai et al. eq. 15) and its KL objective
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("score", [1.0, 1.25, 2.0, 3.6, 4.99, 5.0])
+def test_sparse_target_has_the_gold_expectation(score):
+    head = SimilarityHead(4, 3, 5)
+    p = head.target_distribution(np.array([score]), np.float64)[0]
+    assert p.sum() == pytest.approx(1.0)
+    assert p @ head.ratings() == pytest.approx(score)       # r^T p = y
+    support = np.flatnonzero(p)
+    assert 1 <= support.size <= 2 and np.ptp(support) <= 1   # floor(y) and floor(y) + 1
+    assert p.min() >= 0.0
+
+
+def test_sparse_target_of_tai_example():
+    """y = 3.6: 0.4 on rating 3, 0.6 on rating 4 (Tai Sec. 4.2)."""
+    p = SimilarityHead(4).target_distribution(np.array([3.6]), np.float64)[0]
+    np.testing.assert_allclose(p, [0, 0, 0.4, 0.6, 0], atol=1e-12)
+
+
+@pytest.mark.parametrize("score", [0.99, 5.01, np.nan])
+def test_scores_outside_the_scale_are_errors(score):
+    with pytest.raises(ValueError, match=r"\[1, 5\]"):
+        SimilarityHead(4).target_distribution(np.array([3.0, score]), np.float64)
+
+
+def _head_case(rng, m=6, d=4, hidden=3):
+    head = SimilarityHead(d, hidden, 5)
+    params = {name: rng.normal(0, 0.7, shape) for name, shape in head.parameter_shapes()}
+    return head, params, rng.normal(0, 1, (m, d)), rng.normal(0, 1, (m, d))
+
+
+def test_similarity_forward_is_eq_15(rng):
+    """Column-vector eq. 15 written out for one pair at a time."""
+    head, params, h_left, h_right = _head_case(rng)
+    predicted = head.predict(params, h_left, h_right)
+    for k in range(h_left.shape[0]):
+        h_times = h_left[k] * h_right[k]
+        h_plus = np.abs(h_left[k] - h_right[k])
+        h_s = 1 / (1 + np.exp(-(params["W_times"].T @ h_times + params["W_plus"].T @ h_plus
+                                + params["b_h"])))
+        logits = params["W_p"].T @ h_s + params["b_p"]
+        p_hat = np.exp(logits) / np.exp(logits).sum()
+        assert predicted[k] == pytest.approx(np.arange(1, 6) @ p_hat, rel=1e-12)
+    assert np.all((predicted >= 1) & (predicted <= 5))
+
+
+def test_similarity_is_symmetric_in_the_pair(rng):
+    head, params, h_left, h_right = _head_case(rng)
+    np.testing.assert_allclose(head.predict(params, h_left, h_right),
+                               head.predict(params, h_right, h_left), rtol=1e-13)
+
+
+def test_kl_loss_is_the_divergence(rng):
+    head, params, h_left, h_right = _head_case(rng)
+    scores = np.array([1.0, 2.5, 3.6, 4.2, 5.0, 1.7])
+    loss, _ = head.loss(params, h_left, h_right, scores)
+    p = head.target_distribution(scores, np.float64)
+    q = head.outputs(params, h_left, h_right)
+    expected = sum(p[k, i] * np.log(p[k, i] / q[k, i])
+                   for k in range(6) for i in range(5) if p[k, i] > 0)
+    assert loss == pytest.approx(expected, rel=1e-12)
+    assert loss > 0
+
+
+def test_similarity_backward_matches_finite_differences_of_the_inputs(rng):
+    """dJ/dh_L and dJ/dh_R themselves (the encoders' share), not just the weights."""
+    head, params, h_left, h_right = _head_case(rng)
+    scores = np.array([1.0, 2.5, 3.6, 4.2, 5.0, 1.7])
+    _, cache = head.loss(params, h_left, h_right, scores)
+    grads = {name: np.zeros_like(value) for name, value in params.items()}
+    d_left, d_right = head.backward(params, cache, 1.0, grads)
+    step = 1e-6
+    for analytic, side in ((d_left, 0), (d_right, 1)):
+        numeric = np.zeros_like(analytic)
+        for index in np.ndindex(*analytic.shape):
+            shifted = []
+            for sign in (1, -1):
+                pair = [h_left.copy(), h_right.copy()]
+                pair[side][index] += sign * step
+                shifted.append(head.loss(params, *pair, scores)[0])
+            numeric[index] = (shifted[0] - shifted[1]) / (2 * step)
+        np.testing.assert_allclose(analytic, numeric, rtol=1e-6, atol=1e-8)
+
+
+def _pair_case(model="treelstm-childsum", trees="dependency"):
+    rng = np.random.default_rng(4)
+    setting = Setting(model, head="similarity", trees=trees, supervision="root")
+    return build_case(setting, random_trees(setting, rng), rng)
+
+
+@pytest.mark.parametrize("model, trees", [("treelstm-childsum", "dependency"),
+                                          ("lstm", "chain")])
+def test_pair_model_check_passes(model, trees):
+    model_, params, batch, options = _pair_case(model, trees)
+    assert_passes(check_gradients(model_, params, batch, **options))
+
+
+@pytest.mark.parametrize("bug", ["sides swapped", "right encoder cut off", "scale twice"])
+def test_similarity_planted_bugs_fail(bug, monkeypatch):
+    """Wrong head backwards the checker must catch: dJ/dh_L and dJ/dh_R
+    exchanged (the |h_L - h_R| term's sign flips), no gradient into the
+    second sentence's encoder, the 1/m average applied twice."""
+    model_, params, batch, options = _pair_case()
+    original = model_.head.backward
+
+    def planted(head_params, cache, scale, grads):
+        if bug == "scale twice":
+            return original(head_params, cache, scale * scale, grads)
+        d_left, d_right = original(head_params, cache, scale, grads)
+        return (d_right, d_left) if bug == "sides swapped" else (d_left, 0.0 * d_right)
+    monkeypatch.setattr(model_.head, "backward", planted)
+    with pytest.raises(AssertionError, match="gradient check failed"):
+        assert_passes(check_gradients(model_, params, batch, **options))

@@ -162,3 +162,47 @@ def test_kernel_activations_match_numpy():
         finite = np.isfinite(expected_slope)
         np.testing.assert_allclose(value, expected_value, rtol=0, atol=4e-16)
         np.testing.assert_allclose(slope[finite], expected_slope[finite], rtol=0, atol=1e-15)
+
+
+def _pair_model(model="treelstm-childsum"):
+    from npcomp.cells import make_cell
+    from npcomp.model import PairModel
+    rng = np.random.default_rng(2)
+    pair_model = PairModel(make_cell(model, 4, 3), vocab_size=10, embedding_dim=4, hidden_dim=5)
+    params = pair_model.new_parameters(rng, rng.normal(0, 1, (10, 4)), dtype=np.float64)
+    return pair_model, params
+
+
+@pytest.mark.parametrize("model", ["treelstm-childsum", "bilstm"])
+def test_pair_forest_encodes_each_sentence_as_alone(model):
+    """Both sides of every pair share one forest; no state leaks between
+    trees, so each sentence's representation is what it gets alone, and the
+    batch's scores are the head applied to those."""
+    from gradcheck.trees import random_dependency_tree
+    from npcomp.formats import chain_tree
+    from npcomp.model import PairBatch
+    rng = np.random.default_rng(8)
+    if model == "bilstm":
+        trees = [chain_tree([f"w{k}" for k in rng.integers(0, 10, n)]) for n in (3, 1, 6, 4)]
+    else:
+        trees = [random_dependency_tree(n, rng, vocab_size=10) for n in (3, 1, 6, 4)]
+    words = [np.array([int(t[1:]) for t in tree.tokens], dtype=np.int32)[tree.token_index]
+             for tree in trees]
+    pair_model, params = _pair_model(model)
+    together = pair_model.sentence_states(params, build_forest(trees, words))
+    for k, (tree, ids) in enumerate(zip(trees, words)):
+        alone = pair_model.sentence_states(params, build_forest([tree], [ids]))
+        np.testing.assert_allclose(together[k], alone[0], rtol=1e-12, atol=1e-14)
+    batch = PairBatch(build_forest(trees, words))  # pairs (0, 2) and (1, 3)
+    np.testing.assert_allclose(pair_model.predict(params, batch),
+                               pair_model.predict_states(params, together[:2], together[2:]),
+                               rtol=1e-12)
+
+
+def test_pair_model_refuses_classifier_dropout():
+    pair_model, _ = _pair_model()
+    from gradcheck.trees import random_dependency_tree
+    forest = build_forest([random_dependency_tree(3, np.random.default_rng(0), vocab_size=10)] * 2,
+                          [np.array([1, 2, 3], dtype=np.int32)] * 2)
+    with pytest.raises(ValueError, match="similarity head takes no dropout"):
+        pair_model.dropout_masks(forest, 0.5, np.random.default_rng(0), np.float64)

@@ -1,0 +1,669 @@
+"""The command line on SICK (relatedness) and on the SST's dependency trees, end
+to end on tiny data written into a temporary directory: train (every SICK
+model, its default structure and fixed vectors), eval, predict on sentence
+pairs, neighbours, summary, the clear errors (exit status 1, no traceback),
+``parse`` without spaCy, and the SICK defaults of ``--help-defaults``."""
+import io
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import npcomp.synthetic
+from npcomp.cli import main
+from npcomp.formats import parse_ptb
+from npcomp.sst_dependency import write_parents
+
+# --------------------------------------------------------------------------
+# tiny SICK, in the Tree-LSTM authors' layout
+# --------------------------------------------------------------------------
+
+VOCABULARY = ("a", "man", "woman", "dog", "cat", "is", "playing", "running", "eating",
+              "sleeping", "the", "guitar", "ball", "in", "park", "food")
+# every vocabulary word but these has a vector in the tiny vectors file
+NO_VECTOR = ("sleeping", "food")
+VECTOR_DIM = 6
+SICK_SIZES = {"train": 20, "dev": 8, "test": 8}
+
+
+def _sentence(rng: np.random.Generator) -> list:
+    length = int(rng.integers(2, 7))  # 2..6 tokens
+    return [VOCABULARY[k] for k in rng.integers(0, len(VOCABULARY), size=length)]
+
+
+def _right_branching_cparents(n: int) -> list:
+    """Binarised constituency heads: nodes 1..n the tokens, n+1..2n-1 inner
+    nodes, (w1 (w2 (... (w_{n-1} w_n))))."""
+    heads = [n + i for i in range(1, n)] + [2 * n - 1]
+    heads += [0] + [n + k - 1 for k in range(2, n)]
+    return heads
+
+
+def sick_pairs(split: str, n_pairs: int) -> list:
+    """(tokens a, tokens b, relatedness) of a split: deterministic, a sentence
+    of 2-6 words and a partner sharing some of its words; relatedness
+    1 + 4 * word overlap (Jaccard) so the scores spread over [1, 5]."""
+    rng = np.random.default_rng({"train": 11, "dev": 12, "test": 13}[split])
+    pairs, seen = [], set()
+    while len(pairs) < n_pairs:
+        a = _sentence(rng)
+        keep = int(rng.integers(0, len(a) + 1))
+        b = a[:keep] + _sentence(rng)[: max(2 - keep, int(rng.integers(0, 4)))]
+        if len(b) < 2 or tuple(a) in seen or tuple(b) in seen or a == b:
+            continue
+        seen.update((tuple(a), tuple(b)))
+        overlap = len(set(a) & set(b)) / len(set(a) | set(b))
+        pairs.append((a, b, round(1.0 + 4.0 * overlap, 4)))
+    return pairs
+
+
+def write_small_sick(data_dir: Path, sizes=None) -> Path:
+    """DATA_DIR/sick/{train,dev,test}/ with a.toks, b.toks, a.parents, b.parents,
+    a.cparents, b.cparents, sim.txt, id.txt; returns ``data_dir``."""
+    sizes = dict(SICK_SIZES, **(sizes or {}))
+    pair_id = 1
+    for split, n_pairs in sizes.items():
+        directory = data_dir / "sick" / split
+        directory.mkdir(parents=True, exist_ok=True)
+        files = {name: [] for name in ("a.toks", "b.toks", "a.parents", "b.parents",
+                                       "a.cparents", "b.cparents", "sim.txt", "id.txt")}
+        for a, b, score in sick_pairs(split, n_pairs):
+            for side, tokens in (("a", a), ("b", b)):
+                n = len(tokens)
+                files[f"{side}.toks"].append(" ".join(tokens))
+                # every word's head is the next word, the last word the root
+                files[f"{side}.parents"].append(" ".join(map(str, list(range(2, n + 1)) + [0])))
+                files[f"{side}.cparents"].append(" ".join(map(str, _right_branching_cparents(n))))
+            files["sim.txt"].append(str(score))
+            files["id.txt"].append(str(pair_id))
+            pair_id += 1
+        for name, lines in files.items():
+            (directory / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return data_dir
+
+
+def vector_rows() -> dict:
+    """word -> its float vector in the tiny GloVe file."""
+    rng = np.random.default_rng(7)
+    return {word: np.round(rng.normal(0.0, 0.5, size=VECTOR_DIM), 4)
+            for word in VOCABULARY if word not in NO_VECTOR}
+
+
+def write_vectors(path: Path) -> Path:
+    """A GloVe-format text file (word, then VECTOR_DIM floats) of most of the vocabulary."""
+    path.write_text("".join(f"{word} {' '.join(repr(float(v)) for v in row)}\n"
+                            for word, row in vector_rows().items()), encoding="utf-8")
+    return path
+
+
+def sick_sentences(split: str) -> list:
+    """The split's sentences (a, b of every pair), as text."""
+    return [" ".join(tokens) for a, b, _ in sick_pairs(split, SICK_SIZES[split])
+            for tokens in (a, b)]
+
+
+# --------------------------------------------------------------------------
+# fixtures: the data once per module, a trained sick run or two
+# --------------------------------------------------------------------------
+
+TINY = ["--dim", "4", "--quiet", "--threads", "1"]
+SYNTHETIC_SIZES = (20, 10, 10)
+_original_splits = npcomp.synthetic.synthetic_splits
+
+
+def small_synthetic_splits(seed=0, sizes=SYNTHETIC_SIZES):
+    return _original_splits(seed=seed, sizes=SYNTHETIC_SIZES)
+
+
+@pytest.fixture(scope="module")
+def sick_data(tmp_path_factory):
+    """(data dir with sick/ and nothing else, vectors file)."""
+    root = tmp_path_factory.mktemp("sick")
+    data_dir = write_small_sick(root / "data")
+    return data_dir, write_vectors(root / "tiny.vectors.txt")
+
+
+def _train_quietly(argv) -> tuple:
+    """main(argv) with its stdout captured: (status, stdout)."""
+    output = io.StringIO()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sys, "stdout", output)
+        status = main(argv)
+    return status, output.getvalue()
+
+
+def _sick_train_argv(data_dir, vectors, out, model="treelstm-childsum", seed=1, epochs=2):
+    return ["train", "--model", model, "--task", "sick", "--data-dir", str(data_dir),
+            "--vectors", str(vectors), "--epochs", str(epochs), "--seed", str(seed),
+            *TINY, "--out", str(out)]
+
+
+@pytest.fixture(scope="module")
+def childsum_runs(sick_data, tmp_path_factory):
+    """Two treelstm-childsum runs on the tiny SICK, seeds 1 and 2 (otherwise alike)."""
+    data_dir, vectors = sick_data
+    root = tmp_path_factory.mktemp("childsum")
+    runs = []
+    for seed in (1, 2):
+        run_dir = root / f"s{seed}"
+        status, output = _train_quietly(_sick_train_argv(data_dir, vectors, run_dir, seed=seed))
+        assert status == 0, output
+        runs.append(run_dir)
+    return runs
+
+
+@pytest.fixture(scope="module")
+def childsum_run(childsum_runs):
+    return childsum_runs[0]
+
+
+@pytest.fixture(scope="module")
+def nary_run(sick_data, tmp_path_factory):
+    """A treelstm-nary run (constituency trees) on the tiny SICK."""
+    data_dir, vectors = sick_data
+    run_dir = tmp_path_factory.mktemp("nary") / "run"
+    status, output = _train_quietly(_sick_train_argv(data_dir, vectors, run_dir,
+                                                     model="treelstm-nary", epochs=1))
+    assert status == 0, output
+    return run_dir
+
+
+def _metrics(run_dir: Path) -> dict:
+    return json.loads((run_dir / "metrics.json").read_text())
+
+
+# --------------------------------------------------------------------------
+# the helper itself
+# --------------------------------------------------------------------------
+
+def test_small_sick_reads_back(sick_data):
+    """The helper's files are valid SICK in both layouts, with spread-out scores."""
+    from npcomp.formats import read_sick_dir
+    data_dir, _ = sick_data
+    for split, size in SICK_SIZES.items():
+        for layout in ("dependency", "constituency"):
+            pairs = read_sick_dir(data_dir / "sick" / split, layout)
+            assert len(pairs) == size
+            for pair in pairs:
+                for tree in (pair.tree_a, pair.tree_b):
+                    tree.validate()
+                    assert 2 <= len(tree.tokens) <= 6
+                    assert tree.n_nodes == (len(tree.tokens) if layout == "dependency"
+                                            else 2 * len(tree.tokens) - 1)
+        scores = [pair.score for pair in pairs]
+        assert min(scores) >= 1.0 and max(scores) <= 5.0 and np.ptp(scores) > 0.5
+
+
+# --------------------------------------------------------------------------
+# train
+# --------------------------------------------------------------------------
+
+def test_train_childsum_on_sick(childsum_run, sick_data):
+    data_dir, vectors = sick_data
+    metrics = _metrics(childsum_run)
+    assert metrics["task"] == "sick" and metrics["model"] == "treelstm-childsum"
+    assert metrics["best_epoch"] in (1, 2) and len(metrics["epochs"]) == 2
+    for split in ("dev", "test"):
+        result = metrics[split]
+        assert set(result) >= {"pearson", "spearman", "mse", "pairs"}
+        assert result["pairs"] == SICK_SIZES[split]
+        for key in ("pearson", "spearman", "mse"):
+            assert np.isfinite(result[key]), (split, key)
+        assert -1.0 <= result["pearson"] <= 1.0 and result["mse"] >= 0.0
+    # the best epoch's dev metrics are what metrics.json reports as dev
+    assert metrics["epochs"][metrics["best_epoch"] - 1]["dev"] == metrics["dev"]
+    config = metrics["config"]
+    assert config["structure"] == "dependency" and config["fixed_embeddings"] is True
+    assert config["embedding_dim"] == VECTOR_DIM and config["dim"] == 4
+    assert config["vectors"] == str(vectors)
+    assert (childsum_run / "model.npz").is_file()
+
+
+def test_fixed_embeddings_stay_the_vectors(childsum_run):
+    """After training, the saved embedding rows are still the file's vectors."""
+    rows = vector_rows()
+    with np.load(childsum_run / "model.npz") as archive:
+        vocab = list(archive["vocab"])
+        embedding = archive["param.embedding"]
+    assert embedding.shape == (len(vocab), VECTOR_DIM)
+    for word in ("man", "guitar", "playing"):
+        assert word in vocab
+        np.testing.assert_array_equal(embedding[vocab.index(word)],
+                                      rows[word].astype(embedding.dtype))
+
+
+@pytest.mark.parametrize("model, structure", [
+    ("treelstm-nary", "constituency"), ("lstm", "chain"), ("bilstm", "chain"),
+    ("lstm2", "chain"), ("bilstm2", "chain"), ("mean-vectors", "dependency")])
+def test_every_sick_model_trains_in_its_structure(model, structure, sick_data, tmp_path):
+    data_dir, vectors = sick_data
+    run_dir = tmp_path / model
+    status, output = _train_quietly(_sick_train_argv(data_dir, vectors, run_dir, model=model,
+                                                     epochs=1))
+    assert status == 0, output
+    metrics = _metrics(run_dir)
+    assert metrics["config"]["structure"] == structure
+    assert metrics["test"]["pairs"] == SICK_SIZES["test"]
+    assert np.isfinite(metrics["test"]["pearson"])
+    assert f"{model} on sick: best epoch 1" in output
+    if model == "mean-vectors":  # its states are the word vectors themselves
+        assert metrics["config"]["dim"] == VECTOR_DIM
+
+
+def test_train_sick_with_random_vectors(sick_data, tmp_path):
+    data_dir, _ = sick_data
+    run_dir = tmp_path / "random"
+    status, output = _train_quietly(["train", "--model", "lstm", "--task", "sick",
+                                     "--data-dir", str(data_dir), "--vectors", "random",
+                                     "--embedding-dim", "4", "--epochs", "1", *TINY,
+                                     "--out", str(run_dir)])
+    assert status == 0, output
+    config = _metrics(run_dir)["config"]
+    assert config["vectors"] is None and config["embedding_dim"] == 4
+
+
+def test_train_sick_without_vectors_is_an_error(sick_data, tmp_path, capsys):
+    data_dir, _ = sick_data  # holds no vectors/ directory
+    assert not (data_dir / "vectors").exists()
+    status = main(["train", "--model", "lstm", "--task", "sick", "--data-dir", str(data_dir),
+                   "--epochs", "1", *TINY, "--out", str(tmp_path / "run")])
+    assert status == 1
+    error = capsys.readouterr().err
+    assert "npcomp download glove" in error and "--vectors random" in error
+    assert str(data_dir / "vectors" / "glove.840B.300d.txt") in error
+    assert "Traceback" not in error
+    assert not (tmp_path / "run" / "metrics.json").exists()
+
+
+@pytest.mark.parametrize("present, chosen", [
+    (["glove.840B.300d.txt"], "glove.840B.300d.txt"),
+    (["glove.840B.300d.txt", "glove.840B.300d.sick.txt"], "glove.840B.300d.sick.txt")])
+def test_train_sick_finds_the_default_vectors(present, chosen, sick_data, tmp_path):
+    """Without --vectors, DATA_DIR/vectors/ is searched: the SICK-filtered copy
+    first, then `npcomp download glove`'s file."""
+    import shutil
+    data_dir, vectors = sick_data
+    shutil.copytree(data_dir / "sick", tmp_path / "data" / "sick")
+    (tmp_path / "data" / "vectors").mkdir()
+    for name in present:
+        shutil.copy(vectors, tmp_path / "data" / "vectors" / name)
+    default = tmp_path / "data" / "vectors" / chosen
+    status, output = _train_quietly(["train", "--model", "lstm", "--task", "sick",
+                                     "--data-dir", str(tmp_path / "data"), "--epochs", "1",
+                                     *TINY, "--out", str(tmp_path / "run")])
+    assert status == 0, output
+    config = _metrics(tmp_path / "run")["config"]
+    assert config["vectors"] == str(default) and config["embedding_dim"] == VECTOR_DIM
+
+
+def test_dropout_on_sick_is_an_error(sick_data, tmp_path, capsys):
+    data_dir, vectors = sick_data
+    status = main([*_sick_train_argv(data_dir, vectors, tmp_path / "run", epochs=1),
+                   "--dropout", "0.5"])
+    assert status == 1
+    error = capsys.readouterr().err
+    assert "similarity head" in error and "--dropout" in error
+    assert "Traceback" not in error
+    assert not (tmp_path / "run").exists()  # refused before the run directory is made
+
+
+def test_gold_structure_on_sick_is_an_error(sick_data, tmp_path, capsys):
+    data_dir, vectors = sick_data
+    status = main([*_sick_train_argv(data_dir, vectors, tmp_path / "run", epochs=1),
+                   "--structure", "gold"])
+    assert status == 1
+    error = capsys.readouterr().err
+    assert "sick" in error and "dependency" in error and "constituency" in error
+    assert "Traceback" not in error
+
+
+# --------------------------------------------------------------------------
+# eval, predict
+# --------------------------------------------------------------------------
+
+def test_eval_reproduces_the_test_pearson(childsum_run, sick_data, capsys):
+    data_dir, _ = sick_data
+    metrics = _metrics(childsum_run)
+    assert main(["eval", "--run", str(childsum_run), "--data-dir", str(data_dir)]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["split"] == "test" and result["pairs"] == SICK_SIZES["test"]
+    for key in ("pearson", "spearman", "mse"):
+        assert result[key] == pytest.approx(metrics["test"][key], abs=1e-9)
+    assert main(["eval", "--run", str(childsum_run), "--data-dir", str(data_dir),
+                 "--split", "dev"]) == 0
+    dev = json.loads(capsys.readouterr().out)
+    assert dev["pearson"] == pytest.approx(metrics["dev"]["pearson"], abs=1e-9)
+
+
+def _predict(run_dir, data_dir, text, monkeypatch, capsys) -> tuple:
+    monkeypatch.setattr(sys, "stdin", io.StringIO(text))
+    status = main(["predict", "--run", str(run_dir), "--data-dir", str(data_dir)])
+    return status, capsys.readouterr()
+
+
+def test_predict_pairs(childsum_run, sick_data, monkeypatch, capsys):
+    data_dir, _ = sick_data
+    sentences = sick_sentences("test")
+    pairs = [(sentences[0], sentences[1]), (sentences[2], sentences[5])]
+    status, captured = _predict(childsum_run, data_dir,
+                                "".join(f"{a}\t{b}\n" for a, b in pairs), monkeypatch, capsys)
+    assert status == 0, captured.err
+    records = [json.loads(line) for line in captured.out.splitlines()]
+    assert len(records) == 2
+    for record, (a, b) in zip(records, pairs):
+        assert record["sentence_a"] == a and record["sentence_b"] == b
+        assert 1.0 <= record["relatedness"] <= 5.0
+        probabilities = np.array(record["probabilities"])
+        assert probabilities.shape == (5,) and np.all(probabilities >= 0)
+        assert probabilities.sum() == pytest.approx(1.0, abs=1e-4)
+        # relatedness is the expected rating under the distribution
+        assert record["relatedness"] == pytest.approx(probabilities @ np.arange(1, 6), abs=1e-4)
+
+
+def test_predict_pair_without_a_tab_is_an_error(childsum_run, sick_data, monkeypatch, capsys):
+    data_dir, _ = sick_data
+    a, b, c = sick_sentences("test")[:3]
+    status, captured = _predict(childsum_run, data_dir, f"{a}\t{b}\n{c}\n", monkeypatch, capsys)
+    assert status == 1
+    assert "<stdin>:2" in captured.err and "Traceback" not in captured.err
+    assert captured.out == ""
+
+
+def test_predict_is_symmetric(childsum_run, sick_data, monkeypatch, capsys):
+    """The similarity head sees |h_L - h_R| and h_L * h_R: swapping the
+    sentences changes nothing."""
+    data_dir, _ = sick_data
+    a, b = sick_sentences("dev")[:2]
+    status, captured = _predict(childsum_run, data_dir, f"{a}\t{b}\n{b}\t{a}\n",
+                                monkeypatch, capsys)
+    assert status == 0, captured.err
+    forward, backward = [json.loads(line) for line in captured.out.splitlines()]
+    assert forward["relatedness"] == pytest.approx(backward["relatedness"], abs=1e-5)
+    np.testing.assert_allclose(forward["probabilities"], backward["probabilities"], atol=1e-5)
+
+
+# --------------------------------------------------------------------------
+# neighbours
+# --------------------------------------------------------------------------
+
+def _neighbours(run_dir, data_dir, *args) -> list:
+    return ["neighbours", "--run", str(run_dir), "--data-dir", str(data_dir), *args]
+
+
+def test_neighbours_text(childsum_run, sick_data, capsys):
+    data_dir, _ = sick_data
+    query = sick_sentences("test")[0]
+    assert main(_neighbours(childsum_run, data_dir, query)) == 0
+    out = capsys.readouterr().out
+    assert f"query: {query}" in out
+    assert "by mean word vector cosine:" in out
+    assert "by treelstm-childsum relatedness (1-5):" in out
+    assert len([line for line in out.splitlines() if line.startswith("    ")]) == 2 * 3
+
+
+def test_neighbours_json(childsum_run, sick_data, capsys):
+    data_dir, _ = sick_data
+    test_sentences = sick_sentences("test")
+    queries = [test_sentences[0], test_sentences[3].upper()]  # any case
+    assert main(_neighbours(childsum_run, data_dir, *queries, "--json", "--top", "4")) == 0
+    records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert len(records) == 2
+    for record, query in zip(records, queries):
+        assert set(record) == {"query", "model", "mean_vector_cosine"}
+        assert record["query"].lower() == query.lower()
+        for key in ("model", "mean_vector_cosine"):
+            assert len(record[key]) == 4
+            sentences = [sentence for _, sentence in record[key]]
+            assert query.lower() not in [s.lower() for s in sentences]
+            assert set(sentences) <= set(test_sentences)  # the test split by default
+            scores = [score for score, _ in record[key]]
+            assert scores == sorted(scores, reverse=True)
+        assert all(1.0 <= score <= 5.0 for score, _ in record["model"])
+        assert all(-1.0 - 1e-9 <= score <= 1.0 + 1e-9
+                   for score, _ in record["mean_vector_cosine"])
+
+
+def test_neighbours_split_sample_and_seed(childsum_run, sick_data, capsys):
+    data_dir, _ = sick_data
+    query = sick_sentences("train")[0]
+    argv = _neighbours(childsum_run, data_dir, query, "--json", "--split", "train",
+                       "--sample", "5", "--top", "10")
+    assert main([*argv, "--seed", "3"]) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert main([*argv, "--seed", "3"]) == 0
+    assert json.loads(capsys.readouterr().out) == first
+    # at most the 5 sampled sentences (fewer when the query is among them)
+    assert 4 <= len(first["model"]) <= 5
+    assert {s for _, s in first["model"]} <= set(sick_sentences("train"))
+
+
+def test_neighbours_from_a_sentences_file(childsum_run, sick_data, tmp_path, capsys):
+    data_dir, _ = sick_data
+    dev = sick_sentences("dev")
+    query = dev[0]
+    candidates = [dev[2], dev[5], query, dev[7]]
+    path = tmp_path / "candidates.txt"
+    path.write_text("\n".join(candidates) + "\n\n", encoding="utf-8")  # a blank line is skipped
+    assert main(_neighbours(childsum_run, data_dir, query, "--sentences", str(path),
+                            "--json", "--top", "10")) == 0
+    record = json.loads(capsys.readouterr().out)
+    expected = sorted(set(candidates) - {query})
+    for key in ("model", "mean_vector_cosine"):
+        assert sorted(sentence for _, sentence in record[key]) == expected
+
+
+def test_neighbours_unknown_sentence_on_a_dependency_run_needs_spacy(
+        childsum_run, sick_data, monkeypatch, capsys):
+    """A sentence SICK lacks is parsed by spaCy: without it, a clear error."""
+    data_dir, _ = sick_data
+    monkeypatch.setitem(sys.modules, "spacy", None)
+    status = main(_neighbours(childsum_run, data_dir, "a zebra juggles fire"))
+    assert status == 1
+    error = capsys.readouterr().err
+    assert "npcomp[parse]" in error and "Traceback" not in error
+
+
+def test_predict_on_a_chain_run_takes_any_sentence(sick_data, tmp_path, monkeypatch, capsys):
+    """A sequence model needs no parse: sentences outside SICK, no data directory."""
+    data_dir, vectors = sick_data
+    run_dir = tmp_path / "lstm"
+    status, output = _train_quietly(_sick_train_argv(data_dir, vectors, run_dir, model="lstm",
+                                                     epochs=1))
+    assert status == 0, output
+    monkeypatch.setattr(sys, "stdin", io.StringIO("a zebra juggles fire\tthe cat\n"))
+    assert main(["predict", "--run", str(run_dir), "--data-dir",
+                 str(tmp_path / "nowhere")]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["sentence_a"] == "a zebra juggles fire"
+    assert 1.0 <= record["relatedness"] <= 5.0
+
+
+def test_neighbours_missing_sentences_file(childsum_run, sick_data, tmp_path, capsys):
+    data_dir, _ = sick_data
+    missing = tmp_path / "nope.txt"
+    assert main(_neighbours(childsum_run, data_dir, sick_sentences("test")[0],
+                            "--sentences", str(missing))) == 1
+    assert str(missing) in capsys.readouterr().err
+
+
+def test_neighbours_unknown_sentence_on_a_constituency_run(nary_run, sick_data, capsys):
+    data_dir, _ = sick_data
+    assert _metrics(nary_run)["config"]["structure"] == "constituency"
+    status = main(_neighbours(nary_run, data_dir, "a zebra juggles fire"))
+    assert status == 1
+    error = capsys.readouterr().err
+    assert "is not a SICK sentence" in error and "zebra" in error
+    assert "Traceback" not in error
+    # a SICK sentence is fine on the same run
+    assert main(_neighbours(nary_run, data_dir, sick_sentences("test")[0], "--json")) == 0
+    assert len(json.loads(capsys.readouterr().out)["model"]) == 3
+
+
+def test_neighbours_on_a_non_sick_run(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(npcomp.synthetic, "synthetic_splits", small_synthetic_splits)
+    run_dir = tmp_path / "synthetic"
+    assert main(["train", "--task", "synthetic", "--epochs", "1", "--dim", "4",
+                 "--embedding-dim", "4", "--no-baseline", "--quiet", "--threads", "1",
+                 "--out", str(run_dir)]) == 0
+    capsys.readouterr()
+    assert main(["neighbours", "--run", str(run_dir), "some words"]) == 1
+    error = capsys.readouterr().err
+    assert "synthetic run" in error and "Traceback" not in error
+
+
+def test_neighbours_top_must_be_positive(childsum_run, sick_data, capsys):
+    data_dir, _ = sick_data
+    assert main(_neighbours(childsum_run, data_dir, sick_sentences("test")[0],
+                            "--top", "0")) == 1
+    assert "--top" in capsys.readouterr().err
+
+
+def test_neighbours_sample_must_not_be_negative(childsum_run, sick_data, capsys):
+    data_dir, _ = sick_data
+    assert main(_neighbours(childsum_run, data_dir, sick_sentences("test")[0],
+                            "--sample", "-1")) == 1
+    assert "--sample must be 0" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------
+# summary, parse, --help-defaults
+# --------------------------------------------------------------------------
+
+def test_summary_of_two_sick_seeds(childsum_runs, capsys):
+    assert main(["summary", *map(str, childsum_runs)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2  # the header and one group
+    mean = np.mean([_metrics(run)["test"]["pearson"] for run in childsum_runs])
+    group = lines[1]
+    assert "treelstm-childsum" in group and "sick" in group
+    assert f"r {mean:.4f} ± " in group
+    assert "rho " in group and "mse " in group
+    assert main(["summary", "--json", *map(str, childsum_runs)]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["seeds"] == [1, 2] and record["test_pearson"]["n"] == 2
+    assert record["test_pearson"]["mean"] == pytest.approx(mean, abs=1e-12)
+
+
+def test_parse_without_spacy(tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "spacy", None)  # `import spacy` raises ImportError
+    status = main(["parse", "--data-dir", str(tmp_path), "--out", str(tmp_path / "out"),
+                   "--quiet"])
+    assert status == 1
+    error = capsys.readouterr().err
+    assert "npcomp[parse]" in error and "Traceback" not in error
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("model, dim, structure", [
+    ("treelstm-childsum", 150, "dependency"), ("treelstm-nary", 142, "constituency"),
+    ("lstm", 150, "chain"), ("bilstm", 150, "chain"),
+    ("lstm2", 108, "chain"), ("bilstm2", 108, "chain")])
+def test_sick_help_defaults(model, dim, structure, capsys):
+    assert main(["train", "--model", model, "--task", "sick", "--help-defaults"]) == 0
+    defaults = json.loads(capsys.readouterr().out)
+    assert defaults["dim"] == dim and defaults["structure"] == structure
+    assert defaults["fixed_embeddings"] is True and defaults["dropout"] == 0.0
+    assert defaults["similarity_dim"] == 50 and "Tai" in defaults["source"]
+
+
+# --------------------------------------------------------------------------
+# the SST on dependency trees
+# --------------------------------------------------------------------------
+
+SMALL_SST = {
+    "train": ["(3 (2 it) (4 (3 is) (4 good)))", "(1 (2 the) (1 (1 film) (0 fails)))",
+              "(4 (3 (2 a) (4 great)) (3 film))", "(0 (1 not) (0 (1 very) (0 bad)))"],
+    "dev": ["(3 (2 good) (3 film))", "(1 (1 bad) (2 film))", "(2 (2 it) (2 is))"],
+    "test": ["(4 (4 great) (3 (2 the) (3 film)))", "(0 (0 awful) (1 film))",
+             "(2 (2 a) (2 film))"],
+}
+
+
+def _chain_heads(tree_text: str) -> list:
+    """Every word's head the next word, the last word the root."""
+    n = len(parse_ptb(tree_text).tokens)
+    return list(range(2, n + 1)) + [0]
+
+
+@pytest.fixture
+def small_sst(tmp_path):
+    """(data dir with sst/{train,dev,test}.txt, parses dir with chain heads)."""
+    data_dir, parses = tmp_path / "data", tmp_path / "parses"
+    (data_dir / "sst").mkdir(parents=True)
+    parses.mkdir()
+    for split, trees in SMALL_SST.items():
+        (data_dir / "sst" / f"{split}.txt").write_text("\n".join(trees) + "\n")
+        write_parents(parses / f"{split}.parents", [_chain_heads(tree) for tree in trees])
+    return data_dir, parses
+
+
+def _sst_dependency_argv(data_dir, parses, out):
+    return ["train", "--model", "treelstm-childsum", "--task", "sst5", "--structure",
+            "dependency", "--data-dir", str(data_dir), "--parses-dir", str(parses),
+            "--epochs", "1", "--embedding-dim", "4", *TINY, "--out", str(out)]
+
+
+def test_sst_dependency_trains(small_sst, tmp_path):
+    data_dir, parses = small_sst
+    run_dir = tmp_path / "run"
+    status, output = _train_quietly(_sst_dependency_argv(data_dir, parses, run_dir))
+    assert status == 0, output
+    metrics = _metrics(run_dir)
+    assert metrics["config"]["structure"] == "dependency"
+    assert metrics["config"]["parses_dir"] == str(parses)
+    assert 0.0 <= metrics["test"]["root_acc"] <= 100.0
+    assert metrics["test"]["sentences"] == len(SMALL_SST["test"])
+
+
+def test_sst_dependency_without_parses_is_an_error(small_sst, tmp_path, capsys):
+    data_dir, parses = small_sst
+    (parses / "dev.parents").unlink()
+    status = main(_sst_dependency_argv(data_dir, parses, tmp_path / "run"))
+    assert status == 1
+    error = capsys.readouterr().err
+    assert "npcomp parse" in error and str(parses / "dev.parents") in error
+    assert "Traceback" not in error
+
+
+# --------------------------------------------------------------------------
+# structures and options a sick or dependency run must treat as the training did
+# --------------------------------------------------------------------------
+
+def test_predict_on_a_right_branching_sick_run_takes_any_sentence(sick_data, tmp_path,
+                                                                  monkeypatch, capsys):
+    data_dir, vectors = sick_data
+    run_dir = tmp_path / "right"
+    status, output = _train_quietly([*_sick_train_argv(data_dir, vectors, run_dir,
+                                                       model="treelstm-nary", epochs=1),
+                                     "--structure", "right"])
+    assert status == 0, output
+    status, captured = _predict(run_dir, data_dir, "a zebra juggles fire\tthe cat\n",
+                                monkeypatch, capsys)
+    assert status == 0, captured.err
+
+
+def test_head_on_sick_is_an_error(sick_data, tmp_path, capsys):
+    data_dir, vectors = sick_data
+    status = main([*_sick_train_argv(data_dir, vectors, tmp_path / "run", model="lstm",
+                                     epochs=1), "--head", "ordinal"])
+    assert status == 1
+    assert "similarity head" in capsys.readouterr().err
+
+
+def test_predict_on_an_sst_dependency_run_uses_dependency_trees(small_sst, tmp_path,
+                                                                monkeypatch, capsys):
+    data_dir, parses = small_sst
+    run_dir = tmp_path / "run"
+    status, output = _train_quietly(_sst_dependency_argv(data_dir, parses, run_dir))
+    assert status == 0, output
+    monkeypatch.setitem(sys.modules, "spacy", None)
+    monkeypatch.setattr(sys, "stdin", io.StringIO("it is good\n"))
+    status = main(["predict", "--run", str(run_dir)])
+    captured = capsys.readouterr()
+    if status == 0:  # a dependency tree: one node per word
+        tree = parse_ptb(json.loads(captured.out)["tree"])
+        assert tree.n_nodes == len(tree.tokens) == 3
+    else:  # or a clear request for the parser
+        assert status == 1 and "npcomp[parse]" in captured.err
