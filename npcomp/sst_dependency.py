@@ -351,7 +351,9 @@ def load_sst_dependency(data_dir: str | Path, parses_dir: str | Path, split: str
     parents_path = parses_dir / f"{split}.parents"
     if not parents_path.is_file():
         raise DataError("no such file: the SST's dependency parses are made by "
-                        f"`npcomp parse --data-dir {data_dir} --out {parses_dir}`", parents_path)
+                        f"`npcomp parse --data-dir {data_dir} --out {parses_dir}` (needs "
+                        "pip install 'npcomp[parse]'); train on parses elsewhere with "
+                        "--parses-dir DIR", parents_path)
     heads_per_sentence = read_parents(parents_path)
     if len(heads_per_sentence) != len(trees):
         raise DataError(f"{len(heads_per_sentence)} line(s) of heads, but {ptb_path} holds "
