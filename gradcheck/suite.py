@@ -128,10 +128,16 @@ def _similarity_settings(model: str) -> list:
     if trees is None:
         return []
     cell = dict(input_dim=4, hidden_dim=4) if model == "mean-vectors" else {}
-    out = [Setting(model, head="similarity", trees=trees, supervision="root", l2=0.1, **cell)]
+    # the 2-layer LSTMs' sentence on SICK: both layers' states (Tai's released code)
+    extra = dict(layer_outputs="all") if model in ("lstm2", "bilstm2") else {}
+    out = [Setting(model, head="similarity", trees=trees, supervision="root", l2=0.1,
+                   extra=extra, **cell)]
     if trees == "chain":
         out.append(Setting(model, head="similarity", trees=trees, supervision="root",
-                           embedding_dropout=0.3, recurrent_dropout=0.3))
+                           embedding_dropout=0.3, recurrent_dropout=0.3, extra=extra))
+    if model != "mean-vectors":  # Tai's released relatedness code: h = tanh(c)
+        out.append(Setting(model, head="similarity", trees=trees, supervision="root",
+                           extra=dict(extra, output_gate=False), **cell))
     return out
 
 

@@ -48,6 +48,9 @@ TRAIN_OPTIONS = {
                         "identity)", ("tanh", "sigmoid", "softsign", "relu", "identity")),
     "forget_bias": (float, "slstm: constant added to the forget-gate biases at initialisation "
                            "(default 0)", None),
+    "layer_outputs": (str, "lstm2, bilstm2: the sentence as the top layer's state (top), or "
+                           "every layer's states joined (all: Tai et al.'s released code for "
+                           "relatedness, the sick default)", ("top", "all")),
     "supervision": (str, "labelled nodes trained on (spans: every labelled phrase as a "
                          "sequence of its own, with --structure chain)",
                     ("all", "root", "root+leaves", "spans")),
@@ -106,6 +109,10 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument("--tied", dest="untied", action="store_false",
                        help="recnn, lstm-rnn: a leaf's state is its word vector; bilstm: "
                             "one set of weights for both directions (Tai)")
+    train.add_argument("--no-output-gate", dest="output_gate", action="store_false",
+                       default=None,
+                       help="Tree-LSTMs and LSTMs: h = tanh(c), no output gate (Tai et al.'s "
+                       "released code for relatedness, gate_output = false)")
     for name, (kind, text, choices) in TRAIN_OPTIONS.items():
         train.add_argument("--" + name.replace("_", "-"), dest=name, type=kind, default=None,
                            choices=choices, help=text)
@@ -258,10 +265,13 @@ def _train_config(args) -> dict:
         config["untied"] = args.untied
     from .cells import cell_class
     accepted = getattr(cell_class(args.model), "options", ())
-    for option in ("activation", "untied", "forget_bias"):
+    flags = {"untied": "--untied/--tied", "output_gate": "--no-output-gate"}
+    for option in ("activation", "untied", "forget_bias", "output_gate", "layer_outputs"):
         if getattr(args, option) is not None and option not in accepted:
-            flag = "--untied/--tied" if option == "untied" else "--" + option.replace("_", "-")
+            flag = flags.get(option, "--" + option.replace("_", "-"))
             raise ValueError(f"{flag} does not apply to {args.model}")
+    if args.output_gate is not None:
+        config["output_gate"] = args.output_gate
     vectors = args.vectors
     if vectors == "random":
         vectors = None

@@ -114,6 +114,9 @@ SICK = dict(embedding_dim=300, fixed_embeddings=True, vectors_name="glove.840B.3
 # Table 1, relatedness column: d chosen so every model has about 203k LSTM parameters
 SICK_DIMS = {"treelstm-childsum": 150, "treelstm-nary": 142, "lstm": 150, "bilstm": 150,
              "lstm2": 108, "bilstm2": 108}
+# the paper does not say what represents a sentence under a 2-layer LSTM; Tai et al.'s
+# released code (relatedness/LSTMSim.lua) joins every layer's final state
+SICK_STACKED = dict(layer_outputs="all")
 SEQUENCE_MODELS = ("lstm", "bilstm", "lstm2", "bilstm2", "lstm-global-attn",
                    "lstm-recurrent-attn", "rnn", "mrnn", "matrix-space")
 # the vector files the SICK default looks for in DATA_DIR/vectors, in this order: the
@@ -169,6 +172,8 @@ def defaults_for(model: str, task: str, protocol: str | None = None) -> dict:
             config["source"] + "; SICK training: " + SICK_SOURCE)
         if model in SICK_DIMS:
             config["dim"] = SICK_DIMS[model]
+        if model in ("lstm2", "bilstm2"):
+            config.update(SICK_STACKED)
     if task == "synthetic":
         config.update(SYNTHETIC)
         if config["structure"] == "dependency":  # the synthetic treebank has no parses

@@ -37,6 +37,8 @@ from .params import Parameters
 from .tasks import PAIR_TASKS, SPLITS, load_task, task_trees
 
 DTYPES = {"float32": np.float32, "float64": np.float64}
+# config keys that are cell options (None: the cell's default)
+CELL_OPTIONS = ("activation", "untied", "forget_bias", "output_gate", "layer_outputs")
 
 
 @dataclass
@@ -191,8 +193,7 @@ def evaluate(model, params: Parameters, split, batch_size: int = 512, helpers=No
 def build_model(config: dict, vocab: Vocabulary, n_classes: int):
     """A TreeModel, or a PairModel for a pair task (SICK)."""
     cell = make_cell(config["model"], config["embedding_dim"], config["dim"],
-                     activation=config.get("activation"), untied=config.get("untied"),
-                     forget_bias=config.get("forget_bias"))
+                     **{option: config.get(option) for option in CELL_OPTIONS})
     if config["task"] in PAIR_TASKS:
         return PairModel(cell, len(vocab), config["embedding_dim"],
                          hidden_dim=config.get("similarity_dim") or 50, n_classes=n_classes)

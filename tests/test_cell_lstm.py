@@ -15,6 +15,7 @@ import pytest
 
 from gradcheck.check import RESOLUTION, TOLERANCE, assert_passes, numerical_gradient, \
     relative_errors
+from gradcheck.suite import Setting
 from gradcheck.trees import random_binary_tree
 from npcomp.cells import make_cell
 from npcomp.formats import chain_tree
@@ -225,3 +226,24 @@ def test_mask_count_is_checked(model):
     masks = recurrent_masks(cell, forest.n_trees, rng)
     with pytest.raises(ValueError, match="recurrent|mask"):
         cell.forward(params, forest, x, index, recurrent_masks=masks + masks[:1])
+
+
+@pytest.mark.parametrize("model", ["lstm", "treelstm-childsum", "treelstm-nary"])
+def test_without_output_gate_h_is_tanh_c(model):
+    """``output_gate=False`` (Tai's released relatedness code, gate_output =
+    false): h = tanh(c) at every node, and the o columns get no gradient."""
+    from gradcheck.suite import build_case, random_trees
+    trees = {"lstm": "chain", "treelstm-childsum": "dependency"}.get(model, "binary")
+    setting = Setting(model, trees=trees, extra=dict(output_gate=False))
+    rng = np.random.default_rng(6)
+    model_, params, forest, options = build_case(setting, random_trees(setting, rng), rng)
+    words, index = np.unique(forest.word[forest.word_nodes()], return_inverse=True)
+    h, cache = model_.cell.forward(params.prefixed("cell"), forest, params["embedding"][words],
+                                   index)
+    np.testing.assert_allclose(h, np.tanh(cache.c), rtol=0, atol=1e-15)
+    grads = params.zeros_like()
+    model_.loss_and_gradient(params, forest, grads, **options)
+    d = model_.cell.hidden_dim
+    for name in ("W", "b"):
+        assert not np.any(grads[f"cell.{name}"][..., d:2 * d])
+    assert np.any(grads["cell.W"][..., :d])

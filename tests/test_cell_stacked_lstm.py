@@ -177,3 +177,34 @@ def test_detects_backward_stack_layer_2_input_gradient_not_passed_down(untied, m
                                   names=wrong + right)
     assert all(errors[name] > TOLERANCE for name in wrong), errors
     assert all(errors[name] <= TOLERANCE for name in right), errors
+
+
+@pytest.mark.parametrize("model", ["lstm2", "bilstm2"])
+def test_all_layer_outputs_join_both_layers(model):
+    """``layer_outputs="all"`` (Tai's released relatedness code): each
+    direction's output is [h1_t ; h2_t], the top-only output's h2 unchanged."""
+    rng = np.random.default_rng(5)
+    top = make_cell(model, D_X, D)
+    every = make_cell(model, D_X, D, layer_outputs="all")
+    assert every.output_dim == 2 * top.output_dim
+    params = random_params(top, rng)
+    forest, vectors, x, index, nodes = chain_case(LENGTHS, D_X, rng)
+    out_top, _ = top.forward(params, forest, x, index)
+    out_every, _ = every.forward(params, forest, x, index)
+    halves = out_every.reshape(forest.n_nodes, -1, 2 * D)   # per direction: [h1 | h2]
+    np.testing.assert_array_equal(halves[:, :, D:].reshape(forest.n_nodes, -1), out_top)
+    for k in range(len(LENGTHS)):  # the forward stack's layer 1 is eq. 1 on the words
+        h1 = lstm_states(vectors[k], params["W"], params["U"], params["b"], D)
+        np.testing.assert_allclose(halves[nodes[k], 0, :D], h1, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("model", ["lstm2", "bilstm2"])
+def test_all_layer_outputs_gradient(model):
+    setting = Setting(model, trees="chain", supervision="root",
+                      extra=dict(layer_outputs="all"))
+    assert_passes(run_setting(setting, seed=4))
+
+
+def test_unknown_layer_outputs_is_an_error():
+    with pytest.raises(ValueError, match="layer_outputs"):
+        make_cell("lstm2", D_X, D, layer_outputs="middle")

@@ -195,7 +195,9 @@ def test_train_sst_without_data(tmp_path, capsys):
 
 @pytest.mark.parametrize("model,option", [("treelstm-nary", "--activation=sigmoid"),
                                           ("slstm", "--untied"), ("rntn", "--tied"),
-                                          ("treelstm-nary", "--recurrent-dropout=0.3")])
+                                          ("treelstm-nary", "--recurrent-dropout=0.3"),
+                                          ("rnn", "--no-output-gate"),
+                                          ("lstm", "--layer-outputs=all")])
 def test_option_the_model_does_not_take_is_an_error(model, option, tmp_path, capsys):
     status = main(["train", "--model", model, *TINY, option, "--out", str(tmp_path / "run")])
     assert status == 1

@@ -566,6 +566,8 @@ def test_sick_help_defaults(model, dim, structure, capsys):
     assert defaults["dim"] == dim and defaults["structure"] == structure
     assert defaults["fixed_embeddings"] is True and defaults["dropout"] == 0.0
     assert defaults["similarity_dim"] == 50 and "Tai" in defaults["source"]
+    # a 2-layer LSTM's sentence: both layers' final states (Tai's released code)
+    assert defaults.get("layer_outputs") == ("all" if model.endswith("lstm2") else None)
 
 
 # --------------------------------------------------------------------------

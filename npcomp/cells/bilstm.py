@@ -77,11 +77,13 @@ class BiLSTM:
     chain LSTM; bilstm2.py's subclass uses the 2-layer ``StackedLSTM``)."""
 
     name = "bilstm"
-    options = ("untied",)
+    options = ("untied", "output_gate")
     direction_cell = ChainLSTM
 
-    def __init__(self, input_dim: int, hidden_dim: int, untied: bool = False):
-        self.direction = self.direction_cell(input_dim, hidden_dim)
+    def __init__(self, input_dim: int, hidden_dim: int, untied: bool = False,
+                 **direction_options):
+        # options other than ``untied`` are the direction cell's
+        self.direction = self.direction_cell(input_dim, hidden_dim, **direction_options)
         self.input_dim = input_dim
         self.hidden_dim = hidden_dim
         self.output_dim = 2 * self.direction.output_dim

@@ -58,10 +58,11 @@ class ChainLSTM(TreeLSTMNary):
     every node."""
 
     name = "lstm"
-    options = ()
+    options = ("output_gate",)
 
-    def __init__(self, input_dim: int, hidden_dim: int):
-        super().__init__(input_dim, hidden_dim, arity=1, inner_inputs=True)
+    def __init__(self, input_dim: int, hidden_dim: int, output_gate: bool = True):
+        super().__init__(input_dim, hidden_dim, arity=1, inner_inputs=True,
+                         output_gate=output_gate)
 
     def recurrent_widths(self) -> list:
         """One recurrent connection, h_{t-1} -> step t, d wide."""

@@ -57,6 +57,9 @@ class StackedCache:
     second: object   # layer 2's cache (its x is layer 1's output)
 
 
+LAYER_OUTPUTS = ("top", "all")
+
+
 def layer_suffix(layer: int) -> str:
     """Suffix of a layer's parameter names: '' for layer 1, '_2' for layer 2."""
     return "" if layer == 1 else f"_{layer}"
@@ -69,13 +72,19 @@ class StackedLSTM:
     runs this whole stack once per direction."""
 
     name = "lstm2"
-    options = ()
+    options = ("output_gate", "layer_outputs")
 
-    def __init__(self, input_dim: int, hidden_dim: int):
+    def __init__(self, input_dim: int, hidden_dim: int, output_gate: bool = True,
+                 layer_outputs: str = "top"):
+        if layer_outputs not in LAYER_OUTPUTS:
+            raise ValueError(f"layer_outputs must be one of {LAYER_OUTPUTS}, not "
+                             f"{layer_outputs!r}")
         self.input_dim = input_dim
         self.hidden_dim = hidden_dim
-        self.output_dim = hidden_dim
-        self.layers = (ChainLSTM(input_dim, hidden_dim), ChainLSTM(hidden_dim, hidden_dim))
+        self.layer_outputs = layer_outputs
+        self.output_dim = hidden_dim * (2 if layer_outputs == "all" else 1)
+        self.layers = (ChainLSTM(input_dim, hidden_dim, output_gate),
+                       ChainLSTM(hidden_dim, hidden_dim, output_gate))
 
     # ---- names: layer l's parameters are the layer cell's names + suffix ----
 
@@ -134,16 +143,21 @@ class StackedLSTM:
                                            helper, first_masks)
         # layer 2 reads h1_t at node t: row t of h1 is node t's "word"
         steps = np.arange(forest.n_nodes)
-        out, second = self.layers[1].forward(self._views(params, 2), forest, h1, steps,
-                                             helper, second_masks)
+        h2, second = self.layers[1].forward(self._views(params, 2), forest, h1, steps,
+                                            helper, second_masks)
+        out = np.concatenate([h1, h2], axis=1) if self.layer_outputs == "all" else h2
         return out, StackedCache(first, second)
 
     def backward(self, params: dict, forest: Forest, cache: StackedCache, d_out: np.ndarray,
                  grads: dict, helper=None) -> np.ndarray:
         """d_out: (n, output_dim) dLoss/dout.  Adds both layers' parameter gradients
         into ``grads``; returns dLoss/dx (U, d_x)."""
+        d = self.hidden_dim
+        d_h2 = d_out if self.layer_outputs == "top" else np.ascontiguousarray(d_out[:, d:])
         # layer 2 first: its input gradient, one row per node, is eps_h1
-        d_h1 = self.layers[1].backward(self._views(params, 2), forest, cache.second, d_out,
+        d_h1 = self.layers[1].backward(self._views(params, 2), forest, cache.second, d_h2,
                                        self._views(grads, 2), helper)
+        if self.layer_outputs == "all":  # h1_t also reaches the output directly
+            d_h1 += d_out[:, :d]
         return self.layers[0].backward(self._views(params, 1), forest, cache.first, d_h1,
                                        self._views(grads, 1), helper)

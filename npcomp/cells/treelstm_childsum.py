@@ -92,11 +92,12 @@ class TreeLSTMChildSum:
     """Child-Sum Tree-LSTM cell; ``forward``/``backward`` over a whole forest."""
 
     name = "treelstm-childsum"
-    options = ()
+    options = ("output_gate",)
 
-    def __init__(self, input_dim: int, hidden_dim: int):
+    def __init__(self, input_dim: int, hidden_dim: int, output_gate: bool = True):
         self.input_dim = input_dim
         self.hidden_dim = hidden_dim
+        self.output_gate = output_gate
         self.output_dim = hidden_dim
 
     def parameter_shapes(self) -> list:
@@ -171,7 +172,7 @@ class TreeLSTMChildSum:
             # leaves: h~ = 0 and no forget gate, so a leaf's state depends on
             # its word only: computed once per distinct word, copied to the leaves
             z = inputs[:n_words, :3 * d].copy()
-            _gate_functions(z, d)                                  # eqs. 3, 5, 6
+            _gate_functions(z, d, self.output_gate)                # eqs. 3, 5, 6
             cell = z[:, :d] * z[:, 2 * d:]                         # eq. 7: c = i * u
             tanh_cell = np.tanh(cell)
             leaf_rows = input_row[:leaves]
@@ -193,7 +194,7 @@ class TreeLSTMChildSum:
                 edge_stop = padded_stop(first, last) if _ends_level(forest, start, stop) else last
                 np.matmul(h_child[first:edge_stop], u_f, out=forget[first:edge_stop])
                 _add_inputs(input_row, inputs, first_edge, gates, forget, start, stop)
-                _gate_functions(gates[start:stop], d)              # eqs. 3, 5, 6
+                _gate_functions(gates[start:stop], d, self.output_gate)  # eqs. 3, 5, 6
                 sigmoid(forget[first:last])                       # eq. 4
                 _cell_update(first_edge, edge_child, gates, forget, c, start, stop)  # eq. 7
                 _output(gates, c, tanh_c, h, start, stop)          # eq. 8

@@ -89,16 +89,17 @@ class TreeLSTMNary:
     """N-ary Tree-LSTM cell; ``forward``/``backward`` over a whole forest."""
 
     name = "treelstm-nary"
-    options = ("arity", "inner_inputs")
+    options = ("arity", "inner_inputs", "output_gate")
 
     def __init__(self, input_dim: int, hidden_dim: int, arity: int = 2,
-                 inner_inputs: bool = False):
+                 inner_inputs: bool = False, output_gate: bool = True):
         if arity < 1:
             raise ValueError(f"{self.name}: arity must be at least 1, not {arity}")
         self.input_dim = input_dim
         self.hidden_dim = hidden_dim
         self.arity = arity
         self.inner_inputs = inner_inputs
+        self.output_gate = output_gate
         self.output_dim = hidden_dim
 
     def parameter_shapes(self) -> list:
@@ -186,7 +187,7 @@ class TreeLSTMNary:
             # once per distinct word, then copy it to the leaves
             x_terms = x @ params["W"]                             # eqs. 9-12, x W
             z = x_terms[:, :3 * d] + b[:3 * d]
-            _gate_functions(z, d)
+            _gate_functions(z, d, self.output_gate)
             cell = z[:, :d] * z[:, 2 * d:3 * d]                   # eq. 13: c = i * u
             tanh_cell = np.tanh(cell)
             leaf_rows = word_index[:leaves]
@@ -208,7 +209,7 @@ class TreeLSTMNary:
                 z += bias
                 if word_row is not None:
                     _add_inputs(word_row, x_terms, gates, start, stop, arity)
-                _gate_functions(z, d)
+                _gate_functions(z, d, self.output_gate)
                 _cell_update(children, gates, c, start, stop)    # eq. 13
                 _output(gates, c, tanh_c, h, start, stop)        # eq. 14
 
@@ -312,8 +313,10 @@ def _input_deltas(word_row, delta, n_words, arity, d):
     return out
 
 
-def _gate_functions(z: np.ndarray, d: int) -> None:
+def _gate_functions(z: np.ndarray, d: int, output_gate: bool = True) -> None:
     """In place: sigma on the i, o, f columns, tanh on the u columns (d wide).
+    Without ``output_gate`` the o columns are set to 1: h = tanh(c), and the
+    backward's delta_o = eps_h tanh(c) o(1-o) is then exactly 0.
 
     NumPy's exp and tanh are vectorised (SIMD); scalar libm calls in a numba
     loop cost several times more, and these functions dominate the arithmetic.
@@ -321,6 +324,8 @@ def _gate_functions(z: np.ndarray, d: int) -> None:
     u = np.tanh(z[:, 2 * d:3 * d])
     sigmoid(z)
     z[:, 2 * d:3 * d] = u
+    if not output_gate:
+        z[:, d:2 * d] = 1.0
 
 
 @njit(cache=True, nogil=True)
