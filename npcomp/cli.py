@@ -111,8 +111,11 @@ def _parser() -> argparse.ArgumentParser:
                             "one set of weights for both directions (Tai)")
     train.add_argument("--no-output-gate", dest="output_gate", action="store_false",
                        default=None,
-                       help="Tree-LSTMs and LSTMs: h = tanh(c), no output gate (Tai et al.'s "
-                       "released code for relatedness, gate_output = false)")
+                       help="Tree-LSTMs and LSTMs: h = tanh(c), no output gate (the sick "
+                       "default: Tai et al.'s Table 1 relatedness counts and released code)")
+    train.add_argument("--output-gate", dest="output_gate", action="store_true",
+                       help="Tree-LSTMs and LSTMs: h = o * tanh(c) as the papers' equations "
+                       "(the default except on sick)")
     for name, (kind, text, choices) in TRAIN_OPTIONS.items():
         train.add_argument("--" + name.replace("_", "-"), dest=name, type=kind, default=None,
                            choices=choices, help=text)
@@ -265,7 +268,7 @@ def _train_config(args) -> dict:
         config["untied"] = args.untied
     from .cells import cell_class
     accepted = getattr(cell_class(args.model), "options", ())
-    flags = {"untied": "--untied/--tied", "output_gate": "--no-output-gate"}
+    flags = {"untied": "--untied/--tied", "output_gate": "--output-gate/--no-output-gate"}
     for option in ("activation", "untied", "forget_bias", "output_gate", "layer_outputs"):
         if getattr(args, option) is not None and option not in accepted:
             flag = flags.get(option, "--" + option.replace("_", "-"))

@@ -114,6 +114,9 @@ SICK = dict(embedding_dim=300, fixed_embeddings=True, vectors_name="glove.840B.3
 # Table 1, relatedness column: d chosen so every model has about 203k LSTM parameters
 SICK_DIMS = {"treelstm-childsum": 150, "treelstm-nary": 142, "lstm": 150, "bilstm": 150,
              "lstm2": 108, "bilstm2": 108}
+# Table 1's relatedness counts are those of LSTMs without an output gate (h = tanh(c)):
+# 3d(d_x + d + 2) = 203,400 for d = 150, as the released code (gate_output = false)
+SICK_LSTM = dict(output_gate=False)
 # the paper does not say what represents a sentence under a 2-layer LSTM; Tai et al.'s
 # released code (relatedness/LSTMSim.lua) joins every layer's final state
 SICK_STACKED = dict(layer_outputs="all")
@@ -171,7 +174,7 @@ def defaults_for(model: str, task: str, protocol: str | None = None) -> dict:
         config["source"] = SICK_SOURCE if model in SICK_DIMS else (
             config["source"] + "; SICK training: " + SICK_SOURCE)
         if model in SICK_DIMS:
-            config["dim"] = SICK_DIMS[model]
+            config.update(SICK_LSTM, dim=SICK_DIMS[model])
         if model in ("lstm2", "bilstm2"):
             config.update(SICK_STACKED)
     if task == "synthetic":

@@ -568,6 +568,19 @@ def test_sick_help_defaults(model, dim, structure, capsys):
     assert defaults["similarity_dim"] == 50 and "Tai" in defaults["source"]
     # a 2-layer LSTM's sentence: both layers' final states (Tai's released code)
     assert defaults.get("layer_outputs") == ("all" if model.endswith("lstm2") else None)
+    # Table 1's relatedness counts: LSTMs without an output gate
+    assert defaults["output_gate"] is False
+
+
+def test_sick_output_gate_can_be_restored(sick_data, tmp_path):
+    data_dir, vectors = sick_data
+    run_dir = tmp_path / "gated"
+    status, output = _train_quietly([*_sick_train_argv(data_dir, vectors, run_dir,
+                                                       model="lstm", epochs=1),
+                                     "--output-gate"])
+    assert status == 0, output
+    config = json.loads((run_dir / "metrics.json").read_text())["config"]
+    assert config["output_gate"] is True
 
 
 # --------------------------------------------------------------------------
