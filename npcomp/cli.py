@@ -141,12 +141,13 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--threads", type=int, default=None)
 
     predict = commands.add_parser(
-        "predict", help="label sentences read from stdin (PTB trees or plain text)",
+        "predict", help="label sentences read from stdin (a sick run: score sentence pairs)",
         description="Reads one sentence per line on stdin: a PTB bracketed tree (labels "
-        "optional) or plain whitespace-tokenised text (given a right-branching binary tree). "
-        "Writes one JSON object per line: label, probabilities (cumulative_probabilities "
-        "with the ordinal head), and the tree with a "
-        "predicted label at every node.")
+        "optional) or plain whitespace-tokenised text (given a right-branching binary tree; "
+        "a dependency run parses it with spaCy). Writes one JSON object per line: label, "
+        "probabilities (cumulative_probabilities with the ordinal head), and the tree with a "
+        "predicted label at every node. For a sick run each line is 'sentence A<TAB>sentence "
+        "B' and the output their predicted relatedness (1-5) and its distribution.")
     predict.add_argument("--run", required=True, metavar="RUN_DIR")
     predict.add_argument("--threads", type=int, default=None)
     predict.add_argument("--data-dir", default=None,
