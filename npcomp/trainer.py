@@ -129,13 +129,19 @@ def predict_relatedness(model: PairModel, params: Parameters, split: EncodedPair
     def score(start: int):
         return model.predict(params, split.batch(range(start, min(start + batch_size,
                                                                   len(split)))))
-    starts = list(range(0, len(split), batch_size))
+    return np.concatenate(_over_batches(score, len(split), batch_size, helpers))
+
+
+def _over_batches(function, total: int, batch_size: int, helpers=None) -> list:
+    """[function(start) for each batch start], every other batch on ``helpers``
+    (an executor) when given; results in batch order."""
+    starts = list(range(0, total, batch_size))
     if helpers is None:
-        return np.concatenate([score(start) for start in starts])
-    futures = {start: helpers.submit(score, start) for start in starts[1::2]}
-    parts = {start: score(start) for start in starts[0::2]}
-    parts.update({start: future.result() for start, future in futures.items()})
-    return np.concatenate([parts[start] for start in starts])
+        return [function(start) for start in starts]
+    futures = {start: helpers.submit(function, start) for start in starts[1::2]}
+    results = {start: function(start) for start in starts[0::2]}
+    results.update({start: future.result() for start, future in futures.items()})
+    return [results[start] for start in starts]
 
 
 def relatedness_metrics(predicted: np.ndarray, gold: np.ndarray) -> dict:
@@ -172,12 +178,7 @@ def evaluate(model, params: Parameters, split, batch_size: int = 512, helpers=No
         return (confusion, int(np.sum(predicted[labelled] == forest.label[labelled])),
                 int(labelled.sum()))
 
-    starts = list(range(0, len(split), batch_size))
-    if helpers is None:
-        counts = [count(start) for start in starts]
-    else:
-        futures = [helpers.submit(count, start) for start in starts[1::2]]
-        counts = [count(start) for start in starts[0::2]] + [f.result() for f in futures]
+    counts = _over_batches(count, len(split), batch_size, helpers)
     confusion = sum(c[0] for c in counts)
     all_correct, all_total = (sum(c[k] for c in counts) for k in (1, 2))
     return {"root_acc": 100.0 * np.trace(confusion) / max(confusion.sum(), 1),
