@@ -383,17 +383,18 @@ def train(config: dict, run_dir: str | Path, resume: bool = False, progress: boo
         if improved:
             metrics["best_epoch"], metrics["dev"] = epoch, dev
             save_model(run_dir / "model.npz", params, config, vocab, task.n_classes)
+        # the epoch is on disk before anything else can interrupt the run
+        _append_log(run_dir, {"event": "epoch", **record})
+        _write_json(run_dir / "metrics.json", metrics)
+        _save_npz(checkpoint_path, params=params.flat, config=np.array(json.dumps(config)),
+                  rng=np.array(json.dumps(rng.bit_generator.state)),
+                  metrics=np.array(json.dumps(metrics)), **optimizer.state_dict())
         train_text = (f"  train {format_metrics(train_accuracy, short=True)}"
                       if train_accuracy is not None else "")
         echo(f"epoch {epoch}: train loss {record['train_loss']:.4f}{train_text}  dev "
              f"{format_metrics(dev)}  ({record['train_sentences_per_s']:.0f} "
              f"{'pairs' if task.name in PAIR_TASKS else 'sent'}/s)"
              f"{'  *best' if improved else ''}")
-        _append_log(run_dir, {"event": "epoch", **record})
-        _write_json(run_dir / "metrics.json", metrics)
-        _save_npz(checkpoint_path, params=params.flat, config=np.array(json.dumps(config)),
-                  rng=np.array(json.dumps(rng.bit_generator.state)),
-                  metrics=np.array(json.dumps(metrics)), **optimizer.state_dict())
 
     if metrics["test"] is None and metrics["best_epoch"] is not None:
         best_model, best_params, _, _ = load_model(run_dir)

@@ -682,3 +682,25 @@ def test_predict_on_an_sst_dependency_run_uses_dependency_trees(small_sst, tmp_p
         assert tree.n_nodes == len(tree.tokens) == 3
     else:  # or a clear request for the parser
         assert status == 1 and "npcomp[parse]" in captured.err
+
+
+def test_a_killed_sick_run_resumes_to_the_same_result(sick_data, tmp_path):
+    """Interrupted just after epoch 1 is reported, the run resumes from its
+    checkpoint and ends where an uninterrupted run ends."""
+    from npcomp.cli import _parser, _train_config
+    from npcomp.trainer import train
+    data_dir, vectors = sick_data
+    argv = _sick_train_argv(data_dir, vectors, tmp_path / "unused", model="lstm", epochs=3)
+    config = _train_config(_parser().parse_args(argv))
+
+    def interrupt_after_epoch_1(text):
+        if text.startswith("epoch 1:"):
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        train(config, tmp_path / "killed", progress=False, echo=interrupt_after_epoch_1)
+    resumed = train({}, tmp_path / "killed", resume=True, progress=False, echo=lambda text: None)
+    whole = train(config, tmp_path / "whole", progress=False, echo=lambda text: None)
+    assert [record["epoch"] for record in resumed["epochs"]] == [1, 2, 3]
+    assert resumed["best_epoch"] == whole["best_epoch"]
+    assert resumed["test"]["pearson"] == pytest.approx(whole["test"]["pearson"], abs=1e-9)
