@@ -451,7 +451,7 @@ def _sentence_trees(args, config):
     from .relatedness import SentenceTrees
     from .tasks import load_task
     task = None
-    if config["structure"] != "chain":
+    if config["structure"] in ("dependency", "constituency"):  # parses are looked up
         task = load_task("sick", args.data_dir or config.get("data_dir"), config["structure"])
     return SentenceTrees(config["structure"], task)
 
