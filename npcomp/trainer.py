@@ -68,7 +68,6 @@ class EncodedPairs:
     left: EncodedSplit
     right: EncodedSplit
     scores: np.ndarray
-    pair_ids: list
 
     def __len__(self) -> int:
         return len(self.left)
@@ -91,8 +90,7 @@ def encode_split(items, vocab: Vocabulary):
     if items and isinstance(items[0], SickPair):
         return EncodedPairs(encode([pair.tree_a for pair in items], vocab),
                             encode([pair.tree_b for pair in items], vocab),
-                            np.array([pair.score for pair in items], dtype=np.float64),
-                            [pair.pair_id for pair in items])
+                            np.array([pair.score for pair in items], dtype=np.float64))
     return encode(items, vocab)
 
 
