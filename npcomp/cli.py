@@ -58,6 +58,9 @@ TRAIN_OPTIONS = {
                        "sequence, for the sequence models; dependency: SICK's *.parents or the "
                        "SST parses of `npcomp parse`; constituency: SICK's *.cparents)",
                   ("gold", "left", "right", "chain", "dependency", "constituency")),
+    "neutral": (str, "sst2: the training sentences' neutral phrases left unlabelled, or "
+                     "trained on as a third class that is never predicted (train: Tai et "
+                     "al.'s released code)", ("unlabelled", "train")),
     "parses_dir": (str, "sst with --structure dependency: the directory of `npcomp parse`'s "
                         "{train,dev,test}.parents (default DATA_DIR/sst)", None),
     "similarity_dim": (int, "sick: units of the similarity head's hidden layer (Tai: 50)",
@@ -290,6 +293,8 @@ def _train_config(args) -> dict:
         config["fixed_embeddings"] = args.fixed_embeddings
     config.update(model=args.model, task=args.task, seed=args.seed, vectors=vectors,
                   data_dir=args.data_dir, threads=args.threads, train_eval=args.train_eval)
+    if config["neutral"] != "unlabelled" and args.task != "sst2":
+        raise ValueError("--neutral applies to sst2 alone: the other tasks predict neutral")
     if args.task == "sick":
         if config["dropout"] > 0.0:
             raise ValueError("--dropout acts on a classifier's input; the similarity head of "

@@ -177,21 +177,31 @@ class SentenceEncoder:
 
 
 class TreeModel(SentenceEncoder):
-    """Embedding table + cell + classifier head at labelled nodes."""
+    """Embedding table + cell + classifier head at labelled nodes.
+
+    ``training_only_classes`` widens the softmax by classes the training labels
+    may use (n_classes, n_classes + 1, ...) but that are never predicted: the
+    outputs are the probabilities of classes 0..n_classes-1 renormalised, so
+    the prediction is the likeliest of them (Tai et al.'s binary SST trains
+    neutral phrases as a third class)."""
 
     def __init__(self, cell, n_classes: int, vocab_size: int, embedding_dim: int,
-                 head: str = "softmax"):
+                 head: str = "softmax", training_only_classes: int = 0):
         super().__init__(cell, vocab_size, embedding_dim)
+        if training_only_classes and head != "softmax":
+            raise ValueError("classes trained on but never predicted need the softmax head "
+                             "(an ordinal head's classes are ordered)")
         self.head_name = head
-        self.head = make_head(head, cell.output_dim, n_classes)
+        self.head = make_head(head, cell.output_dim, n_classes + training_only_classes)
         self.n_classes = n_classes
+        self.training_only_classes = training_only_classes
         # parameters named after the head: softmax.W / ordinal.W, softmax_leaf.W ...
         self.prefix, self.leaf_prefix = head, head + "_leaf"
         shapes = [(f"{self.prefix}.{name}", shape)
                   for name, shape in self.head.parameter_shapes()]
         self.leaf_head = None
         if getattr(cell, "leaf_classifier_reads_input", False):
-            self.leaf_head = make_head(head, embedding_dim, n_classes)
+            self.leaf_head = make_head(head, embedding_dim, n_classes + training_only_classes)
             shapes += [(f"{self.leaf_prefix}.{name}", shape)
                        for name, shape in self.leaf_head.parameter_shapes()]
         self._build_layout(shapes)
@@ -287,6 +297,9 @@ class TreeModel(SentenceEncoder):
             leaf_rows = encoding["word_index"][np.searchsorted(encoding["word_nodes"], leaves)]
             out[leaves] = self.leaf_head.outputs(params.prefixed(self.leaf_prefix),
                                                  encoding["x"][leaf_rows])
+        if self.training_only_classes:
+            out = out[:, :self.n_classes]
+            out /= out.sum(axis=1, keepdims=True)
         return out
 
 

@@ -7,6 +7,8 @@ sst5        5        SST PTB trees, labels 0..4 at every node
 sst2        2        SST without sentences whose root is neutral (2);
                      labels 0,1 -> 0 (negative), 3,4 -> 1 (positive),
                      neutral phrases unlabelled: 6920 / 872 / 1821 sentences
+                     (``neutral="train"``: neutral training phrases get
+                     label 2, a class trained on and never predicted)
 synthetic   5        the project's own compositional treebank (no download)
 sick        5        SICK sentence pairs (4500 / 500 / 4927) with relatedness
                      in [1, 5], rated on K = 5 (Tai et al. Sec. 4.2): each
@@ -47,6 +49,7 @@ PAIR_TASKS = ("sick",)
 SPLITS = ("train", "dev", "test")
 
 _SST2_LABELS = np.array([0, 0, UNLABELLED, 1, 1], dtype=np.int32)
+NEUTRAL_POLICIES = ("unlabelled", "train")
 
 
 @dataclass
@@ -57,6 +60,10 @@ class TaskData:
     # the training sentences as whole trees when "train" holds something else
     # (phrase spans): what per-epoch training accuracy is measured on
     train_sentences: list | None = None
+    # classes the training split uses beyond n_classes, never predicted: sst2's
+    # neutral phrases as class 2 (Tai et al.'s released code trains binary SST
+    # with three classes and predicts the likelier of negative and positive)
+    training_only_classes: int = 0
 
 
 def default_data_dir() -> Path:
@@ -65,11 +72,19 @@ def default_data_dir() -> Path:
 
 
 def load_task(name: str, data_dir: str | Path | None = None, structure: str = "gold",
-              seed: int = 0, spans: bool = False, parses_dir: str | Path | None = None) -> TaskData:
+              seed: int = 0, spans: bool = False, parses_dir: str | Path | None = None,
+              neutral: str = "unlabelled") -> TaskData:
+    """The task's splits in ``structure``.  ``neutral`` (sst2 only): neutral
+    phrases of the training sentences ``unlabelled``, or labelled 2 to
+    ``train`` on as a third class (``TaskData.training_only_classes``)."""
     if structure not in STRUCTURES:
         raise ValueError(f"structure must be one of {STRUCTURES}, not {structure!r}")
     if spans and structure != "chain":
         raise ValueError("phrase spans as training sequences need --structure chain")
+    if neutral not in NEUTRAL_POLICIES:
+        raise ValueError(f"neutral must be one of {NEUTRAL_POLICIES}, not {neutral!r}")
+    if neutral != "unlabelled" and name != "sst2":
+        raise ValueError("only sst2 has neutral phrases to train on as a class of their own")
     data_dir = Path(data_dir) if data_dir is not None else default_data_dir()
     if name == "sick":
         if spans:
@@ -82,7 +97,8 @@ def load_task(name: str, data_dir: str | Path | None = None, structure: str = "g
         data = TaskData(name, 5, synthetic_splits(seed=seed))
     elif name in ("sst5", "sst2"):
         data = _load_sst(name, data_dir, structure == "dependency",
-                         Path(parses_dir) if parses_dir is not None else data_dir / "sst")
+                         Path(parses_dir) if parses_dir is not None else data_dir / "sst",
+                         neutral)
     else:
         raise ValueError(f"task must be one of {TASKS}, not {name!r}")
     train_trees = data.splits["train"]
@@ -95,12 +111,18 @@ def load_task(name: str, data_dir: str | Path | None = None, structure: str = "g
     elif structure in ("left", "right"):
         data.splits = {split: [rebracket(tree, structure) for tree in trees]
                        for split, trees in data.splits.items()}
+    if data.training_only_classes:
+        # training accuracy counts the classes that can be predicted
+        data.train_sentences = [tree.with_labels(np.where(tree.label < data.n_classes,
+                                                          tree.label, UNLABELLED))
+                                for tree in data.train_sentences or data.splits["train"]]
     return data
 
 
 def _load_sst(name: str, data_dir: Path, dependency: bool = False,
-              parses_dir: Path | None = None) -> TaskData:
+              parses_dir: Path | None = None, neutral: str = "unlabelled") -> TaskData:
     splits = {}
+    neutral_class = name == "sst2" and neutral == "train"
     for split in SPLITS:
         path = data_dir / "sst" / f"{split}.txt"
         if not path.is_file():
@@ -113,11 +135,15 @@ def _load_sst(name: str, data_dir: Path, dependency: bool = False,
         else:
             trees = [tree.validate(5) for tree in read_ptb_file(path)]
         if name == "sst2":
-            trees = [tree.with_labels(np.where(tree.label >= 0, _SST2_LABELS[tree.label],
+            mapping = _SST2_LABELS.copy()
+            if neutral_class and split == "train":
+                mapping[2] = 2
+            trees = [tree.with_labels(np.where(tree.label >= 0, mapping[tree.label],
                                                UNLABELLED).astype(np.int32))
                      for tree in trees if tree.root_label != 2]
         splits[split] = trees
-    return TaskData(name, 5 if name == "sst5" else 2, splits)
+    return TaskData(name, 5 if name == "sst5" else 2, splits,
+                    training_only_classes=int(neutral_class))
 
 
 def _load_sick(data_dir: Path, structure: str) -> TaskData:

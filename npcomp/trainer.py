@@ -190,14 +190,16 @@ def evaluate(model, params: Parameters, split, batch_size: int = 512, helpers=No
 # --------------------------------------------------------------------------
 
 def build_model(config: dict, vocab: Vocabulary, n_classes: int):
-    """A TreeModel, or a PairModel for a pair task (SICK)."""
+    """A TreeModel, or a PairModel for a pair task (SICK); ``n_classes`` are
+    the classes it predicts."""
     cell = make_cell(config["model"], config["embedding_dim"], config["dim"],
                      **{option: config.get(option) for option in CELL_OPTIONS})
     if config["task"] in PAIR_TASKS:
         return PairModel(cell, len(vocab), config["embedding_dim"],
                          hidden_dim=config.get("similarity_dim") or 50, n_classes=n_classes)
     return TreeModel(cell, n_classes, len(vocab), config["embedding_dim"],
-                     head=config.get("head", "softmax"))
+                     head=config.get("head", "softmax"),
+                     training_only_classes=int(config.get("neutral") == "train"))
 
 
 def _initial_parameters(config, model, vocab, vectors, rng, report):
@@ -281,7 +283,8 @@ def train(config: dict, run_dir: str | Path, resume: bool = False, progress: boo
 
     task = load_task(config["task"], config.get("data_dir"), config["structure"],
                      seed=config["seed"], spans=config["supervision"] == "spans",
-                     parses_dir=config.get("parses_dir"))
+                     parses_dir=config.get("parses_dir"),
+                     neutral=config.get("neutral", "unlabelled"))
     vocab = Vocabulary.from_trees(t for split in SPLITS for t in task_trees(task, split))
     splits = {name: encode_split(task.splits[name], vocab) for name in SPLITS}
     # per-epoch training accuracy (Nayebi's curves) on the training sentences

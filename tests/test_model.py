@@ -206,3 +206,43 @@ def test_pair_model_refuses_classifier_dropout():
                           [np.array([1, 2, 3], dtype=np.int32)] * 2)
     with pytest.raises(ValueError, match="similarity head takes no dropout"):
         pair_model.dropout_masks(forest, 0.5, np.random.default_rng(0), np.float64)
+
+
+def _neutral_class_model():
+    from npcomp.cells import make_cell
+    from npcomp.model import TreeModel
+    model = TreeModel(make_cell("treelstm-nary", 4, 3), 2, 10, 4, training_only_classes=1)
+    params = model.new_parameters(np.random.default_rng(4), dtype=np.float64)
+    trees = _trees(sizes=(5, 8))
+    from npcomp.forest import node_words
+    words = [node_words(t, np.random.default_rng(k).integers(0, 10, len(t.tokens)))
+             for k, t in enumerate(trees)]
+    return model, params, trees, words
+
+
+def test_training_only_class_is_trained_but_never_predicted():
+    """sst2 with neutral phrases as class 2 (Tai et al.'s code): the softmax is
+    three wide, the outputs are the two predictable classes renormalised."""
+    from npcomp.heads import softmax
+    model, params, trees, words = _neutral_class_model()
+    assert params["softmax.W"].shape == (3, 3)
+    labels = [np.full(t.n_nodes, 2, dtype=np.int32) for t in trees]  # all neutral
+    forest = build_forest(trees, words, labels)
+    grads = params.zeros_like()
+    loss, _ = model.loss_and_gradient(params, forest, grads)
+    assert np.isfinite(loss) and np.abs(grads["softmax.b"]).max() > 0
+    h, _ = model._encode(params, forest)
+    full = softmax(h @ params["softmax.W"] + params["softmax.b"])
+    outputs = model.outputs(params, forest)
+    np.testing.assert_allclose(outputs, full[:, :2] / full[:, :2].sum(axis=1, keepdims=True))
+    # make class 2 the likeliest everywhere: it is still never predicted
+    params["softmax.b"][2] = 50.0
+    assert set(model.predict(params, forest).tolist()) <= {0, 1}
+
+
+def test_training_only_class_needs_the_softmax_head():
+    from npcomp.cells import make_cell
+    from npcomp.model import TreeModel
+    with pytest.raises(ValueError, match="softmax head"):
+        TreeModel(make_cell("treelstm-nary", 4, 3), 2, 10, 4, head="ordinal",
+                  training_only_classes=1)

@@ -60,3 +60,81 @@ def test_real_sst_phrase_count(data_dir):
     task = load_task("sst5", data_dir, structure="chain", spans=True)
     assert len(task.splits["train"]) == 318582
     assert len(task.splits["dev"]) == 1101 and len(task.splits["test"]) == 2210
+
+
+SST2_TREES = {  # one neutral sentence per split, dropped from sst2
+    "train": ["(3 (2 (2 The) (2 film)) (4 (2 is) (4 (3 very) (4 good))))",
+              "(1 (2 It) (1 (0 bores) (2 me)))",
+              "(2 (2 A) (2 film))"],
+    "dev": ["(4 (2 Truly) (4 great))", "(2 (2 A) (2 story))"],
+    "test": ["(0 (2 Truly) (0 awful))", "(2 (2 The) (2 end))"],
+}
+
+
+@pytest.fixture
+def sst2_dir(tmp_path):
+    (tmp_path / "sst").mkdir()
+    for split, trees in SST2_TREES.items():
+        (tmp_path / "sst" / f"{split}.txt").write_text("\n".join(trees) + "\n")
+    return tmp_path
+
+
+def test_sst2_neutral_phrases_unlabelled_by_default(sst2_dir):
+    task = load_task("sst2", sst2_dir)
+    assert task.training_only_classes == 0 and task.train_sentences is None
+    first = task.splits["train"][0]
+    assert len(task.splits["train"]) == 2  # the neutral sentence is dropped
+    assert first.label[first.label >= 0].tolist() == [1] * 5  # very, good and above
+
+
+def test_sst2_neutral_phrases_as_a_training_class(sst2_dir):
+    """Tai et al.'s released code: neutral training phrases are class 2; dev and
+    test are unchanged, and the training accuracy counts negative/positive only."""
+    task = load_task("sst2", sst2_dir, neutral="train")
+    plain = load_task("sst2", sst2_dir)
+    assert task.n_classes == 2 and task.training_only_classes == 1
+    first = task.splits["train"][0]
+    assert len(task.splits["train"]) == 2  # sentences with a neutral root still dropped
+    assert first.label.tolist().count(2) == 4  # The, film, The film, is
+    assert np.all(first.label >= 0)
+    for split in ("dev", "test"):
+        for ours, theirs in zip(task.splits[split], plain.splits[split]):
+            assert np.array_equal(ours.label, theirs.label)
+    for ours, theirs in zip(task.train_sentences, plain.splits["train"]):
+        assert np.array_equal(ours.label, theirs.label)
+
+
+def test_sst2_neutral_spans_are_training_sequences(sst2_dir):
+    task = load_task("sst2", sst2_dir, structure="chain", spans=True, neutral="train")
+    plain = load_task("sst2", sst2_dir, structure="chain", spans=True)
+    labels = [int(chain.root_label) for chain in task.splits["train"]]
+    assert labels.count(2) == 6  # 4 + It, me
+    assert len(task.splits["train"]) == len(plain.splits["train"]) + 6
+    assert [int(c.root_label) for c in task.train_sentences] == [1, 0]
+
+
+def test_neutral_training_class_is_sst2_only(sst2_dir):
+    with pytest.raises(ValueError, match="only sst2"):
+        load_task("sst5", sst2_dir, neutral="train")
+    with pytest.raises(ValueError, match="neutral must be one of"):
+        load_task("sst2", sst2_dir, neutral="yes")
+
+
+def test_train_sst2_with_the_neutral_class(sst2_dir, tmp_path, capsys):
+    import json
+
+    from npcomp.cli import main
+    from npcomp.trainer import load_model
+    run_dir = tmp_path / "run"
+    argv = ["train", "--model", "lstm", "--task", "sst2", "--data-dir", str(sst2_dir),
+            "--neutral", "train", "--dim", "4", "--embedding-dim", "4", "--epochs", "1",
+            "--quiet", "--threads", "1", "--out", str(run_dir)]
+    assert main(argv) == 0
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    assert metrics["config"]["neutral"] == "train"
+    assert np.array(metrics["test"]["root_confusion"]).shape == (2, 2)
+    model, params, _, _ = load_model(run_dir)
+    assert model.n_classes == 2 and params["softmax.W"].shape[1] == 3
+    capsys.readouterr()
+    assert main([*argv[:4], "sst5", *argv[5:]]) == 1
+    assert "--neutral applies to sst2 alone" in capsys.readouterr().err
