@@ -15,6 +15,8 @@ import numpy as np
 # config keys that do not change what is trained
 _NOT_THE_SETTING = ("seed", "data_dir", "threads", "eval_batch_size", "train_eval")
 METRICS = ("root_acc", "all_acc", "pearson", "spearman", "mse")
+# options added after runs were made: a config without one ran its value here
+_LATER_OPTIONS = {"neutral": "unlabelled"}
 
 
 def read_runs(run_dirs) -> list:
@@ -34,6 +36,7 @@ def read_runs(run_dirs) -> list:
 
 def setting_key(config: dict) -> str:
     """The run's setting: its config without the seed, as canonical JSON."""
+    config = {**_LATER_OPTIONS, **config}
     return json.dumps({key: value for key, value in config.items()
                        if key not in _NOT_THE_SETTING}, sort_keys=True)
 

@@ -283,3 +283,11 @@ def test_real_sst_sentence_counts(data_dir):
     assert sst5.n_classes == 5
     assert {name: len(trees) for name, trees in sst5.splits.items()} == {
         "train": 8544, "dev": 1101, "test": 2210}
+
+
+def test_summary_reads_a_missing_later_option_as_its_default():
+    """A run made before --neutral existed trained with neutral phrases unlabelled."""
+    from npcomp.summary import setting_key
+    config = {"model": "slstm", "task": "sst5", "seed": 1, "l2": 1e-3}
+    assert setting_key(config) == setting_key({**config, "seed": 2, "neutral": "unlabelled"})
+    assert setting_key(config) != setting_key({**config, "neutral": "train"})
