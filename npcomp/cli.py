@@ -265,6 +265,9 @@ def _train_config(args) -> dict:
         if value is not None:
             if name in POSITIVE and value < 1:
                 raise ValueError(f"--{name.replace('_', '-')} must be at least 1, not {value}")
+            if name == "epsilon" and not value > 0.0:
+                raise ValueError(f"--epsilon must be positive (it keeps the optimiser's "
+                                 f"divisions away from 0), not {value}")
             if name == "adagrad_reset" and value < 0:
                 raise ValueError(f"--adagrad-reset must be 0 (never) or more, not {value}")
             if name == "recurrent_dropout":

@@ -129,7 +129,11 @@ def make_optimizer(name: str, **kwargs) -> Optimizer:
     return classes[name](**kwargs)
 
 
-@njit(cache=True)
+# error_model="numpy": a division follows IEEE rules instead of testing for a
+# zero divisor, which lets the loops compile to SIMD code (7x faster on the
+# dense prefix); the divisors here are never 0 (epsilon > 0), so the results
+# are bit-for-bit those of the tested form
+@njit(cache=True, error_model="numpy")
 def _adagrad_rows(table, gradient, sum_squares, rows, lr, epsilon):
     for row in rows:
         for q in range(table.shape[1]):
@@ -138,7 +142,7 @@ def _adagrad_rows(table, gradient, sum_squares, rows, lr, epsilon):
             table[row, q] -= lr * g / (np.sqrt(sum_squares[row, q]) + epsilon)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _adadelta_rows(table, gradient, mean_g, mean_dx, rows, lr, rho, epsilon):
     for row in rows:
         for q in range(table.shape[1]):

@@ -250,9 +250,12 @@ def test_kernel_matches_its_python_function(kernel, make_args):
 
 
 @pytest.mark.parametrize("model", ["rnn", "mrnn", "matrix-space"])
-def test_helper_thread_gives_the_same_results(model):
-    """Levels of >= 48 sentences are split between two threads: same h, same
-    gradients (recurrent masks given where the cell has them)."""
+def test_helper_thread_gives_the_same_results(model, monkeypatch):
+    """Levels of >= SPLIT_ROWS (8 here) sentences are split between two
+    threads: same h, same gradients (recurrent masks given where the cell has
+    them)."""
+    from npcomp.cells import levels
+    monkeypatch.setattr(levels, "SPLIT_ROWS", 8)
     rng = np.random.default_rng(11)
     d = 3
     d_x = d * d if model == "matrix-space" else 4

@@ -291,3 +291,10 @@ def test_summary_reads_a_missing_later_option_as_its_default():
     config = {"model": "slstm", "task": "sst5", "seed": 1, "l2": 1e-3}
     assert setting_key(config) == setting_key({**config, "seed": 2, "neutral": "unlabelled"})
     assert setting_key(config) != setting_key({**config, "neutral": "train"})
+
+
+@pytest.mark.parametrize("value", ["0", "-1e-8", "nan"])
+def test_epsilon_must_be_positive(tmp_path, capsys, value):
+    assert main(["train", *TINY, f"--epsilon={value}", "--out", str(tmp_path / "run")]) == 1
+    assert "--epsilon must be positive" in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()

@@ -44,8 +44,12 @@ def padded_stop(start: int, stop: int) -> int:
 
 
 # a level of at least this many nodes is split between two threads: each half
-# still makes an efficient matrix product
-SPLIT_ROWS = 48
+# still makes an efficient matrix product.  Handing a level to the other
+# thread costs a wake-up, and on the 2-vCPU machine the two threads slow each
+# other's memory-bound kernels: splitting levels from 48 rows made training
+# 4-5% slower than one thread, from 128 rows 5% faster (bench runs
+# alternating both in one process)
+SPLIT_ROWS = 128
 
 
 def on_level(work, start: int, stop: int, helper) -> None:
