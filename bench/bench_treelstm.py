@@ -41,16 +41,19 @@ def main(argv=None) -> int:
     for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(variable, "1")
 
-    import numpy as np
-    from npcomp.cells import make_cell
-    from npcomp.embeddings import Vocabulary
     from concurrent.futures import ThreadPoolExecutor
 
+    import numpy as np
+
+    from npcomp.cells import make_cell
+    from npcomp.embeddings import Vocabulary
+    from npcomp.memory import retain_freed_memory
     from npcomp.model import TreeModel
     from npcomp.optimizers import make_optimizer
     from npcomp.tasks import load_task
     from npcomp.trainer import encode, evaluate
 
+    retain_freed_memory()  # as npcomp train does (npcomp/memory.py)
     task = load_task("sst5", args.data_dir)
     vocab = Vocabulary.from_trees(t for split in task.splits.values() for t in split)
     train = encode(task.splits["train"], vocab)

@@ -31,6 +31,7 @@ from .defaults import dim_follows_embedding
 from .embeddings import Vocabulary, build_embedding_matrix, read_vectors
 from .forest import build_forest, node_words, supervised_labels
 from .formats import SickPair
+from .memory import retain_freed_memory
 from .model import PairBatch, PairModel, TreeModel
 from .optimizers import make_optimizer
 from .params import Parameters
@@ -266,6 +267,7 @@ def load_model(run_dir: str | Path):
 def train(config: dict, run_dir: str | Path, resume: bool = False, progress: bool = True,
           echo=print) -> dict:
     """Train ``config`` into ``run_dir``; returns the metrics record."""
+    retain_freed_memory()  # the steps reuse their work arrays' pages (memory.py)
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     checkpoint_path = run_dir / "checkpoint.npz"
