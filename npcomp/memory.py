@@ -2,12 +2,14 @@
 
 A training step allocates its work arrays afresh (the N-ary Tree-LSTM's gate
 rows and their deltas are 2-3 MB each on an SST minibatch of 25) and frees them
-at its end.  With glibc's default settings those blocks are either mapped
-with mmap and unmapped when freed, or trimmed off the top of the heap once
-the step frees them, so the next step's first write to every 4 KiB page is a
-page fault that the kernel answers with a zeroed page: about 1,500 faults per
-minibatch, which made the Tree-LSTM's training 10-20% slower (the first pass
-of a numba kernel over freshly mapped rows ran 6x slower than the second).
+at its end.  glibc maps blocks above its mmap threshold with mmap and unmaps
+them when freed, and trims freed memory off the top of the heap above its
+trim threshold; it raises both thresholds on its own only after the process
+has freed a large mapped block, so whether a step's arrays land on fresh pages
+depends on what the process happened to allocate before.  When they do, the
+step's first write to every 4 KiB page is a page fault answered with a zeroed
+page: about 1,400 faults per Tree-LSTM minibatch, and the first pass of a
+numba kernel over fresh rows ran 6x slower than the second.
 
 ``retain_freed_memory`` raises glibc's two thresholds so that blocks up to
 32 MiB come from the heap and up to 512 MiB of freed memory stays mapped:
