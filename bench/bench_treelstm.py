@@ -1,19 +1,28 @@
-"""Training and evaluation speed of the Constituency Tree-LSTM on the real SST.
+"""Training and evaluation speed of the Constituency Tree-LSTM on the real SST,
+beside the same model level-batched in PyTorch, measured in the same run.
 
-    python bench/bench_treelstm.py [--data-dir DIR] [--threads N] [--sentences K]
+    python bench/bench_treelstm.py [--data-dir DIR] [--threads N] [--rounds R]
 
 Tai et al.'s setting: d = 150, 300-d (random) word vectors, minibatch 25,
 AdaGrad, dropout 0.5, every labelled node supervised.  For float32 and
 float64 it prints
 
 * training sentences per second (forest building, forward, backward and the
-  AdaGrad update; compilation excluded by a warm-up),
+  AdaGrad update; compilation excluded by a warm-up), the median of ``R``
+  timed epochs,
 * the time to evaluate the 2210 test sentences (best of 3),
 * the matrix-product FLOPs of one training epoch (counted from the actual
   minibatches: forward, backward through the levels, weight gradients), and
   the GFLOP/s they ran at,
 * this machine's matrix-product throughput measured in the same run with the
   same threads (so the result reads as a fraction of what the hardware does).
+
+In float32, when PyTorch is installed (``pip install torch``; not an npcomp
+dependency), each npcomp epoch alternates with an epoch of the PyTorch
+baseline of ``torch_treelstm.py`` on the same minibatches and threads, whose
+loss is first checked against npcomp's on one forest, and the speed ratio
+is printed: these machines' speed drifts by a quarter within minutes, so
+the ratio of epochs timed side by side is the comparable figure.
 
 Results are also written as JSON (``--json``).  A benchmark, not a test.
 """
@@ -22,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -33,8 +43,12 @@ def main(argv=None) -> int:
         "NPCOMP_DATA", str(Path(__file__).resolve().parents[2] / "shared" / "data")))
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--sentences", type=int, default=8544,
-                        help="training sentences timed per dtype (default: one epoch)")
+                        help="training sentences timed per epoch (default: the SST's 8544)")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="timed float32 epochs of each implementation (default 3)")
     parser.add_argument("--dtypes", default="float32,float64")
+    parser.add_argument("--no-torch", action="store_true",
+                        help="skip the PyTorch baseline even if PyTorch is installed")
     parser.add_argument("--json", default=None, help="write the results to this file")
     args = parser.parse_args(argv)
     # one BLAS thread per worker thread, set before NumPy loads
@@ -58,10 +72,12 @@ def main(argv=None) -> int:
     vocab = Vocabulary.from_trees(t for split in task.splits.values() for t in split)
     train = encode(task.splits["train"], vocab)
     test = encode(task.splits["test"], vocab)
+    labels = [tree.label for tree in train.trees]
     input_dim, hidden_dim, batch_size = 300, 150, 25
     machine = matmul_throughput(np, args.threads)
     print(f"machine: {args.threads} thread(s); float32 matrix product "
           f"{machine['float32']:.1f} GFLOP/s, float64 {machine['float64']:.1f} GFLOP/s")
+    torch_baseline = None if args.no_torch else _torch_baseline()
 
     results = {"threads": args.threads, "machine_gflops": machine, "dtypes": {}}
     for dtype_name in args.dtypes.split(","):
@@ -78,7 +94,6 @@ def main(argv=None) -> int:
                                    embedding_dim=input_dim, lr=0.05, embedding_lr=0.1,
                                    dtype=dtype)
         helper = ThreadPoolExecutor(max_workers=1) if args.threads > 1 else None
-        labels = [tree.label for tree in train.trees]
         order = rng.permutation(len(train))[:args.sentences]
         batches = [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
 
@@ -90,13 +105,18 @@ def main(argv=None) -> int:
 
         step(batches[0])  # compile or load the kernels
         evaluate(model, params, test, 512, helper)
-        flops = 0.0
-        tick = time.perf_counter()
-        for indices in batches:
-            step(indices)
-        train_time = time.perf_counter() - tick
-        for indices in batches:  # FLOPs counted outside the timed loop
-            flops += matmul_flops(train.forest(indices), input_dim, hidden_dim)
+        baseline = None
+        if torch_baseline is not None and dtype_name == "float32":
+            baseline = torch_baseline(model, params, train, labels, batches, args.threads)
+        rounds = args.rounds if dtype_name == "float32" else 1
+        speeds, baseline_speeds = [], []
+        for _ in range(rounds):
+            speeds.append(len(order) / _timed(step, batches))
+            if baseline is not None:
+                baseline_speeds.append(len(order) / _timed(baseline["step"], batches))
+        speed = statistics.median(speeds)
+        flops = sum(matmul_flops(train.forest(indices), input_dim, hidden_dim)
+                    for indices in batches)
         eval_times = []
         for _ in range(3):  # the best of 3 rejects interference from other processes
             tick = time.perf_counter()
@@ -104,23 +124,86 @@ def main(argv=None) -> int:
             eval_times.append(time.perf_counter() - tick)
         test_time = min(eval_times)
         epoch_flops = flops * len(train) / len(order)
-        speed = len(order) / train_time
-        achieved = flops / train_time / 1e9
-        record = {"train_sentences_per_s": speed, "epoch_seconds": len(train) / speed,
+        achieved = flops * speed / len(order) / 1e9
+        record = {"train_sentences_per_s": speed, "train_sentences_per_s_all": speeds,
+                  "epoch_seconds": len(train) / speed,
                   "test_eval_s": test_time, "test_eval_s_all": eval_times,
                   "test_sentences": len(test),
                   "epoch_gflop": epoch_flops / 1e9, "achieved_gflops": achieved,
                   "fraction_of_machine": achieved / machine[dtype_name]}
-        results["dtypes"][dtype_name] = record
-        print(f"{dtype_name}: {speed:7.0f} training sentences/s (epoch {len(train) / speed:5.1f} s), "
-              f"test eval {test_time:5.2f} s (best of 3) for {len(test)} sentences; "
-              f"{epoch_flops / 1e9:6.1f} GFLOP/epoch at {achieved:5.1f} GFLOP/s = "
+        print(f"{dtype_name}: {speed:7.0f} training sentences/s (epoch {len(train) / speed:5.1f} s"
+              f"{_spread(speeds)}), test eval {test_time:5.2f} s (best of 3) for {len(test)} "
+              f"sentences; {epoch_flops / 1e9:6.1f} GFLOP/epoch at {achieved:5.1f} GFLOP/s = "
               f"{100 * record['fraction_of_machine']:4.1f}% of the measured matrix product")
+        if baseline is not None:
+            baseline_speed = statistics.median(baseline_speeds)
+            ratios = [ours / theirs for ours, theirs in zip(speeds, baseline_speeds)]
+            record["torch"] = {"version": baseline["version"],
+                               "train_sentences_per_s": baseline_speed,
+                               "train_sentences_per_s_all": baseline_speeds,
+                               "loss_relative_difference": baseline["loss_difference"],
+                               "speed_ratio": statistics.median(ratios),
+                               "speed_ratio_all": ratios}
+            print(f"  PyTorch {baseline['version']} level-batched, same minibatches: "
+                  f"{baseline_speed:7.0f} training sentences/s{_spread(baseline_speeds)} "
+                  f"(loss on one forest within {baseline['loss_difference']:.1e} of npcomp's); "
+                  f"npcomp / PyTorch, epochs side by side: {statistics.median(ratios):.2f}x "
+                  f"({', '.join(f'{ratio:.2f}' for ratio in ratios)})")
+        results["dtypes"][dtype_name] = record
         if helper is not None:
             helper.shutdown()
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
     return 0
+
+
+def _timed(step, batches) -> float:
+    tick = time.perf_counter()
+    for indices in batches:
+        step(indices)
+    return time.perf_counter() - tick
+
+
+def _spread(values) -> str:
+    if len(values) < 2:
+        return ""
+    return f"; {len(values)} epochs {min(values):.0f}-{max(values):.0f}"
+
+
+def _torch_baseline():
+    """A factory for the PyTorch baseline, or None (with a note) without PyTorch."""
+    try:
+        import torch
+    except ImportError:
+        print("PyTorch baseline skipped: PyTorch is not installed (pip install torch)")
+        return None
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from torch_treelstm import TorchTreeLSTM
+
+    def build(model, params, train, labels, batches, threads) -> dict:
+        """The same model and initial weights in PyTorch, checked on one forest."""
+        torch.set_num_threads(threads)
+        torch.sparse.check_sparse_tensor_invariants.disable()  # opting out, as its warning asks
+        baseline = TorchTreeLSTM(model.vocab_size, model.embedding_dim,
+                                 model.cell.hidden_dim, model.n_classes)
+        baseline.load_npcomp(params)
+        forest = train.forest(batches[0], labels)
+        ours, _ = model.loss_and_gradient(params, forest, params.zeros_like())
+        with torch.no_grad():
+            theirs = float(baseline.loss(forest))
+        optimizer = baseline.optimizer(lr=0.05, embedding_lr=0.1, l2=1e-4)
+
+        def step(indices):
+            forest = train.forest(indices, labels)
+            optimizer.zero_grad()
+            baseline.loss(forest, dropout=0.5).backward()
+            optimizer.step()
+
+        step(batches[0])
+        return {"step": step, "version": torch.__version__,
+                "loss_difference": abs(ours - theirs) / abs(ours)}
+
+    return build
 
 
 def matmul_flops(forest, input_dim: int, hidden_dim: int, arity: int = 2) -> float:
