@@ -158,7 +158,11 @@ def _own_settings(model: str) -> list:
                 Setting(model, input_dim=3, unary_rate=0.3)]
         return out
     if model == "rntn":
-        return _objective_settings(model, input_dim=3) + _structure_settings(model, input_dim=3)
+        tanh_leaves = dict(leaf_activation="tanh")
+        return (_objective_settings(model, input_dim=3) + _structure_settings(model, input_dim=3)
+                + [Setting(model, input_dim=3, extra=tanh_leaves),
+                   Setting(model, input_dim=3, supervision="root", unary_rate=0.3,
+                           extra=tanh_leaves)])
     if model == "lstm-rnn":
         out = [Setting(model, activation=activation, untied=untied,
                        input_dim=4 if untied else 3,

@@ -51,6 +51,9 @@ TRAIN_OPTIONS = {
     "layer_outputs": (str, "lstm2, bilstm2: the sentence as the top layer's state (top), or "
                            "every layer's states joined (all: Tai et al.'s released code for "
                            "relatedness, the sick default)", ("top", "all")),
+    "leaf_activation": (str, "rntn: a leaf's state is its word vector (identity, the "
+                             "paper's equations) or tanh of it (Socher et al.'s released "
+                             "code)", ("identity", "tanh")),
     "supervision": (str, "labelled nodes trained on (spans: every labelled phrase as a "
                          "sequence of its own, with --structure chain)",
                     ("all", "root", "root+leaves", "spans")),
@@ -277,10 +280,10 @@ def _train_config(args) -> dict:
             config[name] = value
     if args.untied is not None:
         config["untied"] = args.untied
-    from .cells import cell_class
+    from .cells import CELL_OPTIONS, cell_class
     accepted = getattr(cell_class(args.model), "options", ())
     flags = {"untied": "--untied/--tied", "output_gate": "--output-gate/--no-output-gate"}
-    for option in ("activation", "untied", "forget_bias", "output_gate", "layer_outputs"):
+    for option in CELL_OPTIONS:
         if getattr(args, option) is not None and option not in accepted:
             flag = flags.get(option, "--" + option.replace("_", "-"))
             raise ValueError(f"{flag} does not apply to {args.model}")

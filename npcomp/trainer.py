@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .cells import make_cell
+from .cells import CELL_OPTIONS, make_cell
 from .defaults import dim_follows_embedding
 from .embeddings import Vocabulary, build_embedding_matrix, read_vectors
 from .forest import build_forest, node_words, supervised_labels
@@ -38,8 +38,6 @@ from .params import Parameters
 from .tasks import PAIR_TASKS, SPLITS, load_task, task_trees
 
 DTYPES = {"float32": np.float32, "float64": np.float64}
-# config keys that are cell options (None: the cell's default)
-CELL_OPTIONS = ("activation", "untied", "forget_bias", "output_gate", "layer_outputs")
 
 
 @dataclass

@@ -29,14 +29,15 @@ def _cell_forward(model, params, forest):
                               word_index)
 
 
-def _reference_forward(V, W, b, embedding, forest):
+def _reference_forward(V, W, b, embedding, forest, leaf=lambda x: x):
     """Eq. 3 node by node in node order, in the paper's column orientation:
-    p_k = tanh([a;b]^T V^[k] [a;b] + (W^T)_k [a;b] + b_k); a leaf's p is its word."""
+    p_k = tanh([a;b]^T V^[k] [a;b] + (W^T)_k [a;b] + b_k); a leaf's p is
+    ``leaf`` of its word vector."""
     d = W.shape[1]
     h = np.zeros((forest.n_nodes, d))
     for j in range(forest.n_nodes):
         if forest.n_children[j] == 0:
-            h[j] = embedding[forest.word[j]]
+            h[j] = leaf(embedding[forest.word[j]])
             continue
         left = h[forest.children[j, 0]]
         right = h[forest.children[j, 1]] if forest.n_children[j] == 2 else np.zeros(d)
@@ -60,6 +61,22 @@ def test_forward_matches_per_node_reference(d):
     h32, _ = _cell_forward(model, params.astype(np.float32), forest)
     assert h32.dtype == np.float32
     assert np.abs(h32 - h).max() < 1e-4
+
+
+def test_tanh_leaves_match_per_node_reference():
+    """leaf_activation="tanh" (Socher et al.'s released code): a leaf's state
+    is tanh(x); the word vectors are drawn large enough for tanh to bend."""
+    rng = np.random.default_rng(6)
+    setting = Setting("rntn", input_dim=3, hidden_dim=3, unary_rate=0.3,
+                      extra=dict(leaf_activation="tanh"))
+    model, params, forest, _ = build_case(setting, random_trees(setting, rng), rng)
+    params["embedding"][...] = rng.normal(size=params["embedding"].shape)
+    h, _ = _cell_forward(model, params, forest)
+    expected = _reference_forward(params["cell.V"], params["cell.W"], params["cell.b"],
+                                  params["embedding"], forest, leaf=np.tanh)
+    assert np.abs(h - expected).max() < 1e-12
+    leaves = forest.n_leaves
+    assert np.abs(h[:leaves] - params["embedding"][forest.word[:leaves]]).max() > 0.1
 
 
 def test_zero_tensor_is_the_recnn():
@@ -126,6 +143,7 @@ tree_shapes = st.tuples(st.integers(0, 2**31 - 1), st.integers(1, 40),
     Setting("rntn", input_dim=3),
     Setting("rntn", input_dim=3, supervision="root"),
     Setting("rntn", input_dim=3, supervision="root+leaves", dropout=0.5, l2=0.01),
+    Setting("rntn", input_dim=3, supervision="root+leaves", extra=dict(leaf_activation="tanh")),
 ], ids=lambda s: s.describe())
 @hypothesis_settings(max_examples=8)
 @given(shapes=st.lists(tree_shapes, min_size=1, max_size=3))
@@ -186,6 +204,26 @@ def test_detects_forgotten_transpose_term(monkeypatch):
     assert errors["softmax.W"] <= TOLERANCE
 
 
+def test_detects_tanh_leaves_backpropagated_as_identity(monkeypatch):
+    """With tanh leaves, the word-vector gradient forgets the factor 1 - h^2."""
+    rng = np.random.default_rng(11)
+    trees = [random_binary_tree(n, rng, unary_rate=0.2) for n in (6, 9, 1)]
+    model, params, forest, options = build_case(
+        Setting("rntn", input_dim=3, extra=dict(leaf_activation="tanh")), trees, rng)
+    params["embedding"][...] = rng.normal(size=params["embedding"].shape)
+    assert_passes(check_gradients(model, params, forest, step=STEP, **options))
+    backward = model.cell.backward
+
+    def buggy(params, forest, cache, d_h, grads, helper=None):
+        cache.word_h = None  # as if h = x at the leaves
+        return backward(params, forest, cache, d_h, grads, helper)
+
+    monkeypatch.setattr(model.cell, "backward", buggy)
+    errors = check_gradients(model, params, forest, step=STEP, **options)
+    assert errors["embedding"] > TOLERANCE
+    assert errors["cell.V"] <= TOLERANCE and errors["softmax.W"] <= TOLERANCE
+
+
 def test_detects_swapped_children(monkeypatch):
     """Backward routes the left half of eps_c to the right child and vice versa."""
     errors = _errors_with(monkeypatch, with_swapped_children)
@@ -227,3 +265,5 @@ def test_rejects_unequal_dimensions_and_options():
         make_cell("rntn", 4, 3)
     with pytest.raises(ValueError, match="takes no option activation"):
         make_cell("rntn", 3, 3, activation="sigmoid")
+    with pytest.raises(ValueError, match="leaf_activation must be one of"):
+        make_cell("rntn", 3, 3, leaf_activation="relu")

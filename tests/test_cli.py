@@ -197,7 +197,8 @@ def test_train_sst_without_data(tmp_path, capsys):
                                           ("slstm", "--untied"), ("rntn", "--tied"),
                                           ("treelstm-nary", "--recurrent-dropout=0.3"),
                                           ("rnn", "--no-output-gate"),
-                                          ("lstm", "--layer-outputs=all")])
+                                          ("lstm", "--layer-outputs=all"),
+                                          ("recnn", "--leaf-activation=tanh")])
 def test_option_the_model_does_not_take_is_an_error(model, option, tmp_path, capsys):
     status = main(["train", "--model", model, *TINY, option, "--out", str(tmp_path / "run")])
     assert status == 1

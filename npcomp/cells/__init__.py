@@ -45,6 +45,10 @@ CELLS = {
     "mean-vectors": ("mean_vectors", "MeanVectors"),
 }
 
+# every option some cell takes: configs and the command line name them so
+CELL_OPTIONS = ("activation", "untied", "forget_bias", "output_gate", "layer_outputs",
+                "leaf_activation")
+
 
 def cell_class(name: str):
     """The class of the cell registered as ``name``."""

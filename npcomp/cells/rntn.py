@@ -12,6 +12,13 @@ V^[k] (2d x 2d) is slice k of the tensor V^[1:d]; the bias b is Socher's
 its word vector, h = x (so d_x = d: children and parents have one
 dimension).  A missing child of a unary node contributes a = 0 or b = 0.
 
+With ``leaf_activation="tanh"`` a leaf's state is h = tanh(x), as in Socher
+et al.'s released code (CoreNLP's ``SentimentCostAndGradient`` applies tanh
+to the word vector at every preterminal), which initialises the vectors from
+N(0, 1) (later versions N(0, 0.1^2)): every state of the tree, leaves
+included, then lies in (-1, 1).  The printed equations, and Nayebi &
+Blundell's eq. 3, leave the word vector as it is (the default, "identity").
+
 One product per level.  With the per-node features
 
     phi_j = [ vec(c_j^T c_j) | c_j ]            (1, 4d^2 + 2d)
@@ -70,6 +77,7 @@ from .levels import binary_children
 class RNTNCache:
     word_index: np.ndarray  # (L,) row of x each leaf reads
     n_words: int            # U, rows of x
+    word_h: np.ndarray | None  # (U, d) tanh(x) with leaf_activation="tanh", else None
     h: np.ndarray           # (n, d) node states
     features: np.ndarray    # (n - L, 4d^2 + 2d) [vec(c^T c) | c] per inner node
 
@@ -78,12 +86,17 @@ class RNTN:
     """Recursive neural tensor network; ``forward``/``backward`` over a forest."""
 
     name = "rntn"
-    options = ()
+    options = ("leaf_activation",)
+    LEAF_ACTIVATIONS = ("identity", "tanh")
 
-    def __init__(self, input_dim: int, hidden_dim: int):
+    def __init__(self, input_dim: int, hidden_dim: int, leaf_activation: str = "identity"):
         if input_dim != hidden_dim:
             raise ValueError(f"rntn: a leaf's state is its word vector, so --dim must equal "
                              f"the embedding dimension ({hidden_dim} != {input_dim})")
+        if leaf_activation not in self.LEAF_ACTIVATIONS:
+            raise ValueError(f"rntn: leaf_activation must be one of {self.LEAF_ACTIVATIONS}, "
+                             f"not {leaf_activation!r}")
+        self.leaf_activation = leaf_activation
         self.input_dim = input_dim
         self.hidden_dim = hidden_dim
         self.output_dim = hidden_dim
@@ -130,7 +143,8 @@ class RNTN:
         n, d, leaves = forest.n_nodes, self.hidden_dim, forest.n_leaves
         children = binary_children(forest)
         h = np.empty((n, d), dtype=x.dtype)
-        h[:leaves] = x[word_index]                                   # leaves: h = x
+        word_h = np.tanh(x) if self.leaf_activation == "tanh" else None
+        h[:leaves] = (x if word_h is None else word_h)[word_index]   # leaves: h = x or tanh(x)
         features = np.empty((n - leaves, 4 * d * d + 2 * d), dtype=x.dtype)
         theta = _stacked(params["V"], params["W"])
         for level in range(1, forest.n_levels):
@@ -141,7 +155,7 @@ class RNTN:
             np.matmul(features[start - leaves:stop - leaves], theta, out=p)
             p += params["b"]
             np.tanh(p, out=p)
-        return h, RNTNCache(word_index, x.shape[0], h, features)
+        return h, RNTNCache(word_index, x.shape[0], word_h, h, features)
 
     def backward(self, params: dict, forest: Forest, cache: RNTNCache, d_h: np.ndarray,
                  grads: dict, helper=None) -> np.ndarray:
@@ -167,7 +181,11 @@ class RNTN:
         grads["W"] += gradient[4 * d * d:]
         grads["b"] += delta.sum(axis=0)
         # leaves: h = x, so a word's gradient is the summed eps_h of its leaves
-        return sum_by_index(d_h[:leaves], cache.word_index, cache.n_words)
+        # (times tanh'(x) = 1 - h^2 when h = tanh(x), the same at all its leaves)
+        d_x = sum_by_index(d_h[:leaves], cache.word_index, cache.n_words)
+        if cache.word_h is not None:
+            d_x *= ONE - cache.word_h * cache.word_h
+        return d_x
 
 
 def _stacked(tensor: np.ndarray, W: np.ndarray) -> np.ndarray:
