@@ -15,6 +15,9 @@ numba kernel over fresh rows ran 6x slower than the second.
 32 MiB come from the heap and up to 512 MiB of freed memory stays mapped:
 the steps reuse the same pages.  The process's resident memory then stays at
 its peak instead of following each step.  Other C libraries are left alone.
+Measured with the SST Tree-LSTM at Tai et al.'s settings, two epochs on two
+threads, two pairs of runs: 1,107 and 1,080 sentences/s without, 1,193 and
+1,202 with; 1,158 and 1,154 without, 1,197 and 1,198 with.
 """
 from __future__ import annotations
 
