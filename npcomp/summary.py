@@ -15,8 +15,9 @@ import numpy as np
 # config keys that do not change what is trained
 _NOT_THE_SETTING = ("seed", "data_dir", "threads", "eval_batch_size", "train_eval")
 METRICS = ("root_acc", "all_acc", "pearson", "spearman", "mse")
-# options added after runs were made: a config without one ran its value here
-_LATER_OPTIONS = {"neutral": "unlabelled"}
+# options added after runs were made (or left out when not given): a config
+# without one ran its value here
+_LATER_OPTIONS = {"neutral": "unlabelled", "leaf_activation": "identity"}
 
 
 def read_runs(run_dirs) -> list:
