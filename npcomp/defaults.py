@@ -54,7 +54,7 @@ PAPER = {
     # released code's lambda 1e-3 and AdaGrad reset every epoch. The paper gives no
     # learning rate; the released code's 0.01 saturates the tensor (AdaGrad moves each of
     # V's 2d x 2d x d entries by about lr at every reset), so the rates are ours, chosen
-    # on dev (docs/RESULTS.md); epochs ours (the best dev epoch comes by about 15)
+    # on dev (docs/RESULTS.md); epochs ours (the best dev epoch came at 4-24 in our runs)
     "rntn": dict(source="Socher et al. 2013, Sec. 5 and the CoreNLP defaults "
                         "(learning rates, epochs: ours, tuned on dev)",
                  dim=25, embedding_dim=25, lr=0.001, emb_lr=0.02, batch_size=27, l2=1e-3,
