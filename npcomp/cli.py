@@ -46,8 +46,9 @@ TRAIN_OPTIONS = {
     "activation": (str, "non-linearity: g of recnn and lstm-rnn (tanh, sigmoid, softsign), "
                         "f of rnn (tanh, relu, identity, sigmoid) and mrnn (tanh, relu, "
                         "identity)", ("tanh", "sigmoid", "softsign", "relu", "identity")),
-    "forget_bias": (float, "slstm: constant added to the forget-gate biases at initialisation "
-                           "(default 0)", None),
+    "forget_bias": (float, "LSTM cells (slstm, the Tree-LSTMs, lstm, bilstm, lstm2, bilstm2, "
+                           "the attention models' LSTM): constant added to the forget-gate "
+                           "biases at initialisation (default 0)", None),
     "layer_outputs": (str, "lstm2, bilstm2: the sentence as the top layer's state (top), or "
                            "every layer's states joined (all: Tai et al.'s released code for "
                            "relatedness, the sick default)", ("top", "all")),

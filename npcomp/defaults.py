@@ -19,11 +19,13 @@ COMMON = dict(
 # rate 0.01 (and epsilon 1e-8) for every weight, embeddings included; "an L2
 # penalty of 0.01" is Keras' l2(0.01), which adds 0.01 ||W||^2, i.e. our
 # lambda/2 = 0.01; out-of-vocabulary words N(0, 1); 20 epochs ("all of our
-# models ... started to overfit either at or before 20 epochs")
+# models ... started to overfit either at or before 20 epochs"); forget-gate biases
+# started at 1, as Keras' LSTM layer starts them (worth about a point of root accuracy
+# here: docs/RESULTS.md)
 NAYEBI_SOURCE = "Nayebi & Blundell, Sec. 4.1"
 NAYEBI = dict(embedding_dim=300, structure="chain", supervision="root", optimizer="adagrad",
               lr=0.01, emb_lr=0.01, epsilon=1e-8, l2=0.02, dropout=0.0, epochs=20,
-              oov="normal", oov_scale=1.0)
+              oov="normal", oov_scale=1.0, forget_bias=1.0)
 IRSOY_SOURCE = "Irsoy & Cardie 2015, Table 2 (training settings: Tai et al.'s)"
 IRSOY = dict(embedding_dim=300, structure="chain", supervision="spans", fixed_embeddings=True,
              lr=0.05, emb_lr=0.1, batch_size=25, l2=1e-4, dropout=0.0, epochs=10)

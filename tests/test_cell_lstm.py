@@ -247,3 +247,36 @@ def test_without_output_gate_h_is_tanh_c(model):
     for name in ("W", "b"):
         assert not np.any(grads[f"cell.{name}"][..., d:2 * d])
     assert np.any(grads["cell.W"][..., :d])
+
+
+# cell -> the forget-gate blocks of its biases, as (parameter, slice of columns)
+FORGET_BLOCKS = {
+    "lstm": [("b", slice(6, 8))],
+    "treelstm-nary": [("b", slice(6, 8))],
+    "treelstm-childsum": [("b", slice(6, 8))],
+    "bilstm": [("b", slice(6, 8))],
+    "lstm2": [("b", slice(6, 8)), ("b_2", slice(6, 8))],
+    "bilstm2": [("b", slice(6, 8)), ("b_2", slice(6, 8))],
+    "lstm-global-attn": [("b", slice(6, 8))],
+    "lstm-recurrent-attn": [("b", slice(6, 8))],
+    "slstm": [("b", slice(2, 6))],              # i|fl|fr|x|o: both forget gates
+}
+
+
+@pytest.mark.parametrize("model", sorted(FORGET_BLOCKS))
+def test_forget_bias_shifts_only_the_forget_gate_biases(model):
+    """``forget_bias`` adds its constant to every forget-gate bias at
+    initialisation and changes nothing else of the same random draw."""
+    def initialised(forget_bias):
+        cell = make_cell(model, 2, 2, forget_bias=forget_bias)
+        params = {name: np.zeros(shape) for name, shape in cell.parameter_shapes()}
+        cell.initialise(params, np.random.default_rng(8))
+        return params
+
+    plain, shifted = initialised(0.0), initialised(1.5)
+    expected = {name: value.copy() for name, value in plain.items()}
+    for name, columns in FORGET_BLOCKS[model]:
+        expected[name][columns] += 1.5
+    assert plain.keys() == shifted.keys()
+    for name in plain:
+        np.testing.assert_array_equal(shifted[name], expected[name], err_msg=name)

@@ -77,7 +77,7 @@ class BiLSTM:
     chain LSTM; bilstm2.py's subclass uses the 2-layer ``StackedLSTM``)."""
 
     name = "bilstm"
-    options = ("untied", "output_gate")
+    options = ("untied", "output_gate", "forget_bias")
     direction_cell = ChainLSTM
 
     def __init__(self, input_dim: int, hidden_dim: int, untied: bool = False,

@@ -11,10 +11,11 @@ level.  Row-vector orientation (``x @ W`` is the paper's W x):
     c_t = i_t * u_t + f_t * c_{t-1}
     h_t = o_t * tanh(c_t)
 
-with h_0 = c_0 = 0.  These are exactly the N-ary Tree-LSTM's eqs. 9-14 with
-N = 1 and a word at every node (Tai: "the standard LSTM can then be
-considered a special case of the Tree-LSTM where each internal node has
-exactly one child"), so this cell *is* ``TreeLSTMNary(arity=1,
+with h_0 = c_0 = 0, and b^(f) starting at ``forget_bias`` plus the uniform
+draw (``--forget-bias``: 0 by default, 1 in Nayebi's settings as Keras).
+These are exactly the N-ary Tree-LSTM's eqs. 9-14 with N = 1 and a word at
+every node (Tai: "the standard LSTM can then be considered a special case
+of the Tree-LSTM where each internal node has exactly one child"), so this cell *is* ``TreeLSTMNary(arity=1,
 inner_inputs=True)``: the forward, the backward and their kernels are that
 module's, and the chain test (``tests/test_cell_treelstm_childsum.py::
 test_chain_equals_chain_lstm``) checks both Tree-LSTMs against eq. 1 written
@@ -58,11 +59,12 @@ class ChainLSTM(TreeLSTMNary):
     every node."""
 
     name = "lstm"
-    options = ("output_gate",)
+    options = ("output_gate", "forget_bias")
 
-    def __init__(self, input_dim: int, hidden_dim: int, output_gate: bool = True):
+    def __init__(self, input_dim: int, hidden_dim: int, output_gate: bool = True,
+                 forget_bias: float = 0.0):
         super().__init__(input_dim, hidden_dim, arity=1, inner_inputs=True,
-                         output_gate=output_gate)
+                         output_gate=output_gate, forget_bias=forget_bias)
 
     def recurrent_widths(self) -> list:
         """One recurrent connection, h_{t-1} -> step t, d wide."""

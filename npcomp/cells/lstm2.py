@@ -72,10 +72,10 @@ class StackedLSTM:
     runs this whole stack once per direction."""
 
     name = "lstm2"
-    options = ("output_gate", "layer_outputs")
+    options = ("output_gate", "layer_outputs", "forget_bias")
 
     def __init__(self, input_dim: int, hidden_dim: int, output_gate: bool = True,
-                 layer_outputs: str = "top"):
+                 layer_outputs: str = "top", forget_bias: float = 0.0):
         if layer_outputs not in LAYER_OUTPUTS:
             raise ValueError(f"layer_outputs must be one of {LAYER_OUTPUTS}, not "
                              f"{layer_outputs!r}")
@@ -83,8 +83,8 @@ class StackedLSTM:
         self.hidden_dim = hidden_dim
         self.layer_outputs = layer_outputs
         self.output_dim = hidden_dim * (2 if layer_outputs == "all" else 1)
-        self.layers = (ChainLSTM(input_dim, hidden_dim, output_gate),
-                       ChainLSTM(hidden_dim, hidden_dim, output_gate))
+        self.layers = (ChainLSTM(input_dim, hidden_dim, output_gate, forget_bias),
+                       ChainLSTM(hidden_dim, hidden_dim, output_gate, forget_bias))
 
     # ---- names: layer l's parameters are the layer cell's names + suffix ----
 

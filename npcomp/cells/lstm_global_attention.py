@@ -122,16 +122,17 @@ class GlobalAttentionLSTM:
     """Chain LSTM + softmax attention over the sentence's steps + tanh layer (eqs. 4-7)."""
 
     name = "lstm-global-attn"
-    options = ("attention_dim",)
+    options = ("attention_dim", "forget_bias")
 
-    def __init__(self, input_dim: int, hidden_dim: int, attention_dim: int = ATTENTION_DIM):
+    def __init__(self, input_dim: int, hidden_dim: int, attention_dim: int = ATTENTION_DIM,
+                 forget_bias: float = 0.0):
         if attention_dim < 1:
             raise ValueError(f"{self.name}: attention_dim must be at least 1, not {attention_dim}")
         self.input_dim = input_dim
         self.hidden_dim = hidden_dim
         self.attention_dim = attention_dim
         self.output_dim = attention_dim
-        self.lstm = ChainLSTM(input_dim, hidden_dim)
+        self.lstm = ChainLSTM(input_dim, hidden_dim, forget_bias=forget_bias)
 
     def parameter_shapes(self) -> list:
         d, attention = self.hidden_dim, self.attention_dim

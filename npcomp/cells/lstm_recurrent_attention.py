@@ -162,13 +162,13 @@ class RecurrentAttentionLSTM:
     """Chain LSTM + prefix attention + adaptive transfer LSTM + highway (eqs. 4, 9-12)."""
 
     name = "lstm-recurrent-attn"
-    options = ()
+    options = ("forget_bias",)
 
-    def __init__(self, input_dim: int, hidden_dim: int):
+    def __init__(self, input_dim: int, hidden_dim: int, forget_bias: float = 0.0):
         self.input_dim = input_dim
         self.hidden_dim = hidden_dim
         self.output_dim = hidden_dim
-        self.lstm = ChainLSTM(input_dim, hidden_dim)
+        self.lstm = ChainLSTM(input_dim, hidden_dim, forget_bias=forget_bias)
 
     def parameter_shapes(self) -> list:
         d = self.hidden_dim

@@ -66,7 +66,7 @@ import numpy as np
 from numba import njit
 
 from ..forest import Forest
-from .activations import ONE, uniform_fan_in
+from .activations import ONE, add_forget_bias, uniform_fan_in
 # level-batching helpers shared with the N-ary Tree-LSTM (same gate layout i|o|u)
 from .levels import ROW_PAD, add_product, on_level, padded_stop, sigmoid
 from .treelstm_nary import _gate_functions, _output
@@ -92,12 +92,14 @@ class TreeLSTMChildSum:
     """Child-Sum Tree-LSTM cell; ``forward``/``backward`` over a whole forest."""
 
     name = "treelstm-childsum"
-    options = ("output_gate",)
+    options = ("output_gate", "forget_bias")
 
-    def __init__(self, input_dim: int, hidden_dim: int, output_gate: bool = True):
+    def __init__(self, input_dim: int, hidden_dim: int, output_gate: bool = True,
+                 forget_bias: float = 0.0):
         self.input_dim = input_dim
         self.hidden_dim = hidden_dim
         self.output_gate = output_gate
+        self.forget_bias = forget_bias
         self.output_dim = hidden_dim
 
     def parameter_shapes(self) -> list:
@@ -118,11 +120,13 @@ class TreeLSTMChildSum:
         return out
 
     def initialise(self, params: dict, rng: np.random.Generator) -> None:
-        """Uniform +-1/sqrt(fan-in) (Le & Zuidema; Torch's nn.Linear)."""
+        """Uniform +-1/sqrt(fan-in) (Le & Zuidema; Torch's nn.Linear), plus
+        ``forget_bias`` on the forget block of b (``add_forget_bias``)."""
         uniform_fan_in(params["W"], self.input_dim, rng)
         uniform_fan_in(params["U"], self.hidden_dim, rng)
         uniform_fan_in(params["U_f"], self.hidden_dim, rng)
         uniform_fan_in(params["b"], self.hidden_dim, rng)
+        add_forget_bias(params["b"], self.hidden_dim, self.forget_bias)
 
     def check_forest(self, forest: Forest) -> None:
         """Any number of children and words anywhere, but a leaf without a word

@@ -66,7 +66,7 @@ import numpy as np
 from numba import njit
 
 from ..forest import Forest
-from .activations import ONE, uniform_fan_in
+from .activations import ONE, add_forget_bias, uniform_fan_in
 from .inputs import sum_by_index
 from .levels import ROW_PAD, add_product, children_columns, on_level, padded_stop, sigmoid
 
@@ -89,10 +89,11 @@ class TreeLSTMNary:
     """N-ary Tree-LSTM cell; ``forward``/``backward`` over a whole forest."""
 
     name = "treelstm-nary"
-    options = ("arity", "inner_inputs", "output_gate")
+    options = ("arity", "inner_inputs", "output_gate", "forget_bias")
 
     def __init__(self, input_dim: int, hidden_dim: int, arity: int = 2,
-                 inner_inputs: bool = False, output_gate: bool = True):
+                 inner_inputs: bool = False, output_gate: bool = True,
+                 forget_bias: float = 0.0):
         if arity < 1:
             raise ValueError(f"{self.name}: arity must be at least 1, not {arity}")
         self.input_dim = input_dim
@@ -100,6 +101,7 @@ class TreeLSTMNary:
         self.arity = arity
         self.inner_inputs = inner_inputs
         self.output_gate = output_gate
+        self.forget_bias = forget_bias
         self.output_dim = hidden_dim
 
     def parameter_shapes(self) -> list:
@@ -123,10 +125,12 @@ class TreeLSTMNary:
         return out
 
     def initialise(self, params: dict, rng: np.random.Generator) -> None:
-        """Uniform +-1/sqrt(fan-in) (Le & Zuidema; Torch's nn.Linear)."""
+        """Uniform +-1/sqrt(fan-in) (Le & Zuidema; Torch's nn.Linear), plus
+        ``forget_bias`` on the forget block of b (``add_forget_bias``)."""
         uniform_fan_in(params["W"], self.input_dim, rng)
         uniform_fan_in(params["U"], self.arity * self.hidden_dim, rng)
         uniform_fan_in(params["b"], self.hidden_dim, rng)
+        add_forget_bias(params["b"], self.hidden_dim, self.forget_bias)
 
     def check_forest(self, forest: Forest) -> None:
         if forest.n_children.max() > self.arity:
