@@ -16,10 +16,10 @@ draw (``--forget-bias``: 0 by default, 1 in Nayebi's settings as Keras).
 These are exactly the N-ary Tree-LSTM's eqs. 9-14 with N = 1 and a word at
 every node (Tai: "the standard LSTM can then be considered a special case
 of the Tree-LSTM where each internal node has exactly one child"), so this
-cell *is* ``TreeLSTMNary(arity=1, inner_inputs=True)``: the forward, the backward and their kernels are that
-module's, and the chain test (``tests/test_cell_treelstm_childsum.py::
-test_chain_equals_chain_lstm``) checks both Tree-LSTMs against eq. 1 written
-out in NumPy.  The backward, in the symbols of treelstm_nary.py with one
+cell *is* ``TreeLSTMNary(arity=1, inner_inputs=True)``: the forward, the
+backward and their kernels are that module's, and the chain test
+(``tests/test_cell_treelstm_childsum.py::test_chain_equals_chain_lstm``)
+checks both Tree-LSTMs against eq. 1 written out in NumPy.  The backward, in the symbols of treelstm_nary.py with one
 child:
 
     delta_o = eps_h_t * tanh(c_t) * o(1-o);   eps_c_t += eps_h_t * o (1 - tanh(c_t)^2)
