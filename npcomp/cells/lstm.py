@@ -19,8 +19,8 @@ of the Tree-LSTM where each internal node has exactly one child"), so this
 cell *is* ``TreeLSTMNary(arity=1, inner_inputs=True)``: the forward, the
 backward and their kernels are that module's, and the chain test
 (``tests/test_cell_treelstm_childsum.py::test_chain_equals_chain_lstm``)
-checks both Tree-LSTMs against eq. 1 written out in NumPy.  The backward, in the symbols of treelstm_nary.py with one
-child:
+checks both Tree-LSTMs against eq. 1 written out in NumPy.  The backward,
+in the symbols of treelstm_nary.py with one child:
 
     delta_o = eps_h_t * tanh(c_t) * o(1-o);   eps_c_t += eps_h_t * o (1 - tanh(c_t)^2)
     delta_i = eps_c_t * u i(1-i);  delta_u = eps_c_t * i (1-u^2);  delta_f = eps_c_t * c_{t-1} f(1-f)
