@@ -90,6 +90,6 @@ def uniform_fan_in(array: np.ndarray, fan_in: int, rng: np.random.Generator) -> 
 def add_forget_bias(b: np.ndarray, hidden_dim: int, forget_bias: float) -> None:
     """Add ``forget_bias`` to the forget block ``b[3d:4d]`` of an LSTM bias laid
     out i|o|u|f, in place.  A positive constant (Gers et al. 2000; Jozefowicz et
-    al. 2015, Keras's LSTM default of 1) starts f near sigma(forget_bias), so the
+    al. 2015; Keras' LSTM default of 1) starts f near sigma(forget_bias), so the
     memory carries across many steps before training has shaped the gates."""
     b[3 * hidden_dim:4 * hidden_dim] += forget_bias

@@ -147,9 +147,8 @@ class SLSTM:
                 uniform_fan_in(params["W_c"][:, columns], inputs, rng)
             uniform_fan_in(params["b"][columns], inputs, rng)
         uniform_fan_in(params["W_co"], fan_in[O], rng)
-        # an optional constant added to the forget biases at initialisation (Gers
-        # et al. 2000): f starts near sigma(forget_bias), so memory survives many
-        # levels before training has shaped the gates
+        # the forget bias of activations.add_forget_bias, on both forget gates (this
+        # cell's gate layout is i|fl|fr|x|o, not i|o|u|f)
         params["b"][F_LEFT * d:(F_RIGHT + 1) * d] += self.forget_bias
         if self.projected:
             uniform_fan_in(params["W_leaf"], self.input_dim, rng)
