@@ -17,6 +17,7 @@ split is evaluated once, with the best-dev parameters, at the end.
 """
 from __future__ import annotations
 
+import copy
 import json
 import os
 import time
@@ -265,6 +266,7 @@ def load_model(run_dir: str | Path):
 def train(config: dict, run_dir: str | Path, resume: bool = False, progress: bool = True,
           echo=print) -> dict:
     """Train ``config`` into ``run_dir``; returns the metrics record."""
+    setup_start = time.perf_counter()
     retain_freed_memory()  # the steps reuse their work arrays' pages (memory.py)
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -329,7 +331,12 @@ def train(config: dict, run_dir: str | Path, resume: bool = False, progress: boo
         _append_log(run_dir, {"event": "start", "config": config,
                               "embedding": report.get("embedding")})
 
-    _warm_up(model, params, train_split, config)
+    tick = time.perf_counter()
+    _warm_up(model, params, optimizer, train_split, config)
+    # what a user waits before the first epoch: reading the data and vectors, then
+    # compiling the kernels (or loading them from numba's cache on later runs)
+    metrics["warm_up_s"] = time.perf_counter() - tick
+    metrics["setup_s"] = time.perf_counter() - setup_start
     # a second thread overlaps independent products of the backward pass and
     # evaluates every other forest (BLAS itself runs one thread: see cli.py)
     threads = max(1, int(config.get("threads") or 1))
@@ -421,11 +428,20 @@ def format_metrics(metrics: dict, short: bool = False) -> str:
     return text if short else f"{text}  all {metrics['all_acc']:.2f}"
 
 
-def _warm_up(model, params, split, config):
-    """Compile (or load from cache) every kernel on a tiny minibatch, untimed."""
-    batch = split.batch([0, min(1, len(split) - 1)])
+def _warm_up(model, params, optimizer, split, config):
+    """Compile (or load from cache) every kernel, untimed, on the split's two
+    largest examples: a minibatch of one-word spans, which has no inner node,
+    would leave the inner nodes' kernels to compile inside the first timed
+    step.  The update runs on copies, so parameters and optimiser state stay
+    as they were."""
+    trees = split.left if isinstance(split, EncodedPairs) else split
+    sizes = np.fromiter((len(words) for words in trees.words), dtype=np.int64,
+                        count=len(trees))
+    batch = split.batch(np.argsort(sizes, kind="stable")[-2:])
     grads = params.zeros_like()
-    model.loss_and_gradient(params, batch, grads, l2=config["l2"], dropout=0.0)
+    _, rows = model.loss_and_gradient(params, batch, grads, l2=config["l2"], dropout=0.0)
+    copy.deepcopy(optimizer).step(params.flat.copy(), grads.flat,
+                                  None if config["fixed_embeddings"] else rows)
     model.outputs(params, batch)
 
 
