@@ -15,7 +15,8 @@ prints
 * ``setup_s`` from its metrics.json, the seconds from the trainer's start to
   the first minibatch (the data, the parameters and the kernels), and
   ``warm_up_s``, the part of them spent compiling or loading kernels,
-* the training time of the epoch (3,000 synthetic sentences).
+* the training time of the epoch (the 3,000 synthetic training sentences;
+  for the sequence models, every labelled span of them).
 
 The synthetic task exercises every kernel of the tree and sequence models
 except the relatedness head's, which only the ``sick`` task calls. A
