@@ -432,14 +432,19 @@ def _warm_up(model, params, optimizer, split, config):
     """Compile (or load from cache) every kernel, untimed, on the split's two
     largest examples: a minibatch of one-word spans, which has no inner node,
     would leave the inner nodes' kernels to compile inside the first timed
-    step.  The update runs on copies, so parameters and optimiser state stay
-    as they were."""
+    step.  It draws dropout masks at the run's rates (their code paths differ)
+    from a generator of its own, and updates copies, so the run's random
+    stream, parameters and optimiser state stay as they were."""
     trees = split.left if isinstance(split, EncodedPairs) else split
     sizes = np.fromiter((len(words) for words in trees.words), dtype=np.int64,
                         count=len(trees))
     batch = split.batch(np.argsort(sizes, kind="stable")[-2:])
     grads = params.zeros_like()
-    _, rows = model.loss_and_gradient(params, batch, grads, l2=config["l2"], dropout=0.0)
+    _, rows = model.loss_and_gradient(
+        params, batch, grads, l2=config["l2"], dropout=config["dropout"],
+        rng=np.random.default_rng(0),
+        embedding_dropout=config.get("embedding_dropout") or 0.0,
+        recurrent_dropout=config.get("recurrent_dropout") or 0.0)
     copy.deepcopy(optimizer).step(params.flat.copy(), grads.flat,
                                   None if config["fixed_embeddings"] else rows)
     model.outputs(params, batch)
