@@ -33,15 +33,10 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
 
 def timed_run(model: str, cache_dir: Path, run_dir: Path, threads: int) -> dict:
     """One ``npcomp train`` process; its wall time and its metrics' timings."""
-    environment = dict(os.environ, NUMBA_CACHE_DIR=str(cache_dir),
-                       PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT),
-                                                                os.environ.get("PYTHONPATH")])))
+    environment = dict(os.environ, NUMBA_CACHE_DIR=str(cache_dir))
     command = [sys.executable, "-m", "npcomp", "train", "--model", model, "--task", "synthetic",
                "--epochs", "1", "--no-baseline", "--quiet", "--threads", str(threads),
                "--out", str(run_dir)]
