@@ -358,10 +358,8 @@ def train(config: dict, run_dir: str | Path, resume: bool = False, progress: boo
             tick = time.perf_counter()
             batch = train_split.batch(indices)
             loss, rows = model.loss_and_gradient(
-                params, batch, grads, l2=config["l2"], dropout=config["dropout"], rng=rng,
-                average=config["average"], helper=helper,
-                embedding_dropout=config.get("embedding_dropout") or 0.0,
-                recurrent_dropout=config.get("recurrent_dropout") or 0.0)
+                params, batch, grads, rng=rng, average=config["average"], helper=helper,
+                **_regularisation(config))
             optimizer.step(params.flat, grads.flat, None if fixed else rows)
             if fixed:
                 grads["embedding"][rows] = 0.0
@@ -428,6 +426,14 @@ def format_metrics(metrics: dict, short: bool = False) -> str:
     return text if short else f"{text}  all {metrics['all_acc']:.2f}"
 
 
+def _regularisation(config) -> dict:
+    """The training step's weight decay and dropout rates, as keyword arguments
+    of ``loss_and_gradient`` (the warm-up must take the same code paths)."""
+    return {"l2": config["l2"], "dropout": config["dropout"],
+            "embedding_dropout": config.get("embedding_dropout") or 0.0,
+            "recurrent_dropout": config.get("recurrent_dropout") or 0.0}
+
+
 def _warm_up(model, params, optimizer, split, config):
     """Compile (or load from cache) every kernel, untimed, on the split's two
     largest examples: a minibatch of one-word spans, which has no inner node,
@@ -440,11 +446,8 @@ def _warm_up(model, params, optimizer, split, config):
                         count=len(trees))
     batch = split.batch(np.argsort(sizes, kind="stable")[-2:])
     grads = params.zeros_like()
-    _, rows = model.loss_and_gradient(
-        params, batch, grads, l2=config["l2"], dropout=config["dropout"],
-        rng=np.random.default_rng(0),
-        embedding_dropout=config.get("embedding_dropout") or 0.0,
-        recurrent_dropout=config.get("recurrent_dropout") or 0.0)
+    _, rows = model.loss_and_gradient(params, batch, grads, rng=np.random.default_rng(0),
+                                      **_regularisation(config))
     copy.deepcopy(optimizer).step(params.flat.copy(), grads.flat,
                                   None if config["fixed_embeddings"] else rows)
     model.outputs(params, batch)
