@@ -102,7 +102,8 @@ def _parser() -> argparse.ArgumentParser:
                        "differently: lstm and bilstm take 'nayebi' (root labels only, "
                        "Nayebi & Blundell Sec. 4.1) instead of Tai et al.'s (default 'paper')")
     train.add_argument("--vectors", default=None,
-                       help="pretrained vectors: GloVe text, word2vec text or binary (sick: "
+                       help="pretrained vectors: GloVe text, word2vec text or binary, a path or a "
+                       "file name in DATA_DIR/vectors (sick: "
                        "default GloVe 840B 300d from DATA_DIR/vectors, as Tai et al.; "
                        "'random' for random vectors)")
     train.add_argument("--fixed-embeddings", action="store_true", default=None,
@@ -295,6 +296,8 @@ def _train_config(args) -> dict:
         vectors = None
     elif vectors is None and config.get("vectors_name"):
         vectors = str(_default_vectors(args.data_dir, config["vectors_name"]))
+    elif vectors is not None:
+        vectors = str(_vectors_file(args.data_dir, vectors))
     config.pop("vectors_name", None)
     if args.fixed_embeddings is not None:
         config["fixed_embeddings"] = args.fixed_embeddings
@@ -323,6 +326,20 @@ def _train_config(args) -> dict:
             raise ValueError("matrix-space learns a matrix per word: it takes no --vectors")
         config["embedding_dim"] = matrix_embedding_dim(config)
     return config
+
+
+def _vectors_file(data_dir, name: str) -> Path:
+    """``name`` if it is a file, else DATA_DIR/vectors/``name`` (where `npcomp
+    download` puts vector files), so the commands of docs/RESULTS.md run from any
+    directory."""
+    from .tasks import default_data_dir
+    path = Path(name)
+    if path.is_file():
+        return path
+    in_data_dir = (Path(data_dir) if data_dir else default_data_dir()) / "vectors" / name
+    if in_data_dir.is_file():
+        return in_data_dir
+    raise ValueError(f"--vectors {name}: no such file, here or as {in_data_dir}")
 
 
 def _default_vectors(data_dir, name: str) -> Path:

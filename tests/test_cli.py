@@ -299,3 +299,23 @@ def test_epsilon_must_be_positive(tmp_path, capsys, value):
     assert main(["train", *TINY, f"--epsilon={value}", "--out", str(tmp_path / "run")]) == 1
     assert "--epsilon must be positive" in capsys.readouterr().err
     assert not (tmp_path / "run").exists()
+
+
+def test_vectors_by_file_name_are_read_from_the_data_directory(tmp_path, capsys):
+    """`--vectors NAME` finds DATA_DIR/vectors/NAME (where `npcomp download` puts
+    them) when NAME is not a file here; a name found nowhere names both places."""
+    vectors_dir = tmp_path / "data" / "vectors"
+    vectors_dir.mkdir(parents=True)
+    (vectors_dir / "tiny.txt").write_text("good " + " ".join(["0.5"] * 8) + "\n"
+                                          "not " + " ".join(["-0.5"] * 8) + "\n")
+    run_dir = tmp_path / "run"
+    assert main(["train", "--model", "lstm", *TINY, "--no-baseline", "--vectors", "tiny.txt",
+                 "--data-dir", str(tmp_path / "data"), "--out", str(run_dir)]) == 0
+    config = json.loads((run_dir / "metrics.json").read_text())["config"]
+    assert config["vectors"] == str(vectors_dir / "tiny.txt")
+    capsys.readouterr()
+    assert main(["train", "--model", "lstm", *TINY, "--vectors", "absent.txt",
+                 "--data-dir", str(tmp_path / "data"), "--out", str(tmp_path / "none")]) == 1
+    error = capsys.readouterr().err
+    assert "absent.txt" in error and str(vectors_dir / "absent.txt") in error
+    assert not (tmp_path / "none").exists()
