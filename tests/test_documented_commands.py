@@ -1,0 +1,57 @@
+"""Every `npcomp train` command printed in README.md and docs/RESULTS.md is one
+the command line accepts: its options exist, take the values shown, and apply
+to the model named.  Commands abbreviated with "..." or naming the model or task
+by a placeholder are left out; placeholders for a seed, rate or directory get a
+value.  Nothing trains: each command is built into its run configuration only."""
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+import npcomp.cli
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DOCUMENTS = ("README.md", "docs/RESULTS.md")
+PLACEHOLDER_VALUES = {"S": "1", "R": "0.01", "A": "0.01", "B": "0.01",
+                      "PARSES": "parses/sst", "DIR": "data"}
+
+
+def documented_commands(text: str) -> list:
+    """The `npcomp train ...` commands of a Markdown text: inline code spans, and
+    indented lines (joined across backslash continuations)."""
+    text = re.sub(r"\\\n\s*", " ", text)
+    commands = [" ".join(span.split()) for span in re.findall(r"`(npcomp train[^`]*)`", text)]
+    commands += [line.strip() for line in text.splitlines()
+                 if line.startswith("    npcomp train")]
+    return commands
+
+
+def runnable(command: str) -> bool:
+    words = command.split()
+    return not ("..." in command or "(the same)" in command or "--resume" in words
+                or any(words[i] in ("--model", "--task") and words[i + 1] in ("M", "T")
+                       for i in range(len(words) - 1)))
+
+
+CASES = [(name, command) for name in DOCUMENTS
+         for command in documented_commands((REPO_ROOT / name).read_text())
+         if runnable(command)]
+
+
+def test_the_documents_print_commands():
+    """The extraction finds the commands (a broken pattern would pass every case)."""
+    for name in DOCUMENTS:
+        assert sum(case[0] == name for case in CASES) >= 10, name
+
+
+@pytest.mark.parametrize("document,command", CASES)
+def test_documented_command_is_accepted(document, command, monkeypatch):
+    monkeypatch.setattr(npcomp.cli, "_vectors_file", lambda data_dir, name: Path(name))
+    monkeypatch.setattr(npcomp.cli, "_default_vectors", lambda data_dir, name: Path(name))
+    argv = [PLACEHOLDER_VALUES.get(word, word) for word in shlex.split(command)[1:]]
+    args = npcomp.cli._parser().parse_args(argv)
+    if args.help_defaults:
+        return
+    config = npcomp.cli._train_config(args)
+    assert config["model"] == args.model
