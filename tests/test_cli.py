@@ -70,6 +70,9 @@ def test_protocol_selects_the_other_papers_setting(capsys):
     defaults = json.loads(capsys.readouterr().out)
     assert defaults["supervision"] == "root" and defaults["dim"] == 300
     assert defaults["recurrent_dropout"] == [0.3] and "Nayebi" in defaults["source"]
+    assert defaults["untied"]  # Nayebi's two LSTMs; Tai's BiLSTM shares its weights
+    assert main(["train", "--model", "bilstm", "--task", "sst5", "--help-defaults"]) == 0
+    assert not json.loads(capsys.readouterr().out)["untied"]
     assert main(["train", "--model", "rntn", "--protocol", "nayebi", "--help-defaults"]) == 1
     assert "must be one of ['paper']" in capsys.readouterr().err
 
