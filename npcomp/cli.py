@@ -328,15 +328,19 @@ def _train_config(args) -> dict:
     return config
 
 
-def _vectors_file(data_dir, name: str) -> Path:
-    """``name`` if it is a file, else DATA_DIR/vectors/``name`` (where `npcomp
-    download` puts vector files), so the commands of docs/RESULTS.md run from any
-    directory."""
+def _vectors_directory(data_dir) -> Path:
+    """DATA_DIR/vectors, where `npcomp download` puts vector files."""
     from .tasks import default_data_dir
+    return (Path(data_dir) if data_dir else default_data_dir()) / "vectors"
+
+
+def _vectors_file(data_dir, name: str) -> Path:
+    """``name`` if it is a file, else DATA_DIR/vectors/``name``, so the commands
+    of docs/RESULTS.md run from any directory."""
     path = Path(name)
     if path.is_file():
         return path
-    in_data_dir = (Path(data_dir) if data_dir else default_data_dir()) / "vectors" / name
+    in_data_dir = _vectors_directory(data_dir) / name
     if in_data_dir.is_file():
         return in_data_dir
     raise ValueError(f"--vectors {name}: no such file, here or as {in_data_dir}")
@@ -345,8 +349,7 @@ def _vectors_file(data_dir, name: str) -> Path:
 def _default_vectors(data_dir, name: str) -> Path:
     """The first of the task's default vector files found in DATA_DIR/vectors."""
     from .defaults import SICK_VECTOR_FILES
-    from .tasks import default_data_dir
-    directory = (Path(data_dir) if data_dir else default_data_dir()) / "vectors"
+    directory = _vectors_directory(data_dir)
     for file_name in SICK_VECTOR_FILES:
         if (directory / file_name).is_file():
             return directory / file_name
