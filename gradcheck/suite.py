@@ -193,7 +193,10 @@ def _own_settings(model: str) -> list:
         return ([Setting(model, trees="chain", untied=untied, supervision=mode)
                  for untied in (False, True) for mode in ("all", "root")]
                 + [Setting(model, trees="chain", dropout=0.5, l2=0.1, average="nodes"),
-                   _sequence_dropout_setting(model, untied=True)])
+                   _sequence_dropout_setting(model, untied=True)]
+                + [_sequence_dropout_setting(model, untied=untied,
+                                             extra=dict(embedding_masks="per-direction"))
+                   for untied in (False, True)])
     if model == "lstm-global-attn":
         return [Setting(model, trees="chain", supervision="root"),
                 Setting(model, trees="chain", supervision="root", extra=dict(attention_dim=2)),

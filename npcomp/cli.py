@@ -55,6 +55,11 @@ TRAIN_OPTIONS = {
     "leaf_activation": (str, "rntn: a leaf's state is its word vector (identity, the "
                              "paper's equations) or tanh of it (Socher et al.'s released "
                              "code)", ("identity", "tanh")),
+    "embedding_masks": (str, "bilstm, bilstm2: word-vector dropout with one mask per sentence "
+                             "for both directions (shared), or one for each direction "
+                             "(per-direction: Nayebi & Blundell's dropout 'between the Glove "
+                             "embedding layer and each of the two LSTMs')",
+                        ("shared", "per-direction")),
     "supervision": (str, "labelled nodes trained on (spans: every labelled phrase as a "
                          "sequence of its own, with --structure chain)",
                     ("all", "root", "root+leaves", "spans")),
@@ -388,7 +393,13 @@ def _train(args) -> int:
     baseline = args.baseline if args.baseline is not None else args.task == "synthetic"
     if baseline and args.model != "mean-vectors":
         # the baseline trains with its own defaults except where the user chose
+        from .cells import CELL_OPTIONS, cell_class
         base_config = dict(config, model="mean-vectors")
+        # the model's cell options (--untied, ...) are not the baseline's
+        accepted = getattr(cell_class("mean-vectors"), "options", ())
+        for option in CELL_OPTIONS:
+            if option not in accepted:
+                base_config.pop(option, None)
         for key in ("lr", "emb_lr", "l2", "dropout", "epochs", "batch_size"):
             if getattr(args, key) is None:
                 base_config[key] = defaults_for("mean-vectors", args.task)[key]

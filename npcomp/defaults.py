@@ -104,9 +104,10 @@ PROTOCOLS = {
     "lstm": {"nayebi": dict(NAYEBI, source=NAYEBI_SOURCE, dim=150, batch_size=128,
                             embedding_dropout=0.2)},
     # "each of the two LSTMs" (Sec. 4.1): Keras' Bidirectional wrapper gives the
-    # backward LSTM weights of its own
+    # backward LSTM weights and a word-vector dropout mask of its own
     "bilstm": {"nayebi": dict(NAYEBI, source=NAYEBI_SOURCE, dim=300, batch_size=300,
-                              untied=True, embedding_dropout=0.3, recurrent_dropout=[0.3])},
+                              untied=True, embedding_dropout=0.3,
+                              embedding_masks="per-direction", recurrent_dropout=[0.3])},
 }
 
 SYNTHETIC = dict(dim=50, embedding_dim=50, epochs=10, batch_size=25, dropout=0.0, l2=1e-4)

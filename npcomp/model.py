@@ -57,7 +57,8 @@ class DropoutMasks:
     """The dropout masks of one minibatch (None: no dropout there).
 
     classifier: one (m, input dim) mask per classifier, for its labelled nodes
-    embedding:  (trees, d_x), one mask per sequence on the word vectors
+    embedding:  (trees, k d_x), one mask per sequence on the word vectors, k
+                the cell's ``input_copies()`` (1 unless it says otherwise)
     recurrent:  one (trees, width) mask per entry of ``cell.recurrent_widths()``
     """
     classifier: list
@@ -117,11 +118,17 @@ class SentenceEncoder:
         widths = getattr(self.cell, "recurrent_widths", None)
         return list(widths()) if widths is not None else []
 
+    def input_copies(self) -> int:
+        """Copies of the word vectors the cell reads, each with a dropout mask
+        of its own (1 unless the cell says otherwise)."""
+        copies = getattr(self.cell, "input_copies", None)
+        return copies() if copies is not None else 1
+
     def _sequence_masks(self, forest: Forest, rng: np.random.Generator, dtype,
                         embedding_rate: float, recurrent_rate) -> tuple:
-        """(word-vector mask (trees, d_x) or None, recurrent masks or None)."""
-        embedding = dropout_mask((forest.n_trees, self.embedding_dim), embedding_rate, rng,
-                                 dtype)
+        """(word-vector mask (trees, copies x d_x) or None, recurrent masks or None)."""
+        embedding = dropout_mask((forest.n_trees, self.input_copies() * self.embedding_dim),
+                                 embedding_rate, rng, dtype)
         widths = self.recurrent_widths()
         rates = layer_rates(recurrent_rate, len(widths))
         recurrent = None
@@ -143,7 +150,8 @@ class SentenceEncoder:
         if masks is not None and masks.embedding is not None:
             # a row per word-reading node, its sequence's mask
             node_mask = masks.embedding[forest.tree[word_nodes]]
-            cell_x = x[word_index] * node_mask
+            copies = node_mask.shape[1] // x.shape[1]
+            cell_x = np.tile(x[word_index], copies) * node_mask
             cell_index = np.arange(word_nodes.shape[0])
         recurrent = ({} if not self.recurrent_widths() else
                      {"recurrent_masks": None if masks is None else masks.recurrent})
@@ -163,8 +171,10 @@ class SentenceEncoder:
                                  grads.prefixed("cell"), helper)
         node_mask = encoding["node_mask"]
         words = encoding["words"]
-        if node_mask is not None:  # back through the word-vector mask, per distinct word
-            d_x = sum_by_index(d_x * node_mask, encoding["word_index"], words.shape[0])
+        if node_mask is not None:  # back through the word-vector masks, per distinct word
+            d_x = d_x * node_mask
+            d_x = d_x.reshape(d_x.shape[0], -1, self.embedding_dim).sum(axis=1)
+            d_x = sum_by_index(d_x, encoding["word_index"], words.shape[0])
         if d_word_rows is not None:
             np.add.at(d_x, d_word_rows[0], d_word_rows[1])
         grads["embedding"][words] += d_x  # distinct rows: a plain fancy-index add

@@ -139,3 +139,64 @@ def test_detects_masks_missing_in_backward(untied, monkeypatch):
     names = ("W", "W_backward", "x") if untied else ("W", "x")
     errors = cell_gradient_errors(cell, params, forest, x, index, masks, rng, names)
     assert all(errors[name] > TOLERANCE for name in names)
+
+
+@pytest.mark.parametrize("untied", [False, True], ids=["tied", "untied"])
+def test_per_direction_word_masks_feed_each_direction_its_own(untied):
+    """With embedding_masks="per-direction" the model hands the cell the word
+    vectors masked twice, side by side; the forward LSTM reads the first copy
+    and the backward LSTM the second (eq. 1 both ways on differently masked
+    words).  Unmasked (evaluation), both read the same vectors as "shared"."""
+    rng = np.random.default_rng(9)
+    d, d_x = 3, 4
+    cell = make_cell("bilstm", d_x, d, untied=untied, embedding_masks="per-direction")
+    shared = make_cell("bilstm", d_x, d, untied=untied)
+    assert cell.input_copies() == 2 and shared.input_copies() == 1
+    params = random_params(cell, rng)
+    forest, vectors, x, index, nodes = chain_case(LENGTHS, d_x, rng)
+    word_masks = rng.integers(0, 2, size=(forest.n_trees, 2, d_x)) * 2.0
+    rows = np.empty((forest.n_nodes, 2 * d_x))
+    for k in range(len(LENGTHS)):
+        rows[nodes[k]] = np.concatenate([vectors[k] * word_masks[k, 0],
+                                         vectors[k] * word_masks[k, 1]], axis=1)
+    out, _ = cell.forward(params, forest, rows, np.arange(forest.n_nodes))
+    for k in range(len(LENGTHS)):
+        forward, _ = _reference(params, vectors[k] * word_masks[k, 0], untied, d)
+        _, backward = _reference(params, vectors[k] * word_masks[k, 1], untied, d)
+        np.testing.assert_allclose(out[nodes[k], :d], forward, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(out[nodes[k][:-1], d:], backward[:-1], rtol=0, atol=1e-12)
+        np.testing.assert_allclose(out[nodes[k][-1], d:], backward[0], rtol=0, atol=1e-12)
+    unmasked, _ = cell.forward(params, forest, x, index)
+    np.testing.assert_array_equal(unmasked, shared.forward(params, forest, x, index)[0])
+
+
+def test_per_direction_word_masks_are_drawn_per_direction():
+    setting = Setting("bilstm", trees="chain", embedding_dropout=0.5,
+                      extra=dict(embedding_masks="per-direction"))
+    rng = np.random.default_rng(10)
+    model, _, forest, options = build_case(setting, random_trees(setting, rng), rng)
+    mask = options["masks"].embedding
+    assert mask.shape == (forest.n_trees, 2 * setting.input_dim)
+    assert not np.array_equal(mask[:, :setting.input_dim], mask[:, setting.input_dim:])
+
+
+@pytest.mark.parametrize("untied", [False, True], ids=["tied", "untied"])
+def test_detects_per_direction_word_gradients_swapped(untied, monkeypatch):
+    """Backward returns the backward direction's d_x in the forward's columns
+    and vice versa: the word vectors' gradient (through the two masks) must
+    fail the check, the weights' not."""
+    rng = np.random.default_rng(11)
+    setting = Setting("bilstm", trees="chain", supervision="root", untied=untied,
+                      embedding_dropout=0.5, extra=dict(embedding_masks="per-direction"))
+    model, params, forest, options = build_case(setting, random_trees(setting, rng), rng)
+    assert_passes(check_gradients(model, params, forest, **options))
+    original = model.cell.backward
+    d_x = setting.input_dim
+
+    def buggy(*args, **kwargs):
+        gradient = original(*args, **kwargs)
+        return np.concatenate([gradient[:, d_x:], gradient[:, :d_x]], axis=1)
+
+    monkeypatch.setattr(model.cell, "backward", buggy)
+    errors = check_gradients(model, params, forest, **options)
+    assert errors["embedding"] > TOLERANCE and errors["cell.W"] <= TOLERANCE

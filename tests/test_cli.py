@@ -45,6 +45,19 @@ def trained_run(tmp_path_factory):
     return run_dir, output.getvalue()
 
 
+def test_baseline_ignores_the_models_cell_options(tmp_path, capsys):
+    """Options of the model's cell (--untied, --embedding-masks) are not the
+    bag-of-words baseline's: it still trains beside a BiLSTM given them."""
+    run_dir = tmp_path / "run"
+    assert main(["train", "--task", "synthetic", "--model", "bilstm", "--untied",
+                 "--embedding-dropout", "0.3", "--embedding-masks", "per-direction", *TINY,
+                 "--out", str(run_dir)]) == 0
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    assert metrics["config"]["embedding_masks"] == "per-direction"
+    baseline = json.loads((run_dir / "baseline" / "metrics.json").read_text())
+    assert "untied" not in baseline["config"] and "embedding_masks" not in baseline["config"]
+
+
 def test_help_defaults(capsys):
     assert main(["train", "--model", "recnn", "--task", "sst5", "--help-defaults"]) == 0
     defaults = json.loads(capsys.readouterr().out)
@@ -70,9 +83,12 @@ def test_protocol_selects_the_other_papers_setting(capsys):
     defaults = json.loads(capsys.readouterr().out)
     assert defaults["supervision"] == "root" and defaults["dim"] == 300
     assert defaults["recurrent_dropout"] == [0.3] and "Nayebi" in defaults["source"]
-    assert defaults["untied"]  # Nayebi's two LSTMs; Tai's BiLSTM shares its weights
+    # Nayebi's two LSTMs, each with its own dropout on the word vectors; Tai's
+    # BiLSTM shares its weights
+    assert defaults["untied"] and defaults["embedding_masks"] == "per-direction"
     assert main(["train", "--model", "bilstm", "--task", "sst5", "--help-defaults"]) == 0
-    assert not json.loads(capsys.readouterr().out)["untied"]
+    defaults = json.loads(capsys.readouterr().out)
+    assert not defaults["untied"] and defaults.get("embedding_masks", "shared") == "shared"
     assert main(["train", "--model", "rntn", "--protocol", "nayebi", "--help-defaults"]) == 1
     assert "must be one of ['paper']" in capsys.readouterr().err
 

@@ -19,7 +19,11 @@ Sequence cells with recurrent dropout (Gal 2015: one mask per sequence) also
 have ``recurrent_widths()`` -> [width per recurrent connection] and take
 ``forward(..., recurrent_masks=[(trees, width) per connection] or None)``:
 the state entering a recurrence at node t is multiplied by
-``mask[forest.tree[t]]``; the outputs themselves are not masked.
+``mask[forest.tree[t]]``; the outputs themselves are not masked.  A cell
+that reads the word vectors through k connections, each with its own
+word-vector dropout mask (the BiLSTM's two directions), says so with
+``input_copies()`` -> k: under that dropout its ``x`` is (n, k d_x), the k
+masked copies side by side, and its ``d_x`` the same shape.
 """
 from __future__ import annotations
 
@@ -47,7 +51,7 @@ CELLS = {
 
 # every option some cell takes: configs and the command line name them so
 CELL_OPTIONS = ("activation", "untied", "forget_bias", "output_gate", "layer_outputs",
-                "leaf_activation")
+                "leaf_activation", "embedding_masks")
 
 
 def cell_class(name: str):

@@ -42,6 +42,17 @@ cache's ``backward_row``); each direction back-propagates its share through
 its own chains (treelstm_nary.py's backward with one child), adding into the
 same gradients when tied, and the two d_x are summed per distinct word.
 
+Word-vector dropout (one mask per sentence) masks the words both directions
+read with one mask by default (``embedding_masks="shared"``).  Nayebi &
+Blundell put dropout "between the Glove embedding layer and each of the two
+LSTMs" (Sec. 4.1), as Keras' Bidirectional wrapper does with a dropout
+inside each LSTM: with ``embedding_masks="per-direction"`` each direction
+reads the words through a mask of its own.  The cell then asks for two
+copies of its input (``input_copies()``); the model hands it the masked
+vectors side by side, x = [m^F * x_t ; m^B * x_t] (n, 2 d_x), the forward
+LSTM reads the first d_x columns and the backward LSTM the last, and the
+backward pass returns d_x in the same two blocks.
+
 =====================  ==============================  ==========
 paper                  code                            shape
 =====================  ==============================  ==========
@@ -60,6 +71,7 @@ from ..forest import Forest, reverse_chains
 from .lstm import ChainLSTM
 
 BACKWARD = "_backward"
+EMBEDDING_MASKS = ("shared", "per-direction")
 
 
 @dataclass
@@ -69,6 +81,7 @@ class BiLSTMCache:
     reversed_forest: Forest
     order: np.ndarray        # reversed node r is node order[r]
     backward_row: np.ndarray  # (n,) reversed node whose h^B each node's output holds
+    split_input: bool        # x held one block per direction
 
 
 class BiLSTM:
@@ -77,17 +90,26 @@ class BiLSTM:
     chain LSTM; bilstm2.py's subclass uses the 2-layer ``StackedLSTM``)."""
 
     name = "bilstm"
-    options = ("untied", "output_gate", "forget_bias")
+    options = ("untied", "output_gate", "forget_bias", "embedding_masks")
     direction_cell = ChainLSTM
 
     def __init__(self, input_dim: int, hidden_dim: int, untied: bool = False,
-                 **direction_options):
-        # options other than ``untied`` are the direction cell's
+                 embedding_masks: str = "shared", **direction_options):
+        # options other than ``untied`` and ``embedding_masks`` are the direction cell's
+        if embedding_masks not in EMBEDDING_MASKS:
+            raise ValueError(f"embedding_masks must be one of {EMBEDDING_MASKS}, "
+                             f"not {embedding_masks!r}")
         self.direction = self.direction_cell(input_dim, hidden_dim, **direction_options)
         self.input_dim = input_dim
         self.hidden_dim = hidden_dim
         self.output_dim = 2 * self.direction.output_dim
         self.untied = untied
+        self.embedding_masks = embedding_masks
+
+    def input_copies(self) -> int:
+        """Copies of the word vectors, each with its own dropout mask, the cell
+        reads: one per direction with ``embedding_masks="per-direction"``."""
+        return 2 if self.embedding_masks == "per-direction" else 1
 
     def parameter_shapes(self) -> list:
         shapes = self.direction.parameter_shapes()
@@ -135,16 +157,21 @@ class BiLSTM:
 
     def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
                 helper=None, recurrent_masks=None):
-        """x: (U, d_x) distinct words; word_index: (n,) row of x per node (every node
-        reads a word); recurrent_masks: None or one (sentences, width) mask per
-        recurrent connection (``recurrent_widths``: forward's, then backward's).
-        Returns out (n, output_dim), the root holding [h^F_T ; h^B_1], and the cache."""
+        """x: (U, d_x) distinct words, or (U, 2 d_x) a block per direction (the
+        forward's first; ``input_copies``); word_index: (n,) row of x per node
+        (every node reads a word); recurrent_masks: None or one (sentences,
+        width) mask per recurrent connection (``recurrent_widths``: forward's,
+        then backward's).  Returns out (n, output_dim), the root holding
+        [h^F_T ; h^B_1], and the cache."""
         forward_masks, backward_masks = self._split_masks(recurrent_masks)
-        h_forward, forward_cache = self.direction.forward(params, forest, x, word_index,
-                                                          helper, forward_masks)
+        split_input = x.shape[1] == 2 * self.input_dim
+        x_forward = x[:, :self.input_dim] if split_input else x
+        x_backward = x[:, self.input_dim:] if split_input else x
+        h_forward, forward_cache = self.direction.forward(params, forest, x_forward,
+                                                          word_index, helper, forward_masks)
         reversed_forest, order = reverse_chains(forest)
         h_backward, backward_cache = self.direction.forward(
-            self._backward(params), reversed_forest, x, word_index[order], helper,
+            self._backward(params), reversed_forest, x_backward, word_index[order], helper,
             backward_masks)
         backward_row = np.empty_like(order)    # node order[r] holds h^B of reversed node r
         backward_row[order] = np.arange(order.shape[0])
@@ -155,7 +182,7 @@ class BiLSTM:
         out[:, :d] = h_forward
         out[:, d:] = h_backward[backward_row]
         return out, BiLSTMCache(forward_cache, backward_cache, reversed_forest, order,
-                                backward_row)
+                                backward_row, split_input)
 
     def backward(self, params: dict, forest: Forest, cache: BiLSTMCache, d_out: np.ndarray,
                  grads: dict, helper=None) -> np.ndarray:
@@ -163,8 +190,11 @@ class BiLSTM:
         d_forward = np.ascontiguousarray(d_out[:, :d])
         d_backward = np.zeros_like(d_forward)
         np.add.at(d_backward, cache.backward_row, d_out[:, d:])
-        d_x = self.direction.backward(params, forest, cache.forward, d_forward, grads, helper)
-        d_x += self.direction.backward(self._backward(params), cache.reversed_forest,
-                                       cache.backward, d_backward, self._backward(grads),
-                                       helper)
-        return d_x
+        d_x_forward = self.direction.backward(params, forest, cache.forward, d_forward, grads,
+                                              helper)
+        d_x_backward = self.direction.backward(self._backward(params), cache.reversed_forest,
+                                               cache.backward, d_backward,
+                                               self._backward(grads), helper)
+        if cache.split_input:
+            return np.concatenate([d_x_forward, d_x_backward], axis=1)
+        return d_x_forward + d_x_backward
