@@ -12,7 +12,7 @@ import os
 import sys
 from pathlib import Path
 
-from .cells import CELLS
+from .cells import CELL_OPTIONS, CELLS, cell_class
 
 MODELS = tuple(CELLS)
 TASKS = ("sst5", "sst2", "synthetic", "sick")
@@ -287,7 +287,6 @@ def _train_config(args) -> dict:
             config[name] = value
     if args.untied is not None:
         config["untied"] = args.untied
-    from .cells import CELL_OPTIONS, cell_class
     accepted = getattr(cell_class(args.model), "options", ())
     flags = {"untied": "--untied/--tied", "output_gate": "--output-gate/--no-output-gate"}
     for option in CELL_OPTIONS:
@@ -393,7 +392,6 @@ def _train(args) -> int:
     baseline = args.baseline if args.baseline is not None else args.task == "synthetic"
     if baseline and args.model != "mean-vectors":
         # the baseline trains with its own defaults except where the user chose
-        from .cells import CELL_OPTIONS, cell_class
         base_config = dict(config, model="mean-vectors")
         # the model's cell options (--untied, ...) are not the baseline's
         accepted = getattr(cell_class("mean-vectors"), "options", ())
