@@ -173,7 +173,8 @@ class SentenceEncoder:
         words = encoding["words"]
         if node_mask is not None:  # back through the word-vector masks, per distinct word
             d_x = d_x * node_mask
-            d_x = d_x.reshape(d_x.shape[0], -1, self.embedding_dim).sum(axis=1)
+            if d_x.shape[1] != self.embedding_dim:  # a copy per mask: their sum
+                d_x = d_x.reshape(d_x.shape[0], -1, self.embedding_dim).sum(axis=1)
             d_x = sum_by_index(d_x, encoding["word_index"], words.shape[0])
         if d_word_rows is not None:
             np.add.at(d_x, d_word_rows[0], d_word_rows[1])
