@@ -23,6 +23,9 @@ TRAIN_OPTIONS = {
                   "the embedding dimension)", None),
     "embedding_dim": (int, "word vector dimension when vectors are random", None),
     "epochs": (int, "training epochs", None),
+    "evals_per_epoch": (int, "dev evaluations per epoch, evenly spaced over its minibatches "
+                             "(the last at its end); the best-dev checkpoint is chosen among "
+                             "all of them (default 1)", None),
     "batch_size": (int, "sentences per minibatch", None),
     "optimizer": (str, "optimiser", ("adagrad", "adadelta", "sgd")),
     "lr": (float, "learning rate of the composition and classifier weights", None),
@@ -81,8 +84,8 @@ TRAIN_OPTIONS = {
     "dtype": (str, "floating-point type of training", ("float32", "float64")),
     "eval_batch_size": (int, "sentences per forest when evaluating", None),
 }
-POSITIVE = ("dim", "embedding_dim", "epochs", "batch_size", "eval_batch_size",
-            "similarity_dim")
+POSITIVE = ("dim", "embedding_dim", "epochs", "evals_per_epoch", "batch_size",
+            "eval_batch_size", "similarity_dim")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -411,7 +414,9 @@ def _train(args) -> int:
 def _print_result(metrics: dict) -> None:
     from .trainer import format_metrics
     unit = "pairs" if metrics["task"] == "sick" else "sentences"
-    print(f"{metrics['model']} on {metrics['task']}: best epoch {metrics['best_epoch']}, "
+    # a fractional epoch when the best dev evaluation fell inside an epoch
+    best = metrics.get("best_at") or metrics["best_epoch"]
+    print(f"{metrics['model']} on {metrics['task']}: best epoch {best:g}, "
           f"dev {format_metrics(metrics['dev'])}; test {format_metrics(metrics['test'])}; "
           f"{metrics['train_sentences_per_s']:.0f} {unit}/s")
 

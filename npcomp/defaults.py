@@ -12,7 +12,7 @@ COMMON = dict(
     head="softmax",
     embedding_dropout=0.0, recurrent_dropout=[0.0],
     activation=None, untied=None, oov="uniform", oov_scale=0.05, dtype="float32",
-    fixed_embeddings=False, seed=1, eval_batch_size=512,
+    fixed_embeddings=False, seed=1, eval_batch_size=512, evals_per_epoch=1,
 )
 
 # Nayebi & Blundell, Sec. 4.1, in Keras: root labels only; Adagrad at Keras' default

@@ -17,7 +17,7 @@ _NOT_THE_SETTING = ("seed", "data_dir", "threads", "eval_batch_size", "train_eva
 METRICS = ("root_acc", "all_acc", "pearson", "spearman", "mse")
 # options added after runs were made (or left out when not given): a config
 # without one ran its value here
-_LATER_OPTIONS = {"neutral": "unlabelled", "leaf_activation": "identity"}
+_LATER_OPTIONS = {"neutral": "unlabelled", "leaf_activation": "identity", "evals_per_epoch": 1}
 
 
 def read_runs(run_dirs) -> list:

@@ -6,23 +6,29 @@ A run directory holds (SPEC Sec. 3):
   and training-sentence accuracy: the learning curve), best epoch, dev and
   test metrics of the best-dev checkpoint (with the roots' confusion matrix,
   ``root_confusion[gold][predicted]``), training time and speed; rewritten
-  after every epoch, so a killed run keeps what it finished;
+  after every dev evaluation, so a killed run keeps what it finished;
 * ``model.npz``: the best-dev parameters by name, the config and the vocabulary;
-* ``checkpoint.npz``: the latest epoch's parameters, optimiser state and
-  random state, from which ``--resume`` continues;
-* ``log.jsonl``: one JSON record per line (run start, every epoch, the end).
+* ``checkpoint.npz``: the parameters, optimiser state and random state at the
+  latest dev evaluation (with the epoch's order and progress when that was
+  inside an epoch), from which ``--resume`` continues;
+* ``log.jsonl``: one JSON record per line (run start, every dev evaluation
+  inside an epoch, every epoch, the end).
 
-Model selection uses dev root accuracy only (Pearson's r on SICK); the test
+Dev is evaluated at the end of every epoch and, with ``evals_per_epoch`` > 1,
+at evenly spaced points inside it (``best_at`` in metrics.json: the epochs
+done at the selected evaluation, 2.5 for the middle of epoch 3; ``best_epoch``
+the epoch it fell in).  Model selection uses dev root accuracy only (Pearson's r on SICK); the test
 split is evaluated once, with the best-dev parameters, at the end.
 """
 from __future__ import annotations
 
 import copy
 import json
+import math
 import os
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -259,6 +265,31 @@ def load_model(run_dir: str | Path):
     return model, params, config, vocab
 
 
+@dataclass
+class EpochState:
+    """An epoch under way: its minibatch order (a permutation of the training
+    examples), the minibatches trained, the sums its record is made of, and
+    the dev evaluations made inside it.  The checkpoint holds it between two
+    evaluations of one epoch, so ``--resume`` continues from the last one."""
+    order: np.ndarray
+    done: int = 0
+    loss_sum: float = 0.0
+    wall_s: float = 0.0
+    evaluations: list = field(default_factory=list)
+
+    def progress(self) -> dict:
+        return {"done": self.done, "loss_sum": self.loss_sum, "wall_s": self.wall_s,
+                "evaluations": self.evaluations}
+
+
+def evaluation_points(n_batches: int, evals_per_epoch: int) -> list:
+    """After how many of an epoch's ``n_batches`` minibatches dev is evaluated:
+    ``evals_per_epoch`` points spread evenly, the last at the epoch's end (fewer
+    when the epoch has fewer minibatches)."""
+    return sorted({math.ceil(n_batches * k / evals_per_epoch)
+                   for k in range(1, evals_per_epoch + 1)})
+
+
 # --------------------------------------------------------------------------
 # training
 # --------------------------------------------------------------------------
@@ -311,25 +342,47 @@ def train(config: dict, run_dir: str | Path, resume: bool = False, progress: boo
                               for tree in train_split.trees]
 
     metrics = {"model": config["model"], "task": config["task"], "config": config,
-               "epochs": [], "best_epoch": None, "dev": None, "test": None,
+               "epochs": [], "best_epoch": None, "best_at": None, "dev": None, "test": None,
                "train_wall_s": 0.0, "train_sentences_per_s": None,
                "parameters": int(model.dense_size), "vocabulary": len(vocab),
                "embedding": report.get("embedding")}
-    best_params = None
     start_epoch = 1
+    resumed_epoch = None  # an epoch the checkpoint stopped between two dev evaluations
     if resume:
         with np.load(checkpoint_path) as archive:
             params.flat[...] = archive["params"]
             optimizer.load_state_dict(archive)
             rng.bit_generator.state = json.loads(str(archive["rng"]))
             metrics = json.loads(str(archive["metrics"]))
+            if "epoch_order" in archive.files:
+                resumed_epoch = EpochState(order=archive["epoch_order"],
+                                           **json.loads(str(archive["epoch_state"])))
         start_epoch = len(metrics["epochs"]) + 1
-        echo(f"resuming {run_dir} after epoch {start_epoch - 1}")
+        echo(f"resuming {run_dir} after epoch {start_epoch - 1}"
+             + (f" and {resumed_epoch.done} minibatches of epoch {start_epoch}"
+                if resumed_epoch else ""))
     else:
         for stale in ("log.jsonl", "model.npz", "metrics.json", "checkpoint.npz"):
             (run_dir / stale).unlink(missing_ok=True)
         _append_log(run_dir, {"event": "start", "config": config,
                               "embedding": report.get("embedding")})
+
+    def checkpoint(epoch_state=None):
+        """Everything --resume needs, written after every dev evaluation."""
+        inside = ({} if epoch_state is None else
+                  {"epoch_order": epoch_state.order,
+                   "epoch_state": np.array(json.dumps(epoch_state.progress()))})
+        _save_npz(checkpoint_path, params=params.flat, config=np.array(json.dumps(config)),
+                  rng=np.array(json.dumps(rng.bit_generator.state)),
+                  metrics=np.array(json.dumps(metrics)), **optimizer.state_dict(), **inside)
+
+    def select(dev, at: float) -> bool:
+        """Keep the parameters if ``dev`` is the best so far (``at``: epochs done)."""
+        if metrics["dev"] is not None and not dev[selected] > metrics["dev"][selected]:
+            return False
+        metrics["best_epoch"], metrics["best_at"], metrics["dev"] = math.ceil(at), at, dev
+        save_model(run_dir / "model.npz", params, config, vocab, task.n_classes)
+        return True
 
     tick = time.perf_counter()
     _warm_up(model, params, optimizer, train_split, config)
@@ -342,19 +395,23 @@ def train(config: dict, run_dir: str | Path, resume: bool = False, progress: boo
     threads = max(1, int(config.get("threads") or 1))
     helper = ThreadPoolExecutor(max_workers=1) if threads > 1 else None
     fixed = config["fixed_embeddings"]
+    batch_size = config["batch_size"]
     examples_total = sum(e["train_examples"] for e in metrics["epochs"])
     reset_every = config.get("adagrad_reset") or 0
+    unit = "pair" if task.name in PAIR_TASKS else "sent"
     for epoch in range(start_epoch, config["epochs"] + 1):
-        if reset_every and epoch > 1 and (epoch - 1) % reset_every == 0:
-            optimizer.reset()  # Socher et al.'s code restarts AdaGrad's history
-        order = rng.permutation(len(train_split))
-        epoch_loss = 0.0
-        train_time = 0.0
-        batches = range(0, len(order), config["batch_size"])
-        bar = _progress(len(order), f"epoch {epoch}/{config['epochs']}", progress,
-                        "pair" if task.name in PAIR_TASKS else "sent")
-        for start in batches:
-            indices = order[start:start + config["batch_size"]]
+        if resumed_epoch is not None:
+            state, resumed_epoch = resumed_epoch, None
+        else:
+            if reset_every and epoch > 1 and (epoch - 1) % reset_every == 0:
+                optimizer.reset()  # Socher et al.'s code restarts AdaGrad's history
+            state = EpochState(order=rng.permutation(len(train_split)))
+        n_batches = -(-len(state.order) // batch_size)
+        inside = evaluation_points(n_batches, config.get("evals_per_epoch") or 1)[:-1]
+        bar = _progress(len(state.order), f"epoch {epoch}/{config['epochs']}", progress, unit,
+                        initial=min(state.done * batch_size, len(state.order)))
+        while state.done < n_batches:
+            indices = state.order[state.done * batch_size:(state.done + 1) * batch_size]
             tick = time.perf_counter()
             batch = train_split.batch(indices)
             loss, rows = model.loss_and_gradient(
@@ -363,13 +420,25 @@ def train(config: dict, run_dir: str | Path, resume: bool = False, progress: boo
             optimizer.step(params.flat, grads.flat, None if fixed else rows)
             if fixed:
                 grads["embedding"][rows] = 0.0
-            train_time += time.perf_counter() - tick
+            state.wall_s += time.perf_counter() - tick
             if not np.isfinite(loss):
                 raise FloatingPointError(f"loss became {loss} in epoch {epoch}: lower --lr")
-            epoch_loss += loss * len(indices)
+            state.loss_sum += loss * len(indices)
+            state.done += 1
             if bar is not None:
                 bar.update(len(indices))
-                bar.set_postfix(loss=f"{loss:.3f}", per_s=f"{(start + len(indices)) / max(train_time, 1e-9):.0f}")
+                bar.set_postfix(loss=f"{loss:.3f}", per_s=f"{min(state.done * batch_size, len(state.order)) / max(state.wall_s, 1e-9):.0f}")
+            if state.done in inside:
+                at = round(epoch - 1 + state.done / n_batches, 4)
+                dev = evaluate(model, params, splits["dev"], config["eval_batch_size"], helper)
+                state.evaluations.append({"at": at, "dev": dev})
+                improved = select(dev, at)
+                _append_log(run_dir, {"event": "evaluation", "at": at, "dev": dev})
+                _write_json(run_dir / "metrics.json", metrics)
+                checkpoint(state)
+                if bar is not None:
+                    bar.clear()
+                echo(f"epoch {at:.2f}: dev {format_metrics(dev)}{'  *best' if improved else ''}")
         if bar is not None:
             bar.close()
         tick = time.perf_counter()
@@ -377,29 +446,26 @@ def train(config: dict, run_dir: str | Path, resume: bool = False, progress: boo
         train_accuracy = (evaluate(model, params, train_sentences, config["eval_batch_size"],
                                    helper) if config.get("train_eval", True) else None)
         eval_time = time.perf_counter() - tick
-        record = {"epoch": epoch, "train_loss": epoch_loss / len(order), "dev": dev,
+        record = {"epoch": epoch, "train_loss": state.loss_sum / len(state.order), "dev": dev,
                   "train": train_accuracy,
-                  "wall_s": train_time, "eval_s": eval_time, "train_examples": len(order),
-                  "train_sentences_per_s": len(order) / train_time}
+                  "wall_s": state.wall_s, "eval_s": eval_time,
+                  "train_examples": len(state.order),
+                  "train_sentences_per_s": len(state.order) / state.wall_s}
+        if state.evaluations:
+            record["evaluations"] = state.evaluations
         metrics["epochs"].append(record)
-        metrics["train_wall_s"] += train_time
-        examples_total += len(order)
+        metrics["train_wall_s"] += state.wall_s
+        examples_total += len(state.order)
         metrics["train_sentences_per_s"] = examples_total / metrics["train_wall_s"]
-        improved = metrics["dev"] is None or dev[selected] > metrics["dev"][selected]
-        if improved:
-            metrics["best_epoch"], metrics["dev"] = epoch, dev
-            save_model(run_dir / "model.npz", params, config, vocab, task.n_classes)
+        improved = select(dev, float(epoch))
         # the epoch is on disk before anything else can interrupt the run
         _append_log(run_dir, {"event": "epoch", **record})
         _write_json(run_dir / "metrics.json", metrics)
-        _save_npz(checkpoint_path, params=params.flat, config=np.array(json.dumps(config)),
-                  rng=np.array(json.dumps(rng.bit_generator.state)),
-                  metrics=np.array(json.dumps(metrics)), **optimizer.state_dict())
+        checkpoint()
         train_text = (f"  train {format_metrics(train_accuracy, short=True)}"
                       if train_accuracy is not None else "")
         echo(f"epoch {epoch}: train loss {record['train_loss']:.4f}{train_text}  dev "
-             f"{format_metrics(dev)}  ({record['train_sentences_per_s']:.0f} "
-             f"{'pairs' if task.name in PAIR_TASKS else 'sent'}/s)"
+             f"{format_metrics(dev)}  ({record['train_sentences_per_s']:.0f} {unit}s/s)"
              f"{'  *best' if improved else ''}")
 
     if metrics["test"] is None and metrics["best_epoch"] is not None:
@@ -453,7 +519,7 @@ def _warm_up(model, params, optimizer, split, config):
     model.outputs(params, batch)
 
 
-def _progress(total, description, enabled, unit="sent"):
+def _progress(total, description, enabled, unit="sent", initial=0):
     if not enabled:
         return None
     import sys
@@ -462,4 +528,4 @@ def _progress(total, description, enabled, unit="sent"):
     # to a file or pipe, a line every few seconds rather than every minibatch
     interval = 0.1 if sys.stderr.isatty() else 5.0
     return tqdm(total=total, desc=description, unit=unit, leave=False, dynamic_ncols=True,
-                mininterval=interval)
+                mininterval=interval, initial=initial)

@@ -2,6 +2,7 @@
 (SPEC Sec. 3), the best-dev model reloading to the same dev metrics, a killed run
 resumed to exactly the uninterrupted result, and the main options."""
 import json
+import math
 import subprocess
 import sys
 
@@ -13,8 +14,8 @@ import npcomp.trainer
 from npcomp.defaults import defaults_for
 from npcomp.embeddings import Vocabulary
 from npcomp.tasks import SPLITS, load_task
-from npcomp.trainer import (_initial_parameters, build_model, encode, evaluate, load_model,
-                            predict_split, train)
+from npcomp.trainer import (_initial_parameters, build_model, encode, evaluate,
+                            evaluation_points, load_model, predict_split, train)
 
 SIZES = (60, 30, 30)
 _original_splits = npcomp.synthetic.synthetic_splits
@@ -60,7 +61,7 @@ def test_metrics_json_has_every_spec_key(basic_run):
     run_dir, returned = basic_run
     metrics = json.loads((run_dir / "metrics.json").read_text())
     assert metrics == json.loads(json.dumps(returned))
-    for key in ("model", "task", "config", "epochs", "best_epoch", "dev", "test",
+    for key in ("model", "task", "config", "epochs", "best_epoch", "best_at", "dev", "test",
                 "train_wall_s", "train_sentences_per_s"):
         assert key in metrics, key
     assert metrics["model"] == "treelstm-nary" and metrics["task"] == "synthetic"
@@ -173,6 +174,66 @@ def test_resume_reproduces_the_uninterrupted_run(changes, tmp_path, monkeypatch)
     events = [json.loads(line)["event"]
               for line in (tmp_path / "b" / "log.jsonl").read_text().splitlines()]
     assert events == ["start", "epoch", "epoch", "epoch", "end"]
+
+
+def test_evaluation_points_spread_over_the_epoch():
+    assert evaluation_points(10, 1) == [10]
+    assert evaluation_points(10, 4) == [3, 5, 8, 10]
+    assert evaluation_points(3, 5) == [1, 2, 3]  # no more evaluations than minibatches
+
+
+def test_evaluations_inside_an_epoch(tmp_path):
+    """With evals_per_epoch = 3, dev is read twice inside each epoch as well as at
+    its end, and the best of all six evaluations is the one kept."""
+    metrics = quiet_train(tiny_config(evals_per_epoch=3, batch_size=10), tmp_path)
+    points = []
+    for epoch in metrics["epochs"]:
+        inside = epoch["evaluations"]
+        assert [e["at"] for e in inside] == [round(epoch["epoch"] - 1 + k / 6, 4) for k in (2, 4)]
+        points += [(e["at"], e["dev"]) for e in inside] + [(float(epoch["epoch"]), epoch["dev"])]
+    assert len(points) == 6
+    best = max(points, key=lambda point: point[1]["root_acc"])  # the first of equals
+    assert (metrics["best_at"], metrics["dev"]) == best
+    assert metrics["best_epoch"] == math.ceil(best[0])
+    model, params, config, vocab = load_model(tmp_path)
+    task = load_task("synthetic", None, config["structure"], seed=config["seed"])
+    assert evaluate(model, params, encode(task.splits["dev"], vocab), 512) == metrics["dev"]
+    events = [json.loads(line)["event"]
+              for line in (tmp_path / "log.jsonl").read_text().splitlines()]
+    assert events == ["start"] + 2 * ["evaluation", "evaluation", "epoch"] + ["end"]
+
+
+def test_resume_inside_an_epoch_reproduces_the_uninterrupted_run(tmp_path, monkeypatch):
+    """Killed between two dev evaluations of one epoch, --resume continues from
+    the first of them with the same minibatch order and random state."""
+    config = tiny_config(epochs=2, dropout=0.3, evals_per_epoch=3, batch_size=10)
+    metrics_a = quiet_train(config, tmp_path / "a")
+    real_evaluate = npcomp.trainer.evaluate
+    calls = []
+
+    def interrupted(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 6:  # epoch 2's second evaluation (epoch 1: 2 inside, dev, train)
+            raise KeyboardInterrupt
+        return real_evaluate(*args, **kwargs)
+
+    monkeypatch.setattr(npcomp.trainer, "evaluate", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        quiet_train(config, tmp_path / "b")
+    with np.load(tmp_path / "b" / "checkpoint.npz") as archive:
+        assert json.loads(str(archive["epoch_state"]))["done"] == 2  # of epoch 2's 6
+    monkeypatch.setattr(npcomp.trainer, "evaluate", real_evaluate)
+    metrics_b = quiet_train({}, tmp_path / "b", resume=True)
+    timing = ("wall_s", "eval_s", "train_sentences_per_s")
+    for a, b in zip(metrics_a["epochs"], metrics_b["epochs"], strict=True):
+        assert {k: v for k, v in a.items() if k not in timing} == \
+            {k: v for k, v in b.items() if k not in timing}
+    for key in ("best_epoch", "best_at", "dev", "test"):
+        assert metrics_b[key] == metrics_a[key], key
+    with np.load(tmp_path / "a" / "checkpoint.npz") as a, \
+            np.load(tmp_path / "b" / "checkpoint.npz") as b:
+        assert np.array_equal(a["params"], b["params"])
+        assert "epoch_order" not in b.files  # the run ended at an epoch's end
 
 
 def test_fresh_run_clears_a_previous_run(tmp_path, monkeypatch):
