@@ -17,8 +17,9 @@ A run directory holds (SPEC Sec. 3):
 Dev is evaluated at the end of every epoch and, with ``evals_per_epoch`` > 1,
 at evenly spaced points inside it (``best_at`` in metrics.json: the epochs
 done at the selected evaluation, 2.5 for the middle of epoch 3; ``best_epoch``
-the epoch it fell in).  Model selection uses dev root accuracy only (Pearson's r on SICK); the test
-split is evaluated once, with the best-dev parameters, at the end.
+the epoch it fell in).  Model selection uses dev root accuracy only (Pearson's
+r on SICK); the test split is evaluated once, with the best-dev parameters, at
+the end.
 """
 from __future__ import annotations
 
@@ -427,7 +428,9 @@ def train(config: dict, run_dir: str | Path, resume: bool = False, progress: boo
             state.done += 1
             if bar is not None:
                 bar.update(len(indices))
-                bar.set_postfix(loss=f"{loss:.3f}", per_s=f"{min(state.done * batch_size, len(state.order)) / max(state.wall_s, 1e-9):.0f}")
+                trained = min(state.done * batch_size, len(state.order))
+                bar.set_postfix(loss=f"{loss:.3f}",
+                                per_s=f"{trained / max(state.wall_s, 1e-9):.0f}")
             if state.done in inside:
                 at = round(epoch - 1 + state.done / n_batches, 4)
                 dev = evaluate(model, params, splits["dev"], config["eval_batch_size"], helper)
@@ -465,7 +468,8 @@ def train(config: dict, run_dir: str | Path, resume: bool = False, progress: boo
         train_text = (f"  train {format_metrics(train_accuracy, short=True)}"
                       if train_accuracy is not None else "")
         echo(f"epoch {epoch}: train loss {record['train_loss']:.4f}{train_text}  dev "
-             f"{format_metrics(dev)}  ({record['train_sentences_per_s']:.0f} {unit}s/s)"
+             f"{format_metrics(dev)}  ({record['train_sentences_per_s']:.0f} "
+             f"{'pairs' if unit == 'pair' else 'sent'}/s)"
              f"{'  *best' if improved else ''}")
 
     if metrics["test"] is None and metrics["best_epoch"] is not None:
