@@ -139,7 +139,7 @@ def _parser() -> argparse.ArgumentParser:
                        help="compute threads, each training on its own part of a minibatch "
                        "(default: all cores)")
     train.add_argument("--resume", metavar="RUN_DIR", default=None,
-                       help="continue a killed run from its last finished epoch")
+                       help="continue a killed run from its latest dev evaluation")
     train.add_argument("--baseline", dest="baseline", action="store_true", default=None,
                        help="also train the bag-of-words baseline (default on for synthetic)")
     train.add_argument("--no-baseline", dest="baseline", action="store_false")
@@ -263,8 +263,8 @@ def main(argv=None) -> int:
         print(f"npcomp {args.command}: error: {error}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print("\nnpcomp: interrupted; finished epochs are saved (resume with --resume)",
-              file=sys.stderr)
+        print("\nnpcomp: interrupted; the run is saved as of its latest dev evaluation "
+              "(resume with --resume)", file=sys.stderr)
         return 130
     return 0
 
