@@ -5,7 +5,8 @@ A run directory holds (SPEC Sec. 3):
 * ``metrics.json``: model, task, config, per-epoch records (train loss, dev
   and training-sentence accuracy: the learning curve), best epoch, dev and
   test metrics of the best-dev checkpoint (with the roots' confusion matrix,
-  ``root_confusion[gold][predicted]``), training time and speed; rewritten
+  ``root_confusion[gold][predicted]``), training time and speed, the machine
+  (CPU, NumPy's SIMD, BLAS, versions: ``machine.py``); rewritten
   after every dev evaluation, so a killed run keeps what it finished;
 * ``model.npz``: the best-dev parameters by name, the config and the vocabulary;
 * ``checkpoint.npz``: the parameters, optimiser state and random state at the
@@ -39,6 +40,7 @@ from .defaults import dim_follows_embedding
 from .embeddings import Vocabulary, build_embedding_matrix, read_vectors
 from .forest import build_forest, node_words, supervised_labels
 from .formats import SickPair
+from .machine import machine_description
 from .memory import retain_freed_memory
 from .model import PairBatch, PairModel, TreeModel
 from .optimizers import make_optimizer
@@ -346,7 +348,7 @@ def train(config: dict, run_dir: str | Path, resume: bool = False, progress: boo
                "epochs": [], "best_epoch": None, "best_at": None, "dev": None, "test": None,
                "train_wall_s": 0.0, "train_sentences_per_s": None,
                "parameters": int(model.dense_size), "vocabulary": len(vocab),
-               "embedding": report.get("embedding")}
+               "embedding": report.get("embedding"), "machine": machine_description()}
     start_epoch = 1
     resumed_epoch = None  # an epoch the checkpoint stopped between two dev evaluations
     if resume:

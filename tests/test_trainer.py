@@ -62,8 +62,11 @@ def test_metrics_json_has_every_spec_key(basic_run):
     metrics = json.loads((run_dir / "metrics.json").read_text())
     assert metrics == json.loads(json.dumps(returned))
     for key in ("model", "task", "config", "epochs", "best_epoch", "best_at", "dev", "test",
-                "train_wall_s", "train_sentences_per_s"):
+                "train_wall_s", "train_sentences_per_s", "machine"):
         assert key in metrics, key
+    # what the floating-point results depend on beyond code, data and seed
+    assert metrics["machine"]["numpy"] == np.__version__
+    assert metrics["machine"]["cpu"] and metrics["machine"]["numba"]
     assert metrics["model"] == "treelstm-nary" and metrics["task"] == "synthetic"
     config = metrics["config"]
     assert config["seed"] == 3 and config["dim"] == 8 and config["epochs"] == 2
