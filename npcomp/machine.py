@@ -3,9 +3,10 @@ the seed.
 
 NumPy chooses its SIMD loops (exp, tanh, reductions) and OpenBLAS its matrix
 kernels by the CPU at run time, so the same command on another CPU, or with
-another NumPy, differs in the last bits of its first steps; training amplifies
-those differences into a different run (on the SST, up to a point or two of
-root accuracy at one seed).  ``metrics.json`` records this description so a
+another NumPy, can differ in the last bits of its first steps; training
+amplifies those differences into a different run (on the SST, up to two
+points of root accuracy at one seed: docs/RESULTS.md, "Runs from earlier
+sessions").  ``metrics.json`` records this description so a
 figure can be rerun where it was made.
 """
 from __future__ import annotations
