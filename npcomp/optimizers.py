@@ -7,6 +7,18 @@ whole table is several times slower and, with AdaGrad, would fill untouched
 rows with denormal numbers.  After a step the gradient buffer is zeroed on
 exactly the entries the step consumed, ready for the next minibatch.
 
+Every value a step writes (weights and state) is flushed to 0 where it would
+be subnormal.  A weight whose only gradient is the L2 term (for example the
+S-LSTM's weights on a right child's cell in left-branching trees, where that
+cell is always 0) shrinks by a constant factor each step under AdaGrad or
+Adadelta and ends as a subnormal number that the factor can no longer
+change; arithmetic on subnormals takes a slow path on x86 CPUs, and such
+weights made every product with them, so the whole forward and backward,
+three times slower (``bench/bench_subnormal.py``).  The flush changes no
+result that matters: a subnormal weight adds less than half a unit in the
+last place to any sum with a normal term, and the states only ever appear
+beside epsilon.
+
 AdaGrad (Duchi et al. 2011):   G += g^2;  theta -= lr * g / (sqrt(G) + eps)
                                (eps 1e-10 as Torch's optim.adagrad in Tai et al.'s
                                code; ``epsilon`` sets another, e.g. Socher et al.'s
@@ -99,7 +111,8 @@ class AdaGrad(Optimizer):
     def _update(self, table, gradient, states, rows, lr):
         # scalars of the table's type keep float32 arithmetic (and SIMD) in float32
         scalar = table.dtype.type
-        _adagrad_rows(table, gradient, states[0], rows, scalar(lr), scalar(self.epsilon))
+        _adagrad_rows(table, gradient, states[0], rows, scalar(lr), scalar(self.epsilon),
+                      smallest_normal(table.dtype))
 
 
 class Adadelta(Optimizer):
@@ -111,7 +124,7 @@ class Adadelta(Optimizer):
     def _update(self, table, gradient, states, rows, lr):
         scalar = table.dtype.type
         _adadelta_rows(table, gradient, states[0], states[1], rows, scalar(lr), scalar(self.rho),
-                       scalar(self.epsilon))
+                       scalar(self.epsilon), smallest_normal(table.dtype))
 
 
 class SGD(Optimizer):
@@ -129,25 +142,37 @@ def make_optimizer(name: str, **kwargs) -> Optimizer:
     return classes[name](**kwargs)
 
 
+def smallest_normal(dtype):
+    """The smallest positive normal number of ``dtype``, as that type."""
+    return np.finfo(dtype).smallest_normal
+
+
+@njit(cache=True, inline="always")
+def _flushed(value, smallest):
+    """value, or 0 where it is subnormal; NaN and inf are kept."""
+    return value * 0 if abs(value) < smallest else value
+
+
 # error_model="numpy": a division follows IEEE rules instead of testing for a
 # zero divisor, which lets the loops compile to SIMD code (7x faster on the
 # dense prefix); the divisors here are never 0 (epsilon > 0), so the results
 # are bit-for-bit those of the tested form
 @njit(cache=True, error_model="numpy")
-def _adagrad_rows(table, gradient, sum_squares, rows, lr, epsilon):
+def _adagrad_rows(table, gradient, sum_squares, rows, lr, epsilon, smallest):
     for row in rows:
         for q in range(table.shape[1]):
             g = gradient[row, q]
-            sum_squares[row, q] += g * g
-            table[row, q] -= lr * g / (np.sqrt(sum_squares[row, q]) + epsilon)
+            sum_squares[row, q] = _flushed(sum_squares[row, q] + g * g, smallest)
+            table[row, q] = _flushed(
+                table[row, q] - lr * g / (np.sqrt(sum_squares[row, q]) + epsilon), smallest)
 
 
 @njit(cache=True, error_model="numpy")
-def _adadelta_rows(table, gradient, mean_g, mean_dx, rows, lr, rho, epsilon):
+def _adadelta_rows(table, gradient, mean_g, mean_dx, rows, lr, rho, epsilon, smallest):
     for row in rows:
         for q in range(table.shape[1]):
             g = gradient[row, q]
-            mean_g[row, q] = rho * mean_g[row, q] + (1 - rho) * g * g
+            mean_g[row, q] = _flushed(rho * mean_g[row, q] + (1 - rho) * g * g, smallest)
             step = -np.sqrt(mean_dx[row, q] + epsilon) / np.sqrt(mean_g[row, q] + epsilon) * g
-            mean_dx[row, q] = rho * mean_dx[row, q] + (1 - rho) * step * step
-            table[row, q] += lr * step
+            mean_dx[row, q] = _flushed(rho * mean_dx[row, q] + (1 - rho) * step * step, smallest)
+            table[row, q] = _flushed(table[row, q] + lr * step, smallest)

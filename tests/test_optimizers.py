@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from npcomp.optimizers import (OPTIMIZERS, AdaGrad, Adadelta, SGD, _adadelta_rows,
-                               _adagrad_rows, make_optimizer)
+                               _adagrad_rows, make_optimizer, smallest_normal)
 
 DENSE, VOCAB, DIM = 13, 11, 4
 SIZE = DENSE + VOCAB * DIM
@@ -228,8 +228,9 @@ def test_adagrad_rows_kernel_matches_py_func(dtype, rng):
     rows = np.array([0, 3, 4, 10], dtype=np.int64)
     jitted = [table.copy(), gradient.copy(), sum_squares.copy()]
     python = [table.copy(), gradient.copy(), sum_squares.copy()]
-    _adagrad_rows(*jitted, rows, EMB_LR, AdaGrad.epsilon)
-    _adagrad_rows.py_func(*python, rows, EMB_LR, AdaGrad.epsilon)
+    smallest = smallest_normal(dtype)
+    _adagrad_rows(*jitted, rows, EMB_LR, AdaGrad.epsilon, smallest)
+    _adagrad_rows.py_func(*python, rows, EMB_LR, AdaGrad.epsilon, smallest)
     for a, b in zip(jitted, python):
         np.testing.assert_allclose(a, b, **tolerance(dtype))
     assert np.array_equal(jitted[1], gradient)  # the kernel reads the gradient only
@@ -245,11 +246,68 @@ def test_adadelta_rows_kernel_matches_py_func(dtype, rng):
     rows = np.array([1, 2, 9], dtype=np.int64)
     jitted = [table.copy(), gradient.copy(), mean_g.copy(), mean_dx.copy()]
     python = [table.copy(), gradient.copy(), mean_g.copy(), mean_dx.copy()]
-    _adadelta_rows(*jitted, rows, 1.0, Adadelta.rho, Adadelta.epsilon)
-    _adadelta_rows.py_func(*python, rows, 1.0, Adadelta.rho, Adadelta.epsilon)
+    smallest = smallest_normal(dtype)
+    _adadelta_rows(*jitted, rows, 1.0, Adadelta.rho, Adadelta.epsilon, smallest)
+    _adadelta_rows.py_func(*python, rows, 1.0, Adadelta.rho, Adadelta.epsilon, smallest)
     for a, b in zip(jitted, python):
         np.testing.assert_allclose(a, b, **tolerance(dtype))
     assert not np.array_equal(jitted[0][rows], table[rows])
+
+
+# --------------------------------------------------------------------------
+# no subnormal numbers: they would send every product with them down the
+# CPU's slow path
+# --------------------------------------------------------------------------
+
+def subnormal(values):
+    return (values != 0) & (np.abs(values) < smallest_normal(values.dtype))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_weight_decayed_by_l2_alone_ends_at_zero_not_subnormal(dtype):
+    """With only the L2 term as its gradient, AdaGrad shrinks a weight by a
+    near-constant factor a step; below the smallest normal number the factor
+    can no longer move it, so without the flush it would stay subnormal."""
+    optimizer = new_optimizer("adagrad", dtype=dtype, lr=0.01)
+    params = np.full(SIZE, 0.05, dtype=dtype)
+    for _ in range(2000 if dtype == np.float32 else 20000):
+        optimizer.step(params, (1e-4 * params).astype(dtype), None)
+        assert not subnormal(params).any()
+        assert not subnormal(optimizer.state["sum_squares"]).any()
+        if params[0] == 0:
+            break
+    assert np.all(params[:DENSE] == 0)
+    assert np.all(params[DENSE:] == dtype(0.05))  # the fixed table is untouched
+
+
+@pytest.mark.parametrize("name", ["adagrad", "adadelta"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_steps_flush_subnormal_results_and_keep_the_rest(name, dtype, rng):
+    """Entries whose new weight or state would be subnormal become 0; every
+    other entry is what the rule gives, NaN included."""
+    tiny = smallest_normal(dtype)
+    optimizer = new_optimizer(name, dtype=dtype)
+    for state in optimizer.state.values():
+        state[:] = rng.uniform(0.5, 1.0, size=SIZE)
+        state[:3] = tiny / 4      # decays, or grows by g^2 = 0, into the subnormals
+    params = rng.normal(size=SIZE).astype(dtype)
+    params[3] = tiny / 3          # stays subnormal under a zero gradient
+    params[4] = np.nan
+    grads = rng.normal(size=SIZE).astype(dtype)
+    grads[:4] = 0
+    reference_state = {k: v.astype(np.float64) for k, v in optimizer.state.items()}
+    expected = REFERENCES[name](params.astype(np.float64), grads.astype(np.float64),
+                                reference_state, LR)
+    optimizer.step(params, grads, None)  # the dense prefix: the same kernel as the rows
+    dense = slice(0, DENSE)
+    assert not subnormal(params).any()
+    for value in optimizer.state.values():
+        assert not subnormal(value[dense]).any()
+    assert params[3] == 0 and np.isnan(params[4])
+    expected = expected[dense]
+    keep = ~subnormal(expected.astype(dtype)) & ~np.isnan(expected)
+    assert keep.sum() == DENSE - 2
+    np.testing.assert_allclose(params[dense][keep], expected[keep], **tolerance(dtype))
 
 
 # --------------------------------------------------------------------------
