@@ -7,17 +7,17 @@ whole table is several times slower and, with AdaGrad, would fill untouched
 rows with denormal numbers.  After a step the gradient buffer is zeroed on
 exactly the entries the step consumed, ready for the next minibatch.
 
-Every value a step writes (weights and state) is flushed to 0 where it would
-be subnormal.  A weight whose only gradient is the L2 term (for example the
-S-LSTM's weights on a right child's cell in left-branching trees, where that
-cell is always 0) shrinks by a constant factor each step under AdaGrad or
-Adadelta and ends as a subnormal number that the factor can no longer
-change; arithmetic on subnormals takes a slow path on x86 CPUs, and such
-weights made every product with them, so the whole forward and backward,
-three times slower (``bench/bench_subnormal.py``).  The flush changes no
-result that matters: a subnormal weight adds less than half a unit in the
-last place to any sum with a normal term, and the states only ever appear
-beside epsilon.
+AdaGrad and Adadelta flush every value a step writes (weights and state) to
+0 where it would be subnormal.  A weight whose only gradient is the L2 term
+(for example the S-LSTM's weights on a right child's cell in left-branching
+trees, where that cell is always 0) shrinks by a nearly constant factor each
+step and ends as a subnormal number that the factor can no longer change;
+arithmetic on subnormals takes a slow path on x86 CPUs, and such weights
+made the S-LSTM's training five times slower (``bench/bench_subnormal.py``).
+The flush changes no result that matters: a subnormal weight adds less than
+half a unit in the last place to any sum with a normal term, and the states
+only ever appear beside epsilon.  (SGD's factor, 1 - lr * lambda, would take
+millions of steps to get there.)
 
 AdaGrad (Duchi et al. 2011):   G += g^2;  theta -= lr * g / (sqrt(G) + eps)
                                (eps 1e-10 as Torch's optim.adagrad in Tai et al.'s
