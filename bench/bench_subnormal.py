@@ -100,7 +100,7 @@ def main(argv=None) -> int:
         _, rows = model.loss_and_gradient(warm, train.forest(batches[0], labels), grads, l2=l2)
         optimizer.step(warm.flat, grads.flat, rows)
         optimizer.reset()
-        speeds = []
+        speeds, seconds = [], 0.0
         for tenth in tenths:
             tick, sentences = time.perf_counter(), 0
             for b in tenth:
@@ -108,9 +108,11 @@ def main(argv=None) -> int:
                 _, rows = model.loss_and_gradient(params, forest, grads, l2=l2)
                 optimizer.step(params.flat, grads.flat, rows)
                 sentences += len(batches[b])
-            speeds.append(sentences / (time.perf_counter() - tick))
+            elapsed = time.perf_counter() - tick
+            seconds += elapsed
+            speeds.append(sentences / elapsed)
         subnormal = int(np.sum((params.flat != 0) & (np.abs(params.flat) < smallest)))
-        total = len(order) / sum(len(t) * batch_size / s for t, s in zip(tenths, speeds))
+        total = len(order) / seconds
         results["runs"][name] = {"sentences_per_s_by_tenth": speeds, "sentences_per_s": total,
                                  "subnormal_parameters": subnormal}
         final[name] = params.flat.astype(np.float64)
