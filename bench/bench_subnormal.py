@@ -7,8 +7,9 @@ The setting is the root-only S-LSTM-LR of Zhu et al.'s Table 4 (``npcomp
 train --model slstm --task sst5 --structure left --supervision root --lr 0.01
 --emb-lr 0.01``; d = d_x = 100, minibatch 10, lambda 1e-4, float32, one
 thread).  In left-branching trees every right child is a leaf, whose cell is
-0, so the weights that read a right child's cell (``W_c[d:2d]``) get no
-gradient but the L2 term.  AdaGrad then shrinks each of them by a nearly
+0, so the weights that read a right child's cell (``W_c[d:2d]``) and those of
+the right forget gate, which only scales that 0, get no gradient but the L2
+term.  AdaGrad then shrinks each of them by a nearly
 constant factor a step until it is subnormal, where the factor no longer
 moves it; every product with such a weight takes the CPU's slow path.
 
