@@ -51,7 +51,7 @@ def main(argv=None) -> int:
     from npcomp.forest import supervised_labels
     from npcomp.memory import retain_freed_memory
     from npcomp.model import TreeModel
-    from npcomp.optimizers import AdaGrad
+    from npcomp.optimizers import AdaGrad, smallest_normal
     from npcomp.tasks import load_task
     from npcomp.trainer import encode
 
@@ -87,7 +87,7 @@ def main(argv=None) -> int:
     rng = np.random.default_rng(1)
     start = model.new_parameters(rng, rng.uniform(-0.05, 0.05, (len(vocab), dim)),
                                  dtype=np.float32)
-    smallest = np.finfo(np.float32).smallest_normal
+    smallest = smallest_normal(np.float32)
     results, final = {"sentences": len(order), "runs": {}}, {}
     for name, optimizer_class in (("flushed (npcomp)", AdaGrad),
                                   ("unflushed", UnflushedAdaGrad)):

@@ -1,8 +1,9 @@
 """Optimisers: the dense prefix and the sparse embedding rows against a dense
 NumPy reference written here; untouched rows and their state bit-for-bit
 unchanged; the gradient buffer zeroed on what a step consumed; ``rows=None``
-keeps the table fixed; the numba row kernels against their .py_func; AdaGrad's
-per-coordinate step never longer than lr."""
+keeps the table fixed; the numba row kernels against their .py_func; no
+subnormal weight or state left by a step; AdaGrad's per-coordinate step never
+longer than lr."""
 import numpy as np
 import pytest
 from hypothesis import given
