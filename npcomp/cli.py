@@ -66,6 +66,10 @@ TRAIN_OPTIONS = {
     "supervision": (str, "labelled nodes trained on (spans: every labelled phrase as a "
                          "sequence of its own, with --structure chain)",
                     ("all", "root", "root+leaves", "spans")),
+    "span_samples": (int, "with --supervision spans: train each epoch on every sentence "
+                          "and N of its phrases drawn at random (Tai et al.'s released code: "
+                          "4) instead of on every labelled phrase (default 0: every phrase)",
+                     None),
     "structure": (str, "tree structure (left/right: re-bracketed; chain: the sentence as a "
                        "sequence, for the sequence models; dependency: SICK's *.parents or the "
                        "SST parses of `npcomp parse`; constituency: SICK's *.cparents)",
@@ -283,6 +287,8 @@ def _train_config(args) -> dict:
                                  f"divisions away from 0), not {value}")
             if name == "adagrad_reset" and value < 0:
                 raise ValueError(f"--adagrad-reset must be 0 (never) or more, not {value}")
+            if name == "span_samples" and value < 0:
+                raise ValueError(f"--span-samples must be 0 (every phrase) or more, not {value}")
             if name == "recurrent_dropout":
                 value = _rates(value)
             if name in ("dropout", "embedding_dropout") and not 0.0 <= value < 1.0:

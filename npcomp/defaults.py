@@ -8,7 +8,8 @@ from __future__ import annotations
 
 COMMON = dict(
     optimizer="adagrad", epsilon=None, adagrad_reset=0, emb_optimizer="same",
-    supervision="all", structure="gold", neutral="unlabelled", average="sentences",
+    supervision="all", span_samples=0, structure="gold", neutral="unlabelled",
+    average="sentences",
     head="softmax",
     embedding_dropout=0.0, recurrent_dropout=[0.0],
     activation=None, untied=None, oov="uniform", oov_scale=0.05, dtype="float32",

@@ -23,7 +23,10 @@ sequence models (node t reads word t, its parent is node t+1), labelled at
 its last word with the sentence's label.  With ``spans`` the training split
 instead holds one chain per labelled phrase of each sentence (its words,
 labelled at the last one): the sequence models' phrase supervision of Tai et
-al. and Irsoy & Cardie.
+al. and Irsoy & Cardie.  ``TaskData.span_groups`` then says which chains
+came from which sentence, so that an epoch can train on every sentence and
+a sample of its phrases instead of all of them (``SpanGroups.draw``: Tai et
+al.'s released code draws four).
 
 ``dependency`` reads dependency trees: for SICK the ``*.parents`` files of
 its directory; for the SST the parses ``npcomp parse`` wrote into
@@ -64,6 +67,35 @@ class TaskData:
     # neutral phrases as class 2 (Tai et al.'s released code trains binary SST
     # with three classes and predicts the likelier of negative and positive)
     training_only_classes: int = 0
+    # with phrase spans: which training chains came from which sentence
+    span_groups: SpanGroups | None = None
+
+
+@dataclass
+class SpanGroups:
+    """The chains of a spans training split, sentence by sentence: sentence
+    i's phrases are chains ``start[i]`` to ``whole[i] - 1`` and chain
+    ``whole[i]`` is the sentence itself (``span_chains`` puts it last)."""
+    start: np.ndarray  # (n_sentences,) int64
+    whole: np.ndarray  # (n_sentences,) int64
+
+    @classmethod
+    def of(cls, chains_per_sentence: list) -> SpanGroups:
+        counts = np.array([len(chains) for chains in chains_per_sentence], dtype=np.int64)
+        ends = np.cumsum(counts)
+        return cls(start=ends - counts, whole=ends - 1)
+
+    def draw(self, rng: np.random.Generator, samples: int) -> np.ndarray:
+        """One epoch's training chains (indices into the split) in random
+        order: every sentence once, and ``samples`` of each sentence's other
+        phrases drawn uniformly with replacement (none for a one-word
+        sentence).  Tai et al.'s released code trains its sequence models so,
+        with four phrases a sentence, where their paper says "the spans
+        corresponding to labeled nodes"."""
+        phrases = self.whole - self.start
+        owners = np.repeat(np.flatnonzero(phrases > 0), samples)
+        drawn = self.start[owners] + rng.integers(0, phrases[owners])
+        return rng.permutation(np.concatenate([self.whole, drawn]))
 
 
 def default_data_dir() -> Path:
@@ -106,8 +138,13 @@ def load_task(name: str, data_dir: str | Path | None = None, structure: str = "g
         data.splits = {split: [sentence_chain(tree) for tree in trees]
                        for split, trees in data.splits.items()}
         if spans:
+            if any(tree.root_label < 0 for tree in train_trees):
+                raise ValueError("phrase spans as training sequences need every training "
+                                 "sentence labelled at its root")
             data.train_sentences = data.splits["train"]
-            data.splits["train"] = [chain for tree in train_trees for chain in span_chains(tree)]
+            chains = [span_chains(tree) for tree in train_trees]
+            data.splits["train"] = [chain for sentence in chains for chain in sentence]
+            data.span_groups = SpanGroups.of(chains)
     elif structure in ("left", "right"):
         data.splits = {split: [rebracket(tree, structure) for tree in trees]
                        for split, trees in data.splits.items()}

@@ -317,6 +317,10 @@ def train(config: dict, run_dir: str | Path, resume: bool = False, progress: boo
     if dim_follows_embedding(config):
         config["dim"] = config["embedding_dim"]
 
+    span_samples = config.get("span_samples") or 0
+    if span_samples and config["supervision"] != "spans":
+        raise ValueError("--span-samples draws from the phrase spans: it needs "
+                         "--supervision spans")
     task = load_task(config["task"], config.get("data_dir"), config["structure"],
                      seed=config["seed"], spans=config["supervision"] == "spans",
                      parses_dir=config.get("parses_dir"),
@@ -408,7 +412,8 @@ def train(config: dict, run_dir: str | Path, resume: bool = False, progress: boo
         else:
             if reset_every and epoch > 1 and (epoch - 1) % reset_every == 0:
                 optimizer.reset()  # Socher et al.'s code restarts AdaGrad's history
-            state = EpochState(order=rng.permutation(len(train_split)))
+            state = EpochState(order=task.span_groups.draw(rng, span_samples) if span_samples
+                               else rng.permutation(len(train_split)))
         n_batches = -(-len(state.order) // batch_size)
         inside = evaluation_points(n_batches, config.get("evals_per_epoch") or 1)[:-1]
         bar = _progress(len(state.order), f"epoch {epoch}/{config['epochs']}", progress, unit,

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from npcomp.formats import parse_ptb
-from npcomp.tasks import load_task, sentence_chain, span_chains
+from npcomp.tasks import SpanGroups, load_task, sentence_chain, span_chains
 
 TREE = "(3 (2 (2 The) (2 film)) (4 (2 is) (4 (3 very) (4 good))))"
 
@@ -48,6 +48,37 @@ def test_chain_structure_on_the_synthetic_task():
         assert spans.splits[split][0].tokens == gold.splits[split][0].tokens
     labelled = sum(int(np.sum(tree.label >= 0)) for tree in gold.splits["train"])
     assert len(spans.splits["train"]) == labelled
+
+
+def test_span_groups_say_which_chains_each_sentence_gave():
+    task = load_task("synthetic", structure="chain", seed=2, spans=True)
+    groups, chains = task.span_groups, task.splits["train"]
+    assert len(groups.whole) == len(task.train_sentences)
+    for sentence, start, whole in zip(task.train_sentences, groups.start, groups.whole):
+        assert chains[whole].tokens == sentence.tokens
+        assert chains[whole].root_label == sentence.root_label
+        for chain in chains[start:whole]:  # the sentence's own phrases
+            assert " ".join(chain.tokens) in " ".join(sentence.tokens)
+    assert groups.start[0] == 0 and groups.whole[-1] == len(chains) - 1
+    assert np.array_equal(groups.start[1:], groups.whole[:-1] + 1)
+
+
+def test_span_draw_takes_every_sentence_and_k_of_its_phrases():
+    # three sentences: 3 phrases, none (one word), 5 phrases
+    groups = SpanGroups.of([["p", "p", "p", "s"], ["s"], ["p"] * 5 + ["s"]])
+    assert list(groups.start) == [0, 4, 5] and list(groups.whole) == [3, 4, 10]
+    order = groups.draw(np.random.default_rng(0), 4)
+    assert len(order) == 3 + 4 + 4
+    counts = np.bincount(order, minlength=11)
+    assert all(counts[[3, 4, 10]] == 1)  # each sentence once
+    assert counts[0:3].sum() == 4 and counts[5:10].sum() == 4  # k phrases of each
+    again = groups.draw(np.random.default_rng(0), 4)
+    assert np.array_equal(order, again)
+    # uniform over a sentence's phrases, with replacement
+    many = groups.draw(np.random.default_rng(1), 20000)
+    shares = np.bincount(many, minlength=11)[5:10] / 20000
+    assert np.allclose(shares, 0.2, atol=0.01)
+    assert sorted(groups.draw(np.random.default_rng(0), 0)) == [3, 4, 10]
 
 
 def test_spans_need_the_chain_structure():

@@ -132,10 +132,13 @@ def test_load_model_without_a_model(tmp_path):
         quiet_train({}, tmp_path, resume=True)
 
 
-@pytest.mark.parametrize("changes", [{}, dict(adagrad_reset=2)], ids=["", "adagrad-reset"])
+@pytest.mark.parametrize("changes", [{}, dict(adagrad_reset=2),
+                                     dict(model="lstm", span_samples=2)],
+                         ids=["", "adagrad-reset", "span-samples"])
 def test_resume_reproduces_the_uninterrupted_run(changes, tmp_path, monkeypatch):
     # dropout on, so the random state drives the masks as well as the order; with
-    # a reset every 2 epochs the resumed epoch 3 starts from a reset state
+    # a reset every 2 epochs the resumed epoch 3 starts from a reset state; with
+    # span samples the random state also draws each epoch's phrases
     config = tiny_config(epochs=3, dropout=0.3, **changes)
     metrics_a = quiet_train(config, tmp_path / "a")
 
@@ -316,6 +319,19 @@ def test_root_supervision_trains(tmp_path):
     full = quiet_train(tiny_config(epochs=1), tmp_path / "all")
     # one label per sentence instead of one per node: a much smaller summed loss
     assert metrics["epochs"][0]["train_loss"] < full["epochs"][0]["train_loss"]
+
+
+def test_span_samples_train_every_sentence_and_k_phrases(tmp_path):
+    config = tiny_config("lstm", span_samples=2, epochs=2)
+    metrics = quiet_train(config, tmp_path)
+    task = load_task("synthetic", structure="chain", seed=config["seed"], spans=True)
+    phrases = task.span_groups.whole - task.span_groups.start
+    expected = len(phrases) + 2 * int(np.sum(phrases > 0))
+    assert expected < len(task.splits["train"])
+    assert [e["train_examples"] for e in metrics["epochs"]] == [expected, expected]
+    check_accuracies(metrics["test"])
+    with pytest.raises(ValueError, match="--supervision spans"):
+        quiet_train(tiny_config("lstm", supervision="root", span_samples=2), tmp_path / "b")
 
 
 def test_sequence_model_refuses_trees(tmp_path):
