@@ -81,6 +81,17 @@ def test_span_draw_takes_every_sentence_and_k_of_its_phrases():
     assert sorted(groups.draw(np.random.default_rng(0), 0)) == [3, 4, 10]
 
 
+def test_spans_need_every_training_sentence_labelled_at_its_root(monkeypatch):
+    import npcomp.synthetic
+    tree = parse_ptb(TREE)
+    label = tree.label.copy()
+    label[-1] = -1  # the root (children before parents: last)
+    splits = {"train": [tree, tree.with_labels(label)], "dev": [tree], "test": [tree]}
+    monkeypatch.setattr(npcomp.synthetic, "synthetic_splits", lambda seed: splits)
+    with pytest.raises(ValueError, match="labelled at its root"):
+        load_task("synthetic", structure="chain", spans=True)
+
+
 def test_spans_need_the_chain_structure():
     with pytest.raises(ValueError, match="--structure chain"):
         load_task("synthetic", spans=True)
