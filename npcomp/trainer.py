@@ -311,16 +311,16 @@ def train(config: dict, run_dir: str | Path, resume: bool = False, progress: boo
         with np.load(checkpoint_path) as archive:
             config = json.loads(str(archive["config"]))
     config = dict(config)
+    span_samples = config.get("span_samples") or 0
+    if span_samples and config["supervision"] != "spans":
+        raise ValueError("--span-samples draws from the phrase spans: it needs "
+                         "--supervision spans")
     vectors = read_vectors(config["vectors"]) if config.get("vectors") else None
     if vectors is not None:
         config["embedding_dim"] = vectors.dim
     if dim_follows_embedding(config):
         config["dim"] = config["embedding_dim"]
 
-    span_samples = config.get("span_samples") or 0
-    if span_samples and config["supervision"] != "spans":
-        raise ValueError("--span-samples draws from the phrase spans: it needs "
-                         "--supervision spans")
     task = load_task(config["task"], config.get("data_dir"), config["structure"],
                      seed=config["seed"], spans=config["supervision"] == "spans",
                      parses_dir=config.get("parses_dir"),
