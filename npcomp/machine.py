@@ -7,11 +7,19 @@ another NumPy, can differ in the last bits of its first steps; training
 amplifies those differences into a different run (on the SST, up to two
 points of root accuracy at one seed: docs/RESULTS.md, "Runs from earlier
 sessions").  ``metrics.json`` records this description so a
-figure can be rerun where it was made.
+figure can be rerun where it was made.  OpenBLAS's choice is the one that
+moved our figures between machines: with ``OPENBLAS_CORETYPE=Haswell`` (its
+AVX2 kernels) the runs of an AVX2 machine come back to the digit on an
+AVX-512 one, whose own kernels (SkylakeX) round differently.
 """
 from __future__ import annotations
 
+import ctypes
 import platform
+
+# what OpenBLAS builds call the function naming the kernels in use
+_CORENAME_SYMBOLS = ("scipy_openblas_get_corename64_", "scipy_openblas_get_corename",
+                     "openblas_get_corename64_", "openblas_get_corename")
 
 
 def _cpu_model() -> str:
@@ -25,15 +33,39 @@ def _cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+def _openblas_kernels() -> str | None:
+    """The kernels the loaded OpenBLAS runs ("Haswell", "SkylakeX", ...): chosen
+    for the CPU at load time unless OPENBLAS_CORETYPE names them.  (Its build
+    string names the build's target, not these.)  None without an OpenBLAS."""
+    try:
+        with open("/proc/self/maps", encoding="utf-8") as maps:
+            paths = {fields[-1] for fields in map(str.split, maps)
+                     if len(fields) >= 6 and "openblas" in fields[-1].rsplit("/", 1)[-1].lower()}
+    except OSError:
+        return None
+    for path in sorted(paths):
+        try:
+            library = ctypes.CDLL(path)  # already loaded: the same handle
+        except OSError:
+            continue
+        for symbol in _CORENAME_SYMBOLS:
+            corename = getattr(library, symbol, None)
+            if corename is not None:
+                corename.restype = ctypes.c_char_p
+                return corename().decode()
+    return None
+
+
 def machine_description() -> dict:
-    """CPU, the SIMD extensions NumPy dispatches to, the BLAS build, and the
-    versions of Python, NumPy and numba."""
+    """CPU, the SIMD extensions NumPy dispatches to, the BLAS build and the
+    kernels it runs (``blas_kernels``), and the versions of Python, NumPy and
+    numba."""
     import numba
     import numpy as np
 
     description = {"cpu": _cpu_model(), "machine": platform.machine(),
                    "python": platform.python_version(), "numpy": np.__version__,
-                   "numba": numba.__version__}
+                   "numba": numba.__version__, "blas_kernels": _openblas_kernels()}
     try:
         config = np.show_config(mode="dicts")
     except TypeError:  # NumPy < 1.26 prints its configuration only
