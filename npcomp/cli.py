@@ -103,12 +103,21 @@ def _parser() -> argparse.ArgumentParser:
         description="Train a model on a task and write RUN_DIR/{metrics.json,model.npz,"
         "log.jsonl}. Every unset option takes the model's paper setting for the task "
         "(see --help-defaults).")
-    train.add_argument("--model", default="treelstm-nary", choices=MODELS)
-    train.add_argument("--task", default="synthetic", choices=TASKS)
+    # None marks an option not given (the defaults are applied in _train_config), so
+    # --resume can tell the options given from the defaults
+    train.add_argument("--model", default=None, choices=MODELS,
+                       help="the model (default treelstm-nary)")
+    train.add_argument("--task", default=None, choices=TASKS, help="the task (default synthetic)")
     train.add_argument("--data-dir", default=None,
                        help="data directory (default $NPCOMP_DATA, else ./data)")
-    train.add_argument("--out", default=None, help="run directory (default runs/MODEL-TASK-sSEED)")
-    train.add_argument("--seed", type=int, default=1)
+    train.add_argument("--out", default=None,
+                       help="run directory (default runs/MODEL-TASK[-OPTIONS]-sSEED, the options "
+                       "given named in it); one holding a run is refused unless --resume or "
+                       "--overwrite")
+    train.add_argument("--overwrite", action="store_true",
+                       help="replace the run in --out: its files are moved to OUT/replaced/ and "
+                       "deleted once the new run has finished an epoch")
+    train.add_argument("--seed", type=int, default=None, help="random seed (default 1)")
     train.add_argument("--protocol", default=None,
                        help="whose setting the defaults follow, for models two papers train "
                        "differently: lstm and bilstm take 'nayebi' (root labels only, "
@@ -140,10 +149,13 @@ def _parser() -> argparse.ArgumentParser:
         train.add_argument("--" + name.replace("_", "-"), dest=name, type=kind, default=None,
                            choices=choices, help=text)
     train.add_argument("--threads", type=int, default=None,
-                       help="compute threads, each training on its own part of a minibatch "
-                       "(default: all cores)")
+                       help="compute threads: with two or more, a helper thread overlaps "
+                       "independent products of the backward pass and evaluates every other "
+                       "forest; BLAS and numba run one thread each (default: all cores)")
     train.add_argument("--resume", metavar="RUN_DIR", default=None,
-                       help="continue a killed run from its latest dev evaluation")
+                       help="continue a killed run from its latest dev evaluation, with the "
+                       "settings it was started with; only --epochs (more), --threads, "
+                       "--data-dir, --eval-batch-size and --no-train-eval may be given too")
     train.add_argument("--baseline", dest="baseline", action="store_true", default=None,
                        help="also train the bag-of-words baseline (default on for synthetic)")
     train.add_argument("--no-baseline", dest="baseline", action="store_false")
@@ -151,7 +163,7 @@ def _parser() -> argparse.ArgumentParser:
                        help="print the default settings of --model for --task and exit")
     train.add_argument("--quiet", action="store_true", help="no progress bar")
     train.add_argument("--no-train-eval", dest="train_eval", action="store_false",
-                       default=True, help="skip the per-epoch accuracy on the training "
+                       default=None, help="skip the per-epoch accuracy on the training "
                        "sentences (the learning curve in metrics.json)")
 
     evaluate = commands.add_parser("eval", help="evaluate a trained run on a split")
@@ -225,83 +237,139 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _set_threads(threads: int | None) -> int:
-    """Compute threads: npcomp runs that many worker threads, each on its own
-    part of a minibatch, so BLAS and numba are kept to one thread each (set
-    before numpy loads).  Default: every core."""
+    """Compute threads (default: every core).  npcomp's own helper thread
+    does the overlapping, so BLAS and numba are kept to one thread each (set
+    before numpy loads)."""
     if threads is None:
         threads = os.cpu_count() or 1
-    if threads < 1:
-        raise SystemExit("npcomp: --threads must be at least 1")
     for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
                      "NUMBA_NUM_THREADS"):
         os.environ[variable] = "1"
     return threads
 
 
+# exit statuses (README "Exit statuses")
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+COMMANDS = {"train": "_train", "eval": "_eval", "predict": "_predict", "download": "_download",
+            "summary": "_summary", "neighbours": "_neighbours", "parse": "_parse"}
+# config keys whose flag is not --KEY
+FLAGS = {"untied": "--untied/--tied", "output_gate": "--output-gate/--no-output-gate",
+         "fixed_embeddings": "--fixed-embeddings/--tuned-embeddings",
+         "train_eval": "--no-train-eval"}
+
+
+def flag(option: str) -> str:
+    """The command-line flag of a config key."""
+    return FLAGS.get(option, "--" + option.replace("_", "-"))
+
+
 def main(argv=None) -> int:
+    """Run a command; every failure becomes a one-line message and an exit
+    status, never a traceback (set NPCOMP_TRACEBACK=1 to see one)."""
     parser = _parser()
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()
-        return 2
+        return EXIT_USAGE
+    try:
+        return _run(args)
+    except KeyboardInterrupt:
+        print("\nnpcomp: interrupted; a run is saved as of its latest dev evaluation "
+              "(continue it with npcomp train --resume RUN_DIR)", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Exception as error:  # noqa: BLE001 - the command line's last word on any failure
+        if os.environ.get("NPCOMP_TRACEBACK"):
+            raise
+        status, message = _explain(error)
+        print(f"npcomp {args.command}: error: {message}", file=sys.stderr)
+        return status
+
+
+def _run(args) -> int:
+    if getattr(args, "threads", None) is not None and args.threads < 1:
+        from .configuration import ConfigError
+        raise ConfigError("threads", f"compute threads must be a whole number >= 1, not "
+                                     f"{args.threads}")
     if hasattr(args, "threads"):
+        args.threads_given = args.threads
         args.threads = _set_threads(args.threads)
+    return globals()[COMMANDS[args.command]](args)
+
+
+def _explain(error: Exception) -> tuple:
+    """(exit status, message) for a failure."""
+    from .configuration import ConfigError
     from .download import DownloadError
     from .formats import DataError
-    try:
-        if args.command == "train":
-            return _train(args)
-        if args.command == "eval":
-            return _eval(args)
-        if args.command == "predict":
-            return _predict(args)
-        if args.command == "download":
-            return _download(args)
-        if args.command == "summary":
-            return _summary(args)
-        if args.command == "neighbours":
-            return _neighbours(args)
-        if args.command == "parse":
-            return _parse(args)
-    except (DataError, DownloadError, FileNotFoundError, ValueError, ImportError) as error:
-        print(f"npcomp {args.command}: error: {error}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print("\nnpcomp: interrupted; the run is saved as of its latest dev evaluation "
-              "(resume with --resume)", file=sys.stderr)
-        return 130
-    return 0
+    from .rundir import RunDirectoryError, RunFileError
+    from .trainer import TrainingStopped
+    if isinstance(error, ConfigError):
+        return EXIT_USAGE, f"{flag(error.option)}: {error.reason}"
+    if isinstance(error, (DataError, DownloadError, RunDirectoryError, RunFileError,
+                          TrainingStopped, ValueError, ImportError)):
+        return EXIT_FAILED, str(error)
+    if isinstance(error, OSError):
+        where = f"{error.filename}: " if error.filename else ""
+        return EXIT_FAILED, f"{where}{error.strerror or error}"
+    if isinstance(error, MemoryError):
+        return EXIT_FAILED, "out of memory (a smaller --batch-size or --eval-batch-size helps)"
+    return EXIT_FAILED, (f"internal error, {type(error).__name__}: {error} (please report it; "
+                         "NPCOMP_TRACEBACK=1 shows where)")
+
+
+# train options given that say where and how a run runs, not what it trains
+_NOT_IN_RUN_NAME = ("model", "task", "seed", "data_dir", "threads", "baseline", "train_eval",
+                    "eval_batch_size")
+
+
+def given_options(args) -> dict:
+    """The train options given on the command line (config keys -> values)."""
+    given = {name: value for name, value in vars(args).items()
+             if value is not None and name not in ("command", "threads", "threads_given",
+                                                  "quiet", "resume", "out", "overwrite",
+                                                  "help_defaults")}
+    if args.threads_given is not None:
+        given["threads"] = args.threads_given
+    return given
+
+
+def default_run_dir(args) -> Path:
+    """runs/MODEL-TASK[-OPTION-VALUE...]-sSEED: the options given that change
+    what is trained are in the name, so distinct settings get distinct directories."""
+    parts = [args.model or "treelstm-nary", args.task or "synthetic"]
+    for name, value in given_options(args).items():
+        if name in _NOT_IN_RUN_NAME:
+            continue
+        if name == "vectors":
+            value = Path(value).name.removesuffix(".gz").removesuffix(".txt").removesuffix(".bin")
+        name = name.replace("_", "-")
+        if isinstance(value, bool):
+            parts.append(name if value else "no-" + name)
+        else:
+            parts.append(f"{name}{value}".replace("/", "_").replace(" ", ""))
+    return Path("runs") / ("-".join(str(part) for part in parts) + f"-s{args.seed or 1}")
 
 
 def _train_config(args) -> dict:
+    """The run's config: the model's paper defaults for the task, the options given."""
+    from .configuration import ConfigError, check, check_value
     from .defaults import defaults_for, dim_follows_embedding, matrix_embedding_dim
-    config = defaults_for(args.model, args.task, args.protocol)
+    model, task = args.model or "treelstm-nary", args.task or "synthetic"
+    config = defaults_for(model, task, args.protocol)
     config.pop("source")
     for name in TRAIN_OPTIONS:
         value = getattr(args, name)
         if value is not None:
-            if name in POSITIVE and value < 1:
-                raise ValueError(f"--{name.replace('_', '-')} must be at least 1, not {value}")
-            if name == "epsilon" and not value > 0.0:
-                raise ValueError(f"--epsilon must be positive (it keeps the optimiser's "
-                                 f"divisions away from 0), not {value}")
-            if name == "adagrad_reset" and value < 0:
-                raise ValueError(f"--adagrad-reset must be 0 (never) or more, not {value}")
-            if name == "span_samples" and value < 0:
-                raise ValueError(f"--span-samples must be 0 (every phrase) or more, not {value}")
             if name == "recurrent_dropout":
                 value = _rates(value)
-            if name in ("dropout", "embedding_dropout") and not 0.0 <= value < 1.0:
-                raise ValueError(f"--{name.replace('_', '-')} must be in [0, 1), not {value}")
+            check_value(name, value)
             config[name] = value
     if args.untied is not None:
         config["untied"] = args.untied
-    accepted = getattr(cell_class(args.model), "options", ())
-    flags = {"untied": "--untied/--tied", "output_gate": "--output-gate/--no-output-gate"}
+    accepted = getattr(cell_class(model), "options", ())
     for option in CELL_OPTIONS:
         if getattr(args, option) is not None and option not in accepted:
-            flag = flags.get(option, "--" + option.replace("_", "-"))
-            raise ValueError(f"{flag} does not apply to {args.model}")
+            raise ConfigError(option, f"does not apply to {model}")
     if args.output_gate is not None:
         config["output_gate"] = args.output_gate
     vectors = args.vectors
@@ -314,21 +382,15 @@ def _train_config(args) -> dict:
     config.pop("vectors_name", None)
     if args.fixed_embeddings is not None:
         config["fixed_embeddings"] = args.fixed_embeddings
-    config.update(model=args.model, task=args.task, seed=args.seed, vectors=vectors,
-                  data_dir=args.data_dir, threads=args.threads, train_eval=args.train_eval)
-    if config["neutral"] != "unlabelled" and args.task != "sst2":
-        raise ValueError("--neutral applies to sst2 alone: the other tasks predict neutral")
-    if args.task == "sick":
-        if config["dropout"] > 0.0:
-            raise ValueError("--dropout acts on a classifier's input; the similarity head of "
-                             "sick takes none (Tai et al.): use --embedding-dropout")
+    config.update(model=model, task=task, seed=1 if args.seed is None else args.seed,
+                  vectors=vectors, data_dir=args.data_dir, threads=args.threads,
+                  train_eval=args.train_eval is not False,
+                  baseline=args.baseline if args.baseline is not None else task == "synthetic")
+    if task == "sick":
         for option in ("head", "supervision"):
             if getattr(args, option) is not None:
-                raise ValueError(f"--{option} does not apply to sick: a pair is scored by the "
-                                 "similarity head at the two sentences' roots")
-    if max(config["recurrent_dropout"]) > 0.0 and not hasattr(cell_class(args.model), "recurrent_widths"):
-        raise ValueError(f"--recurrent-dropout does not apply to {args.model} (no recurrence "
-                         "over a sequence)")
+                raise ConfigError(option, "does not apply to sick: a pair is scored by the "
+                                          "similarity head at the two sentences' roots")
     if dim_follows_embedding(config):
         # the leaves' states are the word vectors: one dimension for both
         if args.dim is not None and args.embedding_dim is None:
@@ -336,8 +398,10 @@ def _train_config(args) -> dict:
         config["dim"] = config["embedding_dim"]
     if matrix_embedding_dim(config) is not None:
         if args.vectors:
-            raise ValueError("matrix-space learns a matrix per word: it takes no --vectors")
+            raise ConfigError("vectors", "matrix-space learns a matrix per word: it takes no "
+                                         "word vectors")
         config["embedding_dim"] = matrix_embedding_dim(config)
+    check(config, recurrent=hasattr(cell_class(model), "recurrent_widths"))
     return config
 
 
@@ -372,49 +436,56 @@ def _default_vectors(data_dir, name: str) -> Path:
 
 
 def _rates(text: str) -> list:
-    """``0.25,0.3`` -> [0.25, 0.3], each a dropout rate in [0, 1)."""
+    """``0.25,0.3`` -> [0.25, 0.3] (checked by configuration.check_value)."""
+    from .configuration import ConfigError
     try:
-        rates = [float(part) for part in text.split(",")]
+        return [float(part) for part in text.split(",")]
     except ValueError:
-        raise ValueError(f"--recurrent-dropout takes rates separated by commas, not {text!r}") \
-            from None
-    if not all(0.0 <= rate < 1.0 for rate in rates):
-        raise ValueError(f"--recurrent-dropout rates must be in [0, 1), not {text!r}")
-    return rates
+        raise ConfigError("recurrent_dropout", f"takes rates separated by commas, not "
+                                               f"{text!r}") from None
+
+
+def _resume_changes(args) -> dict:
+    """The options given with --resume, as config values, to be checked
+    against the run's own (trainer.resumed_config)."""
+    changes = given_options(args)
+    changes["threads"] = args.threads
+    if "recurrent_dropout" in changes:
+        changes["recurrent_dropout"] = _rates(changes["recurrent_dropout"])
+    if changes.get("vectors") not in (None, "random"):
+        changes["vectors"] = str(_vectors_file(args.data_dir, changes["vectors"]))
+    return changes
 
 
 def _train(args) -> int:
     from .defaults import defaults_for
     if args.help_defaults:
-        print(json.dumps(defaults_for(args.model, args.task, args.protocol), indent=2))
-        return 0
+        print(json.dumps(defaults_for(args.model or "treelstm-nary", args.task or "synthetic",
+                                      args.protocol), indent=2))
+        return EXIT_OK
+    from .baseline import train_baseline
     from .trainer import train
+    progress = not args.quiet
     if args.resume:
-        metrics = train({}, args.resume, resume=True, progress=not args.quiet)
+        if args.out is not None or args.overwrite:
+            from .configuration import ConfigError
+            raise ConfigError("resume", "continues the run in its own directory: it takes "
+                                        "no --out or --overwrite")
+        metrics = train(_resume_changes(args), args.resume, resume=True, progress=progress)
         _print_result(metrics)
-        return 0
-    config = _train_config(args)
-    run_dir = Path(args.out or f"runs/{args.model}-{args.task}-s{args.seed}")
-    print(f"training {args.model} on {args.task} -> {run_dir}")
-    metrics = train(config, run_dir, progress=not args.quiet)
-    _print_result(metrics)
-    baseline = args.baseline if args.baseline is not None else args.task == "synthetic"
-    if baseline and args.model != "mean-vectors":
-        # the baseline trains with its own defaults except where the user chose
-        base_config = dict(config, model="mean-vectors")
-        # the model's cell options (--untied, ...) are not the baseline's
-        accepted = getattr(cell_class("mean-vectors"), "options", ())
-        for option in CELL_OPTIONS:
-            if option not in accepted:
-                base_config.pop(option, None)
-        for key in ("lr", "emb_lr", "l2", "dropout", "epochs", "batch_size"):
-            if getattr(args, key) is None:
-                base_config[key] = defaults_for("mean-vectors", args.task)[key]
-        base_config["dim"] = base_config["embedding_dim"]
-        print(f"training the bag-of-words baseline (mean-vectors) -> {run_dir / 'baseline'}")
-        base_metrics = train(base_config, run_dir / "baseline", progress=not args.quiet)
+        run_dir, config = Path(args.resume), metrics["config"]
+    else:
+        config = _train_config(args)
+        run_dir = Path(args.out) if args.out else default_run_dir(args)
+        print(f"training {config['model']} on {config['task']} -> {run_dir}")
+        metrics = train(config, run_dir, overwrite=args.overwrite, progress=progress)
+        _print_result(metrics)
+    if config.get("baseline") and config["model"] != "mean-vectors":
+        given = set(given_options(args)) if not args.resume else set()
+        base_metrics = train_baseline(config, run_dir, given, overwrite=args.overwrite,
+                                      progress=progress)
         _print_comparison(metrics, base_metrics)
-    return 0
+    return EXIT_OK
 
 
 def _print_result(metrics: dict) -> None:

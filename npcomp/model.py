@@ -421,6 +421,22 @@ class PairModel(SentenceEncoder):
         return self.head.predict(params.prefixed(self.prefix), h_left, h_right)
 
 
+class NonFiniteOutput(ValueError):
+    """A model gave a non-finite probability for a sentence; the message names it."""
+
+
+def require_finite_outputs(outputs: np.ndarray, owner, trees, first: int) -> None:
+    """Refuse ``outputs`` (one row per node, or per pair) holding a non-finite
+    value; ``owner[row]`` is the row's example among ``trees[first:]``."""
+    bad = ~np.isfinite(outputs).all(axis=1)
+    if bad.any():
+        tree = trees[first + int(owner[np.flatnonzero(bad)[0]])]
+        words = " ".join(tree.tokens)
+        raise NonFiniteOutput(f"{tree.source or 'a sentence'}: the model's probabilities are "
+                              f"not finite for \"{words[:80]}{'...' if len(words) > 80 else ''}\" "
+                              f"({len(tree.tokens)} words); no prediction is given")
+
+
 @njit(cache=True, nogil=True)
 def _add_scaled(target, source, scale):
     """target += scale * source, in place (no temporary the size of theta)."""

@@ -24,6 +24,7 @@ import numpy as np
 
 from .formats import DataError, Tree, branching_tree, chain_tree, parents_to_tree
 from .forest import build_forest, node_words
+from .model import require_finite_outputs
 from .tasks import SPLITS, TaskData, task_trees
 
 
@@ -96,6 +97,7 @@ def score_pairs(model, params, vocab, left: Sequence[Tree], right: Sequence[Tree
     h_left = encode_sentences(model, params, vocab, left, batch_size)
     h_right = encode_sentences(model, params, vocab, right, batch_size)
     p_hat = model.head.outputs(params.prefixed(model.prefix), h_left, h_right)
+    require_finite_outputs(p_hat, np.arange(len(left)), left, 0)
     return p_hat @ model.head.ratings(p_hat.dtype), p_hat
 
 

@@ -25,9 +25,9 @@ the end.
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import math
-import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -35,16 +35,18 @@ from pathlib import Path
 
 import numpy as np
 
-from .cells import CELL_OPTIONS, make_cell
+from .cells import CELL_OPTIONS, cell_class, make_cell
+from .configuration import ConfigError, check
 from .defaults import dim_follows_embedding
 from .embeddings import Vocabulary, build_embedding_matrix, read_vectors
-from .forest import build_forest, node_words, supervised_labels
-from .formats import SickPair
+from .forest import Forest, build_forest, node_words, supervised_labels
+from .formats import DataError, SickPair
 from .machine import machine_description
 from .memory import retain_freed_memory
-from .model import PairBatch, PairModel, TreeModel
+from .model import PairBatch, PairModel, TreeModel, require_finite_outputs
 from .optimizers import make_optimizer
 from .params import Parameters
+from .rundir import RunDirectory, RunFileError
 from .tasks import PAIR_TASKS, SPLITS, load_task, task_trees
 
 DTYPES = {"float32": np.float32, "float64": np.float64}
@@ -121,6 +123,7 @@ def predict_split(model: TreeModel, params: Parameters, split: EncodedSplit,
         indices = range(start, min(start + batch_size, len(split)))
         forest = split.forest(indices)
         outputs = model.outputs(params, forest)
+        require_finite_outputs(outputs, forest.tree, split.trees, start)
         for position in range(len(indices)):
             nodes = np.flatnonzero(forest.tree == position)
             in_tree_order = np.empty((nodes.shape[0], outputs.shape[1]), dtype=outputs.dtype)
@@ -134,8 +137,10 @@ def predict_relatedness(model: PairModel, params: Parameters, split: EncodedPair
     """(m,) predicted relatedness of every pair, ``batch_size`` pairs a forest
     (every other forest on ``helpers`` when given)."""
     def score(start: int):
-        return model.predict(params, split.batch(range(start, min(start + batch_size,
-                                                                  len(split)))))
+        indices = range(start, min(start + batch_size, len(split)))
+        distributions = model.outputs(params, split.batch(indices))
+        require_finite_outputs(distributions, np.arange(len(indices)), split.left.trees, start)
+        return distributions @ model.head.ratings(distributions.dtype)
     return np.concatenate(_over_batches(score, len(split), batch_size, helpers))
 
 
@@ -177,7 +182,9 @@ def evaluate(model, params: Parameters, split, batch_size: int = 512, helpers=No
 
     def count(start: int):
         forest = split.forest(range(start, min(start + batch_size, len(split))))
-        predicted = model.predict(params, forest)
+        outputs = model.outputs(params, forest)
+        require_finite_outputs(outputs, forest.tree, split.trees, start)
+        predicted = model.head.decode(outputs)
         labelled = forest.label >= 0
         roots = forest.root[forest.label[forest.root] >= 0]
         confusion = np.zeros((n_classes, n_classes), dtype=np.int64)
@@ -224,50 +231,6 @@ def _initial_parameters(config, model, vocab, vectors, rng, report):
     return model.new_parameters(rng, embedding, dtype=DTYPES[config["dtype"]])
 
 
-# --------------------------------------------------------------------------
-# the run directory
-# --------------------------------------------------------------------------
-
-def _write_json(path: Path, record) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(record, indent=2) + "\n")
-    os.replace(tmp, path)
-
-
-def _append_log(run_dir: Path, record) -> None:
-    with open(run_dir / "log.jsonl", "a") as handle:
-        handle.write(json.dumps(record) + "\n")
-
-
-def _save_npz(path: Path, **arrays) -> None:
-    tmp = path.with_name(path.name + ".tmp.npz")
-    np.savez(tmp, **arrays)
-    os.replace(tmp, path)
-
-
-def save_model(path: Path, params: Parameters, config: dict, vocab: Vocabulary, n_classes: int):
-    arrays = {f"param.{name}": value for name, value in params.items()}
-    _save_npz(path, config=np.array(json.dumps(config)), vocab=np.array(vocab.to_list()),
-              n_classes=np.array(n_classes), **arrays)
-
-
-def load_model(run_dir: str | Path):
-    """(model, params, config, vocab) of a run's best-dev checkpoint."""
-    path = Path(run_dir) / "model.npz"
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no model in this run directory (did training finish "
-                                "an epoch?)")
-    with np.load(path) as archive:
-        config = json.loads(str(archive["config"]))
-        vocab = Vocabulary.from_list(list(archive["vocab"]))
-        n_classes = int(archive["n_classes"])
-        model = build_model(config, vocab, n_classes)
-        params = Parameters(model.layout, DTYPES[config["dtype"]])
-        for name, view in params.items():
-            view[...] = archive[f"param.{name}"]
-    return model, params, config, vocab
-
-
 @dataclass
 class EpochState:
     """An epoch under way: its minibatch order (a permutation of the training
@@ -294,203 +257,515 @@ def evaluation_points(n_batches: int, evals_per_epoch: int) -> list:
 
 
 # --------------------------------------------------------------------------
+# the run's files
+# --------------------------------------------------------------------------
+
+class TrainingStopped(Exception):
+    """Training stopped on a non-finite or diverging quantity; the run
+    directory keeps the last good checkpoint and the best model so far."""
+
+
+# options a resumed run may take anew: more epochs, and where and how it runs
+RESUMABLE = ("epochs", "threads", "data_dir", "eval_batch_size", "train_eval")
+# the mean loss per labelled node (per pair) of the latest DIVERGENCE_WINDOW
+# minibatches above DIVERGENCE_FACTOR times that of the run's first minibatch
+# (the model as initialised) stops training as diverged
+DIVERGENCE_FACTOR = 10.0
+DIVERGENCE_WINDOW = 10
+CHECKPOINT_KEYS = ("params", "config", "rng", "metrics", "vocab", "fingerprints")
+
+
+def save_model(directory: RunDirectory, params: Parameters, config: dict, vocab: Vocabulary,
+               n_classes: int) -> None:
+    arrays = {f"param.{name}": value for name, value in params.items()}
+    directory.save_npz("model.npz", config=np.array(json.dumps(config)),
+                       vocab=np.array(vocab.to_list()), n_classes=np.array(n_classes), **arrays)
+
+
+def load_model(run_dir: str | Path):
+    """(model, params, config, vocab) of a run's best-dev checkpoint."""
+    directory = RunDirectory(run_dir)
+    if not directory.model_path.is_file():
+        raise RunFileError(f"{directory.model_path}: no model in this run directory (training "
+                           "writes it at the first dev evaluation)")
+    archive = directory.load_npz("model.npz", required=("config", "vocab", "n_classes"))
+    try:
+        config = json.loads(str(archive["config"]))
+        vocab = Vocabulary.from_list(list(archive["vocab"]))
+        n_classes = int(archive["n_classes"])
+        model = build_model(config, vocab, n_classes)
+        params = Parameters(model.layout, DTYPES[config["dtype"]])
+        for name, view in params.items():
+            view[...] = archive[f"param.{name}"]
+    except (KeyError, ValueError, TypeError, json.JSONDecodeError) as error:
+        raise RunFileError(f"{directory.model_path}: damaged run file ({type(error).__name__}: "
+                           f"{error})") from None
+    return model, params, config, vocab
+
+
+def _fingerprint(items) -> str:
+    """A digest of a split's trees (or pairs): words, structure, labels, scores."""
+    digest = hashlib.sha256()
+    for item in items:
+        trees = (item.tree_a, item.tree_b) if isinstance(item, SickPair) else (item,)
+        for tree in trees:
+            digest.update("\x1f".join(tree.tokens).encode("utf-8", "surrogatepass"))
+            for array in (tree.parent, tree.token_index, tree.label):
+                digest.update(np.ascontiguousarray(array, dtype=np.int32).tobytes())
+        if isinstance(item, SickPair):
+            digest.update(np.float64(item.score).tobytes())
+    return digest.hexdigest()
+
+
+def _config_digest(config: dict) -> str:
+    return hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()
+
+
+def read_checkpoint(directory: RunDirectory) -> dict:
+    """The checkpoint's arrays, its config and metrics decoded; RunFileError
+    when it is missing or damaged."""
+    if not directory.checkpoint_path.is_file():
+        raise RunFileError(f"{directory.checkpoint_path}: nothing to resume (a run writes its "
+                           "checkpoint at its first dev evaluation)")
+    saved = directory.load_npz("checkpoint.npz", required=CHECKPOINT_KEYS)
+    try:
+        saved["config"] = json.loads(str(saved["config"]))
+        saved["metrics"] = json.loads(str(saved["metrics"]))
+        saved["rng"] = json.loads(str(saved["rng"]))
+        saved["fingerprints"] = json.loads(str(saved["fingerprints"]))
+    except json.JSONDecodeError as error:
+        raise RunFileError(f"{directory.checkpoint_path}: damaged run file ({error})") from None
+    if saved["fingerprints"].get("config") != _config_digest(saved["config"]):
+        raise RunFileError(f"{directory.checkpoint_path}: damaged run file (its configuration "
+                           "does not match the digest recorded with it)")
+    return saved
+
+
+def resumed_config(saved: dict, changes: dict) -> dict:
+    """The checkpoint's config with ``changes`` applied: those in RESUMABLE
+    (more epochs, another data directory or thread count); any other key must
+    keep its saved value."""
+    config = dict(saved)
+    refused = {key: value for key, value in changes.items()
+               if key not in RESUMABLE and saved.get(key) != value}
+    if refused:
+        listed = ", ".join(f"{key} {value!r} (the run has {saved.get(key)!r})"
+                           for key, value in refused.items())
+        raise ConfigError(next(iter(refused)), f"a resumed run continues with its own "
+                          f"settings; it cannot take {listed}. Only {', '.join(RESUMABLE)} "
+                          "may change; start a new run for other settings")
+    config.update({key: value for key, value in changes.items() if key in RESUMABLE})
+    return config
+
+
+# --------------------------------------------------------------------------
 # training
 # --------------------------------------------------------------------------
 
-def train(config: dict, run_dir: str | Path, resume: bool = False, progress: bool = True,
-          echo=print) -> dict:
-    """Train ``config`` into ``run_dir``; returns the metrics record."""
+@dataclass
+class Run:
+    """A training run under way: what its steps share."""
+    config: dict
+    directory: RunDirectory
+    task: object
+    vocab: Vocabulary
+    splits: dict
+    train_sentences: object
+    model: object
+    params: Parameters
+    grads: Parameters
+    optimizer: object
+    rng: np.random.Generator
+    metrics: dict
+    fingerprints: dict
+    helper: object = None
+    echo: object = print
+    recent_losses: list = field(default_factory=list)
+
+    @property
+    def selected(self) -> str:
+        return selection_metric(self.config["task"])
+
+
+def train(config: dict, run_dir: str | Path, resume: bool = False, overwrite: bool = False,
+          progress: bool = True, echo=print) -> dict:
+    """Train ``config`` into ``run_dir``; returns the metrics record.
+
+    A fresh run refuses a directory holding a run unless ``overwrite`` (which
+    keeps the old files aside until the new run has finished an epoch).  With
+    ``resume`` the run continues from its checkpoint and ``config`` holds only
+    the changes asked for (``RESUMABLE`` keys).  Raises ``TrainingStopped``
+    when the loss, a gradient, a parameter or the optimiser's state stops
+    being finite or the loss diverges."""
     setup_start = time.perf_counter()
     retain_freed_memory()  # the steps reuse their work arrays' pages (memory.py)
-    run_dir = Path(run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    checkpoint_path = run_dir / "checkpoint.npz"
+    directory = RunDirectory(run_dir)
+    saved = None
     if resume:
-        if not checkpoint_path.is_file():
-            raise FileNotFoundError(f"{checkpoint_path}: nothing to resume")
-        with np.load(checkpoint_path) as archive:
-            config = json.loads(str(archive["config"]))
-    config = dict(config)
-    span_samples = config.get("span_samples") or 0
-    if span_samples and config["supervision"] != "spans":
-        raise ValueError("--span-samples draws from the phrase spans: it needs "
-                         "--supervision spans")
-    vectors = read_vectors(config["vectors"]) if config.get("vectors") else None
-    if vectors is not None:
+        saved = read_checkpoint(directory)
+        config = resumed_config(saved["config"], config)
+    else:
+        directory.check_usable(overwrite)
+        config = dict(config)
+    check(config, recurrent=hasattr(cell_class(config["model"]), "recurrent_widths"))
+    run = _prepare(config, directory, saved, echo)
+    directory.create()
+    try:
+        if saved is None:
+            _start(run, overwrite)
+            resumed_epoch = None
+        else:
+            resumed_epoch = _restore(run, saved)
+        tick = time.perf_counter()
+        _warm_up(run.model, run.params, run.optimizer, run.splits["train"], config)
+        run.metrics["warm_up_s"] = time.perf_counter() - tick
+        # what a user waits before the first epoch: reading the data and vectors, then
+        # compiling the kernels (or loading them from numba's cache on later runs)
+        run.metrics["setup_s"] = time.perf_counter() - setup_start
+        # a second thread overlaps independent products of the backward pass and
+        # evaluates every other forest (BLAS itself runs one thread: see cli.py)
+        if int(config.get("threads") or 1) > 1:
+            run.helper = ThreadPoolExecutor(max_workers=1)
+        start_epoch = len(run.metrics["epochs"]) + 1
+        for epoch in range(start_epoch, config["epochs"] + 1):
+            if resumed_epoch is None:
+                state = _new_epoch(run, epoch)
+            else:
+                state, resumed_epoch = resumed_epoch, None
+            _train_epoch(run, epoch, state, progress)
+            directory.discard_replaced()  # a run it replaced is no longer needed
+        _test(run)
+    finally:
+        if run.helper is not None:
+            run.helper.shutdown()
+        directory.unlock()
+    return run.metrics
+
+
+def _prepare(config: dict, directory: RunDirectory, saved: dict | None, echo) -> Run:
+    """Read the data (and the vectors of a fresh run), check every split
+    against the model, and build the model, parameters and optimiser."""
+    vectors = None
+    if saved is None and config.get("vectors"):
+        vectors = read_vectors(config["vectors"])
         config["embedding_dim"] = vectors.dim
     if dim_follows_embedding(config):
         config["dim"] = config["embedding_dim"]
-
     task = load_task(config["task"], config.get("data_dir"), config["structure"],
                      seed=config["seed"], spans=config["supervision"] == "spans",
                      parses_dir=config.get("parses_dir"),
                      neutral=config.get("neutral", "unlabelled"))
-    vocab = Vocabulary.from_trees(t for split in SPLITS for t in task_trees(task, split))
+    fingerprints = {split: _fingerprint(task.splits[split]) for split in SPLITS}
+    fingerprints["config"] = _config_digest(config)
+    if saved is not None:
+        _check_same_data(saved, fingerprints, config, directory)
+        vocab = Vocabulary.from_list(list(saved["vocab"]))
+    else:
+        vocab = Vocabulary.from_trees(t for split in SPLITS for t in task_trees(task, split))
+    model = build_model(config, vocab, task.n_classes)
+    check_splits(task, model.cell)
     splits = {name: encode_split(task.splits[name], vocab) for name in SPLITS}
     # per-epoch training accuracy (Nayebi's curves) on the training sentences
     train_sentences = (encode(task.train_sentences, vocab) if task.train_sentences is not None
                        else splits["train"])
-    selected = selection_metric(config["task"])
-    model = build_model(config, vocab, task.n_classes)
-    dtype = DTYPES[config["dtype"]]
+    if isinstance(splits["train"], EncodedSplit):
+        splits["train"].labels = [supervised_labels(tree, config["supervision"])
+                                  for tree in splits["train"].trees]
     rng = np.random.default_rng(config["seed"])
     report = {}
     params = _initial_parameters(config, model, vocab, vectors, rng, report)
-    grads = params.zeros_like()
-    layout = model.layout
+    dtype = DTYPES[config["dtype"]]
     optimizer = make_optimizer(
-        config["optimizer"], size=layout.size, dense_size=model.dense_size,
-        embedding_offset=layout["embedding"].offset, embedding_dim=config["embedding_dim"],
-        lr=config["lr"], embedding_lr=config["emb_lr"], dtype=dtype,
-        embedding_rule=config.get("emb_optimizer", "same"), epsilon=config.get("epsilon"))
-    train_split = splits["train"]
-    if isinstance(train_split, EncodedSplit):
-        train_split.labels = [supervised_labels(tree, config["supervision"])
-                              for tree in train_split.trees]
-
+        config["optimizer"], size=model.layout.size, dense_size=model.dense_size,
+        embedding_offset=model.layout["embedding"].offset,
+        embedding_dim=config["embedding_dim"], lr=config["lr"], embedding_lr=config["emb_lr"],
+        dtype=dtype, embedding_rule=config.get("emb_optimizer", "same"),
+        epsilon=config.get("epsilon"))
     metrics = {"model": config["model"], "task": config["task"], "config": config,
                "epochs": [], "best_epoch": None, "best_at": None, "dev": None, "test": None,
                "train_wall_s": 0.0, "train_sentences_per_s": None,
                "parameters": int(model.dense_size), "vocabulary": len(vocab),
                "embedding": report.get("embedding"), "machine": machine_description()}
-    start_epoch = 1
-    resumed_epoch = None  # an epoch the checkpoint stopped between two dev evaluations
-    if resume:
-        with np.load(checkpoint_path) as archive:
-            params.flat[...] = archive["params"]
-            optimizer.load_state_dict(archive)
-            rng.bit_generator.state = json.loads(str(archive["rng"]))
-            metrics = json.loads(str(archive["metrics"]))
-            if "epoch_order" in archive.files:
-                resumed_epoch = EpochState(order=archive["epoch_order"],
-                                           **json.loads(str(archive["epoch_state"])))
-        start_epoch = len(metrics["epochs"]) + 1
-        echo(f"resuming {run_dir} after epoch {start_epoch - 1}"
-             + (f" and {resumed_epoch.done} minibatches of epoch {start_epoch}"
-                if resumed_epoch else ""))
-    else:
-        for stale in ("log.jsonl", "model.npz", "metrics.json", "checkpoint.npz"):
-            (run_dir / stale).unlink(missing_ok=True)
-        _append_log(run_dir, {"event": "start", "config": config,
-                              "embedding": report.get("embedding")})
+    return Run(config=config, directory=directory, task=task, vocab=vocab, splits=splits,
+               train_sentences=train_sentences, model=model, params=params,
+               grads=params.zeros_like(), optimizer=optimizer, rng=rng, metrics=metrics,
+               fingerprints=fingerprints, echo=echo)
 
-    def checkpoint(epoch_state=None):
-        """Everything --resume needs, written after every dev evaluation."""
-        inside = ({} if epoch_state is None else
-                  {"epoch_order": epoch_state.order,
-                   "epoch_state": np.array(json.dumps(epoch_state.progress()))})
-        _save_npz(checkpoint_path, params=params.flat, config=np.array(json.dumps(config)),
-                  rng=np.array(json.dumps(rng.bit_generator.state)),
-                  metrics=np.array(json.dumps(metrics)), **optimizer.state_dict(), **inside)
 
-    def select(dev, at: float) -> bool:
-        """Keep the parameters if ``dev`` is the best so far (``at``: epochs done)."""
-        if metrics["dev"] is not None and not dev[selected] > metrics["dev"][selected]:
-            return False
-        metrics["best_epoch"], metrics["best_at"], metrics["dev"] = math.ceil(at), at, dev
-        save_model(run_dir / "model.npz", params, config, vocab, task.n_classes)
-        return True
+def _check_same_data(saved: dict, fingerprints: dict, config: dict,
+                     directory: RunDirectory) -> None:
+    """Refuse to resume on data other than the run's."""
+    changed = [split for split in SPLITS if saved["fingerprints"].get(split) != fingerprints[split]]
+    if changed:
+        raise ConfigError("data_dir", f"the {' and '.join(changed)} data of {config['task']} "
+                          f"differ from those {directory.path} was trained on (files edited, "
+                          "or another data directory): resuming would bind its parameters "
+                          "to other sentences; start a new run instead")
 
-    tick = time.perf_counter()
-    _warm_up(model, params, optimizer, train_split, config)
-    # what a user waits before the first epoch: reading the data and vectors, then
-    # compiling the kernels (or loading them from numba's cache on later runs)
-    metrics["warm_up_s"] = time.perf_counter() - tick
-    metrics["setup_s"] = time.perf_counter() - setup_start
-    # a second thread overlaps independent products of the backward pass and
-    # evaluates every other forest (BLAS itself runs one thread: see cli.py)
-    threads = max(1, int(config.get("threads") or 1))
-    helper = ThreadPoolExecutor(max_workers=1) if threads > 1 else None
-    fixed = config["fixed_embeddings"]
+
+def check_splits(task, cell) -> None:
+    """Every split non-empty and every tree one the cell can compose, checked
+    before training; DataError names the file and line of a bad tree."""
+    for split in SPLITS:
+        items = task.splits[split]
+        if not items:
+            raise DataError(f"the {split} split of {task.name} is empty (sst2 drops sentences "
+                            "whose root is neutral): nothing to "
+                            f"{'train on' if split == 'train' else 'evaluate'}")
+        trees = task_trees(task, split)
+        for start in range(0, len(trees), 1024):
+            chunk = trees[start:start + 1024]
+            try:
+                cell.check_forest(_structure_forest(chunk))
+            except ValueError:
+                for tree in chunk:  # which tree: a forest of one at a time
+                    try:
+                        cell.check_forest(_structure_forest([tree]))
+                    except ValueError as error:
+                        raise DataError(str(error), *_split_source(tree.source)) from None
+                raise
+
+
+def _structure_forest(trees):
+    """A forest of ``trees`` carrying their structure (any word id >= 0 where a node reads one)."""
+    return build_forest(trees, [np.where(tree.token_index >= 0, 0, -1) for tree in trees])
+
+
+def _split_source(source: str) -> tuple:
+    """'file:line' -> (file, line), for DataError."""
+    path, _, line = (source or "").rpartition(":")
+    return (path, int(line)) if line.isdigit() else (source or None, None)
+
+
+def _start(run: Run, overwrite: bool) -> None:
+    """A fresh run: the directory's old run set aside if asked, the first log record."""
+    directory = run.directory
+    directory.check_usable(overwrite)  # again, now that the directory is locked
+    # a checkpoint holds the parameters and up to two optimiser states, written
+    # beside the previous one: room for both
+    directory.check_space(2 * 4 * run.params.flat.nbytes + (1 << 20))
+    if overwrite:
+        aside = directory.set_aside()
+        if aside is not None:
+            run.echo(f"the run previously in {directory.path} is kept in {aside} until this "
+                     "one has finished an epoch")
+    directory.append_log({"event": "start", "config": run.config,
+                          "embedding": run.metrics["embedding"]})
+
+
+def _restore(run: Run, saved: dict):
+    """A resumed run's parameters, optimiser, random state and metrics; the
+    epoch under way (EpochState) when the checkpoint fell inside one."""
+    run.params.flat[...] = saved["params"]
+    run.optimizer.load_state_dict(saved)
+    run.rng.bit_generator.state = saved["rng"]
+    metrics = saved["metrics"]
+    metrics["config"] = run.config
+    run.metrics = metrics
+    resumed_epoch = None
+    if "epoch_order" in saved:
+        resumed_epoch = EpochState(order=saved["epoch_order"],
+                                   **json.loads(str(saved["epoch_state"])))
+    done = len(metrics["epochs"])
+    where = (f"epoch {done}" + (f" and {resumed_epoch.done} minibatches of epoch {done + 1}"
+                                if resumed_epoch else ""))
+    run.directory.append_log({"event": "resumed", "after": where, "epochs": run.config["epochs"]})
+    run.echo(f"resuming {run.directory.path} after {where}")
+    return resumed_epoch
+
+
+def _new_epoch(run: Run, epoch: int) -> EpochState:
+    reset_every = run.config.get("adagrad_reset") or 0
+    if reset_every and epoch > 1 and (epoch - 1) % reset_every == 0:
+        run.optimizer.reset()  # Socher et al.'s code restarts AdaGrad's history
+    span_samples = run.config.get("span_samples") or 0
+    return EpochState(order=run.task.span_groups.draw(run.rng, span_samples) if span_samples
+                      else run.rng.permutation(len(run.splits["train"])))
+
+
+def _train_epoch(run: Run, epoch: int, state: EpochState, progress: bool) -> None:
+    """Train the rest of an epoch's minibatches (dev read at the points inside
+    it), then evaluate, record and checkpoint its end."""
+    config = run.config
     batch_size = config["batch_size"]
-    examples_total = sum(e["train_examples"] for e in metrics["epochs"])
-    reset_every = config.get("adagrad_reset") or 0
-    unit = "pair" if task.name in PAIR_TASKS else "sent"
-    for epoch in range(start_epoch, config["epochs"] + 1):
-        if resumed_epoch is not None:
-            state, resumed_epoch = resumed_epoch, None
-        else:
-            if reset_every and epoch > 1 and (epoch - 1) % reset_every == 0:
-                optimizer.reset()  # Socher et al.'s code restarts AdaGrad's history
-            state = EpochState(order=task.span_groups.draw(rng, span_samples) if span_samples
-                               else rng.permutation(len(train_split)))
-        n_batches = -(-len(state.order) // batch_size)
-        inside = evaluation_points(n_batches, config.get("evals_per_epoch") or 1)[:-1]
-        bar = _progress(len(state.order), f"epoch {epoch}/{config['epochs']}", progress, unit,
-                        initial=min(state.done * batch_size, len(state.order)))
-        while state.done < n_batches:
-            indices = state.order[state.done * batch_size:(state.done + 1) * batch_size]
-            tick = time.perf_counter()
-            batch = train_split.batch(indices)
-            loss, rows = model.loss_and_gradient(
-                params, batch, grads, rng=rng, average=config["average"], helper=helper,
-                **_regularisation(config))
-            optimizer.step(params.flat, grads.flat, None if fixed else rows)
-            if fixed:
-                grads["embedding"][rows] = 0.0
-            state.wall_s += time.perf_counter() - tick
-            if not np.isfinite(loss):
-                raise FloatingPointError(f"loss became {loss} in epoch {epoch}: lower --lr")
-            state.loss_sum += loss * len(indices)
-            state.done += 1
-            if bar is not None:
-                bar.update(len(indices))
-                trained = min(state.done * batch_size, len(state.order))
-                bar.set_postfix(loss=f"{loss:.3f}",
-                                per_s=f"{trained / max(state.wall_s, 1e-9):.0f}")
-            if state.done in inside:
-                at = round(epoch - 1 + state.done / n_batches, 4)
-                dev = evaluate(model, params, splits["dev"], config["eval_batch_size"], helper)
-                state.evaluations.append({"at": at, "dev": dev})
-                improved = select(dev, at)
-                _append_log(run_dir, {"event": "evaluation", "at": at, "dev": dev})
-                _write_json(run_dir / "metrics.json", metrics)
-                checkpoint(state)
-                if bar is not None:
-                    bar.clear()
-                echo(f"epoch {at:.2f}: dev {format_metrics(dev)}{'  *best' if improved else ''}")
-        if bar is not None:
-            bar.close()
+    unit = "pair" if run.task.name in PAIR_TASKS else "sent"
+    n_batches = -(-len(state.order) // batch_size)
+    inside = evaluation_points(n_batches, config.get("evals_per_epoch") or 1)[:-1]
+    bar = _progress(len(state.order), f"epoch {epoch}/{config['epochs']}", progress, unit,
+                    initial=min(state.done * batch_size, len(state.order)))
+    while state.done < n_batches:
+        indices = state.order[state.done * batch_size:(state.done + 1) * batch_size]
         tick = time.perf_counter()
-        dev = evaluate(model, params, splits["dev"], config["eval_batch_size"], helper)
-        train_accuracy = (evaluate(model, params, train_sentences, config["eval_batch_size"],
-                                   helper) if config.get("train_eval", True) else None)
-        eval_time = time.perf_counter() - tick
-        record = {"epoch": epoch, "train_loss": state.loss_sum / len(state.order), "dev": dev,
-                  "train": train_accuracy,
-                  "wall_s": state.wall_s, "eval_s": eval_time,
-                  "train_examples": len(state.order),
-                  "train_sentences_per_s": len(state.order) / state.wall_s}
-        if state.evaluations:
-            record["evaluations"] = state.evaluations
-        metrics["epochs"].append(record)
-        metrics["train_wall_s"] += state.wall_s
-        examples_total += len(state.order)
-        metrics["train_sentences_per_s"] = examples_total / metrics["train_wall_s"]
-        improved = select(dev, float(epoch))
-        # the epoch is on disk before anything else can interrupt the run
-        _append_log(run_dir, {"event": "epoch", **record})
-        _write_json(run_dir / "metrics.json", metrics)
-        checkpoint()
-        train_text = (f"  train {format_metrics(train_accuracy, short=True)}"
-                      if train_accuracy is not None else "")
-        echo(f"epoch {epoch}: train loss {record['train_loss']:.4f}{train_text}  dev "
-             f"{format_metrics(dev)}  ({record['train_sentences_per_s']:.0f} "
-             f"{'pairs' if unit == 'pair' else 'sent'}/s)"
+        loss = _step(run, indices, epoch, state.done + 1)
+        state.wall_s += time.perf_counter() - tick
+        state.loss_sum += loss * len(indices)
+        state.done += 1
+        if bar is not None:
+            bar.update(len(indices))
+            trained = min(state.done * batch_size, len(state.order))
+            bar.set_postfix(loss=f"{loss:.3f}", per_s=f"{trained / max(state.wall_s, 1e-9):.0f}")
+        if state.done in inside:
+            at = round(epoch - 1 + state.done / n_batches, 4)
+            dev = _evaluate(run, run.splits["dev"])
+            state.evaluations.append({"at": at, "dev": dev})
+            improved = _select(run, dev, at)
+            run.directory.append_log({"event": "evaluation", "at": at, "dev": dev})
+            run.directory.write_json("metrics.json", run.metrics)
+            _checkpoint(run, state)
+            if bar is not None:
+                bar.clear()
+            run.echo(f"epoch {at:.2f}: dev {format_metrics(dev)}{'  *best' if improved else ''}")
+    if bar is not None:
+        bar.close()
+    _end_epoch(run, epoch, state)
+
+
+def _step(run: Run, indices, epoch: int, minibatch: int) -> float:
+    """One minibatch: loss and gradient, checked, then the update; the loss."""
+    config = run.config
+    batch = run.splits["train"].batch(indices)
+    loss, rows = run.model.loss_and_gradient(
+        run.params, batch, run.grads, rng=run.rng, average=config["average"],
+        helper=run.helper, **_regularisation(config))
+    where = f"epoch {epoch}, minibatch {minibatch}"
+    if not math.isfinite(loss):
+        _stop(run, f"the loss became {loss} at {where}")
+    if not _finite(run, run.grads.flat, rows):
+        _stop(run, f"a gradient became non-finite at {where}")
+    _check_divergence(run, loss, batch, where)
+    fixed = config["fixed_embeddings"]
+    run.optimizer.step(run.params.flat, run.grads.flat, None if fixed else rows)
+    if fixed:
+        run.grads["embedding"][rows] = 0.0
+    if not all(_finite(run, state, rows) for state in run.optimizer.state.values()):
+        _stop(run, f"the optimiser's state became non-finite at {where} (gradients too large "
+                   "to square: word vectors or a learning rate far out of scale)")
+    return loss
+
+
+def _finite(run: Run, flat: np.ndarray, rows) -> bool:
+    """Whether ``flat`` (laid out as the parameters) is finite on its dense
+    part and on the embedding ``rows`` a minibatch touched."""
+    embedding = run.model.layout["embedding"]
+    dim = run.config["embedding_dim"]
+    if not np.isfinite(flat[:run.model.dense_size]).all():
+        return False
+    table = flat[embedding.offset:embedding.offset + embedding.size].reshape(-1, dim)
+    return bool(np.isfinite(table[rows]).all())
+
+
+def _check_divergence(run: Run, loss: float, batch, where: str) -> None:
+    """Stop when the recent loss per labelled node (per pair) exceeds
+    DIVERGENCE_FACTOR times that of the model as initialised."""
+    per_unit = loss
+    if isinstance(batch, Forest) and run.config["average"] == "sentences":
+        per_unit = loss * batch.n_trees / max(int(np.count_nonzero(batch.label >= 0)), 1)
+    if run.metrics.get("initial_loss") is None:
+        run.metrics["initial_loss"] = per_unit
+    run.recent_losses = (run.recent_losses + [per_unit])[-DIVERGENCE_WINDOW:]
+    recent = float(np.mean(run.recent_losses))
+    if (len(run.recent_losses) == DIVERGENCE_WINDOW
+            and recent > DIVERGENCE_FACTOR * run.metrics["initial_loss"]):
+        _stop(run, f"training diverged at {where}: the loss of the latest "
+                   f"{DIVERGENCE_WINDOW} minibatches, {recent:.4g} per labelled "
+                   f"{'pair' if run.task.name in PAIR_TASKS else 'node'}, is over "
+                   f"{DIVERGENCE_FACTOR:g} times the {run.metrics['initial_loss']:.4g} of the "
+                   "model as initialised")
+
+
+def _stop(run: Run, reason: str) -> None:
+    """Record why training stopped and raise TrainingStopped; the run's files
+    keep their last good state (nothing non-finite is ever written)."""
+    done = len(run.metrics["epochs"])
+    kept = ("its best model (model.npz) and last checkpoint are those of its latest dev "
+            f"evaluation (after epoch {done} or inside epoch {done + 1})"
+            if run.directory.checkpoint_path.is_file() else
+            "no dev evaluation came before, so it holds no model")
+    run.directory.append_log({"event": "stopped", "reason": reason})
+    raise TrainingStopped(f"{reason}. {run.directory.path}: {kept}. A lower learning rate "
+                          "(lr, emb_lr) or stronger regularisation usually helps")
+
+
+def _evaluate(run: Run, split) -> dict:
+    return evaluate(run.model, run.params, split, run.config["eval_batch_size"], run.helper)
+
+
+def _select(run: Run, dev: dict, at: float) -> bool:
+    """Keep the parameters if ``dev`` is the best so far (``at``: epochs done)."""
+    metrics = run.metrics
+    if metrics["dev"] is not None and not dev[run.selected] > metrics["dev"][run.selected]:
+        return False
+    _require_finite_state(run, at)
+    metrics["best_epoch"], metrics["best_at"], metrics["dev"] = math.ceil(at), at, dev
+    save_model(run.directory, run.params, run.config, run.vocab, run.task.n_classes)
+    return True
+
+
+def _require_finite_state(run: Run, at: float) -> None:
+    """Nothing non-finite reaches the run's files."""
+    arrays = [run.params.flat, *run.optimizer.state.values()]
+    if not all(np.isfinite(array).all() for array in arrays):
+        _stop(run, f"a parameter or the optimiser's state became non-finite by the dev "
+                   f"evaluation at epoch {at:g}")
+
+
+def _checkpoint(run: Run, epoch_state: EpochState | None = None) -> None:
+    """Everything --resume needs, written after every dev evaluation."""
+    _require_finite_state(run, len(run.metrics["epochs"]))
+    inside = ({} if epoch_state is None else
+              {"epoch_order": epoch_state.order,
+               "epoch_state": np.array(json.dumps(epoch_state.progress()))})
+    run.directory.save_npz(
+        "checkpoint.npz", params=run.params.flat, config=np.array(json.dumps(run.config)),
+        rng=np.array(json.dumps(run.rng.bit_generator.state)),
+        metrics=np.array(json.dumps(run.metrics)), vocab=np.array(run.vocab.to_list()),
+        fingerprints=np.array(json.dumps(run.fingerprints)),
+        **run.optimizer.state_dict(), **inside)
+
+
+def _end_epoch(run: Run, epoch: int, state: EpochState) -> None:
+    """Dev (and training-sentence) accuracy at the epoch's end, its record, the checkpoint."""
+    config, metrics = run.config, run.metrics
+    tick = time.perf_counter()
+    dev = _evaluate(run, run.splits["dev"])
+    train_accuracy = (_evaluate(run, run.train_sentences) if config.get("train_eval", True)
+                      else None)
+    record = {"epoch": epoch, "train_loss": state.loss_sum / len(state.order), "dev": dev,
+              "train": train_accuracy, "wall_s": state.wall_s,
+              "eval_s": time.perf_counter() - tick, "train_examples": len(state.order),
+              "train_sentences_per_s": len(state.order) / state.wall_s}
+    if state.evaluations:
+        record["evaluations"] = state.evaluations
+    metrics["epochs"].append(record)
+    metrics["train_wall_s"] += state.wall_s
+    examples = sum(e["train_examples"] for e in metrics["epochs"])
+    metrics["train_sentences_per_s"] = examples / metrics["train_wall_s"]
+    improved = _select(run, dev, float(epoch))
+    # the epoch is on disk before anything else can interrupt the run
+    run.directory.append_log({"event": "epoch", **record})
+    run.directory.write_json("metrics.json", metrics)
+    _checkpoint(run)
+    unit = "pairs" if run.task.name in PAIR_TASKS else "sent"
+    train_text = (f"  train {format_metrics(train_accuracy, short=True)}"
+                  if train_accuracy is not None else "")
+    run.echo(f"epoch {epoch}: train loss {record['train_loss']:.4f}{train_text}  dev "
+             f"{format_metrics(dev)}  ({record['train_sentences_per_s']:.0f} {unit}/s)"
              f"{'  *best' if improved else ''}")
 
-    if metrics["test"] is None and metrics["best_epoch"] is not None:
-        best_model, best_params, _, _ = load_model(run_dir)
-        tick = time.perf_counter()
-        metrics["test"] = evaluate(best_model, best_params, splits["test"],
-                                   config["eval_batch_size"], helper)
-        metrics["test_eval_s"] = time.perf_counter() - tick
-        _write_json(run_dir / "metrics.json", metrics)
-        _append_log(run_dir, {"event": "end", "best_epoch": metrics["best_epoch"],
+
+def _test(run: Run) -> None:
+    """The test split, once, with the best-dev parameters."""
+    metrics = run.metrics
+    if metrics["test"] is not None or metrics["best_epoch"] is None:
+        return
+    best_model, best_params, _, _ = load_model(run.directory.path)
+    tick = time.perf_counter()
+    metrics["test"] = evaluate(best_model, best_params, run.splits["test"],
+                               run.config["eval_batch_size"], run.helper)
+    metrics["test_eval_s"] = time.perf_counter() - tick
+    run.directory.write_json("metrics.json", metrics)
+    run.directory.append_log({"event": "end", "best_epoch": metrics["best_epoch"],
                               "dev": metrics["dev"], "test": metrics["test"]})
-    if helper is not None:
-        helper.shutdown()
-    return metrics
 
 
 def format_metrics(metrics: dict, short: bool = False) -> str:

@@ -220,7 +220,7 @@ def test_train_sst_without_data(tmp_path, capsys):
                                           ("recnn", "--leaf-activation=tanh")])
 def test_option_the_model_does_not_take_is_an_error(model, option, tmp_path, capsys):
     status = main(["train", "--model", model, *TINY, option, "--out", str(tmp_path / "run")])
-    assert status == 1
+    assert status == 2  # command-line misuse
     assert f"does not apply to {model}" in capsys.readouterr().err
     assert not (tmp_path / "run").exists()
 
@@ -232,7 +232,7 @@ def test_option_the_model_does_not_take_is_an_error(model, option, tmp_path, cap
 ])
 def test_bad_dropout_rates_are_errors(option, message, tmp_path, capsys):
     status = main(["train", "--model", "lstm", *TINY, option, "--out", str(tmp_path / "run")])
-    assert status == 1 and message in capsys.readouterr().err
+    assert status == 2 and message in capsys.readouterr().err
     assert not (tmp_path / "run").exists()
 
 
@@ -278,9 +278,10 @@ def test_summary_groups_seeds(tmp_path, capsys):
     assert "no metrics.json" in capsys.readouterr().err
 
 
-def test_threads_must_be_positive():
-    with pytest.raises(SystemExit, match="--threads"):
-        main(["eval", "--run", "x", "--threads", "0"])
+def test_threads_must_be_positive(capsys):
+    assert main(["eval", "--run", "x", "--threads", "0"]) == 2
+    assert "--threads: compute threads must be a whole number >= 1, not 0" in \
+        capsys.readouterr().err
 
 
 def test_python_dash_m_help():
@@ -315,8 +316,8 @@ def test_summary_reads_a_missing_later_option_as_its_default():
 
 @pytest.mark.parametrize("value", ["0", "-1e-8", "nan"])
 def test_epsilon_must_be_positive(tmp_path, capsys, value):
-    assert main(["train", *TINY, f"--epsilon={value}", "--out", str(tmp_path / "run")]) == 1
-    assert "--epsilon must be positive" in capsys.readouterr().err
+    assert main(["train", *TINY, f"--epsilon={value}", "--out", str(tmp_path / "run")]) == 2
+    assert "--epsilon: must be a finite number > 0" in capsys.readouterr().err
     assert not (tmp_path / "run").exists()
 
 

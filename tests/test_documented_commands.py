@@ -54,4 +54,4 @@ def test_documented_command_is_accepted(document, command, monkeypatch):
     if args.help_defaults:
         return
     config = npcomp.cli._train_config(args)
-    assert config["model"] == args.model
+    assert config["model"] == (args.model or "treelstm-nary")

@@ -302,7 +302,7 @@ def test_dropout_on_sick_is_an_error(sick_data, tmp_path, capsys):
     data_dir, vectors = sick_data
     status = main([*_sick_train_argv(data_dir, vectors, tmp_path / "run", epochs=1),
                    "--dropout", "0.5"])
-    assert status == 1
+    assert status == 2
     error = capsys.readouterr().err
     assert "similarity head" in error and "--dropout" in error
     assert "Traceback" not in error
@@ -663,7 +663,7 @@ def test_head_on_sick_is_an_error(sick_data, tmp_path, capsys):
     data_dir, vectors = sick_data
     status = main([*_sick_train_argv(data_dir, vectors, tmp_path / "run", model="lstm",
                                      epochs=1), "--head", "ordinal"])
-    assert status == 1
+    assert status == 2
     assert "similarity head" in capsys.readouterr().err
 
 

@@ -14,6 +14,7 @@ import npcomp.trainer
 from npcomp.defaults import defaults_for
 from npcomp.embeddings import Vocabulary
 from npcomp.tasks import SPLITS, load_task
+from npcomp.rundir import RunDirectoryError, RunFileError
 from npcomp.trainer import (_initial_parameters, build_model, encode, evaluate,
                             evaluation_points, load_model, predict_split, train)
 
@@ -126,10 +127,11 @@ def test_log_jsonl_lines_are_json(basic_run):
 
 
 def test_load_model_without_a_model(tmp_path):
-    with pytest.raises(FileNotFoundError, match="model.npz"):
+    with pytest.raises(RunFileError, match="model.npz"):
         load_model(tmp_path)
-    with pytest.raises(FileNotFoundError, match="nothing to resume"):
+    with pytest.raises(RunFileError, match="nothing to resume"):
         quiet_train({}, tmp_path, resume=True)
+    assert list(tmp_path.iterdir()) == []  # a refused resume leaves nothing behind
 
 
 @pytest.mark.parametrize("changes", [{}, dict(adagrad_reset=2),
@@ -179,7 +181,7 @@ def test_resume_reproduces_the_uninterrupted_run(changes, tmp_path, monkeypatch)
         assert str(a["rng"]) == str(b["rng"])
     events = [json.loads(line)["event"]
               for line in (tmp_path / "b" / "log.jsonl").read_text().splitlines()]
-    assert events == ["start", "epoch", "epoch", "epoch", "end"]
+    assert events == ["start", "epoch", "epoch", "resumed", "epoch", "end"]
 
 
 def test_evaluation_points_spread_over_the_epoch():
@@ -242,20 +244,39 @@ def test_resume_inside_an_epoch_reproduces_the_uninterrupted_run(tmp_path, monke
         assert "epoch_order" not in b.files  # the run ended at an epoch's end
 
 
-def test_fresh_run_clears_a_previous_run(tmp_path, monkeypatch):
-    """A new run killed in its first epoch must not leave the previous run's
-    checkpoint behind for --resume to pick up (its model.npz is already gone)."""
+def test_a_fresh_run_refuses_a_directory_holding_a_run(tmp_path):
+    """Nothing of the old run is touched, and the message says how to go on."""
     quiet_train(tiny_config(epochs=1), tmp_path)
+    before = {path.name: path.read_bytes() for path in tmp_path.iterdir() if path.is_file()}
+    with pytest.raises(RunDirectoryError, match="already holds a run.*--resume.*--overwrite"):
+        quiet_train(tiny_config(epochs=2, seed=9), tmp_path)
+    assert {path.name: path.read_bytes() for path in tmp_path.iterdir()
+            if path.is_file()} == before
+
+
+def test_overwrite_keeps_the_old_run_until_the_new_one_has_an_epoch(tmp_path, monkeypatch):
+    """A replacing run killed in its first epoch leaves the old run whole in
+    replaced/; one that finishes an epoch deletes it."""
+    old = quiet_train(tiny_config(epochs=1), tmp_path)
+    old_model = (tmp_path / "model.npz").read_bytes()
 
     def killed(*args, **kwargs):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(npcomp.trainer, "evaluate", killed)
     with pytest.raises(KeyboardInterrupt):
-        quiet_train(tiny_config(epochs=2, seed=9), tmp_path)
-    assert sorted(path.name for path in tmp_path.iterdir()) == ["log.jsonl"]
-    with pytest.raises(FileNotFoundError, match="nothing to resume"):
+        quiet_train(tiny_config(epochs=2, seed=9), tmp_path, overwrite=True)
+    assert (tmp_path / "replaced" / "model.npz").read_bytes() == old_model
+    assert json.loads((tmp_path / "replaced" / "metrics.json").read_text())["test"] == \
+        json.loads(json.dumps(old["test"]))
+    assert sorted(path.name for path in tmp_path.iterdir() if path.is_file()) == \
+        [".lock", "log.jsonl"]
+    with pytest.raises(RunFileError, match="nothing to resume"):
         quiet_train({}, tmp_path, resume=True)
+    monkeypatch.undo()
+    quiet_train(tiny_config(epochs=1, seed=9), tmp_path, overwrite=True)
+    assert not any(path.name.startswith("replaced") for path in tmp_path.iterdir())
+    assert json.loads((tmp_path / "metrics.json").read_text())["config"]["seed"] == 9
 
 
 def test_resuming_a_finished_run_changes_nothing(basic_run, tmp_path):
@@ -330,7 +351,7 @@ def test_span_samples_train_every_sentence_and_k_phrases(tmp_path):
     assert expected < len(task.splits["train"])
     assert [e["train_examples"] for e in metrics["epochs"]] == [expected, expected]
     check_accuracies(metrics["test"])
-    with pytest.raises(ValueError, match="--supervision spans"):
+    with pytest.raises(ValueError, match="supervision 'spans'"):
         quiet_train(tiny_config("lstm", supervision="root", span_samples=2), tmp_path / "b")
 
 

@@ -1,0 +1,240 @@
+"""The files of a run directory, and the rules that keep them safe.
+
+A run directory holds one training run (SPEC Sec. 3): ``metrics.json``,
+``model.npz``, ``checkpoint.npz`` and ``log.jsonl``.  The rules:
+
+* a fresh run refuses a directory that already holds any of these files,
+  before anything is read or written, unless asked to ``overwrite``; then the
+  old files are moved aside into ``replaced/`` inside the directory and
+  deleted only once the new run has finished an epoch (a new run that fails
+  before that leaves the old one there, whole);
+* one process at a time: a run holds an exclusive ``flock`` on ``.lock`` while
+  it trains; the kernel releases it when the process ends, killed or not, so
+  a lock is never left stuck;
+* every file is written whole or not at all: to a temporary file that is
+  flushed and ``fsync``-ed, then renamed over the old one (and the directory
+  synced), so a crash at any moment leaves the previous version readable;
+  the log is appended and synced a record at a time;
+* a file that cannot be read back (truncated, not an archive, a key missing)
+  raises ``RunFileError`` naming it as damaged.
+"""
+from __future__ import annotations
+
+import errno
+import json
+import os
+import shutil
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+RUN_FILES = ("metrics.json", "model.npz", "checkpoint.npz", "log.jsonl")
+REPLACED = "replaced"
+LOCK = ".lock"
+
+
+class RunDirectoryError(Exception):
+    """A run directory cannot be used as asked: it holds a run, another
+    process trains in it, it is not a directory, it cannot be written."""
+
+
+class RunFileError(Exception):
+    """A run file is missing or damaged; the message names it."""
+
+
+class RunDirectory:
+    """The run directory at ``path`` and its files."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self._lock_handle = None
+
+    def file(self, name: str) -> Path:
+        return self.path / name
+
+    @property
+    def metrics_path(self) -> Path:
+        return self.path / "metrics.json"
+
+    @property
+    def model_path(self) -> Path:
+        return self.path / "model.npz"
+
+    @property
+    def checkpoint_path(self) -> Path:
+        return self.path / "checkpoint.npz"
+
+    @property
+    def log_path(self) -> Path:
+        return self.path / "log.jsonl"
+
+    # ------------------------------------------------------------------
+    # the rules: holding a run, overwriting, one process at a time
+    # ------------------------------------------------------------------
+
+    def run_files(self) -> list:
+        """The run files present (names, in RUN_FILES order)."""
+        if not self.path.is_dir():
+            return []
+        return [name for name in RUN_FILES if (self.path / name).exists()]
+
+    def check_usable(self, overwrite: bool = False) -> None:
+        """Refuse, before anything is read or written, a path that is not a
+        directory, or a directory holding a run unless ``overwrite``."""
+        if self.path.exists() and not self.path.is_dir():
+            raise RunDirectoryError(f"{self.path} is a file, not a run directory")
+        held = self.run_files()
+        if held and not overwrite:
+            raise RunDirectoryError(
+                f"{self.path} already holds a run ({', '.join(held)}); nothing was changed. "
+                f"Continue it with --resume {self.path}, choose another directory with "
+                "--out, or replace it with --overwrite (the old files are kept in "
+                f"{self.path / REPLACED} until the new run has finished an epoch)")
+
+    def create(self) -> None:
+        """Make the directory (and its parents) and take its lock."""
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+        except FileExistsError:
+            raise RunDirectoryError(f"{self.path}: a file stands in the way of the run "
+                                    "directory (or of one of its parents)") from None
+        except NotADirectoryError:
+            raise RunDirectoryError(f"{self.path}: a parent of the run directory is a file, "
+                                    "not a directory") from None
+        self.lock()
+
+    def lock(self) -> None:
+        """Take the directory's exclusive lock, or refuse if another process holds it."""
+        import fcntl
+        handle = open(self.path / LOCK, "a")
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as error:
+            handle.close()
+            if error.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                raise RunDirectoryError(f"{self.path}: another npcomp process is training in "
+                                        "this run directory") from None
+            raise
+        self._lock_handle = handle
+
+    def unlock(self) -> None:
+        if self._lock_handle is not None:
+            self._lock_handle.close()  # closing the file releases the flock
+            self._lock_handle = None
+
+    def set_aside(self) -> Path | None:
+        """Move the run files present into a new ``replaced*/`` directory (an
+        earlier one, left by a replacing run that failed before its first
+        epoch, is kept); the directory used, or None when there was nothing."""
+        held = self.run_files()
+        if not held:
+            return None
+        aside, number = self.path / REPLACED, 1
+        while aside.exists():
+            aside, number = self.path / f"{REPLACED}.{number}", number + 1
+        aside.mkdir()
+        for name in held:
+            os.replace(self.path / name, aside / name)
+        _sync_directory(self.path)
+        return aside
+
+    def discard_replaced(self) -> None:
+        """Delete the replaced runs: the new one has finished an epoch."""
+        for aside in self.path.glob(REPLACED + "*"):
+            if aside.is_dir():
+                shutil.rmtree(aside, ignore_errors=True)
+
+    def check_space(self, bytes_needed: int) -> None:
+        """Refuse to start when the file system cannot hold the run's files
+        (``bytes_needed``: the largest file, written beside its old version)."""
+        free = shutil.disk_usage(self.path).free
+        if free < bytes_needed:
+            raise RunDirectoryError(
+                f"{self.path}: {free / 2**20:.1f} MiB free on its file system, but the run's "
+                f"checkpoint needs about {bytes_needed / 2**20:.1f} MiB: free some space or "
+                "choose another directory with --out")
+
+    # ------------------------------------------------------------------
+    # writing: whole files or nothing
+    # ------------------------------------------------------------------
+
+    def write_json(self, name: str, record) -> None:
+        _write_atomically(self.path / name, (json.dumps(record, indent=2) + "\n").encode())
+
+    def append_log(self, record) -> None:
+        with open(self.log_path, "a", encoding="utf-8") as handle:
+            handle.write(json.dumps(record) + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+
+    def save_npz(self, name: str, **arrays) -> None:
+        path = self.path / name
+        tmp = path.with_name(path.name + ".tmp")
+        with open(tmp, "wb") as handle:
+            np.savez(handle, **arrays)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+        _sync_directory(self.path)
+
+    # ------------------------------------------------------------------
+    # reading: named errors for missing and damaged files
+    # ------------------------------------------------------------------
+
+    def read_json(self, name: str):
+        path = self.path / name
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise RunFileError(f"{path}: no such file") from None
+        except UnicodeDecodeError as error:
+            raise RunFileError(f"{path}: damaged run file (byte {error.start} is not UTF-8)") \
+                from None
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as error:
+            raise RunFileError(f"{path}: damaged run file (line {error.lineno}, column "
+                               f"{error.colno}: {error.msg})") from None
+
+    def load_npz(self, name: str, required: tuple = ()) -> dict:
+        """Every array of the archive ``name``, read into memory; ``required``
+        keys must be present."""
+        path = self.path / name
+        if not path.is_file():
+            raise RunFileError(f"{path}: no such file")
+        try:
+            with np.load(path, allow_pickle=False) as archive:
+                arrays = {key: archive[key] for key in archive.files}
+        except (zipfile.BadZipFile, EOFError, ValueError, OSError, KeyError,
+                zipfile.LargeZipFile) as error:
+            raise RunFileError(f"{path}: damaged run file, not a readable NumPy archive "
+                               f"({type(error).__name__}: {error})") from None
+        missing = [key for key in required if key not in arrays]
+        if missing:
+            raise RunFileError(f"{path}: damaged run file, missing {', '.join(missing)}")
+        return arrays
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+    _sync_directory(path.parent)
+
+
+def _sync_directory(path: Path) -> None:
+    """fsync a directory, so a rename in it survives a crash of the machine."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(descriptor)
+    except OSError:
+        pass  # some file systems do not sync directories
+    finally:
+        os.close(descriptor)
