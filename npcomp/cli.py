@@ -508,11 +508,12 @@ def _print_comparison(tree_metrics: dict, bag_metrics: dict) -> None:
 
 def _eval(args) -> int:
     from .tasks import load_task
-    from .trainer import encode_split, evaluate, load_model
+    from .trainer import check_splits, encode_split, evaluate, load_model
     model, params, config, vocab = load_model(args.run)
     task = load_task(config["task"], args.data_dir or config.get("data_dir"),
                      config["structure"], seed=config["seed"],
-                     parses_dir=config.get("parses_dir"))
+                     parses_dir=config.get("parses_dir"), splits=(args.split,))
+    check_splits(task, model.cell)
     result = evaluate(model, params, encode_split(task.splits[args.split], vocab),
                       config["eval_batch_size"])
     print(json.dumps({"run": str(args.run), "split": args.split, **result}))

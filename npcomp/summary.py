@@ -12,8 +12,10 @@ from pathlib import Path
 
 import numpy as np
 
+from .rundir import RunDirectory
+
 # config keys that do not change what is trained
-_NOT_THE_SETTING = ("seed", "data_dir", "threads", "eval_batch_size", "train_eval")
+_NOT_THE_SETTING = ("seed", "data_dir", "threads", "eval_batch_size", "train_eval", "baseline")
 METRICS = ("root_acc", "all_acc", "pearson", "spearman", "mse")
 # options added after runs were made (or left out when not given): a config
 # without one ran its value here
@@ -27,7 +29,7 @@ def read_runs(run_dirs) -> list:
         path = Path(run_dir) / "metrics.json"
         if not path.is_file():
             raise FileNotFoundError(f"{path}: not a run directory (no metrics.json)")
-        metrics = json.loads(path.read_text())
+        metrics = RunDirectory(run_dir).read_json("metrics.json")
         if metrics.get("test") is None:
             raise ValueError(f"{path}: the run has not finished (no test metrics)")
         metrics["run_dir"] = str(run_dir)

@@ -105,10 +105,10 @@ def default_data_dir() -> Path:
 
 def load_task(name: str, data_dir: str | Path | None = None, structure: str = "gold",
               seed: int = 0, spans: bool = False, parses_dir: str | Path | None = None,
-              neutral: str = "unlabelled") -> TaskData:
-    """The task's splits in ``structure``.  ``neutral`` (sst2 only): neutral
-    phrases of the training sentences ``unlabelled``, or labelled 2 to
-    ``train`` on as a third class (``TaskData.training_only_classes``)."""
+              neutral: str = "unlabelled", splits: tuple = SPLITS) -> TaskData:
+    """The task's ``splits`` (default all three) in ``structure``.  ``neutral``
+    (sst2 only): neutral phrases of the training sentences ``unlabelled``, or
+    labelled 2 to ``train`` on as a third class (``TaskData.training_only_classes``)."""
     if structure not in STRUCTURES:
         raise ValueError(f"structure must be one of {STRUCTURES}, not {structure!r}")
     if spans and structure != "chain":
@@ -121,23 +121,24 @@ def load_task(name: str, data_dir: str | Path | None = None, structure: str = "g
     if name == "sick":
         if spans:
             raise ValueError("sick has no phrase labels to train on (--supervision spans)")
-        return _load_sick(data_dir, structure)
+        return _load_sick(data_dir, structure, splits)
     if name == "synthetic":
         if structure == "dependency":
             raise ValueError("the synthetic treebank has no dependency parses")
         from .synthetic import synthetic_splits
-        data = TaskData(name, 5, synthetic_splits(seed=seed))
+        data = TaskData(name, 5, {split: trees for split, trees in
+                                  synthetic_splits(seed=seed).items() if split in splits})
     elif name in ("sst5", "sst2"):
         data = _load_sst(name, data_dir, structure == "dependency",
                          Path(parses_dir) if parses_dir is not None else data_dir / "sst",
-                         neutral)
+                         neutral, splits)
     else:
         raise ValueError(f"task must be one of {TASKS}, not {name!r}")
-    train_trees = data.splits["train"]
+    train_trees = data.splits.get("train", [])
     if structure == "chain":
         data.splits = {split: [sentence_chain(tree) for tree in trees]
                        for split, trees in data.splits.items()}
-        if spans:
+        if spans and "train" in splits:
             if any(tree.root_label < 0 for tree in train_trees):
                 raise ValueError("phrase spans as training sequences need every training "
                                  "sentence labelled at its root")
@@ -148,7 +149,7 @@ def load_task(name: str, data_dir: str | Path | None = None, structure: str = "g
     elif structure in ("left", "right"):
         data.splits = {split: [rebracket(tree, structure) for tree in trees]
                        for split, trees in data.splits.items()}
-    if data.training_only_classes:
+    if data.training_only_classes and "train" in data.splits:
         # training accuracy counts the classes that can be predicted
         data.train_sentences = [tree.with_labels(np.where(tree.label < data.n_classes,
                                                           tree.label, UNLABELLED))
@@ -157,10 +158,11 @@ def load_task(name: str, data_dir: str | Path | None = None, structure: str = "g
 
 
 def _load_sst(name: str, data_dir: Path, dependency: bool = False,
-              parses_dir: Path | None = None, neutral: str = "unlabelled") -> TaskData:
+              parses_dir: Path | None = None, neutral: str = "unlabelled",
+              wanted: tuple = SPLITS) -> TaskData:
     splits = {}
     neutral_class = name == "sst2" and neutral == "train"
-    for split in SPLITS:
+    for split in wanted:
         path = data_dir / "sst" / f"{split}.txt"
         if not path.is_file():
             raise DataError(f"no such file: the SST is read from DATA_DIR/sst/{split}.txt; "
@@ -183,14 +185,14 @@ def _load_sst(name: str, data_dir: Path, dependency: bool = False,
                     training_only_classes=int(neutral_class))
 
 
-def _load_sick(data_dir: Path, structure: str) -> TaskData:
+def _load_sick(data_dir: Path, structure: str, wanted: tuple = SPLITS) -> TaskData:
     """SICK pairs with each sentence in the tree ``structure`` asks for."""
     if structure == "gold":
         raise ValueError("sick has two parses of each sentence: --structure dependency, "
                          "constituency, or chain (the sentence as a sequence)")
     layout = "constituency" if structure == "constituency" else "dependency"
     splits = {}
-    for split in SPLITS:
+    for split in wanted:
         directory = data_dir / "sick" / split
         if not directory.is_dir():
             raise DataError(f"no such directory: SICK is read from DATA_DIR/sick/{split}/; "

@@ -504,10 +504,10 @@ def _check_same_data(saved: dict, fingerprints: dict, config: dict,
 
 
 def check_splits(task, cell) -> None:
-    """Every split non-empty and every tree one the cell can compose, checked
-    before training; DataError names the file and line of a bad tree."""
-    for split in SPLITS:
-        items = task.splits[split]
+    """Every split of ``task`` non-empty and every tree one the cell can
+    compose, checked before training; DataError names the file and line of a
+    bad tree."""
+    for split, items in task.splits.items():
         if not items:
             raise DataError(f"the {split} split of {task.name} is empty (sst2 drops sentences "
                             "whose root is neutral): nothing to "

@@ -178,5 +178,5 @@ def test_train_sst2_with_the_neutral_class(sst2_dir, tmp_path, capsys):
     model, params, _, _ = load_model(run_dir)
     assert model.n_classes == 2 and params["softmax.W"].shape[1] == 3
     capsys.readouterr()
-    assert main([*argv[:4], "sst5", *argv[5:]]) == 1
-    assert "--neutral applies to sst2 alone" in capsys.readouterr().err
+    assert main([*argv[:4], "sst5", *argv[5:]]) == 2
+    assert "--neutral: applies to sst2 alone" in capsys.readouterr().err
