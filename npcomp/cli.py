@@ -328,8 +328,9 @@ def given_options(args) -> dict:
              if value is not None and name not in ("command", "threads", "threads_given",
                                                   "quiet", "resume", "out", "overwrite",
                                                   "help_defaults")}
-    if args.threads_given is not None:
-        given["threads"] = args.threads_given
+    threads = getattr(args, "threads_given", args.threads)
+    if threads is not None:
+        given["threads"] = threads
     return given
 
 
