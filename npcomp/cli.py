@@ -347,7 +347,8 @@ def default_run_dir(args) -> Path:
         if isinstance(value, bool):
             parts.append(name if value else "no-" + name)
         else:
-            parts.append(f"{name}{value}".replace("/", "_").replace(" ", ""))
+            text = f"{value:g}" if isinstance(value, float) else str(value)
+            parts.append(f"{name}{text}".replace("/", "_").replace(" ", ""))
     return Path("runs") / ("-".join(str(part) for part in parts) + f"-s{args.seed or 1}")
 
 

@@ -83,6 +83,7 @@ def test_default_run_names_keep_settings_apart():
     assert name("--model", "lstm", "--task", "sst5", "--seed", "3") == \
         Path("runs/lstm-sst5-s3")
     assert name("--lr", "0.1") == Path("runs/treelstm-nary-synthetic-lr0.1-s1")
+    assert name("--lr", "100") == Path("runs/treelstm-nary-synthetic-lr100-s1")
     assert len({name(), name("--lr", "0.1"), name("--lr", "0.2"), name("--dim", "20"),
                 name("--fixed-embeddings"), name("--threads", "1")}) == 5
 
