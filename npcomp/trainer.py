@@ -40,7 +40,7 @@ from .configuration import ConfigError, check
 from .defaults import dim_follows_embedding
 from .embeddings import Vocabulary, build_embedding_matrix, read_vectors
 from .forest import Forest, build_forest, node_words, supervised_labels
-from .formats import DataError, SickPair
+from .formats import DataError, SickPair, _split_source
 from .machine import machine_description
 from .memory import retain_freed_memory
 from .model import PairBatch, PairModel, TreeModel, require_finite_outputs
@@ -529,12 +529,6 @@ def check_splits(task, cell) -> None:
 def _structure_forest(trees):
     """A forest of ``trees`` carrying their structure (any word id >= 0 where a node reads one)."""
     return build_forest(trees, [np.where(tree.token_index >= 0, 0, -1) for tree in trees])
-
-
-def _split_source(source: str) -> tuple:
-    """'file:line' -> (file, line), for DataError."""
-    path, _, line = (source or "").rpartition(":")
-    return (path, int(line)) if line.isdigit() else (source or None, None)
 
 
 def _start(run: Run, overwrite: bool) -> None:
