@@ -155,10 +155,55 @@ def _split_source(source: str):
 
 
 # --------------------------------------------------------------------------
+# text: UTF-8, decoded line by line so a bad byte is named by its place
+# --------------------------------------------------------------------------
+
+_UTF8_BOM = b"\xef\xbb\xbf"
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+_LINE_END = re.compile(r"\r\n|\r|\n")  # the line ends Python's text files recognise
+
+
+def decode_lines(data: bytes, source: str | Path) -> list:
+    """The lines of UTF-8 ``data`` (bytes of a file, or of standard input)
+    without their line ends (\\n, \\r\\n or \\r); a leading byte-order mark is
+    dropped.  Raises DataError naming ``source``, the line and the byte offset
+    of an undecodable byte, or UTF-16 text as such."""
+    if data.startswith(_UTF16_BOMS) or (len(data) >= 4 and data[1:4:2] == b"\x00\x00"):
+        raise DataError("UTF-16 text (a byte-order mark, or NUL bytes between the "
+                        "characters): expected UTF-8; convert it, e.g. with "
+                        "`iconv -f UTF-16 -t UTF-8`", source)
+    start = len(_UTF8_BOM) if data.startswith(_UTF8_BOM) else 0
+    try:
+        text = data[start:].decode("utf-8")
+    except UnicodeDecodeError as error:
+        offset = start + error.start
+        line = data.count(b"\n", 0, offset) + 1
+        column = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
+        raise DataError(f"byte {data[offset]:#04x} at column {column} (byte offset {offset} of "
+                        "the file) is not UTF-8 text", source, line) from None
+    lines = _LINE_END.split(text)
+    return lines[:-1] if lines[-1] == "" else lines  # no line after the last line end
+
+
+def read_text_lines(path: str | Path) -> list:
+    """``decode_lines`` of a file's bytes; DataError when it cannot be read."""
+    path = Path(path)
+    if not path.is_file():
+        raise DataError("no such file", path)
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise DataError(f"cannot be read ({error.strerror})", path) from None
+    return decode_lines(data, path)
+
+
+# --------------------------------------------------------------------------
 # PTB bracketed trees
 # --------------------------------------------------------------------------
 
 _PTB_TOKEN = re.compile(r"\(|\)|[^\s()]+")
+# the largest label or index an int32 array holds
+INT32_MAX = 2**31 - 1
 
 
 def parse_ptb(text: str, source: str = "", require_labels: bool = True) -> Tree:
@@ -243,20 +288,19 @@ def _read_label(text: str, require_labels: bool, fail) -> int:
         return UNLABELLED
     if value < 0:
         fail(f"label {value} is negative")
+    if value > INT32_MAX:
+        fail(f"label {text[:30]!r} is far too large for a class")
     return value
 
 
 def read_ptb_file(path: str | Path, require_labels: bool = True) -> list:
     """All trees of a PTB file, one per non-blank line."""
     path = Path(path)
-    if not path.is_file():
-        raise DataError("no such file", path)
     trees = []
-    with open(path, encoding="utf-8") as handle:
-        for number, text in enumerate(handle, start=1):
-            if not text.strip():
-                raise DataError("empty line (expected a bracketed tree)", path, number)
-            trees.append(parse_ptb(text, f"{path}:{number}", require_labels))
+    for number, text in enumerate(read_text_lines(path), start=1):
+        if not text.strip():
+            raise DataError("empty line (expected a bracketed tree)", path, number)
+        trees.append(parse_ptb(text, f"{path}:{number}", require_labels))
     if not trees:
         raise DataError("file holds no trees", path)
     return trees
@@ -558,16 +602,7 @@ def read_sick_tsv(path: str | Path) -> list:
 
 def _read_lines(path: Path) -> list:
     """The lines of a UTF-8 text file without their line ends (\\n, \\r\\n or \\r)."""
-    if not path.is_file():
-        raise DataError("no such file", path)
-    lines = []
-    with open(path, encoding="utf-8") as handle:
-        try:
-            for text in handle:
-                lines.append(text.rstrip("\n"))
-        except UnicodeDecodeError as error:
-            raise DataError(f"not UTF-8 text ({error.reason})", path, len(lines) + 1) from None
-    return lines
+    return read_text_lines(path)
 
 
 def _read_ints(text: str, path: Path, line: int) -> list:
@@ -576,7 +611,9 @@ def _read_ints(text: str, path: Path, line: int) -> list:
         try:
             values.append(int(piece))
         except ValueError:
-            raise DataError(f"{piece!r} is not an integer", path, line) from None
+            raise DataError(f"{piece[:30]!r} is not an integer", path, line) from None
+        if abs(values[-1]) > INT32_MAX:
+            raise DataError(f"{piece[:30]!r} is far too large for an index", path, line)
     return values
 
 
