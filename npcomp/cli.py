@@ -536,7 +536,7 @@ def _predict(args) -> int:
         from .relatedness import SentenceTrees
         to_dependency_tree = SentenceTrees("dependency")
     trees = []
-    for number, line in enumerate(sys.stdin, start=1):
+    for number, line in enumerate(_stdin_lines(), start=1):
         text = line.strip()
         if not text:
             raise DataError("empty line (expected a sentence or a bracketed tree)",
@@ -572,6 +572,14 @@ def _predict(args) -> int:
     return 0
 
 
+def _stdin_lines() -> list:
+    """Standard input's lines, decoded as formats.decode_lines does files."""
+    from .formats import decode_lines
+    stream = getattr(sys.stdin, "buffer", None)
+    data = stream.read() if stream is not None else sys.stdin.read().encode("utf-8")
+    return decode_lines(data, "<stdin>")
+
+
 def _sentence_trees(args, config):
     """Sentences -> trees in a sick run's structure (SICK's own parses where known)."""
     from .relatedness import SentenceTrees
@@ -587,8 +595,8 @@ def _predict_pairs(args, model, params, config, vocab) -> int:
     from .relatedness import score_pairs
     to_tree = _sentence_trees(args, config)
     left, right = [], []
-    for number, line in enumerate(sys.stdin, start=1):
-        fields = line.rstrip("\n").split("\t")
+    for number, line in enumerate(_stdin_lines(), start=1):
+        fields = line.split("\t")
         if len(fields) != 2:
             raise DataError(f"{len(fields)} tab-separated field(s): expected two sentences, "
                             "'sentence A<TAB>sentence B'", "<stdin>", number)
@@ -606,7 +614,7 @@ def _predict_pairs(args, model, params, config, vocab) -> int:
 
 def _neighbours(args) -> int:
     import numpy as np
-    from .formats import DataError
+    from .formats import read_text_lines
     from .relatedness import neighbours, sample_sentences
     from .tasks import load_task
     from .trainer import load_model
@@ -621,9 +629,7 @@ def _neighbours(args) -> int:
     to_tree = _sentence_trees(args, config)
     if args.sentences:
         path = Path(args.sentences)
-        if not path.is_file():
-            raise DataError("no such file", path)
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = read_text_lines(path)
         candidates = [to_tree(text, f"{path}:{number}")
                       for number, text in enumerate(lines, start=1) if text.strip()]
     else:

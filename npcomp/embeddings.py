@@ -34,6 +34,9 @@ lowercase; SST is not).
 from __future__ import annotations
 
 import codecs
+import gzip
+import zlib
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -54,6 +57,12 @@ DEFAULT_SCALE = {"normal": 1.0, "uniform": 0.05, "zero": 0.0}
 # memory held in Python strings when reading multi-gigabyte files.
 _BATCH_LINES = 4096
 _BINARY_CHUNK = 1 << 20
+_GZIP_MAGIC = b"\x1f\x8b"
+_UTF8_BOM = b"\xef\xbb\xbf"
+# the dimension of a text file: the commonest number of values among its first lines
+_DIM_SAMPLE_LINES = 100
+# the largest word2vec binary table read from a gzip file, whose size cannot bound it
+_MAX_GZIP_VECTOR_BYTES = 16 << 30
 
 
 class Vocabulary:
@@ -175,19 +184,32 @@ def read_vectors(path: str | Path, fmt: str = "auto") -> WordVectors:
     path = Path(path)
     if not path.is_file():
         raise DataError("no such file", path)
-    if fmt == "auto":
-        fmt = _detect_format(path)
-    if fmt == "word2vec-binary":
-        words, vectors, duplicates = _read_binary(path)
-    else:
-        words, vectors, duplicates = _read_text(path, has_header=fmt == "word2vec")
+    try:
+        if fmt == "auto":
+            fmt = _detect_format(path)
+        if fmt == "word2vec-binary":
+            words, vectors, duplicates = _read_binary(path)
+        else:
+            words, vectors, duplicates = _read_text(path, has_header=fmt == "word2vec")
+    except (EOFError, gzip.BadGzipFile, zlib.error) as error:
+        raise DataError(f"damaged gzip file ({error or 'it breaks off'})", path) from None
     return WordVectors(words, vectors, str(path), fmt, duplicates)
 
 
-def _detect_format(path: Path) -> str:
-    if path.suffix == ".bin":
-        return "word2vec-binary"
+def _is_gzip(path: Path) -> bool:
     with open(path, "rb") as handle:
+        return handle.read(2) == _GZIP_MAGIC
+
+
+def _open(path: Path):
+    """The file's bytes, decompressed when it is gzip (by its magic number)."""
+    return gzip.open(path, "rb") if _is_gzip(path) else open(path, "rb")
+
+
+def _detect_format(path: Path) -> str:
+    if path.suffix == ".bin" or path.name.endswith(".bin.gz"):
+        return "word2vec-binary"
+    with _open(path) as handle:
         first_line = handle.readline()
         sample = handle.read(4096)
     if _parse_header(first_line) is None:
@@ -222,6 +244,24 @@ def _is_number(text: str) -> bool:
     return True
 
 
+def _text_dimension(path: Path) -> tuple:
+    """(dimension, how it was found) of a header-less text file: the commonest
+    number of fields after the word among its first lines, so that one odd
+    line (a word with a space in it, a cut line) cannot set it."""
+    counts = Counter()
+    with _open(path) as handle:
+        for raw in handle:
+            fields = raw.decode("utf-8", errors="replace").split()
+            if len(fields) > 1:
+                counts[len(fields) - 1] += 1
+            if sum(counts.values()) >= _DIM_SAMPLE_LINES:
+                break
+    if not counts:
+        raise DataError("expected a word followed by its vector on the first lines", path, 1)
+    dim = counts.most_common(1)[0][0]
+    return dim, f"most of the first {sum(counts.values())} lines"
+
+
 def _read_text(path: Path, has_header: bool):
     """words, float32 (n, dim) vectors and the duplicate count of a text file."""
     count = dim = None
@@ -238,14 +278,16 @@ def _read_text(path: Path, has_header: bool):
         batch_values.clear()
         batch_lines.clear()
 
-    with open(path, "rb") as handle:
+    with _open(path) as handle:
         for number, raw in enumerate(handle, start=1):
+            if number == 1 and raw.startswith(_UTF8_BOM):
+                raw = raw[len(_UTF8_BOM):]
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError as error:
                 raise DataError(f"byte {raw[error.start]:#04x} at column {error.start + 1} "
-                                f"is not UTF-8 (a binary file? use fmt='word2vec-binary')",
-                                path, number) from None
+                                "is not UTF-8 (a word2vec binary file must start with its "
+                                "header 'count dim' or be named *.bin)", path, number) from None
             # word2vec's own writer ends every line with a space
             text = text.rstrip("\r\n ")
             if number == 1:
@@ -259,15 +301,12 @@ def _read_text(path: Path, has_header: bool):
                     dim_source = "the header"
                     continue
                 if header is not None:
-                    raise DataError("this line looks like a word2vec header 'count dim'; "
-                                    "read the file with fmt='word2vec' or 'auto'", path, number)
+                    raise DataError("this line looks like a word2vec header 'count dim' in "
+                                    "a file read as GloVe text", path, number)
             if not text:
                 continue
             if dim is None:
-                dim = sum(1 for piece in text.split(" ") if piece) - 1
-                dim_source = f"line {number}"
-                if dim < 1:
-                    raise DataError("expected a word followed by its vector", path, number)
+                dim, dim_source = _text_dimension(path)
             word, _, values = text.partition(" ")
             # The usual line is the word and dim values with single spaces
             # between; anything else (spaced words, doubled spaces, wrong
@@ -337,8 +376,9 @@ def _check_finite(block: np.ndarray, numbers: Sequence[int], path: Path, unit: s
 
 def _read_binary(path: Path):
     """words, float32 (n, dim) vectors and the duplicate count of a word2vec binary file."""
-    size = path.stat().st_size
-    with open(path, "rb") as handle:
+    compressed = _is_gzip(path)
+    size = None if compressed else path.stat().st_size
+    with _open(path) as handle:
         header_line = handle.readline()
         header = _parse_header(header_line)
         if header is None:
@@ -351,7 +391,12 @@ def _read_binary(path: Path):
         # word of at least one byte, a space and the floats), so a corrupt
         # header cannot ask for terabytes; a short file is then reported at
         # the entry that breaks off.
-        capacity = min(count, (size - len(header_line)) // (entry_bytes + 2))
+        # (A gzip file's size says nothing of its content: rows grow as read.)
+        capacity = count if compressed else min(count, (size - len(header_line))
+                                                // (entry_bytes + 2))
+        if compressed and count * entry_bytes > _MAX_GZIP_VECTOR_BYTES:
+            raise DataError(f"the header announces {count} vectors of dimension {dim}, more "
+                            "than npcomp reads from a gzip file (decompress it first)", path, 1)
         vectors = np.empty((capacity, dim), dtype=np.float32)
         keep = np.ones(capacity, dtype=bool)
         words: list = []

@@ -391,3 +391,89 @@ def test_sigkill_at_several_moments_then_resume(data_dir, tmp_path):
         evaluated = npcomp_process("eval", "--run", str(run_dir))
         assert evaluated.wait(timeout=300) == 0, evaluated.stderr.read()
         assert json.loads(evaluated.stdout.read())["root_acc"] == expected["root_acc"]
+
+
+# --------------------------------------------------------------------------
+# 3, 7. readers name the file and line (or byte offset) of what they cannot read
+# --------------------------------------------------------------------------
+
+def test_an_undecodable_byte_in_an_sst_file_is_named(tmp_path, capsys):
+    data_dir = synthetic_sst(tmp_path / "data")
+    dev = data_dir / "sst" / "dev.txt"
+    data = dev.read_bytes()
+    second_line = data.index(b"\n") + 1
+    dev.write_bytes(data[:second_line + 5] + b"\xff" + data[second_line + 5:])
+    assert main(["train", *TINY, "--task", "sst5", "--data-dir", str(data_dir),
+                 "--out", str(tmp_path / "run")]) == 1
+    error = capsys.readouterr().err
+    assert f"{dev}:2: byte 0xff at column 6 (byte offset {second_line + 5} of the file) is " \
+        "not UTF-8 text" in error
+
+
+def test_a_utf16_sst_file_is_named_as_such(tmp_path, capsys):
+    data_dir = synthetic_sst(tmp_path / "data")
+    test_file = data_dir / "sst" / "test.txt"
+    test_file.write_bytes(test_file.read_text().encode("utf-16"))
+    assert main(["train", *TINY, "--task", "sst5", "--data-dir", str(data_dir),
+                 "--out", str(tmp_path / "run")]) == 1
+    assert f"{test_file}: UTF-16 text" in capsys.readouterr().err
+
+
+def test_predicts_stdin_names_an_undecodable_line(finished_run, capsys, monkeypatch):
+    stdin = io.TextIOWrapper(io.BytesIO(b"good film\nbad \xfffilm\n"))
+    monkeypatch.setattr(sys, "stdin", stdin)
+    capsys.readouterr()
+    assert main(["predict", "--run", str(finished_run)]) == 1
+    assert "<stdin>:2: byte 0xff at column 5" in capsys.readouterr().err
+
+
+def test_a_twenty_digit_label_is_named(tmp_path, capsys):
+    data_dir = synthetic_sst(tmp_path / "data")
+    train_file = data_dir / "sst" / "train.txt"
+    lines = train_file.read_text().splitlines()
+    lines[2] = "(12345678901234567890 (2 a) (2 b))"
+    train_file.write_text("\n".join(lines) + "\n")
+    assert main(["train", *TINY, "--task", "sst5", "--data-dir", str(data_dir),
+                 "--out", str(tmp_path / "run")]) == 1
+    assert f"{train_file}:3: label '12345678901234567890' is far too large" in \
+        capsys.readouterr().err
+
+
+def write_word2vec_binary(path: Path, words, vectors):
+    with open(path, "wb") as handle:
+        handle.write(f"{len(words)} {vectors.shape[1]}\n".encode())
+        for word, vector in zip(words, vectors):
+            handle.write(word.encode() + b" " + vector.astype("<f4").tobytes() + b"\n")
+
+
+def test_vector_files_byte_order_mark_gzip_and_dimension(tmp_path):
+    import gzip
+    from npcomp.embeddings import read_vectors
+    from npcomp.formats import DataError
+    rows = {"the": [1.0, 2.0, 3.0], "film": [4.0, 5.0, 6.0], "good": [7.0, 8.0, 9.0]}
+    text = "".join(f"{word} {' '.join(map(str, vector))}\n" for word, vector in rows.items())
+    plain = tmp_path / "v.txt"
+    plain.write_bytes(b"\xef\xbb\xbf" + text.encode())
+    words, vectors = read_vectors(plain)
+    assert words == list(rows) and vectors.tolist() == list(rows.values())  # "the", not "\ufeffthe"
+    zipped = tmp_path / "v.txt.gz"
+    zipped.write_bytes(gzip.compress(text.encode()))
+    assert read_vectors(zipped).words == list(rows)
+    binary = tmp_path / "v.bin"
+    write_word2vec_binary(binary, list(rows), np.array(list(rows.values())))
+    binary_zipped = tmp_path / "v.bin.gz"
+    binary_zipped.write_bytes(gzip.compress(binary.read_bytes()))
+    assert read_vectors(binary_zipped).vectors.tolist() == list(rows.values())
+    # a word with a space on line 1 no longer sets the dimension
+    spaced = tmp_path / "spaced.txt"
+    spaced.write_text("new york 1 2 3\n" + text)
+    assert read_vectors(spaced).words == ["new york", *rows]
+    odd = tmp_path / "odd.txt"
+    odd.write_text(text + "cut 1 2\n")
+    with pytest.raises(DataError, match=r"odd.txt:4: expected 3 values after the word, found 2 "
+                                        r"\(the dimension was set by most of the first 4 lines\)"):
+        read_vectors(odd)
+    broken = tmp_path / "broken.txt.gz"
+    broken.write_bytes(zipped.read_bytes()[:-12])
+    with pytest.raises(DataError, match="broken.txt.gz: damaged gzip file"):
+        read_vectors(broken)
