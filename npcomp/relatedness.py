@@ -91,6 +91,17 @@ def encode_sentences(model, params, vocab, trees: Sequence[Tree],
     return np.concatenate(states)
 
 
+def run_sentence_trees(config: dict, data_dir=None) -> SentenceTrees:
+    """Sentences -> trees as a trained sick run reads them: SICK's own parses
+    where the sentence is one of SICK's (read from ``data_dir``, else the
+    run's), else parsed or built in its structure."""
+    from .tasks import load_task
+    task = None
+    if config["structure"] in ("dependency", "constituency"):  # parses are looked up
+        task = load_task("sick", data_dir or config.get("data_dir"), config["structure"])
+    return SentenceTrees(config["structure"], task)
+
+
 def score_pairs(model, params, vocab, left: Sequence[Tree], right: Sequence[Tree],
                 batch_size: int = 512) -> tuple:
     """(predicted relatedness (m,), predicted distributions (m, K)) of the pairs."""

@@ -423,7 +423,7 @@ def train(config: dict, run_dir: str | Path, resume: bool = False, overwrite: bo
         # compiling the kernels (or loading them from numba's cache on later runs)
         run.metrics["setup_s"] = time.perf_counter() - setup_start
         # a second thread overlaps independent products of the backward pass and
-        # evaluates every other forest (BLAS itself runs one thread: see cli.py)
+        # evaluates every other forest (BLAS itself runs one thread: see cli/__init__.py)
         if int(config.get("threads") or 1) > 1:
             run.helper = ThreadPoolExecutor(max_workers=1)
         start_epoch = len(run.metrics["epochs"]) + 1

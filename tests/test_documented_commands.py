@@ -47,11 +47,11 @@ def test_the_documents_print_commands():
 
 @pytest.mark.parametrize("document,command", CASES)
 def test_documented_command_is_accepted(document, command, monkeypatch):
-    monkeypatch.setattr(npcomp.cli, "_vectors_file", lambda data_dir, name: Path(name))
-    monkeypatch.setattr(npcomp.cli, "_default_vectors", lambda data_dir, name: Path(name))
+    monkeypatch.setattr(npcomp.cli.train, "_vectors_file", lambda data_dir, name: Path(name))
+    monkeypatch.setattr(npcomp.cli.train, "_default_vectors", lambda data_dir, name: Path(name))
     argv = [PLACEHOLDER_VALUES.get(word, word) for word in shlex.split(command)[1:]]
-    args = npcomp.cli._parser().parse_args(argv)
+    args = npcomp.cli.build_parser().parse_args(argv)
     if args.help_defaults:
         return
-    config = npcomp.cli._train_config(args)
+    config = npcomp.cli.train_config(args)
     assert config["model"] == (args.model or "treelstm-nary")

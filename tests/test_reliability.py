@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import npcomp.synthetic
-from npcomp.cli import default_run_dir, main, _parser
+from npcomp.cli import build_parser, default_run_dir, main
 from npcomp.rundir import RunDirectory, RunDirectoryError
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -78,7 +78,7 @@ def test_a_failing_new_run_leaves_the_old_one(finished_run, capsys):
 
 def test_default_run_names_keep_settings_apart():
     def name(*argv):
-        return default_run_dir(_parser().parse_args(["train", *argv]))
+        return default_run_dir(build_parser().parse_args(["train", *argv]))
     assert name() == Path("runs/treelstm-nary-synthetic-s1")
     assert name("--model", "lstm", "--task", "sst5", "--seed", "3") == \
         Path("runs/lstm-sst5-s3")

@@ -687,11 +687,11 @@ def test_predict_on_an_sst_dependency_run_uses_dependency_trees(small_sst, tmp_p
 def test_a_killed_sick_run_resumes_to_the_same_result(sick_data, tmp_path):
     """Interrupted just after epoch 1 is reported, the run resumes from its
     checkpoint and ends where an uninterrupted run ends."""
-    from npcomp.cli import _parser, _train_config
+    from npcomp.cli import build_parser, train_config
     from npcomp.trainer import train
     data_dir, vectors = sick_data
     argv = _sick_train_argv(data_dir, vectors, tmp_path / "unused", model="lstm", epochs=3)
-    config = _train_config(_parser().parse_args(argv))
+    config = train_config(build_parser().parse_args(argv))
 
     def interrupt_after_epoch_1(text):
         if text.startswith("epoch 1:"):

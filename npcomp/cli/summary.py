@@ -1,0 +1,25 @@
+"""`npcomp summary`: finished runs grouped by setting, over their seeds."""
+from __future__ import annotations
+
+import json
+
+
+def add_parser(commands) -> None:
+    """The summary command's options."""
+    summary = commands.add_parser(
+        "summary", help="mean, std, median, min and max of finished runs over their seeds",
+        description="Groups finished runs whose settings differ only in the seed and prints "
+        "each group's test accuracy: mean ± sample std, median, min, max.")
+    summary.add_argument("runs", nargs="+", metavar="RUN_DIR")
+    summary.add_argument("--json", action="store_true", help="one JSON record per group")
+
+
+def run(args) -> int:
+    from ..summary import format_table, read_runs, summarise
+    records = summarise(read_runs(args.runs))
+    if args.json:
+        for record in records:
+            print(json.dumps(record))
+    else:
+        print(format_table(records))
+    return 0
