@@ -179,8 +179,8 @@ def decode_lines(data: bytes, source: str | Path) -> list:
         offset = start + error.start
         line = data.count(b"\n", 0, offset) + 1
         column = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
-        raise DataError(f"byte {data[offset]:#04x} at column {column} (byte offset {offset} of "
-                        "the file) is not UTF-8 text", source, line) from None
+        raise DataError(f"byte {data[offset]:#04x} at column {column} (byte offset {offset}) "
+                        "is not UTF-8 text", source, line) from None
     lines = _LINE_END.split(text)
     return lines[:-1] if lines[-1] == "" else lines  # no line after the last line end
 

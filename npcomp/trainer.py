@@ -674,7 +674,8 @@ def _stop(run: Run, reason: str) -> None:
     kept = ("its best model (model.npz) and last checkpoint are those of its latest dev "
             f"evaluation (after epoch {done} or inside epoch {done + 1})"
             if run.directory.checkpoint_path.is_file() else
-            "no dev evaluation came before, so it holds no model")
+            "no dev evaluation came before, so it holds no model (start it again with "
+            "overwrite)")
     run.directory.append_log({"event": "stopped", "reason": reason})
     raise TrainingStopped(f"{reason}. {run.directory.path}: {kept}. A lower learning rate "
                           "(lr, emb_lr) or stronger regularisation usually helps")

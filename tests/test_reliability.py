@@ -406,8 +406,8 @@ def test_an_undecodable_byte_in_an_sst_file_is_named(tmp_path, capsys):
     assert main(["train", *TINY, "--task", "sst5", "--data-dir", str(data_dir),
                  "--out", str(tmp_path / "run")]) == 1
     error = capsys.readouterr().err
-    assert f"{dev}:2: byte 0xff at column 6 (byte offset {second_line + 5} of the file) is " \
-        "not UTF-8 text" in error
+    assert f"{dev}:2: byte 0xff at column 6 (byte offset {second_line + 5}) is not UTF-8 " \
+        "text" in error
 
 
 def test_a_utf16_sst_file_is_named_as_such(tmp_path, capsys):
