@@ -39,12 +39,14 @@ inner nodes use ``softmax.*`` on the cell's h.
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
 
 from .cells.inputs import sum_by_index
+from .cells.overflow import StateOverflow
 from .forest import Forest
 from .heads import SimilarityHead, dropout_mask, make_head
 from .params import Layout, Parameters
@@ -435,6 +437,17 @@ def require_finite_outputs(outputs: np.ndarray, owner, trees, first: int) -> Non
         raise NonFiniteOutput(f"{tree.source or 'a sentence'}: the model's probabilities are "
                               f"not finite for \"{words[:80]}{'...' if len(words) > 80 else ''}\" "
                               f"({len(tree.tokens)} words); no prediction is given")
+
+
+@contextmanager
+def naming_the_sentence(trees):
+    """Within, a cell's StateOverflow for forest tree k becomes NonFiniteOutput
+    naming ``trees[k]`` (the forest's trees, in its order) by its source."""
+    try:
+        yield
+    except StateOverflow as error:
+        tree = trees[error.tree]
+        raise NonFiniteOutput(f"{tree.source or 'a sentence'}: {error}") from None
 
 
 @njit(cache=True, nogil=True)

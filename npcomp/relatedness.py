@@ -24,7 +24,7 @@ import numpy as np
 
 from .formats import DataError, Tree, branching_tree, chain_tree, parents_to_tree
 from .forest import build_forest, node_words
-from .model import require_finite_outputs
+from .model import naming_the_sentence, require_finite_outputs
 from .tasks import SPLITS, TaskData, task_trees
 
 
@@ -87,7 +87,8 @@ def encode_sentences(model, params, vocab, trees: Sequence[Tree],
         chunk = trees[start:start + batch_size]
         forest = build_forest(chunk, [node_words(tree, vocab.encode(tree.tokens))
                                       for tree in chunk])
-        states.append(model.sentence_states(params, forest))
+        with naming_the_sentence(chunk):
+            states.append(model.sentence_states(params, forest))
     return np.concatenate(states)
 
 

@@ -43,7 +43,8 @@ from .forest import Forest, build_forest, node_words, supervised_labels
 from .formats import DataError, SickPair, _split_source
 from .machine import machine_description
 from .memory import retain_freed_memory
-from .model import PairBatch, PairModel, TreeModel, require_finite_outputs
+from .model import (PairBatch, PairModel, TreeModel, naming_the_sentence,
+                    require_finite_outputs)
 from .optimizers import make_optimizer
 from .params import Parameters
 from .rundir import RunDirectory, RunFileError
@@ -72,6 +73,10 @@ class EncodedSplit:
         """The training minibatch of trees ``indices``: a forest."""
         return self.forest(indices, self.labels)
 
+    def forest_trees(self, indices) -> list:
+        """The trees of ``batch(indices)``, in the forest's order."""
+        return [self.trees[i] for i in indices]
+
 
 @dataclass
 class EncodedPairs:
@@ -82,6 +87,11 @@ class EncodedPairs:
 
     def __len__(self) -> int:
         return len(self.left)
+
+    def forest_trees(self, indices) -> list:
+        """The trees of ``batch(indices)``, in the forest's order."""
+        indices = list(indices)
+        return [self.left.trees[i] for i in indices] + [self.right.trees[i] for i in indices]
 
     def batch(self, indices) -> PairBatch:
         """Pairs ``indices`` as one forest, left sentences first."""
@@ -122,7 +132,8 @@ def predict_split(model: TreeModel, params: Parameters, split: EncodedSplit,
     for start in range(0, len(split), batch_size):
         indices = range(start, min(start + batch_size, len(split)))
         forest = split.forest(indices)
-        outputs = model.outputs(params, forest)
+        with naming_the_sentence(split.trees[start:start + len(indices)]):
+            outputs = model.outputs(params, forest)
         require_finite_outputs(outputs, forest.tree, split.trees, start)
         for position in range(len(indices)):
             nodes = np.flatnonzero(forest.tree == position)
@@ -138,7 +149,8 @@ def predict_relatedness(model: PairModel, params: Parameters, split: EncodedPair
     (every other forest on ``helpers`` when given)."""
     def score(start: int):
         indices = range(start, min(start + batch_size, len(split)))
-        distributions = model.outputs(params, split.batch(indices))
+        with naming_the_sentence(split.forest_trees(indices)):
+            distributions = model.outputs(params, split.batch(indices))
         require_finite_outputs(distributions, np.arange(len(indices)), split.left.trees, start)
         return distributions @ model.head.ratings(distributions.dtype)
     return np.concatenate(_over_batches(score, len(split), batch_size, helpers))
@@ -181,8 +193,10 @@ def evaluate(model, params: Parameters, split, batch_size: int = 512, helpers=No
     n_classes = model.n_classes
 
     def count(start: int):
-        forest = split.forest(range(start, min(start + batch_size, len(split))))
-        outputs = model.outputs(params, forest)
+        indices = range(start, min(start + batch_size, len(split)))
+        forest = split.forest(indices)
+        with naming_the_sentence(split.trees[start:start + len(indices)]):
+            outputs = model.outputs(params, forest)
         require_finite_outputs(outputs, forest.tree, split.trees, start)
         predicted = model.head.decode(outputs)
         labelled = forest.label >= 0
@@ -617,10 +631,12 @@ def _train_epoch(run: Run, epoch: int, state: EpochState, progress: bool) -> Non
 def _step(run: Run, indices, epoch: int, minibatch: int) -> float:
     """One minibatch: loss and gradient, checked, then the update; the loss."""
     config = run.config
-    batch = run.splits["train"].batch(indices)
-    loss, rows = run.model.loss_and_gradient(
-        run.params, batch, run.grads, rng=run.rng, average=config["average"],
-        helper=run.helper, **_regularisation(config))
+    train_split = run.splits["train"]
+    batch = train_split.batch(indices)
+    with naming_the_sentence(train_split.forest_trees(indices)):
+        loss, rows = run.model.loss_and_gradient(
+            run.params, batch, run.grads, rng=run.rng, average=config["average"],
+            helper=run.helper, **_regularisation(config))
     where = f"epoch {epoch}, minibatch {minibatch}"
     if not math.isfinite(loss):
         _stop(run, f"the loss became {loss} at {where}")

@@ -186,3 +186,49 @@ def test_rejects_masks_and_trees():
     model, params, forest, options = build_case(setting, random_trees(setting, rng), rng)
     with pytest.raises(ValueError, match="--structure chain"):
         check_gradients(model, params, forest, **options)
+
+
+@pytest.mark.parametrize("dtype,overflow_word", [(np.float32, 128), (np.float64, 1024)])
+def test_a_product_beyond_the_float_range_is_refused_naming_the_sentence(dtype, overflow_word):
+    """Word matrices 2 I double |h| at every word: the exact state of a
+    2,000-word sentence is 2^2000 |h_0|, beyond float32 (2^128) and float64
+    (2^1024).  The cell says so, for the right sentence and word, instead of
+    returning inf and NaN; shorter sentences in the forest were fine."""
+    d = 3
+    cell = make_cell(MODEL, d * d, d)
+    words = [np.zeros(5, dtype=np.int32), np.zeros(2000, dtype=np.int32)]
+    forest = build_forest([chain_tree(["w"] * len(w)) for w in words], words)
+    x = (2.0 * np.eye(d)).reshape(1, d * d).astype(dtype)
+    index = np.zeros(forest.n_nodes, dtype=np.int64)
+    with pytest.raises(matrix_space.StateOverflow) as caught:
+        cell.forward({"h0": np.ones(d, dtype=dtype)}, forest, x, index)
+    assert caught.value.tree == 1
+    assert f"this 2000-word sentence leaves the {np.dtype(dtype)} range" in str(caught.value)
+    assert f"at word {overflow_word}," in str(caught.value)
+    # non-finite parameters are the training's fault, not the sentence's: no StateOverflow
+    h, _ = cell.forward({"h0": np.full(d, np.nan, dtype=dtype)}, forest, x, index)
+    assert np.isnan(h).all()
+
+
+def test_predict_on_a_sentence_beyond_the_float_range(tmp_path, capsys, monkeypatch):
+    """`npcomp predict` of a 500-word sentence whose product overflows: exit 1,
+    the line named, no NaN printed (it used to print [NaN, ...] with exit 0)."""
+    import io
+    import sys
+
+    from npcomp.cli import main
+    run_dir = tmp_path / "run"
+    assert main(["train", "--model", MODEL, "--dim", "3", "--epochs", "1", "--quiet",
+                 "--no-baseline", "--out", str(run_dir)]) == 0
+    path = run_dir / "model.npz"
+    with np.load(path) as archive:
+        arrays = {key: archive[key] for key in archive.files}
+    arrays["param.embedding"][:] = (4.0 * np.eye(3)).reshape(9)
+    np.savez(path, **arrays)
+    monkeypatch.setattr(sys, "stdin", io.StringIO("short one\n" + " ".join(["good"] * 500) + "\n"))
+    capsys.readouterr()
+    assert main(["predict", "--run", str(run_dir)]) == 1
+    captured = capsys.readouterr()
+    assert "NaN" not in captured.out and captured.out == ""
+    assert "<stdin>:2: matrix-space: the product of the word matrices of this 500-word " \
+        "sentence leaves the float32 range" in captured.err

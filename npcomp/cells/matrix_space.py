@@ -39,6 +39,16 @@ spread 1.3), but nothing comes near overflow
 (``tests/test_cell_matrix_space.py::test_long_chain_stays_finite``).
 h_0 is drawn from U(+-1/sqrt(d)) (fan-in d, as the other cells' biases).
 
+Sentences beyond the floating-point range.  Training can make word matrices
+that grow the state: with |h M_w| = g |h| at every word, a T-word sentence
+has |h_T| = g^T |h_0|, which for g = 1.2 passes float32's 3.4e38 after about
+490 words.  Eq. 1 then has no finite value in that precision, and the head
+reads h's scale, so renormalising the product would be another model.  The
+forward therefore refuses such a sentence (``StateOverflow``, naming the word
+where the product left the range) when every word matrix and h_0 are
+finite; ``predict``, ``eval`` and training name the sentence's file and line.
+Non-finite parameters are left to the trainer's own checks.
+
 =========================  ==================================  ==========
 paper (Irsoy)              code                                shape
 =========================  ==================================  ==========
@@ -62,6 +72,7 @@ from ..forest import Forest
 from .activations import uniform_fan_in
 from .levels import on_level
 from .mrnn import _outer_products_by_word
+from .overflow import StateOverflow
 from .rnn import check_sequences
 
 
@@ -128,6 +139,7 @@ class MatrixSpace:
 
         for level in range(forest.n_levels):
             on_level(rows_forward, forest.level_ptr[level], forest.level_ptr[level + 1], helper)
+        _refuse_overflow(forest, h, matrices, h0)
         return h, MatrixSpaceCache(matrices, word_index, previous)
 
     def backward(self, params: dict, forest: Forest, cache: MatrixSpaceCache, d_h: np.ndarray,
@@ -150,6 +162,25 @@ class MatrixSpace:
         d_matrices = np.zeros((n_words, d, d), dtype=d_h.dtype)
         _outer_products_by_word(cache.previous, d_h, cache.word_index, d_matrices, 0, n)
         return d_matrices.reshape(n_words, d * d)
+
+
+def _refuse_overflow(forest: Forest, h: np.ndarray, matrices: np.ndarray,
+                     h0: np.ndarray) -> None:
+    """Raise StateOverflow when a prefix product left the floating-point range
+    although every word matrix and h_0 are finite: eq. 1's product of a long
+    sentence whose matrices grow the state at each word has no finite value
+    in this precision, so no score exists to return (renormalising it would
+    be another model: its scale is what the head reads)."""
+    if np.isfinite(h).all() or not (np.isfinite(matrices).all() and np.isfinite(h0).all()):
+        return
+    node = int(np.flatnonzero(~np.isfinite(h).all(axis=1))[0])
+    tree = int(forest.tree[node])
+    length = int(np.count_nonzero(forest.tree == tree))
+    limit = np.finfo(h.dtype).max
+    raise StateOverflow(
+        f"matrix-space: the product of the word matrices of this {length}-word sentence "
+        f"leaves the {h.dtype} range (|h| > {limit:.3g}) at word {int(forest.origin[node]) + 1}, "
+        "so eq. 1 has no finite value to score", tree)
 
 
 @njit(cache=True, nogil=True)
