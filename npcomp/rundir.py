@@ -148,7 +148,10 @@ class RunDirectory:
     def check_space(self, bytes_needed: int) -> None:
         """Refuse to start when the file system cannot hold the run's files
         (``bytes_needed``: the largest file, written beside its old version)."""
-        free = shutil.disk_usage(self.path).free
+        existing = self.path
+        while not existing.exists() and existing != existing.parent:
+            existing = existing.parent  # the directory may not be made yet
+        free = shutil.disk_usage(existing).free
         if free < bytes_needed:
             raise RunDirectoryError(
                 f"{self.path}: {free / 2**20:.1f} MiB free on its file system, but the run's "

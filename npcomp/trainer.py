@@ -423,6 +423,9 @@ def train(config: dict, run_dir: str | Path, resume: bool = False, overwrite: bo
         config = dict(config)
     check(config, recurrent=hasattr(cell_class(config["model"]), "recurrent_widths"))
     run = _prepare(config, directory, saved, echo)
+    # a checkpoint holds the parameters and up to two optimiser states, written
+    # beside the previous one: room for both, before anything is written
+    directory.check_space(2 * 4 * run.params.flat.nbytes + (1 << 20))
     directory.create()
     try:
         if saved is None:
@@ -549,9 +552,6 @@ def _start(run: Run, overwrite: bool) -> None:
     """A fresh run: the directory's old run set aside if asked, the first log record."""
     directory = run.directory
     directory.check_usable(overwrite)  # again, now that the directory is locked
-    # a checkpoint holds the parameters and up to two optimiser states, written
-    # beside the previous one: room for both
-    directory.check_space(2 * 4 * run.params.flat.nbytes + (1 << 20))
     if overwrite:
         aside = directory.set_aside()
         if aside is not None:

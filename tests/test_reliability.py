@@ -119,10 +119,26 @@ def test_an_unusable_out_is_named(tmp_path, capsys, make_obstacle, message):
     assert message in error and "Traceback" not in error
 
 
-def test_a_file_system_too_full_for_the_checkpoint_is_refused(tmp_path):
-    directory = RunDirectory(tmp_path)
+def test_a_file_system_too_full_for_the_checkpoint_is_refused(tmp_path, capsys):
+    """On a real 256 KiB file system (tmpfs; mounting needs root): refused
+    before anything is written, where the run used to train without ever
+    writing a checkpoint."""
+    directory = RunDirectory(tmp_path / "not" / "made")
     with pytest.raises(RunDirectoryError, match="MiB free on its file system"):
         directory.check_space(1 << 62)
+    small = tmp_path / "small"
+    small.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(small)],
+                             capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip("cannot mount a small tmpfs here (needs root): "
+                    + mounted.stderr.decode(errors="replace").strip())
+    try:
+        assert main(["train", "--quiet", "--no-baseline", "--out", str(small / "run")]) == 1
+        assert "MiB free on its file system" in capsys.readouterr().err
+        assert not (small / "run").exists()
+    finally:
+        subprocess.run(["umount", str(small)], check=True)
 
 
 # --------------------------------------------------------------------------
@@ -169,7 +185,7 @@ def test_huge_word_vectors_stop_training(tmp_path, capsys):
     status = main(["train", *TINY, "--model", "mean-vectors", "--vectors", str(vectors),
                    "--out", str(tmp_path / "run")])
     error = capsys.readouterr().err
-    assert status == 1 and "non-finite" in error or "the loss became" in error, error
+    assert status == 1 and ("non-finite" in error or "the loss became" in error), error
 
 
 # --------------------------------------------------------------------------
