@@ -4,8 +4,10 @@ from __future__ import annotations
 import argparse
 import sys
 
+from npcomp.cells import registry
+
 from .check import TOLERANCE
-from .suite import MODELS, run_setting, settings
+from .suite import run_setting, settings, unchecked_models
 
 
 def main(argv=None) -> int:
@@ -13,11 +15,16 @@ def main(argv=None) -> int:
         prog="python -m gradcheck",
         description="Finite-difference check (float64, 4th-order central differences) of "
         "every named parameter of every model, supervision mode and option.")
-    parser.add_argument("--model", default="all", choices=MODELS + ("all",))
+    parser.add_argument("--model", default="all", choices=tuple(registry.MODELS) + ("all",))
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--tolerance", type=float, default=TOLERANCE)
     args = parser.parse_args(argv)
-    models = MODELS if args.model == "all" else (args.model,)
+    models = tuple(registry.MODELS) if args.model == "all" else (args.model,)
+    unchecked = unchecked_models(models)
+    if unchecked:
+        print(f"FAILED: no gradient-check settings for {', '.join(unchecked)} (declare them "
+              "in the model's registry entry, npcomp/cells/registry.py)")
+        return 1
     failures = 0
     # the setting column is as wide as the longest description, so rows stay aligned
     width = max(len(setting.describe()) for model in models for setting in settings(model)) + 2

@@ -5,10 +5,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from npcomp.cells import make_cell
+from npcomp.cells import make_cell, registry
 from npcomp.embeddings import Vocabulary
-from npcomp.formats import chain_tree
 from npcomp.forest import build_forest, node_words, supervised_labels
+from npcomp.formats import chain_tree
 from npcomp.model import PairBatch, PairModel, TreeModel
 from npcomp.tasks import rebracket
 
@@ -84,137 +84,58 @@ class Setting:
         return ", ".join(parts)
 
 
-SUPERVISIONS = ("all", "root", "root+leaves")
-
-
-def _objective_settings(model: str, **cell) -> list:
-    """Every supervision mode; dropout with L2 and per-node averaging; unary nodes."""
-    out = [Setting(model, supervision=mode, **cell) for mode in SUPERVISIONS]
-    out += [Setting(model, dropout=0.5, l2=0.1, average="nodes", **cell)]
-    if cell.get("trees", "binary") == "binary":
-        out.append(Setting(model, unary_rate=0.3, **cell))
-    return out
-
-
-def _structure_settings(model: str, **cell) -> list:
-    """Zhu's S-LSTM-LR / -RR: re-bracketed trees, root or root+leaf labels."""
-    return [Setting(model, structure=structure, supervision=mode, **cell)
-            for structure in ("left", "right") for mode in ("root", "root+leaves")]
-
-
-def _sequence_dropout_setting(model: str, **options) -> Setting:
-    """Word-vector and recurrent dropout (one mask per sequence) with a fixed mask."""
-    options = dict(dict(supervision="all", dropout=0.5, embedding_dropout=0.3,
-                        recurrent_dropout=0.3), **options)
-    return Setting(model, trees="chain", **options)
-
-
 def settings(model: str) -> list:
-    """Every setting checked for ``model``."""
-    return _own_settings(model) + _similarity_settings(model)
+    """Every setting checked for ``model``: the variations its registry entry
+    declares, then the similarity head's where the model is one of Tai et
+    al.'s relatedness encoders."""
+    entry = registry.model(model)
+    return ([_setting(entry, variation) for variation in entry.gradcheck]
+            + _similarity_settings(entry))
 
 
-# the encoders of Tai et al.'s relatedness experiments (Table 3), and the trees they read
-SIMILARITY_TREES = {"treelstm-childsum": "dependency", "treelstm-nary": "binary",
-                    "lstm": "chain", "bilstm": "chain", "lstm2": "chain", "bilstm2": "chain",
-                    "mean-vectors": "dependency"}
+def _setting(entry: registry.Model, variation: dict) -> Setting:
+    """The Setting of one declared variation.  A model whose leaves are the
+    word vectors gets d = d_x; softsign, the smaller finite-difference step."""
+    variation = dict(variation)
+    if registry.leaves_are_words(entry.name, variation.get("untied")):
+        variation.setdefault("hidden_dim", variation.get("input_dim", Setting.input_dim))
+    if variation.get("activation") == "softsign":
+        variation.setdefault("step", SOFTSIGN_STEP)
+    return Setting(entry.name, **variation)
 
 
-def _similarity_settings(model: str) -> list:
+# the trees SICK's sentences are read as -> the gradient check's random trees of that kind
+SIMILARITY_TREES = {"dependency": "dependency", "constituency": "binary", "chain": "chain"}
+
+
+def _similarity_settings(entry: registry.Model) -> list:
     """The similarity head and KL objective (Tai eq. 15) through both
-    sentences' encoders: with L2, and with word-vector and recurrent dropout
-    for the sequence models."""
-    trees = SIMILARITY_TREES.get(model)
-    if trees is None:
+    sentences' encoders: with L2; with word-vector and recurrent dropout for
+    the sequence models; and without the output gate (Tai's released
+    relatedness code: h = tanh(c)) where the cell has one."""
+    if entry.sick is None:
         return []
-    cell = dict(input_dim=4, hidden_dim=4) if model == "mean-vectors" else {}
-    # the 2-layer LSTMs' sentence on SICK: both layers' states (Tai's released code)
-    extra = dict(layer_outputs="all") if model in ("lstm2", "bilstm2") else {}
-    out = [Setting(model, head="similarity", trees=trees, supervision="root", l2=0.1,
-                   extra=extra, **cell)]
+    trees = SIMILARITY_TREES[registry.sick_structure(entry.name)]
+    # the cell options of its SICK setting, the output gate varied below
+    extra = {key: value for key, value in entry.sick.items()
+             if key in entry.options and key != "output_gate"}
+    pair = dict(head="similarity", trees=trees, supervision="root", extra=extra)
+    out = [_setting(entry, dict(pair, l2=0.1))]
     if trees == "chain":
-        out.append(Setting(model, head="similarity", trees=trees, supervision="root",
-                           embedding_dropout=0.3, recurrent_dropout=0.3, extra=extra))
-    if model != "mean-vectors":  # Tai's released relatedness code: h = tanh(c)
-        out.append(Setting(model, head="similarity", trees=trees, supervision="root",
-                           extra=dict(extra, output_gate=False), **cell))
+        out.append(_setting(entry, dict(pair, embedding_dropout=0.3, recurrent_dropout=0.3)))
+    if "output_gate" in entry.options:
+        out.append(_setting(entry, dict(pair, extra=dict(extra, output_gate=False))))
     return out
 
 
-def _own_settings(model: str) -> list:
-    if model == "treelstm-nary":
-        return (_objective_settings(model) + [Setting(model, head="ordinal", dropout=0.5)]
-                + [Setting(model, trees="chain", extra=dict(arity=1, inner_inputs=True)),
-                   Setting(model, extra=dict(inner_inputs=True), trees="dependency-binary")])
-    if model == "recnn":
-        out = []
-        for activation in ("tanh", "sigmoid", "softsign"):
-            for untied in (False, True):
-                dims = dict(input_dim=4 if untied else 3, hidden_dim=3)
-                out.append(Setting(model, activation=activation, untied=untied, **dims))
-        out += [Setting(model, input_dim=3, supervision=mode) for mode in ("root", "root+leaves")]
-        out += [Setting(model, input_dim=4, untied=True, dropout=0.5, l2=0.1, average="nodes"),
-                Setting(model, input_dim=4, untied=True, head="ordinal"),
-                Setting(model, input_dim=3, unary_rate=0.3)]
-        return out
-    if model == "rntn":
-        tanh_leaves = dict(leaf_activation="tanh")
-        return (_objective_settings(model, input_dim=3) + _structure_settings(model, input_dim=3)
-                + [Setting(model, input_dim=3, extra=tanh_leaves),
-                   Setting(model, input_dim=3, supervision="root", unary_rate=0.3,
-                           extra=tanh_leaves)])
-    if model == "lstm-rnn":
-        out = [Setting(model, activation=activation, untied=untied,
-                       input_dim=4 if untied else 3,
-                       step=SOFTSIGN_STEP if activation == "softsign" else STEP)
-               for activation in ("tanh", "sigmoid", "softsign") for untied in (False, True)]
-        return out + _objective_settings(model, activation="tanh", untied=True)
-    if model == "treelstm-childsum":
-        return (_objective_settings(model, trees="dependency")
-                + [Setting(model, trees="binary"), Setting(model, trees="chain")])
-    if model == "slstm":
-        return (_objective_settings(model, input_dim=3) + [Setting(model, input_dim=4)]
-                + _structure_settings(model, input_dim=3))
-    if model in ("lstm", "lstm2", "rnn", "mrnn", "matrix-space"):
-        cell = dict(input_dim=4, hidden_dim=2) if model == "matrix-space" else {}
-        out = [Setting(model, trees="chain", supervision=mode, **cell)
-               for mode in ("all", "root")]
-        if model in ("rnn", "mrnn"):
-            activations = (("tanh", "relu", "identity", "sigmoid") if model == "rnn"
-                           else ("identity", "relu", "tanh"))
-            out += [Setting(model, trees="chain", activation=activation)
-                    for activation in activations]
-        out.append(Setting(model, trees="chain", dropout=0.5, l2=0.1, average="nodes", **cell))
-        out.append(Setting(model, trees="chain", head="ordinal", **cell))
-        if model != "matrix-space":
-            out.append(_sequence_dropout_setting(model))
-        return out
-    if model in ("bilstm", "bilstm2"):
-        return ([Setting(model, trees="chain", untied=untied, supervision=mode)
-                 for untied in (False, True) for mode in ("all", "root")]
-                + [Setting(model, trees="chain", dropout=0.5, l2=0.1, average="nodes"),
-                   _sequence_dropout_setting(model, untied=True)]
-                + [_sequence_dropout_setting(model, untied=untied,
-                                             extra=dict(embedding_masks="per-direction"))
-                   for untied in (False, True)])
-    if model == "lstm-global-attn":
-        return [Setting(model, trees="chain", supervision="root"),
-                Setting(model, trees="chain", supervision="root", extra=dict(attention_dim=2)),
-                _sequence_dropout_setting(model, supervision="root")]
-    if model == "lstm-recurrent-attn":
-        return [Setting(model, trees="chain", supervision="root"),
-                Setting(model, trees="chain", supervision="root", input_dim=3, l2=0.1),
-                _sequence_dropout_setting(model, supervision="root",
-                                          recurrent_dropout=(0.25, 0.3))]
-    if model == "mean-vectors":
-        return [Setting(model, input_dim=4, hidden_dim=4, supervision=mode)
-                for mode in SUPERVISIONS]
-    raise ValueError(f"model must be one of {MODELS}, not {model!r}")
+MODELS = tuple(registry.MODELS)
 
 
-MODELS = ("recnn", "rntn", "lstm-rnn", "treelstm-nary", "treelstm-childsum", "slstm", "lstm",
-          "bilstm", "lstm2", "bilstm2", "lstm-global-attn", "lstm-recurrent-attn", "rnn", "mrnn",
-          "matrix-space", "mean-vectors")
+def unchecked_models(models=None) -> list:
+    """The registered models (or those of ``models``) that declare no
+    variation for the gradient check."""
+    return [model for model in (registry.MODELS if models is None else models)
+            if not registry.model(model).gradcheck]
 
 
 def random_trees(setting: Setting, rng: np.random.Generator) -> list:

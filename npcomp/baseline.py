@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .cells import CELL_OPTIONS, cell_class
+from .cells import CELL_OPTIONS, model
 from .defaults import defaults_for
 from .trainer import train
 
@@ -24,9 +24,8 @@ def baseline_config(config: dict, given=()) -> dict:
     """The baseline's config beside the model's ``config``; ``given``: the
     option names the user set."""
     base = dict(config, model=BASELINE_MODEL, baseline=False)
-    accepted = getattr(cell_class(BASELINE_MODEL), "options", ())
     for option in CELL_OPTIONS:  # the model's cell options are not the baseline's
-        if option not in accepted:
+        if option not in model(BASELINE_MODEL).options:
             base.pop(option, None)
     defaults = defaults_for(BASELINE_MODEL, config["task"])
     for key in SHARED:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 import numbers
 
+from .cells import registry
+
 # key -> (lowest allowed value, what it counts)
 _INTEGERS = {
     "dim": (1, "the hidden dimension"),
@@ -75,12 +77,23 @@ def check_value(option: str, value) -> None:
             raise ConfigError(option, f"rates must be numbers in [0, 1), not {value!r}")
 
 
-def check(config: dict, recurrent: bool = False) -> None:
-    """Every value of ``config`` in its range, and the options consistent with
-    each other and with the task; ``recurrent``: whether the model has a
-    recurrence over a sequence."""
+def check(config: dict) -> None:
+    """Every value of ``config`` in its range, the cell options ones its model
+    takes (``cells/registry.py``), and the options consistent with each other
+    and with the task."""
     for option, value in config.items():
         check_value(option, value)
+    entry = registry.model(config["model"])
+    for option in registry.OPTIONS:
+        value = config.get(option)
+        if value is None:
+            continue
+        if option not in entry.options:
+            raise ConfigError(option, f"does not apply to {entry.name}")
+        allowed = entry.allowed(option)
+        if allowed is not None and value not in allowed:
+            raise ConfigError(option, f"{entry.name} takes one of {', '.join(allowed)}, "
+                                      f"not {value!r}")
     task = config.get("task")
     if config.get("span_samples") and config.get("supervision") != "spans":
         raise ConfigError("span_samples", "draws from the phrase spans: it needs "
@@ -93,6 +106,7 @@ def check(config: dict, recurrent: bool = False) -> None:
                                          "of sick takes none (Tai et al.): use "
                                          "embedding_dropout")
     rates = config.get("recurrent_dropout") or [0.0]
-    if max(rates if isinstance(rates, (list, tuple)) else [rates]) > 0.0 and not recurrent:
+    if max(rates if isinstance(rates, (list, tuple)) else [rates]) > 0.0 \
+            and not entry.recurrent:
         raise ConfigError("recurrent_dropout", f"does not apply to {config.get('model')} "
                                                "(no recurrence over a sequence)")

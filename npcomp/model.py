@@ -117,14 +117,12 @@ class SentenceEncoder:
 
     def recurrent_widths(self) -> list:
         """Widths of the cell's recurrent connections ([] for a tree cell)."""
-        widths = getattr(self.cell, "recurrent_widths", None)
-        return list(widths()) if widths is not None else []
+        return list(self.cell.recurrent_widths())
 
     def input_copies(self) -> int:
         """Copies of the word vectors the cell reads, each with a dropout mask
         of its own (1 unless the cell says otherwise)."""
-        copies = getattr(self.cell, "input_copies", None)
-        return copies() if copies is not None else 1
+        return self.cell.input_copies()
 
     def _sequence_masks(self, forest: Forest, rng: np.random.Generator, dtype,
                         embedding_rate: float, recurrent_rate) -> tuple:
@@ -213,7 +211,7 @@ class TreeModel(SentenceEncoder):
         shapes = [(f"{self.prefix}.{name}", shape)
                   for name, shape in self.head.parameter_shapes()]
         self.leaf_head = None
-        if getattr(cell, "leaf_classifier_reads_input", False):
+        if cell.leaf_classifier_reads_input:
             self.leaf_head = make_head(head, embedding_dim, n_classes + training_only_classes)
             shapes += [(f"{self.leaf_prefix}.{name}", shape)
                        for name, shape in self.leaf_head.parameter_shapes()]
@@ -363,8 +361,8 @@ class PairModel(SentenceEncoder):
         """Word-vector and recurrent masks, one per sentence; ``rate`` (the
         classifier input's) must be 0: the similarity head has no dropout."""
         if rate > 0.0:
-            raise ValueError("the similarity head takes no dropout (--dropout 0); use "
-                             "--embedding-dropout or --recurrent-dropout")
+            raise ValueError("the similarity head takes no dropout on its input (dropout 0); "
+                             "use embedding or recurrent dropout")
         embedding, recurrent = self._sequence_masks(forest, rng, dtype, embedding_rate,
                                                     recurrent_rate)
         return DropoutMasks([], embedding, recurrent)

@@ -43,6 +43,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .configuration import ConfigError
 from .formats import (UNLABELLED, DataError, SickPair, Tree, branching_tree, chain_tree,
                       read_ptb_file, read_sick_dir)
 
@@ -112,7 +113,8 @@ def load_task(name: str, data_dir: str | Path | None = None, structure: str = "g
     if structure not in STRUCTURES:
         raise ValueError(f"structure must be one of {STRUCTURES}, not {structure!r}")
     if spans and structure != "chain":
-        raise ValueError("phrase spans as training sequences need --structure chain")
+        raise ConfigError("structure", "phrase spans as training sequences need structure "
+                                       "'chain'")
     if neutral not in NEUTRAL_POLICIES:
         raise ValueError(f"neutral must be one of {NEUTRAL_POLICIES}, not {neutral!r}")
     if neutral != "unlabelled" and name != "sst2":
@@ -120,7 +122,7 @@ def load_task(name: str, data_dir: str | Path | None = None, structure: str = "g
     data_dir = Path(data_dir) if data_dir is not None else default_data_dir()
     if name == "sick":
         if spans:
-            raise ValueError("sick has no phrase labels to train on (--supervision spans)")
+            raise ConfigError("supervision", "sick has no phrase labels to train on (spans)")
         return _load_sick(data_dir, structure, splits)
     if name == "synthetic":
         if structure == "dependency":
@@ -188,8 +190,8 @@ def _load_sst(name: str, data_dir: Path, dependency: bool = False,
 def _load_sick(data_dir: Path, structure: str, wanted: tuple = SPLITS) -> TaskData:
     """SICK pairs with each sentence in the tree ``structure`` asks for."""
     if structure == "gold":
-        raise ValueError("sick has two parses of each sentence: --structure dependency, "
-                         "constituency, or chain (the sentence as a sequence)")
+        raise ConfigError("structure", "sick has two parses of each sentence: dependency, "
+                                       "constituency, or chain (the sentence as a sequence)")
     layout = "constituency" if structure == "constituency" else "dependency"
     splits = {}
     for split in wanted:

@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .cells import CELL_OPTIONS, cell_class, make_cell
+from .cells import CELL_OPTIONS, make_cell
 from .configuration import ConfigError, check
 from .defaults import dim_follows_embedding
 from .embeddings import Vocabulary, build_embedding_matrix, read_vectors
@@ -233,10 +233,9 @@ def build_model(config: dict, vocab: Vocabulary, n_classes: int):
 
 
 def _initial_parameters(config, model, vocab, vectors, rng, report):
-    initial_embedding = getattr(model.cell, "initial_embedding", None)
-    if initial_embedding is not None and vectors is None:
-        # word matrices (matrix-space model): the cell knows their starting point
-        embedding = initial_embedding(len(vocab), rng)
+    # word matrices (matrix-space model): the cell knows their starting point
+    embedding = model.cell.initial_embedding(len(vocab), rng) if vectors is None else None
+    if embedding is not None:
         report["embedding"] = {"initialised_by": config["model"]}
     else:
         embedding, report["embedding"] = build_embedding_matrix(
@@ -421,7 +420,7 @@ def train(config: dict, run_dir: str | Path, resume: bool = False, overwrite: bo
     else:
         directory.check_usable(overwrite)
         config = dict(config)
-    check(config, recurrent=hasattr(cell_class(config["model"]), "recurrent_widths"))
+    check(config)
     run = _prepare(config, directory, saved, echo)
     # a checkpoint holds the parameters and up to two optimiser states, written
     # beside the previous one: room for both, before anything is written

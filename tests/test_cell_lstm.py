@@ -144,7 +144,7 @@ def without_masks_in_backward(backward):
 def test_recurrent_widths():
     assert make_cell("lstm", 4, 3).recurrent_widths() == [3]
     # the binary Tree-LSTM has no recurrence over time: no recurrent dropout
-    assert not hasattr(make_cell("treelstm-nary", 4, 3), "recurrent_widths")
+    assert make_cell("treelstm-nary", 4, 3).recurrent_widths() == []
 
 
 def test_forward_with_masks_is_eq_1_with_masked_previous_state():

@@ -199,7 +199,8 @@ def test_lstm_backward_takes_a_gradient_on_the_cells(masked):
     h, cache = cell.lstm.forward(params, forest, x, index, **lstm_masks)
     G_m = rng.normal(size=h.shape)
     grads = {name: np.zeros_like(params[name]) for name in ("W", "U", "b")}
-    d_x = cell.lstm.backward(params, forest, cache, np.zeros_like(h), grads, d_c=G_m.copy())
+    d_x = cell.lstm.backward_from_states(params, forest, cache, np.zeros_like(h), G_m.copy(),
+                                          grads)
     direction = rng.normal(size=x.shape)
 
     def objective(x_):

@@ -261,7 +261,7 @@ def test_accepts_binary_trees_with_unary_nodes_and_single_words():
 
 
 def test_rejects_unequal_dimensions_and_options():
-    with pytest.raises(ValueError, match="must equal the embedding dimension"):
+    with pytest.raises(ValueError, match="hidden_dim must equal input_dim"):
         make_cell("rntn", 4, 3)
     with pytest.raises(ValueError, match="takes no option activation"):
         make_cell("rntn", 3, 3, activation="sigmoid")

@@ -89,8 +89,8 @@ def test_protocol_selects_the_other_papers_setting(capsys):
     assert main(["train", "--model", "bilstm", "--task", "sst5", "--help-defaults"]) == 0
     defaults = json.loads(capsys.readouterr().out)
     assert not defaults["untied"] and defaults.get("embedding_masks", "shared") == "shared"
-    assert main(["train", "--model", "rntn", "--protocol", "nayebi", "--help-defaults"]) == 1
-    assert "must be one of ['paper']" in capsys.readouterr().err
+    assert main(["train", "--model", "rntn", "--protocol", "nayebi", "--help-defaults"]) == 2
+    assert "--protocol: for rntn must be one of ['paper']" in capsys.readouterr().err
 
 
 def test_no_command_prints_help(capsys):

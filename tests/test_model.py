@@ -2,15 +2,26 @@
 values and kernels against plain NumPy."""
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import pytest
-
 from cell_checks import assert_kernel_matches_python, forward_on_tokens
+
 from gradcheck.suite import Setting, build_case
 from gradcheck.trees import random_binary_tree
-from npcomp.cells import inputs, levels, mean_vectors, recnn, treelstm_nary
+from npcomp.cells import (
+    inputs,
+    levels,
+    lstm_kernels,
+    mean_vectors,
+    recnn,
+    registry,
+    treelstm_nary,
+)
 from npcomp.cells.activations import ACTIVATIONS
 from npcomp.forest import build_forest
+from npcomp.formats import chain_tree
 
 
 def _trees(seed=5, sizes=(7, 1, 12, 3, 9, 20)):
@@ -18,19 +29,44 @@ def _trees(seed=5, sizes=(7, 1, 12, 3, 9, 20)):
     return [random_binary_tree(n, rng, unary_rate=0.1) for n in sizes]
 
 
-@pytest.mark.parametrize("model", ["treelstm-nary", "recnn", "mean-vectors"])
+class CountingExecutor(ThreadPoolExecutor):
+    """A one-thread executor that counts the work handed to it."""
+
+    def __init__(self):
+        super().__init__(max_workers=1)
+        self.submitted = 0
+
+    def submit(self, *args, **kwargs):
+        self.submitted += 1
+        return super().submit(*args, **kwargs)
+
+
+# the cells that hand work to a helper thread
+HELPED = ["treelstm-nary", "treelstm-childsum", "lstm-recurrent-attn", "rnn", "mrnn",
+          "matrix-space"]
+
+
+@pytest.mark.parametrize("model", HELPED)
 def test_helper_thread_gives_the_same_gradient(model, monkeypatch):
     """Levels split between two threads (every level of 4 or more nodes here)
-    and dU on the helper give the single-threaded loss and gradient."""
-    from concurrent.futures import ThreadPoolExecutor
+    and weight gradients on the helper give the single-threaded loss and
+    gradient, and the helper is used."""
     monkeypatch.setattr(levels, "SPLIT_ROWS", 4)
-    model_, params, forest, _ = build_case(Setting(model, input_dim=4, hidden_dim=4),
-                                           _trees(), np.random.default_rng(0))
+    rng = np.random.default_rng(0)
+    if registry.model(model).structure == "sequence":
+        trees = [chain_tree([f"w{k}" for k in rng.integers(0, 10, size=length)],
+                            rng.integers(0, 5, size=length)) for length in range(2, 14)]
+        setting = Setting(model, input_dim=4, hidden_dim=2, trees="chain",
+                          supervision="root" if model == "lstm-recurrent-attn" else "all")
+    else:
+        trees, setting = _trees(), Setting(model, input_dim=4, hidden_dim=4)
+    model_, params, forest, _ = build_case(setting, trees, rng)
     alone, helped = params.zeros_like(), params.zeros_like()
     loss_alone, rows_alone = model_.loss_and_gradient(params, forest, alone, l2=0.01)
-    with ThreadPoolExecutor(max_workers=1) as helper:
+    with CountingExecutor() as helper:
         loss_helped, rows_helped = model_.loss_and_gradient(params, forest, helped, l2=0.01,
                                                             helper=helper)
+    assert helper.submitted > 0
     assert forest.n_levels > 3 and np.diff(forest.level_ptr).max() >= 8  # halves happened
     assert loss_helped == pytest.approx(loss_alone, rel=1e-13)
     np.testing.assert_array_equal(rows_helped, rows_alone)
@@ -100,12 +136,12 @@ def _kernel_cases():
     c = rng.normal(size=(n, d))
     tanh_c = np.tanh(c)
     return [
-        (treelstm_nary._gather_children, lambda: (children, h, np.zeros((n + 3, 2 * d)), start, stop)),
+        (lstm_kernels.gather_children, lambda: (children, h, np.zeros((n + 3, 2 * d)), start, stop)),
         (treelstm_nary._cell_update, lambda: (children, gates, c.copy(), start, stop)),
         (treelstm_nary._gate_deltas, lambda: (children, gates, c, tanh_c, h.copy(),
                                               rng.normal(size=(n, d)), np.zeros((n + 3, 5 * d)),
                                               start, stop)),
-        (treelstm_nary._scatter_to_children, lambda: (children, rng.normal(size=(stop - start, 2 * d)),
+        (lstm_kernels.scatter_to_children, lambda: (children, rng.normal(size=(stop - start, 2 * d)),
                                                       h.copy(), start, stop)),
         (inputs._sum_rows, lambda: (rng.normal(size=(10, 3)), rng.integers(0, 4, 10),
                                     np.zeros((4, 3)))),
@@ -139,6 +175,7 @@ def test_kernel_activations_match_numpy():
     """The kernels' tanh (one exp) and sigmoid agree with NumPy to rounding, in
     absolute terms, over the whole range; derivatives come from outputs."""
     from numba import njit
+
     from npcomp.cells.activations import activate, derivative_from_output
 
     @njit

@@ -313,7 +313,7 @@ def test_gold_structure_on_sick_is_an_error(sick_data, tmp_path, capsys):
     data_dir, vectors = sick_data
     status = main([*_sick_train_argv(data_dir, vectors, tmp_path / "run", epochs=1),
                    "--structure", "gold"])
-    assert status == 1
+    assert status == 2
     error = capsys.readouterr().err
     assert "sick" in error and "dependency" in error and "constituency" in error
     assert "Traceback" not in error

@@ -68,6 +68,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..forest import Forest, reverse_chains
+from .interface import EVERY_NODE, Cell
 from .lstm import ChainLSTM
 
 BACKWARD = "_backward"
@@ -84,13 +85,14 @@ class BiLSTMCache:
     split_input: bool        # x held one block per direction
 
 
-class BiLSTM:
+class BiLSTM(Cell):
     """One sequence cell run over a forest of chains in both directions, the two
     outputs concatenated.  The sequence cell is ``direction_cell`` (here the
     chain LSTM; bilstm2.py's subclass uses the 2-layer ``StackedLSTM``)."""
 
     name = "bilstm"
-    options = ("untied", "output_gate", "forget_bias", "embedding_masks")
+    max_children = 1
+    words = EVERY_NODE
     direction_cell = ChainLSTM
 
     def __init__(self, input_dim: int, hidden_dim: int, untied: bool = False,
@@ -136,11 +138,6 @@ class BiLSTM:
         if not self.untied:
             return params
         return {name: params[name + BACKWARD] for name, _ in self.direction.parameter_shapes()}
-
-    def check_forest(self, forest: Forest) -> None:
-        if forest.n_children.max() > 1 or np.any(forest.word < 0):
-            raise ValueError(f"{self.name} reads sequences: every node one child at most and "
-                             "a word (train with --structure chain)")
 
     def recurrent_widths(self) -> list:
         """The forward direction's recurrent connections, then the backward's."""

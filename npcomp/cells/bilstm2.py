@@ -95,5 +95,4 @@ class StackedBiLSTM(BiLSTM):
     """Two 2-layer LSTMs, one per direction, weights shared unless ``untied``."""
 
     name = "bilstm2"
-    options = ("untied", "output_gate", "layer_outputs", "forget_bias", "embedding_masks")
     direction_cell = StackedLSTM

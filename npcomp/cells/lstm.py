@@ -48,9 +48,7 @@ b^(i), b^(o), b^(u), b^(f)  ``b``                 (4d,)
 """
 from __future__ import annotations
 
-import numpy as np
-
-from ..forest import Forest
+from .interface import EVERY_NODE
 from .treelstm_nary import TreeLSTMNary
 
 
@@ -59,18 +57,13 @@ class ChainLSTM(TreeLSTMNary):
     every node."""
 
     name = "lstm"
-    options = ("output_gate", "forget_bias")
 
     def __init__(self, input_dim: int, hidden_dim: int, output_gate: bool = True,
                  forget_bias: float = 0.0):
         super().__init__(input_dim, hidden_dim, arity=1, inner_inputs=True,
                          output_gate=output_gate, forget_bias=forget_bias)
+        self.words = EVERY_NODE
 
     def recurrent_widths(self) -> list:
         """One recurrent connection, h_{t-1} -> step t, d wide."""
         return [self.hidden_dim]
-
-    def check_forest(self, forest: Forest) -> None:
-        if forest.n_children.max() > 1 or np.any(forest.word < 0):
-            raise ValueError("lstm reads sequences: every node one child at most and a word "
-                             "(train with --structure chain)")

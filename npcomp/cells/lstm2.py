@@ -48,6 +48,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..forest import Forest
+from .interface import EVERY_NODE, Cell
 from .lstm import ChainLSTM
 
 
@@ -65,14 +66,15 @@ def layer_suffix(layer: int) -> str:
     return "" if layer == 1 else f"_{layer}"
 
 
-class StackedLSTM:
+class StackedLSTM(Cell):
     """Two chain LSTMs, the second reading the first's h_t at step t.
 
     ``bilstm2`` (bilstm.py's ``BiLSTM`` with this cell as its direction cell)
     runs this whole stack once per direction."""
 
     name = "lstm2"
-    options = ("output_gate", "layer_outputs", "forget_bias")
+    max_children = 1
+    words = EVERY_NODE
 
     def __init__(self, input_dim: int, hidden_dim: int, output_gate: bool = True,
                  layer_outputs: str = "top", forget_bias: float = 0.0):
@@ -114,11 +116,6 @@ class StackedLSTM:
     def initialise(self, params: dict, rng: np.random.Generator) -> None:
         for layer in (1, 2):
             self.layers[layer - 1].initialise(self._views(params, layer), rng)
-
-    def check_forest(self, forest: Forest) -> None:
-        if forest.n_children.max() > 1 or np.any(forest.word < 0):
-            raise ValueError(f"{self.name} reads sequences: every node one child at most and "
-                             "a word (train with --structure chain)")
 
     def recurrent_widths(self) -> list:
         """Layer 1's recurrent connections, then layer 2's."""

@@ -74,37 +74,12 @@ from numba import njit
 
 from ..forest import Forest
 from .activations import uniform_fan_in
+from .interface import EVERY_NODE, Cell
 from .lstm import ChainLSTM
+from .recurrence import chain_layout
 
 # Nayebi Sec. 4.1: "the attentional hidden state defined in (7) is 25-dimensional"
 ATTENTION_DIM = 25
-
-
-def chain_layout(forest: Forest) -> tuple:
-    """(order, chain_ptr): the nodes of sentence k in time order are
-    ``order[chain_ptr[k]:chain_ptr[k+1]]`` (its first word first, its root last).
-
-    A forest of chains numbers its nodes by height, i.e. by time step, across
-    sentences; attention runs along one sentence, so its kernels walk this
-    sentence-major order instead.
-    """
-    order = np.lexsort((forest.height, forest.tree)).astype(np.int64)
-    chain_ptr = np.zeros(forest.n_trees + 1, dtype=np.int64)
-    np.cumsum(np.bincount(forest.tree, minlength=forest.n_trees), out=chain_ptr[1:])
-    return order, chain_ptr
-
-
-def check_sequence_forest(name: str, forest: Forest) -> None:
-    """Chains only, a word at every node, labels at the chain roots only."""
-    if forest.n_children.max() > 1 or np.any(forest.word < 0):
-        raise ValueError(f"{name} reads sequences: every node one child at most and a word "
-                         "(train with --structure chain)")
-    labelled = forest.label >= 0
-    labelled[forest.root] = False
-    if np.any(labelled):
-        raise ValueError(f"{name} classifies whole sequences at their last word: only a "
-                         f"chain's root may be labelled, {int(labelled.sum())} other nodes "
-                         "are (use --supervision root or spans)")
 
 
 @dataclass
@@ -118,11 +93,13 @@ class GlobalAttentionCache:
     h_tilde: np.ndarray     # (sentences, A) eq. 7
 
 
-class GlobalAttentionLSTM:
+class GlobalAttentionLSTM(Cell):
     """Chain LSTM + softmax attention over the sentence's steps + tanh layer (eqs. 4-7)."""
 
     name = "lstm-global-attn"
-    options = ("attention_dim", "forget_bias")
+    max_children = 1
+    words = EVERY_NODE
+    labels_at_roots_only = True
 
     def __init__(self, input_dim: int, hidden_dim: int, attention_dim: int = ATTENTION_DIM,
                  forget_bias: float = 0.0):
@@ -156,9 +133,6 @@ class GlobalAttentionLSTM:
     def recurrent_widths(self) -> list:
         """[d]: the LSTM's h_{t-1} -> step t connection."""
         return [self.hidden_dim]
-
-    def check_forest(self, forest: Forest) -> None:
-        check_sequence_forest(self.name, forest)
 
     def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
                 helper=None, recurrent_masks=None):

@@ -127,10 +127,11 @@ from numba import njit
 
 from ..forest import Forest
 from .activations import ONE, uniform_fan_in
+from .interface import EVERY_NODE, Cell
 from .levels import ROW_PAD, children_columns, on_level, padded_stop, sigmoid
 from .lstm import ChainLSTM
-from .lstm_global_attention import chain_layout, check_sequence_forest
-from .treelstm_nary import _gather_children, _scatter_to_children
+from .lstm_kernels import gather_children, scatter_to_children
+from .recurrence import chain_layout
 
 GATES = ("i", "o", "k", "f")     # column blocks of W_x, U_s, b_s
 # Srivastava et al. 2015, Nayebi Sec. 3.5: the transform gate starts closed (carry)
@@ -158,11 +159,13 @@ class RecurrentAttentionCache:
     node_mask: np.ndarray | None   # (n, d) m^s of each node's sentence, or None
 
 
-class RecurrentAttentionLSTM:
+class RecurrentAttentionLSTM(Cell):
     """Chain LSTM + prefix attention + adaptive transfer LSTM + highway (eqs. 4, 9-12)."""
 
     name = "lstm-recurrent-attn"
-    options = ("forget_bias",)
+    max_children = 1
+    words = EVERY_NODE
+    labels_at_roots_only = True
 
     def __init__(self, input_dim: int, hidden_dim: int, forget_bias: float = 0.0):
         self.input_dim = input_dim
@@ -203,9 +206,6 @@ class RecurrentAttentionLSTM:
         """[d, d]: the LSTM's h_{t-1} -> step t and the transfer layer's s_{t-1} -> step t."""
         return [self.hidden_dim, self.hidden_dim]
 
-    def check_forest(self, forest: Forest) -> None:
-        check_sequence_forest(self.name, forest)
-
     def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
                 helper=None, recurrent_masks=None):
         """x: (U, d_x) distinct words; word_index: (n,) row of x per node;
@@ -245,7 +245,7 @@ class RecurrentAttentionLSTM:
             u_s = params["U_s"]
 
             def rows_forward(start: int, stop: int) -> None:
-                _gather_children(children, s, previous, start, stop)            # s_{t-1}
+                gather_children(children, s, previous, start, stop)            # s_{t-1}
                 if node_mask is not None:
                     previous[start:stop] *= node_mask[start:stop]               # * m^s
                 padded = padded_stop(start, stop)
@@ -294,7 +294,7 @@ class RecurrentAttentionLSTM:
             d_previous = delta[start:padded_stop(start, stop)] @ u_s_transposed  # (11)
             if node_mask is not None:
                 d_previous[:stop - start] *= node_mask[start:stop]               # * m^s
-            _scatter_to_children(children, d_previous, eps_s, start, stop)
+            scatter_to_children(children, d_previous, eps_s, start, stop)
 
         for level in range(forest.n_levels - 1, -1, -1):
             on_level(rows_backward, forest.level_ptr[level], forest.level_ptr[level + 1],
@@ -316,8 +316,9 @@ class RecurrentAttentionLSTM:
         eps_v += delta_a[:, None] * params["W_a"]                                # e_j = v_j w_a
         grads["W_a"] += delta_a @ cache.v
         # (4): the LSTM's backward with gradients on its states h_j and its cells m_j
-        return self.lstm.backward(params, forest, cache.lstm, np.ascontiguousarray(eps_v[:, :d]),
-                                  grads, helper, d_c=np.ascontiguousarray(eps_v[:, d:]))
+        return self.lstm.backward_from_states(params, forest, cache.lstm,
+                                              np.ascontiguousarray(eps_v[:, :d]),
+                                              np.ascontiguousarray(eps_v[:, d:]), grads, helper)
 
 
 def _highway_backward(params: dict, grads: dict, s_T, H, T, eps_out) -> np.ndarray:

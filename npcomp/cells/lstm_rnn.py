@@ -123,9 +123,16 @@ import numpy as np
 from numba import njit
 
 from ..forest import Forest
-from .activations import (ACTIVATIONS, ONE, activate, activation_code,
-                          derivative_from_output, uniform_fan_in)
+from .activations import (
+    ACTIVATIONS,
+    ONE,
+    activate,
+    activation_code,
+    derivative_from_output,
+    uniform_fan_in,
+)
 from .inputs import sum_by_index
+from .interface import LEAVES_ONLY, Cell
 from .levels import ROW_PAD, binary_children, padded_stop
 
 # column blocks of W and W_leaf (the weights reading a child's h); blocks
@@ -154,18 +161,19 @@ class LSTMRNNCache:
     g_c: np.ndarray         # (n, d) g(c_p)
 
 
-class LSTMRNN:
+class LSTMRNN(Cell):
     """Le & Zuidema's LSTM-RNN cell; ``forward``/``backward`` over a whole forest."""
 
     name = "lstm-rnn"
-    options = ("activation", "untied")
+    max_children = 2
+    words = LEAVES_ONLY
 
     def __init__(self, input_dim: int, hidden_dim: int, activation: str = "tanh",
                  untied: bool = False):
         if not untied and input_dim != hidden_dim:
             raise ValueError(f"lstm-rnn with tied leaves reads a leaf's word vector as its "
-                             f"state, so --dim must equal the embedding dimension "
-                             f"({hidden_dim} != {input_dim}); use untied leaves")
+                             f"state, so hidden_dim must equal input_dim ({hidden_dim} != "
+                             f"{input_dim}); or untied leaves")
         self.input_dim = input_dim
         self.hidden_dim = hidden_dim
         self.output_dim = hidden_dim
@@ -214,14 +222,6 @@ class LSTMRNN:
         uniform_fan_in(params["W_co"], fan_in["o"], rng)
         for k, gate in enumerate("ifco"):
             uniform_fan_in(params["b"][k * d:(k + 1) * d], fan_in[gate], rng)
-
-    def check_forest(self, forest: Forest) -> None:
-        if forest.n_children.max() > 2:
-            raise ValueError(f"lstm-rnn composes binary trees: a node has "
-                             f"{int(forest.n_children.max())} children")
-        if np.any((forest.n_children == 0) != (forest.word >= 0)):
-            raise ValueError("lstm-rnn reads words at the leaves only: every leaf needs a "
-                             "word and no inner node may have one")
 
     def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
                 helper=None):

@@ -70,10 +70,10 @@ from numba import njit
 
 from ..forest import Forest
 from .activations import uniform_fan_in
+from .interface import EVERY_NODE, Cell
 from .levels import on_level
-from .mrnn import _outer_products_by_word
 from .overflow import StateOverflow
-from .rnn import check_sequences
+from .recurrence import outer_products_by_word
 
 
 @dataclass
@@ -83,11 +83,12 @@ class MatrixSpaceCache:
     previous: np.ndarray    # (n, d) h_{t-1} per node, h_0 at first words
 
 
-class MatrixSpace:
+class MatrixSpace(Cell):
     """Irsoy eqs. 1-2 over chains: h_t = h_{t-1} M_{w_t} from a learned h_0."""
 
     name = "matrix-space"
-    options = ()
+    max_children = 1
+    words = EVERY_NODE
 
     def __init__(self, input_dim: int, hidden_dim: int):
         if input_dim != hidden_dim * hidden_dim:
@@ -117,9 +118,6 @@ class MatrixSpace:
         out = rng.uniform(-bound, bound, size=(vocab_size, d, d))
         out += np.eye(d)
         return out.reshape(vocab_size, d * d)
-
-    def check_forest(self, forest: Forest) -> None:
-        check_sequences(self.name, forest)
 
     def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
                 helper=None, recurrent_masks=None):
@@ -160,7 +158,7 @@ class MatrixSpace:
         grads["h0"] += d_previous[previous_node < 0].sum(axis=0)
         n_words = cache.matrices.shape[0]
         d_matrices = np.zeros((n_words, d, d), dtype=d_h.dtype)
-        _outer_products_by_word(cache.previous, d_h, cache.word_index, d_matrices, 0, n)
+        outer_products_by_word(cache.previous, d_h, cache.word_index, d_matrices, 0, n)
         return d_matrices.reshape(n_words, d * d)
 
 

@@ -17,9 +17,10 @@ from numba import njit
 
 from ..forest import Forest
 from .inputs import sum_by_index
+from .interface import Cell
 
 
-class MeanVectors:
+class MeanVectors(Cell):
     name = "mean-vectors"
 
     def __init__(self, input_dim: int, hidden_dim: int | None = None):
@@ -33,9 +34,6 @@ class MeanVectors:
         return {}
 
     def initialise(self, params: dict, rng: np.random.Generator) -> None:
-        pass
-
-    def check_forest(self, forest: Forest) -> None:
         pass
 
     def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,

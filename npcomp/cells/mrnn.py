@@ -67,12 +67,19 @@ import numpy as np
 from numba import njit
 
 from ..forest import Forest
+from . import registry
 from .activations import activate, code_among, uniform_fan_in
 from .inputs import sum_by_index
+from .interface import EVERY_NODE, Cell
 from .levels import on_level
-from .rnn import _deltas, _gather_previous, check_sequences, recurrent_mask
+from .recurrence import (
+    activation_deltas,
+    gather_previous,
+    outer_products_by_word,
+    recurrent_mask,
+)
 
-ACTIVATIONS = ("identity", "relu", "tanh")
+ACTIVATIONS = registry.model("mrnn").options["activation"]
 
 
 @dataclass
@@ -85,11 +92,12 @@ class MultiplicativeRNNCache:
     mask: np.ndarray        # (trees, d) recurrent-dropout mask per sentence (ones: none)
 
 
-class MultiplicativeRNN:
+class MultiplicativeRNN(Cell):
     """Irsoy eq. 5 over chains; ``forward``/``backward`` over a whole forest."""
 
     name = "mrnn"
-    options = ("activation",)
+    max_children = 1
+    words = EVERY_NODE
 
     def __init__(self, input_dim: int, hidden_dim: int, activation: str = "tanh"):
         self.input_dim = input_dim
@@ -117,9 +125,6 @@ class MultiplicativeRNN:
         uniform_fan_in(params["V"], self.hidden_dim, rng)
         uniform_fan_in(params["b"], self.hidden_dim, rng)
 
-    def check_forest(self, forest: Forest) -> None:
-        check_sequences(self.name, forest)
-
     def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
                 helper=None, recurrent_masks=None):
         """x: (U, d_x) distinct words' vectors; word_index: (n,) the row of x each
@@ -138,7 +143,7 @@ class MultiplicativeRNN:
         h = np.empty((n, d), dtype=dtype)
 
         def rows_forward(start: int, stop: int) -> None:
-            _gather_previous(previous_node, forest.tree, mask, h, previous, start, stop)
+            gather_previous(previous_node, forest.tree, mask, h, previous, start, stop)
             _bilinear_rows(self.code, previous, matrices, word_terms, word_index, h,
                            start, stop)
 
@@ -155,18 +160,18 @@ class MultiplicativeRNN:
         delta = np.zeros((n, d), dtype=d_h.dtype)
 
         def rows_backward(start: int, stop: int) -> None:
-            _deltas(self.code, cache.h, d_h, delta, start, stop)      # reverses f of eq. 5
+            activation_deltas(self.code, cache.h, d_h, delta, start, stop)      # reverses f of eq. 5
             _route_to_previous(previous_node, forest.tree, cache.mask, cache.matrices,
                                cache.word_index, delta, d_h, start, stop)
 
         for level in range(forest.n_levels - 1, 0, -1):
             on_level(rows_backward, forest.level_ptr[level], forest.level_ptr[level + 1],
                      helper)
-        _deltas(self.code, cache.h, d_h, delta, 0, forest.n_leaves)
+        activation_deltas(self.code, cache.h, d_h, delta, 0, forest.n_leaves)
         n_words = cache.x.shape[0]
         d_matrices = np.zeros((n_words, d, d), dtype=d_h.dtype)
         # the first words' h~_0 = 0 add nothing to dG
-        _outer_products_by_word(cache.previous, delta, cache.word_index, d_matrices,
+        outer_products_by_word(cache.previous, delta, cache.word_index, d_matrices,
                                 forest.n_leaves, n)
         grads["V"] += d_matrices.sum(axis=0)
         d_matrices_flat = d_matrices.reshape(n_words, d * d)
@@ -212,15 +217,3 @@ def _route_to_previous(previous_node, tree, mask, matrices, word_index, delta, d
                 total += matrices[row, k, i] * delta[t, i]
             d_h[before, k] += total * mask[sentence, k]
 
-
-@njit(cache=True, nogil=True)
-def _outer_products_by_word(previous, delta, word_index, out, start, stop):
-    """out[w] += previous[t]^T delta[t] over the nodes t in start..stop reading
-    word w (row word_index[t]): dG_w, a (d, d) block per distinct word."""
-    d = delta.shape[1]
-    for t in range(start, stop):
-        row = word_index[t]
-        for k in range(previous.shape[1]):
-            state = previous[t, k]
-            for i in range(d):
-                out[row, k, i] += state * delta[t, i]

@@ -52,8 +52,14 @@ import numpy as np
 from numba import njit
 
 from ..forest import Forest
-from .activations import activate, activation_code, derivative_from_output, uniform_fan_in
+from .activations import (
+    activate,
+    activation_code,
+    derivative_from_output,
+    uniform_fan_in,
+)
 from .inputs import sum_by_index
+from .interface import LEAVES_ONLY, Cell
 from .levels import binary_children
 
 
@@ -65,15 +71,17 @@ class RecNNCache:
     h: np.ndarray           # (n, d) node states (untied: 0 at the leaves)
 
 
-class RecNN:
+class RecNN(Cell):
     name = "recnn"
-    options = ("activation", "untied")
+    max_children = 2
+    words = LEAVES_ONLY
 
     def __init__(self, input_dim: int, hidden_dim: int, activation: str = "tanh",
                  untied: bool = False):
         if not untied and input_dim != hidden_dim:
-            raise ValueError(f"recnn with tied leaves needs --dim equal to the embedding "
-                             f"dimension ({hidden_dim} != {input_dim}); use untied leaves")
+            raise ValueError(f"recnn with tied leaves reads a leaf's word vector as its "
+                             f"state, so hidden_dim must equal input_dim ({hidden_dim} != "
+                             f"{input_dim}); or untied leaves")
         self.input_dim = input_dim
         self.hidden_dim = hidden_dim
         self.output_dim = hidden_dim
@@ -105,12 +113,6 @@ class RecNN:
         uniform_fan_in(params["b"], 2 * self.hidden_dim, rng)
         if self.untied:
             uniform_fan_in(params["W_leaf"], 2 * self.input_dim, rng)
-
-    def check_forest(self, forest: Forest) -> None:
-        if forest.n_children.max() > 2:
-            raise ValueError("recnn composes binary trees: a node has more than 2 children")
-        if np.any((forest.n_children == 0) != (forest.word >= 0)):
-            raise ValueError("recnn reads words at the leaves only")
 
     def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
                 helper=None):

@@ -58,11 +58,14 @@ import numpy as np
 from numba import njit
 
 from ..forest import Forest
-from .activations import activate, code_among, derivative_from_output, uniform_fan_in
+from . import registry
+from .activations import activate, code_among, uniform_fan_in
 from .inputs import sum_by_index
+from .interface import EVERY_NODE, Cell
 from .levels import ROW_PAD, on_level, padded_stop
+from .recurrence import activation_deltas, gather_previous, recurrent_mask
 
-ACTIVATIONS = ("tanh", "relu", "identity", "sigmoid")
+ACTIVATIONS = registry.model("rnn").options["activation"]
 
 
 @dataclass
@@ -74,11 +77,12 @@ class ElmanRNNCache:
     mask: np.ndarray        # (trees, d) recurrent-dropout mask per sentence (ones: none)
 
 
-class ElmanRNN:
+class ElmanRNN(Cell):
     """Irsoy eq. 3 over chains; ``forward``/``backward`` over a whole forest."""
 
     name = "rnn"
-    options = ("activation",)
+    max_children = 1
+    words = EVERY_NODE
 
     def __init__(self, input_dim: int, hidden_dim: int, activation: str = "tanh"):
         self.input_dim = input_dim
@@ -105,9 +109,6 @@ class ElmanRNN:
         uniform_fan_in(params["V"], self.hidden_dim, rng)
         uniform_fan_in(params["b"], self.hidden_dim, rng)
 
-    def check_forest(self, forest: Forest) -> None:
-        check_sequences(self.name, forest)
-
     def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
                 helper=None, recurrent_masks=None):
         """x: (U, d_x) distinct words' vectors; word_index: (n,) the row of x each
@@ -126,7 +127,7 @@ class ElmanRNN:
         _activate_rows(self.code, recurrent, word_terms, word_index, h, 0, forest.n_leaves)
 
         def rows_forward(start: int, stop: int) -> None:
-            _gather_previous(previous_node, forest.tree, mask, h, previous, start, stop)
+            gather_previous(previous_node, forest.tree, mask, h, previous, start, stop)
             padded = padded_stop(start, stop)
             # h~_{t-1} V for the level; padding rows are the next level's, overwritten later
             np.matmul(previous[start:padded], V, out=recurrent[start:padded])
@@ -147,7 +148,7 @@ class ElmanRNN:
         v_transposed = np.ascontiguousarray(params["V"].T)
 
         def rows_backward(start: int, stop: int) -> None:
-            _deltas(self.code, cache.h, d_h, delta, start, stop)      # reverses f of eq. 3
+            activation_deltas(self.code, cache.h, d_h, delta, start, stop)      # reverses f of eq. 3
             padded = padded_stop(start, stop)
             np.matmul(delta[start:padded], v_transposed, out=d_previous[start:padded])
             _route_to_previous(previous_node, forest.tree, cache.mask, d_previous, d_h,
@@ -156,7 +157,7 @@ class ElmanRNN:
         for level in range(forest.n_levels - 1, 0, -1):
             on_level(rows_backward, forest.level_ptr[level], forest.level_ptr[level + 1],
                      helper)
-        _deltas(self.code, cache.h, d_h, delta, 0, forest.n_leaves)
+        activation_deltas(self.code, cache.h, d_h, delta, 0, forest.n_leaves)
         leaves = forest.n_leaves
         # the first words' h~_0 = 0 adds nothing to dV
         grads["V"] += cache.previous[leaves:n].T @ delta[leaves:n]
@@ -166,40 +167,6 @@ class ElmanRNN:
         return delta_word @ params["W"].T
 
 
-def check_sequences(name: str, forest: Forest) -> None:
-    """Sequence cells read chains: every node at most one child and a word."""
-    if forest.n_children.max() > 1 or np.any(forest.word < 0):
-        raise ValueError(f"{name} reads sequences: every node one child at most and a word "
-                         "(train with --structure chain)")
-
-
-def recurrent_mask(name: str, forest: Forest, recurrent_masks, width: int,
-                   dtype) -> np.ndarray:
-    """(trees, width) the recurrent-dropout mask of each sentence: the one
-    entry of ``recurrent_masks``, or ones when it is None (no dropout)."""
-    if recurrent_masks is None:
-        return np.ones((forest.n_trees, width), dtype=dtype)
-    if len(recurrent_masks) != 1:
-        raise ValueError(f"{name} has one recurrent connection, got "
-                         f"{len(recurrent_masks)} masks")
-    mask = np.asarray(recurrent_masks[0])
-    if mask.shape != (forest.n_trees, width):
-        raise ValueError(f"{name}: a recurrent mask must be (trees, d) = "
-                         f"{(forest.n_trees, width)}, not {mask.shape}")
-    return np.ascontiguousarray(mask, dtype=dtype)
-
-
-@njit(cache=True, nogil=True)
-def _gather_previous(previous_node, tree, mask, h, previous, start, stop):
-    """previous[t] = h_{t-1} * m_s (s the sentence of t; 0 at a first word)."""
-    d = h.shape[1]
-    for t in range(start, stop):
-        before = previous_node[t]
-        sentence = tree[t]
-        for q in range(d):
-            previous[t, q] = h[before, q] * mask[sentence, q] if before >= 0 else 0.0
-
-
 @njit(cache=True, nogil=True)
 def _activate_rows(code, recurrent, word_terms, word_index, h, start, stop):
     """Eq. 3: h_t = f(h~_{t-1} V + (x_t W + b)), the word term by its row."""
@@ -207,14 +174,6 @@ def _activate_rows(code, recurrent, word_terms, word_index, h, start, stop):
         row = word_index[t]
         for q in range(h.shape[1]):
             h[t, q] = activate(code, recurrent[t, q] + word_terms[row, q])
-
-
-@njit(cache=True, nogil=True)
-def _deltas(code, h, d_h, delta, start, stop):
-    """delta_t = eps_h_t * f'(h_t), f' from the cached output."""
-    for t in range(start, stop):
-        for q in range(h.shape[1]):
-            delta[t, q] = d_h[t, q] * derivative_from_output(code, h[t, q])
 
 
 @njit(cache=True, nogil=True)

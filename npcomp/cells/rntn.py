@@ -70,6 +70,7 @@ from numba import njit
 from ..forest import Forest
 from .activations import ONE
 from .inputs import sum_by_index
+from .interface import LEAVES_ONLY, Cell
 from .levels import binary_children
 
 
@@ -82,17 +83,18 @@ class RNTNCache:
     features: np.ndarray    # (n - L, 4d^2 + 2d) [vec(c^T c) | c] per inner node
 
 
-class RNTN:
+class RNTN(Cell):
     """Recursive neural tensor network; ``forward``/``backward`` over a forest."""
 
     name = "rntn"
-    options = ("leaf_activation",)
+    max_children = 2
+    words = LEAVES_ONLY
     LEAF_ACTIVATIONS = ("identity", "tanh")
 
     def __init__(self, input_dim: int, hidden_dim: int, leaf_activation: str = "identity"):
         if input_dim != hidden_dim:
-            raise ValueError(f"rntn: a leaf's state is its word vector, so --dim must equal "
-                             f"the embedding dimension ({hidden_dim} != {input_dim})")
+            raise ValueError(f"rntn: a leaf's state is its word vector, so hidden_dim must "
+                             f"equal input_dim ({hidden_dim} != {input_dim})")
         if leaf_activation not in self.LEAF_ACTIVATIONS:
             raise ValueError(f"rntn: leaf_activation must be one of {self.LEAF_ACTIVATIONS}, "
                              f"not {leaf_activation!r}")
@@ -127,14 +129,6 @@ class RNTN:
         params["W"][d:] += np.eye(d)
         params["b"][...] = 0.0
         params["V"][...] = rng.uniform(-1.0 / (4 * d), 1.0 / (4 * d), size=params["V"].shape)
-
-    def check_forest(self, forest: Forest) -> None:
-        if forest.n_children.max() > 2:
-            raise ValueError("rntn composes binary trees: a node has "
-                             f"{int(forest.n_children.max())} children")
-        if np.any((forest.n_children == 0) != (forest.word >= 0)):
-            raise ValueError("rntn reads words at the leaves only: every leaf needs a word "
-                             "and no inner node may have one")
 
     def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
                 helper=None):

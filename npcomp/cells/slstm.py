@@ -81,6 +81,7 @@ from numba import njit
 from ..forest import Forest
 from .activations import ONE, uniform_fan_in
 from .inputs import sum_by_index
+from .interface import LEAVES_ONLY, Cell
 from .levels import ROW_PAD, binary_children, padded_stop, sigmoid
 
 # gate column blocks of W_h, b, gates and delta (W_c has the first three)
@@ -100,11 +101,12 @@ class SLSTMCache:
     tanh_c: np.ndarray      # (n, d)
 
 
-class SLSTM:
+class SLSTM(Cell):
     """Zhu et al.'s S-LSTM over binary trees; ``forward``/``backward`` over a forest."""
 
     name = "slstm"
-    options = ("forget_bias",)
+    max_children = 2
+    words = LEAVES_ONLY
 
     def __init__(self, input_dim: int, hidden_dim: int, forget_bias: float = 0.0):
         self.forget_bias = forget_bias
@@ -152,14 +154,6 @@ class SLSTM:
         params["b"][F_LEFT * d:(F_RIGHT + 1) * d] += self.forget_bias
         if self.projected:
             uniform_fan_in(params["W_leaf"], self.input_dim, rng)
-
-    def check_forest(self, forest: Forest) -> None:
-        if forest.n_children.max() > 2:
-            raise ValueError(f"{self.name} composes binary trees: a node has "
-                             f"{int(forest.n_children.max())} children")
-        if np.any((forest.n_children == 0) != (forest.word >= 0)):
-            raise ValueError(f"{self.name} reads words at the leaves only: every leaf needs "
-                             "a word and no inner node may have one")
 
     def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
                 helper=None):

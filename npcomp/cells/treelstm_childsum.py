@@ -67,9 +67,11 @@ from numba import njit
 
 from ..forest import Forest
 from .activations import ONE, add_forget_bias, uniform_fan_in
+from .interface import Cell
+
 # level-batching helpers shared with the N-ary Tree-LSTM (same gate layout i|o|u)
 from .levels import ROW_PAD, add_product, on_level, padded_stop, sigmoid
-from .treelstm_nary import _gate_functions, _output
+from .lstm_kernels import gate_functions, hidden_state
 
 GATE_NAMES = ("i", "o", "u", "f")
 
@@ -88,11 +90,10 @@ class TreeLSTMChildSumCache:
     tanh_c: np.ndarray      # (n, d)
 
 
-class TreeLSTMChildSum:
+class TreeLSTMChildSum(Cell):
     """Child-Sum Tree-LSTM cell; ``forward``/``backward`` over a whole forest."""
 
     name = "treelstm-childsum"
-    options = ("output_gate", "forget_bias")
 
     def __init__(self, input_dim: int, hidden_dim: int, output_gate: bool = True,
                  forget_bias: float = 0.0):
@@ -127,16 +128,6 @@ class TreeLSTMChildSum:
         uniform_fan_in(params["U_f"], self.hidden_dim, rng)
         uniform_fan_in(params["b"], self.hidden_dim, rng)
         add_forget_bias(params["b"], self.hidden_dim, self.forget_bias)
-
-    def check_forest(self, forest: Forest) -> None:
-        """Any number of children and words anywhere, but a leaf without a word
-        would have no input at all (x = 0, no children)."""
-        wordless = np.flatnonzero((forest.n_children == 0) & (forest.word < 0))
-        if wordless.size:
-            node = int(wordless[0])
-            raise ValueError(f"{self.name}: every leaf must read a word; {wordless.size} "
-                             f"leaf node(s) read none (node {int(forest.origin[node])} of "
-                             f"tree {int(forest.tree[node])} of the minibatch)")
 
     def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
                 helper=None):
@@ -176,7 +167,7 @@ class TreeLSTMChildSum:
             # leaves: h~ = 0 and no forget gate, so a leaf's state depends on
             # its word only: computed once per distinct word, copied to the leaves
             z = inputs[:n_words, :3 * d].copy()
-            _gate_functions(z, d, self.output_gate)                # eqs. 3, 5, 6
+            gate_functions(z, d, self.output_gate)                # eqs. 3, 5, 6
             cell = z[:, :d] * z[:, 2 * d:]                         # eq. 7: c = i * u
             tanh_cell = np.tanh(cell)
             leaf_rows = input_row[:leaves]
@@ -198,10 +189,10 @@ class TreeLSTMChildSum:
                 edge_stop = padded_stop(first, last) if _ends_level(forest, start, stop) else last
                 np.matmul(h_child[first:edge_stop], u_f, out=forget[first:edge_stop])
                 _add_inputs(input_row, inputs, first_edge, gates, forget, start, stop)
-                _gate_functions(gates[start:stop], d, self.output_gate)  # eqs. 3, 5, 6
+                gate_functions(gates[start:stop], d, self.output_gate)  # eqs. 3, 5, 6
                 sigmoid(forget[first:last])                       # eq. 4
                 _cell_update(first_edge, edge_child, gates, forget, c, start, stop)  # eq. 7
-                _output(gates, c, tanh_c, h, start, stop)          # eq. 8
+                hidden_state(gates, c, tanh_c, h, start, stop)          # eq. 8
 
             for level in range(1, forest.n_levels):
                 on_level(rows_forward, forest.level_ptr[level], forest.level_ptr[level + 1],

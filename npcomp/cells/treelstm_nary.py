@@ -68,7 +68,14 @@ from numba import njit
 from ..forest import Forest
 from .activations import ONE, add_forget_bias, uniform_fan_in
 from .inputs import sum_by_index
-from .levels import ROW_PAD, add_product, children_columns, on_level, padded_stop, sigmoid
+from .interface import EVERY_LEAF, LEAVES_ONLY, Cell
+from .levels import ROW_PAD, add_product, children_columns, on_level, padded_stop
+from .lstm_kernels import (
+    gate_functions,
+    gather_children,
+    hidden_state,
+    scatter_to_children,
+)
 
 GATE_NAMES = ("i", "o", "u")
 
@@ -85,11 +92,10 @@ class TreeLSTMNaryCache:
     node_mask: np.ndarray | None = None
 
 
-class TreeLSTMNary:
+class TreeLSTMNary(Cell):
     """N-ary Tree-LSTM cell; ``forward``/``backward`` over a whole forest."""
 
     name = "treelstm-nary"
-    options = ("arity", "inner_inputs", "output_gate", "forget_bias")
 
     def __init__(self, input_dim: int, hidden_dim: int, arity: int = 2,
                  inner_inputs: bool = False, output_gate: bool = True,
@@ -103,6 +109,8 @@ class TreeLSTMNary:
         self.output_gate = output_gate
         self.forget_bias = forget_bias
         self.output_dim = hidden_dim
+        self.max_children = arity
+        self.words = EVERY_LEAF if inner_inputs else LEAVES_ONLY
 
     def parameter_shapes(self) -> list:
         d, n = self.hidden_dim, self.arity
@@ -131,18 +139,6 @@ class TreeLSTMNary:
         uniform_fan_in(params["U"], self.arity * self.hidden_dim, rng)
         uniform_fan_in(params["b"], self.hidden_dim, rng)
         add_forget_bias(params["b"], self.hidden_dim, self.forget_bias)
-
-    def check_forest(self, forest: Forest) -> None:
-        if forest.n_children.max() > self.arity:
-            raise ValueError(f"{self.name} with N={self.arity} got a node with "
-                             f"{int(forest.n_children.max())} children")
-        leaf = forest.n_children == 0
-        if self.inner_inputs:
-            if np.any(leaf & (forest.word < 0)):
-                raise ValueError(f"{self.name}: every leaf needs a word")
-        elif np.any(leaf != (forest.word >= 0)):
-            raise ValueError(f"{self.name} reads words at the leaves only: every leaf needs "
-                             "a word and no inner node may have one")
 
     def _node_mask(self, forest: Forest, recurrent_masks, dtype) -> np.ndarray | None:
         """(n, d) each node's row of its tree's recurrent-dropout mask, or None.
@@ -191,7 +187,7 @@ class TreeLSTMNary:
             # once per distinct word, then copy it to the leaves
             x_terms = x @ params["W"]                             # eqs. 9-12, x W
             z = x_terms[:, :3 * d] + b[:3 * d]
-            _gate_functions(z, d, self.output_gate)
+            gate_functions(z, d, self.output_gate)
             cell = z[:, :d] * z[:, 2 * d:3 * d]                   # eq. 13: c = i * u
             tanh_cell = np.tanh(cell)
             leaf_rows = word_index[:leaves]
@@ -202,7 +198,7 @@ class TreeLSTMNary:
             word_row = _word_rows(forest, word_index) if self.inner_inputs else None
 
             def rows_forward(start: int, stop: int) -> None:
-                _gather_children(children, h, hc, start, stop)
+                gather_children(children, h, hc, start, stop)
                 if node_mask is not None:  # h~_jl = h_jl * m_s in every child slot
                     _mask_rows(hc, node_mask, start, stop, arity)
                 # eqs. 9-12 straight into the gate rows (padding rows belong to
@@ -213,9 +209,9 @@ class TreeLSTMNary:
                 z += bias
                 if word_row is not None:
                     _add_inputs(word_row, x_terms, gates, start, stop, arity)
-                _gate_functions(z, d, self.output_gate)
+                gate_functions(z, d, self.output_gate)
                 _cell_update(children, gates, c, start, stop)    # eq. 13
-                _output(gates, c, tanh_c, h, start, stop)        # eq. 14
+                hidden_state(gates, c, tanh_c, h, start, stop)        # eq. 14
 
             for level in range(1, forest.n_levels):
                 on_level(rows_forward, forest.level_ptr[level], forest.level_ptr[level + 1],
@@ -223,13 +219,19 @@ class TreeLSTMNary:
         return h, TreeLSTMNaryCache(x, word_index, hc, gates, c, tanh_c, node_mask)
 
     def backward(self, params: dict, forest: Forest, cache: TreeLSTMNaryCache,
-                 d_h: np.ndarray, grads: dict, helper=None,
-                 d_c: np.ndarray | None = None) -> np.ndarray:
+                 d_h: np.ndarray, grads: dict, helper=None) -> np.ndarray:
         """d_h: (n, d) dLoss/dh from the head (overwritten).  Adds dLoss/dparams
-        into ``grads``; returns dLoss/dx (U, d_x), per distinct word.  ``d_c``
-        (n, d), overwritten: dLoss/dc from outside the cell, when another layer
-        reads the memory cells too (lstm_recurrent_attention.py); it joins
-        eps_c of each node before the node's gate deltas.
+        into ``grads``; returns dLoss/dx (U, d_x), per distinct word."""
+        d_c = np.zeros((forest.n_nodes, self.hidden_dim), dtype=d_h.dtype)
+        return self.backward_from_states(params, forest, cache, d_h, d_c, grads, helper)
+
+    def backward_from_states(self, params: dict, forest: Forest, cache: TreeLSTMNaryCache,
+                             d_h: np.ndarray, d_c: np.ndarray, grads: dict,
+                             helper=None) -> np.ndarray:
+        """The backward pass from gradients on both parts of the state (h, c):
+        d_h and d_c (n, d), both overwritten, where another layer reads the
+        memory cells as well as h (the recurrent attention); d_c joins eps_c
+        of each node before the node's gate deltas.  Returns dLoss/dx (U, d_x).
 
         With a ``helper`` thread, large levels are split in two halves as in
         the forward, and U's gradient is computed there while this thread
@@ -239,8 +241,6 @@ class TreeLSTMNary:
         leaves = forest.n_leaves
         children = children_columns(forest, arity)
         delta = np.zeros((n + ROW_PAD, (3 + arity) * d), dtype=d_h.dtype)
-        if d_c is None:
-            d_c = np.zeros((n, d), dtype=d_h.dtype)
         u_transposed = params["U"].T
         node_mask = cache.node_mask
 
@@ -250,7 +250,7 @@ class TreeLSTMNary:
             d_hc = delta[start:padded_stop(start, stop)] @ u_transposed   # reverses eqs. 9-12
             if node_mask is not None:  # reverses h~_jl = h_jl * m_s
                 _mask_rows(d_hc, node_mask[start:], 0, stop - start, arity)
-            _scatter_to_children(children, d_hc, d_h, start, stop)
+            scatter_to_children(children, d_hc, d_h, start, stop)
 
         for level in range(forest.n_levels - 1, 0, -1):
             on_level(rows_backward, forest.level_ptr[level], forest.level_ptr[level + 1],
@@ -317,32 +317,6 @@ def _input_deltas(word_row, delta, n_words, arity, d):
     return out
 
 
-def _gate_functions(z: np.ndarray, d: int, output_gate: bool = True) -> None:
-    """In place: sigma on the i, o, f columns, tanh on the u columns (d wide).
-    Without ``output_gate`` the o columns are set to 1: h = tanh(c), and the
-    backward's delta_o = eps_h tanh(c) o(1-o) is then exactly 0.
-
-    NumPy's exp and tanh are vectorised (SIMD); scalar libm calls in a numba
-    loop cost several times more, and these functions dominate the arithmetic.
-    """
-    u = np.tanh(z[:, 2 * d:3 * d])
-    sigmoid(z)
-    z[:, 2 * d:3 * d] = u
-    if not output_gate:
-        z[:, d:2 * d] = 1.0
-
-
-@njit(cache=True, nogil=True)
-def _gather_children(children, h, hc, start, stop):
-    """hc[j] = [h_j1 | ... | h_jN] for the nodes of one level (missing: 0)."""
-    d = h.shape[1]
-    for j in range(start, stop):
-        for k in range(children.shape[1]):
-            kid = children[j, k]
-            if kid >= 0:
-                hc[j, k * d:(k + 1) * d] = h[kid]
-
-
 def _mask_rows(blocks, node_mask, start, stop, arity):
     """In place: blocks[j, k d:(k+1) d] *= node_mask[j] for j in start..stop and
     every child slot k (a missing child's zeros stay zero)."""
@@ -368,13 +342,6 @@ def _cell_update(children, gates, c, start, stop):
                 column = (3 + k) * d
                 for q in range(d):
                     c[j, q] += gates[j, column + q] * c[kid, q]
-
-
-def _output(gates, c, tanh_c, h, start, stop):
-    """Eq. 14: h_j = o_j * tanh(c_j)."""
-    d = c.shape[1]
-    np.tanh(c[start:stop], out=tanh_c[start:stop])
-    np.multiply(gates[start:stop, d:2 * d], tanh_c[start:stop], out=h[start:stop])
 
 
 @njit(cache=True, nogil=True)
@@ -405,13 +372,3 @@ def _gate_deltas(children, gates, c, tanh_c, d_h, d_c, delta, start, stop):
                     delta[j, column + q] = eps_c[q] * c[kid, q] * f * (ONE - f)  # delta_fk
                     d_c[kid, q] += eps_c[q] * f                  # eps_c of child k
 
-
-@njit(cache=True, nogil=True)
-def _scatter_to_children(children, d_hc, d_h, start, stop):
-    """eps_h of child k += its block of delta_j U^T (rows of d_hc from ``start``)."""
-    d = d_h.shape[1]
-    for j in range(start, stop):
-        for k in range(children.shape[1]):
-            kid = children[j, k]
-            if kid >= 0:
-                d_h[kid] += d_hc[j - start, k * d:(k + 1) * d]

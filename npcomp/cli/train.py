@@ -3,12 +3,14 @@ and the options given, a fresh, replacing or resumed run, and its
 bag-of-words baseline."""
 from __future__ import annotations
 
+import argparse
 import json
+import textwrap
 from pathlib import Path
 
-from ..cells import CELL_OPTIONS, CELLS, cell_class
+from ..cells.registry import MODELS as REGISTRY, OPTIONS as CELL_OPTIONS, takers
 
-MODELS = tuple(CELLS)
+MODELS = tuple(REGISTRY)
 
 TASKS = ("sst5", "sst2", "synthetic", "sick")
 
@@ -42,23 +44,6 @@ TRAIN_OPTIONS = {
                                "(lstm-recurrent-attn: LSTM,transfer layer)", None),
     "head": (str, "output layer: softmax, or ordinal regression (Irsoy & Cardie Sec. 4.2)",
              ("softmax", "ordinal")),
-    "activation": (str, "non-linearity: g of recnn and lstm-rnn (tanh, sigmoid, softsign), "
-                        "f of rnn (tanh, relu, identity, sigmoid) and mrnn (tanh, relu, "
-                        "identity)", ("tanh", "sigmoid", "softsign", "relu", "identity")),
-    "forget_bias": (float, "LSTM cells (slstm, the Tree-LSTMs, lstm, bilstm, lstm2, bilstm2, "
-                           "the attention models' LSTM): constant added to the forget-gate "
-                           "biases at initialisation (default 0)", None),
-    "layer_outputs": (str, "lstm2, bilstm2: the sentence as the top layer's state (top), or "
-                           "every layer's states joined (all: Tai et al.'s released code for "
-                           "relatedness, the sick default)", ("top", "all")),
-    "leaf_activation": (str, "rntn: a leaf's state is its word vector (identity, the "
-                             "paper's equations) or tanh of it (Socher et al.'s released "
-                             "code)", ("identity", "tanh")),
-    "embedding_masks": (str, "bilstm, bilstm2: word-vector dropout with one mask per sentence "
-                             "for both directions (shared), or one for each direction "
-                             "(per-direction: Nayebi & Blundell's dropout 'between the Glove "
-                             "embedding layer and each of the two LSTMs')",
-                        ("shared", "per-direction")),
     "supervision": (str, "labelled nodes trained on (spans: every labelled phrase as a "
                          "sequence of its own, with --structure chain)",
                     ("all", "root", "root+leaves", "spans")),
@@ -91,13 +76,14 @@ def add_parser(commands) -> None:
     """The train command's options."""
     train = commands.add_parser(
         "train", help="train a model (default: treelstm-nary on the synthetic treebank)",
-        description="Train a model on a task and write RUN_DIR/{metrics.json,model.npz,"
-        "log.jsonl}. Every unset option takes the model's paper setting for the task "
-        "(see --help-defaults).")
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Train a model on a task and write RUN_DIR/{metrics.json,model.npz,\n"
+        "log.jsonl}. Every unset option takes the model's paper setting for the task\n"
+        "(see --help-defaults).", epilog=_models_epilog())
     # None marks an option not given (the defaults are applied in _train_config), so
     # --resume can tell the options given from the defaults
-    train.add_argument("--model", default=None, choices=MODELS,
-                       help="the model (default treelstm-nary)")
+    train.add_argument("--model", default=None, choices=MODELS, metavar="MODEL",
+                       help="the model (default treelstm-nary; the list below)")
     train.add_argument("--task", default=None, choices=TASKS, help="the task (default synthetic)")
     train.add_argument("--data-dir", default=None,
                        help="data directory (default $NPCOMP_DATA, else ./data)")
@@ -123,22 +109,10 @@ def add_parser(commands) -> None:
                        "and for rnn/mrnn as their papers)")
     train.add_argument("--tuned-embeddings", dest="fixed_embeddings", action="store_false",
                        help="update the word vectors during training")
-    train.add_argument("--untied", action="store_true", default=None,
-                       help="recnn, lstm-rnn: leaves get their own weight set; bilstm: "
-                            "the backward LSTM its own weights")
-    train.add_argument("--tied", dest="untied", action="store_false",
-                       help="recnn, lstm-rnn: a leaf's state is its word vector; bilstm: "
-                            "one set of weights for both directions (Tai)")
-    train.add_argument("--no-output-gate", dest="output_gate", action="store_false",
-                       default=None,
-                       help="Tree-LSTMs and LSTMs: h = tanh(c), no output gate (the sick "
-                       "default: Tai et al.'s Table 1 relatedness counts and released code)")
-    train.add_argument("--output-gate", dest="output_gate", action="store_true",
-                       help="Tree-LSTMs and LSTMs: h = o * tanh(c) as the papers' equations "
-                       "(the default except on sick)")
     for name, (kind, text, choices) in TRAIN_OPTIONS.items():
         train.add_argument("--" + name.replace("_", "-"), dest=name, type=kind, default=None,
                            choices=choices, help=text)
+    _add_cell_options(train)
     train.add_argument("--threads", type=int, default=None,
                        help="compute threads: with two or more, a helper thread overlaps "
                        "independent products of the backward pass and evaluates every other "
@@ -156,6 +130,41 @@ def add_parser(commands) -> None:
     train.add_argument("--no-train-eval", dest="train_eval", action="store_false",
                        default=None, help="skip the per-epoch accuracy on the training "
                        "sentences (the learning curve in metrics.json)")
+
+
+# a boolean cell option's flag that turns it off (default --no-NAME)
+NEGATIVE_FLAGS = {"untied": "--tied"}
+
+
+def _add_cell_options(train) -> None:
+    """The cells' options (cells/registry.py), each with the models that take
+    it and the values each allows."""
+    for name, option in CELL_OPTIONS.items():
+        if not option.command_line:
+            continue
+        flag = "--" + name.replace("_", "-")
+        models = "; ".join(
+            name_ + (f" ({', '.join(REGISTRY[name_].options[name])})"
+                     if REGISTRY[name_].options[name] else "")
+            for name_ in takers(name))
+        text = f"{option.help}. Models: {models}"
+        if option.kind is bool:
+            negative = NEGATIVE_FLAGS.get(name, "--no-" + name.replace("_", "-"))
+            train.add_argument(flag, dest=name, action="store_true", default=None, help=text)
+            train.add_argument(negative, dest=name, action="store_false",
+                               help=f"the opposite of {flag}")
+        else:
+            train.add_argument(flag, dest=name, type=option.kind, default=None,
+                               choices=option.choices, help=text)
+
+
+def _models_epilog() -> str:
+    """The models, each with its paper."""
+    width = max(len(name) for name in REGISTRY) + 4
+    lines = [textwrap.fill(entry.paper, 79, initial_indent=f"  {name:<{width - 2}}",
+                           subsequent_indent=" " * width)
+             for name, entry in REGISTRY.items()]
+    return "models:\n" + "\n".join(lines)
 
 
 # train options given that say where and how a run runs, not what it trains
@@ -208,14 +217,9 @@ def train_config(args) -> dict:
                 value = _rates(value)
             check_value(name, value)
             config[name] = value
-    if args.untied is not None:
-        config["untied"] = args.untied
-    accepted = getattr(cell_class(model), "options", ())
-    for option in CELL_OPTIONS:
-        if getattr(args, option) is not None and option not in accepted:
-            raise ConfigError(option, f"does not apply to {model}")
-    if args.output_gate is not None:
-        config["output_gate"] = args.output_gate
+    for name, option in CELL_OPTIONS.items():
+        if option.command_line and getattr(args, name) is not None:
+            config[name] = getattr(args, name)
     vectors = args.vectors
     if vectors == "random":
         vectors = None
@@ -245,7 +249,7 @@ def train_config(args) -> dict:
             raise ConfigError("vectors", "matrix-space learns a matrix per word: it takes no "
                                          "word vectors")
         config["embedding_dim"] = matrix_embedding_dim(config)
-    check(config, recurrent=hasattr(cell_class(model), "recurrent_widths"))
+    check(config)
     return config
 
 

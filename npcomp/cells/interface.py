@@ -1,0 +1,128 @@
+"""The interface every cell implements, and the one check of the trees a cell
+composes.
+
+A cell is built as ``Cell(input_dim, hidden_dim, **options)`` (the options
+each model takes are declared in ``registry.py``) and has
+
+* ``input_dim`` (d_x), ``hidden_dim`` (d), ``output_dim`` (the width of the
+  state the heads read);
+* ``parameter_shapes()`` -> [(name, shape)] and ``initialise(params, rng)``;
+* ``report_slices()`` -> {label: (name, index)}: gate-level sub-blocks named
+  for gradient-check reports;
+* ``forward(params, forest, x, word_index, helper=None[, recurrent_masks])``
+  -> (h (n, output_dim), cache): ``x`` (U, d_x) holds the vectors of the
+  minibatch's U distinct words and ``word_index`` the row each word-reading
+  node reads (``inputs.py``);
+* ``backward(params, forest, cache, d_h, grads, helper=None)`` -> d_x: adds
+  the parameter gradients into ``grads`` (same names) and returns dLoss/dx
+  (U, d_x); ``helper`` (an executor with one thread) may take work off the
+  critical path;
+* ``check_forest(forest)``: raises ``StructureError`` for trees the cell
+  cannot compose, from the declared ``max_children`` and ``words``.
+
+The abilities some cells have are declared here with the value a cell
+without them has, so nothing is probed for:
+
+* ``recurrent_widths()`` -> [width per recurrent connection] ([] without a
+  recurrence): sequence cells with recurrent dropout (Gal 2015: one mask per
+  sequence) take ``forward(..., recurrent_masks=[(trees, width) per
+  connection] or None)``; the state entering a recurrence at node t is
+  multiplied by ``mask[forest.tree[t]]``;
+* ``input_copies()`` -> k (1): a cell that reads the word vectors through k
+  connections, each with its own word-vector dropout mask (the BiLSTM's two
+  directions): under that dropout its ``x`` is (n, k d_x), the k masked
+  copies side by side, and its ``d_x`` the same shape;
+* ``initial_embedding(vocab_size, rng)`` -> (vocab_size, d_x) or None: a
+  cell whose word inputs need a starting point of their own (the
+  matrix-space model's word matrices);
+* ``leaf_classifier_reads_input`` (False): leaves are classified from their
+  word vectors by a classifier of their own (Le & Zuidema's untied leaves).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..forest import Forest
+
+# where a cell reads words (``Cell.words``)
+LEAVES_ONLY = "leaves only"      # every leaf a word, no inner node one
+EVERY_LEAF = "every leaf"        # every leaf a word, inner nodes may read one
+EVERY_NODE = "every node"        # sequences: every step reads its word
+
+
+class StructureError(ValueError):
+    """A tree the cell cannot compose; ``node`` and ``tree`` locate the first
+    offending node in the forest (its index in its own tree, and which tree
+    of the forest)."""
+
+    def __init__(self, message: str, node: int, tree: int):
+        self.node, self.tree = node, tree
+        super().__init__(message)
+
+
+class Cell:
+    """Base class of the cells: the declared abilities' defaults and the
+    structure check.  ``max_children`` (None: any number), ``words`` and
+    ``labels_at_roots_only`` say what a cell composes."""
+
+    name: str
+    max_children: int | None = None
+    words: str = EVERY_LEAF
+    # a cell that classifies whole sequences at their last word
+    labels_at_roots_only: bool = False
+    leaf_classifier_reads_input: bool = False
+
+    def recurrent_widths(self) -> list:
+        return []
+
+    def input_copies(self) -> int:
+        return 1
+
+    def initial_embedding(self, vocab_size: int, rng: np.random.Generator):
+        return None
+
+    def report_slices(self) -> dict:
+        return {}
+
+    def check_forest(self, forest: Forest) -> None:
+        check_structure(self.name, forest, self.max_children, self.words)
+        if self.labels_at_roots_only:
+            inner = forest.label >= 0
+            inner[forest.root] = False
+            _refuse(forest, inner, f"{self.name} classifies whole sequences at their last "
+                                   f"word: only a chain's root may be labelled, "
+                                   f"{int(inner.sum())} other nodes are (supervision 'root' "
+                                   "or 'spans')")
+
+
+def check_structure(name: str, forest: Forest, max_children: int | None, words: str) -> None:
+    """Raise StructureError at the first node of ``forest`` with more than
+    ``max_children`` children, or reading a word where ``words`` says none
+    may be read, or none where one must be."""
+    leaf = forest.n_children == 0
+    reads = forest.word >= 0
+    if words == EVERY_NODE:
+        bad = ~reads if max_children is None else ~reads | (forest.n_children > max_children)
+        _refuse(forest, bad, f"{name} reads sequences (structure 'chain'): every node one "
+                             "child at most and a word")
+    if max_children is not None:
+        wide = forest.n_children > max_children
+        kind = ("composes binary trees" if max_children == 2 else
+                f"composes trees of at most {max_children} children a node")
+        if wide.any():
+            _refuse(forest, wide, f"{name} {kind}: a node has "
+                                  f"{int(forest.n_children[wide].max())} children")
+    if words == LEAVES_ONLY:
+        _refuse(forest, leaf != reads, f"{name} reads words at the leaves only: every leaf "
+                                       "needs a word and no inner node may have one")
+    _refuse(forest, leaf & ~reads, f"{name}: every leaf must read a word")
+
+
+def _refuse(forest: Forest, bad: np.ndarray, message: str) -> None:
+    """StructureError naming the first of the ``bad`` nodes, if any."""
+    nodes = np.flatnonzero(bad)
+    if nodes.size:
+        node = int(nodes[0])
+        origin, tree = int(forest.origin[node]), int(forest.tree[node])
+        raise StructureError(f"{message} (node {origin} of tree {tree} of the forest)",
+                             origin, tree)

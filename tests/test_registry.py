@@ -1,0 +1,130 @@
+"""The model registry: every model declared once, and what reads it (the
+gradient check, the defaults, the configuration check, the command line)
+agrees with the cells themselves."""
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import gradcheck.__main__ as gradcheck_main
+from gradcheck.suite import MODELS as CHECKED_MODELS
+from gradcheck.suite import settings, unchecked_models
+from npcomp.cells import cell_class, make_cell, registry
+from npcomp.cells.interface import EVERY_LEAF, EVERY_NODE, LEAVES_ONLY, Cell
+from npcomp.configuration import ConfigError, check
+from npcomp.defaults import defaults_for, protocols
+
+NAMES = sorted(registry.MODELS)
+# what a declared structure means for the cell's own structure check
+STRUCTURE_CHECKS = {"binary": (2, LEAVES_ONLY), "sequence": (1, EVERY_NODE),
+                    "any": (None, EVERY_LEAF)}
+
+
+def test_the_gradient_check_covers_exactly_the_registry():
+    assert set(CHECKED_MODELS) == set(registry.MODELS)
+    assert unchecked_models() == []
+    assert all(settings(name) for name in NAMES)
+
+
+def test_a_model_registered_without_gradient_check_settings_fails_the_check(
+        monkeypatch, capsys):
+    planted = dataclasses.replace(registry.MODELS["mean-vectors"], name="planted",
+                                  gradcheck=(), sick=None)
+    monkeypatch.setitem(registry.MODELS, "planted", planted)
+    assert unchecked_models() == ["planted"]
+    assert gradcheck_main.main(["--model", "all"]) == 1
+    assert "no gradient-check settings for planted" in capsys.readouterr().out
+
+
+def test_gradcheck_exits_1_on_a_planted_gradient_error(monkeypatch, capsys):
+    assert gradcheck_main.main(["--model", "mean-vectors"]) == 0
+    cls = cell_class("mean-vectors")
+    right = cls.backward
+
+    def off_by_a_tenth_percent(self, *args, **kwargs):
+        return right(self, *args, **kwargs) * 1.001
+
+    monkeypatch.setattr(cls, "backward", off_by_a_tenth_percent)
+    assert gradcheck_main.main(["--model", "mean-vectors"]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL" in out and "FAILED" in out.splitlines()[-1]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_cell_is_what_its_entry_declares(name):
+    entry = registry.model(name)
+    cls = cell_class(name)
+    assert issubclass(cls, Cell) and cls.name == name
+    # every declared option is a constructor argument
+    accepted = set(inspect.signature(cls.__init__).parameters)
+    if "direction_options" in accepted:   # the bidirectional cells pass the rest on
+        accepted |= set(inspect.signature(cls.direction_cell.__init__).parameters)
+    assert set(entry.options) <= accepted
+    d_x = 4 if name == "matrix-space" else 3
+    d = 2 if name == "matrix-space" else 3
+    cell = make_cell(name, d_x, d)
+    assert bool(cell.recurrent_widths()) == entry.recurrent
+    assert (cell.max_children, cell.words) == STRUCTURE_CHECKS[entry.structure]
+    if entry.leaves == "word":   # a leaf's state is its word vector: d = d_x
+        assert make_cell(name, 4, 4).output_dim == 4
+
+
+def test_make_cell_refuses_options_a_model_does_not_take():
+    with pytest.raises(ValueError, match="rntn takes no option activation"):
+        make_cell("rntn", 3, 3, activation="tanh")
+    with pytest.raises(ValueError, match="rnn: activation must be one of"):
+        make_cell("rnn", 3, 3, activation="softsign")
+    make_cell("rnn", 3, 3, activation=None)   # None: not given
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_default_configuration_passes_the_check(name):
+    for task in ("sst5", "sst2", "synthetic", "sick"):
+        for protocol in protocols(name):
+            config = defaults_for(name, task, protocol)
+            check(dict(config, model=name, task=task))
+
+
+def test_the_check_names_a_cell_option_the_model_does_not_take():
+    config = dict(defaults_for("rntn", "sst5"), model="rntn", task="sst5")
+    with pytest.raises(ConfigError, match="does not apply to rntn") as error:
+        check(dict(config, untied=True))
+    assert error.value.option == "untied"
+    config = dict(defaults_for("rnn", "sst5"), model="rnn", task="sst5")
+    with pytest.raises(ConfigError, match="rnn takes one of tanh, relu, identity, sigmoid"):
+        check(dict(config, activation="softsign"))
+    with pytest.raises(ConfigError, match="does not apply to rntn"):
+        check(dict(defaults_for("rntn", "sst5"), model="rntn", task="sst5",
+                   recurrent_dropout=[0.3]))
+
+
+def test_the_registry_loads_neither_numpy_nor_the_cells():
+    probe = ("import sys, npcomp.cells.registry, npcomp.cells; "
+             "print(sorted(m for m in ('numpy', 'numba', 'npcomp.cells.lstm') "
+             "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_an_entry_with_an_unknown_structure_or_option_is_refused():
+    entry = registry.MODELS["rnn"]
+    with pytest.raises(ValueError, match="structure must be one of"):
+        dataclasses.replace(entry, structure="graph")
+    with pytest.raises(ValueError, match="unknown options"):
+        dataclasses.replace(entry, options={"colour": None})
+
+
+def test_sick_structures_follow_the_declared_structures():
+    assert registry.sick_structure("treelstm-childsum") == "dependency"
+    assert registry.sick_structure("mean-vectors") == "dependency"
+    assert registry.sick_structure("treelstm-nary") == "constituency"
+    assert all(registry.sick_structure(name) == "chain" for name in NAMES
+               if registry.model(name).structure == "sequence")
+    assert np.all([defaults_for(name, "sick")["structure"] == registry.sick_structure(name)
+                   for name in NAMES])
