@@ -210,7 +210,7 @@ def _detect_format(path: Path) -> str:
     if path.suffix == ".bin" or path.name.endswith(".bin.gz"):
         return "word2vec-binary"
     with _open(path) as handle:
-        first_line = handle.readline()
+        first_line = handle.readline().removeprefix(_UTF8_BOM)
         sample = handle.read(4096)
     if _parse_header(first_line) is None:
         return "glove"

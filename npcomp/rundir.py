@@ -163,23 +163,21 @@ class RunDirectory:
     # ------------------------------------------------------------------
 
     def write_json(self, name: str, record) -> None:
-        _write_atomically(self.path / name, (json.dumps(record, indent=2) + "\n").encode())
+        data = (json.dumps(record, indent=2) + "\n").encode()
+        _write_atomically(self.path / name, lambda handle: handle.write(data))
 
     def append_log(self, record) -> None:
-        with open(self.log_path, "a", encoding="utf-8") as handle:
-            handle.write(json.dumps(record) + "\n")
-            handle.flush()
-            os.fsync(handle.fileno())
+        try:
+            with open(self.log_path, "a", encoding="utf-8") as handle:
+                handle.write(json.dumps(record) + "\n")
+                handle.flush()
+                os.fsync(handle.fileno())
+        except OSError as error:
+            raise RunFileError(f"{self.log_path}: could not be written "
+                               f"({error.strerror or error})") from None
 
     def save_npz(self, name: str, **arrays) -> None:
-        path = self.path / name
-        tmp = path.with_name(path.name + ".tmp")
-        with open(tmp, "wb") as handle:
-            np.savez(handle, **arrays)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-        _sync_directory(self.path)
+        _write_atomically(self.path / name, lambda handle: np.savez(handle, **arrays))
 
     # ------------------------------------------------------------------
     # reading: named errors for missing and damaged files
@@ -219,13 +217,22 @@ class RunDirectory:
         return arrays
 
 
-def _write_atomically(path: Path, data: bytes) -> None:
+def _write_atomically(path: Path, write) -> None:
+    """``write(handle)`` into a temporary file, synced, then renamed over
+    ``path``; when that fails (a full disk), RunFileError naming ``path``,
+    whose previous version is left as it was."""
     tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as handle:
-        handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "wb") as handle:
+            write(handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except OSError as error:
+        tmp.unlink(missing_ok=True)
+        kept = "its previous version is kept" if path.exists() else "it was not written"
+        raise RunFileError(f"{path}: could not be written ({error.strerror or error}); "
+                           f"{kept}") from None
     _sync_directory(path.parent)
 
 

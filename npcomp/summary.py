@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .rundir import RunDirectory
+from .rundir import RunDirectory, RunFileError
 
 # config keys that do not change what is trained
 _NOT_THE_SETTING = ("seed", "data_dir", "threads", "eval_batch_size", "train_eval", "baseline")
@@ -30,11 +30,27 @@ def read_runs(run_dirs) -> list:
         if not path.is_file():
             raise FileNotFoundError(f"{path}: not a run directory (no metrics.json)")
         metrics = RunDirectory(run_dir).read_json("metrics.json")
-        if metrics.get("test") is None:
-            raise ValueError(f"{path}: the run has not finished (no test metrics)")
+        _check_record(metrics, path)
         metrics["run_dir"] = str(run_dir)
         runs.append(metrics)
     return runs
+
+
+def _check_record(metrics, path: Path) -> None:
+    """RunFileError unless ``metrics`` holds what a summary reads: the config
+    (model, task, seed) and the test metrics of a finished run."""
+    if not isinstance(metrics, dict) or not isinstance(metrics.get("config"), dict):
+        raise RunFileError(f"{path}: damaged run file (no config record)")
+    missing = [key for key in ("model", "task", "seed") if key not in metrics["config"]]
+    if missing:
+        raise RunFileError(f"{path}: damaged run file (its config has no "
+                           f"{', '.join(missing)})")
+    if metrics.get("test") is None:
+        raise ValueError(f"{path}: the run has not finished (no test metrics)")
+    test = metrics["test"]
+    main = "pearson" if metrics["config"]["task"] == "sick" else "root_acc"
+    if not isinstance(test, dict) or not isinstance(test.get(main), (int, float)):
+        raise RunFileError(f"{path}: damaged run file (its test record has no {main})")
 
 
 def setting_key(config: dict) -> str:

@@ -563,6 +563,13 @@ def _start(run: Run, overwrite: bool) -> None:
 def _restore(run: Run, saved: dict):
     """A resumed run's parameters, optimiser, random state and metrics; the
     epoch under way (EpochState) when the checkpoint fell inside one."""
+    expected = {"params": run.params.flat.shape}
+    expected.update((name, state.shape) for name, state in run.optimizer.state_dict().items())
+    for name, shape in expected.items():
+        if name not in saved or saved[name].shape != shape:
+            found = f"of shape {saved[name].shape}" if name in saved else "missing"
+            raise RunFileError(f"{run.directory.checkpoint_path}: damaged run file, {name} "
+                               f"{found} where the run's model needs {shape}")
     run.params.flat[...] = saved["params"]
     run.optimizer.load_state_dict(saved)
     run.rng.bit_generator.state = saved["rng"]

@@ -493,3 +493,83 @@ def test_vector_files_byte_order_mark_gzip_and_dimension(tmp_path):
     broken.write_bytes(zipped.read_bytes()[:-12])
     with pytest.raises(DataError, match="broken.txt.gz: damaged gzip file"):
         read_vectors(broken)
+
+
+# --------------------------------------------------------------------------
+# found by trying hostile variants of the findings above
+# --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("damage", ["missing optimiser state", "parameters of another size"])
+def test_a_checkpoint_whose_arrays_do_not_fit_the_run_is_named(finished_run, capsys, damage):
+    path = finished_run / "checkpoint.npz"
+    with np.load(path) as archive:
+        arrays = {key: archive[key] for key in archive.files}
+    if damage == "missing optimiser state":
+        del arrays["optimizer.sum_squares"]
+        expected = "optimizer.sum_squares missing"
+    else:
+        arrays["params"] = arrays["params"][:-3]
+        expected = "params of shape"
+    np.savez(path, **arrays)
+    capsys.readouterr()
+    assert main(["train", "--resume", str(finished_run), "--quiet"]) == 1
+    error = capsys.readouterr().err
+    assert f"{path}: damaged run file, {expected}" in error and "internal error" not in error
+
+
+def test_a_write_that_fails_names_the_file_and_keeps_the_old_version(finished_run):
+    """A full disk while a run file is written (its temporary file on /dev/full,
+    where every write fails with ENOSPC)."""
+    from npcomp.rundir import RunFileError
+    before = (finished_run / "metrics.json").read_bytes()
+    (finished_run / "metrics.json.tmp").symlink_to("/dev/full")
+    with pytest.raises(RunFileError, match=r"metrics.json: could not be written \(No space "
+                                           r"left on device\); its previous version is kept"):
+        RunDirectory(finished_run).write_json("metrics.json", {"big": "x" * 100_000})
+    assert (finished_run / "metrics.json").read_bytes() == before
+    assert not (finished_run / "metrics.json.tmp").exists()
+
+
+def test_a_byte_order_mark_before_a_word2vec_header(tmp_path):
+    from npcomp.embeddings import read_vectors
+    path = tmp_path / "v.txt"
+    path.write_bytes(b"\xef\xbb\xbf2 3\nthe 1 2 3\nfilm 4 5 6\n")
+    vectors = read_vectors(path)
+    assert vectors.words == ["the", "film"] and vectors.dim == 3
+
+
+@pytest.mark.parametrize("record", ["[1, 2, 3]", "null", "no config", "no test metric"])
+def test_summary_names_a_metrics_file_of_the_wrong_shape(finished_run, capsys, record):
+    path = finished_run / "metrics.json"
+    metrics = json.loads(path.read_text())
+    if record == "no config":
+        del metrics["config"]
+    elif record == "no test metric":
+        del metrics["test"]["root_acc"]
+    path.write_text(json.dumps(metrics) if record.startswith("no ") else record)
+    capsys.readouterr()
+    assert main(["summary", str(finished_run)]) == 1
+    error = capsys.readouterr().err
+    assert f"{path}: damaged run file" in error and "internal error" not in error
+
+
+def test_a_baseline_killed_before_its_checkpoint_restarts_with_the_shared_options(
+        tmp_path, monkeypatch, capsys):
+    import npcomp.trainer
+    run_dir = tmp_path / "run"
+    real = npcomp.trainer._warm_up
+
+    def warm_up(model, *args):
+        if type(model.cell).__name__ == "MeanVectors":
+            raise KeyboardInterrupt
+        return real(model, *args)
+
+    monkeypatch.setattr(npcomp.trainer, "_warm_up", warm_up)
+    argv = ["train", "--dim", "8", "--embedding-dim", "8", "--epochs", "2", "--lr", "0.2",
+            "--quiet"]
+    assert main([*argv, "--out", str(run_dir)]) == 130
+    assert not (run_dir / "baseline" / "checkpoint.npz").exists()
+    monkeypatch.setattr(npcomp.trainer, "_warm_up", real)
+    assert main(["train", "--resume", str(run_dir), "--quiet"]) == 0
+    config = json.loads((run_dir / "baseline" / "metrics.json").read_text())["config"]
+    assert config["epochs"] == 2 and config["lr"] == 0.2

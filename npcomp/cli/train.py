@@ -311,7 +311,7 @@ def run(args) -> int:
         print(json.dumps(defaults_for(args.model or "treelstm-nary", args.task or "synthetic",
                                       args.protocol), indent=2))
         return 0
-    from ..baseline import train_baseline
+    from ..baseline import shared_options_set, train_baseline
     from ..trainer import train
     progress = not args.quiet
     if args.resume:
@@ -329,7 +329,8 @@ def run(args) -> int:
         metrics = train(config, run_dir, overwrite=args.overwrite, progress=progress)
         _print_result(metrics)
     if config.get("baseline") and config["model"] != "mean-vectors":
-        given = set(given_options(args)) if not args.resume else set()
+        given = (set(given_options(args)) if not args.resume
+                 else shared_options_set(config))
         base_metrics = train_baseline(config, run_dir, given, overwrite=args.overwrite,
                                       progress=progress)
         _print_comparison(metrics, base_metrics)
