@@ -1,0 +1,77 @@
+r"""Reference implementations of the cells: slow, readable oracles.
+
+Every cell in ``npcomp/cells/`` computes a whole minibatch level by level
+with numba kernels, fused matrix products and the row-vector orientation.
+The module of the same name here computes the same function the way the
+paper prints it: one tree node by node (children first) or one sentence
+time step by time step, in the paper's column orientation (``W @ x``), with
+the paper's symbol names and each line's equation number in a comment.
+Plain NumPy, no numba, no batching, no caches: what is slow here is meant
+to be read.  The tests (``tests/test_cell_*.py``) compare every fast cell's
+forward with its reference in float64; the study command prints the
+quantities a reference returns under the paper's symbols.
+
+One entry point per module, ``forward``:
+
+* tree cells: ``forward(tree, x, params, **options)`` with ``tree`` an
+  ``npcomp.formats.Tree`` and ``x`` (T, d_x) one vector per token of the
+  sentence (node j reads ``x[tree.token_index[j]]`` when it reads a word);
+* sequence cells: ``forward(x, params, **options)`` with ``x`` (T, d_x) the
+  sentence's word vectors in word order;
+* ``params``: the cell's named parameters in the cell's own layout (a dict,
+  or the views ``Parameters.prefixed("cell")`` returns); each module's
+  ``paper_parameters(params)`` returns them under the paper's names, in the
+  paper's orientation;
+* options: those of the cell's options that change its forward (each
+  module's ``OPTIONS``), with the cell's defaults; ``masks``, where the cell
+  has recurrent dropout, is the sentence's row (d,) of each recurrent mask,
+  in the order of the cell's ``recurrent_widths()``, or None.
+
+``forward`` returns a dict of float64 arrays keyed by the paper's symbols,
+one row per node (tree order) or per time step (word order), for every
+quantity the equations name (gates, cells, states); ``"out"`` is always
+what the fast cell outputs for these nodes, row for row.  A quantity a node
+does not have (a gate at a leaf that has no memory block) is NaN there.
+Each module's docstring lists its keys.
+
+Imports flow one way: these modules use NumPy and ``npcomp.formats`` only,
+never the cells they check, the tests, gradcheck, the trainer or the CLI.
+"""
+from __future__ import annotations
+
+from . import (bilstm, bilstm2, lstm, lstm2, lstm_global_attention, lstm_recurrent_attention,
+               lstm_rnn, matrix_space, mean_vectors, mrnn, recnn, rnn, rntn, slstm,
+               treelstm_childsum, treelstm_nary)
+
+# registry name of the cell (``npcomp.cells.CELLS``) -> its reference module
+CELLS = {
+    "recnn": recnn,
+    "rntn": rntn,
+    "lstm-rnn": lstm_rnn,
+    "treelstm-nary": treelstm_nary,
+    "treelstm-childsum": treelstm_childsum,
+    "slstm": slstm,
+    "lstm": lstm,
+    "bilstm": bilstm,
+    "lstm2": lstm2,
+    "bilstm2": bilstm2,
+    "lstm-global-attn": lstm_global_attention,
+    "lstm-recurrent-attn": lstm_recurrent_attention,
+    "rnn": rnn,
+    "mrnn": mrnn,
+    "matrix-space": matrix_space,
+    "mean-vectors": mean_vectors,
+}
+
+# the cells whose reference reads one tree (``forward(tree, x, params)``);
+# the others read one sentence's word vectors (``forward(x, params)``)
+TREE_CELLS = ("recnn", "rntn", "lstm-rnn", "treelstm-nary", "treelstm-childsum", "slstm",
+              "mean-vectors")
+
+
+def reference_module(name: str):
+    """The reference module of the cell registered as ``name``."""
+    try:
+        return CELLS[name]
+    except KeyError:
+        raise ValueError(f"model must be one of {sorted(CELLS)}, not {name!r}") from None
