@@ -80,7 +80,7 @@ def forward(x: np.ndarray, params: dict, masks=None) -> dict:
     for t in range(n_steps):
         weights = np.exp(e[:t + 1] - e[:t + 1].max())        # (the max cancels)
         alpha[t, :t + 1] = weights / weights.sum()                             # (9)
-        v_tilde = sum(alpha[t, j] * v[j] for j in range(t + 1))                # (9)
+        v_tilde = alpha[t, :t + 1] @ v[:t + 1]          # sum_j alpha_j^t v_j     (9)
         h_tilde, m_tilde = v_tilde[:d], v_tilde[d:]
         r = sigmoid(P["W_r"] @ h_tilde + P["b_r"])                             # (10)
         s_in = s_prev * mask_s                                 # s~_{t-1} (Gal)
