@@ -8,8 +8,8 @@ time step by time step, in the paper's column orientation (``W @ x``), with
 the paper's symbol names and each line's equation number in a comment.
 Plain NumPy, no numba, no batching, no caches: what is slow here is meant
 to be read.  The tests (``tests/test_cell_*.py``) compare every fast cell's
-forward with its reference in float64; the study command prints the
-quantities a reference returns under the paper's symbols.
+forward with its reference in float64; the dicts a reference returns let a
+user (or a command) print every forward quantity under the paper's symbols.
 
 One entry point per module, ``forward``:
 
@@ -19,7 +19,8 @@ One entry point per module, ``forward``:
 * sequence cells: ``forward(x, params, **options)`` with ``x`` (T, d_x) the
   sentence's word vectors in word order;
 * ``params``: the cell's named parameters in the cell's own layout (a dict,
-  or the views ``Parameters.prefixed("cell")`` returns); each module's
+  or the views ``Parameters.prefixed("cell")`` returns); where the layout
+  packs several of the paper's matrices into one, the module's
   ``paper_parameters(params)`` returns them under the paper's names, in the
   paper's orientation;
 * options: those of the cell's options that change its forward (each
@@ -29,7 +30,8 @@ One entry point per module, ``forward``:
 
 ``forward`` returns a dict of float64 arrays keyed by the paper's symbols,
 one row per node (tree order) or per time step (word order), for every
-quantity the equations name (gates, cells, states); ``"out"`` is always
+quantity the equations name (gates, cells, states; a quantity of the whole
+sentence, such as an attention context, is one vector); ``"out"`` is always
 what the fast cell outputs for these nodes, row for row.  A quantity a node
 does not have (a gate at a leaf that has no memory block) is NaN there.
 Each module's docstring lists its keys.
