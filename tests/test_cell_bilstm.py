@@ -1,5 +1,5 @@
-"""The bidirectional LSTM: forward against Tai eq. 1 run both ways in plain
-NumPy (also with recurrent-dropout masks), gradient checks (tied and untied,
+"""The bidirectional LSTM: forward against reference.bilstm, Tai eq. 1 run
+both ways step by step (also with recurrent-dropout masks), gradient checks (tied and untied,
 and with fixed masks), and planted routing and mask bugs."""
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from gradcheck.suite import Setting, build_case, random_trees
 from npcomp.cells import make_cell
 from npcomp.formats import chain_tree
 from npcomp.forest import build_forest, reverse_chains
+from npcomp.cells.reference import bilstm as bilstm_reference
 from test_cell_lstm import (CHECK_LENGTHS, LENGTHS, cell_gradient_errors, chain_case,
-                            lstm_states, random_params, recurrent_masks,
-                            without_masks_in_backward)
+                            random_params, recurrent_masks, without_masks_in_backward)
 
 
 @pytest.mark.parametrize("untied", [False, True], ids=["tied", "untied"])
@@ -30,16 +30,12 @@ def test_forward_is_eq_1_both_ways(untied):
                                   for k, n in enumerate(lengths)])
     words, index = np.unique(forest.word, return_inverse=True)
     out, _ = cell.forward(params, forest, np.concatenate(vectors)[words], index)
-    suffix = "_backward" if untied else ""
     for k, n in enumerate(lengths):
-        forward = lstm_states(vectors[k], params["W"], params["U"], params["b"], d)
-        backward = lstm_states(vectors[k][::-1], params["W" + suffix], params["U" + suffix],
-                                params["b" + suffix], d)[::-1]   # backward[t]: read words n-1..t
+        expected = bilstm_reference.forward(vectors[k], params, untied)
         nodes = np.flatnonzero(forest.tree == k)                 # in word order (heights)
-        np.testing.assert_allclose(out[nodes, :d], forward, rtol=0, atol=1e-12)
-        np.testing.assert_allclose(out[nodes[:-1], d:], backward[:-1], rtol=0, atol=1e-12)
+        np.testing.assert_allclose(out[nodes], expected["out"], rtol=0, atol=1e-12)
         # the root holds the sentence: h^B after reading every word, back to the first
-        np.testing.assert_allclose(out[nodes[-1], d:], backward[0], rtol=0, atol=1e-12)
+        np.testing.assert_allclose(out[nodes[-1], d:], expected["h^B"][0], rtol=0, atol=1e-12)
 
 
 def test_reverse_chains_reads_the_words_backwards():
@@ -86,16 +82,6 @@ def test_refuses_trees():
         check_gradients(model, params, forest, **options)
 
 
-def _reference(params, vectors, untied, d, masks=(None, None)):
-    """(h^F, h^B) per step of one sentence by eq. 1 both ways; h^B[t] has read
-    words T..t.  ``masks``: the sentence's forward and backward mask rows."""
-    suffix = "_backward" if untied else ""
-    forward = lstm_states(vectors, params["W"], params["U"], params["b"], d, masks[0])
-    backward = lstm_states(vectors[::-1], params["W" + suffix], params["U" + suffix],
-                           params["b" + suffix], d, masks[1])[::-1]
-    return forward, backward
-
-
 @pytest.mark.parametrize("untied", [False, True], ids=["tied", "untied"])
 def test_forward_with_masks(untied):
     """Separate masks for the two directions (even with tied weights), indexed
@@ -109,10 +95,9 @@ def test_forward_with_masks(untied):
     masks = recurrent_masks(cell, forest.n_trees, rng)
     out, _ = cell.forward(params, forest, x, index, recurrent_masks=masks)
     for k in range(len(LENGTHS)):
-        forward, backward = _reference(params, vectors[k], untied, d, (masks[0][k], masks[1][k]))
-        np.testing.assert_allclose(out[nodes[k], :d], forward, rtol=0, atol=1e-12)
-        np.testing.assert_allclose(out[nodes[k][:-1], d:], backward[:-1], rtol=0, atol=1e-12)
-        np.testing.assert_allclose(out[nodes[k][-1], d:], backward[0], rtol=0, atol=1e-12)
+        expected = bilstm_reference.forward(vectors[k], params, untied,
+                                            masks=[masks[0][k], masks[1][k]])["out"]
+        np.testing.assert_allclose(out[nodes[k]], expected, rtol=0, atol=1e-12)
     # the two directions read different masks: swapping them changes the output
     swapped, _ = cell.forward(params, forest, x, index, recurrent_masks=masks[::-1])
     assert not np.allclose(swapped, out)
@@ -161,11 +146,8 @@ def test_per_direction_word_masks_feed_each_direction_its_own(untied):
                                          vectors[k] * word_masks[k, 1]], axis=1)
     out, _ = cell.forward(params, forest, rows, np.arange(forest.n_nodes))
     for k in range(len(LENGTHS)):
-        forward, _ = _reference(params, vectors[k] * word_masks[k, 0], untied, d)
-        _, backward = _reference(params, vectors[k] * word_masks[k, 1], untied, d)
-        np.testing.assert_allclose(out[nodes[k], :d], forward, rtol=0, atol=1e-12)
-        np.testing.assert_allclose(out[nodes[k][:-1], d:], backward[:-1], rtol=0, atol=1e-12)
-        np.testing.assert_allclose(out[nodes[k][-1], d:], backward[0], rtol=0, atol=1e-12)
+        expected = bilstm_reference.forward(rows[nodes[k]], params, untied)
+        np.testing.assert_allclose(out[nodes[k]], expected["out"], rtol=0, atol=1e-12)
     unmasked, _ = cell.forward(params, forest, x, index)
     np.testing.assert_array_equal(unmasked, shared.forward(params, forest, x, index)[0])
 

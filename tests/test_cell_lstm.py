@@ -1,10 +1,10 @@
 """The chain LSTM's recurrent dropout (Gal 2015, one mask per sequence): the
-forward against Tai eq. 1 with h_{t-1} * m_s written out in NumPy, a
-cell-level finite-difference check with the masks fixed, and a planted bug
+forward against reference.lstm (Tai eq. 1 step by step, reading h_{t-1} * m_s),
+a cell-level finite-difference check with the masks fixed, and a planted bug
 (masks applied in the forward only) that the check must catch.
 
-The helpers here (chain forests, the NumPy reference, the cell-level check)
-are shared with test_cell_bilstm.py and test_cell_stacked_lstm.py.
+The helpers here (chain forests, random parameters and masks, the cell-level
+check) are shared with test_cell_bilstm.py and test_cell_stacked_lstm.py.
 """
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from gradcheck.check import RESOLUTION, TOLERANCE, assert_passes, numerical_grad
 from gradcheck.suite import Setting
 from gradcheck.trees import random_binary_tree
 from npcomp.cells import make_cell
+from npcomp.cells.reference import lstm as lstm_reference
 from npcomp.formats import chain_tree
 from npcomp.forest import build_forest, node_words
 from npcomp.heads import dropout_mask
@@ -27,28 +28,6 @@ from npcomp.heads import dropout_mask
 LENGTHS = (1, 2, 5, 9)
 # a shorter minibatch for the finite differences (4 evaluations per entry)
 CHECK_LENGTHS = (1, 2, 6)
-
-
-def _sigmoid(z):
-    return 1.0 / (1.0 + np.exp(-z))
-
-
-def lstm_states(vectors, W, U, b, d, mask=None):
-    """Tai eq. 1 over the rows of ``vectors`` in row form, columns i|o|u|f as
-    the code's layout; h_0 = c_0 = 0.  With ``mask`` (d,), the sentence's
-    recurrent-dropout mask, step t reads h_{t-1} * mask (Gal); the returned
-    states are not masked."""
-    h, c = np.zeros(d), np.zeros(d)
-    out = []
-    for x in vectors:
-        previous = h if mask is None else h * mask
-        z = x @ W + previous @ U + b
-        i, o = _sigmoid(z[:d]), _sigmoid(z[d:2 * d])
-        u, f = np.tanh(z[2 * d:3 * d]), _sigmoid(z[3 * d:])
-        c = i * u + f * c
-        h = o * np.tanh(c)
-        out.append(h)
-    return np.array(out)
 
 
 def chain_case(lengths, d_x, rng):
@@ -157,11 +136,11 @@ def test_forward_with_masks_is_eq_1_with_masked_previous_state():
     h, _ = cell.forward(params, forest, x, index, recurrent_masks=masks)
     plain, _ = cell.forward(params, forest, x, index)
     for k in range(len(LENGTHS)):
-        expected = lstm_states(vectors[k], params["W"], params["U"], params["b"], d, masks[0][k])
+        expected = lstm_reference.forward(vectors[k], params, masks=[masks[0][k]])["out"]
         np.testing.assert_allclose(h[nodes[k]], expected, rtol=0, atol=1e-12)
-        np.testing.assert_allclose(
-            plain[nodes[k]], lstm_states(vectors[k], params["W"], params["U"], params["b"], d),
-            rtol=0, atol=1e-12)
+        np.testing.assert_allclose(plain[nodes[k]],
+                                   lstm_reference.forward(vectors[k], params)["out"],
+                                   rtol=0, atol=1e-12)
     # a one-word sentence has no previous state: the mask cannot matter
     np.testing.assert_array_equal(h[nodes[0]], plain[nodes[0]])
     # masks of ones are no dropout

@@ -1,9 +1,9 @@
 """The LSTM with global attention (Nayebi & Blundell eqs. 4-8): forward
-against the equations written out in NumPy per sentence (with and without
-recurrent-dropout masks), float32 against float64, gradient checks through
-the model and of the cell alone with fixed masks, a planted softmax-Jacobian
-bug, the numba kernels against their Python versions, and the structures
-the cell must refuse."""
+against reference.lstm_global_attention, step by step per sentence (with and
+without recurrent-dropout masks), float32 against float64, gradient checks
+through the model and of the cell alone with fixed masks, a planted
+softmax-Jacobian bug, the numba kernels against their Python versions, and
+the structures the cell must refuse."""
 from __future__ import annotations
 
 import numpy as np
@@ -13,32 +13,11 @@ from cell_checks import assert_kernel_matches_python
 from gradcheck.check import TOLERANCE, assert_passes, check_gradients
 from gradcheck.suite import Setting, build_case, random_trees, run_setting
 from npcomp.cells import lstm_global_attention, make_cell
+from npcomp.cells.reference import lstm_global_attention as attention_reference
 from npcomp.formats import chain_tree
 from npcomp.forest import build_forest
 
 LENGTHS = (1, 2, 5, 9)
-
-
-def sigmoid(z):
-    return 1.0 / (1.0 + np.exp(-z))
-
-
-def lstm_reference(vectors, W, U, b, d, mask=None):
-    """Nayebi eq. 4 (Tai eq. 1) over the rows of ``vectors``, columns i|o|u|f
-    as the code's layout, h_0 = c_0 = 0; the recurrent-dropout ``mask`` (d,)
-    multiplies h_{t-1} where it enters U.  Returns h (T, d), c (T, d)."""
-    mask = np.ones(d) if mask is None else mask
-    h, c = np.zeros(d), np.zeros(d)
-    hs, cs = [], []
-    for x in vectors:
-        z = x @ W + (h * mask) @ U + b
-        i, o, u, f = (sigmoid(z[:d]), sigmoid(z[d:2 * d]), np.tanh(z[2 * d:3 * d]),
-                      sigmoid(z[3 * d:]))
-        c = i * u + f * c
-        h = o * np.tanh(c)
-        hs.append(h)
-        cs.append(c)
-    return np.array(hs), np.array(cs)
 
 
 def chain_forest(lengths, labels=None):
@@ -74,16 +53,6 @@ def dropout_masks(rng, sentences, width, rate=0.3):
     return (rng.random((sentences, width)) >= rate) / (1 - rate)
 
 
-def global_reference(vectors, params, d, mask=None):
-    """Eqs. 4-7 for one sentence, written out: the LSTM, a softmax over its
-    steps of h_t w_a, c_T, then h~_T = tanh([c_T; h_T] W_c + b_c)."""
-    h, _ = lstm_reference(vectors, params["W"], params["U"], params["b"], d, mask)
-    e = h @ params["W_a"]
-    a = np.exp(e - e.max()) / np.exp(e - e.max()).sum()
-    context = a @ h
-    return np.tanh(np.concatenate([context, h[-1]]) @ params["W_c"] + params["b_c"])
-
-
 @pytest.mark.parametrize("masked", [False, True], ids=["no-dropout", "recurrent-dropout"])
 def test_forward_is_eqs_4_to_7(masked):
     rng = np.random.default_rng(4)
@@ -96,10 +65,11 @@ def test_forward_is_eqs_4_to_7(masked):
     out, _ = run_forward(cell, params, forest, vectors, masks=masks)
     assert out.shape == (forest.n_nodes, attention)
     for k in range(len(LENGTHS)):
-        expected = global_reference(vectors[k], params, d, None if masks is None else masks[0][k])
+        expected = attention_reference.forward(vectors[k], params,
+                                               None if masks is None else [masks[0][k]])
         nodes = chain_nodes(forest, k)
         assert nodes[-1] == forest.root[k]
-        np.testing.assert_allclose(out[nodes[-1]], expected, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(out[nodes], expected["out"], rtol=0, atol=1e-12)
         assert np.all(out[nodes[:-1]] == 0)     # only the last step is read (eq. 8)
     out32, _ = run_forward(cell, params, forest, vectors, np.float32, masks)
     assert out32.dtype == np.float32
@@ -256,7 +226,8 @@ def test_thousand_word_chain():
     assert np.all(np.isfinite(out)) and np.all(np.isfinite(d_x_))
     assert all(np.all(np.isfinite(g)) for g in grads.values())
     np.testing.assert_allclose(out[forest.root[0]],
-                               global_reference(x[:1000], params, d, masks[0][0]),
+                               attention_reference.forward(x[:1000], params,
+                                                           [masks[0][0]])["h~_T"],
                                rtol=0, atol=1e-12)
 
 

@@ -1,7 +1,7 @@
 """The LSTM with recurrent attention (Nayebi & Blundell eqs. 9-13): forward
-against the equations written out in NumPy per sentence (prefix softmax
-recomputed from scratch at every step; with and without recurrent-dropout
-masks), float32 against float64, gradient checks through the model and of
+against reference.lstm_recurrent_attention, step by step per sentence (prefix
+softmax recomputed from scratch at every step; with and without
+recurrent-dropout masks), float32 against float64, gradient checks through the model and of
 the cell alone with fixed masks, planted bugs (softmax Jacobian, highway
 gate, attention leaking future steps), the LSTM backward with a memory-cell
 gradient against lstm.py's, the numba kernels against their Python
@@ -15,55 +15,24 @@ from cell_checks import assert_kernel_matches_python
 from gradcheck.check import TOLERANCE, assert_passes, check_gradients
 from gradcheck.suite import Setting, run_setting
 from npcomp.cells import lstm_recurrent_attention, make_cell
+from npcomp.cells.reference import lstm_recurrent_attention as attention_reference
 from test_cell_lstm_global_attention import (LENGTHS, cell_gradient_check, chain_forest,
                                               chain_nodes, dropout_masks, helper_thread_agrees,
-                                              lstm_reference, random_params, run_forward,
-                                              sigmoid, small_case)
+                                              random_params, run_forward, small_case)
 
 MODEL = "lstm-recurrent-attn"
 
 
-def prefix_attention_reference(v, w_a):
-    """Eq. 9 written out: for each t, a softmax over j = 1..t of v_j w_a, and
-    v~_t = sum_{j<=t} alpha_j^t v_j (T, 2d).  O(T^2)."""
-    e = v @ w_a
-    out = np.empty_like(v)
-    for t in range(v.shape[0]):
-        alpha = np.exp(e[:t + 1] - e[:t + 1].max())
-        out[t] = (alpha / alpha.sum()) @ v[:t + 1]
-    return out
-
-
-def recurrent_reference(vectors, params, d, masks=None):
-    """Eqs. 4 and 9-12 for one sentence: returns s^_T (d,) and v~ (T, 2d).
-    masks: None or (m^h, m^s), each (d,), on h_{t-1} and on s_{t-1}."""
-    mask_h, mask_s = (None, np.ones(d)) if masks is None else masks
-    h, m = lstm_reference(vectors, params["W"], params["U"], params["b"], d, mask_h)
-    v_tilde = prefix_attention_reference(np.concatenate([h, m], axis=1), params["W_a"])
-    s, k = np.zeros(d), np.zeros(d)
-    for x in v_tilde:                                       # x_t = [h~_t; m~_t]
-        r = sigmoid(x[:d] @ params["W_r"] + params["b_r"])
-        z = x @ params["W_x"] + (s * mask_s) @ params["U_s"] + params["b_s"]
-        i, o, candidate, f = (sigmoid(z[:d]), sigmoid(z[d:2 * d]), np.tanh(z[2 * d:3 * d]),
-                              sigmoid(z[3 * d:]))
-        k = f * k + i * candidate + r * x[d:]
-        s = o * np.tanh(k)
-    H = s @ params["W_H"] + params["b_H"]
-    T = sigmoid(s @ params["W_T"] + params["b_T"])
-    return H * T + s * (1 - T), v_tilde
-
-
 def forward_errors(cell, params, forest, vectors, masks=None):
-    """Largest |out - reference| at the roots; asserts the other rows are 0."""
-    d = cell.hidden_dim
+    """Largest |out - reference| (s^_T at the roots); asserts the other rows are 0."""
     out, _ = run_forward(cell, params, forest, vectors, masks=masks)
     worst = 0.0
     for k in range(forest.n_trees):
         nodes = chain_nodes(forest, k)
         assert np.all(out[nodes[:-1]] == 0)
-        expected, _ = recurrent_reference(vectors[k], params, d,
-                                          None if masks is None else (masks[0][k], masks[1][k]))
-        worst = max(worst, float(np.abs(out[forest.root[k]] - expected).max()))
+        expected = attention_reference.forward(
+            vectors[k], params, None if masks is None else [masks[0][k], masks[1][k]])
+        worst = max(worst, float(np.abs(out[nodes] - expected["out"]).max()))
     return worst
 
 
@@ -266,10 +235,11 @@ def test_thousand_word_chain_is_the_quadratic_prefix_softmax():
     masks = [dropout_masks(rng, 2, d, 0.25), dropout_masks(rng, 2, d)]
     out, cache = cell.forward(params, forest, x, forest.word, recurrent_masks=masks)
     assert np.ptp(cache.score) > 100
-    expected, v_tilde = recurrent_reference(x[:1000], params, d, (masks[0][0], masks[1][0]))
+    expected = attention_reference.forward(x[:1000], params, [masks[0][0], masks[1][0]])
+    v_tilde = np.concatenate([expected["h~"], expected["m~"]], axis=1)
     np.testing.assert_allclose(cache.v_tilde[chain_nodes(forest, 0)], v_tilde, rtol=0,
                                atol=1e-12)
-    np.testing.assert_allclose(out[forest.root[0]], expected, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(out[forest.root[0]], expected["s^_T"], rtol=0, atol=1e-12)
     d_out = np.zeros_like(out)
     d_out[forest.root] = rng.normal(size=(2, d))
     grads = {name: np.zeros_like(value) for name, value in params.items()}

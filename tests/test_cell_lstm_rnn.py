@@ -15,6 +15,7 @@ from gradcheck.suite import Setting, build_case, random_trees, run_setting, sett
 from gradcheck.trees import random_binary_tree, random_forest_trees
 from npcomp.cells import levels, lstm_rnn, make_cell
 from npcomp.cells.activations import ACTIVATIONS, activation_code
+from npcomp.cells.reference import lstm_rnn as lstm_rnn_reference
 from npcomp.formats import Tree, branching_tree
 from npcomp.forest import build_forest, node_words
 
@@ -24,69 +25,6 @@ MODEL = "lstm-rnn"
 # ---------------------------------------------------------------------------
 # forward against the printed equations, node by node
 # ---------------------------------------------------------------------------
-
-def _sigmoid(z):
-    return 1 / (1 + np.exp(-z))
-
-
-G = {"tanh": np.tanh, "sigmoid": _sigmoid, "softsign": lambda z: z / (1 + np.abs(z))}
-
-
-def _paper_matrices(params: dict, d: int, prefix: str = "W") -> dict:
-    """The paper's column-orientation matrices (d x d_in) from the code's blocks."""
-    out = {}
-    for k, name in enumerate(lstm_rnn.WEIGHT_BLOCKS):   # i1 i2 f1 f2 c1 c2 o1 o2
-        out[name] = params[prefix][:, k * d:(k + 1) * d].T
-    return out
-
-
-def _reference(tree: Tree, vectors: np.ndarray, params: dict, d: int, activation: str,
-               untied: bool) -> np.ndarray:
-    """(L1)-(L7) literally, per node of one tree in its own order (children
-    first), column vectors; a leaf: c = 0, vector = its word's; a missing
-    child: 0.  Untied: a leaf child is read through the leaf matrices and the
-    leaf's own output row is 0 (it lives in d_w dimensions)."""
-    g = G[activation]
-    inner = _paper_matrices(params, d, "W")
-    leaf = _paper_matrices(params, d, "W_leaf") if untied else inner
-    peep = {name: params["W_peephole"][:, k * d:(k + 1) * d].T
-            for k, name in enumerate(lstm_rnn.PEEPHOLE_BLOCKS)}
-    W_co = params["W_co"].T
-    b = params["b"]
-    b_i, b_f, b_c, b_o = b[:d], b[d:2 * d], b[2 * d:3 * d], b[3 * d:]
-    kids = tree.children()
-    vec = [None] * tree.n_nodes
-    cell = [np.zeros(d) for _ in range(tree.n_nodes)]
-    output = np.zeros((tree.n_nodes, d))
-    is_leaf = [not k for k in kids]
-    for p in range(tree.n_nodes):
-        if is_leaf[p]:
-            vec[p] = vectors[tree.token_index[p]]
-            if not untied:
-                output[p] = vec[p]
-            continue
-        pair = kids[p] + [None] * (2 - len(kids[p]))
-
-        def W(name, child):  # W_name applied to the child's vector (0 if missing)
-            if child is None:
-                return np.zeros(d)
-            return (leaf if is_leaf[child] else inner)[name] @ vec[child]
-
-        def cell_of(child):
-            return np.zeros(d) if child is None else cell[child]
-
-        x, y = pair
-        c_x, c_y = cell_of(x), cell_of(y)
-        i1 = _sigmoid(W("i1", x) + W("i2", y) + peep["ci1"] @ c_x + peep["ci2"] @ c_y + b_i)
-        i2 = _sigmoid(W("i1", y) + W("i2", x) + peep["ci1"] @ c_y + peep["ci2"] @ c_x + b_i)
-        f1 = _sigmoid(W("f1", x) + W("f2", y) + peep["cf1"] @ c_x + peep["cf2"] @ c_y + b_f)
-        f2 = _sigmoid(W("f1", y) + W("f2", x) + peep["cf1"] @ c_y + peep["cf2"] @ c_x + b_f)
-        c_p = f1 * c_x + f2 * c_y + g(W("c1", x) * i1 + W("c2", y) * i2 + b_c)
-        o = _sigmoid(W("o1", x) + W("o2", y) + W_co @ c_p + b_o)
-        cell[p] = c_p
-        vec[p] = output[p] = o * g(c_p)
-    return output
-
 
 def _forward_case(activation: str, untied: bool, dtype, seed: int = 3):
     return binary_forward_case(MODEL, activation, untied, dtype, seed)
@@ -98,7 +36,7 @@ def test_forward_matches_the_printed_equations(activation, untied):
     trees, vectors, params, forest, h, d = _forward_case(activation, untied, np.float64)
     assert forest.n_levels > 5 and np.any(forest.n_children == 1)   # unary nodes present
     for k, tree in enumerate(trees):
-        expected = _reference(tree, vectors[k], params, d, activation, untied)
+        expected = lstm_rnn_reference.forward(tree, vectors[k], params, activation, untied)["out"]
         nodes = np.flatnonzero(forest.tree == k)
         np.testing.assert_allclose(h[nodes], expected[forest.origin[nodes]], rtol=1e-12,
                                    atol=1e-12)

@@ -1,7 +1,8 @@
 """The matrix-space model (Irsoy & Cardie eqs. 1-2; Yessenalina & Cardie):
-forward against the product of word matrices in NumPy, gradient checks of h_0
-and the word matrices, a planted bug, a 300-word sentence from the near-identity
-initial matrices, the kernels, and what the cell rejects."""
+forward against reference.matrix_space (the product of word matrices),
+gradient checks of h_0 and the word matrices, a planted bug, a 300-word
+sentence from the near-identity initial matrices, the kernels, and what the
+cell rejects."""
 from __future__ import annotations
 
 from functools import reduce
@@ -13,22 +14,13 @@ from cell_checks import assert_kernel_matches_python
 from gradcheck.check import TOLERANCE, assert_passes, check_gradients
 from gradcheck.suite import Setting, build_case
 from npcomp.cells import make_cell, matrix_space
+from npcomp.cells.reference import matrix_space as matrix_space_reference
 from npcomp.formats import chain_tree
 from npcomp.forest import build_forest
 from test_cell_lstm import LENGTHS, chain_case
 from test_cell_rnn import chain_trees
 
 MODEL = "matrix-space"
-
-
-def prefix_states(h0, matrices):
-    """h_t = h_0^T M_{w_1} .. M_{w_t} for every prefix, left to right (row form of
-    eq. 2's h = h_0^T M(s))."""
-    out, h = [], h0
-    for matrix in matrices:
-        h = h @ matrix
-        out.append(h)
-    return np.array(out)
 
 
 @pytest.mark.parametrize("d", [2, 3])
@@ -41,7 +33,8 @@ def test_forward_is_eqs_1_and_2(d):
     h, _ = cell.forward({"h0": h0}, forest, scale * x, index)
     for k in range(len(LENGTHS)):
         matrices = (scale * vectors[k]).reshape(-1, d, d)   # M_w row-major in the embedding
-        np.testing.assert_allclose(h[nodes[k]], prefix_states(h0, matrices), rtol=0, atol=1e-12)
+        expected = matrix_space_reference.forward(scale * vectors[k], {"h0": h0})["out"]
+        np.testing.assert_allclose(h[nodes[k]], expected, rtol=0, atol=1e-12)
         # eq. 1 first, then eq. 2: the root holds h_0^T M(s)
         product = reduce(np.matmul, matrices)
         np.testing.assert_allclose(h[nodes[k][-1]], h0 @ product, rtol=0, atol=1e-12)

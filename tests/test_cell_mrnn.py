@@ -1,5 +1,5 @@
-"""The multiplicative RNN (Irsoy & Cardie eq. 5): forward against the printed
-equation with the bilinear term written slice by slice, gradient checks for
+"""The multiplicative RNN (Irsoy & Cardie eq. 5): forward against reference.mrnn
+(the bilinear term written slice by slice), gradient checks for
 every activation, recurrent dropout on both recurrent terms, the kernels,
 planted bugs, Sec. 4.3's reduction to the matrix-space model, and the
 parameter counts behind Sec. 5.2's "approximately the same number of
@@ -8,45 +8,20 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from cell_checks import assert_kernel_matches_python
-from test_cell_lstm import (
-    CHECK_LENGTHS,
-    LENGTHS,
-    cell_gradient_errors,
-    chain_case,
-    random_params,
-    recurrent_masks,
-)
-from test_cell_rnn import RELU_MARGIN, F, model_case
 
+from cell_checks import assert_kernel_matches_python
 from gradcheck.check import TOLERANCE, assert_passes, check_gradients
 from gradcheck.suite import Setting, build_case
 from npcomp.cells import make_cell, mrnn, recurrence
 from npcomp.cells.activations import RECURRENT_ACTIVATIONS
-from npcomp.forest import build_forest
+from npcomp.cells.reference import mrnn as mrnn_reference
 from npcomp.formats import chain_tree
+from npcomp.forest import build_forest
+from test_cell_lstm import (LENGTHS, CHECK_LENGTHS, cell_gradient_errors, chain_case,
+                            random_params, recurrent_masks)
+from test_cell_rnn import RELU_MARGIN, model_case
 
 MODEL = "mrnn"
-
-
-def mrnn_states(vectors, params, activation, mask=None):
-    """Eq. 5 in the paper's orientation, column vectors: h_t = f(x_t^T A^[1..d]
-    h_{t-1} + W x_t + V h_{t-1} + b), (x^T A y)_i = x^T A^[i] y with the slice
-    A^[i] = the code's A[:, :, i] (d_x x d); h_0 = 0.  With ``mask`` the
-    sentence's recurrent-dropout mask, both recurrent terms read h_{t-1} * mask.
-    Returns (h, pre-activations), (T, d) each."""
-    A, W, V, b = params["A"], params["W"].T, params["V"].T, params["b"]
-    d = b.shape[0]
-    h = np.zeros(d)
-    states, pre = [], []
-    for x in vectors:
-        previous = h if mask is None else h * mask
-        bilinear = np.array([x @ A[:, :, i] @ previous for i in range(d)])
-        z = bilinear + W @ x + V @ previous + b
-        h = F[activation](z)
-        states.append(h)
-        pre.append(z)
-    return np.array(states), np.array(pre)
 
 
 # ---------------------------------------------------------------------------
@@ -62,7 +37,7 @@ def test_forward_is_eq_5(activation):
     forest, vectors, x, index, nodes = chain_case(LENGTHS, d_x, rng)
     h, _ = cell.forward(params, forest, x, index)
     for k in range(len(LENGTHS)):
-        expected, _ = mrnn_states(vectors[k], params, activation)
+        expected = mrnn_reference.forward(vectors[k], params, activation)["out"]
         np.testing.assert_allclose(h[nodes[k]], expected, rtol=0, atol=1e-12)
     if activation == "relu":
         assert np.any(h == 0) and np.any(h > 0)
@@ -83,7 +58,7 @@ def test_repeated_words_share_their_matrix():
     h, cache = cell.forward(params, forest, table[distinct], index)
     assert cache.matrices.shape == (distinct.shape[0], d, d)
     for k, w in enumerate(words):
-        expected, _ = mrnn_states(table[w], params, "tanh")
+        expected = mrnn_reference.forward(table[w], params, "tanh")["out"]
         np.testing.assert_allclose(h[forest.tree == k], expected, rtol=0, atol=1e-12)
 
 
@@ -121,7 +96,7 @@ def test_parameter_counts_of_section_5():
 @pytest.mark.parametrize("activation", mrnn.ACTIVATIONS)
 def test_gradients(activation):
     """As the RNN's (seed 1: every relu pre-activation RELU_MARGIN from the kink)."""
-    model, params, forest, options, margin = model_case(MODEL, mrnn_states, activation, seed=1)
+    model, params, forest, options, margin = model_case(MODEL, mrnn_reference.forward, activation, seed=1)
     if activation == "relu":
         assert margin > RELU_MARGIN
     assert_passes(check_gradients(model, params, forest, **options))
@@ -140,7 +115,7 @@ def test_forward_with_masks_masks_both_recurrent_terms():
     masks = recurrent_masks(cell, forest.n_trees, rng)
     h, _ = cell.forward(params, forest, x, index, recurrent_masks=masks)
     for k in range(len(LENGTHS)):
-        expected, _ = mrnn_states(vectors[k], params, "tanh", masks[0][k])
+        expected = mrnn_reference.forward(vectors[k], params, "tanh", [masks[0][k]])["out"]
         np.testing.assert_allclose(h[nodes[k]], expected, rtol=0, atol=1e-12)
     # V = 0: the bilinear term alone still sees the mask
     params["V"][...] = 0
@@ -180,7 +155,7 @@ def _with_gradient_changed(cell, name, change):
 def test_detects_tensor_gradient_transposed(monkeypatch):
     """dA with each word's (d, d) block transposed (dA[j, i, k] in place of
     dA[j, k, i]: the slice read as A^[i]^T)."""
-    model, params, forest, options, _ = model_case(MODEL, mrnn_states, "tanh", seed=2)
+    model, params, forest, options, _ = model_case(MODEL, mrnn_reference.forward, "tanh", seed=2)
     assert_passes(check_gradients(model, params, forest, **options))
     monkeypatch.setattr(model.cell, "backward", _with_gradient_changed(
         model.cell, "A", lambda added: added.transpose(0, 2, 1)))
@@ -191,7 +166,7 @@ def test_detects_tensor_gradient_transposed(monkeypatch):
 
 def test_detects_word_gradient_without_the_bilinear_term(monkeypatch):
     """dx = delta_word W^T only, forgetting that M_t = x_t A also depends on x."""
-    model, params, forest, options, _ = model_case(MODEL, mrnn_states, "tanh", seed=2)
+    model, params, forest, options, _ = model_case(MODEL, mrnn_reference.forward, "tanh", seed=2)
     cell = model.cell
     backward = cell.backward
 

@@ -13,6 +13,7 @@ from gradcheck.suite import Setting, build_case
 from gradcheck.trees import random_binary_tree
 from npcomp.cells import make_cell
 from npcomp.cells.activations import ACTIVATIONS
+from npcomp.cells.reference import recnn as recnn_reference
 from npcomp.formats import Tree, branching_tree
 from npcomp.forest import build_forest, node_words
 
@@ -22,40 +23,6 @@ MODEL = "recnn"
 # ---------------------------------------------------------------------------
 # forward against eqs. 2-3, node by node
 # ---------------------------------------------------------------------------
-
-G = {"tanh": np.tanh, "sigmoid": lambda z: 1 / (1 + np.exp(-z)),
-     "softsign": lambda z: z / (1 + np.abs(z))}
-
-
-def _reference(tree: Tree, vectors: np.ndarray, params: dict, d: int, activation: str,
-               untied: bool) -> np.ndarray:
-    """p = g(W_1 x + W_2 y + b) per node of one tree in its own order (children
-    first), column vectors; a leaf's vector is its word's; a missing child: 0.
-    Untied: a leaf child is read through the d x d_w leaf matrices and the
-    leaf's own output row is 0 (it lives in d_w dimensions)."""
-    g = G[activation]
-    inner = (params["W"][:d].T, params["W"][d:].T)                    # W_1, W_2: d x d
-    if untied:
-        d_w = params["W_leaf"].shape[0] // 2
-        leaf = (params["W_leaf"][:d_w].T, params["W_leaf"][d_w:].T)   # d x d_w each
-    else:
-        leaf = inner
-    kids = tree.children()
-    vec = [None] * tree.n_nodes
-    output = np.zeros((tree.n_nodes, d))
-    for p in range(tree.n_nodes):
-        if not kids[p]:
-            vec[p] = vectors[tree.token_index[p]]
-            if not untied:
-                output[p] = vec[p]
-            continue
-        z = params["b"].copy()
-        for k, child in enumerate(kids[p]):            # slot 0: x (left), 1: y (right)
-            matrices = leaf if not kids[child] else inner
-            z += matrices[k] @ vec[child]
-        vec[p] = output[p] = g(z)
-    return output
-
 
 def _forward_case(activation: str, untied: bool, dtype, seed: int = 3):
     return binary_forward_case(MODEL, activation, untied, dtype, seed)
@@ -69,7 +36,7 @@ def test_forward_matches_the_printed_equations(activation, untied):
     kids = forest.children[forest.n_leaves:]
     assert np.any((kids >= 0) & (kids < forest.n_leaves)) and np.any(kids >= forest.n_leaves)
     for k, tree in enumerate(trees):
-        expected = _reference(tree, vectors[k], params, d, activation, untied)
+        expected = recnn_reference.forward(tree, vectors[k], params, activation, untied)["out"]
         nodes = np.flatnonzero(forest.tree == k)
         np.testing.assert_allclose(h[nodes], expected[forest.origin[nodes]], rtol=1e-12,
                                    atol=1e-12)

@@ -1,5 +1,5 @@
-"""The Elman RNN (Irsoy & Cardie eq. 3): forward against the printed equation
-written out per sentence in NumPy, gradient checks for every activation,
+"""The Elman RNN (Irsoy & Cardie eq. 3): forward against reference.rnn (the
+printed equation step by step per sentence), gradient checks for every activation,
 recurrent dropout (forward and a cell-level finite-difference check with the
 masks fixed), the kernels against their Python functions, planted bugs, and
 the rectifier/identity codes added to activations.py.
@@ -27,32 +27,14 @@ from gradcheck.check import TOLERANCE, assert_passes, check_gradients
 from gradcheck.suite import N_CLASSES, VOCAB_SIZE, Setting, build_case
 from npcomp.cells import make_cell, recurrence, rnn
 from npcomp.cells.activations import ACTIVATIONS, RECURRENT_ACTIVATIONS
+from npcomp.cells.reference import rnn as rnn_reference
 from npcomp.formats import chain_tree
 
 MODEL = "rnn"
-F = {"tanh": np.tanh, "relu": lambda z: np.maximum(z, 0.0), "identity": lambda z: z,
-     "sigmoid": lambda z: 1.0 / (1.0 + np.exp(-z))}
 # a rectifier's finite difference is wrong when a pre-activation lies within
 # about 2 steps (2e-3) times its sensitivity of the kink at 0: the relu test
 # points are chosen (seeds below) with every |pre-activation| above this
 RELU_MARGIN = 1e-2
-
-
-def elman_states(vectors, params, activation, mask=None):
-    """Eq. 3 in the paper's orientation, column vectors (W, V are the code's
-    transposed): h_t = f(W x_t + V h_{t-1} + b), h_0 = 0; with ``mask`` the
-    sentence's recurrent-dropout mask, step t reads h_{t-1} * mask.
-    Returns (h, pre-activations), (T, d) each."""
-    W, V, b = params["W"].T, params["V"].T, params["b"]
-    h = np.zeros(b.shape[0])
-    states, pre = [], []
-    for x in vectors:
-        previous = h if mask is None else h * mask
-        z = W @ x + V @ previous + b
-        h = F[activation](z)
-        states.append(h)
-        pre.append(z)
-    return np.array(states), np.array(pre)
 
 
 # ---------------------------------------------------------------------------
@@ -68,7 +50,7 @@ def test_forward_is_eq_3(activation):
     forest, vectors, x, index, nodes = chain_case(LENGTHS, d_x, rng)
     h, _ = cell.forward(params, forest, x, index)
     for k in range(len(LENGTHS)):
-        expected, _ = elman_states(vectors[k], params, activation)
+        expected = rnn_reference.forward(vectors[k], params, activation)["out"]
         np.testing.assert_allclose(h[nodes[k]], expected, rtol=0, atol=1e-12)
     if activation == "relu":   # both sides of the kink are exercised
         assert np.any(h == 0) and np.any(h > 0)
@@ -111,12 +93,12 @@ def sentence_inputs(params, forest):
 def model_case(model, states, activation, seed):
     """gradcheck's model, parameters, forest and options for ``model`` on chains
     of lengths 1, 2, 5, 9; and the smallest |pre-activation| of its forward
-    (``states``: the NumPy reference, returning (h, pre-activations))."""
+    (``states``: the reference forward, whose "z" are the pre-activations)."""
     rng = np.random.default_rng(seed)
     setting = Setting(model, trees="chain", activation=activation)
     case = build_case(setting, chain_trees(rng), rng)
     params, forest = case[1], case[2]
-    margin = min(np.abs(states(vectors, params.prefixed("cell"), activation)[1]).min()
+    margin = min(np.abs(states(vectors, params.prefixed("cell"), activation)["z"]).min()
                  for vectors in sentence_inputs(params, forest))
     return (*case, margin)
 
@@ -126,7 +108,7 @@ def test_gradients(activation):
     """Every activation through the model; the relu test point keeps every
     pre-activation RELU_MARGIN from the kink (seed 3: 6e-2).  Root supervision
     and dropout with fixed masks are gradcheck's own rows (test_gradients.py)."""
-    model, params, forest, options, margin = model_case(MODEL, elman_states, activation, seed=3)
+    model, params, forest, options, margin = model_case(MODEL, rnn_reference.forward, activation, seed=3)
     if activation == "relu":
         assert margin > RELU_MARGIN
     assert_passes(check_gradients(model, params, forest, **options))
@@ -146,7 +128,7 @@ def test_forward_with_masks_is_eq_3_with_masked_previous_state():
     h, _ = cell.forward(params, forest, x, index, recurrent_masks=masks)
     plain, _ = cell.forward(params, forest, x, index)
     for k in range(len(LENGTHS)):
-        expected, _ = elman_states(vectors[k], params, "tanh", masks[0][k])
+        expected = rnn_reference.forward(vectors[k], params, "tanh", [masks[0][k]])["out"]
         np.testing.assert_allclose(h[nodes[k]], expected, rtol=0, atol=1e-12)
     np.testing.assert_array_equal(h[nodes[0]], plain[nodes[0]])   # one word: no recurrence
     ones = [np.ones_like(masks[0])]
@@ -183,7 +165,7 @@ def test_mask_shape_and_count_are_checked():
 def test_detects_gradient_routed_two_steps_back(monkeypatch):
     """Backward adds eps_h_{t-1}'s share to h_{t-2} instead (every node's
     child replaced by its grandchild): the check must fail."""
-    model, params, forest, options, _ = model_case(MODEL, elman_states, "tanh", seed=2)
+    model, params, forest, options, _ = model_case(MODEL, rnn_reference.forward, "tanh", seed=2)
     assert_passes(check_gradients(model, params, forest, **options))
     backward = model.cell.backward
 

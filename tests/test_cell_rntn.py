@@ -14,12 +14,15 @@ from hypothesis import given, settings as hypothesis_settings, strategies as st
 
 from cell_checks import with_swapped_children
 from gradcheck.check import TOLERANCE, assert_passes, check_gradients
-from gradcheck.suite import Setting, build_case, random_trees
+from gradcheck.suite import VOCAB_SIZE, Setting, build_case, random_trees
 from gradcheck.trees import random_binary_tree, random_dependency_tree
 from npcomp.cells import make_cell, rntn
+from npcomp.cells.reference import rntn as rntn_reference
 from npcomp.embeddings import Vocabulary
 from npcomp.formats import branching_tree, parse_ptb
 from npcomp.forest import build_forest, node_words
+
+VOCABULARY = Vocabulary(f"w{k}" for k in range(VOCAB_SIZE))   # as build_case's
 
 
 def _cell_forward(model, params, forest):
@@ -29,33 +32,27 @@ def _cell_forward(model, params, forest):
                               word_index)
 
 
-def _reference_forward(V, W, b, embedding, forest, leaf=lambda x: x):
-    """Eq. 3 node by node in node order, in the paper's column orientation:
-    p_k = tanh([a;b]^T V^[k] [a;b] + (W^T)_k [a;b] + b_k); a leaf's p is
-    ``leaf`` of its word vector."""
-    d = W.shape[1]
-    h = np.zeros((forest.n_nodes, d))
-    for j in range(forest.n_nodes):
-        if forest.n_children[j] == 0:
-            h[j] = leaf(embedding[forest.word[j]])
-            continue
-        left = h[forest.children[j, 0]]
-        right = h[forest.children[j, 1]] if forest.n_children[j] == 2 else np.zeros(d)
-        c = np.concatenate([left, right])
-        for k in range(d):
-            h[j, k] = np.tanh(c @ V[:, :, k] @ c + W.T[k] @ c + b[k])
-    return h
+def _reference_forward(params, trees, forest, leaf_activation="identity"):
+    """reference.rntn (eq. 3 node by node) over each of ``trees``, its rows
+    placed in forest order; words as build_case's vocabulary maps them."""
+    expected = np.zeros((forest.n_nodes, params["cell.b"].shape[0]))
+    for k, tree in enumerate(trees):
+        x = params["embedding"][VOCABULARY.encode(tree.tokens)]
+        out = rntn_reference.forward(tree, x, params.prefixed("cell"), leaf_activation)["out"]
+        nodes = np.flatnonzero(forest.tree == k)
+        expected[nodes] = out[forest.origin[nodes]]
+    return expected
 
 
 @pytest.mark.parametrize("d", [3, 5])
 def test_forward_matches_per_node_reference(d):
     rng = np.random.default_rng(5)
     setting = Setting("rntn", input_dim=d, hidden_dim=d, unary_rate=0.3)
-    model, params, forest, _ = build_case(setting, random_trees(setting, rng), rng)
+    trees = random_trees(setting, rng)
+    model, params, forest, _ = build_case(setting, trees, rng)
     assert np.any(forest.n_children == 1) and forest.n_levels > 4
     h, _ = _cell_forward(model, params, forest)
-    expected = _reference_forward(params["cell.V"], params["cell.W"], params["cell.b"],
-                                  params["embedding"], forest)
+    expected = _reference_forward(params, trees, forest)
     assert np.abs(h - expected).max() < 1e-12
     # float32 end to end stays float32 and close to float64
     h32, _ = _cell_forward(model, params.astype(np.float32), forest)
@@ -69,11 +66,11 @@ def test_tanh_leaves_match_per_node_reference():
     rng = np.random.default_rng(6)
     setting = Setting("rntn", input_dim=3, hidden_dim=3, unary_rate=0.3,
                       extra=dict(leaf_activation="tanh"))
-    model, params, forest, _ = build_case(setting, random_trees(setting, rng), rng)
+    trees = random_trees(setting, rng)
+    model, params, forest, _ = build_case(setting, trees, rng)
     params["embedding"][...] = rng.normal(size=params["embedding"].shape)
     h, _ = _cell_forward(model, params, forest)
-    expected = _reference_forward(params["cell.V"], params["cell.W"], params["cell.b"],
-                                  params["embedding"], forest, leaf=np.tanh)
+    expected = _reference_forward(params, trees, forest, leaf_activation="tanh")
     assert np.abs(h - expected).max() < 1e-12
     leaves = forest.n_leaves
     assert np.abs(h[:leaves] - params["embedding"][forest.word[:leaves]]).max() > 0.1

@@ -13,6 +13,7 @@ from gradcheck.check import TOLERANCE, assert_passes, check_gradients
 from gradcheck.suite import VOCAB_SIZE, Setting, build_case, settings
 from gradcheck.trees import random_binary_tree, random_dependency_tree, random_forest_trees
 from npcomp.cells import levels, make_cell, slstm
+from npcomp.cells import reference
 from npcomp.embeddings import Vocabulary
 from npcomp.formats import branching_tree
 from npcomp.forest import build_forest, node_words
@@ -24,54 +25,6 @@ VOCABULARY = Vocabulary(f"w{k}" for k in range(VOCAB_SIZE))   # as build_case's
 # ---------------------------------------------------------------------------
 # forward against the printed equations, node by node
 # ---------------------------------------------------------------------------
-
-def _sigmoid(z):
-    return 1 / (1 + np.exp(-z))
-
-
-def _paper_matrices(params: dict, d: int) -> dict:
-    """Zhu's matrices in column orientation: the transposes of the code's blocks."""
-    gates = ("i", "fl", "fr", "x", "o")
-    out = {}
-    for g, gate in enumerate(gates):
-        columns = slice(g * d, (g + 1) * d)
-        for s, side in enumerate("LR"):
-            rows = slice(s * d, (s + 1) * d)
-            out[f"h{gate}{side}"] = params["W_h"][rows, columns].T
-            if gate in ("i", "fl", "fr"):
-                out[f"c{gate}{side}"] = params["W_c"][rows, columns].T
-        out[f"b{gate}"] = params["b"][columns]
-    out["co"] = params["W_co"].T
-    return out
-
-
-def _reference_slstm(tree, word_vectors, params, d):
-    """Eqs. 1-7 literally (W h with column vectors) for one tree, in the tree's
-    own node order (children before parents).  word_vectors: (T, d_x) per token."""
-    W = _paper_matrices(params, d)
-    kids = tree.children()
-    h = np.zeros((tree.n_nodes, d))
-    c = np.zeros((tree.n_nodes, d))
-    for t in range(tree.n_nodes):
-        if not kids[t]:
-            x = word_vectors[tree.token_index[t]]
-            h[t] = x @ params["W_leaf"] if "W_leaf" in params else x   # c = 0
-            continue
-        zero = np.zeros(d)
-        h_l, c_l = h[kids[t][0]], c[kids[t][0]]
-        h_r, c_r = (h[kids[t][1]], c[kids[t][1]]) if len(kids[t]) == 2 else (zero, zero)
-        i = _sigmoid(W["hiL"] @ h_l + W["hiR"] @ h_r + W["ciL"] @ c_l + W["ciR"] @ c_r
-                     + W["bi"])                                                      # (1)
-        f_l = _sigmoid(W["hflL"] @ h_l + W["hflR"] @ h_r + W["cflL"] @ c_l
-                       + W["cflR"] @ c_r + W["bfl"])                                 # (2)
-        f_r = _sigmoid(W["hfrL"] @ h_l + W["hfrR"] @ h_r + W["cfrL"] @ c_l
-                       + W["cfrR"] @ c_r + W["bfr"])                                 # (3)
-        x_t = W["hxL"] @ h_l + W["hxR"] @ h_r + W["bx"]                              # (4)
-        c[t] = f_l * c_l + f_r * c_r + i * np.tanh(x_t)                              # (5)
-        o = _sigmoid(W["hoL"] @ h_l + W["hoR"] @ h_r + W["co"] @ c[t] + W["bo"])     # (6)
-        h[t] = o * np.tanh(c[t])                                                     # (7)
-    return h
-
 
 def _forward_case(input_dim, seed=4):
     rng = np.random.default_rng(seed)
@@ -89,9 +42,8 @@ def test_forward_matches_node_by_node_reference(input_dim):
     cell_params = params.prefixed("cell")
     h, _ = model.cell.forward(cell_params, forest, params["embedding"][words], word_index)
     for k, tree in enumerate(trees):
-        expected = _reference_slstm(tree, params["embedding"][VOCABULARY.encode(tree.tokens)],
-                                    {name: np.asarray(value) for name, value in cell_params.items()},
-                                    3)
+        expected = reference.slstm.forward(
+            tree, params["embedding"][VOCABULARY.encode(tree.tokens)], cell_params)["out"]
         nodes = np.flatnonzero(forest.tree == k)
         np.testing.assert_allclose(h[nodes], expected[forest.origin[nodes]], rtol=1e-12,
                                    atol=1e-12)

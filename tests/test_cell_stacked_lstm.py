@@ -1,6 +1,6 @@
 """The 2-layer LSTMs (Tai Table 1 "2-layer" and "Bidirectional 2-layer"):
-forward against Tai eq. 1 stacked and written out in NumPy (bilstm2: a
-2-layer stack over the words and one over the reversed words, weights
+forward against Tai eq. 1 stacked, step by step (reference.lstm2,
+reference.bilstm2: a 2-layer stack over the words and one over the reversed words, weights
 shared or untied; with and without recurrent-dropout masks), parameter
 names and Table 1's count, model-level gradient checks (tied and untied,
 every-node and root supervision), cell-level checks with fixed masks, and
@@ -13,9 +13,11 @@ import pytest
 from gradcheck.check import TOLERANCE, assert_passes
 from gradcheck.suite import Setting, run_setting
 from npcomp.cells import make_cell
+from npcomp.cells.reference import bilstm2 as bilstm2_reference
+from npcomp.cells.reference import lstm as lstm_reference
+from npcomp.cells.reference import lstm2 as lstm2_reference
 from test_cell_lstm import (CHECK_LENGTHS, LENGTHS, cell_gradient_errors, chain_case,
-                            lstm_states, random_params, recurrent_masks,
-                            without_masks_in_backward)
+                            random_params, recurrent_masks, without_masks_in_backward)
 
 D, D_X = 3, 4
 BIDIRECTIONAL = [("bilstm2", False), ("bilstm2", True)]
@@ -27,30 +29,13 @@ def _make(model, untied):
     return make_cell(model, D_X, D, untied=untied)
 
 
-def _stack(vectors, params, masks, tag=""):
-    """h2 per step of Tai eq. 1 stacked twice over the rows of ``vectors``:
-    layer 1 (W, U, b) reads the vectors, layer 2 (W_2, U_2, b_2) reads layer 1's
-    h at the same step; ``tag`` '_backward' for an untied backward stack's own
-    weights; ``masks``: the sentence's rows of layer 1's and layer 2's masks."""
-    layer_1, layer_2 = ([params[name + suffix + tag] for name in ("W", "U", "b")]
-                        for suffix in ("", "_2"))
-    h1 = lstm_states(vectors, *layer_1, D, masks[0])
-    return lstm_states(h1, *layer_2, D, masks[1])
-
-
 def reference(model, untied, params, vectors, masks):
-    """Out (T, output_dim) of one sentence by Tai eq. 1 stacked; ``masks``: the
-    sentence's row of each recurrent mask, or Nones.  bilstm2: two independent
-    2-layer stacks, one over the words, one over the reversed words, with the
-    same weights (footnote 2) unless untied; masks [m1F, m2F, m1B, m2B]."""
+    """Out (T, output_dim) of one sentence by reference.lstm2 / reference.bilstm2
+    (Tai eq. 1 stacked, step by step); ``masks``: the sentence's row of each
+    recurrent mask, or None."""
     if model == "lstm2":
-        return _stack(vectors, params, masks)
-    forward = _stack(vectors, params, masks[:2])
-    backward = _stack(vectors[::-1], params, masks[2:],
-                      "_backward" if untied else "")[::-1]   # backward[t]: read words T..t
-    out = np.hstack([forward, backward])
-    out[-1, D:] = backward[0]            # the sentence: h2B after reading every word
-    return out
+        return lstm2_reference.forward(vectors, params, masks=masks)["out"]
+    return bilstm2_reference.forward(vectors, params, untied, masks=masks)["out"]
 
 
 @pytest.mark.parametrize("masked", [False, True], ids=["no-dropout", "recurrent-dropout"])
@@ -64,8 +49,7 @@ def test_forward_is_eq_1_stacked(model, untied, masked):
     out, _ = cell.forward(params, forest, x, index, recurrent_masks=masks)
     assert out.shape == (forest.n_nodes, cell.output_dim)
     for k in range(len(LENGTHS)):
-        rows = [None] * len(cell.recurrent_widths()) if masks is None else \
-            [mask[k] for mask in masks]
+        rows = None if masks is None else [mask[k] for mask in masks]
         np.testing.assert_allclose(out[nodes[k]], reference(model, untied, params, vectors[k],
                                                             rows), rtol=0, atol=1e-12)
 
@@ -194,8 +178,11 @@ def test_all_layer_outputs_join_both_layers(model):
     halves = out_every.reshape(forest.n_nodes, -1, 2 * D)   # per direction: [h1 | h2]
     np.testing.assert_array_equal(halves[:, :, D:].reshape(forest.n_nodes, -1), out_top)
     for k in range(len(LENGTHS)):  # the forward stack's layer 1 is eq. 1 on the words
-        h1 = lstm_states(vectors[k], params["W"], params["U"], params["b"], D)
+        h1 = lstm_reference.forward(vectors[k], params)["h"]
         np.testing.assert_allclose(halves[nodes[k], 0, :D], h1, rtol=0, atol=1e-12)
+        stack = lstm2_reference if model == "lstm2" else bilstm2_reference
+        expected = stack.forward(vectors[k], params, layer_outputs="all")["out"]
+        np.testing.assert_allclose(out_every[nodes[k]], expected, rtol=0, atol=1e-12)
 
 
 @pytest.mark.parametrize("model", ["lstm2", "bilstm2"])

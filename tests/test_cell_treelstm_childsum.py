@@ -13,15 +13,13 @@ from gradcheck.check import TOLERANCE, assert_passes, check_gradients
 from gradcheck.suite import Setting, build_case, random_trees, settings
 from gradcheck.trees import random_binary_tree, random_dependency_tree, random_dependency_trees
 from npcomp.cells import levels, make_cell, treelstm_childsum
+from npcomp.cells.reference import lstm as lstm_reference
+from npcomp.cells.reference import treelstm_childsum as childsum_reference
 from npcomp.formats import branching_tree, chain_tree
 from npcomp.forest import build_forest, node_words
 
 MODEL = "treelstm-childsum"
 VOCAB = 10
-
-
-def sigmoid(z):
-    return 1 / (1 + np.exp(-z))
 
 
 def _word_ids(tree):
@@ -39,33 +37,6 @@ def _forest_inputs(forest, embedding, dtype):
 # forward values
 # ---------------------------------------------------------------------------
 
-def _reference_childsum(tree, words, embedding, params, d):
-    """Tai eqs. 2-8 node by node in the paper's column orientation (W^(g) x),
-    children before parents; x_j = 0 at a node without a word."""
-    W, U, U_f, b = params["W"], params["U"], params["U_f"], params["b"]
-    block = lambda g: slice(g * d, (g + 1) * d)
-    W_i, W_o, W_u, W_f = (W[:, block(g)].T for g in range(4))   # (d, d_x) each
-    U_i, U_o, U_u = (U[:, block(g)].T for g in range(3))         # (d, d) each
-    U_fk = U_f.T
-    b_i, b_o, b_u, b_f = (b[block(g)] for g in range(4))
-    h = np.zeros((tree.n_nodes, d))
-    c = np.zeros((tree.n_nodes, d))
-    for j, kids in enumerate(tree.children()):
-        x = embedding[words[j]] if words[j] >= 0 else np.zeros(embedding.shape[1])
-        h_tilde = np.zeros(d)
-        for k in kids:
-            h_tilde = h_tilde + h[k]                                      # (2)
-        i = sigmoid(W_i @ x + U_i @ h_tilde + b_i)                        # (3)
-        o = sigmoid(W_o @ x + U_o @ h_tilde + b_o)                        # (5)
-        u = np.tanh(W_u @ x + U_u @ h_tilde + b_u)                        # (6)
-        c[j] = i * u                                                      # (7)
-        for k in kids:
-            f_jk = sigmoid(W_f @ x + U_fk @ h[k] + b_f)                   # (4)
-            c[j] += f_jk * c[k]                                           # (7)
-        h[j] = o * np.tanh(c[j])                                          # (8)
-    return h
-
-
 def _mixed_trees(seed=5):
     """Dependency trees (a word at every node, up to 12 children, a chain, one
     word) and constituency trees (no word at inner nodes, unary nodes)."""
@@ -81,12 +52,13 @@ def _random_params(cell, rng, scale=0.7):
     return {name: rng.normal(0, scale, shape) for name, shape in cell.parameter_shapes()}
 
 
+@pytest.mark.parametrize("output_gate", [True, False], ids=["o", "no-o"])
 @pytest.mark.parametrize("dtype,tolerance", [(np.float64, 1e-12), (np.float32, 2e-6)])
-def test_forward_matches_plain_numpy(dtype, tolerance):
+def test_forward_matches_plain_numpy(dtype, tolerance, output_gate):
     trees = _mixed_trees()
     rng = np.random.default_rng(3)
     d, d_x = 5, 4
-    cell = treelstm_childsum.TreeLSTMChildSum(d_x, d)
+    cell = treelstm_childsum.TreeLSTMChildSum(d_x, d, output_gate=output_gate)
     params = _random_params(cell, rng)
     embedding = rng.normal(size=(VOCAB, d_x))
     words = [_word_ids(t) for t in trees]
@@ -97,48 +69,28 @@ def test_forward_matches_plain_numpy(dtype, tolerance):
     h, _ = cell.forward({k: v.astype(dtype) for k, v in params.items()}, forest, x, word_index)
     assert h.dtype == dtype
     for k, tree in enumerate(trees):
-        expected = _reference_childsum(tree, words[k], embedding, params, d)
+        x = embedding[[int(t[1:]) for t in tree.tokens]]   # _word_ids' ids per token
+        expected = childsum_reference.forward(tree, x, params, output_gate)["out"]
         nodes = np.flatnonzero(forest.tree == k)
         np.testing.assert_allclose(h[nodes], expected[forest.origin[nodes]],
                                    rtol=tolerance, atol=tolerance)
 
 
-def _chain_lstm(words, embedding, W, U, b, d):
-    """Tai eq. 1 over one sentence, h_0 = c_0 = 0; W (4d, d_x), U (4d, d), b (4d,)
-    in the paper's orientation, row blocks i|f|o|u as printed."""
-    h_prev, c_prev = np.zeros(d), np.zeros(d)
-    out = []
-    for word in words:
-        z = W @ embedding[word] + U @ h_prev + b
-        i, f, o = sigmoid(z[:d]), sigmoid(z[d:2 * d]), sigmoid(z[2 * d:3 * d])
-        u = np.tanh(z[3 * d:])
-        c_prev = i * u + f * c_prev
-        h_prev = o * np.tanh(c_prev)
-        out.append(h_prev)
-    return np.array(out)
-
-
 @pytest.mark.parametrize("model", ["treelstm-childsum", "treelstm-nary"])
 def test_chain_equals_chain_lstm(model):
-    """Tai §3.2: on a chain both Tree-LSTMs reduce to the LSTM of eq. 1.  The
-    chain LSTM's weights are copied from random Child-Sum parameters; the
-    N-ary cell (N = 1, words at inner nodes) gets the same weights in its
-    layout (U = [U | U_f])."""
+    """Tai §3.2: on a chain both Tree-LSTMs reduce to the LSTM of eq. 1
+    (reference.lstm).  The chain LSTM's weights are copied from random
+    Child-Sum parameters, U = [U | U_f] (columns i|o|u|f in both layouts);
+    the N-ary cell (N = 1, words at inner nodes) takes them as they are."""
     rng = np.random.default_rng(21)
     d, d_x = 4, 3
     childsum = _random_params(treelstm_childsum.TreeLSTMChildSum(d_x, d), rng)
-    block = lambda matrix, g: matrix[:, g * d:(g + 1) * d].T
-    # eq. 1 in the paper's orientation, gates in its printed order i, f, o, u
-    W = np.concatenate([block(childsum["W"], g) for g in (0, 3, 1, 2)])
-    U = np.concatenate([block(childsum["U"], 0), childsum["U_f"].T,
-                        block(childsum["U"], 1), block(childsum["U"], 2)])
-    b = np.concatenate([childsum["b"][g * d:(g + 1) * d] for g in (0, 3, 1, 2)])
+    chain = {"W": childsum["W"], "U": np.concatenate([childsum["U"], childsum["U_f"]], 1),
+             "b": childsum["b"]}
     if model == "treelstm-childsum":
         cell, params = make_cell(model, d_x, d), childsum
     else:
-        cell = make_cell(model, d_x, d, arity=1, inner_inputs=True)
-        params = {"W": childsum["W"], "U": np.concatenate([childsum["U"], childsum["U_f"]], 1),
-                  "b": childsum["b"]}
+        cell, params = make_cell(model, d_x, d, arity=1, inner_inputs=True), chain
         assert [shape for _, shape in cell.parameter_shapes()] == \
             [p.shape for p in params.values()]
     embedding = rng.normal(size=(VOCAB, d_x))
@@ -151,7 +103,7 @@ def test_chain_equals_chain_lstm(model):
     h, _ = cell.forward(params, forest, x, word_index)
     for k, sentence in enumerate(sentences):
         nodes = np.flatnonzero(forest.tree == k)
-        expected = _chain_lstm(sentence, embedding, W, U, b, d)
+        expected = lstm_reference.forward(embedding[sentence], chain)["out"]
         np.testing.assert_allclose(h[nodes], expected[forest.origin[nodes]], rtol=1e-12,
                                    atol=1e-12)
 

@@ -1,0 +1,56 @@
+r"""Recursive Neural Tensor Network, node by node (Socher et al. 2013), as
+restated by Nayebi & Blundell, eq. 3.
+
+For a node with children c_1 (left) and c_2 (right), c = [c_1; c_2] (2d),
+column orientation (W is d x 2d, the transpose of the code's ``W``):
+
+    p_k = f( c^T V^[k] c + (W c)_k + b_k ),   k = 1..d,   f = tanh     (3)
+
+V^[k] (2d x 2d) is slice k of V^[1:d] (the code's ``V[:, :, k]``); b is
+Socher's bias.  A missing child of a unary node is 0.  A leaf's state is its
+word vector, or tanh of it with ``leaf_activation="tanh"``.
+
+``forward(tree, x, params, leaf_activation="identity")`` returns, one row
+per node in tree order: ``c`` (2d, NaN at the leaves), ``p`` (d, the node's
+state: the leaf's (activated) word vector at a leaf) and ``out`` (= p).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...formats import Tree
+from .functions import undefined
+
+OPTIONS = ("leaf_activation",)
+LEAF_ACTIVATIONS = {"identity": lambda z: z, "tanh": np.tanh}
+
+
+def paper_parameters(params: dict) -> dict:
+    """``V^[k]`` (2d, 2d) for k = 1..d, ``W`` (d, 2d), ``b`` (d,)."""
+    V = np.asarray(params["V"])
+    out = {f"V^[{k + 1}]": V[:, :, k] for k in range(V.shape[2])}
+    out["W"] = np.asarray(params["W"]).T
+    out["b"] = np.asarray(params["b"])
+    return out
+
+
+def forward(tree: Tree, x: np.ndarray, params: dict, leaf_activation: str = "identity") -> dict:
+    """Eq. 3 for one binary tree (unary nodes allowed).  x: (T, d), row t the
+    vector of token t; params: the cell's ``V``, ``W``, ``b``."""
+    leaf = LEAF_ACTIVATIONS[leaf_activation]
+    P = paper_parameters(params)
+    d = P["b"].shape[0]
+    n = tree.n_nodes
+    kids = tree.children()
+    p, c_all = np.zeros((n, d)), undefined(n, 2 * d)
+    for j in range(n):                             # children before parents
+        if not kids[j]:
+            p[j] = leaf(x[tree.token_index[j]])
+            continue
+        c_1 = p[kids[j][0]]
+        c_2 = p[kids[j][1]] if len(kids[j]) == 2 else np.zeros(d)
+        c = np.concatenate([c_1, c_2])
+        for k in range(d):
+            p[j, k] = np.tanh(c @ P[f"V^[{k + 1}]"] @ c + P["W"][k] @ c + P["b"][k])   # (3)
+        c_all[j] = c
+    return {"c": c_all, "p": p, "out": p.copy()}

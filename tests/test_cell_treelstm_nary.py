@@ -1,0 +1,81 @@
+"""The N-ary Tree-LSTM (Tai et al. 2015, eqs. 9-14): forward values against
+reference.treelstm_nary, node by node, in float64 -- binary trees with unary
+nodes (N = 2, words at the leaves), with and without the output gate and a
+recurrent-dropout mask, and trees with up to three children and a word at
+every node (N = 3, inner inputs).  Its gradients are checked by
+tests/test_gradients.py and tests/test_cell_lstm.py (masks); the chain case
+(N = 1) by tests/test_cell_treelstm_childsum.py::test_chain_equals_chain_lstm."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gradcheck.trees import random_binary_tree, random_dependency_tree
+from npcomp.cells import make_cell
+from npcomp.cells.reference import treelstm_nary as nary_reference
+from npcomp.forest import build_forest, node_words
+
+
+def _forward(cell, params, trees, vectors, masks=None):
+    """The cell's forward over ``trees``, token t of tree k reading
+    ``vectors[k][t]``.  Returns (forest, h)."""
+    offsets = np.cumsum([0] + [len(t.tokens) for t in trees])
+    forest = build_forest(trees, [node_words(t, np.arange(len(t.tokens), dtype=np.int32)
+                                             + offsets[k]) for k, t in enumerate(trees)])
+    cell.check_forest(forest)
+    index = forest.word[forest.word_nodes()]
+    h, _ = cell.forward(params, forest, np.concatenate(vectors), index, recurrent_masks=masks)
+    return forest, h
+
+
+def _compare(forest, h, trees, expected):
+    for k, tree in enumerate(trees):
+        nodes = np.flatnonzero(forest.tree == k)
+        np.testing.assert_allclose(h[nodes], expected(k, tree)[forest.origin[nodes]],
+                                   rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("masked", [False, True], ids=["no-dropout", "recurrent-dropout"])
+@pytest.mark.parametrize("output_gate", [True, False], ids=["o", "no-o"])
+def test_binary_trees_match_the_reference(output_gate, masked):
+    rng = np.random.default_rng(17)
+    d, d_x = 3, 4
+    cell = make_cell("treelstm-nary", d_x, d, output_gate=output_gate)
+    params = {name: rng.normal(0, 0.7, shape) for name, shape in cell.parameter_shapes()}
+    trees = [random_binary_tree(n, rng, unary_rate=0.25) for n in (1, 6, 11, 3)]
+    vectors = [rng.normal(size=(len(t.tokens), d_x)) for t in trees]
+    masks = [(rng.random((len(trees), d)) >= 0.4) / 0.6] if masked else None
+    forest, h = _forward(cell, params, trees, vectors, masks)
+    assert np.any(forest.n_children == 1) and np.any(forest.n_children == 2)
+    _compare(forest, h, trees, lambda k, tree: nary_reference.forward(
+        tree, vectors[k], params, output_gate=output_gate,
+        masks=None if masks is None else [masks[0][k]])["out"])
+
+
+def test_three_children_and_inner_inputs_match_the_reference():
+    rng = np.random.default_rng(18)
+    d, d_x, arity = 3, 2, 3
+    cell = make_cell("treelstm-nary", d_x, d, arity=arity, inner_inputs=True)
+    params = {name: rng.normal(0, 0.7, shape) for name, shape in cell.parameter_shapes()}
+    trees = [random_dependency_tree(n, rng, max_children=arity) for n in (1, 5, 12)]
+    vectors = [rng.normal(size=(len(t.tokens), d_x)) for t in trees]
+    forest, h = _forward(cell, params, trees, vectors)
+    assert forest.n_children.max() == arity and np.any(forest.n_children == 1)
+    _compare(forest, h, trees, lambda k, tree: nary_reference.forward(
+        tree, vectors[k], params, arity=arity, inner_inputs=True)["out"])
+
+
+def test_reference_quantities_follow_eqs_13_and_14():
+    """The named quantities the reference returns fit together: c = i u +
+    sum_l f_l c_l, h = o tanh(c), and no forget gates at the leaves."""
+    rng = np.random.default_rng(19)
+    cell = make_cell("treelstm-nary", 3, 3)
+    params = {name: rng.normal(0, 0.7, shape) for name, shape in cell.parameter_shapes()}
+    tree = random_binary_tree(7, rng, unary_rate=0.3)
+    q = nary_reference.forward(tree, rng.normal(size=(7, 3)), params)
+    np.testing.assert_allclose(q["h"], q["o"] * np.tanh(q["c"]), rtol=0, atol=1e-15)
+    for j, kids in enumerate(tree.children()):
+        expected = q["i"][j] * q["u"][j] + sum(q["f"][j, l] * q["c"][k]
+                                               for l, k in enumerate(kids))
+        np.testing.assert_allclose(q["c"][j], expected, rtol=0, atol=1e-15)
+        assert np.isnan(q["f"][j]).all() == (not kids)
