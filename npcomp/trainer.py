@@ -36,6 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from .cells import CELL_OPTIONS, make_cell
+from .cells.interface import StructureError
 from .configuration import ConfigError, check
 from .defaults import dim_follows_embedding
 from .embeddings import Vocabulary, build_embedding_matrix, read_vectors
@@ -537,6 +538,9 @@ def check_splits(task, cell) -> None:
                 for tree in chunk:  # which tree: a forest of one at a time
                     try:
                         cell.check_forest(_structure_forest([tree]))
+                    except StructureError as error:   # the node, in the tree's own numbering
+                        raise DataError(f"{error.reason} (node {error.node} of its tree)",
+                                        *_split_source(tree.source)) from None
                     except ValueError as error:
                         raise DataError(str(error), *_split_source(tree.source)) from None
                 raise

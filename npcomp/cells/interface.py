@@ -55,9 +55,9 @@ class StructureError(ValueError):
     offending node in the forest (its index in its own tree, and which tree
     of the forest)."""
 
-    def __init__(self, message: str, node: int, tree: int):
-        self.node, self.tree = node, tree
-        super().__init__(message)
+    def __init__(self, reason: str, node: int, tree: int):
+        self.reason, self.node, self.tree = reason, node, tree
+        super().__init__(f"{reason} (node {node} of tree {tree} of the forest)")
 
 
 class Cell:
@@ -124,5 +124,4 @@ def _refuse(forest: Forest, bad: np.ndarray, message: str) -> None:
     if nodes.size:
         node = int(nodes[0])
         origin, tree = int(forest.origin[node]), int(forest.tree[node])
-        raise StructureError(f"{message} (node {origin} of tree {tree} of the forest)",
-                             origin, tree)
+        raise StructureError(message, origin, tree)
