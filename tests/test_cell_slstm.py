@@ -13,7 +13,7 @@ from gradcheck.check import TOLERANCE, assert_passes, check_gradients
 from gradcheck.suite import VOCAB_SIZE, Setting, build_case, settings
 from gradcheck.trees import random_binary_tree, random_dependency_tree, random_forest_trees
 from npcomp.cells import levels, make_cell, slstm
-from npcomp.cells import reference
+from npcomp.cells.reference import slstm as slstm_reference
 from npcomp.embeddings import Vocabulary
 from npcomp.formats import branching_tree
 from npcomp.forest import build_forest, node_words
@@ -42,7 +42,7 @@ def test_forward_matches_node_by_node_reference(input_dim):
     cell_params = params.prefixed("cell")
     h, _ = model.cell.forward(cell_params, forest, params["embedding"][words], word_index)
     for k, tree in enumerate(trees):
-        expected = reference.slstm.forward(
+        expected = slstm_reference.forward(
             tree, params["embedding"][VOCABULARY.encode(tree.tokens)], cell_params)["out"]
         nodes = np.flatnonzero(forest.tree == k)
         np.testing.assert_allclose(h[nodes], expected[forest.origin[nodes]], rtol=1e-12,
