@@ -36,7 +36,18 @@ LOCK = ".lock"
 
 class RunDirectoryError(Exception):
     """A run directory cannot be used as asked: it holds a run, another
-    process trains in it, it is not a directory, it cannot be written."""
+    process trains in it, it is not a directory, it cannot be written.
+    ``ways_on``: what the caller may do instead, as ``train``'s arguments
+    (``resume``, ``run_dir``, ``overwrite``), for a front end to put in its
+    own terms; ``reason``: the message without them."""
+
+    def __init__(self, reason: str, ways_on: tuple = (), path: Path | None = None):
+        self.reason, self.ways_on, self.path = reason, ways_on, path
+        advice = {"resume": "resume it (resume=True)", "run_dir": "choose another run_dir",
+                  "overwrite": "replace it (overwrite=True)"}
+        text = reason if not ways_on else (
+            f"{reason} Ways on: {', '.join(advice[way] for way in ways_on)}.")
+        super().__init__(text)
 
 
 class RunFileError(Exception):
@@ -88,9 +99,9 @@ class RunDirectory:
         if held and not overwrite:
             raise RunDirectoryError(
                 f"{self.path} already holds a run ({', '.join(held)}); nothing was changed. "
-                f"Continue it with --resume {self.path}, choose another directory with "
-                "--out, or replace it with --overwrite (the old files are kept in "
-                f"{self.path / REPLACED} until the new run has finished an epoch)")
+                f"A replaced run's files are kept in {self.path / REPLACED} until the new run "
+                "has finished an epoch.", ways_on=("resume", "run_dir", "overwrite"),
+                path=self.path)
 
     def create(self) -> None:
         """Make the directory (and its parents) and take its lock."""
@@ -155,8 +166,8 @@ class RunDirectory:
         if free < bytes_needed:
             raise RunDirectoryError(
                 f"{self.path}: {free / 2**20:.1f} MiB free on its file system, but the run's "
-                f"checkpoint needs about {bytes_needed / 2**20:.1f} MiB: free some space or "
-                "choose another directory with --out")
+                f"checkpoint needs about {bytes_needed / 2**20:.1f} MiB: free some space.",
+                ways_on=("run_dir",), path=self.path)
 
     # ------------------------------------------------------------------
     # writing: whole files or nothing

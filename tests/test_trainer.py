@@ -248,7 +248,7 @@ def test_a_fresh_run_refuses_a_directory_holding_a_run(tmp_path):
     """Nothing of the old run is touched, and the message says how to go on."""
     quiet_train(tiny_config(epochs=1), tmp_path)
     before = {path.name: path.read_bytes() for path in tmp_path.iterdir() if path.is_file()}
-    with pytest.raises(RunDirectoryError, match="already holds a run.*--resume.*--overwrite"):
+    with pytest.raises(RunDirectoryError, match="already holds a run.*resume=True.*overwrite=True"):
         quiet_train(tiny_config(epochs=2, seed=9), tmp_path)
     assert {path.name: path.read_bytes() for path in tmp_path.iterdir()
             if path.is_file()} == before

@@ -100,6 +100,11 @@ def _explain(error: Exception) -> tuple:
     from ..trainer import TrainingStopped
     if isinstance(error, ConfigError):
         return EXIT_USAGE, f"{flag(error.option)}: {error.reason}"
+    if isinstance(error, RunDirectoryError) and error.ways_on:
+        flags = {"resume": f"--resume {error.path}", "run_dir": "another --out",
+                 "overwrite": "--overwrite"}
+        return EXIT_FAILED, (f"{error.reason} Ways on: "
+                             f"{', '.join(flags[way] for way in error.ways_on)}.")
     if isinstance(error, (DataError, DownloadError, RunDirectoryError, RunFileError,
                           TrainingStopped, ValueError, ImportError)):
         return EXIT_FAILED, str(error)
