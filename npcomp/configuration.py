@@ -40,6 +40,9 @@ _REALS = {
 }
 
 
+FLOAT32_MAX = 3.4028234663852886e38
+
+
 class ConfigError(ValueError):
     """A configuration value out of its range, or options that do not go
     together; ``option`` is the config key at fault."""
@@ -94,6 +97,12 @@ def check(config: dict) -> None:
         if allowed is not None and value not in allowed:
             raise ConfigError(option, f"{entry.name} takes one of {', '.join(allowed)}, "
                                       f"not {value!r}")
+    if config.get("dtype", "float32") == "float32":
+        for option in ("lr", "emb_lr", "epsilon", "l2"):
+            value = config.get(option)
+            if value is not None and abs(value) > FLOAT32_MAX:
+                raise ConfigError(option, f"{value!r} is beyond the range of float32, the "
+                                          "training dtype")
     task = config.get("task")
     if config.get("span_samples") and config.get("supervision") != "spans":
         raise ConfigError("span_samples", "draws from the phrase spans: it needs "

@@ -643,7 +643,10 @@ def _step(run: Run, indices, epoch: int, minibatch: int) -> float:
     config = run.config
     train_split = run.splits["train"]
     batch = train_split.batch(indices)
-    with naming_the_sentence(train_split.forest_trees(indices)):
+    # numbers out of range are checked below and stop the run with a message:
+    # NumPy's overflow warnings would only print before it
+    with naming_the_sentence(train_split.forest_trees(indices)), \
+            np.errstate(over="ignore", invalid="ignore"):
         loss, rows = run.model.loss_and_gradient(
             run.params, batch, run.grads, rng=run.rng, average=config["average"],
             helper=run.helper, **_regularisation(config))
@@ -654,7 +657,8 @@ def _step(run: Run, indices, epoch: int, minibatch: int) -> float:
         _stop(run, f"a gradient became non-finite at {where}")
     _check_divergence(run, loss, batch, where)
     fixed = config["fixed_embeddings"]
-    run.optimizer.step(run.params.flat, run.grads.flat, None if fixed else rows)
+    with np.errstate(over="ignore", invalid="ignore"):
+        run.optimizer.step(run.params.flat, run.grads.flat, None if fixed else rows)
     if fixed:
         run.grads["embedding"][rows] = 0.0
     if not all(_finite(run, state, rows) for state in run.optimizer.state.values()):

@@ -573,3 +573,23 @@ def test_a_baseline_killed_before_its_checkpoint_restarts_with_the_shared_option
     assert main(["train", "--resume", str(run_dir), "--quiet"]) == 0
     config = json.loads((run_dir / "baseline" / "metrics.json").read_text())["config"]
     assert config["epochs"] == 2 and config["lr"] == 0.2
+
+
+def test_a_rate_beyond_float32_is_refused_without_warnings(tmp_path, capsys):
+    assert main(["train", *TINY, "--lr", "1e300", "--out", str(tmp_path / "run")]) == 2
+    error = capsys.readouterr().err
+    assert "--lr: 1e+300 is beyond the range of float32" in error
+    assert "RuntimeWarning" not in error and not (tmp_path / "run").exists()
+
+
+def test_predict_into_a_closed_pipe_stops_quietly(finished_run):
+    """`npcomp predict ... | head -1`: the reader goes away after one line."""
+    sentences = "a good film\n" * 20000
+    process = npcomp_process("predict", "--run", str(finished_run), stdin=subprocess.PIPE)
+    process.stdin.write(sentences)
+    process.stdin.close()
+    first = process.stdout.readline()
+    process.stdout.close()
+    assert process.wait(timeout=120) == 0
+    assert json.loads(first)["label"] in range(5)
+    assert process.stderr.read() == ""

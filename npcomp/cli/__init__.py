@@ -68,6 +68,10 @@ def main(argv=None) -> int:
         return EXIT_USAGE
     try:
         return _run(args)
+    except BrokenPipeError:
+        # the reader of the output went away (`npcomp predict ... | head`): stop quietly
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - replaces the closed pipe
+        return EXIT_OK
     except KeyboardInterrupt:
         print("\nnpcomp: interrupted; a run is saved as of its latest dev evaluation "
               "(continue it with npcomp train --resume RUN_DIR)", file=sys.stderr)
