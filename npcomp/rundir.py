@@ -165,6 +165,9 @@ class RunDirectory:
     def write_json(self, name: str, record) -> None:
         _write_atomically(self.path / name, (json.dumps(record, indent=2) + "\n").encode())
 
+    def write_text(self, name: str, text: str) -> None:
+        _write_atomically(self.path / name, text.encode("utf-8"))
+
     def append_log(self, record) -> None:
         with open(self.log_path, "a", encoding="utf-8") as handle:
             handle.write(json.dumps(record) + "\n")

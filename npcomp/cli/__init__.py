@@ -1,5 +1,5 @@
 """The ``npcomp`` command line: one module per command (train, eval, predict,
-neighbours, summary, parse, download), each with ``add_parser(commands)``
+neighbours, summary, sweep, parse, download), each with ``add_parser(commands)``
 and ``run(args) -> exit status``.
 
 Heavy modules (numpy, numba) are imported only after the arguments are read,
@@ -11,15 +11,15 @@ import argparse
 import os
 import sys
 
-from . import download, evaluate, neighbours, parse, predict, summary, train
+from . import download, evaluate, neighbours, parse, predict, summary, sweep, train
 from .train import MODELS, TASKS, default_run_dir, given_options, train_config
 
-__all__ = ["main", "build_parser", "flag", "MODELS", "TASKS", "default_run_dir",
+__all__ = ["main", "build_parser", "flag", "run_parsed", "MODELS", "TASKS", "default_run_dir",
            "given_options", "train_config"]
 
 # command name -> its module
 COMMANDS = {"train": train, "eval": evaluate, "predict": predict, "neighbours": neighbours,
-            "parse": parse, "summary": summary, "download": download}
+            "parse": parse, "summary": summary, "sweep": sweep, "download": download}
 
 # exit statuses (README "Exit statuses")
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -67,17 +67,27 @@ def main(argv=None) -> int:
         parser.print_help()
         return EXIT_USAGE
     try:
-        return _run(args)
+        status, message = run_parsed(args)
     except KeyboardInterrupt:
         print("\nnpcomp: interrupted; a run is saved as of its latest dev evaluation "
               "(continue it with npcomp train --resume RUN_DIR)", file=sys.stderr)
         return EXIT_INTERRUPTED
+    if message is not None:
+        print(f"npcomp {args.command}: error: {message}", file=sys.stderr)
+    return status
+
+
+def run_parsed(args) -> tuple:
+    """Run a parsed command: (exit status, None) or, for a failure, (exit
+    status, its one-line message).  ``main`` prints the message; ``npcomp
+    sweep`` runs each of its ``npcomp train`` commands so in a Dask worker
+    and reports it."""
+    try:
+        return _run(args), None
     except Exception as error:  # noqa: BLE001 - the command line's last word on any failure
         if os.environ.get("NPCOMP_TRACEBACK"):
             raise
-        status, message = _explain(error)
-        print(f"npcomp {args.command}: error: {message}", file=sys.stderr)
-        return status
+        return _explain(error)
 
 
 def _run(args) -> int:
@@ -97,9 +107,12 @@ def _explain(error: Exception) -> tuple:
     from ..download import DownloadError
     from ..formats import DataError
     from ..rundir import RunDirectoryError, RunFileError
+    from ..sweep import SpecError
     from ..trainer import TrainingStopped
     if isinstance(error, ConfigError):
         return EXIT_USAGE, f"{flag(error.option)}: {error.reason}"
+    if isinstance(error, SpecError):
+        return EXIT_USAGE, str(error)
     if isinstance(error, (DataError, DownloadError, RunDirectoryError, RunFileError,
                           TrainingStopped, ValueError, ImportError)):
         return EXIT_FAILED, str(error)
