@@ -172,9 +172,14 @@ def read_spec(path: str | Path) -> SweepSpec:
         # the message ends "(at line L, column C)": name the place as FILE:LINE
         message = str(error)
         found = re.search(r"\(at line (\d+), column (\d+)\)", message)
+        at_end = re.search(r"\(at end of document\)", message)
         if found:
             message = (f"{path}:{found[1]}: {message[:found.start()].strip()} "
                        f"(column {found[2]})")
+        elif at_end:  # something left open: name the last line written
+            last = max((number for number, line in enumerate(text.splitlines(), start=1)
+                        if line.strip()), default=1)
+            message = f"{path}:{last}: {message[:at_end.start()].strip()} at the end of the file"
         else:
             message = f"{path}: {message}"
         raise SpecError(f"{message}: not valid TOML") from None
