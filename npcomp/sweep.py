@@ -488,21 +488,42 @@ def dask_client(scheduler: str | None = None, workers: int = 1, dashboard: str |
         finally:
             client.close()
         return
-    # one task at a time per worker (no task waits queued on a busy worker),
-    # and a run whose worker died is resubmitted ALLOWED_FAILURES times
-    with dask.config.set({"distributed.scheduler.worker-saturation": 1.0,
-                          "distributed.scheduler.allowed-failures": ALLOWED_FAILURES}):
+    # a run whose worker died is resubmitted ALLOWED_FAILURES times; the
+    # worker processes ignore Ctrl-C, which reaches them from the terminal
+    # too: this process stops them, and they print no traceback meanwhile
+    with dask.config.set({"distributed.scheduler.allowed-failures": ALLOWED_FAILURES}), \
+            _interrupts_ignored():
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                                host="127.0.0.1", scheduler_port=0,
                                dashboard_address=dashboard, silence_logs=logging.ERROR)
     try:
         client = Client(cluster)
         try:
+            # and so do the workers a nanny starts again after one died
+            from .sweep_workers import IgnoreInterrupts
+            client.register_plugin(IgnoreInterrupts())
             yield client
         finally:
             client.close()
     finally:
         cluster.close()
+
+
+@contextmanager
+def _interrupts_ignored():
+    """SIGINT ignored while the local cluster starts its worker processes,
+    which inherit that (in the main thread only: elsewhere Python cannot
+    change a signal's handler)."""
+    import signal
+    import threading
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 @dataclass

@@ -11,8 +11,11 @@ import json
 import os
 import shutil
 import signal
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -35,6 +38,12 @@ def metrics_of(run_dir) -> dict:
 
 def log_of(run_dir) -> list:
     return [json.loads(line) for line in (run_dir / "log.jsonl").read_text().splitlines()]
+
+
+def evaluations(log: list) -> list:
+    """The epochs done at each dev evaluation of a log (2.5: mid-epoch 3)."""
+    return [record["at"] if record["event"] == "evaluation" else record["epoch"]
+            for record in log if record["event"] in ("evaluation", "epoch")]
 
 
 @pytest.fixture(scope="module")
@@ -148,7 +157,7 @@ def test_running_a_finished_sweep_again_trains_nothing(finished_sweep, capsys):
     seconds = time.perf_counter() - start
     print(f"the finished sweep again: {seconds:.2f} s")
     assert seconds < 5
-    assert "6 finished before, 0 to train" in capsys.readouterr().out
+    assert "6 finished before, 0 to resume, 0 to start" in capsys.readouterr().out
     assert {path: path.read_text() for path in logs} == logs
 
 
@@ -178,14 +187,21 @@ def test_a_killed_worker_resumes_its_run(cluster, tmp_path):
     worker = next(address for address, keys in client.processing().items()
                   if any(f"-{victim.name}-" in str(key) for key in keys))
     os.kill(pids[worker], signal.SIGKILL)
+    done_before_the_kill = evaluations(log_of(victim))
     killed_at = time.monotonic()
     sweeping.join(timeout=240)
     assert not sweeping.is_alive() and statuses == [0]
     print(f"killed {victim.name}'s worker; the sweep finished "
           f"{time.monotonic() - killed_at:.1f} s later")
-    events = [record["event"] for record in log_of(victim)]
+    log = log_of(victim)
+    events = [record["event"] for record in log]
     assert "resumed" in events, events
     assert events.count("start") == 1  # resumed, not started again
+    # it went on from its latest checkpoint: no dev evaluation before the last
+    # one written at the kill is done again (that one only if the kill fell
+    # between its log record and its checkpoint)
+    after_resuming = evaluations(log[events.index("resumed"):])
+    assert done_before_the_kill and after_resuming[0] >= done_before_the_kill[-1]
     for run_dir in (sweep_dir / "runs").iterdir():
         metrics = metrics_of(run_dir)
         assert metrics["test"] is not None
@@ -282,3 +298,43 @@ def test_a_sweep_directory_holding_another_sweep_is_refused(finished_sweep, clus
     results = json.loads((copied / "sweep.json").read_text())
     assert results["finished"] == 8
     assert [record["test_root_acc"]["n"] for record in results["settings"]] == [4, 4]
+
+
+def live_processes(group: int) -> list:
+    """The processes of a process group that are not zombies (Linux /proc)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rpartition(")")[2].split()
+        except OSError:
+            continue  # ended meanwhile
+        if int(fields[2]) == group and fields[0] != "Z":
+            found.append(int(stat.parent.name))
+    return found
+
+
+def test_ctrl_c_stops_the_cluster_and_leaves_every_run_resumable(tmp_path):
+    """SIGINT to the command's process group, as the terminal sends it: exit
+    status 130, no traceback from the workers, no process left, every run
+    started resumable from its checkpoint."""
+    sweep_dir = tmp_path / "sweep"
+    command = subprocess.Popen(
+        [sys.executable, "-m", "npcomp", "sweep", "--task", "synthetic", "--dim", "32",
+         "--embedding-dim", "32", "--epochs", "200", "--evals-per-epoch", "2", "--no-baseline",
+         "--no-train-eval", "--seeds", "1-2", "--workers", "2", "--quiet",
+         "--out", str(sweep_dir)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and command.poll() is None and not all(
+            run_state(sweep_dir / "runs" / f"base-s{seed}") == "resumable" for seed in (1, 2)):
+        time.sleep(0.05)
+    os.killpg(command.pid, signal.SIGINT)
+    out, err = command.communicate(timeout=60)
+    assert command.returncode == 130, err
+    assert "interrupted; the cluster is stopped" in err and "Traceback" not in err, err
+    deadline = time.monotonic() + 10
+    while live_processes(command.pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not live_processes(command.pid)  # no worker left
+    for seed in (1, 2):
+        assert run_state(sweep_dir / "runs" / f"base-s{seed}") == "resumable"

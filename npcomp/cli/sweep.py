@@ -333,19 +333,23 @@ def run(args) -> int:
     # runs of an earlier spec (--extend) are checked with their own options too
     arguments = {run.name: run_arguments(run, flags, lambda option: str(
         sweep_dir / sweeping.PLAN)) for run in runs}
-    to_do = {}
+    to_do, states = {}, {}
     for run in runs:
         run_dir = sweeping.run_directory(sweep_dir, run)
-        if sweeping.run_state(run_dir) == "finished":
+        state = sweeping.run_state(run_dir)
+        states[state] = states.get(state, 0) + 1
+        if state == "finished":
             continue
         resumed_with = train_arguments({key: value for key, value in run.options.items()
                                         if key in RESUMED_WITH}, flags, str)
         to_do[run.name] = (arguments[run.name], resumed_with, str(run_dir),
                            args.threads_per_run, str(sweeping.log_path(sweep_dir, run)))
     finished_before = len(runs) - len(to_do)
-    print(f"sweep {sweep_dir}: {len(runs)} runs ({len({run.setting for run in runs})} settings "
-          f"x {len(spec.seeds)} seeds), {finished_before} finished before, {len(to_do)} to "
-          "train", flush=True)
+    settings = len({run.setting for run in runs})
+    print(f"sweep {sweep_dir}: {len(runs)} runs ({settings} setting{'s' * (settings > 1)}, "
+          f"seeds {','.join(map(str, spec.seeds))}): {finished_before} finished before, "
+          f"{states.get('resumable', 0)} to resume, "
+          f"{states.get('new', 0) + states.get('started', 0)} to start", flush=True)
     outcomes = {}
     if to_do:
         workers = args.workers or max(1, (os.cpu_count() or 1) // args.threads_per_run)
