@@ -125,8 +125,28 @@ def train_arguments(options: dict, flags: dict, where) -> list:
 
 
 def run_arguments(run, flags: dict, where) -> list:
-    """A fresh run's `npcomp train` arguments: its options, then its seed."""
-    return [*train_arguments(run.options, flags, where), "--seed", str(run.seed)]
+    """A fresh run's `npcomp train` arguments: its options (paths made
+    absolute), then its seed."""
+    return [*train_arguments(absolute_paths(run.options), flags, where), "--seed", str(run.seed)]
+
+
+def absolute_paths(options: dict) -> dict:
+    """``options`` with the paths relative to this directory made absolute,
+    as a worker started elsewhere must read them: the data directory (this
+    process's default when not given: $NPCOMP_DATA, else ./data), the parses,
+    and a vector file found here (a bare name is looked up in the data
+    directory's vectors/)."""
+    from ..tasks import default_data_dir
+    options = dict(options)
+    data_dir = options.get("data_dir")
+    options["data_dir"] = str(Path(data_dir if data_dir is not None
+                                   else default_data_dir()).resolve())
+    if options.get("parses_dir") is not None:
+        options["parses_dir"] = str(Path(options["parses_dir"]).resolve())
+    vectors = options.get("vectors")
+    if isinstance(vectors, str) and vectors != "random" and Path(vectors).is_file():
+        options["vectors"] = str(Path(vectors).resolve())
+    return options
 
 
 def _refused(where: str, message: str):
@@ -340,10 +360,13 @@ def run(args) -> int:
         states[state] = states.get(state, 0) + 1
         if state == "finished":
             continue
-        resumed_with = train_arguments({key: value for key, value in run.options.items()
+        resumed_with = train_arguments({key: value for key, value in
+                                        absolute_paths(run.options).items()
                                         if key in RESUMED_WITH}, flags, str)
-        to_do[run.name] = (arguments[run.name], resumed_with, str(run_dir),
-                           args.threads_per_run, str(sweeping.log_path(sweep_dir, run)))
+        # absolute: a worker of an existing cluster runs in a directory of its own
+        to_do[run.name] = (arguments[run.name], resumed_with, str(run_dir.resolve()),
+                           args.threads_per_run,
+                           str(sweeping.log_path(sweep_dir, run).resolve()))
     finished_before = len(runs) - len(to_do)
     settings = len({run.setting for run in runs})
     print(f"sweep {sweep_dir}: {len(runs)} runs ({settings} setting{'s' * (settings > 1)}, "
