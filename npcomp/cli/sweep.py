@@ -390,8 +390,10 @@ def run(args) -> int:
         except KeyboardInterrupt:
             results = sweeping.sweep_results(sweep_dir, runs, outcomes)
             sweeping.write_results(sweep_dir, results)
-            print(f"\nnpcomp sweep: interrupted; the cluster is stopped and every run is saved "
-                  f"as of its latest dev evaluation: run the same command again to continue "
+            stopped = ("the workers training its runs restarted" if args.scheduler else
+                       "the cluster stopped")
+            print(f"\nnpcomp sweep: interrupted, {stopped}; every run is saved as of its "
+                  "latest dev evaluation: run the same command again to continue "
                   f"({results['finished']} of {len(runs)} runs finished)", file=sys.stderr)
             return EXIT_INTERRUPTED
     results = sweeping.sweep_results(sweep_dir, runs, outcomes)
