@@ -69,6 +69,10 @@ class SweepDirectoryError(RunDirectoryError):
     """SWEEP_DIR holds another sweep, or cannot be used."""
 
 
+class ClusterError(ConnectionError):
+    """The Dask scheduler named cannot be reached."""
+
+
 # --------------------------------------------------------------------------
 # the specification: a TOML file and/or command-line options
 # --------------------------------------------------------------------------
@@ -344,6 +348,11 @@ def settings_of(spec: SweepSpec) -> dict:
                 raise SpecError(f"{spec.where('grid') if spec.grid else spec.source}: two "
                                 f"settings are both named {setting}: values that print alike "
                                 "(0.1 and 0.10) or a setting named like a grid point")
+            both = sorted(set(options) & set(point))
+            if both:
+                raise SpecError(f"{spec.where('grid', both[0])}: {both[0]} is both in the grid "
+                                f"and in setting {name} ({spec.where(f'settings.{name}', both[0])})"
+                                ": give it in one place")
             sources = {option: "base" for option in spec.base}
             sources.update({option: f"settings.{name}" for option in options})
             sources.update({option: "grid" for option in point})
@@ -369,7 +378,11 @@ def plan_record(spec: SweepSpec, runs: list) -> dict:
 
 
 def _what_is_trained(record: dict) -> dict:
-    return {**record, "options": {key: value for key, value in record["options"].items()
+    """A planned run's setting, seed and options, without those that do not
+    change what it trains, each value as `npcomp train` receives it (text:
+    0.05 from a SPEC file and "0.05" from --grid plan the same run)."""
+    return {**record, "options": {key: value if isinstance(value, bool) else str(value)
+                                  for key, value in record["options"].items()
                                   if key not in _WHERE_IT_RUNS}}
 
 
@@ -397,12 +410,16 @@ def settle_plan(sweep_dir: str | Path, spec: SweepSpec, runs: list, extend: bool
                and _what_is_trained(old["runs"][name]) != _what_is_trained(new["runs"][name])]
     if changed:
         name = changed[0]
+        then, now = (_what_is_trained(plan["runs"][name])["options"] for plan in (old, new))
+        differences = ", ".join(f"{key} {then.get(key, '(not given)')} there, "
+                                f"{now.get(key, '(not given)')} here"
+                                for key in dict.fromkeys([*then, *now])
+                                if then.get(key) != now.get(key))
         raise SweepDirectoryError(
-            f"{directory.path} holds another sweep: its run {name} was planned with "
-            f"{_options_text(old['runs'][name]['options'])}, this one with "
-            f"{_options_text(new['runs'][name]['options'])}"
-            f"{f' (and {len(changed) - 1} more runs differ)' if len(changed) > 1 else ''}; "
-            "nothing was changed. Choose another directory with --out (or move that one "
+            f"{directory.path} holds another sweep: its run {name} has other options "
+            f"({differences or 'another setting or seed'})"
+            f"{f'; {len(changed) - 1} more runs differ' if len(changed) > 1 else ''}. "
+            "Nothing was changed. Choose another directory with --out (or move that one "
             "aside)")
     added = [name for name in new["runs"] if name not in old["runs"]]
     dropped = [name for name in old["runs"] if name not in new["runs"]]
@@ -426,10 +443,6 @@ def settle_plan(sweep_dir: str | Path, spec: SweepSpec, runs: list, extend: bool
         directory.write_json(PLAN, merged)
     return [PlannedRun(name=name, setting=record["setting"], seed=record["seed"],
                        options=record["options"]) for name, record in merged["runs"].items()]
-
-
-def _options_text(options: dict) -> str:
-    return " ".join(f"{key}={value}" for key, value in options.items()) or "the defaults"
 
 
 def run_directory(sweep_dir: str | Path, run: PlannedRun) -> Path:
@@ -481,8 +494,8 @@ def dask_client(scheduler: str | None = None, workers: int = 1, dashboard: str |
         try:
             client = Client(scheduler, timeout="20s")
         except (OSError, TimeoutError) as error:
-            raise SweepDirectoryError(f"--scheduler {scheduler}: no Dask scheduler answers "
-                                      f"there ({error})") from None
+            raise ClusterError(f"--scheduler {scheduler}: no Dask scheduler answers there "
+                               f"({error})") from None
         try:
             yield client
         finally:
@@ -594,9 +607,9 @@ def _result(future) -> dict:
     except Exception as error:  # noqa: BLE001 - any failure of one run is that run's
         from distributed.scheduler import KilledWorker
         if isinstance(error, KilledWorker):
-            return {"status": 1, "error": f"its worker died {ALLOWED_FAILURES + 1} times while "
-                    "training it (Dask's allowed failures); it resumes from its checkpoint "
-                    "when the sweep is run again"}
+            return {"status": 1, "error": "its workers died while training it more often "
+                    "than the scheduler allows (Dask's allowed failures, 3 unless configured); "
+                    "it resumes from its checkpoint when the sweep is run again"}
         return {"status": 1, "error": f"{type(error).__name__}: {error}"}
 
 

@@ -253,6 +253,7 @@ def test_a_setting_refused_by_train_stops_the_sweep_before_it_starts(tmp_path, c
     ('[base]\ntask = "synthetic"\n[settings.small]\nfixed-embeddings = 1\n', 4,
      "is a switch: true or false"),
     ('[grid]\nlr = 0.05\n', 2, "non-empty list"),
+    ('[grid]\nlr = [0.05]\n[settings.a]\nlr = 0.1\n', 2, "lr is both in the grid"),
 ])
 def test_a_bad_spec_is_named_by_file_and_line(tmp_path, capsys, text, line, message):
     spec = tmp_path / "spec.toml"
@@ -287,8 +288,9 @@ def test_a_sweep_directory_holding_another_sweep_is_refused(finished_sweep, clus
     changed = ["sweep", *TINY, "--dim", "8", *GRID, "--out", str(copied)]
     assert main(changed) == 1
     error = capsys.readouterr().err
-    assert "holds another sweep: its run lr0.05-s1 was planned with" in error
-    assert "nothing was changed" in error
+    assert "holds another sweep: its run lr0.05-s1 has other options (dim 4 there, 8 here)" \
+        in error
+    assert "Nothing was changed" in error
     more_seeds = ["sweep", *TINY, "--seeds", "1-4", "--grid", "lr=0.05,0.1",
                   "--scheduler", cluster[0].scheduler_address, "--quiet", "--out", str(copied)]
     assert main(more_seeds) == 1

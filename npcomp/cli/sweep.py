@@ -369,7 +369,8 @@ def run(args) -> int:
                            str(sweeping.log_path(sweep_dir, run).resolve()))
     finished_before = len(runs) - len(to_do)
     settings = len({run.setting for run in runs})
-    print(f"sweep {sweep_dir}: {len(runs)} runs ({settings} setting{'s' * (settings > 1)}, "
+    print(f"sweep {sweep_dir}: {len(runs)} run{'s' * (len(runs) > 1)} "
+          f"({settings} setting{'s' * (settings > 1)}, "
           f"seeds {','.join(map(str, spec.seeds))}): {finished_before} finished before, "
           f"{states.get('resumable', 0)} to resume, "
           f"{states.get('new', 0) + states.get('started', 0)} to start", flush=True)
