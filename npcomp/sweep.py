@@ -36,7 +36,6 @@ SWEEP_DIR holds:
 from __future__ import annotations
 
 import itertools
-import json
 import re
 import time
 import uuid
@@ -81,19 +80,19 @@ class ClusterError(ConnectionError):
 class SweepSpec:
     """What a sweep trains.  Options are train config keys (``lr``,
     ``data_dir``: a flag's name with underscores) mapped to values: TOML
-    scalars from a file, strings from the command line.
+    scalars from a file, the parsed values of the command line's options.
 
     ``base``: the options every run takes; ``grid``: option -> its values;
     ``settings``: name -> options; ``seeds``: ints; ``source``: the SPEC
     file or None; ``lines``: (section, option) -> the line it is on in the
-    file (section ``settings.NAME`` for a named setting)."""
+    file (section ``settings.NAME`` for a named setting); ``command_line``:
+    the (section, option) pairs given on the command line instead."""
     base: dict = field(default_factory=dict)
     seeds: list = field(default_factory=lambda: [1])
     grid: dict = field(default_factory=dict)
     settings: dict = field(default_factory=dict)
     source: str | None = None
     lines: dict = field(default_factory=dict)
-
     command_line: set = field(default_factory=set)
 
     def where(self, section: str, option: str | None = None) -> str:
@@ -345,7 +344,7 @@ def settings_of(spec: SweepSpec) -> dict:
         for point in points:
             setting = "-".join(part for part in (name, grid_point_name(point)) if part) or "base"
             if setting in settings:
-                raise SpecError(f"{spec.where('grid') if spec.grid else spec.source}: two "
+                raise SpecError(f"{spec.where('grid')}: two "
                                 f"settings are both named {setting}: values that print alike "
                                 "(0.1 and 0.10) or a setting named like a grid point")
             both = sorted(set(options) & set(point))
@@ -737,8 +736,3 @@ def write_results(sweep_dir: str | Path, results: dict) -> None:
     directory.write_json(RESULTS, results)
     directory.write_text(TABLE, results_table(results))
 
-
-def wall_time(seconds: float) -> str:
-    minutes, seconds = divmod(int(round(seconds)), 60)
-    return f"{minutes}:{seconds:02d}" if minutes < 60 else \
-        f"{minutes // 60}:{minutes % 60:02d}:{seconds:02d}"

@@ -331,10 +331,33 @@ def train_in_worker(arguments: list, resume_arguments: list, run_dir: str, threa
     return result
 
 
+def _jobs(runs: list, sweep_dir: Path, flags: dict, threads: int) -> tuple:
+    """The task arguments of train_in_worker for each run not finished (run
+    name -> tuple), and how many runs are in each state (run_state)."""
+    from .. import sweep as sweeping
+    jobs, states = {}, {}
+    for run in runs:
+        run_dir = sweeping.run_directory(sweep_dir, run)
+        state = sweeping.run_state(run_dir)
+        states[state] = states.get(state, 0) + 1
+        if state == "finished":
+            continue
+        # a run planned by an earlier SPEC (--extend) was checked then; one
+        # whose options cannot be passed on is named by the plan
+        fresh = run_arguments(run, flags, lambda option: str(sweep_dir / sweeping.PLAN))
+        resumed = train_arguments({key: value for key, value in
+                                   absolute_paths(run.options).items()
+                                   if key in RESUMED_WITH}, flags, str)
+        # absolute: a worker of an existing cluster runs in a directory of its own
+        jobs[run.name] = (fresh, resumed, str(run_dir.resolve()), threads,
+                          str(sweeping.log_path(sweep_dir, run).resolve()))
+    return jobs, states
+
+
 def run(args) -> int:
     from .. import sweep as sweeping
-    from . import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
     from ..configuration import ConfigError
+    from . import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
     if args.threads_per_run < 1:
         raise ConfigError("threads_per_run", f"must be a whole number >= 1, not "
                                              f"{args.threads_per_run}")
@@ -350,23 +373,7 @@ def run(args) -> int:
     check_settings(spec, planned, flags, args.threads_per_run)
     sweep_dir = Path(args.out)
     runs = sweeping.settle_plan(sweep_dir, spec, planned, extend=args.extend)
-    # runs of an earlier spec (--extend) are checked with their own options too
-    arguments = {run.name: run_arguments(run, flags, lambda option: str(
-        sweep_dir / sweeping.PLAN)) for run in runs}
-    to_do, states = {}, {}
-    for run in runs:
-        run_dir = sweeping.run_directory(sweep_dir, run)
-        state = sweeping.run_state(run_dir)
-        states[state] = states.get(state, 0) + 1
-        if state == "finished":
-            continue
-        resumed_with = train_arguments({key: value for key, value in
-                                        absolute_paths(run.options).items()
-                                        if key in RESUMED_WITH}, flags, str)
-        # absolute: a worker of an existing cluster runs in a directory of its own
-        to_do[run.name] = (arguments[run.name], resumed_with, str(run_dir.resolve()),
-                           args.threads_per_run,
-                           str(sweeping.log_path(sweep_dir, run).resolve()))
+    to_do, states = _jobs(runs, sweep_dir, flags, args.threads_per_run)
     finished_before = len(runs) - len(to_do)
     settings = len({run.setting for run in runs})
     print(f"sweep {sweep_dir}: {len(runs)} run{'s' * (len(runs) > 1)} "
@@ -403,8 +410,6 @@ def run(args) -> int:
     print(f"written: {sweep_dir / sweeping.RESULTS}, {sweep_dir / sweeping.TABLE}")
     if results["finished"] == len(runs):
         return EXIT_OK
-    usage = any(outcome.get("status") == EXIT_USAGE for outcome in outcomes.values())
     print(f"npcomp sweep: {results['failed'] + results['unfinished']} of {len(runs)} runs did "
-          f"not finish{' (a setting refused by npcomp train)' if usage else ''}; the others "
-          "are reported above", file=sys.stderr)
+          "not finish (each named above with its error)", file=sys.stderr)
     return EXIT_FAILED
