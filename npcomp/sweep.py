@@ -667,10 +667,14 @@ def sweep_results(sweep_dir: str | Path, runs: list, outcomes: dict | None = Non
     from .trainer import selection_metric
     outcomes = outcomes or {}
     sweep_dir = Path(sweep_dir)
+    earlier = _earlier_runs(sweep_dir)
     setting_of, run_records = {}, {}
     for run in runs:
         run_dir = run_directory(sweep_dir, run)
-        outcome = outcomes.get(run.name, {})
+        # a run trained by an earlier invocation keeps what its worker reported then
+        outcome = outcomes.get(run.name) or {key: value for key, value in
+                                             earlier.get(run.name, {}).items()
+                                             if key in ("threads", "resumed", "worker")}
         state = run_state(run_dir)
         status = ("finished" if state == "finished" else
                   "failed" if outcome.get("status") not in (None, 0) else "unfinished")
@@ -708,6 +712,15 @@ def sweep_results(sweep_dir: str | Path, runs: list, outcomes: dict | None = Non
             "failed": sum(r["status"] == "failed" for r in run_records.values()),
             "unfinished": sum(r["status"] == "unfinished" for r in run_records.values()),
             "best": best, "settings": settings, "runs": run_records}
+
+
+def _earlier_runs(sweep_dir: Path) -> dict:
+    """The ``runs`` of SWEEP_DIR/sweep.json as the last invocation wrote it
+    ({} if there is none, or it cannot be read: it is rewritten anyway)."""
+    try:
+        return RunDirectory(sweep_dir).read_json(RESULTS).get("runs") or {}
+    except (RunFileError, AttributeError):
+        return {}
 
 
 def results_table(results: dict) -> str:

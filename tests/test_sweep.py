@@ -159,6 +159,9 @@ def test_running_a_finished_sweep_again_trains_nothing(finished_sweep, capsys):
     assert seconds < 5
     assert "6 finished before, 0 to resume, 0 to start" in capsys.readouterr().out
     assert {path: path.read_text() for path in logs} == logs
+    results = json.loads((sweep_dir / "sweep.json").read_text())
+    assert results["finished"] == 6 and all(  # what the workers reported is kept
+        run["threads"] == {"compute": 1, "blas": 1, "numba": 1} for run in results["runs"].values())
 
 
 def test_a_killed_worker_resumes_its_run(cluster, tmp_path):
