@@ -174,7 +174,10 @@ class RunDirectory:
     # ------------------------------------------------------------------
 
     def write_json(self, name: str, record) -> None:
-        data = (json.dumps(record, indent=2) + "\n").encode()
+        self.write_text(name, json.dumps(record, indent=2) + "\n")
+
+    def write_text(self, name: str, text: str) -> None:
+        data = text.encode("utf-8")
         _write_atomically(self.path / name, lambda handle: handle.write(data))
 
     def append_log(self, record) -> None:

@@ -272,8 +272,19 @@ def test_summary_groups_seeds(tmp_path, capsys):
     assert summary["std"] == pytest.approx(np.std(roots, ddof=1))
     assert (summary["median"], summary["min"], summary["max"], summary["n"]) == (
         pytest.approx(np.median(roots)), min(roots), max(roots), 3)
+    from scipy import stats
+    low, high = stats.t.interval(0.95, 2, loc=np.mean(roots), scale=stats.sem(roots))
+    assert summary["ci95"] == [pytest.approx(low), pytest.approx(high)]
+    assert records[1]["test_root_acc"]["ci95"] is None  # one seed bounds nothing
+    devs = [json.loads((tmp_path / f"s{seed}" / "metrics.json").read_text())["dev"]["root_acc"]
+            for seed in (1, 2, 3)]
+    assert records[0]["dev_root_acc"]["mean"] == pytest.approx(np.mean(devs))
     assert main(["summary", *runs]) == 0
     assert "treelstm-nary" in capsys.readouterr().out
+    assert main(["summary", "--markdown", *runs]) == 0
+    table = capsys.readouterr().out.splitlines()
+    assert table[0].startswith("| setting | n |") and len(table) == 4
+    assert f"| root {np.mean(roots):.2f} ± " in table[2]
     assert main(["summary", str(tmp_path)]) == 1
     assert "no metrics.json" in capsys.readouterr().err
 

@@ -1,5 +1,5 @@
 """The ``npcomp`` command line: one module per command (train, eval, predict,
-neighbours, summary, parse, download), each with ``add_parser(commands)``
+neighbours, summary, sweep, parse, download), each with ``add_parser(commands)``
 and ``run(args) -> exit status``.
 
 Heavy modules (numpy, numba) are imported only after the arguments are read,
@@ -11,15 +11,15 @@ import argparse
 import os
 import sys
 
-from . import download, evaluate, neighbours, parse, predict, summary, train
+from . import download, evaluate, neighbours, parse, predict, summary, sweep, train
 from .train import MODELS, TASKS, default_run_dir, given_options, train_config
 
-__all__ = ["main", "build_parser", "flag", "MODELS", "TASKS", "default_run_dir",
+__all__ = ["main", "build_parser", "flag", "run_parsed", "MODELS", "TASKS", "default_run_dir",
            "given_options", "train_config"]
 
 # command name -> its module
 COMMANDS = {"train": train, "eval": evaluate, "predict": predict, "neighbours": neighbours,
-            "parse": parse, "summary": summary, "download": download}
+            "parse": parse, "summary": summary, "sweep": sweep, "download": download}
 
 # exit statuses (README "Exit statuses")
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -67,21 +67,31 @@ def main(argv=None) -> int:
         parser.print_help()
         return EXIT_USAGE
     try:
-        return _run(args)
-    except BrokenPipeError:
-        # the reader of the output went away (`npcomp predict ... | head`): stop quietly
-        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - replaces the closed pipe
-        return EXIT_OK
+        status, message = run_parsed(args)
     except KeyboardInterrupt:
         print("\nnpcomp: interrupted; a run is saved as of its latest dev evaluation "
               "(continue it with npcomp train --resume RUN_DIR)", file=sys.stderr)
         return EXIT_INTERRUPTED
+    if message is not None:
+        print(f"npcomp {args.command}: error: {message}", file=sys.stderr)
+    return status
+
+
+def run_parsed(args) -> tuple:
+    """Run a parsed command: (exit status, None) or, for a failure, (exit
+    status, its one-line message).  ``main`` prints the message; ``npcomp
+    sweep`` runs each of its ``npcomp train`` commands so in a Dask worker
+    and reports it."""
+    try:
+        return _run(args), None
+    except BrokenPipeError:
+        # the reader of the output went away (`npcomp predict ... | head`): stop quietly
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - replaces the closed pipe
+        return EXIT_OK, None
     except Exception as error:  # noqa: BLE001 - the command line's last word on any failure
         if os.environ.get("NPCOMP_TRACEBACK"):
             raise
-        status, message = _explain(error)
-        print(f"npcomp {args.command}: error: {message}", file=sys.stderr)
-        return status
+        return _explain(error)
 
 
 def _run(args) -> int:
@@ -101,9 +111,12 @@ def _explain(error: Exception) -> tuple:
     from ..download import DownloadError
     from ..formats import DataError
     from ..rundir import RunDirectoryError, RunFileError
+    from ..sweep import SpecError
     from ..trainer import TrainingStopped
     if isinstance(error, ConfigError):
         return EXIT_USAGE, f"{flag(error.option)}: {error.reason}"
+    if isinstance(error, SpecError):
+        return EXIT_USAGE, str(error)
     if isinstance(error, RunDirectoryError) and error.ways_on:
         flags = {"resume": f"--resume {error.path}", "run_dir": "another --out",
                  "overwrite": "--overwrite"}

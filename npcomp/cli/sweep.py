@@ -1,0 +1,415 @@
+"""`npcomp sweep`: many `npcomp train` runs over seeds and settings on Dask
+distributed, and their statistics per setting (npcomp/sweep.py).
+
+Every run is an `npcomp train` command (base options + setting + ``--seed S
+--out SWEEP_DIR/runs/NAME``, or ``--resume`` when its checkpoint exists),
+parsed, checked and trained by train's own code inside a Dask worker; its
+failure becomes the message `npcomp train` would print.  Every setting is
+built into its run configuration before the cluster starts, so a bad option
+is refused (exit status 2, naming the setting and the SPEC line) before
+anything trains.
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import os
+import sys
+from pathlib import Path
+
+from . import train
+
+SPEC_EXAMPLE = """\
+A SPEC file (TOML):
+
+  seeds = "1-5"               # or [1, 2, 3]
+  [base]                      # any npcomp train option, named as its flag
+  model = "treelstm-nary"
+  task = "sst5"
+  data-dir = "/shared/data"
+  [grid]                      # every combination of these values
+  lr = [0.05, 0.1]
+  [settings.glove]            # named settings, each combined with the grid
+  vectors = "glove.6B.50d.sst-sick.txt"
+  [settings.random]
+  vectors = "random"
+
+gives the settings glove-lr0.05, glove-lr0.1, random-lr0.05, random-lr0.1 and
+the runs SWEEP_DIR/runs/glove-lr0.05-s1 ... random-lr0.1-s5. Switches take
+true or false (fixed-embeddings = true, baseline = false).
+
+Exit status: 0 when every run finished, 1 when some failed (each is named
+with its error; the others go on), 2 for a bad SPEC or option (named by file
+and line, or by setting), 130 when interrupted (every run stays resumable:
+run the same command again).
+"""
+
+# train options a sweep sets for each run itself, and why
+SET_BY_THE_SWEEP = {
+    "out": "each run's directory is SWEEP_DIR/runs/SETTING-sSEED (--out is SWEEP_DIR)",
+    "seed": "the seeds are given by seeds (--seeds)",
+    "resume": "a sweep resumes its unfinished runs by itself when run again",
+    "overwrite": "a sweep never replaces a run it finished",
+    "threads": "each run's threads are --threads-per-run",
+    "quiet": "runs print to SWEEP_DIR/logs/",
+    "help_defaults": "it is not a training option",
+}
+# options a resumed run takes anew (trainer.RESUMABLE, less threads, set per run)
+RESUMED_WITH = ("epochs", "data_dir", "eval_batch_size", "train_eval")
+
+
+class _OptionsRefused(Exception):
+    """argparse's complaint about a setting's options (instead of exiting)."""
+
+
+class _RaisingParser(argparse.ArgumentParser):
+    def error(self, message):
+        raise _OptionsRefused(message)
+
+
+def train_parser() -> argparse.ArgumentParser:
+    """`npcomp train`'s own parser (cli/train.py's options), raising instead
+    of exiting on a bad value."""
+    commands = _RaisingParser(prog="npcomp").add_subparsers(dest="command")
+    train.add_parser(commands)
+    parser = commands.choices["train"]
+    parser.exit_on_error = False  # a bad value raises argparse.ArgumentError
+    return parser
+
+
+def _train_actions(parser: argparse.ArgumentParser) -> list:
+    """The train options a sweep passes on (not help, not SET_BY_THE_SWEEP)."""
+    return [action for action in parser._actions
+            if action.option_strings and action.dest not in SET_BY_THE_SWEEP
+            and not isinstance(action, argparse._HelpAction)]
+
+
+def option_flags(parser: argparse.ArgumentParser) -> dict:
+    """config key -> its flag (a valued option) or {True: flag, False: flag}
+    (a switch; a missing side is the default, which needs no flag)."""
+    flags = {}
+    for action in _train_actions(parser):
+        if isinstance(action, (argparse._StoreTrueAction, argparse._StoreFalseAction)):
+            flags.setdefault(action.dest, {})[action.const] = action.option_strings[0]
+        else:
+            flags[action.dest] = action.option_strings[0]
+    return flags
+
+
+def train_arguments(options: dict, flags: dict, where) -> list:
+    """The `npcomp train` arguments of ``options`` (config key -> value);
+    ``where(option)`` names the place an option was given, for errors."""
+    arguments = []
+    for option, value in options.items():
+        if option in SET_BY_THE_SWEEP:
+            raise _refused(where(option), f"{option} is set by the sweep: "
+                                          f"{SET_BY_THE_SWEEP[option]}")
+        if option not in flags:
+            raise _refused(where(option), f"{option} is not an npcomp train option "
+                                          "(npcomp train --help lists them)")
+        flag = flags[option]
+        if isinstance(flag, dict):
+            switch = {"true": True, "false": False}.get(str(value).lower()) \
+                if isinstance(value, str) else value
+            if not isinstance(switch, bool):
+                raise _refused(where(option), f"{option} is a switch: true or false, not "
+                                              f"{value!r}")
+            if switch in flag:
+                arguments.append(flag[switch])
+            continue
+        if isinstance(value, bool):
+            raise _refused(where(option), f"{option} takes a value ({flag} VALUE), not "
+                                          f"{str(value).lower()}")
+        arguments += [flag, str(value)]
+    return arguments
+
+
+def run_arguments(run, flags: dict, where) -> list:
+    """A fresh run's `npcomp train` arguments: its options (paths made
+    absolute), then its seed."""
+    return [*train_arguments(absolute_paths(run.options), flags, where), "--seed", str(run.seed)]
+
+
+def absolute_paths(options: dict) -> dict:
+    """``options`` with the paths relative to this directory made absolute,
+    as a worker started elsewhere must read them: the data directory (this
+    process's default when not given: $NPCOMP_DATA, else ./data), the parses,
+    and a vector file found here (a bare name is looked up in the data
+    directory's vectors/)."""
+    from ..tasks import default_data_dir
+    options = dict(options)
+    data_dir = options.get("data_dir")
+    options["data_dir"] = str(Path(data_dir if data_dir is not None
+                                   else default_data_dir()).resolve())
+    if options.get("parses_dir") is not None:
+        options["parses_dir"] = str(Path(options["parses_dir"]).resolve())
+    vectors = options.get("vectors")
+    if isinstance(vectors, str) and vectors != "random" and Path(vectors).is_file():
+        options["vectors"] = str(Path(vectors).resolve())
+    return options
+
+
+def _refused(where: str, message: str):
+    from ..sweep import SpecError
+    return SpecError(f"{where}: {message}")
+
+
+def add_parser(commands) -> None:
+    """The sweep command's options: its own, then every train option as the
+    base of the runs."""
+    sweep = commands.add_parser(
+        "sweep", help="many training runs over seeds and settings, on Dask distributed",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Train every setting with every seed, each run an ordinary run directory "
+        "SWEEP_DIR/runs/SETTING-sSEED, on a local Dask cluster (127.0.0.1) or an existing one, "
+        "then write SWEEP_DIR/sweep.json and sweep.md (per setting: n, mean, sample std, 95% "
+        "confidence interval, median, min, max of every test and dev metric; the best setting "
+        "by mean dev metric). Settings come from a SPEC file, from --grid, or both; training "
+        "options given here are the base of every run (over the SPEC's). Run the same command "
+        "again to resume: finished runs are skipped, the others continue from their "
+        "checkpoints.", epilog=SPEC_EXAMPLE)
+    sweep.add_argument("spec", nargs="?", metavar="SPEC",
+                       help="a TOML file: seeds, [base] options, [grid] and [settings.NAME] "
+                       "(below)")
+    sweep.add_argument("--out", required=True, metavar="SWEEP_DIR",
+                       help="the sweep's directory (runs/, logs/, plan.json, sweep.json, "
+                       "sweep.md); one holding another sweep is refused")
+    sweep.add_argument("--seeds", metavar="SEEDS",
+                       help="seeds: 1-5, 1,3,7 or 1-3,10 (default: the SPEC's, else 1)")
+    sweep.add_argument("--grid", action="append", metavar="OPTION=V1,V2,...",
+                       help="an option and its values (repeat for more options: every "
+                       "combination is a setting), e.g. --grid lr=0.05,0.1")
+    sweep.add_argument("--scheduler", metavar="tcp://HOST:PORT",
+                       help="an existing Dask scheduler (`dask scheduler`) whose workers "
+                       "(`dask worker ADDRESS --nthreads 1`) have npcomp installed and see the "
+                       "data and SWEEP_DIR at the same paths (default: a local cluster)")
+    sweep.add_argument("--workers", type=int, metavar="N",
+                       help="worker processes of the local cluster, one run at a time each "
+                       "(default: the cores / --threads-per-run)")
+    sweep.add_argument("--threads-per-run", type=int, default=1, metavar="T",
+                       help="the threads each run computes with (npcomp train --threads T: "
+                       "the run's thread and, from 2, a helper thread; BLAS and numba one thread "
+                       "each, pinned in the worker) (default 1)")
+    sweep.add_argument("--dashboard", nargs="?", const="127.0.0.1:8787", default=None,
+                       metavar="ADDRESS", help="serve the local cluster's Dask dashboard "
+                       "(default address 127.0.0.1:8787; off unless given)")
+    sweep.add_argument("--extend", action="store_true",
+                       help="accept a SPEC that adds runs to those SWEEP_DIR holds (more "
+                       "seeds, settings); the runs it has must keep their options")
+    sweep.add_argument("--quiet", action="store_true", help="no progress bar")
+    options = sweep.add_argument_group(
+        "training options", "the base of every run, as npcomp train takes them (npcomp train "
+        "--help); the sweep sets --out, --seed and --threads of each run itself")
+    for action in _train_actions(train_parser()):
+        options._add_action(copy.copy(action))
+
+
+def build_spec(args, flags: dict):
+    """The sweep's SweepSpec: the SPEC file's (if given), with the command
+    line's training options, --seeds and --grid over it."""
+    from ..sweep import SpecError, SweepSpec, grid_from_arguments, parse_seeds, read_spec
+    spec = read_spec(args.spec) if args.spec else SweepSpec()
+    given = {name: value for name, value in vars(args).items()
+             if name in flags and value is not None}
+    for name, value in given.items():
+        spec.base[name] = value
+        spec.command_line.add(("base", name))
+    if args.seeds is not None:
+        try:
+            spec.seeds = parse_seeds(args.seeds)
+        except ValueError as error:
+            raise SpecError(f"--seeds: {error}") from None
+    for name, values in grid_from_arguments(args.grid).items():
+        spec.grid[name] = values
+        spec.command_line.add(("grid", name))
+    return spec
+
+
+def check_settings(spec, runs: list, flags: dict, threads: int) -> dict:
+    """Each run's `npcomp train` arguments (name -> list), every setting
+    parsed and built into its run configuration by train's own code first:
+    a bad option raises SpecError naming the setting and where it was given;
+    a missing file (vectors) is named likewise."""
+    from ..configuration import ConfigError
+    from ..sweep import SpecError, settings_of
+    from . import _explain
+    sources = {name: sources for name, (_, sources) in settings_of(spec).items()}
+    parser = train_parser()
+    checked, arguments = set(), {}
+    for run in runs:
+        setting_sources = sources.get(run.setting, {})
+
+        def where(option, setting_sources=setting_sources):
+            return spec.where(setting_sources.get(option, "base"), option)
+        arguments[run.name] = run_arguments(run, flags, where)
+        if run.setting in checked:
+            continue
+        checked.add(run.setting)
+        argv = [*arguments[run.name], "--threads", str(threads)]
+        option = None
+        try:
+            train.train_config(parser.parse_args(argv))
+            continue
+        except argparse.ArgumentError as error:
+            option = _option_of(error.argument_name, flags)
+            message = f"{error.argument_name}: {error.message}"
+        except _OptionsRefused as error:
+            message = str(error)
+        except ConfigError as error:
+            option = error.option
+            message = _explain(error)[1]
+        except (ValueError, OSError) as error:
+            option = "vectors" if "--vectors" in str(error) else None
+            message = _explain(error)[1]
+        place = where(option) if option in run.options else spec.where("base")
+        raise SpecError(f"setting {run.setting} ({place}): {message}")
+    return arguments
+
+
+def _option_of(flag_text: str | None, flags: dict) -> str | None:
+    """The config key of a flag named in an argparse message (``--lr``)."""
+    for option, flag in flags.items():
+        names = flag.values() if isinstance(flag, dict) else (flag,)
+        if flag_text and any(name in flag_text.split("/") for name in names):
+            return option
+    return None
+
+
+def train_in_worker(arguments: list, resume_arguments: list, run_dir: str, threads: int,
+                    log_file: str) -> dict:
+    """The Dask task of one run: `npcomp train` in this worker, with BLAS
+    (threadpoolctl) and numba pinned to one thread per compute thread and
+    ``threads`` compute threads (``--threads``), as `npcomp train --threads`
+    runs.  From the run directory it decides: skip a finished run, resume
+    one with a checkpoint (``--resume RUN_DIR`` + ``resume_arguments``),
+    start one afresh (``arguments``; ``--overwrite`` for a run stopped
+    before its first dev evaluation, which holds nothing finished).  What
+    the run prints goes to ``log_file``.
+
+    Returns {"status": exit status, "error": message or None, "resumed",
+    "threads": {"compute", "blas", "numba"}: the thread counts the run saw,
+    "worker": host:pid}; a failure is a value, not an exception, so Dask
+    does not retry it (it only resubmits a run whose worker died)."""
+    import contextlib
+    import socket
+    import time
+
+    import numba
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from ..sweep import run_state
+    from . import EXIT_USAGE, build_parser, run_parsed
+    state = run_state(run_dir)
+    seen = {"compute": threads}
+    result = {"status": 0, "error": None, "resumed": state == "resumable",
+              "worker": f"{socket.gethostname()}:{os.getpid()}", "threads": seen}
+    if state == "finished":
+        return result
+    argv = ["train", "--quiet", "--threads", str(threads)]
+    if state == "resumable":
+        argv += ["--resume", run_dir, *resume_arguments]
+    else:
+        argv += [*arguments, "--out", run_dir] + (["--overwrite"] if state == "started" else [])
+    Path(log_file).parent.mkdir(parents=True, exist_ok=True)
+    # npcomp's threads overlap independent products themselves: each BLAS call
+    # and numba kernel runs on one thread, as cli/__init__.py sets before numpy loads
+    with open(log_file, "a", encoding="utf-8") as log, threadpool_limits(limits=1), \
+            contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
+        numba.set_num_threads(1)
+        seen["blas"] = max((pool["num_threads"] for pool in threadpool_info()
+                            if pool["user_api"] == "blas"), default=None)
+        seen["numba"] = numba.get_num_threads()
+        print(f"== {time.strftime('%Y-%m-%d %H:%M:%S')} {result['worker']} ({state}): "
+              f"npcomp {' '.join(argv)}", flush=True)
+        try:
+            status, message = run_parsed(build_parser().parse_args(argv))
+        except SystemExit as error:  # argparse's exit on arguments it refuses
+            status, message = EXIT_USAGE, f"npcomp train refused its arguments ({error})"
+        if message is not None:
+            print(f"npcomp train: error: {message}", flush=True)
+    result.update(status=status, error=message)
+    return result
+
+
+def _jobs(runs: list, sweep_dir: Path, flags: dict, threads: int) -> tuple:
+    """The task arguments of train_in_worker for each run not finished (run
+    name -> tuple), and how many runs are in each state (run_state)."""
+    from .. import sweep as sweeping
+    jobs, states = {}, {}
+    for run in runs:
+        run_dir = sweeping.run_directory(sweep_dir, run)
+        state = sweeping.run_state(run_dir)
+        states[state] = states.get(state, 0) + 1
+        if state == "finished":
+            continue
+        # a run planned by an earlier SPEC (--extend) was checked then; one
+        # whose options cannot be passed on is named by the plan
+        fresh = run_arguments(run, flags, lambda option: str(sweep_dir / sweeping.PLAN))
+        resumed = train_arguments({key: value for key, value in
+                                   absolute_paths(run.options).items()
+                                   if key in RESUMED_WITH}, flags, str)
+        # absolute: a worker of an existing cluster runs in a directory of its own
+        jobs[run.name] = (fresh, resumed, str(run_dir.resolve()), threads,
+                          str(sweeping.log_path(sweep_dir, run).resolve()))
+    return jobs, states
+
+
+def run(args) -> int:
+    from .. import sweep as sweeping
+    from ..configuration import ConfigError
+    from . import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
+    if args.threads_per_run < 1:
+        raise ConfigError("threads_per_run", f"must be a whole number >= 1, not "
+                                             f"{args.threads_per_run}")
+    if args.workers is not None and args.workers < 1:
+        raise ConfigError("workers", f"must be a whole number >= 1, not {args.workers}")
+    if args.scheduler and (args.workers is not None or args.dashboard):
+        raise ConfigError("scheduler", "an existing cluster has its own workers and "
+                                       "dashboard: --workers and --dashboard apply to the "
+                                       "local cluster only")
+    flags = option_flags(train_parser())
+    spec = build_spec(args, flags)
+    planned = sweeping.plan_runs(spec)
+    check_settings(spec, planned, flags, args.threads_per_run)
+    sweep_dir = Path(args.out)
+    runs = sweeping.settle_plan(sweep_dir, spec, planned, extend=args.extend)
+    to_do, states = _jobs(runs, sweep_dir, flags, args.threads_per_run)
+    finished_before = len(runs) - len(to_do)
+    settings = len({run.setting for run in runs})
+    print(f"sweep {sweep_dir}: {len(runs)} run{'s' * (len(runs) > 1)} "
+          f"({settings} setting{'s' * (settings > 1)}, "
+          f"seeds {','.join(map(str, spec.seeds))}): {finished_before} finished before, "
+          f"{states.get('resumable', 0)} to resume, "
+          f"{states.get('new', 0) + states.get('started', 0)} to start", flush=True)
+    outcomes = {}
+    if to_do:
+        workers = args.workers or max(1, (os.cpu_count() or 1) // args.threads_per_run)
+        workers = min(workers, len(to_do))
+        try:
+            with sweeping.dask_client(args.scheduler, workers, args.dashboard) as client:
+                where = args.scheduler or f"a local cluster of {workers} worker processes"
+                print(f"on {where}, {args.threads_per_run} thread"
+                      f"{'s' * (args.threads_per_run > 1)} per run"
+                      + (f"; dashboard {client.dashboard_link}" if args.dashboard else ""),
+                      flush=True)
+                outcomes = sweeping.execute(client, to_do, train_in_worker,
+                                            progress=not args.quiet,
+                                            already_finished=finished_before, total=len(runs))
+        except KeyboardInterrupt:
+            results = sweeping.sweep_results(sweep_dir, runs, outcomes)
+            sweeping.write_results(sweep_dir, results)
+            stopped = ("the workers training its runs restarted" if args.scheduler else
+                       "the cluster stopped")
+            print(f"\nnpcomp sweep: interrupted, {stopped}; every run is saved as of its "
+                  "latest dev evaluation: run the same command again to continue "
+                  f"({results['finished']} of {len(runs)} runs finished)", file=sys.stderr)
+            return EXIT_INTERRUPTED
+    results = sweeping.sweep_results(sweep_dir, runs, outcomes)
+    sweeping.write_results(sweep_dir, results)
+    print(sweeping.results_table(results))
+    print(f"written: {sweep_dir / sweeping.RESULTS}, {sweep_dir / sweeping.TABLE}")
+    if results["finished"] == len(runs):
+        return EXIT_OK
+    print(f"npcomp sweep: {results['failed'] + results['unfinished']} of {len(runs)} runs did "
+          "not finish (each named above with its error)", file=sys.stderr)
+    return EXIT_FAILED
