@@ -14,6 +14,7 @@ AVX-512 one, whose own kernels (SkylakeX) round differently.
 from __future__ import annotations
 
 import ctypes
+import os
 import platform
 
 # what OpenBLAS builds call the function naming the kernels in use
@@ -56,13 +57,13 @@ def _openblas_kernels() -> str | None:
 
 
 def machine_description() -> dict:
-    """CPU, the SIMD extensions NumPy dispatches to, the BLAS build and the
+    """CPU and its logical cores, the SIMD extensions NumPy dispatches to, the BLAS build and the
     kernels it runs (``blas_kernels``), and the versions of Python, NumPy and
     numba."""
     import numba
     import numpy as np
 
-    description = {"cpu": _cpu_model(), "machine": platform.machine(),
+    description = {"cpu": _cpu_model(), "cores": os.cpu_count(), "machine": platform.machine(),
                    "python": platform.python_version(), "numpy": np.__version__,
                    "numba": numba.__version__, "blas_kernels": _openblas_kernels()}
     try:

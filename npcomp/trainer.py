@@ -793,6 +793,51 @@ def _test(run: Run) -> None:
                               "dev": metrics["dev"], "test": metrics["test"]})
 
 
+def estimate_seconds(config: dict, minibatches: int = 8) -> float:
+    """The seconds a run of ``config`` would take here, measured on a few
+    minibatches: its kernels warmed up, ``minibatches`` timed training steps
+    of its own minibatch size, and one forest of dev sentences evaluated,
+    scaled to its epochs, dev evaluations, training-sentence accuracy and
+    test; reading the data is counted once.  Nothing is written."""
+    tick = time.perf_counter()
+    retain_freed_memory()
+    run = _prepare(dict(config), RunDirectory(Path(".")), None, echo=lambda *args: None)
+    _warm_up(run.model, run.params, run.optimizer, run.splits["train"], run.config)
+    setup = time.perf_counter() - tick
+    config, batch_size = run.config, run.config["batch_size"]
+    train = run.splits["train"]
+    order = run.rng.permutation(len(train))
+    times = []
+    for k in range(minibatches):
+        tick = time.perf_counter()
+        _step(run, order[k * batch_size:(k + 1) * batch_size], 1, k + 1)
+        times.append(time.perf_counter() - tick)
+    step = float(np.median(times))   # a step slowed by another process counts less
+    examples = len(train)
+    if config.get("span_samples"):
+        examples = len(run.task.span_groups.whole) * (1 + config["span_samples"])
+    dev = run.splits["dev"]
+    sample = min(len(dev), config.get("eval_batch_size") or 512)
+    tick = time.perf_counter()
+    _evaluate(run, _first(dev, sample))
+    per_sentence = (time.perf_counter() - tick) / max(sample, 1)
+    evaluated = (config["epochs"] * config.get("evals_per_epoch", 1) * len(dev)
+                 + config["epochs"] * len(run.train_sentences) * bool(config.get("train_eval",
+                                                                                   True))
+                 + len(run.splits["test"]))
+    return setup + config["epochs"] * -(-examples // batch_size) * step \
+        + evaluated * per_sentence
+
+
+def _first(split, count: int):
+    """The first ``count`` examples of an encoded split."""
+    if isinstance(split, EncodedPairs):
+        return EncodedPairs(_first(split.left, count), _first(split.right, count),
+                            split.scores[:count])
+    return EncodedSplit(split.trees[:count], split.words[:count],
+                        None if split.labels is None else split.labels[:count])
+
+
 def format_metrics(metrics: dict, short: bool = False) -> str:
     """``root 45.10  all 80.20`` or ``pearson 0.8512  spearman 0.7901  mse 0.2830``."""
     if "pearson" in metrics:

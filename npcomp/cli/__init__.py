@@ -11,7 +11,7 @@ import argparse
 import os
 import sys
 
-from . import download, evaluate, neighbours, parse, predict, summary, sweep, train
+from . import download, evaluate, neighbours, parse, predict, reproduce, summary, sweep, train
 from .train import MODELS, TASKS, default_run_dir, given_options, train_config
 
 __all__ = ["main", "build_parser", "flag", "run_parsed", "MODELS", "TASKS", "default_run_dir",
@@ -19,7 +19,8 @@ __all__ = ["main", "build_parser", "flag", "run_parsed", "MODELS", "TASKS", "def
 
 # command name -> its module
 COMMANDS = {"train": train, "eval": evaluate, "predict": predict, "neighbours": neighbours,
-            "parse": parse, "summary": summary, "sweep": sweep, "download": download}
+            "parse": parse, "summary": summary, "sweep": sweep, "reproduce": reproduce,
+            "download": download}
 
 # exit statuses (README "Exit statuses")
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130

@@ -357,7 +357,6 @@ def _jobs(runs: list, sweep_dir: Path, flags: dict, threads: int) -> tuple:
 def run(args) -> int:
     from .. import sweep as sweeping
     from ..configuration import ConfigError
-    from . import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
     if args.threads_per_run < 1:
         raise ConfigError("threads_per_run", f"must be a whole number >= 1, not "
                                              f"{args.threads_per_run}")
@@ -367,11 +366,26 @@ def run(args) -> int:
         raise ConfigError("scheduler", "an existing cluster has its own workers and "
                                        "dashboard: --workers and --dashboard apply to the "
                                        "local cluster only")
+    spec = build_spec(args, option_flags(train_parser()))
+    status, results = run_sweep(spec, Path(args.out), args)
+    if results is not None:
+        print(sweeping.results_table(results))
+        print(f"written: {Path(args.out) / sweeping.RESULTS}, "
+              f"{Path(args.out) / sweeping.TABLE}")
+    return status
+
+
+def run_sweep(spec, sweep_dir: Path, args) -> tuple:
+    """Plan, check and run the sweep ``spec`` into ``sweep_dir`` on the
+    cluster ``args`` asks for (``scheduler``, ``workers``,
+    ``threads_per_run``, ``dashboard``, ``quiet``, ``extend``); write
+    sweep.json and sweep.md.  Returns (exit status, the results record, or
+    None when interrupted)."""
+    from .. import sweep as sweeping
+    from . import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
     flags = option_flags(train_parser())
-    spec = build_spec(args, flags)
     planned = sweeping.plan_runs(spec)
     check_settings(spec, planned, flags, args.threads_per_run)
-    sweep_dir = Path(args.out)
     runs = sweeping.settle_plan(sweep_dir, spec, planned, extend=args.extend)
     to_do, states = _jobs(runs, sweep_dir, flags, args.threads_per_run)
     finished_before = len(runs) - len(to_do)
@@ -400,16 +414,14 @@ def run(args) -> int:
             sweeping.write_results(sweep_dir, results)
             stopped = ("the workers training its runs restarted" if args.scheduler else
                        "the cluster stopped")
-            print(f"\nnpcomp sweep: interrupted, {stopped}; every run is saved as of its "
+            print(f"\nnpcomp: interrupted, {stopped}; every run is saved as of its "
                   "latest dev evaluation: run the same command again to continue "
                   f"({results['finished']} of {len(runs)} runs finished)", file=sys.stderr)
-            return EXIT_INTERRUPTED
+            return EXIT_INTERRUPTED, None
     results = sweeping.sweep_results(sweep_dir, runs, outcomes)
     sweeping.write_results(sweep_dir, results)
-    print(sweeping.results_table(results))
-    print(f"written: {sweep_dir / sweeping.RESULTS}, {sweep_dir / sweeping.TABLE}")
     if results["finished"] == len(runs):
-        return EXIT_OK
-    print(f"npcomp sweep: {results['failed'] + results['unfinished']} of {len(runs)} runs did "
-          "not finish (each named above with its error)", file=sys.stderr)
-    return EXIT_FAILED
+        return EXIT_OK, results
+    print(f"npcomp: {results['failed'] + results['unfinished']} of {len(runs)} runs did "
+          "not finish (each named in the table with its error)", file=sys.stderr)
+    return EXIT_FAILED, results

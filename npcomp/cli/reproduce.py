@@ -1,0 +1,190 @@
+"""`npcomp reproduce TABLE`: a paper table's rows over N seeds through the
+sweep engine (``npcomp sweep``), resumable, then its report: DIR/TABLE.md
+and DIR/TABLE.json beside the sweep directory DIR/TABLE/.
+`npcomp reproduce --list [TABLE]`: the tables, their rows and the time each
+would take here."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from .sweep import option_flags, run_sweep, train_parser
+
+DEFAULT_OUT = "reproduce"
+ESTIMATES = "estimates.json"
+
+
+def add_parser(commands) -> None:
+    from ..paper_tables import TABLES
+    reproduce = commands.add_parser(
+        "reproduce", help="train a paper table's rows over seeds and write its report",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Train every row of a paper table (each a model, task and setting: the "
+        "paper's printed one,\nand the one chosen on dev where the printed one falls far "
+        "below here) over seeds 1..N\nas one sweep on Dask (npcomp sweep), then write the "
+        "report DIR/TABLE.md (and .json):\nthe paper's figure beside our mean ± std, 95% "
+        "confidence interval, min-max and n, and a\nverdict (reached, within noise, below). "
+        "Running the command again resumes what is\nunfinished and rewrites the report.",
+        epilog="tables:\n" + "\n".join(f"  {name:<12}{table.title}"
+                                       for name, table in TABLES.items()))
+    reproduce.add_argument("table", nargs="?", metavar="TABLE", help="the table (see below)")
+    reproduce.add_argument("--list", action="store_true",
+                           help="print the tables (or TABLE's) rows, each with the time it "
+                           "would take here: measured on its finished runs, else on a few "
+                           "minibatches (cached in DIR/estimates.json)")
+    reproduce.add_argument("--rows", default=None,
+                           help="only these rows of TABLE, comma-separated (default: all)")
+    reproduce.add_argument("--seeds", type=int, default=5,
+                           help="seeds 1..N of every setting (default 5)")
+    reproduce.add_argument("--out", default=DEFAULT_OUT,
+                           help=f"directory of the reports and sweeps (default {DEFAULT_OUT})")
+    reproduce.add_argument("--data-dir", default=None,
+                           help="data directory (default $NPCOMP_DATA, else ./data)")
+    reproduce.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                           help="an existing Dask scheduler, tcp://HOST:PORT (default: a "
+                           "local cluster on 127.0.0.1)")
+    reproduce.add_argument("--workers", type=int, default=None,
+                           help="local cluster: worker processes (default cores / "
+                           "threads per run)")
+    reproduce.add_argument("--threads-per-run", type=int, default=1,
+                           help="compute threads of each run (default 1)")
+    reproduce.add_argument("--dashboard", default=None, metavar="ADDRESS",
+                           help="local cluster: serve Dask's dashboard there (default off)")
+    reproduce.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def run(args) -> int:
+    from ..configuration import ConfigError
+    from ..paper_tables import table as find_table
+    if args.seeds < 1:
+        raise ConfigError("seeds", f"must be a whole number >= 1, not {args.seeds}")
+    if args.list:
+        tables = [find_table(args.table)] if args.table else None
+        return _list(tables, Path(args.out), args.data_dir, args.threads_per_run)
+    if not args.table:
+        raise ConfigError("table", "name a table to reproduce, or --list them")
+    table = find_table(args.table)
+    rows = _rows(table, args.rows)
+    return reproduce(table, rows, args)
+
+
+def _rows(table, text: str | None):
+    if text is None:
+        return None
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    for name in names:
+        table.row(name)   # ValueError naming the rows for an unknown one
+    return names
+
+
+def table_spec(table, rows, seeds: int, data_dir: str | None):
+    """The sweep of a table: one named setting per (row, setting)."""
+    from ..sweep import SweepSpec
+    settings = {}
+    for row in table.rows:
+        if rows is None or row.name in rows:
+            settings.update(row.settings())
+    base = {} if data_dir is None else {"data_dir": data_dir}
+    return SweepSpec(base=base, seeds=list(range(1, seeds + 1)), settings=settings,
+                     source=None)
+
+
+def reproduce(table, rows, args) -> int:
+    """Train (or resume) the table's runs, then write its report."""
+    from .. import report
+    out = Path(args.out)
+    spec = table_spec(table, rows, args.seeds, args.data_dir)
+    args.extend = True   # a later call with more seeds or rows adds to the same sweep
+    status, results = run_sweep(spec, out / table.name, args)
+    if results is None:
+        return status
+    flags = option_flags(train_parser())
+    command = " ".join(["npcomp", "reproduce", table.name, "--seeds", str(args.seeds)]
+                       + (["--rows", args.rows] if args.rows else []))
+    from ..rundir import RunDirectory
+    directory = RunDirectory(out)
+    directory.write_text(f"{table.name}.md",
+                         report.markdown(table, results, flags, command, rows) + "\n")
+    directory.write_json(f"{table.name}.json", report.report_record(table, results, rows))
+    print(report.markdown(table, results, flags, command, rows).split("\n\n## ")[0])
+    print(f"written: {out / (table.name + '.md')}, {out / (table.name + '.json')}")
+    return status
+
+
+def _list(tables, out: Path, data_dir: str | None, threads_per_run: int) -> int:
+    """Each table's rows with the paper's figure and the time its seeds would
+    take here (5 seeds, on the local cluster's workers)."""
+    from ..paper_tables import TABLES
+    estimates = _read_estimates(out)
+    workers = max(1, (os.cpu_count() or 1) // threads_per_run)
+    for table in tables or TABLES.values():
+        print(f"{table.name}: {table.title}")
+        total = 0.0
+        for row in table.rows:
+            figure = row.paper.get(row.metric)
+            paper = "-" if figure is None else f"{figure:g}"
+            for name, options in row.settings().items():
+                seconds = _seconds_per_seed(table.name, name, options, out, data_dir,
+                                            estimates)
+                total += 5 * seconds
+                kind = "dev" if name.endswith("-dev") else "printed"
+                print(f"  {name:<28} {row.model:<20} {row.task:<6} paper {paper:<7} "
+                      f"{kind:<8} {_duration(seconds)} a seed")
+        print(f"  5 seeds of every row on {workers} worker{'s' * (workers > 1)}: about "
+              f"{_duration(total / workers)}\n")
+        _write_estimates(out, estimates)
+    return 0
+
+
+def _seconds_per_seed(table: str, setting: str, options: dict, out: Path,
+                      data_dir: str | None, estimates: dict) -> float:
+    """Measured on the setting's finished runs in OUT/TABLE, else estimated on
+    a few minibatches (trainer.estimate_seconds), cached in ``estimates``."""
+    finished = []
+    for metrics_path in sorted((out / table / "runs").glob(f"{setting}-s*/metrics.json")):
+        metrics = json.loads(metrics_path.read_text(encoding="utf-8"))
+        if metrics.get("test") is not None and metrics["config"].get("seed") is not None:
+            finished.append(metrics["train_wall_s"] + (metrics.get("setup_s") or 0.0)
+                            + sum(epoch.get("eval_s", 0.0) for epoch in metrics["epochs"]))
+    if finished:
+        return sum(finished) / len(finished)
+    key = json.dumps(options, sort_keys=True)
+    if key not in estimates:
+        from ..trainer import estimate_seconds
+        from .train import train_config
+        print(f"  (measuring {setting} on a few minibatches)", file=sys.stderr, flush=True)
+        arguments = train_parser().parse_args(
+            _train_arguments(options) + (["--data-dir", data_dir] if data_dir else []))
+        arguments.threads = 1
+        estimates[key] = estimate_seconds(train_config(arguments))
+    return estimates[key]
+
+
+def _train_arguments(options: dict) -> list:
+    from .sweep import train_arguments
+    return train_arguments(options, option_flags(train_parser()), lambda option: "the table")
+
+
+def _read_estimates(out: Path) -> dict:
+    path = out / ESTIMATES
+    try:
+        return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return {}   # a damaged cache is measured again
+
+
+def _write_estimates(out: Path, estimates: dict) -> None:
+    from ..rundir import RunDirectory
+    out.mkdir(parents=True, exist_ok=True)
+    RunDirectory(out).write_json(ESTIMATES, estimates)
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
