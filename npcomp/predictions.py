@@ -38,16 +38,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from .figures import PREDICTIONS, predictions_name  # noqa: F401  (the files' names)
 from .rundir import RunDirectory
 from .trainer import EncodedPairs, predict_relatedness, predict_split
-
-PREDICTIONS = "predictions.jsonl"
-
-
-def predictions_name(split: str) -> str:
-    """The file a split's predictions are written to: ``predictions.jsonl``
-    for the test split, ``predictions-SPLIT.jsonl`` for another."""
-    return PREDICTIONS if split == "test" else f"predictions-{split}.jsonl"
 
 
 def tree_shape(tree) -> tuple:

@@ -1,5 +1,5 @@
 """The ``npcomp`` command line: one module per command (train, eval, predict,
-neighbours, summary, parse, download), each with ``add_parser(commands)``
+neighbours, summary, parse, download, plot), each with ``add_parser(commands)``
 and ``run(args) -> exit status``.
 
 Heavy modules (numpy, numba) are imported only after the arguments are read,
@@ -11,7 +11,7 @@ import argparse
 import os
 import sys
 
-from . import download, evaluate, neighbours, parse, predict, summary, train
+from . import download, evaluate, neighbours, parse, plot, predict, summary, train
 from .train import MODELS, TASKS, default_run_dir, given_options, train_config
 
 __all__ = ["main", "build_parser", "flag", "MODELS", "TASKS", "default_run_dir",
@@ -19,7 +19,7 @@ __all__ = ["main", "build_parser", "flag", "MODELS", "TASKS", "default_run_dir",
 
 # command name -> its module
 COMMANDS = {"train": train, "eval": evaluate, "predict": predict, "neighbours": neighbours,
-            "parse": parse, "summary": summary, "download": download}
+            "parse": parse, "summary": summary, "download": download, "plot": plot}
 
 # exit statuses (README "Exit statuses")
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
