@@ -169,6 +169,20 @@ def length_tail(lengths: list, task: str) -> int:
     return min(tail, max(lengths))
 
 
+def pair_tail(records: list) -> float:
+    """The last window's centre for pairs: Tai's 18.5, or the longest mean length."""
+    return min(PAIR_TAIL, max((r["length_a"] + r["length_b"]) / 2 for r in records))
+
+
+def shared_tail(runs: list, task: str):
+    """One tail for several runs' predictions (the smallest of theirs), so
+    their windows are the same."""
+    if is_pairs(runs[0]):
+        return min(pair_tail(records) for records in runs)
+    return min(length_tail([r["length"] for r in records if _root(r)[0] >= 0], task)
+               for records in runs)
+
+
 def length_windows(values: list, tail: float, step_from=None) -> list:
     """(centre, low, high) of the windows: centres one apart ending at
     ``tail``, from the first at or above ``min(values)`` (``step_from``: any
@@ -187,12 +201,15 @@ def length_windows(values: list, tail: float, step_from=None) -> list:
     return windows
 
 
-def accuracy_by_sentence_length(records: list, task: str, source: str = "") -> dict:
-    """Root accuracy against sentence length (Tai Fig. 3)."""
+def accuracy_by_sentence_length(records: list, task: str, source: str = "",
+                                tail: int | None = None) -> dict:
+    """Root accuracy against sentence length (Tai Fig. 3); ``tail``: the last
+    window's centre, when several runs are drawn alike (``length_tail``)."""
     sentences = [(r["length"], *_root(r)) for r in records if _root(r)[0] >= 0]
     if not sentences:
         raise FigureError(f"{source}: no sentence labelled at its root")
-    tail = length_tail([length for length, _, _ in sentences], task)
+    if tail is None:
+        tail = length_tail([length for length, _, _ in sentences], task)
     points = []
     for centre, low, high in length_windows([s[0] for s in sentences], tail):
         inside = [(gold, predicted) for length, gold, predicted in sentences
@@ -208,11 +225,13 @@ def accuracy_by_sentence_length(records: list, task: str, source: str = "") -> d
             "series": [{"label": "", "points": points}]}
 
 
-def pearson_by_mean_length(records: list, task: str = "sick", source: str = "") -> dict:
+def pearson_by_mean_length(records: list, task: str = "sick", source: str = "",
+                           tail: float | None = None) -> dict:
     """Pearson's r against the mean sentence length of the pairs (Tai Fig. 4)."""
     pairs = [((r["length_a"] + r["length_b"]) / 2, r["gold"], r["predicted"]) for r in records]
     means = [mean for mean, _, _ in pairs]
-    tail = min(PAIR_TAIL, max(means))
+    if tail is None:
+        tail = pair_tail(records)
     points = []
     for centre, low, high in length_windows(means, tail, step_from=PAIR_TAIL):
         inside = [(gold, predicted) for mean, gold, predicted in pairs
@@ -326,11 +345,11 @@ def run_figures(run_dir: str | Path, split: str = "test") -> list:
     return figures
 
 
-def _prediction_figures(records, task, source, split="test") -> list:
+def _prediction_figures(records, task, source, split="test", tail=None) -> list:
     if is_pairs(records):
-        figures = [pearson_by_mean_length(records, task, source)]
+        figures = [pearson_by_mean_length(records, task, source, tail)]
     else:
-        figures = [accuracy_by_sentence_length(records, task, source),
+        figures = [accuracy_by_sentence_length(records, task, source, tail),
                    accuracy_by_phrase_length(records, task, source),
                    accuracy_by_height(records, task, source),
                    root_confusion(records, task, source)]
@@ -420,34 +439,44 @@ def mean_curves(settings: list) -> tuple:
     """(figures, notes): the per-length figures of each setting's runs,
     averaged point by point over its seeds (a point only where every seed
     has one), one series per setting."""
-    name = PREDICTIONS
-    merged, notes = {}, []
+    read, notes = [], []
     for setting in settings:
-        per_run = []
-        for run_dir in setting["runs"]:
-            path = Path(run_dir) / name
-            if not path.is_file():
-                notes.append(f"{path}: no such file (`npcomp eval --run {run_dir}` writes "
-                             f"it); setting {setting['label'] or setting['model']} left out "
-                             "of the per-length figures")
-                per_run = []
-                break
-            records = read_predictions(path)
-            per_run.append([figure for figure in _prediction_figures(records, setting["task"],
-                                                                     str(path))
-                            if figure["kind"] in ("curve", "bars")])
-        for figures in zip(*per_run):
-            first = figures[0]
-            key = first["figure"]
-            target = merged.setdefault(key, {**first, "series": [], "source": []})
-            target["title"] = first["title"].replace(" test)", " test, mean over seeds)")
-            target["kind"] = "curve"
-            target["source"] += [figure["source"][0] for figure in figures]
-            target["series"].append({"label": setting["label"] or setting["model"],
-                                     "runs": len(figures),
-                                     "points": _mean_points(figures, first["x"],
-                                                            first["y"])})
+        paths = [Path(run_dir) / PREDICTIONS for run_dir in setting["runs"]]
+        missing = [path for path in paths if not path.is_file()]
+        if missing:
+            notes.append(f"{missing[0]}: no such file (`npcomp eval --run {missing[0].parent}` "
+                         f"writes it); setting {setting['label'] or setting['model']} left "
+                         "out of the per-length figures")
+            continue
+        read.append((setting, paths, [read_predictions(path) for path in paths]))
+    merged = {}
+    tasks = sorted({setting["task"] for setting, _, _ in read})
+    for task in tasks:
+        # every series of a figure on the same windows
+        tail = shared_tail([records for setting, _, runs in read if setting["task"] == task
+                            for records in runs], task)
+        for setting, paths, runs in read:
+            if setting["task"] != task:
+                continue
+            per_run = [[figure for figure in _prediction_figures(records, task, str(path),
+                                                                 tail=tail)
+                        if figure["kind"] in ("curve", "bars")]
+                       for path, records in zip(paths, runs)]
+            _merge(merged, setting, per_run, f"_{task}" if len(tasks) > 1 else "")
     return list(merged.values()), notes
+
+
+def _merge(merged: dict, setting: dict, per_run: list, suffix: str = "") -> None:
+    """Add a setting's series, the mean over its runs, to the figures in ``merged``."""
+    for figures in zip(*per_run):
+        first = figures[0]
+        key = first["figure"] + suffix
+        target = merged.setdefault(key, {**first, "figure": key, "series": [], "source": []})
+        target["title"] = first["title"].replace(" test)", " test, mean over seeds)")
+        target["source"] += [figure["source"][0] for figure in figures]
+        target["series"].append({"label": setting["label"] or setting["model"],
+                                 "runs": len(figures),
+                                 "points": _mean_points(figures, first["x"], first["y"])})
 
 
 def _mean_points(figures: list, x: str, y: str) -> list:
