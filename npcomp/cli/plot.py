@@ -5,33 +5,42 @@ import argparse
 import sys
 
 
+DESCRIPTION = """\
+Draws the papers' figures from the files of a run directory or a sweep
+directory, nothing retrained. Each figure is written into --out as NAME.png,
+NAME.svg and NAME.json (the numbers drawn).
+
+From a run directory (its predictions.jsonl, written when training ends and
+again by `npcomp eval --run RUN_DIR`, and its metrics.json):
+  length_accuracy         root accuracy against sentence length, windows of
+                          +-2 words, the last one open (Tai et al. 2015, Fig. 3)
+  length_pearson          sick: Pearson's r against the pairs' mean sentence
+                          length, the same windows (Tai Fig. 4)
+  phrase_length_accuracy  node accuracy by the words under the node, the last
+                          bucket 30+ (Zhu et al. 2015, Fig. 4)
+  height_accuracy         node accuracy by node height, the last bucket 20+
+                          (Zhu Fig. 4)
+  root_confusion          the roots' confusion matrix (Nayebi & Blundell, Fig. 2)
+  learning_curves         training loss, training and dev metrics per epoch
+                          and against training time
+
+From a sweep directory (SWEEP_DIR/runs/*, grouped by setting as `npcomp
+summary` groups runs):
+  seeds_SPLIT_METRIC      box plots of each setting's test and dev metrics
+                          over its seeds (Le & Zuidema 2015, Figs. 6-7)
+  length_accuracy, ...    the per-length figures, one line per setting, each
+                          point the mean over its seeds
+
+Needs matplotlib (the plot extra: pip install "npcomp[plot]").
+"""
+
+
 def add_parser(commands) -> None:
     """The plot command's options."""
     plot = commands.add_parser(
         "plot", help="draw the papers' figures (PNG and SVG) from a run or sweep directory",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="Draws figures from the files of a run directory or a sweep directory, "
-        "nothing retrained. Each figure is written as NAME.png, NAME.svg and NAME.json (the "
-        "numbers drawn) into --out.\n\n"
-        "A run directory (its predictions.jsonl, which training writes at its end and "
-        "`npcomp eval --run RUN_DIR` writes again, and its metrics.json):\n"
-        "  length_accuracy         root accuracy against sentence length, windows of +-2 "
-        "words (Tai et al. 2015, Fig. 3)\n"
-        "  length_pearson          sick: Pearson's r against the pairs' mean sentence "
-        "length (Tai Fig. 4)\n"
-        "  phrase_length_accuracy  node accuracy by words under the node (Zhu et al. 2015, "
-        "Fig. 4)\n"
-        "  height_accuracy         node accuracy by node height (Zhu Fig. 4)\n"
-        "  root_confusion          the roots' confusion matrix (Nayebi & Blundell, Fig. 2)\n"
-        "  learning_curves         training loss, training and dev metrics per epoch and "
-        "against training time\n\n"
-        "A sweep directory (SWEEP_DIR/runs/*, grouped by setting as `npcomp summary` "
-        "groups runs):\n"
-        "  seeds_SPLIT_METRIC      box plots of each setting's test and dev metrics over its "
-        "seeds (Le & Zuidema 2015, Figs. 6-7)\n"
-        "  length_accuracy, ...    the per-length figures, one line per setting, averaged "
-        "over its seeds\n\n"
-        "Needs matplotlib (the plot extra: pip install \"npcomp[plot]\").")
+        description=DESCRIPTION)
     plot.add_argument("directory", metavar="RUN_DIR|SWEEP_DIR",
                       help="a run directory (holds metrics.json) or a sweep directory "
                       "(holds runs/)")
