@@ -1,7 +1,9 @@
 """The files of a run directory, and the rules that keep them safe.
 
 A run directory holds one training run (SPEC Sec. 3): ``metrics.json``,
-``model.npz``, ``checkpoint.npz`` and ``log.jsonl``.  The rules:
+``model.npz``, ``checkpoint.npz`` and ``log.jsonl``, and the per-sentence
+predictions of its best model (``predictions.jsonl`` for the test split,
+``predictions-SPLIT.jsonl`` for another one, ``predictions.py``).  The rules:
 
 * a fresh run refuses a directory that already holds any of these files,
   before anything is read or written, unless asked to ``overwrite``; then the
@@ -30,6 +32,8 @@ from pathlib import Path
 import numpy as np
 
 RUN_FILES = ("metrics.json", "model.npz", "checkpoint.npz", "log.jsonl")
+# the per-sentence predictions of the run's best model (predictions.py)
+PREDICTION_FILES = "predictions*.jsonl"
 REPLACED = "replaced"
 LOCK = ".lock"
 
@@ -85,10 +89,11 @@ class RunDirectory:
     # ------------------------------------------------------------------
 
     def run_files(self) -> list:
-        """The run files present (names, in RUN_FILES order)."""
+        """The run files present (names, in RUN_FILES order, then the predictions)."""
         if not self.path.is_dir():
             return []
-        return [name for name in RUN_FILES if (self.path / name).exists()]
+        return ([name for name in RUN_FILES if (self.path / name).exists()]
+                + sorted(path.name for path in self.path.glob(PREDICTION_FILES)))
 
     def check_usable(self, overwrite: bool = False) -> None:
         """Refuse, before anything is read or written, a path that is not a
@@ -189,6 +194,15 @@ class RunDirectory:
         except OSError as error:
             raise RunFileError(f"{self.log_path}: could not be written "
                                f"({error.strerror or error})") from None
+
+    def write_jsonl(self, name: str, records) -> None:
+        """``records`` one JSON object a line, written whole or not at all."""
+        data = "".join(json.dumps(record, separators=(",", ":")) + "\n"
+                       for record in records).encode()
+        _write_atomically(self.path / name, lambda handle: handle.write(data))
+
+    def write_bytes(self, name: str, data: bytes) -> None:
+        _write_atomically(self.path / name, lambda handle: handle.write(data))
 
     def save_npz(self, name: str, **arrays) -> None:
         _write_atomically(self.path / name, lambda handle: np.savez(handle, **arrays))

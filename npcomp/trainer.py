@@ -13,7 +13,9 @@ A run directory holds (SPEC Sec. 3):
   latest dev evaluation (with the epoch's order and progress when that was
   inside an epoch), from which ``--resume`` continues;
 * ``log.jsonl``: one JSON record per line (run start, every dev evaluation
-  inside an epoch, every epoch, the end).
+  inside an epoch, every epoch, the end);
+* ``predictions.jsonl``: the test split's per-sentence predictions by the
+  best-dev model (``predictions.py``), written with the test metrics.
 
 Dev is evaluated at the end of every epoch and, with ``evals_per_epoch`` > 1,
 at evenly spaced points inside it (``best_at`` in metrics.json: the epochs
@@ -788,6 +790,11 @@ def _test(run: Run) -> None:
     metrics["test"] = evaluate(best_model, best_params, run.splits["test"],
                                run.config["eval_batch_size"], run.helper)
     metrics["test_eval_s"] = time.perf_counter() - tick
+    # the per-sentence predictions behind the figures (npcomp plot), on disk
+    # before the test metrics that mark the run finished
+    from .predictions import write_predictions  # it builds on this module
+    write_predictions(run.directory, best_model, best_params, run.splits["test"], "test",
+                      run.config["eval_batch_size"], run.helper)
     run.directory.write_json("metrics.json", metrics)
     run.directory.append_log({"event": "end", "best_epoch": metrics["best_epoch"],
                               "dev": metrics["dev"], "test": metrics["test"]})

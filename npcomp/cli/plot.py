@@ -1,0 +1,92 @@
+"""`npcomp plot`: the papers' figures from a run's (or a sweep's) files."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+DESCRIPTION = """\
+Draws the papers' figures from the files of a run directory or a sweep
+directory, nothing retrained. Each figure is written into --out as NAME.png,
+NAME.svg and NAME.json (the numbers drawn).
+
+From a run directory (its predictions.jsonl, written when training ends and
+again by `npcomp eval --run RUN_DIR`, and its metrics.json):
+  length_accuracy         root accuracy against sentence length, windows of
+                          +-2 words, the last one open (Tai et al. 2015, Fig. 3)
+  length_pearson          sick: Pearson's r against the pairs' mean sentence
+                          length, the same windows (Tai Fig. 4)
+  phrase_length_accuracy  node accuracy by the words under the node, the last
+                          bucket 30+ (Zhu et al. 2015, Fig. 4)
+  height_accuracy         node accuracy by node height, the last bucket 20+
+                          (Zhu Fig. 4)
+  root_confusion          the roots' confusion matrix (Nayebi & Blundell, Fig. 2)
+  learning_curves         training loss, training and dev metrics per epoch
+                          and against training time
+
+From a sweep directory (SWEEP_DIR/runs/*, grouped by setting as `npcomp
+summary` groups runs):
+  seeds_SPLIT_METRIC      box plots of each setting's test and dev metrics
+                          over its seeds (Le & Zuidema 2015, Figs. 6-7)
+  length_accuracy, ...    the per-length figures, one line per setting, each
+                          point the mean over its seeds
+
+Needs matplotlib (the plot extra: pip install "npcomp[plot]").
+"""
+
+
+def add_parser(commands) -> None:
+    """The plot command's options."""
+    plot = commands.add_parser(
+        "plot", help="draw the papers' figures (PNG and SVG) from a run or sweep directory",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=DESCRIPTION)
+    plot.add_argument("directory", metavar="RUN_DIR|SWEEP_DIR",
+                      help="a run directory (holds metrics.json) or a sweep directory "
+                      "(holds runs/)")
+    plot.add_argument("--out", required=True, metavar="DIR",
+                      help="where the figures are written (made if missing)")
+    plot.add_argument("--split", default="test", choices=("test", "dev", "train"),
+                      help="a run's predictions to draw: test (predictions.jsonl, the "
+                      "default) or another split's (predictions-SPLIT.jsonl, from `npcomp "
+                      "eval --split SPLIT`)")
+    plot.add_argument("--overwrite", action="store_true",
+                      help="replace figure files already in --out (refused otherwise)")
+
+
+def run(args) -> int:
+    from pathlib import Path
+
+    from ..figures import FigureError, is_sweep, run_figures, sweep_figures
+    from ..plots import file_names, write_figures
+    directory = Path(args.directory)
+    if not directory.is_dir():
+        raise FigureError(f"{directory}: no such directory (a run directory or a sweep "
+                          "directory)")
+    notes = []
+    if is_sweep(directory):
+        if args.split != "test":
+            from ..configuration import ConfigError
+            raise ConfigError("split", "a sweep's figures are drawn from its runs' test "
+                                       "predictions")
+        figures, notes = sweep_figures(directory)
+    elif (directory / "metrics.json").is_file():
+        figures = run_figures(directory, args.split)
+    else:
+        raise FigureError(f"{directory}: neither a run directory (no metrics.json) nor a "
+                          "sweep directory (no runs/)")
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise FigureError(f"{out}: a file, not a directory for the figures")
+    existing = [name for name in file_names(figures) if (out / name).exists()]
+    if existing and not args.overwrite:
+        listed = ", ".join(existing[:6]) + (f" and {len(existing) - 6} more"
+                                           if len(existing) > 6 else "")
+        raise FigureError(f"{out} already holds figure files ({listed}); nothing was written. "
+                          "Ways on: --overwrite replaces them, or another --out.")
+    for note in notes:
+        print(f"npcomp plot: {note}", file=sys.stderr)
+    written = write_figures(figures, out)
+    print(f"npcomp plot: {len(figures)} figures ({len(written)} files) in {out}: "
+          + ", ".join(figure["figure"] for figure in figures))
+    return 0
