@@ -90,8 +90,9 @@ def machine_line(results: dict) -> str:
 
 
 def markdown(table: Table, results: dict, flags: dict, reproduce_command: str,
-             rows=None) -> str:
-    """DIR/TABLE.md: the table, then each row's settings, vectors and command."""
+             rows=None, figures=()) -> str:
+    """DIR/TABLE.md: the table, its ``figures`` (PNG paths relative to DIR),
+    then each row's settings, vectors and command."""
     records = row_records(table, results, rows)
     lines = [f"# {table.title}", "",
              f"Test-set figures over the seeds of each setting (mean ± sample std, the 95% "
@@ -113,6 +114,9 @@ def markdown(table: Table, results: dict, flags: dict, reproduce_command: str,
         lines.append(f"| {row.label} | {item['kind']} | {paper_text} | {ours} | {ci} | "
                      f"{extent} | {n} | {item['verdict']} | {minutes} |")
     lines += ["", f"Metric: {METRIC_NAMES[table.rows[0].metric]}.", ""]
+    lines += [f"![{Path(path).stem}]({path})" for path in figures]
+    if figures:
+        lines.append("")
     for row in table.rows:
         if rows is not None and row.name not in rows:
             continue

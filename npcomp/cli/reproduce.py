@@ -105,13 +105,34 @@ def reproduce(table, rows, args) -> int:
     command = " ".join(["npcomp", "reproduce", table.name, "--seeds", str(args.seeds)]
                        + (["--rows", args.rows] if args.rows else []))
     from ..rundir import RunDirectory
+    figures = _draw_figures(out, table.name)
+    text = report.markdown(table, results, flags, command, rows, figures)
     directory = RunDirectory(out)
-    directory.write_text(f"{table.name}.md",
-                         report.markdown(table, results, flags, command, rows) + "\n")
+    directory.write_text(f"{table.name}.md", text + "\n")
     directory.write_json(f"{table.name}.json", report.report_record(table, results, rows))
-    print(report.markdown(table, results, flags, command, rows).split("\n\n## ")[0])
-    print(f"written: {out / (table.name + '.md')}, {out / (table.name + '.json')}")
+    print(text.split("\n\n## ")[0])
+    print(f"written: {out / (table.name + '.md')}, {out / (table.name + '.json')}"
+          + (f", {len(figures)} figures in {out / (table.name + FIGURES)}" if figures else ""))
     return status
+
+
+FIGURES = "-figures"
+
+
+def _draw_figures(out: Path, name: str) -> list:
+    """The sweep's figures (npcomp plot) in OUT/NAME-figures, which the
+    report owns and redraws each time: the PNG files' paths relative to OUT
+    ([] without matplotlib, said on stderr)."""
+    from ..figures import FigureError, sweep_figures
+    from ..plots import write_figures
+    try:
+        figures, _ = sweep_figures(out / name)
+        written = write_figures(figures, out / (name + FIGURES))
+    except FigureError as error:   # matplotlib missing, or no predictions to draw
+        print(f"npcomp reproduce: no figures ({error})", file=sys.stderr)
+        return []
+    return [str(Path(path).relative_to(out)) for path in written
+            if str(path).endswith(".png")]
 
 
 def _list(tables, out: Path, data_dir: str | None, threads_per_run: int) -> int:

@@ -1,0 +1,138 @@
+"""`npcomp reproduce`: every row of every paper table is a configuration
+`npcomp train` accepts; the verdicts; a tiny table on the synthetic task
+killed mid-way and run again resumes and gives the report an uninterrupted
+run gives; --list with each row's time."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from npcomp import paper_tables
+from npcomp.cli import main
+from npcomp.cli.reproduce import table_spec
+from npcomp.cli.sweep import option_flags, train_arguments, train_parser
+from npcomp.report import BELOW, REACHED, TOO_FEW, WITHIN_NOISE, verdict
+
+pytest.importorskip("distributed")
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+# two rows of two seeds on the synthetic task, long enough to be killed mid-way
+TINY_TABLE = '''
+import sys
+from npcomp import paper_tables as tables
+tables.TABLES["tiny"] = tables.Table("tiny", "A tiny table on the synthetic task", (
+    tables.Row("tree", "Tree-LSTM", "treelstm-nary", "synthetic", {"root_acc": 60.0},
+               dict(dim=8, embedding_dim=8, epochs=4, evals_per_epoch=2, baseline=False)),
+    tables.Row("bag", "Mean vectors", "mean-vectors", "synthetic", {"root_acc": 99.0},
+               dict(dim=8, embedding_dim=8, epochs=4)),
+))
+if __name__ == "__main__":
+    from npcomp.cli import main
+    sys.exit(main(["reproduce", "tiny", *sys.argv[1:]]))
+'''
+
+
+def every_setting():
+    for table in paper_tables.TABLES.values():
+        for row in table.rows:
+            for name, options in row.settings().items():
+                yield pytest.param(options, id=f"{table.name}/{name}")
+
+
+@pytest.mark.parametrize("options", list(every_setting()))
+def test_every_row_is_a_configuration_train_accepts(options, data_dir):
+    """Through train's own parser and configuration check, without training."""
+    from npcomp.cli.train import train_config
+    arguments = train_arguments(options, option_flags(train_parser()), lambda option: "table")
+    parsed = train_parser().parse_args([*arguments, "--data-dir", str(data_dir)])
+    parsed.threads = 1
+    config = train_config(parsed)
+    assert config["model"] == options["model"] and config["task"] == options["task"]
+
+
+def test_setting_names_are_unique_and_the_sweep_plans_every_row():
+    for table in paper_tables.TABLES.values():
+        names = [name for row in table.rows for name in row.settings()]
+        assert len(names) == len(set(names)), table.name
+        spec = table_spec(table, None, 5, None)
+        assert list(spec.settings) == names and spec.seeds == [1, 2, 3, 4, 5]
+
+
+def test_verdicts():
+    def stats(mean, low=None, high=None):
+        return {"mean": mean, "ci95": None if low is None else [low, high]}
+    assert verdict(45.7, stats(46.0, 45.0, 47.0)) == REACHED
+    assert verdict(45.7, stats(45.7)) == REACHED
+    assert verdict(45.7, stats(45.0, 44.0, 46.0)) == WITHIN_NOISE
+    assert verdict(45.7, stats(44.0, 43.0, 45.0)) == BELOW
+    assert verdict(45.7, stats(45.0)) == TOO_FEW
+    assert verdict(None, stats(45.0)) == "no paper figure"
+    assert verdict(45.7, None) == "not run"
+
+
+def reproduce_process(script: Path, out: Path, **kwargs):
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")])))
+    return subprocess.Popen([sys.executable, str(script), "--seeds", "2", "--out", str(out),
+                             "--quiet"], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, **kwargs)
+
+
+def ours(out: Path) -> list:
+    report = json.loads((out / "tiny.json").read_text())
+    return [(row["setting"], row["ours"]["n"], row["ours"]["mean"], row["ours"]["std"],
+             row["verdict"]) for row in report["rows"]]
+
+
+def test_a_table_killed_and_run_again_resumes_and_reports_the_same(tmp_path):
+    script = tmp_path / "tiny_table.py"
+    script.write_text(TINY_TABLE)
+    whole = tmp_path / "whole"
+    finished = reproduce_process(script, whole)
+    assert finished.wait(timeout=300) == 0, finished.stderr.read()
+    killed = tmp_path / "killed"
+    process = reproduce_process(script, killed, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while not list(killed.glob("tiny/runs/*/checkpoint.npz")):
+        assert process.poll() is None and time.monotonic() < deadline, process.stderr.read()
+        time.sleep(0.05)
+    os.killpg(process.pid, signal.SIGKILL)   # the command and its cluster's workers
+    process.wait(timeout=60)
+    assert not (killed / "tiny.json").exists()
+    again = reproduce_process(script, killed)
+    output, errors = again.communicate(timeout=300)
+    assert again.returncode == 0, errors
+    assert "to resume" in output
+    logs = [path.read_text() for path in killed.glob("tiny/runs/*/log.jsonl")]
+    assert any('"resumed"' in log for log in logs)
+    assert ours(killed) == ours(whole)
+    report = (killed / "tiny.md").read_text()
+    assert "| Tree-LSTM | printed | 60.00 |" in report and "npcomp train --model" in report
+    assert (killed / "tiny-figures" / "seeds_test_root_acc.png").is_file()
+
+
+def test_list_prints_each_row_with_its_time(tmp_path, monkeypatch, capsys):
+    table = paper_tables.Table("tiny", "A tiny table", (
+        paper_tables.Row("bag", "Mean vectors", "mean-vectors", "synthetic", {"root_acc": 99.0},
+                         dict(dim=8, embedding_dim=8, epochs=2),
+                         dev=dict(dim=8, embedding_dim=8, epochs=2, lr=0.1)),))
+    monkeypatch.setitem(paper_tables.TABLES, "tiny", table)
+    assert main(["reproduce", "--list", "tiny", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "bag " in out and "bag-dev" in out and "a seed" in out and "5 seeds" in out
+    cached = json.loads((tmp_path / "estimates.json").read_text())
+    assert len(cached) == 2 and all(seconds > 0 for seconds in cached.values())
+    assert main(["reproduce", "--list", "tiny", "--out", str(tmp_path)]) == 0
+    assert "measuring" not in capsys.readouterr().err   # the cache answers
+
+
+def test_an_unknown_table_or_row_is_named(capsys):
+    assert main(["reproduce", "nosuch"]) == 1
+    assert "no table 'nosuch'" in capsys.readouterr().err
+    assert main(["reproduce", "zhu", "--rows", "nosuch"]) == 1
+    assert "zhu has no row 'nosuch'" in capsys.readouterr().err
