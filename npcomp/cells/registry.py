@@ -177,6 +177,13 @@ def rebracketed_checks(**cell) -> list:
             for structure in ("left", "right") for mode in ("root", "root+leaves")]
 
 
+def activation_tying_checks() -> list:
+    """Le & Zuidema's three non-linearities, each with tied leaves (d = d_x)
+    and untied ones (d_x = 4)."""
+    return [dict(activation=activation, untied=untied, input_dim=4 if untied else 3)
+            for activation in ("tanh", "sigmoid", "softsign") for untied in (False, True)]
+
+
 def sequence_dropout_check(**options) -> dict:
     """Word-vector and recurrent dropout (one mask per sequence) with a fixed mask."""
     return dict(dict(trees="chain", supervision="all", dropout=0.5, embedding_dropout=0.3,
@@ -216,8 +223,7 @@ MODELS = {model.name: model for model in (
           options={"activation": ("tanh", "sigmoid", "softsign"), "untied": None},
           recurrent=False, defaults=LE_ZUIDEMA,
           gradcheck=tuple(
-              [dict(activation=activation, untied=untied, input_dim=4 if untied else 3)
-               for activation in ("tanh", "sigmoid", "softsign") for untied in (False, True)]
+              activation_tying_checks()
               + [dict(input_dim=3, supervision=mode) for mode in ("root", "root+leaves")]
               + [dict(input_dim=4, untied=True, dropout=0.5, l2=0.1, average="nodes"),
                  dict(input_dim=4, untied=True, head="ordinal"),
@@ -245,10 +251,8 @@ MODELS = {model.name: model for model in (
           structure="binary", leaves="word when tied",
           options={"activation": ("tanh", "sigmoid", "softsign"), "untied": None},
           recurrent=False, defaults=LE_ZUIDEMA,
-          gradcheck=tuple(
-              [dict(activation=activation, untied=untied, input_dim=4 if untied else 3)
-               for activation in ("tanh", "sigmoid", "softsign") for untied in (False, True)]
-              + objective_checks(activation="tanh", untied=True))),
+          gradcheck=tuple(activation_tying_checks()
+                          + objective_checks(activation="tanh", untied=True))),
     Model("treelstm-nary", "treelstm_nary", "TreeLSTMNary",
           paper="Tai et al. 2015, eqs. 9-14 (N = 2: Constituency Tree-LSTM)",
           structure="binary", leaves="computed",
