@@ -1,6 +1,7 @@
-"""Every `npcomp train` command printed in README.md and docs/RESULTS.md is one
-the command line accepts: its options exist, take the values shown, and apply
-to the model named.  Commands abbreviated with "..." or naming the model or task
+"""Every `npcomp train` command printed in README.md, docs/RESULTS.md and the
+reproduced tables' reports (docs/results/*.md) is one the command line
+accepts: its options exist, take the values shown, and apply to the model
+named.  Commands abbreviated with "..." or naming the model or task
 by a placeholder are left out; placeholders for a seed, rate or directory get a
 value.  Nothing trains: each command is built into its run configuration only."""
 import re
@@ -12,7 +13,9 @@ import pytest
 import npcomp.cli
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-DOCUMENTS = ("README.md", "docs/RESULTS.md")
+DOCUMENTS = ("README.md", "docs/RESULTS.md",
+             *sorted(str(path.relative_to(REPO_ROOT))
+                     for path in (REPO_ROOT / "docs" / "results").glob("*.md")))
 PLACEHOLDER_VALUES = {"S": "1", "R": "0.01", "A": "0.01", "B": "0.01",
                       "PARSES": "parses/sst", "DIR": "data"}
 
