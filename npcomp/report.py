@@ -123,9 +123,9 @@ def markdown(table: Table, results: dict, flags: dict, reproduce_command: str,
         lines += [f"## {row.label}", "", f"- vectors: {row.vectors}"]
         for name, options in row.settings().items():
             source = (row.dev_source if name.endswith("-dev") else
-                      "the paper's printed setting (the model's defaults for the task, "
-                      "`npcomp train --help-defaults`)")
-            lines.append(f"- `{name}` ({source}): `{train_command(options, flags)}`")
+                      "the paper's printed setting: the model's defaults for the task "
+                      "(`npcomp train --help-defaults`)")
+            lines.append(f"- `{name}`, {source}: `{train_command(options, flags)}`")
         others = {key: value for key, value in row.paper.items()
                   if key != row.metric and value is not None}
         if others:
