@@ -391,19 +391,41 @@ def sweep_settings(sweep_dir: str | Path) -> tuple:
     if not runs:
         raise FigureError(f"{runs_dir}: no finished run to draw")
     by_dir = {run["run_dir"]: run for run in runs}
-    records = summarise(runs)
+    # a sweep of npcomp sweep names its settings (plan.json): group and label by them
+    named = _planned_settings(Path(sweep_dir))
+    records = summarise(runs, group_of=(lambda run: named.get(Path(run["run_dir"]).name))
+                        if named else None)
     models = {record["model"] for record in records}
     tasks = {record["task"] for record in records}
     settings = []
     for record in records:
         parts = ([record["model"]] if len(models) > 1 or not record["differs"] else [])
         parts += [record["task"]] if len(tasks) > 1 else []
-        parts += [f"{key}={value}" for key, value in record["differs"].items()]
-        settings.append({"label": ", ".join(parts), "model": record["model"],
+        parts += [f"{key}={_shown(value)}" for key, value in record["differs"].items()]
+        label = named.get(Path(record["runs"][0]).name) if named else ", ".join(parts)
+        settings.append({"label": label, "model": record["model"],
                          "task": record["task"], "seeds": record["seeds"],
                          "runs": record["runs"],
                          "metrics": [by_dir[run_dir] for run_dir in record["runs"]]})
     return settings, notes
+
+
+def _planned_settings(sweep_dir: Path) -> dict:
+    """Run directory name -> its setting's name, from SWEEP_DIR/plan.json
+    ({} for a directory of runs without one)."""
+    path = sweep_dir / "plan.json"
+    if not path.is_file():
+        return {}
+    try:
+        runs = json.loads(path.read_text(encoding="utf-8"))["runs"]
+        return {name: run["setting"] for name, run in runs.items()}
+    except (ValueError, KeyError, TypeError, AttributeError):
+        raise FigureError(f"{path}: damaged sweep file (no runs with their settings)") from None
+
+
+def _shown(value):
+    """A setting's value as a label shows it: a file by its name."""
+    return Path(value).name if isinstance(value, str) and "/" in value else value
 
 
 def seed_distributions(settings: list, source: str = "") -> list:
