@@ -174,8 +174,10 @@ def draw_boxes(record: dict):
         spread = [position + 0.12 * ((k % 5) - 2) / 2 for k in range(len(values))]
         axes.plot(spread, values, "o", markersize=3, color="tab:blue", alpha=0.6)
     labels = [f"{box['label'] or 'all runs'}\n(n={len(box['values'])})" for box in boxes]
-    axes.set_xticks(list(positions), labels, rotation=20 if len(boxes) > 4 else 0,
-                    ha="right" if len(boxes) > 4 else "center", fontsize="small")
+    # labels that would run into each other are slanted
+    slanted = len(boxes) > 4 or max(len(box["label"] or "") for box in boxes) > 14
+    axes.set_xticks(list(positions), labels, rotation=25 if slanted else 0,
+                    ha="right" if slanted else "center", fontsize="small")
     _titled(axes, record, figure)
     return figure
 
