@@ -161,3 +161,22 @@ def report_record(table: Table, results: dict, rows=None) -> dict:
                      for item in row_records(table, results, rows)]}
 
 
+
+
+def summary_table(reports: list) -> str:
+    """One Markdown line per row and setting of every report (TABLE.json
+    records): the README's results table."""
+    lines = ["| table | row | setting | paper | ours (mean ± std, n) | verdict |",
+             "|---|---|---|---|---|---|"]
+    for record in reports:
+        for row in record["rows"]:
+            metric, ours = row["metric"], row["ours"]
+            paper = row["paper"].get(metric)
+            paper_text = "-" if paper is None else _number(paper, metric)
+            ours_text = ("-" if ours is None else
+                         f"{_number(ours['mean'], metric)} ± {_number(ours['std'], metric)} "
+                         f"({ours['n']})")
+            lines.append(f"| [{record['table']}](docs/results/{record['table']}.md) | "
+                         f"{row['label']} | {row['kind']} | {paper_text} | {ours_text} | "
+                         f"{row['verdict']} |")
+    return "\n".join(lines)

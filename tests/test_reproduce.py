@@ -136,3 +136,12 @@ def test_an_unknown_table_or_row_is_named(capsys):
     assert "no table 'nosuch'" in capsys.readouterr().err
     assert main(["reproduce", "zhu", "--rows", "nosuch"]) == 1
     assert "zhu has no row 'nosuch'" in capsys.readouterr().err
+
+
+def test_the_readmes_results_table_is_the_reports_summary():
+    from npcomp.cli.reproduce import summary
+    text = (REPO_ROOT / "README.md").read_text()
+    start = text.index("<!-- npcomp reproduce --summary -->\n") + len(
+        "<!-- npcomp reproduce --summary -->\n")
+    end = text.index("\n<!-- end of npcomp reproduce --summary -->")
+    assert text[start:end] == summary(REPO_ROOT / "docs" / "results")

@@ -35,6 +35,9 @@ def add_parser(commands) -> None:
                            help="print the tables (or TABLE's) rows, each with the time it "
                            "would take here: measured on its finished runs, else on a few "
                            "minibatches (cached in DIR/estimates.json)")
+    reproduce.add_argument("--summary", action="store_true",
+                           help="print one Markdown line per row of every report in --out "
+                           "(the README's results table) and exit")
     reproduce.add_argument("--rows", default=None,
                            help="only these rows of TABLE, comma-separated (default: all)")
     reproduce.add_argument("--seeds", type=int, default=5,
@@ -61,6 +64,9 @@ def run(args) -> int:
     from ..paper_tables import table as find_table
     if args.seeds < 1:
         raise ConfigError("seeds", f"must be a whole number >= 1, not {args.seeds}")
+    if args.summary:
+        print(summary(Path(args.out)))
+        return 0
     if args.list:
         tables = [find_table(args.table)] if args.table else None
         return _list(tables, Path(args.out), args.data_dir, args.threads_per_run)
@@ -69,6 +75,15 @@ def run(args) -> int:
     table = find_table(args.table)
     rows = _rows(table, args.rows)
     return reproduce(table, rows, args)
+
+
+def summary(out: Path) -> str:
+    """The summary table of the reports in ``out``, in the order of TABLES."""
+    from ..paper_tables import TABLES
+    from ..report import summary_table
+    reports = [json.loads((out / f"{name}.json").read_text(encoding="utf-8"))
+               for name in TABLES if (out / f"{name}.json").is_file()]
+    return summary_table(reports)
 
 
 def _rows(table, text: str | None):
