@@ -673,15 +673,23 @@ def test_predict_on_an_sst_dependency_run_uses_dependency_trees(small_sst, tmp_p
     run_dir = tmp_path / "run"
     status, output = _train_quietly(_sst_dependency_argv(data_dir, parses, run_dir))
     assert status == 0, output
-    monkeypatch.setitem(sys.modules, "spacy", None)
     monkeypatch.setattr(sys, "stdin", io.StringIO("it is good\n"))
     status = main(["predict", "--run", str(run_dir)])
     captured = capsys.readouterr()
-    if status == 0:  # a dependency tree: one node per word
-        tree = parse_ptb(json.loads(captured.out)["tree"])
-        assert tree.n_nodes == len(tree.tokens) == 3
-    else:  # or a clear request for the parser
-        assert status == 1 and "npcomp[parse]" in captured.err
+    if "npcomp[parse]" not in captured.err:  # spaCy: a dependency tree, one node per word
+        record = json.loads(captured.out)
+        assert status == 0 and record["tree_from"] == "parsed"
+        assert record["tree"].count("(") == 3  # a dependency tree prints a word at every node
+    # without spaCy: right-branching trees, saying how to install the parser ...
+    monkeypatch.setitem(sys.modules, "spacy", None)
+    monkeypatch.setattr(sys, "stdin", io.StringIO("it is good\n"))
+    assert main(["predict", "--run", str(run_dir)]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["tree_from"] == "right" and "npcomp[parse]" in captured.err
+    # ... or, asked for parsed trees, a clear request for the parser
+    monkeypatch.setattr(sys, "stdin", io.StringIO("it is good\n"))
+    assert main(["predict", "--run", str(run_dir), "--tree", "parsed"]) == 1
+    assert "npcomp[parse]" in capsys.readouterr().err
 
 
 def test_a_killed_sick_run_resumes_to_the_same_result(sick_data, tmp_path):
