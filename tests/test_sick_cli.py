@@ -456,10 +456,14 @@ def test_neighbours_from_a_sentences_file(childsum_run, sick_data, tmp_path, cap
 
 def test_neighbours_unknown_sentence_on_a_dependency_run_needs_spacy(
         childsum_run, sick_data, monkeypatch, capsys):
-    """A sentence SICK lacks is parsed by spaCy: without it, a clear error."""
+    """A sentence SICK lacks is parsed by spaCy: without it, right-branching
+    trees and a message naming the extra, or, asked for parses, a clear error."""
     data_dir, _ = sick_data
     monkeypatch.setitem(sys.modules, "spacy", None)
-    status = main(_neighbours(childsum_run, data_dir, "a zebra juggles fire"))
+    assert main(_neighbours(childsum_run, data_dir, "a zebra juggles fire")) == 0
+    error = capsys.readouterr().err
+    assert "npcomp[parse]" in error and "right-branching" in error
+    status = main(_neighbours(childsum_run, data_dir, "a zebra juggles fire", "--tree", "parsed"))
     assert status == 1
     error = capsys.readouterr().err
     assert "npcomp[parse]" in error and "Traceback" not in error
@@ -489,16 +493,15 @@ def test_neighbours_missing_sentences_file(childsum_run, sick_data, tmp_path, ca
 
 
 def test_neighbours_unknown_sentence_on_a_constituency_run(nary_run, sick_data, capsys):
+    """A sentence SICK lacks gets its binarised spaCy parse (or, without
+    spaCy, a right-branching tree); --tree right chooses that tree outright."""
     data_dir, _ = sick_data
     assert _metrics(nary_run)["config"]["structure"] == "constituency"
-    status = main(_neighbours(nary_run, data_dir, "a zebra juggles fire"))
-    assert status == 1
-    error = capsys.readouterr().err
-    assert "is not a SICK sentence" in error and "zebra" in error
-    assert "Traceback" not in error
-    # a SICK sentence is fine on the same run
-    assert main(_neighbours(nary_run, data_dir, sick_sentences("test")[0], "--json")) == 0
-    assert len(json.loads(capsys.readouterr().out)["model"]) == 3
+    assert main(_neighbours(nary_run, data_dir, "a zebra juggles fire")) == 0
+    assert "query: a zebra juggles fire" in capsys.readouterr().out
+    assert main(_neighbours(nary_run, data_dir, "a zebra juggles fire", "--tree", "right")) == 0
+    captured = capsys.readouterr()
+    assert "query: a zebra juggles fire" in captured.out and captured.err == ""
 
 
 def test_neighbours_on_a_non_sick_run(tmp_path, monkeypatch, capsys):

@@ -81,7 +81,8 @@ def _stdin_lines() -> list:
 def _predict_pairs(args, model, params, config, vocab) -> int:
     from ..formats import DataError
     from ..relatedness import run_sentence_trees, score_pairs
-    to_tree = run_sentence_trees(config, args.data_dir)
+    to_tree = run_sentence_trees(config, args.data_dir, args.tree, warn=lambda message: print(
+        f"npcomp predict: {message}", file=sys.stderr))
     left, right = [], []
     for number, line in enumerate(_stdin_lines(), start=1):
         fields = line.split("\t")
