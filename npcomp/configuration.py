@@ -43,6 +43,13 @@ _REALS = {
 FLOAT32_MAX = 3.4028234663852886e38
 
 
+# the trees plain sentences get (predict, neighbours: --tree; text_trees.py) and
+# the trees a split is scored on (eval --trees); here so the command line's
+# options are read before numpy loads
+TREE_CHOICES = ("parsed", "right", "left", "chain")
+EVAL_TREES = ("gold", "parsed", "right", "left")
+
+
 class ConfigError(ValueError):
     """A configuration value out of its range, or options that do not go
     together; ``option`` is the config key at fault."""

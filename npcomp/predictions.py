@@ -103,10 +103,11 @@ def predict_records(model, params, split, batch_size: int = 512, helpers=None) -
 
 
 def write_predictions(run_dir, model, params, split, split_name: str = "test",
-                      batch_size: int = 512, helpers=None) -> str:
+                      batch_size: int = 512, helpers=None, name: str | None = None) -> str:
     """Predict ``split`` (encoded) and write its records atomically into the
-    run directory as ``predictions_name(split_name)``; the path written."""
+    run directory as ``name`` (default ``predictions_name(split_name)``); the
+    path written."""
     directory = run_dir if isinstance(run_dir, RunDirectory) else RunDirectory(run_dir)
-    name = predictions_name(split_name)
+    name = name if name is not None else predictions_name(split_name)
     directory.write_jsonl(name, predict_records(model, params, split, batch_size, helpers))
     return str(directory.file(name))

@@ -4,11 +4,14 @@ nearest neighbours (Tai, Socher & Manning 2015, Table 4).
 A relatedness run reads sentences in one structure (``chain``, SICK's
 ``dependency`` or ``constituency`` parses, ``left``/``right``-branching
 trees).  A plain sentence given by a user gets its tree from
-``SentenceTrees``: a chain or a branching tree needs nothing; a parse is taken
-from SICK itself when the sentence is one of SICK's (matched on its
-lower-cased tokens), and otherwise a dependency parse comes from spaCy (the
-optional ``npcomp[parse]`` extra).  No constituency parser ships with
-npcomp, so a constituency run scores SICK's own sentences only.
+``SentenceTrees``, as ``--tree`` chooses: a chain or a branching tree needs
+nothing; ``parsed`` (the default of a dependency or constituency run) takes
+SICK's own parse when the sentence is one of SICK's (matched on its
+lower-cased tokens), and otherwise parses it with spaCy (the optional
+``npcomp[parse]`` extra): the dependency tree for a dependency run, its
+binarisation (``parsed_trees.binarise``) for a constituency run, which
+approximates the constituency parses SICK ships.  Without spaCy the default
+falls back to right-branching trees, saying so.
 
 Neighbours: every candidate is encoded once, the query once, and the
 similarity head (eq. 15) scores the query against all of them in one
@@ -22,7 +25,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .formats import DataError, Tree, branching_tree, chain_tree, parents_to_tree
+from .formats import DataError, Tree, branching_tree, chain_tree
 from .forest import build_forest, node_words
 from .model import naming_the_sentence, require_finite_outputs
 from .tasks import SPLITS, TaskData, task_trees
@@ -38,38 +41,54 @@ class SentenceTrees:
     ``task`` is the loaded SICK task in that structure (its sentences' trees
     are looked up); ``parser`` (an object with ``parse(list of token tuples)
     -> heads``, e.g. ``sst_dependency.SpacyParser``) is created on first need
-    when None.
+    when None; ``tree`` is ``--tree`` (``text_trees``: None for the run's
+    own); ``warn`` is called once with the message of a fallback to
+    right-branching trees for want of spaCy.
     """
 
-    def __init__(self, structure: str, task: TaskData | None = None, parser=None):
+    def __init__(self, structure: str, task: TaskData | None = None, parser=None,
+                 tree: str | None = None, warn=None):
+        from .parsed_trees import TextParser
+        from .text_trees import check_tree, default_tree, parsed_kind
+        check_tree(structure, tree)
         self.structure = structure
+        self.given = tree
+        self.tree = tree if tree is not None else default_tree(structure)
         self.known = {}
         if task is not None:
             for split in SPLITS:
-                for tree in task_trees(task, split):
-                    self.known.setdefault(_key(tree.tokens), tree)
+                for known in task_trees(task, split):
+                    self.known.setdefault(_key(known.tokens), known)
+        kind = parsed_kind(structure)
         self.parser = parser
+        self.text_parser = None if kind is None else TextParser(kind, parser=parser)
+        self.warn = warn
+        self.fell_back = False
 
     def __call__(self, text: str, source: str = "") -> Tree:
         tokens = text.split()
         if not tokens:
             raise DataError("empty sentence", *_split(source))
-        if self.structure == "chain":
+        if self.tree == "chain":
             return chain_tree(tokens, source=source)
-        if self.structure in ("left", "right"):
-            return branching_tree(tokens, self.structure, source=source)
+        if self.tree in ("left", "right") or self.fell_back:
+            return branching_tree(tokens, "left" if self.tree == "left" else "right",
+                                  source=source)
         tree = self.known.get(_key(tokens))
         if tree is not None:
             return tree
-        if self.structure != "dependency":
-            raise DataError(f"{text!r} is not a SICK sentence, and npcomp has no "
-                            f"{self.structure} parser: give a sentence of SICK, or use a "
-                            "dependency or sequence model", *_split(source))
-        if self.parser is None:
-            from .sst_dependency import SpacyParser
-            self.parser = SpacyParser()
-        heads = self.parser.parse([tuple(tokens)])[0]
-        return parents_to_tree(heads, tokens, source=source)
+        try:
+            heads = self.text_parser.heads([tuple(tokens)])[0]
+        except ImportError as error:
+            if self.given is not None:
+                raise
+            self.fell_back = True
+            if self.warn is not None:
+                self.warn(f"sentences that are not SICK's get right-branching trees, not "
+                          f"parsed ones: {error} (--tree right chooses them without this "
+                          "message)")
+            return branching_tree(tokens, "right", source=source)
+        return self.text_parser.tree(heads, tokens, source)
 
 
 def _split(source: str) -> tuple:
@@ -92,15 +111,19 @@ def encode_sentences(model, params, vocab, trees: Sequence[Tree],
     return np.concatenate(states)
 
 
-def run_sentence_trees(config: dict, data_dir=None) -> SentenceTrees:
-    """Sentences -> trees as a trained sick run reads them: SICK's own parses
-    where the sentence is one of SICK's (read from ``data_dir``, else the
-    run's), else parsed or built in its structure."""
+def run_sentence_trees(config: dict, data_dir=None, tree: str | None = None,
+                       warn=None) -> SentenceTrees:
+    """Sentences -> trees as a trained sick run reads them (or as ``tree``,
+    ``--tree``, says): SICK's own parses where the sentence is one of SICK's
+    (read from ``data_dir``, else the run's), else parsed or built in its
+    structure."""
     from .tasks import load_task
+    from .text_trees import check_tree
+    check_tree(config["structure"], tree)
     task = None
-    if config["structure"] in ("dependency", "constituency"):  # parses are looked up
+    if config["structure"] in ("dependency", "constituency") and tree in (None, "parsed"):
         task = load_task("sick", data_dir or config.get("data_dir"), config["structure"])
-    return SentenceTrees(config["structure"], task)
+    return SentenceTrees(config["structure"], task, tree=tree, warn=warn)
 
 
 def score_pairs(model, params, vocab, left: Sequence[Tree], right: Sequence[Tree],

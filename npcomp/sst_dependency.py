@@ -28,6 +28,7 @@ import numpy as np
 
 from .formats import (UNLABELLED, DataError, Tree, _read_ints, _read_lines, _split_source,
                       parents_to_tree, read_ptb_file)
+from .parsed_trees import carry_labels
 
 SPLITS = ("train", "dev", "test")
 PARSE_EXTRA = 'pip install "npcomp[parse]"'
@@ -272,26 +273,6 @@ def read_parents(path: str | Path) -> list:
 # labelling dependency nodes from constituent spans
 # --------------------------------------------------------------------------
 
-def _node_spans(tree: Tree):
-    """First token, last token and number of tokens under every node (lists, n_nodes)."""
-    n_tokens = len(tree.tokens)
-    first = [n_tokens] * tree.n_nodes
-    last = [-1] * tree.n_nodes
-    count = [0] * tree.n_nodes
-    parent = tree.parent.tolist()
-    for node, token in enumerate(tree.token_index.tolist()):
-        if token >= 0:
-            first[node] = min(first[node], token)
-            last[node] = max(last[node], token)
-            count[node] += 1
-        up = parent[node]
-        if up >= 0:  # children before parents: a node is complete when passed up
-            first[up] = min(first[up], first[node])
-            last[up] = max(last[up], last[node])
-            count[up] += count[node]
-    return first, last, count
-
-
 def labelled_dependency_tree(constituency: Tree, heads: Sequence[int], source: str = "") -> Tree:
     """The dependency tree given by ``heads`` over ``constituency``'s tokens,
     labelled from ``constituency``'s spans.
@@ -312,18 +293,7 @@ def labelled_dependency_tree(constituency: Tree, heads: Sequence[int], source: s
     n_tokens = len(constituency.tokens)
     if len(heads) != n_tokens:
         raise DataError(f"{len(heads)} head(s) for {n_tokens} token(s)", *_split_source(source))
-    tree = parents_to_tree(heads, constituency.tokens, source=source)
-    first, last, _ = _node_spans(constituency)
-    label_of_span = {}
-    # nodes go children before parents, so a higher constituent overwrites a lower one
-    for node, label in enumerate(constituency.label.tolist()):
-        label_of_span[first[node], last[node]] = label
-    first, last, count = _node_spans(tree)
-    label = np.full(tree.n_nodes, UNLABELLED, dtype=np.int32)
-    for node in range(tree.n_nodes):
-        if last[node] - first[node] + 1 == count[node]:  # contiguous
-            label[node] = label_of_span.get((first[node], last[node]), UNLABELLED)
-    return tree.with_labels(label)
+    return carry_labels(constituency, parents_to_tree(heads, constituency.tokens, source=source))
 
 
 def label_coverage(trees: Sequence[Tree]) -> dict:

@@ -1,11 +1,13 @@
 """npcomp.relatedness (sentences to trees, scoring, nearest neighbours, mean
 vectors, cosine, sampling) and trainer.relatedness_metrics, on tiny objects."""
+import sys
+
 import numpy as np
 import pytest
 from scipy.stats import pearsonr, spearmanr
 
 from npcomp.embeddings import Vocabulary
-from npcomp.formats import DataError, Tree, chain_tree
+from npcomp.formats import DataError, Tree, branching_tree, chain_tree
 from npcomp.relatedness import (SentenceTrees, cosine, encode_sentences, mean_vectors,
                                 neighbours, sample_sentences, score_pairs)
 from npcomp.tasks import TaskData, load_task, task_trees
@@ -77,14 +79,31 @@ def test_unknown_sentence_is_parsed(dependency_task):
     assert np.count_nonzero(tree.parent == root) == 3
 
 
-def test_unknown_sentence_without_a_constituency_parser(sick_dir):
+def test_unknown_sentence_of_a_constituency_run_is_parsed_and_binarised(sick_dir):
     task = load_task("sick", sick_dir, "constituency")
     to_tree = SentenceTrees("constituency", task, parser=FakeParser())
     known = task.splits["train"][0].tree_a
     assert _same_tree(to_tree(" ".join(known.tokens)), known)
-    with pytest.raises(DataError, match="not a SICK sentence"):
-        to_tree("a zebra juggles fire", "<query 1>")
     assert to_tree.parser.calls == []
+    tree = to_tree("a zebra juggles fire", "<query 1>")
+    assert to_tree.parser.calls == [[("a", "zebra", "juggles", "fire")]]
+    tree.validate()
+    assert tree.n_nodes == 7 and np.count_nonzero(tree.token_index >= 0) == 4
+
+
+def test_tree_choice_and_fallback(dependency_task, monkeypatch):
+    tree = SentenceTrees("dependency", dependency_task, tree="left")("a zebra juggles fire")
+    assert _same_tree(tree, branching_tree(["a", "zebra", "juggles", "fire"], "left"))
+    monkeypatch.setitem(sys.modules, "spacy", None)  # makes `import spacy` fail
+    messages = []
+    to_tree = SentenceTrees("dependency", dependency_task, warn=messages.append)
+    tree = to_tree("a zebra juggles fire")
+    assert _same_tree(tree, branching_tree(["a", "zebra", "juggles", "fire"], "right"))
+    assert len(messages) == 1 and "npcomp[parse]" in messages[0]
+    with pytest.raises(ImportError, match="npcomp"):
+        SentenceTrees("dependency", dependency_task, tree="parsed")("a zebra juggles fire")
+    with pytest.raises(ValueError, match="chain"):
+        SentenceTrees("chain", tree="right")
 
 
 @pytest.mark.parametrize("structure", ["chain", "dependency", "constituency"])

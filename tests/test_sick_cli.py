@@ -456,10 +456,14 @@ def test_neighbours_from_a_sentences_file(childsum_run, sick_data, tmp_path, cap
 
 def test_neighbours_unknown_sentence_on_a_dependency_run_needs_spacy(
         childsum_run, sick_data, monkeypatch, capsys):
-    """A sentence SICK lacks is parsed by spaCy: without it, a clear error."""
+    """A sentence SICK lacks is parsed by spaCy: without it, right-branching
+    trees and a message naming the extra, or, asked for parses, a clear error."""
     data_dir, _ = sick_data
     monkeypatch.setitem(sys.modules, "spacy", None)
-    status = main(_neighbours(childsum_run, data_dir, "a zebra juggles fire"))
+    assert main(_neighbours(childsum_run, data_dir, "a zebra juggles fire")) == 0
+    error = capsys.readouterr().err
+    assert "npcomp[parse]" in error and "right-branching" in error
+    status = main(_neighbours(childsum_run, data_dir, "a zebra juggles fire", "--tree", "parsed"))
     assert status == 1
     error = capsys.readouterr().err
     assert "npcomp[parse]" in error and "Traceback" not in error
@@ -489,16 +493,15 @@ def test_neighbours_missing_sentences_file(childsum_run, sick_data, tmp_path, ca
 
 
 def test_neighbours_unknown_sentence_on_a_constituency_run(nary_run, sick_data, capsys):
+    """A sentence SICK lacks gets its binarised spaCy parse (or, without
+    spaCy, a right-branching tree); --tree right chooses that tree outright."""
     data_dir, _ = sick_data
     assert _metrics(nary_run)["config"]["structure"] == "constituency"
-    status = main(_neighbours(nary_run, data_dir, "a zebra juggles fire"))
-    assert status == 1
-    error = capsys.readouterr().err
-    assert "is not a SICK sentence" in error and "zebra" in error
-    assert "Traceback" not in error
-    # a SICK sentence is fine on the same run
-    assert main(_neighbours(nary_run, data_dir, sick_sentences("test")[0], "--json")) == 0
-    assert len(json.loads(capsys.readouterr().out)["model"]) == 3
+    assert main(_neighbours(nary_run, data_dir, "a zebra juggles fire")) == 0
+    assert "query: a zebra juggles fire" in capsys.readouterr().out
+    assert main(_neighbours(nary_run, data_dir, "a zebra juggles fire", "--tree", "right")) == 0
+    captured = capsys.readouterr()
+    assert "query: a zebra juggles fire" in captured.out and captured.err == ""
 
 
 def test_neighbours_on_a_non_sick_run(tmp_path, monkeypatch, capsys):
@@ -673,15 +676,23 @@ def test_predict_on_an_sst_dependency_run_uses_dependency_trees(small_sst, tmp_p
     run_dir = tmp_path / "run"
     status, output = _train_quietly(_sst_dependency_argv(data_dir, parses, run_dir))
     assert status == 0, output
-    monkeypatch.setitem(sys.modules, "spacy", None)
     monkeypatch.setattr(sys, "stdin", io.StringIO("it is good\n"))
     status = main(["predict", "--run", str(run_dir)])
     captured = capsys.readouterr()
-    if status == 0:  # a dependency tree: one node per word
-        tree = parse_ptb(json.loads(captured.out)["tree"])
-        assert tree.n_nodes == len(tree.tokens) == 3
-    else:  # or a clear request for the parser
-        assert status == 1 and "npcomp[parse]" in captured.err
+    if "npcomp[parse]" not in captured.err:  # spaCy: a dependency tree, one node per word
+        record = json.loads(captured.out)
+        assert status == 0 and record["tree_from"] == "parsed"
+        assert record["tree"].count("(") == 3  # a dependency tree prints a word at every node
+    # without spaCy: right-branching trees, saying how to install the parser ...
+    monkeypatch.setitem(sys.modules, "spacy", None)
+    monkeypatch.setattr(sys, "stdin", io.StringIO("it is good\n"))
+    assert main(["predict", "--run", str(run_dir)]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["tree_from"] == "right" and "npcomp[parse]" in captured.err
+    # ... or, asked for parsed trees, a clear request for the parser
+    monkeypatch.setattr(sys, "stdin", io.StringIO("it is good\n"))
+    assert main(["predict", "--run", str(run_dir), "--tree", "parsed"]) == 1
+    assert "npcomp[parse]" in capsys.readouterr().err
 
 
 def test_a_killed_sick_run_resumes_to_the_same_result(sick_data, tmp_path):

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import sys
 
+from ..configuration import EVAL_TREES
+
 
 def add_parser(commands) -> None:
     """The evaluate command's options."""
@@ -19,6 +21,19 @@ def add_parser(commands) -> None:
         "that name (said on stderr).")
     evaluate.add_argument("--run", required=True, metavar="RUN_DIR")
     evaluate.add_argument("--split", default="test", choices=("train", "dev", "test"))
+    evaluate.add_argument("--trees", choices=EVAL_TREES, default=None,
+                          help="score the split on other trees than the run's own: gold (the "
+                          "treebank's), parsed (spaCy's parse of each sentence, binarised for "
+                          "a binary-tree run, the dependency tree for a dependency run, "
+                          "labelled where a node's words are a labelled SST phrase; also "
+                          "prints span_recall; needs pip install \"npcomp[parse]\" unless "
+                          "--parses-dir holds the parses), right or left (branching, labelled "
+                          "at root and leaves). Predictions go to "
+                          "RUN_DIR/predictions-SPLIT-TREES.jsonl")
+    evaluate.add_argument("--parses-dir", default=None, metavar="DIR",
+                          help="--trees parsed: read the heads from DIR/SPLIT.parents (written "
+                          "by npcomp parse) instead of parsing; by default the split is "
+                          "parsed once and its heads kept in RUN_DIR/parses/")
     evaluate.add_argument("--data-dir", default=None)
     evaluate.add_argument("--threads", type=int, default=None)
     evaluate.add_argument("--no-predictions", dest="predictions", action="store_false",
@@ -30,6 +45,11 @@ def run(args) -> int:
     from ..tasks import load_task
     from ..trainer import check_splits, encode_split, evaluate, load_model
     model, params, config, vocab = load_model(args.run)
+    if args.trees is not None:
+        return _run_on_trees(args, model, params, config, vocab)
+    if args.parses_dir is not None:
+        from ..configuration import ConfigError
+        raise ConfigError("parses_dir", "goes with --trees parsed (the heads it reads)")
     task = load_task(config["task"], args.data_dir or config.get("data_dir"),
                      config["structure"], seed=config["seed"],
                      parses_dir=config.get("parses_dir"), splits=(args.split,))
@@ -45,6 +65,104 @@ def run(args) -> int:
         print(f"npcomp eval: wrote {path} ({len(split)} {_units(config)}"
               f"{', replacing the previous one' if replaced else ''})", file=sys.stderr)
     return 0
+
+
+def _run_on_trees(args, model, params, config, vocab) -> int:
+    """The split scored on the trees ``--trees`` names (``parsed_trees.trees_for_scoring``)."""
+    from pathlib import Path
+
+    from ..configuration import ConfigError
+    from ..parsed_trees import COPULA_HEAD_OF_KIND, span_recall, trees_for_scoring
+    from ..predictions import write_predictions
+    from ..tasks import PAIR_TASKS, TaskData, load_task
+    from ..text_trees import parsed_kind
+    from ..trainer import check_splits, encode_split, evaluate
+    if config["task"] in PAIR_TASKS:
+        raise ConfigError("trees", f"{config['task']} runs read the dataset's own parses; "
+                                   "--trees applies to sst5, sst2 and synthetic runs")
+    kind = parsed_kind(config["structure"])
+    if kind is None:
+        raise ConfigError("trees", "a sequence model reads every sentence as a chain, "
+                                   "whatever its tree: --trees does not apply to it")
+    if args.parses_dir is not None and args.trees != "parsed":
+        raise ConfigError("parses_dir", "goes with --trees parsed (the heads it reads)")
+    data_dir = args.data_dir or config.get("data_dir")
+    gold_task = load_task(config["task"], data_dir, "gold", seed=config["seed"],
+                          splits=(args.split,))
+    gold = gold_task.splits[args.split]
+    extra = {}
+    if args.trees == "parsed":
+        heads = _split_heads(args, config, data_dir, gold, kind)
+        trees = trees_for_scoring(gold, "parsed", kind, heads)
+        recall = span_recall(gold, trees)
+        extra = {"span_recall": round(100.0 * recall["recall"], 2),
+                 "span_phrases": recall["phrases"], "span_reproduced": recall["reproduced"],
+                 "copula_head": COPULA_HEAD_OF_KIND[kind] if args.parses_dir is None else None}
+    else:
+        trees = trees_for_scoring(gold, args.trees)
+    task = TaskData(gold_task.name, gold_task.n_classes, {args.split: trees})
+    check_splits(task, model.cell)
+    split = encode_split(trees, vocab)
+    result = evaluate(model, params, split, config["eval_batch_size"])
+    print(json.dumps({"run": str(args.run), "split": args.split, "trees": args.trees,
+                      **result, **extra}))
+    if args.predictions:
+        name = f"predictions-{args.split}-{args.trees}.jsonl"
+        replaced = (Path(args.run) / name).exists()
+        path = write_predictions(args.run, model, params, split, args.split,
+                                 config["eval_batch_size"], name=name)
+        print(f"npcomp eval: wrote {path} ({len(split)} sentences"
+              f"{', replacing the previous one' if replaced else ''})", file=sys.stderr)
+    return 0
+
+
+def _split_heads(args, config, data_dir, gold, kind) -> list:
+    """The heads of the split's sentences: from --parses-dir, else parsed
+    once with spaCy and kept in RUN_DIR/parses/SPLIT-COPULA.parents."""
+    from pathlib import Path
+
+    from ..formats import DataError
+    from ..parsed_trees import COPULA_HEAD_OF_KIND, TextParser, cached_heads
+    sentences = [tree.tokens for tree in gold]
+    if args.parses_dir is not None:
+        return _read_split_heads(Path(args.parses_dir) / f"{args.split}.parents", sentences,
+                                 config["task"], data_dir, args.split)
+    path = Path(args.run) / "parses" / f"{args.split}-{COPULA_HEAD_OF_KIND[kind]}.parents"
+    parser = TextParser(kind)
+    heads, read = cached_heads(sentences, path, parser.heads)
+    if read:
+        print(f"npcomp eval: parses read from {path}", file=sys.stderr)
+    else:
+        print(f"npcomp eval: parsed {len(sentences)} sentences with spaCy "
+              f"({parser.parser.model}); kept in {path}", file=sys.stderr)
+    if len(heads) != len(sentences):
+        raise DataError(f"{len(heads)} parses for {len(sentences)} sentences", path)
+    return heads
+
+
+def _read_split_heads(path, sentences, task, data_dir, split) -> list:
+    """Heads from a ``npcomp parse`` file, one line per sentence of the SST
+    split's file (sst2 leaves some out: matched by their words)."""
+    from pathlib import Path
+
+    from ..formats import DataError, read_ptb_file
+    from ..sst_dependency import read_parents
+    from ..tasks import default_data_dir
+    if not path.is_file():
+        raise DataError("no such file: make the parses with `npcomp parse --out DIR`, or "
+                        "leave --parses-dir out to parse the split here", path)
+    heads = read_parents(path)
+    if len(heads) == len(sentences):
+        return heads
+    if not task.startswith("sst"):
+        raise DataError(f"{len(heads)} line(s) of heads for {len(sentences)} sentence(s)", path)
+    sst = Path(data_dir) if data_dir else default_data_dir()
+    tokens = [tree.tokens for tree in read_ptb_file(sst / "sst" / f"{split}.txt")]
+    if len(tokens) != len(heads):
+        raise DataError(f"{len(heads)} line(s) of heads, but the SST's {split} split has "
+                        f"{len(tokens)} sentence(s)", path)
+    by_words = dict(zip(tokens, heads))
+    return [by_words[sentence] for sentence in sentences]
 
 
 def _units(config: dict) -> str:

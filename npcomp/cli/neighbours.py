@@ -4,6 +4,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ..configuration import TREE_CHOICES
+
 
 def add_parser(commands) -> None:
     """The neighbours command's options."""
@@ -17,6 +19,12 @@ def add_parser(commands) -> None:
     neighbours.add_argument("--run", required=True, metavar="RUN_DIR")
     neighbours.add_argument("--sentences", metavar="FILE", default=None,
                             help="candidates, one whitespace-tokenised sentence a line")
+    neighbours.add_argument("--tree", choices=TREE_CHOICES, default=None,
+                            help="the tree of a sentence that is not SICK's: parsed (spaCy: "
+                            "the dependency tree for a dependency run, binarised for a "
+                            "constituency run; the default, falling back to right, saying so, "
+                            "without pip install \"npcomp[parse]\"), right, left or chain "
+                            "(sequence models: chain only)")
     neighbours.add_argument("--split", default="test", choices=("train", "dev", "test"),
                             help="SICK split the candidates come from (default test)")
     neighbours.add_argument("--sample", type=int, default=1000,
@@ -42,7 +50,9 @@ def run(args) -> int:
     if config["task"] != "sick":
         raise ValueError(f"{args.run} is a {config['task']} run: neighbours ranks sentences "
                          "by the relatedness a sick run predicts")
-    to_tree = run_sentence_trees(config, args.data_dir)
+    import sys
+    to_tree = run_sentence_trees(config, args.data_dir, args.tree, warn=lambda message: print(
+        f"npcomp neighbours: {message}", file=sys.stderr))
     if args.sentences:
         path = Path(args.sentences)
         lines = read_text_lines(path)

@@ -4,18 +4,28 @@ from __future__ import annotations
 import json
 import sys
 
+from ..configuration import TREE_CHOICES
+
 
 def add_parser(commands) -> None:
     """The predict command's options."""
     predict = commands.add_parser(
         "predict", help="label sentences read from stdin (a sick run: score sentence pairs)",
         description="Reads one sentence per line on stdin: a PTB bracketed tree (labels "
-        "optional) or plain whitespace-tokenised text (given a right-branching binary tree; "
-        "a dependency run parses it with spaCy). Writes one JSON object per line: label, "
-        "probabilities (cumulative_probabilities with the ordinal head), and the tree with a "
-        "predicted label at every node. For a sick run each line is 'sentence A<TAB>sentence "
-        "B' and the output their predicted relatedness (1-5) and its distribution.")
+        "optional) or plain text, tokenised as the SST is (n't, 's, -LRB-) and given the tree "
+        "--tree chooses. Writes one JSON object per line: label, probabilities "
+        "(cumulative_probabilities with the ordinal head), the tree with a predicted label at "
+        "every node and tree_from, how it was made. For a sick run each line is 'sentence "
+        "A<TAB>sentence B' and the output their predicted relatedness (1-5) and its "
+        "distribution.")
     predict.add_argument("--run", required=True, metavar="RUN_DIR")
+    predict.add_argument("--tree", choices=TREE_CHOICES, default=None,
+                         help="the tree of a plain sentence: parsed (spaCy's parse: the "
+                         "dependency tree for a dependency run, else binarised; the default "
+                         "with the parse extra, pip install \"npcomp[parse]\"; without it "
+                         "the default falls back to right, saying so), right, left or chain "
+                         "(sequence models: chain only). Given, a bracketed tree is "
+                         "re-bracketed or parsed too")
     predict.add_argument("--threads", type=int, default=None)
     predict.add_argument("--data-dir", default=None,
                          help="sick runs: where SICK's parses of known sentences are read")
@@ -23,22 +33,22 @@ def add_parser(commands) -> None:
 
 def run(args) -> int:
     import numpy as np
-    from ..text_trees import trees_from_lines
+    from ..text_trees import TextTrees
     from ..trainer import encode, load_model, predict_split
     model, params, config, vocab = load_model(args.run)
     if config["task"] == "sick":
         return _predict_pairs(args, model, params, config, vocab)
     structure = config["structure"]
-    parser = None
-    if structure == "dependency":  # parsed as the training sentences were (spaCy)
-        from ..relatedness import SentenceTrees
-        parser = SentenceTrees("dependency")
-    trees = trees_from_lines(_stdin_lines(), structure, "<stdin>", parser)
+    to_trees = TextTrees(structure, args.tree, warn=lambda message: print(
+        f"npcomp predict: {message}", file=sys.stderr))
+    trees = to_trees(_stdin_lines(), "<stdin>")
+    _check_composable(trees, model.cell)
     if not trees:
         return 0
     # the softmax head's class probabilities, or the ordinal head's P(label > k)
     key = "probabilities" if model.head_name == "softmax" else "cumulative_probabilities"
-    for tree, outputs in zip(trees, predict_split(model, params, encode(trees, vocab))):
+    for tree, made, outputs in zip(trees, to_trees.made,
+                                   predict_split(model, params, encode(trees, vocab))):
         labels = model.head.decode(outputs).astype(np.int32)
         record = {"label": int(labels[tree.root]),
                   key: [round(float(p), 6) for p in outputs[tree.root]]}
@@ -46,8 +56,18 @@ def run(args) -> int:
             record["tokens"] = list(tree.tokens)
         else:
             record["tree"] = tree.to_ptb(labels)
+            record["tree_from"] = made
         print(json.dumps(record))
     return 0
+
+
+def _check_composable(trees: list, cell) -> None:
+    """DataError naming the line of a tree the model cannot compose (a chain
+    for a binary-tree model)."""
+    from ..tasks import TaskData
+    from ..trainer import check_splits
+    if trees:
+        check_splits(TaskData("predict", 0, {"input": trees}), cell)
 
 
 def _stdin_lines() -> list:
@@ -61,7 +81,8 @@ def _stdin_lines() -> list:
 def _predict_pairs(args, model, params, config, vocab) -> int:
     from ..formats import DataError
     from ..relatedness import run_sentence_trees, score_pairs
-    to_tree = run_sentence_trees(config, args.data_dir)
+    to_tree = run_sentence_trees(config, args.data_dir, args.tree, warn=lambda message: print(
+        f"npcomp predict: {message}", file=sys.stderr))
     left, right = [], []
     for number, line in enumerate(_stdin_lines(), start=1):
         fields = line.split("\t")

@@ -1,0 +1,72 @@
+"""The parsed-trees table: every run of a sweep scored on the test split's
+gold, parsed and right-branching trees (`npcomp eval --trees`), as mean ± std
+over seeds per setting, with the span recall of the parsed trees.
+
+    python docs/results/parsed_trees_table.py SWEEP_DIR [--data-dir DIR] [--json]
+
+Each run's parses are made once and kept in RUN_DIR/parses/ (spaCy: pip
+install "npcomp[parse]"); its predictions on each kind of tree go to
+RUN_DIR/predictions-test-TREES.jsonl.
+"""
+import argparse
+import contextlib
+import io
+import json
+import re
+import statistics
+import sys
+from pathlib import Path
+
+from npcomp.cli import main
+
+TREES = ("gold", "parsed", "right")
+
+
+def score(run_dir: Path, trees: str, data_dir: str | None) -> dict:
+    """`npcomp eval --run RUN_DIR --trees TREES`'s JSON."""
+    argv = ["eval", "--run", str(run_dir), "--trees", trees]
+    if data_dir:
+        argv += ["--data-dir", data_dir]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        status = main(argv)
+    if status != 0:
+        sys.exit(f"npcomp eval failed on {run_dir} (--trees {trees})")
+    return json.loads(out.getvalue())
+
+
+def mean_std(values: list) -> str:
+    spread = statistics.stdev(values) if len(values) > 1 else 0.0
+    return f"{statistics.mean(values):.2f} ± {spread:.2f}"
+
+
+def run() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("sweep_dir", type=Path)
+    parser.add_argument("--data-dir", default=None)
+    parser.add_argument("--json", action="store_true", help="every run's scores, one a line")
+    args = parser.parse_args()
+    runs = sorted(path for path in (args.sweep_dir / "runs").iterdir()
+                  if (path / "model.npz").is_file())
+    groups: dict = {}
+    for run_dir in runs:
+        setting = re.sub(r"-s\d+$", "", run_dir.name)
+        scores = {trees: score(run_dir, trees, args.data_dir) for trees in TREES}
+        record = {"run": str(run_dir), "setting": setting,
+                  **{f"{trees}_root_acc": scores[trees]["root_acc"] for trees in TREES},
+                  "span_recall": scores["parsed"]["span_recall"]}
+        if args.json:
+            print(json.dumps(record))
+        groups.setdefault(setting, []).append(record)
+    if args.json:
+        return
+    print("| setting | runs | gold trees | parsed trees | right-branching | span recall |")
+    print("|---|---|---|---|---|---|")
+    for setting, records in groups.items():
+        cells = [mean_std([r[f"{trees}_root_acc"] for r in records]) for trees in TREES]
+        print(f"| `{setting}` | {len(records)} | {' | '.join(cells)} | "
+              f"{records[0]['span_recall']:.1f}% |")
+
+
+if __name__ == "__main__":
+    run()
