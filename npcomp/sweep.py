@@ -505,9 +505,14 @@ def dask_client(scheduler: str | None = None, workers: int = 1, dashboard: str |
     # too: this process stops them, and they print no traceback meanwhile
     with dask.config.set({"distributed.scheduler.allowed-failures": ALLOWED_FAILURES}), \
             _interrupts_ignored():
+        # without a dashboard the scheduler still serves its health check over
+        # HTTP: on a free port of 127.0.0.1, not Dask's default 8787 (which a
+        # second sweep would find taken, with a warning)
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                                host="127.0.0.1", scheduler_port=0,
-                               dashboard_address=dashboard, silence_logs=logging.ERROR)
+                               dashboard_address=dashboard, silence_logs=logging.ERROR,
+                               scheduler_kwargs=None if dashboard else
+                               {"dashboard_address": "127.0.0.1:0"})
     try:
         client = Client(cluster)
         try:
