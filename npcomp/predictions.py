@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .figures import PREDICTIONS, predictions_name  # noqa: F401  (the files' names)
+from .figures import predictions_name
 from .rundir import RunDirectory
 from .trainer import EncodedPairs, predict_relatedness, predict_split
 

@@ -13,11 +13,11 @@ import contextlib
 import io
 import json
 import re
-import statistics
 import sys
 from pathlib import Path
 
 from npcomp.cli import main
+from npcomp.summary import describe
 
 TREES = ("gold", "parsed", "right")
 
@@ -36,8 +36,8 @@ def score(run_dir: Path, trees: str, data_dir: str | None) -> dict:
 
 
 def mean_std(values: list) -> str:
-    spread = statistics.stdev(values) if len(values) > 1 else 0.0
-    return f"{statistics.mean(values):.2f} ± {spread:.2f}"
+    stats = describe(values)
+    return f"{stats['mean']:.2f} ± {stats['std']:.2f}"
 
 
 def run() -> None:
