@@ -362,8 +362,11 @@ def parse_sst(data_dir: str | Path, out_dir: str | Path, parser,
     return written
 
 
-def load_sst_dependency(data_dir: str | Path, parses_dir: str | Path, split: str) -> list:
-    """The SST split as labelled dependency trees (:func:`labelled_dependency_tree`).
+def load_sst_dependency(data_dir: str | Path, parses_dir: str | Path, split: str,
+                        binarised: bool = False) -> list:
+    """The SST split as labelled dependency trees (:func:`labelled_dependency_tree`),
+    or with ``binarised`` as the binary trees of those parses
+    (``parsed_trees.binarise``), labelled from the SST's phrases the same way.
 
     Reads ``data_dir/sst/{split}.txt`` and ``parses_dir/{split}.parents``
     (written by :func:`parse_sst`).  Tree sources are "{parents file}:{line}".
@@ -382,5 +385,15 @@ def load_sst_dependency(data_dir: str | Path, parses_dir: str | Path, split: str
     if len(heads_per_sentence) != len(trees):
         raise DataError(f"{len(heads_per_sentence)} line(s) of heads, but {ptb_path} holds "
                         f"{len(trees)} tree(s); parse the SST again", parents_path)
-    return [labelled_dependency_tree(tree, heads, source=f"{parents_path}:{number}").validate(5)
+    if binarised:
+        from .parsed_trees import binarise, carry_labels
+
+        def labelled(tree, heads, source):
+            if len(heads) != len(tree.tokens):
+                raise DataError(f"{len(heads)} head(s) for {len(tree.tokens)} token(s)",
+                                *_split_source(source))
+            return carry_labels(tree, binarise(heads, tree.tokens, source=source))
+    else:
+        labelled = labelled_dependency_tree
+    return [labelled(tree, heads, source=f"{parents_path}:{number}").validate(5)
             for number, (tree, heads) in enumerate(zip(trees, heads_per_sentence), start=1)]

@@ -31,7 +31,11 @@ al.'s released code draws four).
 ``dependency`` reads dependency trees: for SICK the ``*.parents`` files of
 its directory; for the SST the parses ``npcomp parse`` wrote into
 ``parses_dir`` (default ``DATA_DIR/sst``), each node labelled where its span
-is a labelled SST phrase (``sst_dependency.py``).  ``constituency`` is the
+is a labelled SST phrase (``sst_dependency.py``).  ``parsed`` (the SST) is
+the binary trees of those parses (``parsed_trees.binarise``, best from
+``npcomp parse --copula-head copula``, as ``npcomp eval --trees parsed``
+parses), labelled the same way: a model trained on what it will read in
+text that has no gold tree.  ``constituency`` is the
 binarised constituency trees: SICK's ``*.cparents``, the SST's own trees
 (the same as ``gold``).  SICK has no ``gold``: its trees are one of these.
 """
@@ -48,7 +52,7 @@ from .formats import (UNLABELLED, DataError, SickPair, Tree, branching_tree, cha
                       read_ptb_file, read_sick_dir)
 
 TASKS = ("sst5", "sst2", "synthetic", "sick")
-STRUCTURES = ("gold", "left", "right", "chain", "dependency", "constituency")
+STRUCTURES = ("gold", "left", "right", "chain", "dependency", "parsed", "constituency")
 PAIR_TASKS = ("sick",)
 SPLITS = ("train", "dev", "test")
 
@@ -125,13 +129,14 @@ def load_task(name: str, data_dir: str | Path | None = None, structure: str = "g
             raise ConfigError("supervision", "sick has no phrase labels to train on (spans)")
         return _load_sick(data_dir, structure, splits)
     if name == "synthetic":
-        if structure == "dependency":
+        if structure in ("dependency", "parsed"):
             raise ValueError("the synthetic treebank has no dependency parses")
         from .synthetic import synthetic_splits
         data = TaskData(name, 5, {split: trees for split, trees in
                                   synthetic_splits(seed=seed).items() if split in splits})
     elif name in ("sst5", "sst2"):
-        data = _load_sst(name, data_dir, structure == "dependency",
+        parses = structure if structure in ("dependency", "parsed") else None
+        data = _load_sst(name, data_dir, parses,
                          Path(parses_dir) if parses_dir is not None else data_dir / "sst",
                          neutral, splits)
     else:
@@ -159,9 +164,12 @@ def load_task(name: str, data_dir: str | Path | None = None, structure: str = "g
     return data
 
 
-def _load_sst(name: str, data_dir: Path, dependency: bool = False,
+def _load_sst(name: str, data_dir: Path, parses: str | None = None,
               parses_dir: Path | None = None, neutral: str = "unlabelled",
               wanted: tuple = SPLITS) -> TaskData:
+    """The SST's splits as their gold trees, or (``parses``: "dependency" or
+    "parsed") as the dependency trees of ``parses_dir``'s parses or their
+    binarisation, labelled from the gold trees' phrases."""
     splits = {}
     neutral_class = name == "sst2" and neutral == "train"
     for split in wanted:
@@ -170,9 +178,10 @@ def _load_sst(name: str, data_dir: Path, dependency: bool = False,
             raise DataError(f"no such file: the SST is read from DATA_DIR/sst/{split}.txt; "
                             f"run `npcomp download sst --data-dir {data_dir}` or pass "
                             "--data-dir (or set NPCOMP_DATA)", path)
-        if dependency:
+        if parses is not None:
             from .sst_dependency import load_sst_dependency
-            trees = load_sst_dependency(data_dir, parses_dir, split)
+            trees = load_sst_dependency(data_dir, parses_dir, split,
+                                        binarised=parses == "parsed")
         else:
             trees = [tree.validate(5) for tree in read_ptb_file(path)]
         if name == "sst2":
@@ -189,7 +198,7 @@ def _load_sst(name: str, data_dir: Path, dependency: bool = False,
 
 def _load_sick(data_dir: Path, structure: str, wanted: tuple = SPLITS) -> TaskData:
     """SICK pairs with each sentence in the tree ``structure`` asks for."""
-    if structure == "gold":
+    if structure in ("gold", "parsed"):
         raise ConfigError("structure", "sick has two parses of each sentence: dependency, "
                                        "constituency, or chain (the sentence as a sequence)")
     layout = "constituency" if structure == "constituency" else "dependency"

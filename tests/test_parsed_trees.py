@@ -354,3 +354,66 @@ def test_eval_parsed_trees_with_spacy(runs, capsys):
     again = capsys.readouterr()
     assert json.loads(again.out)["root_acc"] == result["root_acc"]
     assert "read from" in again.err
+
+
+# --------------------------------------------------------------------------
+# training on parsed trees: --structure parsed
+# --------------------------------------------------------------------------
+
+SST_LINES = {
+    "train": ["(3 (2 it) (3 (2 's) (3 (3 good) (2 .))))", "(1 (2 a) (1 (2 dull) (2 film)))"],
+    "dev": ["(4 (2 very) (4 good))"],
+    "test": ["(0 (2 bad) (2 .))"],
+}
+# heads (1-based, 0 the root) as `npcomp parse --copula-head copula` writes them
+SST_HEADS = {"train": ["2 0 2 2", "3 3 0"], "dev": ["2 0"], "test": ["0 1"]}
+
+
+def _parsed_sst(tmp_path):
+    from npcomp.sst_dependency import write_parents
+    (tmp_path / "parses").mkdir()
+    for split, lines in SST_LINES.items():
+        (tmp_path / "sst").mkdir(exist_ok=True)
+        (tmp_path / "sst" / f"{split}.txt").write_text("\n".join(lines) + "\n")
+        write_parents(tmp_path / "parses" / f"{split}.parents",
+                      [[int(head) for head in line.split()] for line in SST_HEADS[split]])
+    return tmp_path
+
+
+def test_structure_parsed_reads_binarised_parses_labelled_from_the_sst(tmp_path):
+    from npcomp.parsed_trees import binarise
+    from npcomp.tasks import load_task
+    data_dir = _parsed_sst(tmp_path)
+    task = load_task("sst5", data_dir, "parsed", parses_dir=data_dir / "parses")
+    first = task.splits["train"][0]
+    assert first.tokens == ("it", "'s", "good", ".")
+    expected = binarise([2, 0, 2, 2], first.tokens)
+    np.testing.assert_array_equal(first.parent, expected.parent)
+    assert first.root_label == 3 and first.source.endswith("train.parents:1")
+    # every node binary, words at the leaves; the phrase "good ." is not a
+    # span of the parse, but "a dull film" (the root) and single words are
+    children = np.bincount(first.parent[first.parent >= 0], minlength=first.n_nodes)
+    assert set(children.tolist()) <= {0, 2}
+    second = task.splits["train"][1]
+    assert second.root_label == 1
+    assert sorted(second.label[second.token_index >= 0].tolist()) == [2, 2, 2]
+
+
+def test_a_model_trains_on_parsed_trees(tmp_path):
+    from npcomp.cli import main
+    data_dir = _parsed_sst(tmp_path)
+    run_dir = tmp_path / "run"
+    assert main(["train", "--task", "sst5", "--structure", "parsed", "--data-dir",
+                 str(data_dir), "--parses-dir", str(data_dir / "parses"), "--dim", "4",
+                 "--embedding-dim", "4", "--epochs", "1", "--quiet", "--no-train-eval",
+                 "--out", str(run_dir)]) == 0
+    config = json.loads((run_dir / "metrics.json").read_text())["config"]
+    assert config["structure"] == "parsed"
+
+
+def test_parsed_structure_without_parses_says_how_to_make_them(tmp_path, capsys):
+    from npcomp.cli import main
+    data_dir = _parsed_sst(tmp_path)
+    assert main(["train", "--task", "sst5", "--structure", "parsed", "--data-dir",
+                 str(data_dir), "--quiet", "--out", str(tmp_path / "run")]) == 1
+    assert "npcomp parse" in capsys.readouterr().err

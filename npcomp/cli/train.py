@@ -53,8 +53,10 @@ TRAIN_OPTIONS = {
                      None),
     "structure": (str, "tree structure (left/right: re-bracketed; chain: the sentence as a "
                        "sequence, for the sequence models; dependency: SICK's *.parents or the "
-                       "SST parses of `npcomp parse`; constituency: SICK's *.cparents)",
-                  ("gold", "left", "right", "chain", "dependency", "constituency")),
+                       "SST parses of `npcomp parse`; parsed: the SST as the binary trees of "
+                       "those parses, best made with `npcomp parse --copula-head copula`; "
+                       "constituency: SICK's *.cparents)",
+                  ("gold", "left", "right", "chain", "dependency", "parsed", "constituency")),
     "neutral": (str, "sst2: the training sentences' neutral phrases left unlabelled, or "
                      "trained on as a third class that is never predicted (train: Tai et "
                      "al.'s released code)", ("unlabelled", "train")),
