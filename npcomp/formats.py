@@ -17,6 +17,7 @@ Formats read here:
 """
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -293,16 +294,36 @@ def _read_label(text: str, require_labels: bool, fail) -> int:
     return value
 
 
+# a process that trains several runs (a sweep's worker, the test suite) parses
+# each treebank file once: the trees of the files read last, by their bytes
+# (and the path their trees name as their source), so an edited file is
+# parsed anew however quickly it changed.  Trees are never modified in place.
+_PARSED: dict = {}
+_PARSED_FILES = 8
+
+
 def read_ptb_file(path: str | Path, require_labels: bool = True) -> list:
     """All trees of a PTB file, one per non-blank line."""
     path = Path(path)
+    if not path.is_file():
+        raise DataError("no such file", path)
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise DataError(f"cannot be read ({error.strerror})", path) from None
+    key = (str(path), require_labels, hashlib.blake2b(data, digest_size=16).digest())
+    if key in _PARSED:
+        return list(_PARSED[key])
     trees = []
-    for number, text in enumerate(read_text_lines(path), start=1):
+    for number, text in enumerate(decode_lines(data, path), start=1):
         if not text.strip():
             raise DataError("empty line (expected a bracketed tree)", path, number)
         trees.append(parse_ptb(text, f"{path}:{number}", require_labels))
     if not trees:
         raise DataError("file holds no trees", path)
+    if len(_PARSED) >= _PARSED_FILES:
+        del _PARSED[next(iter(_PARSED))]   # the file read longest ago
+    _PARSED[key] = tuple(trees)
     return trees
 
 

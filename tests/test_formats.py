@@ -389,3 +389,18 @@ def test_real_sst_dev():
     assert sum(len(tree.tokens) for tree in trees) == 21274
     for tree in trees:
         tree.validate(n_classes=5)
+
+
+def test_a_treebank_file_is_parsed_once_and_again_when_it_changes(tmp_path):
+    """Runs in one process (a sweep's worker) share the parse of a file; an
+    edit of the same size made at once is still read anew."""
+    from npcomp.formats import read_ptb_file
+    path = tmp_path / "train.txt"
+    path.write_text("(3 (2 it) (3 good))\n(1 (2 it) (1 bad))\n")
+    first = read_ptb_file(path)
+    again = read_ptb_file(path)
+    assert again == first and again is not first and again[0] is first[0]
+    path.write_text("(1 (2 it) (1 bad))\n(3 (2 it) (3 good))\n")   # same size, lines swapped
+    swapped = read_ptb_file(path)
+    assert [tree.root_label for tree in swapped] == [1, 3]
+    assert swapped[0].source.endswith("train.txt:1")
