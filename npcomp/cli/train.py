@@ -327,6 +327,8 @@ def run(args) -> int:
     else:
         config = train_config(args)
         run_dir = Path(args.out) if args.out else default_run_dir(args)
+        from ..rundir import RunDirectory
+        RunDirectory(run_dir).check_usable(args.overwrite)   # refused before it is announced
         print(f"training {config['model']} on {config['task']} -> {run_dir}")
         metrics = train(config, run_dir, overwrite=args.overwrite, progress=progress)
         _print_result(metrics)
