@@ -14,8 +14,9 @@ import npcomp.cli
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DOCUMENTS = ("README.md", "docs/RESULTS.md",
-             *sorted(str(path.relative_to(REPO_ROOT))
-                     for path in (REPO_ROOT / "docs" / "results").glob("*.md")))
+             *sorted(str(path.relative_to(REPO_ROOT))   # the reports: TABLE.md beside TABLE.json
+                     for path in (REPO_ROOT / "docs" / "results").glob("*.md")
+                     if path.with_suffix(".json").is_file()))
 PLACEHOLDER_VALUES = {"S": "1", "R": "0.01", "A": "0.01", "B": "0.01",
                       "PARSES": "parses/sst", "DIR": "data"}
 
