@@ -54,7 +54,8 @@ LOGS = "logs"
 # failed (Dask's distributed.scheduler.allowed-failures, set on a local cluster)
 ALLOWED_FAILURES = 3
 # options that differ between two plans of the same sweep without changing a run
-_WHERE_IT_RUNS = ("data_dir", "eval_batch_size", "train_eval")
+# (the parses' directory too: the runs' data fingerprints check what they read)
+_WHERE_IT_RUNS = ("data_dir", "parses_dir", "eval_batch_size", "train_eval")
 # sections of a SPEC file
 _SECTIONS = ("seeds", "base", "grid", "settings")
 

@@ -145,3 +145,11 @@ def test_the_readmes_results_table_is_the_reports_summary():
         "<!-- npcomp reproduce --summary -->\n")
     end = text.index("\n<!-- end of npcomp reproduce --summary -->")
     assert text[start:end] == summary(REPO_ROOT / "docs" / "results")
+
+
+def test_rows_on_dependency_parses_read_the_tables_parses(tmp_path):
+    table = paper_tables.table("tai-sst")
+    spec = table_spec(table, ["dependency-fine", "lstm-fine"], 5, None, tmp_path / "parses")
+    assert spec.settings["dependency-fine"]["parses_dir"] == str(tmp_path / "parses")
+    assert spec.settings["dependency-fine-dev"]["dim"] == 256
+    assert "parses_dir" not in spec.settings["lstm-fine"]

@@ -95,13 +95,16 @@ def _rows(table, text: str | None):
     return names
 
 
-def table_spec(table, rows, seeds: int, data_dir: str | None):
-    """The sweep of a table: one named setting per (row, setting)."""
+def table_spec(table, rows, seeds: int, data_dir: str | None, parses_dir: Path | None = None):
+    """The sweep of a table: one named setting per (row, setting); a row
+    that trains on the SST's dependency parses reads them from ``parses_dir``."""
     from ..sweep import SweepSpec
     settings = {}
     for row in table.rows:
         if rows is None or row.name in rows:
-            settings.update(row.settings())
+            for name, options in row.settings().items():
+                settings[name] = (dict(options, parses_dir=str(parses_dir)) if row.parses
+                                  else options)
     base = {} if data_dir is None else {"data_dir": data_dir}
     return SweepSpec(base=base, seeds=list(range(1, seeds + 1)), settings=settings,
                      source=None)
@@ -111,7 +114,10 @@ def reproduce(table, rows, args) -> int:
     """Train (or resume) the table's runs, then write its report."""
     from .. import report
     out = Path(args.out)
-    spec = table_spec(table, rows, args.seeds, args.data_dir)
+    parses_dir = None
+    if any(row.parses for row in table.rows if rows is None or row.name in rows):
+        parses_dir = _sst_parses(out / "parses" / "sst", args.data_dir)
+    spec = table_spec(table, rows, args.seeds, args.data_dir, parses_dir)
     args.extend = True   # a later call with more seeds or rows adds to the same sweep
     status, results = run_sweep(spec, out / table.name, args)
     if results is None:
@@ -132,6 +138,18 @@ def reproduce(table, rows, args) -> int:
 
 
 FIGURES = "-figures"
+
+
+def _sst_parses(directory: Path, data_dir: str | None) -> Path:
+    """``directory`` holding `npcomp parse`'s dependency parses of the SST,
+    made there first (spaCy, the parse extra) when a split's are missing."""
+    from ..sst_dependency import SpacyParser, parse_sst
+    from ..tasks import SPLITS, default_data_dir
+    if all((directory / f"{split}.parents").is_file() for split in SPLITS):
+        return directory
+    print(f"parsing the SST into {directory} (the Dependency Tree-LSTM's trees)", flush=True)
+    parse_sst(Path(data_dir) if data_dir else default_data_dir(), directory, SpacyParser())
+    return directory
 
 
 def _draw_figures(out: Path, name: str) -> list:
@@ -162,13 +180,19 @@ def _list(tables, out: Path, data_dir: str | None, threads_per_run: int) -> int:
         for row in table.rows:
             figure = row.paper.get(row.metric)
             paper = "-" if figure is None else f"{figure:g}"
+            parses = out / "parses" / "sst"
             for name, options in row.settings().items():
+                kind = "dev" if name.endswith("-dev") else "printed"
+                line = f"  {name:<32} {row.model:<20} {row.task:<6} paper {paper:<7} {kind:<8}"
+                if row.parses and not (parses / "train.parents").is_file():
+                    print(f"{line} not measured: the SST's parses are made on its first run")
+                    continue
+                if row.parses:
+                    options = dict(options, parses_dir=str(parses))
                 seconds = _seconds_per_seed(table.name, name, options, out, data_dir,
                                             estimates)
                 total += 5 * seconds
-                kind = "dev" if name.endswith("-dev") else "printed"
-                print(f"  {name:<28} {row.model:<20} {row.task:<6} paper {paper:<7} "
-                      f"{kind:<8} {_duration(seconds)} a seed")
+                print(f"{line} {_duration(seconds)} a seed")
         print(f"  5 seeds of every row on {workers} worker{'s' * (workers > 1)}: about "
               f"{_duration(total / workers)}\n")
         _write_estimates(out, estimates)
