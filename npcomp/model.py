@@ -249,7 +249,7 @@ class TreeModel(SentenceEncoder):
                           rng: np.random.Generator | None = None,
                           masks: DropoutMasks | None = None, average: str = "sentences",
                           helper=None, embedding_dropout: float = 0.0,
-                          recurrent_dropout=0.0):
+                          recurrent_dropout=0.0, trace: dict | None = None):
         """Objective J of the forest; adds dJ/dparams into ``grads``.
 
         ``grads`` must be zero on entry except the embedding rows, which must be
@@ -258,6 +258,9 @@ class TreeModel(SentenceEncoder):
         they are drawn from ``rng`` at the rates ``dropout`` (classifier input),
         ``embedding_dropout`` and ``recurrent_dropout``.  ``helper`` (an
         executor with one thread) lets the cell overlap independent products.
+        ``trace``, a dict, receives what ``npcomp explain`` shows: the states
+        ``h``, the head's ``d_h`` (dJ/dh before the cell's backward) and the
+        ``cell_cache`` (with the backward's error terms).
         Returns (J, the embedding rows touched: sorted unique word ids).
         """
         groups = self._groups(forest)
@@ -291,6 +294,8 @@ class TreeModel(SentenceEncoder):
             else:
                 d_h[nodes] = d_inputs
         loss = data_loss / normaliser + self._regularise(params, grads, l2)
+        if trace is not None:
+            trace.update(h=h, d_h=d_h.copy(), cell_cache=encoding["cell_cache"])
         self._encode_backward(params, forest, encoding, d_h, grads, helper, d_word_rows)
         return loss, encoding["words"]
 

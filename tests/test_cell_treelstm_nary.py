@@ -79,3 +79,29 @@ def test_reference_quantities_follow_eqs_13_and_14():
                                                for l, k in enumerate(kids))
         np.testing.assert_allclose(q["c"][j], expected, rtol=0, atol=1e-15)
         assert np.isnan(q["f"][j]).all() == (not kids)
+
+
+@pytest.mark.parametrize("arity", [1, 2, 3])
+def test_error_terms_add_up_to_the_parameter_gradients(arity):
+    """The deltas ``backward_terms`` shows are the ones the gradients are
+    made of: db = sum over nodes of delta (b^(f) the sum over child slots,
+    E1), and a leaf's eps_c routes nothing further (no children)."""
+    rng = np.random.default_rng(arity)
+    trees = [random_dependency_tree(7, rng, max_children=arity) for _ in range(3)]
+    cell = make_cell("treelstm-nary", input_dim=4, hidden_dim=3, arity=arity,
+                     inner_inputs=True)
+    params = {name: rng.normal(0, 0.5, shape) for name, shape in cell.parameter_shapes()}
+    vectors = [rng.normal(size=(len(t.tokens), 4)) for t in trees]
+    forest, h = _forward(cell, params, trees, vectors)
+    index = forest.word[forest.word_nodes()]
+    _, cache = cell.forward(params, forest, np.concatenate(vectors), index)
+    grads = {name: np.zeros_like(value) for name, value in params.items()}
+    cell.backward(params, forest, cache, rng.normal(size=h.shape), grads)
+    terms = {term.symbol: np.nan_to_num(term.values) for term in cell.backward_terms(forest, cache)}
+    forget = [symbol for symbol in terms if symbol.startswith("delta_f")]
+    assert len(forget) == arity
+    expected_b = np.concatenate([terms["delta_i"].sum(0), terms["delta_o"].sum(0),
+                                 terms["delta_u"].sum(0), sum(terms[f].sum(0) for f in forget)])
+    np.testing.assert_allclose(grads["b"], expected_b, rtol=1e-12, atol=1e-12)
+    forward = {term.symbol: term.values for term in cell.forward_terms(forest, cache)}
+    np.testing.assert_array_equal(forward["h"], h)

@@ -37,8 +37,21 @@ without them has, so nothing is probed for:
   matrix-space model's word matrices);
 * ``leaf_classifier_reads_input`` (False): leaves are classified from their
   word vectors by a classifier of their own (Le & Zuidema's untied leaves).
+
+What ``npcomp explain`` shows of a cell comes from the cell itself, through
+two methods every cell implements:
+
+* ``forward_terms(forest, cache)`` -> [Term]: every quantity of the forward
+  pass under its paper's symbol, in the order the equations run, read from
+  the forward's ``cache``;
+* ``backward_terms(forest, cache)`` -> [Term]: every error term (eps, delta)
+  of the backward pass, read from what ``backward`` left on the same cache
+  (a cell's backward keeps its error-term arrays there: references to the
+  arrays it computes anyway, never a second computation).
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -48,6 +61,34 @@ from ..forest import Forest
 LEAVES_ONLY = "leaves only"      # every leaf a word, no inner node one
 EVERY_LEAF = "every leaf"        # every leaf a word, inner nodes may read one
 EVERY_NODE = "every node"        # sequences: every step reads its word
+
+
+@dataclass(frozen=True)
+class Term:
+    """One named quantity of a cell at every node of a forest.
+
+    symbol:   as the paper prints it (``i``, ``f_l``, ``delta_o``, ``eps_c``)
+    equation: the paper's equation it computes (``"9"``), or for an error
+              term the equation it reverses (``"reverses 14"``)
+    values:   (n, ...) one row per forest node, in the forest's order; NaN
+              at nodes without the quantity (a leaf's forget gates)
+    erratum:  the entry of docs/EQUATIONS.md (``"E1"``) or of the cell's page
+              where the code departs from or reads the printed equation
+    """
+
+    symbol: str
+    equation: str
+    values: np.ndarray
+    erratum: str = ""
+
+
+def node_rows(n_nodes: int, nodes: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """(n, ...) float64 rows: ``values`` at ``nodes``, NaN at every other node
+    (for a quantity only some nodes have)."""
+    values = np.asarray(values)
+    out = np.full((n_nodes,) + values.shape[1:], np.nan)
+    out[nodes] = values
+    return out
 
 
 class StructureError(ValueError):
@@ -83,6 +124,14 @@ class Cell:
 
     def report_slices(self) -> dict:
         return {}
+
+    def forward_terms(self, forest: Forest, cache) -> list:
+        """[Term] of the forward pass that made ``cache``, in equation order."""
+        raise NotImplementedError(f"{self.name} does not list its forward quantities")
+
+    def backward_terms(self, forest: Forest, cache) -> list:
+        """[Term] of the backward pass last run on ``cache``, parents first."""
+        raise NotImplementedError(f"{self.name} does not list its error terms")
 
     def check_forest(self, forest: Forest) -> None:
         check_structure(self.name, forest, self.max_children, self.words)

@@ -57,6 +57,7 @@ class ChainLSTM(TreeLSTMNary):
     every node."""
 
     name = "lstm"
+    EQUATIONS = dict.fromkeys(("i", "f", "o", "u", "c", "h"), "1")
 
     def __init__(self, input_dim: int, hidden_dim: int, output_gate: bool = True,
                  forget_bias: float = 0.0):

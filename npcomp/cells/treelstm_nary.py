@@ -68,7 +68,7 @@ from numba import njit
 from ..forest import Forest
 from .activations import ONE, add_forget_bias, uniform_fan_in
 from .inputs import sum_by_index
-from .interface import EVERY_LEAF, LEAVES_ONLY, Cell
+from .interface import EVERY_LEAF, LEAVES_ONLY, Cell, Term, node_rows
 from .levels import ROW_PAD, add_product, children_columns, on_level, padded_stop
 from .lstm_kernels import (
     gate_functions,
@@ -88,8 +88,14 @@ class TreeLSTMNaryCache:
     gates: np.ndarray    # (n + 3, (3+N) d) i|o|u|f_1..f_N activations (3 spare rows)
     c: np.ndarray        # (n, d) memory cells
     tanh_c: np.ndarray   # (n, d)
+    h: np.ndarray        # (n, d) hidden states, the forward's output
     # (n, d) recurrent-dropout mask of each node's tree, or None (no dropout)
     node_mask: np.ndarray | None = None
+    # what the backward leaves for ``backward_terms``: eps_h, eps_c (n, d) and
+    # the gate deltas (n + 3, (3+N) d), columns as ``gates``
+    eps_h: np.ndarray | None = None
+    eps_c: np.ndarray | None = None
+    delta: np.ndarray | None = None
 
 
 class TreeLSTMNary(Cell):
@@ -216,7 +222,7 @@ class TreeLSTMNary(Cell):
             for level in range(1, forest.n_levels):
                 on_level(rows_forward, forest.level_ptr[level], forest.level_ptr[level + 1],
                           helper)
-        return h, TreeLSTMNaryCache(x, word_index, hc, gates, c, tanh_c, node_mask)
+        return h, TreeLSTMNaryCache(x, word_index, hc, gates, c, tanh_c, h, node_mask)
 
     def backward(self, params: dict, forest: Forest, cache: TreeLSTMNaryCache,
                  d_h: np.ndarray, grads: dict, helper=None) -> np.ndarray:
@@ -276,7 +282,53 @@ class TreeLSTMNary(Cell):
         d_x = delta_word @ params["W"].T
         if pending is not None:
             pending.result()
+        cache.eps_h, cache.eps_c, cache.delta = d_h, d_c, delta
         return d_x
+
+    # the paper's equation for each quantity (the chain LSTM's are all eq. 1)
+    EQUATIONS = {"i": "9", "f": "10", "o": "11", "u": "12", "c": "13", "h": "14"}
+
+    def _forget_symbols(self) -> list:
+        """f_jk's symbol per child slot: f_l, f_r for N = 2, f for a chain."""
+        if self.arity == 2:
+            return ["f_l", "f_r"]
+        return ["f"] if self.arity == 1 else [f"f_{k + 1}" for k in range(self.arity)]
+
+    def forward_terms(self, forest: Forest, cache: TreeLSTMNaryCache) -> list:
+        """i, f per child slot (NaN at leaves and missing children), o, u, c, h."""
+        n, d = forest.n_nodes, self.hidden_dim
+        equation = self.EQUATIONS
+        present = children_columns(forest, self.arity)[:n] >= 0
+        terms = [Term("i", equation["i"], cache.gates[:n, :d])]
+        for k, symbol in enumerate(self._forget_symbols()):
+            nodes = np.flatnonzero(present[:, k])
+            block = cache.gates[nodes, (3 + k) * d:(4 + k) * d]
+            terms.append(Term(symbol, equation["f"], node_rows(n, nodes, block), "E1"))
+        terms += [Term("o", equation["o"], cache.gates[:n, d:2 * d]),
+                  Term("u", equation["u"], cache.gates[:n, 2 * d:3 * d]),
+                  Term("c", equation["c"], cache.c, "E3"),
+                  Term("h", equation["h"], cache.h)]
+        return terms
+
+    def backward_terms(self, forest: Forest, cache: TreeLSTMNaryCache) -> list:
+        """eps_h, eps_c and the gate deltas (docs/EQUATIONS.md section 3.3)."""
+        n, d = forest.n_nodes, self.hidden_dim
+        equation = self.EQUATIONS
+        delta = cache.delta
+        present = children_columns(forest, self.arity)[:n] >= 0
+        terms = [Term("eps_h", f"reverses {equation['h']}", cache.eps_h),
+                 Term("eps_c", f"reverses {equation['h']}, {equation['c']}", cache.eps_c),
+                 Term("delta_o", f"reverses {equation['h']}, {equation['o']}",
+                      delta[:n, d:2 * d]),
+                 Term("delta_i", f"reverses {equation['c']}, {equation['i']}", delta[:n, :d]),
+                 Term("delta_u", f"reverses {equation['c']}, {equation['u']}",
+                      delta[:n, 2 * d:3 * d])]
+        for k, symbol in enumerate(self._forget_symbols()):
+            nodes = np.flatnonzero(present[:, k])
+            block = delta[nodes, (3 + k) * d:(4 + k) * d]
+            terms.append(Term(f"delta_{symbol}", f"reverses {equation['c']}, {equation['f']}",
+                              node_rows(n, nodes, block), "E1"))
+        return terms
 
 
 def _word_rows(forest: Forest, word_index: np.ndarray) -> np.ndarray:
@@ -371,4 +423,6 @@ def _gate_deltas(children, gates, c, tanh_c, d_h, d_c, delta, start, stop):
                     f = gates[j, column + q]
                     delta[j, column + q] = eps_c[q] * c[kid, q] * f * (ONE - f)  # delta_fk
                     d_c[kid, q] += eps_c[q] * f                  # eps_c of child k
+        for q in range(d):  # kept for backward_terms: eps_c_j in full
+            d_c[j, q] = eps_c[q]
 
