@@ -51,6 +51,7 @@ class HeadCache:
     inputs: np.ndarray         # (m, d) classifier inputs after dropout
     outputs: np.ndarray        # (m, C) probabilities, or (m, C-1) cumulative ones
     mask: np.ndarray | None    # (m, d) dropout mask or None
+    losses: np.ndarray | None = None  # (m,) each row's loss (their sum is the loss)
 
 
 class AffineHead:
@@ -108,8 +109,8 @@ class SoftmaxClassifier(AffineHead):
         inputs, logits = self._logits(params, h, mask)
         probabilities = softmax(logits)
         picked = probabilities[np.arange(labels.shape[0]), labels]
-        loss = -float(np.log(np.maximum(picked, np.finfo(picked.dtype).tiny)).sum())
-        return loss, HeadCache(inputs, probabilities, mask)
+        losses = -np.log(np.maximum(picked, np.finfo(picked.dtype).tiny))
+        return float(losses.sum()), HeadCache(inputs, probabilities, mask, losses)
 
     def backward(self, params: dict, cache: HeadCache, labels: np.ndarray,
                  scale: float, grads: dict) -> np.ndarray:
@@ -166,9 +167,9 @@ class OrdinalClassifier(AffineHead):
         q = _sigmoid(logits)
         r = self.targets(labels, logits.dtype)
         # log sigma(z) = -log(1 + e^-z), log(1 - sigma(z)) = -log(1 + e^z): stable forms
-        loss = float((r * np.logaddexp(0.0, -logits)
-                      + (1.0 - r) * np.logaddexp(0.0, logits)).sum())
-        return loss, HeadCache(inputs, q, mask)
+        losses = (r * np.logaddexp(0.0, -logits)
+                  + (1.0 - r) * np.logaddexp(0.0, logits)).sum(axis=1)
+        return float(losses.sum()), HeadCache(inputs, q, mask, losses)
 
     def backward(self, params: dict, cache: HeadCache, labels: np.ndarray,
                  scale: float, grads: dict) -> np.ndarray:

@@ -259,8 +259,9 @@ class TreeModel(SentenceEncoder):
         ``embedding_dropout`` and ``recurrent_dropout``.  ``helper`` (an
         executor with one thread) lets the cell overlap independent products.
         ``trace``, a dict, receives what ``npcomp explain`` shows: the states
-        ``h``, the head's ``d_h`` (dJ/dh before the cell's backward) and the
-        ``cell_cache`` (with the backward's error terms).
+        ``h``, ``node_loss`` (n,) each node's term of J (NaN where
+        unlabelled), the head's ``d_h`` (dJ/dh before the cell's backward)
+        and the ``cell_cache`` (with the backward's error terms).
         Returns (J, the embedding rows touched: sorted unique word ids).
         """
         groups = self._groups(forest)
@@ -277,6 +278,7 @@ class TreeModel(SentenceEncoder):
         d_h = np.zeros_like(h)
         d_word_rows = None
         data_loss = 0.0
+        node_loss = np.full(forest.n_nodes, np.nan)
         for (head, prefix, nodes), mask in zip(groups, masks.classifier):
             labels = forest.label[nodes]
             if head is self.leaf_head:  # classified from their word vectors
@@ -287,6 +289,7 @@ class TreeModel(SentenceEncoder):
                 inputs = h[nodes]
             loss, cache = head.loss(params.prefixed(prefix), inputs, labels, mask)
             data_loss += loss
+            node_loss[nodes] = cache.losses / normaliser
             d_inputs = head.backward(params.prefixed(prefix), cache, labels, 1.0 / normaliser,
                                      grads.prefixed(prefix))
             if head is self.leaf_head:
@@ -295,7 +298,8 @@ class TreeModel(SentenceEncoder):
                 d_h[nodes] = d_inputs
         loss = data_loss / normaliser + self._regularise(params, grads, l2)
         if trace is not None:
-            trace.update(h=h, d_h=d_h.copy(), cell_cache=encoding["cell_cache"])
+            trace.update(h=h, node_loss=node_loss, d_h=d_h.copy(),
+                         cell_cache=encoding["cell_cache"])
         self._encode_backward(params, forest, encoding, d_h, grads, helper, d_word_rows)
         return loss, encoding["words"]
 

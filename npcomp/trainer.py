@@ -235,7 +235,10 @@ def build_model(config: dict, vocab: Vocabulary, n_classes: int):
                      training_only_classes=int(config.get("neutral") == "train"))
 
 
-def _initial_parameters(config, model, vocab, vectors, rng, report):
+def initial_parameters(config, model, vocab, vectors, rng, report):
+    """A new model's parameters in the config's dtype: the cell's and heads'
+    initialisation, the word vectors from ``vectors`` (or drawn as
+    ``config["oov"]`` says); ``report["embedding"]`` says how."""
     # word matrices (matrix-space model): the cell knows their starting point
     embedding = model.cell.initial_embedding(len(vocab), rng) if vectors is None else None
     if embedding is not None:
@@ -492,7 +495,7 @@ def _prepare(config: dict, directory: RunDirectory, saved: dict | None, echo) ->
                                   for tree in splits["train"].trees]
     rng = np.random.default_rng(config["seed"])
     report = {}
-    params = _initial_parameters(config, model, vocab, vectors, rng, report)
+    params = initial_parameters(config, model, vocab, vectors, rng, report)
     dtype = DTYPES[config["dtype"]]
     optimizer = make_optimizer(
         config["optimizer"], size=model.layout.size, dense_size=model.dense_size,

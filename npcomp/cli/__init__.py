@@ -1,5 +1,5 @@
 """The ``npcomp`` command line: one module per command (train, eval, predict,
-neighbours, summary, sweep, reproduce, plot, parse, download), each with
+neighbours, summary, sweep, reproduce, plot, explain, parse, download), each with
 ``add_parser(commands)``
 and ``run(args) -> exit status``.
 
@@ -12,8 +12,8 @@ import argparse
 import os
 import sys
 
-from . import (download, evaluate, neighbours, parse, plot, predict, reproduce, summary, sweep,
-               train)
+from . import (download, evaluate, explain, neighbours, parse, plot, predict, reproduce,
+               summary, sweep, train)
 from .train import MODELS, TASKS, default_run_dir, given_options, train_config
 
 __all__ = ["main", "build_parser", "flag", "run_parsed", "MODELS", "TASKS", "default_run_dir",
@@ -22,7 +22,7 @@ __all__ = ["main", "build_parser", "flag", "run_parsed", "MODELS", "TASKS", "def
 # command name -> its module
 COMMANDS = {"train": train, "eval": evaluate, "predict": predict, "neighbours": neighbours,
             "parse": parse, "summary": summary, "sweep": sweep, "reproduce": reproduce,
-            "plot": plot, "download": download}
+            "plot": plot, "explain": explain, "download": download}
 
 # exit statuses (README "Exit statuses")
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130

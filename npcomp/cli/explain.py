@@ -1,0 +1,175 @@
+"""`npcomp explain`: one forward and backward pass of a cell on a tree you
+write, every quantity under its paper's symbol, checked by finite differences."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from ..cells import registry
+from ..configuration import TREE_CHOICES
+
+# the classification tasks a fresh model can be built for, and their classes
+TASK_CLASSES = {"sst5": 5, "sst2": 2, "synthetic": 5}
+# every entry of every parameter is checked up to this many entries in all
+ALL_ENTRIES_UP_TO = 20_000
+SAMPLED_ENTRIES = 20
+
+
+def add_parser(commands) -> None:
+    """The explain command's options."""
+    explain = commands.add_parser(
+        "explain", help="show every forward quantity and backward error term of a cell on a tree",
+        description="One forward and backward pass in float64, dropout off, on TREE: a PTB "
+        "bracketed tree (labels optional), a plain sentence (given the tree --tree chooses, as "
+        "npcomp predict does), or a file of them, one per line. Printed node by node in the "
+        "order the equations run: the forward children first, every quantity under its "
+        "paper's symbol and equation number; the backward parents first, every error term "
+        "with the equation it reverses and the erratum (docs/EQUATIONS.md) where the code "
+        "reads or departs from the printed equation; each node's loss; then, per named "
+        "parameter, its gradient's norm and the relative error of central differences "
+        "against it. A tree without labels is labelled at its root with the model's own "
+        "prediction. Norms and the leading values by default; --node K prints node K's full "
+        "vectors, --json everything.")
+    explain.add_argument("tree", metavar="TREE",
+                         help="a bracketed tree, a plain sentence, or a file of them")
+    source = explain.add_argument_group("the model (one of)")
+    source.add_argument("--model", choices=sorted(registry.MODELS), default=None,
+                        help="a freshly initialised model of this kind (with --dim, --seed)")
+    source.add_argument("--run", metavar="RUN_DIR", default=None,
+                        help="a trained run's model (its best-dev parameters, in float64)")
+    explain.add_argument("--dim", type=int, default=4,
+                         help="state dimension d of a fresh model (default 4)")
+    explain.add_argument("--embedding-dim", type=int, default=None,
+                         help="word-vector dimension of a fresh model (default: --dim; the "
+                         "matrix-space model: d^2)")
+    explain.add_argument("--seed", type=int, default=1,
+                         help="seed of a fresh model's parameters and of sampled entries "
+                         "(default 1)")
+    explain.add_argument("--task", choices=sorted(TASK_CLASSES), default="sst5",
+                         help="a fresh model's classes (default sst5: five)")
+    explain.add_argument("--tree", choices=TREE_CHOICES, default=None, dest="tree_kind",
+                         help="the tree of a plain sentence (as npcomp predict --tree)")
+    explain.add_argument("--parents", metavar="HEADS", default=None,
+                         help="a dependency tree for TREE, a plain sentence: each word's head "
+                         "as SICK's .parents files give it (1-based, 0 for the root), "
+                         "e.g. '2 0 2'")
+    explain.add_argument("--node", type=int, default=None, metavar="K",
+                         help="print node K's full vectors (K as numbered in the output)")
+    explain.add_argument("--values", type=int, default=3, metavar="N",
+                         help="leading values shown per quantity (default 3)")
+    explain.add_argument("--entries", default=None, metavar="N|all",
+                         help="entries of each parameter checked by finite differences "
+                         f"(default: all when the model has at most {ALL_ENTRIES_UP_TO:,} in "
+                         f"all, else {SAMPLED_ENTRIES} drawn per parameter)")
+    explain.add_argument("--json", action="store_true", help="print everything as JSON")
+    explain.add_argument("--html", metavar="FILE", default=None,
+                         help="also write an interactive page: the tree coloured by "
+                         "prediction, each node's quantities on a click")
+    explain.add_argument("--threads", type=int, default=None)
+
+
+def run(args) -> int:
+    import numpy as np
+    from ..explain import checked, describe, explain, format_explanation
+    from ..finite_differences import TOLERANCE
+    if (args.model is None) == (args.run is None):
+        from ..configuration import ConfigError
+        raise ConfigError("model", "give exactly one of --model M (a fresh model) and "
+                                   "--run RUN_DIR (a trained one)")
+    model, params, vocab, config, trees = _model_and_trees(args)
+    entries = _entries(args.entries, model, trees, vocab)
+    rng = np.random.default_rng(args.seed)
+    document = describe(config, model)
+    document.update(explain(model, params, trees, vocab, entries=entries, rng=rng))
+    document["entries"] = "all" if entries is None else entries
+    document = checked(document, TOLERANCE)
+    if args.json:
+        print(json.dumps(document))
+    else:
+        print(format_explanation(document, node=args.node, values=args.values))
+    return 0 if document["passed"] else 1
+
+
+def _model_and_trees(args) -> tuple:
+    """(model, params, vocab, config, trees) of a run or a fresh model."""
+    import numpy as np
+    from ..embeddings import Vocabulary
+    from ..text_trees import TextTrees
+    from ..trainer import build_model, initial_parameters, load_model
+    if args.run is not None:
+        model, params, config, vocab = load_model(args.run)
+        if config["task"] not in TASK_CLASSES:
+            raise ValueError(f"{args.run}: a {config['task']} run scores sentence pairs; "
+                             "explain shows classifiers (--model treelstm-childsum explains "
+                             "the cell on a dependency tree)")
+        trees = _trees(args, config["structure"], TextTrees)
+        return model, params, vocab, config, trees
+    from ..defaults import defaults_for, matrix_embedding_dim
+    config = defaults_for(args.model, args.task)
+    # words drawn N(0, 1) (Nayebi & Blundell's unknown words), so that the
+    # gates leave their linear regime on a fresh model
+    config.update(model=args.model, task=args.task, dim=args.dim, seed=args.seed,
+                  oov="normal", oov_scale=1.0)
+    config["embedding_dim"] = (args.embedding_dim or matrix_embedding_dim(config) or args.dim)
+    trees = _trees(args, config["structure"], TextTrees)
+    vocab = Vocabulary(sorted({word for tree in trees for word in tree.tokens}))
+    model = build_model(config, vocab, TASK_CLASSES[args.task])
+    params = initial_parameters(config, model, vocab, None, np.random.default_rng(args.seed), {})
+    return model, params, vocab, config, trees
+
+
+def _trees(args, structure: str, TextTrees) -> list:
+    """The trees of TREE (a file's lines, or the argument itself)."""
+    from ..formats import read_text_lines
+    path = Path(args.tree)
+    lines, source = ([args.tree], "TREE") if not _is_file(path) else (
+        read_text_lines(path), str(path))
+    if args.parents is not None:
+        return [_dependency_tree(lines, args.parents, source)]
+    to_trees = TextTrees(structure, args.tree_kind, warn=lambda message: print(
+        f"npcomp explain: {message}", file=sys.stderr))
+    return to_trees([line for line in lines if line.strip()], source)
+
+
+def _is_file(path: Path) -> bool:
+    try:
+        return path.is_file()
+    except OSError:   # a sentence too long to be a file name
+        return False
+
+
+def _dependency_tree(lines: list, parents: str, source: str):
+    """A plain sentence's tree from its words' heads (SICK's .parents)."""
+    from ..formats import DataError, parents_to_tree
+    from ..sst_tokens import sst_tokens
+    if len(lines) != 1 or lines[0].lstrip().startswith("("):
+        raise DataError("--parents gives the heads of one plain sentence's words", source, 1)
+    tokens = sst_tokens(lines[0])
+    try:
+        heads = [int(head) for head in parents.split()]
+    except ValueError:
+        raise DataError(f"--parents: whole numbers expected, not {parents!r}", source, 1) \
+            from None
+    if len(heads) != len(tokens):
+        raise DataError(f"--parents gives {len(heads)} heads for {len(tokens)} words "
+                        f"({' '.join(tokens)})", source, 1)
+    return parents_to_tree(heads, tokens, source=f"{source}:1")
+
+
+def _entries(given: str | None, model, trees: list, vocab) -> int | None:
+    """Entries checked per parameter: None for all."""
+    if given == "all":
+        return None
+    if given is not None:
+        try:
+            count = int(given)
+        except ValueError:
+            count = 0
+        if count < 1:
+            from ..configuration import ConfigError
+            raise ConfigError("entries", f"a whole number >= 1 or 'all', not {given!r}")
+        return count
+    words = {word for tree in trees for word in vocab.encode(tree.tokens).tolist()}
+    total = model.layout["embedding"].offset + len(words) * model.embedding_dim
+    return None if total <= ALL_ENTRIES_UP_TO else SAMPLED_ENTRIES
