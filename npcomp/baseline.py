@@ -23,7 +23,8 @@ SHARED = ("lr", "emb_lr", "l2", "dropout", "epochs", "batch_size")
 def shared_options_set(config: dict) -> set:
     """The shared options a run's ``config`` sets away from its model's
     defaults: what the user gave, as far as a resumed run can tell."""
-    defaults = defaults_for(config["model"], config["task"], config.get("protocol"))
+    defaults = defaults_for(config["model"], config["task"], config.get("protocol"),
+                            config.get("supervision"))
     return {key for key in SHARED if config.get(key) != defaults.get(key)}
 
 

@@ -52,23 +52,45 @@ def dim_follows_embedding(config: dict) -> bool:
     return leaves_are_words(config["model"], config.get("untied"))
 
 
+# the tasks a model's dev-chosen (``tuned``) settings were chosen on
+TUNED_TASKS = ("sst5", "sst2")
+
+
 def protocols(model: str) -> list:
-    """The settings ``--protocol`` can choose for ``model`` (the first is the default)."""
-    return ["paper"] + sorted(registry.model(model).protocols)
+    """The settings ``--protocol`` can choose for ``model``."""
+    entry = registry.model(model)
+    return ["paper"] + (["tuned"] if entry.tuned else []) + sorted(entry.protocols)
 
 
-def defaults_for(model: str, task: str, protocol: str | None = None) -> dict:
-    """The configuration of ``model`` on ``task`` under ``protocol`` (None or
-    "paper": its own paper's), with ``source`` saying where it comes from."""
+def defaults_for(model: str, task: str, protocol: str | None = None,
+                 supervision: str | None = None) -> dict:
+    """The configuration of ``model`` on ``task`` under ``protocol``, with
+    ``source`` saying where it comes from.  ``protocol``: "paper" (its own
+    paper's printed setting), "tuned" (the setting chosen on SST dev for
+    the supervision mode, registry ``tuned``), another paper's, or None: the
+    tuned one where the model has one for the task and ``supervision`` (or
+    its default supervision), else the paper's."""
     entry = registry.model(model)
     config = dict(COMMON)
-    if protocol in (None, "paper"):
+    if protocol in (None, "paper", "tuned"):
         config.update(entry.defaults)
     elif protocol in entry.protocols:
         config.update(entry.protocols[protocol])
     else:
         raise ConfigError("protocol", f"for {model} must be one of {protocols(model)}, "
                                       f"not {protocol!r}")
+    mode = supervision or config["supervision"]
+    tuned = entry.tuned.get(mode) if task in TUNED_TASKS else None
+    if protocol == "tuned" and not entry.tuned:
+        raise ConfigError("protocol", f"for {model} must be one of {protocols(model)}: it has "
+                                      "no setting chosen on dev")
+    if protocol == "tuned" and tuned is None:
+        raise ConfigError("protocol", f"{model}'s setting chosen on dev is for "
+                                      f"{' and '.join(entry.tuned)} supervision on "
+                                      f"{' and '.join(TUNED_TASKS)}, not {mode} on {task}")
+    if tuned is not None and protocol in (None, "tuned"):
+        config.update(tuned, source=f"{tuned['source']}; otherwise {config['source']}")
+        protocol = "tuned"
     config["protocol"] = protocol or "paper"
     if task == "sick":
         config.update(SICK, structure=sick_structure(model))

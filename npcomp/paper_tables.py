@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .cells import registry
+
 GLOVE_50 = "glove.6B.50d.sst-sick.txt"
 WORD2VEC_300 = "word2vec.GoogleNews.300d.bolukbasi26k.sst-sick.txt"
 # what the shared vectors lack against the papers'
@@ -45,9 +47,14 @@ class Row:
 
     def settings(self) -> dict:
         """Setting name -> the options of ``npcomp train`` (model, task and the
-        row's options): the printed setting, and the dev-chosen one if any."""
+        row's options): the printed setting, and the dev-chosen one if any.
+        The printed setting names ``--protocol paper`` for a model whose bare
+        command may take a setting chosen on dev (registry ``tuned``)."""
         base = {"model": self.model, "task": self.task}
-        out = {self.name: dict(base, **self.printed)}
+        printed = dict(self.printed)
+        if registry.model(self.model).tuned and "protocol" not in printed:
+            printed["protocol"] = "paper"
+        out = {self.name: dict(base, **printed)}
         if self.dev is not None:
             out[f"{self.name}-dev"] = dict(base, **self.dev)
         return out

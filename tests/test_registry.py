@@ -17,7 +17,7 @@ from gradcheck.suite import settings, unchecked_models
 from npcomp.cells import cell_class, make_cell, registry
 from npcomp.cells.interface import EVERY_LEAF, EVERY_NODE, LEAVES_ONLY, Cell
 from npcomp.configuration import ConfigError, check
-from npcomp.defaults import defaults_for, protocols
+from npcomp.defaults import TUNED_TASKS, defaults_for, protocols
 
 NAMES = sorted(registry.MODELS)
 # what a declared structure means for the cell's own structure check
@@ -86,8 +86,31 @@ def test_make_cell_refuses_options_a_model_does_not_take():
 def test_every_default_configuration_passes_the_check(name):
     for task in ("sst5", "sst2", "synthetic", "sick"):
         for protocol in protocols(name):
+            if protocol == "tuned":
+                continue
             config = defaults_for(name, task, protocol)
             check(dict(config, model=name, task=task))
+        for supervision in registry.model(name).tuned:
+            if task in TUNED_TASKS:
+                config = defaults_for(name, task, "tuned", supervision)
+                check(dict(config, model=name, task=task))
+
+
+@pytest.mark.parametrize("name", sorted(name for name in NAMES if registry.model(name).tuned))
+def test_a_bare_command_takes_the_setting_chosen_on_dev(name):
+    """Where a model has a setting chosen on dev for a supervision mode, a
+    bare command on the SST takes it, says so, and ``--protocol paper``
+    gives the printed one; other tasks keep the paper's."""
+    entry = registry.model(name)
+    for supervision, tuned in entry.tuned.items():
+        config = defaults_for(name, "sst5", supervision=supervision)
+        assert config["protocol"] == "tuned" and tuned["source"] in config["source"]
+        assert all(config[key] == value for key, value in tuned.items() if key != "source")
+        printed = defaults_for(name, "sst5", "paper", supervision)
+        assert printed["protocol"] == "paper"
+        assert {key: printed[key] for key in tuned if key != "source"} == \
+            {key: entry.defaults.get(key, printed[key]) for key in tuned if key != "source"}
+        assert defaults_for(name, "synthetic", supervision=supervision)["protocol"] == "paper"
 
 
 def test_the_check_names_a_cell_option_the_model_does_not_take():
