@@ -380,3 +380,36 @@ def _kernel_cases():
                          ids=lambda value: getattr(value, "__name__", ""))
 def test_kernel_matches_its_python_function(kernel, make_args):
     assert_kernel_matches_python(kernel, make_args)
+
+
+@pytest.mark.parametrize("untied", [False, True], ids=["tied", "untied"])
+def test_error_terms_add_up_to_the_parameter_gradients(untied):
+    """The terms ``backward_terms`` shows are the ones the gradients are made
+    of: db_i = sum (delta_i1 + delta_i2), db_f = sum (delta_f1 + delta_f2),
+    db_c = sum delta_u, db_o = sum delta_o and dW_co = sum c_p^T delta_o over
+    the inner nodes; the forward's p term is its output there (a leaf is
+    not composed: NaN)."""
+    rng = np.random.default_rng(6)
+    trees = [random_binary_tree(n, rng, unary_rate=0.2) for n in (9, 1, 14)]
+    d, d_x = 3, (4 if untied else 3)
+    cell = make_cell(MODEL, d_x, d, activation="sigmoid", untied=untied)
+    params = {name: rng.normal(0, 0.7, shape) for name, shape in cell.parameter_shapes()}
+    forest = build_forest(trees, [node_words(t, np.arange(len(t.tokens), dtype=np.int32))
+                                  for t in trees])
+    distinct, word_index = np.unique(forest.word[forest.word_nodes()], return_inverse=True)
+    h, cache = cell.forward(params, forest, rng.normal(size=(len(distinct), d_x)), word_index)
+    grads = {name: np.zeros_like(value) for name, value in params.items()}
+    cell.backward(params, forest, cache, rng.normal(size=h.shape), grads)
+    back = {term.symbol: term.values for term in cell.backward_terms(forest, cache)}
+    forward = {term.symbol: term.values for term in cell.forward_terms(forest, cache)}
+    inner, leaves = slice(forest.n_leaves, forest.n_nodes), slice(0, forest.n_leaves)
+    total = {symbol: values[inner].sum(0) for symbol, values in back.items()}
+    expected_b = np.concatenate([total["delta_i1"] + total["delta_i2"],
+                                 total["delta_f1"] + total["delta_f2"],
+                                 total["delta_u"], total["delta_o"]])
+    np.testing.assert_allclose(grads["b"], expected_b, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(grads["W_co"], forward["c"][inner].T @ back["delta_o"][inner],
+                               rtol=1e-12, atol=1e-12)
+    assert all(np.isnan(values[leaves]).all() for values in back.values())
+    np.testing.assert_array_equal(forward["p"][inner], h[inner])
+    assert np.isnan(forward["p"][leaves]).all() and not forward["c"][leaves].any()

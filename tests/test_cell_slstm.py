@@ -325,3 +325,33 @@ def test_check_forest_rejects_what_the_cell_cannot_compose():
     forest.word[0] = -1   # a leaf without a word
     with pytest.raises(ValueError, match="every leaf needs a word"):
         cell.check_forest(forest)
+
+
+@pytest.mark.parametrize("input_dim", [3, 4], ids=["d_x=d", "d_x=4 projected"])
+def test_error_terms_add_up_to_the_parameter_gradients(input_dim):
+    """The terms ``backward_terms`` shows are the ones the gradients are made
+    of: db = sum over the inner nodes of [delta_i | delta_fl | delta_fr |
+    delta_x | delta_o], dW_co = sum c_t^T delta_o, and a word's eps_h (the
+    returned d_x, or its W_leaf image) is the sum of eps_h over its leaves;
+    the forward's h term is its output."""
+    _, model, params, forest = _forward_case(input_dim)
+    cell, cell_params = model.cell, params.prefixed("cell")
+    words, word_index = np.unique(forest.word[forest.word_nodes()], return_inverse=True)
+    h, cache = cell.forward(cell_params, forest, params["embedding"][words], word_index)
+    grads = params.zeros_like().prefixed("cell")
+    d_x = cell.backward(cell_params, forest, cache, np.random.default_rng(2).normal(size=h.shape),
+                        grads)
+    back = {term.symbol: term.values for term in cell.backward_terms(forest, cache)}
+    forward = {term.symbol: term.values for term in cell.forward_terms(forest, cache)}
+    inner = slice(forest.n_leaves, forest.n_nodes)
+    deltas = np.hstack([back[f"delta_{gate}"][inner] for gate in slstm.GATES])
+    assert not np.isnan(deltas).any() and np.isnan(back["delta_o"][:forest.n_leaves]).all()
+    np.testing.assert_allclose(grads["b"], deltas.sum(0), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(grads["W_co"], forward["c"][inner].T @ back["delta_o"][inner],
+                               rtol=1e-12, atol=1e-12)
+    eps_h_words = np.zeros((len(words), 3))
+    np.add.at(eps_h_words, word_index, back["eps_h"][:forest.n_leaves])
+    if cell.projected:
+        eps_h_words = eps_h_words @ cell_params["W_leaf"].T
+    np.testing.assert_allclose(d_x, eps_h_words, rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(forward["h"], h)

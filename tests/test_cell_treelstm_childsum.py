@@ -326,3 +326,32 @@ def test_input_deltas_kernel_matches_its_python_function():
     kernel = treelstm_childsum._input_deltas
     np.testing.assert_allclose(kernel(rows, first_edge, delta, delta_f, 5),
                                kernel.py_func(rows, first_edge, delta, delta_f, 5), rtol=1e-12)
+
+
+def test_error_terms_add_up_to_the_parameter_gradients():
+    """The terms ``backward_terms`` shows are the ones the gradients are made
+    of: db = sum over nodes of [delta_i | delta_o | delta_u | delta_f] (f_jk
+    and delta_fk in the row of child k), dU = sum h~^T [delta_i | delta_o |
+    delta_u] and dU_f = sum over children k of h_k^T delta_fk; the forward's
+    h term is its output."""
+    trees = _mixed_trees()
+    rng = np.random.default_rng(8)
+    cell = treelstm_childsum.TreeLSTMChildSum(4, 3)
+    params = _random_params(cell, rng)
+    forest = build_forest(trees, [_word_ids(t) for t in trees])
+    x, word_index = _forest_inputs(forest, rng.normal(size=(VOCAB, 4)), np.float64)
+    h, cache = cell.forward(params, forest, x, word_index)
+    grads = {name: np.zeros_like(value) for name, value in params.items()}
+    cell.backward(params, forest, cache, rng.normal(size=h.shape), grads)
+    back = {term.symbol: np.nan_to_num(term.values) for term in cell.backward_terms(forest, cache)}
+    forward = {term.symbol: term.values for term in cell.forward_terms(forest, cache)}
+    gates = np.hstack([back["delta_i"], back["delta_o"], back["delta_u"]])
+    np.testing.assert_allclose(grads["b"], np.concatenate([gates.sum(0), back["delta_f"].sum(0)]),
+                               rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(grads["U"], forward["h~"].T @ gates, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(grads["U_f"], forward["h"].T @ back["delta_f"], rtol=1e-12,
+                               atol=1e-12)
+    has_parent = np.ones(forest.n_nodes, dtype=bool)
+    has_parent[forest.root] = False
+    assert (np.isnan(forward["f"]).all(axis=1) == ~has_parent).all()
+    np.testing.assert_array_equal(forward["h"], h)

@@ -112,8 +112,12 @@ u, g(c_p)                       ``u``, ``g_c``                          (n, d)
 a node's terms for its parent   ``node_terms``                          (n, 8d)
 delta_i1 .. delta_a2, delta_o   ``delta`` column blocks 0..6            (n, 7d)
 dJ/d(node_terms)                ``delta_terms``                         (n, 8d)
-delta_u; eps_h; eps_c           ``delta_u``; ``d_h``; ``d_c`` + local   (n, d)
+delta_u; eps_h; eps_c           ``delta_u``; ``d_h``; ``d_c``           (n, d)
 ==============================  ======================================  ============
+
+``d_c[j]`` holds the parent's share of eps_c until ``_cell_deltas`` makes it
+the full eps_c; ``backward`` keeps eps_h, eps_c, delta_u and delta on the
+cache for ``backward_terms``.
 """
 from __future__ import annotations
 
@@ -132,7 +136,7 @@ from .activations import (
     uniform_fan_in,
 )
 from .inputs import sum_by_index
-from .interface import LEAVES_ONLY, Cell
+from .interface import LEAVES_ONLY, Cell, Term, node_rows
 from .levels import ROW_PAD, binary_children, padded_stop
 
 # column blocks of W and W_leaf (the weights reading a child's h); blocks
@@ -159,6 +163,12 @@ class LSTMRNNCache:
     u: np.ndarray           # (n, d) g( i_1 a_1 + i_2 a_2 + b_c )
     state: np.ndarray       # (n + ROW_PAD, 2d) [p | c_p], 0 at leaves
     g_c: np.ndarray         # (n, d) g(c_p)
+    # what the backward leaves for ``backward_terms`` (inner rows): eps_h,
+    # eps_c, delta_u (n, d) and the gate deltas (n + ROW_PAD, 7d), as ``gates``
+    eps_h: np.ndarray | None = None
+    eps_c: np.ndarray | None = None
+    delta_u: np.ndarray | None = None
+    delta: np.ndarray | None = None
 
 
 class LSTMRNN(Cell):
@@ -313,7 +323,59 @@ class LSTMRNN(Cell):
         d_x = delta_word @ params[input_name].T
         if not self.untied:  # tied: h = x at a leaf, so the head's eps_h reaches x
             d_x += sum_by_index(d_h[:leaves], cache.word_index, n_words)
+        cache.eps_h, cache.eps_c, cache.delta_u, cache.delta = d_h, d_c, delta_u, delta
         return d_x
+
+    def forward_terms(self, forest: Forest, cache: LSTMRNNCache) -> list:
+        """(L1)-(L7) at the inner nodes, c also at the leaves (0).  A leaf is
+        not composed: its vector, the word's, is the cell's input (untied: d_w
+        wide), so p is NaN there.  At a unary node the gates read y = c_y = 0."""
+        inner, n, d = self._inner(forest), forest.n_nodes, self.hidden_dim
+
+        def rows(values):
+            return node_rows(n, inner, values[inner])
+
+        def gate(block):
+            return rows(cache.gates[:, block * d:(block + 1) * d])
+
+        return [Term("i_1", "L1", gate(I1), "L4"),
+                Term("i_2", "L2", gate(I2), "L4"),
+                Term("f_1", "L3", gate(F1), "L4"),
+                Term("f_2", "L4", gate(F2), "L4"),
+                Term("a_1", "L5", gate(A1), "L2"),
+                Term("a_2", "L5", gate(A2), "L2"),
+                Term("u", "L5", rows(cache.u), "L2"),
+                Term("c", "L5", cache.state[:n, d:], "L7"),
+                Term("o", "L6", gate(O), "L1"),
+                Term("p", "L7", rows(cache.state[:, :d]), "L5")]
+
+    def backward_terms(self, forest: Forest, cache: LSTMRNNCache) -> list:
+        """eps_h, eps_c and the deltas at the inner nodes.  A leaf's error
+        reaches its word as the sum over the word's leaves (the returned
+        d_x), not per leaf, so the leaves are NaN."""
+        inner, n, d = self._inner(forest), forest.n_nodes, self.hidden_dim
+
+        def rows(values):
+            return node_rows(n, inner, values[inner])
+
+        def delta(block):
+            return rows(cache.delta[:, block * d:(block + 1) * d])
+
+        return [Term("eps_h", "reverses L1-L6", rows(cache.eps_h), "L4"),
+                Term("delta_o", "reverses L7, L6", delta(O)),
+                Term("eps_c", "reverses L7, L6, L5", rows(cache.eps_c), "L1"),
+                Term("delta_u", "reverses L5", rows(cache.delta_u), "L5"),
+                Term("delta_i1", "reverses L5, L1", delta(I1), "L2"),
+                Term("delta_i2", "reverses L5, L2", delta(I2), "L2"),
+                Term("delta_a1", "reverses L5", delta(A1), "L2"),
+                Term("delta_a2", "reverses L5", delta(A2), "L2"),
+                Term("delta_f1", "reverses L5, L3", delta(F1)),
+                Term("delta_f2", "reverses L5, L4", delta(F2))]
+
+    @staticmethod
+    def _inner(forest: Forest) -> np.ndarray:
+        """The composed nodes: every node above the leaves."""
+        return np.arange(forest.n_leaves, forest.n_nodes)
 
     def _input_weights(self, params: dict) -> np.ndarray:
         """W_in: the weights through which a leaf child is read."""
@@ -434,6 +496,7 @@ def _cell_deltas(code, children, gates, u, state, g_c, d_h, d_c, eps_c_from_o, d
                     delta[j, (F1 + slot) * d + q] = (eps_c * state[kid, d + q]
                                                      * f * (ONE - f))
                     d_c[kid, q] = eps_c * f                          # eps_c of the child
+            d_c[j, q] = eps_c  # kept for backward_terms: eps_c in full
 
 
 @njit(cache=True, nogil=True)

@@ -65,11 +65,14 @@ W_co                         ``W_co``                                   (d, d)
 b_i, b_fl, b_fr, b_x, b_o    ``b`` blocks i|fl|fr|x|o                   (5d,)
 leaf projection (ours)       ``W_leaf`` (only when d_x != d)            (d_x, d)
 i, f^L, f^R, tanh(x), o      ``cache.gates[t]`` blocks 0..4             (5d,)
+x_t of (4), before the tanh  ``cache.x_t[t]``                           (d,)
 [h^L | h^R | c^L | c^R]      ``cache.hc[t]``                            (4d,)
 c_t, tanh(c_t)               ``cache.c[t]``, ``cache.tanh_c[t]``        (d,)
 eps_h, eps_c                 ``d_h[t]``, ``eps_c[t]``                   (d,)
 delta_i .. delta_o           ``delta[t]`` blocks i|fl|fr|x|o            (5d,)
 ===========================  =========================================  ===========
+
+``backward`` keeps eps_h, eps_c and delta on the cache for ``backward_terms``.
 """
 from __future__ import annotations
 
@@ -81,7 +84,7 @@ from numba import njit
 from ..forest import Forest
 from .activations import ONE, uniform_fan_in
 from .inputs import sum_by_index
-from .interface import LEAVES_ONLY, Cell
+from .interface import LEAVES_ONLY, Cell, Term, node_rows
 from .levels import ROW_PAD, binary_children, padded_stop, sigmoid
 
 # gate column blocks of W_h, b, gates and delta (W_c has the first three)
@@ -99,6 +102,13 @@ class SLSTMCache:
     gates: np.ndarray       # (n + ROW_PAD, 5d) i | f^L | f^R | tanh(x) | o
     c: np.ndarray           # (n, d) memory cells (0 at leaves)
     tanh_c: np.ndarray      # (n, d)
+    x_t: np.ndarray         # (n, d) x_t of eq. 4 before its tanh (0 at leaves)
+    h: np.ndarray           # (n, d) hidden states, the forward's output
+    # what the backward leaves for ``backward_terms``: eps_h, eps_c (n, d) and
+    # the gate deltas (n + ROW_PAD, 5d), columns as ``gates``
+    eps_h: np.ndarray | None = None
+    eps_c: np.ndarray | None = None
+    delta: np.ndarray | None = None
 
 
 class SLSTM(Cell):
@@ -173,6 +183,7 @@ class SLSTM(Cell):
         gates = np.zeros((n + ROW_PAD, 5 * d), dtype=dtype)
         c = np.zeros((n, d), dtype=dtype)        # leaves keep c = 0
         tanh_c = np.zeros((n, d), dtype=dtype)
+        x_t = np.zeros((n, d), dtype=dtype)
         h = np.empty((n, d), dtype=dtype)
         # leaves: the word vector, or its projection computed once per distinct word
         words = x @ params["W_leaf"] if self.projected else x
@@ -189,13 +200,14 @@ class SLSTM(Cell):
                 z = gates[start:stop]
                 z += bias
                 sigmoid(z[:, :PEEPHOLE_GATES * d])                          # (1)-(3)
-                np.tanh(z[:, X * d:O * d], out=z[:, X * d:O * d])            # tanh of (4)
+                x_t[start:stop] = z[:, X * d:O * d]                          # (4)
+                np.tanh(x_t[start:stop], out=z[:, X * d:O * d])              # tanh of (4)
                 _cell_update(children, gates, c, start, stop)                # (5)
                 np.tanh(c[start:stop], out=tanh_c[start:stop])
                 z[:, O * d:] += c[start:stop] @ w_co                         # (6): c_t W_co
                 sigmoid(z[:, O * d:])                                       # (6)
                 np.multiply(z[:, O * d:], tanh_c[start:stop], out=h[start:stop])  # (7)
-        return h, SLSTMCache(x, word_index, hc, gates, c, tanh_c)
+        return h, SLSTMCache(x, word_index, hc, gates, c, tanh_c, x_t, h)
 
     def backward(self, params: dict, forest: Forest, cache: SLSTMCache, d_h: np.ndarray,
                  grads: dict, helper=None) -> np.ndarray:
@@ -232,12 +244,52 @@ class SLSTM(Cell):
         grads["W_c"] += hc[:, 2 * d:].T @ gate_deltas[:, :PEEPHOLE_GATES * d]
         grads["W_co"] += cache.c[inner].T @ gate_deltas[:, O * d:]
         grads["b"] += gate_deltas.sum(axis=0)
+        cache.eps_h, cache.eps_c, cache.delta = d_h, eps_c, delta
         # leaves: d_h[:L] is now the full eps_h; c = 0 is constant, so eps_c stops here
         eps_h_words = sum_by_index(d_h[:leaves], cache.word_index[:leaves], cache.x.shape[0])
         if not self.projected:
             return eps_h_words
         grads["W_leaf"] += cache.x.T @ eps_h_words
         return eps_h_words @ params["W_leaf"].T
+
+    def forward_terms(self, forest: Forest, cache: SLSTMCache) -> list:
+        """i, f^L, f^R, x, o at the inner nodes (a leaf has no memory block; a
+        unary node's f^R is computed, and multiplies c^R = 0), c (0 at the
+        leaves) and h (a leaf's word vector, or its projection)."""
+        inner, n, d = self._inner(forest), forest.n_nodes, self.hidden_dim
+
+        def block(g):
+            return node_rows(n, inner, cache.gates[inner, g * d:(g + 1) * d])
+
+        return [Term("i", "1", block(I)),
+                Term("f^L", "2", block(F_LEFT), "Z4"),
+                Term("f^R", "3", block(F_RIGHT)),
+                Term("x", "4", node_rows(n, inner, cache.x_t[inner])),
+                Term("c", "5", cache.c),
+                Term("o", "6", block(O)),
+                Term("h", "7", cache.h)]
+
+    def backward_terms(self, forest: Forest, cache: SLSTMCache) -> list:
+        """eps_h, eps_c and the deltas, numbered by Zhu's backward equations
+        (8)-(14); the deltas at the inner nodes only.  A leaf's eps_c is
+        dJ/dc^L (or c^R) of its parent: c = 0 there is a constant."""
+        inner, n, d = self._inner(forest), forest.n_nodes, self.hidden_dim
+
+        def block(g):
+            return node_rows(n, inner, cache.delta[inner, g * d:(g + 1) * d])
+
+        return [Term("eps_h", "8", cache.eps_h, "Z2"),
+                Term("delta_o", "9", block(O)),
+                Term("eps_c", "13, 14", cache.eps_c, "Z1"),
+                Term("delta_fl", "10", block(F_LEFT)),
+                Term("delta_fr", "11", block(F_RIGHT)),
+                Term("delta_i", "12", block(I)),
+                Term("delta_x", "reverses 5, 4", block(X), "Z2")]
+
+    @staticmethod
+    def _inner(forest: Forest) -> np.ndarray:
+        """The nodes with a memory block: every node above the leaves."""
+        return np.arange(forest.n_leaves, forest.n_nodes)
 
 
 def _stacked_weights(params: dict) -> np.ndarray:

@@ -53,6 +53,10 @@ h_k, f_jk       ``cache.h_child[e]``,       (d,) each, per edge e = (j, k)
                 ``cache.forget[e]``
 ==============  ==========================  ===============================
 
+``backward`` keeps eps_h, eps_c and the deltas on the cache for
+``backward_terms``, which (like ``forward_terms`` for f_jk) shows delta_fk in
+the row of child k.
+
 The (parent, child) pairs are numbered as *edges*: the children of node j are
 edges ``first_edge[j]`` .. ``first_edge[j+1] - 1`` in sentence order, so the
 edges of a level of parents form one contiguous block and eq. 4's h_k U^(f)
@@ -67,7 +71,7 @@ from numba import njit
 
 from ..forest import Forest
 from .activations import ONE, add_forget_bias, uniform_fan_in
-from .interface import Cell
+from .interface import Cell, Term, node_rows
 
 # level-batching helpers shared with the N-ary Tree-LSTM (same gate layout i|o|u)
 from .levels import ROW_PAD, add_product, on_level, padded_stop, sigmoid
@@ -88,6 +92,13 @@ class TreeLSTMChildSumCache:
     forget: np.ndarray      # (E + 3, d) f_jk of each edge
     c: np.ndarray           # (n, d) memory cells
     tanh_c: np.ndarray      # (n, d)
+    h: np.ndarray           # (n, d) hidden states, the forward's output
+    # what the backward leaves for ``backward_terms``: eps_h, eps_c (n, d),
+    # delta_i|o|u (n + 3, 3d) per node and delta_fk (E + 3, d) per edge
+    eps_h: np.ndarray | None = None
+    eps_c: np.ndarray | None = None
+    delta: np.ndarray | None = None
+    delta_f: np.ndarray | None = None
 
 
 class TreeLSTMChildSum(Cell):
@@ -198,7 +209,7 @@ class TreeLSTMChildSum(Cell):
                 on_level(rows_forward, forest.level_ptr[level], forest.level_ptr[level + 1],
                           helper)
         cache = TreeLSTMChildSumCache(x, input_row, first_edge, edge_child, h_tilde, h_child,
-                                      gates, forget, c, tanh_c)
+                                      gates, forget, c, tanh_c, h)
         return h, cache
 
     def backward(self, params: dict, forest: Forest, cache: TreeLSTMChildSumCache,
@@ -216,7 +227,8 @@ class TreeLSTMChildSum(Cell):
         n_edges = edge_child.shape[0]
         delta = np.zeros((n + ROW_PAD, 3 * d), dtype=d_h.dtype)      # delta_i|o|u per node
         delta_f = np.zeros((n_edges + ROW_PAD, d), dtype=d_h.dtype)  # delta_fk per edge
-        d_c = np.zeros((n, d), dtype=d_h.dtype)  # eps_c_k as routed by the parent
+        # eps_c_k as routed by the parent, then eps_c_k in full
+        d_c = np.zeros((n, d), dtype=d_h.dtype)
         u_transposed, u_f_transposed = params["U"].T, params["U_f"].T
 
         def rows_backward(start: int, stop: int) -> None:
@@ -254,7 +266,34 @@ class TreeLSTMChildSum(Cell):
         d_x = delta_input[:n_words] @ params["W"].T
         if pending is not None:
             pending.result()
+        cache.eps_h, cache.eps_c, cache.delta, cache.delta_f = d_h, d_c, delta, delta_f
         return d_x
+
+    def forward_terms(self, forest: Forest, cache: TreeLSTMChildSumCache) -> list:
+        """h~, i, f, o, u, c, h; f_jk in the row of its child k (NaN at roots),
+        as the reference module returns it."""
+        n, d = forest.n_nodes, self.hidden_dim
+        gates, edges = cache.gates, cache.edge_child.shape[0]
+        return [Term("h~", "2", cache.h_tilde[:n], "CS3"),
+                Term("i", "3", gates[:n, :d], "CS2"),
+                Term("f", "4", node_rows(n, cache.edge_child, cache.forget[:edges]), "CS2"),
+                Term("o", "5", gates[:n, d:2 * d], "CS2"),
+                Term("u", "6", gates[:n, 2 * d:3 * d], "CS2"),
+                Term("c", "7", cache.c, "CS3"),
+                Term("h", "8", cache.h)]
+
+    def backward_terms(self, forest: Forest, cache: TreeLSTMChildSumCache) -> list:
+        """eps_h, eps_c and the gate deltas (docs/cells/treelstm_childsum.md);
+        delta_f in the row of the child its forget gate reads, like f."""
+        n, d = forest.n_nodes, self.hidden_dim
+        delta, edges = cache.delta, cache.edge_child.shape[0]
+        return [Term("eps_h", "reverses 2-6", cache.eps_h),
+                Term("eps_c", "reverses 8, 7", cache.eps_c),
+                Term("delta_o", "reverses 8, 5", delta[:n, d:2 * d]),
+                Term("delta_i", "reverses 7, 3", delta[:n, :d]),
+                Term("delta_u", "reverses 7, 6", delta[:n, 2 * d:3 * d]),
+                Term("delta_f", "reverses 7, 4",
+                     node_rows(n, cache.edge_child, cache.delta_f[:edges]))]
 
 
 def _edges(forest: Forest):
@@ -342,6 +381,7 @@ def _gate_deltas(first_edge, edge_child, gates, forget, c, tanh_c, d_h, d_c, del
                 f = forget[e, q]
                 delta_f[e, q] = eps_c * c[kid, q] * f * (ONE - f)   # delta_fk
                 d_c[kid, q] = eps_c * f                             # eps_c of child k
+            d_c[j, q] = eps_c  # kept for backward_terms: eps_c_j in full
 
 
 @njit(cache=True, nogil=True)
