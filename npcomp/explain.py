@@ -13,7 +13,8 @@ The document these build is plain JSON-ready data (``--json`` prints it;
      "loss", "parameters": [parameter record], "tolerance"}
 
 A node record: ``id`` (its index in the tree), ``children`` (ids),
-``word`` (the token it reads or None), ``span`` (the words below it,
+``word`` (the token it reads or None), ``position`` (that token's index
+in ``tokens``, None where it reads none), ``span`` (the words below it,
 itself included), ``label`` (gold or None), ``predicted``,
 ``probabilities`` (the head's outputs: class probabilities, or the ordinal
 head's P(label > k)), ``probability`` (the predicted class's, None for the
@@ -53,6 +54,7 @@ def node_records(tree: Tree, outputs: np.ndarray, predicted: np.ndarray,
             "id": node,
             "children": [int(kid) for kid in children[node]],
             "word": tree.tokens[token] if token >= 0 else None,
+            "position": token if token >= 0 else None,
             "span": " ".join(tree.tokens[position] for position in positions),
             "label": label if label >= 0 else None,
             "predicted": choice,

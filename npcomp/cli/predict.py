@@ -17,7 +17,8 @@ def add_parser(commands) -> None:
         "(cumulative_probabilities with the ordinal head), the tree with a predicted label at "
         "every node and tree_from, how it was made. For a sick run each line is 'sentence "
         "A<TAB>sentence B' and the output their predicted relatedness (1-5) and its "
-        "distribution.")
+        "distribution. --html FILE also draws the sentences' trees as one self-contained "
+        "HTML page.")
     predict.add_argument("--run", required=True, metavar="RUN_DIR")
     predict.add_argument("--tree", choices=TREE_CHOICES, default=None,
                          help="the tree of a plain sentence: parsed (spaCy's parse: the "
@@ -26,6 +27,13 @@ def add_parser(commands) -> None:
                          "the default falls back to right, saying so), right, left or chain "
                          "(sequence models: chain only). Given, a bracketed tree is "
                          "re-bracketed or parsed too")
+    predict.add_argument("--html", default=None, metavar="FILE",
+                         help="also write the trees as an interactive HTML page (every "
+                         "node coloured by its predicted class, its probabilities on hover "
+                         "or click; one file, nothing fetched). An existing FILE is refused "
+                         "unless --overwrite. Not for sick runs (pairs)")
+    predict.add_argument("--overwrite", action="store_true",
+                         help="replace an existing --html FILE")
     predict.add_argument("--threads", type=int, default=None)
     predict.add_argument("--data-dir", default=None,
                          help="sick runs: where SICK's parses of known sentences are read")
@@ -35,21 +43,30 @@ def run(args) -> int:
     import numpy as np
     from ..text_trees import TextTrees
     from ..trainer import encode, load_model, predict_split
+    _check_html_target(args)       # refused before a model is read
     model, params, config, vocab = load_model(args.run)
     if config["task"] == "sick":
+        if args.html is not None:
+            from ..configuration import ConfigError
+            raise ConfigError("html", "a sick run scores sentence pairs; the page draws the "
+                                      "trees of single sentences (runs on sst5, sst2, "
+                                      "synthetic)")
         return _predict_pairs(args, model, params, config, vocab)
     structure = config["structure"]
     to_trees = TextTrees(structure, args.tree, warn=lambda message: print(
         f"npcomp predict: {message}", file=sys.stderr))
     trees = to_trees(_stdin_lines(), "<stdin>")
     _check_composable(trees, model.cell)
+    sentences = []
     if not trees:
-        return 0
+        return _write_html(args, config, model, sentences)
     # the softmax head's class probabilities, or the ordinal head's P(label > k)
     key = "probabilities" if model.head_name == "softmax" else "cumulative_probabilities"
     for tree, made, outputs in zip(trees, to_trees.made,
                                    predict_split(model, params, encode(trees, vocab))):
         labels = model.head.decode(outputs).astype(np.int32)
+        if args.html is not None:
+            sentences.append(_sentence_record(tree, made, outputs, labels, model))
         record = {"label": int(labels[tree.root]),
                   key: [round(float(p), 6) for p in outputs[tree.root]]}
         if structure == "chain":  # a sequence model labels prefixes, not phrases
@@ -58,6 +75,43 @@ def run(args) -> int:
             record["tree"] = tree.to_ptb(labels)
             record["tree_from"] = made
         print(json.dumps(record))
+    return _write_html(args, config, model, sentences)
+
+
+def _check_html_target(args) -> None:
+    """Refuse --overwrite without --html, and an --html FILE that exists
+    (unless --overwrite) or has no directory, before any work is done."""
+    if args.html is None:
+        if args.overwrite:
+            from ..configuration import ConfigError
+            raise ConfigError("overwrite", "replaces an existing --html FILE; no --html given")
+        return
+    from ..explain_page import check_target
+    check_target(args.html, args.overwrite)
+
+
+def _sentence_record(tree, made: str, outputs, labels, model) -> dict:
+    """One sentence of the page's document (explain.py): tokens and node records."""
+    from ..explain import node_records
+    return {"tokens": list(tree.tokens), "tree_from": made,
+            "nodes": node_records(tree, outputs, labels,
+                                  softmax=model.head_name == "softmax")}
+
+
+def _write_html(args, config: dict, model, sentences: list) -> int:
+    """The page of ``sentences`` to --html FILE, when asked for."""
+    if args.html is None:
+        return 0
+    from ..explain_page import render_page, write_page
+    from ..figures import CLASS_NAMES
+    names = CLASS_NAMES.get(config["task"])
+    if names is None or len(names) != model.n_classes:
+        names = [f"class {k}" for k in range(model.n_classes)]
+    document = {"model": config["model"], "task": config["task"], "classes": names,
+                "sentences": sentences}
+    path = write_page(render_page(document), args.html, args.overwrite)
+    print(f"npcomp predict: the trees of {len(sentences)} sentence(s) drawn in {path}",
+          file=sys.stderr)
     return 0
 
 
