@@ -182,3 +182,55 @@ def test_detects_per_direction_word_gradients_swapped(untied, monkeypatch):
     monkeypatch.setattr(model.cell, "backward", buggy)
     errors = check_gradients(model, params, forest, **options)
     assert errors["embedding"] > TOLERANCE and errors["cell.W"] <= TOLERANCE
+
+
+def lstm_deltas(terms: dict, suffix: str = "") -> np.ndarray:
+    """(n, 4d) an LSTM's gate deltas from ``backward_terms`` (by symbol, each
+    symbol + ``suffix``) in the columns of its W, U, b: i|o|u|f, a first
+    step's missing delta_f as 0."""
+    return np.nan_to_num(np.concatenate([terms[f"delta_{gate}{suffix}"]
+                                         for gate in ("i", "o", "u", "f")], axis=1))
+
+
+@pytest.mark.parametrize("untied", [False, True], ids=["tied", "untied"])
+def test_error_terms_add_up_to_the_gradients(untied):
+    """The error terms ``backward_terms`` shows, each direction's at the word
+    its row belongs to, are the ones the gradients are made of: db is the sum
+    of the deltas over the nodes (both directions' when tied), each word's
+    d_x is delta^F W^T + delta^B W^T, and eps_h gets d_out where no later step
+    adds to it (h^F_T; h^B_1, read at word 1 and at the root).  The forward's
+    terms hold the output."""
+    rng = np.random.default_rng(12)
+    d, d_x = 3, 4
+    cell = make_cell("bilstm", d_x, d, untied=untied)
+    params = random_params(cell, rng)
+    forest, _, x, index, nodes = chain_case(LENGTHS, d_x, rng)
+    out, cache = cell.forward(params, forest, x, index)
+    grads = {name: np.zeros_like(value) for name, value in params.items()}
+    d_out = rng.normal(size=out.shape)
+    d_words = cell.backward(params, forest, cache, d_out.copy(), grads)
+    terms = {term.symbol: term.values for term in cell.backward_terms(forest, cache)}
+    forward_deltas, backward_deltas = lstm_deltas(terms, "^F"), lstm_deltas(terms, "^B")
+    backward = "_backward" if untied else ""
+    if untied:
+        np.testing.assert_allclose(grads["b"], forward_deltas.sum(0), rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(grads["b_backward"], backward_deltas.sum(0), rtol=1e-12,
+                                   atol=1e-12)
+    else:
+        np.testing.assert_allclose(grads["b"], (forward_deltas + backward_deltas).sum(0),
+                                   rtol=1e-12, atol=1e-12)
+    expected = np.zeros_like(d_words)
+    np.add.at(expected, index,
+              forward_deltas @ params["W"].T + backward_deltas @ params["W" + backward].T)
+    np.testing.assert_allclose(d_words, expected, rtol=1e-12, atol=1e-12)
+    for chain in nodes:
+        first, last = chain[0], chain[-1]
+        np.testing.assert_array_equal(terms["eps_h^F"][last], d_out[last, :d])
+        root_share = d_out[last, d:] if len(chain) > 1 else 0
+        np.testing.assert_allclose(terms["eps_h^B"][first], d_out[first, d:] + root_share,
+                                   rtol=1e-12, atol=1e-12)
+    forward = {term.symbol: term.values for term in cell.forward_terms(forest, cache)}
+    np.testing.assert_array_equal(forward["out"], out)
+    np.testing.assert_array_equal(forward["h^F"], out[:, :d])
+    inner = np.setdiff1d(np.arange(forest.n_nodes), forest.root)
+    np.testing.assert_array_equal(forward["h^B"][inner], out[inner, d:])

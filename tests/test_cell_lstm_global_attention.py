@@ -16,6 +16,7 @@ from npcomp.cells import lstm_global_attention, make_cell
 from npcomp.cells.reference import lstm_global_attention as attention_reference
 from npcomp.formats import chain_tree
 from npcomp.forest import build_forest
+from test_cell_bilstm import lstm_deltas
 
 LENGTHS = (1, 2, 5, 9)
 
@@ -158,13 +159,14 @@ def small_case(model, seed=7, **extra):
 
 
 def _attention_backward_without_subtraction(order, chain_ptr, h, a, eps_context, w_a, eps_h,
-                                            delta_a):
+                                            eps_a, delta_a):
     """Planted bug: delta_a_t = a_t eps_a_t, the softmax Jacobian's
     -a_t sum_t' a_t' eps_a_t' term dropped."""
     for k in range(chain_ptr.shape[0] - 1):
         for t in order[chain_ptr[k]:chain_ptr[k + 1]]:
             eps_h[t] += a[t] * eps_context[k]
-            delta_a[t] = a[t] * (h[t] @ eps_context[k])
+            eps_a[t] = h[t] @ eps_context[k]
+            delta_a[t] = a[t] * eps_a[t]
             eps_h[t] += delta_a[t] * w_a
 
 
@@ -193,7 +195,8 @@ def test_kernels_match_their_python_versions():
     assert_kernel_matches_python(
         lstm_global_attention._attention_backward,
         lambda: [cache.order, cache.chain_ptr, cache.h, cache.a, eps_context, params["W_a"],
-                 rng.normal(size=(forest.n_nodes, d)), np.zeros(forest.n_nodes)])
+                 rng.normal(size=(forest.n_nodes, d)), np.zeros(forest.n_nodes),
+                 np.zeros(forest.n_nodes)])
 
 
 def test_refuses_labels_below_the_root_and_trees():
@@ -268,3 +271,36 @@ def helper_thread_agrees(model, seed=11, **options):
 
 def test_helper_thread_gives_the_same_results():
     helper_thread_agrees("lstm-global-attn", attention_dim=2)
+
+
+def test_error_terms_add_up_to_the_gradients():
+    """The error terms ``backward_terms`` shows are the ones the gradients are
+    made of: db_c is the sum of delta_c over the sentences' last steps, dw_a
+    = sum_t delta_a_t h_t, eps_a_t = h_t . eps_cT, delta_a is eps_a through the
+    softmax Jacobian (summing to 0 over a sentence, G4), and the LSTM's db is
+    the sum of its deltas.  h~_T at the last steps is the output."""
+    rng = np.random.default_rng(13)
+    d, d_x = 3, 4
+    cell = make_cell("lstm-global-attn", d_x, d, attention_dim=2)
+    params = random_params(cell, rng)
+    forest, _ = chain_forest(LENGTHS)
+    out, cache = run_forward(cell, params, forest, [rng.normal(size=(n, d_x)) for n in LENGTHS])
+    grads = {name: np.zeros_like(value) for name, value in params.items()}
+    cell.backward(params, forest, cache, rng.normal(size=out.shape), grads)
+    terms = {term.symbol: np.nan_to_num(term.values)
+             for term in cell.backward_terms(forest, cache)}
+    forward = {term.symbol: term.values for term in cell.forward_terms(forest, cache)}
+    close = dict(rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(grads["b_c"], terms["delta_c"].sum(0), **close)
+    np.testing.assert_allclose(grads["W_a"], terms["delta_a"] @ forward["h"], **close)
+    np.testing.assert_allclose(grads["b"], lstm_deltas(terms).sum(0), **close)
+    a, eps_a, delta_a = forward["a"], terms["eps_a"], terms["delta_a"]
+    for k in range(forest.n_trees):
+        nodes = chain_nodes(forest, k)
+        root = forest.root[k]
+        np.testing.assert_allclose(eps_a[nodes], forward["h"][nodes] @ terms["eps_cT"][root],
+                                   **close)
+        jacobian = a[nodes] * (eps_a[nodes] - a[nodes] @ eps_a[nodes])
+        np.testing.assert_allclose(delta_a[nodes], jacobian, **close)
+        assert abs(delta_a[nodes].sum()) < 1e-12
+    np.testing.assert_array_equal(forward["h~_T"][forest.root], out[forest.root])

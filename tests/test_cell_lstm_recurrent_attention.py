@@ -16,6 +16,7 @@ from gradcheck.check import TOLERANCE, assert_passes, check_gradients
 from gradcheck.suite import Setting, run_setting
 from npcomp.cells import lstm_recurrent_attention, make_cell
 from npcomp.cells.reference import lstm_recurrent_attention as attention_reference
+from test_cell_bilstm import lstm_deltas
 from test_cell_lstm_global_attention import (LENGTHS, cell_gradient_check, chain_forest,
                                               chain_nodes, dropout_masks, helper_thread_agrees,
                                               random_params, run_forward, small_case)
@@ -141,7 +142,7 @@ def _highway_backward_without_carry(params, grads, s_T, H, T, eps_out):
     grads["b_H"] += eps_H.sum(axis=0)
     grads["W_T"] += s_T.T @ delta_T
     grads["b_T"] += delta_T.sum(axis=0)
-    return eps_out * (1 - T) + eps_H @ params["W_H"].T + delta_T @ params["W_T"].T
+    return eps_out * (1 - T) + eps_H @ params["W_H"].T + delta_T @ params["W_T"].T, eps_H, delta_T
 
 
 @pytest.mark.parametrize("kernel, buggy, wrong", [
@@ -249,3 +250,41 @@ def test_thousand_word_chain_is_the_quadratic_prefix_softmax():
 
 def test_helper_thread_gives_the_same_results():
     helper_thread_agrees(MODEL)
+
+
+@pytest.mark.parametrize("masked", [False, True], ids=["no-dropout", "recurrent-dropout"])
+def test_error_terms_add_up_to_the_gradients(masked):
+    """The error terms ``backward_terms`` shows are the ones the gradients are
+    made of: db_s, db_r, db_H, db_T are the sums over the nodes of the
+    transfer layer's gate deltas, delta_r, eps_H and delta_T; dw_a =
+    sum_j delta_a_j [h_j | m_j]; eps_v~ = delta W_x^T + [delta_r W_r^T | eps_m~];
+    the LSTM's db is the sum of its deltas.  eps_s and eps_k are in full
+    (every share): delta_o = eps_s tanh(k) o(1-o), delta_i = eps_k k~ i(1-i).
+    s^_T at the last steps is the output."""
+    cell, params, vectors, forest, masks = make_case(14, masked=masked)
+    out, cache = run_forward(cell, params, forest, vectors, masks=masks)
+    rng = np.random.default_rng(2)
+    grads = {name: np.zeros_like(value) for name, value in params.items()}
+    cell.backward(params, forest, cache, rng.normal(size=out.shape), grads)
+    terms = {term.symbol: np.nan_to_num(term.values)
+             for term in cell.backward_terms(forest, cache)}
+    forward = {term.symbol: term.values for term in cell.forward_terms(forest, cache)}
+    close = dict(rtol=1e-12, atol=1e-12)
+    transfer = np.concatenate([terms[symbol] for symbol in
+                               ("delta_i_s", "delta_o_s", "delta_k", "delta_f_s")], axis=1)
+    np.testing.assert_allclose(grads["b_s"], transfer.sum(0), **close)
+    np.testing.assert_allclose(grads["b_r"], terms["delta_r"].sum(0), **close)
+    np.testing.assert_allclose(grads["b_H"], terms["eps_H"].sum(0), **close)
+    np.testing.assert_allclose(grads["b_T"], terms["delta_T"].sum(0), **close)
+    v = np.concatenate([forward["h"], forward["m"]], axis=1)
+    np.testing.assert_allclose(grads["W_a"], terms["delta_a"] @ v, **close)
+    np.testing.assert_allclose(
+        terms["eps_v~"], transfer @ params["W_x"].T
+        + np.concatenate([terms["delta_r"] @ params["W_r"].T, terms["eps_m~"]], axis=1), **close)
+    np.testing.assert_allclose(grads["b"], lstm_deltas(terms).sum(0), **close)
+    o, i = forward["o_s"], forward["i_s"]
+    np.testing.assert_allclose(terms["delta_o_s"],
+                               terms["eps_s"] * np.tanh(forward["k"]) * o * (1 - o), **close)
+    np.testing.assert_allclose(terms["delta_i_s"],
+                               terms["eps_k"] * forward["k~"] * i * (1 - i), **close)
+    np.testing.assert_array_equal(forward["s^_T"][forest.root], out[forest.root])

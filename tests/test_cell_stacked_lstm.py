@@ -16,6 +16,7 @@ from npcomp.cells import make_cell
 from npcomp.cells.reference import bilstm2 as bilstm2_reference
 from npcomp.cells.reference import lstm as lstm_reference
 from npcomp.cells.reference import lstm2 as lstm2_reference
+from test_cell_bilstm import lstm_deltas
 from test_cell_lstm import (CHECK_LENGTHS, LENGTHS, cell_gradient_errors, chain_case,
                             random_params, recurrent_masks, without_masks_in_backward)
 
@@ -195,3 +196,49 @@ def test_all_layer_outputs_gradient(model):
 def test_unknown_layer_outputs_is_an_error():
     with pytest.raises(ValueError, match="layer_outputs"):
         make_cell("lstm2", D_X, D, layer_outputs="middle")
+
+
+@pytest.mark.parametrize("model, untied", CASES, ids=IDS)
+def test_error_terms_add_up_to_the_gradients(model, untied):
+    """Per layer (and direction, each row at its own word), the deltas
+    ``backward_terms`` shows are the ones the gradients are made of: db and
+    db_2 are their sums over the nodes, d_x is delta1 W^T, and layer 1's eps_h
+    is layer 2's input gradient delta2 W_2^T plus the next step's delta1 U^T
+    (the next step: the next word forwards, the previous one backwards).  The
+    forward's layer-2 h is the output."""
+    rng = np.random.default_rng(34)
+    cell = _make(model, untied)
+    params = random_params(cell, rng)
+    forest, _, x, index, _ = chain_case(LENGTHS, D_X, rng)
+    out, cache = cell.forward(params, forest, x, index)
+    grads = {name: np.zeros_like(value) for name, value in params.items()}
+    d_words = cell.backward(params, forest, cache, rng.normal(size=out.shape), grads)
+    terms = {term.symbol: term.values for term in cell.backward_terms(forest, cache)}
+    if model == "lstm2":
+        directions = [("", "", forest.parent)]
+    else:
+        directions = [("^F", "", forest.parent),
+                      ("^B", "_backward" if untied else "", forest.children[:, 0])]
+    expected = {name: np.zeros_like(value) for name, value in grads.items()}
+    expected_words = np.zeros_like(d_words)
+    for suffix, names, following in directions:
+        first, second = lstm_deltas(terms, "1" + suffix), lstm_deltas(terms, "2" + suffix)
+        expected["b" + names] += first.sum(0)
+        expected["b_2" + names] += second.sum(0)
+        np.add.at(expected_words, index, first @ params["W" + names].T)
+        later = following >= 0
+        recurrent = np.zeros((forest.n_nodes, D))
+        recurrent[later] = first[following[later]] @ params["U" + names].T
+        np.testing.assert_allclose(terms["eps_h1" + suffix],
+                                   second @ params["W_2" + names].T + recurrent,
+                                   rtol=1e-12, atol=1e-12)
+    for name in grads:
+        if name.startswith("b"):
+            np.testing.assert_allclose(grads[name], expected[name], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(d_words, expected_words, rtol=1e-12, atol=1e-12)
+    forward = {term.symbol: term.values for term in cell.forward_terms(forest, cache)}
+    if model == "lstm2":
+        np.testing.assert_array_equal(forward["h2"], out)
+    else:
+        np.testing.assert_array_equal(forward["out"], out)
+        np.testing.assert_array_equal(forward["h2^F"], out[:, :D])

@@ -24,9 +24,11 @@ forward and backward transition functions are shared" (the default); with
 Each direction is one sequence cell, the class attribute ``direction_cell``
 (``ChainLSTM`` here): its parameter names (plus ``_backward`` for the untied
 backward direction), gate slices, initialisation, recurrent connections,
-forward and backward are the direction cell's.  ``bilstm2.py`` sets it to the
-2-layer ``StackedLSTM``, so h^F and h^B above become each direction's layer-2
-states.
+forward and backward are the direction cell's, and so are the quantities and
+error terms ``npcomp explain`` shows, suffixed ^F and ^B (``i^F``, ``eps_c^B``,
+as reference/bilstm.py names them), a ^B row at the word it belongs to.
+``bilstm2.py`` sets it to the 2-layer ``StackedLSTM``, so h^F and h^B above
+become each direction's layer-2 states.
 
 Recurrent dropout (Gal 2015, one mask per sequence): ``recurrent_widths()``
 is the direction cell's widths for the forward direction followed by the
@@ -63,12 +65,12 @@ backward LSTM, untied  ``W_backward``, ``U_backward``,  the same
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from ..forest import Forest, reverse_chains
-from .interface import EVERY_NODE, Cell
+from .interface import EVERY_NODE, Cell, Term
 from .lstm import ChainLSTM
 
 BACKWARD = "_backward"
@@ -83,6 +85,7 @@ class BiLSTMCache:
     order: np.ndarray        # reversed node r is node order[r]
     backward_row: np.ndarray  # (n,) reversed node whose h^B each node's output holds
     split_input: bool        # x held one block per direction
+    out: np.ndarray          # (n, 2 d) the cell's output
 
 
 class BiLSTM(Cell):
@@ -179,7 +182,7 @@ class BiLSTM(Cell):
         out[:, :d] = h_forward
         out[:, d:] = h_backward[backward_row]
         return out, BiLSTMCache(forward_cache, backward_cache, reversed_forest, order,
-                                backward_row, split_input)
+                                backward_row, split_input, out)
 
     def backward(self, params: dict, forest: Forest, cache: BiLSTMCache, d_out: np.ndarray,
                  grads: dict, helper=None) -> np.ndarray:
@@ -195,3 +198,31 @@ class BiLSTM(Cell):
         if cache.split_input:
             return np.concatenate([d_x_forward, d_x_backward], axis=1)
         return d_x_forward + d_x_backward
+
+    def forward_terms(self, forest: Forest, cache: BiLSTMCache) -> list:
+        """The direction cell's quantities for each reading, suffixed ^F and ^B
+        (row t of a ^B term: the backward reading at word t), then ``out``."""
+        terms = _suffixed(self.direction.forward_terms(forest, cache.forward), "^F")
+        terms += _suffixed(self.direction.forward_terms(cache.reversed_forest, cache.backward),
+                           "^B", cache.order)
+        return terms + [Term("out", "Sec. 2.2", cache.out)]
+
+    def backward_terms(self, forest: Forest, cache: BiLSTMCache) -> list:
+        """The direction cell's error terms for each reading, suffixed ^F and ^B."""
+        terms = _suffixed(self.direction.backward_terms(forest, cache.forward), "^F")
+        return terms + _suffixed(self.direction.backward_terms(cache.reversed_forest,
+                                                               cache.backward), "^B", cache.order)
+
+
+def _suffixed(terms: list, suffix: str, order: np.ndarray | None = None) -> list:
+    """``terms`` under ``symbol + suffix``; with ``order`` (reversed node r is
+    node order[r]) their rows moved from the reversed forest's order to the
+    forest's."""
+    out = []
+    for term in terms:
+        values = term.values
+        if order is not None:
+            values = np.empty_like(term.values)
+            values[order] = term.values
+        out.append(replace(term, symbol=term.symbol + suffix, values=values))
+    return out

@@ -40,10 +40,13 @@ layer 2 W, U, b of eq. 1  ``W_2``, ``U_2``, ``b_2``  (d, 4d), (d, 4d), (4d,)
 ========================  =========================  =========================
 
 (Layer 1's names are the 1-layer ``lstm``'s; layer l > 1 adds ``_l``.)
+The quantities and error terms ``npcomp explain`` shows are each layer's own
+(lstm.py's symbols) suffixed with the layer: ``i1``, ``h2``, ``eps_h1``,
+``delta_f2``.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -158,3 +161,19 @@ class StackedLSTM(Cell):
             d_h1 += d_out[:, :d]
         return self.layers[0].backward(self._views(params, 1), forest, cache.first, d_h1,
                                        self._views(grads, 1), helper)
+
+    def forward_terms(self, forest: Forest, cache: StackedCache) -> list:
+        """Layer 1's quantities suffixed 1 (``i1`` .. ``h1``), then layer 2's
+        suffixed 2, as reference/lstm2.py names them."""
+        return (_layer_terms(self.layers[0].forward_terms(forest, cache.first), 1)
+                + _layer_terms(self.layers[1].forward_terms(forest, cache.second), 2))
+
+    def backward_terms(self, forest: Forest, cache: StackedCache) -> list:
+        """Layer 2's error terms (``eps_h2``, ``delta_o2``, ...), then layer 1's:
+        eps_h1 is layer 2's input gradient plus layer 1's own recurrence."""
+        return (_layer_terms(self.layers[1].backward_terms(forest, cache.second), 2)
+                + _layer_terms(self.layers[0].backward_terms(forest, cache.first), 1))
+
+
+def _layer_terms(terms: list, layer: int) -> list:
+    return [replace(term, symbol=f"{term.symbol}{layer}") for term in terms]

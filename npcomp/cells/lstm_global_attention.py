@@ -49,7 +49,8 @@ line reversing the forward equation named:
 The delta_a line is the softmax Jacobian da_t'/de_t = a_t' (1[t = t'] - a_t):
 sum_{t'} eps_a_t' a_t' (1[t = t'] - a_t) = a_t (eps_a_t - sum_{t'} a_t' eps_a_t').
 The subtracted sum is the term a planted-bug test removes
-(tests/test_cell_lstm_global_attention.py).
+(tests/test_cell_lstm_global_attention.py).  The backward keeps eps_h~_T,
+delta_c, [eps_cT | eps_hT], eps_a and delta_a on the cache (``backward_terms``).
 
 =====================  =========================  ==================
 paper                  code                       shape
@@ -74,7 +75,7 @@ from numba import njit
 
 from ..forest import Forest
 from .activations import uniform_fan_in
-from .interface import EVERY_NODE, Cell
+from .interface import EVERY_NODE, Cell, Term, node_rows
 from .lstm import ChainLSTM
 from .recurrence import chain_layout
 
@@ -88,9 +89,17 @@ class GlobalAttentionCache:
     h: np.ndarray           # (n, d) LSTM states
     order: np.ndarray       # chain_layout
     chain_ptr: np.ndarray
+    score: np.ndarray       # (n,) e_t
     a: np.ndarray           # (n,) attention weight of each step in its sentence, eq. 6
     features: np.ndarray    # (sentences, 2d) [c_T | h_T]
     h_tilde: np.ndarray     # (sentences, A) eq. 7
+    # what the backward leaves for ``backward_terms``: eps_h~_T and delta_c
+    # (sentences, A), [eps_cT | eps_hT] (sentences, 2d), eps_a and delta_a (n,)
+    eps_h_tilde: np.ndarray | None = None
+    delta_c: np.ndarray | None = None
+    eps_features: np.ndarray | None = None
+    eps_a: np.ndarray | None = None
+    delta_a: np.ndarray | None = None
 
 
 class GlobalAttentionLSTM(Cell):
@@ -154,25 +163,54 @@ class GlobalAttentionLSTM(Cell):
         h_tilde = np.tanh(features @ params["W_c"] + params["b_c"])         # (7)
         out = np.zeros((forest.n_nodes, self.output_dim), dtype=dtype)
         out[forest.root] = h_tilde
-        return out, GlobalAttentionCache(lstm_cache, h, order, chain_ptr, a, features, h_tilde)
+        return out, GlobalAttentionCache(lstm_cache, h, order, chain_ptr, score, a, features,
+                                         h_tilde)
 
     def backward(self, params: dict, forest: Forest, cache: GlobalAttentionCache,
                  d_out: np.ndarray, grads: dict, helper=None) -> np.ndarray:
         """d_out: (n, A) dJ/dout (only the roots' rows are read).  Adds dJ/dparams
         into ``grads``; returns dJ/dx (U, d_x)."""
         d = self.hidden_dim
-        delta_c = d_out[forest.root] * (1 - cache.h_tilde ** 2)             # reverses (7)
+        eps_h_tilde = d_out[forest.root]
+        delta_c = eps_h_tilde * (1 - cache.h_tilde ** 2)                    # reverses (7)
         grads["W_c"] += cache.features.T @ delta_c
         grads["b_c"] += delta_c.sum(axis=0)
         eps_features = delta_c @ params["W_c"].T                            # [eps_cT | eps_hT]
         eps_h = np.zeros_like(cache.h)
+        eps_a = np.empty_like(cache.a)
         delta_a = np.empty_like(cache.a)
         _attention_backward(cache.order, cache.chain_ptr, cache.h, cache.a,
                             np.ascontiguousarray(eps_features[:, :d]), params["W_a"],
-                            eps_h, delta_a)                                 # reverses (5), (6)
+                            eps_h, eps_a, delta_a)                          # reverses (5), (6)
         eps_h[forest.root] += eps_features[:, d:]                           # h_T in (7)
         grads["W_a"] += delta_a @ cache.h
+        cache.eps_h_tilde, cache.delta_c, cache.eps_features = eps_h_tilde, delta_c, eps_features
+        cache.eps_a, cache.delta_a = eps_a, delta_a
         return self.lstm.backward(params, forest, cache.lstm, eps_h, grads, helper)  # (4)
+
+    def forward_terms(self, forest: Forest, cache: GlobalAttentionCache) -> list:
+        """The LSTM's i, f, o, u, c, h (eq. 4), e_t and a_t (one number a step),
+        then c_T and h~_T at each sentence's last step."""
+        n, d = forest.n_nodes, self.hidden_dim
+        return self.lstm.forward_terms(forest, cache.lstm) + [
+            Term("e", "6", cache.score, "G2"),
+            Term("a", "6", cache.a, "G1"),
+            Term("c_T", "5", node_rows(n, forest.root, cache.features[:, :d])),
+            Term("h~_T", "7", node_rows(n, forest.root, cache.h_tilde), "G3")]
+
+    def backward_terms(self, forest: Forest, cache: GlobalAttentionCache) -> list:
+        """eps_h~_T, delta_c, eps_cT, eps_hT at the last steps, eps_a and delta_a
+        at every step, then the LSTM's error terms (its eps_h every share of
+        dJ/dh_t: attention, eq. 7 and the recurrence)."""
+        n, d = forest.n_nodes, self.hidden_dim
+        root = forest.root
+        return [Term("eps_h~_T", "reverses 8", node_rows(n, root, cache.eps_h_tilde)),
+                Term("delta_c", "reverses 7", node_rows(n, root, cache.delta_c)),
+                Term("eps_cT", "reverses 7", node_rows(n, root, cache.eps_features[:, :d])),
+                Term("eps_hT", "reverses 7", node_rows(n, root, cache.eps_features[:, d:])),
+                Term("eps_a", "reverses 5", cache.eps_a),
+                Term("delta_a", "reverses 6", cache.delta_a, "G1"),
+                ] + self.lstm.backward_terms(forest, cache.lstm)
 
 
 @njit(cache=True, nogil=True)
@@ -200,7 +238,7 @@ def _attention(order, chain_ptr, score, h, a, features):
 
 
 @njit(cache=True, nogil=True)
-def _attention_backward(order, chain_ptr, h, a, eps_context, w_a, eps_h, delta_a):
+def _attention_backward(order, chain_ptr, h, a, eps_context, w_a, eps_h, eps_a, delta_a):
     """Reverses eqs. 5 and 6 per sentence k (eps_context[k] = eps_cT):
     eps_h_t += a_t eps_cT;  eps_a_t = h_t . eps_cT;
     delta_a_t = a_t (eps_a_t - sum_t' a_t' eps_a_t');  eps_h_t += delta_a_t w_a."""
@@ -210,14 +248,14 @@ def _attention_backward(order, chain_ptr, h, a, eps_context, w_a, eps_h, delta_a
         mean = a[0] * 0                          # sum_t' a_t' eps_a_t'
         for p in range(first, last):
             t = order[p]
-            eps_a = a[0] * 0
+            total = a[0] * 0
             for q in range(d):
-                eps_a += h[t, q] * eps_context[k, q]
+                total += h[t, q] * eps_context[k, q]
                 eps_h[t, q] += a[t] * eps_context[k, q]
-            delta_a[t] = eps_a                   # eps_a_t for now
-            mean += a[t] * eps_a
+            eps_a[t] = total
+            mean += a[t] * total
         for p in range(first, last):
             t = order[p]
-            delta_a[t] = a[t] * (delta_a[t] - mean)
+            delta_a[t] = a[t] * (eps_a[t] - mean)
             for q in range(d):
                 eps_h[t, q] += delta_a[t] * w_a[q]

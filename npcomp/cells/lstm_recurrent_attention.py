@@ -98,7 +98,9 @@ softmax Jacobian's subtraction term; a planted-bug test removes it
 (tests/test_cell_lstm_recurrent_attention.py).  Last, eps_v = [eps_h | eps_m]
 enters the LSTM's backward: eps_h on its states and eps_m on its memory
 cells (``d_c`` of treelstm_nary.py's backward, which adds eps_m_t to eps_c_t
-before step t's gate deltas; a test checks it by finite differences).
+before step t's gate deltas; a test checks it by finite differences).  The
+backward keeps the error terms above on the cache for ``backward_terms`` (eps_k
+in full: ``_transfer_deltas`` writes eps_k_t back), the LSTM's on ``cache.lstm``.
 
 =========================  ====================================  ==========
 paper                      code                                  shape
@@ -120,14 +122,14 @@ s^_T                       ``out[root]``                         (d,)
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numba import njit
 
 from ..forest import Forest
 from .activations import ONE, uniform_fan_in
-from .interface import EVERY_NODE, Cell
+from .interface import EVERY_NODE, Cell, Term, node_rows
 from .levels import ROW_PAD, children_columns, on_level, padded_stop, sigmoid
 from .lstm import ChainLSTM
 from .lstm_kernels import gather_children, scatter_to_children
@@ -153,10 +155,27 @@ class RecurrentAttentionCache:
     gates: np.ndarray       # (n + 3, 4d) i|o|k~|f activations (3 spare rows)
     k: np.ndarray           # (n, d)
     tanh_k: np.ndarray      # (n, d)
+    s: np.ndarray           # (n, d)
     s_T: np.ndarray         # (sentences, d)
     H: np.ndarray           # (sentences, d) eq. 12
     T: np.ndarray           # (sentences, d) eq. 12
+    s_hat: np.ndarray       # (sentences, d) s^_T, eq. 12
     node_mask: np.ndarray | None   # (n, d) m^s of each node's sentence, or None
+    # what the backward leaves for ``backward_terms`` (module docstring's
+    # symbols): eps_s^, eps_H, delta_T (sentences, d); eps_s, eps_k, delta_r,
+    # eps_m~ (n, d); delta (n + 3, 4d) columns i|o|k|f; eps_v~, eps_v (n, 2d);
+    # delta_a (n,)
+    eps_s_hat: np.ndarray | None = None
+    eps_H: np.ndarray | None = None
+    delta_T: np.ndarray | None = None
+    eps_s: np.ndarray | None = None
+    eps_k: np.ndarray | None = None
+    delta: np.ndarray | None = None
+    delta_r: np.ndarray | None = None
+    eps_m_direct: np.ndarray | None = None
+    eps_v_tilde: np.ndarray | None = None
+    eps_v: np.ndarray | None = None
+    delta_a: np.ndarray | None = None
 
 
 class RecurrentAttentionLSTM(Cell):
@@ -264,11 +283,12 @@ class RecurrentAttentionLSTM(Cell):
             H = s_T @ params["W_H"] + params["b_H"]                              # (12)
             T = s_T @ params["W_T"] + params["b_T"]
             sigmoid(T)
+        s_hat = H * T + s_T * (1 - T)                                            # (12)
         out = np.zeros((n, d), dtype=dtype)
-        out[forest.root] = H * T + s_T * (1 - T)                                 # (12)
+        out[forest.root] = s_hat
         return out, RecurrentAttentionCache(lstm_cache, v, score, order, chain_ptr, v_tilde,
                                             run_max, run_sum, r, previous, gates, k, tanh_k,
-                                            s_T, H, T, node_mask)
+                                            s, s_T, H, T, s_hat, node_mask)
 
     def backward(self, params: dict, forest: Forest, cache: RecurrentAttentionCache,
                  d_out: np.ndarray, grads: dict, helper=None) -> np.ndarray:
@@ -277,8 +297,9 @@ class RecurrentAttentionLSTM(Cell):
         n, d = forest.n_nodes, self.hidden_dim
         dtype = cache.v.dtype
         eps_s = np.zeros((n, d), dtype=dtype)
-        eps_s[forest.root] = _highway_backward(params, grads, cache.s_T, cache.H, cache.T,
-                                               d_out[forest.root])               # (12)
+        eps_s_hat = d_out[forest.root]
+        eps_s[forest.root], eps_H, delta_T = _highway_backward(
+            params, grads, cache.s_T, cache.H, cache.T, eps_s_hat)               # (12)
         children = children_columns(forest, 1)
         eps_k = np.zeros((n, d), dtype=dtype)
         delta = np.zeros((n + ROW_PAD, 4 * d), dtype=dtype)
@@ -315,22 +336,87 @@ class RecurrentAttentionLSTM(Cell):
                                    eps_v, delta_a)                               # (9)
         eps_v += delta_a[:, None] * params["W_a"]                                # e_j = v_j w_a
         grads["W_a"] += delta_a @ cache.v
+        cache.eps_s_hat, cache.eps_H, cache.delta_T = eps_s_hat, eps_H, delta_T
+        cache.eps_s, cache.eps_k, cache.delta, cache.delta_r = eps_s, eps_k, delta, delta_r
+        cache.eps_m_direct, cache.eps_v_tilde, cache.eps_v = eps_m_direct, eps_v_tilde, eps_v
+        cache.delta_a = delta_a
         # (4): the LSTM's backward with gradients on its states h_j and its cells m_j
         return self.lstm.backward_from_states(params, forest, cache.lstm,
                                               np.ascontiguousarray(eps_v[:, :d]),
                                               np.ascontiguousarray(eps_v[:, d:]), grads, helper)
 
+    def forward_terms(self, forest: Forest, cache: RecurrentAttentionCache) -> list:
+        """The LSTM's i, f, o, u, m, h (eq. 4), e_j, h~_t and m~_t (eq. 9), r_t,
+        the transfer layer's gates (suffixed _s where the LSTM has the same
+        letter), k~_t, k_t, s_t, then H, T and s^_T at each sentence's last
+        step, as reference/lstm_recurrent_attention.py names them."""
+        n, d = forest.n_nodes, self.hidden_dim
+        gates = cache.gates[:n]
+        later = np.flatnonzero(forest.n_children > 0)     # steps with a k_{t-1} to forget
+        root = forest.root
+        return _lstm_terms(self.lstm.forward_terms(forest, cache.lstm), "4") + [
+            Term("e", "9", cache.score, "R2"),
+            Term("h~", "9", cache.v_tilde[:, :d], "R1"),
+            Term("m~", "9", cache.v_tilde[:, d:], "R1"),
+            Term("r", "10", cache.r, "R3"),
+            Term("i_s", "11", gates[:, :d]),
+            Term("f_s", "11", node_rows(n, later, gates[later, 3 * d:]), "R5"),
+            Term("k~", "11", gates[:, 2 * d:3 * d]),
+            Term("o_s", "11", gates[:, d:2 * d]),
+            Term("k", "10", cache.k, "R4"),
+            Term("s", "10", cache.s, "R5"),
+            Term("H", "12", node_rows(n, root, cache.H), "R6"),
+            Term("T", "12", node_rows(n, root, cache.T), "R6"),
+            Term("s^_T", "12", node_rows(n, root, cache.s_hat), "R6")]
 
-def _highway_backward(params: dict, grads: dict, s_T, H, T, eps_out) -> np.ndarray:
+    def backward_terms(self, forest: Forest, cache: RecurrentAttentionCache) -> list:
+        """The highway's eps_s^, eps_H, delta_T at the last steps; the transfer
+        layer's eps_s, eps_k, gate deltas (suffixed _s where the LSTM has the
+        same letter), delta_r, eps_m~ (the direct path of r_t * m~_t) and
+        eps_v~; the attention's eps_v and delta_a; then the LSTM's, with
+        eps_m its memory cells' eps_c."""
+        n, d = forest.n_nodes, self.hidden_dim
+        delta = cache.delta[:n]
+        later = np.flatnonzero(forest.n_children > 0)
+        root = forest.root
+        return [Term("eps_s^", "reverses 13", node_rows(n, root, cache.eps_s_hat)),
+                Term("eps_H", "reverses 12", node_rows(n, root, cache.eps_H), "R6"),
+                Term("delta_T", "reverses 12", node_rows(n, root, cache.delta_T), "R6"),
+                Term("eps_s", "reverses 12, 11", cache.eps_s, "R7"),
+                Term("eps_k", "reverses 10", cache.eps_k),
+                Term("delta_o_s", "reverses 10, 11", delta[:, d:2 * d]),
+                Term("delta_i_s", "reverses 10, 11", delta[:, :d]),
+                Term("delta_k", "reverses 10, 11", delta[:, 2 * d:3 * d]),
+                Term("delta_f_s", "reverses 10, 11", node_rows(n, later, delta[later, 3 * d:]),
+                     "R5"),
+                Term("delta_r", "reverses 10", cache.delta_r, "R3"),
+                Term("eps_m~", "reverses 10", cache.eps_m_direct),
+                Term("eps_v~", "reverses 11, 10", cache.eps_v_tilde),
+                Term("eps_v", "reverses 9", cache.eps_v, "R1"),
+                Term("delta_a", "reverses 9", cache.delta_a, "R1"),
+                ] + _lstm_terms(self.lstm.backward_terms(forest, cache.lstm), "reverses 4")
+
+
+# the LSTM's memory cell c_t is eq. 4's m_t; Tai's eq. 1 is Nayebi's eq. 4
+LSTM_SYMBOLS = {"c": "m", "eps_c": "eps_m"}
+
+
+def _lstm_terms(terms: list, equation: str) -> list:
+    return [replace(term, symbol=LSTM_SYMBOLS.get(term.symbol, term.symbol), equation=equation)
+            for term in terms]
+
+
+def _highway_backward(params: dict, grads: dict, s_T, H, T, eps_out) -> tuple:
     """Reverses eq. 12 at the roots; adds the highway's weight gradients and
-    returns eps_s_T = dJ/ds_T (sentences, d)."""
+    returns eps_s_T = dJ/ds_T, eps_H and delta_T, each (sentences, d)."""
     eps_H = eps_out * T
     delta_T = eps_out * (H - s_T) * T * (1 - T)     # carry term s_T (1 - T) depends on T too
     grads["W_H"] += s_T.T @ eps_H
     grads["b_H"] += eps_H.sum(axis=0)
     grads["W_T"] += s_T.T @ delta_T
     grads["b_T"] += delta_T.sum(axis=0)
-    return eps_out * (1 - T) + eps_H @ params["W_H"].T + delta_T @ params["W_T"].T
+    eps_s_T = eps_out * (1 - T) + eps_H @ params["W_H"].T + delta_T @ params["W_T"].T
+    return eps_s_T, eps_H, delta_T
 
 
 def _transfer_gate_functions(z: np.ndarray, d: int) -> None:
@@ -439,6 +525,7 @@ def _transfer_deltas(children, gates, k, tanh_k, r, v_tilde, eps_s, eps_k, delta
             gate = r[j, q]
             delta_r[j, q] = cell * v_tilde[j, d + q] * gate * (ONE - gate)  # delta_r
             eps_m_direct[j, q] = cell * gate                                # eps_m~ (direct)
+            eps_k[j, q] = cell              # kept for backward_terms: eps_k_t in full
             if previous >= 0:
                 f = gates[j, 3 * d + q]
                 delta[j, 3 * d + q] = cell * k[previous, q] * f * (ONE - f)  # delta_f
