@@ -298,37 +298,46 @@ class TreeLSTMNary(Cell):
         """i, f per child slot (NaN at leaves and missing children), o, u, c, h."""
         n, d = forest.n_nodes, self.hidden_dim
         equation = self.EQUATIONS
+        shared_bias, missing_children = self._errata()
         present = children_columns(forest, self.arity)[:n] >= 0
         terms = [Term("i", equation["i"], cache.gates[:n, :d])]
         for k, symbol in enumerate(self._forget_symbols()):
             nodes = np.flatnonzero(present[:, k])
             block = cache.gates[nodes, (3 + k) * d:(4 + k) * d]
-            terms.append(Term(symbol, equation["f"], node_rows(n, nodes, block), "E1"))
+            terms.append(Term(symbol, equation["f"], node_rows(n, nodes, block), shared_bias))
         terms += [Term("o", equation["o"], cache.gates[:n, d:2 * d]),
                   Term("u", equation["u"], cache.gates[:n, 2 * d:3 * d]),
-                  Term("c", equation["c"], cache.c, "E3"),
+                  Term("c", equation["c"], cache.c, missing_children),
                   Term("h", equation["h"], cache.h)]
         return terms
+
+    def _errata(self) -> tuple:
+        """The errata of eqs. 10 and 13 (one b^(f) for N forget gates; a
+        missing child's zeros), which a chain (N = 1) does not meet."""
+        return ("E1", "E3") if self.arity > 1 else ("", "")
 
     def backward_terms(self, forest: Forest, cache: TreeLSTMNaryCache) -> list:
         """eps_h, eps_c and the gate deltas (docs/EQUATIONS.md section 3.3)."""
         n, d = forest.n_nodes, self.hidden_dim
-        equation = self.EQUATIONS
         delta = cache.delta
+        shared_bias, _ = self._errata()
         present = children_columns(forest, self.arity)[:n] >= 0
-        terms = [Term("eps_h", f"reverses {equation['h']}", cache.eps_h),
-                 Term("eps_c", f"reverses {equation['h']}, {equation['c']}", cache.eps_c),
-                 Term("delta_o", f"reverses {equation['h']}, {equation['o']}",
-                      delta[:n, d:2 * d]),
-                 Term("delta_i", f"reverses {equation['c']}, {equation['i']}", delta[:n, :d]),
-                 Term("delta_u", f"reverses {equation['c']}, {equation['u']}",
-                      delta[:n, 2 * d:3 * d])]
+        terms = [Term("eps_h", self._reverses("h"), cache.eps_h),
+                 Term("eps_c", self._reverses("h", "c"), cache.eps_c),
+                 Term("delta_o", self._reverses("h", "o"), delta[:n, d:2 * d]),
+                 Term("delta_i", self._reverses("c", "i"), delta[:n, :d]),
+                 Term("delta_u", self._reverses("c", "u"), delta[:n, 2 * d:3 * d])]
         for k, symbol in enumerate(self._forget_symbols()):
             nodes = np.flatnonzero(present[:, k])
             block = delta[nodes, (3 + k) * d:(4 + k) * d]
-            terms.append(Term(f"delta_{symbol}", f"reverses {equation['c']}, {equation['f']}",
-                              node_rows(n, nodes, block), "E1"))
+            terms.append(Term(f"delta_{symbol}", self._reverses("c", "f"),
+                              node_rows(n, nodes, block), shared_bias))
         return terms
+
+    def _reverses(self, *quantities: str) -> str:
+        """"reverses 13, 9": the equations of ``quantities``, each once."""
+        numbers = dict.fromkeys(self.EQUATIONS[quantity] for quantity in quantities)
+        return "reverses " + ", ".join(numbers)
 
 
 def _word_rows(forest: Forest, word_index: np.ndarray) -> np.ndarray:
