@@ -225,3 +225,46 @@ def test_predict_on_a_sentence_beyond_the_float_range(tmp_path, capsys, monkeypa
     assert "NaN" not in captured.out and captured.out == ""
     assert "<stdin>:2: matrix-space: the product of the word matrices of this 500-word " \
         "sentence leaves the float32 range" in captured.err
+
+
+# ---------------------------------------------------------------------------
+# what npcomp explain shows: the cell's own terms
+# ---------------------------------------------------------------------------
+
+def test_error_terms_add_up_to_the_parameter_gradients():
+    """The terms ``backward_terms`` shows are the ones the gradients are made
+    of: dh_0 = sum of eps_h_{t-1} over first words, dM_w = sum over the steps
+    reading w of h_{t-1}^T eps_h_t, and eps_h_{t-1} at step t is eps_h_t M^T,
+    what h_{t-1}'s eps_h received on top of the head's; forward: M per node
+    (d, d), h_{t-1} = h_0 at first words, h the output."""
+    rng = np.random.default_rng(14)
+    d = 3
+    cell = make_cell(MODEL, d * d, d)
+    params = {"h0": rng.normal(size=d)}
+    forest, vectors, x, index, nodes = chain_case(LENGTHS, d * d, rng)
+    x = 0.6 * x
+    h, cache = cell.forward(params, forest, x, index)
+    head = rng.normal(size=h.shape)
+    grads = {"h0": np.zeros(d)}
+    d_x = cell.backward(params, forest, cache, head.copy(), grads)
+    forward = {term.symbol: term.values for term in cell.forward_terms(forest, cache)}
+    terms = {term.symbol: term.values for term in cell.backward_terms(forest, cache)}
+    eps_h, shares = terms["eps_h"], terms["eps_h_{t-1}"]
+    matrices, previous = forward["M"], forward["h_{t-1}"]
+    assert matrices.shape == (forest.n_nodes, d, d)
+    np.testing.assert_array_equal(matrices, x[index].reshape(-1, d, d))
+    for k in range(len(LENGTHS)):
+        expected = matrix_space_reference.forward(0.6 * vectors[k], params)
+        np.testing.assert_array_equal(matrices[nodes[k]], expected["M"])
+        np.testing.assert_allclose(forward["h"][nodes[k]], expected["h"], rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(forward["h"], h)
+    before = forest.children[:, 0]
+    first, later = np.flatnonzero(before < 0), np.flatnonzero(before >= 0)
+    np.testing.assert_array_equal(previous[first], np.broadcast_to(params["h0"], (len(first), d)))
+    np.testing.assert_allclose(shares, np.einsum("ti,tki->tk", eps_h, matrices), rtol=1e-12)
+    np.testing.assert_allclose(grads["h0"], shares[first].sum(axis=0), rtol=1e-12)
+    np.testing.assert_allclose(eps_h[before[later]] - head[before[later]], shares[later],
+                               rtol=1e-12, atol=1e-14)
+    per_word = np.zeros((x.shape[0], d, d))
+    np.add.at(per_word, index, np.einsum("tk,ti->tki", previous, eps_h))
+    np.testing.assert_allclose(d_x, per_word.reshape(-1, d * d), rtol=1e-12, atol=1e-14)

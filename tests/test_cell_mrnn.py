@@ -256,7 +256,7 @@ def _kernel_cases():
     for code in (RECURRENT_ACTIVATIONS[name] for name in mrnn.ACTIVATIONS):
         out.append((mrnn._bilinear_rows, lambda code=code: (
             code, previous, rng.normal(size=(n_words, d, d)), rng.normal(size=(n_words, d)),
-            index, np.zeros((n, d)), 0, n)))
+            index, np.zeros((n, d)), np.zeros((n, d)), 0, n)))
     return out
 
 
@@ -277,3 +277,44 @@ def test_rejects_unknown_activations_and_trees():
     model, params, forest, options = build_case(setting, random_trees(setting, rng), rng)
     with pytest.raises(ValueError, match="structure .chain."):
         check_gradients(model, params, forest, **options)
+
+
+# ---------------------------------------------------------------------------
+# what npcomp explain shows: the cell's own terms
+# ---------------------------------------------------------------------------
+
+def test_error_terms_add_up_to_the_parameter_gradients():
+    """The terms ``backward_terms`` shows are the ones the gradients are made
+    of: db = sum of delta, dV = sum of h~_{t-1}^T delta, dA[j, k, i] = sum_t
+    x_tj h~_{t-1,k} delta_ti, and eps_h_{t-1} holds the head's share plus
+    (delta_t (M_t + V)^T) * m_s; forward: h = f(z), z as eq. 5 step by step
+    (with recurrent masks), h the output."""
+    rng = np.random.default_rng(13)
+    d, d_x = 3, 4
+    cell = make_cell(MODEL, d_x, d)
+    params = random_params(cell, rng, scale=0.5)
+    forest, vectors, x, index, nodes = chain_case(LENGTHS, d_x, rng)
+    masks = recurrent_masks(cell, forest.n_trees, rng)
+    h, cache = cell.forward(params, forest, x, index, recurrent_masks=masks)
+    head = rng.normal(size=h.shape)
+    grads = {name: np.zeros_like(value) for name, value in params.items()}
+    cell.backward(params, forest, cache, head.copy(), grads)
+    forward = {term.symbol: term.values for term in cell.forward_terms(forest, cache)}
+    terms = {term.symbol: term.values for term in cell.backward_terms(forest, cache)}
+    delta, eps_h, previous = terms["delta"], terms["eps_h"], forward["h~_{t-1}"]
+    np.testing.assert_array_equal(forward["h"], h)
+    np.testing.assert_allclose(h, np.tanh(forward["z"]), rtol=1e-12, atol=1e-15)
+    for k in range(len(LENGTHS)):
+        expected = mrnn_reference.forward(vectors[k], params, "tanh", [masks[0][k]])["z"]
+        np.testing.assert_allclose(forward["z"][nodes[k]], expected, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(delta, eps_h * (1 - h ** 2), rtol=1e-12)
+    np.testing.assert_allclose(grads["b"], delta.sum(axis=0), rtol=1e-12)
+    np.testing.assert_allclose(grads["V"], previous.T @ delta, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(grads["A"], np.einsum("tj,tk,ti->jki", x[index], previous, delta),
+                               rtol=1e-12, atol=1e-14)
+    before = forest.children[:, 0]
+    later = np.flatnonzero(before >= 0)
+    G = np.einsum("tj,jki->tki", x[index[later]], params["A"]) + params["V"]
+    expected_share = np.einsum("ti,tki->tk", delta[later], G) * masks[0][forest.tree[later]]
+    np.testing.assert_allclose(eps_h[before[later]] - head[before[later]], expected_share,
+                               rtol=1e-12, atol=1e-14)

@@ -186,3 +186,66 @@ def test_options_are_validated():
         make_cell(MODEL, 4, 3, untied=False)
     with pytest.raises(ValueError, match="activation must be one of"):
         make_cell(MODEL, 3, 3, activation="relu")
+
+
+# ---------------------------------------------------------------------------
+# what npcomp explain shows: the cell's own terms
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("untied", [False, True], ids=["tied", "untied"])
+def test_error_terms_add_up_to_the_parameter_gradients(untied):
+    """The terms ``backward_terms`` shows are the ones the gradients are made
+    of: db = sum of delta over inner nodes, a parent's eps_x / eps_y is what
+    its inner child's eps_h received on top of the head's, delta = eps_h
+    (1 - p^2), and (tied) a word's dx is the sum of eps_h over its leaves.
+    The forward's h is the output, and z agrees with eqs. 2-3 node by node."""
+    rng = np.random.default_rng(7)
+    trees = [random_binary_tree(n, rng, unary_rate=0.2) for n in (8, 1, 13)]
+    d, d_x = 3, (4 if untied else 3)
+    cell = make_cell(MODEL, d_x, d, untied=untied)
+    params = {name: rng.normal(0, 0.6, shape) for name, shape in cell.parameter_shapes()}
+    vectors = [rng.normal(size=(len(t.tokens), d_x)) for t in trees]
+    offsets = np.cumsum([0] + [len(t.tokens) for t in trees])
+    forest = build_forest(trees, [node_words(t, np.arange(len(t.tokens), dtype=np.int32)
+                                             + offsets[k]) for k, t in enumerate(trees)])
+    assert np.any(forest.n_children == 1)      # unary nodes: eps_y NaN there
+    words, index = np.unique(forest.word[forest.word_nodes()], return_inverse=True)
+    x = np.concatenate(vectors)[words]
+    h, cache = cell.forward(params, forest, x, index)
+    head = rng.normal(size=h.shape)
+    if untied:
+        head[:forest.n_leaves] = 0.0            # the model classifies untied leaves from x
+    grads = {name: np.zeros_like(value) for name, value in params.items()}
+    d_x_out = cell.backward(params, forest, cache, head.copy(), grads)
+    forward = {term.symbol: term.values for term in cell.forward_terms(forest, cache)}
+    terms = {term.symbol: term.values for term in cell.backward_terms(forest, cache)}
+    leaves, inner = forest.n_leaves, np.arange(forest.n_leaves, forest.n_nodes)
+    np.testing.assert_array_equal(forward["h"], h)
+    np.testing.assert_array_equal(forward["p"][inner], h[inner])
+    assert np.isnan(forward["p"][:leaves]).all() and np.isnan(terms["delta"][:leaves]).all()
+    np.testing.assert_allclose(grads["b"], terms["delta"][inner].sum(axis=0), rtol=1e-12)
+    np.testing.assert_allclose(terms["delta"][inner],
+                               terms["eps_h"][inner] * (1 - h[inner] ** 2), rtol=1e-12)
+    first_inner = leaves if untied else 0
+    routed = 0
+    for k, symbol in enumerate(("eps_x", "eps_y")):
+        for parent in inner:
+            kid = forest.children[parent, k] if k < forest.children.shape[1] else -1
+            if kid >= first_inner:
+                np.testing.assert_allclose(terms["eps_h"][kid] - head[kid],
+                                           terms[symbol][parent], rtol=1e-12, atol=1e-14)
+                routed += 1
+            else:
+                assert np.isnan(terms[symbol][parent]).all()
+    assert routed > 0
+    if untied:
+        assert np.isnan(terms["eps_h"][:leaves]).all()
+    else:
+        per_word = np.zeros_like(d_x_out)
+        np.add.at(per_word, index, terms["eps_h"][:leaves])
+        np.testing.assert_allclose(d_x_out, per_word, rtol=1e-12)
+    for k, tree in enumerate(trees):
+        expected = recnn_reference.forward(tree, vectors[k], params, "tanh", untied)["z"]
+        nodes = np.flatnonzero(forest.tree == k)
+        np.testing.assert_allclose(forward["z"][nodes], expected[forest.origin[nodes]],
+                                   rtol=1e-12, atol=1e-12)

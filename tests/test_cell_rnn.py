@@ -304,3 +304,50 @@ def test_check_forest_rejects_branching_trees():
     model, params, forest, options = build_case(setting, random_trees(setting, rng), rng)
     with pytest.raises(ValueError, match="structure .chain."):
         check_gradients(model, params, forest, **options)
+
+
+# ---------------------------------------------------------------------------
+# what npcomp explain shows: the cell's own terms
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_error_terms_add_up_to_the_parameter_gradients(threads, monkeypatch):
+    """The terms ``backward_terms`` shows are the ones the gradients are made
+    of: db = sum of delta, dV = sum of h~_{t-1}^T delta, dx = delta_word W^T
+    (delta summed per word), and eps_h_{t-1} holds the head's share plus
+    (delta_t V^T) * m_s; forward: h = f(z), z as eq. 3 step by step (with
+    recurrent masks), h the output.  Two threads split the levels (the kept
+    z must survive the padded products)."""
+    from npcomp.cells import levels
+    monkeypatch.setattr(levels, "SPLIT_ROWS", 8)
+    rng = np.random.default_rng(12)
+    cell = make_cell(MODEL, 4, 3)
+    params = random_params(cell, rng)
+    lengths = tuple(rng.integers(1, 7, size=30))
+    forest, vectors, x, index, nodes = chain_case(lengths, 4, rng)
+    masks = recurrent_masks(cell, forest.n_trees, rng)
+    head = rng.normal(size=(forest.n_nodes, 3))
+    grads = {name: np.zeros_like(value) for name, value in params.items()}
+    with ThreadPoolExecutor(1) as pool:
+        helper = pool if threads == 2 else None
+        h, cache = cell.forward(params, forest, x, index, helper, recurrent_masks=masks)
+        d_x = cell.backward(params, forest, cache, head.copy(), grads, helper)
+    forward = {term.symbol: term.values for term in cell.forward_terms(forest, cache)}
+    terms = {term.symbol: term.values for term in cell.backward_terms(forest, cache)}
+    delta, eps_h = terms["delta"], terms["eps_h"]
+    np.testing.assert_array_equal(forward["h"], h)
+    np.testing.assert_allclose(h, np.tanh(forward["z"]), rtol=1e-12, atol=1e-15)
+    for k in range(len(lengths)):
+        expected = rnn_reference.forward(vectors[k], params, "tanh", [masks[0][k]])["z"]
+        np.testing.assert_allclose(forward["z"][nodes[k]], expected, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(delta, eps_h * (1 - h ** 2), rtol=1e-12)
+    np.testing.assert_allclose(grads["b"], delta.sum(axis=0), rtol=1e-12)
+    np.testing.assert_allclose(grads["V"], forward["h~_{t-1}"].T @ delta, rtol=1e-12)
+    per_word = np.zeros((x.shape[0], 3))
+    np.add.at(per_word, index, delta)
+    np.testing.assert_allclose(d_x, per_word @ params["W"].T, rtol=1e-12, atol=1e-14)
+    before = forest.children[:, 0]
+    later = np.flatnonzero(before >= 0)
+    expected_share = (delta[later] @ params["V"].T) * masks[0][forest.tree[later]]
+    np.testing.assert_allclose(eps_h[before[later]] - head[before[later]], expected_share,
+                               rtol=1e-12, atol=1e-14)

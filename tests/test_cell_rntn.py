@@ -229,6 +229,76 @@ def test_detects_swapped_children(monkeypatch):
 
 
 # ---------------------------------------------------------------------------
+# what npcomp explain shows: the cell's own terms
+# ---------------------------------------------------------------------------
+
+def test_forward_terms_are_eq_3_term_by_term():
+    """The tensor term and the standard term are those of eq. 3 at every inner
+    node ((c V^[k] c^T)_k and c W, written out here), p = tanh of their sum
+    plus b, and h is the forward's output."""
+    rng = np.random.default_rng(8)
+    setting = Setting("rntn", input_dim=3, hidden_dim=3, unary_rate=0.3)
+    model, params, forest, _ = build_case(setting, random_trees(setting, rng), rng)
+    h, cache = _cell_forward(model, params, forest)
+    terms = {term.symbol: term.values for term in model.cell.forward_terms(forest, cache)}
+    inner = np.arange(forest.n_leaves, forest.n_nodes)
+    c = terms["c"][inner]
+    V, W, b = params["cell.V"], params["cell.W"], params["cell.b"]
+    np.testing.assert_allclose(terms["c V^[1:d] c^T"][inner],
+                               np.einsum("jr,rsk,js->jk", c, V, c), rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(terms["c W"][inner], c @ W, rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(
+        terms["p"][inner], np.tanh(terms["c V^[1:d] c^T"][inner] + terms["c W"][inner] + b),
+        rtol=1e-12, atol=1e-13)
+    np.testing.assert_array_equal(terms["h"], h)
+    for symbol in ("c", "c V^[1:d] c^T", "c W", "p"):
+        assert np.isnan(terms[symbol][:forest.n_leaves]).all()
+
+
+@pytest.mark.parametrize("leaf_activation", ["identity", "tanh"])
+def test_error_terms_add_up_to_the_parameter_gradients(leaf_activation):
+    """The terms ``backward_terms`` shows are the ones the gradients are made
+    of: db = sum of delta, dW = sum of c^T delta, dV^[k] = sum of delta_k
+    c^T c; each half of a parent's eps_c is what that child's eps_h received
+    on top of the head's (NaN for a missing child); a word's dx is the sum of
+    eps_h over its leaves (times 1 - h^2 with tanh leaves)."""
+    rng = np.random.default_rng(9)
+    setting = Setting("rntn", input_dim=3, hidden_dim=3, unary_rate=0.3,
+                      extra=dict(leaf_activation=leaf_activation))
+    model, params, forest, _ = build_case(setting, random_trees(setting, rng), rng)
+    assert np.any(forest.n_children == 1)
+    h, cache = _cell_forward(model, params, forest)
+    head = rng.normal(size=h.shape)
+    cell_params = params.prefixed("cell")
+    grads = {name: np.zeros_like(value) for name, value in cell_params.items()}
+    d_x = model.cell.backward(cell_params, forest, cache, head.copy(), grads)
+    forward = {term.symbol: term.values for term in model.cell.forward_terms(forest, cache)}
+    terms = {term.symbol: term.values for term in model.cell.backward_terms(forest, cache)}
+    leaves, inner = forest.n_leaves, np.arange(forest.n_leaves, forest.n_nodes)
+    c, delta = forward["c"][inner], terms["delta"][inner]
+    np.testing.assert_allclose(grads["b"], delta.sum(axis=0), rtol=1e-12)
+    np.testing.assert_allclose(grads["W"], c.T @ delta, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(grads["V"], np.einsum("jk,jr,js->rsk", delta, c, c),
+                               rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(delta, terms["eps_h"][inner] * (1 - h[inner] ** 2), rtol=1e-12)
+    d = h.shape[1]
+    for parent in inner:
+        for k in range(2):
+            kid = forest.children[parent, k] if k < forest.children.shape[1] else -1
+            half = terms["eps_c"][parent, k * d:(k + 1) * d]
+            if kid >= 0:
+                np.testing.assert_allclose(terms["eps_h"][kid] - head[kid], half,
+                                           rtol=1e-12, atol=1e-14)
+            else:
+                assert np.isnan(half).all()
+    words = np.unique(forest.word[forest.word_nodes()], return_inverse=True)[1]
+    per_word = np.zeros_like(d_x)
+    np.add.at(per_word, words, terms["eps_h"][:leaves]
+              * (1 - h[:leaves] ** 2 if leaf_activation == "tanh" else 1))
+    np.testing.assert_allclose(d_x, per_word, rtol=1e-12, atol=1e-14)
+
+
+# ---------------------------------------------------------------------------
 # what the cell cannot compose
 # ---------------------------------------------------------------------------
 

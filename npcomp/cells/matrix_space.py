@@ -56,6 +56,7 @@ M_w (m x m, m = d)         ``x[w].reshape(d, d)`` (embedding)   (d^2,)
 h_0                        ``h0``                              (d,)
 h (eq. 2), prefix states   ``h``                               (n, d)
 h_{t-1}                    ``cache.previous``                  (n, d)
+eps_h_t M_{w_t}^T          ``d_previous`` (kept on the cache)  (n, d)
 u (eq. 2)                  the softmax head ``softmax.W``      (d, classes)
 =========================  ==================================  ==========
 
@@ -70,7 +71,7 @@ from numba import njit
 
 from ..forest import Forest
 from .activations import uniform_fan_in
-from .interface import EVERY_NODE, Cell
+from .interface import EVERY_NODE, Cell, Term
 from .levels import on_level
 from .overflow import StateOverflow
 from .recurrence import outer_products_by_word
@@ -81,6 +82,11 @@ class MatrixSpaceCache:
     matrices: np.ndarray    # (U, d, d) M_w per distinct word
     word_index: np.ndarray  # (n,) row of x each node reads
     previous: np.ndarray    # (n, d) h_{t-1} per node, h_0 at first words
+    h: np.ndarray           # (n, d) prefix states h_t, the forward's output
+    # what the backward leaves for ``backward_terms``: eps_h (n, d) and
+    # d_previous (n, d), step t's share eps_h_t M_{w_t}^T of dLoss/dh_{t-1}
+    eps_h: np.ndarray | None = None
+    d_previous: np.ndarray | None = None
 
 
 class MatrixSpace(Cell):
@@ -138,7 +144,7 @@ class MatrixSpace(Cell):
         for level in range(forest.n_levels):
             on_level(rows_forward, forest.level_ptr[level], forest.level_ptr[level + 1], helper)
         _refuse_overflow(forest, h, matrices, h0)
-        return h, MatrixSpaceCache(matrices, word_index, previous)
+        return h, MatrixSpaceCache(matrices, word_index, previous, h)
 
     def backward(self, params: dict, forest: Forest, cache: MatrixSpaceCache, d_h: np.ndarray,
                  grads: dict, helper=None) -> np.ndarray:
@@ -159,7 +165,22 @@ class MatrixSpace(Cell):
         n_words = cache.matrices.shape[0]
         d_matrices = np.zeros((n_words, d, d), dtype=d_h.dtype)
         outer_products_by_word(cache.previous, d_h, cache.word_index, d_matrices, 0, n)
+        cache.eps_h, cache.d_previous = d_h, d_previous
         return d_matrices.reshape(n_words, d * d)
+
+    def forward_terms(self, forest: Forest, cache: MatrixSpaceCache) -> list:
+        """Per node t: its word's matrix M (d, d), h_{t-1} (h_0 at a first
+        word, MS2) and the prefix state h_t = h_0 M_{w_1} .. M_{w_t} (MS3)."""
+        return [Term("M", "1", cache.matrices[cache.word_index]),
+                Term("h_{t-1}", "2", cache.previous, "MS2"),
+                Term("h", "2", cache.h, "MS3")]
+
+    def backward_terms(self, forest: Forest, cache: MatrixSpaceCache) -> list:
+        """eps_h_t (the head's and step t+1's share; no non-linearity, so it is
+        also delta_t) and eps_h_{t-1} = eps_h_t M_{w_t}^T, step t's share of
+        dLoss/dh_{t-1} (at a first word, of dLoss/dh_0)."""
+        return [Term("eps_h", "reverses 2", cache.eps_h),
+                Term("eps_h_{t-1}", "reverses 2", cache.d_previous)]
 
 
 def _refuse_overflow(forest: Forest, h: np.ndarray, matrices: np.ndarray,

@@ -8,16 +8,32 @@ its span, so word order and structure play no part:
     h_j = s_j / n_j
 
 Backward, parents first:  eps_s_j = eps_h_j / n_j + eps_s_parent(j);
-dLoss/dx_j = eps_s_j.  No parameters of its own.
+dLoss/dx_j = eps_s_j.  No parameters of its own.  (The equation numbers
+M1-M3 of s, n, h are docs/EQUATIONS.md's: the papers print none.)
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
 
 from ..forest import Forest
 from .inputs import sum_by_index
-from .interface import Cell
+from .interface import Cell, Term
+
+
+@dataclass
+class MeanVectorsCache:
+    word_nodes: np.ndarray  # nodes that read a word, in node order
+    word_index: np.ndarray  # row of x each of them reads
+    n_words: int            # U, rows of x
+    count: np.ndarray       # (n,) n_j, the words in each span
+    span_sum: np.ndarray    # (n, d) s_j
+    h: np.ndarray           # (n, d) h_j = s_j / n_j, the forward's output
+    # what the backward leaves for ``backward_terms``: eps_h, eps_s (n, d)
+    eps_h: np.ndarray | None = None
+    eps_s: np.ndarray | None = None
 
 
 class MeanVectors(Cell):
@@ -46,14 +62,27 @@ class MeanVectors(Cell):
         span_sum[word_nodes] = x[word_index]
         count[word_nodes] = 1
         _sum_up(forest.parent, span_sum, count)
-        return span_sum / count[:, None], (word_nodes, word_index, x.shape[0], count)
+        h = span_sum / count[:, None]
+        return h, MeanVectorsCache(word_nodes, word_index, x.shape[0], count, span_sum, h)
 
-    def backward(self, params: dict, forest: Forest, cache, d_h: np.ndarray,
+    def backward(self, params: dict, forest: Forest, cache: MeanVectorsCache, d_h: np.ndarray,
                  grads: dict, helper=None) -> np.ndarray:
-        word_nodes, word_index, n_words, count = cache
-        eps_s = d_h / count[:, None]
+        eps_s = d_h / cache.count[:, None]
         _push_down(forest.parent, eps_s)
-        return sum_by_index(eps_s[word_nodes], word_index, n_words)
+        cache.eps_h, cache.eps_s = d_h, eps_s
+        return sum_by_index(eps_s[cache.word_nodes], cache.word_index, cache.n_words)
+
+    def forward_terms(self, forest: Forest, cache: MeanVectorsCache) -> list:
+        """s (the span's sum), n (its words) and the mean vector h."""
+        return [Term("s", "M1", cache.span_sum),
+                Term("n", "M2", cache.count),
+                Term("h", "M3", cache.h)]
+
+    def backward_terms(self, forest: Forest, cache: MeanVectorsCache) -> list:
+        """eps_h (the head's dLoss/dh) and eps_s = eps_h / n + eps_s of the
+        parent: at a word-reading node, dLoss/dx of its word there."""
+        return [Term("eps_h", "reverses M3", cache.eps_h),
+                Term("eps_s", "reverses M3, M1", cache.eps_s)]
 
 
 @njit(cache=True, nogil=True)

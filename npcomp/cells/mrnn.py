@@ -54,8 +54,12 @@ V (d_h x d_h)              ``V`` (= V^T)               (d, d)
 b                          ``b``                       (d,)
 M(w_t)^T (Sec. 4.3)        ``matrices[w] - V``         (d, d)
 h_{t-1} (masked)           ``cache.previous``          (n, d), 0 at first words
+h~ G_{w_t} + x_t W + b     ``cache.z``                 (n, d)
 eps_h_t, delta_t           ``d_h``, ``delta``          (n, d)
 =========================  ==========================  ==============
+
+The forward keeps the pre-activations z and the backward eps_h and delta on
+the cache, for ``forward_terms`` and ``backward_terms``.
 
 Parameters: d^2 d_x + d d_x + d^2 + d.
 """
@@ -70,7 +74,7 @@ from ..forest import Forest
 from . import registry
 from .activations import activate, code_among, uniform_fan_in
 from .inputs import sum_by_index
-from .interface import EVERY_NODE, Cell
+from .interface import EVERY_NODE, Cell, Term
 from .levels import on_level
 from .recurrence import (
     activation_deltas,
@@ -90,6 +94,10 @@ class MultiplicativeRNNCache:
     previous: np.ndarray    # (n, d) h~_{t-1} = h_{t-1} * m_s per node, 0 at first words
     h: np.ndarray           # (n, d) states h_t
     mask: np.ndarray        # (trees, d) recurrent-dropout mask per sentence (ones: none)
+    z: np.ndarray           # (n, d) pre-activations h~_{t-1} G_{w_t} + x_t W + b
+    # what the backward leaves for ``backward_terms``: eps_h, delta (n, d)
+    eps_h: np.ndarray | None = None
+    delta: np.ndarray | None = None
 
 
 class MultiplicativeRNN(Cell):
@@ -140,16 +148,17 @@ class MultiplicativeRNN(Cell):
         matrices += params["V"]
         word_terms = x @ params["W"] + params["b"]
         previous = np.zeros((n, d), dtype=dtype)
+        z = np.empty((n, d), dtype=dtype)
         h = np.empty((n, d), dtype=dtype)
 
         def rows_forward(start: int, stop: int) -> None:
             gather_previous(previous_node, forest.tree, mask, h, previous, start, stop)
-            _bilinear_rows(self.code, previous, matrices, word_terms, word_index, h,
+            _bilinear_rows(self.code, previous, matrices, word_terms, word_index, z, h,
                            start, stop)
 
         for level in range(forest.n_levels):   # level 0: previous = h_0 = 0
             on_level(rows_forward, forest.level_ptr[level], forest.level_ptr[level + 1], helper)
-        return h, MultiplicativeRNNCache(x, word_index, matrices, previous, h, mask)
+        return h, MultiplicativeRNNCache(x, word_index, matrices, previous, h, mask, z)
 
     def backward(self, params: dict, forest: Forest, cache: MultiplicativeRNNCache,
                  d_h: np.ndarray, grads: dict, helper=None) -> np.ndarray:
@@ -180,12 +189,26 @@ class MultiplicativeRNN(Cell):
         delta_word = sum_by_index(delta, cache.word_index, n_words)
         grads["W"] += cache.x.T @ delta_word
         grads["b"] += delta_word.sum(axis=0)
+        cache.eps_h, cache.delta = d_h, delta
         return delta_word @ params["W"].T + d_matrices_flat @ a_flat.T
+
+    def forward_terms(self, forest: Forest, cache: MultiplicativeRNNCache) -> list:
+        """h~_{t-1} (h_0 = 0 at first words; masked in both recurrent terms,
+        M6), the pre-activation z and h_t."""
+        return [Term("h~_{t-1}", "5", cache.previous, "M6"),
+                Term("z", "5", cache.z),
+                Term("h", "5", cache.h)]
+
+    def backward_terms(self, forest: Forest, cache: MultiplicativeRNNCache) -> list:
+        """eps_h_t (the head's and step t+1's share) and delta_t = eps_h_t f'(h_t)."""
+        return [Term("eps_h", "reverses 6, 5", cache.eps_h),
+                Term("delta", "reverses 5", cache.delta)]
 
 
 @njit(cache=True, nogil=True)
-def _bilinear_rows(code, previous, matrices, word_terms, word_index, h, start, stop):
-    """Eq. 5: h_t = f( h~_{t-1} G_{w_t} + (x_t W + b) ), G_w = x_w A + V."""
+def _bilinear_rows(code, previous, matrices, word_terms, word_index, z, h, start, stop):
+    """Eq. 5: h_t = f( h~_{t-1} G_{w_t} + (x_t W + b) ), G_w = x_w A + V; the
+    pre-activation is kept in z (for ``forward_terms``)."""
     d = h.shape[1]
     for t in range(start, stop):
         row = word_index[t]
@@ -197,6 +220,7 @@ def _bilinear_rows(code, previous, matrices, word_terms, word_index, h, start, s
                 for i in range(d):
                     h[t, i] += state * matrices[row, k, i]
         for i in range(d):
+            z[t, i] = h[t, i]
             h[t, i] = activate(code, h[t, i])
 
 

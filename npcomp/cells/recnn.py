@@ -36,6 +36,9 @@ Backward (eps_h = dLoss/dh, delta = dLoss/d pre-activation), parents first:
                     per word: delta_word (U, 2d) = [sum delta, left | right];
                     dW_leaf,k = x^T delta_word,k;  dx = delta_word [W_leaf,1 | W_leaf,2]^T
 
+The forward keeps z and the backward eps_h, delta and d_hc = delta W^T
+(a parent's eps_x | eps_y) on the cache, for ``npcomp explain``.
+
 =========  ==========  ==========================================
 paper      code        shape
 =========  ==========  ==========================================
@@ -59,7 +62,7 @@ from .activations import (
     uniform_fan_in,
 )
 from .inputs import sum_by_index
-from .interface import LEAVES_ONLY, Cell
+from .interface import LEAVES_ONLY, Cell, Term, node_rows
 from .levels import binary_children
 
 
@@ -69,6 +72,12 @@ class RecNNCache:
     word_index: np.ndarray  # (L,) row of x each leaf reads
     hc: np.ndarray          # (n, 2d) inner children's states per node (untied: 0 for a leaf child)
     h: np.ndarray           # (n, d) node states (untied: 0 at the leaves)
+    z: np.ndarray           # (n, d) pre-activations x W_1 + y W_2 + b (inner nodes)
+    # what the backward leaves for ``backward_terms`` (inner rows, leaves as noted):
+    # eps_h (n, d), delta (n, d), d_hc (n, 2d) = delta [W_1 | W_2]^T per parent
+    eps_h: np.ndarray | None = None
+    delta: np.ndarray | None = None
+    d_hc: np.ndarray | None = None
 
 
 class RecNN(Cell):
@@ -131,7 +140,7 @@ class RecNN(Cell):
         z = np.empty((n, d), dtype=x.dtype)
         _inner_forward(self.code, forest.level_ptr, binary_children(forest), leaf_children,
                        word_index, word_terms, params["W"], params["b"], hc, z, h)
-        return h, RecNNCache(x, word_index, hc, h)
+        return h, RecNNCache(x, word_index, hc, h, z)
 
     def backward(self, params: dict, forest: Forest, cache: RecNNCache, d_h: np.ndarray,
                  grads: dict, helper=None) -> np.ndarray:
@@ -147,6 +156,7 @@ class RecNN(Cell):
                         leaf_delta)
         grads["W"] += cache.hc[leaves:].T @ delta[leaves:]
         grads["b"] += delta[leaves:].sum(axis=0)
+        cache.eps_h, cache.delta, cache.d_hc = d_h, delta, d_hc
         n_words = cache.x.shape[0]
         if not self.untied:
             return sum_by_index(d_h[:leaves], cache.word_index, n_words)
@@ -157,6 +167,41 @@ class RecNN(Cell):
         grads["W_leaf"][:d_x] += d_leaf[:, :d]
         grads["W_leaf"][d_x:] += d_leaf[:, d:]
         return delta_word @ self._leaf_weights(params).T
+
+    def forward_terms(self, forest: Forest, cache: RecNNCache) -> list:
+        """z and p at inner nodes (eqs. 2-3), h at every node (a tied leaf's
+        word vector; untied, 0 at the leaves: E4)."""
+        n = forest.n_nodes
+        inner = np.arange(forest.n_leaves, n)
+        return [Term("z", "2, 3", node_rows(n, inner, cache.z[inner]), self._reading()),
+                Term("p", "2, 3", node_rows(n, inner, cache.h[inner])),
+                Term("h", "2, 3", cache.h, "E4" if self.untied else "")]
+
+    def backward_terms(self, forest: Forest, cache: RecNNCache) -> list:
+        """eps_h (untied: NaN at the leaves, whose error is their parent's delta
+        read through W_leaf), delta at inner nodes, and at each parent eps_x,
+        eps_y = delta W_1^T, delta W_2^T, what it adds to its left and right
+        child's eps_h (NaN for a missing child and, untied, a leaf child)."""
+        n, d, leaves = forest.n_nodes, self.hidden_dim, forest.n_leaves
+        inner = np.arange(leaves, n)
+        eps_h = cache.eps_h
+        if self.untied:
+            eps_h = node_rows(n, inner, eps_h[inner])
+        terms = [Term("eps_h", "reverses 2, 3", eps_h, "E4" if self.untied else ""),
+                 Term("delta", "reverses 2, 3", node_rows(n, inner, cache.delta[inner]))]
+        children = binary_children(forest)
+        first_inner_child = leaves if self.untied else 0
+        for k, symbol in enumerate(("eps_x", "eps_y")):
+            parents = np.flatnonzero(children[:, k] >= first_inner_child)
+            terms.append(Term(symbol, "reverses 2, 3",
+                              node_rows(n, parents, cache.d_hc[parents, k * d:(k + 1) * d]),
+                              self._reading()))
+        return terms
+
+    def _reading(self) -> str:
+        """The erratum behind the children's terms: untied leaf children (E4),
+        else a unary node's missing child contributing 0 (E3)."""
+        return "E4" if self.untied else "E3"
 
     def _leaf_weights(self, params: dict) -> np.ndarray:
         """[W_leaf,1 | W_leaf,2] (d_x, 2d): a word's left and right terms in one product."""

@@ -45,8 +45,12 @@ V (d x d)                  ``V`` (= V^T)        (d, d)
 b                          ``b``                (d,)
 h_{t-1} (masked)           ``cache.previous``   (n + 3, d), 0 at first words
 h_t                        ``h``                (n, d)
+x_t W + h~_{t-1} V + b     ``cache.z``          (n + 3, d)
 eps_h_t, delta_t           ``d_h``, ``delta``   (n, d), (n + 3, d)
 =========================  ===================  ==========
+
+The forward keeps the pre-activations z and the backward eps_h and delta on
+the cache, for ``forward_terms`` and ``backward_terms``.
 
 Parameters: d d_x + d^2 + d.
 """
@@ -61,7 +65,7 @@ from ..forest import Forest
 from . import registry
 from .activations import activate, code_among, uniform_fan_in
 from .inputs import sum_by_index
-from .interface import EVERY_NODE, Cell
+from .interface import EVERY_NODE, Cell, Term
 from .levels import ROW_PAD, on_level, padded_stop
 from .recurrence import activation_deltas, gather_previous, recurrent_mask
 
@@ -75,6 +79,10 @@ class ElmanRNNCache:
     previous: np.ndarray    # (n + ROW_PAD, d) h~_{t-1} = h_{t-1} * m_s per node, 0 at first words
     h: np.ndarray           # (n, d) states h_t
     mask: np.ndarray        # (trees, d) recurrent-dropout mask per sentence (ones: none)
+    z: np.ndarray           # (n + ROW_PAD, d) pre-activations x_t W + h~_{t-1} V + b
+    # what the backward leaves for ``backward_terms``: eps_h (n, d), delta (n + ROW_PAD, d)
+    eps_h: np.ndarray | None = None
+    delta: np.ndarray | None = None
 
 
 class ElmanRNN(Cell):
@@ -120,6 +128,7 @@ class ElmanRNN(Cell):
         mask = recurrent_mask(self.name, forest, recurrent_masks, d, dtype)
         word_terms = x @ params["W"] + params["b"]                  # x_t W + b, per word
         previous = np.zeros((n + ROW_PAD, d), dtype=dtype)
+        # h~_{t-1} V per level, completed to the pre-activation by _activate_rows
         recurrent = np.zeros((n + ROW_PAD, d), dtype=dtype)
         h = np.empty((n, d), dtype=dtype)
         V = params["V"]
@@ -135,7 +144,7 @@ class ElmanRNN(Cell):
 
         for level in range(1, forest.n_levels):
             on_level(rows_forward, forest.level_ptr[level], forest.level_ptr[level + 1], helper)
-        return h, ElmanRNNCache(x, word_index, previous, h, mask)
+        return h, ElmanRNNCache(x, word_index, previous, h, mask, recurrent)
 
     def backward(self, params: dict, forest: Forest, cache: ElmanRNNCache, d_h: np.ndarray,
                  grads: dict, helper=None) -> np.ndarray:
@@ -164,16 +173,34 @@ class ElmanRNN(Cell):
         delta_word = sum_by_index(delta[:n], cache.word_index, cache.x.shape[0])
         grads["W"] += cache.x.T @ delta_word
         grads["b"] += delta_word.sum(axis=0)
+        cache.eps_h, cache.delta = d_h, delta
         return delta_word @ params["W"].T
+
+    def forward_terms(self, forest: Forest, cache: ElmanRNNCache) -> list:
+        """h~_{t-1} (h_0 = 0 at first words, R2), the pre-activation z and h_t."""
+        n = forest.n_nodes
+        rectifier = "R1" if self.activation == "relu" else ""
+        return [Term("h~_{t-1}", "3", cache.previous[:n], "R2"),
+                Term("z", "3", cache.z[:n]),
+                Term("h", "3", cache.h, rectifier)]
+
+    def backward_terms(self, forest: Forest, cache: ElmanRNNCache) -> list:
+        """eps_h_t (the head's and step t+1's share) and delta_t = eps_h_t f'(h_t)."""
+        n = forest.n_nodes
+        return [Term("eps_h", "reverses 4, 3", cache.eps_h),
+                Term("delta", "reverses 3", cache.delta[:n])]
 
 
 @njit(cache=True, nogil=True)
 def _activate_rows(code, recurrent, word_terms, word_index, h, start, stop):
-    """Eq. 3: h_t = f(h~_{t-1} V + (x_t W + b)), the word term by its row."""
+    """Eq. 3: h_t = f(h~_{t-1} V + (x_t W + b)), the word term by its row; the
+    pre-activation is kept in ``recurrent`` (for ``forward_terms``)."""
     for t in range(start, stop):
         row = word_index[t]
         for q in range(h.shape[1]):
-            h[t, q] = activate(code, recurrent[t, q] + word_terms[row, q])
+            z = recurrent[t, q] + word_terms[row, q]
+            recurrent[t, q] = z
+            h[t, q] = activate(code, z)
 
 
 @njit(cache=True, nogil=True)

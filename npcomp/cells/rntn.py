@@ -19,17 +19,17 @@ N(0, 1) (later versions N(0, 0.1^2)): every state of the tree, leaves
 included, then lies in (-1, 1).  The printed equations, and Nayebi &
 Blundell's eq. 3, leave the word vector as it is (the default, "identity").
 
-One product per level.  With the per-node features
+Two products per level.  With the per-node features
 
     phi_j = [ vec(c_j^T c_j) | c_j ]            (1, 4d^2 + 2d)
 
-(vec in row-major order: entry r*2d + s is c_r c_s) and the stacked weights
-
-    Theta = [ V reshaped (4d^2, d) ; W ]        (4d^2 + 2d, d)
-
-eq. 3 for all the m nodes of a level is p = tanh(Phi Theta + b): one matrix
-product (m, 4d^2 + 2d) @ (4d^2 + 2d, d).  The features of every inner node
-are kept for the backward (4d^2 + 2d numbers per node: 2550 at d = 25).
+(vec in row-major order: entry r*2d + s is c_r c_s), eq. 3 for all the m
+nodes of a level is p = tanh(T + S + b) with the tensor term
+T = vec(c^T c) @ V reshaped (4d^2, d), (m, d), and the standard term
+S = c W, (m, d): the products against the two blocks of
+Theta = [ V reshaped (4d^2, d) ; W ].  Both terms are kept for ``npcomp
+explain``; the features of every inner node for the backward (4d^2 + 2d
+numbers per node: 2550 at d = 25).
 
 Backward (eps_h = dLoss/dh, delta = dLoss/d pre-activation), parents first;
 the parent has already added its share to eps_h:
@@ -48,6 +48,8 @@ Weight gradients, one product over all inner nodes after the level loop:
     dV^[k] = sum_j delta_jk c_j^T c_j,   dW = sum_j c_j^T delta_j,   db = sum_j delta_j
     leaves: dLoss/dx_w = sum of eps_h over the leaves reading word w
 
+eps_h, delta and eps_c stay on the cache for ``backward_terms``.
+
 Parameters (d = hidden_dim = input_dim):
 
 =======  ====================================  ========================
@@ -57,6 +59,8 @@ V^[1:d]  ``V``; slice V^[k] is ``V[:, :, k]``  (2d, 2d, d)
 W        ``W``: rows W_1 (for a), W_2 (for b)  (2d, d), the paper's W^T
 b        ``b``                                 (d,)
 [a ; b]  ``features[j - L, 4d^2:]``            (2d,)
+c V c^T  ``tensor[j - L]``, (c V^[k] c^T)_k   (d,)
+c W      ``standard[j - L]``                   (d,)
 p        ``h[j]``                              (d,)
 =======  ====================================  ========================
 """
@@ -70,7 +74,7 @@ from numba import njit
 from ..forest import Forest
 from .activations import ONE
 from .inputs import sum_by_index
-from .interface import LEAVES_ONLY, Cell
+from .interface import LEAVES_ONLY, Cell, Term, node_rows
 from .levels import binary_children
 
 
@@ -81,6 +85,13 @@ class RNTNCache:
     word_h: np.ndarray | None  # (U, d) tanh(x) with leaf_activation="tanh", else None
     h: np.ndarray           # (n, d) node states
     features: np.ndarray    # (n - L, 4d^2 + 2d) [vec(c^T c) | c] per inner node
+    tensor: np.ndarray      # (n - L, d) (c V^[k] c^T)_k per inner node
+    standard: np.ndarray    # (n - L, d) c W per inner node
+    # what the backward leaves for ``backward_terms``: eps_h (n, d), and per
+    # inner node delta (n - L, d) and eps_c (n - L, 2d) (NaN in a missing child's half)
+    eps_h: np.ndarray | None = None
+    delta: np.ndarray | None = None
+    eps_c: np.ndarray | None = None
 
 
 class RNTN(Cell):
@@ -139,17 +150,23 @@ class RNTN(Cell):
         h = np.empty((n, d), dtype=x.dtype)
         word_h = np.tanh(x) if self.leaf_activation == "tanh" else None
         h[:leaves] = (x if word_h is None else word_h)[word_index]   # leaves: h = x or tanh(x)
-        features = np.empty((n - leaves, 4 * d * d + 2 * d), dtype=x.dtype)
-        theta = _stacked(params["V"], params["W"])
+        square = 4 * d * d
+        features = np.empty((n - leaves, square + 2 * d), dtype=x.dtype)
+        tensor = np.empty((n - leaves, d), dtype=x.dtype)
+        standard = np.empty((n - leaves, d), dtype=x.dtype)
+        V_flat = params["V"].reshape(square, d)
         for level in range(1, forest.n_levels):
             start, stop = forest.level_ptr[level], forest.level_ptr[level + 1]
+            rows = slice(start - leaves, stop - leaves)
             _gather_features(children, h, features, start, stop, leaves)
+            # eq. 3: vec(c^T c) @ V = (c V^[k] c^T)_k and c @ W, then + b, tanh
+            np.matmul(features[rows, :square], V_flat, out=tensor[rows])
+            np.matmul(features[rows, square:], params["W"], out=standard[rows])
             p = h[start:stop]
-            # eq. 3: [vec(c^T c) | c] @ [V ; W] = (c V^[k] c^T)_k + c W, then + b, tanh
-            np.matmul(features[start - leaves:stop - leaves], theta, out=p)
+            np.add(tensor[rows], standard[rows], out=p)
             p += params["b"]
             np.tanh(p, out=p)
-        return h, RNTNCache(word_index, x.shape[0], word_h, h, features)
+        return h, RNTNCache(word_index, x.shape[0], word_h, h, features, tensor, standard)
 
     def backward(self, params: dict, forest: Forest, cache: RNTNCache, d_h: np.ndarray,
                  grads: dict, helper=None) -> np.ndarray:
@@ -162,12 +179,13 @@ class RNTN(Cell):
         theta_transposed = _stacked(_symmetrised(params["V"]), params["W"]).T
         widest = int(np.diff(forest.level_ptr[1:]).max()) if forest.n_levels > 1 else 0
         products = np.empty((widest, theta_transposed.shape[1]), dtype=d_h.dtype)
+        eps_c = np.full((n - leaves, 2 * d), np.nan, dtype=d_h.dtype)
         for level in range(forest.n_levels - 1, 0, -1):
             start, stop = forest.level_ptr[level], forest.level_ptr[level + 1]
             _tanh_deltas(cache.h, d_h, delta, start, stop, leaves)   # reverses f of eq. 3
             np.matmul(delta[start - leaves:stop - leaves], theta_transposed,
                       out=products[:stop - start])
-            _route_to_children(children, cache.features, products, d_h, start, stop,
+            _route_to_children(children, cache.features, products, d_h, eps_c, start, stop,
                                leaves)                              # reverses eq. 3's c
         # [dV ; dW] = Phi^T delta over all inner nodes at once
         gradient = cache.features.T @ delta
@@ -179,7 +197,30 @@ class RNTN(Cell):
         d_x = sum_by_index(d_h[:leaves], cache.word_index, cache.n_words)
         if cache.word_h is not None:
             d_x *= ONE - cache.word_h * cache.word_h
+        cache.eps_h, cache.delta, cache.eps_c = d_h, delta, eps_c
         return d_x
+
+    def forward_terms(self, forest: Forest, cache: RNTNCache) -> list:
+        """At inner nodes c = [a | b] (R2: a missing child is 0), the tensor
+        term (c V^[k] c^T)_k, the standard term c W and p (R1: with Socher's
+        bias); h, the state, at every node (a leaf's word vector, or its tanh)."""
+        n, d, leaves = forest.n_nodes, self.hidden_dim, forest.n_leaves
+        inner = np.arange(leaves, n)
+        return [Term("c", "3", node_rows(n, inner, cache.features[:, 4 * d * d:]), "R2"),
+                Term("c V^[1:d] c^T", "3", node_rows(n, inner, cache.tensor)),
+                Term("c W", "3", node_rows(n, inner, cache.standard)),
+                Term("p", "3", node_rows(n, inner, cache.h[inner]), "R1"),
+                Term("h", "3", cache.h)]
+
+    def backward_terms(self, forest: Forest, cache: RNTNCache) -> list:
+        """eps_h at every node; at inner nodes delta = eps_h (1 - p^2) and
+        eps_c = sum_k delta_k c S^[k] + delta W^T, whose halves join the
+        children's eps_h (NaN in a missing child's half)."""
+        n, leaves = forest.n_nodes, forest.n_leaves
+        inner = np.arange(leaves, n)
+        return [Term("eps_h", "reverses 3", cache.eps_h),
+                Term("delta", "reverses 3", node_rows(n, inner, cache.delta)),
+                Term("eps_c", "reverses 3", node_rows(n, inner, cache.eps_c), "R2")]
 
 
 def _stacked(tensor: np.ndarray, W: np.ndarray) -> np.ndarray:
@@ -222,10 +263,11 @@ def _tanh_deltas(h, d_h, delta, start, stop, leaves):
 
 
 @njit(cache=True, nogil=True)
-def _route_to_children(children, features, products, d_h, start, stop, leaves):
+def _route_to_children(children, features, products, d_h, eps_c, start, stop, leaves):
     """eps_c_j[r] = sum_s A_j[r, s] c_j[s] + (delta_j W^T)[r], with A_j = sum_k
     delta_jk S^[k] in products[j - start, :4d^2] (row-major) and delta_j W^T in
-    its last 2d columns; entry r goes to child r // d, component r % d."""
+    its last 2d columns; entry r goes to child r // d, component r % d, and is
+    kept in eps_c[j - leaves, r] for ``backward_terms``."""
     d = d_h.shape[1]
     width = 2 * d
     square = width * width
@@ -239,4 +281,5 @@ def _route_to_children(children, features, products, d_h, start, stop, leaves):
             total = products[row, square + r]
             for s in range(width):
                 total += products[row, r * width + s] * features[node, square + s]
+            eps_c[node, r] = total
             d_h[kid, r % d] += total
