@@ -124,3 +124,15 @@ def test_bad_input_is_named(arguments, message, capsys):
     assert main(["explain", *arguments]) in (1, 2)
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+def test_the_page(tmp_path, capsys):
+    page = tmp_path / "slstm.html"
+    assert main(["explain", "--model", "slstm", "--html", str(page), SENTENCE]) == 0
+    text = page.read_text()
+    assert text.count('class="node"') == 5 and "delta" in text and "http" not in text
+    before = page.stat().st_mtime_ns
+    assert main(["explain", "--model", "slstm", "--html", str(page), SENTENCE]) == 1
+    assert "already exists" in capsys.readouterr().err and page.stat().st_mtime_ns == before
+    assert main(["explain", "--model", "slstm", "--html", str(page), "--overwrite",
+                 SENTENCE]) == 0

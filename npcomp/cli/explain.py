@@ -64,8 +64,11 @@ def add_parser(commands) -> None:
                          f"all, else {SAMPLED_ENTRIES} drawn per parameter)")
     explain.add_argument("--json", action="store_true", help="print everything as JSON")
     explain.add_argument("--html", metavar="FILE", default=None,
-                         help="also write an interactive page: the tree coloured by "
-                         "prediction, each node's quantities on a click")
+                         help="also write one self-contained interactive page: the tree "
+                         "coloured by prediction, each node's quantities on a hover or click; "
+                         "an existing FILE is kept unless --overwrite")
+    explain.add_argument("--overwrite", action="store_true",
+                         help="replace an existing --html FILE")
     explain.add_argument("--threads", type=int, default=None)
 
 
@@ -77,6 +80,9 @@ def run(args) -> int:
         from ..configuration import ConfigError
         raise ConfigError("model", "give exactly one of --model M (a fresh model) and "
                                    "--run RUN_DIR (a trained one)")
+    if args.html is not None:   # refused before any work is done
+        from ..explain_page import check_target
+        check_target(args.html, args.overwrite)
     model, params, vocab, config, trees = _model_and_trees(args)
     entries = _entries(args.entries, model, trees, vocab)
     rng = np.random.default_rng(args.seed)
@@ -84,6 +90,10 @@ def run(args) -> int:
     document.update(explain(model, params, trees, vocab, entries=entries, rng=rng))
     document["entries"] = "all" if entries is None else entries
     document = checked(document, TOLERANCE)
+    if args.html is not None:
+        from ..explain_page import render_page, write_page
+        path = write_page(render_page(document), args.html, args.overwrite)
+        print(f"npcomp explain: the page is {path}", file=sys.stderr)
     if args.json:
         print(json.dumps(document))
     else:
