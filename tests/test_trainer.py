@@ -15,7 +15,7 @@ from npcomp.defaults import defaults_for
 from npcomp.embeddings import Vocabulary
 from npcomp.tasks import SPLITS, load_task
 from npcomp.rundir import RunDirectoryError, RunFileError
-from npcomp.trainer import (_initial_parameters, build_model, encode, evaluate,
+from npcomp.trainer import (initial_parameters, build_model, encode, evaluate,
                             evaluation_points, load_model, predict_split, train)
 
 SIZES = (60, 30, 30)
@@ -305,7 +305,7 @@ def initial_parameters(config):
     task = load_task("synthetic", None, config["structure"], seed=config["seed"])
     vocab = Vocabulary.from_trees(t for split in SPLITS for t in task.splits[split])
     model = build_model(config, vocab, task.n_classes)
-    return _initial_parameters(config, model, vocab, None, np.random.default_rng(config["seed"]),
+    return initial_parameters(config, model, vocab, None, np.random.default_rng(config["seed"]),
                                {})
 
 
