@@ -163,10 +163,10 @@ def format_explanation(document: dict, node: int | None = None, values: int = 3)
     first, then the backward, parents first, each quantity's norm and its
     ``values`` leading values (every value for ``node``); then the
     parameters' check."""
-    lines = [f"{document['model']}: {document['paper']}",
-             f"d = {document['dim']}, word vectors {document['embedding_dim']}, "
+    sizes = (f"d = {document['dim']}, word vectors {document['embedding_dim']}, "
              f"{document['head']} head over {len(document['classes'])} classes; float64, "
-             f"dropout off; loss J = {document['loss']:.6g}"]
+             f"dropout off; loss J = {document['loss']:.6g}")
+    lines = [f"{document['model']}: {document['paper']}", sizes]
     for number, sentence in enumerate(document["sentences"], start=1):
         nodes = sentence["nodes"]
         lines += ["", f"sentence {number}: {' '.join(sentence['tokens'])}"]

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from gradcheck.suite import VOCAB_SIZE, build_case, random_trees, settings
-from npcomp.embeddings import Vocabulary
 from npcomp.cells import reference, registry
 from npcomp.cells.interface import Term
+from npcomp.embeddings import Vocabulary
 
 
 def _case(name: str, seed: int = 0):

@@ -74,6 +74,7 @@ def add_parser(commands) -> None:
 
 def run(args) -> int:
     import numpy as np
+
     from ..explain import checked, describe, explain, format_explanation
     from ..finite_differences import TOLERANCE
     if (args.model is None) == (args.run is None):
@@ -104,6 +105,7 @@ def run(args) -> int:
 def _model_and_trees(args) -> tuple:
     """(model, params, vocab, config, trees) of a run or a fresh model."""
     import numpy as np
+
     from ..embeddings import Vocabulary
     from ..text_trees import TextTrees
     from ..trainer import build_model, initial_parameters, load_model
