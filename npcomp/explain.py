@@ -144,10 +144,10 @@ def _term_record(term, rows: np.ndarray) -> dict:
 def describe(config: dict, model) -> dict:
     """The document's head: the model, its paper, task, classes and sizes."""
     from .cells import registry
-    from .figures import CLASS_NAMES
-    classes = CLASS_NAMES.get(config["task"]) or [f"class {k}" for k in range(model.n_classes)]
+    from .figures import class_names
+    classes = class_names(config["task"], model.n_classes)
     return {"model": config["model"], "paper": registry.model(config["model"]).paper,
-            "task": config["task"], "classes": list(classes), "dim": config["dim"],
+            "task": config["task"], "classes": classes, "dim": config["dim"],
             "embedding_dim": config["embedding_dim"], "head": model.head_name}
 
 

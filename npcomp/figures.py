@@ -69,6 +69,15 @@ CLASS_NAMES = {"sst5": ["very negative", "negative", "neutral", "positive", "ver
 PAIR_TASKS = ("sick",)
 
 
+def class_names(task: str, n_classes: int, unnamed: str = "class {}") -> list:
+    """The names of ``task``'s classes, or ``unnamed`` numbered where the task
+    has none for ``n_classes``."""
+    names = CLASS_NAMES.get(task)
+    if names is None or len(names) != n_classes:
+        names = [unnamed.format(k) for k in range(n_classes)]
+    return list(names)
+
+
 class FigureError(ValueError):
     """A file a figure needs is missing or cannot be read; the message names it."""
 
@@ -287,10 +296,8 @@ def accuracy_by_height(records: list, task: str, source: str = "") -> dict:
 def root_confusion(records: list, task: str, source: str = "") -> dict:
     """The roots' confusion matrix (Nayebi & Blundell Fig. 2)."""
     roots = [_root(r) for r in records if _root(r)[0] >= 0]
-    names = CLASS_NAMES.get(task)
-    n_classes = max([len(names or [])] + [max(g, p) + 1 for g, p in roots])
-    if names is None or len(names) != n_classes:
-        names = [str(k) for k in range(n_classes)]
+    n_classes = max([len(CLASS_NAMES.get(task, []))] + [max(g, p) + 1 for g, p in roots])
+    names = class_names(task, n_classes, "{}")
     counts = [[0] * n_classes for _ in range(n_classes)]
     for gold, predicted in roots:
         counts[gold][predicted] += 1

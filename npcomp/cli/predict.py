@@ -103,10 +103,8 @@ def _write_html(args, config: dict, model, sentences: list) -> int:
     if args.html is None:
         return 0
     from ..explain_page import render_page, write_page
-    from ..figures import CLASS_NAMES
-    names = CLASS_NAMES.get(config["task"])
-    if names is None or len(names) != model.n_classes:
-        names = [f"class {k}" for k in range(model.n_classes)]
+    from ..figures import class_names
+    names = class_names(config["task"], model.n_classes)
     document = {"model": config["model"], "task": config["task"], "classes": names,
                 "sentences": sentences}
     path = write_page(render_page(document), args.html, args.overwrite)
