@@ -91,7 +91,8 @@ NAYEBI_DEV = _glove(supervision="root", structure="chain", dim=150, batch_size=2
                     dropout=0.0, embedding_dropout=0.5, recurrent_dropout="0", epochs=30,
                     oov="normal", oov_scale=1.0, forget_bias=1.0)
 NAYEBI_DEV_SOURCE = ("one setting for the three models, chosen on dev (docs/RESULTS.md, "
-                     "root labels only: Adadelta, word-vector dropout 0.5, 30 epochs)")
+                     "Sequence models, root labels only: Adadelta, word-vector dropout 0.5, "
+                     "30 epochs)")
 
 TABLES = {table.name: table for table in (
     Table("tai-sst", "Tai et al. 2015, Table 2: sentiment classification on the SST", (
