@@ -23,6 +23,8 @@ where unlabelled).
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from .formats import Tree
@@ -151,6 +153,19 @@ def describe(config: dict, model) -> dict:
             "embedding_dim": config["embedding_dim"], "head": model.head_name}
 
 
+def errata(document: dict) -> dict:
+    """Where each erratum id the document's terms cite is written: Tai et
+    al.'s and the shared readings (E1, S2, ...) in docs/EQUATIONS.md section
+    11, every other in the cell's own page, docs/cells/MODULE.md."""
+    from .cells import registry
+    page = f"docs/cells/{registry.model(document['model']).module}.md"
+    cited = sorted({term["erratum"] for sentence in document["sentences"]
+                    for term in sentence["forward"] + sentence["backward"] if term["erratum"]})
+    shared = re.compile(r"[ES]\d+$")
+    return {erratum: "docs/EQUATIONS.md" if shared.match(erratum) else page
+            for erratum in cited}
+
+
 def checked(document: dict, tolerance: float) -> dict:
     """The document with ``tolerance`` and ``passed`` (every parameter's
     finite-difference error within it)."""
@@ -192,6 +207,12 @@ def format_explanation(document: dict, node: int | None = None, values: int = 3)
     worst = max(check["finite_difference_error"] for check in document["parameters"])
     verdict = "every parameter within" if document["passed"] else "ABOVE"
     lines.append(f"max relative error {worst:.2e}: {verdict} {document['tolerance']:g}")
+    places: dict = {}
+    for erratum, place in document.get("errata", {}).items():
+        places.setdefault(place, []).append(erratum)
+    if places:
+        lines.append("errata in brackets: " + "; ".join(
+            f"{', '.join(ids)} in {place}" for place, ids in places.items()))
     return "\n".join(lines)
 
 

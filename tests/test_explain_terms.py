@@ -5,6 +5,8 @@ forward ones agree with the cell's node-by-node reference wherever they
 share the reference's symbol."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -87,3 +89,21 @@ def test_forward_terms_agree_with_the_reference(name):
                                            err_msg=term.symbol)
                 compared.add(term.symbol)
     assert compared, "no forward term shares a symbol with the reference"
+
+
+@pytest.mark.parametrize("name", sorted(registry.MODELS))
+def test_every_cited_erratum_is_written_where_explain_says(name):
+    """A term's erratum id is an entry of docs/EQUATIONS.md section 11 (E1,
+    S2, ...) or of the cell's own page, as ``explain.errata`` directs."""
+    from pathlib import Path
+
+    from npcomp.explain import errata
+    _, _, model, _, forest, trace, _ = _case(name)
+    cache = trace["cell_cache"]
+    terms = model.cell.forward_terms(forest, cache) + model.cell.backward_terms(forest, cache)
+    records = [{"symbol": t.symbol, "erratum": t.erratum} for t in terms]
+    document = {"model": name, "sentences": [{"forward": records, "backward": []}]}
+    root = Path(__file__).resolve().parent.parent
+    for erratum, place in errata(document).items():
+        text = (root / place).read_text()
+        assert re.search(rf"\*\*{re.escape(erratum)}[.:\s]", text), (erratum, place)

@@ -75,7 +75,7 @@ def add_parser(commands) -> None:
 def run(args) -> int:
     import numpy as np
 
-    from ..explain import checked, describe, explain, format_explanation
+    from ..explain import checked, describe, errata, explain, format_explanation
     from ..finite_differences import TOLERANCE
     if (args.model is None) == (args.run is None):
         from ..configuration import ConfigError
@@ -90,6 +90,7 @@ def run(args) -> int:
     document = describe(config, model)
     document.update(explain(model, params, trees, vocab, entries=entries, rng=rng))
     document["entries"] = "all" if entries is None else entries
+    document["errata"] = errata(document)
     document = checked(document, TOLERANCE)
     if args.html is not None:
         from ..explain_page import render_page, write_page
