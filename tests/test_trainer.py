@@ -13,10 +13,18 @@ import npcomp.synthetic
 import npcomp.trainer
 from npcomp.defaults import defaults_for
 from npcomp.embeddings import Vocabulary
-from npcomp.tasks import SPLITS, load_task
 from npcomp.rundir import RunDirectoryError, RunFileError
-from npcomp.trainer import (initial_parameters, build_model, encode, evaluate,
-                            evaluation_points, load_model, predict_split, train)
+from npcomp.tasks import SPLITS, load_task
+from npcomp.trainer import (
+    build_model,
+    encode,
+    evaluate,
+    evaluation_points,
+    initial_parameters,
+    load_model,
+    predict_split,
+    train,
+)
 
 SIZES = (60, 30, 30)
 _original_splits = npcomp.synthetic.synthetic_splits
@@ -300,7 +308,7 @@ def test_float64_trains(tmp_path):
         assert archive["optimizer.sum_squares"].dtype == np.float64
 
 
-def initial_parameters(config):
+def starting_parameters(config):
     """The parameters a run starts from (the trainer's own construction)."""
     task = load_task("synthetic", None, config["structure"], seed=config["seed"])
     vocab = Vocabulary.from_trees(t for split in SPLITS for t in task.splits[split])
@@ -311,7 +319,7 @@ def initial_parameters(config):
 
 def test_fixed_embeddings_stay_fixed(tmp_path):
     config = tiny_config(fixed_embeddings=True, epochs=2)
-    initial = initial_parameters(config)
+    initial = starting_parameters(config)
     quiet_train(config, tmp_path)
     with np.load(tmp_path / "checkpoint.npz") as archive:
         final = archive["params"]
@@ -324,7 +332,7 @@ def test_fixed_embeddings_stay_fixed(tmp_path):
 
 def test_tuned_embeddings_change(tmp_path):
     config = tiny_config(epochs=1)
-    initial = initial_parameters(config)
+    initial = starting_parameters(config)
     quiet_train(config, tmp_path)
     with np.load(tmp_path / "checkpoint.npz") as archive:
         final = archive["params"]
