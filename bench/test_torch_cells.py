@@ -1,0 +1,116 @@
+"""The PyTorch counterparts of ``torch_cells.py`` against npcomp: the same
+loss and gradients on one forest, in float64, from the same weights.
+
+    python -m pytest -q bench/test_torch_cells.py      (or: python bench/test_torch_cells.py)
+
+Outside the project's suite (pytest's ``testpaths`` is ``tests``), since it
+needs PyTorch, which npcomp does not depend on.  The forests are random
+(``gradcheck.trees``): binary trees with unary nodes for the binary cells,
+dependency-shaped trees and binary constituency trees (inner nodes reading
+no word) for the Child-Sum Tree-LSTM, chains of random lengths for the
+chain LSTMs; tiny dimensions, every node labelled with probability 0.7.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+torch = pytest.importorskip("torch") if __name__ != "__main__" else __import__("torch")
+
+from gradcheck.trees import (random_binary_tree, random_dependency_trees,  # noqa: E402
+                             random_forest_trees)
+from npcomp.cells import make_cell  # noqa: E402
+from npcomp.embeddings import Vocabulary  # noqa: E402
+from npcomp.formats import chain_tree  # noqa: E402
+from npcomp.model import TreeModel  # noqa: E402
+from npcomp.trainer import encode  # noqa: E402
+from torch_cells import check_against_npcomp  # noqa: E402
+
+LOSS_TOLERANCE = 1e-10
+GRADIENT_TOLERANCE = 1e-9
+
+# (cell, options, input dim, hidden dim, trees)
+CASES = [
+    ("treelstm-nary", {}, 3, 4, "binary"),
+    ("treelstm-childsum", {}, 3, 4, "dependency"),
+    ("treelstm-childsum", {}, 3, 4, "binary"),
+    ("slstm", {}, 4, 4, "binary"),
+    ("slstm", {}, 3, 4, "binary"),
+    ("lstm-rnn", dict(activation="tanh", untied=False), 4, 4, "binary"),
+    ("lstm-rnn", dict(activation="softsign", untied=False), 4, 4, "binary"),
+    ("rntn", {}, 4, 4, "binary"),
+    ("rntn", dict(leaf_activation="tanh"), 4, 4, "binary"),
+    ("recnn", dict(activation="tanh", untied=False), 4, 4, "binary"),
+    ("recnn", dict(activation="sigmoid", untied=False), 4, 4, "binary"),
+    ("lstm", {}, 3, 4, "chain"),
+    ("bilstm", {}, 3, 4, "chain"),
+    ("bilstm", dict(untied=True), 3, 4, "chain"),
+]
+
+
+def random_trees(kind: str, rng: np.random.Generator) -> list:
+    if kind == "binary":
+        trees = random_forest_trees(rng, n_trees=4, unary_rate=0.3)
+        return trees + [random_binary_tree(9, rng, unary_rate=0.3)]
+    if kind == "dependency":
+        return random_dependency_trees(rng, n_trees=4)
+    lengths = [1, 2, 5, 7, 7, 12]
+    return [chain_tree([f"w{k}" for k in rng.integers(0, 10, size=n)],
+                       rng.integers(0, 5, size=n)) for n in lengths]
+
+
+def partly_labelled(trees: list, rng: np.random.Generator) -> list:
+    """Each tree's labels kept with probability 0.7, the root's always."""
+    labels = []
+    for tree in trees:
+        label = tree.label.copy()
+        label[rng.random(tree.n_nodes) >= 0.7] = -1
+        label[tree.root] = rng.integers(0, 5)
+        labels.append(label.astype(np.int32))
+    return labels
+
+
+def check_case(name, options, input_dim, hidden_dim, kind, seed=0) -> dict:
+    rng = np.random.default_rng(seed)
+    trees = random_trees(kind, rng)
+    vocab = Vocabulary.from_trees(trees)
+    split = encode(trees, vocab)
+    forest = split.forest(range(len(trees)), partly_labelled(trees, rng))
+    model = TreeModel(make_cell(name, input_dim, hidden_dim, **options), 5, len(vocab),
+                      input_dim)
+    params = model.new_parameters(rng, rng.uniform(-0.5, 0.5, (len(vocab), input_dim)),
+                                  dtype=np.float64)
+    return check_against_npcomp(model, params, forest)
+
+
+@pytest.mark.parametrize("name, options, input_dim, hidden_dim, kind", CASES,
+                         ids=[f"{case[0]}-{case[4]}-{i}" for i, case in enumerate(CASES)])
+def test_same_loss_and_gradients(name, options, input_dim, hidden_dim, kind):
+    result = check_case(name, options, input_dim, hidden_dim, kind)
+    assert result["loss_difference"] < LOSS_TOLERANCE, result
+    worst = max(result["gradient_difference"].values())
+    assert worst < GRADIENT_TOLERANCE, result["gradient_difference"]
+
+
+def main() -> int:
+    failed = 0
+    for name, options, input_dim, hidden_dim, kind in CASES:
+        result = check_case(name, options, input_dim, hidden_dim, kind)
+        worst_name, worst = max(result["gradient_difference"].items(), key=lambda item: item[1])
+        ok = result["loss_difference"] < LOSS_TOLERANCE and worst < GRADIENT_TOLERANCE
+        failed += not ok
+        label = f"{name} {options or ''} d_x={input_dim} d={hidden_dim} {kind} trees"
+        print(f"{'ok  ' if ok else 'FAIL'} {label:<62} loss {result['loss']:.6f}, "
+              f"relative difference {result['loss_difference']:.1e}; gradients within "
+              f"{worst:.1e} ({worst_name})")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,543 @@
+r"""npcomp's tree cells and chain LSTMs, level-batched in PyTorch: the
+baselines ``bench_torch_cells.py`` measures npcomp against, in the same run.
+
+Each counterpart is written the way a careful PyTorch user batches trees.
+npcomp's forest supplies the schedule (children before parents, each level a
+contiguous block of nodes, ``npcomp/forest.py``); the index tensors of a
+level are computed from the forest's arrays before the level loop; a level's
+gate pre-activations are one matrix product over all its nodes (two where the
+equations need the node's own new cell first: S-LSTM, LSTM-RNN), children are
+gathered with ``index_select`` and the Child-Sum cell's sums over children
+are ``index_add_``; products with the word vectors are done once per distinct
+word of the minibatch wherever npcomp does them once per distinct word;
+autograd does the backward and ``torch.optim.Adagrad`` the update (lambda as
+weight decay on every weight but the embedding table, which gets sparse
+gradients at its own rate).  No loop in Python runs over nodes.
+
+Every counterpart keeps npcomp's parameter names, shapes and column layout
+(``cell.<name>`` of ``npcomp.params.Parameters``), so ``load_npcomp`` copies
+an npcomp model's weights and ``npcomp_gradients`` hands back the gradients
+in npcomp's layout; ``check_against_npcomp`` compares both on one forest.
+The objective is npcomp's (``npcomp/model.py``, ``average="sentences"``):
+the summed negative log-likelihood of the labelled nodes' classes over the
+number of trees, with dropout on the classifier input.  Row-vector
+orientation throughout (``x @ W`` is the paper's W x); sigma is the logistic
+function.
+
+``treelstm-nary`` (``npcomp/cells/treelstm_nary.py``, Tai et al. eqs. 9-14,
+N = 2, inputs at the leaves only; binarised constituency trees)::
+
+    i, o, u at a leaf from x W + b (once per distinct word), c = i * u
+    [i | o | u | f_1 | f_2] = [h_1 | h_2] U + [b_i | b_o | b_u | b_f | b_f]
+    c = i * u + f_1 * c_1 + f_2 * c_2,   h = o * tanh(c)
+
+``treelstm-childsum`` (``treelstm_childsum.py``, Tai et al. eqs. 2-8; any
+number of children, a word at any node, x = 0 where a node reads none: over
+the SST's constituency trees the inner nodes read none, over dependency
+parses every node reads one)::
+
+    h~ = sum_k h_k (index_add_),   [i | o | u] = x W_iou + h~ U + b_iou
+    f_k = sigma(x W_f + h_k U_f + b_f),   c = i * u + sum_k f_k * c_k (index_add_)
+    h = o * tanh(c)
+
+``slstm`` (``slstm.py``, Zhu et al. eqs. 1-7; a leaf's h is its word vector,
+or x W_leaf when d_x != d, and its c is 0)::
+
+    [z_i | z_fl | z_fr | x_t | z_o] = [h^L | h^R] W_h + b
+    [i | f^L | f^R] = sigma([z_i | z_fl | z_fr] + [c^L | c^R] W_c)
+    c = f^L * c^L + f^R * c^R + i * tanh(x_t),   o = sigma(z_o + c W_co)
+    h = o * tanh(c)
+
+``lstm-rnn`` (``lstm_rnn.py``, Le & Zuidema Sec. 3, (L1)-(L7), tied leaves:
+h = x, c = 0; g the ``activation``)::
+
+    [i_1 i_2 f_1 f_2 a_1 a_2 o'] = [x | y] S_h + [c_x | c_y] S_c (blocks of W,
+        W_peephole placed as lstm_rnn.TARGET: the second child reads the
+        swapped input and forget weights)
+    u = g(i_1 * a_1 + i_2 * a_2 + b_c),   c = f_1 * c_x + f_2 * c_y + u
+    o = sigma(o' + c W_co + b_o),   h = o * g(c)
+
+``rntn`` (``rntn.py``, Socher et al. 2013 as Nayebi & Blundell eq. 3; a
+leaf's h is x, or tanh(x))::
+
+    c = [a | b],   p_k = tanh(c V^[k] c^T + (c W)_k + b_k)
+    (c V^[k] c^T)_k: one product c @ V reshaped (2d, 2d d), then a batched
+    product with c
+
+``recnn`` (``recnn.py``, Le & Zuidema eqs. 2-3, tied leaves: h = x)::
+
+    p = g([x | y] W + b)
+
+``lstm`` (``lstm.py``, Tai eq. 1: the N-ary Tree-LSTM with N = 1 and a word
+at every node; ``W``, ``U``, ``b`` columns i|o|u|f) over sentence chains,
+x W + b once per distinct word, one step per level, a step's child always in
+the level before::
+
+    [i | o | u | f] = x_t W + h_{t-1} U + b,   c_t = i * u + f * c_{t-1}
+    h_t = o * tanh(c_t)
+
+``bilstm`` (``bilstm.py``, Tai Sec. 2.2): the chain LSTM over the chains and
+over the reversed chains (``npcomp.forest.reverse_chains``), weights shared
+unless ``untied``; the output at word t is [h^F_t | h^B_t], at a chain's
+root [h^F_T | h^B_1].
+
+Not covered: options the benchmarks do not use (untied leaves of ``recnn``
+and ``lstm-rnn``, word-vector and recurrent dropout, the ordinal head).
+Needs ``pip install torch`` (not an npcomp dependency).
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch.nn import functional as F
+
+
+def _index(array) -> torch.Tensor:
+    return torch.from_numpy(np.ascontiguousarray(array, dtype=np.int64))
+
+
+def _activation(name: str):
+    """g of the LSTM-RNN and RecNN (npcomp/cells/activations.py)."""
+    return {"tanh": torch.tanh, "sigmoid": torch.sigmoid, "softsign": F.softsign}[name]
+
+
+def _levels(forest):
+    """(start, stop) of every level above the leaves."""
+    ptr = forest.level_ptr.tolist()
+    return [(ptr[level], ptr[level + 1]) for level in range(1, forest.n_levels)]
+
+
+def _binary_children(forest) -> torch.Tensor:
+    """(n, 2) children as rows of a state table whose row 0 is the zero state
+    of a missing child (node j is row j + 1)."""
+    kids = np.full((forest.n_nodes, 2), -1, dtype=np.int64)
+    kids[:, :min(2, forest.max_children)] = forest.children[:, :2]
+    return _index(kids + 1)
+
+
+def _lstm_gates(z: torch.Tensor, d: int):
+    """sigma on i, o (and any forget columns after u), tanh on u: columns
+    i|o|u|f..., the layout of the Tree-LSTMs and the chain LSTM."""
+    return (torch.sigmoid(z[:, :d]), torch.sigmoid(z[:, d:2 * d]), torch.tanh(z[:, 2 * d:3 * d]),
+            torch.sigmoid(z[:, 3 * d:]))
+
+
+class Cell(torch.nn.Module):
+    """A cell: parameters named as npcomp's, ``forward(forest, x, word_index)``
+    -> h (n, output_dim) in forest order, where x (U, d_x) holds the distinct
+    words' vectors and word_index the row of x of each word-reading node
+    (npcomp's ``Cell.forward`` contract)."""
+
+    def __init__(self, shapes: dict):
+        super().__init__()
+        for name, shape in shapes.items():
+            self.register_parameter(name, torch.nn.Parameter(torch.zeros(shape)))
+
+
+class NaryTreeLSTM(Cell):
+    """Constituency Tree-LSTM (treelstm_nary.py, N = 2, inputs at the leaves)."""
+
+    def __init__(self, input_dim: int, hidden_dim: int):
+        d = hidden_dim
+        super().__init__({"W": (input_dim, 3 * d), "U": (2 * d, 5 * d), "b": (4 * d,)})
+        self.hidden_dim = self.output_dim = d
+
+    def forward(self, forest, x, word_index):
+        d = self.hidden_dim
+        # leaves once per distinct word: eqs. 9, 11-14 without children
+        i, o, u, _ = _lstm_gates(x @ self.W + self.b[:3 * d], d)
+        word_c = i * u
+        word_h = o * torch.tanh(word_c)
+        leaf_rows = _index(word_index[:forest.n_leaves])
+        zero = x.new_zeros((1, d))
+        h_all = torch.cat([zero, word_h.index_select(0, leaf_rows)])
+        c_all = torch.cat([zero, word_c.index_select(0, leaf_rows)])
+        children = _binary_children(forest)
+        bias = torch.cat([self.b[:3 * d], self.b[3 * d:], self.b[3 * d:]])
+        for start, stop in _levels(forest):
+            kids = children[start:stop].reshape(-1)
+            m = stop - start
+            z = h_all.index_select(0, kids).reshape(m, 2 * d) @ self.U + bias   # eqs. 9-12
+            i, o, u, forget = _lstm_gates(z, d)
+            c_kids = c_all.index_select(0, kids).reshape(m, 2, d)
+            c = i * u + (forget.reshape(m, 2, d) * c_kids).sum(dim=1)           # eq. 13
+            h = o * torch.tanh(c)                                               # eq. 14
+            h_all = torch.cat([h_all, h])
+            c_all = torch.cat([c_all, c])
+        return h_all[1:]
+
+
+class ChildSumTreeLSTM(Cell):
+    """Child-Sum Tree-LSTM (treelstm_childsum.py, eqs. 2-8)."""
+
+    def __init__(self, input_dim: int, hidden_dim: int):
+        d = hidden_dim
+        super().__init__({"W": (input_dim, 4 * d), "U": (d, 3 * d), "U_f": (d, d),
+                          "b": (4 * d,)})
+        self.hidden_dim = self.output_dim = d
+
+    @staticmethod
+    def _plan(forest, word_index, n_words):
+        """Per level: the input row of its nodes (a word, or row U: b alone),
+        and its edges as (child node, parent's row within the level)."""
+        input_row = np.full(forest.n_nodes, n_words, dtype=np.int64)
+        input_row[forest.word_nodes()] = word_index
+        plan = []
+        for start, stop in _levels(forest):
+            kids = forest.children[start:stop]
+            parent_row, slot = np.nonzero(kids >= 0)
+            plan.append((start, stop, _index(input_row[start:stop]),
+                         _index(kids[parent_row, slot]), _index(parent_row)))
+        return input_row, plan
+
+    def forward(self, forest, x, word_index):
+        d = self.hidden_dim
+        n_words = x.shape[0]
+        input_row, plan = self._plan(forest, word_index, n_words)
+        # x W + b of eqs. 3-6 once per distinct word; the last row (b alone)
+        # serves the nodes that read no word
+        inputs = torch.cat([x @ self.W + self.b, self.b[None]])
+        # leaves: h~ = 0 and no forget gate, so once per distinct word
+        i, o, u, _ = _lstm_gates(inputs[:n_words, :3 * d], d)
+        word_c = i * u
+        word_h = o * torch.tanh(word_c)
+        leaf_rows = _index(input_row[:forest.n_leaves])
+        h_all = word_h.index_select(0, leaf_rows)
+        c_all = word_c.index_select(0, leaf_rows)
+        for start, stop, rows, edge_child, edge_parent in plan:
+            m = stop - start
+            node_inputs = inputs.index_select(0, rows)
+            h_kids = h_all.index_select(0, edge_child)
+            h_tilde = h_kids.new_zeros((m, d)).index_add_(0, edge_parent, h_kids)      # eq. 2
+            i, o, u, _ = _lstm_gates(h_tilde @ self.U + node_inputs[:, :3 * d], d)   # eqs. 3, 5, 6
+            forget = torch.sigmoid(h_kids @ self.U_f                                  # eq. 4
+                                   + node_inputs[:, 3 * d:].index_select(0, edge_parent))
+            carried = forget * c_all.index_select(0, edge_child)
+            c = i * u + carried.new_zeros((m, d)).index_add_(0, edge_parent, carried)  # eq. 7
+            h = o * torch.tanh(c)                                                     # eq. 8
+            h_all = torch.cat([h_all, h])
+            c_all = torch.cat([c_all, c])
+        return h_all
+
+
+class SLSTM(Cell):
+    """Zhu et al.'s S-LSTM (slstm.py, eqs. 1-7); gate columns i|fl|fr|x|o."""
+
+    def __init__(self, input_dim: int, hidden_dim: int):
+        d = hidden_dim
+        shapes = {"W_h": (2 * d, 5 * d), "W_c": (2 * d, 3 * d), "W_co": (d, d), "b": (5 * d,)}
+        if input_dim != hidden_dim:
+            shapes["W_leaf"] = (input_dim, d)
+        super().__init__(shapes)
+        self.hidden_dim = self.output_dim = d
+        self.projected = input_dim != hidden_dim
+
+    def forward(self, forest, x, word_index):
+        d = self.hidden_dim
+        words = x @ self.W_leaf if self.projected else x
+        leaves = forest.n_leaves
+        zero = x.new_zeros((1, d))
+        h_all = torch.cat([zero, words.index_select(0, _index(word_index[:leaves]))])
+        c_all = x.new_zeros((leaves + 1, d))            # a leaf has no memory: c = 0
+        children = _binary_children(forest)
+        for start, stop in _levels(forest):
+            kids = children[start:stop].reshape(-1)
+            m = stop - start
+            c_kids = c_all.index_select(0, kids).reshape(m, 2 * d)
+            z = h_all.index_select(0, kids).reshape(m, 2 * d) @ self.W_h + self.b
+            gates = torch.sigmoid(z[:, :3 * d] + c_kids @ self.W_c)                 # (1)-(3)
+            i, f_left, f_right = gates[:, :d], gates[:, d:2 * d], gates[:, 2 * d:]
+            c = (f_left * c_kids[:, :d] + f_right * c_kids[:, d:]
+                 + i * torch.tanh(z[:, 3 * d:4 * d]))                                # (4), (5)
+            o = torch.sigmoid(z[:, 4 * d:] + c @ self.W_co)                          # (6)
+            h = o * torch.tanh(c)                                                    # (7)
+            h_all = torch.cat([h_all, h])
+            c_all = torch.cat([c_all, c])
+        return h_all[1:]
+
+
+class LSTMRNN(Cell):
+    """Le & Zuidema's LSTM-RNN with tied leaves (lstm_rnn.py, (L1)-(L7))."""
+
+    def __init__(self, input_dim: int, hidden_dim: int, activation: str = "tanh"):
+        if input_dim != hidden_dim:
+            raise ValueError("tied leaves need input_dim == hidden_dim")
+        d = hidden_dim
+        super().__init__({"W": (d, 8 * d), "W_peephole": (d, 4 * d), "W_co": (d, d),
+                          "b": (4 * d,)})
+        self.hidden_dim = self.output_dim = d
+        self.g = _activation(activation)
+
+    def _stacked(self):
+        """(S_h (2d, 7d), S_c (2d, 4d)): [x | y] S_h and [c_x | c_y] S_c are the
+        children's terms of gate blocks i_1 i_2 f_1 f_2 a_1 a_2 o (L1)-(L6).
+        W's blocks are i1 i2 f1 f2 c1 c2 o1 o2, W_peephole's ci1 ci2 cf1 cf2;
+        the right child reads the input and forget weights swapped."""
+        d = self.hidden_dim
+        w = [self.W[:, k * d:(k + 1) * d] for k in range(8)]
+        p = [self.W_peephole[:, k * d:(k + 1) * d] for k in range(4)]
+        zero = self.W.new_zeros((d, d))
+        left = torch.cat([w[0], w[1], w[2], w[3], w[4], zero, w[6]], dim=1)
+        right = torch.cat([w[1], w[0], w[3], w[2], zero, w[5], w[7]], dim=1)
+        peep_left = torch.cat([p[0], p[1], p[2], p[3]], dim=1)
+        peep_right = torch.cat([p[1], p[0], p[3], p[2]], dim=1)
+        return torch.cat([left, right]), torch.cat([peep_left, peep_right])
+
+    def forward(self, forest, x, word_index):
+        d = self.hidden_dim
+        stacked_h, stacked_c = self._stacked()
+        b = self.b
+        gate_bias = torch.cat([b[:d], b[:d], b[d:2 * d], b[d:2 * d]])
+        leaves = forest.n_leaves
+        zero = x.new_zeros((1, d))
+        h_all = torch.cat([zero, x.index_select(0, _index(word_index[:leaves]))])  # h = x
+        c_all = x.new_zeros((leaves + 1, d))                                         # c = 0
+        children = _binary_children(forest)
+        for start, stop in _levels(forest):
+            kids = children[start:stop].reshape(-1)
+            m = stop - start
+            c_kids = c_all.index_select(0, kids).reshape(m, 2 * d)
+            z = h_all.index_select(0, kids).reshape(m, 2 * d) @ stacked_h
+            gates = torch.sigmoid(z[:, :4 * d] + c_kids @ stacked_c + gate_bias)    # (L1)-(L4)
+            i_1, i_2, f_1, f_2 = gates.split(d, dim=1)
+            u = self.g(i_1 * z[:, 4 * d:5 * d] + i_2 * z[:, 5 * d:6 * d] + b[2 * d:3 * d])
+            c = f_1 * c_kids[:, :d] + f_2 * c_kids[:, d:] + u                        # (L5)
+            o = torch.sigmoid(z[:, 6 * d:] + c @ self.W_co + b[3 * d:])              # (L6)
+            h = o * self.g(c)                                                        # (L7)
+            h_all = torch.cat([h_all, h])
+            c_all = torch.cat([c_all, c])
+        return h_all[1:]
+
+
+class RNTN(Cell):
+    """Recursive neural tensor network (rntn.py, eq. 3)."""
+
+    def __init__(self, input_dim: int, hidden_dim: int, leaf_activation: str = "identity"):
+        if input_dim != hidden_dim:
+            raise ValueError("a leaf's state is its word vector: input_dim == hidden_dim")
+        d = hidden_dim
+        super().__init__({"V": (2 * d, 2 * d, d), "W": (2 * d, d), "b": (d,)})
+        self.hidden_dim = self.output_dim = d
+        self.leaf_tanh = leaf_activation == "tanh"
+
+    def forward(self, forest, x, word_index):
+        d = self.hidden_dim
+        words = torch.tanh(x) if self.leaf_tanh else x
+        zero = x.new_zeros((1, d))
+        h_all = torch.cat([zero, words.index_select(0, _index(word_index[:forest.n_leaves]))])
+        children = _binary_children(forest)
+        v = self.V.reshape(2 * d, 2 * d * d)
+        for start, stop in _levels(forest):
+            m = stop - start
+            c = h_all.index_select(0, children[start:stop].reshape(-1)).reshape(m, 2 * d)
+            # (c V^[k] c^T)_k: sum_r c_r V[r, s, k] for every s, k, then with c_s
+            tensor = torch.bmm(c[:, None, :], (c @ v).reshape(m, 2 * d, d))[:, 0]
+            h = torch.tanh(tensor + c @ self.W + self.b)
+            h_all = torch.cat([h_all, h])
+        return h_all[1:]
+
+
+class RecNN(Cell):
+    """Recursive neural network with tied leaves (recnn.py, eqs. 2-3)."""
+
+    def __init__(self, input_dim: int, hidden_dim: int, activation: str = "tanh"):
+        if input_dim != hidden_dim:
+            raise ValueError("tied leaves need input_dim == hidden_dim")
+        d = hidden_dim
+        super().__init__({"W": (2 * d, d), "b": (d,)})
+        self.hidden_dim = self.output_dim = d
+        self.g = _activation(activation)
+
+    def forward(self, forest, x, word_index):
+        d = self.hidden_dim
+        zero = x.new_zeros((1, d))
+        h_all = torch.cat([zero, x.index_select(0, _index(word_index[:forest.n_leaves]))])
+        children = _binary_children(forest)
+        for start, stop in _levels(forest):
+            m = stop - start
+            hc = h_all.index_select(0, children[start:stop].reshape(-1)).reshape(m, 2 * d)
+            h_all = torch.cat([h_all, self.g(hc @ self.W + self.b)])
+        return h_all[1:]
+
+
+def chain_lstm(W, U, b, forest, inputs, word_index) -> torch.Tensor:
+    """Tai eq. 1 over a forest of chains (npcomp/cells/lstm.py): h (n, d).
+
+    ``inputs`` (U, 4d) is x W + b once per distinct word; ``word_index`` the
+    row of each node (every node reads a word).  A node at level l has its
+    only child at level l - 1, so each step reads the previous step's states
+    alone: no table of all the states is grown level by level.
+    """
+    d = U.shape[0]
+    ptr = forest.level_ptr.tolist()
+    rows = _index(word_index)
+    i, o, u, _ = _lstm_gates(inputs.index_select(0, rows[:ptr[1]])[:, :3 * d], d)
+    c = i * u                                                  # h_0 = c_0 = 0
+    h = o * torch.tanh(c)
+    states = [h]
+    for level in range(1, forest.n_levels):
+        start, stop = ptr[level], ptr[level + 1]
+        previous = _index(forest.children[start:stop, 0] - ptr[level - 1])
+        z = h.index_select(0, previous) @ U + inputs.index_select(0, rows[start:stop])
+        i, o, u, f = _lstm_gates(z, d)
+        c = i * u + f * c.index_select(0, previous)
+        h = o * torch.tanh(c)
+        states.append(h)
+    return torch.cat(states)
+
+
+class ChainLSTM(Cell):
+    """Tai eq. 1 over chains (lstm.py): columns i|o|u|f."""
+
+    def __init__(self, input_dim: int, hidden_dim: int):
+        d = hidden_dim
+        super().__init__({"W": (input_dim, 4 * d), "U": (d, 4 * d), "b": (4 * d,)})
+        self.hidden_dim = self.output_dim = d
+
+    def forward(self, forest, x, word_index):
+        return chain_lstm(self.W, self.U, self.b, forest, x @ self.W + self.b, word_index)
+
+
+class BiLSTM(Cell):
+    """Bidirectional chain LSTM (bilstm.py); weights shared unless ``untied``."""
+
+    def __init__(self, input_dim: int, hidden_dim: int, untied: bool = False):
+        d = hidden_dim
+        shapes = {"W": (input_dim, 4 * d), "U": (d, 4 * d), "b": (4 * d,)}
+        if untied:
+            shapes.update({name + "_backward": shape for name, shape in list(shapes.items())})
+        super().__init__(shapes)
+        self.hidden_dim = d
+        self.output_dim = 2 * d
+        self.untied = untied
+
+    def forward(self, forest, x, word_index):
+        from npcomp.forest import reverse_chains
+        reversed_forest, order = reverse_chains(forest)
+        # node order[r] shows h^B of reversed node r; a chain's root shows h^B
+        # at its first word, the reversed root
+        backward_row = np.empty_like(order)
+        backward_row[order] = np.arange(order.shape[0])
+        backward_row[forest.root] = reversed_forest.root
+        inputs = x @ self.W + self.b
+        h_forward = chain_lstm(self.W, self.U, self.b, forest, inputs, word_index)
+        if self.untied:
+            weights = (self.W_backward, self.U_backward, self.b_backward)
+            inputs = x @ self.W_backward + self.b_backward
+        else:
+            weights = (self.W, self.U, self.b)
+        h_backward = chain_lstm(*weights, reversed_forest, inputs, word_index[order])
+        return torch.cat([h_forward, h_backward.index_select(0, _index(backward_row))], dim=1)
+
+
+CELLS = {"treelstm-nary": NaryTreeLSTM, "treelstm-childsum": ChildSumTreeLSTM, "slstm": SLSTM,
+         "lstm-rnn": LSTMRNN, "rntn": RNTN, "recnn": RecNN, "lstm": ChainLSTM,
+         "bilstm": BiLSTM}
+
+# the options of npcomp's cells each counterpart follows: {option: value it needs}
+# (an option missing here must keep npcomp's default)
+FOLLOWED = {"lstm-rnn": ("activation",), "recnn": ("activation",),
+            "rntn": ("leaf_activation",), "bilstm": ("untied",)}
+REQUIRED = {"lstm-rnn": {"untied": False}, "recnn": {"untied": False},
+            "treelstm-nary": {"arity": 2, "inner_inputs": False},
+            "treelstm-childsum": {"output_gate": True}, "lstm": {"output_gate": True},
+            "bilstm": {"output_gate": True, "embedding_masks": "shared"}}
+
+
+def counterpart(npcomp_cell) -> Cell:
+    """The PyTorch cell of an npcomp cell, with its options."""
+    name = npcomp_cell.name
+    if name not in CELLS:
+        raise ValueError(f"no PyTorch counterpart of {name}; there are {sorted(CELLS)}")
+    for option, value in REQUIRED.get(name, {}).items():
+        have = getattr(npcomp_cell, option, value)
+        if name == "bilstm" and option == "output_gate":
+            have = npcomp_cell.direction.output_gate
+        if have != value:
+            raise ValueError(f"the PyTorch {name} needs {option}={value!r}, not {have!r}")
+    options = {option: getattr(npcomp_cell, option) for option in FOLLOWED.get(name, ())}
+    return CELLS[name](npcomp_cell.input_dim, npcomp_cell.hidden_dim, **options)
+
+
+class TorchModel(torch.nn.Module):
+    """Embedding table + cell + softmax classifier at the labelled nodes:
+    npcomp's ``TreeModel`` with the softmax head."""
+
+    def __init__(self, cell: Cell, vocab_size: int, input_dim: int, n_classes: int):
+        super().__init__()
+        self.cell = cell
+        self.embedding = torch.nn.Embedding(vocab_size, input_dim, sparse=True)
+        self.classifier = torch.nn.Linear(cell.output_dim, n_classes)
+
+    @classmethod
+    def of(cls, model) -> "TorchModel":
+        """The counterpart of an npcomp ``TreeModel`` (softmax head)."""
+        if model.head_name != "softmax" or model.leaf_head is not None:
+            raise ValueError("the PyTorch models have the softmax head at every labelled node")
+        return cls(counterpart(model.cell), model.vocab_size, model.embedding_dim,
+                   model.n_classes + model.training_only_classes)
+
+    def load_npcomp(self, params) -> None:
+        """Copies npcomp's parameters (``npcomp.params.Parameters``), in this
+        model's dtype."""
+        with torch.no_grad():
+            for name, parameter in self.cell.named_parameters():
+                parameter.copy_(torch.from_numpy(np.ascontiguousarray(params["cell." + name])))
+            self.embedding.weight.copy_(torch.from_numpy(np.ascontiguousarray(
+                params["embedding"])))
+            self.classifier.weight.copy_(torch.from_numpy(params["softmax.W"].T.copy()))
+            self.classifier.bias.copy_(torch.from_numpy(params["softmax.b"].copy()))
+
+    def npcomp_gradients(self) -> dict:
+        """The gradients autograd left, under npcomp's names and layout."""
+        out = {"cell." + name: parameter.grad.detach().numpy()
+               for name, parameter in self.cell.named_parameters()}
+        out["softmax.W"] = self.classifier.weight.grad.detach().numpy().T
+        out["softmax.b"] = self.classifier.bias.grad.detach().numpy()
+        embedding = self.embedding.weight.grad
+        out["embedding"] = (embedding.to_dense() if embedding.is_sparse else embedding).numpy()
+        return out
+
+    def loss(self, forest, dropout: float = 0.0) -> torch.Tensor:
+        """Summed negative log-likelihood of the labelled nodes over the number
+        of trees (npcomp's ``average="sentences"``), dropout on the classifier
+        input."""
+        words, word_index = np.unique(forest.word[forest.word_nodes()], return_inverse=True)
+        x = self.embedding(_index(words))
+        h = self.cell(forest, x, word_index.astype(np.int64))
+        labelled = np.flatnonzero(forest.label >= 0)
+        inputs = h.index_select(0, _index(labelled))
+        inputs = F.dropout(inputs, dropout, training=dropout > 0.0)
+        labels = _index(forest.label[labelled])
+        return F.cross_entropy(self.classifier(inputs), labels, reduction="sum") / forest.n_trees
+
+    def optimizer(self, lr: float, embedding_lr: float, l2: float) -> torch.optim.Adagrad:
+        """AdaGrad as npcomp's: lambda on every weight but the embedding table."""
+        dense = [*self.cell.parameters(), *self.classifier.parameters()]
+        return torch.optim.Adagrad([
+            {"params": dense, "lr": lr, "weight_decay": l2},
+            {"params": [self.embedding.weight], "lr": embedding_lr, "weight_decay": 0.0},
+        ], eps=1e-10)
+
+
+def check_against_npcomp(model, params, forest) -> dict:
+    """npcomp's loss and gradients against the PyTorch counterpart's on one
+    forest, both in float64 from the same weights (``params`` are cast).
+
+    Returns {"loss_difference": |J - J_torch| / |J|, "gradient_difference":
+    {name: max |g - g_torch| / max |g|}} (no dropout, no weight decay)."""
+    params = params.astype(np.float64)
+    grads = params.zeros_like()
+    ours, _ = model.loss_and_gradient(params, forest, grads)
+    baseline = TorchModel.of(model).to(torch.float64)
+    baseline.load_npcomp(params)
+    theirs = baseline.loss(forest)
+    theirs.backward()
+    gradients = baseline.npcomp_gradients()
+    differences = {}
+    for name, value in gradients.items():
+        expected = grads[name]
+        scale = max(float(np.abs(expected).max()), 1e-300)
+        differences[name] = float(np.abs(value - expected).max()) / scale
+    return {"loss": ours, "loss_difference": abs(ours - float(theirs.detach())) / abs(ours),
+            "gradient_difference": differences}
