@@ -19,7 +19,7 @@ float64 it prints
 
 In float32, when PyTorch is installed (``pip install torch``; not an npcomp
 dependency), each npcomp epoch alternates with an epoch of the PyTorch
-baseline of ``torch_treelstm.py`` on the same minibatches and threads, whose
+baseline of ``torch_cells.py`` on the same minibatches and threads, whose
 loss is first checked against npcomp's on one forest, and the speed ratio
 is printed: these machines' speed drifts by a quarter within minutes, so
 the ratio of epochs timed side by side is the comparable figure.
@@ -178,14 +178,13 @@ def _torch_baseline():
         print("PyTorch baseline skipped: PyTorch is not installed (pip install torch)")
         return None
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from torch_treelstm import TorchTreeLSTM
+    from torch_cells import TorchModel
 
     def build(model, params, train, labels, batches, threads) -> dict:
         """The same model and initial weights in PyTorch, checked on one forest."""
         torch.set_num_threads(threads)
         torch.sparse.check_sparse_tensor_invariants.disable()  # opting out, as its warning asks
-        baseline = TorchTreeLSTM(model.vocab_size, model.embedding_dim,
-                                 model.cell.hidden_dim, model.n_classes)
+        baseline = TorchModel.of(model)
         baseline.load_npcomp(params)
         forest = train.forest(batches[0], labels)
         ours, _ = model.loss_and_gradient(params, forest, params.zeros_like())
