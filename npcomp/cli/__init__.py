@@ -55,8 +55,13 @@ def _set_threads(threads: int | None) -> int:
     before numpy loads)."""
     if threads is None:
         threads = os.cpu_count() or 1
-    for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
-                     "NUMBA_NUM_THREADS"):
+    variables = ["OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"]
+    # numba reads its own when it loads, and once its threads have started it
+    # refuses any other value at the next compilation: where it is loaded
+    # already (a sweep's worker, which has pinned it) the variable stays as is
+    if "numba" not in sys.modules:
+        variables.append("NUMBA_NUM_THREADS")
+    for variable in variables:
         os.environ[variable] = "1"
     return threads
 
