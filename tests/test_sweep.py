@@ -378,3 +378,19 @@ def test_the_readme_examples_plan_their_runs(tmp_path, monkeypatch):
     runs = plan_runs(spec)
     assert [run.name for run in runs][:2] == ["lr0.05-s1", "lr0.05-s2"] and len(runs) == 10
     sweep_command.check_settings(spec, runs, flags, threads=1)
+
+
+def test_a_worker_compiles_its_kernels_on_a_first_sweep(tmp_path):
+    """A first sweep after installing: numba's cache is empty, so the worker
+    compiles the kernels (with NUMBA_NUM_THREADS unset, as in a fresh shell)
+    and the run still finishes."""
+    environment = {key: value for key, value in os.environ.items()
+                   if key != "NUMBA_NUM_THREADS"}
+    environment["NUMBA_CACHE_DIR"] = str(tmp_path / "numba-cache")   # empty: nothing cached
+    sweep_dir = tmp_path / "sweep"
+    result = subprocess.run(
+        [sys.executable, "-m", "npcomp", "sweep", "--model", "recnn", *TINY, "--seeds", "1",
+         "--workers", "1", "--quiet", "--out", str(sweep_dir)],
+        capture_output=True, text=True, env=environment, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert run_state(sweep_dir / "runs" / "base-s1") == "finished"
