@@ -242,7 +242,7 @@ def _term_lines(terms: list, index: int, values: int | None) -> list:
         flat = np.asarray(value, dtype=np.float64).ravel()
         defined = flat[~np.isnan(flat)]
         shown = defined if values is None else defined[:values]
-        numbers = ", ".join(f"{number:.4g}" for number in shown)
+        numbers = ", ".join(f"{number + 0.0:.4g}" for number in shown)   # no "-0"
         more = ", ..." if shown.size < defined.size else ""
         where = f"({term['equation']})" + (f" [{term['erratum']}]" if term["erratum"] else "")
         lines.append(f"    {term['symbol']:<12}{where:<24} norm {np.linalg.norm(defined):<10.4g}"
