@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 # the predictions files (written by predictions.py, which takes these names)
@@ -521,9 +522,37 @@ def _mean_points(figures: list, x: str, y: str) -> list:
     return points
 
 
-def sweep_figures(sweep_dir: str | Path) -> tuple:
-    """(figures, notes) of a sweep directory."""
+def sweep_figures(sweep_dir: str | Path, confusions: bool = True) -> tuple:
+    """(figures, notes) of a sweep directory; with ``confusions`` each
+    classifying setting's root confusion matrix, summed over its seeds."""
     settings, notes = sweep_settings(sweep_dir)
     figures = seed_distributions(settings, str(Path(sweep_dir) / "runs"))
     curves, more = mean_curves(settings)
-    return figures + curves, notes + more
+    matrices = confusions_over_seeds(settings) if confusions else []
+    return figures + curves + matrices, notes + more
+
+
+def confusions_over_seeds(settings: list) -> list:
+    """Per setting whose runs classify and have test predictions: the roots'
+    confusion matrix of all its seeds' test sentences together (Nayebi &
+    Blundell Fig. 2), so each row's percentages are over every seed."""
+    figures = []
+    for setting in settings:
+        paths = [Path(run_dir) / PREDICTIONS for run_dir in setting["runs"]]
+        if not paths or not all(path.is_file() for path in paths):
+            continue
+        records = [record for path in paths for record in read_predictions(path)]
+        if is_pairs(records):
+            continue
+        figure = root_confusion(records, setting["task"], str(Path(setting["runs"][0]).parent))
+        label = setting["label"] or setting["model"]
+        figure.update(figure=f"root_confusion_{_file_part(label)}",
+                      title=f"Root confusion matrix, {label} ({setting['task']} test, "
+                            f"{len(paths)} seeds)")
+        figures.append(figure)
+    return figures
+
+
+def _file_part(label: str) -> str:
+    """``label`` as a part of a file name."""
+    return re.sub(r"[^A-Za-z0-9.+-]+", "-", label).strip("-") or "setting"

@@ -67,9 +67,13 @@ class Row:
 
 @dataclass(frozen=True)
 class Table:
+    """A paper's table: its rows, and whether its report draws each
+    setting's root confusion matrix over its seeds (the paper has one)."""
+
     name: str
     title: str
     rows: tuple
+    confusions: bool = False
 
     def row(self, name: str) -> Row:
         for row in self.rows:
@@ -212,7 +216,7 @@ TABLES = {table.name: table for table in (
         Row("recurrent-attention", "LSTM + recurrent attention", "lstm-recurrent-attn",
             "sst5", {"root_acc": 47.4}, _glove(), dev=NAYEBI_DEV,
             dev_source=NAYEBI_DEV_SOURCE, vectors=GLOVE_HANDICAP),
-    )),
+    ), confusions=True),   # Nayebi & Blundell's Fig. 2
     Table("irsoy", "Irsoy & Cardie 2015, Table 2: recurrent models on the SST, fine", (
         Row("rnn", "Recurrent (rectifier, d_h 315)", "rnn", "sst5", {"root_acc": 43.1},
             dict(vectors=WORD2VEC_300), dev=dict(vectors=WORD2VEC_300, lr=0.01),

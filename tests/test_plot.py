@@ -382,3 +382,26 @@ def test_sick_pearson_by_mean_length_matches_the_predictions(tmp_path, capsys, s
         inside = (means >= centre - 2) & ((means <= centre + 2) | (centre == tail))
         assert point["n"] == inside.sum()
         assert point["r"] == pytest.approx(np.corrcoef(gold[inside], predicted[inside])[0, 1])
+
+
+def test_a_sweeps_confusion_matrices_sum_its_seeds(tmp_path):
+    """Per setting, the root confusion matrix over every seed's test
+    sentences: its counts are the sums of each run's own matrix."""
+    from npcomp.figures import (PREDICTIONS, confusions_over_seeds, read_predictions,
+                                root_confusion)
+    runs = []
+    for seed, (gold, predicted) in enumerate([([0, 1, 2], [0, 2, 2]), ([1, 1], [1, 0])]):
+        run_dir = tmp_path / f"base-s{seed + 1}"
+        run_dir.mkdir()
+        lines = [json.dumps({"sentence": k, "length": 1, "gold": [g], "predicted": [p],
+                             "height": [0], "span": [1]})
+                 for k, (g, p) in enumerate(zip(gold, predicted))]
+        (run_dir / PREDICTIONS).write_text("\n".join(lines) + "\n")
+        runs.append(str(run_dir))
+    figure, = confusions_over_seeds([{"label": "base", "model": "lstm", "task": "sst5",
+                                      "runs": runs}])
+    assert figure["figure"] == "root_confusion_base" and "2 seeds" in figure["title"]
+    expected = [root_confusion(read_predictions(Path(run) / PREDICTIONS), "sst5")["counts"]
+                for run in runs]
+    summed = [[a + b for a, b in zip(row_a, row_b)] for row_a, row_b in zip(*expected)]
+    assert figure["counts"] == summed and figure["counts"][1] == [1, 1, 1, 0, 0]

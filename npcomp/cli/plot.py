@@ -30,6 +30,8 @@ summary` groups runs):
                           over its seeds (Le & Zuidema 2015, Figs. 6-7)
   length_accuracy, ...    the per-length figures, one line per setting, each
                           point the mean over its seeds
+  root_confusion_SETTING  each setting's root confusion matrix, its seeds'
+                          test sentences together (Nayebi & Blundell Fig. 2)
 
 Needs matplotlib (the plot extra: pip install "npcomp[plot]").
 """

@@ -126,7 +126,7 @@ def reproduce(table, rows, args) -> int:
     command = " ".join(["npcomp", "reproduce", table.name, "--seeds", str(args.seeds)]
                        + (["--rows", args.rows] if args.rows else []))
     from ..rundir import RunDirectory
-    figures = _draw_figures(out, table.name)
+    figures = _draw_figures(out, table)
     text = report.markdown(table, results, flags, command, rows, figures)
     directory = RunDirectory(out)
     directory.write_text(f"{table.name}.md", text + "\n")
@@ -152,14 +152,15 @@ def _sst_parses(directory: Path, data_dir: str | None) -> Path:
     return directory
 
 
-def _draw_figures(out: Path, name: str) -> list:
+def _draw_figures(out: Path, table) -> list:
     """The sweep's figures (npcomp plot) in OUT/NAME-figures, which the
     report owns and redraws each time: the PNG files' paths relative to OUT
     ([] without matplotlib, said on stderr)."""
     from ..figures import FigureError, sweep_figures
     from ..plots import write_figures
+    name = table.name
     try:
-        figures, _ = sweep_figures(out / name)
+        figures, _ = sweep_figures(out / name, confusions=table.confusions)
         written = write_figures(figures, out / (name + FIGURES))
     except FigureError as error:   # matplotlib missing, or no predictions to draw
         print(f"npcomp reproduce: no figures ({error})", file=sys.stderr)
