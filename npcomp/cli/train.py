@@ -100,7 +100,8 @@ def add_parser(commands) -> None:
     train.add_argument("--protocol", default=None,
                        help="whose setting the defaults follow: 'paper' (the model's paper's "
                        "printed setting), 'tuned' (chosen on SST dev where the printed one falls "
-                       "far below it here: slstm with root or root+leaf labels; the default "
+                       "far below it here: slstm with root or root+leaf labels, lstm-recurrent-attn; "
+                       "the default "
                        "wherever it exists, see --help-defaults), or another paper's: lstm and "
                        "bilstm take 'nayebi' (root labels only, Nayebi & Blundell Sec. 4.1) "
                        "instead of Tai et al.'s")
