@@ -99,12 +99,12 @@ def add_parser(commands) -> None:
     train.add_argument("--seed", type=int, default=None, help="random seed (default 1)")
     train.add_argument("--protocol", default=None,
                        help="whose setting the defaults follow: 'paper' (the model's paper's "
-                       "printed setting), 'tuned' (chosen on SST dev where the printed one falls "
-                       "far below it here: slstm with root or root+leaf labels, lstm-recurrent-attn; "
-                       "the default "
-                       "wherever it exists, see --help-defaults), or another paper's: lstm and "
-                       "bilstm take 'nayebi' (root labels only, Nayebi & Blundell Sec. 4.1) "
-                       "instead of Tai et al.'s")
+                       "printed setting), 'tuned' (chosen on SST dev where the printed one "
+                       "falls far below it here: slstm with root or root+leaf labels, "
+                       "lstm-global-attn and lstm-recurrent-attn; the default wherever it "
+                       "exists, see --help-defaults), or another paper's: lstm and bilstm take "
+                       "'nayebi' (root labels only, Nayebi & Blundell Sec. 4.1) instead of Tai "
+                       "et al.'s")
     train.add_argument("--vectors", default=None,
                        help="pretrained vectors: GloVe text, word2vec text or binary, a path or a "
                        "file name in DATA_DIR/vectors (sick: "
