@@ -69,7 +69,9 @@ def add_parser(commands) -> None:
                          "an existing FILE is kept unless --overwrite")
     explain.add_argument("--overwrite", action="store_true",
                          help="replace an existing --html FILE")
-    explain.add_argument("--threads", type=int, default=None)
+    explain.add_argument("--threads", type=int, default=None,
+                         help="compute threads (default: every core; a tree this size "
+                         "needs one)")
 
 
 def run(args) -> int:
