@@ -70,8 +70,7 @@ def add_parser(commands) -> None:
     explain.add_argument("--overwrite", action="store_true",
                          help="replace an existing --html FILE")
     explain.add_argument("--threads", type=int, default=None,
-                         help="compute threads (default: every core; a tree this size "
-                         "needs one)")
+                         help="compute threads (default: every core)")
 
 
 def run(args) -> int:
