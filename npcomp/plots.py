@@ -88,7 +88,7 @@ def draw_curve(record: dict):
     if len(series) == 1:
         counts = axes.twinx()
         points = series[0]["points"]
-        counts.bar([point[x] for point in points], [point["n"] for point in points],
+        counts.bar([point[x] for point in points], [_count(point["n"]) for point in points],
                    width=0.8, color="0.85", zorder=0)
         counts.set_ylabel("sentences" if record["figure"] == "length_accuracy"
                           else "pairs" if record["figure"] == "length_pearson" else "nodes",
@@ -180,6 +180,12 @@ def draw_boxes(record: dict):
                     ha="right" if slanted else "center", fontsize="small")
     _titled(axes, record, figure)
     return figure
+
+
+def _count(n) -> float:
+    """A point's count: a run's, or the mean of a sweep setting's runs' (one
+    count a seed; on a real task's test split all the same)."""
+    return sum(n) / len(n) if isinstance(n, list) else n
 
 
 DRAW = {"curve": draw_curve, "bars": draw_curve, "confusion": draw_confusion,

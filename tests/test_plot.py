@@ -341,6 +341,18 @@ def test_sweep_box_plots_and_mean_curves(tmp_path, capsys):
             assert point["accuracy"] == pytest.approx(np.mean(accuracies))
 
 
+def test_a_sweep_of_one_setting_draws_its_counts(tmp_path):
+    """One setting a task (a paper table's rows on two tasks): each per-length
+    figure has one line and, under it, the counts of its seeds (their mean)."""
+    sweep = tmp_path / "sweep"
+    for seed in ("1", "2"):
+        _train(sweep / "runs" / f"base-s{seed}", "--seed", seed)
+    assert main(["plot", str(sweep), "--out", str(tmp_path / "figures")]) == 0
+    check_figure_files(tmp_path / "figures", ["length_accuracy", "root_confusion_treelstm-nary"])
+    points = _numbers(tmp_path / "figures", "length_accuracy")["series"][0]["points"]
+    assert points and all(len(point["n"]) == 2 for point in points)
+
+
 # --------------------------------------------------------------------------
 # SICK (real data): Pearson's r against mean sentence length
 # --------------------------------------------------------------------------
