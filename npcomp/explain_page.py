@@ -24,8 +24,6 @@ from __future__ import annotations
 import html
 import json
 import math
-import os
-import tempfile
 from pathlib import Path
 
 # The SST's five-point scale, very negative .. very positive: a diverging
@@ -387,31 +385,13 @@ def check_target(path: str | Path, overwrite: bool) -> Path:
 
 
 def write_page(text: str, path: str | Path, overwrite: bool = False) -> Path:
-    """Write ``text`` to ``path`` atomically: a temporary file in the same
-    directory, then renamed, so a reader never sees half a page and a
-    failed write leaves any earlier file as it was."""
+    """Write ``text`` to ``path`` as run files are written (``rundir``): a
+    temporary file beside it, synced, then renamed, so a reader never sees
+    half a page and a failed write leaves any earlier file as it was."""
+    from .rundir import write_atomically
     path = check_target(path, overwrite)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp",
-                                         dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.chmod(temporary, 0o644 & ~_umask())
-        if not overwrite and path.exists():     # made while the page was drawn
-            raise PageError(f"{path} appeared meanwhile; nothing was written")
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    write_atomically(path, lambda handle: handle.write(text.encode("utf-8")))
     return path
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 STYLE = """

@@ -183,7 +183,7 @@ class RunDirectory:
 
     def write_text(self, name: str, text: str) -> None:
         data = text.encode("utf-8")
-        _write_atomically(self.path / name, lambda handle: handle.write(data))
+        write_atomically(self.path / name, lambda handle: handle.write(data))
 
     def append_log(self, record) -> None:
         try:
@@ -199,13 +199,13 @@ class RunDirectory:
         """``records`` one JSON object a line, written whole or not at all."""
         data = "".join(json.dumps(record, separators=(",", ":")) + "\n"
                        for record in records).encode()
-        _write_atomically(self.path / name, lambda handle: handle.write(data))
+        write_atomically(self.path / name, lambda handle: handle.write(data))
 
     def write_bytes(self, name: str, data: bytes) -> None:
-        _write_atomically(self.path / name, lambda handle: handle.write(data))
+        write_atomically(self.path / name, lambda handle: handle.write(data))
 
     def save_npz(self, name: str, **arrays) -> None:
-        _write_atomically(self.path / name, lambda handle: np.savez(handle, **arrays))
+        write_atomically(self.path / name, lambda handle: np.savez(handle, **arrays))
 
     # ------------------------------------------------------------------
     # reading: named errors for missing and damaged files
@@ -245,7 +245,7 @@ class RunDirectory:
         return arrays
 
 
-def _write_atomically(path: Path, write) -> None:
+def write_atomically(path: Path, write) -> None:
     """``write(handle)`` into a temporary file, synced, then renamed over
     ``path``; when that fails (a full disk), RunFileError naming ``path``,
     whose previous version is left as it was."""
