@@ -186,16 +186,20 @@ def decode_lines(data: bytes, source: str | Path) -> list:
     return lines[:-1] if lines[-1] == "" else lines  # no line after the last line end
 
 
-def read_text_lines(path: str | Path) -> list:
-    """``decode_lines`` of a file's bytes; DataError when it cannot be read."""
-    path = Path(path)
+def read_file_bytes(path: Path) -> bytes:
+    """A file's bytes; DataError naming it when it is missing or unreadable."""
     if not path.is_file():
         raise DataError("no such file", path)
     try:
-        data = path.read_bytes()
+        return path.read_bytes()
     except OSError as error:
         raise DataError(f"cannot be read ({error.strerror})", path) from None
-    return decode_lines(data, path)
+
+
+def read_text_lines(path: str | Path) -> list:
+    """``decode_lines`` of a file's bytes; DataError when it cannot be read."""
+    path = Path(path)
+    return decode_lines(read_file_bytes(path), path)
 
 
 # --------------------------------------------------------------------------
@@ -305,12 +309,7 @@ _PARSED_FILES = 8
 def read_ptb_file(path: str | Path, require_labels: bool = True) -> list:
     """All trees of a PTB file, one per non-blank line."""
     path = Path(path)
-    if not path.is_file():
-        raise DataError("no such file", path)
-    try:
-        data = path.read_bytes()
-    except OSError as error:
-        raise DataError(f"cannot be read ({error.strerror})", path) from None
+    data = read_file_bytes(path)
     key = (str(path), require_labels, hashlib.blake2b(data, digest_size=16).digest())
     if key in _PARSED:
         return list(_PARSED[key])
