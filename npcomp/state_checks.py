@@ -30,6 +30,7 @@ import numpy as np
 
 from .cells.interface import Nudge
 from .finite_differences import RESOLUTION, STEP, TOLERANCE, relative_errors
+from .forest import depths
 
 
 @dataclass(frozen=True)
@@ -54,17 +55,6 @@ class StateCheck:
 
     def disagrees(self, tolerance: float = TOLERANCE) -> bool:
         return not self.error <= tolerance
-
-
-def depths(forest) -> np.ndarray:
-    """(n,) each node's distance from its tree's root (parents come after
-    their children in a forest, so one pass from the end)."""
-    depth = np.zeros(forest.n_nodes, dtype=np.int64)
-    for node in range(forest.n_nodes - 1, -1, -1):
-        parent = forest.parent[node]
-        if parent >= 0:
-            depth[node] = depth[parent] + 1
-    return depth
 
 
 def check_states(model, params, batch, entries: int | None = None,
@@ -141,8 +131,7 @@ def summary(checks: list, tolerance: float = TOLERANCE, where=None) -> str:
             return f"tree {check.tree} node {check.origin}"
     first = first_disagreement(checks, tolerance)
     if first is None:
-        return (f"every node's terms agree with finite differences ({len(checks)} node "
-                "states): the error is after the terms, in the weight gradients")
+        return f"every node's terms agree with finite differences ({len(checks)} node states)"
     count = sum(check.disagrees(tolerance) for check in checks)
     return (f"first disagreement, parents first: {where(first)}, {first.term} (rel. error "
             f"{first.error:.2e}); {count} of {len(checks)} node states disagree")

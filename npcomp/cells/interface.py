@@ -167,7 +167,7 @@ def nudge_rows(nudge: Nudge | None, state: str, values: np.ndarray, start: int =
     stop = values.shape[0] if stop is None else stop
     if not start <= nudge.node < stop:
         return False
-    values[nudge.node] += nudge.offset
+    values[nudge.node] += nudge.offset.reshape(np.shape(values[nudge.node]))
     return True
 
 

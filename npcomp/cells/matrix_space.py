@@ -71,10 +71,10 @@ from numba import njit
 
 from ..forest import Forest
 from .activations import uniform_fan_in
-from .interface import EVERY_NODE, Cell, Term
+from .interface import EVERY_NODE, Cell, Part, StateTerm, Term, TermParts, head_part, nudge_rows
 from .levels import on_level
 from .overflow import StateOverflow
-from .recurrence import outer_products_by_word
+from .recurrence import outer_products_by_word, steps_after
 
 
 @dataclass
@@ -126,9 +126,10 @@ class MatrixSpace(Cell):
         return out.reshape(vocab_size, d * d)
 
     def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
-                helper=None, recurrent_masks=None):
+                helper=None, recurrent_masks=None, nudge=None):
         """x: (U, d^2) distinct words' matrices (row-major); word_index: (n,) the
-        row of x each node reads.  Returns h (n, d), cache."""
+        row of x each node reads.  Returns h (n, d), cache.  ``nudge``
+        (interface.Nudge) moves one step's h once it is computed."""
         if recurrent_masks is not None:
             raise ValueError("matrix-space has no recurrent dropout (no recurrent weights)")
         n, d = forest.n_nodes, self.hidden_dim
@@ -140,6 +141,7 @@ class MatrixSpace(Cell):
 
         def rows_forward(start: int, stop: int) -> None:
             _multiply_rows(previous_node, h0, matrices, word_index, previous, h, start, stop)
+            nudge_rows(nudge, "h", h, start, stop)
 
         for level in range(forest.n_levels):
             on_level(rows_forward, forest.level_ptr[level], forest.level_ptr[level + 1], helper)
@@ -181,6 +183,21 @@ class MatrixSpace(Cell):
         dLoss/dh_{t-1} (at a first word, of dLoss/dh_0)."""
         return [Term("eps_h", "reverses 2", cache.eps_h),
                 Term("eps_h_{t-1}", "reverses 2", cache.d_previous)]
+
+    def state_terms(self, forest: Forest, cache: MatrixSpaceCache) -> list:
+        """h at every step."""
+        return [StateTerm("h", "eps_h")]
+
+    def term_parts(self, params: dict, forest: Forest, cache: MatrixSpaceCache,
+                   d_out: np.ndarray) -> list:
+        """eps_h_t: the head's, and step t+1's eps_h_{t+1} M_{w_{t+1}}^T."""
+        steps, after, last = steps_after(forest)
+        recurrence = np.zeros(cache.eps_h.shape)
+        recurrence[steps] = np.einsum("mki,mi->mk", cache.matrices[cache.word_index[after]],
+                                      cache.eps_h[after])
+        return [TermParts("eps_h", [
+            head_part(forest, d_out, equation="reverses the classifier"),
+            Part("eps_h_{t+1} M_{w_{t+1}}^T", "reverses 2 (step t+1)", recurrence, last)])]
 
 
 def _refuse_overflow(forest: Forest, h: np.ndarray, matrices: np.ndarray,
