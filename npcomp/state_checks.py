@@ -122,16 +122,30 @@ def first_disagreement(checks: list, tolerance: float = TOLERANCE) -> StateCheck
     return next((check for check in checks if check.disagrees(tolerance)), None)
 
 
-def summary(checks: list, tolerance: float = TOLERANCE, where=None) -> str:
+def node_name(forest, node: int) -> str:
+    """A forest row as a reader finds it: "tree 0 node 3 (a leaf, left child
+    of node 5)", node numbers as within their tree."""
+    origin = int(forest.origin[node])
+    where = f"tree {int(forest.tree[node])} node {origin}"
+    parent = int(forest.parent[node])
+    kind = "a leaf" if forest.n_children[node] == 0 else "inner"
+    if parent < 0:
+        return f"{where} ({kind}, the root)"
+    siblings = int(forest.n_children[parent])
+    slot = int(forest.position[node])
+    side = ("only child" if siblings == 1 else
+            ("left", "right")[slot] + " child" if siblings == 2 else f"child {slot + 1}")
+    return f"{where} ({kind}, {side} of node {int(forest.origin[parent])})"
+
+
+def summary(checks: list, forest=None, tolerance: float = TOLERANCE) -> str:
     """One sentence: the first node and term that disagree and how many do,
-    or that every term agrees.  ``where(check)`` names a node (default
-    "tree T node K")."""
-    if where is None:
-        def where(check):
-            return f"tree {check.tree} node {check.origin}"
+    or that every term agrees; nodes named by ``node_name`` given the forest."""
     first = first_disagreement(checks, tolerance)
     if first is None:
         return f"every node's terms agree with finite differences ({len(checks)} node states)"
+    where = (f"tree {first.tree} node {first.origin}" if forest is None
+             else node_name(forest, first.node))
     count = sum(check.disagrees(tolerance) for check in checks)
-    return (f"first disagreement, parents first: {where(first)}, {first.term} (rel. error "
+    return (f"first disagreement, parents first: {where}, {first.term} (rel. error "
             f"{first.error:.2e}); {count} of {len(checks)} node states disagree")

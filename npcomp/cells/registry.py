@@ -48,12 +48,15 @@ LEAVES = ("word", "word when tied", "computed")
 @dataclass(frozen=True)
 class Option:
     """A cell option: its type, what it does, the values any model allows.
-    ``command_line``: False for options of the Python API alone."""
+    ``command_line``: False for options of the Python API alone;
+    ``in_equations``: False for an option that only sets the initial
+    parameters (no gradient check can see it: the check draws its own)."""
 
     kind: type
     help: str
     choices: tuple | None = None
     command_line: bool = True
+    in_equations: bool = True
 
 
 OPTIONS = {
@@ -63,7 +66,7 @@ OPTIONS = {
                            "against the inner nodes' d x d; bilstm: the backward LSTM its "
                            "own weights)"),
     "forget_bias": Option(float, "constant added to the forget-gate biases at "
-                                 "initialisation (default 0)"),
+                                 "initialisation (default 0)", in_equations=False),
     "output_gate": Option(bool, "h = o * tanh(c) as the papers' equations, or h = tanh(c) "
                                 "without an output gate (Tai et al.'s Table 1 relatedness "
                                 "counts and released code)"),
