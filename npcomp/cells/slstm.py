@@ -347,7 +347,7 @@ class SLSTM(Cell):
                                   _peephole_zero(forest, children, side_of, side, g)))
             for g, gate in enumerate(GATES):
                 eps_h.append(Part(f"(W_h{gate}^{side})^T delta_p^{gate}",
-                                  f"reverses {GATE_EQUATIONS[gate]} (not printed: Z2)",
+                                  f"reverses {GATE_EQUATIONS[gate]}; not printed (Z2)",
                                   _through(delta, params["W_h"], nodes, parents, rows, g, d),
                                   _peephole_zero(forest, children, side_of, side, g)))
         unread = reasons(n, (leaf, "leaf: its c = 0 is a constant, no equation reads eps_c"))

@@ -30,7 +30,10 @@ def add_parser(commands) -> None:
         "parameter, its gradient's norm and the relative error of central differences "
         "against it. A tree without labels is labelled at its root with the model's own "
         "prediction. Norms and the leading values by default; --node K prints node K's full "
-        "vectors, --json everything.")
+        "vectors, --parts its eps_h and eps_c as the sums of their parts, --check-states "
+        "every node's error terms against finite differences in its states, --json "
+        "everything. A warning names what the tree leaves unused (a parameter whose gradient "
+        "is exactly 0, a part of a term that nothing reads).")
     explain.add_argument("tree", metavar="TREE",
                          help="a bracketed tree, a plain sentence, or a file of them")
     source = explain.add_argument_group("the model (one of)")
@@ -56,6 +59,15 @@ def add_parser(commands) -> None:
                          "e.g. '2 0 2'")
     explain.add_argument("--node", type=int, default=None, metavar="K",
                          help="print node K's full vectors (K as numbered in the output)")
+    explain.add_argument("--parts", action="store_true",
+                         help="show eps_h and eps_c (and their kin) at each node, or at node "
+                         "K, as the sum of their contributions, each with the equation it "
+                         "reverses and why it is 0 where it is")
+    explain.add_argument("--check-states", action="store_true",
+                         help="also check every node's error terms (eps_h, eps_c, ...) against "
+                         "finite differences of J in that node's states, through the cell's "
+                         "own forward, parents first: the first node and term that disagree "
+                         "are where a backward goes wrong (exit status 1 if any does)")
     explain.add_argument("--values", type=int, default=3, metavar="N",
                          help="leading values shown per quantity (default 3)")
     explain.add_argument("--entries", default=None, metavar="N|all",
@@ -89,7 +101,8 @@ def run(args) -> int:
     entries = _entries(args.entries, model, trees, vocab)
     rng = np.random.default_rng(args.seed)
     document = describe(config, model)
-    document.update(explain(model, params, trees, vocab, entries=entries, rng=rng))
+    document.update(explain(model, params, trees, vocab, entries=entries, rng=rng,
+                            check_states=args.check_states))
     document["entries"] = "all" if entries is None else entries
     document["errata"] = errata(document)
     document = checked(document, TOLERANCE)
@@ -100,7 +113,8 @@ def run(args) -> int:
     if args.json:
         print(json.dumps(document))
     else:
-        print(format_explanation(document, node=args.node, values=args.values))
+        print(format_explanation(document, node=args.node, values=args.values,
+                                 parts=args.parts))
     return 0 if document["passed"] else 1
 
 
