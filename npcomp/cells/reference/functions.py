@@ -51,3 +51,24 @@ def vector_block(vector, k: int, d: int) -> np.ndarray:
 def undefined(*shape) -> np.ndarray:
     """An array of NaN: the rows of a quantity a node does not have."""
     return np.full(shape, np.nan)
+
+
+# each non-linearity's derivative from its output y = f(z), as the cells take it
+DERIVATIVES = {"tanh": lambda y: 1.0 - y * y, "sigmoid": lambda y: y * (1.0 - y),
+               "softsign": lambda y: (1.0 - np.abs(y)) ** 2,
+               "relu": lambda y: (y > 0).astype(np.float64), "identity": np.ones_like}
+
+
+def derivative(name: str):
+    """f' as a function of f's output, for the non-linearity called ``name``."""
+    try:
+        return DERIVATIVES[name]
+    except KeyError:
+        raise ValueError(f"activation must be one of {sorted(DERIVATIVES)}, "
+                         f"not {name!r}") from None
+
+
+def code_columns(blocks: list) -> np.ndarray:
+    """The code's matrix whose column blocks are the paper's matrices of
+    ``blocks`` transposed (the inverse of ``column_block``)."""
+    return np.hstack([np.asarray(block).T for block in blocks])
