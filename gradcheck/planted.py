@@ -135,7 +135,8 @@ def _slstm_route(change_gates=None, change_d_hc=None) -> Callable:
 
 
 def _swap_sides(gates, d):
-    gates[:, d:2 * d], gates[:, 2 * d:3 * d] = gates[:, 2 * d:3 * d].copy(), gates[:, d:2 * d].copy()
+    left, right = gates[:, d:2 * d].copy(), gates[:, 2 * d:3 * d].copy()
+    gates[:, d:2 * d], gates[:, 2 * d:3 * d] = right, left
 
 
 def _swap_peepholes(d_hc, d):

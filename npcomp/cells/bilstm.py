@@ -70,7 +70,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..forest import Forest, depths, reverse_chains
-from .interface import EVERY_NODE, Cell, Part, StateTerm, Term, TermParts
+from .interface import EVERY_NODE, Cell, Part, Term, TermParts
 from .lstm import ChainLSTM
 from .recurrence import LAST_WORD
 
@@ -247,14 +247,15 @@ def _suffixed(terms: list, suffix: str, order: np.ndarray | None = None) -> list
     """``terms`` under ``symbol + suffix``; with ``order`` (reversed node r is
     node order[r]) their rows moved from the reversed forest's order to the
     forest's."""
-    out = []
-    for term in terms:
-        values = term.values
-        if order is not None:
-            values = np.empty_like(term.values)
-            values[order] = term.values
-        out.append(replace(term, symbol=term.symbol + suffix, values=values))
-    return out
+    def moved(rows):
+        if order is None or rows is None:
+            return rows
+        out = np.empty_like(rows)
+        out[order] = rows
+        return out
+
+    return [replace(term, symbol=term.symbol + suffix, values=moved(term.values),
+                    node_errata=moved(term.node_errata)) for term in terms]
 
 
 # the backward reading ends at a sentence's first word

@@ -56,7 +56,6 @@ from .interface import (
     Cell,
     Part,
     StateTerm,
-    TermParts,
     head_part,
     inner_nudge,
     reasons,

@@ -81,7 +81,6 @@ from .interface import (
     Part,
     StateTerm,
     Term,
-    TermParts,
     inner_nudge,
     node_rows,
     reasons,

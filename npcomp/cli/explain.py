@@ -71,9 +71,10 @@ def add_parser(commands) -> None:
     explain.add_argument("--values", type=int, default=3, metavar="N",
                          help="leading values shown per quantity (default 3)")
     explain.add_argument("--entries", default=None, metavar="N|all",
-                         help="entries of each parameter checked by finite differences "
-                         f"(default: all when the model has at most {ALL_ENTRIES_UP_TO:,} in "
-                         f"all, else {SAMPLED_ENTRIES} drawn per parameter)")
+                         help="entries of each parameter (and, with --check-states, of each "
+                         "node's state) checked by finite differences (default: all when the "
+                         f"model has at most {ALL_ENTRIES_UP_TO:,} in all, else "
+                         f"{SAMPLED_ENTRIES} drawn per parameter and per state)")
     explain.add_argument("--json", action="store_true", help="print everything as JSON")
     explain.add_argument("--html", metavar="FILE", default=None,
                          help="also write one self-contained interactive page: the tree "
