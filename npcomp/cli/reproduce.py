@@ -60,7 +60,7 @@ def add_parser(commands) -> None:
 
 
 def run(args) -> int:
-    from ..configuration import ConfigError
+    from ..configuration import ConfigError, check_output_directory
     from ..paper_tables import table as find_table
     if args.seeds < 1:
         raise ConfigError("seeds", f"must be a whole number >= 1, not {args.seeds}")
@@ -72,6 +72,10 @@ def run(args) -> int:
         return _list(tables, Path(args.out), args.data_dir, args.threads_per_run)
     if not args.table:
         raise ConfigError("table", "name a table to reproduce, or --list them")
+    check_output_directory("out", args.out)
+    if args.scheduler:   # refused before the SST is parsed or anything written
+        from ..sweep import check_scheduler
+        check_scheduler(args.scheduler)
     table = find_table(args.table)
     rows = _rows(table, args.rows)
     return reproduce(table, rows, args)

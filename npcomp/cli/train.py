@@ -255,8 +255,32 @@ def train_config(args) -> dict:
             raise ConfigError("vectors", "matrix-space learns a matrix per word: it takes no "
                                          "word vectors")
         config["embedding_dim"] = matrix_embedding_dim(config)
+    if vectors is not None:
+        _take_vector_dimension(config, args)
     check(config)
     return config
+
+
+def _take_vector_dimension(config: dict, args) -> None:
+    """Pretrained vectors fix the embedding dimension (and the state
+    dimension of a model whose leaves are the word vectors): a different
+    one given is refused, naming its flag."""
+    from ..configuration import ConfigError
+    from ..defaults import dim_follows_embedding
+    from ..embeddings import vector_dimension
+    dim = vector_dimension(config["vectors"])
+    follows = dim_follows_embedding(config)
+    for option in ("embedding_dim", "dim") if follows else ("embedding_dim",):
+        given, name = getattr(args, option), "--" + option.replace("_", "-")
+        if given is not None and given != dim:
+            because = (f"{config['model']}'s leaf states are the word vectors, so its "
+                       "dimension is theirs" if option == "dim" else "they set it")
+            raise ConfigError(option, f"{given}, but the vectors {config['vectors']} have "
+                                      f"dimension {dim} ({because}): leave {name} out, "
+                                      f"or give vectors of dimension {given}")
+    config["embedding_dim"] = dim
+    if follows:
+        config["dim"] = dim
 
 
 def _vectors_directory(data_dir) -> Path:
