@@ -294,7 +294,7 @@ def test_resume_of_a_missing_directory_leaves_nothing(tmp_path, capsys):
 
 def test_a_missing_data_directory_leaves_no_run_directory(tmp_path, capsys):
     assert main(["train", *TINY, "--task", "sst5", "--data-dir", str(tmp_path / "none"),
-                 "--out", str(tmp_path / "run")]) == 1
+                 "--out", str(tmp_path / "run")]) == 2
     assert not (tmp_path / "run").exists()
 
 
@@ -332,7 +332,7 @@ def test_a_ternary_node_in_the_test_split_is_named_before_training(tmp_path, cap
     lines[4] = "(2 (2 a) (2 b) (2 c))"
     test_file.write_text("\n".join(lines) + "\n")
     assert main(["train", *TINY, "--task", "sst5", "--data-dir", str(data_dir),
-                 "--out", str(tmp_path / "run")]) == 1
+                 "--out", str(tmp_path / "run")]) == 2
     error = capsys.readouterr().err
     assert f"{test_file}:5: " in error and "3 children" in error
     assert not (tmp_path / "run" / "log.jsonl").exists()
@@ -342,7 +342,7 @@ def test_an_empty_sst2_split_is_named_before_training(tmp_path, capsys):
     data_dir = synthetic_sst(tmp_path / "data")
     (data_dir / "sst" / "test.txt").write_text("(2 (2 neutral) (2 words))\n")
     assert main(["train", *TINY, "--task", "sst2", "--data-dir", str(data_dir),
-                 "--out", str(tmp_path / "run")]) == 1
+                 "--out", str(tmp_path / "run")]) == 2
     assert "the test split of sst2 is empty" in capsys.readouterr().err
 
 
@@ -420,7 +420,7 @@ def test_an_undecodable_byte_in_an_sst_file_is_named(tmp_path, capsys):
     second_line = data.index(b"\n") + 1
     dev.write_bytes(data[:second_line + 5] + b"\xff" + data[second_line + 5:])
     assert main(["train", *TINY, "--task", "sst5", "--data-dir", str(data_dir),
-                 "--out", str(tmp_path / "run")]) == 1
+                 "--out", str(tmp_path / "run")]) == 2
     error = capsys.readouterr().err
     assert f"{dev}:2: byte 0xff at column 6 (byte offset {second_line + 5}) is not UTF-8 " \
         "text" in error
@@ -431,7 +431,7 @@ def test_a_utf16_sst_file_is_named_as_such(tmp_path, capsys):
     test_file = data_dir / "sst" / "test.txt"
     test_file.write_bytes(test_file.read_text().encode("utf-16"))
     assert main(["train", *TINY, "--task", "sst5", "--data-dir", str(data_dir),
-                 "--out", str(tmp_path / "run")]) == 1
+                 "--out", str(tmp_path / "run")]) == 2
     assert f"{test_file}: UTF-16 text" in capsys.readouterr().err
 
 
@@ -439,7 +439,7 @@ def test_predicts_stdin_names_an_undecodable_line(finished_run, capsys, monkeypa
     stdin = io.TextIOWrapper(io.BytesIO(b"good film\nbad \xfffilm\n"))
     monkeypatch.setattr(sys, "stdin", stdin)
     capsys.readouterr()
-    assert main(["predict", "--run", str(finished_run)]) == 1
+    assert main(["predict", "--run", str(finished_run)]) == 2
     assert "<stdin>:2: byte 0xff at column 5" in capsys.readouterr().err
 
 
@@ -450,7 +450,7 @@ def test_a_twenty_digit_label_is_named(tmp_path, capsys):
     lines[2] = "(12345678901234567890 (2 a) (2 b))"
     train_file.write_text("\n".join(lines) + "\n")
     assert main(["train", *TINY, "--task", "sst5", "--data-dir", str(data_dir),
-                 "--out", str(tmp_path / "run")]) == 1
+                 "--out", str(tmp_path / "run")]) == 2
     assert f"{train_file}:3: label '12345678901234567890' is far too large" in \
         capsys.readouterr().err
 

@@ -114,9 +114,11 @@ def _model_and_trees(args) -> tuple:
     if args.run is not None:
         model, params, config, vocab = load_model(args.run)
         if config["task"] not in TASK_CLASSES:
-            raise ValueError(f"{args.run}: a {config['task']} run scores sentence pairs; "
-                             "explain shows classifiers (--model treelstm-childsum explains "
-                             "the cell on a dependency tree)")
+            from ..configuration import ConfigError
+            raise ConfigError("run", f"{args.run}: a {config['task']} run scores sentence "
+                                     "pairs; explain shows classifiers (--model "
+                                     "treelstm-childsum explains the cell on a dependency "
+                                     "tree)")
         trees = _trees(args, config["structure"], TextTrees, model.n_classes)
         return model, params, vocab, config, trees
     from ..defaults import defaults_for, matrix_embedding_dim

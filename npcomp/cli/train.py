@@ -298,7 +298,8 @@ def _vectors_file(data_dir, name: str) -> Path:
     in_data_dir = _vectors_directory(data_dir) / name
     if in_data_dir.is_file():
         return in_data_dir
-    raise ValueError(f"--vectors {name}: no such file, here or as {in_data_dir}")
+    from ..configuration import ConfigError
+    raise ConfigError("vectors", f"{name}: no such file, here or as {in_data_dir}")
 
 
 def _default_vectors(data_dir, name: str) -> Path:
@@ -308,7 +309,8 @@ def _default_vectors(data_dir, name: str) -> Path:
     for file_name in SICK_VECTOR_FILES:
         if (directory / file_name).is_file():
             return directory / file_name
-    raise ValueError(f"sick trains on fixed {name} vectors (Tai et al.), but none of "
+    from ..configuration import ConfigError
+    raise ConfigError("vectors", f"sick trains on fixed {name} vectors (Tai et al.), but none of "
                      f"{', '.join(str(directory / f) for f in SICK_VECTOR_FILES)} exists: run "
                      f"`npcomp download glove`, pass --vectors FILE, or --vectors random")
 
