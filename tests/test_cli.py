@@ -346,7 +346,7 @@ def test_vectors_by_file_name_are_read_from_the_data_directory(tmp_path, capsys)
     assert config["vectors"] == str(vectors_dir / "tiny.txt")
     capsys.readouterr()
     assert main(["train", "--model", "lstm", *TINY, "--vectors", "absent.txt",
-                 "--data-dir", str(tmp_path / "data"), "--out", str(tmp_path / "none")]) == 1
+                 "--data-dir", str(tmp_path / "data"), "--out", str(tmp_path / "none")]) == 2
     error = capsys.readouterr().err
     assert "absent.txt" in error and str(vectors_dir / "absent.txt") in error
     assert not (tmp_path / "none").exists()

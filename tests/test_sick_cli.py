@@ -513,7 +513,7 @@ def test_neighbours_on_a_non_sick_run(tmp_path, monkeypatch, capsys):
                  "--embedding-dim", "4", "--no-baseline", "--quiet", "--threads", "1",
                  "--out", str(run_dir)]) == 0
     capsys.readouterr()
-    assert main(["neighbours", "--run", str(run_dir), "some words"]) == 1
+    assert main(["neighbours", "--run", str(run_dir), "some words"]) == 2
     error = capsys.readouterr().err
     assert "synthetic run" in error and "Traceback" not in error
 
