@@ -407,6 +407,52 @@ def test_sigkill_at_several_moments_then_resume(data_dir, tmp_path):
         evaluated = npcomp_process("eval", "--run", str(run_dir))
         assert evaluated.wait(timeout=300) == 0, evaluated.stderr.read()
         assert json.loads(evaluated.stdout.read())["root_acc"] == expected["root_acc"]
+        assert evaluation_points(run_dir) == evaluation_points(tmp_path / "reference")
+
+
+def evaluation_points(run_dir: Path) -> list:
+    """The epochs done at each dev evaluation its log records (1.5: mid-epoch 2)."""
+    return [record.get("at", record.get("epoch"))
+            for record in RunDirectory(run_dir).log_records()
+            if record["event"] in ("evaluation", "epoch")]
+
+
+def killed_at_an_evaluation(data_dir: Path, run_dir: Path, evaluations: int) -> None:
+    """A run of 2 epochs, 3 dev evaluations each, killed (SIGKILL) the moment
+    its log holds ``evaluations`` of them."""
+    process = npcomp_process("train", "--task", "sst5", "--data-dir", str(data_dir),
+                             "--dim", "4", "--embedding-dim", "4", "--epochs", "2",
+                             "--evals-per-epoch", "3", "--batch-size", "5", "--quiet",
+                             "--no-baseline", "--out", str(run_dir))
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and process.poll() is None:
+        if len(evaluation_points(run_dir)) >= evaluations:
+            break
+        time.sleep(0.001)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    assert len(evaluation_points(run_dir)) == evaluations
+
+
+def test_a_resumed_run_logs_each_evaluation_once(tmp_path):
+    """Killed the moment an evaluation is logged, and killed after its
+    checkpoint but before its record (the record dropped from the log, as
+    such a kill leaves it): resumed, each log holds every evaluation once,
+    in order."""
+    data_dir = synthetic_sst(tmp_path / "data")
+    every = [round(epoch + k / 3, 4) for epoch in (0, 1) for k in (1, 2, 3)]
+    for case in ("logged", "checkpoint only"):
+        run_dir = tmp_path / case
+        killed_at_an_evaluation(data_dir, run_dir, 2)
+        if case == "checkpoint only":
+            lines = run_dir.joinpath("log.jsonl").read_text().splitlines(keepends=True)
+            run_dir.joinpath("log.jsonl").write_text("".join(lines[:-1]))
+            assert len(evaluation_points(run_dir)) == 1
+        resumed = npcomp_process("train", "--resume", str(run_dir), "--quiet")
+        assert resumed.wait(timeout=120) == 0, resumed.stderr.read()
+        assert evaluation_points(run_dir) == every, case
+        events = [record["event"] for record in RunDirectory(run_dir).log_records()]
+        assert events.count("resumed") == 1 and events.count("start") == 1
 
 
 # --------------------------------------------------------------------------
