@@ -359,10 +359,10 @@ def test_the_readme_examples_plan_their_runs(tmp_path, monkeypatch):
     toml = re.search(r"\n((?:    .*\n)+)\n`npcomp sweep sweep.toml", section)[1]
     spec_file = tmp_path / "sweep.toml"
     spec_file.write_text("\n".join(line[4:] for line in toml.splitlines()) + "\n")
-    # the vector file named is looked up, not read: any file of that name
+    # the vector file named is looked up and its dimension read: a line of 50 values
     vectors = tmp_path / "data" / "vectors" / "glove.6B.50d.sst-sick.txt"
     vectors.parent.mkdir(parents=True)
-    vectors.write_text("")
+    vectors.write_text("the" + " 0.5" * 50 + "\n")
     monkeypatch.chdir(tmp_path)
     spec = read_spec(spec_file)
     runs = plan_runs(spec)

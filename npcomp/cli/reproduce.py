@@ -84,7 +84,9 @@ def summary(out: Path) -> str:
     """The summary table of the reports in ``out``, in the order of TABLES."""
     from ..paper_tables import TABLES
     from ..report import summary_table
-    reports = [json.loads((out / f"{name}.json").read_text(encoding="utf-8"))
+    from ..rundir import RunDirectory
+    directory = RunDirectory(out)   # a damaged report is named (RunFileError)
+    reports = [directory.read_json(f"{name}.json")
                for name in TABLES if (out / f"{name}.json").is_file()]
     return summary_table(reports)
 
