@@ -357,7 +357,8 @@ def _read_text(path: Path, has_header: bool):
             # The usual line is the word and dim values with single spaces
             # between; anything else (spaced words, doubled spaces, wrong
             # length) is split field by field.
-            if values.count(" ") + 1 != dim or values.startswith(" ") or "  " in values:
+            if (values.count(" ") + 1 != dim or values.startswith(" ") or "  " in values
+                    or not word):
                 word, values = _split_irregular(text, dim, dim_source, path, number)
             keep.append(word not in seen)
             seen.add(word)
@@ -385,6 +386,9 @@ def _read_text(path: Path, has_header: bool):
 def _split_irregular(text: str, dim: int, dim_source: str, path: Path, number: int):
     """``(word, values_text)`` of a line that is not ``word`` + dim single-spaced values."""
     fields = [piece for piece in text.split(" ") if piece]
+    if text.startswith(" ") and len(fields) == dim:
+        raise DataError(f"no word before the {dim} values (the line starts with white space)",
+                        path, number)
     if len(fields) > dim + 1 and not _is_number(fields[-dim - 1]):
         # a word with spaces in it (GloVe 840B)
         return " ".join(fields[:-dim]), " ".join(fields[-dim:])

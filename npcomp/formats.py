@@ -219,10 +219,13 @@ INT32_MAX = 2**31 - 1
 def parse_ptb(text: str, source: str = "", require_labels: bool = True) -> Tree:
     """Parse one bracketed tree, e.g. ``(3 (2 It) (4 (2 's) (4 good)))``.
 
-    A node is ``(LABEL WORD)`` (a leaf reading WORD) or ``(LABEL node node ...)``.
-    Integer labels become classes; other labels are allowed only when
-    ``require_labels`` is false and read as unlabelled.  Iterative, so trees of
-    any depth parse.
+    A node is ``(LABEL WORD)`` (a leaf reading one WORD) or ``(LABEL node node
+    ...)``; ``(3 a good film)``, several words in a leaf, is refused.  Words
+    end at brackets and ASCII white space: other white space inside one (the
+    SST's ``8\\xa01\\/2``) becomes a space, and ``to_ptb`` writes it back as a
+    no-break space.  Integer labels become classes; other labels are allowed
+    only when ``require_labels`` is false and read as unlabelled.  Iterative,
+    so trees of any depth parse.
     """
     path, line = _split_source(source)
 

@@ -35,18 +35,16 @@ SWEEP_DIR holds:
 """
 from __future__ import annotations
 
-import asyncio
 import itertools
 import re
-import socket
 import time
 import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .configuration import ConfigError
 from .rundir import RunDirectory, RunDirectoryError, RunFileError
+from .scheduler import SCHEDULER_TIMEOUT, check_scheduler
 
 PLAN = "plan.json"
 RESULTS = "sweep.json"
@@ -477,77 +475,6 @@ def run_state(run_dir: str | Path) -> str:
     if "checkpoint.npz" in held:
         return "resumable"
     return "started" if held else "new"
-
-
-# --------------------------------------------------------------------------
-# an existing scheduler: its address checked, then asked who it is
-# --------------------------------------------------------------------------
-
-# seconds an existing scheduler has to accept a connection, and again to
-# complete Dask's handshake and say what it is
-SCHEDULER_TIMEOUT = 5.0
-_HOST_PORT = re.compile(r"(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(?P<port>[0-9]{1,5})")
-
-
-def scheduler_address(text: str) -> tuple:
-    """``(address, host, port)`` of ``tcp://HOST:PORT`` (``HOST:PORT`` is read
-    as tcp); ConfigError naming --scheduler for anything else."""
-    scheme, separator, rest = text.strip().partition("://")
-    if not separator:
-        scheme, rest = "tcp", text.strip()
-    found = _HOST_PORT.fullmatch(rest)
-    if scheme != "tcp" or not found or not 0 < int(found["port"]) < 65536:
-        raise ConfigError("scheduler", f"{text!r} is not a scheduler's address: give "
-                                       "tcp://HOST:PORT (a Dask scheduler listens on port "
-                                       "8786 unless told otherwise)")
-    host = found["host"].strip("[]")
-    return f"tcp://{found['host']}:{int(found['port'])}", host, int(found["port"])
-
-
-def check_scheduler(text: str, timeout: float = SCHEDULER_TIMEOUT) -> str:
-    """The address of the Dask scheduler at ``text`` once it has answered as
-    one, each step under ``timeout`` seconds.  ConfigError naming
-    --scheduler when the address is malformed, nothing listens there,
-    something other than a Dask scheduler answers (or nothing does, in time)."""
-    address, host, port = scheduler_address(text)
-
-    def refused(reason: str):
-        return ConfigError("scheduler", f"{text}: {reason}; nothing was started or written")
-    try:
-        socket.create_connection((host, port), timeout=timeout).close()
-    except OSError as error:
-        raise refused(f"nothing accepts connections there ({error.strerror or error})") \
-            from None
-    try:
-        identity = asyncio.run(_identity(address, timeout))
-    except (asyncio.TimeoutError, TimeoutError):
-        raise refused(f"what listens there did not answer as a Dask scheduler within "
-                      f"{timeout:g} s") from None
-    except Exception as error:  # noqa: BLE001 - whatever the bytes did to Dask's reader
-        raise refused("what listens there is not a Dask scheduler (its answer is not Dask's "
-                      f"protocol{_reason(error)})") from None
-    if not isinstance(identity, dict) or identity.get("type") != "Scheduler":
-        kind = identity.get("type") if isinstance(identity, dict) else None
-        raise refused(f"a Dask {kind or 'server'} answers there, not a scheduler")
-    return address
-
-
-def _reason(error: Exception) -> str:
-    """``: the message`` of an error that has a short one, else nothing."""
-    text = str(error)
-    return f": {text}" if text and len(text) < 200 else ""
-
-
-async def _identity(address: str, timeout: float):
-    """What the Dask server at ``address`` says it is: the handshake and its
-    answer to "identity", each within ``timeout`` seconds."""
-    from distributed.comm import connect
-    comm = await asyncio.wait_for(connect(address, timeout=timeout), timeout)
-    try:
-        await asyncio.wait_for(comm.write({"op": "identity", "reply": True}), timeout)
-        return await asyncio.wait_for(comm.read(), timeout)
-    finally:
-        comm.abort()
 
 
 # --------------------------------------------------------------------------

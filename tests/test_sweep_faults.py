@@ -27,7 +27,8 @@ import pytest
 
 from npcomp.cli import main
 from npcomp.rundir import RunDirectory
-from npcomp.sweep import SCHEDULER_TIMEOUT, run_state
+from npcomp.scheduler import SCHEDULER_TIMEOUT
+from npcomp.sweep import run_state
 
 distributed = pytest.importorskip("distributed")
 

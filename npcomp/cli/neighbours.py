@@ -38,11 +38,11 @@ def add_parser(commands) -> None:
 
 def run(args) -> int:
     import numpy as np
+    from ..configuration import ConfigError
     from ..formats import read_text_lines
     from ..relatedness import neighbours, run_sentence_trees, sample_sentences
     from ..tasks import load_task
     from ..trainer import load_model
-    from ..configuration import ConfigError
     if args.top < 1:
         raise ConfigError("top", f"must be at least 1, not {args.top}")
     if args.sample < 0:

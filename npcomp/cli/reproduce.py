@@ -75,7 +75,7 @@ def run(args) -> int:
     rows = _rows(table, args.rows)
     check_output_directory("out", args.out)
     if args.scheduler:   # refused before the SST is parsed or anything written
-        from ..sweep import check_scheduler
+        from ..scheduler import check_scheduler
         check_scheduler(args.scheduler)
     return reproduce(table, rows, args)
 

@@ -391,12 +391,13 @@ def run_sweep(spec, sweep_dir: Path, args) -> tuple:
     sweep.json and sweep.md.  Returns (exit status, the results record, or
     None when interrupted)."""
     from .. import sweep as sweeping
+    from ..scheduler import check_scheduler
     from . import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
     flags = option_flags(train_parser())
     planned = sweeping.plan_runs(spec)
     check_settings(spec, planned, flags, args.threads_per_run)
     if args.scheduler:   # a scheduler that is none is refused before anything is written
-        sweeping.check_scheduler(args.scheduler)
+        check_scheduler(args.scheduler)
     runs = sweeping.settle_plan(sweep_dir, spec, planned, extend=args.extend)
     to_do, states = _jobs(runs, sweep_dir, flags, args.threads_per_run)
     finished_before = len(runs) - len(to_do)
