@@ -54,19 +54,13 @@ def check_scheduler(text: str, timeout: float = SCHEDULER_TIMEOUT) -> str:
     except (asyncio.TimeoutError, TimeoutError):
         raise refused(f"what listens there did not answer as a Dask scheduler within "
                       f"{timeout:g} s") from None
-    except Exception as error:  # noqa: BLE001 - whatever the bytes did to Dask's reader
+    except Exception:  # noqa: BLE001 - whatever the bytes did to Dask's reader (MemoryError...)
         raise refused("what listens there is not a Dask scheduler (its answer is not Dask's "
-                      f"protocol{_reason(error)})") from None
+                      "protocol)") from None
     if not isinstance(identity, dict) or identity.get("type") != "Scheduler":
         kind = identity.get("type") if isinstance(identity, dict) else None
         raise refused(f"a Dask {kind or 'server'} answers there, not a scheduler")
     return address
-
-
-def _reason(error: Exception) -> str:
-    """``: the message`` of an error that has a short one, else nothing."""
-    text = str(error)
-    return f": {text}" if text and len(text) < 200 else ""
 
 
 async def _identity(address: str, timeout: float):
