@@ -1,7 +1,7 @@
 """The command line on SICK (relatedness) and on the SST's dependency trees, end
 to end on tiny data written into a temporary directory: train (every SICK
 model, its default structure and fixed vectors), eval, predict on sentence
-pairs, neighbours, summary, the clear errors (exit status 1, no traceback),
+pairs, neighbours, summary, the clear errors (exit status 2 for bad input, no traceback),
 ``parse`` without spaCy, and the SICK defaults of ``--help-defaults``."""
 import io
 import json
