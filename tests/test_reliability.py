@@ -5,6 +5,7 @@ checks what it resumes, and a run killed with SIGKILL at any moment resumed."""
 import io
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -441,13 +442,13 @@ def test_a_resumed_run_logs_each_evaluation_once(tmp_path):
     in order."""
     data_dir = synthetic_sst(tmp_path / "data")
     every = [round(epoch + k / 3, 4) for epoch in (0, 1) for k in (1, 2, 3)]
+    killed_at_an_evaluation(data_dir, tmp_path / "logged", 2)
+    shutil.copytree(tmp_path / "logged", tmp_path / "checkpoint only")
+    log = tmp_path / "checkpoint only" / "log.jsonl"
+    log.write_text("".join(log.read_text().splitlines(keepends=True)[:-1]))
+    assert len(evaluation_points(tmp_path / "checkpoint only")) == 1
     for case in ("logged", "checkpoint only"):
         run_dir = tmp_path / case
-        killed_at_an_evaluation(data_dir, run_dir, 2)
-        if case == "checkpoint only":
-            lines = run_dir.joinpath("log.jsonl").read_text().splitlines(keepends=True)
-            run_dir.joinpath("log.jsonl").write_text("".join(lines[:-1]))
-            assert len(evaluation_points(run_dir)) == 1
         resumed = npcomp_process("train", "--resume", str(run_dir), "--quiet")
         assert resumed.wait(timeout=120) == 0, resumed.stderr.read()
         assert evaluation_points(run_dir) == every, case

@@ -186,7 +186,7 @@ def test_the_scheduler_killed_mid_sweep(tmp_path):
                               "--no-dashboard")
         sweep_dir = tmp_path / "sweep"
         argv = ["sweep", "--task", "synthetic", "--dim", "16", "--embedding-dim", "16",
-                "--epochs", "6", "--evals-per-epoch", "2", "--no-baseline", "--no-train-eval",
+                "--epochs", "4", "--evals-per-epoch", "2", "--no-baseline", "--no-train-eval",
                 "--seeds", "1-2", "--quiet", "--out", str(sweep_dir)]
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(
             filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")])))
@@ -220,7 +220,7 @@ def test_the_scheduler_killed_mid_sweep(tmp_path):
     assert main([*argv, "--workers", "1"]) == 0
     results = json.loads((sweep_dir / "sweep.json").read_text())
     assert results["finished"] == 2
-    every = [round(epoch + half, 4) for epoch in range(6) for half in (0.5, 1)]
+    every = [round(epoch + half, 4) for epoch in range(4) for half in (0.5, 1)]
     for run_dir in (sweep_dir / "runs").iterdir():
         assert evaluation_points(run_dir) == every, run_dir.name
     events = [record["event"] for record in RunDirectory(victim).log_records()]
