@@ -195,6 +195,24 @@ class RunDirectory:
             raise RunFileError(f"{self.log_path}: could not be written "
                                f"({error.strerror or error})") from None
 
+    def log_records(self) -> list:
+        """The records of log.jsonl in order ([] without one); a line a kill
+        cut short (the last, unfinished) is left out."""
+        try:
+            lines = self.log_path.read_bytes().splitlines()
+        except FileNotFoundError:
+            return []
+        except OSError as error:
+            raise RunFileError(f"{self.log_path}: could not be read "
+                               f"({error.strerror or error})") from None
+        records = []
+        for line in lines:
+            try:
+                records.append(json.loads(line))
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                continue
+        return records
+
     def write_jsonl(self, name: str, records) -> None:
         """``records`` one JSON object a line, written whole or not at all."""
         data = "".join(json.dumps(record, separators=(",", ":")) + "\n"

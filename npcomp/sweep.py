@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .rundir import RunDirectory, RunDirectoryError, RunFileError
+from .scheduler import SCHEDULER_TIMEOUT, check_scheduler
 
 PLAN = "plan.json"
 RESULTS = "sweep.json"
@@ -70,7 +71,7 @@ class SweepDirectoryError(RunDirectoryError):
 
 
 class ClusterError(ConnectionError):
-    """The Dask scheduler named cannot be reached."""
+    """The Dask scheduler stopped answering after it had answered as one."""
 
 
 # --------------------------------------------------------------------------
@@ -491,15 +492,22 @@ def dask_client(scheduler: str | None = None, workers: int = 1, dashboard: str |
     import dask
     from distributed import Client, LocalCluster
     if scheduler:
+        address = check_scheduler(scheduler)
         try:
-            client = Client(scheduler, timeout="20s")
+            client = Client(address, timeout=f"{SCHEDULER_TIMEOUT:g}s")
         except (OSError, TimeoutError) as error:
-            raise ClusterError(f"--scheduler {scheduler}: no Dask scheduler answers there "
-                               f"({error})") from None
+            raise ClusterError(f"--scheduler {scheduler}: the Dask scheduler there stopped "
+                               f"answering ({error})") from None
+        # a lost scheduler is reported by the sweep, run by run: not by the
+        # client's own log, with its traceback of each attempt to reconnect
+        client_log = logging.getLogger("distributed.client")
+        level = client_log.level
+        client_log.setLevel(logging.CRITICAL)
         try:
             yield client
         finally:
             client.close()
+            client_log.setLevel(level)
         return
     # a run whose worker died is resubmitted ALLOWED_FAILURES times; the
     # worker processes ignore Ctrl-C, which reaches them from the terminal
@@ -582,8 +590,10 @@ def execute(client, jobs: dict, task, progress: bool = True, already_finished: i
                 if results[name]["status"] == 0:
                     tally.finished += 1
                 else:
-                    tally.failed += 1
-                    message = f"{name} failed: {results[name]['error']}"
+                    tally.failed += results[name]["status"] is not None
+                    message = (f"{name} failed: {results[name]['error']}"
+                               if results[name]["status"] is not None else
+                               f"{name} stopped: {results[name]['stopped']}")
                     echo(message) if bar is None else bar.write(message)
                 if bar is not None:
                     tally.running = max(tally.running - 1, 0)
@@ -606,11 +616,20 @@ def execute(client, jobs: dict, task, progress: bool = True, already_finished: i
 
 
 def _result(future) -> dict:
-    """A finished future's result, or the failure that ended it."""
+    """A finished future's result, or the failure that ended it: status 1
+    and its error; status None and why it ``stopped`` for a run the cluster
+    dropped (its scheduler lost), which stays resumable."""
     try:
         return future.result()
     except Exception as error:  # noqa: BLE001 - any failure of one run is that run's
+        from distributed.client import FutureCancelledError
         from distributed.scheduler import KilledWorker
+        if isinstance(error, FutureCancelledError):
+            why = ("the scheduler stopped answering" if error.reason ==
+                   "scheduler-connection-lost" else f"the cluster cancelled it ({error.reason})")
+            return {"status": None, "error": None,
+                    "stopped": f"{why}; it goes on (from its checkpoint, if it has one) when "
+                               "the sweep is run again"}
         if isinstance(error, KilledWorker):
             return {"status": 1, "error": "its workers died while training it more often "
                     "than the scheduler allows (Dask's allowed failures, 3 unless configured); "
@@ -688,6 +707,8 @@ def sweep_results(sweep_dir: str | Path, runs: list, outcomes: dict | None = Non
                   "status": status}
         if status == "failed":
             record["error"] = outcome.get("error")
+        if status == "unfinished" and outcome.get("stopped"):
+            record["stopped"] = outcome["stopped"]
         for key in ("threads", "resumed", "worker"):
             if key in outcome:
                 record[key] = outcome[key]

@@ -132,10 +132,10 @@ def test_list_prints_each_row_with_its_time(tmp_path, monkeypatch, capsys):
 
 
 def test_an_unknown_table_or_row_is_named(capsys):
-    assert main(["reproduce", "nosuch"]) == 1
-    assert "no table 'nosuch'" in capsys.readouterr().err
-    assert main(["reproduce", "zhu", "--rows", "nosuch"]) == 1
-    assert "zhu has no row 'nosuch'" in capsys.readouterr().err
+    assert main(["reproduce", "nosuch"]) == 2
+    assert "TABLE: no table 'nosuch'" in capsys.readouterr().err
+    assert main(["reproduce", "zhu", "--rows", "nosuch"]) == 2
+    assert "--rows: zhu has no row 'nosuch'" in capsys.readouterr().err
 
 
 def test_the_readmes_results_table_is_the_reports_summary():

@@ -38,6 +38,18 @@ def flag(option: str) -> str:
     return FLAGS.get(option, "--" + option.replace("_", "-"))
 
 
+def _argument_name(command: str | None, option: str) -> str:
+    """How ``command``'s command line names the config key ``option``: a
+    positional argument by its metavar (TABLE), anything else by its flag."""
+    if command in COMMANDS:
+        commands = argparse.ArgumentParser().add_subparsers()
+        COMMANDS[command].add_parser(commands)
+        for action in commands.choices[command]._actions:
+            if action.dest == option and not action.option_strings:
+                return action.metavar or action.dest.upper()
+    return flag(option)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The parser of every command."""
     parser = argparse.ArgumentParser(
@@ -99,7 +111,7 @@ def run_parsed(args) -> tuple:
     except Exception as error:  # noqa: BLE001 - the command line's last word on any failure
         if os.environ.get("NPCOMP_TRACEBACK"):
             raise
-        return _explain(error)
+        return _explain(error, args.command)
 
 
 def _run(args) -> int:
@@ -113,8 +125,8 @@ def _run(args) -> int:
     return COMMANDS[args.command].run(args)
 
 
-def _explain(error: Exception) -> tuple:
-    """(exit status, message) for a failure."""
+def _explain(error: Exception, command: str | None = None) -> tuple:
+    """(exit status, message) for a failure of ``command``."""
     from ..configuration import ConfigError
     from ..download import DownloadError
     from ..formats import DataError
@@ -122,15 +134,15 @@ def _explain(error: Exception) -> tuple:
     from ..sweep import SpecError
     from ..trainer import TrainingStopped
     if isinstance(error, ConfigError):
-        return EXIT_USAGE, f"{flag(error.option)}: {error.reason}"
-    if isinstance(error, SpecError):
+        return EXIT_USAGE, f"{_argument_name(command, error.option)}: {error.reason}"
+    if isinstance(error, (SpecError, DataError)):   # bad input, named by file and line
         return EXIT_USAGE, str(error)
     if isinstance(error, RunDirectoryError) and error.ways_on:
         flags = {"resume": f"--resume {error.path}", "run_dir": "another --out",
                  "overwrite": "--overwrite"}
         return EXIT_FAILED, (f"{error.reason} Ways on: "
                              f"{', '.join(flags[way] for way in error.ways_on)}.")
-    if isinstance(error, (DataError, DownloadError, RunDirectoryError, RunFileError,
+    if isinstance(error, (DownloadError, RunDirectoryError, RunFileError,
                           TrainingStopped, ValueError, ImportError)):
         return EXIT_FAILED, str(error)
     if isinstance(error, OSError):

@@ -129,10 +129,12 @@ def _model_and_trees(args) -> tuple:
     if args.run is not None:
         model, params, config, vocab = load_model(args.run)
         if config["task"] not in TASK_CLASSES:
-            raise ValueError(f"{args.run}: a {config['task']} run scores sentence pairs; "
-                             "explain shows classifiers (--model treelstm-childsum explains "
-                             "the cell on a dependency tree)")
-        trees = _trees(args, config["structure"], TextTrees)
+            from ..configuration import ConfigError
+            raise ConfigError("run", f"{args.run}: a {config['task']} run scores sentence "
+                                     "pairs; explain shows classifiers (--model "
+                                     "treelstm-childsum explains the cell on a dependency "
+                                     "tree)")
+        trees = _trees(args, config["structure"], TextTrees, model.n_classes)
         return model, params, vocab, config, trees
     from ..defaults import defaults_for, matrix_embedding_dim
     config = defaults_for(args.model, args.task)
@@ -141,24 +143,29 @@ def _model_and_trees(args) -> tuple:
     config.update(model=args.model, task=args.task, dim=args.dim, seed=args.seed,
                   oov="normal", oov_scale=1.0)
     config["embedding_dim"] = (args.embedding_dim or matrix_embedding_dim(config) or args.dim)
-    trees = _trees(args, config["structure"], TextTrees)
+    trees = _trees(args, config["structure"], TextTrees, TASK_CLASSES[args.task])
     vocab = Vocabulary(sorted({word for tree in trees for word in tree.tokens}))
     model = build_model(config, vocab, TASK_CLASSES[args.task])
     params = initial_parameters(config, model, vocab, None, np.random.default_rng(args.seed), {})
     return model, params, vocab, config, trees
 
 
-def _trees(args, structure: str, TextTrees) -> list:
-    """The trees of TREE (a file's lines, or the argument itself)."""
-    from ..formats import read_text_lines
+def _trees(args, structure: str, TextTrees, n_classes: int) -> list:
+    """The trees of TREE (a file's lines, or the argument itself), their
+    labels among the model's ``n_classes``."""
+    from ..formats import DataError, read_text_lines
     path = Path(args.tree)
     lines, source = ([args.tree], "TREE") if not _is_file(path) else (
         read_text_lines(path), str(path))
+    if not any(line.strip() for line in lines):
+        raise DataError("nothing to explain: expected a bracketed tree or a sentence"
+                        + (" (a file of them, one per line)" if source != "TREE" else ""),
+                        source)
     if args.parents is not None:
         return [_dependency_tree(lines, args.parents, source)]
     to_trees = TextTrees(structure, args.tree_kind, warn=lambda message: print(
-        f"npcomp explain: {message}", file=sys.stderr))
-    return to_trees([line for line in lines if line.strip()], source)
+        f"npcomp explain: {message}", file=sys.stderr), n_classes=n_classes)
+    return to_trees(lines, source, skip_blank=True)
 
 
 def _is_file(path: Path) -> bool:

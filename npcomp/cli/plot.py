@@ -59,9 +59,11 @@ def add_parser(commands) -> None:
 def run(args) -> int:
     from pathlib import Path
 
+    from ..configuration import check_output_directory
     from ..figures import FigureError, is_sweep, run_figures, sweep_figures
     from ..plots import file_names, write_figures
     directory = Path(args.directory)
+    check_output_directory("out", args.out)   # refused before anything is read
     if not directory.is_dir():
         raise FigureError(f"{directory}: no such directory (a run directory or a sweep "
                           "directory)")
@@ -78,8 +80,6 @@ def run(args) -> int:
         raise FigureError(f"{directory}: neither a run directory (no metrics.json) nor a "
                           "sweep directory (no runs/)")
     out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise FigureError(f"{out}: a file, not a directory for the figures")
     existing = [name for name in file_names(figures) if (out / name).exists()]
     if existing and not args.overwrite:
         listed = ", ".join(existing[:6]) + (f" and {len(existing) - 6} more"

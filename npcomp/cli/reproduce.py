@@ -60,20 +60,23 @@ def add_parser(commands) -> None:
 
 
 def run(args) -> int:
-    from ..configuration import ConfigError
-    from ..paper_tables import table as find_table
+    from ..configuration import ConfigError, check_output_directory
     if args.seeds < 1:
         raise ConfigError("seeds", f"must be a whole number >= 1, not {args.seeds}")
     if args.summary:
         print(summary(Path(args.out)))
         return 0
     if args.list:
-        tables = [find_table(args.table)] if args.table else None
+        tables = [_table(args.table)] if args.table else None
         return _list(tables, Path(args.out), args.data_dir, args.threads_per_run)
     if not args.table:
         raise ConfigError("table", "name a table to reproduce, or --list them")
-    table = find_table(args.table)
+    table = _table(args.table)
     rows = _rows(table, args.rows)
+    check_output_directory("out", args.out)
+    if args.scheduler:   # refused before the SST is parsed or anything written
+        from ..scheduler import check_scheduler
+        check_scheduler(args.scheduler)
     return reproduce(table, rows, args)
 
 
@@ -81,17 +84,33 @@ def summary(out: Path) -> str:
     """The summary table of the reports in ``out``, in the order of TABLES."""
     from ..paper_tables import TABLES
     from ..report import summary_table
-    reports = [json.loads((out / f"{name}.json").read_text(encoding="utf-8"))
+    from ..rundir import RunDirectory
+    directory = RunDirectory(out)   # a damaged report is named (RunFileError)
+    reports = [directory.read_json(f"{name}.json")
                for name in TABLES if (out / f"{name}.json").is_file()]
     return summary_table(reports)
 
 
+def _table(name: str):
+    """The paper table ``name``; ConfigError naming TABLE for an unknown one."""
+    from ..configuration import ConfigError
+    from ..paper_tables import table
+    try:
+        return table(name)
+    except ValueError as error:
+        raise ConfigError("table", str(error)) from None
+
+
 def _rows(table, text: str | None):
+    from ..configuration import ConfigError
     if text is None:
         return None
     names = [name.strip() for name in text.split(",") if name.strip()]
     for name in names:
-        table.row(name)   # ValueError naming the rows for an unknown one
+        try:
+            table.row(name)
+        except ValueError as error:   # it names the table's rows
+            raise ConfigError("rows", str(error)) from None
     return names
 
 

@@ -259,11 +259,20 @@ def check_settings(spec, runs: list, flags: dict, threads: int) -> dict:
             option = error.option
             message = _explain(error)[1]
         except (ValueError, OSError) as error:
-            option = "vectors" if "--vectors" in str(error) else None
+            option = "vectors" if _about_vectors(error, run.options) else None
             message = _explain(error)[1]
         place = where(option) if option in run.options else spec.where("base")
         raise SpecError(f"setting {run.setting} ({place}): {message}")
     return arguments
+
+
+def _about_vectors(error: Exception, options: dict) -> bool:
+    """Whether ``error`` is about the vector file of a run's ``options``."""
+    vectors = options.get("vectors")
+    path = getattr(error, "path", None) or getattr(error, "filename", None)
+    return "--vectors" in str(error) or (
+        isinstance(vectors, str) and path is not None
+        and Path(str(path)).resolve() == Path(vectors).resolve())
 
 
 def _option_of(flag_text: str | None, flags: dict) -> str | None:
@@ -382,10 +391,13 @@ def run_sweep(spec, sweep_dir: Path, args) -> tuple:
     sweep.json and sweep.md.  Returns (exit status, the results record, or
     None when interrupted)."""
     from .. import sweep as sweeping
+    from ..scheduler import check_scheduler
     from . import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
     flags = option_flags(train_parser())
     planned = sweeping.plan_runs(spec)
     check_settings(spec, planned, flags, args.threads_per_run)
+    if args.scheduler:   # a scheduler that is none is refused before anything is written
+        check_scheduler(args.scheduler)
     runs = sweeping.settle_plan(sweep_dir, spec, planned, extend=args.extend)
     to_do, states = _jobs(runs, sweep_dir, flags, args.threads_per_run)
     finished_before = len(runs) - len(to_do)
@@ -422,6 +434,13 @@ def run_sweep(spec, sweep_dir: Path, args) -> tuple:
     sweeping.write_results(sweep_dir, results)
     if results["finished"] == len(runs):
         return EXIT_OK, results
+    stopped = sum(outcome.get("status", 0) is None for outcome in outcomes.values())
+    if stopped:
+        print(f"npcomp: the cluster dropped {stopped} of {len(runs)} runs (its scheduler "
+              "lost); each is kept as of its latest dev evaluation, though a worker that had "
+              "one may go on training it: run the same command again, on a scheduler or "
+              "without --scheduler, to continue", file=sys.stderr)
+        return EXIT_FAILED, results
     print(f"npcomp: {results['failed'] + results['unfinished']} of {len(runs)} runs did "
           "not finish (each named in the table with its error)", file=sys.stderr)
     return EXIT_FAILED, results

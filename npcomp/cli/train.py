@@ -255,8 +255,32 @@ def train_config(args) -> dict:
             raise ConfigError("vectors", "matrix-space learns a matrix per word: it takes no "
                                          "word vectors")
         config["embedding_dim"] = matrix_embedding_dim(config)
+    if vectors is not None:
+        _take_vector_dimension(config, args)
     check(config)
     return config
+
+
+def _take_vector_dimension(config: dict, args) -> None:
+    """Pretrained vectors fix the embedding dimension (and the state
+    dimension of a model whose leaves are the word vectors): a different
+    one given is refused, naming its flag."""
+    from ..configuration import ConfigError
+    from ..defaults import dim_follows_embedding
+    from ..embeddings import vector_dimension
+    dim = vector_dimension(config["vectors"])
+    follows = dim_follows_embedding(config)
+    for option in ("embedding_dim", "dim") if follows else ("embedding_dim",):
+        given, name = getattr(args, option), "--" + option.replace("_", "-")
+        if given is not None and given != dim:
+            because = (f"{config['model']}'s leaf states are the word vectors, so its "
+                       "dimension is theirs" if option == "dim" else "they set it")
+            raise ConfigError(option, f"{given}, but the vectors {config['vectors']} have "
+                                      f"dimension {dim} ({because}): leave {name} out, "
+                                      f"or give vectors of dimension {given}")
+    config["embedding_dim"] = dim
+    if follows:
+        config["dim"] = dim
 
 
 def _vectors_directory(data_dir) -> Path:
@@ -274,7 +298,8 @@ def _vectors_file(data_dir, name: str) -> Path:
     in_data_dir = _vectors_directory(data_dir) / name
     if in_data_dir.is_file():
         return in_data_dir
-    raise ValueError(f"--vectors {name}: no such file, here or as {in_data_dir}")
+    from ..configuration import ConfigError
+    raise ConfigError("vectors", f"{name}: no such file, here or as {in_data_dir}")
 
 
 def _default_vectors(data_dir, name: str) -> Path:
@@ -284,7 +309,8 @@ def _default_vectors(data_dir, name: str) -> Path:
     for file_name in SICK_VECTOR_FILES:
         if (directory / file_name).is_file():
             return directory / file_name
-    raise ValueError(f"sick trains on fixed {name} vectors (Tai et al.), but none of "
+    from ..configuration import ConfigError
+    raise ConfigError("vectors", f"sick trains on fixed {name} vectors (Tai et al.), but none of "
                      f"{', '.join(str(directory / f) for f in SICK_VECTOR_FILES)} exists: run "
                      f"`npcomp download glove`, pass --vectors FILE, or --vectors random")
 
