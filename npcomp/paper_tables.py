@@ -98,6 +98,18 @@ NAYEBI_DEV_SOURCE = ("one setting for the three models, chosen on dev (docs/RESU
                      "Sequence models, root labels only: Adadelta, word-vector dropout 0.5, "
                      "30 epochs)")
 
+# the word vectors compared by the `vectors` table, each on top of a model's
+# paper setting: (name, description, options)
+VECTOR_SETTINGS = (
+    ("random50", "random 50-d", dict(vectors="random", embedding_dim=50)),
+    ("random300", "random 300-d", dict(vectors="random", embedding_dim=300)),
+    ("glove50", "GloVe 6B 50-d, tuned", dict(vectors=GLOVE_50)),
+    ("glove50-fixed", "GloVe 6B 50-d, fixed", dict(vectors=GLOVE_50, fixed_embeddings=True)),
+    ("word2vec300", "word2vec 300-d subset, tuned", dict(vectors=WORD2VEC_300)),
+    ("word2vec300-fixed", "word2vec 300-d subset, fixed",
+     dict(vectors=WORD2VEC_300, fixed_embeddings=True)),
+)
+
 TABLES = {table.name: table for table in (
     Table("tai-sst", "Tai et al. 2015, Table 2: sentiment classification on the SST", (
         Row("constituency-random-fine", "Constituency Tree-LSTM (random vectors), fine",
@@ -109,13 +121,14 @@ TABLES = {table.name: table for table in (
         Row("constituency-pretrained-binary",
             "Constituency Tree-LSTM (GloVe vectors, tuned), binary", "treelstm-nary",
             "sst2", {"root_acc": 88.0}, _glove(), vectors=GLOVE_HANDICAP),
+        Row("constituency-fixed-fine", "Constituency Tree-LSTM (GloVe vectors, fixed), fine",
+            "treelstm-nary", "sst5", {"root_acc": 49.7}, _glove(fixed_embeddings=True),
+            vectors=GLOVE_HANDICAP),
+        Row("constituency-fixed-binary",
+            "Constituency Tree-LSTM (GloVe vectors, fixed), binary", "treelstm-nary",
+            "sst2", {"root_acc": 87.5}, _glove(fixed_embeddings=True), vectors=GLOVE_HANDICAP),
         Row("dependency-fine", "Dependency Tree-LSTM, fine", "treelstm-childsum", "sst5",
-            {"root_acc": 48.4}, _glove(),
-            dev=_glove(dim=256, embedding_dropout=0.5, epochs=30, emb_lr=0.05),
-            dev_source="d = 256 (the paper's parameter count with 50-d vectors), word-vector "
-                       "dropout 0.5, the word vectors' rate halved, 30 epochs: chosen on dev "
-                       "(docs/RESULTS.md, Dependency Tree-LSTM on the SST)",
-            vectors=GLOVE_HANDICAP, parses=True),
+            {"root_acc": 48.4}, _glove(), vectors=GLOVE_HANDICAP, parses=True),
         Row("dependency-binary", "Dependency Tree-LSTM, binary", "treelstm-childsum", "sst2",
             {"root_acc": 85.7}, _glove(), vectors=GLOVE_HANDICAP, parses=True),
         Row("lstm-fine", "LSTM, fine", "lstm", "sst5", {"root_acc": 46.4}, _glove(),
@@ -201,6 +214,12 @@ TABLES = {table.name: table for table in (
             {"root_acc": 43.2}, dict(supervision="root+leaves", structure="right"),
             dev=dict(supervision="root+leaves", structure="right", lr=0.01, emb_lr=0.01),
             dev_source="the root-only setting's learning rates"),
+        Row("rvnn", "RvNN (Table 1)", "recnn", "sst5", {"root_acc": 43.2, "all_acc": 79.0}),
+        Row("rntn", "RNTN (Table 1)", "rntn", "sst5", {"root_acc": 45.7, "all_acc": 80.7}),
+        Row("rntn-root", "RNTN, root labels only (Table 3)", "rntn", "sst5",
+            {"root_acc": 29.1}, dict(supervision="root")),
+        Row("rntn-root-leaves", "RNTN, root and leaf labels (Table 3)", "rntn", "sst5",
+            {"root_acc": 34.9}, dict(supervision="root+leaves")),
     )),
     Table("nayebi", "Nayebi & Blundell, Table 1: root labels only, fine-grained", (
         Row("lstm", "LSTM", "lstm", "sst5", {"root_acc": 45.7},
@@ -227,9 +246,20 @@ TABLES = {table.name: table for table in (
             dev=dict(vectors=WORD2VEC_300, activation="tanh", lr=0.02),
             dev_source="tanh and learning rate 0.02, chosen on dev (docs/RESULTS.md, "
                        "multiplicative RNN)", vectors=WORD2VEC_NOTE),
+        Row("vecavg", "VecAvg (mean of the word vectors)", "mean-vectors", "sst5",
+            {"root_acc": 32.7}, dict(vectors=WORD2VEC_300, fixed_embeddings=True),
+            vectors=WORD2VEC_NOTE),
         Row("matrix-space", "Matrix-space (3 x 3 word matrices): MPQA only in the paper",
             "matrix-space", "sst5", {"root_acc": None}),
     )),
+    Table("vectors", "Word vectors: random of 50 and 300 dimensions, GloVe 6B 50-d and "
+          "word2vec 300-d, tuned and fixed", tuple(
+        Row(f"{short}-{vectors}-{task}", f"{label}, {vectors_label}, {task}", model, task,
+            {"root_acc": None}, options, vectors=vectors_label)
+        for short, label, model in (("constituency", "Constituency Tree-LSTM", "treelstm-nary"),
+                                    ("lstm-rnn", "LSTM-RNN", "lstm-rnn"))
+        for task in ("sst5", "sst2")
+        for vectors, vectors_label, options in VECTOR_SETTINGS)),
     Table("rntn", "Socher et al. 2013: the RNTN on the SST", (
         Row("fine", "RNTN, fine", "rntn", "sst5", {"root_acc": 45.7, "all_acc": 80.7}),
         Row("binary", "RNTN, binary", "rntn", "sst2", {"root_acc": 85.4}),
