@@ -12,6 +12,7 @@ import io
 from pathlib import Path
 
 from .figures import FigureError
+from .sweep_figures import units
 
 INSTALL_HINT = ('matplotlib draws the figures and is not installed: pip install "npcomp[plot]" '
                 '(in a checkout: python -m pip install -e ".[plot]")')
@@ -84,10 +85,16 @@ def _curve_axes(axes, panel: dict, series: list) -> None:
     MAX_SERIES), the counts under a single series, the legend outside."""
     x, y = panel["x"], panel["y"]
     categorical = any("label" in point for s in series for point in s["points"])
-    for number, one in enumerate(series):
+    # a setting and its -dev alternative in one colour, the alternative dashed
+    colour_of = {label: number for number, unit in enumerate(units([one["label"]
+                                                                    for one in series]))
+                 for label in unit}
+    for one in series:
+        number = colour_of[one["label"]]
         points = [point for point in one["points"] if point[y] is not None]
         axes.plot([point[x] for point in points], [point[y] for point in points],
                   marker=MARKERS[number % len(MARKERS)], markersize=3.5,
+                  linestyle="--" if one["label"].endswith("-dev") else "-",
                   color=SERIES_COLOURS[number % 10], label=one["label"] or None)
     if not categorical and all(float(point[x]).is_integer()
                                for s in series for point in s["points"]):

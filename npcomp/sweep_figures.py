@@ -114,21 +114,38 @@ def _label(setting: dict) -> str:
     return setting["label"] or setting["model"]
 
 
+def units(labels: list) -> list:
+    """``labels`` in runs of those drawn together: a setting and its
+    ``-dev`` alternative (a paper table's row) stay side by side."""
+    out = []
+    for label in labels:
+        if out and label == f"{out[-1][0]}-dev":
+            out[-1].append(label)
+        else:
+            out.append([label])
+    return out
+
+
 def panels(items: list) -> list:
     """(task, label) pairs -> the axes they are drawn on: one task an axes,
     at most MAX_SERIES labels each (a task's labels in even chunks, in
-    order), each {"title", "task", "labels"}."""
+    order, a row's settings together: ``units``), each {"title", "task",
+    "labels"}."""
     tasks = list(dict.fromkeys(task for task, _ in items))
     out = []
     for task in tasks:
         labels = [label for one, label in items if one == task]
-        count = math.ceil(len(labels) / MAX_SERIES)
-        size = math.ceil(len(labels) / count)
-        for start in range(0, len(labels), size):
+        target = math.ceil(len(labels) / math.ceil(len(labels) / MAX_SERIES))
+        chunks = [[]]
+        for unit in units(labels):
+            if chunks[-1] and len(chunks[-1]) + len(unit) > target:
+                chunks.append([])
+            chunks[-1].extend(unit)
+        for number, chunk in enumerate(chunks, start=1):
             title = TASK_NAMES.get(task, task) if len(tasks) > 1 else ""
-            if count > 1:
-                title = (f"{title}, " if title else "") + f"part {start // size + 1} of {count}"
-            out.append({"title": title, "task": task, "labels": labels[start:start + size]})
+            if len(chunks) > 1:
+                title = (f"{title}, " if title else "") + f"part {number} of {len(chunks)}"
+            out.append({"title": title, "task": task, "labels": chunk})
     return out
 
 
