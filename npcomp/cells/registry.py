@@ -257,14 +257,14 @@ MODELS = {model.name: model for model in (
     # Socher et al. 2013, Sec. 5 (d between 25 and 35, minibatch 20-30, AdaGrad) with the
     # released code's lambda 1e-3 and AdaGrad reset every epoch. The paper gives no
     # learning rate; the released code's 0.01 saturates the tensor (AdaGrad moves each of
-    # V's 2d x 2d x d entries by about lr at every reset), so the rates are ours, chosen
-    # on dev (docs/RESULTS.md, RNTN); epochs ours (the best dev epoch came at 4-24 in our runs)
+    # V's 2d x 2d x d entries by about lr at every reset), so the rates are ours: npcomp's
+    # defaults, which no committed dev comparison chose (docs/RESULTS.md, RNTN); epochs ours
     Model("rntn", "rntn", "RNTN",
           paper="Socher et al. 2013 / Nayebi & Blundell eq. 3 (tensor composition)",
           structure="binary", leaves="word", options={"leaf_activation": None},
           recurrent=False,
           defaults=dict(source="Socher et al. 2013, Sec. 5 and the CoreNLP defaults "
-                               "(learning rates, epochs: ours, tuned on dev)",
+                               "(learning rates, epochs: ours)",
                         dim=25, embedding_dim=25, lr=0.001, emb_lr=0.02, batch_size=27,
                         l2=1e-3, dropout=0.0, epochs=40, adagrad_reset=1),
           gradcheck=tuple(objective_checks(input_dim=3) + rebracketed_checks(input_dim=3)

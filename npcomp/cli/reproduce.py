@@ -25,9 +25,10 @@ def add_parser(commands) -> None:
         "reproduce", help="train a paper table's rows over seeds and write its report",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Train every row of a paper table (each a model, task and setting: the "
-        "paper's printed one,\nand the one chosen on dev where the printed one falls far "
-        "below here) over seeds 1..N\nas one sweep on Dask (npcomp sweep), then write the "
-        "report DIR/TABLE.md (and .json):\nthe paper's figure beside our mean ± std, 95% "
+        "paper's printed one,\nand an alternative where the printed one falls far below "
+        "here, compared on dev)\nover seeds 1..N as one sweep on Dask (npcomp sweep), then "
+        "write the report\nDIR/TABLE.md (and .json): every row of the paper's table with "
+        "its status,\nthe paper's figure beside our mean ± std, 95% "
         "confidence interval, min-max and n, and a\nverdict (above, reached, within noise, "
         "below). Running the command again resumes what\nis unfinished and rewrites the "
         "report; --report-only rewrites the report alone from\nthe runs in DIR/TABLE/ (no "
