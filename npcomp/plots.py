@@ -117,14 +117,15 @@ def _curve_axes(axes, panel: dict, series: list) -> None:
         points = series[0]["points"]
         counts.bar([point[x] for point in points], [_count(point["n"]) for point in points],
                    width=0.8, color="0.85", zorder=0)
-        counts.set_ylabel("sentences" if panel["figure"] == "length_accuracy"
-                          else "pairs" if panel["figure"] == "length_pearson" else "nodes",
-                          color="0.45")
+        counts.set_ylabel("sentences" if panel["figure"].startswith("length_accuracy")
+                          else "pairs" if panel["figure"].startswith("length_pearson")
+                          else "nodes", color="0.45")
         counts.tick_params(axis="y", colors="0.45")
         axes.set_zorder(counts.get_zorder() + 1)
         axes.patch.set_visible(False)
-        if series[0]["label"]:
-            _legend_outside(axes)
+        if series[0]["label"]:   # named above the axes: the counts' scale holds the right
+            axes.set_title(", ".join(filter(None, [panel.get("title"), series[0]["label"]])),
+                           fontsize="medium")
     elif series:
         _legend_outside(axes)
 
@@ -257,6 +258,9 @@ def draw_boxes(record: dict):
         slanted = len(boxes) > 4 or max(len(box["label"] or "") for box in boxes) > 14
         axes.set_xticks(positions, labels, rotation=25 if slanted else 0,
                         ha="right" if slanted else "center", fontsize="small")
+        # room for three boxes at least, so a lone box keeps a box's width
+        spare = max(0.0, (3 - len(boxes)) / 2)
+        axes.set_xlim(0.5 - spare, len(boxes) + 0.5 + spare)
         axes.set_ylabel(record["y_label"])
         axes.grid(True, alpha=0.3)
         if group["title"]:

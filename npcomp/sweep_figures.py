@@ -134,19 +134,29 @@ def panels(items: list) -> list:
     tasks = list(dict.fromkeys(task for task, _ in items))
     out = []
     for task in tasks:
-        labels = [label for one, label in items if one == task]
-        target = math.ceil(len(labels) / math.ceil(len(labels) / MAX_SERIES))
-        chunks = [[]]
-        for unit in units(labels):
-            if chunks[-1] and len(chunks[-1]) + len(unit) > target:
-                chunks.append([])
-            chunks[-1].extend(unit)
+        chunks = _chunks(units([label for one, label in items if one == task]))
         for number, chunk in enumerate(chunks, start=1):
             title = TASK_NAMES.get(task, task) if len(tasks) > 1 else ""
             if len(chunks) > 1:
                 title = (f"{title}, " if title else "") + f"part {number} of {len(chunks)}"
             out.append({"title": title, "task": task, "labels": chunk})
     return out
+
+
+def _chunks(runs: list) -> list:
+    """Runs of labels (``units``) packed in order into the fewest axes of at
+    most MAX_SERIES labels, as even as that allows."""
+    total = sum(len(run) for run in runs)
+    for count in range(max(1, math.ceil(total / MAX_SERIES)), total + 1):
+        for target in range(math.ceil(total / count), MAX_SERIES + 1):
+            chunks = [[]]
+            for run in runs:
+                if chunks[-1] and len(chunks[-1]) + len(run) > target:
+                    chunks.append([])
+                chunks[-1].extend(run)
+            if len(chunks) <= count:
+                return chunks
+    return [list(run) for run in runs]
 
 
 # --------------------------------------------------------------------------
