@@ -49,10 +49,11 @@ def write_figures(figures: list, out_dir: str | Path) -> list:
         figure = DRAW[record["kind"]](record)
         for extension in ("png", "svg"):
             buffer = io.BytesIO()
-            # no date or library version in the files, so the same numbers give
-            # the same bytes (a report rebuilt from its runs is compared byte for byte)
-            figure.savefig(buffer, format=extension, dpi=120,
-                           metadata=SVG_METADATA if extension == "svg" else PNG_METADATA)
+            # no date, library version or random ids in the files, so the same numbers
+            # give the same bytes (a report rebuilt from its runs is compared byte for byte)
+            with _fixed_ids():
+                figure.savefig(buffer, format=extension, dpi=120,
+                               metadata=SVG_METADATA if extension == "svg" else PNG_METADATA)
             out.write_bytes(f"{record['figure']}.{extension}", buffer.getvalue())
         out.write_json(f"{record['figure']}.json", record)
         written += [str(out.file(f"{record['figure']}.{extension}")) for extension in EXTENSIONS]
@@ -61,6 +62,12 @@ def write_figures(figures: list, out_dir: str | Path) -> list:
 
 PNG_METADATA = {"Software": None}
 SVG_METADATA = {"Date": None, "Creator": None}
+
+
+def _fixed_ids():
+    """The SVG writer's element ids drawn from a fixed salt, not a random one."""
+    from matplotlib import rc_context
+    return rc_context({"svg.hashsalt": "npcomp"})
 
 
 # --------------------------------------------------------------------------
