@@ -62,7 +62,7 @@ GLOVE_SOURCE = (PAPER, "the paper's GloVe vectors; 50-d GloVe 6B here (see vecto
 FIXED = {"fixed_embeddings": (PAPER, "Tai et al. 2015, Table 2 ('Glove vectors, fixed')")}
 WORD2VEC_SOURCE = {"vectors": (PAPER, "Irsoy & Cardie 2015, Sec. 5.1: word2vec GoogleNews "
                                       "(the 26k-word subset here, see vectors)")}
-OTHER_MODEL = "{model}: a model of {paper} npcomp does not implement; the figure is that paper's"
+OTHER_MODEL = "{model} ({paper}) is a model npcomp does not implement; the figure is that paper's"
 NO_840B = ("300-d GloVe 840B for the SST's words is not in the data here (SOURCES.md: only "
            "SICK's words); the row cannot be run as printed")
 MPQA = ("the MPQA opinion corpus (Wiebe et al. 2005; Irsoy & Cardie's phrases and ten folds) "
@@ -235,7 +235,7 @@ TABLES = {table.name: table for table in (
                         OTHER_MODEL.format(model="DCNN", paper="Kalchbrenner et al. 2014"),
                         "Table 2"),
         not_implemented("drnn", "Deep recursive network (Table 2)", {"root_acc": 49.8},
-                        OTHER_MODEL.format(model="The deep recursive network",
+                        OTHER_MODEL.format(model="the deep recursive network",
                                            paper="Irsoy & Cardie 2014"), "Table 2"),
         no_data("all-phrases-glove300", "S-LSTM, GloVe-300 (Table 2)", "slstm", "sst5",
                 {"root_acc": 50.1}, NO_840B, "Table 2"),

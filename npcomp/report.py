@@ -55,6 +55,12 @@ def verdict(paper: float | None, ours: dict | None) -> str:
     return WITHIN_NOISE if low <= paper <= high else BELOW
 
 
+def paper_number(value: float, metric: str) -> str:
+    """A paper's figure as the papers print it: percentages to one decimal."""
+    return number(value, metric) if metric in ("pearson", "spearman", "mse",
+                                                "ranking_loss") else f"{value:.1f}"
+
+
 def number(value: float, metric: str) -> str:
     """A figure as the reports print it: 4 decimals for correlations and
     losses, 2 for percentages."""
@@ -109,7 +115,7 @@ def dev_choices(table: Table, results: dict | None) -> dict:
         chosen = (max(candidates, key=lambda candidate: candidate["mean"])["setting"]
                   if decided else None)
         out[row.name] = {"metric": metric, "candidates": candidates, "chosen": chosen,
-                         "sweep": f"{table.name}/sweep.md"}
+                         "runs": f"{table.name}/runs"}
     return out
 
 
@@ -232,7 +238,7 @@ def summary_table(reports: list) -> str:
                 continue
             metric, ours = row["metric"], row["ours"]
             paper = row["paper"].get(metric)
-            paper_text = "-" if paper is None else number(paper, metric)
+            paper_text = "-" if paper is None else paper_number(paper, metric)
             ours_text = ("-" if ours is None else
                          f"{number(ours['mean'], metric)} ± {number(ours['std'], metric)} "
                          f"({ours['n']})")

@@ -5,7 +5,7 @@ not a mean, the figures, and per row where each option comes from and the
 command that trains it."""
 from __future__ import annotations
 
-from .report import KINDS, METRIC_NAMES, MIN_SEEDS, number
+from .report import KINDS, METRIC_NAMES, MIN_SEEDS, number, paper_number
 from .report import training_seconds as _seconds
 
 # the order an option's sources are listed in
@@ -44,7 +44,7 @@ def table_lines(record: dict, sweep_dir, results, other_sweep) -> list:
     for entry in record["rows"]:
         metric = entry["metric"]
         paper = entry["paper"].get(metric)
-        paper_text = "-" if paper is None else number(paper, metric)
+        paper_text = "-" if paper is None else paper_number(paper, metric)
         ours = ci = extent = "-"
         if entry.get("ours"):
             ours, ci, extent = _spread(entry["ours"], metric)
@@ -57,8 +57,14 @@ def table_lines(record: dict, sweep_dir, results, other_sweep) -> list:
             directory, found = other_sweep(other)
             seconds = _seconds(directory, {one["setting"]: one for one in
                                            (found or {}).get("settings", [])}.get(setting, {}))
+        verdict = entry["verdict"]
+        if "best_of" in entry:   # the paper's figure is a best of N on dev: ours beside
+            best = entry["best_of"]
+            verdict += (f"; best of {best['count']} on dev: "
+                        + (best.get("verdict", "-") if best["finished"] == best["count"]
+                           else "pending"))
         lines.append(f"| {entry['source'] or '-'} | {entry['label']} | {_setting_cell(entry)} | "
-                     f"{paper_text} | {ours} | {ci} | {extent} | {n} | {entry['verdict']} | "
+                     f"{paper_text} | {ours} | {ci} | {extent} | {n} | {verdict} | "
                      f"{_minutes(seconds)} |")
     return lines
 
@@ -71,10 +77,10 @@ def _not_measured(record: dict) -> list:
     lines = ["## Rows not measured here", ""]
     for entry in rows:
         figures = ", ".join(f"{METRIC_NAMES[key].removeprefix('test ')} "
-                            f"{number(value, key)}" for key, value in entry["paper"].items()
-                            if value is not None)
-        lines.append(f"- **{entry['label']}** ({entry['source']}; {figures}): "
-                     f"{entry['status']}: {entry['reason']}.")
+                            f"{paper_number(value, key)}"
+                            for key, value in entry["paper"].items() if value is not None)
+        lines.append(f"- **{entry['label']}** ({entry['source']}, {figures}), "
+                     f"*{entry['status']}*: {entry['reason']}.")
     return lines + [""]
 
 
@@ -86,7 +92,7 @@ def _dev_choices(record: dict) -> list:
     lines = ["## Choices on dev", "",
              "Each row with an alternative setting (`ROW-dev`) against the paper's: the mean "
              "dev figure of each setting over its seeds (n), from the committed runs "
-             f"([sweep]({record['table']}/sweep.md)). The setting with the highest mean is "
+             f"([runs]({record['table']}/runs)). The setting with the highest mean is "
              "chosen on dev once every setting has "
              f"{MIN_SEEDS} seeds; test figures play no part.", ""]
     for row, choice in choices.items():
@@ -105,7 +111,7 @@ def _protocol(record: dict, rerun_with) -> list:
     rows = [entry for entry in record["rows"] if "best_of" in entry]
     if not rows:
         return []
-    lines = ["## The paper's protocol", "", record["note"], ""]
+    lines = ["## The paper's protocol", ""]
     for entry in rows:
         best, metric = entry["best_of"], entry["metric"]
         paper = entry["paper"].get(metric)
@@ -117,7 +123,7 @@ def _protocol(record: dict, rerun_with) -> list:
         lines.append(f"- {entry['label']}: seed {best['seed']} is best on dev of seeds "
                      f"1-{best['count']} ({number(best['dev'], metric)}); its test figure "
                      f"{number(best['test'], metric)} against the paper's "
-                     f"{'-' if paper is None else number(paper, metric)}: "
+                     f"{'-' if paper is None else paper_number(paper, metric)}: "
                      f"{best.get('verdict', 'no paper figure')}.")
     return lines + [""]
 
@@ -157,7 +163,8 @@ def _row_sections(record: dict, table, commands: dict) -> list:
                   if key != row.metric and value is not None}
         if others:
             lines.append("- the paper's other figures: " + ", ".join(
-                f"{METRIC_NAMES[key]} {number(value, key)}" for key, value in others.items()))
+                f"{METRIC_NAMES[key]} {paper_number(value, key)}"
+                for key, value in others.items()))
         for entry in entries[row.name]:
             kind = KINDS.get(entry["kind"], entry["kind"])
             about = f", {row.dev_source}" if entry["setting"].endswith("-dev") else ""
