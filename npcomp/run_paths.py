@@ -52,6 +52,16 @@ def recorded_config(config: dict, cwd: str | Path | None = None) -> dict:
     return out
 
 
+def relative_where(options: dict, cwd: str | Path | None = None) -> dict:
+    """Sweep options with where their runs read the data and the parses
+    (``data_dir``, ``parses_dir``) relative to ``cwd`` when given absolute:
+    plan.json's form, which a sweep planned anew compares without them."""
+    cwd = Path(cwd if cwd is not None else Path.cwd()).resolve()
+    return {key: (_relative(value, cwd) if key in ("data_dir", "parses_dir")
+                  and isinstance(value, str) and Path(value).is_absolute() else value)
+            for key, value in options.items()}
+
+
 def recorded_metrics(metrics: dict, cwd: str | Path | None = None) -> dict:
     """A metrics record with its config's paths recorded (``recorded_config``)."""
     if not isinstance(metrics.get("config"), dict):

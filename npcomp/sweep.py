@@ -374,9 +374,16 @@ def plan_runs(spec: SweepSpec) -> list:
 # --------------------------------------------------------------------------
 
 def plan_record(spec: SweepSpec, runs: list) -> dict:
-    return {"specs": [{"source": spec.source, "base": spec.base, "seeds": spec.seeds,
-                       "grid": spec.grid, "settings": spec.settings}],
-            "runs": {run.name: run.record() for run in runs}}
+    """SWEEP_DIR/plan.json's record of ``spec``, its paths where the runs
+    run (data, parses) relative to this directory, as run files record them
+    (``run_paths.py``)."""
+    from .run_paths import relative_where
+    return {"specs": [{"source": spec.source, "base": relative_where(spec.base),
+                       "seeds": spec.seeds, "grid": spec.grid,
+                       "settings": {name: relative_where(options)
+                                    for name, options in spec.settings.items()}}],
+            "runs": {run.name: dict(run.record(), options=relative_where(run.options))
+                     for run in runs}}
 
 
 def _what_is_trained(record: dict) -> dict:
@@ -686,6 +693,7 @@ def sweep_results(sweep_dir: str | Path, runs: list, outcomes: dict | None = Non
     (finished, failed, unfinished), error and the thread counts its worker
     reported (``outcomes``: name -> the task's result, for the runs run this
     time)."""
+    from .run_paths import relative_where
     from .summary import read_runs, summarise
     from .trainer import selection_metric
     outcomes = outcomes or {}
@@ -721,7 +729,7 @@ def sweep_results(sweep_dir: str | Path, runs: list, outcomes: dict | None = Non
     settings, best = [], None
     for name in dict.fromkeys(run.setting for run in runs):
         members = [run for run in runs if run.setting == name]
-        record = {"setting": name, "options": members[0].options,
+        record = {"setting": name, "options": relative_where(members[0].options),
                   **summaries.get(name, {"seeds": [], "runs": []}),
                   "failed": {run.name: run_records[run.name].get("error") for run in members
                              if run_records[run.name]["status"] == "failed"},
