@@ -113,7 +113,7 @@ def test_a_table_killed_and_run_again_resumes_and_reports_the_same(tmp_path):
     assert any('"resumed"' in log for log in logs)
     assert ours(killed) == ours(whole)
     report = (killed / "tiny.md").read_text()
-    assert "| - | Tree-LSTM | `tree` (paper) | 60.00 |" in report
+    assert "| - | Tree-LSTM | `tree` (paper) | 60.0 |" in report
     assert "not yet measured (2 of 5 seeds)" in report and "npcomp train --model" in report
     assert (killed / "tiny-figures" / "seeds_test_root_acc.png").is_file()
 
