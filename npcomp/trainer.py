@@ -51,6 +51,7 @@ from .model import (PairBatch, PairModel, TreeModel, naming_the_sentence,
 from .optimizers import make_optimizer
 from .params import Parameters
 from .rundir import RunDirectory, RunFileError
+from .run_paths import recorded_config, recorded_metrics
 from .tasks import PAIR_TASKS, SPLITS, load_task, task_trees
 
 DTYPES = {"float32": np.float32, "float64": np.float64}
@@ -322,6 +323,11 @@ def load_model(run_dir: str | Path):
     return model, params, config, vocab
 
 
+def write_metrics(directory: RunDirectory, metrics: dict) -> None:
+    """``metrics.json``, its config's paths relative (``run_paths.py``)."""
+    directory.write_json("metrics.json", recorded_metrics(metrics))
+
+
 def _fingerprint(items) -> str:
     """A digest of a split's trees (or pairs): words, structure, labels, scores."""
     digest = hashlib.sha256()
@@ -565,7 +571,7 @@ def _start(run: Run, overwrite: bool) -> None:
         if aside is not None:
             run.echo(f"the run previously in {directory.path} is kept in {aside} until this "
                      "one has finished an epoch")
-    directory.append_log({"event": "start", "config": run.config,
+    directory.append_log({"event": "start", "config": recorded_config(run.config),
                           "embedding": run.metrics["embedding"]})
 
 
@@ -651,7 +657,7 @@ def _train_epoch(run: Run, epoch: int, state: EpochState, progress: bool) -> Non
             dev = _evaluate(run, run.splits["dev"])
             state.evaluations.append({"at": at, "dev": dev})
             improved = _select(run, dev, at)
-            run.directory.write_json("metrics.json", run.metrics)
+            write_metrics(run.directory, run.metrics)
             _checkpoint(run, state)
             # logged once the checkpoint holds it (_restore logs it if a stop came between)
             run.directory.append_log({"event": "evaluation", "at": at, "dev": dev})
@@ -793,7 +799,7 @@ def _end_epoch(run: Run, epoch: int, state: EpochState) -> None:
     improved = _select(run, dev, float(epoch))
     # the epoch is on disk before anything else can interrupt the run; its log
     # record once the checkpoint holds it (_restore logs it if a stop came between)
-    run.directory.write_json("metrics.json", metrics)
+    write_metrics(run.directory, metrics)
     _checkpoint(run)
     run.directory.append_log({"event": "epoch", **record})
     unit = "pairs" if run.task.name in PAIR_TASKS else "sent"
@@ -818,8 +824,8 @@ def _test(run: Run) -> None:
     # before the test metrics that mark the run finished
     from .predictions import write_predictions  # it builds on this module
     write_predictions(run.directory, best_model, best_params, run.splits["test"], "test",
-                      run.config["eval_batch_size"], run.helper)
-    run.directory.write_json("metrics.json", metrics)
+                      run.config["eval_batch_size"], run.helper, task=run.config["task"])
+    write_metrics(run.directory, metrics)
     run.directory.append_log({"event": "end", "best_epoch": metrics["best_epoch"],
                               "dev": metrics["dev"], "test": metrics["test"]})
 

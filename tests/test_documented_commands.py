@@ -53,8 +53,7 @@ CASES = [(name, command) for name in DOCUMENTS
 
 def test_the_documents_print_commands():
     """The extraction finds the commands (a broken pattern would pass every case)."""
-    for name in ("README.md", "docs/RESULTS.md"):
-        assert sum(case[0] == name for case in CASES) >= 10, name
+    assert sum(case[0] == "README.md" for case in CASES) >= 10
     for name in DOCUMENTS[2:]:   # a report prints one command per setting
         assert sum(case[0] == name for case in CASES) >= 1, name
 

@@ -130,6 +130,27 @@ def test_one_seed_equals_a_plain_train(finished_sweep, tmp_path):
         {key: value for key, value in plain["config"].items() if key != "data_dir"}
 
 
+def test_a_sweeps_files_hold_no_absolute_path(finished_sweep, tmp_path):
+    """The data directory was given absolute: plan.json, sweep.json and the
+    runs' metrics and logs record it relative, and each run keeps the counts
+    of its figures."""
+    from npcomp.figure_counts import COUNTS
+    from npcomp.run_paths import absolute_values
+    sweep_dir, status, _ = finished_sweep
+    again = tmp_path / "again"
+    assert main(["sweep", *TINY, "--seeds", "1", "--data-dir", str(Path("data").resolve()),
+                 "--workers", "1", "--quiet", "--out", str(again)]) == 0
+    for directory in (sweep_dir, again):
+        records = [json.loads((directory / name).read_text())
+                   for name in ("plan.json", "sweep.json")]
+        for run in (directory / "runs").iterdir():
+            records.append(json.loads((run / "metrics.json").read_text()))
+            records += [json.loads(line) for line in (run / "log.jsonl").read_text().splitlines()]
+            assert (run / COUNTS).is_file()
+        assert not [value for record in records for value in absolute_values(record)]
+    assert json.loads((again / "plan.json").read_text())["specs"][0]["base"]["data_dir"] == "data"
+
+
 def test_the_threads_a_run_sees(finished_sweep, cluster, tmp_path):
     """Each run reports the threads it computed with (npcomp's --threads) and
     the BLAS and numba thread counts it saw inside its worker: one per

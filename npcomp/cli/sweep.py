@@ -430,6 +430,7 @@ def run_sweep(spec, sweep_dir: Path, args) -> tuple:
                   "latest dev evaluation: run the same command again to continue "
                   f"({results['finished']} of {len(runs)} runs finished)", file=sys.stderr)
             return EXIT_INTERRUPTED, None
+    sweeping.settle_finished(sweep_dir, runs)
     results = sweeping.sweep_results(sweep_dir, runs, outcomes)
     sweeping.write_results(sweep_dir, results)
     if results["finished"] == len(runs):
