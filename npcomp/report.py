@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from .options import command_line
 from .paper_tables import Table
 
 REACHED, WITHIN_NOISE, BELOW, TOO_FEW = "reached", "within noise", "below", "too few seeds"
@@ -66,11 +67,9 @@ def row_records(table: Table, results: dict, rows=None) -> list:
     return out
 
 
-def train_command(options: dict, flags: dict, seed: str = "S") -> str:
+def train_command(options: dict, seed: str = "S") -> str:
     """The `npcomp train` command of a setting for one seed."""
-    from .cli.sweep import train_arguments
-    arguments = train_arguments(options, flags, lambda option: "the table")
-    return " ".join(["npcomp", "train", *arguments, "--seed", seed])
+    return " ".join(["npcomp", "train", *command_line(options), "--seed", seed])
 
 
 def machine_line(results: dict) -> str:
@@ -89,8 +88,8 @@ def machine_line(results: dict) -> str:
     return "no finished run"
 
 
-def markdown(table: Table, results: dict, flags: dict, reproduce_command: str,
-             rows=None, figures=()) -> str:
+def markdown(table: Table, results: dict, reproduce_command: str, rows=None,
+             figures=()) -> str:
     """DIR/TABLE.md: the table, its ``figures`` (PNG paths relative to DIR),
     then each row's settings, vectors and command."""
     records = row_records(table, results, rows)
@@ -125,7 +124,7 @@ def markdown(table: Table, results: dict, flags: dict, reproduce_command: str,
             source = (row.dev_source if name.endswith("-dev") else
                       "the paper's printed setting: the model's defaults for the task "
                       "(`npcomp train --help-defaults`)")
-            lines.append(f"- `{name}`, {source}: `{train_command(options, flags)}`")
+            lines.append(f"- `{name}`, {source}: `{train_command(options)}`")
         others = {key: value for key, value in row.paper.items()
                   if key != row.metric and value is not None}
         if others:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import npcomp.cli
+import npcomp.run_config
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DOCUMENTS = ("README.md", "docs/RESULTS.md",
@@ -53,8 +54,9 @@ def test_the_documents_print_commands():
 
 @pytest.mark.parametrize("document,command", CASES)
 def test_documented_command_is_accepted(document, command, monkeypatch):
-    monkeypatch.setattr(npcomp.cli.train, "_vectors_file", lambda data_dir, name: Path(name))
-    monkeypatch.setattr(npcomp.cli.train, "_default_vectors", lambda data_dir, name: Path(name))
+    monkeypatch.setattr(npcomp.run_config, "vectors_file", lambda data_dir, name: Path(name))
+    monkeypatch.setattr(npcomp.run_config, "_default_vectors",
+                        lambda data_dir, name: Path(name))
     argv = [PLACEHOLDER_VALUES.get(word, word) for word in shlex.split(command)[1:]]
     args = npcomp.cli.build_parser().parse_args(argv)
     if args.help_defaults:

@@ -15,7 +15,8 @@ import pytest
 from npcomp import paper_tables
 from npcomp.cli import main
 from npcomp.cli.reproduce import table_spec
-from npcomp.cli.sweep import option_flags, train_arguments, train_parser
+from npcomp.cli.sweep import run_config
+from npcomp.options import command_line
 from npcomp.report import BELOW, REACHED, TOO_FEW, WITHIN_NOISE, verdict
 
 pytest.importorskip("distributed")
@@ -46,12 +47,14 @@ def every_setting():
 
 @pytest.mark.parametrize("options", list(every_setting()))
 def test_every_row_is_a_configuration_train_accepts(options, data_dir):
-    """Through train's own parser and configuration check, without training."""
-    from npcomp.cli.train import train_config
-    arguments = train_arguments(options, option_flags(train_parser()), lambda option: "table")
-    parsed = train_parser().parse_args([*arguments, "--data-dir", str(data_dir)])
-    parsed.threads = 1
+    """The row's command, as its report prints it, through train's own parser
+    and configuration check gives the configuration its sweep builds from
+    the row's options, without training."""
+    from npcomp.cli import build_parser, train_config
+    parsed = build_parser().parse_args(["train", *command_line(options), "--data-dir",
+                                        str(data_dir), "--threads", "1"])
     config = train_config(parsed)
+    assert config == run_config(dict(options, data_dir=str(data_dir), threads=1))
     assert config["model"] == options["model"] and config["task"] == options["task"]
 
 

@@ -11,7 +11,7 @@ import os
 import sys
 from pathlib import Path
 
-from .sweep import option_flags, run_sweep, train_parser
+from .sweep import run_sweep
 
 DEFAULT_OUT = "reproduce"
 ESTIMATES = "estimates.json"
@@ -122,12 +122,11 @@ def reproduce(table, rows, args) -> int:
     status, results = run_sweep(spec, out / table.name, args)
     if results is None:
         return status
-    flags = option_flags(train_parser())
     command = " ".join(["npcomp", "reproduce", table.name, "--seeds", str(args.seeds)]
                        + (["--rows", args.rows] if args.rows else []))
     from ..rundir import RunDirectory
     figures = _draw_figures(out, table)
-    text = report.markdown(table, results, flags, command, rows, figures)
+    text = report.markdown(table, results, command, rows, figures)
     directory = RunDirectory(out)
     directory.write_text(f"{table.name}.md", text + "\n")
     directory.write_json(f"{table.name}.json", report.report_record(table, results, rows))
@@ -215,18 +214,11 @@ def _seconds_per_seed(table: str, setting: str, options: dict, out: Path,
     key = json.dumps(options, sort_keys=True)
     if key not in estimates:
         from ..trainer import estimate_seconds
-        from .train import train_config
+        from .sweep import run_config
         print(f"  (measuring {setting} on a few minibatches)", file=sys.stderr, flush=True)
-        arguments = train_parser().parse_args(
-            _train_arguments(options) + (["--data-dir", data_dir] if data_dir else []))
-        arguments.threads = 1
-        estimates[key] = estimate_seconds(train_config(arguments))
+        given = dict(options, threads=1, **({"data_dir": data_dir} if data_dir else {}))
+        estimates[key] = estimate_seconds(run_config(given))
     return estimates[key]
-
-
-def _train_arguments(options: dict) -> list:
-    from .sweep import train_arguments
-    return train_arguments(options, option_flags(train_parser()), lambda option: "the table")
 
 
 def _read_estimates(out: Path) -> dict:
