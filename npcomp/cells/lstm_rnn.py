@@ -128,8 +128,8 @@ from numba import njit
 
 from ..forest import Forest
 from .activations import (
-    ACTIVATIONS,
     ONE,
+    SIGMOID,
     activate,
     activation_code,
     derivative_from_output,
@@ -146,7 +146,6 @@ PEEPHOLE_BLOCKS = ("ci1", "ci2", "cf1", "cf2")
 # column blocks of the gate pre-activations of a node
 I1, I2, F1, F2, A1, A2, O = range(7)
 GATE_BLOCKS = 7
-SIGMOID = ACTIVATIONS["sigmoid"]  # the gates' non-linearity, as a kernel code
 # TARGET[slot, block]: the gate block into which weight block ``block``
 # carries the child in ``slot`` (0: left x, 1: right y), -1 for none.  Row 1
 # is row 0 with the children swapped: (L2) is (L1) with x, y exchanged, and

@@ -71,8 +71,7 @@ import numpy as np
 from numba import njit
 
 from ..forest import Forest
-from . import registry
-from .activations import activate, code_among, uniform_fan_in
+from .activations import activate, activation_code, uniform_fan_in
 from .inputs import sum_by_index
 from .interface import EVERY_NODE, Cell, Term
 from .levels import on_level
@@ -82,8 +81,6 @@ from .recurrence import (
     outer_products_by_word,
     recurrent_mask,
 )
-
-ACTIVATIONS = registry.model("mrnn").options["activation"]
 
 
 @dataclass
@@ -112,7 +109,7 @@ class MultiplicativeRNN(Cell):
         self.hidden_dim = hidden_dim
         self.output_dim = hidden_dim
         self.activation = activation
-        self.code = code_among(activation, ACTIVATIONS, self.name)
+        self.code = activation_code(activation)
 
     def parameter_shapes(self) -> list:
         d, d_x = self.hidden_dim, self.input_dim

@@ -62,14 +62,11 @@ import numpy as np
 from numba import njit
 
 from ..forest import Forest
-from . import registry
-from .activations import activate, code_among, uniform_fan_in
+from .activations import activate, activation_code, uniform_fan_in
 from .inputs import sum_by_index
 from .interface import EVERY_NODE, Cell, Term
 from .levels import ROW_PAD, on_level, padded_stop
 from .recurrence import activation_deltas, gather_previous, recurrent_mask
-
-ACTIVATIONS = registry.model("rnn").options["activation"]
 
 
 @dataclass
@@ -97,7 +94,7 @@ class ElmanRNN(Cell):
         self.hidden_dim = hidden_dim
         self.output_dim = hidden_dim
         self.activation = activation
-        self.code = code_among(activation, ACTIVATIONS, self.name)
+        self.code = activation_code(activation)
 
     def parameter_shapes(self) -> list:
         d = self.hidden_dim

@@ -64,7 +64,7 @@ def forward(tree: Tree, x: np.ndarray, params: dict, activation: str = "tanh",
     """(L1)-(L7) for one binary tree (unary nodes allowed).  x: (T, d_x), row t
     the vector of token t; params: the cell's ``W``, ``W_peephole``, ``W_co``,
     ``b`` (and ``W_leaf`` untied)."""
-    g = activation_function(activation)
+    g = activation_function(activation).g
     P = paper_parameters(params)
     d = P["W_co"].shape[0]
     n = tree.n_nodes
