@@ -56,10 +56,10 @@ def binary_forward_case(model: str, activation: str, untied: bool, dtype, seed: 
 def with_swapped_children(backward):
     """A planted bug: the cell's backward run with every node's children in
     reverse order, so each child receives its sibling's gradient."""
-    def buggy(params, forest, cache, d_h, grads, helper=None):
+    def buggy(params, forest, cache, d_h, grads, **helper):
         forest.children = forest.children[:, ::-1].copy()
         try:
-            return backward(params, forest, cache, d_h, grads, helper)
+            return backward(params, forest, cache, d_h, grads, **helper)
         finally:
             forest.children = forest.children[:, ::-1].copy()
     return buggy

@@ -146,9 +146,9 @@ def _with_gradient_changed(cell, name, change):
     adds to grads[name]."""
     backward = cell.backward
 
-    def buggy(params, forest, cache, d_h, grads, helper=None):
+    def buggy(params, forest, cache, d_h, grads, **helper):
         before = grads[name].copy()
-        d_x = backward(params, forest, cache, d_h, grads, helper)
+        d_x = backward(params, forest, cache, d_h, grads, **helper)
         grads[name][...] = before + change(grads[name] - before)
         return d_x
     return buggy
@@ -172,12 +172,12 @@ def test_detects_word_gradient_without_the_bilinear_term(monkeypatch):
     cell = model.cell
     backward = cell.backward
 
-    def buggy(params_, forest_, cache, d_h, grads, helper=None):
+    def buggy(params_, forest_, cache, d_h, grads, **helper):
         # A is read by the backward only for dx's dG A^T term (G_w is cached)
         saved = params_["A"].copy()
         params_["A"][...] = 0
         try:
-            return backward(params_, forest_, cache, d_h, grads, helper)
+            return backward(params_, forest_, cache, d_h, grads, **helper)
         finally:
             params_["A"][...] = saved
 

@@ -171,13 +171,13 @@ def test_detects_gradient_routed_two_steps_back(monkeypatch):
     assert_passes(check_gradients(model, params, forest, **options))
     backward = model.cell.backward
 
-    def buggy(params_, forest_, cache, d_h, grads, helper=None):
+    def buggy(params_, forest_, cache, d_h, grads, **helper):
         original = forest_.children
         before = original[:, 0]
         grandchild = np.where(before >= 0, before[np.maximum(before, 0)], -1)
         forest_.children = np.where(before >= 0, grandchild, -1)[:, None].astype(np.int32)
         try:
-            return backward(params_, forest_, cache, d_h, grads, helper)
+            return backward(params_, forest_, cache, d_h, grads, **helper)
         finally:
             forest_.children = original
 
@@ -197,9 +197,9 @@ def test_detects_masks_missing_in_backward(monkeypatch):
                                        np.random.default_rng(1)))
     backward = cell.backward
 
-    def buggy(params_, forest_, cache, d_h, grads, helper=None):
+    def buggy(params_, forest_, cache, d_h, grads, **helper):
         cache.mask = np.ones_like(cache.mask)
-        return backward(params_, forest_, cache, d_h, grads, helper)
+        return backward(params_, forest_, cache, d_h, grads, **helper)
 
     monkeypatch.setattr(cell, "backward", buggy)
     errors = cell_gradient_errors(cell, params, forest, x, index, masks, rng)

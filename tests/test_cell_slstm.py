@@ -161,10 +161,10 @@ def _errors_with_kernel(monkeypatch, kernel_name, make_buggy, input_dim=3):
     original_kernel = getattr(slstm, kernel_name)
     original_backward = model.cell.backward
 
-    def backward(params_, forest_, cache, d_h, grads, helper=None):
+    def backward(params_, forest_, cache, d_h, grads, **helper):
         with monkeypatch.context() as patch:
             patch.setattr(slstm, kernel_name, make_buggy(original_kernel, forest_))
-            return original_backward(params_, forest_, cache, d_h, grads, helper)
+            return original_backward(params_, forest_, cache, d_h, grads, **helper)
 
     monkeypatch.setattr(model.cell, "backward", backward)
     return check_gradients(model, params, forest, **options)

@@ -46,6 +46,21 @@ HELPED = ["treelstm-nary", "treelstm-childsum", "lstm-recurrent-attn", "rnn", "m
           "matrix-space"]
 
 
+@pytest.mark.parametrize("model", sorted(registry.MODELS))
+def test_a_cell_takes_a_helper_thread_only_when_it_uses_one(model):
+    """``helped`` declares it: the cells that split levels or move weight
+    gradients to a helper take ``helper``; the others take none."""
+    import inspect
+
+    from npcomp.cells import cell_class
+    cell = cell_class(model)
+    for method in (cell.forward, cell.backward):
+        assert ("helper" in inspect.signature(method).parameters) == cell.helped, method
+    # and the cells built from a helped cell hand it theirs
+    assert cell.helped == (model in HELPED or model in ("lstm", "bilstm", "lstm2", "bilstm2",
+                                                        "lstm-global-attn"))
+
+
 @pytest.mark.parametrize("model", HELPED)
 def test_helper_thread_gives_the_same_gradient(model, monkeypatch):
     """Levels split between two threads (every level of 4 or more nodes here)

@@ -94,6 +94,7 @@ class BiLSTM(Cell):
     chain LSTM; bilstm2.py's subclass uses the 2-layer ``StackedLSTM``)."""
 
     name = "bilstm"
+    helped = True
     max_children = 1
     words = EVERY_NODE
     direction_cell = ChainLSTM
@@ -167,12 +168,12 @@ class BiLSTM(Cell):
         split_input = x.shape[1] == 2 * self.input_dim
         x_forward = x[:, :self.input_dim] if split_input else x
         x_backward = x[:, self.input_dim:] if split_input else x
-        h_forward, forward_cache = self.direction.forward(params, forest, x_forward,
-                                                          word_index, helper, forward_masks)
+        h_forward, forward_cache = self.direction.forward(
+            params, forest, x_forward, word_index, helper=helper, recurrent_masks=forward_masks)
         reversed_forest, order = reverse_chains(forest)
         h_backward, backward_cache = self.direction.forward(
-            self._backward(params), reversed_forest, x_backward, word_index[order], helper,
-            backward_masks)
+            self._backward(params), reversed_forest, x_backward, word_index[order],
+            helper=helper, recurrent_masks=backward_masks)
         backward_row = np.empty_like(order)    # node order[r] holds h^B of reversed node r
         backward_row[order] = np.arange(order.shape[0])
         # a chain's root reads h^B at the chain's first word: the reversed root
@@ -191,10 +192,10 @@ class BiLSTM(Cell):
         d_backward = np.zeros_like(d_forward)
         np.add.at(d_backward, cache.backward_row, d_out[:, d:])
         d_x_forward = self.direction.backward(params, forest, cache.forward, d_forward, grads,
-                                              helper)
+                                              helper=helper)
         d_x_backward = self.direction.backward(self._backward(params), cache.reversed_forest,
                                                cache.backward, d_backward,
-                                               self._backward(grads), helper)
+                                               self._backward(grads), helper=helper)
         if cache.split_input:
             return np.concatenate([d_x_forward, d_x_backward], axis=1)
         return d_x_forward + d_x_backward

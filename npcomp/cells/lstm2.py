@@ -76,6 +76,7 @@ class StackedLSTM(Cell):
     runs this whole stack once per direction."""
 
     name = "lstm2"
+    helped = True
     max_children = 1
     words = EVERY_NODE
 
@@ -140,11 +141,11 @@ class StackedLSTM(Cell):
         connection (``recurrent_widths``).  Returns out (n, output_dim), cache."""
         first_masks, second_masks = self._split_masks(recurrent_masks)
         h1, first = self.layers[0].forward(self._views(params, 1), forest, x, word_index,
-                                           helper, first_masks)
+                                           helper=helper, recurrent_masks=first_masks)
         # layer 2 reads h1_t at node t: row t of h1 is node t's "word"
         steps = np.arange(forest.n_nodes)
         h2, second = self.layers[1].forward(self._views(params, 2), forest, h1, steps,
-                                            helper, second_masks)
+                                            helper=helper, recurrent_masks=second_masks)
         out = np.concatenate([h1, h2], axis=1) if self.layer_outputs == "all" else h2
         return out, StackedCache(first, second)
 
@@ -156,11 +157,11 @@ class StackedLSTM(Cell):
         d_h2 = d_out if self.layer_outputs == "top" else np.ascontiguousarray(d_out[:, d:])
         # layer 2 first: its input gradient, one row per node, is eps_h1
         d_h1 = self.layers[1].backward(self._views(params, 2), forest, cache.second, d_h2,
-                                       self._views(grads, 2), helper)
+                                       self._views(grads, 2), helper=helper)
         if self.layer_outputs == "all":  # h1_t also reaches the output directly
             d_h1 += d_out[:, :d]
         return self.layers[0].backward(self._views(params, 1), forest, cache.first, d_h1,
-                                       self._views(grads, 1), helper)
+                                       self._views(grads, 1), helper=helper)
 
     def forward_terms(self, forest: Forest, cache: StackedCache) -> list:
         """Layer 1's quantities suffixed 1 (``i1`` .. ``h1``), then layer 2's

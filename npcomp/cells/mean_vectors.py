@@ -52,8 +52,7 @@ class MeanVectors(Cell):
     def initialise(self, params: dict, rng: np.random.Generator) -> None:
         pass
 
-    def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
-                helper=None):
+    def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray):
         """x: (U, d) distinct words' vectors; word_index: row of x per word-reading
         node, in node order.  Returns h (n, d) and a cache."""
         span_sum = np.zeros((forest.n_nodes, x.shape[1]), dtype=x.dtype)
@@ -66,7 +65,7 @@ class MeanVectors(Cell):
         return h, MeanVectorsCache(word_nodes, word_index, x.shape[0], count, span_sum, h)
 
     def backward(self, params: dict, forest: Forest, cache: MeanVectorsCache, d_h: np.ndarray,
-                 grads: dict, helper=None) -> np.ndarray:
+                 grads: dict) -> np.ndarray:
         eps_s = d_h / cache.count[:, None]
         _push_down(forest.parent, eps_s)
         cache.eps_h, cache.eps_s = d_h, eps_s

@@ -74,7 +74,7 @@ from ..forest import Forest
 from .activations import activate, activation_code, uniform_fan_in
 from .inputs import sum_by_index
 from .interface import EVERY_NODE, Cell, Term
-from .levels import on_level
+from .levels import on_levels
 from .recurrence import (
     activation_deltas,
     gather_previous,
@@ -101,6 +101,7 @@ class MultiplicativeRNN(Cell):
     """Irsoy eq. 5 over chains; ``forward``/``backward`` over a whole forest."""
 
     name = "mrnn"
+    helped = True
     max_children = 1
     words = EVERY_NODE
 
@@ -153,8 +154,7 @@ class MultiplicativeRNN(Cell):
             _bilinear_rows(self.code, previous, matrices, word_terms, word_index, z, h,
                            start, stop)
 
-        for level in range(forest.n_levels):   # level 0: previous = h_0 = 0
-            on_level(rows_forward, forest.level_ptr[level], forest.level_ptr[level + 1], helper)
+        on_levels(rows_forward, forest.levels(), helper)   # level 0: previous = h_0 = 0
         return h, MultiplicativeRNNCache(x, word_index, matrices, previous, h, mask, z)
 
     def backward(self, params: dict, forest: Forest, cache: MultiplicativeRNNCache,
@@ -170,9 +170,7 @@ class MultiplicativeRNN(Cell):
             _route_to_previous(previous_node, forest.tree, cache.mask, cache.matrices,
                                cache.word_index, delta, d_h, start, stop)
 
-        for level in range(forest.n_levels - 1, 0, -1):
-            on_level(rows_backward, forest.level_ptr[level], forest.level_ptr[level + 1],
-                     helper)
+        on_levels(rows_backward, forest.levels(first=1, downward=True), helper)
         activation_deltas(self.code, cache.h, d_h, delta, 0, forest.n_leaves)
         n_words = cache.x.shape[0]
         d_matrices = np.zeros((n_words, d, d), dtype=d_h.dtype)

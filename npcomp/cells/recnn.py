@@ -123,8 +123,7 @@ class RecNN(Cell):
         if self.untied:
             uniform_fan_in(params["W_leaf"], 2 * self.input_dim, rng)
 
-    def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
-                helper=None):
+    def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray):
         """x: (U, d_x) distinct words' vectors; word_index: (L,) row of x per leaf."""
         n, d, leaves = forest.n_nodes, self.hidden_dim, forest.n_leaves
         word_index = np.asarray(word_index)[:leaves]
@@ -143,7 +142,7 @@ class RecNN(Cell):
         return h, RecNNCache(x, word_index, hc, h, z)
 
     def backward(self, params: dict, forest: Forest, cache: RecNNCache, d_h: np.ndarray,
-                 grads: dict, helper=None) -> np.ndarray:
+                 grads: dict) -> np.ndarray:
         """d_h: (n, d) dLoss/dh from the head (overwritten: eps_h accumulates in
         it; untied: its leaf rows are ignored).  Returns dLoss/dx (U, d_x)."""
         n, d, leaves = forest.n_nodes, self.hidden_dim, forest.n_leaves

@@ -65,7 +65,7 @@ from ..forest import Forest
 from .activations import activate, activation_code, uniform_fan_in
 from .inputs import sum_by_index
 from .interface import EVERY_NODE, Cell, Term
-from .levels import ROW_PAD, on_level, padded_stop
+from .levels import ROW_PAD, on_levels, padded_stop
 from .recurrence import activation_deltas, gather_previous, recurrent_mask
 
 
@@ -86,6 +86,7 @@ class ElmanRNN(Cell):
     """Irsoy eq. 3 over chains; ``forward``/``backward`` over a whole forest."""
 
     name = "rnn"
+    helped = True
     max_children = 1
     words = EVERY_NODE
 
@@ -139,8 +140,7 @@ class ElmanRNN(Cell):
             np.matmul(previous[start:padded], V, out=recurrent[start:padded])
             _activate_rows(self.code, recurrent, word_terms, word_index, h, start, stop)
 
-        for level in range(1, forest.n_levels):
-            on_level(rows_forward, forest.level_ptr[level], forest.level_ptr[level + 1], helper)
+        on_levels(rows_forward, forest.levels(first=1), helper)
         return h, ElmanRNNCache(x, word_index, previous, h, mask, recurrent)
 
     def backward(self, params: dict, forest: Forest, cache: ElmanRNNCache, d_h: np.ndarray,
@@ -160,9 +160,7 @@ class ElmanRNN(Cell):
             _route_to_previous(previous_node, forest.tree, cache.mask, d_previous, d_h,
                                start, stop)                           # reverses h~_{t-1} V
 
-        for level in range(forest.n_levels - 1, 0, -1):
-            on_level(rows_backward, forest.level_ptr[level], forest.level_ptr[level + 1],
-                     helper)
+        on_levels(rows_backward, forest.levels(first=1, downward=True), helper)
         activation_deltas(self.code, cache.h, d_h, delta, 0, forest.n_leaves)
         leaves = forest.n_leaves
         # the first words' h~_0 = 0 adds nothing to dV

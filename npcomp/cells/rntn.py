@@ -141,8 +141,7 @@ class RNTN(Cell):
         params["b"][...] = 0.0
         params["V"][...] = rng.uniform(-1.0 / (4 * d), 1.0 / (4 * d), size=params["V"].shape)
 
-    def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
-                helper=None):
+    def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray):
         """x: (U, d) distinct words' vectors; word_index: (L,) the row of x each
         leaf (nodes 0..L-1) reads.  Returns h (n, d), cache."""
         n, d, leaves = forest.n_nodes, self.hidden_dim, forest.n_leaves
@@ -155,8 +154,7 @@ class RNTN(Cell):
         tensor = np.empty((n - leaves, d), dtype=x.dtype)
         standard = np.empty((n - leaves, d), dtype=x.dtype)
         V_flat = params["V"].reshape(square, d)
-        for level in range(1, forest.n_levels):
-            start, stop = forest.level_ptr[level], forest.level_ptr[level + 1]
+        for start, stop in forest.levels(first=1):
             rows = slice(start - leaves, stop - leaves)
             _gather_features(children, h, features, start, stop, leaves)
             # eq. 3: vec(c^T c) @ V = (c V^[k] c^T)_k and c @ W, then + b, tanh
@@ -169,7 +167,7 @@ class RNTN(Cell):
         return h, RNTNCache(word_index, x.shape[0], word_h, h, features, tensor, standard)
 
     def backward(self, params: dict, forest: Forest, cache: RNTNCache, d_h: np.ndarray,
-                 grads: dict, helper=None) -> np.ndarray:
+                 grads: dict) -> np.ndarray:
         """d_h: (n, d) dLoss/dh from the head (overwritten: eps_h accumulates in it).
         Adds dLoss/dV, dW, db into ``grads``; returns dLoss/dx (U, d)."""
         n, d, leaves = forest.n_nodes, self.hidden_dim, forest.n_leaves
@@ -180,8 +178,7 @@ class RNTN(Cell):
         widest = int(np.diff(forest.level_ptr[1:]).max()) if forest.n_levels > 1 else 0
         products = np.empty((widest, theta_transposed.shape[1]), dtype=d_h.dtype)
         eps_c = np.full((n - leaves, 2 * d), np.nan, dtype=d_h.dtype)
-        for level in range(forest.n_levels - 1, 0, -1):
-            start, stop = forest.level_ptr[level], forest.level_ptr[level + 1]
+        for start, stop in forest.levels(first=1, downward=True):
             _tanh_deltas(cache.h, d_h, delta, start, stop, leaves)   # reverses f of eq. 3
             np.matmul(delta[start - leaves:stop - leaves], theta_transposed,
                       out=products[:stop - start])

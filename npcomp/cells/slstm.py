@@ -165,14 +165,13 @@ class SLSTM(Cell):
         if self.projected:
             uniform_fan_in(params["W_leaf"], self.input_dim, rng)
 
-    def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
-                helper=None):
+    def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray):
         """x: (U, d_x) vectors of the distinct words; word_index: (L,) the row of x
         each leaf (nodes 0..L-1) reads.  Returns h (n, d), cache.
 
         Level by level: gather the children's states, one product for the
         children terms of eqs. 1-4 and 6, vectorised gate functions, the cell
-        (5) in a kernel, then c_t W_co and eqs. 6-7.  ``helper`` is not used.
+        (5) in a kernel, then c_t W_co and eqs. 6-7.
         """
         n, d, leaves = forest.n_nodes, self.hidden_dim, forest.n_leaves
         dtype = x.dtype
@@ -189,8 +188,7 @@ class SLSTM(Cell):
         words = x @ params["W_leaf"] if self.projected else x
         h[:leaves] = words[word_index[:leaves]]
         with np.errstate(over="ignore"):  # exp overflow in the sigmoid gives exactly 0
-            for level in range(1, forest.n_levels):
-                start, stop = forest.level_ptr[level], forest.level_ptr[level + 1]
+            for start, stop in forest.levels(first=1):
                 _gather_children(children, h, c, hc, start, stop)
                 # children terms of eqs. 1-4 and 6 for the whole level; rows
                 # padded, the extra rows belong to higher levels and are
@@ -210,7 +208,7 @@ class SLSTM(Cell):
         return h, SLSTMCache(x, word_index, hc, gates, c, tanh_c, x_t, h)
 
     def backward(self, params: dict, forest: Forest, cache: SLSTMCache, d_h: np.ndarray,
-                 grads: dict, helper=None) -> np.ndarray:
+                 grads: dict) -> np.ndarray:
         """d_h: (n, d) dJ/dh from the head (overwritten: becomes eps_h).  Adds
         dJ/dparams into ``grads``; returns dJ/dx (U, d_x), per distinct word.
 
@@ -228,8 +226,7 @@ class SLSTM(Cell):
         eps_c = np.zeros((n, d), dtype=dtype)     # the parents' shares, then the full eps_c
         co_term = np.zeros((n, d), dtype=dtype)   # delta_o W_co^T, last term of (13)/(14)
         d_hc = np.zeros((n + ROW_PAD, 4 * d), dtype=dtype)
-        for level in range(forest.n_levels - 1, 0, -1):
-            start, stop = forest.level_ptr[level], forest.level_ptr[level + 1]
+        for start, stop in forest.levels(first=1, downward=True):
             _output_gate_deltas(cache.gates, cache.tanh_c, d_h, delta, start, stop)  # (9)
             np.matmul(delta[start:stop, O * d:], w_co_transposed, out=co_term[start:stop])
             _cell_deltas(children, cache.gates, cache.c, cache.tanh_c, d_h, co_term, eps_c,
