@@ -70,7 +70,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..forest import Forest, reverse_chains
-from .interface import EVERY_NODE, Cell, Term
+from .interface import SequenceCell, Term
 from .lstm import ChainLSTM
 
 BACKWARD = "_backward"
@@ -88,15 +88,13 @@ class BiLSTMCache:
     out: np.ndarray          # (n, 2 d) the cell's output
 
 
-class BiLSTM(Cell):
+class BiLSTM(SequenceCell):
     """One sequence cell run over a forest of chains in both directions, the two
     outputs concatenated.  The sequence cell is ``direction_cell`` (here the
     chain LSTM; bilstm2.py's subclass uses the 2-layer ``StackedLSTM``)."""
 
     name = "bilstm"
     helped = True
-    max_children = 1
-    words = EVERY_NODE
     direction_cell = ChainLSTM
 
     def __init__(self, input_dim: int, hidden_dim: int, untied: bool = False,

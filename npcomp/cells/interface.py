@@ -18,7 +18,9 @@ each model takes are declared in ``registry.py``) and has
   the parameter gradients into ``grads`` (same names) and returns dLoss/dx
   (U, d_x);
 * ``check_forest(forest)``: raises ``StructureError`` for trees the cell
-  cannot compose, from the declared ``max_children`` and ``words``.
+  cannot compose, from the declared ``max_children`` and ``words`` (a
+  ``SequenceCell`` composes chains, a ``BinaryCell`` binary trees with words
+  at the leaves only).
 
 The abilities some cells have are declared here with the value a cell
 without them has, so nothing is probed for:
@@ -147,6 +149,20 @@ class Cell:
                                    f"word: only a chain's root may be labelled, "
                                    f"{int(inner.sum())} other nodes are (supervision 'root' "
                                    "or 'spans')")
+
+
+class SequenceCell(Cell):
+    """A cell over chains: every node one child at most and a word."""
+
+    max_children = 1
+    words = EVERY_NODE
+
+
+class BinaryCell(Cell):
+    """A cell over binary trees with a word at every leaf and none inside."""
+
+    max_children = 2
+    words = LEAVES_ONLY
 
 
 def check_structure(name: str, forest: Forest, max_children: int | None, words: str) -> None:

@@ -51,7 +51,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..forest import Forest
-from .interface import EVERY_NODE, Cell
+from .interface import SequenceCell
 from .lstm import ChainLSTM
 
 
@@ -69,7 +69,7 @@ def layer_suffix(layer: int) -> str:
     return "" if layer == 1 else f"_{layer}"
 
 
-class StackedLSTM(Cell):
+class StackedLSTM(SequenceCell):
     """Two chain LSTMs, the second reading the first's h_t at step t.
 
     ``bilstm2`` (bilstm.py's ``BiLSTM`` with this cell as its direction cell)
@@ -77,8 +77,6 @@ class StackedLSTM(Cell):
 
     name = "lstm2"
     helped = True
-    max_children = 1
-    words = EVERY_NODE
 
     def __init__(self, input_dim: int, hidden_dim: int, output_gate: bool = True,
                  layer_outputs: str = "top", forget_bias: float = 0.0):

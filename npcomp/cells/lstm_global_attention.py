@@ -75,7 +75,7 @@ from numba import njit
 
 from ..forest import Forest
 from .activations import uniform_fan_in
-from .interface import EVERY_NODE, Cell, Term, node_rows
+from .interface import SequenceCell, Term, node_rows
 from .lstm import ChainLSTM
 from .recurrence import chain_layout
 
@@ -102,13 +102,11 @@ class GlobalAttentionCache:
     delta_a: np.ndarray | None = None
 
 
-class GlobalAttentionLSTM(Cell):
+class GlobalAttentionLSTM(SequenceCell):
     """Chain LSTM + softmax attention over the sentence's steps + tanh layer (eqs. 4-7)."""
 
     name = "lstm-global-attn"
     helped = True
-    max_children = 1
-    words = EVERY_NODE
     labels_at_roots_only = True
 
     def __init__(self, input_dim: int, hidden_dim: int, attention_dim: int = ATTENTION_DIM,

@@ -129,7 +129,7 @@ from numba import njit
 
 from ..forest import Forest
 from .activations import ONE, uniform_fan_in
-from .interface import EVERY_NODE, Cell, Term, node_rows
+from .interface import SequenceCell, Term, node_rows
 from .levels import ROW_PAD, children_columns, on_levels, padded_stop, sigmoid
 from .lstm import ChainLSTM
 from .lstm_kernels import gather_children, scatter_to_children
@@ -178,13 +178,11 @@ class RecurrentAttentionCache:
     delta_a: np.ndarray | None = None
 
 
-class RecurrentAttentionLSTM(Cell):
+class RecurrentAttentionLSTM(SequenceCell):
     """Chain LSTM + prefix attention + adaptive transfer LSTM + highway (eqs. 4, 9-12)."""
 
     name = "lstm-recurrent-attn"
     helped = True
-    max_children = 1
-    words = EVERY_NODE
     labels_at_roots_only = True
 
     def __init__(self, input_dim: int, hidden_dim: int, forget_bias: float = 0.0):

@@ -136,7 +136,7 @@ from .activations import (
     uniform_fan_in,
 )
 from .inputs import sum_by_index
-from .interface import LEAVES_ONLY, Cell, Term, node_rows
+from .interface import BinaryCell, Term, node_rows
 from .levels import ROW_PAD, binary_children, padded_stop
 
 # column blocks of W and W_leaf (the weights reading a child's h); blocks
@@ -170,12 +170,10 @@ class LSTMRNNCache:
     delta: np.ndarray | None = None
 
 
-class LSTMRNN(Cell):
+class LSTMRNN(BinaryCell):
     """Le & Zuidema's LSTM-RNN cell; ``forward``/``backward`` over a whole forest."""
 
     name = "lstm-rnn"
-    max_children = 2
-    words = LEAVES_ONLY
 
     def __init__(self, input_dim: int, hidden_dim: int, activation: str = "tanh",
                  untied: bool = False):

@@ -71,7 +71,7 @@ from numba import njit
 
 from ..forest import Forest
 from .activations import uniform_fan_in
-from .interface import EVERY_NODE, Cell, Term
+from .interface import SequenceCell, Term
 from .levels import on_levels
 from .overflow import StateOverflow
 from .recurrence import outer_products_by_word
@@ -89,13 +89,11 @@ class MatrixSpaceCache:
     d_previous: np.ndarray | None = None
 
 
-class MatrixSpace(Cell):
+class MatrixSpace(SequenceCell):
     """Irsoy eqs. 1-2 over chains: h_t = h_{t-1} M_{w_t} from a learned h_0."""
 
     name = "matrix-space"
     helped = True
-    max_children = 1
-    words = EVERY_NODE
 
     def __init__(self, input_dim: int, hidden_dim: int):
         if input_dim != hidden_dim * hidden_dim:

@@ -73,7 +73,7 @@ from numba import njit
 from ..forest import Forest
 from .activations import activate, activation_code, uniform_fan_in
 from .inputs import sum_by_index
-from .interface import EVERY_NODE, Cell, Term
+from .interface import SequenceCell, Term
 from .levels import on_levels
 from .recurrence import (
     activation_deltas,
@@ -97,13 +97,11 @@ class MultiplicativeRNNCache:
     delta: np.ndarray | None = None
 
 
-class MultiplicativeRNN(Cell):
+class MultiplicativeRNN(SequenceCell):
     """Irsoy eq. 5 over chains; ``forward``/``backward`` over a whole forest."""
 
     name = "mrnn"
     helped = True
-    max_children = 1
-    words = EVERY_NODE
 
     def __init__(self, input_dim: int, hidden_dim: int, activation: str = "tanh"):
         self.input_dim = input_dim

@@ -62,7 +62,7 @@ from .activations import (
     uniform_fan_in,
 )
 from .inputs import sum_by_index
-from .interface import LEAVES_ONLY, Cell, Term, node_rows
+from .interface import BinaryCell, Term, node_rows
 from .levels import binary_children
 
 
@@ -80,10 +80,8 @@ class RecNNCache:
     d_hc: np.ndarray | None = None
 
 
-class RecNN(Cell):
+class RecNN(BinaryCell):
     name = "recnn"
-    max_children = 2
-    words = LEAVES_ONLY
 
     def __init__(self, input_dim: int, hidden_dim: int, activation: str = "tanh",
                  untied: bool = False):

@@ -64,7 +64,7 @@ from numba import njit
 from ..forest import Forest
 from .activations import activate, activation_code, uniform_fan_in
 from .inputs import sum_by_index
-from .interface import EVERY_NODE, Cell, Term
+from .interface import SequenceCell, Term
 from .levels import ROW_PAD, on_levels, padded_stop
 from .recurrence import activation_deltas, gather_previous, recurrent_mask
 
@@ -82,13 +82,11 @@ class ElmanRNNCache:
     delta: np.ndarray | None = None
 
 
-class ElmanRNN(Cell):
+class ElmanRNN(SequenceCell):
     """Irsoy eq. 3 over chains; ``forward``/``backward`` over a whole forest."""
 
     name = "rnn"
     helped = True
-    max_children = 1
-    words = EVERY_NODE
 
     def __init__(self, input_dim: int, hidden_dim: int, activation: str = "tanh"):
         self.input_dim = input_dim

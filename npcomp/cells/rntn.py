@@ -74,7 +74,7 @@ from numba import njit
 from ..forest import Forest
 from .activations import ONE
 from .inputs import sum_by_index
-from .interface import LEAVES_ONLY, Cell, Term, node_rows
+from .interface import BinaryCell, Term, node_rows
 from .levels import binary_children
 
 
@@ -94,12 +94,10 @@ class RNTNCache:
     eps_c: np.ndarray | None = None
 
 
-class RNTN(Cell):
+class RNTN(BinaryCell):
     """Recursive neural tensor network; ``forward``/``backward`` over a forest."""
 
     name = "rntn"
-    max_children = 2
-    words = LEAVES_ONLY
     LEAF_ACTIVATIONS = ("identity", "tanh")
 
     def __init__(self, input_dim: int, hidden_dim: int, leaf_activation: str = "identity"):

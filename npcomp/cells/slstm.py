@@ -84,7 +84,7 @@ from numba import njit
 from ..forest import Forest
 from .activations import ONE, uniform_fan_in
 from .inputs import sum_by_index
-from .interface import LEAVES_ONLY, Cell, Term, node_rows
+from .interface import BinaryCell, Term, node_rows
 from .levels import ROW_PAD, binary_children, padded_stop, sigmoid
 
 # gate column blocks of W_h, b, gates and delta (W_c has the first three)
@@ -111,12 +111,10 @@ class SLSTMCache:
     delta: np.ndarray | None = None
 
 
-class SLSTM(Cell):
+class SLSTM(BinaryCell):
     """Zhu et al.'s S-LSTM over binary trees; ``forward``/``backward`` over a forest."""
 
     name = "slstm"
-    max_children = 2
-    words = LEAVES_ONLY
 
     def __init__(self, input_dim: int, hidden_dim: int, forget_bias: float = 0.0):
         self.forget_bias = forget_bias
