@@ -24,6 +24,7 @@ where unlabelled).
 from __future__ import annotations
 
 import re
+from importlib import resources
 
 import numpy as np
 
@@ -156,13 +157,16 @@ def describe(config: dict, model) -> dict:
 def errata(document: dict) -> dict:
     """Where each erratum id the document's terms cite is written: Tai et
     al.'s and the shared readings (E1, S2, ...) in docs/EQUATIONS.md section
-    11, every other in the cell's own page, docs/cells/MODULE.md."""
+    11, every other in the cell's own page, docs/cells/MODULE.md; the path of
+    the copy installed with the package (``npcomp/errata_pages/``), which a
+    wheel carries too."""
     from .cells import registry
-    page = f"docs/cells/{registry.model(document['model']).module}.md"
+    pages = resources.files("npcomp") / "errata_pages"
+    page = str(pages / "cells" / f"{registry.model(document['model']).module}.md")
     cited = sorted({term["erratum"] for sentence in document["sentences"]
                     for term in sentence["forward"] + sentence["backward"] if term["erratum"]})
     shared = re.compile(r"[ES]\d+$")
-    return {erratum: "docs/EQUATIONS.md" if shared.match(erratum) else page
+    return {erratum: str(pages / "EQUATIONS.md") if shared.match(erratum) else page
             for erratum in cited}
 
 

@@ -1,7 +1,8 @@
 """The page ``npcomp explain`` and ``npcomp predict --html`` write: one
 self-contained HTML file (inline SVG, CSS and script, nothing fetched from
 anywhere) drawing each sentence's tree of the document ``explain.py``
-describes.
+describes.  Its HTML template, style sheet and script are files of their own
+(``npcomp/page_files/``), filled in and inlined here.
 
 Each node is a disc in the colour of its predicted class (the SST's scale,
 very negative red through neutral grey to very positive blue), with the
@@ -21,9 +22,12 @@ arrays or scalars is read through their ``tolist()``.
 """
 from __future__ import annotations
 
+import functools
 import html
 import json
 import math
+import string
+from importlib import resources
 from pathlib import Path
 
 # The SST's five-point scale, very negative .. very positive: a diverging
@@ -355,18 +359,19 @@ def render_page(document: dict) -> str:
                    for k, sentence in enumerate(sentences)) \
         or '<p class="muted">No sentences.</p>'
     palette = {"classes": classes, "colours": colours, "ink": [_ink(c) for c in colours]}
-    return "".join([
-        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{_text(data.get('model') or 'npcomp')} \N{EN DASH} trees</title>",
-        f"<style>{STYLE}</style></head><body>",
-        _header(data), _legend(classes, colours, ordinal), _parameters(data),
-        f'<div class="layout"><main>{body}</main>',
-        ('<aside id="detail" aria-live="polite"><p class="muted">Hover over or click a node '
-         "to see its span, labels, probabilities and terms.</p></aside></div>"),
-        f'<script type="application/json" id="document">{_script_json(data)}</script>',
-        f'<script type="application/json" id="palette">{_script_json(palette)}</script>',
-        f"<script>{SCRIPT}</script></body></html>\n"])
+    return string.Template(page_file("page.html")).substitute(
+        title=_text(data.get("model") or "npcomp"), style=page_file("page.css"),
+        header=_header(data), legend=_legend(classes, colours, ordinal),
+        parameters=_parameters(data), sentences=body, document=_script_json(data),
+        palette=_script_json(palette), script=page_file("page.js"))
+
+
+@functools.lru_cache(maxsize=None)
+def page_file(name: str) -> str:
+    """The text of one of the page's files, package data in
+    ``npcomp/page_files/``: its HTML template (``string.Template``), its
+    style sheet and its script."""
+    return (resources.files("npcomp") / "page_files" / name).read_text(encoding="utf-8")
 
 
 def check_target(path: str | Path, overwrite: bool) -> Path:
@@ -392,306 +397,3 @@ def write_page(text: str, path: str | Path, overwrite: bool = False) -> Path:
     path = check_target(path, overwrite)
     write_atomically(path, lambda handle: handle.write(text.encode("utf-8")))
     return path
-
-
-STYLE = """
-:root{--ink:#1a1a1a;--muted:#666;--line:#d0d0d0;--bg:#fafafa}
-*{box-sizing:border-box}
-body{margin:0;padding:12px 16px;font:14px/1.4 system-ui,-apple-system,"Segoe UI",sans-serif;
-color:var(--ink);background:var(--bg)}
-h1{font-size:18px;margin:0 0 4px}h2{font-size:15px;margin:0 0 2px;font-weight:600}
-.muted{color:var(--muted);font-size:12px;margin:2px 0}
-.facts{display:flex;flex-wrap:wrap;gap:2px 14px;margin:0 0 8px;font-size:13px}
-.facts dt{color:var(--muted)}.facts dt::after{content:":"}.facts dd{margin:0 0 0 -10px}
-.legend ul{display:flex;flex-wrap:wrap;gap:4px 14px;list-style:none;padding:0;margin:4px 0}
-.legend li{display:flex;align-items:center;gap:5px;font-size:13px}
-.swatch{display:inline-flex;width:20px;height:20px;border-radius:50%;align-items:center;
-justify-content:center;font-size:11px}
-.diamond{display:inline-block;width:8px;height:8px;background:#000;transform:rotate(45deg);
-margin:0 2px}
-.params{margin:6px 0;font-size:12px}.params table{border-collapse:collapse;margin-top:4px}
-.params th,.params td{padding:2px 8px;border-bottom:1px solid var(--line);text-align:right}
-.params th:first-child,.params td:first-child{text-align:left}
-.params tr.fail td{color:#b2182b;font-weight:600}
-.layout{display:grid;grid-template-columns:minmax(0,1fr) 400px;gap:16px;align-items:start}
-@media (max-width:900px){.layout{grid-template-columns:1fr}}
-.sentence{background:#fff;border:1px solid var(--line);border-radius:6px;padding:8px 10px;
-margin:0 0 10px}
-.sentence .num{color:var(--muted);font-weight:400;margin-right:4px}
-.scroll{overflow-x:auto}
-svg.tree{display:block}
-.edges path{stroke:#9a9a9a;stroke-width:1.4;fill:none}
-g.node{cursor:pointer;outline:none}
-g.node text{text-anchor:middle;pointer-events:none;paint-order:stroke;stroke:#fff;stroke-width:3px;
-stroke-linejoin:round}
-g.node text.cls{font-size:12px;font-weight:700;stroke:none}
-g.node text.p{font-size:10px;fill:var(--muted)}
-g.node text.word{font-size:12px}
-g.node circle.gold{fill:none;stroke-width:3}
-g.node circle.disc{stroke:#fff;stroke-width:1.5}
-g.node path.miss{fill:#000}
-g.node.in-span circle.disc{stroke:#333}
-g.node:hover circle.disc,g.node:focus circle.disc{stroke:#000;stroke-width:2.5}
-g.node.pinned circle.disc{stroke:#000;stroke-width:3.5}
-#detail{position:sticky;top:8px;max-height:calc(100vh - 16px);overflow:auto;background:#fff;
-border:1px solid var(--line);border-radius:6px;padding:8px 10px;font-size:13px}
-#detail h3{font-size:14px;margin:0 0 4px}
-#detail h4{font-size:12px;margin:10px 0 2px;color:var(--muted)}
-#detail dl{display:grid;grid-template-columns:auto 1fr;gap:1px 10px;margin:0}
-#detail dt{color:var(--muted)}#detail dd{margin:0;overflow-wrap:anywhere}
-.bar{display:grid;grid-template-columns:14px 1fr 90px 48px;gap:6px;align-items:center;
-font-size:12px}
-.bar .track{height:8px;background:#eee;border-radius:4px;overflow:hidden}
-.bar .fill{height:100%}.bar .val{text-align:right;font-variant-numeric:tabular-nums}
-.bar.chosen{font-weight:700}
-.term{border-top:1px solid #eee;padding:3px 0}
-.term-head{display:flex;flex-wrap:wrap;gap:2px 8px;align-items:baseline}
-.sym{font:italic 600 15px/1.2 Georgia,"Times New Roman",serif;min-width:2.4em}
-.eq{color:var(--muted);font-size:11px}
-.erratum{background:#fff3cd;border:1px solid #e0c060;border-radius:3px;font-size:10px;
-padding:0 3px}
-.norm{font-size:11px;font-variant-numeric:tabular-nums}
-.undef{color:var(--muted);font-size:11px;font-style:italic}
-.lead,.term pre{font:11px/1.35 ui-monospace,Menlo,Consolas,monospace;white-space:pre-wrap;
-margin:1px 0;color:#333}
-.term details summary{font-size:11px;color:var(--muted);cursor:pointer}
-"""
-
-SCRIPT = r"""
-(function () {
-  "use strict";
-  var doc = JSON.parse(document.getElementById("document").textContent);
-  var palette = JSON.parse(document.getElementById("palette").textContent);
-  var panel = document.getElementById("detail");
-  var hint = panel.innerHTML;
-  var GREEK = {eps: "\u03b5", epsilon: "\u03b5", delta: "\u03b4", Delta: "\u0394",
-    sigma: "\u03c3", alpha: "\u03b1", beta: "\u03b2", gamma: "\u03b3", lambda: "\u03bb",
-    theta: "\u03b8", tau: "\u03c4", phi: "\u03c6", psi: "\u03c8", omega: "\u03c9",
-    mu: "\u03bc"};
-  var LEAD = 6;
-  var pinned = null;
-  var shown = null;  // the node in the panel: redrawn only when it changes, keeping toggles
-
-  function el(tag, cls, text) {
-    var e = document.createElement(tag);
-    if (cls) { e.className = cls; }
-    if (text !== undefined && text !== null) { e.textContent = String(text); }
-    return e;
-  }
-  // the page writes NaN and the infinities as strings: strict JSON has none
-  function num(v) {
-    if (v === null || v === undefined) { return null; }
-    if (typeof v === "string") {
-      return v === "Infinity" ? Infinity : v === "-Infinity" ? -Infinity : NaN;
-    }
-    return Number(v);
-  }
-  function fmt(v) {
-    v = num(v);
-    if (v === null) { return "\u2014"; }
-    if (isNaN(v)) { return "NaN"; }
-    if (!isFinite(v)) { return v > 0 ? "\u221e" : "\u2212\u221e"; }
-    if (v === 0) { return "0"; }
-    var a = Math.abs(v);
-    return (a >= 1e4 || a < 1e-3) ? v.toExponential(2) : String(Number(v.toPrecision(4)));
-  }
-  function flatten(v, out) {
-    if (Array.isArray(v)) { v.forEach(function (x) { flatten(x, out); }); }
-    else { out.push(num(v)); }
-    return out;
-  }
-  function shape(v) {
-    var s = [];
-    while (Array.isArray(v)) { s.push(v.length); v = v[0]; }
-    return s;
-  }
-  function rows(v) {  // the whole value, one line per innermost vector
-    if (!Array.isArray(v)) { return fmt(v); }
-    if (!v.some(Array.isArray)) { return v.map(fmt).join("  "); }
-    return v.map(rows).join("\n");
-  }
-  // eps_h as epsilon with subscript h; delta_f_l as delta, subscript f, subscript l
-  function symbol(text) {
-    var parts = String(text).split("_");
-    var span = el("span", null, GREEK[parts[0]] || parts[0]);
-    if (parts.length > 1) {
-      var sub = el("sub");
-      sub.appendChild(symbol(parts.slice(1).join("_")));
-      span.appendChild(sub);
-    }
-    return span;
-  }
-  function className(k) {
-    if (k === null || k === undefined) { return "\u2014"; }
-    var name = palette.classes[k];
-    return (name === undefined ? "class " + k : name) + " (" + k + ")";
-  }
-  function pair(dl, term, value, cls) {
-    dl.appendChild(el("dt", null, term));
-    var dd = el("dd", cls, value);
-    dl.appendChild(dd);
-    return dd;
-  }
-  function findNode(sentence, id) {
-    for (var k = 0; k < sentence.nodes.length; k++) {
-      if (sentence.nodes[k].id === id) { return sentence.nodes[k]; }
-    }
-    return null;
-  }
-
-  function probabilities(node) {
-    var box = el("div", "probs");
-    var values = node.probabilities || [];
-    var ordinal = node.probability === null || node.probability === undefined;
-    box.appendChild(el("h4", null, ordinal ? "P(label > k)" : "Probabilities"));
-    values.forEach(function (p, k) {
-      var row = el("div", "bar" + (!ordinal && k === node.predicted ? " chosen" : ""));
-      var dot = el("span", "swatch");
-      dot.style.width = dot.style.height = "12px";
-      dot.style.background = palette.colours[ordinal ? k + 1 : k] || "#fff";
-      row.appendChild(dot);
-      var track = el("div", "track"), fill = el("div", "fill");
-      var x = num(p);
-      fill.style.width = (isFinite(x) ? Math.max(0, Math.min(1, x)) * 100 : 0) + "%";
-      fill.style.background = dot.style.background;
-      track.appendChild(fill);
-      row.appendChild(track);
-      var label = ordinal ? "> " + k : (palette.classes[k] || "class " + k);
-      if (!ordinal && k === node.label) { label += " \u2605"; }
-      row.appendChild(el("span", null, label));
-      row.appendChild(el("span", "val", fmt(p)));
-      box.appendChild(row);
-    });
-    return box;
-  }
-
-  function termRow(term, index) {
-    var row = el("div", "term");
-    row.setAttribute("data-symbol", term.symbol);
-    var head = el("div", "term-head");
-    var sym = el("span", "sym");
-    sym.title = term.symbol;
-    sym.appendChild(symbol(term.symbol));
-    head.appendChild(sym);
-    if (term.equation) {
-      var eq = String(term.equation);
-      head.appendChild(el("span", "eq", /^[0-9(]/.test(eq) ? "eq. " + eq : eq));
-    }
-    if (term.erratum) {
-      var badge = el("span", "erratum", term.erratum);
-      badge.title = "erratum " + term.erratum;
-      head.appendChild(badge);
-    }
-    row.appendChild(head);
-    var value = (term.values || [])[index];
-    var flat = value === undefined ? [] : flatten(value, []);
-    var defined = flat.filter(function (x) { return x !== null && !isNaN(x); });
-    if (!defined.length) {
-      head.appendChild(el("span", "undef", "not defined at this node"));
-      return row;
-    }
-    var squares = defined.reduce(function (s, x) { return s + x * x; }, 0);
-    var norm = "\u2016\u00b7\u2016 = " + fmt(Math.sqrt(squares));
-    if (defined.length < flat.length) {
-      norm += " (" + (flat.length - defined.length) + " of " + flat.length + " undefined)";
-    }
-    var dims = shape(value);
-    if (dims.length) { norm += "  [" + dims.join("\u00d7") + "]"; }
-    head.appendChild(el("span", "norm", norm));
-    row.appendChild(el("div", "lead",
-      flat.slice(0, LEAD).map(fmt).join("  ") + (flat.length > LEAD ? "  \u2026" : "")));
-    if (flat.length > LEAD) {
-      var more = el("details");
-      more.appendChild(el("summary", null, "all " + flat.length + " values"));
-      more.appendChild(el("pre", null, rows(value)));
-      row.appendChild(more);
-    }
-    return row;
-  }
-
-  function terms(title, list, index) {
-    var box = el("div", "terms " + title.toLowerCase());
-    box.appendChild(el("h4", null, title));
-    list.forEach(function (term) { box.appendChild(termRow(term, index)); });
-    return box;
-  }
-
-  function show(where) {
-    if (shown === where || (shown && where && shown[0] === where[0] && shown[1] === where[1])) {
-      return;
-    }
-    shown = where;
-    if (!where) { panel.innerHTML = hint; return; }
-    var sentence = doc.sentences[where[0]];
-    var node = sentence && findNode(sentence, where[1]);
-    if (!node) { panel.innerHTML = hint; return; }
-    var index = sentence.nodes.indexOf(node);
-    panel.replaceChildren();
-    panel.appendChild(el("h3", null, "Sentence " + (where[0] + 1) + ", node " + node.id));
-    var dl = el("dl");
-    pair(dl, "span", node.span, "span");
-    pair(dl, "word", node.word === null || node.word === undefined ? "\u2014" : node.word, "word");
-    pair(dl, "gold", node.label === null || node.label === undefined ? "unlabelled" :
-      className(node.label), "gold");
-    var predicted = className(node.predicted);
-    if (node.probability !== null && node.probability !== undefined) {
-      predicted += ", p = " + fmt(node.probability);
-    }
-    pair(dl, "predicted", predicted, "predicted");
-    if ("loss" in node) {
-      pair(dl, "loss", node.loss === null ? "\u2014 (unlabelled)" : fmt(node.loss), "loss");
-    }
-    var kids = node.children || [];
-    pair(dl, "children", kids.length ? kids.join(", ") : "none (a leaf)", "children");
-    panel.appendChild(dl);
-    panel.appendChild(probabilities(node));
-    if (sentence.forward && sentence.forward.length) {
-      panel.appendChild(terms("Forward", sentence.forward, index));
-    }
-    if (sentence.backward && sentence.backward.length) {
-      panel.appendChild(terms("Backward", sentence.backward, index));
-    }
-  }
-
-  function below(sentence, id) {  // the node's subtree, itself included
-    var out = [id], node = findNode(sentence, id);
-    (node ? node.children || [] : []).forEach(function (kid) {
-      out = out.concat(below(sentence, kid));
-    });
-    return out;
-  }
-  function mark(where) {
-    document.querySelectorAll("g.node.in-span, g.node.pinned").forEach(function (g) {
-      g.classList.remove("in-span", "pinned");
-    });
-    if (!where) { return; }
-    var svg = document.querySelector("#sentence-" + where[0] + " svg");
-    below(doc.sentences[where[0]], where[1]).forEach(function (id) {
-      var g = svg.querySelector('g.node[data-node="' + id + '"]');
-      if (g) { g.classList.add("in-span"); }
-    });
-    var own = svg.querySelector('g.node[data-node="' + where[1] + '"]');
-    if (own) { own.classList.add("pinned"); }
-  }
-  function locate(g) {
-    return [Number(g.getAttribute("data-sentence")), Number(g.getAttribute("data-node"))];
-  }
-  function toggle(g) {
-    var where = locate(g);
-    var same = pinned && pinned[0] === where[0] && pinned[1] === where[1];
-    pinned = same ? null : where;
-    mark(pinned);
-    show(pinned || where);
-  }
-
-  document.querySelectorAll("g.node").forEach(function (g) {
-    g.addEventListener("mouseenter", function () { show(locate(g)); });
-    g.addEventListener("mouseleave", function () { show(pinned); });
-    g.addEventListener("focus", function () { show(locate(g)); });
-    g.addEventListener("click", function () { toggle(g); });
-    g.addEventListener("keydown", function (event) {
-      if (event.key === "Enter" || event.key === " ") { event.preventDefault(); toggle(g); }
-    });
-  });
-})();
-"""
