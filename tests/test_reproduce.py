@@ -134,6 +134,21 @@ def test_list_prints_each_row_with_its_time(tmp_path, monkeypatch, capsys):
     assert "measuring" not in capsys.readouterr().err   # the cache answers
 
 
+def test_list_answers_without_the_data(tmp_path, monkeypatch, capsys):
+    """Every table listed, each row's time where it can be measured and, where
+    its data or vectors are not found, why not: a fresh install, before
+    `npcomp download`."""
+    monkeypatch.setenv("NPCOMP_DATA", str(tmp_path / "no-data"))
+    assert main(["reproduce", "--list", "--out", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    for table in paper_tables.TABLES.values():
+        assert f"{table.name}: {table.title}" in out
+        for row in table.rows:
+            assert all(f"  {name} " in out for name in row.settings())
+    assert "not measured: " in out and "no such file" in out
+    assert "a seed" not in out   # every table here trains on the real data
+
+
 def test_an_unknown_table_or_row_is_named(capsys):
     assert main(["reproduce", "nosuch"]) == 1
     assert "no table 'nosuch'" in capsys.readouterr().err

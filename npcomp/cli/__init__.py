@@ -106,10 +106,8 @@ def outcome(command, *arguments) -> tuple:
 
 
 def _run(args) -> int:
-    if getattr(args, "threads", None) is not None and args.threads < 1:
-        from ..configuration import ConfigError
-        raise ConfigError("threads", f"compute threads must be a whole number >= 1, not "
-                                     f"{args.threads}")
+    from ..configuration import check_value
+    check_value("threads", getattr(args, "threads", None))   # before numpy loads
     if hasattr(args, "threads"):
         args.threads_given = args.threads
         args.threads = _set_threads(args.threads)

@@ -176,7 +176,7 @@ def _list(tables, out: Path, data_dir: str | None, threads_per_run: int) -> int:
     workers = max(1, (os.cpu_count() or 1) // threads_per_run)
     for table in tables or TABLES.values():
         print(f"{table.name}: {table.title}")
-        total = 0.0
+        total, unmeasured = 0.0, 0
         for row in table.rows:
             figure = row.paper.get(row.metric)
             paper = "-" if figure is None else f"{figure:g}"
@@ -189,12 +189,18 @@ def _list(tables, out: Path, data_dir: str | None, threads_per_run: int) -> int:
                     continue
                 if row.parses:
                     options = dict(options, parses_dir=str(parses))
-                seconds = _seconds_per_seed(table.name, name, options, out, data_dir,
-                                            estimates)
+                try:
+                    seconds = _seconds_per_seed(table.name, name, options, out, data_dir,
+                                                estimates)
+                except MissingData as error:
+                    unmeasured += 1
+                    print(f"{line} not measured: {error}")
+                    continue
                 total += 5 * seconds
                 print(f"{line} {_duration(seconds)} a seed")
         print(f"  5 seeds of every row on {workers} worker{'s' * (workers > 1)}: about "
-              f"{_duration(total / workers)}\n")
+              f"{_duration(total / workers)}"
+              + (f" (less {unmeasured} not measured)" if unmeasured else "") + "\n")
         _write_estimates(out, estimates)
     return 0
 
@@ -213,12 +219,27 @@ def _seconds_per_seed(table: str, setting: str, options: dict, out: Path,
         return sum(finished) / len(finished)
     key = json.dumps(options, sort_keys=True)
     if key not in estimates:
+        from ..configuration import ConfigError
+        from ..formats import DataError
         from ..trainer import estimate_seconds
         from .sweep import run_config
-        print(f"  (measuring {setting} on a few minibatches)", file=sys.stderr, flush=True)
         given = dict(options, threads=1, **({"data_dir": data_dir} if data_dir else {}))
-        estimates[key] = estimate_seconds(run_config(given))
+        try:
+            config = run_config(given)
+        except ConfigError:
+            raise
+        except ValueError as error:   # a vector file not found
+            raise MissingData(error) from None
+        print(f"  (measuring {setting} on a few minibatches)", file=sys.stderr, flush=True)
+        try:
+            estimates[key] = estimate_seconds(config)
+        except DataError as error:    # the task's files not found (or not readable)
+            raise MissingData(error) from None
     return estimates[key]
+
+
+class MissingData(Exception):
+    """A row cannot be measured here: its data or vectors are not found."""
 
 
 def _read_estimates(out: Path) -> dict:

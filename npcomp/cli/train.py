@@ -107,7 +107,8 @@ def default_run_dir(args) -> Path:
         else:
             text = f"{value:g}" if isinstance(value, float) else str(value)
             parts.append(f"{name}{text}".replace("/", "_").replace(" ", ""))
-    return Path("runs") / ("-".join(str(part) for part in parts) + f"-s{args.seed or 1}")
+    seed = args.seed or OPTIONS["seed"].default   # seed 0 is named as the default
+    return Path("runs") / ("-".join(str(part) for part in parts) + f"-s{seed}")
 
 
 def train_config(args) -> dict:
