@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import gradcheck.__main__ as gradcheck_main
-from gradcheck.suite import MODELS as CHECKED_MODELS
+from gradcheck.suite import CHECKED_MODELS
 from gradcheck.suite import settings, unchecked_models
 from npcomp.cells import cell_class, make_cell, registry
 from npcomp.cells.interface import EVERY_LEAF, EVERY_NODE, LEAVES_ONLY, Cell
