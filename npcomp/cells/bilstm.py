@@ -74,7 +74,6 @@ from .interface import SequenceCell, Term
 from .lstm import ChainLSTM
 
 BACKWARD = "_backward"
-EMBEDDING_MASKS = ("shared", "per-direction")
 
 
 @dataclass
@@ -100,9 +99,7 @@ class BiLSTM(SequenceCell):
     def __init__(self, input_dim: int, hidden_dim: int, untied: bool = False,
                  embedding_masks: str = "shared", **direction_options):
         # options other than ``untied`` and ``embedding_masks`` are the direction cell's
-        if embedding_masks not in EMBEDDING_MASKS:
-            raise ValueError(f"embedding_masks must be one of {EMBEDDING_MASKS}, "
-                             f"not {embedding_masks!r}")
+        # (make_cell checks the values against the registry)
         self.direction = self.direction_cell(input_dim, hidden_dim, **direction_options)
         self.input_dim = input_dim
         self.hidden_dim = hidden_dim

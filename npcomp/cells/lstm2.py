@@ -61,9 +61,6 @@ class StackedCache:
     second: object   # layer 2's cache (its x is layer 1's output)
 
 
-LAYER_OUTPUTS = ("top", "all")
-
-
 def layer_suffix(layer: int) -> str:
     """Suffix of a layer's parameter names: '' for layer 1, '_2' for layer 2."""
     return "" if layer == 1 else f"_{layer}"
@@ -80,9 +77,6 @@ class StackedLSTM(SequenceCell):
 
     def __init__(self, input_dim: int, hidden_dim: int, output_gate: bool = True,
                  layer_outputs: str = "top", forget_bias: float = 0.0):
-        if layer_outputs not in LAYER_OUTPUTS:
-            raise ValueError(f"layer_outputs must be one of {LAYER_OUTPUTS}, not "
-                             f"{layer_outputs!r}")
         self.input_dim = input_dim
         self.hidden_dim = hidden_dim
         self.layer_outputs = layer_outputs

@@ -98,15 +98,11 @@ class RNTN(BinaryCell):
     """Recursive neural tensor network; ``forward``/``backward`` over a forest."""
 
     name = "rntn"
-    LEAF_ACTIVATIONS = ("identity", "tanh")
 
     def __init__(self, input_dim: int, hidden_dim: int, leaf_activation: str = "identity"):
         if input_dim != hidden_dim:
             raise ValueError(f"rntn: a leaf's state is its word vector, so hidden_dim must "
                              f"equal input_dim ({hidden_dim} != {input_dim})")
-        if leaf_activation not in self.LEAF_ACTIVATIONS:
-            raise ValueError(f"rntn: leaf_activation must be one of {self.LEAF_ACTIVATIONS}, "
-                             f"not {leaf_activation!r}")
         self.leaf_activation = leaf_activation
         self.input_dim = input_dim
         self.hidden_dim = hidden_dim
