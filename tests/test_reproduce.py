@@ -15,7 +15,7 @@ import pytest
 from npcomp import paper_tables
 from npcomp.cli import main
 from npcomp.cli.reproduce import table_spec
-from npcomp.cli.sweep import run_config
+from npcomp.cli.sweep import config_of
 from npcomp.options import command_line
 from npcomp.report import BELOW, REACHED, TOO_FEW, WITHIN_NOISE, verdict
 
@@ -54,7 +54,7 @@ def test_every_row_is_a_configuration_train_accepts(options, data_dir):
     parsed = build_parser().parse_args(["train", *command_line(options), "--data-dir",
                                         str(data_dir), "--threads", "1"])
     config = train_config(parsed)
-    assert config == run_config(dict(options, data_dir=str(data_dir), threads=1))
+    assert config == config_of(dict(options, data_dir=str(data_dir), threads=1))
     assert config["model"] == options["model"] and config["task"] == options["task"]
 
 

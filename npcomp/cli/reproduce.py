@@ -222,10 +222,10 @@ def _seconds_per_seed(table: str, setting: str, options: dict, out: Path,
         from ..configuration import ConfigError
         from ..formats import DataError
         from ..trainer import estimate_seconds
-        from .sweep import run_config
+        from .sweep import config_of
         given = dict(options, threads=1, **({"data_dir": data_dir} if data_dir else {}))
         try:
-            config = run_config(given)
+            config = config_of(given)
         except ConfigError:
             raise
         except ValueError as error:   # a vector file not found

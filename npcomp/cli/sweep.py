@@ -76,8 +76,9 @@ def run_options(run, threads: int) -> dict:
     return dict(absolute_paths(run.options), seed=run.seed, threads=threads)
 
 
-def run_config(options: dict) -> dict:
-    """The configuration of a run given ``options`` (``run_options``)."""
+def config_of(options: dict) -> dict:
+    """The configuration of a run given ``options`` (``run_options``; model and
+    task among them), as ``run_config.build_config`` builds it."""
     from ..configuration import read
     from ..run_config import build_config
     options = dict(options)
@@ -188,7 +189,7 @@ def build_spec(args):
 
 def check_settings(spec, runs: list, threads: int) -> None:
     """Every option of every run in the form it takes, and every setting
-    built into its run configuration (``run_config``): a bad option raises
+    built into its run configuration (``config_of``): a bad option raises
     SpecError naming the setting and where it was given; a missing file
     (vectors) is named likewise."""
     from ..configuration import ConfigError
@@ -206,7 +207,7 @@ def check_settings(spec, runs: list, threads: int) -> None:
             continue
         checked.add(run.setting)
         try:
-            run_config(run_options(run, threads))
+            config_of(run_options(run, threads))
             continue
         except ConfigError as error:
             option, message = error.option, failure(error)[1]
@@ -223,7 +224,7 @@ def train_in_worker(options: dict, resumed: dict, run_dir: str, log_file: str) -
     ``options["threads"]`` compute threads, as `npcomp train --threads`
     runs.  From the run directory it decides: skip a finished run, resume
     one with a checkpoint (with ``resumed``, the options a resumed run takes
-    anew), start one afresh (``options``, built by ``run_config``;
+    anew), start one afresh (``options``, built by ``config_of``;
     overwriting a run stopped before its first dev evaluation, which holds
     nothing finished).  What the run prints goes to ``log_file``.
 
@@ -273,7 +274,7 @@ def train_in_worker(options: dict, resumed: dict, run_dir: str, log_file: str) -
 
 
 def _train_afresh(options: dict, run_dir: str, overwrite: bool) -> int:
-    return train.train_run(run_config(options), Path(run_dir), set(options),
+    return train.train_run(config_of(options), Path(run_dir), set(options),
                            overwrite=overwrite, progress=False)
 
 
