@@ -14,8 +14,9 @@ the models in ``cells/registry.py``, which also says which model takes which
 value; the table takes them from there.  A default of ``PAPER`` is the
 model's paper setting for the task (``cells/registry.py``, ``defaults.py``).
 
-The module imports neither NumPy nor the cells: the command line builds its
-parsers from it before anything heavy loads.
+The tasks (the ``task`` option's values) are declared here too.  The module
+imports neither NumPy nor the cells' code (only their registry): the command
+line builds its parsers from it before anything heavy loads.
 """
 from __future__ import annotations
 
