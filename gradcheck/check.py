@@ -7,6 +7,7 @@ from npcomp.finite_differences import (  # noqa: F401 (the suite's and the tests
     STEP,
     TOLERANCE,
     check_gradients,
+    gradient_rows,
     numerical_gradient,
     objective,
     relative_errors,

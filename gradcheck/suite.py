@@ -1,6 +1,8 @@
 """The settings ``python -m gradcheck`` checks: every model, option and supervision mode."""
 from __future__ import annotations
 
+import importlib
+import inspect
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -12,7 +14,7 @@ from npcomp.formats import chain_tree
 from npcomp.model import PairBatch, PairModel, TreeModel
 from npcomp.tasks import rebracket
 
-from .check import STEP, check_gradients
+from .check import STEP, check_gradients, gradient_rows
 from .trees import random_dependency_tree, random_dependency_trees, random_forest_trees
 
 VOCAB_SIZE = 10
@@ -234,8 +236,80 @@ def _distinct_partners(setting: Setting, trees: list, rng: np.random.Generator) 
 
 
 def run_setting(setting: Setting, seed: int = 0, trees: list | None = None) -> dict:
+    """{named parameter: max relative error} of the setting's case at ``seed``."""
+    model, params, batch, options = setting_case(setting, seed, trees)
+    return check_gradients(model, params, batch, step=setting.step, **options)
+
+
+def setting_case(setting: Setting, seed: int = 0, trees: list | None = None) -> tuple:
+    """(model, params, batch, loss options) the setting checks at ``seed``."""
     rng = np.random.default_rng(seed)
     if trees is None:
         trees = random_trees(setting, rng)
-    model, params, batch, options = build_case(setting, trees, rng)
-    return check_gradients(model, params, batch, step=setting.step, **options)
+    return build_case(setting, trees, rng)
+
+
+def setting_rows(setting: Setting, seed: int = 0) -> tuple:
+    """([(name, max relative error, unexercised)], the case) of the setting at
+    ``seed`` (``gradient_rows``; the case for a per-node state check)."""
+    case = setting_case(setting, seed)
+    model, params, batch, options = case
+    return gradient_rows(model, params, batch, step=setting.step, **options), case
+
+
+def option_values(model: str) -> dict:
+    """{cell option: the values the model's settings give it, the cell's
+    default counted where a setting leaves it unset}."""
+    entry = registry.model(model)
+    cell_class = getattr(importlib.import_module(f"npcomp.cells.{entry.module}"),
+                         entry.class_name)
+    defaults = {}
+    # a bidirectional cell hands the options it does not take to its direction cell
+    for owner in (getattr(cell_class, "direction_cell", None), cell_class):
+        if owner is not None:
+            defaults.update((name, parameter.default) for name, parameter
+                            in inspect.signature(owner).parameters.items()
+                            if parameter.default is not inspect.Parameter.empty)
+    out = {option: set() for option in entry.options}
+    for setting in settings(model):
+        given = dict(setting.extra, activation=setting.activation, untied=setting.untied)
+        for option in out:
+            value = given.get(option)
+            out[option].add(defaults.get(option) if value is None else value)
+    return out
+
+
+def unexercised_options(model: str) -> list:
+    """The model's cell options, or their values, that no setting checks:
+    a choice (an activation) never given, a switch or number never away from
+    its default.  Options that only set the initial parameters are exempt
+    (``registry.CellOption.in_equations``)."""
+    entry = registry.model(model)
+    missing = []
+    for option, values in option_values(model).items():
+        if not registry.CELL_OPTIONS[option].in_equations:
+            continue
+        choices = entry.allowed(option)
+        if choices is not None:
+            missing += [f"{option}={choice}" for choice in choices if choice not in values]
+        elif len(values) < 2:
+            missing.append(f"{option} (only {', '.join(map(str, sorted(values, key=str)))})")
+    return missing
+
+
+def exercised(setting: Setting, seed: int = 3) -> tuple:
+    """(every parameter block and gate sub-block of the setting's model, those
+    with a gradient not exactly 0 on the setting's case at ``seed``)."""
+    model, params, batch, options = setting_case(setting, seed)
+    grads = params.zeros_like()
+    model.loss_and_gradient(params, batch, grads, **options)
+    names, moved = set(), set()
+    for block in model.layout.blocks:
+        names.add(block.name)
+        if grads[block.name].any():
+            moved.add(block.name)
+    for sub_name, (block_name, index) in model.cell.report_slices().items():
+        names.add(f"cell.{sub_name}")
+        if grads[f"cell.{block_name}"][index].any():
+            moved.add(f"cell.{sub_name}")
+    return names, moved

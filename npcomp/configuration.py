@@ -34,6 +34,19 @@ class ConfigError(ValueError):
         super().__init__(f"{option}: {message}")
 
 
+def check_output_directory(option: str, path) -> None:
+    """ConfigError naming ``option`` when ``path``, a directory the command
+    writes into (made if missing), is a file or lies under one."""
+    from pathlib import Path
+    path = Path(path)
+    existing = path
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if existing.exists() and not existing.is_dir():
+        where = "is a file" if existing == path else f"lies under the file {existing}"
+        raise ConfigError(option, f"{path} {where}: it names a directory to write into")
+
+
 def check_value(option: str, value) -> None:
     """Raise ConfigError unless ``value`` lies in ``option``'s range (None:
     unset), as the option table (``options.py``) declares it."""

@@ -7,8 +7,9 @@ pretrained rows where the file has the word and drawing the others at random.
 
 Vector files read here (``fmt`` of :func:`read_vectors`):
 
-* ``glove``: GloVe text, one entry a line, ``word v1 v2 ... vdim``, no header.
-  The dimension is set by the first line.  GloVe 840B has a few words that
+* ``glove``: GloVe text, one entry a line, ``word v1 v2 ... vdim``, no header;
+  fields separated by spaces or tabs.  The dimension is the commonest
+  number of values among the first lines.  GloVe 840B has a few words that
   contain spaces (``". . ."``, ``"at name@domain.com"``): a line with more than
   ``dim + 1`` fields is read as a spaced word followed by the last ``dim``
   fields, unless the field just before those is a number too (then the line
@@ -37,6 +38,7 @@ import codecs
 import gzip
 import zlib
 from collections import Counter
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -182,18 +184,42 @@ def read_vectors(path: str | Path, fmt: str = "auto") -> WordVectors:
     if fmt not in VECTOR_FORMATS:
         raise ValueError(f"fmt must be one of {VECTOR_FORMATS}, not {fmt!r}")
     path = Path(path)
-    if not path.is_file():
-        raise DataError("no such file", path)
-    try:
+    with _damaged_gzip_named(path):
         if fmt == "auto":
             fmt = _detect_format(path)
         if fmt == "word2vec-binary":
             words, vectors, duplicates = _read_binary(path)
         else:
             words, vectors, duplicates = _read_text(path, has_header=fmt == "word2vec")
+    return WordVectors(words, vectors, str(path), fmt, duplicates)
+
+
+def vector_dimension(path: str | Path) -> int:
+    """The dimension :func:`read_vectors` finds in ``path`` (format ``auto``),
+    from its header or first lines only, so a command can check it against
+    its options before reading the whole file.  DataError as read_vectors
+    for a file whose dimension cannot be told."""
+    path = Path(path)
+    with _damaged_gzip_named(path):
+        if _detect_format(path) == "glove":
+            return _text_dimension(path)[0]
+        with _open(path) as handle:
+            header = _parse_header(handle.readline().removeprefix(_UTF8_BOM))
+    if header is None:
+        raise DataError("expected a word2vec header 'count dim'", path, 1)
+    return header[1]
+
+
+@contextmanager
+def _damaged_gzip_named(path: Path):
+    """DataError naming ``path`` when it is missing, or a gzip file that
+    breaks off or is damaged, while it is read."""
+    if not path.is_file():
+        raise DataError("no such file", path)
+    try:
+        yield
     except (EOFError, gzip.BadGzipFile, zlib.error) as error:
         raise DataError(f"damaged gzip file ({error or 'it breaks off'})", path) from None
-    return WordVectors(words, vectors, str(path), fmt, duplicates)
 
 
 def _is_gzip(path: Path) -> bool:
@@ -233,7 +259,25 @@ def _looks_binary(sample: bytes) -> bool:
         codecs.getincrementaldecoder("utf-8")().decode(sample, final=False)
     except UnicodeDecodeError:
         return True
-    return any(byte < 32 and byte not in b"\t\n\r" for byte in sample)
+    return _has_control_bytes(sample)
+
+
+def _has_control_bytes(data: bytes) -> bool:
+    return any(byte < 32 and byte not in b"\t\n\r" for byte in data)
+
+
+def _not_utf8(raw: bytes, error: UnicodeDecodeError) -> str:
+    """What a text line with an undecodable byte is, most likely."""
+    where = f"byte {raw[error.start]:#04x} at column {error.start + 1} is not UTF-8"
+    fields = raw.decode("latin-1").split()
+    if len(fields) > 1 and all(_is_number(field) for field in fields[1:]):
+        # a word and its numbers: text in a one-byte encoding
+        return (f"{where}: the file is text in another encoding (Latin-1 or Windows-1252?); "
+                "convert it to UTF-8, e.g. with `iconv -f latin1 -t utf-8`")
+    if _has_control_bytes(raw):
+        return (f"{where}, and the line holds control bytes: binary data (a word2vec binary "
+                "file must start with its header 'count dim' or be named *.bin)")
+    return f"{where} (vector files are UTF-8 text)"
 
 
 def _is_number(text: str) -> bool:
@@ -251,7 +295,9 @@ def _text_dimension(path: Path) -> tuple:
     counts = Counter()
     with _open(path) as handle:
         for raw in handle:
-            fields = raw.decode("utf-8", errors="replace").split()
+            # fields as _read_text splits them: at spaces and tabs
+            fields = raw.decode("utf-8", errors="replace").replace("\t", " ").split(" ")
+            fields = [field for field in fields if field.strip("\r\n")]
             if len(fields) > 1:
                 counts[len(fields) - 1] += 1
             if sum(counts.values()) >= _DIM_SAMPLE_LINES:
@@ -285,9 +331,9 @@ def _read_text(path: Path, has_header: bool):
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError as error:
-                raise DataError(f"byte {raw[error.start]:#04x} at column {error.start + 1} "
-                                "is not UTF-8 (a word2vec binary file must start with its "
-                                "header 'count dim' or be named *.bin)", path, number) from None
+                raise DataError(_not_utf8(raw, error), path, number) from None
+            if "\t" in text:  # tabs separate the fields as spaces do
+                text = text.replace("\t", " ")
             # word2vec's own writer ends every line with a space
             text = text.rstrip("\r\n ")
             if number == 1:
@@ -311,7 +357,8 @@ def _read_text(path: Path, has_header: bool):
             # The usual line is the word and dim values with single spaces
             # between; anything else (spaced words, doubled spaces, wrong
             # length) is split field by field.
-            if values.count(" ") + 1 != dim or values.startswith(" ") or "  " in values:
+            if (values.count(" ") + 1 != dim or values.startswith(" ") or "  " in values
+                    or not word):
                 word, values = _split_irregular(text, dim, dim_source, path, number)
             keep.append(word not in seen)
             seen.add(word)
@@ -339,6 +386,9 @@ def _read_text(path: Path, has_header: bool):
 def _split_irregular(text: str, dim: int, dim_source: str, path: Path, number: int):
     """``(word, values_text)`` of a line that is not ``word`` + dim single-spaced values."""
     fields = [piece for piece in text.split(" ") if piece]
+    if text.startswith(" ") and len(fields) == dim:
+        raise DataError(f"no word before the {dim} values (the line starts with white space)",
+                        path, number)
     if len(fields) > dim + 1 and not _is_number(fields[-dim - 1]):
         # a word with spaces in it (GloVe 840B)
         return " ".join(fields[:-dim]), " ".join(fields[-dim:])

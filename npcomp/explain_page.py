@@ -30,6 +30,7 @@ import string
 from importlib import resources
 from pathlib import Path
 
+
 # The SST's five-point scale, very negative .. very positive: a diverging
 # red - grey - blue palette (ColorBrewer RdBu), legible to red-green
 # colour-blind readers and in greyscale by lightness.
@@ -307,6 +308,15 @@ def _parameters(document: dict) -> str:
             f"<tbody>{''.join(body)}</tbody></table></details>")
 
 
+def _warnings(document: dict) -> str:
+    """What the tree leaves unexercised or unused, as explain warns."""
+    warnings = document.get("warnings") or []
+    if not warnings:
+        return ""
+    items = "".join(f"<li>{_text(warning)}</li>" for warning in warnings)
+    return f'<ul class="warnings" aria-label="warnings">{items}</ul>'
+
+
 def _header(document: dict) -> str:
     model = document.get("model")
     facts = []
@@ -361,7 +371,7 @@ def render_page(document: dict) -> str:
     palette = {"classes": classes, "colours": colours, "ink": [_ink(c) for c in colours]}
     return string.Template(page_file("page.html")).substitute(
         title=_text(data.get("model") or "npcomp"), style=page_file("page.css"),
-        header=_header(data), legend=_legend(classes, colours, ordinal),
+        header=_header(data), warnings=_warnings(data), legend=_legend(classes, colours, ordinal),
         parameters=_parameters(data), sentences=body, document=_script_json(data),
         palette=_script_json(palette), script=page_file("page.js"))
 

@@ -21,6 +21,12 @@ reported as its maximum over each named parameter (and over each gate's
 sub-block).  The embedding table is checked on the rows the forest reads; on
 every other row the analytic gradient must be exactly zero.
 
+A row whose analytic and numeric gradients are both exactly 0 on every
+entry checked is *unexercised*: the batch never makes J depend on those
+parameters, so its relative error of 0 says nothing about the backward
+(an S-LSTM's left peepholes W_c.^L on trees whose every left child is a
+leaf, c^L = 0).  ``gradient_rows`` marks such rows.
+
 ``python -m gradcheck`` runs this on every model's settings; ``npcomp
 explain`` on the tree it explains, where a trained model's large parameters
 may be sampled (``entries``).
@@ -71,16 +77,31 @@ def check_gradients(model, params: Parameters, batch, step: float = STEP, **opti
     average); pass fixed dropout ``masks``, never random ones.  Parameters
     must be float64.
     """
-    checks, full_error = _check_blocks(model, params, batch, step, None, None, options)
-    errors = {}
+    return {name: error for name, error, _ in gradient_rows(model, params, batch, step,
+                                                            **options)}
+
+
+def gradient_rows(model, params: Parameters, batch, step: float = STEP, **options) -> list:
+    """[(name, max relative error, unexercised)] per named parameter and gate
+    sub-block, as ``check_gradients``; ``unexercised``: both gradients are
+    exactly 0 on every entry checked (module docstring)."""
+    checks, full_error, touched = _check_blocks(model, params, batch, step, None, None,
+                                                options)
+    rows = []
     for check in checks:
         if check["name"] == "embedding" and check["unread_rows_error"]:
-            errors["embedding (unread rows)"] = check["unread_rows_error"]
-        errors[check["name"]] = check["finite_difference_error"]
+            rows.append(("embedding (unread rows)", check["unread_rows_error"], False))
+        block = model.layout[check["name"]]
+        rows.append((check["name"], check["finite_difference_error"],
+                     check["entries_checked"] > 0
+                     and not touched[block.offset:block.offset + block.size].any()))
     error_view = Parameters(model.layout, flat=full_error)
+    touched_view = Parameters(model.layout, flat=touched.astype(np.float64))
     for sub_name, (block_name, index) in model.cell.report_slices().items():
-        errors[f"cell.{sub_name}"] = float(error_view[f"cell.{block_name}"][index].max())
-    return errors
+        name = f"cell.{block_name}"
+        rows.append((f"cell.{sub_name}", float(error_view[name][index].max()),
+                     not touched_view[name][index].any()))
+    return rows
 
 
 def parameter_checks(model, params: Parameters, batch, entries: int | None = None,
@@ -97,7 +118,8 @@ def parameter_checks(model, params: Parameters, batch, entries: int | None = Non
 
 def _check_blocks(model, params: Parameters, batch, step: float, entries: int | None,
                   rng: np.random.Generator | None, options: dict) -> tuple:
-    """([per-block check record], (size,) relative error of every checked entry)."""
+    """([per-block check record], (size,) relative error of every checked entry,
+    (size,) bool: a checked entry whose analytic or numeric gradient is not 0)."""
     if params.flat.dtype != np.float64:
         raise TypeError("gradient checks run in float64")
     forest = getattr(batch, "forest", batch)
@@ -107,6 +129,7 @@ def _check_blocks(model, params: Parameters, batch, step: float, entries: int | 
     function = objective(model, batch, **options)
     checks = []
     full_error = np.zeros(model.layout.size)
+    touched = np.zeros(model.layout.size, dtype=bool)
     for block in model.layout.blocks:
         indices = np.arange(block.offset, block.offset + block.size)
         stray_error = 0.0
@@ -123,10 +146,11 @@ def _check_blocks(model, params: Parameters, batch, step: float, entries: int | 
         numeric = numerical_gradient(function, params.flat, indices, step)
         block_errors = relative_errors(grads.flat[indices], numeric, floor)
         full_error[indices] = block_errors
+        touched[indices] = (grads.flat[indices] != 0) | (numeric != 0)
         checks.append({"name": block.name, "shape": list(block.shape),
                        "gradient_norm": float(np.linalg.norm(grads[block.name])),
                        "finite_difference_error": (float(block_errors.max())
                                                    if block_errors.size else 0.0),
                        "entries_checked": int(indices.size),
                        "unread_rows_error": stray_error})
-    return checks, full_error
+    return checks, full_error, touched

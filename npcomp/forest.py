@@ -89,6 +89,17 @@ class Forest:
         return np.flatnonzero(self.word >= 0)
 
 
+def depths(forest: Forest) -> np.ndarray:
+    """(n,) each node's distance from its tree's root: parents come after
+    their children, so one pass from the last node down."""
+    depth = np.zeros(forest.n_nodes, dtype=np.int64)
+    for node in range(forest.n_nodes - 1, -1, -1):
+        parent = forest.parent[node]
+        if parent >= 0:
+            depth[node] = depth[parent] + 1
+    return depth
+
+
 def supervised_labels(tree: Tree, mode: str) -> np.ndarray:
     """The tree's labels kept only where ``mode`` supervises (others -1).
 

@@ -128,7 +128,8 @@ class Tree:
             tag = str(int(label[node])) if label[node] != UNLABELLED else "X"
             parts = []
             if self.token_index[node] != NO_TOKEN:
-                parts.append(self.tokens[self.token_index[node]])
+                # a space inside a word as the SST writes it, so the text reads back alike
+                parts.append(self.tokens[self.token_index[node]].replace(" ", "\xa0"))
             parts.extend(text[k] for k in kids[node])
             text[node] = "(" + tag + " " + " ".join(parts) + ")"
         return text[-1]
@@ -205,7 +206,11 @@ def read_text_lines(path: str | Path) -> list:
 # PTB bracketed trees
 # --------------------------------------------------------------------------
 
-_PTB_TOKEN = re.compile(r"\(|\)|[^\s()]+")
+# brackets, and words: runs of anything but brackets and ASCII white space.  A
+# word may hold other white space: a few SST leaves are one token with a
+# no-break space inside, (2 8\xa01\/2), read as the token "8 1\/2"
+_PTB_TOKEN = re.compile(r"\(|\)|[^()\x20\t\n\r\f\v]+")
+_OTHER_SPACE = re.compile(r"[^\S\x20\t\n\r\f\v]")
 # the largest label or index an int32 array holds
 INT32_MAX = 2**31 - 1
 
@@ -213,10 +218,13 @@ INT32_MAX = 2**31 - 1
 def parse_ptb(text: str, source: str = "", require_labels: bool = True) -> Tree:
     """Parse one bracketed tree, e.g. ``(3 (2 It) (4 (2 's) (4 good)))``.
 
-    A node is ``(LABEL WORD)`` (a leaf reading WORD) or ``(LABEL node node ...)``.
-    Integer labels become classes; other labels are allowed only when
-    ``require_labels`` is false and read as unlabelled.  Iterative, so trees of
-    any depth parse.
+    A node is ``(LABEL WORD)`` (a leaf reading one WORD) or ``(LABEL node node
+    ...)``; ``(3 a good film)``, several words in a leaf, is refused.  Words
+    end at brackets and ASCII white space: other white space inside one (the
+    SST's ``8\\xa01\\/2``) becomes a space, and ``to_ptb`` writes it back as a
+    no-break space.  Integer labels become classes; other labels are allowed
+    only when ``require_labels`` is false and read as unlabelled.  Iterative,
+    so trees of any depth parse.
     """
     path, line = _split_source(source)
 
@@ -224,6 +232,10 @@ def parse_ptb(text: str, source: str = "", require_labels: bool = True) -> Tree:
         raise DataError(message, path, line)
 
     pieces = _PTB_TOKEN.findall(text)
+    if _OTHER_SPACE.search(text):
+        # other white space inside a piece: one space inside, none around (none alone)
+        pieces = [" ".join(piece.split()) for piece in pieces]
+        pieces = [piece for piece in pieces if piece]
     if not pieces:
         fail("empty line (expected a bracketed tree)")
     tokens: list = []
@@ -241,8 +253,14 @@ def parse_ptb(text: str, source: str = "", require_labels: bool = True) -> Tree:
         if piece == "(":
             if position + 1 >= len(pieces) or pieces[position + 1] in "()":
                 fail("'(' must be followed by a label")
-            stack.append([_read_label(pieces[position + 1], require_labels, fail), [], None])
-            position += 2
+            # the label ends at any white space (the word after it at ASCII white space)
+            label_text, _, rest = pieces[position + 1].partition(" ")
+            stack.append([_read_label(label_text, require_labels, fail), [], None])
+            if rest:
+                pieces[position + 1] = rest
+                position += 1
+            else:
+                position += 2
             continue
         if piece == ")":
             if not stack:
@@ -274,8 +292,10 @@ def parse_ptb(text: str, source: str = "", require_labels: bool = True) -> Tree:
         top = stack[-1]
         if top[1]:
             fail(f"word {piece!r} beside other children (a leaf is '(LABEL word)')")
-        # a few SST leaves hold one token with a space in it: (2 8 1\/2)
-        top[2] = piece if top[2] is None else top[2] + " " + piece
+        if top[2] is not None:
+            fail(f"words {top[2]!r} and {piece!r} in one leaf: a leaf is '(LABEL word)', each "
+                 "word in brackets of its own, e.g. (3 (2 a) (3 (3 good) (2 film)))")
+        top[2] = piece
         position += 1
     if stack:
         fail(f"unbalanced '(': {len(stack)} bracket(s) not closed (truncated line?)")

@@ -4,12 +4,10 @@ the seed.
 NumPy chooses its SIMD loops (exp, tanh, reductions) and OpenBLAS its matrix
 kernels by the CPU at run time, so the same command on another CPU, or with
 another NumPy, can differ in the last bits of its first steps; training
-amplifies those differences into a different run (on the SST, up to two
-points of root accuracy at one seed: docs/RESULTS.md, "Machines and kernels").  ``metrics.json`` records this description so a
-figure can be rerun where it was made.  OpenBLAS's choice is the one that
-moved our figures between machines: with ``OPENBLAS_CORETYPE=Haswell`` (its
-AVX2 kernels) the runs of an AVX2 machine come back to the digit on an
-AVX-512 one, whose own kernels (SkylakeX) round differently.
+amplifies those differences into a different run.  ``metrics.json`` records
+this description so a figure can be rerun where it was made (how far
+another machine moves the reports' figures is an open question in
+docs/RESULTS.md, "Machines": no other machine's runs are committed).
 """
 from __future__ import annotations
 

@@ -139,9 +139,11 @@ class SentenceEncoder:
         return embedding, recurrent
 
     def _encode(self, params: Parameters, forest: Forest, masks: DropoutMasks | None = None,
-                helper=None) -> tuple:
+                helper=None, nudge=None) -> tuple:
         """The cell's states h (n, output_dim) at every node and what the
-        backward needs: (h, encoding)."""
+        backward needs: (h, encoding).  ``nudge`` (cells/interface.Nudge)
+        moves one node's state inside the cell's forward (the per-node state
+        check's finite differences)."""
         self.cell.check_forest(forest)
         word_nodes = forest.word_nodes()
         words, word_index = np.unique(forest.word[word_nodes], return_inverse=True)
@@ -155,6 +157,8 @@ class SentenceEncoder:
             cell_index = np.arange(word_nodes.shape[0])
         recurrent = ({} if not self.recurrent_widths() else
                      {"recurrent_masks": None if masks is None else masks.recurrent})
+        if nudge is not None:
+            recurrent["nudge"] = nudge
         h, cell_cache = self.cell.forward(params.prefixed("cell"), forest, cell_x, cell_index,
                                           **self._helper(helper), **recurrent)
         encoding = dict(word_nodes=word_nodes, words=words, word_index=word_index, x=x,
@@ -253,7 +257,7 @@ class TreeModel(SentenceEncoder):
                           rng: np.random.Generator | None = None,
                           masks: DropoutMasks | None = None, average: str = "sentences",
                           helper=None, embedding_dropout: float = 0.0,
-                          recurrent_dropout=0.0, trace: dict | None = None):
+                          recurrent_dropout=0.0, trace: dict | None = None, nudge=None):
         """Objective J of the forest; adds dJ/dparams into ``grads``.
 
         ``grads`` must be zero on entry except the embedding rows, which must be
@@ -265,14 +269,15 @@ class TreeModel(SentenceEncoder):
         ``trace``, a dict, receives what ``npcomp explain`` shows: the states
         ``h``, ``node_loss`` (n,) each node's term of J (NaN where
         unlabelled), the head's ``d_h`` (dJ/dh before the cell's backward)
-        and the ``cell_cache`` (with the backward's error terms).
+        and the ``cell_cache`` (with the backward's error terms).  ``nudge``
+        moves one node's state inside the cell's forward (``_encode``).
         Returns (J, the embedding rows touched: sorted unique word ids).
         """
         groups = self._groups(forest)
         if masks is None:
             masks = self.dropout_masks(forest, dropout, rng, params.flat.dtype,
                                        embedding_dropout, recurrent_dropout)
-        h, encoding = self._encode(params, forest, masks, helper)
+        h, encoding = self._encode(params, forest, masks, helper, nudge)
         if average == "sentences":
             normaliser = forest.n_trees
         elif average == "nodes":
@@ -390,14 +395,15 @@ class PairModel(SentenceEncoder):
                           rng: np.random.Generator | None = None,
                           masks: DropoutMasks | None = None, average: str = "sentences",
                           helper=None, embedding_dropout: float = 0.0,
-                          recurrent_dropout=0.0):
+                          recurrent_dropout=0.0, trace: dict | None = None, nudge=None):
         """J of the minibatch of pairs; adds dJ/dparams into ``grads`` (same
-        contract as ``TreeModel.loss_and_gradient``; ``average`` is unused: the
-        KL is averaged over the pairs).  Returns (J, embedding rows touched)."""
+        contract as ``TreeModel.loss_and_gradient``, ``trace`` and ``nudge``
+        included; ``average`` is unused: the KL is averaged over the pairs).
+        Returns (J, embedding rows touched)."""
         if masks is None:
             masks = self.dropout_masks(batch.forest, dropout, rng, params.flat.dtype,
                                        embedding_dropout, recurrent_dropout)
-        h, encoding = self._encode(params, batch.forest, masks, helper)
+        h, encoding = self._encode(params, batch.forest, masks, helper, nudge)
         left, right = self._sides(batch)
         head_params = params.prefixed(self.prefix)
         data_loss, cache = self.head.loss(head_params, h[left], h[right], batch.scores)
@@ -407,6 +413,8 @@ class PairModel(SentenceEncoder):
         d_h[left] = d_left
         d_h[right] = d_right
         loss = data_loss / batch.n_pairs + self._regularise(params, grads, l2)
+        if trace is not None:
+            trace.update(h=h, d_h=d_h.copy(), cell_cache=encoding["cell_cache"])
         self._encode_backward(params, batch.forest, encoding, d_h, grads, helper)
         return loss, encoding["words"]
 

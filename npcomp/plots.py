@@ -12,12 +12,17 @@ import io
 from pathlib import Path
 
 from .figures import FigureError
+from .sweep_figures import units
 
 INSTALL_HINT = ('matplotlib draws the figures and is not installed: pip install "npcomp[plot]" '
                 '(in a checkout: python -m pip install -e ".[plot]")')
 EXTENSIONS = ("png", "svg", "json")
 SERIES_COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple",
                   "tab:brown", "tab:pink", "tab:gray", "tab:olive", "tab:cyan")
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+# the marks of a box plot
+MEDIAN_COLOUR, MEAN_COLOUR, SEED_COLOUR, PAPER_COLOUR = ("tab:orange", "tab:green",
+                                                         "tab:blue", "tab:red")
 
 
 def new_figure(width: float = 7.0, height: float = 4.5):
@@ -44,13 +49,25 @@ def write_figures(figures: list, out_dir: str | Path) -> list:
         figure = DRAW[record["kind"]](record)
         for extension in ("png", "svg"):
             buffer = io.BytesIO()
-            # no date in the SVG, so the same numbers give the same file
-            figure.savefig(buffer, format=extension, dpi=120,
-                           metadata={"Date": None} if extension == "svg" else None)
+            # no date, library version or random ids in the files, so the same numbers
+            # give the same bytes (a report rebuilt from its runs is compared byte for byte)
+            with _fixed_ids():
+                figure.savefig(buffer, format=extension, dpi=120,
+                               metadata=SVG_METADATA if extension == "svg" else PNG_METADATA)
             out.write_bytes(f"{record['figure']}.{extension}", buffer.getvalue())
         out.write_json(f"{record['figure']}.json", record)
         written += [str(out.file(f"{record['figure']}.{extension}")) for extension in EXTENSIONS]
     return written
+
+
+PNG_METADATA = {"Software": None}
+SVG_METADATA = {"Date": None, "Creator": None}
+
+
+def _fixed_ids():
+    """The SVG writer's element ids drawn from a fixed salt, not a random one."""
+    from matplotlib import rc_context
+    return rc_context({"svg.hashsalt": "npcomp"})
 
 
 # --------------------------------------------------------------------------
@@ -58,25 +75,34 @@ def write_figures(figures: list, out_dir: str | Path) -> list:
 # --------------------------------------------------------------------------
 
 def _titled(axes, record: dict, figure) -> None:
-    figure.suptitle(record["title"])
+    _suptitle(figure, record["title"])
     axes.set_xlabel(record["x_label"])
     axes.set_ylabel(record["y_label"])
     axes.grid(True, alpha=0.3)
 
 
-def draw_curve(record: dict):
-    """Accuracy (or r) per length window or bucket: one line per series; a
-    single series also shows how many sentences (nodes) each point has."""
-    figure = new_figure()
-    axes = figure.add_subplot()
-    x, y = record["x"], record["y"]
-    series = record["series"]
+def _legend_outside(axes, **options) -> None:
+    """The axes' legend to its right, off the data."""
+    axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0,
+                fontsize="small", **options)
+
+
+def _curve_axes(axes, panel: dict, series: list) -> None:
+    """One axes of a per-length figure: a line per series (at most
+    MAX_SERIES), the counts under a single series, the legend outside."""
+    x, y = panel["x"], panel["y"]
     categorical = any("label" in point for s in series for point in s["points"])
-    for number, one in enumerate(series):
+    # a setting and its -dev alternative in one colour, the alternative dashed
+    colour_of = {label: number for number, unit in enumerate(units([one["label"]
+                                                                    for one in series]))
+                 for label in unit}
+    for one in series:
+        number = colour_of[one["label"]]
         points = [point for point in one["points"] if point[y] is not None]
         axes.plot([point[x] for point in points], [point[y] for point in points],
-                  marker="o", markersize=3.5, color=SERIES_COLOURS[number % 10],
-                  label=one["label"] or None)
+                  marker=MARKERS[number % len(MARKERS)], markersize=3.5,
+                  linestyle="--" if one["label"].endswith("-dev") else "-",
+                  color=SERIES_COLOURS[number % 10], label=one["label"] or None)
     if not categorical and all(float(point[x]).is_integer()
                                for s in series for point in s["points"]):
         from matplotlib.ticker import MaxNLocator
@@ -85,21 +111,73 @@ def draw_curve(record: dict):
         ticks = {point[x]: point["label"] for s in series for point in s["points"]}
         shown = sorted(ticks)[::max(1, len(ticks) // 15)]
         axes.set_xticks(shown, [ticks[value] for value in shown])
-    if len(series) == 1:
+    axes.set_xlabel(panel["x_label"])
+    axes.set_ylabel(panel["y_label"])
+    axes.grid(True, alpha=0.3)
+    if panel.get("title"):
+        axes.set_title(panel["title"], fontsize="medium")
+    if panel.get("missing"):
+        axes.text(0.01, 0.02, "no runs yet: " + ", ".join(panel["missing"]),
+                  transform=axes.transAxes, fontsize="small", color="0.35")
+    if len(series) == 1 and panel.get("counts", True):
         counts = axes.twinx()
         points = series[0]["points"]
         counts.bar([point[x] for point in points], [_count(point["n"]) for point in points],
                    width=0.8, color="0.85", zorder=0)
-        counts.set_ylabel("sentences" if record["figure"] == "length_accuracy"
-                          else "pairs" if record["figure"] == "length_pearson" else "nodes",
-                          color="0.45")
+        counts.set_ylabel("sentences" if panel["figure"].startswith("length_accuracy")
+                          else "pairs" if panel["figure"].startswith("length_pearson")
+                          else "nodes", color="0.45")
         counts.tick_params(axis="y", colors="0.45")
         axes.set_zorder(counts.get_zorder() + 1)
         axes.patch.set_visible(False)
-    else:
-        axes.legend(fontsize="small")
-    _titled(axes, record, figure)
+        if series[0]["label"]:   # named above the axes: the counts' scale holds the right
+            axes.set_title(", ".join(filter(None, [panel.get("title"), series[0]["label"]])),
+                           fontsize="medium")
+    elif series:
+        _legend_outside(axes)
+
+
+def _panels_of(record: dict, items: list) -> list:
+    """(panel, its items) of a record whose ``panels`` group ``items`` by label
+    (one panel of all of them without)."""
+    by_label = {item["label"]: item for item in items}
+    groups = record.get("panels") or [{"title": "", "labels": list(by_label)}]
+    return [(group, [by_label[label] for label in group["labels"]]) for group in groups]
+
+
+def draw_curve(record: dict):
+    """Accuracy (or r) per length window or bucket: one line per series, at
+    most MAX_SERIES an axes; a single series also shows how many sentences
+    (nodes) each point has."""
+    groups = _panels_of(record, record["series"])
+    figure = new_figure(9.0, 1.2 + 3.4 * len(groups))
+    for axes, (group, series) in zip(_column(figure, len(groups)), groups):
+        _curve_axes(axes, {**record, "title": group["title"]}, series)
+    _suptitle(figure, record["title"])
     return figure
+
+
+def draw_panels(record: dict):
+    """A paper's figure: each panel a per-length figure of its own."""
+    panels = record["panels"]
+    figure = new_figure(9.0, 1.2 + 3.4 * len(panels))
+    for axes, panel in zip(_column(figure, len(panels)), panels):
+        _curve_axes(axes, {**panel, "counts": False}, panel["series"])
+    _suptitle(figure, record["title"])
+    return figure
+
+
+def _suptitle(figure, title: str) -> None:
+    """The figure's title, wrapped to its width."""
+    import textwrap
+    width = int(figure.get_figwidth() * 11)
+    figure.suptitle(textwrap.fill(title, width))
+
+
+def _column(figure, count: int) -> list:
+    """``count`` axes one above the other."""
+    grid = figure.subplots(count, 1, squeeze=False)
+    return [row[0] for row in grid]
 
 
 def draw_confusion(record: dict):
@@ -157,29 +235,63 @@ def draw_learning(record: dict):
         metric.legend(fontsize="small")
         for axes in (loss, metric):
             axes.grid(True, alpha=0.3)
-    figure.suptitle(record["title"])
+    _suptitle(figure, record["title"])
     return figure
 
 
 def draw_boxes(record: dict):
-    """One box per setting over its seeds, each run a dot."""
-    boxes = record["boxes"]
-    figure = new_figure(max(5.0, 1.2 + 1.1 * len(boxes)), 4.8)
-    axes = figure.add_subplot()
-    positions = range(1, len(boxes) + 1)
-    axes.boxplot([box["values"] for box in boxes], positions=list(positions),
-                 widths=0.5, showmeans=True)
-    for position, box in zip(positions, boxes):
-        values = box["values"]
-        spread = [position + 0.12 * ((k % 5) - 2) / 2 for k in range(len(values))]
-        axes.plot(spread, values, "o", markersize=3, color="tab:blue", alpha=0.6)
-    labels = [f"{box['label'] or 'all runs'}\n(n={len(box['values'])})" for box in boxes]
-    # labels that would run into each other are slanted
-    slanted = len(boxes) > 4 or max(len(box["label"] or "") for box in boxes) > 14
-    axes.set_xticks(list(positions), labels, rotation=25 if slanted else 0,
-                    ha="right" if slanted else "center", fontsize="small")
-    _titled(axes, record, figure)
+    """One box per setting over its seeds, each run a dot; each panel (a
+    task, at most MAX_SERIES settings) on axes of its own; the paper's
+    figure marked where the record gives it; a key to the markers."""
+    groups = _panels_of(record, record["boxes"])
+    widest = max(len(boxes) for _, boxes in groups)
+    figure = new_figure(max(7.5, 3.2 + 1.0 * widest), 1.8 + 3.6 * len(groups))
+    for axes, (group, boxes) in zip(_column(figure, len(groups)), groups):
+        positions = list(range(1, len(boxes) + 1))
+        # whiskers to the extremes: every seed is drawn as a dot, none as an outlier
+        axes.boxplot([box["values"] for box in boxes], positions=positions, widths=0.5,
+                     whis=(0, 100), showfliers=False, showmeans=True, medianprops={"color": MEDIAN_COLOUR},
+                     meanprops={"marker": "^", "markerfacecolor": MEAN_COLOUR,
+                                "markeredgecolor": MEAN_COLOUR})
+        for position, box in zip(positions, boxes):
+            values = box["values"]
+            spread = [position + 0.12 * ((k % 5) - 2) / 2 for k in range(len(values))]
+            axes.plot(spread, values, "o", markersize=3, color=SEED_COLOUR, alpha=0.6)
+            if box.get("paper") is not None:
+                axes.hlines(box["paper"], position - 0.35, position + 0.35,
+                            colors=PAPER_COLOUR, linestyles="--", linewidth=1.6, zorder=4)
+        labels = [f"{box['label'] or 'all runs'}\n(n={len(box['values'])})" for box in boxes]
+        # labels that would run into each other are slanted
+        slanted = len(boxes) > 4 or max(len(box["label"] or "") for box in boxes) > 14
+        axes.set_xticks(positions, labels, rotation=25 if slanted else 0,
+                        ha="right" if slanted else "center", fontsize="small")
+        # room for three boxes at least, so a lone box keeps a box's width
+        spare = max(0.0, (3 - len(boxes)) / 2)
+        axes.set_xlim(0.5 - spare, len(boxes) + 0.5 + spare)
+        axes.set_ylabel(record["y_label"])
+        axes.grid(True, alpha=0.3)
+        if group["title"]:
+            axes.set_title(group["title"], fontsize="medium")
+    _suptitle(figure, record["title"])
+    figure.legend(handles=_box_key(any("paper" in box for box in record["boxes"])),
+                  loc="outside lower center", ncols=3, fontsize="small")
     return figure
+
+
+def _box_key(paper: bool) -> list:
+    """The key to a box plot's marks."""
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+    key = [Line2D([], [], color=MEDIAN_COLOUR, label="median"),
+           Line2D([], [], marker="^", color=MEAN_COLOUR, linestyle="none", label="mean"),
+           Patch(facecolor="none", edgecolor="black",
+                 label="box: the middle half of the seeds,\nwhiskers: the lowest and highest"),
+           Line2D([], [], marker="o", color=SEED_COLOUR, alpha=0.6, linestyle="none",
+                  markersize=4, label="one seed")]
+    if paper:
+        key.append(Line2D([], [], color=PAPER_COLOUR, linestyle="--", linewidth=1.6,
+                          label="the paper's figure"))
+    return key
 
 
 def _count(n) -> float:
@@ -189,4 +301,4 @@ def _count(n) -> float:
 
 
 DRAW = {"curve": draw_curve, "bars": draw_curve, "confusion": draw_confusion,
-        "learning": draw_learning, "boxes": draw_boxes}
+        "learning": draw_learning, "boxes": draw_boxes, "panels": draw_panels}

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .figure_counts import counts_of, write_counts
 from .figures import predictions_name
 from .rundir import RunDirectory
 from .trainer import EncodedPairs, predict_relatedness, predict_split
@@ -103,11 +104,18 @@ def predict_records(model, params, split, batch_size: int = 512, helpers=None) -
 
 
 def write_predictions(run_dir, model, params, split, split_name: str = "test",
-                      batch_size: int = 512, helpers=None, name: str | None = None) -> str:
+                      batch_size: int = 512, helpers=None, name: str | None = None,
+                      task: str | None = None) -> str:
     """Predict ``split`` (encoded) and write its records atomically into the
     run directory as ``name`` (default ``predictions_name(split_name)``); the
     path written."""
     directory = run_dir if isinstance(run_dir, RunDirectory) else RunDirectory(run_dir)
+    records = predict_records(model, params, split, batch_size, helpers)
+    if split_name == "test" and name is None and task is not None:
+        # what the figures need of them, small enough to keep where the
+        # predictions are not (figure_counts.py)
+        write_counts(directory.path, counts_of(records, task))
     name = name if name is not None else predictions_name(split_name)
-    directory.write_jsonl(name, predict_records(model, params, split, batch_size, helpers))
+    directory.write_jsonl(name, records)
     return str(directory.file(name))
+

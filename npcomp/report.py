@@ -1,25 +1,42 @@
-"""The report of a reproduced paper table (``npcomp reproduce``): each row's
-figure from the paper beside ours over the seeds, with a verdict.
+"""The report of a reproduced paper table (``npcomp reproduce``): every row
+of the paper's table with its status, each trained setting's figures over
+its seeds beside the paper's, a verdict, and where each option comes from.
+This module computes the records (``TABLE.json``); ``report_markdown.py``
+writes them as ``TABLE.md``.
 
-Verdicts, on the row's main metric (root accuracy; Pearson's r on SICK):
-*reached* when our mean is at or above the paper's figure, *within noise*
-when the paper's figure lies inside our 95% confidence interval of the mean
-(Student's t), *below* otherwise.  A setting with fewer than two finished
-seeds has no interval and is *too few seeds* unless reached.
+Statuses: *measured* (at least ``MIN_SEEDS`` finished seeds), *not yet
+measured* (fewer: how many are said), *no data* and *not implemented* (with
+the reason, ``paper_rows.py``).  Verdicts, on the row's main metric (root
+accuracy; Pearson's r on SICK), for a measured setting: *above* when the
+paper's figure lies below our 95% confidence interval of the mean (Student's
+t), *reached* when our mean is at or above it, *within noise* when it lies
+inside the interval, *below* otherwise.
+
+A row's ``-dev`` setting is *chosen on dev* only when the committed runs
+say so: its mean dev figure is the highest of the row's settings, each
+measured (``dev_choices``); otherwise it is an alternative, tried and not
+chosen.  Nothing is chosen on test.
 """
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from .options import command_line
-from .paper_tables import Table
+from .option_sources import setting_kind, setting_options
+from .paper_rows import Table
 
-REACHED, WITHIN_NOISE, BELOW, TOO_FEW = "reached", "within noise", "below", "too few seeds"
+MIN_SEEDS = 5
+MEASURED, NOT_YET = "measured", "not yet measured"
+ABOVE, REACHED, WITHIN_NOISE, BELOW = "above", "reached", "within noise", "below"
+TOO_FEW = "too few seeds"
 # what each metric is called and how it is printed
 METRIC_NAMES = {"root_acc": "test root accuracy (%)", "all_acc": "test all-phrase accuracy (%)",
                 "pearson": "test Pearson's r", "spearman": "test Spearman's rho",
-                "mse": "test MSE"}
+                "mse": "test MSE", "ranking_loss": "test average ranking loss (MPQA)"}
+METRICS = ("root_acc", "all_acc", "pearson", "spearman", "mse")
+# what a setting's kind (option_sources.setting_kind) is called
+KINDS = {"paper": "paper", "dev": "chosen on dev", "alternative": "alternative, not chosen",
+         "undecided": "alternative, not yet compared on dev"}
 
 
 def verdict(paper: float | None, ours: dict | None) -> str:
@@ -28,6 +45,8 @@ def verdict(paper: float | None, ours: dict | None) -> str:
         return "no paper figure"
     if ours is None:
         return "not run"
+    if ours["ci95"] is not None and paper < ours["ci95"][0]:
+        return ABOVE
     if ours["mean"] >= paper:
         return REACHED
     if ours["ci95"] is None:
@@ -36,49 +55,151 @@ def verdict(paper: float | None, ours: dict | None) -> str:
     return WITHIN_NOISE if low <= paper <= high else BELOW
 
 
-def _number(value: float, metric: str) -> str:
-    return f"{value:.4f}" if metric in ("pearson", "spearman", "mse") else f"{value:.2f}"
+def paper_number(value: float, metric: str) -> str:
+    """A paper's figure as the papers print it: percentages to one decimal."""
+    return number(value, metric) if metric in ("pearson", "spearman", "mse",
+                                                "ranking_loss") else f"{value:.1f}"
 
 
-def _spread(stats: dict, metric: str) -> tuple:
-    """(mean ± std, 95% CI, min-max) as text."""
-    mean = f"{_number(stats['mean'], metric)} ± {_number(stats['std'], metric)}"
-    ci = ("-" if stats["ci95"] is None else
-          f"[{_number(stats['ci95'][0], metric)}, {_number(stats['ci95'][1], metric)}]")
-    return mean, ci, f"{_number(stats['min'], metric)}-{_number(stats['max'], metric)}"
+def number(value: float, metric: str) -> str:
+    """A figure as the reports print it: 4 decimals for correlations and
+    losses, 2 for percentages."""
+    return (f"{value:.4f}" if metric in ("pearson", "spearman", "mse", "ranking_loss")
+            else f"{value:.2f}")
 
 
-def row_records(table: Table, results: dict, rows=None) -> list:
-    """One record per (row, setting) of ``table`` in the sweep ``results``
-    (sweep.json): the row, the setting's name and kind (printed / dev), its
-    statistics and verdict."""
-    by_setting = {record["setting"]: record for record in results["settings"]}
-    out = []
+# --------------------------------------------------------------------------
+# the runs of a table, as committed
+# --------------------------------------------------------------------------
+
+def committed_results(sweep_dir: str | Path) -> dict | None:
+    """The results record of a sweep directory (``sweep.sweep_results``) from
+    its plan and its runs alone, reading nothing else and writing nothing;
+    None without a plan."""
+    from .sweep import PLAN, PlannedRun, sweep_results
+    path = Path(sweep_dir) / PLAN
+    if not path.is_file():
+        return None
+    plan = json.loads(path.read_text(encoding="utf-8"))
+    runs = [PlannedRun(name=name, setting=record["setting"], seed=record["seed"],
+                       options=record["options"]) for name, record in plan["runs"].items()]
+    return sweep_results(sweep_dir, runs)
+
+
+def _run_metrics(sweep_dir: Path, relative: str) -> dict:
+    return json.loads((sweep_dir / relative / "metrics.json").read_text(encoding="utf-8"))
+
+
+# --------------------------------------------------------------------------
+# the records
+# --------------------------------------------------------------------------
+
+def dev_choices(table: Table, results: dict | None) -> dict:
+    """Row name -> its dev comparison, for each row with a ``-dev`` setting:
+    ``candidates`` (setting, mean dev figure, n), ``metric``, and ``chosen``
+    (the setting with the highest mean dev figure) once every candidate has
+    MIN_SEEDS finished seeds, else None."""
+    by_setting = {record["setting"]: record for record in (results or {}).get("settings", [])}
+    out = {}
     for row in table.rows:
-        if rows is not None and row.name not in rows:
+        names = list(row.settings())
+        if len(names) < 2:
             continue
-        for name, options in row.settings().items():
-            record = by_setting.get(name, {})
-            stats = record.get(f"test_{row.metric}")
-            out.append({"row": row, "setting": name, "options": options,
-                        "kind": "chosen on dev" if name.endswith("-dev") else "printed",
-                        "stats": stats, "record": record,
-                        "verdict": verdict(row.paper.get(row.metric), stats)})
+        metric = f"dev_{row.metric}"
+        candidates = []
+        for name in names:
+            stats = by_setting.get(name, {}).get(metric)
+            candidates.append({"setting": name, "n": stats["n"] if stats else 0,
+                               "mean": stats["mean"] if stats else None})
+        decided = all(candidate["n"] >= MIN_SEEDS for candidate in candidates)
+        chosen = (max(candidates, key=lambda candidate: candidate["mean"])["setting"]
+                  if decided else None)
+        out[row.name] = {"metric": metric, "candidates": candidates, "chosen": chosen,
+                         "runs": f"{table.name}/runs"}
     return out
 
 
-def train_command(options: dict, seed: str = "S") -> str:
-    """The `npcomp train` command of a setting for one seed."""
-    return " ".join(["npcomp", "train", *command_line(options), "--seed", seed])
+def best_of(sweep_dir: Path, record: dict, metric: str, count: int, paper) -> dict:
+    """The paper's protocol of a row printed as the best of ``count`` runs:
+    the test figure of the seed best on dev among seeds 1..count (the lower
+    seed on a tie), once all of them have finished."""
+    seeds = dict(zip(record.get("seeds", []), record.get("runs", [])))
+    wanted = list(range(1, count + 1))
+    finished = [seed for seed in wanted if seed in seeds]
+    if len(finished) < count:
+        return {"count": count, "finished": len(finished)}
+    runs = {seed: _run_metrics(sweep_dir, seeds[seed]) for seed in wanted}
+    best = max(wanted, key=lambda seed: (runs[seed]["dev"][metric], -seed))
+    test = runs[best]["test"][metric]
+    out = {"count": count, "finished": count, "seed": best, "dev": runs[best]["dev"][metric],
+           "test": test}
+    if paper is not None:
+        out["verdict"] = REACHED if test >= paper else BELOW
+    return out
 
 
-def machine_line(results: dict) -> str:
-    """The machine the runs trained on, from a finished run's metrics.json."""
-    for record in results["runs"].values():
+def _entry(row, name: str | None, record: dict, choice: dict | None) -> dict:
+    """The record of one (row, setting): status, statistics, verdict, options."""
+    metric = row.metric
+    paper = row.paper.get(metric)
+    entry = {"row": row.name, "label": row.label, "source": row.source, "setting": name,
+             "metric": metric, "paper": row.paper}
+    if row.status:
+        return dict(entry, status=row.status, reason=row.reason, ours=None,
+                    verdict=row.status)
+    stats = record.get(f"test_{metric}")
+    n = stats["n"] if stats else 0
+    measured = n >= MIN_SEEDS
+    entry.update(status=MEASURED if measured else NOT_YET, n=n, ours=stats if measured else None,
+                 verdict=verdict(paper, stats) if measured else
+                 f"{NOT_YET} ({n} of {MIN_SEEDS} seeds)")
+    entry["test"] = {key: record[f"test_{key}"] for key in METRICS if f"test_{key}" in record}
+    entry["dev"] = {key: record[f"dev_{key}"] for key in METRICS if f"dev_{key}" in record}
+    if row.same_as:
+        entry["same_as"] = row.same_as
+        return entry
+    chosen = None if choice is None or choice["chosen"] is None else choice["chosen"] == name
+    options = setting_options(row, name, chosen)
+    entry.update(kind=setting_kind(options), options=options)
+    return entry
+
+
+def report_record(table: Table, results: dict | None, out: Path,
+                  other_results=None) -> dict:
+    """DIR/TABLE.json: every row of the table with its status, and per
+    trained setting its statistics, verdict and options; the dev choices.
+    ``other_results(table name)``: another table's results, for the rows
+    measured by another report."""
+    out = Path(out)
+    by_setting = {record["setting"]: record for record in (results or {}).get("settings", [])}
+    choices = dev_choices(table, results)
+    entries = []
+    for row in table.rows:
+        if row.status:
+            entries.append(_entry(row, None, {}, None))
+        elif row.same_as:
+            other, setting = row.same_as.split("/")
+            found = (other_results(other) if other_results else None) or {}
+            record = {one["setting"]: one for one in found.get("settings", [])}.get(setting, {})
+            entries.append(_entry(row, setting, record, None))
+        else:
+            for name in row.settings():
+                entry = _entry(row, name, by_setting.get(name, {}), choices.get(row.name))
+                if row.best_of and name == row.name:
+                    entry["best_of"] = best_of(out / table.name, by_setting.get(name, {}),
+                                               row.metric, row.best_of,
+                                               row.paper.get(row.metric))
+                entries.append(entry)
+    return {"table": table.name, "title": table.title, "note": table.note,
+            "rows": entries, "dev_choices": choices}
+
+
+def machine_line(sweep_dir: Path, results: dict | None) -> str:
+    """The machine the runs trained on, from the first finished run's metrics.json."""
+    for record in (results or {}).get("runs", {}).values():
         if record["status"] != "finished":
             continue
-        path = Path(record["run_dir"]) / "metrics.json"
-        machine = json.loads(path.read_text(encoding="utf-8")).get("machine") or {}
+        machine = _run_metrics(sweep_dir, record["run_dir"]).get("machine") or {}
         parts = [machine.get("cpu"), machine.get("cores") and f"{machine['cores']} cores",
                  machine.get("machine"),
                  machine.get("blas_kernels") and f"OpenBLAS kernels {machine['blas_kernels']}",
@@ -88,94 +209,42 @@ def machine_line(results: dict) -> str:
     return "no finished run"
 
 
-def markdown(table: Table, results: dict, reproduce_command: str, rows=None,
-             figures=()) -> str:
-    """DIR/TABLE.md: the table, its ``figures`` (PNG paths relative to DIR),
-    then each row's settings, vectors and command."""
-    records = row_records(table, results, rows)
-    lines = [f"# {table.title}", "",
-             f"Test-set figures over the seeds of each setting (mean ± sample std, the 95% "
-             f"confidence interval of the mean, min-max, n), against the paper's. Machine: "
-             f"{machine_line(results)}. Rerun: `{reproduce_command}`.", "",
-             "| row | setting | paper | ours: mean ± std | 95% CI | min-max | n | verdict | "
-             "training time per seed |",
-             "|---|---|---|---|---|---|---|---|---|"]
-    for item in records:
-        row, stats, metric = item["row"], item["stats"], item["row"].metric
-        paper = row.paper.get(metric)
-        paper_text = "-" if paper is None else _number(paper, metric)
-        if stats is None:
-            ours = ci = extent = "-"
-            n = 0
-        else:
-            (ours, ci, extent), n = _spread(stats, metric), stats["n"]
-        minutes = _training_minutes(item["record"])
-        lines.append(f"| {row.label} | {item['kind']} | {paper_text} | {ours} | {ci} | "
-                     f"{extent} | {n} | {item['verdict']} | {minutes} |")
-    lines += ["", f"Metric: {METRIC_NAMES[table.rows[0].metric]}.", ""]
-    lines += [f"![{Path(path).stem}]({path})" for path in figures]
-    if figures:
-        lines.append("")
-    for row in table.rows:
-        if rows is not None and row.name not in rows:
-            continue
-        lines += [f"## {row.label}", "", f"- vectors: {row.vectors}"]
-        for name, options in row.settings().items():
-            source = (row.dev_source if name.endswith("-dev") else
-                      "the paper's printed setting: the model's defaults for the task "
-                      "(`npcomp train --help-defaults`)")
-            lines.append(f"- `{name}`, {source}: `{train_command(options)}`")
-        others = {key: value for key, value in row.paper.items()
-                  if key != row.metric and value is not None}
-        if others:
-            lines.append("- the paper's other figures: " + ", ".join(
-                f"{METRIC_NAMES[key]} {_number(value, key)}" for key, value in others.items()))
-        lines.append("")
-    return "\n".join(lines)
-
-
-def _training_minutes(record: dict) -> str:
-    """Mean training time per seed, in minutes, from the runs' metrics."""
+def training_seconds(sweep_dir: Path, record: dict) -> float | None:
+    """Mean training time per seed (training and setup), from the runs' metrics."""
     seconds = []
     for run_dir in record.get("runs", []):
-        path = Path(run_dir) / "metrics.json"
+        path = sweep_dir / run_dir / "metrics.json"
         if path.is_file():
             metrics = json.loads(path.read_text(encoding="utf-8"))
             if metrics.get("train_wall_s") is not None:
                 seconds.append(metrics["train_wall_s"] + (metrics.get("setup_s") or 0.0))
-    if not seconds:
-        return "-"
-    mean = sum(seconds) / len(seconds)
-    return f"{mean:.0f} s" if mean < 90 else f"{mean / 60:.1f} min"
-
-
-def report_record(table: Table, results: dict, rows=None) -> dict:
-    """DIR/TABLE.json: the report's numbers, for other tools."""
-    return {"table": table.name, "title": table.title,
-            "rows": [{"row": item["row"].name, "label": item["row"].label,
-                      "setting": item["setting"], "kind": item["kind"],
-                      "options": item["options"], "metric": item["row"].metric,
-                      "paper": item["row"].paper, "ours": item["stats"],
-                      "verdict": item["verdict"]}
-                     for item in row_records(table, results, rows)]}
-
-
+    return sum(seconds) / len(seconds) if seconds else None
 
 
 def summary_table(reports: list) -> str:
-    """One Markdown line per row and setting of every report (TABLE.json
-    records): the README's results table."""
+    """The README's results table from the reports (TABLE.json records): one
+    line per trained setting, measured or not yet, and per table a line
+    counting its rows not measured here."""
     lines = ["| table | row | setting | paper | ours (mean ± std, n) | verdict |",
              "|---|---|---|---|---|---|"]
     for record in reports:
+        link = f"[{record['table']}](docs/results/{record['table']}.md)"
+        others = {}
         for row in record["rows"]:
+            if row["status"] not in (MEASURED, NOT_YET) or row.get("same_as"):
+                others[row["status"] if not row.get("same_as") else "in another report"] = \
+                    others.get(row["status"] if not row.get("same_as")
+                               else "in another report", 0) + 1
+                continue
             metric, ours = row["metric"], row["ours"]
             paper = row["paper"].get(metric)
-            paper_text = "-" if paper is None else _number(paper, metric)
+            paper_text = "-" if paper is None else paper_number(paper, metric)
             ours_text = ("-" if ours is None else
-                         f"{_number(ours['mean'], metric)} ± {_number(ours['std'], metric)} "
+                         f"{number(ours['mean'], metric)} ± {number(ours['std'], metric)} "
                          f"({ours['n']})")
-            lines.append(f"| [{record['table']}](docs/results/{record['table']}.md) | "
-                         f"{row['label']} | {row['kind']} | {paper_text} | {ours_text} | "
-                         f"{row['verdict']} |")
+            lines.append(f"| {link} | {row['label']} | {KINDS[row['kind']]} | {paper_text} | "
+                         f"{ours_text} | {row['verdict']} |")
+        if others:
+            counted = ", ".join(f"{count} {status}" for status, count in others.items())
+            lines.append(f"| {link} | the paper's other rows: {counted} | | | | |")
     return "\n".join(lines)

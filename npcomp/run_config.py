@@ -23,6 +23,12 @@ from .options import OPTIONS, PAIR_TASKS, form
 _NOT_FOR_PAIRS = ("head", "supervision")
 
 
+class MissingVectors(ConfigError):
+    """The vector file a run is to read is not found (bad input, named by
+    its option, as any ConfigError; `npcomp reproduce --list` tells it apart
+    as data missing here)."""
+
+
 def read_options(options: dict) -> dict:
     """The options given (None: not given), each read as its type, in the
     option table's order; OptionFormError names one of the wrong form."""
@@ -38,8 +44,10 @@ def build_config(model: str | None, task: str | None, options: dict) -> dict:
     command's, Constituency Tree-LSTM on the synthetic treebank): the model's
     paper setting for the task under the protocol given, the ``options``
     given over it (config key -> value), the word vectors found, the sizes
-    the model's leaves fix, and every value checked.  ConfigError names the
-    option at fault; ValueError a vector file not found."""
+    the model's leaves fix (pretrained vectors: their dimension), and every
+    value checked.  ConfigError names the option at fault (MissingVectors:
+    a vector file not found); a vector file that cannot be read raises
+    formats.DataError naming it."""
     given = read_options(options)
     model = model or OPTIONS["model"].default
     task = task or OPTIONS["task"].default
@@ -71,8 +79,30 @@ def build_config(model: str | None, task: str | None, options: dict) -> dict:
             raise ConfigError("vectors", f"{model} learns a matrix per word: it takes no "
                                          "word vectors")
         config["embedding_dim"] = matrix_embedding_dim(config)
+    if vectors is not None:
+        _take_vector_dimension(config, given)
     check(config)
     return config
+
+
+def _take_vector_dimension(config: dict, given: dict) -> None:
+    """Pretrained vectors fix the embedding dimension (and the state
+    dimension of a model whose leaves are the word vectors): a different
+    one ``given`` is refused, naming its option."""
+    from .embeddings import vector_dimension
+    dim = vector_dimension(config["vectors"])
+    follows = dim_follows_embedding(config)
+    for option in ("embedding_dim", "dim") if follows else ("embedding_dim",):
+        if option in given and given[option] != dim:
+            because = (f"{config['model']}'s leaf states are the word vectors, so its "
+                       "dimension is theirs" if option == "dim" else "they set it")
+            raise ConfigError(option, f"{given[option]}, but the vectors {config['vectors']} "
+                                      f"have dimension {dim} ({because}): leave "
+                                      f"{OPTIONS[option].flag} out, or give vectors of "
+                                      f"dimension {given[option]}")
+    config["embedding_dim"] = dim
+    if follows:
+        config["dim"] = dim
 
 
 def resume_changes(options: dict) -> dict:
@@ -112,7 +142,7 @@ def vectors_file(data_dir, name: str) -> Path:
     in_data_dir = _vectors_directory(data_dir) / name
     if in_data_dir.is_file():
         return in_data_dir
-    raise ValueError(f"--vectors {name}: no such file, here or as {in_data_dir}")
+    raise MissingVectors("vectors", f"{name}: no such file, here or as {in_data_dir}")
 
 
 def _default_vectors(data_dir, name: str) -> Path:
@@ -121,6 +151,7 @@ def _default_vectors(data_dir, name: str) -> Path:
     for file_name in SICK_VECTOR_FILES:
         if (directory / file_name).is_file():
             return directory / file_name
-    raise ValueError(f"sick trains on fixed {name} vectors (Tai et al.), but none of "
-                     f"{', '.join(str(directory / f) for f in SICK_VECTOR_FILES)} exists: run "
-                     f"`npcomp download glove`, pass --vectors FILE, or --vectors random")
+    files = ", ".join(str(directory / file_name) for file_name in SICK_VECTOR_FILES)
+    raise MissingVectors("vectors", f"sick trains on fixed {name} vectors (Tai et al.), but "
+                                    f"none of {files} exists: run `npcomp download glove`, "
+                                    "pass --vectors FILE, or --vectors random")

@@ -3,7 +3,8 @@
 A run directory holds one training run (SPEC Sec. 3): ``metrics.json``,
 ``model.npz``, ``checkpoint.npz`` and ``log.jsonl``, and the per-sentence
 predictions of its best model (``predictions.jsonl`` for the test split,
-``predictions-SPLIT.jsonl`` for another one, ``predictions.py``).  The rules:
+``predictions-SPLIT.jsonl`` for another one, ``predictions.py``) with the
+counts its figures need (``test-counts.json``, ``figure_counts.py``).  The rules:
 
 * a fresh run refuses a directory that already holds any of these files,
   before anything is read or written, unless asked to ``overwrite``; then the
@@ -29,11 +30,11 @@ import shutil
 import zipfile
 from pathlib import Path
 
-import numpy as np
-
 RUN_FILES = ("metrics.json", "model.npz", "checkpoint.npz", "log.jsonl")
 # the per-sentence predictions of the run's best model (predictions.py)
 PREDICTION_FILES = "predictions*.jsonl"
+# the counts its figures are drawn from (figure_counts.py)
+COUNTS_FILE = "test-counts.json"
 REPLACED = "replaced"
 LOCK = ".lock"
 
@@ -93,7 +94,8 @@ class RunDirectory:
         if not self.path.is_dir():
             return []
         return ([name for name in RUN_FILES if (self.path / name).exists()]
-                + sorted(path.name for path in self.path.glob(PREDICTION_FILES)))
+                + sorted(path.name for path in self.path.glob(PREDICTION_FILES))
+                + [COUNTS_FILE] * (self.path / COUNTS_FILE).exists())
 
     def check_usable(self, overwrite: bool = False) -> None:
         """Refuse, before anything is read or written, a path that is not a
@@ -195,6 +197,24 @@ class RunDirectory:
             raise RunFileError(f"{self.log_path}: could not be written "
                                f"({error.strerror or error})") from None
 
+    def log_records(self) -> list:
+        """The records of log.jsonl in order ([] without one); a line a kill
+        cut short (the last, unfinished) is left out."""
+        try:
+            lines = self.log_path.read_bytes().splitlines()
+        except FileNotFoundError:
+            return []
+        except OSError as error:
+            raise RunFileError(f"{self.log_path}: could not be read "
+                               f"({error.strerror or error})") from None
+        records = []
+        for line in lines:
+            try:
+                records.append(json.loads(line))
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                continue
+        return records
+
     def write_jsonl(self, name: str, records) -> None:
         """``records`` one JSON object a line, written whole or not at all."""
         data = "".join(json.dumps(record, separators=(",", ":")) + "\n"
@@ -205,6 +225,7 @@ class RunDirectory:
         write_atomically(self.path / name, lambda handle: handle.write(data))
 
     def save_npz(self, name: str, **arrays) -> None:
+        import numpy as np   # only for archives: the figures read run files without it
         write_atomically(self.path / name, lambda handle: np.savez(handle, **arrays))
 
     # ------------------------------------------------------------------
@@ -233,6 +254,7 @@ class RunDirectory:
         if not path.is_file():
             raise RunFileError(f"{path}: no such file")
         try:
+            import numpy as np
             with np.load(path, allow_pickle=False) as archive:
                 arrays = {key: archive[key] for key in archive.files}
         except (zipfile.BadZipFile, EOFError, ValueError, OSError, KeyError,

@@ -19,7 +19,8 @@ workers see the data and SWEEP_DIR on a shared file system.  Faults:
 * a run that fails (a bad setting, divergence) returns its error as a value,
   so it is reported and the other runs go on;
 * re-running a sweep skips its finished runs (without starting a cluster when
-  nothing is left) and resumes the others.
+  nothing is left) and resumes the others; then it settles the finished
+  runs' files (``settle_finished``: paths relative, figure counts kept).
 
 SWEEP_DIR holds:
 
@@ -30,12 +31,13 @@ SWEEP_DIR holds:
 * ``sweep.json``: per setting, n, mean, sample std, 95% confidence interval,
   median, min and max of every test and dev metric over the seeds
   (``summary.describe``); the best setting by mean dev metric; every run's
-  status, error and the thread counts it saw;
+  status, error and the thread counts it saw; paths relative to SWEEP_DIR;
 * ``sweep.md``: the same as a Markdown table.
 """
 from __future__ import annotations
 
 import itertools
+import os
 import re
 import time
 import uuid
@@ -46,6 +48,7 @@ from pathlib import Path
 from .cells import registry
 from .options import OPTIONS
 from .rundir import RunDirectory, RunDirectoryError, RunFileError
+from .scheduler import SCHEDULER_TIMEOUT, check_scheduler
 
 PLAN = "plan.json"
 RESULTS = "sweep.json"
@@ -69,7 +72,7 @@ class SweepDirectoryError(RunDirectoryError):
 
 
 class ClusterError(ConnectionError):
-    """The Dask scheduler named cannot be reached."""
+    """The Dask scheduler stopped answering after it had answered as one."""
 
 
 # --------------------------------------------------------------------------
@@ -371,9 +374,16 @@ def plan_runs(spec: SweepSpec) -> list:
 # --------------------------------------------------------------------------
 
 def plan_record(spec: SweepSpec, runs: list) -> dict:
-    return {"specs": [{"source": spec.source, "base": spec.base, "seeds": spec.seeds,
-                       "grid": spec.grid, "settings": spec.settings}],
-            "runs": {run.name: run.record() for run in runs}}
+    """SWEEP_DIR/plan.json's record of ``spec``, its paths where the runs
+    run (data, parses) relative to this directory, as run files record them
+    (``run_paths.py``)."""
+    from .run_paths import relative_where
+    return {"specs": [{"source": spec.source, "base": relative_where(spec.base),
+                       "seeds": spec.seeds, "grid": spec.grid,
+                       "settings": {name: relative_where(options)
+                                    for name, options in spec.settings.items()}}],
+            "runs": {run.name: dict(run.record(), options=relative_where(run.options))
+                     for run in runs}}
 
 
 def _what_is_trained(record: dict) -> dict:
@@ -493,15 +503,22 @@ def dask_client(scheduler: str | None = None, workers: int = 1, dashboard: str |
     import dask
     from distributed import Client, LocalCluster
     if scheduler:
+        address = check_scheduler(scheduler)
         try:
-            client = Client(scheduler, timeout="20s")
+            client = Client(address, timeout=f"{SCHEDULER_TIMEOUT:g}s")
         except (OSError, TimeoutError) as error:
-            raise ClusterError(f"--scheduler {scheduler}: no Dask scheduler answers there "
-                               f"({error})") from None
+            raise ClusterError(f"--scheduler {scheduler}: the Dask scheduler there stopped "
+                               f"answering ({error})") from None
+        # a lost scheduler is reported by the sweep, run by run: not by the
+        # client's own log, with its traceback of each attempt to reconnect
+        client_log = logging.getLogger("distributed.client")
+        level = client_log.level
+        client_log.setLevel(logging.CRITICAL)
         try:
             yield client
         finally:
             client.close()
+            client_log.setLevel(level)
         return
     # a run whose worker died is resubmitted ALLOWED_FAILURES times; the
     # worker processes ignore Ctrl-C, which reaches them from the terminal
@@ -584,8 +601,10 @@ def execute(client, jobs: dict, task, progress: bool = True, already_finished: i
                 if results[name]["status"] == 0:
                     tally.finished += 1
                 else:
-                    tally.failed += 1
-                    message = f"{name} failed: {results[name]['error']}"
+                    tally.failed += results[name]["status"] is not None
+                    message = (f"{name} failed: {results[name]['error']}"
+                               if results[name]["status"] is not None else
+                               f"{name} stopped: {results[name]['stopped']}")
                     echo(message) if bar is None else bar.write(message)
                 if bar is not None:
                     tally.running = max(tally.running - 1, 0)
@@ -608,11 +627,20 @@ def execute(client, jobs: dict, task, progress: bool = True, already_finished: i
 
 
 def _result(future) -> dict:
-    """A finished future's result, or the failure that ended it."""
+    """A finished future's result, or the failure that ended it: status 1
+    and its error; status None and why it ``stopped`` for a run the cluster
+    dropped (its scheduler lost), which stays resumable."""
     try:
         return future.result()
     except Exception as error:  # noqa: BLE001 - any failure of one run is that run's
+        from distributed.client import FutureCancelledError
         from distributed.scheduler import KilledWorker
+        if isinstance(error, FutureCancelledError):
+            why = ("the scheduler stopped answering" if error.reason ==
+                   "scheduler-connection-lost" else f"the cluster cancelled it ({error.reason})")
+            return {"status": None, "error": None,
+                    "stopped": f"{why}; it goes on (from its checkpoint, if it has one) when "
+                               "the sweep is run again"}
         if isinstance(error, KilledWorker):
             return {"status": 1, "error": "its workers died while training it more often "
                     "than the scheduler allows (Dask's allowed failures, 3 unless configured); "
@@ -663,6 +691,21 @@ def _progress_bar(total: int, initial: int, enabled: bool):
 # results: statistics per setting (summary.py's), the best setting
 # --------------------------------------------------------------------------
 
+def settle_finished(sweep_dir: str | Path, runs: list) -> int:
+    """Bring the files of the sweep's finished runs to the present rules: their
+    config's paths relative (``run_paths.settle_run``, for runs written before)
+    and their figures' counts beside their predictions (``test-counts.json``);
+    the number of runs changed."""
+    from .figures import ensure_counts
+    from .run_paths import settle_run
+    changed = 0
+    for run in runs:
+        run_dir = run_directory(sweep_dir, run)
+        if run_state(run_dir) == "finished":
+            changed += settle_run(run_dir, run.options) | ensure_counts(run_dir)
+    return changed
+
+
 def sweep_results(sweep_dir: str | Path, runs: list, outcomes: dict | None = None) -> dict:
     """The record of SWEEP_DIR/sweep.json: per setting, ``summary.summarise``
     over its finished runs (n, mean, std, ci95, median, min, max of every
@@ -671,6 +714,7 @@ def sweep_results(sweep_dir: str | Path, runs: list, outcomes: dict | None = Non
     (finished, failed, unfinished), error and the thread counts its worker
     reported (``outcomes``: name -> the task's result, for the runs run this
     time)."""
+    from .run_paths import relative_where
     from .summary import read_runs, summarise
     from .trainer import selection_metric
     outcomes = outcomes or {}
@@ -686,10 +730,13 @@ def sweep_results(sweep_dir: str | Path, runs: list, outcomes: dict | None = Non
         state = run_state(run_dir)
         status = ("finished" if state == "finished" else
                   "failed" if outcome.get("status") not in (None, 0) else "unfinished")
-        record = {"setting": run.setting, "seed": run.seed, "run_dir": str(run_dir),
-                  "status": status}
+        # relative to the sweep directory, so sweep.json reads the same wherever it is
+        record = {"setting": run.setting, "seed": run.seed,
+                  "run_dir": run_dir.relative_to(sweep_dir).as_posix(), "status": status}
         if status == "failed":
             record["error"] = outcome.get("error")
+        if status == "unfinished" and outcome.get("stopped"):
+            record["stopped"] = outcome["stopped"]
         for key in ("threads", "resumed", "worker"):
             if key in outcome:
                 record[key] = outcome[key]
@@ -698,12 +745,14 @@ def sweep_results(sweep_dir: str | Path, runs: list, outcomes: dict | None = Non
             setting_of[str(run_dir)] = run.setting
     finished = read_runs(list(setting_of))
     summaries = {record["setting"]: record for record in
-                 (dict(summary, setting=setting_of[summary["runs"][0]]) for summary in
+                 (dict(summary, setting=setting_of[summary["runs"][0]],
+                       runs=[Path(path).relative_to(sweep_dir).as_posix()
+                             for path in summary["runs"]]) for summary in
                   summarise(finished, group_of=lambda metrics: setting_of[metrics["run_dir"]]))}
     settings, best = [], None
     for name in dict.fromkeys(run.setting for run in runs):
         members = [run for run in runs if run.setting == name]
-        record = {"setting": name, "options": members[0].options,
+        record = {"setting": name, "options": relative_where(members[0].options),
                   **summaries.get(name, {"seeds": [], "runs": []}),
                   "failed": {run.name: run_records[run.name].get("error") for run in members
                              if run_records[run.name]["status"] == "failed"},
@@ -715,7 +764,8 @@ def sweep_results(sweep_dir: str | Path, runs: list, outcomes: dict | None = Non
             metric = f"dev_{selection_metric(record['task'])}"
             if metric in record and (best is None or record[metric]["mean"] > best["mean"]):
                 best = {"setting": name, "metric": metric, "mean": record[metric]["mean"]}
-    return {"sweep_dir": str(sweep_dir), "runs_planned": len(runs),
+    shown = os.path.relpath(sweep_dir) if sweep_dir.is_absolute() else str(sweep_dir)
+    return {"sweep_dir": Path(shown).as_posix(), "runs_planned": len(runs),
             "finished": sum(r["status"] == "finished" for r in run_records.values()),
             "failed": sum(r["status"] == "failed" for r in run_records.values()),
             "unfinished": sum(r["status"] == "unfinished" for r in run_records.values()),

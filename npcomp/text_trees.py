@@ -72,11 +72,13 @@ class TextTrees:
     tokenise:  plain text -> tokens (default: the SST's conventions)
     warn:      called with the fallback message, once, when the default
                ``parsed`` falls back to ``right``
+    n_classes: the run's classes: a bracketed line's labels must be among
+               them (DataError naming the line otherwise); None: unchecked
     """
 
     def __init__(self, structure: str, tree: str | None = None, parser: TextParser | None = None,
                  tokenise: Callable[[str], list] = sst_tokens,
-                 warn: Callable[[str], None] | None = None):
+                 warn: Callable[[str], None] | None = None, n_classes: int | None = None):
         check_tree(structure, tree)
         self.structure = structure
         self.given = tree
@@ -85,19 +87,26 @@ class TextTrees:
         self.parser = parser if parser is not None or kind is None else TextParser(kind)
         self.tokenise = tokenise
         self.warn = warn
+        self.n_classes = n_classes
         self.fell_back = False
         self.made: list = []  # per line of the latest call: how its tree was made
 
-    def __call__(self, lines: Sequence[str], source: str = "<stdin>") -> list:
-        """One tree per line (``source:line`` names a bad one), in order."""
+    def __call__(self, lines: Sequence[str], source: str = "<stdin>",
+                 skip_blank: bool = False) -> list:
+        """One tree per line (``source:line`` names a bad one), in order; a
+        blank line is refused, or skipped with ``skip_blank``."""
         plans = []  # (tokens, where, what to do, a bracketed line's tree or None)
         for number, line in enumerate(lines, start=1):
             text = line.strip()
             where = f"{source}:{number}"
+            if not text and skip_blank:
+                continue
             if not text:
                 raise DataError("empty line (expected a sentence or a bracketed tree)", source,
                                 number)
             given = parse_ptb(text, where, require_labels=False) if text.startswith("(") else None
+            if given is not None and self.n_classes is not None:
+                given.validate(self.n_classes)
             tokens = list(given.tokens) if given is not None else self.tokenise(text)
             if not tokens:
                 raise DataError("no words (expected a sentence or a bracketed tree)", source,

@@ -52,6 +52,7 @@ from .optimizers import make_optimizer
 from .options import RESUMABLE, cell_options
 from .params import Parameters
 from .rundir import RunDirectory, RunFileError
+from .run_paths import recorded_config, recorded_metrics
 from .tasks import PAIR_TASKS, SPLITS, load_task, task_trees
 
 DTYPES = {"float32": np.float32, "float64": np.float64}
@@ -321,6 +322,11 @@ def load_model(run_dir: str | Path):
     return model, params, config, vocab
 
 
+def write_metrics(directory: RunDirectory, metrics: dict) -> None:
+    """``metrics.json``, its config's paths relative (``run_paths.py``)."""
+    directory.write_json("metrics.json", recorded_metrics(metrics))
+
+
 def _fingerprint(items) -> str:
     """A digest of a split's trees (or pairs): words, structure, labels, scores."""
     digest = hashlib.sha256()
@@ -562,7 +568,7 @@ def _start(run: Run, overwrite: bool) -> None:
         if aside is not None:
             run.echo(f"the run previously in {directory.path} is kept in {aside} until this "
                      "one has finished an epoch")
-    directory.append_log({"event": "start", "config": run.config,
+    directory.append_log({"event": "start", "config": recorded_config(run.config),
                           "embedding": run.metrics["embedding"]})
 
 
@@ -589,9 +595,28 @@ def _restore(run: Run, saved: dict):
     done = len(metrics["epochs"])
     where = (f"epoch {done}" + (f" and {resumed_epoch.done} minibatches of epoch {done + 1}"
                                 if resumed_epoch else ""))
+    _log_latest_evaluation(run.directory, metrics, resumed_epoch)
     run.directory.append_log({"event": "resumed", "after": where, "epochs": run.config["epochs"]})
     run.echo(f"resuming {run.directory.path} after {where}")
     return resumed_epoch
+
+
+def _log_latest_evaluation(directory: RunDirectory, metrics: dict,
+                           resumed_epoch: EpochState | None) -> None:
+    """The log record of the checkpoint's latest dev evaluation, appended if
+    the run stopped after writing the checkpoint but before its record, so
+    the log holds every evaluation once."""
+    if resumed_epoch is not None and resumed_epoch.evaluations:
+        latest = {"event": "evaluation", **resumed_epoch.evaluations[-1]}
+    elif metrics["epochs"]:
+        latest = {"event": "epoch", **metrics["epochs"][-1]}
+    else:
+        return
+
+    def point(record: dict) -> tuple:
+        return record.get("event"), record.get("at", record.get("epoch"))
+    if point(latest) not in {point(record) for record in directory.log_records()}:
+        directory.append_log(latest)
 
 
 def _new_epoch(run: Run, epoch: int) -> EpochState:
@@ -629,9 +654,10 @@ def _train_epoch(run: Run, epoch: int, state: EpochState, progress: bool) -> Non
             dev = _evaluate(run, run.splits["dev"])
             state.evaluations.append({"at": at, "dev": dev})
             improved = _select(run, dev, at)
-            run.directory.append_log({"event": "evaluation", "at": at, "dev": dev})
-            run.directory.write_json("metrics.json", run.metrics)
+            write_metrics(run.directory, run.metrics)
             _checkpoint(run, state)
+            # logged once the checkpoint holds it (_restore logs it if a stop came between)
+            run.directory.append_log({"event": "evaluation", "at": at, "dev": dev})
             if bar is not None:
                 bar.clear()
             run.echo(f"epoch {at:.2f}: dev {format_metrics(dev)}{'  *best' if improved else ''}")
@@ -767,10 +793,11 @@ def _end_epoch(run: Run, epoch: int, state: EpochState) -> None:
     examples = sum(e["train_examples"] for e in metrics["epochs"])
     metrics["train_sentences_per_s"] = examples / metrics["train_wall_s"]
     improved = _select(run, dev, float(epoch))
-    # the epoch is on disk before anything else can interrupt the run
-    run.directory.append_log({"event": "epoch", **record})
-    run.directory.write_json("metrics.json", metrics)
+    # the epoch is on disk before anything else can interrupt the run; its log
+    # record once the checkpoint holds it (_restore logs it if a stop came between)
+    write_metrics(run.directory, metrics)
     _checkpoint(run)
+    run.directory.append_log({"event": "epoch", **record})
     unit = "pairs" if run.task.name in PAIR_TASKS else "sent"
     train_text = (f"  train {format_metrics(train_accuracy, short=True)}"
                   if train_accuracy is not None else "")
@@ -793,8 +820,8 @@ def _test(run: Run) -> None:
     # before the test metrics that mark the run finished
     from .predictions import write_predictions  # it builds on this module
     write_predictions(run.directory, best_model, best_params, run.splits["test"], "test",
-                      run.config["eval_batch_size"], run.helper)
-    run.directory.write_json("metrics.json", metrics)
+                      run.config["eval_batch_size"], run.helper, task=run.config["task"])
+    write_metrics(run.directory, metrics)
     run.directory.append_log({"event": "end", "best_epoch": metrics["best_epoch"],
                               "dev": metrics["dev"], "test": metrics["test"]})
 

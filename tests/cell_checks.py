@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gradcheck.planted import children_swapped
 from npcomp.forest import build_forest, node_words
 
 
@@ -54,12 +55,11 @@ def binary_forward_case(model: str, activation: str, untied: bool, dtype, seed: 
 
 
 def with_swapped_children(backward):
-    """A planted bug: the cell's backward run with every node's children in
-    reverse order, so each child receives its sibling's gradient."""
+    """A planted bug (gradcheck.planted.children_swapped) on a bound backward:
+    every node's children in reverse order, so each child receives its
+    sibling's gradient."""
+    swapped = children_swapped(lambda cell, *arguments, **helper: backward(*arguments, **helper))
+
     def buggy(params, forest, cache, d_h, grads, **helper):
-        forest.children = forest.children[:, ::-1].copy()
-        try:
-            return backward(params, forest, cache, d_h, grads, **helper)
-        finally:
-            forest.children = forest.children[:, ::-1].copy()
+        return swapped(None, params, forest, cache, d_h, grads, **helper)
     return buggy

@@ -191,7 +191,7 @@ def test_kernels_match_their_python_versions():
     assert_kernel_matches_python(
         lstm_global_attention._attention,
         lambda: [cache.order, cache.chain_ptr, score, cache.h, np.zeros(forest.n_nodes),
-                 np.zeros((forest.n_trees, 2 * d))])
+                 np.zeros((forest.n_trees, 2 * d)), int(forest.root[0]), 0.25])
     assert_kernel_matches_python(
         lstm_global_attention._attention_backward,
         lambda: [cache.order, cache.chain_ptr, cache.h, cache.a, eps_context, params["W_a"],

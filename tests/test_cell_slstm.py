@@ -10,6 +10,7 @@ from hypothesis import given, settings as hypothesis_settings, strategies as st
 
 from cell_checks import assert_kernel_matches_python
 from gradcheck.check import TOLERANCE, assert_passes, check_gradients
+from gradcheck.planted import BUGS, planted
 from gradcheck.suite import VOCAB_SIZE, Setting, build_case, settings
 from gradcheck.trees import random_binary_tree, random_dependency_tree, random_forest_trees
 from npcomp.cells import levels, make_cell, slstm
@@ -150,125 +151,77 @@ def test_forest_of_single_words(input_dim):
 # planted bugs: misreadings of eqs. 8-14 that the checker must catch
 # ---------------------------------------------------------------------------
 
-def _errors_with_kernel(monkeypatch, kernel_name, make_buggy, input_dim=3):
-    """Gradient-check errors when ``model.cell.backward`` runs with the kernel
-    ``kernel_name`` replaced by ``make_buggy(original, forest)``."""
+def _errors_with(bug: str, input_dim=3):
+    """Gradient-check errors when ``model.cell.backward`` runs with the planted
+    bug ``bug`` of gradcheck/planted.py (one misreading of eqs. 8-14)."""
     rng = np.random.default_rng(11)
     trees = [random_binary_tree(n, rng, unary_rate=0.2) for n in (7, 1)]
     trees.append(branching_tree(["w1", "w2", "w3", "w4"], "right", root_label=2))
     model, params, forest, options = build_case(Setting("slstm", input_dim=input_dim),
                                                 trees, rng)
-    original_kernel = getattr(slstm, kernel_name)
-    original_backward = model.cell.backward
-
-    def backward(params_, forest_, cache, d_h, grads, **helper):
-        with monkeypatch.context() as patch:
-            patch.setattr(slstm, kernel_name, make_buggy(original_kernel, forest_))
-            return original_backward(params_, forest_, cache, d_h, grads, **helper)
-
-    monkeypatch.setattr(model.cell, "backward", backward)
-    return check_gradients(model, params, forest, **options)
+    if bug is None:
+        return check_gradients(model, params, forest, **options)
+    with planted(BUGS[bug]):
+        return check_gradients(model, params, forest, **options)
 
 
-def test_unplanted_case_passes(monkeypatch):
-    errors = _errors_with_kernel(monkeypatch, "_cell_deltas", lambda kernel, forest: kernel)
-    assert_passes(errors)
+def test_unplanted_case_passes():
+    assert_passes(_errors_with(None))
 
 
-def test_detects_children_swapped_in_eqs_13_14(monkeypatch):
+def test_detects_children_swapped_in_eqs_13_14():
     """(a) The left child gets eq. 14's terms (f^R, the W_c*^R peepholes) and
     the right child eq. 13's."""
-    def make_buggy(kernel, forest):
-        def route(children, gates, eps_c, d_hc, eps_h, start, stop):
-            d = eps_c.shape[1]
-            swapped_gates, swapped_hc = gates.copy(), d_hc.copy()
-            swapped_gates[:, d:2 * d], swapped_gates[:, 2 * d:3 * d] = \
-                gates[:, 2 * d:3 * d], gates[:, d:2 * d]
-            swapped_hc[:, 2 * d:3 * d], swapped_hc[:, 3 * d:] = \
-                d_hc[:, 3 * d:], d_hc[:, 2 * d:3 * d]
-            kernel(children, swapped_gates, eps_c, swapped_hc, eps_h, start, stop)
-        return route
-    errors = _errors_with_kernel(monkeypatch, "_route_to_children", make_buggy)
+    errors = _errors_with("slstm-children-swapped")
     assert errors["cell.W_c"] > TOLERANCE and errors["cell.W.ci.L"] > TOLERANCE
     assert errors["embedding"] > TOLERANCE
 
 
-def test_printed_eq_14_with_parent_eps_h_fails(monkeypatch):
+def test_printed_eq_14_with_parent_eps_h_fails():
     """(b) Eq. 14 as printed: a right child's own term eps^h o g'(c) uses its
     parent's eps_{t+1}^h instead of its own eps_t^h.  Backs erratum 1."""
-    def make_buggy(kernel, forest):
-        def cell_deltas(children, gates, c, tanh_c, eps_h, co_term, eps_c, delta, start, stop):
-            printed = eps_h.copy()
-            nodes = np.arange(start, stop)
-            right = nodes[(forest.parent[nodes] >= 0) & (forest.position[nodes] == 1)]
-            printed[right] = eps_h[forest.parent[right]]
-            kernel(children, gates, c, tanh_c, printed, co_term, eps_c, delta, start, stop)
-        return cell_deltas
-    errors = _errors_with_kernel(monkeypatch, "_cell_deltas", make_buggy)
+    errors = _errors_with("slstm-printed-eq-14")
     assert errors["cell.W_h"] > TOLERANCE and errors["cell.b.i"] > TOLERANCE
 
 
-def test_detects_missing_output_peephole_term(monkeypatch):
+def test_detects_missing_output_peephole_term():
     """(c) eps_c without the (W_co)^T delta_t^o term of eqs. 13/14."""
-    def make_buggy(kernel, forest):
-        def cell_deltas(children, gates, c, tanh_c, eps_h, co_term, eps_c, delta, start, stop):
-            kernel(children, gates, c, tanh_c, eps_h, np.zeros_like(co_term), eps_c, delta,
-                   start, stop)
-        return cell_deltas
-    errors = _errors_with_kernel(monkeypatch, "_cell_deltas", make_buggy)
+    errors = _errors_with("slstm-output-peephole-dropped")
     assert errors["cell.b.i"] > TOLERANCE and errors["cell.W.cfl.L"] > TOLERANCE
 
 
-def test_printed_equations_give_children_no_eps_h_fails(monkeypatch):
+def test_printed_equations_give_children_no_eps_h_fails():
     """Eqs. 8-14 route only eps_c to the children: without the eps_h they get
     from the parent's five deltas the check fails.  Backs erratum 2."""
-    def make_buggy(kernel, forest):
-        def route(children, gates, eps_c, d_hc, eps_h, start, stop):
-            d = eps_c.shape[1]
-            cells_only = d_hc.copy()
-            cells_only[:, :2 * d] = 0.0
-            kernel(children, gates, eps_c, cells_only, eps_h, start, stop)
-        return route
-    errors = _errors_with_kernel(monkeypatch, "_route_to_children", make_buggy)
+    errors = _errors_with("slstm-children-get-no-eps-h")
     assert errors["cell.W.hi.L"] > TOLERANCE and errors["embedding"] > TOLERANCE
 
 
-def test_g_prime_of_c_read_as_derivative_at_c_fails(monkeypatch):
+def test_g_prime_of_c_read_as_derivative_at_c_fails():
     """g'(c_t) must be 1 - tanh(c_t)^2; the notation "over activated vectors"
     read literally at c_t (1 - c_t^2) fails.  Backs erratum 3."""
-    def make_buggy(kernel, forest):
-        def cell_deltas(children, gates, c, tanh_c, eps_h, co_term, eps_c, delta, start, stop):
-            kernel(children, gates, c, c, eps_h, co_term, eps_c, delta, start, stop)
-        return cell_deltas
-    errors = _errors_with_kernel(monkeypatch, "_cell_deltas", make_buggy)
-    assert errors["cell.b.i"] > TOLERANCE
+    assert _errors_with("slstm-g-prime-at-c")["cell.b.i"] > TOLERANCE
 
 
-def test_missing_x_delta_fails(monkeypatch):
+def test_missing_x_delta_fails():
     """delta_x = eps_c * i * (1 - tanh(x)^2) is not printed; dropping it fails
     on the x blocks.  Backs erratum 2."""
-    def make_buggy(kernel, forest):
-        def cell_deltas(children, gates, c, tanh_c, eps_h, co_term, eps_c, delta, start, stop):
-            kernel(children, gates, c, tanh_c, eps_h, co_term, eps_c, delta, start, stop)
-            d = c.shape[1]
-            delta[start:stop, 3 * d:4 * d] = 0.0
-        return cell_deltas
-    errors = _errors_with_kernel(monkeypatch, "_cell_deltas", make_buggy)
+    errors = _errors_with("slstm-x-delta-dropped")
     assert errors["cell.b.x"] > TOLERANCE and errors["cell.W.hx.R"] > TOLERANCE
 
 
-def test_detects_eq_13_f_left_replaced_by_f_right_for_left_child(monkeypatch):
+def test_detects_eq_13_f_left_replaced_by_f_right_for_left_child():
     """A subtler slip of the same kind: eq. 13 with f^R (only the forget gate
     swapped, peepholes right)."""
-    def make_buggy(kernel, forest):
-        def route(children, gates, eps_c, d_hc, eps_h, start, stop):
-            d = eps_c.shape[1]
-            wrong = gates.copy()
-            wrong[:, d:2 * d] = gates[:, 2 * d:3 * d]
-            kernel(children, wrong, eps_c, d_hc, eps_h, start, stop)
-        return route
-    errors = _errors_with_kernel(monkeypatch, "_route_to_children", make_buggy)
-    assert errors["cell.W_c"] > TOLERANCE
+    assert _errors_with("slstm-f-right-for-left")["cell.W_c"] > TOLERANCE
+
+
+def test_detects_left_peephole_share_dropped():
+    """Eq. 13 without its three peephole terms: these trees have inner left
+    children, whose c reaches W_c.^L, so the check fails there (on trees
+    whose every left child is a leaf it cannot: tests/test_state_checks.py)."""
+    errors = _errors_with("slstm-left-peephole-dropped")
+    assert errors["cell.W.cfl.L"] > TOLERANCE and errors["cell.b.i"] > TOLERANCE
 
 
 # ---------------------------------------------------------------------------

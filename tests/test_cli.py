@@ -1,5 +1,5 @@
 """The command line: train / eval / predict on the small synthetic treebank, clear
-errors (exit status 1, file and line named, no traceback) on bad input, and the
+errors (exit status 2, file and line named, no traceback) on bad input, and the
 real SST's sentence counts when the data is present."""
 import io
 import json
@@ -184,7 +184,7 @@ def test_predict_empty_stdin(trained_run, capsys, monkeypatch):
 
 def test_predict_empty_line_is_an_error(trained_run, capsys, monkeypatch):
     monkeypatch.setattr(sys, "stdin", io.StringIO("a good film\n\nbad\n"))
-    assert main(["predict", "--run", str(trained_run[0])]) == 1
+    assert main(["predict", "--run", str(trained_run[0])]) == 2
     captured = capsys.readouterr()
     assert "<stdin>:2" in captured.err and "empty line" in captured.err
     assert "Traceback" not in captured.err and captured.out == ""
@@ -192,7 +192,7 @@ def test_predict_empty_line_is_an_error(trained_run, capsys, monkeypatch):
 
 def test_predict_bad_tree_is_an_error(trained_run, capsys, monkeypatch):
     monkeypatch.setattr(sys, "stdin", io.StringIO("good\n(2 (2 unbalanced)\n"))
-    assert main(["predict", "--run", str(trained_run[0])]) == 1
+    assert main(["predict", "--run", str(trained_run[0])]) == 2
     assert "<stdin>:2" in capsys.readouterr().err
 
 
@@ -206,7 +206,7 @@ def test_train_sst_without_data(tmp_path, capsys):
     empty.mkdir()
     status = main(["train", "--task", "sst5", "--data-dir", str(empty), *TINY,
                    "--out", str(tmp_path / "run")])
-    assert status == 1
+    assert status == 2
     error = capsys.readouterr().err
     assert str(empty / "sst" / "train.txt") in error
     assert "npcomp download" in error
@@ -344,10 +344,12 @@ def test_vectors_by_file_name_are_read_from_the_data_directory(tmp_path, capsys)
     assert main(["train", "--model", "lstm", *TINY, "--no-baseline", "--vectors", "tiny.txt",
                  "--data-dir", str(tmp_path / "data"), "--out", str(run_dir)]) == 0
     config = json.loads((run_dir / "metrics.json").read_text())["config"]
-    assert config["vectors"] == str(vectors_dir / "tiny.txt")
+    assert config["vectors"] == "tiny.txt"   # recorded by name, as --vectors takes it
+    from npcomp.trainer import load_model
+    assert load_model(run_dir)[2]["vectors"] == str(vectors_dir / "tiny.txt")
     capsys.readouterr()
     assert main(["train", "--model", "lstm", *TINY, "--vectors", "absent.txt",
-                 "--data-dir", str(tmp_path / "data"), "--out", str(tmp_path / "none")]) == 1
+                 "--data-dir", str(tmp_path / "data"), "--out", str(tmp_path / "none")]) == 2
     error = capsys.readouterr().err
     assert "absent.txt" in error and str(vectors_dir / "absent.txt") in error
     assert not (tmp_path / "none").exists()

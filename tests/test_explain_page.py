@@ -434,3 +434,89 @@ def test_predict_html_refuses_a_sick_run(tmp_path, capsys, monkeypatch):
     assert main(["predict", "--run", str(tmp_path), "--html", str(tmp_path / "p.html")]) == 2
     err = capsys.readouterr().err
     assert "--html" in err and "sick" in err and not (tmp_path / "p.html").exists()
+
+
+# ---------------------------------------------------------------- explain's own page
+
+README_TREE = "(3 (2 (2 not) (2 really)) (3 (3 very) (4 good)))"
+
+
+@pytest.fixture(scope="module")
+def slstm_page(tmp_path_factory):
+    """npcomp explain's page of the S-LSTM on the README's tree, with the
+    per-node state checks; and one of the tree whose every left child is a
+    leaf (warned about)."""
+    folder = tmp_path_factory.mktemp("slstm")
+    pages = {}
+    for name, tree in (("readme", README_TREE), ("leaves", "(3 (2 not) (3 (3 very) (4 good)))")):
+        path = folder / f"{name}.html"
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(sys, "stdout", io.StringIO())
+            assert main(["explain", "--model", "slstm", "--check-states", "--html", str(path),
+                         tree]) == 0
+        pages[name] = path
+    return pages
+
+
+def _click(driver, page, node: int):
+    from selenium.webdriver.common.by import By
+    driver.get(page.as_uri())
+    _disc(driver, 0, node).click()
+    return driver.find_element(By.ID, "detail")
+
+
+def test_symbols_are_set_as_the_paper_sets_them(chromium, slstm_page):
+    """f^L is f with a superscript L (no caret); eps_h an epsilon with a
+    subscript; no symbol or part label shows a caret, tilde or underscore."""
+    from selenium.webdriver.common.by import By
+    detail = _click(chromium, slstm_page["readme"], 6)
+    f_left = detail.find_element(By.CSS_SELECTOR, '[data-symbol="f^L"] .sym')
+    assert f_left.text.replace("\n", "") == "fL"
+    assert f_left.find_element(By.TAG_NAME, "sup").text == "L"
+    shown = [sym.text for sym in detail.find_elements(By.CSS_SELECTOR, ".sym, .part .label")]
+    assert shown and not any(mark in text for text in shown for mark in "^~_")
+    eps_h = detail.find_element(By.CSS_SELECTOR, '[data-symbol="eps_h"] .sym')
+    assert eps_h.text.startswith("\u03b5") and eps_h.find_element(By.TAG_NAME, "sub").text == "h"
+    assert _severe(chromium) == []
+
+
+def test_each_erratum_shows_its_text(chromium, slstm_page):
+    from selenium.webdriver.common.by import By
+    detail = _click(chromium, slstm_page["readme"], 5)          # "very good", a right child
+    row = detail.find_element(By.CSS_SELECTOR, '.backward [data-symbol="eps_c"]')
+    badges = [badge.text for badge in row.find_elements(By.CSS_SELECTOR, ".erratum")]
+    assert badges == ["Z1", "Z3"]
+    texts = row.find_elements(By.CSS_SELECTOR, ".erratum-text")
+    # the page cites the copy installed with the package (npcomp/errata_pages/)
+    assert "Eq. (14) prints eps_{t+1}^h" in texts[0].text
+    assert "errata_pages/cells/slstm.md" in texts[0].text
+    assert "tanh' at c_t" in texts[1].text
+
+
+def test_the_parts_of_a_term_are_drawn(chromium, slstm_page):
+    """At the leaf "not": eps_c as ten parts, the zero ones with their
+    reason (c^L = 0: leaf), nothing reading it; a bar per part that is not 0."""
+    from selenium.webdriver.common.by import By
+    detail = _click(chromium, slstm_page["readme"], 0)
+    box = detail.find_element(By.CSS_SELECTOR, '[data-parts="eps_c"]')
+    assert "= the sum of 10 parts" in box.text
+    assert "nothing reads it here: leaf" in box.text
+    parts = box.find_elements(By.CSS_SELECTOR, ".part")
+    assert len(parts) == 10
+    zero = [part.text for part in parts if "zero" in part.get_attribute("class")]
+    assert any("0: c^L = 0: leaf" in text for text in zero)
+    bars = box.find_elements(By.CSS_SELECTOR, ".part .fill")
+    assert len(bars) == 10 - len(zero) and all(bar.size["width"] > 0 for bar in bars)
+    assert _severe(chromium) == []
+
+
+def test_the_state_checks_and_warnings_are_shown(chromium, slstm_page):
+    from selenium.webdriver.common.by import By
+    detail = _click(chromium, slstm_page["readme"], 2)
+    states = detail.find_elements(By.CSS_SELECTOR, ".states .state")
+    assert [state.get_attribute("data-term") for state in states] == ["eps_h", "eps_c"]
+    assert not detail.find_elements(By.CSS_SELECTOR, ".state.fail")
+    assert not chromium.find_elements(By.CSS_SELECTOR, ".warnings")
+    chromium.get(slstm_page["leaves"].as_uri())
+    warnings = chromium.find_element(By.CSS_SELECTOR, ".warnings").text
+    assert "cell.W.ci.L" in warnings and "eps_c's parts" in warnings

@@ -93,17 +93,28 @@ def test_forward_terms_agree_with_the_reference(name):
 
 @pytest.mark.parametrize("name", sorted(registry.MODELS))
 def test_every_cited_erratum_is_written_where_explain_says(name):
-    """A term's erratum id is an entry of docs/EQUATIONS.md section 11 (E1,
-    S2, ...) or of the cell's own page, as ``explain.errata`` directs."""
+    """A term's erratum ids, in every setting, are entries of
+    docs/EQUATIONS.md section 11 (E1, S2, ...) or of the cell's own page, as
+    ``explain.errata`` directs, each with its line of text (npcomp/errata.py)."""
     from pathlib import Path
 
     from npcomp.explain import errata
-    _, _, model, _, forest, trace, _ = _case(name)
-    cache = trace["cell_cache"]
-    terms = model.cell.forward_terms(forest, cache) + model.cell.backward_terms(forest, cache)
-    records = [{"symbol": t.symbol, "erratum": t.erratum} for t in terms]
-    document = {"model": name, "sentences": [{"forward": records, "backward": []}]}
     root = Path(__file__).resolve().parent.parent
-    for erratum, place in errata(document).items():
-        text = (root / place).read_text()
-        assert re.search(rf"\*\*{re.escape(erratum)}[.:\s]", text), (erratum, place)
+    for setting in settings(name):
+        rng = np.random.default_rng(0)
+        model, params, batch, options = build_case(setting, random_trees(setting, rng), rng)
+        trace = {}
+        model.loss_and_gradient(params, batch, params.zeros_like(), trace=trace, **options)
+        forest = getattr(batch, "forest", batch)
+        cache = trace["cell_cache"]
+        terms = model.cell.forward_terms(forest, cache) + model.cell.backward_terms(forest, cache)
+        records = [{"symbol": t.symbol, "erratum": t.erratum} for t in terms]
+        for term in terms:
+            if term.node_errata is not None:   # the union names every node's ids
+                ids = {e for row in term.node_errata for e in row.split(", ") if e}
+                assert ids == {e for e in term.erratum.split(", ") if e}, term.symbol
+        document = {"model": name, "sentences": [{"forward": records, "backward": []}]}
+        for erratum, entry in errata(document).items():
+            text = (root / entry["where"]).read_text()
+            assert re.search(rf"\*\*{re.escape(erratum)}[.:\s]", text), (erratum, entry)
+            assert entry["text"], f"{erratum} of {name} has no line in npcomp/errata.py"

@@ -167,7 +167,7 @@ def _kernel_cases():
             code, forest.level_ptr, levels.binary_children(forest), forest.n_leaves,
             rng.integers(0, 4, size=forest.n_leaves), rng.normal(size=(4, 2 * d)),
             rng.normal(size=(2 * d, d)), rng.normal(size=d), np.zeros((n, 2 * d)),
-            np.zeros((n, d)), rng.normal(size=(n, d))))
+            np.zeros((n, d)), rng.normal(size=(n, d)), n - 1, rng.normal(size=d)))
         for code in (activation.code for activation in ACTIVATIONS.values())
     ] + [
         (recnn._inner_backward, lambda code=code: (

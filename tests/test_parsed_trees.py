@@ -302,7 +302,7 @@ def test_predict_tree_choices(runs, capsys, monkeypatch):
     assert brackets(parse_ptb(records[0]["tree"])) == "((a good) film)"
     status, _, err = predict(runs / "treelstm-nary", "a good film\n", capsys, monkeypatch,
                              "--tree", "chain")
-    assert status == 1 and "<stdin>:1" in err
+    assert status == 2 and "<stdin>:1" in err
     status, _, err = predict(runs / "lstm", "a good film\n", capsys, monkeypatch,
                              "--tree", "right")
     assert status == 2 and "--tree" in err and "chain" in err
@@ -415,5 +415,5 @@ def test_parsed_structure_without_parses_says_how_to_make_them(tmp_path, capsys)
     from npcomp.cli import main
     data_dir = _parsed_sst(tmp_path)
     assert main(["train", "--task", "sst5", "--structure", "parsed", "--data-dir",
-                 str(data_dir), "--quiet", "--out", str(tmp_path / "run")]) == 1
+                 str(data_dir), "--quiet", "--out", str(tmp_path / "run")]) == 2
     assert "npcomp parse" in capsys.readouterr().err

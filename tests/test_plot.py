@@ -252,6 +252,27 @@ def test_a_run_without_predictions_says_how_to_make_them(plotted, tmp_path, caps
     assert not (tmp_path / "out").exists()
 
 
+def test_a_run_keeps_the_counts_its_figures_are_drawn_from(plotted, tmp_path):
+    """Training writes test-counts.json beside the predictions: a few kB,
+    from which the same figures follow when the predictions are gone."""
+    from npcomp.figure_counts import COUNTS, counts_of
+    from npcomp.figures import run_figures
+    run_dir, _ = plotted
+    counts = json.loads((run_dir / COUNTS).read_text())
+    assert counts == json.loads(json.dumps(counts_of(_lines(run_dir / "predictions.jsonl"),
+                                                     "synthetic")))
+    assert (run_dir / COUNTS).stat().st_size < (run_dir / "predictions.jsonl").stat().st_size
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    for name in ("metrics.json", COUNTS):
+        (kept / name).write_bytes((run_dir / name).read_bytes())
+
+    def numbers(directory):
+        return [{key: value for key, value in figure.items() if key != "source"}
+                for figure in run_figures(directory)]
+    assert numbers(kept) == numbers(run_dir)
+
+
 def test_not_a_run_directory(tmp_path, capsys):
     assert main(["plot", str(tmp_path), "--out", str(tmp_path / "out")]) == 1
     assert "neither a run directory" in capsys.readouterr().err
@@ -388,8 +409,9 @@ def test_sick_pearson_by_mean_length_matches_the_predictions(tmp_path, capsys, d
 def test_a_sweeps_confusion_matrices_sum_its_seeds(tmp_path):
     """Per setting, the root confusion matrix over every seed's test
     sentences: its counts are the sums of each run's own matrix."""
-    from npcomp.figures import (PREDICTIONS, confusions_over_seeds, read_predictions,
-                                root_confusion)
+    from npcomp.figure_counts import counts_of
+    from npcomp.figures import PREDICTIONS, read_predictions, root_confusion
+    from npcomp.sweep_figures import confusions_over_seeds
     runs = []
     for seed, (gold, predicted) in enumerate([([0, 1, 2], [0, 2, 2]), ([1, 1], [1, 0])]):
         run_dir = tmp_path / f"base-s{seed + 1}"
@@ -402,7 +424,7 @@ def test_a_sweeps_confusion_matrices_sum_its_seeds(tmp_path):
     figure, = confusions_over_seeds([{"label": "base", "model": "lstm", "task": "sst5",
                                       "runs": runs}])
     assert figure["figure"] == "root_confusion_base" and "2 seeds" in figure["title"]
-    expected = [root_confusion(read_predictions(Path(run) / PREDICTIONS), "sst5")["counts"]
-                for run in runs]
+    expected = [root_confusion(counts_of(read_predictions(Path(run) / PREDICTIONS), "sst5"),
+                               "sst5")["counts"] for run in runs]
     summed = [[a + b for a, b in zip(row_a, row_b)] for row_a, row_b in zip(*expected)]
     assert figure["counts"] == summed and figure["counts"][1] == [1, 1, 1, 0, 0]

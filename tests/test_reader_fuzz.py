@@ -18,7 +18,7 @@ FUZZ = settings(max_examples=int(__import__("os").environ.get("FUZZ_EXAMPLES", 4
 
 VALID_PTB = (b"(3 (2 It) (4 (2 's) (4 good)))\n"
              b"(1 (2 not) (1 (2 very) (1 bad)))\n"
-             b"(2 (2 a) (2 (2 8 1\\/2) (2 film)))\n")
+             b"(2 (2 a) (2 (2 8\xc2\xa01\\/2) (2 film)))\n")  # a no-break space, as the SST has
 VALID_VECTORS = b"the 0.1 0.2 0.3\nfilm -1 2 3.5\ngood 1e-3 4 5\n"
 
 

@@ -5,6 +5,7 @@ checks what it resumes, and a run killed with SIGKILL at any moment resumed."""
 import io
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -294,7 +295,7 @@ def test_resume_of_a_missing_directory_leaves_nothing(tmp_path, capsys):
 
 def test_a_missing_data_directory_leaves_no_run_directory(tmp_path, capsys):
     assert main(["train", *TINY, "--task", "sst5", "--data-dir", str(tmp_path / "none"),
-                 "--out", str(tmp_path / "run")]) == 1
+                 "--out", str(tmp_path / "run")]) == 2
     assert not (tmp_path / "run").exists()
 
 
@@ -332,7 +333,7 @@ def test_a_ternary_node_in_the_test_split_is_named_before_training(tmp_path, cap
     lines[4] = "(2 (2 a) (2 b) (2 c))"
     test_file.write_text("\n".join(lines) + "\n")
     assert main(["train", *TINY, "--task", "sst5", "--data-dir", str(data_dir),
-                 "--out", str(tmp_path / "run")]) == 1
+                 "--out", str(tmp_path / "run")]) == 2
     error = capsys.readouterr().err
     assert f"{test_file}:5: " in error and "3 children" in error
     assert not (tmp_path / "run" / "log.jsonl").exists()
@@ -342,7 +343,7 @@ def test_an_empty_sst2_split_is_named_before_training(tmp_path, capsys):
     data_dir = synthetic_sst(tmp_path / "data")
     (data_dir / "sst" / "test.txt").write_text("(2 (2 neutral) (2 words))\n")
     assert main(["train", *TINY, "--task", "sst2", "--data-dir", str(data_dir),
-                 "--out", str(tmp_path / "run")]) == 1
+                 "--out", str(tmp_path / "run")]) == 2
     assert "the test split of sst2 is empty" in capsys.readouterr().err
 
 
@@ -407,6 +408,52 @@ def test_sigkill_at_several_moments_then_resume(data_dir, tmp_path):
         evaluated = npcomp_process("eval", "--run", str(run_dir))
         assert evaluated.wait(timeout=300) == 0, evaluated.stderr.read()
         assert json.loads(evaluated.stdout.read())["root_acc"] == expected["root_acc"]
+        assert evaluation_points(run_dir) == evaluation_points(tmp_path / "reference")
+
+
+def evaluation_points(run_dir: Path) -> list:
+    """The epochs done at each dev evaluation its log records (1.5: mid-epoch 2)."""
+    return [record.get("at", record.get("epoch"))
+            for record in RunDirectory(run_dir).log_records()
+            if record["event"] in ("evaluation", "epoch")]
+
+
+def killed_at_an_evaluation(data_dir: Path, run_dir: Path, evaluations: int) -> None:
+    """A run of 2 epochs, 3 dev evaluations each, killed (SIGKILL) the moment
+    its log holds ``evaluations`` of them."""
+    process = npcomp_process("train", "--task", "sst5", "--data-dir", str(data_dir),
+                             "--dim", "4", "--embedding-dim", "4", "--epochs", "2",
+                             "--evals-per-epoch", "3", "--batch-size", "5", "--quiet",
+                             "--no-baseline", "--out", str(run_dir))
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and process.poll() is None:
+        if len(evaluation_points(run_dir)) >= evaluations:
+            break
+        time.sleep(0.001)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    assert len(evaluation_points(run_dir)) == evaluations
+
+
+def test_a_resumed_run_logs_each_evaluation_once(tmp_path):
+    """Killed the moment an evaluation is logged, and killed after its
+    checkpoint but before its record (the record dropped from the log, as
+    such a kill leaves it): resumed, each log holds every evaluation once,
+    in order."""
+    data_dir = synthetic_sst(tmp_path / "data")
+    every = [round(epoch + k / 3, 4) for epoch in (0, 1) for k in (1, 2, 3)]
+    killed_at_an_evaluation(data_dir, tmp_path / "logged", 2)
+    shutil.copytree(tmp_path / "logged", tmp_path / "checkpoint only")
+    log = tmp_path / "checkpoint only" / "log.jsonl"
+    log.write_text("".join(log.read_text().splitlines(keepends=True)[:-1]))
+    assert len(evaluation_points(tmp_path / "checkpoint only")) == 1
+    for case in ("logged", "checkpoint only"):
+        run_dir = tmp_path / case
+        resumed = npcomp_process("train", "--resume", str(run_dir), "--quiet")
+        assert resumed.wait(timeout=120) == 0, resumed.stderr.read()
+        assert evaluation_points(run_dir) == every, case
+        events = [record["event"] for record in RunDirectory(run_dir).log_records()]
+        assert events.count("resumed") == 1 and events.count("start") == 1
 
 
 # --------------------------------------------------------------------------
@@ -420,7 +467,7 @@ def test_an_undecodable_byte_in_an_sst_file_is_named(tmp_path, capsys):
     second_line = data.index(b"\n") + 1
     dev.write_bytes(data[:second_line + 5] + b"\xff" + data[second_line + 5:])
     assert main(["train", *TINY, "--task", "sst5", "--data-dir", str(data_dir),
-                 "--out", str(tmp_path / "run")]) == 1
+                 "--out", str(tmp_path / "run")]) == 2
     error = capsys.readouterr().err
     assert f"{dev}:2: byte 0xff at column 6 (byte offset {second_line + 5}) is not UTF-8 " \
         "text" in error
@@ -431,7 +478,7 @@ def test_a_utf16_sst_file_is_named_as_such(tmp_path, capsys):
     test_file = data_dir / "sst" / "test.txt"
     test_file.write_bytes(test_file.read_text().encode("utf-16"))
     assert main(["train", *TINY, "--task", "sst5", "--data-dir", str(data_dir),
-                 "--out", str(tmp_path / "run")]) == 1
+                 "--out", str(tmp_path / "run")]) == 2
     assert f"{test_file}: UTF-16 text" in capsys.readouterr().err
 
 
@@ -439,7 +486,7 @@ def test_predicts_stdin_names_an_undecodable_line(finished_run, capsys, monkeypa
     stdin = io.TextIOWrapper(io.BytesIO(b"good film\nbad \xfffilm\n"))
     monkeypatch.setattr(sys, "stdin", stdin)
     capsys.readouterr()
-    assert main(["predict", "--run", str(finished_run)]) == 1
+    assert main(["predict", "--run", str(finished_run)]) == 2
     assert "<stdin>:2: byte 0xff at column 5" in capsys.readouterr().err
 
 
@@ -450,7 +497,7 @@ def test_a_twenty_digit_label_is_named(tmp_path, capsys):
     lines[2] = "(12345678901234567890 (2 a) (2 b))"
     train_file.write_text("\n".join(lines) + "\n")
     assert main(["train", *TINY, "--task", "sst5", "--data-dir", str(data_dir),
-                 "--out", str(tmp_path / "run")]) == 1
+                 "--out", str(tmp_path / "run")]) == 2
     assert f"{train_file}:3: label '12345678901234567890' is far too large" in \
         capsys.readouterr().err
 

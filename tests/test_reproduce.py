@@ -17,7 +17,7 @@ from npcomp.cli import main
 from npcomp.cli.reproduce import table_spec
 from npcomp.cli.sweep import config_of
 from npcomp.options import command_line
-from npcomp.report import BELOW, REACHED, TOO_FEW, WITHIN_NOISE, verdict
+from npcomp.report import ABOVE, BELOW, REACHED, TOO_FEW, WITHIN_NOISE, verdict
 
 pytest.importorskip("distributed")
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -70,6 +70,7 @@ def test_verdicts():
     def stats(mean, low=None, high=None):
         return {"mean": mean, "ci95": None if low is None else [low, high]}
     assert verdict(45.7, stats(46.0, 45.0, 47.0)) == REACHED
+    assert verdict(45.7, stats(46.5, 45.8, 47.2)) == ABOVE   # the paper below our interval
     assert verdict(45.7, stats(45.7)) == REACHED
     assert verdict(45.7, stats(45.0, 44.0, 46.0)) == WITHIN_NOISE
     assert verdict(45.7, stats(44.0, 43.0, 45.0)) == BELOW
@@ -88,8 +89,8 @@ def reproduce_process(script: Path, out: Path, **kwargs):
 
 def ours(out: Path) -> list:
     report = json.loads((out / "tiny.json").read_text())
-    return [(row["setting"], row["ours"]["n"], row["ours"]["mean"], row["ours"]["std"],
-             row["verdict"]) for row in report["rows"]]
+    return [(row["setting"], row["test"]["root_acc"]["n"], row["test"]["root_acc"]["mean"],
+             row["test"]["root_acc"]["std"], row["verdict"]) for row in report["rows"]]
 
 
 def test_a_table_killed_and_run_again_resumes_and_reports_the_same(tmp_path):
@@ -115,7 +116,8 @@ def test_a_table_killed_and_run_again_resumes_and_reports_the_same(tmp_path):
     assert any('"resumed"' in log for log in logs)
     assert ours(killed) == ours(whole)
     report = (killed / "tiny.md").read_text()
-    assert "| Tree-LSTM | printed | 60.00 |" in report and "npcomp train --model" in report
+    assert "| - | Tree-LSTM | `tree` (paper) | 60.0 |" in report
+    assert "not yet measured (2 of 5 seeds)" in report and "npcomp train --model" in report
     assert (killed / "tiny-figures" / "seeds_test_root_acc.png").is_file()
 
 
@@ -150,10 +152,10 @@ def test_list_answers_without_the_data(tmp_path, monkeypatch, capsys):
 
 
 def test_an_unknown_table_or_row_is_named(capsys):
-    assert main(["reproduce", "nosuch"]) == 1
-    assert "no table 'nosuch'" in capsys.readouterr().err
-    assert main(["reproduce", "zhu", "--rows", "nosuch"]) == 1
-    assert "zhu has no row 'nosuch'" in capsys.readouterr().err
+    assert main(["reproduce", "nosuch"]) == 2
+    assert "TABLE: no table 'nosuch'" in capsys.readouterr().err
+    assert main(["reproduce", "zhu", "--rows", "nosuch"]) == 2
+    assert "--rows: zhu has no row 'nosuch'" in capsys.readouterr().err
 
 
 def test_the_readmes_results_table_is_the_reports_summary():
@@ -169,5 +171,5 @@ def test_rows_on_dependency_parses_read_the_tables_parses(tmp_path):
     table = paper_tables.table("tai-sst")
     spec = table_spec(table, ["dependency-fine", "lstm-fine"], 5, None, tmp_path / "parses")
     assert spec.settings["dependency-fine"]["parses_dir"] == str(tmp_path / "parses")
-    assert spec.settings["dependency-fine-dev"]["dim"] == 256
+    assert list(spec.settings) == ["dependency-fine", "lstm-fine"]
     assert "parses_dir" not in spec.settings["lstm-fine"]

@@ -328,7 +328,7 @@ def test_spacy_parser(spacy_parser):
     trees = [
         parse_ptb("(3 (2 (2 -LRB-) (2 (2 Director) (2 -RRB-))) (3 (2 is) (3 (3 fine) (2 .))))"),
         parse_ptb("(2 (2 ``) (2 (2 Hi) (2 (2 '') (2 (2 he) (2 (2 said) (2 .))))))"),
-        parse_ptb("(3 (2 (2 It) (2 's)) (3 (2 (2 8 1\\/2) (2 hours)) (2 (2 . ) (2 Good))))"),
+        parse_ptb("(3 (2 (2 It) (2 's)) (3 (2 (2 8\xa01\\/2) (2 hours)) (2 (2 . ) (2 Good))))"),
         parse_ptb("(2 word)"),
     ]
     heads = spacy_parser.parse([tree.tokens for tree in trees])

@@ -130,6 +130,27 @@ def test_one_seed_equals_a_plain_train(finished_sweep, tmp_path):
         {key: value for key, value in plain["config"].items() if key != "data_dir"}
 
 
+def test_a_sweeps_files_hold_no_absolute_path(finished_sweep, tmp_path):
+    """The data directory was given absolute: plan.json, sweep.json and the
+    runs' metrics and logs record it relative, and each run keeps the counts
+    of its figures."""
+    from npcomp.figure_counts import COUNTS
+    from npcomp.run_paths import absolute_values
+    sweep_dir, status, _ = finished_sweep
+    again = tmp_path / "again"
+    assert main(["sweep", *TINY, "--seeds", "1", "--data-dir", str(Path("data").resolve()),
+                 "--workers", "1", "--quiet", "--out", str(again)]) == 0
+    for directory in (sweep_dir, again):
+        records = [json.loads((directory / name).read_text())
+                   for name in ("plan.json", "sweep.json")]
+        for run in (directory / "runs").iterdir():
+            records.append(json.loads((run / "metrics.json").read_text()))
+            records += [json.loads(line) for line in (run / "log.jsonl").read_text().splitlines()]
+            assert (run / COUNTS).is_file()
+        assert not [value for record in records for value in absolute_values(record)]
+    assert json.loads((again / "plan.json").read_text())["specs"][0]["base"]["data_dir"] == "data"
+
+
 def test_the_threads_a_run_sees(finished_sweep, cluster, tmp_path):
     """Each run reports the threads it computed with (npcomp's --threads) and
     the BLAS and numba thread counts it saw inside its worker: one per
@@ -200,11 +221,11 @@ def test_a_killed_worker_resumes_its_run(cluster, tmp_path):
     events = [record["event"] for record in log]
     assert "resumed" in events, events
     assert events.count("start") == 1  # resumed, not started again
-    # it went on from its latest checkpoint: no dev evaluation before the last
-    # one written at the kill is done again (that one only if the kill fell
-    # between its log record and its checkpoint)
+    # it went on from its latest checkpoint, which holds every evaluation
+    # logged before the kill: each is logged once, in order
     after_resuming = evaluations(log[events.index("resumed"):])
-    assert done_before_the_kill and after_resuming[0] >= done_before_the_kill[-1]
+    assert done_before_the_kill and after_resuming[0] > done_before_the_kill[-1]
+    assert evaluations(log) == sorted(set(evaluations(log)))
     for run_dir in (sweep_dir / "runs").iterdir():
         metrics = metrics_of(run_dir)
         assert metrics["test"] is not None
@@ -359,10 +380,10 @@ def test_the_readme_examples_plan_their_runs(tmp_path, monkeypatch):
     toml = re.search(r"\n((?:    .*\n)+)\n`npcomp sweep sweep.toml", section)[1]
     spec_file = tmp_path / "sweep.toml"
     spec_file.write_text("\n".join(line[4:] for line in toml.splitlines()) + "\n")
-    # the vector file named is looked up, not read: any file of that name
+    # the vector file named is looked up and its dimension read: a line of 50 values
     vectors = tmp_path / "data" / "vectors" / "glove.6B.50d.sst-sick.txt"
     vectors.parent.mkdir(parents=True)
-    vectors.write_text("")
+    vectors.write_text("the" + " 0.5" * 50 + "\n")
     monkeypatch.chdir(tmp_path)
     spec = read_spec(spec_file)
     runs = plan_runs(spec)

@@ -69,9 +69,10 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..forest import Forest, reverse_chains
-from .interface import SequenceCell, Term
+from ..forest import Forest, depths, reverse_chains
+from .interface import Part, SequenceCell, Term, TermParts
 from .lstm import ChainLSTM
+from .recurrence import LAST_WORD
 
 BACKWARD = "_backward"
 
@@ -152,23 +153,26 @@ class BiLSTM(SequenceCell):
         return list(recurrent_masks[:half]), list(recurrent_masks[half:])
 
     def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
-                helper=None, recurrent_masks=None):
+                helper=None, recurrent_masks=None, nudge=None):
         """x: (U, d_x) distinct words, or (U, 2 d_x) a block per direction (the
         forward's first; ``input_copies``); word_index: (n,) row of x per node
         (every node reads a word); recurrent_masks: None or one (sentences,
         width) mask per recurrent connection (``recurrent_widths``: forward's,
         then backward's).  Returns out (n, output_dim), the root holding
-        [h^F_T ; h^B_1], and the cache."""
+        [h^F_T ; h^B_1], and the cache.  ``nudge`` (interface.Nudge) moves a
+        direction's state, named with its suffix (``c^B``), at a word."""
         forward_masks, backward_masks = self._split_masks(recurrent_masks)
         split_input = x.shape[1] == 2 * self.input_dim
         x_forward = x[:, :self.input_dim] if split_input else x
         x_backward = x[:, self.input_dim:] if split_input else x
-        h_forward, forward_cache = self.direction.forward(
-            params, forest, x_forward, word_index, helper=helper, recurrent_masks=forward_masks)
         reversed_forest, order = reverse_chains(forest)
+        nudges = _direction_nudges(nudge, order)
+        h_forward, forward_cache = self.direction.forward(
+            params, forest, x_forward, word_index, helper=helper, recurrent_masks=forward_masks,
+            **nudges[0])
         h_backward, backward_cache = self.direction.forward(
             self._backward(params), reversed_forest, x_backward, word_index[order],
-            helper=helper, recurrent_masks=backward_masks)
+            helper=helper, recurrent_masks=backward_masks, **nudges[1])
         backward_row = np.empty_like(order)    # node order[r] holds h^B of reversed node r
         backward_row[order] = np.arange(order.shape[0])
         # a chain's root reads h^B at the chain's first word: the reversed root
@@ -209,16 +213,81 @@ class BiLSTM(SequenceCell):
         return terms + _suffixed(self.direction.backward_terms(cache.reversed_forest,
                                                                cache.backward), "^B", cache.order)
 
+    def state_terms(self, forest: Forest, cache: BiLSTMCache) -> list:
+        """The direction cell's states for each reading, suffixed ^F and ^B; a
+        ^B state is checked from the first word on, where its backward starts."""
+        out = [replace(state, state=state.state + "^F", symbol=state.symbol + "^F")
+               for state in self.direction.state_terms(forest, cache.forward)]
+        reversed_depth = np.empty(forest.n_nodes, dtype=np.int64)
+        reversed_depth[cache.order] = depths(cache.reversed_forest)
+        return out + [replace(state, state=state.state + "^B", symbol=state.symbol + "^B",
+                              depth=reversed_depth)
+                      for state in self.direction.state_terms(cache.reversed_forest,
+                                                              cache.backward)]
+
+    def term_parts(self, params: dict, forest: Forest, cache: BiLSTMCache,
+                   d_out: np.ndarray) -> list:
+        """Each reading's parts from its share of the head's gradient (row t's
+        second half to h^B_t, the root's to h^B_1), suffixed ^F and ^B."""
+        d = self.direction.output_dim
+        d_backward = np.zeros((forest.n_nodes, d))
+        np.add.at(d_backward, cache.backward_row, d_out[:, d:])
+        forward = self.direction.term_parts(params, forest, cache.forward, d_out[:, :d])
+        backward = self.direction.term_parts(self._backward(params), cache.reversed_forest,
+                                             cache.backward, d_backward)
+        return ([_suffixed_parts(parts, "^F") for parts in forward]
+                + [_suffixed_parts(parts, "^B", cache.order) for parts in backward])
+
 
 def _suffixed(terms: list, suffix: str, order: np.ndarray | None = None) -> list:
     """``terms`` under ``symbol + suffix``; with ``order`` (reversed node r is
     node order[r]) their rows moved from the reversed forest's order to the
     forest's."""
-    out = []
-    for term in terms:
-        values = term.values
-        if order is not None:
-            values = np.empty_like(term.values)
-            values[order] = term.values
-        out.append(replace(term, symbol=term.symbol + suffix, values=values))
-    return out
+    def moved(rows):
+        if order is None or rows is None:
+            return rows
+        out = np.empty_like(rows)
+        out[order] = rows
+        return out
+
+    return [replace(term, symbol=term.symbol + suffix, values=moved(term.values),
+                    node_errata=moved(term.node_errata)) for term in terms]
+
+
+# the backward reading ends at a sentence's first word
+FIRST_WORD = "the first word: the backward reading ends there"
+
+
+def _suffixed_parts(term: TermParts, suffix: str, order: np.ndarray | None = None) -> TermParts:
+    """``term`` under ``symbol + suffix``; with ``order`` its rows moved from the
+    reversed forest's order to the forest's (and "last word" read as the first)."""
+    def moved(values):
+        if order is None:
+            return values
+        out = np.empty_like(values)
+        out[order] = values
+        return out
+
+    def zero(reasons):
+        out = moved(reasons)
+        return out if order is None else np.where(out == LAST_WORD, FIRST_WORD, out)
+
+    parts = [Part(part.label, part.equation, moved(part.values), zero(part.zero))
+             for part in term.parts]
+    unread = None if term.unread is None else moved(term.unread)
+    return TermParts(term.symbol + suffix, parts, unread)
+
+
+def _direction_nudges(nudge, order: np.ndarray) -> tuple:
+    """({"nudge": ...} or {}) for the forward and the backward direction: a
+    nudge of a state suffixed ^F or ^B, under the direction cell's name (a ^B
+    one at its row of the reversed forest)."""
+    if nudge is None:
+        return {}, {}
+    name, suffix = nudge.state[:-2], nudge.state[-2:]
+    if suffix == "^F":
+        return {"nudge": nudge.renamed(name)}, {}
+    if suffix == "^B":
+        row = int(np.flatnonzero(order == nudge.node)[0])
+        return {}, {"nudge": nudge.renamed(name, row)}
+    return {}, {}

@@ -53,7 +53,23 @@ two methods every cell implements:
 * ``backward_terms(forest, cache)`` -> [Term]: every error term (eps, delta)
   of the backward pass, read from what ``backward`` left on the same cache
   (a cell's backward keeps its error-term arrays there: references to the
-  arrays it computes anyway, never a second computation).
+  arrays it computes anyway, never a second computation);
+  ``backward_term(forest, cache, symbol)`` looks one up by its symbol.
+
+and, for the per-node checks and the parts ``npcomp explain`` shows:
+
+* ``forward(..., nudge=None)``: a ``Nudge`` moves one node's state by a fixed
+  offset where the forward computes it, so that every equation reading the
+  state (the node's own later ones, its parent's, the head) reads the moved
+  value: finite differences of the objective through the cell's own forward
+  (``npcomp/state_checks.py``);
+* ``state_terms(forest, cache)`` -> [StateTerm]: each state a nudge can move
+  and the backward term that is dJ/d(that state) (h and eps_h, c and eps_c,
+  ...), in the order the backward completes them at a node;
+* ``term_parts(params, forest, cache, d_out)`` -> [TermParts]: eps_h, eps_c
+  (and their kin) at every node as the sum of their contributions, each with
+  the equation it reverses and, where it is exactly 0, why; ``d_out`` is the
+  head's dJ/d(output) (n, output_dim).
 """
 from __future__ import annotations
 
@@ -73,19 +89,169 @@ EVERY_NODE = "every node"        # sequences: every step reads its word
 class Term:
     """One named quantity of a cell at every node of a forest.
 
-    symbol:   as the paper prints it (``i``, ``f_l``, ``delta_o``, ``eps_c``)
-    equation: the paper's equation it computes (``"9"``), or for an error
-              term the equation it reverses (``"reverses 14"``)
-    values:   (n, ...) one row per forest node, in the forest's order; NaN
-              at nodes without the quantity (a leaf's forget gates)
-    erratum:  the entry of docs/EQUATIONS.md (``"E1"``) or of the cell's page
-              where the code departs from or reads the printed equation
+    symbol:      as the paper prints it (``i``, ``f_l``, ``delta_o``, ``eps_c``)
+    equation:    the paper's equation it computes (``"9"``), or for an error
+                 term the equation it reverses (``"reverses 14"``)
+    values:      (n, ...) one row per forest node, in the forest's order; NaN
+                 at nodes without the quantity (a leaf's forget gates)
+    erratum:     the entries of docs/EQUATIONS.md (``"E1"``) or of the cell's
+                 page where the code departs from or reads the printed
+                 equation, comma-separated (``"Z1, Z3"``)
+    node_errata: (n,) str, or None: the entries that apply at each node, where
+                 they differ from node to node (``node_errata_for``); then
+                 ``erratum`` is their union
     """
 
     symbol: str
     equation: str
     values: np.ndarray
     erratum: str = ""
+    node_errata: np.ndarray | None = None
+
+    def erratum_at(self, node: int) -> str:
+        """The erratum ids that apply at forest row ``node``."""
+        return self.erratum if self.node_errata is None else str(self.node_errata[node])
+
+
+def node_errata_for(n_nodes: int, *assignments) -> tuple:
+    """(union of the ids, (n,) per-node ids) for a term whose errata depend on
+    the node: each assignment is (nodes: indices or an (n,) mask, "ids"); a
+    node named by several gets each id once, in the order given."""
+    per_node = [[] for _ in range(n_nodes)]
+    for nodes, ids in assignments:
+        for node in np.flatnonzero(nodes) if np.asarray(nodes).dtype == bool else nodes:
+            for erratum in ids.split(", "):
+                if erratum and erratum not in per_node[node]:
+                    per_node[node].append(erratum)
+    union = list(dict.fromkeys(erratum for ids in per_node for erratum in ids))
+    return ", ".join(union), np.array([", ".join(ids) for ids in per_node], dtype=object)
+
+
+def errata_term(symbol: str, equation: str, values: np.ndarray, *assignments) -> Term:
+    """A Term whose errata differ from node to node (``node_errata_for``)."""
+    union, per_node = node_errata_for(values.shape[0], *assignments)
+    return Term(symbol, equation, values, union, per_node)
+
+
+def term_named(terms: list, symbol: str) -> Term:
+    """The term of ``terms`` whose symbol is ``symbol``; KeyError naming the
+    symbols there are (a term is never taken by its position)."""
+    for term in terms:
+        if term.symbol == symbol:
+            return term
+    raise KeyError(f"no term {symbol!r}; the terms are "
+                   f"{', '.join(term.symbol for term in terms)}")
+
+
+@dataclass(frozen=True)
+class Nudge:
+    """One node's state moved by ``offset`` inside a forward pass, where the
+    forward computes it: everything that reads the state afterwards (the
+    node's own later equations, its parent, the head) reads the moved value.
+
+    state:  a state the cell names in ``state_terms`` (``"h"``, ``"c"``, ...)
+    node:   its forest row
+    offset: (width,) added to that row
+    """
+
+    state: str
+    node: int
+    offset: np.ndarray
+
+    def renamed(self, state: str, node: int | None = None) -> "Nudge":
+        """The same nudge under an inner cell's name for the state (and row)."""
+        return Nudge(state, self.node if node is None else int(node), self.offset)
+
+
+def nudge_rows(nudge: Nudge | None, state: str, values: np.ndarray, start: int = 0,
+               stop: int | None = None) -> bool:
+    """In place: values[node] += offset when ``nudge`` moves ``state`` at a
+    node in [start, stop) (rows of ``values`` are forest rows); whether it
+    did.  Without a nudge (every training step) it does nothing."""
+    if nudge is None or nudge.state != state:
+        return False
+    stop = values.shape[0] if stop is None else stop
+    if not start <= nudge.node < stop:
+        return False
+    values[nudge.node] += nudge.offset.reshape(np.shape(values[nudge.node]))
+    return True
+
+
+def inner_nudge(nudge: Nudge | None, states: dict):
+    """The nudge under an inner cell's state name: ``states`` maps this
+    cell's names to the inner cell's; None when it moves none of them."""
+    if nudge is None or nudge.state not in states:
+        return None
+    return nudge.renamed(states[nudge.state])
+
+
+@dataclass(frozen=True)
+class StateTerm:
+    """A state the per-node check moves and the error term it checks.
+
+    state:  the name a Nudge moves (``"c"``)
+    symbol: the backward term that is dJ/d(state) (``"eps_c"``)
+    depth:  (n,) each node's steps from where the backward starts (the root,
+            the last word), or None for the forest's own: nodes are checked
+            in that order, parents first
+    """
+
+    state: str
+    symbol: str
+    depth: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class Part:
+    """One contribution to an error term, at every node.
+
+    label:    the contribution in the paper's symbols (``"eps_c,p f^L_p"``)
+    equation: the forward equation it reverses (``"reverses 5"``)
+    values:   (n, width) its value at each node (0 where it has none, NaN
+              where the term is undefined)
+    zero:     (n,) str: why it is exactly 0 at a node (``"c^L = 0: leaf"``),
+              "" where it need not be
+    """
+
+    label: str
+    equation: str
+    values: np.ndarray
+    zero: np.ndarray
+
+
+@dataclass(frozen=True)
+class TermParts:
+    """An error term as the sum of its parts, at every node.
+
+    symbol: the term's (``"eps_c"``); parts: [Part], summing to its rows
+    unread: (n,) str: why nothing reads the term at a node (an S-LSTM leaf's
+            eps_c: its c = 0 is a constant), "" where something does
+    """
+
+    symbol: str
+    parts: list
+    unread: np.ndarray | None = None
+
+
+def reasons(n_nodes: int, *assignments) -> np.ndarray:
+    """(n,) str: for each (nodes, reason) of ``assignments``, ``reason`` at
+    ``nodes`` (indices or an (n,) mask); the first that names a node wins."""
+    out = np.full(n_nodes, "", dtype=object)
+    for nodes, reason in assignments:
+        nodes = np.asarray(nodes)
+        chosen = np.zeros(n_nodes, dtype=bool)
+        chosen[np.flatnonzero(nodes) if nodes.dtype == bool else nodes.astype(np.int64)] = True
+        out[chosen & (out == "")] = reason
+    return out
+
+
+def head_part(forest: Forest, d_out: np.ndarray, label: str = "dJ/dh from the head",
+              equation: str = "reverses the classifier") -> Part:
+    """The head's share of eps_h: d_out's rows, exactly 0 at an unlabelled node."""
+    values = np.asarray(d_out, dtype=np.float64)
+    silent = (forest.label < 0) & ~values.reshape(values.shape[0], -1).any(axis=1)
+    return Part(label, equation, values, reasons(forest.n_nodes,
+                                                 (silent, "unlabelled: no loss at this node")))
 
 
 def node_rows(n_nodes: int, nodes: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -139,6 +305,23 @@ class Cell:
     def backward_terms(self, forest: Forest, cache) -> list:
         """[Term] of the backward pass last run on ``cache``, parents first."""
         raise NotImplementedError(f"{self.name} does not list its error terms")
+
+    def forward_term(self, forest: Forest, cache, symbol: str) -> Term:
+        """The forward quantity called ``symbol`` (KeyError naming the others)."""
+        return term_named(self.forward_terms(forest, cache), symbol)
+
+    def backward_term(self, forest: Forest, cache, symbol: str) -> Term:
+        """The error term called ``symbol`` (KeyError naming the others)."""
+        return term_named(self.backward_terms(forest, cache), symbol)
+
+    def state_terms(self, forest: Forest, cache) -> list:
+        """[StateTerm]: the states a Nudge moves and their error terms."""
+        raise NotImplementedError(f"{self.name} does not name its states")
+
+    def term_parts(self, params: dict, forest: Forest, cache, d_out: np.ndarray) -> list:
+        """[TermParts] of the backward pass last run on ``cache``; ``d_out``
+        (n, output_dim) the head's dJ/d(output) it started from."""
+        raise NotImplementedError(f"{self.name} does not split its error terms")
 
     def check_forest(self, forest: Forest) -> None:
         check_structure(self.name, forest, self.max_children, self.words)

@@ -49,6 +49,7 @@ b^(i), b^(o), b^(u), b^(f)  ``b``                 (4d,)
 from __future__ import annotations
 
 from .interface import EVERY_NODE
+from .recurrence import LAST_WORD
 from .treelstm_nary import TreeLSTMNary
 
 
@@ -58,6 +59,8 @@ class ChainLSTM(TreeLSTMNary):
 
     name = "lstm"
     EQUATIONS = dict.fromkeys(("i", "f", "o", "u", "c", "h"), "1")
+    # a step's parent is the next step
+    NO_PARENT = LAST_WORD
 
     def __init__(self, input_dim: int, hidden_dim: int, output_gate: bool = True,
                  forget_bias: float = 0.0):

@@ -51,7 +51,14 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..forest import Forest
-from .interface import SequenceCell
+from .interface import (
+    Part,
+    SequenceCell,
+    StateTerm,
+    head_part,
+    inner_nudge,
+    reasons,
+)
 from .lstm import ChainLSTM
 
 
@@ -127,17 +134,20 @@ class StackedLSTM(SequenceCell):
         return list(recurrent_masks[:first]), list(recurrent_masks[first:])
 
     def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
-                helper=None, recurrent_masks=None):
+                helper=None, recurrent_masks=None, nudge=None):
         """x: (U, d_x) distinct words; word_index: (n,) row of x per node;
         recurrent_masks: None or one (sentences, d) mask per recurrent
-        connection (``recurrent_widths``).  Returns out (n, output_dim), cache."""
+        connection (``recurrent_widths``).  Returns out (n, output_dim), cache.
+        ``nudge`` (interface.Nudge) moves a layer's state: h1, c1, h2, c2."""
         first_masks, second_masks = self._split_masks(recurrent_masks)
         h1, first = self.layers[0].forward(self._views(params, 1), forest, x, word_index,
-                                           helper=helper, recurrent_masks=first_masks)
+                                           helper=helper, recurrent_masks=first_masks,
+                                           nudge=inner_nudge(nudge, {"h1": "h", "c1": "c"}))
         # layer 2 reads h1_t at node t: row t of h1 is node t's "word"
         steps = np.arange(forest.n_nodes)
         h2, second = self.layers[1].forward(self._views(params, 2), forest, h1, steps,
-                                            helper=helper, recurrent_masks=second_masks)
+                                            helper=helper, recurrent_masks=second_masks,
+                                            nudge=inner_nudge(nudge, {"h2": "h", "c2": "c"}))
         out = np.concatenate([h1, h2], axis=1) if self.layer_outputs == "all" else h2
         return out, StackedCache(first, second)
 
@@ -166,6 +176,34 @@ class StackedLSTM(SequenceCell):
         eps_h1 is layer 2's input gradient plus layer 1's own recurrence."""
         return (_layer_terms(self.layers[1].backward_terms(forest, cache.second), 2)
                 + _layer_terms(self.layers[0].backward_terms(forest, cache.first), 1))
+
+
+    def state_terms(self, forest: Forest, cache: StackedCache) -> list:
+        """Layer 2's h2, c2, then layer 1's h1, c1 (the order the backward
+        completes them at a step)."""
+        return [StateTerm(state + str(layer), symbol + str(layer))
+                for layer in (2, 1) for state, symbol in (("h", "eps_h"), ("c", "eps_c"))]
+
+    def term_parts(self, params: dict, forest: Forest, cache: StackedCache,
+                   d_out: np.ndarray) -> list:
+        """Layer 2's parts from the head; layer 1's eps_h1 from layer 2's input
+        gates (delta2_t W_2^T, where layer 2 reads h1_t as its x_t) and, with
+        ``layer_outputs="all"``, the head's share of h1_t."""
+        d, n = self.hidden_dim, forest.n_nodes
+        top = self.layer_outputs == "top"
+        second = self.layers[1].parts_from(
+            self._views(params, 2), forest, cache.second,
+            [head_part(forest, d_out if top else d_out[:, d:])], [])
+        # layer 2's x_t is h1_t: its input deltas i|o|u|f through W_2 (lstm.py, inner inputs)
+        read = cache.second.delta[:n] @ self._views(params, 2)["W"].T
+        upstream = [Part("delta2_t (W_2)^T", "reverses 1 (layer 2 reads h1_t as x_t)", read,
+                         reasons(n))]
+        if not top:
+            upstream.append(head_part(forest, d_out[:, :d], "dJ/dh1 from the head (all layers)"))
+        first = self.layers[0].parts_from(self._views(params, 1), forest, cache.first,
+                                          upstream, [])
+        return ([replace(term, symbol=term.symbol + "2") for term in second]
+                + [replace(term, symbol=term.symbol + "1") for term in first])
 
 
 def _layer_terms(terms: list, layer: int) -> list:

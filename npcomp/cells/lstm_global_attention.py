@@ -75,7 +75,15 @@ from numba import njit
 
 from ..forest import Forest
 from .activations import uniform_fan_in
-from .interface import SequenceCell, Term, node_rows
+from .interface import (
+    Part,
+    SequenceCell,
+    StateTerm,
+    Term,
+    inner_nudge,
+    node_rows,
+    reasons,
+)
 from .lstm import ChainLSTM
 from .recurrence import chain_layout
 
@@ -143,23 +151,32 @@ class GlobalAttentionLSTM(SequenceCell):
         return [self.hidden_dim]
 
     def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
-                helper=None, recurrent_masks=None):
+                helper=None, recurrent_masks=None, nudge=None):
         """x: (U, d_x) distinct words; word_index: (n,) row of x per node;
         recurrent_masks: None or [m], m (sentences, d).  Returns out (n, A)
-        (h~_T at each chain's root, 0 elsewhere) and the cache."""
+        (h~_T at each chain's root, 0 elsewhere) and the cache.  ``nudge``
+        (interface.Nudge) moves the LSTM's h or c at a step, a_t once eq. 6
+        has made it, or c_T or the h_T that eq. 7 reads (at the last step)."""
         if recurrent_masks is not None and len(recurrent_masks) != 1:
             raise ValueError(f"{self.name} has one recurrent connection, got "
                              f"{len(recurrent_masks)} masks")
         masks = {} if recurrent_masks is None else {"recurrent_masks": recurrent_masks}
         h, lstm_cache = self.lstm.forward(params, forest, x, word_index, helper=helper,
-                                          **masks)                               # (4)
+                                          **masks,
+                                          nudge=inner_nudge(nudge, {"h": "h", "c": "c"}))  # (4)
         d, dtype = self.hidden_dim, h.dtype
         order, chain_ptr = chain_layout(forest)
         score = h @ params["W_a"]                                           # e_t
         a = np.empty(forest.n_nodes, dtype=dtype)
         features = np.empty((forest.n_trees, 2 * d), dtype=dtype)
-        _attention(order, chain_ptr, score, h, a, features)                 # (6), (5)
+        moved = nudge is not None and nudge.state == "a"
+        _attention(order, chain_ptr, score, h, a, features, nudge.node if moved else -1,
+                   float(nudge.offset.ravel()[0]) if moved else 0.0)       # (6), (5)
         features[:, d:] = h[forest.root]                                    # [c_T | h_T]
+        if nudge is not None and nudge.state in ("c_T", "h_T"):
+            sentence = np.flatnonzero(forest.root == nudge.node)
+            columns = slice(0, d) if nudge.state == "c_T" else slice(d, 2 * d)
+            features[sentence, columns] += nudge.offset
         h_tilde = np.tanh(features @ params["W_c"] + params["b_c"])         # (7)
         out = np.zeros((forest.n_nodes, self.output_dim), dtype=dtype)
         out[forest.root] = h_tilde
@@ -212,11 +229,34 @@ class GlobalAttentionLSTM(SequenceCell):
                 Term("delta_a", "reverses 6", cache.delta_a, "G1"),
                 ] + self.lstm.backward_terms(forest, cache.lstm)
 
+    def state_terms(self, forest: Forest, cache: GlobalAttentionCache) -> list:
+        """c_T and h_T as eq. 7 reads them (last steps), a_t, then the LSTM's h, c."""
+        return ([StateTerm("c_T", "eps_cT"), StateTerm("h_T", "eps_hT"),
+                 StateTerm("a", "eps_a")] + self.lstm.state_terms(forest, cache.lstm))
+
+    def term_parts(self, params: dict, forest: Forest, cache: GlobalAttentionCache,
+                   d_out: np.ndarray) -> list:
+        """The LSTM's eps_h_t from attention (nothing else reads h): a_t eps_cT
+        through eq. 5, delta_a_t w_a through the score of eq. 6, and at the
+        last step eps_hT through eq. 7; then the LSTM's own parts."""
+        n, d = forest.n_nodes, self.hidden_dim
+        sentence = forest.tree
+        context = cache.a[:, None] * cache.eps_features[sentence, :d]
+        last = np.zeros((n, d))
+        last[forest.root] = cache.eps_features[:, d:]
+        upstream = [Part("a_t eps_cT", "reverses 5", context, reasons(n)),
+                    Part("delta_a_t w_a", "reverses 6 (e_t = h_t w_a)",
+                         cache.delta_a[:, None] * params["W_a"], reasons(n)),
+                    Part("eps_hT", "reverses 7 (at the last step)", last,
+                         reasons(n, (forest.parent >= 0, "not the last step: (7) reads h_T")))]
+        return self.lstm.parts_from(params, forest, cache.lstm, upstream, [])
+
 
 @njit(cache=True, nogil=True)
-def _attention(order, chain_ptr, score, h, a, features):
+def _attention(order, chain_ptr, score, h, a, features, nudge_node, nudge_shift):
     """Eqs. 6 and 5 per sentence: a_t = softmax over its steps of e_t (largest
-    score subtracted); features[k, :d] = c_T = sum_t a_t h_t."""
+    score subtracted); features[k, :d] = c_T = sum_t a_t h_t.  a[nudge_node]
+    += nudge_shift once eq. 6 has made it (-1: no node)."""
     d = h.shape[1]
     for k in range(chain_ptr.shape[0] - 1):
         first, last = chain_ptr[k], chain_ptr[k + 1]
@@ -233,6 +273,8 @@ def _attention(order, chain_ptr, score, h, a, features):
         for p in range(first, last):
             t = order[p]
             a[t] /= total
+            if t == nudge_node:
+                a[t] += nudge_shift
             for q in range(d):
                 features[k, q] += a[t] * h[t, q]
 

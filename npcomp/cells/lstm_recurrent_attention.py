@@ -129,11 +129,21 @@ from numba import njit
 
 from ..forest import Forest
 from .activations import ONE, uniform_fan_in
-from .interface import SequenceCell, Term, node_rows
+from .interface import (
+    Part,
+    SequenceCell,
+    StateTerm,
+    Term,
+    TermParts,
+    inner_nudge,
+    node_rows,
+    nudge_rows,
+    reasons,
+)
 from .levels import ROW_PAD, children_columns, on_levels, padded_stop, sigmoid
 from .lstm import ChainLSTM
 from .lstm_kernels import gather_children, scatter_to_children
-from .recurrence import chain_layout
+from .recurrence import chain_layout, steps_after
 
 GATES = ("i", "o", "k", "f")     # column blocks of W_x, U_s, b_s
 # Srivastava et al. 2015, Nayebi Sec. 3.5: the transform gate starts closed (carry)
@@ -225,10 +235,13 @@ class RecurrentAttentionLSTM(SequenceCell):
         return [self.hidden_dim, self.hidden_dim]
 
     def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
-                helper=None, recurrent_masks=None):
+                helper=None, recurrent_masks=None, nudge=None):
         """x: (U, d_x) distinct words; word_index: (n,) row of x per node;
         recurrent_masks: None or [m^h, m^s], each (sentences, d).  Returns out
-        (n, d) (s^_T at each chain's root, 0 elsewhere) and the cache."""
+        (n, d) (s^_T at each chain's root, 0 elsewhere) and the cache.
+        ``nudge`` (interface.Nudge) moves one step's h or m (in the LSTM), v
+        (before eq. 9 reads it), v~ (after eq. 9), k (after eq. 10's k_t,
+        before its s_t) or s."""
         n, d, dtype = forest.n_nodes, self.hidden_dim, x.dtype
         lstm_masks, node_mask = {}, None
         if recurrent_masks is not None:
@@ -241,14 +254,17 @@ class RecurrentAttentionLSTM(SequenceCell):
             lstm_masks = {"recurrent_masks": [recurrent_masks[0]]}
             node_mask = np.ascontiguousarray(recurrent_masks[1][forest.tree], dtype=dtype)
         h, lstm_cache = self.lstm.forward(params, forest, x, word_index, helper=helper,
-                                          **lstm_masks)                          # (4)
+                                          **lstm_masks,
+                                          nudge=inner_nudge(nudge, {"h": "h", "m": "c"}))  # (4)
         v = np.concatenate([h, lstm_cache.c], axis=1)                            # [h_t | m_t]
+        nudge_rows(nudge, "v", v)
         score = v @ params["W_a"]                                                # e_t
         order, chain_ptr = chain_layout(forest)
         v_tilde = np.empty_like(v)
         run_max = np.empty(n, dtype=dtype)
         run_sum = np.empty(n, dtype=dtype)
         _prefix_attention(order, chain_ptr, v, score, v_tilde, run_max, run_sum)  # (9)
+        nudge_rows(nudge, "v~", v_tilde)
         with np.errstate(over="ignore"):  # exp overflow in the sigmoid gives exactly 0
             r = v_tilde[:, :d] @ params["W_r"] + params["b_r"]                   # (10) r_t
             sigmoid(r)
@@ -272,8 +288,10 @@ class RecurrentAttentionLSTM(SequenceCell):
                 z += inputs[start:stop]
                 _transfer_gate_functions(z, d)
                 _transfer_cell(children, gates, r, v_tilde, k, start, stop)      # (10) k_t
+                nudge_rows(nudge, "k", k, start, stop)
                 np.tanh(k[start:stop], out=tanh_k[start:stop])
                 np.multiply(z[:, d:2 * d], tanh_k[start:stop], out=s[start:stop])  # (10) s_t
+                nudge_rows(nudge, "s", s, start, stop)
 
             on_levels(rows_forward, forest.levels(), helper)
             s_T = s[forest.root]
@@ -392,6 +410,53 @@ class RecurrentAttentionLSTM(SequenceCell):
                 Term("delta_a", "reverses 9", cache.delta_a, "R1"),
                 ] + _lstm_terms(self.lstm.backward_terms(forest, cache.lstm), "reverses 4")
 
+    def state_terms(self, forest: Forest, cache: RecurrentAttentionCache) -> list:
+        """The transfer layer's s and k, the attended v~ and the attended v =
+        [h | m], then the LSTM's h and m (its c)."""
+        return [StateTerm("s", "eps_s"), StateTerm("k", "eps_k"), StateTerm("v~", "eps_v~"),
+                StateTerm("v", "eps_v"), StateTerm("h", "eps_h"), StateTerm("m", "eps_m")]
+
+    def term_parts(self, params: dict, forest: Forest, cache: RecurrentAttentionCache,
+                   d_out: np.ndarray) -> list:
+        """eps_s_t: the highway's at the last step (carry, H, T) and step t+1's
+        through U_s; eps_k_t: its own eps_s o tanh'(k) and step t+1's forget
+        gate; the LSTM's eps_h and eps_m: the prefix attention's sums
+        sum_{t >= j} alpha_j^t eps_v~_t and the score's delta_a_j w_a (eq. 9),
+        then the LSTM's own parts."""
+        n, d = forest.n_nodes, self.hidden_dim
+        root = forest.root
+        steps, after, last_word = steps_after(forest)
+        mask = np.ones((n, d)) if cache.node_mask is None else cache.node_mask
+        highway_zero = reasons(n, (forest.parent >= 0, "not the last step: (12) reads s_T"))
+        highway = []
+        for label, values in (("eps_s^ (1 - T)", cache.eps_s_hat * (1 - cache.T)),
+                              ("(W_H)^T eps_H", cache.eps_H @ params["W_H"].T),
+                              ("(W_T)^T delta_T", cache.delta_T @ params["W_T"].T)):
+            rows = np.zeros((n, d))
+            rows[root] = values
+            highway.append(Part(label, "reverses 12", rows, highway_zero))
+        recurrence, forget = np.zeros((n, d)), np.zeros((n, d))
+        recurrence[steps] = (cache.delta[after] @ params["U_s"].T) * mask[steps]
+        forget[steps] = cache.eps_k[after] * cache.gates[after, 3 * d:]
+        o = cache.gates[:n, d:2 * d]
+        transfer = [
+            TermParts("eps_s", highway + [Part("(delta_{t+1} U_s^T) * m^s", "reverses 11",
+                                               recurrence, last_word)]),
+            TermParts("eps_k", [Part("eps_s o (1 - tanh(k)^2)", "reverses 10 (s_t)",
+                                     cache.eps_s * o * (1 - cache.tanh_k ** 2), reasons(n)),
+                                Part("eps_k_{t+1} f_{t+1}", "reverses 10 (k_{t+1})", forget,
+                                     last_word)])]
+        attended = _prefix_sums(cache.order, cache.chain_ptr, cache.score, cache.eps_v_tilde)
+        score = cache.delta_a[:, None] * params["W_a"]
+        upstream = [[Part(f"sum_t alpha_j^t eps_{name}~_t", "reverses 9", attended[:, half],
+                          reasons(n)),
+                     Part(f"delta_a_j w_a^{name}", "reverses 9 (e_j = v_j w_a)",
+                          score[:, half], reasons(n))]
+                    for name, half in (("h", slice(0, d)), ("m", slice(d, 2 * d)))]
+        lstm = self.lstm.parts_from(params, forest, cache.lstm, upstream[0], upstream[1])
+        return transfer + [replace(term, symbol=LSTM_SYMBOLS.get(term.symbol, term.symbol))
+                           for term in lstm]
+
 
 # the LSTM's memory cell c_t is eq. 4's m_t; Tai's eq. 1 is Nayebi's eq. 4
 LSTM_SYMBOLS = {"c": "m", "eps_c": "eps_m"}
@@ -400,6 +465,21 @@ LSTM_SYMBOLS = {"c": "m", "eps_c": "eps_m"}
 def _lstm_terms(terms: list, equation: str) -> list:
     return [replace(term, symbol=LSTM_SYMBOLS.get(term.symbol, term.symbol), equation=equation)
             for term in terms]
+
+
+def _prefix_sums(order: np.ndarray, chain_ptr: np.ndarray, score: np.ndarray,
+                 g: np.ndarray) -> np.ndarray:
+    """(n, 2d): sum over t >= j of alpha_j^t g_t, each alpha_j^t of eq. 9
+    formed from the scores, sentence by sentence (O(T^2): for reading one
+    tree's parts, not for training)."""
+    out = np.zeros_like(g)
+    for sentence in range(chain_ptr.shape[0] - 1):
+        steps = order[chain_ptr[sentence]:chain_ptr[sentence + 1]]
+        e = score[steps]
+        for t in range(steps.shape[0]):
+            weights = np.exp(e[:t + 1] - e[:t + 1].max())
+            out[steps[:t + 1]] += (weights / weights.sum())[:, None] * g[steps[t]]
+    return out
 
 
 def _highway_backward(params: dict, grads: dict, s_T, H, T, eps_out) -> tuple:

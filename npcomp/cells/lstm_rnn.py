@@ -136,7 +136,17 @@ from .activations import (
     uniform_fan_in,
 )
 from .inputs import sum_by_index
-from .interface import BinaryCell, Term, node_rows
+from .interface import (
+    BinaryCell,
+    Part,
+    StateTerm,
+    Term,
+    TermParts,
+    head_part,
+    node_rows,
+    nudge_rows,
+    reasons,
+)
 from .levels import ROW_PAD, binary_children, padded_stop
 
 # column blocks of W and W_leaf (the weights reading a child's h); blocks
@@ -230,13 +240,16 @@ class LSTMRNN(BinaryCell):
         for k, gate in enumerate("ifco"):
             uniform_fan_in(params["b"][k * d:(k + 1) * d], fan_in[gate], rng)
 
-    def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray):
+    def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
+                nudge=None):
         """x: (U, d_x) vectors of the distinct words; word_index: (L,) the row of x
         each leaf (nodes 0..L-1) reads.  Returns h (n, d), cache.
 
         Level by level: the children's terms gathered by ``TARGET``, a kernel
         for (L1)-(L5), one product for c_p W_co, a kernel for (L6)-(L7), then
-        one product for the level's own terms in its parents.
+        one product for the level's own terms in its parents.  ``nudge``
+        (interface.Nudge) moves an inner node's c_p after (L5), before (L6)
+        and (L7) read it, or its p (h) after (L7).
         """
         n, d, leaves = forest.n_nodes, self.hidden_dim, forest.n_leaves
         dtype = x.dtype
@@ -262,8 +275,10 @@ class LSTMRNN(BinaryCell):
                                 gates, start, stop)
             _cell_update(self.code, children, gate_bias, candidate_bias, gates, u, state,
                          start, stop)                                        # (L1)-(L5)
+            nudge_rows(nudge, "c", state[:, d:], start, stop)
             np.matmul(state[start:padded, d:], params["W_co"], out=cell_terms[:padded - start])
             _output(self.code, gates, cell_terms, state, g_c, start, stop)   # (L6), (L7)
+            nudge_rows(nudge, "h", state[:, :d], start, stop)
             if stop < n:  # the top level has roots only
                 # this level's terms in its parents' (L1)-(L6): [h | c] S
                 np.matmul(state[start:padded], projection, out=node_terms[start:padded])
@@ -363,6 +378,73 @@ class LSTMRNN(BinaryCell):
                 Term("delta_a2", "reverses L5", delta(A2), "L2"),
                 Term("delta_f1", "reverses L5, L3", delta(F1)),
                 Term("delta_f2", "reverses L5, L4", delta(F2))]
+
+    def state_terms(self, forest: Forest, cache: LSTMRNNCache) -> list:
+        """p (h) and c_p at the inner nodes (a leaf is its word vector, c = 0)."""
+        return [StateTerm("h", "eps_h"), StateTerm("c", "eps_c")]
+
+    def term_parts(self, params: dict, forest: Forest, cache: LSTMRNNCache,
+                   d_out: np.ndarray) -> list:
+        """At an inner node j in slot x (left) or y (right) of its parent p:
+        eps_h_j, the head's and the parent's gate deltas through each weight
+        block that reads j (``TARGET``: W_i1 carries x into i_1 and y into
+        i_2, ...); eps_c_j, its own eps_h o g'(c_p) and delta_o W_co^T, the
+        parent's eps_c,p f_k and its deltas through the four peepholes."""
+        n, d = forest.n_nodes, self.hidden_dim
+        leaf = np.arange(n) < forest.n_leaves
+        parent, slot = forest.parent, forest.position
+        child = np.flatnonzero((parent >= 0) & ~leaf)
+        up = parent[child]
+        orphan = reasons(n, (parent < 0, "root: no parent"))
+        sibling = binary_children(forest)[up, 1 - slot[child]]
+        delta = cache.delta[:n]
+
+        def through(weights: np.ndarray, block: int) -> tuple:
+            """Part values and zero reasons of one weight block's share."""
+            values = np.zeros((n, d))
+            zero = orphan.copy()
+            for k in range(2):
+                at = slot[child] == k
+                gate = TARGET[k, block]
+                if gate < 0:
+                    zero[child[at]] = f"{'x' if k == 0 else 'y'} is not read through it"
+                    continue
+                values[child[at]] = (delta[up[at], gate * d:(gate + 1) * d]
+                                     @ weights[:, block * d:(block + 1) * d].T)
+            if WEIGHT_BLOCKS[block] == "f2":   # the sibling's forget gate: c of a leaf is 0
+                quiet = (sibling < 0) | (sibling < forest.n_leaves)
+                zero[child[quiet]] = "the sibling's c = 0: a leaf, or no sibling"
+            return np.where(leaf[:, None], np.nan, values), zero
+
+        eps_h = [head_part(forest, np.where(leaf[:, None], np.nan, d_out),
+                           equation="reverses the classifier")]
+        for block, name in enumerate(WEIGHT_BLOCKS):
+            values, zero = through(params["W"], block)
+            eps_h.append(Part(f"(W_{name})^T delta_p", "reverses L1-L6 (through the parent)",
+                              values, zero))
+        o = cache.gates[:n, O * d:]
+        own = cache.eps_h * o * self._derivative(cache.g_c[:n])
+        forget = np.zeros((n, d))
+        for k in range(2):
+            at = slot[child] == k
+            forget[child[at]] = (cache.eps_c[up[at]]
+                                 * cache.gates[up[at], (F1 + k) * d:(F2 + k) * d])
+        eps_c = [Part("eps_h o g'(c_p)", "reverses L7", np.where(leaf[:, None], np.nan, own),
+                      reasons(n)),
+                 Part("(W_co)^T delta_o", "reverses L6",
+                      np.where(leaf[:, None], np.nan, delta[:, O * d:] @ params["W_co"].T),
+                      reasons(n)),
+                 Part("eps_c,p f_k", "reverses L5 (through the parent)",
+                      np.where(leaf[:, None], np.nan, forget), orphan)]
+        for block, name in enumerate(PEEPHOLE_BLOCKS):
+            values, zero = through(params["W_peephole"], block)
+            eps_c.append(Part(f"(W_{name})^T delta_p", "reverses L1-L4 (through the parent)",
+                              values, zero))
+        return [TermParts("eps_h", eps_h), TermParts("eps_c", eps_c)]
+
+    def _derivative(self, g_c: np.ndarray) -> np.ndarray:
+        """g'(c_p) from g(c_p), as ``activations.derivative_from_output``."""
+        return np.vectorize(lambda value: derivative_from_output(self.code, value))(g_c)
 
     @staticmethod
     def _inner(forest: Forest) -> np.ndarray:

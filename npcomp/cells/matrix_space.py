@@ -71,10 +71,10 @@ from numba import njit
 
 from ..forest import Forest
 from .activations import uniform_fan_in
-from .interface import SequenceCell, Term
+from .interface import Part, SequenceCell, StateTerm, Term, TermParts, head_part, nudge_rows
 from .levels import on_levels
 from .overflow import StateOverflow
-from .recurrence import outer_products_by_word
+from .recurrence import outer_products_by_word, steps_after
 
 
 @dataclass
@@ -125,9 +125,10 @@ class MatrixSpace(SequenceCell):
         return out.reshape(vocab_size, d * d)
 
     def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
-                helper=None, recurrent_masks=None):
+                helper=None, recurrent_masks=None, nudge=None):
         """x: (U, d^2) distinct words' matrices (row-major); word_index: (n,) the
-        row of x each node reads.  Returns h (n, d), cache."""
+        row of x each node reads.  Returns h (n, d), cache.  ``nudge``
+        (interface.Nudge) moves one step's h once it is computed."""
         if recurrent_masks is not None:
             raise ValueError("matrix-space has no recurrent dropout (no recurrent weights)")
         n, d = forest.n_nodes, self.hidden_dim
@@ -139,6 +140,7 @@ class MatrixSpace(SequenceCell):
 
         def rows_forward(start: int, stop: int) -> None:
             _multiply_rows(previous_node, h0, matrices, word_index, previous, h, start, stop)
+            nudge_rows(nudge, "h", h, start, stop)
 
         on_levels(rows_forward, forest.levels(), helper)
         _refuse_overflow(forest, h, matrices, h0)
@@ -177,6 +179,21 @@ class MatrixSpace(SequenceCell):
         dLoss/dh_{t-1} (at a first word, of dLoss/dh_0)."""
         return [Term("eps_h", "reverses 2", cache.eps_h),
                 Term("eps_h_{t-1}", "reverses 2", cache.d_previous)]
+
+    def state_terms(self, forest: Forest, cache: MatrixSpaceCache) -> list:
+        """h at every step."""
+        return [StateTerm("h", "eps_h")]
+
+    def term_parts(self, params: dict, forest: Forest, cache: MatrixSpaceCache,
+                   d_out: np.ndarray) -> list:
+        """eps_h_t: the head's, and step t+1's eps_h_{t+1} M_{w_{t+1}}^T."""
+        steps, after, last = steps_after(forest)
+        recurrence = np.zeros(cache.eps_h.shape)
+        recurrence[steps] = np.einsum("mki,mi->mk", cache.matrices[cache.word_index[after]],
+                                      cache.eps_h[after])
+        return [TermParts("eps_h", [
+            head_part(forest, d_out, equation="reverses the classifier"),
+            Part("eps_h_{t+1} M_{w_{t+1}}^T", "reverses 2 (step t+1)", recurrence, last)])]
 
 
 def _refuse_overflow(forest: Forest, h: np.ndarray, matrices: np.ndarray,

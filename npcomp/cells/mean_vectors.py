@@ -20,7 +20,7 @@ from numba import njit
 
 from ..forest import Forest
 from .inputs import sum_by_index
-from .interface import Cell, Term
+from .interface import Cell, Part, StateTerm, Term, TermParts, head_part, nudge_rows, reasons
 
 
 @dataclass
@@ -52,16 +52,21 @@ class MeanVectors(Cell):
     def initialise(self, params: dict, rng: np.random.Generator) -> None:
         pass
 
-    def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray):
+    def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
+                nudge=None):
         """x: (U, d) distinct words' vectors; word_index: row of x per word-reading
-        node, in node order.  Returns h (n, d) and a cache."""
+        node, in node order.  Returns h (n, d) and a cache.  ``nudge``
+        (interface.Nudge) moves one node's s (added before the sums go up:
+        they are sums) or its h."""
         span_sum = np.zeros((forest.n_nodes, x.shape[1]), dtype=x.dtype)
         count = np.zeros(forest.n_nodes, dtype=x.dtype)
         word_nodes = forest.word_nodes()
         span_sum[word_nodes] = x[word_index]
         count[word_nodes] = 1
+        nudge_rows(nudge, "s", span_sum)
         _sum_up(forest.parent, span_sum, count)
         h = span_sum / count[:, None]
+        nudge_rows(nudge, "h", h)
         return h, MeanVectorsCache(word_nodes, word_index, x.shape[0], count, span_sum, h)
 
     def backward(self, params: dict, forest: Forest, cache: MeanVectorsCache, d_h: np.ndarray,
@@ -82,6 +87,26 @@ class MeanVectors(Cell):
         parent: at a word-reading node, dLoss/dx of its word there."""
         return [Term("eps_h", "reverses M3", cache.eps_h),
                 Term("eps_s", "reverses M3, M1", cache.eps_s)]
+
+    def state_terms(self, forest: Forest, cache: MeanVectorsCache) -> list:
+        """h and s at every node."""
+        return [StateTerm("h", "eps_h"), StateTerm("s", "eps_s")]
+
+    def term_parts(self, params: dict, forest: Forest, cache: MeanVectorsCache,
+                   d_out: np.ndarray) -> list:
+        """eps_h: the head's alone (nothing else reads h); eps_s: eps_h / n and
+        the parent's eps_s (its span sums this one's)."""
+        n = forest.n_nodes
+        parent = forest.parent
+        child = np.flatnonzero(parent >= 0)
+        inherited = np.zeros(cache.eps_s.shape)
+        inherited[child] = cache.eps_s[parent[child]]
+        return [TermParts("eps_h", [head_part(forest, d_out, equation="reverses the classifier")]),
+                TermParts("eps_s", [
+                    Part("eps_h / n", "reverses M3", cache.eps_h / cache.count[:, None],
+                         reasons(n)),
+                    Part("eps_s,p", "reverses M1 (the parent's sum)", inherited,
+                         reasons(n, (parent < 0, "root: no parent")))])]
 
 
 @njit(cache=True, nogil=True)

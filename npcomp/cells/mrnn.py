@@ -73,13 +73,14 @@ from numba import njit
 from ..forest import Forest
 from .activations import activate, activation_code, uniform_fan_in
 from .inputs import sum_by_index
-from .interface import SequenceCell, Term
+from .interface import Part, SequenceCell, StateTerm, Term, TermParts, head_part, nudge_rows
 from .levels import on_levels
 from .recurrence import (
     activation_deltas,
     gather_previous,
     outer_products_by_word,
     recurrent_mask,
+    steps_after,
 )
 
 
@@ -130,10 +131,11 @@ class MultiplicativeRNN(SequenceCell):
         uniform_fan_in(params["b"], self.hidden_dim, rng)
 
     def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
-                helper=None, recurrent_masks=None):
+                helper=None, recurrent_masks=None, nudge=None):
         """x: (U, d_x) distinct words' vectors; word_index: (n,) the row of x each
         node reads; ``recurrent_masks``: None or [m], m (trees, d).  Returns
-        h (n, d), cache."""
+        h (n, d), cache.  ``nudge`` (interface.Nudge) moves one step's h once
+        it is computed."""
         n, d, d_x = forest.n_nodes, self.hidden_dim, self.input_dim
         dtype = x.dtype
         previous_node = np.ascontiguousarray(forest.children[:, 0])
@@ -151,6 +153,7 @@ class MultiplicativeRNN(SequenceCell):
             gather_previous(previous_node, forest.tree, mask, h, previous, start, stop)
             _bilinear_rows(self.code, previous, matrices, word_terms, word_index, z, h,
                            start, stop)
+            nudge_rows(nudge, "h", h, start, stop)
 
         on_levels(rows_forward, forest.levels(), helper)   # level 0: previous = h_0 = 0
         return h, MultiplicativeRNNCache(x, word_index, matrices, previous, h, mask, z)
@@ -196,6 +199,28 @@ class MultiplicativeRNN(SequenceCell):
         """eps_h_t (the head's and step t+1's share) and delta_t = eps_h_t f'(h_t)."""
         return [Term("eps_h", "reverses 6, 5", cache.eps_h),
                 Term("delta", "reverses 5", cache.delta)]
+
+    def state_terms(self, forest: Forest, cache: MultiplicativeRNNCache) -> list:
+        """h at every step."""
+        return [StateTerm("h", "eps_h")]
+
+    def term_parts(self, params: dict, forest: Forest, cache: MultiplicativeRNNCache,
+                   d_out: np.ndarray) -> list:
+        """eps_h_t: the head's, and step t+1's through h~_t G_{w_{t+1}}, G = x A
+        + V: its bilinear (x_{t+1} A) and its V part, each times m_s."""
+        n, d, d_x = forest.n_nodes, self.hidden_dim, self.input_dim
+        steps, after, last = steps_after(forest)
+        mask = cache.mask[forest.tree[steps]]
+        delta = cache.delta[after]
+        words = cache.x[cache.word_index[after]]                       # x_{t+1}
+        bilinear, linear = np.zeros((n, d)), np.zeros((n, d))
+        tensor = (words @ params["A"].reshape(d_x, d * d)).reshape(-1, d, d)
+        bilinear[steps] = np.einsum("mki,mi->mk", tensor, delta) * mask
+        linear[steps] = (delta @ params["V"].T) * mask
+        return [TermParts("eps_h", [
+            head_part(forest, d_out, equation="reverses 6"),
+            Part("(delta_{t+1} (x_{t+1} A)^T) * m", "reverses 5 (step t+1)", bilinear, last),
+            Part("(delta_{t+1} V^T) * m", "reverses 5 (step t+1)", linear, last)])]
 
 
 @njit(cache=True, nogil=True)

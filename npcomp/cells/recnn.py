@@ -62,7 +62,17 @@ from .activations import (
     uniform_fan_in,
 )
 from .inputs import sum_by_index
-from .interface import BinaryCell, Term, node_rows
+from .interface import (
+    BinaryCell,
+    Part,
+    StateTerm,
+    Term,
+    TermParts,
+    head_part,
+    node_rows,
+    nudge_rows,
+    reasons,
+)
 from .levels import binary_children
 
 
@@ -121,8 +131,11 @@ class RecNN(BinaryCell):
         if self.untied:
             uniform_fan_in(params["W_leaf"], 2 * self.input_dim, rng)
 
-    def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray):
-        """x: (U, d_x) distinct words' vectors; word_index: (L,) row of x per leaf."""
+    def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
+                nudge=None):
+        """x: (U, d_x) distinct words' vectors; word_index: (L,) row of x per leaf.
+        ``nudge`` (interface.Nudge) moves one node's h after eqs. 2-3 (a tied
+        leaf's: its word vector as the parent reads it)."""
         n, d, leaves = forest.n_nodes, self.hidden_dim, forest.n_leaves
         word_index = np.asarray(word_index)[:leaves]
         h = np.zeros((n, d), dtype=x.dtype)
@@ -131,12 +144,16 @@ class RecNN(BinaryCell):
             leaf_children = leaves
         else:
             h[:leaves] = x[word_index]                           # a leaf's h is its word
+            nudge_rows(nudge, "h", h, 0, leaves)
             word_terms = np.zeros((0, 2 * d), dtype=x.dtype)
             leaf_children = 0                                    # every child read from h
         hc = np.zeros((n, 2 * d), dtype=x.dtype)
         z = np.empty((n, d), dtype=x.dtype)
+        moved = nudge is not None and nudge.state == "h" and nudge.node >= leaves
         _inner_forward(self.code, forest.level_ptr, binary_children(forest), leaf_children,
-                       word_index, word_terms, params["W"], params["b"], hc, z, h)
+                       word_index, word_terms, params["W"], params["b"], hc, z, h,
+                       nudge.node if moved else -1,
+                       np.asarray(nudge.offset if moved else np.zeros(d), dtype=x.dtype))
         return h, RecNNCache(x, word_index, hc, h, z)
 
     def backward(self, params: dict, forest: Forest, cache: RecNNCache, d_h: np.ndarray,
@@ -195,6 +212,31 @@ class RecNN(BinaryCell):
                               self._reading()))
         return terms
 
+    def state_terms(self, forest: Forest, cache: RecNNCache) -> list:
+        """h at every node (untied: the inner nodes; a leaf is its word vector)."""
+        return [StateTerm("h", "eps_h")]
+
+    def term_parts(self, params: dict, forest: Forest, cache: RecNNCache,
+                   d_out: np.ndarray) -> list:
+        """eps_h: the head's and the parent's delta through the transposed W_k
+        of the node's slot k (eps_x, eps_y)."""
+        n, d, leaves = forest.n_nodes, self.hidden_dim, forest.n_leaves
+        parent, slot = forest.parent, forest.position
+        child = np.flatnonzero(parent >= 0)
+        values = np.zeros((n, d))
+        values[child] = cache.d_hc[parent[child][:, None], slot[child][:, None] * d
+                                   + np.arange(d)]
+        head = head_part(forest, d_out, equation="reverses the classifier")
+        if self.untied:  # leaves: not in d dimensions (E4)
+            undefined = np.arange(n) < leaves
+            values[undefined] = np.nan
+            head = Part(head.label, head.equation, np.where(undefined[:, None], np.nan,
+                                                            head.values), head.zero)
+        label = "delta_p W_k^T (eps_x, eps_y of the parent)"
+        return [TermParts("eps_h", [head, Part(label, "reverses 2, 3 (through the parent)",
+                                               values,
+                                               reasons(n, (parent < 0, "root: no parent")))])]
+
     def _reading(self) -> str:
         """The erratum behind the children's terms: untied leaf children (E4),
         else a unary node's missing child contributing 0 (E3)."""
@@ -208,10 +250,11 @@ class RecNN(BinaryCell):
 
 @njit(cache=True, nogil=True)
 def _inner_forward(code, level_ptr, children, leaf_children, word_index, word_terms, W, b,
-                   hc, z, h):
+                   hc, z, h, nudge_node, nudge_offset):
     """Eqs. 2-3 level by level.  A child below ``leaf_children`` (untied: the
     leaves; tied: none) adds its word's half of ``word_terms`` after the
-    product; any other child is gathered into hc and read through W."""
+    product; any other child is gathered into hc and read through W.
+    h[nudge_node] += nudge_offset once it is computed (-1: no node)."""
     d = h.shape[1]
     for level in range(1, level_ptr.shape[0] - 1):
         start, stop = level_ptr[level], level_ptr[level + 1]
@@ -232,6 +275,9 @@ def _inner_forward(code, level_ptr, children, leaf_children, word_index, word_te
                         z[j, q] += word_terms[row, k * d + q]
             for q in range(d):
                 h[j, q] = activate(code, z[j, q])
+            if j == nudge_node:
+                for q in range(d):
+                    h[j, q] += nudge_offset[q]
 
 
 @njit(cache=True, nogil=True)

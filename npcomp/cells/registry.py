@@ -55,14 +55,17 @@ LEAVES = ("word", "word when tied", "computed")
 class CellOption:
     """A cell option: its type, what it does, the values any model allows.
     ``command_line``: False for options of the Python API alone; ``off_flag``:
-    a switch's flag that turns it off (default --no-NAME).  The training
-    options' table (``npcomp/options.py``) takes the command line's from here."""
+    a switch's flag that turns it off (default --no-NAME); ``in_equations``:
+    False for an option that only sets the initial parameters (no gradient
+    check can see it: the check draws its own).  The training options' table
+    (``npcomp/options.py``) takes the command line's from here."""
 
     kind: type
     help: str
     choices: tuple | None = None
     command_line: bool = True
     off_flag: str | None = None
+    in_equations: bool = True
 
 
 CELL_OPTIONS = {
@@ -72,7 +75,7 @@ CELL_OPTIONS = {
                                "against the inner nodes' d x d; bilstm: the backward LSTM "
                                "its own weights)", off_flag="--tied"),
     "forget_bias": CellOption(float, "constant added to the forget-gate biases at "
-                                     "initialisation (default 0)"),
+                                     "initialisation (default 0)", in_equations=False),
     "output_gate": CellOption(bool, "h = o * tanh(c) as the papers' equations, or h = "
                                     "tanh(c) without an output gate (Tai et al.'s Table 1 "
                                     "relatedness counts and released code)"),
@@ -141,9 +144,7 @@ class Model:
 # penalty of 0.01" is Keras' l2(0.01), which adds 0.01 ||W||^2, i.e. our
 # lambda/2 = 0.01; out-of-vocabulary words N(0, 1); 20 epochs ("all of our
 # models ... started to overfit either at or before 20 epochs"); forget-gate biases
-# started at 1, as Keras' LSTM layer starts them (docs/RESULTS.md, "Forget-gate bias 1, as
-# Keras starts an LSTM": +0.7 dev root accuracy for the LSTM and the BiLSTM over three
-# seeds, level for the recurrent attention)
+# started at 1, as Keras' LSTM layer (which Nayebi & Blundell used) starts them
 NAYEBI = dict(source="Nayebi & Blundell, Sec. 4.1", embedding_dim=300, structure="chain",
               supervision="root", optimizer="adagrad", lr=0.01, emb_lr=0.01, epsilon=1e-8,
               l2=0.02, dropout=0.0, epochs=20, oov="normal", oov_scale=1.0, forget_bias=1.0)
@@ -269,14 +270,14 @@ MODELS = {model.name: model for model in (
     # Socher et al. 2013, Sec. 5 (d between 25 and 35, minibatch 20-30, AdaGrad) with the
     # released code's lambda 1e-3 and AdaGrad reset every epoch. The paper gives no
     # learning rate; the released code's 0.01 saturates the tensor (AdaGrad moves each of
-    # V's 2d x 2d x d entries by about lr at every reset), so the rates are ours, chosen
-    # on dev (docs/RESULTS.md, RNTN); epochs ours (the best dev epoch came at 4-24 in our runs)
+    # V's 2d x 2d x d entries by about lr at every reset), so the rates are ours: npcomp's
+    # defaults, which no committed dev comparison chose (docs/RESULTS.md, "RNTN"); epochs ours
     Model("rntn", "rntn", "RNTN",
           paper="Socher et al. 2013 / Nayebi & Blundell eq. 3 (tensor composition)",
           structure="binary", leaves="word", options={"leaf_activation": None},
           recurrent=False,
           defaults=dict(source="Socher et al. 2013, Sec. 5 and the CoreNLP defaults "
-                               "(learning rates, epochs: ours, tuned on dev)",
+                               "(learning rates, epochs: ours)",
                         dim=25, embedding_dim=25, lr=0.001, emb_lr=0.02, batch_size=27,
                         l2=1e-3, dropout=0.0, epochs=40, adagrad_reset=1),
           gradcheck=tuple(objective_checks(input_dim=3) + rebracketed_checks(input_dim=3)

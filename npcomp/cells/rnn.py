@@ -64,9 +64,9 @@ from numba import njit
 from ..forest import Forest
 from .activations import activate, activation_code, uniform_fan_in
 from .inputs import sum_by_index
-from .interface import SequenceCell, Term
+from .interface import Part, SequenceCell, StateTerm, Term, TermParts, head_part, nudge_rows
 from .levels import ROW_PAD, on_levels, padded_stop
-from .recurrence import activation_deltas, gather_previous, recurrent_mask
+from .recurrence import activation_deltas, gather_previous, recurrent_mask, steps_after
 
 
 @dataclass
@@ -114,10 +114,11 @@ class ElmanRNN(SequenceCell):
         uniform_fan_in(params["b"], self.hidden_dim, rng)
 
     def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
-                helper=None, recurrent_masks=None):
+                helper=None, recurrent_masks=None, nudge=None):
         """x: (U, d_x) distinct words' vectors; word_index: (n,) the row of x each
         node reads; ``recurrent_masks``: None or [m], m (trees, d).  Returns
-        h (n, d), cache."""
+        h (n, d), cache.  ``nudge`` (interface.Nudge) moves one step's h once
+        it is computed."""
         n, d = forest.n_nodes, self.hidden_dim
         dtype = x.dtype
         previous_node = np.ascontiguousarray(forest.children[:, 0])
@@ -130,6 +131,7 @@ class ElmanRNN(SequenceCell):
         V = params["V"]
         # level 0: the first words, h_0 = 0 so the recurrent term is 0
         _activate_rows(self.code, recurrent, word_terms, word_index, h, 0, forest.n_leaves)
+        nudge_rows(nudge, "h", h, 0, forest.n_leaves)
 
         def rows_forward(start: int, stop: int) -> None:
             gather_previous(previous_node, forest.tree, mask, h, previous, start, stop)
@@ -137,6 +139,7 @@ class ElmanRNN(SequenceCell):
             # h~_{t-1} V for the level; padding rows are the next level's, overwritten later
             np.matmul(previous[start:padded], V, out=recurrent[start:padded])
             _activate_rows(self.code, recurrent, word_terms, word_index, h, start, stop)
+            nudge_rows(nudge, "h", h, start, stop)
 
         on_levels(rows_forward, forest.levels(first=1), helper)
         return h, ElmanRNNCache(x, word_index, previous, h, mask, recurrent)
@@ -182,6 +185,20 @@ class ElmanRNN(SequenceCell):
         n = forest.n_nodes
         return [Term("eps_h", "reverses 4, 3", cache.eps_h),
                 Term("delta", "reverses 3", cache.delta[:n])]
+
+    def state_terms(self, forest: Forest, cache: ElmanRNNCache) -> list:
+        """h at every step."""
+        return [StateTerm("h", "eps_h")]
+
+    def term_parts(self, params: dict, forest: Forest, cache: ElmanRNNCache,
+                   d_out: np.ndarray) -> list:
+        """eps_h_t: the head's, and step t+1's (delta_{t+1} V^T) * m_s."""
+        steps, after, last = steps_after(forest)
+        recurrence = np.zeros(cache.eps_h.shape)
+        recurrence[steps] = (cache.delta[after] @ params["V"].T) * cache.mask[forest.tree[steps]]
+        return [TermParts("eps_h", [
+            head_part(forest, d_out, equation="reverses 4"),
+            Part("(delta_{t+1} V^T) * m", "reverses 3 (step t+1)", recurrence, last)])]
 
 
 @njit(cache=True, nogil=True)

@@ -74,7 +74,17 @@ from numba import njit
 from ..forest import Forest
 from .activations import ONE
 from .inputs import sum_by_index
-from .interface import BinaryCell, Term, node_rows
+from .interface import (
+    BinaryCell,
+    Part,
+    StateTerm,
+    Term,
+    TermParts,
+    head_part,
+    node_rows,
+    nudge_rows,
+    reasons,
+)
 from .levels import binary_children
 
 
@@ -135,14 +145,17 @@ class RNTN(BinaryCell):
         params["b"][...] = 0.0
         params["V"][...] = rng.uniform(-1.0 / (4 * d), 1.0 / (4 * d), size=params["V"].shape)
 
-    def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray):
+    def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
+                nudge=None):
         """x: (U, d) distinct words' vectors; word_index: (L,) the row of x each
-        leaf (nodes 0..L-1) reads.  Returns h (n, d), cache."""
+        leaf (nodes 0..L-1) reads.  Returns h (n, d), cache.  ``nudge``
+        (interface.Nudge) moves one node's h once it is computed."""
         n, d, leaves = forest.n_nodes, self.hidden_dim, forest.n_leaves
         children = binary_children(forest)
         h = np.empty((n, d), dtype=x.dtype)
         word_h = np.tanh(x) if self.leaf_activation == "tanh" else None
         h[:leaves] = (x if word_h is None else word_h)[word_index]   # leaves: h = x or tanh(x)
+        nudge_rows(nudge, "h", h, 0, leaves)
         square = 4 * d * d
         features = np.empty((n - leaves, square + 2 * d), dtype=x.dtype)
         tensor = np.empty((n - leaves, d), dtype=x.dtype)
@@ -158,6 +171,7 @@ class RNTN(BinaryCell):
             np.add(tensor[rows], standard[rows], out=p)
             p += params["b"]
             np.tanh(p, out=p)
+            nudge_rows(nudge, "h", h, start, stop)
         return h, RNTNCache(word_index, x.shape[0], word_h, h, features, tensor, standard)
 
     def backward(self, params: dict, forest: Forest, cache: RNTNCache, d_h: np.ndarray,
@@ -212,6 +226,32 @@ class RNTN(BinaryCell):
         return [Term("eps_h", "reverses 3", cache.eps_h),
                 Term("delta", "reverses 3", node_rows(n, inner, cache.delta)),
                 Term("eps_c", "reverses 3", node_rows(n, inner, cache.eps_c), "R2")]
+
+    def state_terms(self, forest: Forest, cache: RNTNCache) -> list:
+        """h at every node (a leaf's: its word vector, or its tanh)."""
+        return [StateTerm("h", "eps_h")]
+
+    def term_parts(self, params: dict, forest: Forest, cache: RNTNCache,
+                   d_out: np.ndarray) -> list:
+        """eps_h: the head's, and the node's half of its parent's eps_c in two
+        parts, the tensor's sum_k delta_k c S^[k] and the standard delta W^T."""
+        n, d, leaves = forest.n_nodes, self.hidden_dim, forest.n_leaves
+        parent, slot = forest.parent, forest.position
+        child = np.flatnonzero(parent >= 0)
+        rows = parent[child] - leaves
+        c = cache.features[rows, 4 * d * d:]                        # (m, 2d)
+        delta = cache.delta[rows]                                   # (m, d)
+        halves = slot[child][:, None] * d + np.arange(d)
+        tensor, standard = np.zeros((n, d)), np.zeros((n, d))
+        whole = np.einsum("mr,rsk,mk->ms", c, _symmetrised(params["V"]), delta)
+        tensor[child] = np.take_along_axis(whole, halves, axis=1)
+        standard[child] = np.take_along_axis(delta @ params["W"].T, halves, axis=1)
+        orphan = reasons(n, (parent < 0, "root: no parent"))
+        return [TermParts("eps_h", [
+            head_part(forest, d_out, equation="reverses the classifier"),
+            Part("sum_k delta_p,k c_p S^[k]", "reverses 3 (the tensor, through the parent)",
+                 tensor, orphan),
+            Part("delta_p W^T", "reverses 3 (c W, through the parent)", standard, orphan)])]
 
 
 def _stacked(tensor: np.ndarray, W: np.ndarray) -> np.ndarray:

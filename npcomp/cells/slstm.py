@@ -84,7 +84,18 @@ from numba import njit
 from ..forest import Forest
 from .activations import ONE, uniform_fan_in
 from .inputs import sum_by_index
-from .interface import BinaryCell, Term, node_rows
+from .interface import (
+    BinaryCell,
+    Part,
+    StateTerm,
+    Term,
+    TermParts,
+    errata_term,
+    head_part,
+    node_rows,
+    nudge_rows,
+    reasons,
+)
 from .levels import ROW_PAD, binary_children, padded_stop, sigmoid
 
 # gate column blocks of W_h, b, gates and delta (W_c has the first three)
@@ -163,13 +174,17 @@ class SLSTM(BinaryCell):
         if self.projected:
             uniform_fan_in(params["W_leaf"], self.input_dim, rng)
 
-    def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray):
+    def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
+                nudge=None):
         """x: (U, d_x) vectors of the distinct words; word_index: (L,) the row of x
         each leaf (nodes 0..L-1) reads.  Returns h (n, d), cache.
 
         Level by level: gather the children's states, one product for the
         children terms of eqs. 1-4 and 6, vectorised gate functions, the cell
-        (5) in a kernel, then c_t W_co and eqs. 6-7.
+        (5) in a kernel, then c_t W_co and eqs. 6-7.  ``nudge``
+        (interface.Nudge) moves one node's h or c where it is made: c_t after
+        (5), before (6) and (7) read it; a leaf's c = 0 before its parent
+        reads it.
         """
         n, d, leaves = forest.n_nodes, self.hidden_dim, forest.n_leaves
         dtype = x.dtype
@@ -185,6 +200,8 @@ class SLSTM(BinaryCell):
         # leaves: the word vector, or its projection computed once per distinct word
         words = x @ params["W_leaf"] if self.projected else x
         h[:leaves] = words[word_index[:leaves]]
+        nudge_rows(nudge, "h", h, 0, leaves)
+        nudge_rows(nudge, "c", c, 0, leaves)
         with np.errstate(over="ignore"):  # exp overflow in the sigmoid gives exactly 0
             for start, stop in forest.levels(first=1):
                 _gather_children(children, h, c, hc, start, stop)
@@ -199,10 +216,12 @@ class SLSTM(BinaryCell):
                 x_t[start:stop] = z[:, X * d:O * d]                          # (4)
                 np.tanh(x_t[start:stop], out=z[:, X * d:O * d])              # tanh of (4)
                 _cell_update(children, gates, c, start, stop)                # (5)
+                nudge_rows(nudge, "c", c, start, stop)
                 np.tanh(c[start:stop], out=tanh_c[start:stop])
                 z[:, O * d:] += c[start:stop] @ w_co                         # (6): c_t W_co
                 sigmoid(z[:, O * d:])                                       # (6)
                 np.multiply(z[:, O * d:], tanh_c[start:stop], out=h[start:stop])  # (7)
+                nudge_rows(nudge, "h", h, start, stop)
         return h, SLSTMCache(x, word_index, hc, gates, c, tanh_c, x_t, h)
 
     def backward(self, params: dict, forest: Forest, cache: SLSTMCache, d_h: np.ndarray,
@@ -267,19 +286,67 @@ class SLSTM(BinaryCell):
     def backward_terms(self, forest: Forest, cache: SLSTMCache) -> list:
         """eps_h, eps_c and the deltas, numbered by Zhu's backward equations
         (8)-(14); the deltas at the inner nodes only.  A leaf's eps_c is
-        dJ/dc^L (or c^R) of its parent: c = 0 there is a constant."""
+        dJ/dc^L (or c^R) of its parent: c = 0 there is a constant.  Errata
+        where they apply: Z2 on the eps_h a parent sends its children, Z3 on
+        g'(c_t) at every memory block, Z1 on a right child's own term (14)."""
         inner, n, d = self._inner(forest), forest.n_nodes, self.hidden_dim
 
         def block(g):
             return node_rows(n, inner, cache.delta[inner, g * d:(g + 1) * d])
 
-        return [Term("eps_h", "8", cache.eps_h, "Z2"),
+        right_inner = inner[forest.position[inner] == 1] if inner.size else inner
+        right_inner = right_inner[forest.parent[right_inner] >= 0]
+        return [errata_term("eps_h", "8", cache.eps_h, (forest.parent >= 0, "Z2")),
                 Term("delta_o", "9", block(O)),
-                Term("eps_c", "13, 14", cache.eps_c, "Z1"),
+                errata_term("eps_c", "13, 14", cache.eps_c, (right_inner, "Z1"), (inner, "Z3")),
                 Term("delta_fl", "10", block(F_LEFT)),
                 Term("delta_fr", "11", block(F_RIGHT)),
                 Term("delta_i", "12", block(I)),
                 Term("delta_x", "reverses 5, 4", block(X), "Z2")]
+
+    def state_terms(self, forest: Forest, cache: SLSTMCache) -> list:
+        """h and c at every node (a leaf's c = 0 included: its parent reads it)."""
+        return [StateTerm("h", "eps_h"), StateTerm("c", "eps_c")]
+
+    def term_parts(self, params: dict, forest: Forest, cache: SLSTMCache,
+                   d_out: np.ndarray) -> list:
+        """eps_h_t: the head's (8) and, from the parent p, each gate's delta
+        through the transposed W_h of t's side S (not printed, Z2).  eps_c_t:
+        its own eps_t^h o_t g'(c_t) (Z1, Z3) and (W_co)^T delta_t^o, then the
+        parent's terms of (13) for a left child, (14) for a right one:
+        eps_c,p f^S_p and the three peepholes through W_c.^S."""
+        n, d = forest.n_nodes, self.hidden_dim
+        leaf = np.arange(n) < forest.n_leaves
+        children = binary_children(forest)
+        delta, gates = cache.delta[:n], cache.gates[:n]
+        side_of = _sides(forest, children)
+        o = gates[:, O * d:]
+        own = cache.eps_h * o * (ONE - cache.tanh_c * cache.tanh_c)
+        eps_c = [Part("eps_t^h o_t g'(c_t)", "reverses 7", own,
+                      reasons(n, (leaf, "leaf: no memory block (h is the word)"))),
+                 Part("(W_co)^T delta_t^o", "reverses 6", delta[:, O * d:] @ params["W_co"].T,
+                      reasons(n, (leaf, "leaf: no output gate")))]
+        eps_h = [head_part(forest, d_out, "dJ/dh_t from the head", "8")]
+        for k, side in enumerate(SIDES):
+            nodes, parents, away = side_of[side]
+            rows = slice(k * d, (k + 1) * d)
+            forget = np.zeros((n, d))
+            forget[nodes] = cache.eps_c[parents] * gates[parents, (F_LEFT + k) * d:
+                                                         (F_LEFT + k + 1) * d]
+            eps_c.append(Part(f"eps_c,p f^{side}_p", f"reverses 5; printed as ({13 + k})",
+                              forget, away))
+            for g in range(PEEPHOLE_GATES):
+                eps_c.append(Part(f"(W_c{GATES[g]}^{side})^T delta_p^{GATES[g]}",
+                                  f"reverses {g + 1}; printed in ({13 + k})",
+                                  _through(delta, params["W_c"], nodes, parents, rows, g, d),
+                                  _peephole_zero(forest, children, side_of, side, g)))
+            for g, gate in enumerate(GATES):
+                eps_h.append(Part(f"(W_h{gate}^{side})^T delta_p^{gate}",
+                                  f"reverses {GATE_EQUATIONS[gate]}; not printed (Z2)",
+                                  _through(delta, params["W_h"], nodes, parents, rows, g, d),
+                                  _peephole_zero(forest, children, side_of, side, g)))
+        unread = reasons(n, (leaf, "leaf: its c = 0 is a constant, no equation reads eps_c"))
+        return [TermParts("eps_h", eps_h), TermParts("eps_c", eps_c, unread)]
 
     @staticmethod
     def _inner(forest: Forest) -> np.ndarray:
@@ -297,6 +364,53 @@ def _stacked_weights(params: dict) -> np.ndarray:
     out = np.zeros((4 * d, 5 * d), dtype=w_h.dtype)
     out[:2 * d] = w_h
     out[2 * d:, :PEEPHOLE_GATES * d] = w_c
+    return out
+
+
+# the equation each gate's pre-activation is: x_t's tanh is (5), its sum (4)
+GATE_EQUATIONS = {"i": "1", "fl": "2", "fr": "3", "x": "5, 4", "o": "6"}
+
+
+def _sides(forest: Forest, children: np.ndarray) -> dict:
+    """Per side S in L, R: (the nodes that are their parent's S child, their
+    parents, why a part of side S is 0 at every other node)."""
+    n, parent, position = forest.n_nodes, forest.parent, forest.position
+    root = parent < 0
+    out = {}
+    for k, side in enumerate(SIDES):
+        nodes = np.flatnonzero(~root & (position == k))
+        other = f"a {'right' if k == 0 else 'left'} child: ({14 - k}) has the other side's terms"
+        out[side] = (nodes, parent[nodes],
+                     reasons(n, (root, "root: no parent"), (~root & (position != k), other)))
+    return out
+
+
+def _through(delta: np.ndarray, weights: np.ndarray, nodes: np.ndarray, parents: np.ndarray,
+             rows: slice, gate: int, d: int) -> np.ndarray:
+    """(n, d): at each of ``nodes``, its parent's delta of ``gate`` through the
+    transposed weights of the node's side (``rows`` of the stacked matrix)."""
+    out = np.zeros((delta.shape[0], d))
+    columns = slice(gate * d, (gate + 1) * d)
+    out[nodes] = delta[parents, columns] @ weights[rows, columns].T
+    return out
+
+
+def _peephole_zero(forest: Forest, children: np.ndarray, side_of: dict, side: str,
+                   gate: int) -> np.ndarray:
+    """Why a part through ``gate`` of the parent is 0 at a node of ``side``: on
+    top of the other side's reasons, delta_fl,p = 0 where the parent's c^L is
+    0 (a leaf), delta_fr,p where its c^R is (a leaf, or no right child)."""
+    nodes, parents, away = side_of[side]
+    out = away.copy()
+    if gate in (F_LEFT, F_RIGHT):
+        slot = gate - F_LEFT
+        kid = children[parents, slot]
+        name = f"c^{SIDES[slot]}"
+        leaf_kid = (kid >= 0) & (kid < forest.n_leaves)
+        out[nodes[leaf_kid]] = (f"{name} = 0: leaf" if SIDES[slot] == side else
+                                f"{name} = 0: the {'left' if slot == 0 else 'right'} "
+                                "sibling is a leaf")
+        out[nodes[kid < 0]] = f"{name} = 0: the parent has no right child (a unary node)"
     return out
 
 

@@ -71,7 +71,17 @@ from numba import njit
 
 from ..forest import Forest
 from .activations import ONE, add_forget_bias, uniform_fan_in
-from .interface import Cell, Term, node_rows
+from .interface import (
+    Cell,
+    Part,
+    StateTerm,
+    Term,
+    TermParts,
+    head_part,
+    node_rows,
+    nudge_rows,
+    reasons,
+)
 
 # level-batching helpers shared with the N-ary Tree-LSTM (same gate layout i|o|u)
 from .levels import ROW_PAD, add_product, on_levels, padded_stop, sigmoid
@@ -142,7 +152,7 @@ class TreeLSTMChildSum(Cell):
         add_forget_bias(params["b"], self.hidden_dim, self.forget_bias)
 
     def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
-                helper=None):
+                helper=None, nudge=None):
         """x: (U, d_x) vectors of the distinct words; word_index: (number of
         word-reading nodes,) the row of x each reads, in node order.
         Returns h (n, d), cache.
@@ -152,7 +162,9 @@ class TreeLSTMChildSum(Cell):
         for its edges' forget gates, the x W + b terms added from a table
         computed once per distinct word, vectorised gate functions, then the
         cell update in a numba kernel.  With a ``helper`` thread a large level
-        is split in two halves computed at once.
+        is split in two halves computed at once.  ``nudge`` (interface.Nudge)
+        moves one node's c after eq. 7, before eq. 8 reads it, or its h after
+        eq. 8.
         """
         n, d = forest.n_nodes, self.hidden_dim
         dtype = x.dtype
@@ -187,6 +199,9 @@ class TreeLSTMChildSum(Cell):
             c[:leaves] = cell[leaf_rows]
             tanh_c[:leaves] = tanh_cell[leaf_rows]
             h[:leaves] = (z[:, d:2 * d] * tanh_cell)[leaf_rows]    # eq. 8
+            if nudge_rows(nudge, "c", c, 0, leaves):              # eq. 8 reads the moved c
+                hidden_state(gates, c, tanh_c, h, 0, leaves)
+            nudge_rows(nudge, "h", h, 0, leaves)
 
             def rows_forward(start: int, stop: int) -> None:
                 first, last = first_edge[start], first_edge[stop]
@@ -204,7 +219,9 @@ class TreeLSTMChildSum(Cell):
                 gate_functions(gates[start:stop], d, self.output_gate)  # eqs. 3, 5, 6
                 sigmoid(forget[first:last])                       # eq. 4
                 _cell_update(first_edge, edge_child, gates, forget, c, start, stop)  # eq. 7
+                nudge_rows(nudge, "c", c, start, stop)
                 hidden_state(gates, c, tanh_c, h, start, stop)          # eq. 8
+                nudge_rows(nudge, "h", h, start, stop)
 
             on_levels(rows_forward, forest.levels(first=1), helper)
         cache = TreeLSTMChildSumCache(x, input_row, first_edge, edge_child, h_tilde, h_child,
@@ -291,6 +308,43 @@ class TreeLSTMChildSum(Cell):
                 Term("delta_u", "reverses 7, 6", delta[:n, 2 * d:3 * d]),
                 Term("delta_f", "reverses 7, 4",
                      node_rows(n, cache.edge_child, cache.delta_f[:edges]))]
+
+    def state_terms(self, forest: Forest, cache: TreeLSTMChildSumCache) -> list:
+        """h and c at every node."""
+        return [StateTerm("h", "eps_h"), StateTerm("c", "eps_c")]
+
+    def term_parts(self, params: dict, forest: Forest, cache: TreeLSTMChildSumCache,
+                   d_out: np.ndarray) -> list:
+        """eps_h_k: the head's; the parent j's delta_i, delta_o, delta_u through
+        the transposed U (h~_j sums every child alike, eq. 2) and j's forget
+        gate for k, delta_jk^f U^(f)T (eq. 4).  eps_c_k: its own eps_h o
+        (1 - tanh(c)^2) and the parent's eps_c,j f_jk (eq. 7)."""
+        n, d = forest.n_nodes, self.hidden_dim
+        edges = cache.edge_child.shape[0]
+        kids = cache.edge_child
+        parents = np.repeat(np.arange(n), np.diff(cache.first_edge))
+        orphan = reasons(n, (forest.parent < 0, "root: no parent"))
+        delta, U = cache.delta[:n], params["U"]
+        eps_h = [head_part(forest, d_out, equation="reverses 2-6")]
+        for g, (gate, equation) in enumerate((("i", "3"), ("o", "5"), ("u", "6"))):
+            values = np.zeros((n, d))
+            columns = slice(g * d, (g + 1) * d)
+            values[kids] = delta[parents, columns] @ U[:, columns].T
+            zero = orphan.copy()
+            if gate == "o" and not self.output_gate:
+                zero[zero == ""] = "no output gate: h = tanh(c), delta_o = 0"
+            eps_h.append(Part(f"(U^({gate}))^T delta_j^{gate}", f"reverses {equation}, 2",
+                              values, zero))
+        own_forget = np.zeros((n, d))
+        own_forget[kids] = cache.delta_f[:edges] @ params["U_f"].T
+        eps_h.append(Part("(U^(f))^T delta_jk^f", "reverses 4", own_forget, orphan))
+        o = cache.gates[:n, d:2 * d]
+        forget = np.zeros((n, d))
+        forget[kids] = cache.eps_c[parents] * cache.forget[:edges]
+        eps_c = [Part("eps_h o (1 - tanh(c)^2)", "reverses 8", cache.eps_h * o
+                      * (ONE - cache.tanh_c * cache.tanh_c), reasons(n)),
+                 Part("eps_c,j f_jk", "reverses 7", forget, orphan)]
+        return [TermParts("eps_h", eps_h), TermParts("eps_c", eps_c)]
 
 
 def _edges(forest: Forest):

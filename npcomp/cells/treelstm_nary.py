@@ -68,7 +68,20 @@ from numba import njit
 from ..forest import Forest
 from .activations import ONE, add_forget_bias, uniform_fan_in
 from .inputs import sum_by_index
-from .interface import EVERY_LEAF, LEAVES_ONLY, Cell, Term, node_rows
+from .interface import (
+    EVERY_LEAF,
+    LEAVES_ONLY,
+    Cell,
+    Part,
+    StateTerm,
+    Term,
+    TermParts,
+    errata_term,
+    head_part,
+    node_rows,
+    nudge_rows,
+    reasons,
+)
 from .levels import ROW_PAD, add_product, children_columns, on_levels, padded_stop
 from .lstm_kernels import (
     gate_functions,
@@ -164,7 +177,7 @@ class TreeLSTMNary(Cell):
         return np.ascontiguousarray(mask[forest.tree], dtype=dtype)
 
     def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
-                helper=None, recurrent_masks=None):
+                helper=None, recurrent_masks=None, nudge=None):
         """x: (U, d_x) vectors of the distinct words; word_index: (L,) the row of x
         each leaf (nodes 0..L-1) reads.  ``recurrent_masks``: None or [m], m
         (trees, d), the recurrent-dropout mask on the children's h (module
@@ -174,7 +187,8 @@ class TreeLSTMNary(Cell):
         gate pre-activations of the whole level, vectorised gate functions,
         then the cell update in a numba kernel.  The nodes of a level are
         independent, so with a ``helper`` thread a large level is split in two
-        halves computed at once.
+        halves computed at once.  ``nudge`` (interface.Nudge) moves one node's
+        c after eq. 13, before eq. 14 reads it, or its h after eq. 14.
         """
         n, d, arity = forest.n_nodes, self.hidden_dim, self.arity
         dtype = x.dtype
@@ -202,6 +216,9 @@ class TreeLSTMNary(Cell):
             c[:leaves] = cell[leaf_rows]
             tanh_c[:leaves] = tanh_cell[leaf_rows]
             h[:leaves] = (z[:, d:2 * d] * tanh_cell)[leaf_rows]   # eq. 14
+            if nudge_rows(nudge, "c", c, 0, leaves):              # eq. 14 reads the moved c
+                hidden_state(gates, c, tanh_c, h, 0, leaves)
+            nudge_rows(nudge, "h", h, 0, leaves)
             word_row = _word_rows(forest, word_index) if self.inner_inputs else None
 
             def rows_forward(start: int, stop: int) -> None:
@@ -218,7 +235,9 @@ class TreeLSTMNary(Cell):
                     _add_inputs(word_row, x_terms, gates, start, stop, arity)
                 gate_functions(z, d, self.output_gate)
                 _cell_update(children, gates, c, start, stop)    # eq. 13
+                nudge_rows(nudge, "c", c, start, stop)
                 hidden_state(gates, c, tanh_c, h, start, stop)        # eq. 14
+                nudge_rows(nudge, "h", h, start, stop)
 
             on_levels(rows_forward, forest.levels(first=1), helper)
         return h, TreeLSTMNaryCache(x, word_index, hc, gates, c, tanh_c, h, node_mask)
@@ -302,9 +321,15 @@ class TreeLSTMNary(Cell):
             nodes = np.flatnonzero(present[:, k])
             block = cache.gates[nodes, (3 + k) * d:(4 + k) * d]
             terms.append(Term(symbol, equation["f"], node_rows(n, nodes, block), shared_bias))
+        leaves = np.arange(n) < forest.n_leaves
+        # E2 at the leaves (c = i u, no forget gate, unless inner inputs read
+        # the equations in full), E3 where a child is missing
+        reading_leaves = leaves if missing_children and not self.inner_inputs else []
+        missing = (forest.n_children > 0) & (forest.n_children < self.arity)
         terms += [Term("o", equation["o"], cache.gates[:n, d:2 * d]),
                   Term("u", equation["u"], cache.gates[:n, 2 * d:3 * d]),
-                  Term("c", equation["c"], cache.c, missing_children),
+                  errata_term("c", equation["c"], cache.c, (reading_leaves, "E2"),
+                              (missing if missing_children else [], missing_children)),
                   Term("h", equation["h"], cache.h)]
         return terms
 
@@ -312,6 +337,9 @@ class TreeLSTMNary(Cell):
         """The errata of eqs. 10 and 13 (one b^(f) for N forget gates; a
         missing child's zeros), which a chain (N = 1) does not meet."""
         return ("E1", "E3") if self.arity > 1 else ("", "")
+
+    # why a part from the node's parent is 0 at a node without one
+    NO_PARENT = "root: no parent"
 
     def backward_terms(self, forest: Forest, cache: TreeLSTMNaryCache) -> list:
         """eps_h, eps_c and the gate deltas (docs/EQUATIONS.md section 3.3)."""
@@ -330,6 +358,62 @@ class TreeLSTMNary(Cell):
             terms.append(Term(f"delta_{symbol}", self._reverses("c", "f"),
                               node_rows(n, nodes, block), shared_bias))
         return terms
+
+    def state_terms(self, forest: Forest, cache: TreeLSTMNaryCache) -> list:
+        """h and c at every node."""
+        return [StateTerm("h", "eps_h"), StateTerm("c", "eps_c")]
+
+    def term_parts(self, params: dict, forest: Forest, cache: TreeLSTMNaryCache,
+                   d_out: np.ndarray) -> list:
+        """eps_h_j: the head's dJ/dh_j and, from the parent p, each gate's delta
+        through the transposed U of j's child slot l; eps_c_j: its own
+        eps_h o (1 - tanh(c)^2) and the parent's eps_c,p f_pl."""
+        return self.parts_from(params, forest, cache,
+                               [head_part(forest, d_out, equation=self._reverses("h"))], [])
+
+    def parts_from(self, params: dict, forest: Forest, cache: TreeLSTMNaryCache,
+                   upstream_h: list, upstream_c: list) -> list:
+        """``term_parts`` with the given parts of what reached eps_h and eps_c
+        from outside the cell (the head's; another layer's) in place of the head's."""
+        n, d = forest.n_nodes, self.hidden_dim
+        parent, slot = forest.parent, forest.position
+        child = np.flatnonzero(parent >= 0)
+        up = parent[child]
+        orphan = reasons(n, (parent < 0, self.NO_PARENT))
+        mask = np.ones((n, d)) if cache.node_mask is None else cache.node_mask
+        gates, delta, U = cache.gates[:n], cache.delta[:n], params["U"]
+        blocks = [(g, gate, f"(U_l^({gate}))^T delta_p^{gate}", self._reverses(name))
+                  for g, (gate, name) in enumerate((("i", "i"), ("o", "o"), ("u", "u")))]
+        for k, symbol in enumerate(self._forget_symbols()):
+            label = ("(U^(f))^T delta_p^f" if self.arity == 1 else
+                     f"(U_{k + 1}l^(f))^T delta_p^{symbol}")
+            blocks.append((3 + k, symbol, label, self._reverses("f")))
+        eps_h = list(upstream_h)
+        for column, gate, label, equation in blocks:
+            values = np.zeros((n, d))
+            columns = slice(column * d, (column + 1) * d)
+            for l in range(self.arity):
+                at = child[slot[child] == l]
+                values[at] = (delta[parent[at], columns] @ U[l * d:(l + 1) * d, columns].T
+                              * mask[at])
+            zero = orphan.copy()
+            if gate == "o" and not self.output_gate:
+                zero[zero == ""] = "no output gate: h = tanh(c), delta_o = 0"
+            if column >= 3 and self.arity > 1:
+                # the parent's child k is missing: f_pk multiplies c = 0
+                missing = child[children_columns(forest, self.arity)[up, column - 3] < 0]
+                zero[missing] = f"the parent has no child {column - 2}: c_p{column - 2} = 0"
+            eps_h.append(Part(label, equation + " (through the parent)", values, zero))
+        o = gates[:, d:2 * d]
+        own = cache.eps_h * o * (ONE - cache.tanh_c * cache.tanh_c)
+        forget = np.zeros((n, d))
+        forget[child] = cache.eps_c[up] * gates[up[:, None], (3 + slot[child])[:, None] * d
+                                                + np.arange(d)]
+        eps_c = list(upstream_c) + [
+            Part("eps_h o (1 - tanh(c)^2)", self._reverses("h"), own, reasons(n)),
+            Part("eps_c,p f_pl", self._reverses("c") + " (through the parent)", forget,
+                 orphan)]
+        return [TermParts("eps_h", eps_h), TermParts("eps_c", eps_c)]
 
     def _reverses(self, *quantities: str) -> str:
         """"reverses 13, 9": the equations of ``quantities``, each once."""

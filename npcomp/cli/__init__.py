@@ -35,6 +35,18 @@ def flag(option: str) -> str:
     return OPTIONS[option].flag if option in OPTIONS else "--" + option.replace("_", "-")
 
 
+def _argument_name(command: str | None, option: str) -> str:
+    """How ``command``'s command line names the config key ``option``: a
+    positional argument by its metavar (TABLE), anything else by its flag."""
+    if command in COMMANDS:
+        commands = argparse.ArgumentParser().add_subparsers()
+        COMMANDS[command].add_parser(commands)
+        for action in commands.choices[command]._actions:
+            if action.dest == option and not action.option_strings:
+                return action.metavar or action.dest.upper()
+    return flag(option)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The parser of every command."""
     parser = argparse.ArgumentParser(
@@ -87,12 +99,13 @@ def run_parsed(args) -> tuple:
     status, its one-line message).  ``main`` prints the message; ``npcomp
     sweep`` runs each of its ``npcomp train`` commands so in a Dask worker
     and reports it."""
-    return outcome(_run, args)
+    return outcome(_run, args, name=args.command)
 
 
-def outcome(command, *arguments) -> tuple:
+def outcome(command, *arguments, name: str = "train") -> tuple:
     """(``command(*arguments)``, None), or for a failure (its exit status,
-    its one-line message): what `npcomp` prints and exits with."""
+    its one-line message): what `npcomp` prints and exits with; ``name``:
+    the `npcomp` command it runs as, whose arguments the message names."""
     try:
         return command(*arguments), None
     except BrokenPipeError:
@@ -102,7 +115,7 @@ def outcome(command, *arguments) -> tuple:
     except Exception as error:  # noqa: BLE001 - the command line's last word on any failure
         if os.environ.get("NPCOMP_TRACEBACK"):
             raise
-        return failure(error)
+        return failure(error, name)
 
 
 def _run(args) -> int:
@@ -114,8 +127,8 @@ def _run(args) -> int:
     return COMMANDS[args.command].run(args)
 
 
-def failure(error: Exception) -> tuple:
-    """(exit status, message) for a failure."""
+def failure(error: Exception, command: str | None = None) -> tuple:
+    """(exit status, message) for a failure of ``command``."""
     from ..configuration import ConfigError
     from ..download import DownloadError
     from ..formats import DataError
@@ -124,15 +137,16 @@ def failure(error: Exception) -> tuple:
     from ..sweep import SpecError
     from ..trainer import TrainingStopped
     if isinstance(error, ConfigError):
-        return EXIT_USAGE, f"{flag(error.option)}: {error.reason}"
-    if isinstance(error, (SpecError, OptionFormError)):
+        return EXIT_USAGE, f"{_argument_name(command, error.option)}: {error.reason}"
+    # bad input, named by file and line (or by the option given in a wrong form)
+    if isinstance(error, (SpecError, OptionFormError, DataError)):
         return EXIT_USAGE, str(error)
     if isinstance(error, RunDirectoryError) and error.ways_on:
         flags = {"resume": f"--resume {error.path}", "run_dir": "another --out",
                  "overwrite": "--overwrite"}
         return EXIT_FAILED, (f"{error.reason} Ways on: "
                              f"{', '.join(flags[way] for way in error.ways_on)}.")
-    if isinstance(error, (DataError, DownloadError, RunDirectoryError, RunFileError,
+    if isinstance(error, (DownloadError, RunDirectoryError, RunFileError,
                           TrainingStopped, ValueError, ImportError)):
         return EXIT_FAILED, str(error)
     if isinstance(error, OSError):

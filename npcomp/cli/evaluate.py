@@ -61,7 +61,7 @@ def run(args) -> int:
         from pathlib import Path
         replaced = (Path(args.run) / predictions_name(args.split)).exists()
         path = write_predictions(args.run, model, params, split, args.split,
-                                 config["eval_batch_size"])
+                                 config["eval_batch_size"], task=config["task"])
         print(f"npcomp eval: wrote {path} ({len(split)} {_units(config)}"
               f"{', replacing the previous one' if replaced else ''})", file=sys.stderr)
     return 0

@@ -30,7 +30,10 @@ def add_parser(commands) -> None:
         "parameter, its gradient's norm and the relative error of central differences "
         "against it. A tree without labels is labelled at its root with the model's own "
         "prediction. Norms and the leading values by default; --node K prints node K's full "
-        "vectors, --json everything.")
+        "vectors, --parts its eps_h and eps_c as the sums of their parts, --check-states "
+        "every node's error terms against finite differences in its states, --json "
+        "everything. A warning names what the tree leaves unused (a parameter whose gradient "
+        "is exactly 0, a part of a term that nothing reads).")
     explain.add_argument("tree", metavar="TREE",
                          help="a bracketed tree, a plain sentence, or a file of them")
     source = explain.add_argument_group("the model (one of)")
@@ -56,12 +59,22 @@ def add_parser(commands) -> None:
                          "e.g. '2 0 2'")
     explain.add_argument("--node", type=int, default=None, metavar="K",
                          help="print node K's full vectors (K as numbered in the output)")
+    explain.add_argument("--parts", action="store_true",
+                         help="show eps_h and eps_c (and their kin) at each node, or at node "
+                         "K, as the sum of their contributions, each with the equation it "
+                         "reverses and why it is 0 where it is")
+    explain.add_argument("--check-states", action="store_true",
+                         help="also check every node's error terms (eps_h, eps_c, ...) against "
+                         "finite differences of J in that node's states, through the cell's "
+                         "own forward, parents first: the first node and term that disagree "
+                         "are where a backward goes wrong (exit status 1 if any does)")
     explain.add_argument("--values", type=int, default=3, metavar="N",
                          help="leading values shown per quantity (default 3)")
     explain.add_argument("--entries", default=None, metavar="N|all",
-                         help="entries of each parameter checked by finite differences "
-                         f"(default: all when the model has at most {ALL_ENTRIES_UP_TO:,} in "
-                         f"all, else {SAMPLED_ENTRIES} drawn per parameter)")
+                         help="entries of each parameter (and, with --check-states, of each "
+                         "node's state) checked by finite differences (default: all when the "
+                         f"model has at most {ALL_ENTRIES_UP_TO:,} in all, else "
+                         f"{SAMPLED_ENTRIES} drawn per parameter and per state)")
     explain.add_argument("--json", action="store_true", help="print everything as JSON")
     explain.add_argument("--html", metavar="FILE", default=None,
                          help="also write one self-contained interactive page: the tree "
@@ -89,7 +102,8 @@ def run(args) -> int:
     entries = _entries(args.entries, model, trees, vocab)
     rng = np.random.default_rng(args.seed)
     document = describe(config, model)
-    document.update(explain(model, params, trees, vocab, entries=entries, rng=rng))
+    document.update(explain(model, params, trees, vocab, entries=entries, rng=rng,
+                            check_states=args.check_states))
     document["entries"] = "all" if entries is None else entries
     document["errata"] = errata(document)
     document = checked(document, TOLERANCE)
@@ -100,7 +114,8 @@ def run(args) -> int:
     if args.json:
         print(json.dumps(document))
     else:
-        print(format_explanation(document, node=args.node, values=args.values))
+        print(format_explanation(document, node=args.node, values=args.values,
+                                 parts=args.parts))
     return 0 if document["passed"] else 1
 
 
@@ -114,10 +129,12 @@ def _model_and_trees(args) -> tuple:
     if args.run is not None:
         model, params, config, vocab = load_model(args.run)
         if config["task"] not in TASK_CLASSES:
-            raise ValueError(f"{args.run}: a {config['task']} run scores sentence pairs; "
-                             "explain shows classifiers (--model treelstm-childsum explains "
-                             "the cell on a dependency tree)")
-        trees = _trees(args, config["structure"], TextTrees)
+            from ..configuration import ConfigError
+            raise ConfigError("run", f"{args.run}: a {config['task']} run scores sentence "
+                                     "pairs; explain shows classifiers (--model "
+                                     "treelstm-childsum explains the cell on a dependency "
+                                     "tree)")
+        trees = _trees(args, config["structure"], TextTrees, model.n_classes)
         return model, params, vocab, config, trees
     from ..defaults import defaults_for, matrix_embedding_dim
     config = defaults_for(args.model, args.task)
@@ -126,24 +143,29 @@ def _model_and_trees(args) -> tuple:
     config.update(model=args.model, task=args.task, dim=args.dim, seed=args.seed,
                   oov="normal", oov_scale=1.0)
     config["embedding_dim"] = (args.embedding_dim or matrix_embedding_dim(config) or args.dim)
-    trees = _trees(args, config["structure"], TextTrees)
+    trees = _trees(args, config["structure"], TextTrees, TASK_CLASSES[args.task])
     vocab = Vocabulary(sorted({word for tree in trees for word in tree.tokens}))
     model = build_model(config, vocab, TASK_CLASSES[args.task])
     params = initial_parameters(config, model, vocab, None, np.random.default_rng(args.seed), {})
     return model, params, vocab, config, trees
 
 
-def _trees(args, structure: str, TextTrees) -> list:
-    """The trees of TREE (a file's lines, or the argument itself)."""
-    from ..formats import read_text_lines
+def _trees(args, structure: str, TextTrees, n_classes: int) -> list:
+    """The trees of TREE (a file's lines, or the argument itself), their
+    labels among the model's ``n_classes``."""
+    from ..formats import DataError, read_text_lines
     path = Path(args.tree)
     lines, source = ([args.tree], "TREE") if not _is_file(path) else (
         read_text_lines(path), str(path))
+    if not any(line.strip() for line in lines):
+        raise DataError("nothing to explain: expected a bracketed tree or a sentence"
+                        + (" (a file of them, one per line)" if source != "TREE" else ""),
+                        source)
     if args.parents is not None:
         return [_dependency_tree(lines, args.parents, source)]
     to_trees = TextTrees(structure, args.tree_kind, warn=lambda message: print(
-        f"npcomp explain: {message}", file=sys.stderr))
-    return to_trees([line for line in lines if line.strip()], source)
+        f"npcomp explain: {message}", file=sys.stderr), n_classes=n_classes)
+    return to_trees(lines, source, skip_blank=True)
 
 
 def _is_file(path: Path) -> bool:

@@ -38,18 +38,19 @@ def add_parser(commands) -> None:
 
 def run(args) -> int:
     import numpy as np
+    from ..configuration import ConfigError
     from ..formats import read_text_lines
     from ..relatedness import neighbours, run_sentence_trees, sample_sentences
     from ..tasks import load_task
     from ..trainer import load_model
     if args.top < 1:
-        raise ValueError("--top must be at least 1")
+        raise ConfigError("top", f"must be at least 1, not {args.top}")
     if args.sample < 0:
-        raise ValueError("--sample must be 0 (every sentence) or more")
+        raise ConfigError("sample", f"must be 0 (every sentence) or more, not {args.sample}")
     model, params, config, vocab = load_model(args.run)
     if config["task"] != "sick":
-        raise ValueError(f"{args.run} is a {config['task']} run: neighbours ranks sentences "
-                         "by the relatedness a sick run predicts")
+        raise ConfigError("run", f"{args.run} is a {config['task']} run: neighbours ranks "
+                                 "sentences by the relatedness a sick run predicts")
     import sys
     to_tree = run_sentence_trees(config, args.data_dir, args.tree, warn=lambda message: print(
         f"npcomp neighbours: {message}", file=sys.stderr))

@@ -11,7 +11,8 @@ directory, nothing retrained. Each figure is written into --out as NAME.png,
 NAME.svg and NAME.json (the numbers drawn).
 
 From a run directory (its predictions.jsonl, written when training ends and
-again by `npcomp eval --run RUN_DIR`, and its metrics.json):
+again by `npcomp eval --run RUN_DIR`, or the test-counts.json kept beside it,
+and its metrics.json):
   length_accuracy         root accuracy against sentence length, windows of
                           +-2 words, the last one open (Tai et al. 2015, Fig. 3)
   length_pearson          sick: Pearson's r against the pairs' mean sentence
@@ -27,9 +28,10 @@ again by `npcomp eval --run RUN_DIR`, and its metrics.json):
 From a sweep directory (SWEEP_DIR/runs/*, grouped by setting as `npcomp
 summary` groups runs):
   seeds_SPLIT_METRIC      box plots of each setting's test and dev metrics
-                          over its seeds (Le & Zuidema 2015, Figs. 6-7)
+                          over its seeds (Le & Zuidema 2015, Figs. 6-7), each
+                          task on axes of its own, at most 8 settings an axes
   length_accuracy, ...    the per-length figures, one line per setting, each
-                          point the mean over its seeds
+                          point the mean over its seeds (at most 8 an axes)
   root_confusion_SETTING  each setting's root confusion matrix, its seeds'
                           test sentences together (Nayebi & Blundell Fig. 2)
 
@@ -59,9 +61,12 @@ def add_parser(commands) -> None:
 def run(args) -> int:
     from pathlib import Path
 
-    from ..figures import FigureError, is_sweep, run_figures, sweep_figures
+    from ..configuration import check_output_directory
+    from ..figures import FigureError, run_figures
     from ..plots import file_names, write_figures
+    from ..sweep_figures import is_sweep, sweep_figures
     directory = Path(args.directory)
+    check_output_directory("out", args.out)   # refused before anything is read
     if not directory.is_dir():
         raise FigureError(f"{directory}: no such directory (a run directory or a sweep "
                           "directory)")
@@ -70,7 +75,7 @@ def run(args) -> int:
         if args.split != "test":
             from ..configuration import ConfigError
             raise ConfigError("split", "a sweep's figures are drawn from its runs' test "
-                                       "predictions")
+                                       "predictions (or their counts)")
         figures, notes = sweep_figures(directory)
     elif (directory / "metrics.json").is_file():
         figures = run_figures(directory, args.split)
@@ -78,8 +83,6 @@ def run(args) -> int:
         raise FigureError(f"{directory}: neither a run directory (no metrics.json) nor a "
                           "sweep directory (no runs/)")
     out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise FigureError(f"{out}: a file, not a directory for the figures")
     existing = [name for name in file_names(figures) if (out / name).exists()]
     if existing and not args.overwrite:
         listed = ", ".join(existing[:6]) + (f" and {len(existing) - 6} more"

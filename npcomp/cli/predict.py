@@ -54,7 +54,7 @@ def run(args) -> int:
         return _predict_pairs(args, model, params, config, vocab)
     structure = config["structure"]
     to_trees = TextTrees(structure, args.tree, warn=lambda message: print(
-        f"npcomp predict: {message}", file=sys.stderr))
+        f"npcomp predict: {message}", file=sys.stderr), n_classes=model.n_classes)
     trees = to_trees(_stdin_lines(), "<stdin>")
     _check_composable(trees, model.cell)
     sentences = []

@@ -1,6 +1,8 @@
 """`npcomp reproduce TABLE`: a paper table's rows over N seeds through the
-sweep engine (``npcomp sweep``), resumable, then its report: DIR/TABLE.md
-and DIR/TABLE.json beside the sweep directory DIR/TABLE/.
+sweep engine (``npcomp sweep``), resumable, then its report: DIR/TABLE.md,
+DIR/TABLE.json and the figures in DIR/TABLE-figures/ beside the sweep
+directory DIR/TABLE/.  `--report-only` rebuilds the report from the
+committed runs alone (no data, no training), byte for byte.
 `npcomp reproduce --list [TABLE]`: the tables, their rows and the time each
 would take here."""
 from __future__ import annotations
@@ -23,11 +25,14 @@ def add_parser(commands) -> None:
         "reproduce", help="train a paper table's rows over seeds and write its report",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Train every row of a paper table (each a model, task and setting: the "
-        "paper's printed one,\nand the one chosen on dev where the printed one falls far "
-        "below here) over seeds 1..N\nas one sweep on Dask (npcomp sweep), then write the "
-        "report DIR/TABLE.md (and .json):\nthe paper's figure beside our mean ± std, 95% "
-        "confidence interval, min-max and n, and a\nverdict (reached, within noise, below). "
-        "Running the command again resumes what is\nunfinished and rewrites the report.",
+        "paper's printed one,\nand an alternative where the printed one falls far below "
+        "here, compared on dev)\nover seeds 1..N as one sweep on Dask (npcomp sweep), then "
+        "write the report\nDIR/TABLE.md (and .json): every row of the paper's table with "
+        "its status,\nthe paper's figure beside our mean ± std, 95% "
+        "confidence interval, min-max and n, and a\nverdict (above, reached, within noise, "
+        "below). Running the command again resumes what\nis unfinished and rewrites the "
+        "report; --report-only rewrites the report alone from\nthe runs in DIR/TABLE/ (no "
+        "data needed).",
         epilog="tables:\n" + "\n".join(f"  {name:<12}{table.title}"
                                        for name, table in TABLES.items()))
     reproduce.add_argument("table", nargs="?", metavar="TABLE", help="the table (see below)")
@@ -40,8 +45,13 @@ def add_parser(commands) -> None:
                            "(the README's results table) and exit")
     reproduce.add_argument("--rows", default=None,
                            help="only these rows of TABLE, comma-separated (default: all)")
-    reproduce.add_argument("--seeds", type=int, default=5,
-                           help="seeds 1..N of every setting (default 5)")
+    reproduce.add_argument("--seeds", type=int, default=None,
+                           help="seeds 1..N of every setting (default 5; with --report-only "
+                           "the seeds the table's sweep planned)")
+    reproduce.add_argument("--report-only", action="store_true",
+                           help="write the report (TABLE.md, TABLE.json, TABLE-figures/) from "
+                           "the runs in DIR/TABLE/ alone: nothing is trained and no data is "
+                           "read")
     reproduce.add_argument("--out", default=DEFAULT_OUT,
                            help=f"directory of the reports and sweeps (default {DEFAULT_OUT})")
     reproduce.add_argument("--data-dir", default=None,
@@ -60,20 +70,28 @@ def add_parser(commands) -> None:
 
 
 def run(args) -> int:
-    from ..configuration import ConfigError
-    from ..paper_tables import table as find_table
-    if args.seeds < 1:
+    from ..configuration import ConfigError, check_output_directory
+    if args.seeds is not None and args.seeds < 1:
         raise ConfigError("seeds", f"must be a whole number >= 1, not {args.seeds}")
     if args.summary:
         print(summary(Path(args.out)))
         return 0
     if args.list:
-        tables = [find_table(args.table)] if args.table else None
+        tables = [_table(args.table)] if args.table else None
         return _list(tables, Path(args.out), args.data_dir, args.threads_per_run)
     if not args.table:
         raise ConfigError("table", "name a table to reproduce, or --list them")
-    table = find_table(args.table)
+    table = _table(args.table)
     rows = _rows(table, args.rows)
+    check_output_directory("out", args.out)
+    if args.report_only:
+        if args.rows:
+            raise ConfigError("rows", "goes with training: --report-only reports every row")
+        write_report(table, Path(args.out), args.seeds, args.data_dir)
+        return 0
+    if args.scheduler:   # refused before the SST is parsed or anything written
+        from ..scheduler import check_scheduler
+        check_scheduler(args.scheduler)
     return reproduce(table, rows, args)
 
 
@@ -81,17 +99,33 @@ def summary(out: Path) -> str:
     """The summary table of the reports in ``out``, in the order of TABLES."""
     from ..paper_tables import TABLES
     from ..report import summary_table
-    reports = [json.loads((out / f"{name}.json").read_text(encoding="utf-8"))
+    from ..rundir import RunDirectory
+    directory = RunDirectory(out)   # a damaged report is named (RunFileError)
+    reports = [directory.read_json(f"{name}.json")
                for name in TABLES if (out / f"{name}.json").is_file()]
     return summary_table(reports)
 
 
+def _table(name: str):
+    """The paper table ``name``; ConfigError naming TABLE for an unknown one."""
+    from ..configuration import ConfigError
+    from ..paper_tables import table
+    try:
+        return table(name)
+    except ValueError as error:
+        raise ConfigError("table", str(error)) from None
+
+
 def _rows(table, text: str | None):
+    from ..configuration import ConfigError
     if text is None:
         return None
     names = [name.strip() for name in text.split(",") if name.strip()]
     for name in names:
-        table.row(name)   # ValueError naming the rows for an unknown one
+        try:
+            table.row(name)
+        except ValueError as error:   # it names the table's rows
+            raise ConfigError("rows", str(error)) from None
     return names
 
 
@@ -112,31 +146,140 @@ def table_spec(table, rows, seeds: int, data_dir: str | None, parses_dir: Path |
 
 def reproduce(table, rows, args) -> int:
     """Train (or resume) the table's runs, then write its report."""
-    from .. import report
     out = Path(args.out)
+    seeds = args.seeds or 5
+    if not any(row.settings() for row in table.rows if rows is None or row.name in rows):
+        print(f"{table.name}: no row of it is trained here (the report says why)")
+        write_report(table, out, seeds, args.data_dir)
+        return 0
     parses_dir = None
     if any(row.parses for row in table.rows if rows is None or row.name in rows):
         parses_dir = _sst_parses(out / "parses" / "sst", args.data_dir)
-    spec = table_spec(table, rows, args.seeds, args.data_dir, parses_dir)
+    spec = table_spec(table, rows, seeds, args.data_dir, parses_dir)
     args.extend = True   # a later call with more seeds or rows adds to the same sweep
     status, results = run_sweep(spec, out / table.name, args)
     if results is None:
         return status
-    command = " ".join(["npcomp", "reproduce", table.name, "--seeds", str(args.seeds)]
-                       + (["--rows", args.rows] if args.rows else []))
-    from ..rundir import RunDirectory
-    figures = _draw_figures(out, table)
-    text = report.markdown(table, results, command, rows, figures)
-    directory = RunDirectory(out)
-    directory.write_text(f"{table.name}.md", text + "\n")
-    directory.write_json(f"{table.name}.json", report.report_record(table, results, rows))
-    print(text.split("\n\n## ")[0])
-    print(f"written: {out / (table.name + '.md')}, {out / (table.name + '.json')}"
-          + (f", {len(figures)} figures in {out / (table.name + FIGURES)}" if figures else ""))
+    write_report(table, out, seeds, args.data_dir)
     return status
 
 
 FIGURES = "-figures"
+
+
+def write_report(table, out: Path, seeds: int | None, data_dir: str | None) -> None:
+    """DIR/TABLE.md, DIR/TABLE.json and DIR/TABLE-figures/ from the runs in
+    DIR/TABLE/ (and, for rows another report measures, in theirs) alone: the
+    same bytes wherever and whenever they are written from the same runs."""
+    from .. import report
+    from ..report_markdown import markdown
+    from ..rundir import RunDirectory
+    sweep_dir = out / table.name
+    results = report.committed_results(sweep_dir)
+    others = {}
+
+    def other_sweep(name: str):
+        if name not in others:
+            others[name] = (out / name, report.committed_results(out / name))
+        return others[name]
+
+    seeds = max(seeds or 0, _planned_seeds(sweep_dir)) or 5
+    data_dir = data_dir if data_dir is not None else _planned_data_dir(sweep_dir)
+
+    def rerun_with(count: int) -> str:
+        return " ".join(["npcomp", "reproduce", table.name, "--seeds", str(count), "--out",
+                         str(out)] + (["--data-dir", str(data_dir)] if data_dir else []))
+
+    record = report.report_record(table, results, out,
+                                  other_results=lambda name: other_sweep(name)[1])
+    machine = report.machine_line(sweep_dir, results)
+    record = {"table": record["table"], "title": record["title"], "rerun": rerun_with(seeds),
+              "machine": machine, **{key: value for key, value in record.items()
+                                     if key not in ("table", "title")}}
+    figures = _draw_figures(out, table)
+    text = markdown(record, table, machine, rerun_with, sweep_dir, results, other_sweep,
+                    _commands(table, out), figures)
+    directory = RunDirectory(out)
+    out.mkdir(parents=True, exist_ok=True)
+    directory.write_text(f"{table.name}.md", text + "\n")
+    directory.write_json(f"{table.name}.json", record)
+    print(text.split("\n\n## ")[0])
+    print(f"written: {out / (table.name + '.md')}, {out / (table.name + '.json')}"
+          + (f", {len(figures)} figures in {out / (table.name + FIGURES)}" if figures else ""))
+
+
+def _planned_seeds(sweep_dir: Path) -> int:
+    """The most seeds any setting of the sweep planned (0 without a plan)."""
+    plan = _plan(sweep_dir)
+    counts = {}
+    for record in (plan or {}).get("runs", {}).values():
+        counts[record["setting"]] = counts.get(record["setting"], 0) + 1
+    return max(counts.values(), default=0)
+
+
+def _planned_data_dir(sweep_dir: Path) -> str | None:
+    """The data directory the sweep was last planned with, as given."""
+    plan = _plan(sweep_dir)
+    specs = (plan or {}).get("specs") or [{}]
+    return specs[-1].get("base", {}).get("data_dir")
+
+
+def _plan(sweep_dir: Path) -> dict | None:
+    path = sweep_dir / "plan.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
+def _commands(table, out: Path) -> dict:
+    """Setting -> its `npcomp train` command for one seed."""
+    from ..options import command_line
+    commands = {}
+    for row in table.rows:
+        for name, options in row.settings().items():
+            arguments = command_line(options)
+            if row.parses:
+                arguments += ["--parses-dir", str(out / "parses" / "sst")]
+            commands[name] = " ".join(["npcomp", "train", *arguments, "--seed", "S"])
+    return commands
+
+
+def _draw_figures(out: Path, table) -> list:
+    """The sweep's figures in OUT/NAME-figures, which the report owns and
+    redraws each time (files no longer drawn are removed): the PNG files'
+    paths relative to OUT ([] without matplotlib or runs, said on stderr)."""
+    from ..figures import FigureError
+    from ..plots import write_figures
+    from ..sweep_figures import sweep_figures
+    name = table.name
+    paper = {setting: row.paper for row in table.rows for setting in row.settings()}
+    try:
+        figures, _ = sweep_figures(out / name, confusions=table.confusions, paper=paper,
+                                   paper_figures=table.figures)
+        _relative_sources(figures, out)
+        written = write_figures(figures, out / (name + FIGURES))
+    except (FigureError, FileNotFoundError) as error:  # no matplotlib, no runs
+        print(f"npcomp reproduce: no figures ({error})", file=sys.stderr)
+        return []
+    for path in (out / (name + FIGURES)).iterdir():
+        if str(path) not in written and path.suffix in (".png", ".svg", ".json"):
+            path.unlink()
+    return [Path(path).relative_to(out).as_posix() for path in written
+            if str(path).endswith(".png")]
+
+
+def _relative_sources(figures: list, out: Path) -> None:
+    """The files a figure record names, relative to OUT, so the records read
+    the same wherever the report is written from."""
+    def relative(path: str) -> str:
+        try:
+            return Path(path).relative_to(out).as_posix()
+        except ValueError:
+            return path
+    for record in figures:
+        for holder in [record, *record.get("boxes", [])]:
+            for key in ("source", "runs"):
+                if isinstance(holder.get(key), list):
+                    holder[key] = [relative(path) if isinstance(path, str) else path
+                                   for path in holder[key]]
 
 
 def _sst_parses(directory: Path, data_dir: str | None) -> Path:
@@ -149,23 +292,6 @@ def _sst_parses(directory: Path, data_dir: str | None) -> Path:
     print(f"parsing the SST into {directory} (the Dependency Tree-LSTM's trees)", flush=True)
     parse_sst(Path(data_dir) if data_dir else default_data_dir(), directory, SpacyParser())
     return directory
-
-
-def _draw_figures(out: Path, table) -> list:
-    """The sweep's figures (npcomp plot) in OUT/NAME-figures, which the
-    report owns and redraws each time: the PNG files' paths relative to OUT
-    ([] without matplotlib, said on stderr)."""
-    from ..figures import FigureError, sweep_figures
-    from ..plots import write_figures
-    name = table.name
-    try:
-        figures, _ = sweep_figures(out / name, confusions=table.confusions)
-        written = write_figures(figures, out / (name + FIGURES))
-    except FigureError as error:   # matplotlib missing, or no predictions to draw
-        print(f"npcomp reproduce: no figures ({error})", file=sys.stderr)
-        return []
-    return [str(Path(path).relative_to(out)) for path in written
-            if str(path).endswith(".png")]
 
 
 def _list(tables, out: Path, data_dir: str | None, threads_per_run: int) -> int:
@@ -181,6 +307,11 @@ def _list(tables, out: Path, data_dir: str | None, threads_per_run: int) -> int:
             figure = row.paper.get(row.metric)
             paper = "-" if figure is None else f"{figure:g}"
             parses = out / "parses" / "sst"
+            if not row.trained:
+                what = row.status or f"measured by {row.same_as}"
+                print(f"  {row.name:<32} {row.model or '-':<20} {row.task:<6} paper {paper:<7} "
+                      f"{what}")
+                continue
             for name, options in row.settings().items():
                 kind = "dev" if name.endswith("-dev") else "printed"
                 line = f"  {name:<32} {row.model:<20} {row.task:<6} paper {paper:<7} {kind:<8}"
@@ -219,17 +350,16 @@ def _seconds_per_seed(table: str, setting: str, options: dict, out: Path,
         return sum(finished) / len(finished)
     key = json.dumps(options, sort_keys=True)
     if key not in estimates:
-        from ..configuration import ConfigError
         from ..formats import DataError
+        from ..options import OPTIONS
+        from ..run_config import MissingVectors
         from ..trainer import estimate_seconds
         from .sweep import config_of
         given = dict(options, threads=1, **({"data_dir": data_dir} if data_dir else {}))
         try:
             config = config_of(given)
-        except ConfigError:
-            raise
-        except ValueError as error:   # a vector file not found
-            raise MissingData(error) from None
+        except MissingVectors as error:   # a vector file not found
+            raise MissingData(f"{OPTIONS[error.option].flag} {error.reason}") from None
         print(f"  (measuring {setting} on a few minibatches)", file=sys.stderr, flush=True)
         try:
             estimates[key] = estimate_seconds(config)

@@ -212,10 +212,19 @@ def check_settings(spec, runs: list, threads: int) -> None:
         except ConfigError as error:
             option, message = error.option, failure(error)[1]
         except (ValueError, OSError) as error:
-            option = "vectors" if "--vectors" in str(error) else None
+            option = "vectors" if _about_vectors(error, run.options) else None
             message = failure(error)[1]
         place = where(option) if option in run.options else spec.where("base")
         raise SpecError(f"setting {run.setting} ({place}): {message}")
+
+
+def _about_vectors(error: Exception, options: dict) -> bool:
+    """Whether ``error`` is about the vector file of a run's ``options``."""
+    vectors = options.get("vectors")
+    path = getattr(error, "path", None) or getattr(error, "filename", None)
+    return "--vectors" in str(error) or (
+        isinstance(vectors, str) and path is not None
+        and Path(str(path)).resolve() == Path(vectors).resolve())
 
 
 def train_in_worker(options: dict, resumed: dict, run_dir: str, log_file: str) -> dict:
@@ -327,9 +336,12 @@ def run_sweep(spec, sweep_dir: Path, args) -> tuple:
     sweep.json and sweep.md.  Returns (exit status, the results record, or
     None when interrupted)."""
     from .. import sweep as sweeping
+    from ..scheduler import check_scheduler
     from . import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
     planned = sweeping.plan_runs(spec)
     check_settings(spec, planned, args.threads_per_run)
+    if args.scheduler:   # a scheduler that is none is refused before anything is written
+        check_scheduler(args.scheduler)
     runs = sweeping.settle_plan(sweep_dir, spec, planned, extend=args.extend)
     to_do, states = _jobs(runs, sweep_dir, args.threads_per_run)
     finished_before = len(runs) - len(to_do)
@@ -362,10 +374,18 @@ def run_sweep(spec, sweep_dir: Path, args) -> tuple:
                   "latest dev evaluation: run the same command again to continue "
                   f"({results['finished']} of {len(runs)} runs finished)", file=sys.stderr)
             return EXIT_INTERRUPTED, None
+    sweeping.settle_finished(sweep_dir, runs)
     results = sweeping.sweep_results(sweep_dir, runs, outcomes)
     sweeping.write_results(sweep_dir, results)
     if results["finished"] == len(runs):
         return EXIT_OK, results
+    stopped = sum(outcome.get("status", 0) is None for outcome in outcomes.values())
+    if stopped:
+        print(f"npcomp: the cluster dropped {stopped} of {len(runs)} runs (its scheduler "
+              "lost); each is kept as of its latest dev evaluation, though a worker that had "
+              "one may go on training it: run the same command again, on a scheduler or "
+              "without --scheduler, to continue", file=sys.stderr)
+        return EXIT_FAILED, results
     print(f"npcomp: {results['failed'] + results['unfinished']} of {len(runs)} runs did "
           "not finish (each named in the table with its error)", file=sys.stderr)
     return EXIT_FAILED, results

@@ -50,15 +50,63 @@
     if (!v.some(Array.isArray)) { return v.map(fmt).join("  "); }
     return v.map(rows).join("\n");
   }
-  // eps_h as epsilon with subscript h; delta_f_l as delta, subscript f, subscript l
-  function symbol(text) {
-    var parts = String(text).split("_");
-    var span = el("span", null, GREEK[parts[0]] || parts[0]);
-    if (parts.length > 1) {
-      var sub = el("sub");
-      sub.appendChild(symbol(parts.slice(1).join("_")));
-      span.appendChild(sub);
+  // a symbol or a part's label as the paper sets it: eps_h is epsilon with a
+  // subscript h, delta_f_l delta with subscript f_l, f^L f with a superscript
+  // L, h~ h with a tilde, s^ (a caret with nothing after it) s with a hat,
+  // {..} groups; Greek letters by name
+  var WORD = /^[A-Za-z]+/, RUN = /^[A-Za-z0-9,'~]+/;
+  function group(text, i) {  // [content, next index] of the group at text[i]
+    var close = {"{": "}", "[": "]"}[text[i]];
+    if (close) {
+      var end = text.indexOf(close, i);
+      if (end < 0) { end = text.length; }
+      return [text[i] === "[" ? text.slice(i, end + 1) : text.slice(i + 1, end), end + 1];
     }
+    var run = RUN.exec(text.slice(i));
+    return [run ? run[0] : "", i + (run ? run[0].length : 0)];
+  }
+  function render(text, into) {
+    var buffer = "", i = 0;
+    function flush() {
+      if (buffer) { into.appendChild(document.createTextNode(buffer)); buffer = ""; }
+    }
+    while (i < text.length) {
+      var c = text[i];
+      if (c === "^" && (i + 1 === text.length || "_ ".indexOf(text[i + 1]) >= 0)) {
+        buffer += "\u0302"; i += 1; continue;           // a hat on what precedes
+      }
+      if (c === "_" || c === "^") {
+        var found = group(text, i + 1), content = found[0], next = found[1];
+        if (c === "_") {   // a subscript carries its own sub- and superscripts
+          while (next < text.length && "_^".indexOf(text[next]) >= 0 &&
+                 next + 1 < text.length && text[next + 1] !== " ") {
+            var more = group(text, next + 1);
+            content += text[next] + (text[next + 1] === "{" ? "{" + more[0] + "}" : more[0]);
+            next = more[1];
+          }
+        }
+        flush();
+        var script = el(c === "_" ? "sub" : "sup");
+        render(content, script);
+        into.appendChild(script);
+        i = next;
+        continue;
+      }
+      if (c === "~") { buffer += "\u0303"; i += 1; continue; }     // a tilde over it
+      var word = (i === 0 || !/[A-Za-z]/.test(text[i - 1])) ? WORD.exec(text.slice(i)) : null;
+      if (word) {
+        buffer += GREEK[word[0]] || word[0];
+        i += word[0].length;
+        continue;
+      }
+      buffer += c;
+      i += 1;
+    }
+    flush();
+  }
+  function symbol(text) {
+    var span = el("span");
+    render(String(text), span);
     return span;
   }
   function className(k) {
@@ -117,12 +165,24 @@
       var eq = String(term.equation);
       head.appendChild(el("span", "eq", /^[0-9(]/.test(eq) ? "eq. " + eq : eq));
     }
-    if (term.erratum) {
-      var badge = el("span", "erratum", term.erratum);
-      badge.title = "erratum " + term.erratum;
+    var cited = term.node_errata ? term.node_errata[index] : term.erratum;
+    var texts = [];
+    String(cited || "").split(", ").forEach(function (id) {
+      if (!id) { return; }
+      var entry = (doc.errata || {})[id];
+      var badge = el("span", "erratum", id);
+      badge.title = entry ? entry.text + " (" + entry.where + ")" : "erratum " + id;
       head.appendChild(badge);
-    }
+      if (entry && entry.text) { texts.push([id, entry]); }
+    });
     row.appendChild(head);
+    texts.forEach(function (pair) {
+      var line = el("div", "erratum-text");
+      line.appendChild(el("b", null, pair[0] + " "));
+      line.appendChild(document.createTextNode(pair[1].text + " "));
+      line.appendChild(el("span", "muted", pair[1].where));
+      row.appendChild(line);
+    });
     var value = (term.values || [])[index];
     var flat = value === undefined ? [] : flatten(value, []);
     var defined = flat.filter(function (x) { return x !== null && !isNaN(x); });
@@ -149,10 +209,80 @@
     return row;
   }
 
-  function terms(title, list, index) {
+  function norm(value) {
+    var flat = flatten(value, []).filter(function (x) { return x !== null && !isNaN(x); });
+    return Math.sqrt(flat.reduce(function (s, x) { return s + x * x; }, 0));
+  }
+  // a term as the sum of its parts: one row each, a bar as long as its norm
+  // (against the largest part's), or why it is 0
+  function partsBox(term, index) {
+    var box = el("div", "parts");
+    box.setAttribute("data-parts", term.symbol);
+    var rows = term.parts.filter(function (part) { return part.values[index] !== null; });
+    var widest = rows.reduce(function (m, part) {
+      return Math.max(m, norm(part.values[index]));
+    }, 0) || 1;
+    var head = el("div", "parts-head");
+    head.appendChild(el("span", null, "= the sum of " + term.parts.length + " parts"));
+    box.appendChild(head);
+    if (term.unread && term.unread[index]) {
+      box.appendChild(el("div", "unread", "nothing reads it here: " + term.unread[index]));
+    }
+    rows.forEach(function (part) {
+      var row = el("div", "part");
+      var label = el("span", "label");
+      label.title = part.label;
+      label.appendChild(symbol(part.label));
+      row.appendChild(label);
+      row.appendChild(el("span", "eq", part.equation));
+      var why = part.zero[index];
+      if (why) {
+        row.classList.add("zero");
+        row.appendChild(el("span", "why", "0: " + why));
+      } else {
+        var size = norm(part.values[index]);
+        var track = el("span", "track"), fill = el("span", "fill");
+        fill.style.width = (100 * size / widest) + "%";
+        track.appendChild(fill);
+        row.appendChild(track);
+        row.appendChild(el("span", "val", fmt(size)));
+      }
+      box.appendChild(row);
+    });
+    return box;
+  }
+
+  function terms(title, list, index, parts) {
     var box = el("div", "terms " + title.toLowerCase());
     box.appendChild(el("h4", null, title));
-    list.forEach(function (term) { box.appendChild(termRow(term, index)); });
+    list.forEach(function (term) {
+      var row = termRow(term, index);
+      var split = (parts || []).filter(function (p) { return p.symbol === term.symbol; })[0];
+      if (split && (term.values || [])[index] !== null) {
+        row.appendChild(partsBox(split, index));
+      }
+      box.appendChild(row);
+    });
+    return box;
+  }
+
+  // the node's error terms against finite differences in its states, if checked
+  function stateChecks(sentenceIndex, node) {
+    var found = (doc.state_checks || []).filter(function (check) {
+      return check.sentence === sentenceIndex && check.node === node.id;
+    });
+    if (!found.length) { return null; }
+    var box = el("div", "states");
+    box.appendChild(el("h4", null, "Against finite differences in the node's states"));
+    found.forEach(function (check) {
+      var bad = !(check.error <= doc.tolerance);
+      var row = el("div", "state" + (bad ? " fail" : ""));
+      row.setAttribute("data-term", check.term);
+      row.appendChild(symbol(check.term));
+      row.appendChild(el("span", "val", " rel. error " + fmt(check.error) +
+                         (bad ? " \u2014 disagrees" : "")));
+      box.appendChild(row);
+    });
     return box;
   }
 
@@ -189,8 +319,10 @@
       panel.appendChild(terms("Forward", sentence.forward, index));
     }
     if (sentence.backward && sentence.backward.length) {
-      panel.appendChild(terms("Backward", sentence.backward, index));
+      panel.appendChild(terms("Backward", sentence.backward, index, sentence.parts));
     }
+    var states = stateChecks(where[0], node);
+    if (states) { panel.appendChild(states); }
   }
 
   function below(sentence, id) {  // the node's subtree, itself included

@@ -28,6 +28,17 @@ One entry point per module, ``forward``:
   has recurrent dropout, is the sentence's row (d,) of each recurrent mask,
   in the order of the cell's ``recurrent_widths()``, or None.
 
+The tree cells' modules also write the backward pass out node by node, from
+the root down, in the paper's symbols with the errata of docs/EQUATIONS.md
+and docs/cells/ as comments where they decide a line:
+
+* ``backward(tree, x, params, d_h, **options)`` with ``d_h`` (n, d) the
+  head's dJ/dh per node in tree order returns each error term the fast
+  cell's ``backward_terms`` shows, under the same symbol, one row per node
+  (NaN where a node has none), ``grads`` (dJ/d each of the cell's parameters
+  in the cell's own layout: the paper matrices' gradients transposed back)
+  and ``d_x`` (T, d_x), dJ/dx per token (tests/test_reference_backward.py).
+
 ``forward`` returns a dict of float64 arrays keyed by the paper's symbols,
 one row per node (tree order) or per time step (word order), for every
 quantity the equations name (gates, cells, states; a quantity of the whole

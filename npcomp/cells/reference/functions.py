@@ -72,3 +72,15 @@ def vector_block(vector, k: int, d: int) -> np.ndarray:
 def undefined(*shape) -> np.ndarray:
     """An array of NaN: the rows of a quantity a node does not have."""
     return np.full(shape, np.nan)
+
+
+def derivative(name: str):
+    """g' as a function of g's output y = g(z), as the cells take it, for the
+    non-linearity called ``name`` (its ``slope`` in ``ACTIVATIONS``)."""
+    return activation(name).slope
+
+
+def code_columns(blocks: list) -> np.ndarray:
+    """The code's matrix whose column blocks are the paper's matrices of
+    ``blocks`` transposed (the inverse of ``column_block``)."""
+    return np.hstack([np.asarray(block).T for block in blocks])

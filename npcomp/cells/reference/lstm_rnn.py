@@ -25,14 +25,40 @@ row per node in tree order: ``i_1``, ``i_2``, ``f_1``, ``f_2``, ``u`` (the
 g(...) term of L5), ``o``, ``p`` (NaN at the leaves), ``c`` (0 at the
 leaves) and ``out`` (p at inner nodes; the word vector at tied leaves, 0 at
 untied ones), each (n, d).
+
+The backward, node by node from the root down (errata of
+docs/cells/lstm_rnn.md named where they decide a line):
+
+    delta_o  = eps_h * g(c_p) * o (1 - o)                     reverses (L7), (L6)
+    eps_c   += eps_h * o * g'(c_p) + W_co^T delta_o           reverses (L7), (L6): L1, c_p
+    delta_u  = eps_c * g'(u)                                  reverses (L5): L5, g twice
+    delta_i1 = delta_u * a_1 * i_1 (1 - i_1)                  reverses (L5), (L1): L2
+    delta_i2 = delta_u * a_2 * i_2 (1 - i_2)                  reverses (L5), (L2): L2
+    delta_a1 = delta_u * i_1,  delta_a2 = delta_u * i_2       a_k = W_ck child k
+    delta_f1 = eps_c * c_x * f_1 (1 - f_1)                    reverses (L5), (L3)
+    delta_f2 = eps_c * c_y * f_2 (1 - f_2)                    reverses (L5), (L4)
+    eps_h(x) += W_i1^T d_i1 + W_i2^T d_i2 + W_f1^T d_f1 + W_f2^T d_f2 + W_c1^T d_a1 + W_o1^T d_o
+    eps_h(y) += W_i2^T d_i1 + W_i1^T d_i2 + W_f2^T d_f1 + W_f1^T d_f2 + W_c2^T d_a2 + W_o2^T d_o
+                (L4: the gate of child k reads k through the "1" matrices)
+    eps_c(x)  = eps_c f_1 + W_ci1^T d_i1 + W_ci2^T d_i2 + W_cf1^T d_f1 + W_cf2^T d_f2
+    eps_c(y)  = eps_c f_2 + W_ci2^T d_i1 + W_ci1^T d_i2 + W_cf2^T d_f1 + W_cf1^T d_f2
+
+A leaf child's share goes to its word (through the leaf matrices when
+untied); a tied leaf's word also gets the head's eps_h there (h = x).
+
+``backward(tree, x, params, d_h, activation="tanh", untied=False)``, d_h
+(n, d) the head's dJ/dh per node in tree order, returns ``eps_h``,
+``eps_c`` and the deltas under the cell's symbols (``delta_o``,
+``delta_u``, ``delta_i1`` .. ``delta_f2``; NaN at the leaves), ``grads``
+(dJ/d each of the cell's parameters, in its layout) and ``d_x`` (T, d_x).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ...formats import Tree
-from .functions import activation as activation_function, column_block, sigmoid, undefined, \
-    vector_block
+from .functions import activation as activation_function, code_columns, column_block, \
+    derivative, sigmoid, undefined, vector_block
 
 # column blocks of the code's W and W_leaf, then of W_peephole, then of b
 WEIGHT_BLOCKS = ("i1", "i2", "f1", "f2", "c1", "c2", "o1", "o2")
@@ -109,3 +135,88 @@ def forward(tree: Tree, x: np.ndarray, params: dict, activation: str = "tanh",
                             ("u", u), ("o", o), ("p", p)):
             q[name][j] = value
     return {**q, "c": c, "out": out}
+
+
+# the gate each weight block carries a child in slot 0 (x) or 1 (y) into (L4)
+CARRIES = ({"i1": "i_1", "i2": "i_2", "f1": "f_1", "f2": "f_2", "c1": "a_1", "o1": "o"},
+           {"i1": "i_2", "i2": "i_1", "f1": "f_2", "f2": "f_1", "c2": "a_2", "o2": "o"})
+
+
+def backward(tree: Tree, x: np.ndarray, params: dict, d_h: np.ndarray,
+             activation: str = "tanh", untied: bool = False) -> dict:
+    """(L1)-(L7) reversed node by node, parents first (module docstring)."""
+    g, g_prime = activation_function(activation).g, derivative(activation)
+    P = paper_parameters(params)
+    q = forward(tree, x, params, activation, untied)
+    d = P["W_co"].shape[0]
+    n = tree.n_nodes
+    kids = tree.children()
+    G = {name: np.zeros_like(value) for name, value in P.items()}
+    eps_h = np.array(d_h, dtype=np.float64)
+    eps_c = np.zeros((n, d))
+    delta = {name: undefined(n, d) for name in ("o", "u", "i_1", "i_2", "a_1", "a_2",
+                                               "f_1", "f_2")}
+    d_word = np.zeros(x.shape)
+    zero = np.zeros(d)
+
+    def vector(child):
+        return x[tree.token_index[child]] if not kids[child] else q["p"][child]
+
+    for j in range(n - 1, -1, -1):                      # parents first
+        if not kids[j]:
+            if not untied:                              # tied: h = x, eps_h is the word's
+                d_word[tree.token_index[j]] += eps_h[j]
+            continue
+        sides = kids[j] + [None] * (2 - len(kids[j]))   # x, y (y missing: unary, L7)
+        c_side = [zero if child is None else q["c"][child] for child in sides]
+        prefix = ["W_leaf_" if untied and child is not None and not kids[child] else "W_"
+                  for child in sides]
+        a = [zero if child is None else P[prefix[k] + f"c{k + 1}"] @ vector(child)
+             for k, child in enumerate(sides)]
+        o, u, i_1, i_2 = q["o"][j], q["u"][j], q["i_1"][j], q["i_2"][j]
+        f_1, f_2, g_c = q["f_1"][j], q["f_2"][j], g(q["c"][j])
+        delta["o"][j] = eps_h[j] * g_c * o * (1 - o)                          # (L7), (L6)
+        eps_c[j] = eps_c[j] + eps_h[j] * o * g_prime(g_c) + P["W_co"].T @ delta["o"][j]
+        delta["u"][j] = eps_c[j] * g_prime(u)                                 # (L5)
+        delta["i_1"][j] = delta["u"][j] * a[0] * i_1 * (1 - i_1)             # (L5), (L1)
+        delta["i_2"][j] = delta["u"][j] * a[1] * i_2 * (1 - i_2)             # (L5), (L2)
+        delta["a_1"][j] = delta["u"][j] * i_1
+        delta["a_2"][j] = delta["u"][j] * i_2
+        delta["f_1"][j] = eps_c[j] * c_side[0] * f_1 * (1 - f_1)             # (L5), (L3)
+        delta["f_2"][j] = eps_c[j] * c_side[1] * f_2 * (1 - f_2)             # (L5), (L4)
+        for k, child in enumerate(sides):
+            if child is None:
+                continue
+            share = np.zeros_like(vector(child))
+            for block, gate in CARRIES[k].items():                    # (L1)-(L6) reversed
+                share += P[prefix[k] + block].T @ delta[gate][j]
+                G[prefix[k] + block] += np.outer(delta[gate][j], vector(child))
+            if kids[child]:
+                eps_h[child] += share
+                # (L5) and the peepholes of (L1)-(L4): c of an inner child (a leaf's is 0)
+                eps_c[child] = eps_c[j] * (f_1, f_2)[k]
+                for block in PEEPHOLE_BLOCKS:
+                    gate = CARRIES[k][block[1:]]
+                    eps_c[child] += P[f"W_{block}"].T @ delta[gate][j]
+                    G[f"W_{block}"] += np.outer(delta[gate][j], c_side[k])
+            elif untied:
+                d_word[tree.token_index[child]] += share
+            else:
+                eps_h[child] += share
+        G["W_co"] += np.outer(delta["o"][j], q["c"][j])
+        G["b_i"] += delta["i_1"][j] + delta["i_2"][j]
+        G["b_f"] += delta["f_1"][j] + delta["f_2"][j]
+        G["b_c"] += delta["u"][j]
+        G["b_o"] += delta["o"][j]
+    inner = np.array([bool(k) for k in kids])
+    terms = {"eps_h": np.where(inner[:, None], eps_h, np.nan),
+             "eps_c": np.where(inner[:, None], eps_c, np.nan)}
+    for name, values in delta.items():
+        terms["delta_" + name.replace("_", "")] = values
+    grads = {"W": code_columns([G[f"W_{block}"] for block in WEIGHT_BLOCKS]),
+             "W_peephole": code_columns([G[f"W_{block}"] for block in PEEPHOLE_BLOCKS]),
+             "W_co": G["W_co"].T,
+             "b": np.concatenate([G[f"b_{block}"] for block in BIAS_BLOCKS])}
+    if untied:
+        grads["W_leaf"] = code_columns([G[f"W_leaf_{block}"] for block in WEIGHT_BLOCKS])
+    return {**terms, "grads": grads, "d_x": d_word}

@@ -17,13 +17,26 @@ rows are 0 (their vectors live in d_w dimensions).
 row per node in tree order: ``z`` (the pre-activation W_1 x + W_2 y + b)
 and ``p`` (NaN at the leaves), and ``out`` (n, d): p at inner nodes, the
 word vector at tied leaves, 0 at untied leaves.
+
+The backward, node by node from the root down:
+
+    delta   = eps_h * g'(p)                                   reverses (3)
+    eps_x   = W_1^T delta,  eps_y = W_2^T delta               reverses (2): what the
+              node sends its children (E4: through W_leaf,k to an untied leaf child,
+              whose word it reaches; E3: nothing to a missing child)
+    eps_h(child) += eps_x or eps_y
+
+``backward(tree, x, params, d_h, activation="tanh", untied=False)``, d_h
+(n, d) the head's dJ/dh per node in tree order, returns ``eps_h`` (NaN at
+untied leaves), ``delta``, ``eps_x``, ``eps_y`` (at the parents whose left,
+right child is inner, or any child when tied), ``grads`` and ``d_x``.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ...formats import Tree
-from .functions import activation as activation_function, undefined
+from .functions import activation as activation_function, derivative, undefined
 
 OPTIONS = ("activation", "untied")
 
@@ -69,3 +82,43 @@ def forward(tree: Tree, x: np.ndarray, params: dict, activation: str = "tanh",
         p[j] = g(z[j])                               # p = g(...)               (3)
         vector[j] = out[j] = p[j]
     return {"z": z, "p": p, "out": out}
+
+
+def backward(tree: Tree, x: np.ndarray, params: dict, d_h: np.ndarray,
+             activation: str = "tanh", untied: bool = False) -> dict:
+    """Eqs. 2-3 reversed node by node, parents first (module docstring)."""
+    g_prime = derivative(activation)
+    P = paper_parameters(params)
+    q = forward(tree, x, params, activation, untied)
+    d = P["b"].shape[0]
+    n = tree.n_nodes
+    kids = tree.children()
+    G = {name: np.zeros_like(value) for name, value in P.items()}
+    eps_h = np.array(d_h, dtype=np.float64)
+    delta = undefined(n, d)
+    sent = {"eps_x": undefined(n, d), "eps_y": undefined(n, d)}
+    d_word = np.zeros(x.shape)
+    for j in range(n - 1, -1, -1):                         # parents first
+        if not kids[j]:
+            if not untied:                                  # tied: a leaf's h is its word
+                d_word[tree.token_index[j]] += eps_h[j]
+            continue
+        delta[j] = eps_h[j] * g_prime(q["p"][j])                          # reverses (3)
+        G["b"] += delta[j]
+        for slot, child in enumerate(kids[j]):
+            leaf = untied and not kids[child]               # E4: the leaf matrices
+            name = f"W_leaf,{slot + 1}" if leaf else f"W_{slot + 1}"
+            vector = x[tree.token_index[child]] if not kids[child] else q["p"][child]
+            share = P[name].T @ delta[j]                                  # reverses (2)
+            G[name] += np.outer(delta[j], vector)
+            if leaf:
+                d_word[tree.token_index[child]] += share
+            else:
+                sent[("eps_x", "eps_y")[slot]][j] = share
+                eps_h[child] += share
+    if untied:
+        eps_h[[not k for k in kids]] = np.nan
+    grads = {"W": np.vstack([G["W_1"].T, G["W_2"].T]), "b": G["b"]}
+    if untied:
+        grads["W_leaf"] = np.vstack([G["W_leaf,1"].T, G["W_leaf,2"].T])
+    return {"eps_h": eps_h, "delta": delta, **sent, "grads": grads, "d_x": d_word}

@@ -27,13 +27,32 @@ the output h_j are not masked).
 masks=None)`` returns, one row per node in tree order: ``i``, ``o``, ``u``,
 ``c``, ``h``, ``out`` (= h), each (n, d), and ``f`` (n, N, d): f[j, k-1] is
 f_jk (NaN at the leaves).
+
+The backward, node by node from the root down (eps = dJ/d state, delta =
+dJ/d pre-activation; the parent has added its shares to eps_h_j, eps_c_j):
+
+    delta_o  = eps_h_j * tanh(c_j) * o_j (1 - o_j)            reverses (14), (11)
+    eps_c_j += eps_h_j * o_j * (1 - tanh(c_j)^2)              reverses (14)
+    delta_i  = eps_c_j * u_j * i_j (1 - i_j)                  reverses (13), (9)
+    delta_u  = eps_c_j * i_j * (1 - u_j^2)                    reverses (13), (12)
+    delta_fk = eps_c_j * c_jk * f_jk (1 - f_jk)               reverses (13), (10)
+    eps_c_jk = eps_c_j * f_jk                                 reverses (13)
+    eps_h_jl += U_l^(i)T delta_i + U_l^(o)T delta_o + U_l^(u)T delta_u
+                + sum_k U_kl^(f)T delta_fk   (times the mask)  reverses (9)-(12)
+
+``backward(tree, x, params, d_h, ...)`` (the options of ``forward``), d_h
+(n, d) the head's dJ/dh per node in tree order, returns those terms under
+the cell's symbols (``eps_h``, ``eps_c``, ``delta_i``, ``delta_o``,
+``delta_u``, ``delta_f_l`` ..., one row per node, NaN where a node has no
+such quantity), ``grads`` (dJ/d each of the cell's parameters, in its
+layout) and ``d_x`` (T, d_x), dJ/dx per token.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ...formats import Tree
-from .functions import column_block, sigmoid, undefined, vector_block
+from .functions import code_columns, column_block, sigmoid, undefined, vector_block
 
 GATES = ("i", "o", "u", "f")   # column blocks of the code's W and b; U: i|o|u|f_1..f_N
 OPTIONS = ("arity", "inner_inputs", "output_gate")
@@ -104,3 +123,83 @@ def forward(tree: Tree, x: np.ndarray, params: dict, arity: int = 2,
         h[j] = o * np.tanh(c[j])                                               # (14)
         q["i"][j], q["o"][j], q["u"][j] = i, o, u
     return {**q, "f": f_all, "c": c, "h": h, "out": h.copy()}
+
+
+def forget_symbols(arity: int) -> list:
+    """delta_f's symbol per child slot, as the cell names them."""
+    if arity == 2:
+        return ["f_l", "f_r"]
+    return ["f"] if arity == 1 else [f"f_{k + 1}" for k in range(arity)]
+
+
+def backward(tree: Tree, x: np.ndarray, params: dict, d_h: np.ndarray, arity: int = 2,
+             inner_inputs: bool = False, output_gate: bool = True, masks=None) -> dict:
+    """Eqs. 9-14 reversed node by node, parents first (module docstring)."""
+    P = paper_parameters(params, arity)
+    q = forward(tree, x, params, arity, inner_inputs, output_gate, masks)
+    d, d_x = P["W^(i)"].shape
+    mask = np.ones(d) if masks is None else np.asarray(masks[0])
+    n, N = tree.n_nodes, arity
+    kids = tree.children()
+    G = {name: np.zeros_like(value) for name, value in P.items()}
+    eps_h = np.array(d_h, dtype=np.float64)     # the head's share; the parent's added below
+    eps_c = np.zeros((n, d))                    # the parent's share, then eps_c in full
+    delta = {gate: np.zeros((n, d)) for gate in ("i", "o", "u")}
+    delta_f = undefined(n, N, d)
+    d_word = np.zeros((x.shape[0], d_x))
+    for j in range(n - 1, -1, -1):                               # parents first
+        i, o, u, c = q["i"][j], q["o"][j], q["u"][j], q["c"][j]
+        t = np.tanh(c)
+        delta["o"][j] = eps_h[j] * t * o * (1 - o) if output_gate else 0.0  # (14), (11)
+        eps_c[j] = eps_c[j] + eps_h[j] * o * (1 - t * t)                    # (14)
+        delta["i"][j] = eps_c[j] * u * i * (1 - i)                          # (13), (9)
+        delta["u"][j] = eps_c[j] * i * (1 - u * u)                          # (13), (12)
+        slots = kids[j] + [None] * (N - len(kids[j]))
+        if kids[j]:
+            for k, child in enumerate(slots):
+                f = q["f"][j, k]
+                # E3: a missing child's c = 0, so its forget gate's delta is 0
+                c_k = np.zeros(d) if child is None else q["c"][child]
+                delta_f[j, k] = eps_c[j] * c_k * f * (1 - f)                # (13), (10)
+                G["b^(f)"] += delta_f[j, k]                  # E1: one b^(f) for all k
+                if child is not None:
+                    eps_c[child] = eps_c[j] * f                             # (13)
+        for l, child in enumerate(slots):
+            if child is None:
+                continue
+            h_jl = q["h"][child] * mask                          # h~_jl, what (9)-(12) read
+            share = np.zeros(d)
+            for gate in ("i", "o", "u"):
+                share += P[f"U_{l + 1}^({gate})"].T @ delta[gate][j]        # (9), (11), (12)
+                G[f"U_{l + 1}^({gate})"] += np.outer(delta[gate][j], h_jl)
+            for k in range(N):
+                share += P[f"U_{k + 1}{l + 1}^(f)"].T @ delta_f[j, k]      # (10)
+                G[f"U_{k + 1}{l + 1}^(f)"] += np.outer(delta_f[j, k], h_jl)
+            eps_h[child] += share * mask
+        for gate in ("i", "o", "u"):
+            G[f"b^({gate})"] += delta[gate][j]
+        if tree.token_index[j] >= 0 and (inner_inputs or not kids[j]):   # E2: x at leaves
+            token, x_j = tree.token_index[j], x[tree.token_index[j]]
+            for gate in ("i", "o", "u"):
+                G[f"W^({gate})"] += np.outer(delta[gate][j], x_j)
+                d_word[token] += P[f"W^({gate})"].T @ delta[gate][j]
+            if inner_inputs and kids[j]:                # W^(f) x_j in every forget gate
+                total = delta_f[j].sum(axis=0)
+                G["W^(f)"] += np.outer(total, x_j)
+                d_word[token] += P["W^(f)"].T @ total
+    out = {"eps_h": eps_h, "eps_c": eps_c, "delta_o": delta["o"], "delta_i": delta["i"],
+           "delta_u": delta["u"]}
+    for k, symbol in enumerate(forget_symbols(N)):
+        out[f"delta_{symbol}"] = delta_f[:, k]
+    return {**out, "grads": code_gradients(G, arity, inner_inputs), "d_x": d_word}
+
+
+def code_gradients(G: dict, arity: int, inner_inputs: bool) -> dict:
+    """The paper matrices' gradients in the cell's layout (``paper_parameters``
+    inverted): W (d_x, 3d or 4d), U (N d, (3+N) d), b (4d,)."""
+    gates = GATES if inner_inputs else GATES[:3]
+    U = np.vstack([code_columns([G[f"U_{l + 1}^({gate})"] for gate in GATES[:3]]
+                                + [G[f"U_{k + 1}{l + 1}^(f)"] for k in range(arity)])
+                   for l in range(arity)])
+    return {"W": code_columns([G[f"W^({gate})"] for gate in gates]), "U": U,
+            "b": np.concatenate([G[f"b^({gate})"] for gate in GATES])}

@@ -1,0 +1,359 @@
+"""The figures of a sweep directory (``npcomp plot SWEEP_DIR``, and the
+reports of ``npcomp reproduce``): its runs (``SWEEP_DIR/runs/*``) grouped by
+setting as ``npcomp summary`` groups them, or by the setting names of its
+``plan.json``.
+
+* ``seeds_SPLIT_METRIC``: each setting's test and dev metric over its seeds
+  (Le & Zuidema 2015, Figs. 6-7, box plots), each task on axes of its own and
+  at most ``MAX_SERIES`` settings on one axes; on the test figures the
+  paper's figure of each setting when the caller gives it (``paper``);
+* the per-length figures of ``figures.py`` (sentence length, phrase length,
+  node height; Pearson's r by pair length) with one series per setting,
+  each point the mean over its seeds (Tai's points are means over 5 runs),
+  at most ``MAX_SERIES`` series on one axes;
+* ``root_confusion_SETTING``: a setting's root confusion matrix over all its
+  seeds' test sentences (Nayebi & Blundell, Fig. 2);
+* a paper's figure (``paper_figures``): chosen settings' per-length series
+  on one axes per panel, as the paper draws them (Tai et al. Fig. 3: tree
+  against sequence models; Zhu et al. Fig. 4: S-LSTM against RNTN).
+
+A setting's per-length figures and confusion matrix come from its runs'
+counts (``figure_counts.py``); for runs trained before the counts were kept,
+from ``SWEEP_DIR/figure-data.json``: the same numbers per setting, as drawn
+from those runs' predictions then (``LEGACY``).  Plain Python.
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+from .figures import (FigureError, confusion_record, figure_template, prediction_figures,
+                      read_run_counts, root_confusion, shared_tail)
+
+MAX_SERIES = 8
+SWEEP_METRICS = {"root_acc": "root accuracy (%)", "all_acc": "all-node accuracy (%)",
+                 "pearson": "Pearson's r"}
+TASK_NAMES = {"sst5": "fine-grained (sst5)", "sst2": "binary (sst2)", "sick": "SICK",
+              "synthetic": "synthetic"}
+LEGACY = "figure-data.json"
+PER_LENGTH = ("length_accuracy", "phrase_length_accuracy", "height_accuracy", "length_pearson")
+
+
+def is_sweep(directory: str | Path) -> bool:
+    """A sweep directory holds its runs in ``runs/`` (SPEC Sec. 3)."""
+    directory = Path(directory)
+    return (directory / "runs").is_dir() and not (directory / "metrics.json").is_file()
+
+
+# --------------------------------------------------------------------------
+# the settings and their runs
+# --------------------------------------------------------------------------
+
+def sweep_settings(sweep_dir: str | Path) -> tuple:
+    """(settings, notes): the finished runs of ``SWEEP_DIR/runs/*`` grouped by
+    setting (``summary.summarise``), in the plan's order when it names them,
+    each with its label, its runs and their metrics; notes name the runs
+    left out (unfinished)."""
+    from .summary import read_runs, summarise
+    runs_dir = Path(sweep_dir) / "runs"
+    runs, notes = [], []
+    for run_dir in sorted(path for path in runs_dir.iterdir() if path.is_dir()):
+        if not (run_dir / "metrics.json").is_file():
+            notes.append(f"{run_dir}: left out, no metrics.json")
+            continue
+        try:
+            runs.extend(read_runs([run_dir]))
+        except ValueError as error:  # not finished yet: no test metrics
+            notes.append(f"{error}; left out")
+    if not runs:
+        raise FigureError(f"{runs_dir}: no finished run to draw")
+    by_dir = {run["run_dir"]: run for run in runs}
+    # a sweep of npcomp sweep names its settings (plan.json): group and label by them
+    named = _planned_settings(Path(sweep_dir))
+    records = summarise(runs, group_of=(lambda run: named.get(Path(run["run_dir"]).name))
+                        if named else None)
+    models = {record["model"] for record in records}
+    tasks = {record["task"] for record in records}
+    settings = []
+    for record in records:
+        parts = ([record["model"]] if len(models) > 1 or not record["differs"] else [])
+        parts += [record["task"]] if len(tasks) > 1 else []
+        parts += [f"{key}={_shown(value)}" for key, value in record["differs"].items()]
+        label = named.get(Path(record["runs"][0]).name) if named else ", ".join(parts)
+        settings.append({"label": label, "model": record["model"],
+                         "task": record["task"], "seeds": record["seeds"],
+                         "runs": record["runs"],
+                         "metrics": [by_dir[run_dir] for run_dir in record["runs"]]})
+    if named:
+        order = list(dict.fromkeys(named.values()))
+        settings.sort(key=lambda setting: order.index(setting["label"]))
+    return settings, notes
+
+
+def _planned_settings(sweep_dir: Path) -> dict:
+    """Run directory name -> its setting's name, from SWEEP_DIR/plan.json, in
+    the plan's order ({} for a directory of runs without one)."""
+    path = sweep_dir / "plan.json"
+    if not path.is_file():
+        return {}
+    try:
+        runs = json.loads(path.read_text(encoding="utf-8"))["runs"]
+        return {name: run["setting"] for name, run in runs.items()}
+    except (ValueError, KeyError, TypeError, AttributeError):
+        raise FigureError(f"{path}: damaged sweep file (no runs with their settings)") from None
+
+
+def _shown(value):
+    """A setting's value as a label shows it: a file by its name."""
+    return Path(value).name if isinstance(value, str) and "/" in value else value
+
+
+def _label(setting: dict) -> str:
+    return setting["label"] or setting["model"]
+
+
+def units(labels: list) -> list:
+    """``labels`` in runs of those drawn together: a setting and its
+    ``-dev`` alternative (a paper table's row) stay side by side."""
+    out = []
+    for label in labels:
+        if out and label == f"{out[-1][0]}-dev":
+            out[-1].append(label)
+        else:
+            out.append([label])
+    return out
+
+
+def panels(items: list) -> list:
+    """(task, label) pairs -> the axes they are drawn on: one task an axes,
+    at most MAX_SERIES labels each (a task's labels in even chunks, in
+    order, a row's settings together: ``units``), each {"title", "task",
+    "labels"}."""
+    tasks = list(dict.fromkeys(task for task, _ in items))
+    out = []
+    for task in tasks:
+        chunks = _chunks(units([label for one, label in items if one == task]))
+        for number, chunk in enumerate(chunks, start=1):
+            title = TASK_NAMES.get(task, task) if len(tasks) > 1 else ""
+            if len(chunks) > 1:
+                title = (f"{title}, " if title else "") + f"part {number} of {len(chunks)}"
+            out.append({"title": title, "task": task, "labels": chunk})
+    return out
+
+
+def _chunks(runs: list) -> list:
+    """Runs of labels (``units``) packed in order into the fewest axes of at
+    most MAX_SERIES labels, as even as that allows."""
+    total = sum(len(run) for run in runs)
+    for count in range(max(1, math.ceil(total / MAX_SERIES)), total + 1):
+        for target in range(math.ceil(total / count), MAX_SERIES + 1):
+            chunks = [[]]
+            for run in runs:
+                if chunks[-1] and len(chunks[-1]) + len(run) > target:
+                    chunks.append([])
+                chunks[-1].extend(run)
+            if len(chunks) <= count:
+                return chunks
+    return [list(run) for run in runs]
+
+
+# --------------------------------------------------------------------------
+# the metrics over seeds
+# --------------------------------------------------------------------------
+
+def seed_distributions(settings: list, source: str = "", paper: dict | None = None) -> list:
+    """One box-plot figure per split and metric: each setting's values over
+    its seeds (Le & Zuidema Figs. 6-7); ``paper``: setting label -> metric ->
+    the paper's test figure, marked on the test figures."""
+    paper = paper or {}
+    figures = []
+    for split in ("test", "dev"):
+        for metric, label in SWEEP_METRICS.items():
+            boxes = []
+            for setting in settings:
+                values = [run[split][metric] for run in setting["metrics"]
+                          if isinstance(run.get(split), dict) and metric in run[split]]
+                if values:
+                    box = {"label": _label(setting), "task": setting["task"],
+                           "seeds": setting["seeds"], "runs": setting["runs"],
+                           "values": values, "median": _median(values),
+                           "mean": sum(values) / len(values)}
+                    figure = (paper.get(_label(setting)) or {}).get(metric)
+                    if split == "test" and figure is not None:
+                        box["paper"] = figure
+                    boxes.append(box)
+            if boxes:
+                figures.append({
+                    "figure": f"seeds_{split}_{metric}", "kind": "boxes",
+                    "title": f"{split.capitalize()} {label} over seeds, per setting",
+                    "x_label": "setting", "y_label": f"{split} {label}",
+                    "source": [source], "split": split, "metric": metric, "boxes": boxes,
+                    "panels": panels([(box["task"], box["label"]) for box in boxes])})
+    return figures
+
+
+def _median(values: list) -> float:
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+
+
+# --------------------------------------------------------------------------
+# the per-length figures, averaged over each setting's seeds
+# --------------------------------------------------------------------------
+
+def read_legacy(sweep_dir: str | Path) -> dict:
+    """SWEEP_DIR/figure-data.json's settings ({} without one)."""
+    path = Path(sweep_dir) / LEGACY
+    if not path.is_file():
+        return {}
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))["settings"]
+    except (ValueError, KeyError, TypeError):
+        raise FigureError(f"{path}: damaged figure data file (no settings)") from None
+
+
+def _legacy_of(setting: dict, legacy: dict) -> dict | None:
+    """The legacy figure data of ``setting``, if it is of exactly its runs."""
+    record = legacy.get(_label(setting))
+    names = [Path(run).name for run in setting["runs"]]
+    return record if record is not None and record.get("runs") == names else None
+
+
+def mean_curves(settings: list, legacy: dict | None = None) -> tuple:
+    """(figures, notes, series): the per-length figures of each setting's
+    runs, averaged point by point over its seeds (a point only where every
+    seed has one), one series per setting; ``series``: (figure, task,
+    label) -> the setting's series, for a paper's figure."""
+    legacy = legacy or {}
+    counted, notes = [], []
+    for setting in settings:
+        runs = [read_run_counts(run_dir, setting["task"]) for run_dir in setting["runs"]]
+        if all(counts is not None for counts in runs):
+            counted.append((setting, runs))
+        elif _legacy_of(setting, legacy) is None:
+            missing = next(run for run, counts in zip(setting["runs"], runs) if counts is None)
+            notes.append(f"{missing}: no test predictions or counts (`npcomp eval --run "
+                         f"{missing}` writes them); setting {_label(setting)} left out of the "
+                         "per-length figures")
+    tasks = list(dict.fromkeys(setting["task"] for setting in settings))
+    tails = {task: shared_tail([counts for setting, runs in counted
+                                if setting["task"] == task for counts in runs], task)
+             for task in tasks if any(setting["task"] == task for setting, _ in counted)}
+    merged, series = {}, {}
+    for setting in settings:
+        task = setting["task"]
+        suffix = f"_{task}" if len(tasks) > 1 else ""
+        runs = next((runs for one, runs in counted if one is setting), None)
+        if runs is not None:
+            per_run = [[figure for figure in prediction_figures(counts, task, str(run_dir),
+                                                                tail=tails[task])
+                        if figure["kind"] in ("curve", "bars")]
+                       for run_dir, counts in zip(setting["runs"], runs)]
+            for figures in zip(*per_run):
+                one = {"label": _label(setting), "runs": len(figures),
+                       "points": _mean_points(figures, figures[0]["x"], figures[0]["y"])}
+                _add(merged, figures[0], one, suffix, [figure["source"][0] for figure in figures])
+                series[(figures[0]["figure"], task, _label(setting))] = one
+            continue
+        record = _legacy_of(setting, legacy)
+        if record is None:
+            continue
+        for base, curve in record["curves"].items():
+            one = dict(curve["series"], label=_label(setting))
+            _add(merged, figure_template(base, task, curve.get("tail")), one, suffix,
+                 [str(Path(setting["runs"][0]).parent.parent / LEGACY)])
+            series[(base, task, _label(setting))] = one
+    for figure in merged.values():
+        figure["panels"] = panels([(figure["task"], one["label"]) for one in figure["series"]])
+    return list(merged.values()), notes, series
+
+
+def _add(merged: dict, first: dict, one: dict, suffix: str, sources: list) -> None:
+    """Add a setting's series to the figure of ``first``'s kind in ``merged``."""
+    key = first["figure"] + suffix
+    target = merged.setdefault(key, {**first, "figure": key, "series": [], "source": []})
+    target["title"] = first["title"].replace(" test)", " test, mean over seeds)")
+    target["source"] += sources
+    target["series"].append(one)
+
+
+def _mean_points(figures: list, x: str, y: str) -> list:
+    """The points at every x all ``figures`` have, with the mean of their y."""
+    tables = [{point[x]: point for point in figure["series"][0]["points"]}
+              for figure in figures]
+    points = []
+    for position, point in tables[0].items():
+        values = [table[position][y] for table in tables if position in table]
+        if len(values) == len(tables) and None not in values:
+            points.append({**point, "n": [table[position]["n"] for table in tables],
+                           y: sum(values) / len(values)})
+    return points
+
+
+# --------------------------------------------------------------------------
+# confusion matrices, a paper's figures, the whole sweep
+# --------------------------------------------------------------------------
+
+def confusions_over_seeds(settings: list, legacy: dict | None = None) -> list:
+    """Per setting whose runs classify and have test counts: the roots'
+    confusion matrix of all its seeds' test sentences together (Nayebi &
+    Blundell Fig. 2), so each row's percentages are over every seed."""
+    legacy = legacy or {}
+    figures = []
+    for setting in settings:
+        runs = [read_run_counts(run_dir, setting["task"]) for run_dir in setting["runs"]]
+        source = str(Path(setting["runs"][0]).parent)
+        if runs and all(counts is not None for counts in runs):
+            if runs[0]["kind"] == "pairs":
+                continue
+            figure = root_confusion(runs, setting["task"], source)
+        elif (_legacy_of(setting, legacy) or {}).get("root_confusion") is not None:
+            figure = confusion_record(_legacy_of(setting, legacy)["root_confusion"],
+                                      setting["task"], source)
+        else:
+            continue
+        label = _label(setting)
+        figure.update(figure=f"root_confusion_{_file_part(label)}",
+                      title=f"Root confusion matrix, {label} ({setting['task']} test, "
+                            f"{len(setting['runs'])} seeds)")
+        figures.append(figure)
+    return figures
+
+
+def paper_figure(spec, series: dict) -> dict:
+    """A paper's figure (``paper_tables.PaperFigure``): per panel, the chosen
+    settings' series of one per-length figure on one axes; settings without
+    runs yet are named on the panel."""
+    out = []
+    for base, task, labels, title in spec.panels:
+        chosen = [series[(base, task, label)] for label in labels
+                  if (base, task, label) in series]
+        panel = figure_template(base, task, None)
+        panel.update(title=title, series=chosen,
+                     missing=[label for label in labels if (base, task, label) not in series])
+        out.append(panel)
+    return {"figure": spec.name, "kind": "panels", "title": spec.title, "source": [],
+            "panels": out}
+
+
+def sweep_figures(sweep_dir: str | Path, confusions: bool = True, paper: dict | None = None,
+                  paper_figures: tuple = ()) -> tuple:
+    """(figures, notes) of a sweep directory; with ``confusions`` each
+    classifying setting's root confusion matrix, summed over its seeds;
+    ``paper``: setting -> metric -> the paper's figure (seed plots);
+    ``paper_figures``: the paper's own figures to draw (PaperFigure)."""
+    settings, notes = sweep_settings(sweep_dir)
+    legacy = read_legacy(sweep_dir)
+    figures = seed_distributions(settings, str(Path(sweep_dir) / "runs"), paper)
+    curves, more, series = mean_curves(settings, legacy)
+    matrices = confusions_over_seeds(settings, legacy) if confusions else []
+    drawn = [paper_figure(spec, series) for spec in paper_figures]
+    return figures + curves + matrices + drawn, notes + more
+
+
+def _file_part(label: str) -> str:
+    """``label`` as a part of a file name."""
+    return re.sub(r"[^A-Za-z0-9.+-]+", "-", label).strip("-") or "setting"

@@ -1,0 +1,129 @@
+"""Prose held to the reports: every figure README.md, docs/RESULTS.md and
+docs/results/README.md quote from a report is written as a link to the
+report whose title names the figure, and this test recomputes it from the
+report's JSON; a figure of a report written without its reference fails too.
+
+A reference: ``[47.93 ± 0.61](results/tai-sst.md "tai-sst constituency-pretrained-fine
+root_acc")``.  The title is ``TABLE SETTING [dev] METRIC [STAT]``: the
+setting's test figures (dev's with ``dev``), STAT one of mean, std, median,
+min, max, n, ci_low, ci_high, paper (the paper's figure); without STAT the
+text is ``mean ± std``.  Terms joined by `` - `` give a difference.  The
+text must be the value at the precision the text shows.
+"""
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+RESULTS = REPO_ROOT / "docs" / "results"
+DOCUMENTS = ("README.md", "docs/RESULTS.md", "docs/results/README.md")
+REFERENCE = re.compile(r"\[([^\[\]]+)\]\(([^)\s]+\.md)(?:#[^)\s]*)? \"([^\"]+)\"\)")
+NUMBER = re.compile(r"(?<![\w.])-?\d+\.\d{2,}(?![\w.])")
+SUMMARY = re.compile(r"<!-- npcomp reproduce --summary -->.*?<!-- end of npcomp reproduce "
+                     r"--summary -->", re.S)
+STATS = ("mean", "std", "median", "min", "max", "n", "ci_low", "ci_high", "paper")
+
+
+def _report(table: str) -> dict:
+    path = RESULTS / f"{table}.json"
+    if not path.is_file():
+        raise AssertionError(f"no report {path.name}")
+    return json.loads(path.read_text())
+
+
+def resolve(term: str) -> float:
+    """The value a term names (module docstring)."""
+    words = term.split()
+    stat = words.pop() if words[-1] in STATS else None
+    table, setting, *split, metric = words
+    split = split[0] if split else "test"
+    assert split in ("test", "dev"), term
+    entries = [entry for entry in _report(table)["rows"] if entry["setting"] == setting]
+    entries.sort(key=lambda entry: bool(entry.get("same_as")))
+    assert entries, f"{term}: no setting {setting} in {table}.json"
+    entry = entries[0]
+    if stat == "paper":
+        return entry["paper"][metric]
+    stats = entry[split][metric]
+    if stat in ("ci_low", "ci_high"):
+        return stats["ci95"][0 if stat == "ci_low" else 1]
+    return stats[stat or "mean"]
+
+
+def _decimals(text: str) -> int:
+    return len(text.split(".")[1]) if "." in text else 0
+
+
+def check(text: str, title: str, target: str) -> None:
+    """The reference's text equals the figures its title names."""
+    tables = {term.split()[0] for term in title.split(" - ")}
+    assert Path(target).stem in tables, f"{title}: linked to {target}"
+    words = title.split()
+    if words[-1] not in STATS and " - " not in title:   # mean ± std
+        mean, std = (part.strip() for part in text.split("±"))
+        assert mean == f"{resolve(title + ' mean'):.{_decimals(mean)}f}", (title, text)
+        assert std == f"{resolve(title + ' std'):.{_decimals(std)}f}", (title, text)
+        return
+    value = 0.0
+    for sign, term in zip([1] + [-1] * title.count(" - "), title.split(" - ")):
+        value += sign * resolve(term)
+    shown = text.replace("−", "-").lstrip("+")
+    assert shown == f"{value:.{_decimals(shown)}f}", (title, text, value)
+
+
+def _documents():
+    for name in DOCUMENTS:
+        yield pytest.param(REPO_ROOT / name, id=name)
+
+
+@pytest.mark.parametrize("path", list(_documents()))
+def test_every_referenced_figure_is_the_reports(path):
+    text = path.read_text()
+    found = REFERENCE.findall(text)
+    for shown, target, title in found:
+        check(shown, title, target)
+
+
+def _report_figures() -> set:
+    """The statistics of our runs in the reports as the prose would print
+    them: percentages of 10 or more at 2 decimals, correlations and errors
+    at 4 (small percentages, a std's, would meet learning rates and the
+    like), less the papers' own figures."""
+    figures, papers = set(), set()
+    for path in RESULTS.glob("*.json"):
+        record = json.loads(path.read_text())
+        for entry in record.get("rows", []):
+            papers.update(f"{value:.4f}" for value in entry["paper"].values()
+                          if value is not None)
+            for split in ("test", "dev"):
+                for metric, stats in (entry.get(split) or {}).items():
+                    values = [stats[key] for key in ("mean", "std", "median", "min", "max")]
+                    values += stats["ci95"] or []
+                    if metric in ("pearson", "spearman", "mse"):
+                        figures.update(f"{value:.4f}" for value in values)
+                    else:
+                        figures.update(f"{value:.2f}" for value in values if value >= 10)
+    return figures - papers
+
+
+@pytest.mark.parametrize("path", list(_documents()))
+def test_no_figure_of_a_report_is_quoted_without_its_reference(path):
+    """A number that is one of the reports' statistics must be a reference
+    (the README's summary table is checked against the reports on its own)."""
+    text = SUMMARY.sub("", path.read_text())
+    text = REFERENCE.sub("", text)
+    figures = _report_figures()
+    unreferenced = sorted({number for number in NUMBER.findall(text) if number in figures})
+    assert not unreferenced, f"{path.name}: {unreferenced}"
+
+
+def test_the_checker_refuses_a_figure_that_drifted():
+    entry = _report("rntn")["rows"][0]
+    mean = entry["test"]["root_acc"]["mean"]
+    check(f"{mean:.2f}", "rntn fine root_acc mean", "rntn.md")
+    with pytest.raises(AssertionError):
+        check(f"{mean + 0.01:.2f}", "rntn fine root_acc mean", "rntn.md")
+    with pytest.raises(AssertionError):
+        check(f"{mean:.2f}", "rntn fine root_acc mean", "tai-sst.md")

@@ -1,0 +1,102 @@
+"""A sweep's figures as the reports draw them: fine and binary on axes of
+their own, at most 8 series an axes with a row's settings together, the
+paper's figure on the test seed plots, a setting's figures from its runs'
+counts or from the sweep's figure data for runs without them, the papers'
+own figures naming the settings not yet run, and PNG files that are the same
+bytes each time."""
+import json
+from pathlib import Path
+
+import pytest
+
+from npcomp.figure_counts import COUNTS, sentence_counts
+from npcomp.paper_rows import PaperFigure
+from npcomp.sweep_figures import LEGACY, MAX_SERIES, panels, sweep_figures
+
+
+def test_panels_keep_tasks_apart_and_a_rows_settings_together():
+    labels = [label for row in "abcdefg" for label in (row, f"{row}-dev")] + list("hijk")
+    groups = panels([("sst5", label) for label in labels] + [("sst2", "z")])
+    assert [group["task"] for group in groups] == ["sst5"] * 3 + ["sst2"]
+    assert all(len(group["labels"]) <= MAX_SERIES for group in groups)
+    for group in groups:   # no row split between two axes
+        for label in group["labels"]:
+            if label.endswith("-dev"):
+                assert label.removesuffix("-dev") in group["labels"]
+    assert [len(group["labels"]) for group in panels([("sst5", str(k)) for k in range(8)])] == [8]
+
+
+def _records(seed: int) -> list:
+    """Prediction records of four sentences, one wrong more for a higher seed."""
+    out = []
+    for index, length in enumerate((3, 5, 8, 12)):
+        gold = index % 5
+        predicted = gold if index >= seed - 1 else (gold + 1) % 5
+        out.append({"length": length, "gold": [gold, gold], "predicted": [gold, predicted],
+                    "height": [0, 1], "span": [1, length]})
+    return out
+
+
+def _sweep(root: Path) -> Path:
+    """Settings a, a-dev (sst5, with counts) and b (sst2, figure data only)."""
+    sweep = root / "sweep"
+    plan = {"specs": [], "runs": {}}
+    for setting, task in (("a", "sst5"), ("a-dev", "sst5"), ("b", "sst2")):
+        for seed in (1, 2):
+            name = f"{setting}-s{seed}"
+            plan["runs"][name] = {"setting": setting, "seed": seed,
+                                  "options": {"model": "lstm", "task": task}}
+            run = sweep / "runs" / name
+            run.mkdir(parents=True)
+            accuracy = 40.0 + seed + (setting == "a-dev")
+            (run / "metrics.json").write_text(json.dumps({
+                "model": "lstm", "task": task,
+                "config": {"model": "lstm", "task": task, "seed": seed},
+                "test": {"root_acc": accuracy, "all_acc": accuracy},
+                "dev": {"root_acc": accuracy - 1, "all_acc": accuracy - 1}}))
+            if setting != "b":
+                (run / COUNTS).write_text(json.dumps(sentence_counts(_records(seed), task)))
+    (sweep / "plan.json").write_text(json.dumps(plan))
+    points = [{"length": 2, "low": 0, "high": 4, "n": [5, 5], "accuracy": 80.0}]
+    (sweep / LEGACY).write_text(json.dumps({"settings": {"b": {
+        "runs": ["b-s1", "b-s2"],
+        "curves": {"length_accuracy": {"tail": 45, "series": {
+            "label": "b", "runs": 2, "points": points}}},
+        "root_confusion": [[3, 1], [0, 4]]}}}))
+    return sweep
+
+
+def test_a_sweeps_figures_for_a_report(tmp_path):
+    sweep = _sweep(tmp_path)
+    spec = PaperFigure("fig", "A paper's figure", (("length_accuracy", "sst5", ("a", "c"), ""),))
+    figures, notes = sweep_figures(sweep, confusions=True, paper={"a": {"root_acc": 43.0}},
+                                   paper_figures=(spec,))
+    by_name = {figure["figure"]: figure for figure in figures}
+    boxes = by_name["seeds_test_root_acc"]
+    assert [group["labels"] for group in boxes["panels"]] == [["a", "a-dev"], ["b"]]
+    assert [box.get("paper") for box in boxes["boxes"]] == [43.0, None, None]
+    assert all("paper" not in box for box in by_name["seeds_dev_root_acc"]["boxes"])
+    # from the runs' counts: each point the mean over the seeds
+    fine = by_name["length_accuracy_sst5"]
+    assert [one["label"] for one in fine["series"]] == ["a", "a-dev"]
+    assert fine["series"][0]["points"][0]["n"] == [2, 2]   # lengths 3 and 5 in 1..5
+    # from the figure data of runs without counts
+    binary = by_name["length_accuracy_sst2"]
+    assert binary["series"][0]["points"][0]["accuracy"] == 80.0
+    assert by_name["root_confusion_b"]["counts"] == [[3, 1], [0, 4]]
+    assert by_name["root_confusion_a"]["counts"][0][0] == 1   # seed 1 right, seed 2 wrong
+    paper = by_name["fig"]
+    assert [one["label"] for one in paper["panels"][0]["series"]] == ["a"]
+    assert paper["panels"][0]["missing"] == ["c"]
+    assert notes == []
+
+
+def test_figure_files_are_the_same_bytes_each_time(tmp_path):
+    pytest.importorskip("matplotlib")
+    from npcomp.plots import write_figures
+    figures, _ = sweep_figures(_sweep(tmp_path), paper={"a": {"root_acc": 43.0}})
+    first = write_figures(figures, tmp_path / "one")
+    again = write_figures(figures, tmp_path / "two")
+    for one, two in zip(first, again):
+        assert Path(one).read_bytes() == Path(two).read_bytes(), one
+    assert Path(first[0]).read_bytes().startswith(b"\x89PNG")
