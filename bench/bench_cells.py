@@ -28,7 +28,7 @@ import sys
 import time
 from pathlib import Path
 
-MODELS = ("treelstm-nary", "treelstm-childsum", "slstm", "lstm-rnn", "rntn", "recnn")
+BENCHED_MODELS = ("treelstm-nary", "treelstm-childsum", "slstm", "lstm-rnn", "rntn", "recnn")
 
 # which nodes apply each weight matrix in the forward pass: "inner" (once per
 # inner node), "child" (once per child of an inner node), "word" (once per
@@ -64,7 +64,7 @@ def main(argv=None) -> int:
     parser.add_argument("--sentences", type=int, default=3000,
                         help="training sentences timed per cell")
     parser.add_argument("--dim", type=int, default=100)
-    parser.add_argument("--models", default=",".join(MODELS))
+    parser.add_argument("--models", default=",".join(BENCHED_MODELS))
     parser.add_argument("--json", default=None, help="write the results to this file")
     args = parser.parse_args(argv)
     for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):

@@ -51,7 +51,7 @@ def timed_run(model: str, cache_dir: Path, run_dir: Path, threads: int) -> dict:
 
 
 def main(argv=None) -> int:
-    from npcomp.cli import MODELS
+    from npcomp.cells.registry import MODELS
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--models", default=",".join(MODELS),

@@ -130,7 +130,8 @@ def _similarity_settings(entry: registry.Model) -> list:
     return out
 
 
-MODELS = tuple(registry.MODELS)
+# the models the gradient check covers: every one the registry declares
+CHECKED_MODELS = tuple(registry.MODELS)
 
 
 def unchecked_models(models=None) -> list:
@@ -282,11 +283,11 @@ def unexercised_options(model: str) -> list:
     """The model's cell options, or their values, that no setting checks:
     a choice (an activation) never given, a switch or number never away from
     its default.  Options that only set the initial parameters are exempt
-    (``registry.Option.in_equations``)."""
+    (``registry.CellOption.in_equations``)."""
     entry = registry.model(model)
     missing = []
     for option, values in option_values(model).items():
-        if not registry.OPTIONS[option].in_equations:
+        if not registry.CELL_OPTIONS[option].in_equations:
             continue
         choices = entry.allowed(option)
         if choices is not None:

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .cells import CELL_OPTIONS, model
+from .cells import registry
 from .defaults import defaults_for
 from .trainer import train
 
-BASELINE_MODEL = "mean-vectors"
+BASELINE_MODEL = registry.baseline_model()
 # options the baseline shares with the model's run when the user gave them
 SHARED = ("lr", "emb_lr", "l2", "dropout", "epochs", "batch_size")
 
@@ -32,8 +32,8 @@ def baseline_config(config: dict, given=()) -> dict:
     """The baseline's config beside the model's ``config``; ``given``: the
     option names the user set."""
     base = dict(config, model=BASELINE_MODEL, baseline=False)
-    for option in CELL_OPTIONS:  # the model's cell options are not the baseline's
-        if option not in model(BASELINE_MODEL).options:
+    for option in registry.CELL_OPTIONS:  # the model's cell options are not the baseline's
+        if option not in registry.model(BASELINE_MODEL).options:
             base.pop(option, None)
     defaults = defaults_for(BASELINE_MODEL, config["task"])
     for key in SHARED:

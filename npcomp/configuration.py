@@ -1,10 +1,10 @@
 """One place that checks a training configuration before anything runs.
 
-A configuration is the dict ``npcomp train`` builds from the model's paper
-defaults and the options given (``defaults.defaults_for``), and that
-``metrics.json`` records.  ``check(config)`` raises ``ConfigError`` naming the
-offending key, in the library's terms; the command line turns the key into
-its flag (``lr`` -> ``--lr``).
+A configuration is the dict ``run_config.build_config`` builds from the
+model's paper defaults and the options given, and that ``metrics.json``
+records.  ``check(config)`` raises ``ConfigError`` naming the offending key,
+in the library's terms; the command line turns the key into its flag (``lr``
+-> ``--lr``).  The ranges are the option table's (``options.py``).
 """
 from __future__ import annotations
 
@@ -12,33 +12,7 @@ import math
 import numbers
 
 from .cells import registry
-
-# key -> (lowest allowed value, what it counts)
-_INTEGERS = {
-    "dim": (1, "the hidden dimension"),
-    "embedding_dim": (1, "the word vector dimension"),
-    "epochs": (1, "the number of epochs"),
-    "evals_per_epoch": (1, "dev evaluations per epoch"),
-    "batch_size": (1, "sentences per minibatch"),
-    "eval_batch_size": (1, "sentences per evaluation forest"),
-    "similarity_dim": (1, "the similarity layer's units"),
-    "adagrad_reset": (0, "epochs between resets of the optimiser (0: never)"),
-    "span_samples": (0, "phrases drawn per sentence (0: every phrase)"),
-    "seed": (0, "the random seed"),
-    "threads": (1, "compute threads"),
-}
-# key -> (lowest allowed value, whether it is allowed itself, upper bound or None)
-_REALS = {
-    "lr": (0.0, False, None),
-    "emb_lr": (0.0, True, None),
-    "epsilon": (0.0, False, None),
-    "l2": (0.0, True, None),
-    "oov_scale": (0.0, True, None),
-    "forget_bias": (-math.inf, False, None),
-    "dropout": (0.0, True, 1.0),
-    "embedding_dropout": (0.0, True, 1.0),
-}
-
+from .options import OPTIONS, PAIR_TASKS, form, rates
 
 FLOAT32_MAX = 3.4028234663852886e38
 
@@ -74,30 +48,64 @@ def check_output_directory(option: str, path) -> None:
 
 
 def check_value(option: str, value) -> None:
-    """Raise ConfigError unless ``value`` lies in ``option``'s range (None: unset)."""
-    if value is None:
+    """Raise ConfigError unless ``value`` lies in ``option``'s range (None:
+    unset), as the option table (``options.py``) declares it."""
+    if value is None or option not in OPTIONS:
         return
-    if option in _INTEGERS:
-        lowest, meaning = _INTEGERS[option]
+    declared = OPTIONS[option]
+    if declared.kind is int and declared.counts:
         if isinstance(value, bool) or not isinstance(value, numbers.Integral) \
-                or value < lowest:
-            raise ConfigError(option, f"{meaning} must be a whole number >= {lowest}, "
-                                      f"not {value!r}")
-    elif option in _REALS:
-        lowest, inclusive, highest = _REALS[option]
+                or value < declared.lowest:
+            raise ConfigError(option, f"{declared.counts} must be a whole number >= "
+                                      f"{declared.lowest}, not {value!r}")
+    elif declared.kind is float:
+        lowest = -math.inf if declared.lowest is None else declared.lowest
+        highest = declared.below
         ok = (isinstance(value, numbers.Real) and math.isfinite(value)
-              and (value >= lowest if inclusive else value > lowest)
+              and (value > lowest if declared.above else value >= lowest)
               and (highest is None or value < highest))
         if not ok:
             bounds = (f"a number in [{lowest:g}, {highest:g})" if highest is not None else
                       "a finite number" if lowest == -math.inf else
-                      f"a finite number {'>=' if inclusive else '>'} {lowest:g}")
+                      f"a finite number {'>' if declared.above else '>='} {lowest:g}")
             raise ConfigError(option, f"must be {bounds}, not {value!r}")
-    elif option == "recurrent_dropout":
-        rates = value if isinstance(value, (list, tuple)) else [value]
-        if not rates or not all(isinstance(rate, numbers.Real) and 0.0 <= rate < 1.0
-                                for rate in rates):
+    elif declared.kind is rates:
+        values = value if isinstance(value, (list, tuple)) else [value]
+        if not values or not all(isinstance(rate, numbers.Real) and 0.0 <= rate < 1.0
+                                 for rate in values):
             raise ConfigError(option, f"rates must be numbers in [0, 1), not {value!r}")
+
+
+def read(option: str, value):
+    """Option ``option``'s value from ``value`` as `npcomp train`'s parser
+    reads its text: a switch from true/false, any other option from the text
+    of ``value`` (0.05 and "0.05" alike; a comma list of rates), in its
+    choices; None stays None.  OptionFormError (``options.form``) for an
+    unknown option or a value of the wrong form, ConfigError for text its
+    type or choices refuse."""
+    if value is None:
+        return None
+    value = form(option, value)
+    declared = OPTIONS[option]
+    if declared.kind is bool:
+        return value
+    text = str(value)
+    if declared.kind is rates:
+        try:
+            return rates(text)
+        except ValueError:
+            raise ConfigError(option, f"takes rates separated by commas, not {text!r}") \
+                from None
+    try:
+        value = declared.kind(text)
+    except ValueError:
+        raise ConfigError(option, f"invalid {declared.kind.__name__} value: {text!r}") \
+            from None
+    choices = declared.choices
+    if choices is not None and value not in choices:
+        raise ConfigError(option, f"invalid choice: {value!r} (choose from "
+                                  f"{', '.join(repr(choice) for choice in choices)})")
+    return value
 
 
 def check(config: dict) -> None:
@@ -107,7 +115,7 @@ def check(config: dict) -> None:
     for option, value in config.items():
         check_value(option, value)
     entry = registry.model(config["model"])
-    for option in registry.OPTIONS:
+    for option in registry.CELL_OPTIONS:
         value = config.get(option)
         if value is None:
             continue
@@ -129,13 +137,13 @@ def check(config: dict) -> None:
                                           "supervision 'spans'")
     if config.get("neutral", "unlabelled") != "unlabelled" and task != "sst2":
         raise ConfigError("neutral", "applies to sst2 alone: the other tasks predict neutral")
-    if task == "sick":
+    if task in PAIR_TASKS:
         if config.get("dropout", 0.0) > 0.0:
             raise ConfigError("dropout", "acts on a classifier's input; the similarity head "
                                          "of sick takes none (Tai et al.): use "
                                          "embedding_dropout")
-    rates = config.get("recurrent_dropout") or [0.0]
-    if max(rates if isinstance(rates, (list, tuple)) else [rates]) > 0.0 \
+    recurrent = config.get("recurrent_dropout") or [0.0]
+    if max(recurrent if isinstance(recurrent, (list, tuple)) else [recurrent]) > 0.0 \
             and not entry.recurrent:
         raise ConfigError("recurrent_dropout", f"does not apply to {config.get('model')} "
                                                "(no recurrence over a sequence)")

@@ -1,8 +1,9 @@
 """Default hyperparameters: each model's paper setting for each task.
 
 Each model's own paper setting, other papers' protocols and SICK sizes are
-declared with the model in ``cells/registry.py``; here are the settings every
-model shares and how a task adjusts them.
+declared with the model in ``cells/registry.py``, and the value every model
+shares for an option with the option (``options.py``); here is how they
+combine and how a task adjusts them.
 
 ``npcomp train --model M --task T`` with no further option runs the setting
 of M's paper; ``npcomp train --model M --help-defaults`` prints it.  The
@@ -10,19 +11,20 @@ synthetic task is ours: small sizes so a fresh install trains in seconds.
 """
 from __future__ import annotations
 
+import copy
+
 from .cells import registry
 from .cells.registry import leaves_are_words, sick_structure
 from .configuration import ConfigError
+from .options import OPTIONS, PAPER
 
-COMMON = dict(
-    optimizer="adagrad", epsilon=None, adagrad_reset=0, emb_optimizer="same",
-    supervision="all", span_samples=0, structure="gold", neutral="unlabelled",
-    average="sentences",
-    head="softmax",
-    embedding_dropout=0.0, recurrent_dropout=[0.0],
-    activation=None, untied=None, oov="uniform", oov_scale=0.05, dtype="float32",
-    fixed_embeddings=False, seed=1, eval_batch_size=512, evals_per_epoch=1,
-)
+# the options whose value every model shares (the option table's default), in
+# the order --help-defaults and metrics.json have always listed them
+SHARED = ("optimizer", "epsilon", "adagrad_reset", "emb_optimizer", "supervision",
+          "span_samples", "structure", "neutral", "average", "head", "embedding_dropout",
+          "recurrent_dropout", "activation", "untied", "oov", "oov_scale", "dtype",
+          "fixed_embeddings", "seed", "eval_batch_size", "evals_per_epoch")
+COMMON = {name: OPTIONS[name].default for name in SHARED}
 
 SYNTHETIC = dict(dim=50, embedding_dim=50, epochs=10, batch_size=25, dropout=0.0, l2=1e-4)
 
@@ -40,9 +42,9 @@ SICK_VECTOR_FILES = ("glove.840B.300d.sick.txt", "glove.840B.300d.txt")
 
 
 def matrix_embedding_dim(config: dict) -> int | None:
-    """The matrix-space model's word "vectors" are d x d matrices: d^2 numbers
-    (None for every other model)."""
-    return config["dim"] ** 2 if config["model"] == "matrix-space" else None
+    """The word "vectors" of a model whose words are d x d matrices (registry
+    ``word_matrices``): d^2 numbers (None for every other model)."""
+    return config["dim"] ** 2 if registry.model(config["model"]).word_matrices else None
 
 
 def dim_follows_embedding(config: dict) -> bool:
@@ -94,7 +96,8 @@ def defaults_for(model: str, task: str, protocol: str | None = None,
     config["protocol"] = protocol or "paper"
     if task == "sick":
         config.update(SICK, structure=sick_structure(model))
-        del config["head"]  # the similarity head, always
+        for name in [name for name in config if not applies(name, task)]:
+            del config[name]   # the head: the similarity head, always
         sick = entry.sick or {}
         # Tai et al.'s relatedness encoders take Table 1's sizes; others keep theirs
         config["source"] = SICK_SOURCE if "dim" in sick else (
@@ -107,6 +110,23 @@ def defaults_for(model: str, task: str, protocol: str | None = None,
         config["source"] = entry.defaults["source"] + ", sizes reduced for the synthetic task"
         if config["untied"] is not None:
             config["untied"] = False  # leaves are the word vectors: dim == embedding_dim
-        if model == "matrix-space":
-            config.update(dim=3, embedding_dim=9)
+        config.update(entry.synthetic)
     return config
+
+
+def applies(option: str, task: str) -> bool:
+    """Whether ``option`` applies to ``task`` (options.Option.tasks)."""
+    tasks = OPTIONS[option].tasks if option in OPTIONS else None
+    return tasks is None or task in tasks
+
+
+def with_defaults(config: dict) -> dict:
+    """``config`` with every option of a value shared by all runs that it
+    lacks at that value: a configuration built by ``run_config.build_config``
+    has them all; one saved by a run made before an option existed ran at
+    the option's default.  Options whose default is the model's paper
+    setting or None (not given) are not added."""
+    missing = {name: copy.copy(option.default) for name, option in OPTIONS.items()
+               if name not in config and option.default is not None
+               and option.default is not PAPER and applies(name, config["task"])}
+    return {**config, **missing}

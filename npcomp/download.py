@@ -199,16 +199,6 @@ def _vector_head_problem(path: Path, dim: int) -> str | None:
     return None
 
 
-def verify(name: str, data_dir: str | Path) -> dict:
-    """``{target path: problem or None}`` for every file of dataset ``name``.
-
-    None means present and verified (MD5, or structure for vector files).
-    """
-    data_dir = Path(data_dir)
-    return {data_dir / member.target: _file_problem(member, data_dir / member.target)
-            for archive in _dataset(name).archives for member in archive.members}
-
-
 def fetch(name: str, data_dir: str | Path, base_url: str | None = None,
           progress: bool = True, force: bool = False) -> list:
     """Download, check and install dataset ``name``; returns the installed paths.

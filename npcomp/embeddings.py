@@ -565,28 +565,3 @@ def build_embedding_matrix(vocab: Vocabulary, dim: int, rng: np.random.Generator
         "scale": scale,
     }
     return matrix, report
-
-
-def coverage(vectors, trees: Iterable) -> dict:
-    """How much of the text of ``trees`` the vector file covers.
-
-    A token is covered if the file has it exactly or in lowercase (the rule
-    :func:`build_embedding_matrix` matches words by).  Returns
-    ``{"types": covered distinct tokens / distinct tokens,
-    "tokens": covered token occurrences / token occurrences}``.
-    """
-    vectors = _as_word_vectors(vectors)
-    counts: dict = {}
-    for tree in trees:
-        for token in tree.tokens:
-            counts[token] = counts.get(token, 0) + 1
-    covered_types = covered_tokens = 0
-    for token, occurrences in counts.items():
-        if vectors.find(token)[0] >= 0:
-            covered_types += 1
-            covered_tokens += occurrences
-    total_tokens = sum(counts.values())
-    return {
-        "types": covered_types / len(counts) if counts else 0.0,
-        "tokens": covered_tokens / total_tokens if total_tokens else 0.0,
-    }

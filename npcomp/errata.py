@@ -13,6 +13,8 @@ and its entry there).
 from __future__ import annotations
 
 import re
+from importlib import resources
+from pathlib import PurePosixPath
 
 SHARED_PAGE = "docs/EQUATIONS.md"
 SHARED = re.compile(r"[ES]\d+$")
@@ -87,6 +89,14 @@ def page(module: str, erratum: str) -> str:
     """Where erratum ``erratum`` of the cell in npcomp/cells/MODULE.py is
     written out: docs/EQUATIONS.md for the shared ids, else its own page."""
     return SHARED_PAGE if SHARED.match(erratum) else f"docs/cells/{module}.md"
+
+
+def installed_copy(page: str) -> str:
+    """The path of ``page`` (docs/...) as installed with the package: the
+    pages explain cites are package data (``npcomp/errata_pages/``, links
+    into docs/ in a checkout, copies in a wheel)."""
+    within = PurePosixPath(page).relative_to("docs")
+    return str(resources.files("npcomp").joinpath("errata_pages", *within.parts))
 
 
 def text(module: str, erratum: str) -> str:

@@ -257,14 +257,16 @@ def errata(document: dict) -> dict:
     """{id: {"where", "text"}} for each erratum id the document's terms cite:
     where it is written out (Tai et al.'s and the shared readings, E1, S2,
     ..., in docs/EQUATIONS.md section 11, every other in the cell's own page,
-    docs/cells/MODULE.md) and what it says, in a line (``errata.py``)."""
+    docs/cells/MODULE.md), as the path of the copy installed with the package
+    (``npcomp/errata_pages/``, which a wheel carries too), and what it says,
+    in a line (``errata.py``)."""
     from . import errata as written
     from .cells import registry
     module = registry.model(document["model"]).module
     cited = sorted({erratum for sentence in document["sentences"]
                     for term in sentence["forward"] + sentence["backward"]
                     for erratum in term["erratum"].split(", ") if erratum})
-    return {erratum: {"where": written.page(module, erratum),
+    return {erratum: {"where": written.installed_copy(written.page(module, erratum)),
                       "text": written.text(module, erratum)} for erratum in cited}
 
 

@@ -1,7 +1,8 @@
 """The page ``npcomp explain`` and ``npcomp predict --html`` write: one
 self-contained HTML file (inline SVG, CSS and script, nothing fetched from
 anywhere) drawing each sentence's tree of the document ``explain.py``
-describes.
+describes.  Its HTML template, style sheet and script are files of their own
+(``npcomp/page_files/``), filled in and inlined here.
 
 Each node is a disc in the colour of its predicted class (the SST's scale,
 very negative red through neutral grey to very positive blue), with the
@@ -21,12 +22,14 @@ arrays or scalars is read through their ``tolist()``.
 """
 from __future__ import annotations
 
+import functools
 import html
 import json
 import math
+import string
+from importlib import resources
 from pathlib import Path
 
-from .explain_page_script import SCRIPT, STYLE
 
 # The SST's five-point scale, very negative .. very positive: a diverging
 # red - grey - blue palette (ColorBrewer RdBu), legible to red-green
@@ -366,18 +369,19 @@ def render_page(document: dict) -> str:
                    for k, sentence in enumerate(sentences)) \
         or '<p class="muted">No sentences.</p>'
     palette = {"classes": classes, "colours": colours, "ink": [_ink(c) for c in colours]}
-    return "".join([
-        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{_text(data.get('model') or 'npcomp')} \N{EN DASH} trees</title>",
-        f"<style>{STYLE}</style></head><body>",
-        _header(data), _warnings(data), _legend(classes, colours, ordinal), _parameters(data),
-        f'<div class="layout"><main>{body}</main>',
-        ('<aside id="detail" aria-live="polite"><p class="muted">Hover over or click a node '
-         "to see its span, labels, probabilities and terms.</p></aside></div>"),
-        f'<script type="application/json" id="document">{_script_json(data)}</script>',
-        f'<script type="application/json" id="palette">{_script_json(palette)}</script>',
-        f"<script>{SCRIPT}</script></body></html>\n"])
+    return string.Template(page_file("page.html")).substitute(
+        title=_text(data.get("model") or "npcomp"), style=page_file("page.css"),
+        header=_header(data), warnings=_warnings(data), legend=_legend(classes, colours, ordinal),
+        parameters=_parameters(data), sentences=body, document=_script_json(data),
+        palette=_script_json(palette), script=page_file("page.js"))
+
+
+@functools.lru_cache(maxsize=None)
+def page_file(name: str) -> str:
+    """The text of one of the page's files, package data in
+    ``npcomp/page_files/``: its HTML template (``string.Template``), its
+    style sheet and its script."""
+    return (resources.files("npcomp") / "page_files" / name).read_text(encoding="utf-8")
 
 
 def check_target(path: str | Path, overwrite: bool) -> Path:

@@ -74,6 +74,16 @@ class Forest:
     def max_children(self) -> int:
         return int(self.children.shape[1])
 
+    def levels(self, first: int = 0, downward: bool = False):
+        """The node range (start, stop) of each level from level ``first`` up
+        (0: the leaves, or a chain's first words), as a forward pass visits
+        them, children first; with ``downward`` from the top level down to
+        ``first``, as a backward pass visits them, parents first."""
+        bounds = self.level_ptr.tolist()
+        order = range(first, self.n_levels)
+        for level in reversed(order) if downward else order:
+            yield bounds[level], bounds[level + 1]
+
     def word_nodes(self) -> np.ndarray:
         """Indices of the nodes that read a word, ascending."""
         return np.flatnonzero(self.word >= 0)

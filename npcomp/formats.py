@@ -12,8 +12,7 @@ Formats read here:
   labels (``NP``, ``VP``) are accepted where labels are optional and read as
   unlabelled.
 * SICK in the layout of the Tree-LSTM authors' preprocessing
-  (``a.toks``, ``a.parents``, ``a.cparents``, ``sim.txt`` ...) and the original
-  tab-separated SemEval files.
+  (``a.toks``, ``a.parents``, ``a.cparents``, ``sim.txt`` ...).
 """
 from __future__ import annotations
 
@@ -21,7 +20,7 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple, Sequence
+from typing import Sequence
 
 import numpy as np
 
@@ -463,9 +462,6 @@ def renumber_postorder(tree: Tree) -> Tree:
 # --------------------------------------------------------------------------
 
 SICK_STRUCTURES = {"dependency": "parents", "constituency": "cparents"}
-SICK_TSV_COLUMNS = ("pair_ID", "sentence_A", "sentence_B", "relatedness_score",
-                    "entailment_judgment")
-ENTAILMENT_JUDGEMENTS = ("ENTAILMENT", "NEUTRAL", "CONTRADICTION")
 SICK_SCORE_RANGE = (1.0, 5.0)
 
 
@@ -542,16 +538,6 @@ class SickPair:
     pair_id: str
 
 
-class SickRecord(NamedTuple):
-    """One row of an original SemEval SICK file, sentences split on whitespace."""
-
-    pair_id: str
-    tokens_a: tuple
-    tokens_b: tuple
-    score: float
-    judgement: str
-
-
 def read_sick_dir(directory: str | Path, structure: str = "dependency") -> list:
     """SickPairs of one split directory in the Tree-LSTM authors' layout.
 
@@ -596,48 +582,6 @@ def read_sick_dir(directory: str | Path, structure: str = "dependency") -> list:
             raise DataError("empty pair id", directory / "id.txt", number)
         pairs.append(SickPair(trees[0], trees[1], score, pair_id))
     return pairs
-
-
-def read_sick_tsv(path: str | Path) -> list:
-    """SickRecords of an original tab-separated SemEval file.
-
-    ``SICK_train.txt``, ``SICK_trial.txt``, ``SICK_test_annotated.txt``: a
-    header line naming the columns (pair_ID, sentence_A, sentence_B,
-    relatedness_score, entailment_judgment; others are ignored), then one pair
-    per line.  Sentences are split on whitespace.  Raises DataError naming the
-    file and line.
-    """
-    path = Path(path)
-    lines = _read_lines(path)
-    if not lines:
-        raise DataError("empty file (expected a header line)", path)
-    header = [name.strip() for name in lines[0].split("\t")]
-    missing = [name for name in SICK_TSV_COLUMNS if name not in header]
-    if missing:
-        raise DataError(f"header lacks column(s) {', '.join(missing)}", path, 1)
-    column = {name: header.index(name) for name in SICK_TSV_COLUMNS}
-    records = []
-    for number, text in enumerate(lines[1:], start=2):
-        fields = text.split("\t")
-        if len(fields) != len(header):
-            raise DataError(f"{len(fields)} tab-separated field(s), expected {len(header)}",
-                            path, number)
-        pair_id = fields[column["pair_ID"]].strip()
-        if not pair_id:
-            raise DataError("empty pair_ID", path, number)
-        tokens_a = tuple(fields[column["sentence_A"]].split())
-        tokens_b = tuple(fields[column["sentence_B"]].split())
-        if not tokens_a or not tokens_b:
-            raise DataError("empty sentence", path, number)
-        score = _read_score(fields[column["relatedness_score"]], path, number)
-        judgement = fields[column["entailment_judgment"]].strip()
-        if judgement not in ENTAILMENT_JUDGEMENTS:
-            raise DataError(f"entailment judgment {judgement!r} is not one of "
-                            f"{', '.join(ENTAILMENT_JUDGEMENTS)}", path, number)
-        records.append(SickRecord(pair_id, tokens_a, tokens_b, score, judgement))
-    if not records:
-        raise DataError("no pairs after the header", path)
-    return records
 
 
 def _read_lines(path: Path) -> list:

@@ -160,10 +160,14 @@ class SentenceEncoder:
         if nudge is not None:
             recurrent["nudge"] = nudge
         h, cell_cache = self.cell.forward(params.prefixed("cell"), forest, cell_x, cell_index,
-                                          helper, **recurrent)
+                                          **self._helper(helper), **recurrent)
         encoding = dict(word_nodes=word_nodes, words=words, word_index=word_index, x=x,
                         node_mask=node_mask, cell_cache=cell_cache)
         return h, encoding
+
+    def _helper(self, helper) -> dict:
+        """The helper thread as the cell takes it: only a cell that uses one."""
+        return {"helper": helper} if self.cell.helped else {}
 
     def _encode_backward(self, params: Parameters, forest: Forest, encoding: dict,
                          d_h: np.ndarray, grads: Parameters, helper=None,
@@ -172,7 +176,7 @@ class SentenceEncoder:
         rows read; ``d_word_rows`` = (rows of ``encoding['words']``, (r, d_x))
         adds gradient reaching the word vectors another way (a leaf classifier)."""
         d_x = self.cell.backward(params.prefixed("cell"), forest, encoding["cell_cache"], d_h,
-                                 grads.prefixed("cell"), helper)
+                                 grads.prefixed("cell"), **self._helper(helper))
         node_mask = encoding["node_mask"]
         words = encoding["words"]
         if node_mask is not None:  # back through the word-vector masks, per distinct word

@@ -24,9 +24,7 @@ import os
 from pathlib import Path
 from typing import Callable, Sequence
 
-import numpy as np
-
-from .formats import (UNLABELLED, DataError, Tree, _read_ints, _read_lines, _split_source,
+from .formats import (DataError, Tree, _read_ints, _read_lines, _split_source,
                       parents_to_tree, read_ptb_file)
 from .parsed_trees import carry_labels
 
@@ -294,17 +292,6 @@ def labelled_dependency_tree(constituency: Tree, heads: Sequence[int], source: s
     if len(heads) != n_tokens:
         raise DataError(f"{len(heads)} head(s) for {n_tokens} token(s)", *_split_source(source))
     return carry_labels(constituency, parents_to_tree(heads, constituency.tokens, source=source))
-
-
-def label_coverage(trees: Sequence[Tree]) -> dict:
-    """How many nodes of ``trees`` carry a label.
-
-    returns: {"nodes": total nodes, "labelled": nodes with a label,
-              "fraction": labelled / nodes (0.0 for no nodes)}
-    """
-    nodes = sum(tree.n_nodes for tree in trees)
-    labelled = sum(int(np.count_nonzero(tree.label != UNLABELLED)) for tree in trees)
-    return {"nodes": nodes, "labelled": labelled, "fraction": labelled / nodes if nodes else 0.0}
 
 
 # --------------------------------------------------------------------------

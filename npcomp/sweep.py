@@ -45,6 +45,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .cells import registry
+from .options import OPTIONS
 from .rundir import RunDirectory, RunDirectoryError, RunFileError
 from .scheduler import SCHEDULER_TIMEOUT, check_scheduler
 
@@ -56,9 +58,6 @@ LOGS = "logs"
 # times the scheduler resubmits a run whose worker died before reporting it
 # failed (Dask's distributed.scheduler.allowed-failures, set on a local cluster)
 ALLOWED_FAILURES = 3
-# options that differ between two plans of the same sweep without changing a run
-# (the parses' directory too: the runs' data fingerprints check what they read)
-_WHERE_IT_RUNS = ("data_dir", "parses_dir", "eval_batch_size", "train_eval")
 # sections of a SPEC file
 _SECTIONS = ("seeds", "base", "grid", "settings")
 
@@ -388,12 +387,14 @@ def plan_record(spec: SweepSpec, runs: list) -> dict:
 
 
 def _what_is_trained(record: dict) -> dict:
-    """A planned run's setting, seed and options, without those that do not
-    change what it trains, each value as `npcomp train` receives it (text:
-    0.05 from a SPEC file and "0.05" from --grid plan the same run)."""
+    """A planned run's setting, seed and options, without those that say where
+    it runs rather than what it trains (the option table's ``where_it_runs``;
+    the parses' directory too: the runs' data fingerprints check what they
+    read), each value as `npcomp train` receives it (text: 0.05 from a SPEC
+    file and "0.05" from --grid plan the same run)."""
     return {**record, "options": {key: value if isinstance(value, bool) else str(value)
                                   for key, value in record["options"].items()
-                                  if key not in _WHERE_IT_RUNS}}
+                                  if key not in OPTIONS or not OPTIONS[key].where_it_runs}}
 
 
 def settle_plan(sweep_dir: str | Path, spec: SweepSpec, runs: list, extend: bool = False) -> list:
@@ -477,7 +478,8 @@ def run_state(run_dir: str | Path) -> str:
         except RunFileError:
             metrics = {}
         config = metrics.get("config") or {}
-        baseline_due = config.get("baseline") and config.get("model") != "mean-vectors"
+        baseline_due = (config.get("baseline")
+                        and config.get("model") != registry.baseline_model())
         if metrics.get("test") is not None and (
                 not baseline_due or run_state(directory.path / "baseline") == "finished"):
             return "finished"

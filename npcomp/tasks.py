@@ -48,16 +48,16 @@ from pathlib import Path
 import numpy as np
 
 from .configuration import ConfigError
+from .options import OPTIONS, PAIR_TASKS, TASKS
 from .formats import (UNLABELLED, DataError, SickPair, Tree, branching_tree, chain_tree,
                       read_ptb_file, read_sick_dir)
 
-TASKS = ("sst5", "sst2", "synthetic", "sick")
-STRUCTURES = ("gold", "left", "right", "chain", "dependency", "parsed", "constituency")
-PAIR_TASKS = ("sick",)
+# the trees a task's sentences can be read as (the option ``structure``)
+STRUCTURES = OPTIONS["structure"].choices
 SPLITS = ("train", "dev", "test")
 
 _SST2_LABELS = np.array([0, 0, UNLABELLED, 1, 1], dtype=np.int32)
-NEUTRAL_POLICIES = ("unlabelled", "train")
+NEUTRAL_POLICIES = OPTIONS["neutral"].choices
 
 
 @dataclass

@@ -157,11 +157,3 @@ class TextTrees:
                 self.warn(f"plain sentences get right-branching trees, not parsed ones: "
                           f"{error} (--tree right chooses them without this message)")
             return None
-
-
-def trees_from_lines(lines: Sequence[str], structure: str, source: str = "<stdin>",
-                     tree: str | None = None, parser: TextParser | None = None,
-                     warn: Callable[[str], None] | None = None,
-                     n_classes: int | None = None) -> list:
-    """One tree per line as a run of ``structure`` reads it (:class:`TextTrees`)."""
-    return TextTrees(structure, tree, parser, warn=warn, n_classes=n_classes)(lines, source)

@@ -37,10 +37,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .cells import CELL_OPTIONS, make_cell
+from .cells import make_cell
 from .cells.interface import StructureError
 from .configuration import ConfigError, check
-from .defaults import dim_follows_embedding
+from .defaults import dim_follows_embedding, with_defaults
 from .embeddings import Vocabulary, build_embedding_matrix, read_vectors
 from .forest import Forest, build_forest, node_words, supervised_labels
 from .formats import DataError, SickPair, _split_source
@@ -49,6 +49,7 @@ from .memory import retain_freed_memory
 from .model import (PairBatch, PairModel, TreeModel, naming_the_sentence,
                     require_finite_outputs)
 from .optimizers import make_optimizer
+from .options import RESUMABLE, cell_options
 from .params import Parameters
 from .rundir import RunDirectory, RunFileError
 from .run_paths import recorded_config, recorded_metrics
@@ -226,14 +227,14 @@ def evaluate(model, params: Parameters, split, batch_size: int = 512, helpers=No
 def build_model(config: dict, vocab: Vocabulary, n_classes: int):
     """A TreeModel, or a PairModel for a pair task (SICK); ``n_classes`` are
     the classes it predicts."""
+    # a cell option not in the config is not given: the cell's own default
     cell = make_cell(config["model"], config["embedding_dim"], config["dim"],
-                     **{option: config.get(option) for option in CELL_OPTIONS})
+                     **{option: config.get(option) for option in cell_options()})
     if config["task"] in PAIR_TASKS:
         return PairModel(cell, len(vocab), config["embedding_dim"],
-                         hidden_dim=config.get("similarity_dim") or 50, n_classes=n_classes)
+                         hidden_dim=config["similarity_dim"], n_classes=n_classes)
     return TreeModel(cell, n_classes, len(vocab), config["embedding_dim"],
-                     head=config.get("head", "softmax"),
-                     training_only_classes=int(config.get("neutral") == "train"))
+                     head=config["head"], training_only_classes=int(config["neutral"] == "train"))
 
 
 def initial_parameters(config, model, vocab, vectors, rng, report):
@@ -285,8 +286,6 @@ class TrainingStopped(Exception):
     directory keeps the last good checkpoint and the best model so far."""
 
 
-# options a resumed run may take anew: more epochs, and where and how it runs
-RESUMABLE = ("epochs", "threads", "data_dir", "eval_batch_size", "train_eval")
 # the mean loss per labelled node (per pair) of the latest DIVERGENCE_WINDOW
 # minibatches above DIVERGENCE_FACTOR times that of the run's first minibatch
 # (the model as initialised) stops training as diverged
@@ -310,7 +309,7 @@ def load_model(run_dir: str | Path):
                            "writes it at the first dev evaluation)")
     archive = directory.load_npz("model.npz", required=("config", "vocab", "n_classes"))
     try:
-        config = json.loads(str(archive["config"]))
+        config = with_defaults(json.loads(str(archive["config"])))
         vocab = Vocabulary.from_list(list(archive["vocab"]))
         n_classes = int(archive["n_classes"])
         model = build_model(config, vocab, n_classes)
@@ -367,9 +366,9 @@ def read_checkpoint(directory: RunDirectory) -> dict:
 
 
 def resumed_config(saved: dict, changes: dict) -> dict:
-    """The checkpoint's config with ``changes`` applied: those in RESUMABLE
-    (more epochs, another data directory or thread count); any other key must
-    keep its saved value."""
+    """The checkpoint's config with ``changes`` applied: the resumable options
+    (``options.RESUMABLE``: more epochs, another data directory or thread
+    count); any other key must keep its saved value."""
     config = dict(saved)
     refused = {key: value for key, value in changes.items()
                if key not in RESUMABLE and saved.get(key) != value}
@@ -428,10 +427,10 @@ def train(config: dict, run_dir: str | Path, resume: bool = False, overwrite: bo
     saved = None
     if resume:
         saved = read_checkpoint(directory)
-        config = resumed_config(saved["config"], config)
+        config = resumed_config(with_defaults(saved["config"]), config)
     else:
         directory.check_usable(overwrite)
-        config = dict(config)
+        config = with_defaults(config)
     check(config)
     run = _prepare(config, directory, saved, echo)
     # a checkpoint holds the parameters and up to two optimiser states, written
@@ -452,7 +451,7 @@ def train(config: dict, run_dir: str | Path, resume: bool = False, overwrite: bo
         run.metrics["setup_s"] = time.perf_counter() - setup_start
         # a second thread overlaps independent products of the backward pass and
         # evaluates every other forest (BLAS itself runs one thread: see cli/__init__.py)
-        if int(config.get("threads") or 1) > 1:
+        if config.get("threads") is not None and config["threads"] > 1:
             run.helper = ThreadPoolExecutor(max_workers=1)
         start_epoch = len(run.metrics["epochs"]) + 1
         for epoch in range(start_epoch, config["epochs"] + 1):
@@ -481,8 +480,7 @@ def _prepare(config: dict, directory: RunDirectory, saved: dict | None, echo) ->
         config["dim"] = config["embedding_dim"]
     task = load_task(config["task"], config.get("data_dir"), config["structure"],
                      seed=config["seed"], spans=config["supervision"] == "spans",
-                     parses_dir=config.get("parses_dir"),
-                     neutral=config.get("neutral", "unlabelled"))
+                     parses_dir=config.get("parses_dir"), neutral=config["neutral"])
     fingerprints = {split: _fingerprint(task.splits[split]) for split in SPLITS}
     fingerprints["config"] = _config_digest(config)
     if saved is not None:
@@ -507,8 +505,7 @@ def _prepare(config: dict, directory: RunDirectory, saved: dict | None, echo) ->
         config["optimizer"], size=model.layout.size, dense_size=model.dense_size,
         embedding_offset=model.layout["embedding"].offset,
         embedding_dim=config["embedding_dim"], lr=config["lr"], embedding_lr=config["emb_lr"],
-        dtype=dtype, embedding_rule=config.get("emb_optimizer", "same"),
-        epsilon=config.get("epsilon"))
+        dtype=dtype, embedding_rule=config["emb_optimizer"], epsilon=config.get("epsilon"))
     metrics = {"model": config["model"], "task": config["task"], "config": config,
                "epochs": [], "best_epoch": None, "best_at": None, "dev": None, "test": None,
                "train_wall_s": 0.0, "train_sentences_per_s": None,
@@ -623,10 +620,10 @@ def _log_latest_evaluation(directory: RunDirectory, metrics: dict,
 
 
 def _new_epoch(run: Run, epoch: int) -> EpochState:
-    reset_every = run.config.get("adagrad_reset") or 0
+    reset_every = run.config["adagrad_reset"]
     if reset_every and epoch > 1 and (epoch - 1) % reset_every == 0:
         run.optimizer.reset()  # Socher et al.'s code restarts AdaGrad's history
-    span_samples = run.config.get("span_samples") or 0
+    span_samples = run.config["span_samples"]
     return EpochState(order=run.task.span_groups.draw(run.rng, span_samples) if span_samples
                       else run.rng.permutation(len(run.splits["train"])))
 
@@ -638,7 +635,7 @@ def _train_epoch(run: Run, epoch: int, state: EpochState, progress: bool) -> Non
     batch_size = config["batch_size"]
     unit = "pair" if run.task.name in PAIR_TASKS else "sent"
     n_batches = -(-len(state.order) // batch_size)
-    inside = evaluation_points(n_batches, config.get("evals_per_epoch") or 1)[:-1]
+    inside = evaluation_points(n_batches, config["evals_per_epoch"])[:-1]
     bar = _progress(len(state.order), f"epoch {epoch}/{config['epochs']}", progress, unit,
                     initial=min(state.done * batch_size, len(state.order)))
     while state.done < n_batches:
@@ -784,8 +781,7 @@ def _end_epoch(run: Run, epoch: int, state: EpochState) -> None:
     config, metrics = run.config, run.metrics
     tick = time.perf_counter()
     dev = _evaluate(run, run.splits["dev"])
-    train_accuracy = (_evaluate(run, run.train_sentences) if config.get("train_eval", True)
-                      else None)
+    train_accuracy = _evaluate(run, run.train_sentences) if config["train_eval"] else None
     record = {"epoch": epoch, "train_loss": state.loss_sum / len(state.order), "dev": dev,
               "train": train_accuracy, "wall_s": state.wall_s,
               "eval_s": time.perf_counter() - tick, "train_examples": len(state.order),
@@ -838,7 +834,8 @@ def estimate_seconds(config: dict, minibatches: int = 8) -> float:
     test; reading the data is counted once.  Nothing is written."""
     tick = time.perf_counter()
     retain_freed_memory()
-    run = _prepare(dict(config), RunDirectory(Path(".")), None, echo=lambda *args: None)
+    run = _prepare(with_defaults(config), RunDirectory(Path(".")), None,
+                   echo=lambda *args: None)
     _warm_up(run.model, run.params, run.optimizer, run.splits["train"], run.config)
     setup = time.perf_counter() - tick
     config, batch_size = run.config, run.config["batch_size"]
@@ -851,16 +848,15 @@ def estimate_seconds(config: dict, minibatches: int = 8) -> float:
         times.append(time.perf_counter() - tick)
     step = float(np.median(times))   # a step slowed by another process counts less
     examples = len(train)
-    if config.get("span_samples"):
+    if config["span_samples"]:
         examples = len(run.task.span_groups.whole) * (1 + config["span_samples"])
     dev = run.splits["dev"]
-    sample = min(len(dev), config.get("eval_batch_size") or 512)
+    sample = min(len(dev), config["eval_batch_size"])
     tick = time.perf_counter()
     _evaluate(run, _first(dev, sample))
     per_sentence = (time.perf_counter() - tick) / max(sample, 1)
-    evaluated = (config["epochs"] * config.get("evals_per_epoch", 1) * len(dev)
-                 + config["epochs"] * len(run.train_sentences) * bool(config.get("train_eval",
-                                                                                   True))
+    evaluated = (config["epochs"] * config["evals_per_epoch"] * len(dev)
+                 + config["epochs"] * len(run.train_sentences) * config["train_eval"]
                  + len(run.splits["test"]))
     return setup + config["epochs"] * -(-examples // batch_size) * step \
         + evaluated * per_sentence
@@ -889,8 +885,8 @@ def _regularisation(config) -> dict:
     """The training step's weight decay and dropout rates, as keyword arguments
     of ``loss_and_gradient`` (the warm-up must take the same code paths)."""
     return {"l2": config["l2"], "dropout": config["dropout"],
-            "embedding_dropout": config.get("embedding_dropout") or 0.0,
-            "recurrent_dropout": config.get("recurrent_dropout") or 0.0}
+            "embedding_dropout": config["embedding_dropout"],
+            "recurrent_dropout": config["recurrent_dropout"]}
 
 
 def _warm_up(model, params, optimizer, split, config):

@@ -13,12 +13,20 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
+# what the real data directory holds (../shared/data/SOURCES.md)
+REAL_DATA = ("sst/train.txt", "sick/train", "sick/SICK_trial.txt", "vectors")
+
+
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
-    """The real data directory: $NPCOMP_DATA, else <repo root>/../shared/data."""
+    """The real data directory, $NPCOMP_DATA, else <repo root>/../shared/data:
+    the SST, SICK and the vectors (the tests that read it skip, saying so,
+    without it)."""
     directory = Path(os.environ.get("NPCOMP_DATA", REPO_ROOT.parent / "shared" / "data"))
-    if not (directory / "sst" / "train.txt").is_file():
-        pytest.skip("real data not found: set NPCOMP_DATA to the data directory")
+    missing = [part for part in REAL_DATA if not (directory / part).exists()]
+    if missing:
+        pytest.skip(f"real data not found at {directory} (no {', '.join(missing)}): set "
+                    "NPCOMP_DATA to the data directory")
     return directory
 
 

@@ -13,13 +13,15 @@ from cell_checks import assert_kernel_matches_python, binary_forward_case
 from gradcheck.check import STEP, TOLERANCE, assert_passes, check_gradients
 from gradcheck.suite import Setting, build_case, random_trees, run_setting, settings
 from gradcheck.trees import random_binary_tree, random_forest_trees
-from npcomp.cells import levels, lstm_rnn, make_cell
-from npcomp.cells.activations import ACTIVATIONS, activation_code
+from npcomp.cells import levels, lstm_rnn, make_cell, registry
+from npcomp.cells.activations import activation_code
 from npcomp.cells.reference import lstm_rnn as lstm_rnn_reference
 from npcomp.formats import Tree, branching_tree
 from npcomp.forest import build_forest, node_words
 
 MODEL = "lstm-rnn"
+# the activations its registry entry offers
+ACTIVATION_NAMES = registry.model(MODEL).options["activation"]
 
 
 # ---------------------------------------------------------------------------
@@ -31,7 +33,7 @@ def _forward_case(activation: str, untied: bool, dtype, seed: int = 3):
 
 
 @pytest.mark.parametrize("untied", [False, True], ids=["tied", "untied"])
-@pytest.mark.parametrize("activation", sorted(ACTIVATIONS))
+@pytest.mark.parametrize("activation", ACTIVATION_NAMES)
 def test_forward_matches_the_printed_equations(activation, untied):
     trees, vectors, params, forest, h, d = _forward_case(activation, untied, np.float64)
     assert forest.n_levels > 5 and np.any(forest.n_children == 1)   # unary nodes present
@@ -231,11 +233,11 @@ def test_unplanted_case_passes(untied):
 def test_detects_children_swapped_in_the_backward(monkeypatch, untied):
     """(a) The backward routes the left child's error to the right child."""
     def wrap(backward):
-        def buggy(params, forest, cache, d_h, grads, helper=None):
+        def buggy(params, forest, cache, d_h, grads, **helper):
             original = forest.children
             forest.children = original[:, ::-1].copy()
             try:
-                return backward(params, forest, cache, d_h, grads, helper)
+                return backward(params, forest, cache, d_h, grads, **helper)
             finally:
                 forest.children = original
         return buggy
@@ -250,11 +252,11 @@ def test_detects_dropped_peephole_path_to_the_children(monkeypatch):
     """(b) The backward drops c_x W_ci1, c_y W_ci2, ... : no error reaches a
     child's cell through the gates' peepholes (the forget path remains)."""
     def wrap(backward):
-        def buggy(params, forest, cache, d_h, grads, helper=None):
+        def buggy(params, forest, cache, d_h, grads, **helper):
             saved = params["W_peephole"].copy()
             params["W_peephole"][...] = 0.0
             try:
-                return backward(params, forest, cache, d_h, grads, helper)
+                return backward(params, forest, cache, d_h, grads, **helper)
             finally:
                 params["W_peephole"][...] = saved
         return buggy
@@ -266,11 +268,11 @@ def test_detects_dropped_peephole_path_to_the_children(monkeypatch):
 def test_detects_tanh_derivative_for_sigmoid(monkeypatch):
     """(c) The backward uses tanh' = 1 - g^2 where g is the sigmoid."""
     def wrap(backward):
-        def buggy(params, forest, cache, d_h, grads, helper=None):
+        def buggy(params, forest, cache, d_h, grads, **helper):
             cell = backward.__self__
             code, cell.code = cell.code, activation_code("tanh")
             try:
-                return backward(params, forest, cache, d_h, grads, helper)
+                return backward(params, forest, cache, d_h, grads, **helper)
             finally:
                 cell.code = code
         return buggy
@@ -359,7 +361,7 @@ def _kernel_cases():
                                                np.zeros((n + 3, 8 * d)), start, stop)),
     ] + [
         case
-        for code in ACTIVATIONS.values()
+        for code in map(activation_code, ACTIVATION_NAMES)
         for case in [
             (lstm_rnn._cell_update, lambda code=code: (
                 code, children, normal(7 * d), normal(d), normal(n, 7 * d), np.zeros((n, d)),

@@ -12,8 +12,8 @@ import pytest
 from cell_checks import assert_kernel_matches_python
 from gradcheck.check import TOLERANCE, assert_passes, check_gradients
 from gradcheck.suite import Setting, build_case
-from npcomp.cells import make_cell, mrnn, recurrence
-from npcomp.cells.activations import RECURRENT_ACTIVATIONS
+from npcomp.cells import make_cell, mrnn, recurrence, registry
+from npcomp.cells.activations import activation_code
 from npcomp.cells.reference import mrnn as mrnn_reference
 from npcomp.formats import chain_tree
 from npcomp.forest import build_forest
@@ -22,13 +22,15 @@ from test_cell_lstm import (LENGTHS, CHECK_LENGTHS, cell_gradient_errors, chain_
 from test_cell_rnn import RELU_MARGIN, model_case
 
 MODEL = "mrnn"
+# the activations its registry entry offers
+ACTIVATION_NAMES = registry.model(MODEL).options["activation"]
 
 
 # ---------------------------------------------------------------------------
 # forward against eq. 5
 # ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("activation", mrnn.ACTIVATIONS)
+@pytest.mark.parametrize("activation", ACTIVATION_NAMES)
 def test_forward_is_eq_5(activation):
     rng = np.random.default_rng(1)
     d, d_x = 3, 4
@@ -93,7 +95,7 @@ def test_parameter_counts_of_section_5():
 # gradient checks through the model, every activation
 # ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("activation", mrnn.ACTIVATIONS)
+@pytest.mark.parametrize("activation", ACTIVATION_NAMES)
 def test_gradients(activation):
     """As the RNN's (seed 1: every relu pre-activation RELU_MARGIN from the kink)."""
     model, params, forest, options, margin = model_case(MODEL, mrnn_reference.forward, activation, seed=1)
@@ -144,9 +146,9 @@ def _with_gradient_changed(cell, name, change):
     adds to grads[name]."""
     backward = cell.backward
 
-    def buggy(params, forest, cache, d_h, grads, helper=None):
+    def buggy(params, forest, cache, d_h, grads, **helper):
         before = grads[name].copy()
-        d_x = backward(params, forest, cache, d_h, grads, helper)
+        d_x = backward(params, forest, cache, d_h, grads, **helper)
         grads[name][...] = before + change(grads[name] - before)
         return d_x
     return buggy
@@ -170,12 +172,12 @@ def test_detects_word_gradient_without_the_bilinear_term(monkeypatch):
     cell = model.cell
     backward = cell.backward
 
-    def buggy(params_, forest_, cache, d_h, grads, helper=None):
+    def buggy(params_, forest_, cache, d_h, grads, **helper):
         # A is read by the backward only for dx's dG A^T term (G_w is cached)
         saved = params_["A"].copy()
         params_["A"][...] = 0
         try:
-            return backward(params_, forest_, cache, d_h, grads, helper)
+            return backward(params_, forest_, cache, d_h, grads, **helper)
         finally:
             params_["A"][...] = saved
 
@@ -253,7 +255,7 @@ def _kernel_cases():
                                                 rng.normal(size=(n, d)), index,
                                                 rng.normal(size=(n_words, d, d)), 2, n)),
     ]
-    for code in (RECURRENT_ACTIVATIONS[name] for name in mrnn.ACTIVATIONS):
+    for code in map(activation_code, ACTIVATION_NAMES):
         out.append((mrnn._bilinear_rows, lambda code=code: (
             code, previous, rng.normal(size=(n_words, d, d)), rng.normal(size=(n_words, d)),
             index, np.zeros((n, d)), np.zeros((n, d)), 0, n)))

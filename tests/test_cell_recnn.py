@@ -11,13 +11,14 @@ from cell_checks import binary_forward_case
 from gradcheck.check import TOLERANCE, assert_passes, check_gradients
 from gradcheck.suite import Setting, build_case
 from gradcheck.trees import random_binary_tree
-from npcomp.cells import make_cell
-from npcomp.cells.activations import ACTIVATIONS
+from npcomp.cells import make_cell, registry
 from npcomp.cells.reference import recnn as recnn_reference
 from npcomp.formats import Tree, branching_tree
 from npcomp.forest import build_forest, node_words
 
 MODEL = "recnn"
+# the activations its registry entry offers
+ACTIVATION_NAMES = registry.model(MODEL).options["activation"]
 
 
 # ---------------------------------------------------------------------------
@@ -29,7 +30,7 @@ def _forward_case(activation: str, untied: bool, dtype, seed: int = 3):
 
 
 @pytest.mark.parametrize("untied", [False, True], ids=["tied", "untied"])
-@pytest.mark.parametrize("activation", sorted(ACTIVATIONS))
+@pytest.mark.parametrize("activation", ACTIVATION_NAMES)
 def test_forward_matches_the_printed_equations(activation, untied):
     trees, vectors, params, forest, h, d = _forward_case(activation, untied, np.float64)
     assert forest.n_levels > 5 and np.any(forest.n_children == 1)   # unary nodes present
@@ -122,11 +123,11 @@ def test_detects_leaf_child_read_with_the_inner_matrix(monkeypatch):
     model, params, forest, options = _case(input_dim=3)
     backward = model.cell.backward
 
-    def buggy(params, forest, cache, d_h, grads, helper=None):
+    def buggy(params, forest, cache, d_h, grads, **helper):
         cell = backward.__self__
         cell.untied = False
         try:
-            return backward(params, forest, cache, d_h, grads, helper)
+            return backward(params, forest, cache, d_h, grads, **helper)
         finally:
             cell.untied = True
 
@@ -143,9 +144,9 @@ def test_detects_leaf_halves_swapped(monkeypatch):
     model, params, forest, options = _case()
     backward = model.cell.backward
 
-    def buggy(params, forest, cache, d_h, grads, helper=None):
+    def buggy(params, forest, cache, d_h, grads, **helper):
         before = grads["W_leaf"].copy()
-        d_x = backward(params, forest, cache, d_h, grads, helper)
+        d_x = backward(params, forest, cache, d_h, grads, **helper)
         added = grads["W_leaf"] - before
         half = added.shape[0] // 2
         grads["W_leaf"][...] = before + np.concatenate((added[half:], added[:half]))
@@ -179,6 +180,30 @@ def test_check_forest_rejects_what_it_cannot_compose(untied):
         cell.check_forest(_forest_of([2, 2, -1], [0, 1, 2]))             # a word at the root
     with pytest.raises(ValueError, match="words at the leaves only"):
         cell.check_forest(_forest_of([2, 2, -1], [0, -1, -1]))           # a leaf without word
+
+
+def test_the_cell_takes_every_activation_the_kernels_have():
+    """The cell keeps no list of activations of its own (the registry entry
+    says which the command line offers): built directly it takes the
+    rectifier and the identity too, and computes the printed equations."""
+    from cell_checks import forward_on_tokens
+    from gradcheck.trees import random_binary_tree
+    from npcomp.cells import cell_class
+    rng = np.random.default_rng(5)
+    trees = [random_binary_tree(n, rng, unary_rate=0.15) for n in (7, 12, 3)]
+    for activation in ("relu", "identity"):
+        for untied in (False, True):
+            d, d_x = 4, (5 if untied else 4)
+            cell = cell_class(MODEL)(d_x, d, activation=activation, untied=untied)
+            params = {name: rng.normal(0, 0.7, shape) for name, shape in cell.parameter_shapes()}
+            vectors = [rng.normal(size=(len(tree.tokens), d_x)) for tree in trees]
+            forest, h = forward_on_tokens(cell, params, trees, vectors, np.float64)
+            for k, tree in enumerate(trees):
+                expected = recnn_reference.forward(tree, vectors[k], params, activation,
+                                                   untied)["out"]
+                nodes = np.flatnonzero(forest.tree == k)
+                np.testing.assert_allclose(h[nodes], expected[forest.origin[nodes]],
+                                           rtol=1e-12, atol=1e-12)
 
 
 def test_options_are_validated():

@@ -25,12 +25,14 @@ from test_cell_lstm import (
 
 from gradcheck.check import TOLERANCE, assert_passes, check_gradients
 from gradcheck.suite import N_CLASSES, VOCAB_SIZE, Setting, build_case
-from npcomp.cells import make_cell, recurrence, rnn
-from npcomp.cells.activations import ACTIVATIONS, RECURRENT_ACTIVATIONS
+from npcomp.cells import make_cell, recurrence, registry, rnn
+from npcomp.cells.activations import activation_code
 from npcomp.cells.reference import rnn as rnn_reference
 from npcomp.formats import chain_tree
 
 MODEL = "rnn"
+# the activations its registry entry offers
+ACTIVATION_NAMES = registry.model(MODEL).options["activation"]
 # a rectifier's finite difference is wrong when a pre-activation lies within
 # about 2 steps (2e-3) times its sensitivity of the kink at 0: the relu test
 # points are chosen (seeds below) with every |pre-activation| above this
@@ -41,7 +43,7 @@ RELU_MARGIN = 1e-2
 # forward against eq. 3
 # ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("activation", rnn.ACTIVATIONS)
+@pytest.mark.parametrize("activation", ACTIVATION_NAMES)
 def test_forward_is_eq_3(activation):
     rng = np.random.default_rng(1)
     d, d_x = 3, 4
@@ -103,7 +105,7 @@ def model_case(model, states, activation, seed):
     return (*case, margin)
 
 
-@pytest.mark.parametrize("activation", rnn.ACTIVATIONS)
+@pytest.mark.parametrize("activation", ACTIVATION_NAMES)
 def test_gradients(activation):
     """Every activation through the model; the relu test point keeps every
     pre-activation RELU_MARGIN from the kink (seed 3: 6e-2).  Root supervision
@@ -169,13 +171,13 @@ def test_detects_gradient_routed_two_steps_back(monkeypatch):
     assert_passes(check_gradients(model, params, forest, **options))
     backward = model.cell.backward
 
-    def buggy(params_, forest_, cache, d_h, grads, helper=None):
+    def buggy(params_, forest_, cache, d_h, grads, **helper):
         original = forest_.children
         before = original[:, 0]
         grandchild = np.where(before >= 0, before[np.maximum(before, 0)], -1)
         forest_.children = np.where(before >= 0, grandchild, -1)[:, None].astype(np.int32)
         try:
-            return backward(params_, forest_, cache, d_h, grads, helper)
+            return backward(params_, forest_, cache, d_h, grads, **helper)
         finally:
             forest_.children = original
 
@@ -195,9 +197,9 @@ def test_detects_masks_missing_in_backward(monkeypatch):
                                        np.random.default_rng(1)))
     backward = cell.backward
 
-    def buggy(params_, forest_, cache, d_h, grads, helper=None):
+    def buggy(params_, forest_, cache, d_h, grads, **helper):
         cache.mask = np.ones_like(cache.mask)
-        return backward(params_, forest_, cache, d_h, grads, helper)
+        return backward(params_, forest_, cache, d_h, grads, **helper)
 
     monkeypatch.setattr(cell, "backward", buggy)
     errors = cell_gradient_errors(cell, params, forest, x, index, masks, rng)
@@ -221,7 +223,7 @@ def _kernel_cases():
                                           rng.normal(size=(n + 3, d)),
                                           rng.normal(size=(n, d)), 0, n)),
     ]
-    for code in (RECURRENT_ACTIVATIONS[name] for name in rnn.ACTIVATIONS):
+    for code in map(activation_code, ACTIVATION_NAMES):
         out.append((rnn._activate_rows, lambda code=code: (
             code, rng.normal(size=(n + 3, d)), rng.normal(size=(x.shape[0], d)), index,
             np.zeros((n, d)), 0, n)))
@@ -270,15 +272,15 @@ def test_helper_thread_gives_the_same_results(model, monkeypatch):
 def test_rectifier_and_identity_codes():
     """relu(z) = max(z, 0) with slope 1 where the output is positive (0 at and
     below the kink); identity with slope 1; through the cell's own kernels
-    (activations.activate and derivative_from_output inlined).  The tree cells'
-    codes are unchanged, so they do not accept these names."""
+    (activations.activate and derivative_from_output inlined).  The recursive
+    net's registry entry (Le & Zuidema's three) does not offer them."""
     z = np.concatenate([np.linspace(-40, 40, 2001), [0.0, 1e-300, -1e-300]])
     n = z.shape[0]
     for dtype in (np.float64, np.float32):
         column = z.astype(dtype)[:, None]
         for name, value, slope in (("relu", np.maximum(column, 0), column > 0),
                                    ("identity", column, np.ones_like(column))):
-            code = RECURRENT_ACTIVATIONS[name]
+            code = activation_code(name)
             out = np.empty_like(column)
             rnn._activate_rows(code, np.zeros_like(column), column, np.arange(n), out, 0, n)
             assert out.dtype == dtype
@@ -286,7 +288,6 @@ def test_rectifier_and_identity_codes():
             derivative = np.empty_like(column)
             recurrence.activation_deltas(code, out, np.ones_like(column), derivative, 0, n)
             np.testing.assert_array_equal(derivative, slope.astype(dtype))
-    assert ACTIVATIONS == {"tanh": 0, "sigmoid": 1, "softsign": 2}
     with pytest.raises(ValueError, match="activation"):
         make_cell("recnn", 3, 3, activation="relu")
 

@@ -230,10 +230,10 @@ def test_detects_first_childs_forget_gate_for_every_child(monkeypatch):
             d_c[edge_child[edges]] *= forget[first_edge[j]] / forget[edges]
 
     def wrap(backward):
-        def buggy(params, forest, cache, d_h, grads, helper=None):
+        def buggy(params, forest, cache, d_h, grads, **helper):
             monkeypatch.setattr(treelstm_childsum, "_gate_deltas", first_forget_kernel)
             try:
-                return backward(params, forest, cache, d_h, grads, helper)
+                return backward(params, forest, cache, d_h, grads, **helper)
             finally:
                 monkeypatch.setattr(treelstm_childsum, "_gate_deltas", kernel)
         return buggy
@@ -247,10 +247,10 @@ def test_detects_missing_child_specific_forget_term(monkeypatch):
     delta_iou U^T): the backward sees U_f = 0 when routing, which is the only
     place it reads U_f."""
     def wrap(backward):
-        def buggy(params, forest, cache, d_h, grads, helper=None):
+        def buggy(params, forest, cache, d_h, grads, **helper):
             routing = dict(params)
             routing["U_f"] = np.zeros_like(params["U_f"])
-            return backward(routing, forest, cache, d_h, grads, helper)
+            return backward(routing, forest, cache, d_h, grads, **helper)
         return buggy
     errors = _errors_with(monkeypatch, wrap)
     assert errors["cell.U_f"] > TOLERANCE and errors["cell.U.i"] > TOLERANCE

@@ -13,6 +13,7 @@ import pytest
 
 import npcomp.cli
 import npcomp.synthetic
+from npcomp.cells import registry
 from npcomp.cli import main
 from npcomp.formats import parse_ptb
 from npcomp.tasks import load_task
@@ -68,7 +69,7 @@ def test_help_defaults(capsys):
     assert defaults["optimizer"] == "adagrad" and "epochs" in defaults
 
 
-@pytest.mark.parametrize("model", sorted(npcomp.cli.MODELS))
+@pytest.mark.parametrize("model", sorted(registry.MODELS))
 def test_every_model_has_paper_defaults(model, capsys):
     """Each registered model has its paper's setting for SST and a synthetic one."""
     for task in ("sst5", "synthetic"):

@@ -1,5 +1,4 @@
 """Vocabulary, vector-file readers and the embedding matrix (npcomp.embeddings)."""
-import os
 import struct
 from pathlib import Path
 
@@ -7,18 +6,8 @@ import numpy as np
 import pytest
 
 from npcomp.embeddings import (UNKNOWN, Vocabulary, WordVectors, build_embedding_matrix,
-                               coverage, read_vectors)
+                               read_vectors)
 from npcomp.formats import DataError, parse_ptb, read_ptb_file
-
-REPOSITORY = Path(__file__).resolve().parents[1]
-
-
-def real_data_dir() -> Path:
-    """The shared benchmark data ($NPCOMP_DATA, else ../shared/data), or skip."""
-    data_dir = Path(os.environ.get("NPCOMP_DATA", REPOSITORY.parent / "shared" / "data"))
-    if not (data_dir / "vectors").is_dir():
-        pytest.skip(f"real data not found at {data_dir}: set NPCOMP_DATA to the data directory")
-    return data_dir
 
 
 @pytest.fixture
@@ -304,16 +293,17 @@ def test_plain_pair_of_words_and_matrix(rng):
     assert WordVectors(*pair).find("dog") == (-1, False)
 
 
-def test_coverage_counts_types_and_tokens(tmp_path):
+def test_type_coverage_counts_the_words_found(tmp_path, rng):
     vectors = read_vectors(write_text(tmp_path / "vectors.txt", GLOVE_LINES))
     trees = [parse_ptb("(1 (2 The) (1 (2 cat) (1 (2 the) (0 zebra))))"),
              parse_ptb("(2 (2 The) (2 okapi))")]
-    # types: The, cat, the, zebra, okapi (3 covered); tokens: 6 (4 covered)
-    assert coverage(vectors, trees) == {"types": 3 / 5, "tokens": 4 / 6}
+    # types: The, cat, the, zebra, okapi (3 found, exactly or in lowercase)
+    _, report = build_embedding_matrix(Vocabulary.from_trees(trees), 3, rng, vectors)
+    assert report["type_coverage"] == 3 / 5
 
 
-def test_real_glove_6b():
-    path = real_data_dir() / "vectors" / "glove.6B.50d.sst-sick.txt"
+def test_real_glove_6b(data_dir):
+    path = data_dir / "vectors" / "glove.6B.50d.sst-sick.txt"
     vectors = read_vectors(path)
     assert vectors.fmt == "glove" and vectors.vectors.shape == (18564, 50)
     assert vectors.duplicates == 0
@@ -321,14 +311,12 @@ def test_real_glove_6b():
                                [0.418, 0.24968, -0.41242], rtol=1e-6)
 
 
-def test_real_sst_coverage_matches_the_data_notes():
+def test_real_sst_coverage_matches_the_data_notes(data_dir):
     # ../shared/data/SOURCES.md: GloVe 6B 50d covers 91.7% of the SST types,
     # the word2vec subset 58.0% (exact or lowercase form)
-    data_dir = real_data_dir()
     trees = [tree for split in ("train", "dev", "test")
              for tree in read_ptb_file(data_dir / "sst" / f"{split}.txt")]
     glove = read_vectors(data_dir / "vectors" / "glove.6B.50d.sst-sick.txt")
-    assert round(coverage(glove, trees)["types"], 3) == 0.917
     vocab = Vocabulary.from_trees(trees)
     _, report = build_embedding_matrix(vocab, 50, np.random.default_rng(0), glove)
-    assert report["type_coverage"] == coverage(glove, trees)["types"]
+    assert round(report["type_coverage"], 3) == 0.917

@@ -155,6 +155,40 @@ def test_any_token_is_drawn_as_itself(tokens):
     assert json.loads(embedded)["sentences"][0]["tokens"] == tokens
 
 
+def test_the_page_files_are_filled_in_and_inlined():
+    """The template (npcomp/page_files/page.html) has every place filled, the
+    style sheet and the script inlined as they are in their files."""
+    from npcomp.explain_page import page_file
+    text = render_page(_document())
+    assert "${" not in text and "$" not in page_file("page.html").replace("${", "")
+    assert f"<style>\n{page_file('page.css')}</style>" in text
+    assert f"<script>\n{page_file('page.js')}</script>" in text
+
+
+def test_the_page_script_is_valid_javascript(tmp_path):
+    """Node.js parses the script as it stands in its file and as the page
+    inlines it (``node --check``: a syntax check, nothing run)."""
+    import subprocess
+
+    from npcomp.explain_page import page_file
+    node = shutil.which("node") or shutil.which("nodejs")
+    if node is None:
+        message = "node not on PATH (Debian: apt-get install nodejs)"
+        if os.environ.get("NPCOMP_REQUIRE_BROWSER"):   # CI installs it with the browser
+            pytest.fail(message)
+        pytest.skip(message)
+    inlined = re.findall(r"<script>(.*?)</script>", render_page(_document()), re.S)
+    assert inlined == ["\n" + page_file("page.js")]
+    for name, text in (("page.js", page_file("page.js")), ("inlined.js", inlined[0])):
+        (tmp_path / name).write_text(text)
+        checked = subprocess.run([node, "--check", str(tmp_path / name)], capture_output=True,
+                                 text=True)
+        assert checked.returncode == 0, checked.stderr
+    (tmp_path / "broken.js").write_text(page_file("page.js").replace("})();", "})(;"))
+    assert subprocess.run([node, "--check", str(tmp_path / "broken.js")],
+                          capture_output=True).returncode != 0   # the check can fail
+
+
 def test_the_document_is_embedded_as_strict_json():
     page = render_page(_document())
     embedded = re.search(r'<script type="application/json" id="document">(.*?)</script>',
@@ -453,7 +487,9 @@ def test_each_erratum_shows_its_text(chromium, slstm_page):
     badges = [badge.text for badge in row.find_elements(By.CSS_SELECTOR, ".erratum")]
     assert badges == ["Z1", "Z3"]
     texts = row.find_elements(By.CSS_SELECTOR, ".erratum-text")
-    assert "Eq. (14) prints eps_{t+1}^h" in texts[0].text and "docs/cells/slstm.md" in texts[0].text
+    # the page cites the copy installed with the package (npcomp/errata_pages/)
+    assert "Eq. (14) prints eps_{t+1}^h" in texts[0].text
+    assert "errata_pages/cells/slstm.md" in texts[0].text
     assert "tanh' at c_t" in texts[1].text
 
 

@@ -1,9 +1,9 @@
 """Data formats: PTB trees, chains, branching trees and the SICK readers.
 
-The last tests read the real SST and SICK files when they are found
-($NPCOMP_DATA, else ../shared/data next to the repository) and skip otherwise.
+The last tests read the real SST and SICK files when they are found (the
+``data_dir`` fixture: $NPCOMP_DATA, else ../shared/data next to the
+repository) and skip otherwise.
 """
-import os
 from pathlib import Path
 
 import numpy as np
@@ -11,17 +11,7 @@ import pytest
 
 from npcomp.formats import (NO_PARENT, NO_TOKEN, UNLABELLED, DataError, SickPair, branching_tree,
                             chain_tree, parents_to_tree, parse_ptb, read_ptb_file,
-                            read_sick_dir, read_sick_tsv)
-
-REPOSITORY = Path(__file__).resolve().parent.parent
-
-
-def real_data(subdirectory: str) -> Path:
-    """The real data directory ``subdirectory`` (sst, sick), or skip the test."""
-    for base in (os.environ.get("NPCOMP_DATA"), REPOSITORY.parent / "shared" / "data"):
-        if base and (Path(base) / subdirectory).is_dir():
-            return Path(base) / subdirectory
-    pytest.skip("real data not found: set NPCOMP_DATA")
+                            read_sick_dir)
 
 
 def assert_children_in_sentence_order(tree):
@@ -310,46 +300,14 @@ def test_read_sick_dir_constituency_errors(tmp_path):
         read_sick_dir(directory, structure="lexical")
 
 
-SICK_TSV = ("pair_ID\tsentence_A\tsentence_B\trelatedness_score\tentailment_judgment\r\n"
-            "1\tA dog runs\tA  cat sleeps \t2.5\tNEUTRAL\r\n"
-            "7\tTwo men talk\tMen talk\t4.9\tENTAILMENT\r\n")
-
-
-def test_read_sick_tsv(tmp_path):
-    path = tmp_path / "SICK_trial.txt"
-    path.write_bytes(SICK_TSV.encode("utf-8"))
-    records = read_sick_tsv(path)
-    assert records == [("1", ("A", "dog", "runs"), ("A", "cat", "sleeps"), 2.5, "NEUTRAL"),
-                       ("7", ("Two", "men", "talk"), ("Men", "talk"), 4.9, "ENTAILMENT")]
-    assert records[1].judgement == "ENTAILMENT"
-
-
-@pytest.mark.parametrize("replace, replacement, line, reason", [
-    ("relatedness_score", "score", 1, "header lacks column(s) relatedness_score"),
-    ("\t4.9\t", "\t4.9 ", 3, "4 tab-separated field(s), expected 5"),
-    ("\t4.9\t", "\t0.5\t", 3, "outside [1, 5]"),
-    ("\t4.9\t", "\t\t", 3, "'' is not a number"),
-    ("ENTAILMENT\r\n", "YES\r\n", 3, "'YES' is not one of"),
-    ("Two men talk", " ", 3, "empty sentence"),
-])
-def test_read_sick_tsv_errors(tmp_path, replace, replacement, line, reason):
-    path = tmp_path / "SICK_train.txt"
-    path.write_bytes(SICK_TSV.replace(replace, replacement, 1).encode("utf-8"))
-    with pytest.raises(DataError) as caught:
-        read_sick_tsv(path)
-    assert caught.value.path == str(path)
-    assert caught.value.line == line
-    assert reason in str(caught.value)
-
-
 # --------------------------------------------------------------------------
 # the real files
 # --------------------------------------------------------------------------
 
 @pytest.mark.parametrize("structure", ["dependency", "constituency"])
 @pytest.mark.parametrize("split, n_pairs", [("train", 4500), ("dev", 500), ("test", 4927)])
-def test_real_sick_dir(split, n_pairs, structure):
-    pairs = read_sick_dir(real_data("sick") / split, structure)
+def test_real_sick_dir(split, n_pairs, structure, data_dir):
+    pairs = read_sick_dir(data_dir / "sick" / split, structure)
     assert len(pairs) == n_pairs
     assert len({pair.pair_id for pair in pairs}) == n_pairs
     for pair in pairs:
@@ -365,25 +323,8 @@ def test_real_sick_dir(split, n_pairs, structure):
                 assert sorted(tree.token_index.tolist()) == list(range(len(tree.tokens)))
 
 
-@pytest.mark.parametrize("name, n_pairs", [
-    ("SICK_train.txt", 4500), ("SICK_trial.txt", 500), ("SICK_test_annotated.txt", 4927)])
-def test_real_sick_tsv(name, n_pairs):
-    records = read_sick_tsv(real_data("sick") / name)
-    assert len(records) == n_pairs
-    assert {record.judgement for record in records} == {"ENTAILMENT", "NEUTRAL", "CONTRADICTION"}
-
-
-def test_real_sick_tsv_matches_directory_layout():
-    sick = real_data("sick")
-    pairs = read_sick_dir(sick / "dev")
-    records = {record.pair_id: record for record in read_sick_tsv(sick / "SICK_trial.txt")}
-    assert {pair.pair_id for pair in pairs} == set(records)
-    for pair in pairs:
-        assert pair.score == records[pair.pair_id].score
-
-
-def test_real_sst_dev():
-    trees = read_ptb_file(real_data("sst") / "dev.txt")
+def test_real_sst_dev(data_dir):
+    trees = read_ptb_file(data_dir / "sst" / "dev.txt")
     assert len(trees) == 1101
     assert sum(tree.n_nodes for tree in trees) == 41447
     assert sum(len(tree.tokens) for tree in trees) == 21274

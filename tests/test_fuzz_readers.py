@@ -1,7 +1,7 @@
 """Property tests of every reader and parser against near-valid and arbitrary
 input: PTB trees (files and single lines), word vectors (text, word2vec
-binary, gzip), the SICK files (the Tree-LSTM authors' layout and SemEval's
-tab-separated files), sweep SPEC files (TOML), and what explain and predict
+binary, gzip), the SICK files (the Tree-LSTM authors' layout), sweep SPEC
+files (TOML), and what explain and predict
 take: lines of bracketed trees or sentences, and --parents heads.
 
 The property: each input either loads into a valid structure (checked
@@ -32,7 +32,7 @@ from hypothesis import strategies as st
 from npcomp.cli.explain import _dependency_tree
 from npcomp.embeddings import read_vectors, vector_dimension
 from npcomp.formats import (DataError, Tree, decode_lines, parse_ptb, read_ptb_file,
-                            read_sick_dir, read_sick_tsv)
+                            read_sick_dir)
 from npcomp.sweep import SpecError, plan_runs, read_spec
 from npcomp.text_trees import TextTrees
 
@@ -448,38 +448,6 @@ def test_sick_directories(scratch, files, data, structure):
         assert 1.0 <= pair.score <= 5.0 and pair.pair_id
     if damaged_file is None:
         assert len(pairs) == files["id.txt"].count("\n")
-
-
-@st.composite
-def sick_tsv(draw) -> str:
-    header = ["pair_ID", "sentence_A", "sentence_B", "relatedness_score",
-              "entailment_judgment"]
-    if draw(st.booleans()):
-        header.append("extra")
-    lines = ["\t".join(header)]
-    for pair in range(draw(st.integers(0, 3))):
-        fields = [str(pair + 1), " ".join(draw(st.lists(WORDS, min_size=1, max_size=3))),
-                  " ".join(draw(st.lists(WORDS, min_size=1, max_size=3))),
-                  repr(draw(st.floats(1.0, 5.0))),
-                  draw(st.sampled_from(["ENTAILMENT", "NEUTRAL", "CONTRADICTION"]))]
-        lines.append("\t".join(fields + ["x"] * (len(header) - 5)))
-    return "\n".join(lines) + "\n"
-
-
-@PROPERTY
-@given(data=st.data(), text=sick_tsv())
-def test_sick_tab_separated_files(scratch, data, text):
-    path = scratch / "SICK_train.txt"
-    path.write_bytes(data.draw(damaged(text)))
-    with time_bound():
-        try:
-            records = read_sick_tsv(path)
-        except DataError as error:
-            names_the_place(error, path)
-            return
-    for record in records:
-        assert record.pair_id and record.tokens_a and record.tokens_b
-        assert 1.0 <= record.score <= 5.0
 
 
 # --------------------------------------------------------------------------

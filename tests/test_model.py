@@ -46,6 +46,21 @@ HELPED = ["treelstm-nary", "treelstm-childsum", "lstm-recurrent-attn", "rnn", "m
           "matrix-space"]
 
 
+@pytest.mark.parametrize("model", sorted(registry.MODELS))
+def test_a_cell_takes_a_helper_thread_only_when_it_uses_one(model):
+    """``helped`` declares it: the cells that split levels or move weight
+    gradients to a helper take ``helper``; the others take none."""
+    import inspect
+
+    from npcomp.cells import cell_class
+    cell = cell_class(model)
+    for method in (cell.forward, cell.backward):
+        assert ("helper" in inspect.signature(method).parameters) == cell.helped, method
+    # and the cells built from a helped cell hand it theirs
+    assert cell.helped == (model in HELPED or model in ("lstm", "bilstm", "lstm2", "bilstm2",
+                                                        "lstm-global-attn"))
+
+
 @pytest.mark.parametrize("model", HELPED)
 def test_helper_thread_gives_the_same_gradient(model, monkeypatch):
     """Levels split between two threads (every level of 4 or more nodes here)
@@ -153,14 +168,14 @@ def _kernel_cases():
             rng.integers(0, 4, size=forest.n_leaves), rng.normal(size=(4, 2 * d)),
             rng.normal(size=(2 * d, d)), rng.normal(size=d), np.zeros((n, 2 * d)),
             np.zeros((n, d)), rng.normal(size=(n, d)), n - 1, rng.normal(size=d)))
-        for code in ACTIVATIONS.values()
+        for code in (activation.code for activation in ACTIVATIONS.values())
     ] + [
         (recnn._inner_backward, lambda code=code: (
             code, forest.level_ptr, levels.binary_children(forest), forest.n_leaves,
             rng.normal(size=(d, 2 * d)), rng.uniform(-0.9, 0.9, size=(n, d)),
             rng.normal(size=(n, d)), np.zeros((n, d)), np.zeros((n, 2 * d)),
             np.zeros((forest.n_leaves, 2 * d))))
-        for code in ACTIVATIONS.values()
+        for code in (activation.code for activation in ACTIVATIONS.values())
     ]
 
 
@@ -172,8 +187,9 @@ def test_kernel_matches_its_python_function(kernel, make_args):
 
 
 def test_kernel_activations_match_numpy():
-    """The kernels' tanh (one exp) and sigmoid agree with NumPy to rounding, in
-    absolute terms, over the whole range; derivatives come from outputs."""
+    """The kernels' tanh (one exp), sigmoid and every other activation of the
+    table agree with its NumPy g to rounding, in absolute terms, over the whole
+    range; derivatives come from outputs, as the table's g' does."""
     from numba import njit
 
     from npcomp.cells.activations import activate, derivative_from_output
@@ -190,15 +206,20 @@ def test_kernel_activations_match_numpy():
     z = np.concatenate([np.linspace(-40, 40, 20001), np.geomspace(1e-20, 1e-3, 50),
                         -np.geomspace(1e-20, 1e-3, 50), [0.0, 800.0, -800.0]])
     with np.errstate(over="ignore", invalid="ignore"):  # exp(800) in the references
-        references = {"tanh": (np.tanh(z), 1 - np.tanh(z) ** 2),
-                      "sigmoid": (1 / (1 + np.exp(-z)), np.exp(-z) / (1 + np.exp(-z)) ** 2),
-                      "softsign": (z / (1 + np.abs(z)), 1 / (1 + np.abs(z)) ** 2)}
-    for name, code in ACTIVATIONS.items():
-        value, slope = apply(code, z)
-        expected_value, expected_slope = references[name]
-        finite = np.isfinite(expected_slope)
-        np.testing.assert_allclose(value, expected_value, rtol=0, atol=4e-16)
-        np.testing.assert_allclose(slope[finite], expected_slope[finite], rtol=0, atol=1e-15)
+        slopes = {"tanh": 1 - np.tanh(z) ** 2,
+                  "sigmoid": np.exp(-z) / (1 + np.exp(-z)) ** 2,
+                  "softsign": 1 / (1 + np.abs(z)) ** 2,
+                  "relu": (z > 0).astype(float), "identity": np.ones_like(z)}
+        assert set(slopes) == set(ACTIVATIONS)   # every activation of the table
+        for name, activation in ACTIVATIONS.items():
+            value, slope = apply(activation.code, z)
+            expected_value, expected_slope = activation.g(z), slopes[name]
+            finite = np.isfinite(expected_slope)
+            np.testing.assert_allclose(activation.slope(expected_value)[finite],
+                                       expected_slope[finite], rtol=0, atol=1e-15)
+            np.testing.assert_allclose(value, expected_value, rtol=0, atol=4e-16)
+            np.testing.assert_allclose(slope[finite], expected_slope[finite], rtol=0,
+                                       atol=1e-15)
 
 
 def _pair_model(model="treelstm-childsum"):

@@ -4,7 +4,6 @@ those recomputed here, independently, from the run's predictions.jsonl and
 metrics.json; the predictions file agrees with the trees and with `npcomp
 eval`; a sweep's box plots and mean curves; the refusals and errors."""
 import json
-import os
 import subprocess
 import sys
 import xml.etree.ElementTree as ElementTree
@@ -20,7 +19,6 @@ from npcomp.tasks import load_task
 
 pytest.importorskip("matplotlib", reason="the plot extra (matplotlib) is not installed")
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
 SIZES = (80, 40, 120)
 _original_splits = npcomp.synthetic.synthetic_splits
 TINY = ["--dim", "8", "--embedding-dim", "8", "--epochs", "2", "--quiet", "--no-baseline",
@@ -378,19 +376,10 @@ def test_a_sweep_of_one_setting_draws_its_counts(tmp_path):
 # SICK (real data): Pearson's r against mean sentence length
 # --------------------------------------------------------------------------
 
-@pytest.fixture
-def sick_data_dir() -> Path:
-    """The real data directory holding SICK: $NPCOMP_DATA, else ../shared/data."""
-    directory = Path(os.environ.get("NPCOMP_DATA", REPO_ROOT.parent / "shared" / "data"))
-    if not all((directory / "sick" / split).is_dir() for split in ("train", "dev", "test")):
-        pytest.skip("real SICK data not found: set NPCOMP_DATA to the data directory")
-    return directory
-
-
-def test_sick_pearson_by_mean_length_matches_the_predictions(tmp_path, capsys, sick_data_dir):
+def test_sick_pearson_by_mean_length_matches_the_predictions(tmp_path, capsys, data_dir):
     run_dir = tmp_path / "sick"
     assert main(["train", "--model", "treelstm-childsum", "--task", "sick", "--data-dir",
-                 str(sick_data_dir), "--vectors", "random", "--dim", "8", "--embedding-dim",
+                 str(data_dir), "--vectors", "random", "--dim", "8", "--embedding-dim",
                  "8", "--epochs", "1", "--quiet", "--threads", "1", "--out",
                  str(run_dir)]) == 0
     assert main(["plot", str(run_dir), "--out", str(tmp_path / "figures")]) == 0

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import gradcheck.__main__ as gradcheck_main
-from gradcheck.suite import MODELS as CHECKED_MODELS
+from gradcheck.suite import CHECKED_MODELS
 from gradcheck.suite import settings, unchecked_models
 from npcomp.cells import cell_class, make_cell, registry
 from npcomp.cells.interface import EVERY_LEAF, EVERY_NODE, LEAVES_ONLY, Cell
@@ -151,3 +151,13 @@ def test_sick_structures_follow_the_declared_structures():
                if registry.model(name).structure == "sequence")
     assert np.all([defaults_for(name, "sick")["structure"] == registry.sick_structure(name)
                    for name in NAMES])
+
+
+def test_every_activation_an_entry_offers_is_in_the_table_of_activations():
+    from npcomp.cells.reference.functions import ACTIVATIONS
+    offered = {name for entry in registry.MODELS.values()
+               for name in entry.options.get("activation") or ()}
+    assert offered and offered <= set(ACTIVATIONS)
+    assert registry.choices("activation") == tuple(dict.fromkeys(
+        name for entry in registry.MODELS.values()
+        for name in entry.options.get("activation") or ()))

@@ -15,7 +15,8 @@ import pytest
 from npcomp import paper_tables
 from npcomp.cli import main
 from npcomp.cli.reproduce import table_spec
-from npcomp.cli.sweep import option_flags, train_arguments, train_parser
+from npcomp.cli.sweep import config_of
+from npcomp.options import command_line
 from npcomp.report import ABOVE, BELOW, REACHED, TOO_FEW, WITHIN_NOISE, verdict
 
 pytest.importorskip("distributed")
@@ -46,12 +47,14 @@ def every_setting():
 
 @pytest.mark.parametrize("options", list(every_setting()))
 def test_every_row_is_a_configuration_train_accepts(options, data_dir):
-    """Through train's own parser and configuration check, without training."""
-    from npcomp.cli.train import train_config
-    arguments = train_arguments(options, option_flags(train_parser()), lambda option: "table")
-    parsed = train_parser().parse_args([*arguments, "--data-dir", str(data_dir)])
-    parsed.threads = 1
+    """The row's command, as its report prints it, through train's own parser
+    and configuration check gives the configuration its sweep builds from
+    the row's options, without training."""
+    from npcomp.cli import build_parser, train_config
+    parsed = build_parser().parse_args(["train", *command_line(options), "--data-dir",
+                                        str(data_dir), "--threads", "1"])
     config = train_config(parsed)
+    assert config == config_of(dict(options, data_dir=str(data_dir), threads=1))
     assert config["model"] == options["model"] and config["task"] == options["task"]
 
 
@@ -131,6 +134,21 @@ def test_list_prints_each_row_with_its_time(tmp_path, monkeypatch, capsys):
     assert len(cached) == 2 and all(seconds > 0 for seconds in cached.values())
     assert main(["reproduce", "--list", "tiny", "--out", str(tmp_path)]) == 0
     assert "measuring" not in capsys.readouterr().err   # the cache answers
+
+
+def test_list_answers_without_the_data(tmp_path, monkeypatch, capsys):
+    """Every table listed, each row's time where it can be measured and, where
+    its data or vectors are not found, why not: a fresh install, before
+    `npcomp download`."""
+    monkeypatch.setenv("NPCOMP_DATA", str(tmp_path / "no-data"))
+    assert main(["reproduce", "--list", "--out", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    for table in paper_tables.TABLES.values():
+        assert f"{table.name}: {table.title}" in out
+        for row in table.rows:
+            assert all(f"  {name} " in out for name in row.settings())
+    assert "not measured: " in out and "no such file" in out
+    assert "a seed" not in out   # every table here trains on the real data
 
 
 def test_an_unknown_table_or_row_is_named(capsys):

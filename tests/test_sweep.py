@@ -390,15 +390,14 @@ def test_the_readme_examples_plan_their_runs(tmp_path, monkeypatch):
     assert sorted({run.setting for run in runs}) == [
         "glove-lr0.05", "glove-lr0.1", "random-lr0.05", "random-lr0.1"]
     assert len(runs) == 20
-    flags = sweep_command.option_flags(sweep_command.train_parser())
-    sweep_command.check_settings(spec, runs, flags, threads=1)
+    sweep_command.check_settings(spec, runs, threads=1)
     one_line = " ".join(re.search(r"\n    (npcomp sweep --model.*\\\n.*)\n", section)[1]
                         .replace("\\\n", " ").split())
     args = npcomp.cli.build_parser().parse_args(shlex.split(one_line)[1:])
-    spec = sweep_command.build_spec(args, flags)
+    spec = sweep_command.build_spec(args)
     runs = plan_runs(spec)
     assert [run.name for run in runs][:2] == ["lr0.05-s1", "lr0.05-s2"] and len(runs) == 10
-    sweep_command.check_settings(spec, runs, flags, threads=1)
+    sweep_command.check_settings(spec, runs, threads=1)
 
 
 def test_a_worker_compiles_its_kernels_on_a_first_sweep(tmp_path):

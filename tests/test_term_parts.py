@@ -12,7 +12,7 @@ import json
 import numpy as np
 import pytest
 
-from gradcheck.suite import MODELS, build_case, random_trees, settings
+from gradcheck.suite import CHECKED_MODELS, build_case, random_trees, settings
 from npcomp.cli import main
 
 README_TREE = "(3 (2 (2 not) (2 really)) (3 (3 very) (4 good)))"
@@ -30,7 +30,7 @@ def _parts(setting, seed=1):
     return model.cell, forest, cache, parts
 
 
-@pytest.mark.parametrize("name", MODELS)
+@pytest.mark.parametrize("name", CHECKED_MODELS)
 def test_parts_sum_to_the_term(name):
     for setting in settings(name):
         cell, forest, cache, parts = _parts(setting)

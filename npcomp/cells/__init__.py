@@ -9,12 +9,9 @@ from __future__ import annotations
 
 from importlib import import_module
 
-from .registry import MODELS, OPTIONS, model
+from .registry import MODELS, model
 
-__all__ = ["CELL_OPTIONS", "MODELS", "cell_class", "make_cell", "model"]
-
-# every option some cell takes: configs and the command line name them so
-CELL_OPTIONS = tuple(name for name, option in OPTIONS.items() if option.command_line)
+__all__ = ["MODELS", "cell_class", "make_cell", "model"]
 
 
 def cell_class(name: str):

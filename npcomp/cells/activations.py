@@ -1,8 +1,13 @@
-"""Pointwise non-linearities and their derivatives, for the numba kernels.
+"""The numba kernels of the pointwise non-linearities and their derivatives.
+
+The non-linearities a cell's ``activation`` option can name are declared in
+one table, ``reference/functions.py``'s ``ACTIVATIONS``: each one's kernel
+code, g and g' in NumPy; which of them a model takes is its registry
+entry's (``cells/registry.py``).  Kernels take an activation as its code
+and dispatch on it here (``activate``, ``derivative_from_output``).
 
 Derivatives are computed from the cached *outputs* (sigma' = s(1-s),
 tanh' = 1-t^2, softsign' = (1-|s|)^2), never by recomputing pre-activations.
-Activations are passed to kernels as small integer codes.
 
 Constants are float32 (``ONE``): a float64 literal would promote
 float32 arithmetic to float64 and make every exp a double-precision call,
@@ -15,14 +20,9 @@ import math
 import numpy as np
 from numba import njit
 
+from .reference.functions import ACTIVATIONS, activation
+
 ONE = np.float32(1.0)
-
-ACTIVATIONS = {"tanh": 0, "sigmoid": 1, "softsign": 2}
-
-# Irsoy & Cardie's recurrent cells also take the rectifier ("+" in their
-# tables) and no non-linearity ("I").  Kept out of ACTIVATIONS, whose names
-# every tree cell accepts (and their tests enumerate); see ``code_among``.
-RECURRENT_ACTIVATIONS = {**ACTIVATIONS, "relu": 3, "identity": 4}
 ZERO = np.float32(0.0)
 
 
@@ -38,47 +38,43 @@ def tanh(z):
     return value if z >= 0 else -value
 
 
+# the codes, as the kernels' dispatch reads them (numba freezes module constants)
+TANH, SIGMOID, SOFTSIGN, RELU, IDENTITY = (ACTIVATIONS[name].code for name in (
+    "tanh", "sigmoid", "softsign", "relu", "identity"))
+
+
 @njit(cache=True, inline="always")
 def activate(code, z):
-    """g(z) for g = tanh (0), sigmoid (1), softsign (2), relu (3), identity (4)."""
-    if code == 0:
+    """g(z) for the activation of kernel code ``code`` (``ACTIVATIONS``)."""
+    if code == TANH:
         return tanh(z)
-    if code == 1:
+    if code == SIGMOID:
         return ONE / (ONE + math.exp(-z))
-    if code == 3:
+    if code == RELU:
         return max(z, ZERO)
-    if code == 4:
+    if code == IDENTITY:
         return z
-    return z / (ONE + abs(z))
+    return z / (ONE + abs(z))   # SOFTSIGN
 
 
 @njit(cache=True, inline="always")
 def derivative_from_output(code, g):
     """g'(z) written in terms of g = g(z).  relu: 1 where g > 0, else 0 (the
     subgradient 0 at the kink z = 0, where g = 0 too)."""
-    if code == 0:
+    if code == TANH:
         return ONE - g * g
-    if code == 1:
+    if code == SIGMOID:
         return g * (ONE - g)
-    if code == 3:
+    if code == RELU:
         return ONE if g > ZERO else ZERO
-    if code == 4:
+    if code == IDENTITY:
         return ONE
-    return (ONE - abs(g)) * (ONE - abs(g))
+    return (ONE - abs(g)) * (ONE - abs(g))   # SOFTSIGN
 
 
 def activation_code(name: str) -> int:
-    try:
-        return ACTIVATIONS[name]
-    except KeyError:
-        raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, not {name!r}") from None
-
-
-def code_among(name: str, allowed: tuple, cell: str) -> int:
-    """The kernel code of activation ``name``, which ``cell`` must allow."""
-    if name not in allowed:
-        raise ValueError(f"{cell}: activation must be one of {sorted(allowed)}, not {name!r}")
-    return RECURRENT_ACTIVATIONS[name]
+    """The kernel code of activation ``name``."""
+    return activation(name).code
 
 
 def uniform_fan_in(array: np.ndarray, fan_in: int, rng: np.random.Generator) -> None:

@@ -70,12 +70,11 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..forest import Forest, depths, reverse_chains
-from .interface import EVERY_NODE, Cell, Part, Term, TermParts
+from .interface import Part, SequenceCell, Term, TermParts
 from .lstm import ChainLSTM
 from .recurrence import LAST_WORD
 
 BACKWARD = "_backward"
-EMBEDDING_MASKS = ("shared", "per-direction")
 
 
 @dataclass
@@ -89,22 +88,19 @@ class BiLSTMCache:
     out: np.ndarray          # (n, 2 d) the cell's output
 
 
-class BiLSTM(Cell):
+class BiLSTM(SequenceCell):
     """One sequence cell run over a forest of chains in both directions, the two
     outputs concatenated.  The sequence cell is ``direction_cell`` (here the
     chain LSTM; bilstm2.py's subclass uses the 2-layer ``StackedLSTM``)."""
 
     name = "bilstm"
-    max_children = 1
-    words = EVERY_NODE
+    helped = True
     direction_cell = ChainLSTM
 
     def __init__(self, input_dim: int, hidden_dim: int, untied: bool = False,
                  embedding_masks: str = "shared", **direction_options):
         # options other than ``untied`` and ``embedding_masks`` are the direction cell's
-        if embedding_masks not in EMBEDDING_MASKS:
-            raise ValueError(f"embedding_masks must be one of {EMBEDDING_MASKS}, "
-                             f"not {embedding_masks!r}")
+        # (make_cell checks the values against the registry)
         self.direction = self.direction_cell(input_dim, hidden_dim, **direction_options)
         self.input_dim = input_dim
         self.hidden_dim = hidden_dim
@@ -171,12 +167,12 @@ class BiLSTM(Cell):
         x_backward = x[:, self.input_dim:] if split_input else x
         reversed_forest, order = reverse_chains(forest)
         nudges = _direction_nudges(nudge, order)
-        h_forward, forward_cache = self.direction.forward(params, forest, x_forward,
-                                                          word_index, helper, forward_masks,
-                                                          **nudges[0])
+        h_forward, forward_cache = self.direction.forward(
+            params, forest, x_forward, word_index, helper=helper, recurrent_masks=forward_masks,
+            **nudges[0])
         h_backward, backward_cache = self.direction.forward(
-            self._backward(params), reversed_forest, x_backward, word_index[order], helper,
-            backward_masks, **nudges[1])
+            self._backward(params), reversed_forest, x_backward, word_index[order],
+            helper=helper, recurrent_masks=backward_masks, **nudges[1])
         backward_row = np.empty_like(order)    # node order[r] holds h^B of reversed node r
         backward_row[order] = np.arange(order.shape[0])
         # a chain's root reads h^B at the chain's first word: the reversed root
@@ -195,10 +191,10 @@ class BiLSTM(Cell):
         d_backward = np.zeros_like(d_forward)
         np.add.at(d_backward, cache.backward_row, d_out[:, d:])
         d_x_forward = self.direction.backward(params, forest, cache.forward, d_forward, grads,
-                                              helper)
+                                              helper=helper)
         d_x_backward = self.direction.backward(self._backward(params), cache.reversed_forest,
                                                cache.backward, d_backward,
-                                               self._backward(grads), helper)
+                                               self._backward(grads), helper=helper)
         if cache.split_input:
             return np.concatenate([d_x_forward, d_x_backward], axis=1)
         return d_x_forward + d_x_backward

@@ -65,6 +65,12 @@ def on_level(work, start: int, stop: int, helper) -> None:
     other_half.result()
 
 
+def on_levels(work, levels, helper) -> None:
+    """``on_level`` for each level of ``levels`` (``Forest.levels``) in turn."""
+    for start, stop in levels:
+        on_level(work, start, stop, helper)
+
+
 def add_product(target: np.ndarray, left: np.ndarray, right: np.ndarray) -> None:
     """target += left^T right (a weight gradient summed over nodes)."""
     target += left.T @ right

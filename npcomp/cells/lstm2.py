@@ -52,9 +52,8 @@ import numpy as np
 
 from ..forest import Forest
 from .interface import (
-    EVERY_NODE,
-    Cell,
     Part,
+    SequenceCell,
     StateTerm,
     head_part,
     inner_nudge,
@@ -69,29 +68,22 @@ class StackedCache:
     second: object   # layer 2's cache (its x is layer 1's output)
 
 
-LAYER_OUTPUTS = ("top", "all")
-
-
 def layer_suffix(layer: int) -> str:
     """Suffix of a layer's parameter names: '' for layer 1, '_2' for layer 2."""
     return "" if layer == 1 else f"_{layer}"
 
 
-class StackedLSTM(Cell):
+class StackedLSTM(SequenceCell):
     """Two chain LSTMs, the second reading the first's h_t at step t.
 
     ``bilstm2`` (bilstm.py's ``BiLSTM`` with this cell as its direction cell)
     runs this whole stack once per direction."""
 
     name = "lstm2"
-    max_children = 1
-    words = EVERY_NODE
+    helped = True
 
     def __init__(self, input_dim: int, hidden_dim: int, output_gate: bool = True,
                  layer_outputs: str = "top", forget_bias: float = 0.0):
-        if layer_outputs not in LAYER_OUTPUTS:
-            raise ValueError(f"layer_outputs must be one of {LAYER_OUTPUTS}, not "
-                             f"{layer_outputs!r}")
         self.input_dim = input_dim
         self.hidden_dim = hidden_dim
         self.layer_outputs = layer_outputs
@@ -149,13 +141,13 @@ class StackedLSTM(Cell):
         ``nudge`` (interface.Nudge) moves a layer's state: h1, c1, h2, c2."""
         first_masks, second_masks = self._split_masks(recurrent_masks)
         h1, first = self.layers[0].forward(self._views(params, 1), forest, x, word_index,
-                                           helper, first_masks,
-                                           inner_nudge(nudge, {"h1": "h", "c1": "c"}))
+                                           helper=helper, recurrent_masks=first_masks,
+                                           nudge=inner_nudge(nudge, {"h1": "h", "c1": "c"}))
         # layer 2 reads h1_t at node t: row t of h1 is node t's "word"
         steps = np.arange(forest.n_nodes)
         h2, second = self.layers[1].forward(self._views(params, 2), forest, h1, steps,
-                                            helper, second_masks,
-                                            inner_nudge(nudge, {"h2": "h", "c2": "c"}))
+                                            helper=helper, recurrent_masks=second_masks,
+                                            nudge=inner_nudge(nudge, {"h2": "h", "c2": "c"}))
         out = np.concatenate([h1, h2], axis=1) if self.layer_outputs == "all" else h2
         return out, StackedCache(first, second)
 
@@ -167,11 +159,11 @@ class StackedLSTM(Cell):
         d_h2 = d_out if self.layer_outputs == "top" else np.ascontiguousarray(d_out[:, d:])
         # layer 2 first: its input gradient, one row per node, is eps_h1
         d_h1 = self.layers[1].backward(self._views(params, 2), forest, cache.second, d_h2,
-                                       self._views(grads, 2), helper)
+                                       self._views(grads, 2), helper=helper)
         if self.layer_outputs == "all":  # h1_t also reaches the output directly
             d_h1 += d_out[:, :d]
         return self.layers[0].backward(self._views(params, 1), forest, cache.first, d_h1,
-                                       self._views(grads, 1), helper)
+                                       self._views(grads, 1), helper=helper)
 
     def forward_terms(self, forest: Forest, cache: StackedCache) -> list:
         """Layer 1's quantities suffixed 1 (``i1`` .. ``h1``), then layer 2's

@@ -76,9 +76,8 @@ from numba import njit
 from ..forest import Forest
 from .activations import uniform_fan_in
 from .interface import (
-    EVERY_NODE,
-    Cell,
     Part,
+    SequenceCell,
     StateTerm,
     Term,
     inner_nudge,
@@ -111,12 +110,11 @@ class GlobalAttentionCache:
     delta_a: np.ndarray | None = None
 
 
-class GlobalAttentionLSTM(Cell):
+class GlobalAttentionLSTM(SequenceCell):
     """Chain LSTM + softmax attention over the sentence's steps + tanh layer (eqs. 4-7)."""
 
     name = "lstm-global-attn"
-    max_children = 1
-    words = EVERY_NODE
+    helped = True
     labels_at_roots_only = True
 
     def __init__(self, input_dim: int, hidden_dim: int, attention_dim: int = ATTENTION_DIM,
@@ -163,7 +161,8 @@ class GlobalAttentionLSTM(Cell):
             raise ValueError(f"{self.name} has one recurrent connection, got "
                              f"{len(recurrent_masks)} masks")
         masks = {} if recurrent_masks is None else {"recurrent_masks": recurrent_masks}
-        h, lstm_cache = self.lstm.forward(params, forest, x, word_index, helper, **masks,
+        h, lstm_cache = self.lstm.forward(params, forest, x, word_index, helper=helper,
+                                          **masks,
                                           nudge=inner_nudge(nudge, {"h": "h", "c": "c"}))  # (4)
         d, dtype = self.hidden_dim, h.dtype
         order, chain_ptr = chain_layout(forest)
@@ -204,7 +203,7 @@ class GlobalAttentionLSTM(Cell):
         grads["W_a"] += delta_a @ cache.h
         cache.eps_h_tilde, cache.delta_c, cache.eps_features = eps_h_tilde, delta_c, eps_features
         cache.eps_a, cache.delta_a = eps_a, delta_a
-        return self.lstm.backward(params, forest, cache.lstm, eps_h, grads, helper)  # (4)
+        return self.lstm.backward(params, forest, cache.lstm, eps_h, grads, helper=helper)  # (4)
 
     def forward_terms(self, forest: Forest, cache: GlobalAttentionCache) -> list:
         """The LSTM's i, f, o, u, c, h (eq. 4), e_t and a_t (one number a step),

@@ -130,9 +130,8 @@ from numba import njit
 from ..forest import Forest
 from .activations import ONE, uniform_fan_in
 from .interface import (
-    EVERY_NODE,
-    Cell,
     Part,
+    SequenceCell,
     StateTerm,
     Term,
     TermParts,
@@ -141,7 +140,7 @@ from .interface import (
     nudge_rows,
     reasons,
 )
-from .levels import ROW_PAD, children_columns, on_level, padded_stop, sigmoid
+from .levels import ROW_PAD, children_columns, on_levels, padded_stop, sigmoid
 from .lstm import ChainLSTM
 from .lstm_kernels import gather_children, scatter_to_children
 from .recurrence import chain_layout, steps_after
@@ -189,12 +188,11 @@ class RecurrentAttentionCache:
     delta_a: np.ndarray | None = None
 
 
-class RecurrentAttentionLSTM(Cell):
+class RecurrentAttentionLSTM(SequenceCell):
     """Chain LSTM + prefix attention + adaptive transfer LSTM + highway (eqs. 4, 9-12)."""
 
     name = "lstm-recurrent-attn"
-    max_children = 1
-    words = EVERY_NODE
+    helped = True
     labels_at_roots_only = True
 
     def __init__(self, input_dim: int, hidden_dim: int, forget_bias: float = 0.0):
@@ -255,7 +253,7 @@ class RecurrentAttentionLSTM(Cell):
                                  f"{(forest.n_trees, d)}, not {recurrent_masks[1].shape}")
             lstm_masks = {"recurrent_masks": [recurrent_masks[0]]}
             node_mask = np.ascontiguousarray(recurrent_masks[1][forest.tree], dtype=dtype)
-        h, lstm_cache = self.lstm.forward(params, forest, x, word_index, helper,
+        h, lstm_cache = self.lstm.forward(params, forest, x, word_index, helper=helper,
                                           **lstm_masks,
                                           nudge=inner_nudge(nudge, {"h": "h", "m": "c"}))  # (4)
         v = np.concatenate([h, lstm_cache.c], axis=1)                            # [h_t | m_t]
@@ -295,9 +293,7 @@ class RecurrentAttentionLSTM(Cell):
                 np.multiply(z[:, d:2 * d], tanh_k[start:stop], out=s[start:stop])  # (10) s_t
                 nudge_rows(nudge, "s", s, start, stop)
 
-            for level in range(forest.n_levels):
-                on_level(rows_forward, forest.level_ptr[level], forest.level_ptr[level + 1],
-                         helper)
+            on_levels(rows_forward, forest.levels(), helper)
             s_T = s[forest.root]
             H = s_T @ params["W_H"] + params["b_H"]                              # (12)
             T = s_T @ params["W_T"] + params["b_T"]
@@ -336,9 +332,7 @@ class RecurrentAttentionLSTM(Cell):
                 d_previous[:stop - start] *= node_mask[start:stop]               # * m^s
             scatter_to_children(children, d_previous, eps_s, start, stop)
 
-        for level in range(forest.n_levels - 1, -1, -1):
-            on_level(rows_backward, forest.level_ptr[level], forest.level_ptr[level + 1],
-                     helper)
+        on_levels(rows_backward, forest.levels(downward=True), helper)
         first = forest.n_leaves         # the first steps read s_0 = 0
         grads["U_s"] += cache.previous[first:n].T @ delta[first:n]
         grads["W_x"] += cache.v_tilde.T @ delta[:n]
@@ -362,7 +356,8 @@ class RecurrentAttentionLSTM(Cell):
         # (4): the LSTM's backward with gradients on its states h_j and its cells m_j
         return self.lstm.backward_from_states(params, forest, cache.lstm,
                                               np.ascontiguousarray(eps_v[:, :d]),
-                                              np.ascontiguousarray(eps_v[:, d:]), grads, helper)
+                                              np.ascontiguousarray(eps_v[:, d:]), grads,
+                                              helper=helper)
 
     def forward_terms(self, forest: Forest, cache: RecurrentAttentionCache) -> list:
         """The LSTM's i, f, o, u, m, h (eq. 4), e_j, h~_t and m~_t (eq. 9), r_t,

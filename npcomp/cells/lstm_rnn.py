@@ -128,8 +128,8 @@ from numba import njit
 
 from ..forest import Forest
 from .activations import (
-    ACTIVATIONS,
     ONE,
+    SIGMOID,
     activate,
     activation_code,
     derivative_from_output,
@@ -137,8 +137,7 @@ from .activations import (
 )
 from .inputs import sum_by_index
 from .interface import (
-    LEAVES_ONLY,
-    Cell,
+    BinaryCell,
     Part,
     StateTerm,
     Term,
@@ -157,7 +156,6 @@ PEEPHOLE_BLOCKS = ("ci1", "ci2", "cf1", "cf2")
 # column blocks of the gate pre-activations of a node
 I1, I2, F1, F2, A1, A2, O = range(7)
 GATE_BLOCKS = 7
-SIGMOID = ACTIVATIONS["sigmoid"]  # the gates' non-linearity, as a kernel code
 # TARGET[slot, block]: the gate block into which weight block ``block``
 # carries the child in ``slot`` (0: left x, 1: right y), -1 for none.  Row 1
 # is row 0 with the children swapped: (L2) is (L1) with x, y exchanged, and
@@ -182,12 +180,10 @@ class LSTMRNNCache:
     delta: np.ndarray | None = None
 
 
-class LSTMRNN(Cell):
+class LSTMRNN(BinaryCell):
     """Le & Zuidema's LSTM-RNN cell; ``forward``/``backward`` over a whole forest."""
 
     name = "lstm-rnn"
-    max_children = 2
-    words = LEAVES_ONLY
 
     def __init__(self, input_dim: int, hidden_dim: int, activation: str = "tanh",
                  untied: bool = False):
@@ -245,7 +241,7 @@ class LSTMRNN(Cell):
             uniform_fan_in(params["b"][k * d:(k + 1) * d], fan_in[gate], rng)
 
     def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
-                helper=None, nudge=None):
+                nudge=None):
         """x: (U, d_x) vectors of the distinct words; word_index: (L,) the row of x
         each leaf (nodes 0..L-1) reads.  Returns h (n, d), cache.
 
@@ -271,11 +267,9 @@ class LSTMRNN(Cell):
         state = np.zeros((n + ROW_PAD, 2 * d), dtype=dtype)
         g_c = np.zeros((n, d), dtype=dtype)
         node_terms = np.zeros((n + ROW_PAD, 8 * d), dtype=dtype)
-        level_ptr = forest.level_ptr.tolist()
-        widest = int(np.diff(level_ptr).max()) + ROW_PAD
+        widest = int(np.diff(forest.level_ptr).max()) + ROW_PAD
         cell_terms = np.empty((widest, d), dtype=dtype)           # c_p W_co of one level
-        for level in range(1, forest.n_levels):
-            start, stop = level_ptr[level], level_ptr[level + 1]
+        for start, stop in forest.levels(first=1):
             padded = padded_stop(start, stop)
             _gather_child_terms(children, leaves, word_index, word_terms, node_terms, TARGET,
                                 gates, start, stop)
@@ -285,7 +279,7 @@ class LSTMRNN(Cell):
             np.matmul(state[start:padded, d:], params["W_co"], out=cell_terms[:padded - start])
             _output(self.code, gates, cell_terms, state, g_c, start, stop)   # (L6), (L7)
             nudge_rows(nudge, "h", state[:, :d], start, stop)
-            if level < forest.n_levels - 1:  # the top level has roots only
+            if stop < n:  # the top level has roots only
                 # this level's terms in its parents' (L1)-(L6): [h | c] S
                 np.matmul(state[start:padded], projection, out=node_terms[start:padded])
         h = np.ascontiguousarray(state[:n, :d])
@@ -294,7 +288,7 @@ class LSTMRNN(Cell):
         return h, LSTMRNNCache(x, word_index, gates, u, state, g_c)
 
     def backward(self, params: dict, forest: Forest, cache: LSTMRNNCache,
-                 d_h: np.ndarray, grads: dict, helper=None) -> np.ndarray:
+                 d_h: np.ndarray, grads: dict) -> np.ndarray:
         """d_h: (n, d) dLoss/dh from the head (overwritten: eps_h accumulates in
         it; untied: its leaf rows are ignored).  Adds dLoss/dparams into
         ``grads``; returns dLoss/dx (U, d_x), per distinct word."""
@@ -308,9 +302,7 @@ class LSTMRNN(Cell):
         delta_u = np.zeros((n, d), dtype=dtype)
         delta_terms = np.zeros((n + ROW_PAD, 8 * d), dtype=dtype)
         d_c = np.zeros((n, d), dtype=dtype)
-        level_ptr = forest.level_ptr.tolist()
-        for level in range(forest.n_levels - 1, 0, -1):
-            start, stop = level_ptr[level], level_ptr[level + 1]
+        for start, stop in forest.levels(first=1, downward=True):
             padded = padded_stop(start, stop)
             # the parents' share of [eps_h | eps_c]: reverses node_terms = [h | c] S
             eps_state = delta_terms[start:padded] @ projection_transposed

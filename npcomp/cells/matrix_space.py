@@ -71,8 +71,8 @@ from numba import njit
 
 from ..forest import Forest
 from .activations import uniform_fan_in
-from .interface import EVERY_NODE, Cell, Part, StateTerm, Term, TermParts, head_part, nudge_rows
-from .levels import on_level
+from .interface import Part, SequenceCell, StateTerm, Term, TermParts, head_part, nudge_rows
+from .levels import on_levels
 from .overflow import StateOverflow
 from .recurrence import outer_products_by_word, steps_after
 
@@ -89,12 +89,11 @@ class MatrixSpaceCache:
     d_previous: np.ndarray | None = None
 
 
-class MatrixSpace(Cell):
+class MatrixSpace(SequenceCell):
     """Irsoy eqs. 1-2 over chains: h_t = h_{t-1} M_{w_t} from a learned h_0."""
 
     name = "matrix-space"
-    max_children = 1
-    words = EVERY_NODE
+    helped = True
 
     def __init__(self, input_dim: int, hidden_dim: int):
         if input_dim != hidden_dim * hidden_dim:
@@ -143,8 +142,7 @@ class MatrixSpace(Cell):
             _multiply_rows(previous_node, h0, matrices, word_index, previous, h, start, stop)
             nudge_rows(nudge, "h", h, start, stop)
 
-        for level in range(forest.n_levels):
-            on_level(rows_forward, forest.level_ptr[level], forest.level_ptr[level + 1], helper)
+        on_levels(rows_forward, forest.levels(), helper)
         _refuse_overflow(forest, h, matrices, h0)
         return h, MatrixSpaceCache(matrices, word_index, previous, h)
 
@@ -160,9 +158,7 @@ class MatrixSpace(Cell):
             _route_to_previous(previous_node, cache.matrices, cache.word_index, d_h,
                                d_previous, start, stop)
 
-        for level in range(forest.n_levels - 1, -1, -1):
-            on_level(rows_backward, forest.level_ptr[level], forest.level_ptr[level + 1],
-                     helper)
+        on_levels(rows_backward, forest.levels(downward=True), helper)
         grads["h0"] += d_previous[previous_node < 0].sum(axis=0)
         n_words = cache.matrices.shape[0]
         d_matrices = np.zeros((n_words, d, d), dtype=d_h.dtype)

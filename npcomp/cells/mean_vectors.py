@@ -53,7 +53,7 @@ class MeanVectors(Cell):
         pass
 
     def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
-                helper=None, nudge=None):
+                nudge=None):
         """x: (U, d) distinct words' vectors; word_index: row of x per word-reading
         node, in node order.  Returns h (n, d) and a cache.  ``nudge``
         (interface.Nudge) moves one node's s (added before the sums go up:
@@ -70,7 +70,7 @@ class MeanVectors(Cell):
         return h, MeanVectorsCache(word_nodes, word_index, x.shape[0], count, span_sum, h)
 
     def backward(self, params: dict, forest: Forest, cache: MeanVectorsCache, d_h: np.ndarray,
-                 grads: dict, helper=None) -> np.ndarray:
+                 grads: dict) -> np.ndarray:
         eps_s = d_h / cache.count[:, None]
         _push_down(forest.parent, eps_s)
         cache.eps_h, cache.eps_s = d_h, eps_s

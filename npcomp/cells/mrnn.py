@@ -71,11 +71,10 @@ import numpy as np
 from numba import njit
 
 from ..forest import Forest
-from . import registry
-from .activations import activate, code_among, uniform_fan_in
+from .activations import activate, activation_code, uniform_fan_in
 from .inputs import sum_by_index
-from .interface import EVERY_NODE, Cell, Part, StateTerm, Term, TermParts, head_part, nudge_rows
-from .levels import on_level
+from .interface import Part, SequenceCell, StateTerm, Term, TermParts, head_part, nudge_rows
+from .levels import on_levels
 from .recurrence import (
     activation_deltas,
     gather_previous,
@@ -83,8 +82,6 @@ from .recurrence import (
     recurrent_mask,
     steps_after,
 )
-
-ACTIVATIONS = registry.model("mrnn").options["activation"]
 
 
 @dataclass
@@ -101,19 +98,18 @@ class MultiplicativeRNNCache:
     delta: np.ndarray | None = None
 
 
-class MultiplicativeRNN(Cell):
+class MultiplicativeRNN(SequenceCell):
     """Irsoy eq. 5 over chains; ``forward``/``backward`` over a whole forest."""
 
     name = "mrnn"
-    max_children = 1
-    words = EVERY_NODE
+    helped = True
 
     def __init__(self, input_dim: int, hidden_dim: int, activation: str = "tanh"):
         self.input_dim = input_dim
         self.hidden_dim = hidden_dim
         self.output_dim = hidden_dim
         self.activation = activation
-        self.code = code_among(activation, ACTIVATIONS, self.name)
+        self.code = activation_code(activation)
 
     def parameter_shapes(self) -> list:
         d, d_x = self.hidden_dim, self.input_dim
@@ -159,8 +155,7 @@ class MultiplicativeRNN(Cell):
                            start, stop)
             nudge_rows(nudge, "h", h, start, stop)
 
-        for level in range(forest.n_levels):   # level 0: previous = h_0 = 0
-            on_level(rows_forward, forest.level_ptr[level], forest.level_ptr[level + 1], helper)
+        on_levels(rows_forward, forest.levels(), helper)   # level 0: previous = h_0 = 0
         return h, MultiplicativeRNNCache(x, word_index, matrices, previous, h, mask, z)
 
     def backward(self, params: dict, forest: Forest, cache: MultiplicativeRNNCache,
@@ -176,9 +171,7 @@ class MultiplicativeRNN(Cell):
             _route_to_previous(previous_node, forest.tree, cache.mask, cache.matrices,
                                cache.word_index, delta, d_h, start, stop)
 
-        for level in range(forest.n_levels - 1, 0, -1):
-            on_level(rows_backward, forest.level_ptr[level], forest.level_ptr[level + 1],
-                     helper)
+        on_levels(rows_backward, forest.levels(first=1, downward=True), helper)
         activation_deltas(self.code, cache.h, d_h, delta, 0, forest.n_leaves)
         n_words = cache.x.shape[0]
         d_matrices = np.zeros((n_words, d, d), dtype=d_h.dtype)

@@ -63,8 +63,7 @@ from .activations import (
 )
 from .inputs import sum_by_index
 from .interface import (
-    LEAVES_ONLY,
-    Cell,
+    BinaryCell,
     Part,
     StateTerm,
     Term,
@@ -91,10 +90,8 @@ class RecNNCache:
     d_hc: np.ndarray | None = None
 
 
-class RecNN(Cell):
+class RecNN(BinaryCell):
     name = "recnn"
-    max_children = 2
-    words = LEAVES_ONLY
 
     def __init__(self, input_dim: int, hidden_dim: int, activation: str = "tanh",
                  untied: bool = False):
@@ -135,7 +132,7 @@ class RecNN(Cell):
             uniform_fan_in(params["W_leaf"], 2 * self.input_dim, rng)
 
     def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
-                helper=None, nudge=None):
+                nudge=None):
         """x: (U, d_x) distinct words' vectors; word_index: (L,) row of x per leaf.
         ``nudge`` (interface.Nudge) moves one node's h after eqs. 2-3 (a tied
         leaf's: its word vector as the parent reads it)."""
@@ -160,7 +157,7 @@ class RecNN(Cell):
         return h, RecNNCache(x, word_index, hc, h, z)
 
     def backward(self, params: dict, forest: Forest, cache: RecNNCache, d_h: np.ndarray,
-                 grads: dict, helper=None) -> np.ndarray:
+                 grads: dict) -> np.ndarray:
         """d_h: (n, d) dLoss/dh from the head (overwritten: eps_h accumulates in
         it; untied: its leaf rows are ignored).  Returns dLoss/dx (U, d_x)."""
         n, d, leaves = forest.n_nodes, self.hidden_dim, forest.n_leaves

@@ -16,7 +16,7 @@ An entry's fields:
 * ``leaves``: whether a leaf's state is its word vector (``LEAVES``), so the
   state dimension is the word vectors';
 * ``options``: the cell options it takes, each with the values allowed
-  (None: any value of the option's type; see ``OPTIONS``);
+  (None: any value of the option's type; see ``CELL_OPTIONS``);
 * ``recurrent``: whether it has recurrent connections over a sequence
   (recurrent dropout applies);
 * ``defaults``: its paper's training setting on the SST, with ``source``;
@@ -27,6 +27,12 @@ An entry's fields:
   ``--protocol paper`` the printed one;
 * ``sick``: its settings for SICK when it is one of Tai et al.'s relatedness
   encoders (Table 1's dimension, cell options), else None;
+* ``word_matrices``: its words are d x d matrices learned from scratch (the
+  embedding dimension is d^2; it takes no pretrained vectors);
+* ``synthetic``: its sizes on the synthetic task where the shared ones
+  (``defaults.SYNTHETIC``) do not suit it;
+* ``baseline``: the bag-of-words baseline ``npcomp train`` trains beside a
+  model on the synthetic task (``baseline_model()``);
 * ``gradcheck``: the variations the gradient check must cover, as keyword
   arguments of ``gradcheck.suite.Setting``.
 """
@@ -46,45 +52,48 @@ LEAVES = ("word", "word when tied", "computed")
 
 
 @dataclass(frozen=True)
-class Option:
+class CellOption:
     """A cell option: its type, what it does, the values any model allows.
-    ``command_line``: False for options of the Python API alone;
-    ``in_equations``: False for an option that only sets the initial
-    parameters (no gradient check can see it: the check draws its own)."""
+    ``command_line``: False for options of the Python API alone; ``off_flag``:
+    a switch's flag that turns it off (default --no-NAME); ``in_equations``:
+    False for an option that only sets the initial parameters (no gradient
+    check can see it: the check draws its own).  The training options' table
+    (``npcomp/options.py``) takes the command line's from here."""
 
     kind: type
     help: str
     choices: tuple | None = None
     command_line: bool = True
+    off_flag: str | None = None
     in_equations: bool = True
 
 
-OPTIONS = {
-    "activation": Option(str, "the non-linearity", ("tanh", "sigmoid", "softsign", "relu",
-                                                   "identity")),
-    "untied": Option(bool, "leaves get weights of their own (recnn, lstm-rnn: d x d_w "
-                           "against the inner nodes' d x d; bilstm: the backward LSTM its "
-                           "own weights)"),
-    "forget_bias": Option(float, "constant added to the forget-gate biases at "
-                                 "initialisation (default 0)", in_equations=False),
-    "output_gate": Option(bool, "h = o * tanh(c) as the papers' equations, or h = tanh(c) "
-                                "without an output gate (Tai et al.'s Table 1 relatedness "
-                                "counts and released code)"),
-    "layer_outputs": Option(str, "the sentence as the top layer's state (top), or every "
-                                 "layer's states joined (all: Tai et al.'s released code for "
-                                 "relatedness)", ("top", "all")),
-    "leaf_activation": Option(str, "a leaf's state is its word vector (identity, the paper's "
-                                   "equations) or tanh of it (Socher et al.'s released code)",
-                              ("identity", "tanh")),
-    "embedding_masks": Option(str, "word-vector dropout with one mask per sentence for both "
-                                   "directions (shared), or one for each direction "
-                                   "(per-direction: Nayebi & Blundell's dropout 'between the "
-                                   "Glove embedding layer and each of the two LSTMs')",
-                              ("shared", "per-direction")),
-    "attention_dim": Option(int, "size of the attentional state (Nayebi & Blundell: 25)",
-                            command_line=False),
-    "arity": Option(int, "N, the children a node may have", command_line=False),
-    "inner_inputs": Option(bool, "inner nodes may read a word too", command_line=False),
+CELL_OPTIONS = {
+    # the activations each model takes are in its entry (the functions: cells/activations.py)
+    "activation": CellOption(str, "the non-linearity"),
+    "untied": CellOption(bool, "leaves get weights of their own (recnn, lstm-rnn: d x d_w "
+                               "against the inner nodes' d x d; bilstm: the backward LSTM "
+                               "its own weights)", off_flag="--tied"),
+    "forget_bias": CellOption(float, "constant added to the forget-gate biases at "
+                                     "initialisation (default 0)", in_equations=False),
+    "output_gate": CellOption(bool, "h = o * tanh(c) as the papers' equations, or h = "
+                                    "tanh(c) without an output gate (Tai et al.'s Table 1 "
+                                    "relatedness counts and released code)"),
+    "layer_outputs": CellOption(str, "the sentence as the top layer's state (top), or every "
+                                     "layer's states joined (all: Tai et al.'s released code "
+                                     "for relatedness)", ("top", "all")),
+    "leaf_activation": CellOption(str, "a leaf's state is its word vector (identity, the "
+                                       "paper's equations) or tanh of it (Socher et al.'s "
+                                       "released code)", ("identity", "tanh")),
+    "embedding_masks": CellOption(str, "word-vector dropout with one mask per sentence for "
+                                       "both directions (shared), or one for each direction "
+                                       "(per-direction: Nayebi & Blundell's dropout 'between "
+                                       "the Glove embedding layer and each of the two "
+                                       "LSTMs')", ("shared", "per-direction")),
+    "attention_dim": CellOption(int, "size of the attentional state (Nayebi & Blundell: 25)",
+                                command_line=False),
+    "arity": CellOption(int, "N, the children a node may have", command_line=False),
+    "inner_inputs": CellOption(bool, "inner nodes may read a word too", command_line=False),
 }
 
 LSTM_OPTIONS = {"output_gate": None, "forget_bias": None}
@@ -107,20 +116,23 @@ class Model:
     protocols: dict = field(default_factory=dict)
     sick: dict | None = None
     tuned: dict = field(default_factory=dict)
+    word_matrices: bool = False
+    synthetic: dict = field(default_factory=dict)
+    baseline: bool = False
 
     def __post_init__(self):
         if self.structure not in STRUCTURES:
             raise ValueError(f"{self.name}: structure must be one of {sorted(STRUCTURES)}")
         if self.leaves not in LEAVES:
             raise ValueError(f"{self.name}: leaves must be one of {LEAVES}")
-        unknown = sorted(set(self.options) - set(OPTIONS))
+        unknown = sorted(set(self.options) - set(CELL_OPTIONS))
         if unknown:
             raise ValueError(f"{self.name}: unknown options {unknown}")
 
     def allowed(self, option: str) -> tuple | None:
         """The values ``option`` may take for this model (None: any of its type)."""
         return self.options[option] if self.options[option] is not None \
-            else OPTIONS[option].choices
+            else choices(option)
 
 
 # ---------------------------------------------------------------------------
@@ -397,6 +409,7 @@ MODELS = {model.name: model for model in (
           structure="sequence", leaves="computed", options={}, recurrent=False,
           defaults=dict(IRSOY, source=IRSOY["source"] + "; MPQA size d_h = 3", dim=3,
                         embedding_dim=9, fixed_embeddings=False),
+          word_matrices=True, synthetic=dict(dim=3, embedding_dim=9),
           gradcheck=tuple(sequence_checks(dropout=False, input_dim=4, hidden_dim=2))),
     # the bag-of-words baseline (Tai et al. Table 3 "Mean vectors"), trained like the Tree-LSTM
     Model("mean-vectors", "mean_vectors", "MeanVectors",
@@ -404,7 +417,7 @@ MODELS = {model.name: model for model in (
           structure="any", leaves="word", options={}, recurrent=False,
           defaults=dict(TAI, source="Tai et al. 2015 (mean vectors baseline)", dim=300,
                         dropout=0.0),
-          sick=dict(),
+          sick=dict(), baseline=True,
           gradcheck=tuple(dict(input_dim=4, hidden_dim=4, supervision=mode)
                           for mode in SUPERVISIONS)),
 )}
@@ -431,6 +444,21 @@ def leaves_are_words(name: str, untied: bool | None) -> bool:
     the word vectors')."""
     leaves = model(name).leaves
     return leaves == "word" or (leaves == "word when tied" and not untied)
+
+
+def baseline_model() -> str:
+    """The bag-of-words baseline's name."""
+    return next(name for name, entry in MODELS.items() if entry.baseline)
+
+
+def choices(option: str) -> tuple | None:
+    """The values some model allows cell option ``option`` (None: any value of
+    its type): those the option declares, else every value an entry names."""
+    declared = CELL_OPTIONS[option].choices
+    if declared is not None:
+        return declared
+    named = [value for entry in MODELS.values() for value in entry.options.get(option) or ()]
+    return tuple(dict.fromkeys(named)) or None
 
 
 def takers(option: str) -> list:

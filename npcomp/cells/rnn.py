@@ -62,14 +62,11 @@ import numpy as np
 from numba import njit
 
 from ..forest import Forest
-from . import registry
-from .activations import activate, code_among, uniform_fan_in
+from .activations import activate, activation_code, uniform_fan_in
 from .inputs import sum_by_index
-from .interface import EVERY_NODE, Cell, Part, StateTerm, Term, TermParts, head_part, nudge_rows
-from .levels import ROW_PAD, on_level, padded_stop
+from .interface import Part, SequenceCell, StateTerm, Term, TermParts, head_part, nudge_rows
+from .levels import ROW_PAD, on_levels, padded_stop
 from .recurrence import activation_deltas, gather_previous, recurrent_mask, steps_after
-
-ACTIVATIONS = registry.model("rnn").options["activation"]
 
 
 @dataclass
@@ -85,19 +82,18 @@ class ElmanRNNCache:
     delta: np.ndarray | None = None
 
 
-class ElmanRNN(Cell):
+class ElmanRNN(SequenceCell):
     """Irsoy eq. 3 over chains; ``forward``/``backward`` over a whole forest."""
 
     name = "rnn"
-    max_children = 1
-    words = EVERY_NODE
+    helped = True
 
     def __init__(self, input_dim: int, hidden_dim: int, activation: str = "tanh"):
         self.input_dim = input_dim
         self.hidden_dim = hidden_dim
         self.output_dim = hidden_dim
         self.activation = activation
-        self.code = code_among(activation, ACTIVATIONS, self.name)
+        self.code = activation_code(activation)
 
     def parameter_shapes(self) -> list:
         d = self.hidden_dim
@@ -145,8 +141,7 @@ class ElmanRNN(Cell):
             _activate_rows(self.code, recurrent, word_terms, word_index, h, start, stop)
             nudge_rows(nudge, "h", h, start, stop)
 
-        for level in range(1, forest.n_levels):
-            on_level(rows_forward, forest.level_ptr[level], forest.level_ptr[level + 1], helper)
+        on_levels(rows_forward, forest.levels(first=1), helper)
         return h, ElmanRNNCache(x, word_index, previous, h, mask, recurrent)
 
     def backward(self, params: dict, forest: Forest, cache: ElmanRNNCache, d_h: np.ndarray,
@@ -166,9 +161,7 @@ class ElmanRNN(Cell):
             _route_to_previous(previous_node, forest.tree, cache.mask, d_previous, d_h,
                                start, stop)                           # reverses h~_{t-1} V
 
-        for level in range(forest.n_levels - 1, 0, -1):
-            on_level(rows_backward, forest.level_ptr[level], forest.level_ptr[level + 1],
-                     helper)
+        on_levels(rows_backward, forest.levels(first=1, downward=True), helper)
         activation_deltas(self.code, cache.h, d_h, delta, 0, forest.n_leaves)
         leaves = forest.n_leaves
         # the first words' h~_0 = 0 adds nothing to dV

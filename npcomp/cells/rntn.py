@@ -75,8 +75,7 @@ from ..forest import Forest
 from .activations import ONE
 from .inputs import sum_by_index
 from .interface import (
-    LEAVES_ONLY,
-    Cell,
+    BinaryCell,
     Part,
     StateTerm,
     Term,
@@ -105,21 +104,15 @@ class RNTNCache:
     eps_c: np.ndarray | None = None
 
 
-class RNTN(Cell):
+class RNTN(BinaryCell):
     """Recursive neural tensor network; ``forward``/``backward`` over a forest."""
 
     name = "rntn"
-    max_children = 2
-    words = LEAVES_ONLY
-    LEAF_ACTIVATIONS = ("identity", "tanh")
 
     def __init__(self, input_dim: int, hidden_dim: int, leaf_activation: str = "identity"):
         if input_dim != hidden_dim:
             raise ValueError(f"rntn: a leaf's state is its word vector, so hidden_dim must "
                              f"equal input_dim ({hidden_dim} != {input_dim})")
-        if leaf_activation not in self.LEAF_ACTIVATIONS:
-            raise ValueError(f"rntn: leaf_activation must be one of {self.LEAF_ACTIVATIONS}, "
-                             f"not {leaf_activation!r}")
         self.leaf_activation = leaf_activation
         self.input_dim = input_dim
         self.hidden_dim = hidden_dim
@@ -153,7 +146,7 @@ class RNTN(Cell):
         params["V"][...] = rng.uniform(-1.0 / (4 * d), 1.0 / (4 * d), size=params["V"].shape)
 
     def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
-                helper=None, nudge=None):
+                nudge=None):
         """x: (U, d) distinct words' vectors; word_index: (L,) the row of x each
         leaf (nodes 0..L-1) reads.  Returns h (n, d), cache.  ``nudge``
         (interface.Nudge) moves one node's h once it is computed."""
@@ -168,8 +161,7 @@ class RNTN(Cell):
         tensor = np.empty((n - leaves, d), dtype=x.dtype)
         standard = np.empty((n - leaves, d), dtype=x.dtype)
         V_flat = params["V"].reshape(square, d)
-        for level in range(1, forest.n_levels):
-            start, stop = forest.level_ptr[level], forest.level_ptr[level + 1]
+        for start, stop in forest.levels(first=1):
             rows = slice(start - leaves, stop - leaves)
             _gather_features(children, h, features, start, stop, leaves)
             # eq. 3: vec(c^T c) @ V = (c V^[k] c^T)_k and c @ W, then + b, tanh
@@ -183,7 +175,7 @@ class RNTN(Cell):
         return h, RNTNCache(word_index, x.shape[0], word_h, h, features, tensor, standard)
 
     def backward(self, params: dict, forest: Forest, cache: RNTNCache, d_h: np.ndarray,
-                 grads: dict, helper=None) -> np.ndarray:
+                 grads: dict) -> np.ndarray:
         """d_h: (n, d) dLoss/dh from the head (overwritten: eps_h accumulates in it).
         Adds dLoss/dV, dW, db into ``grads``; returns dLoss/dx (U, d)."""
         n, d, leaves = forest.n_nodes, self.hidden_dim, forest.n_leaves
@@ -194,8 +186,7 @@ class RNTN(Cell):
         widest = int(np.diff(forest.level_ptr[1:]).max()) if forest.n_levels > 1 else 0
         products = np.empty((widest, theta_transposed.shape[1]), dtype=d_h.dtype)
         eps_c = np.full((n - leaves, 2 * d), np.nan, dtype=d_h.dtype)
-        for level in range(forest.n_levels - 1, 0, -1):
-            start, stop = forest.level_ptr[level], forest.level_ptr[level + 1]
+        for start, stop in forest.levels(first=1, downward=True):
             _tanh_deltas(cache.h, d_h, delta, start, stop, leaves)   # reverses f of eq. 3
             np.matmul(delta[start - leaves:stop - leaves], theta_transposed,
                       out=products[:stop - start])

@@ -85,8 +85,7 @@ from ..forest import Forest
 from .activations import ONE, uniform_fan_in
 from .inputs import sum_by_index
 from .interface import (
-    LEAVES_ONLY,
-    Cell,
+    BinaryCell,
     Part,
     StateTerm,
     Term,
@@ -123,12 +122,10 @@ class SLSTMCache:
     delta: np.ndarray | None = None
 
 
-class SLSTM(Cell):
+class SLSTM(BinaryCell):
     """Zhu et al.'s S-LSTM over binary trees; ``forward``/``backward`` over a forest."""
 
     name = "slstm"
-    max_children = 2
-    words = LEAVES_ONLY
 
     def __init__(self, input_dim: int, hidden_dim: int, forget_bias: float = 0.0):
         self.forget_bias = forget_bias
@@ -178,16 +175,16 @@ class SLSTM(Cell):
             uniform_fan_in(params["W_leaf"], self.input_dim, rng)
 
     def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
-                helper=None, nudge=None):
+                nudge=None):
         """x: (U, d_x) vectors of the distinct words; word_index: (L,) the row of x
         each leaf (nodes 0..L-1) reads.  Returns h (n, d), cache.
 
         Level by level: gather the children's states, one product for the
         children terms of eqs. 1-4 and 6, vectorised gate functions, the cell
-        (5) in a kernel, then c_t W_co and eqs. 6-7.  ``helper`` is not used.
-        ``nudge`` (interface.Nudge) moves one node's h or c where it is made:
-        c_t after (5), before (6) and (7) read it; a leaf's c = 0 before its
-        parent reads it.
+        (5) in a kernel, then c_t W_co and eqs. 6-7.  ``nudge``
+        (interface.Nudge) moves one node's h or c where it is made: c_t after
+        (5), before (6) and (7) read it; a leaf's c = 0 before its parent
+        reads it.
         """
         n, d, leaves = forest.n_nodes, self.hidden_dim, forest.n_leaves
         dtype = x.dtype
@@ -206,8 +203,7 @@ class SLSTM(Cell):
         nudge_rows(nudge, "h", h, 0, leaves)
         nudge_rows(nudge, "c", c, 0, leaves)
         with np.errstate(over="ignore"):  # exp overflow in the sigmoid gives exactly 0
-            for level in range(1, forest.n_levels):
-                start, stop = forest.level_ptr[level], forest.level_ptr[level + 1]
+            for start, stop in forest.levels(first=1):
                 _gather_children(children, h, c, hc, start, stop)
                 # children terms of eqs. 1-4 and 6 for the whole level; rows
                 # padded, the extra rows belong to higher levels and are
@@ -229,7 +225,7 @@ class SLSTM(Cell):
         return h, SLSTMCache(x, word_index, hc, gates, c, tanh_c, x_t, h)
 
     def backward(self, params: dict, forest: Forest, cache: SLSTMCache, d_h: np.ndarray,
-                 grads: dict, helper=None) -> np.ndarray:
+                 grads: dict) -> np.ndarray:
         """d_h: (n, d) dJ/dh from the head (overwritten: becomes eps_h).  Adds
         dJ/dparams into ``grads``; returns dJ/dx (U, d_x), per distinct word.
 
@@ -247,8 +243,7 @@ class SLSTM(Cell):
         eps_c = np.zeros((n, d), dtype=dtype)     # the parents' shares, then the full eps_c
         co_term = np.zeros((n, d), dtype=dtype)   # delta_o W_co^T, last term of (13)/(14)
         d_hc = np.zeros((n + ROW_PAD, 4 * d), dtype=dtype)
-        for level in range(forest.n_levels - 1, 0, -1):
-            start, stop = forest.level_ptr[level], forest.level_ptr[level + 1]
+        for start, stop in forest.levels(first=1, downward=True):
             _output_gate_deltas(cache.gates, cache.tanh_c, d_h, delta, start, stop)  # (9)
             np.matmul(delta[start:stop, O * d:], w_co_transposed, out=co_term[start:stop])
             _cell_deltas(children, cache.gates, cache.c, cache.tanh_c, d_h, co_term, eps_c,

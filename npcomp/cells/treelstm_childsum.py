@@ -84,7 +84,7 @@ from .interface import (
 )
 
 # level-batching helpers shared with the N-ary Tree-LSTM (same gate layout i|o|u)
-from .levels import ROW_PAD, add_product, on_level, padded_stop, sigmoid
+from .levels import ROW_PAD, add_product, on_levels, padded_stop, sigmoid
 from .lstm_kernels import gate_functions, hidden_state
 
 GATE_NAMES = ("i", "o", "u", "f")
@@ -115,6 +115,7 @@ class TreeLSTMChildSum(Cell):
     """Child-Sum Tree-LSTM cell; ``forward``/``backward`` over a whole forest."""
 
     name = "treelstm-childsum"
+    helped = True
 
     def __init__(self, input_dim: int, hidden_dim: int, output_gate: bool = True,
                  forget_bias: float = 0.0):
@@ -222,9 +223,7 @@ class TreeLSTMChildSum(Cell):
                 hidden_state(gates, c, tanh_c, h, start, stop)          # eq. 8
                 nudge_rows(nudge, "h", h, start, stop)
 
-            for level in range(1, forest.n_levels):
-                on_level(rows_forward, forest.level_ptr[level], forest.level_ptr[level + 1],
-                          helper)
+            on_levels(rows_forward, forest.levels(first=1), helper)
         cache = TreeLSTMChildSumCache(x, input_row, first_edge, edge_child, h_tilde, h_child,
                                       gates, forget, c, tanh_c, h)
         return h, cache
@@ -259,9 +258,7 @@ class TreeLSTMChildSum(Cell):
             d_h_child = delta_f[first:edge_stop] @ u_f_transposed
             _route_to_children(first_edge, edge_child, d_h_tilde, d_h_child, d_h, start, stop)
 
-        for level in range(forest.n_levels - 1, 0, -1):
-            on_level(rows_backward, forest.level_ptr[level], forest.level_ptr[level + 1],
-                      helper)
+        on_levels(rows_backward, forest.levels(first=1, downward=True), helper)
 
         def recurrent_gradients() -> None:
             add_product(grads["U"], cache.h_tilde[leaves:n], delta[leaves:n])

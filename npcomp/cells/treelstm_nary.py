@@ -82,7 +82,7 @@ from .interface import (
     nudge_rows,
     reasons,
 )
-from .levels import ROW_PAD, add_product, children_columns, on_level, padded_stop
+from .levels import ROW_PAD, add_product, children_columns, on_levels, padded_stop
 from .lstm_kernels import (
     gate_functions,
     gather_children,
@@ -115,6 +115,7 @@ class TreeLSTMNary(Cell):
     """N-ary Tree-LSTM cell; ``forward``/``backward`` over a whole forest."""
 
     name = "treelstm-nary"
+    helped = True
 
     def __init__(self, input_dim: int, hidden_dim: int, arity: int = 2,
                  inner_inputs: bool = False, output_gate: bool = True,
@@ -238,9 +239,7 @@ class TreeLSTMNary(Cell):
                 hidden_state(gates, c, tanh_c, h, start, stop)        # eq. 14
                 nudge_rows(nudge, "h", h, start, stop)
 
-            for level in range(1, forest.n_levels):
-                on_level(rows_forward, forest.level_ptr[level], forest.level_ptr[level + 1],
-                          helper)
+            on_levels(rows_forward, forest.levels(first=1), helper)
         return h, TreeLSTMNaryCache(x, word_index, hc, gates, c, tanh_c, h, node_mask)
 
     def backward(self, params: dict, forest: Forest, cache: TreeLSTMNaryCache,
@@ -277,9 +276,7 @@ class TreeLSTMNary(Cell):
                 _mask_rows(d_hc, node_mask[start:], 0, stop - start, arity)
             scatter_to_children(children, d_hc, d_h, start, stop)
 
-        for level in range(forest.n_levels - 1, 0, -1):
-            on_level(rows_backward, forest.level_ptr[level], forest.level_ptr[level + 1],
-                      helper)
+        on_levels(rows_backward, forest.levels(first=1, downward=True), helper)
         # dU = sum_j hc_j^T delta_j over the inner nodes, on the helper thread if
         # there is one, while this one finishes the leaves
         u_gradient = (grads["U"], cache.hc[leaves:n], delta[leaves:n])

@@ -14,10 +14,10 @@ import sys
 
 from . import (download, evaluate, explain, neighbours, parse, plot, predict, reproduce,
                summary, sweep, train)
-from .train import MODELS, TASKS, default_run_dir, given_options, train_config
+from .train import default_run_dir, given_options, train_config
 
-__all__ = ["main", "build_parser", "flag", "run_parsed", "MODELS", "TASKS", "default_run_dir",
-           "given_options", "train_config"]
+__all__ = ["main", "build_parser", "flag", "run_parsed", "default_run_dir", "given_options",
+           "train_config"]
 
 # command name -> its module
 COMMANDS = {"train": train, "eval": evaluate, "predict": predict, "neighbours": neighbours,
@@ -27,15 +27,12 @@ COMMANDS = {"train": train, "eval": evaluate, "predict": predict, "neighbours": 
 # exit statuses (README "Exit statuses")
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
-# config keys whose flag is not --KEY
-FLAGS = {"untied": "--untied/--tied", "output_gate": "--output-gate/--no-output-gate",
-         "fixed_embeddings": "--fixed-embeddings/--tuned-embeddings",
-         "train_eval": "--no-train-eval"}
-
 
 def flag(option: str) -> str:
-    """The command-line flag of a config key."""
-    return FLAGS.get(option, "--" + option.replace("_", "-"))
+    """The command-line flag of a config key (a training option's as the
+    option table declares it, a switch's flags both)."""
+    from ..options import OPTIONS
+    return OPTIONS[option].flag if option in OPTIONS else "--" + option.replace("_", "-")
 
 
 def _argument_name(command: str | None, option: str) -> str:
@@ -102,8 +99,15 @@ def run_parsed(args) -> tuple:
     status, its one-line message).  ``main`` prints the message; ``npcomp
     sweep`` runs each of its ``npcomp train`` commands so in a Dask worker
     and reports it."""
+    return outcome(_run, args, name=args.command)
+
+
+def outcome(command, *arguments, name: str = "train") -> tuple:
+    """(``command(*arguments)``, None), or for a failure (its exit status,
+    its one-line message): what `npcomp` prints and exits with; ``name``:
+    the `npcomp` command it runs as, whose arguments the message names."""
     try:
-        return _run(args), None
+        return command(*arguments), None
     except BrokenPipeError:
         # the reader of the output went away (`npcomp predict ... | head`): stop quietly
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - replaces the closed pipe
@@ -111,31 +115,31 @@ def run_parsed(args) -> tuple:
     except Exception as error:  # noqa: BLE001 - the command line's last word on any failure
         if os.environ.get("NPCOMP_TRACEBACK"):
             raise
-        return _explain(error, args.command)
+        return failure(error, name)
 
 
 def _run(args) -> int:
-    if getattr(args, "threads", None) is not None and args.threads < 1:
-        from ..configuration import ConfigError
-        raise ConfigError("threads", f"compute threads must be a whole number >= 1, not "
-                                     f"{args.threads}")
+    from ..configuration import check_value
+    check_value("threads", getattr(args, "threads", None))   # before numpy loads
     if hasattr(args, "threads"):
         args.threads_given = args.threads
         args.threads = _set_threads(args.threads)
     return COMMANDS[args.command].run(args)
 
 
-def _explain(error: Exception, command: str | None = None) -> tuple:
+def failure(error: Exception, command: str | None = None) -> tuple:
     """(exit status, message) for a failure of ``command``."""
     from ..configuration import ConfigError
     from ..download import DownloadError
     from ..formats import DataError
+    from ..options import OptionFormError
     from ..rundir import RunDirectoryError, RunFileError
     from ..sweep import SpecError
     from ..trainer import TrainingStopped
     if isinstance(error, ConfigError):
         return EXIT_USAGE, f"{_argument_name(command, error.option)}: {error.reason}"
-    if isinstance(error, (SpecError, DataError)):   # bad input, named by file and line
+    # bad input, named by file and line (or by the option given in a wrong form)
+    if isinstance(error, (SpecError, OptionFormError, DataError)):
         return EXIT_USAGE, str(error)
     if isinstance(error, RunDirectoryError) and error.ways_on:
         flags = {"resume": f"--resume {error.path}", "run_dir": "another --out",

@@ -13,7 +13,7 @@ import os
 import sys
 from pathlib import Path
 
-from .sweep import option_flags, run_sweep, train_parser
+from .sweep import run_sweep
 
 DEFAULT_OUT = "reproduce"
 ESTIMATES = "estimates.json"
@@ -231,12 +231,11 @@ def _plan(sweep_dir: Path) -> dict | None:
 
 def _commands(table, out: Path) -> dict:
     """Setting -> its `npcomp train` command for one seed."""
-    from .sweep import train_arguments
-    flags = option_flags(train_parser())
+    from ..options import command_line
     commands = {}
     for row in table.rows:
         for name, options in row.settings().items():
-            arguments = train_arguments(options, flags, lambda option: "the table")
+            arguments = command_line(options)
             if row.parses:
                 arguments += ["--parses-dir", str(out / "parses" / "sst")]
             commands[name] = " ".join(["npcomp", "train", *arguments, "--seed", "S"])
@@ -303,7 +302,7 @@ def _list(tables, out: Path, data_dir: str | None, threads_per_run: int) -> int:
     workers = max(1, (os.cpu_count() or 1) // threads_per_run)
     for table in tables or TABLES.values():
         print(f"{table.name}: {table.title}")
-        total = 0.0
+        total, unmeasured = 0.0, 0
         for row in table.rows:
             figure = row.paper.get(row.metric)
             paper = "-" if figure is None else f"{figure:g}"
@@ -321,12 +320,18 @@ def _list(tables, out: Path, data_dir: str | None, threads_per_run: int) -> int:
                     continue
                 if row.parses:
                     options = dict(options, parses_dir=str(parses))
-                seconds = _seconds_per_seed(table.name, name, options, out, data_dir,
-                                            estimates)
+                try:
+                    seconds = _seconds_per_seed(table.name, name, options, out, data_dir,
+                                                estimates)
+                except MissingData as error:
+                    unmeasured += 1
+                    print(f"{line} not measured: {error}")
+                    continue
                 total += 5 * seconds
                 print(f"{line} {_duration(seconds)} a seed")
         print(f"  5 seeds of every row on {workers} worker{'s' * (workers > 1)}: about "
-              f"{_duration(total / workers)}\n")
+              f"{_duration(total / workers)}"
+              + (f" (less {unmeasured} not measured)" if unmeasured else "") + "\n")
         _write_estimates(out, estimates)
     return 0
 
@@ -345,19 +350,26 @@ def _seconds_per_seed(table: str, setting: str, options: dict, out: Path,
         return sum(finished) / len(finished)
     key = json.dumps(options, sort_keys=True)
     if key not in estimates:
+        from ..formats import DataError
+        from ..options import OPTIONS
+        from ..run_config import MissingVectors
         from ..trainer import estimate_seconds
-        from .train import train_config
+        from .sweep import config_of
+        given = dict(options, threads=1, **({"data_dir": data_dir} if data_dir else {}))
+        try:
+            config = config_of(given)
+        except MissingVectors as error:   # a vector file not found
+            raise MissingData(f"{OPTIONS[error.option].flag} {error.reason}") from None
         print(f"  (measuring {setting} on a few minibatches)", file=sys.stderr, flush=True)
-        arguments = train_parser().parse_args(
-            _train_arguments(options) + (["--data-dir", data_dir] if data_dir else []))
-        arguments.threads = 1
-        estimates[key] = estimate_seconds(train_config(arguments))
+        try:
+            estimates[key] = estimate_seconds(config)
+        except DataError as error:    # the task's files not found (or not readable)
+            raise MissingData(error) from None
     return estimates[key]
 
 
-def _train_arguments(options: dict) -> list:
-    from .sweep import train_arguments
-    return train_arguments(options, option_flags(train_parser()), lambda option: "the table")
+class MissingData(Exception):
+    """A row cannot be measured here: its data or vectors are not found."""
 
 
 def _read_estimates(out: Path) -> dict:

@@ -1,22 +1,22 @@
 """`npcomp sweep`: many `npcomp train` runs over seeds and settings on Dask
 distributed, and their statistics per setting (npcomp/sweep.py).
 
-Every run is an `npcomp train` command (base options + setting + ``--seed S
---out SWEEP_DIR/runs/NAME``, or ``--resume`` when its checkpoint exists),
-parsed, checked and trained by train's own code inside a Dask worker; its
-failure becomes the message `npcomp train` would print.  Every setting is
-built into its run configuration before the cluster starts, so a bad option
-is refused (exit status 2, naming the setting and the SPEC line) before
-anything trains.
+Every run is what `npcomp train` would train with the base options, the
+setting's and ``--seed S --out SWEEP_DIR/runs/NAME`` (or ``--resume`` when
+its checkpoint exists): its configuration built by ``run_config.build_config``
+before the cluster starts, so a bad option is refused (exit status 2, naming
+the setting and the SPEC line) before anything trains, then trained by
+train's own code inside a Dask worker; its failure becomes the message
+`npcomp train` would print.
 """
 from __future__ import annotations
 
 import argparse
-import copy
 import os
 import sys
 from pathlib import Path
 
+from ..options import OPTIONS, command_line, form
 from . import train
 
 SPEC_EXAMPLE = """\
@@ -54,80 +54,43 @@ SET_BY_THE_SWEEP = {
     "quiet": "runs print to SWEEP_DIR/logs/",
     "help_defaults": "it is not a training option",
 }
-# options a resumed run takes anew (trainer.RESUMABLE, less threads, set per run)
-RESUMED_WITH = ("epochs", "data_dir", "eval_batch_size", "train_eval")
 
-
-class _OptionsRefused(Exception):
-    """argparse's complaint about a setting's options (instead of exiting)."""
-
-
-class _RaisingParser(argparse.ArgumentParser):
-    def error(self, message):
-        raise _OptionsRefused(message)
-
-
-def train_parser() -> argparse.ArgumentParser:
-    """`npcomp train`'s own parser (cli/train.py's options), raising instead
-    of exiting on a bad value."""
-    commands = _RaisingParser(prog="npcomp").add_subparsers(dest="command")
-    train.add_parser(commands)
-    parser = commands.choices["train"]
-    parser.exit_on_error = False  # a bad value raises argparse.ArgumentError
-    return parser
-
-
-def _train_actions(parser: argparse.ArgumentParser) -> list:
-    """The train options a sweep passes on (not help, not SET_BY_THE_SWEEP)."""
-    return [action for action in parser._actions
-            if action.option_strings and action.dest not in SET_BY_THE_SWEEP
-            and not isinstance(action, argparse._HelpAction)]
-
-
-def option_flags(parser: argparse.ArgumentParser) -> dict:
-    """config key -> its flag (a valued option) or {True: flag, False: flag}
-    (a switch; a missing side is the default, which needs no flag)."""
-    flags = {}
-    for action in _train_actions(parser):
-        if isinstance(action, (argparse._StoreTrueAction, argparse._StoreFalseAction)):
-            flags.setdefault(action.dest, {})[action.const] = action.option_strings[0]
-        else:
-            flags[action.dest] = action.option_strings[0]
-    return flags
-
-
-def train_arguments(options: dict, flags: dict, where) -> list:
-    """The `npcomp train` arguments of ``options`` (config key -> value);
-    ``where(option)`` names the place an option was given, for errors."""
-    arguments = []
+def check_forms(options: dict, where) -> None:
+    """SpecError unless every option of ``options`` (config key -> value) is a
+    training option in the form it takes and not one the sweep sets itself;
+    ``where(option)`` names the place an option was given."""
+    from ..options import OptionFormError
     for option, value in options.items():
         if option in SET_BY_THE_SWEEP:
             raise _refused(where(option), f"{option} is set by the sweep: "
                                           f"{SET_BY_THE_SWEEP[option]}")
-        if option not in flags:
-            raise _refused(where(option), f"{option} is not an npcomp train option "
-                                          "(npcomp train --help lists them)")
-        flag = flags[option]
-        if isinstance(flag, dict):
-            switch = {"true": True, "false": False}.get(str(value).lower()) \
-                if isinstance(value, str) else value
-            if not isinstance(switch, bool):
-                raise _refused(where(option), f"{option} is a switch: true or false, not "
-                                              f"{value!r}")
-            if switch in flag:
-                arguments.append(flag[switch])
-            continue
-        if isinstance(value, bool):
-            raise _refused(where(option), f"{option} takes a value ({flag} VALUE), not "
-                                          f"{str(value).lower()}")
-        arguments += [flag, str(value)]
-    return arguments
+        try:
+            form(option, value)
+        except OptionFormError as error:
+            raise _refused(where(option), str(error)) from None
 
 
-def run_arguments(run, flags: dict, where) -> list:
-    """A fresh run's `npcomp train` arguments: its options (paths made
-    absolute), then its seed."""
-    return [*train_arguments(absolute_paths(run.options), flags, where), "--seed", str(run.seed)]
+def run_options(run, threads: int) -> dict:
+    """A fresh run's options as `npcomp train` takes them: its own (paths made
+    absolute), its seed and its threads."""
+    return dict(absolute_paths(run.options), seed=run.seed, threads=threads)
+
+
+def config_of(options: dict) -> dict:
+    """The configuration of a run given ``options`` (``run_options``; model and
+    task among them), as ``run_config.build_config`` builds it."""
+    from ..configuration import read
+    from ..run_config import build_config
+    options = dict(options)
+    model, task = (read(name, options.pop(name, None)) for name in ("model", "task"))
+    return build_config(model, task, options)
+
+
+def resumed_options(run, threads: int) -> dict:
+    """The options a resumed run takes anew (the table's resumable ones, paths
+    made absolute) and its threads."""
+    return dict({key: value for key, value in absolute_paths(run.options).items()
+                 if OPTIONS[key].resumable}, threads=threads)
 
 
 def absolute_paths(options: dict) -> dict:
@@ -200,17 +163,16 @@ def add_parser(commands) -> None:
     options = sweep.add_argument_group(
         "training options", "the base of every run, as npcomp train takes them (npcomp train "
         "--help); the sweep sets --out, --seed and --threads of each run itself")
-    for action in _train_actions(train_parser()):
-        options._add_action(copy.copy(action))
+    train.add_training_options(options, leave_out=SET_BY_THE_SWEEP)
 
 
-def build_spec(args, flags: dict):
+def build_spec(args):
     """The sweep's SweepSpec: the SPEC file's (if given), with the command
     line's training options, --seeds and --grid over it."""
     from ..sweep import SpecError, SweepSpec, grid_from_arguments, parse_seeds, read_spec
     spec = read_spec(args.spec) if args.spec else SweepSpec()
     given = {name: value for name, value in vars(args).items()
-             if name in flags and value is not None}
+             if name in OPTIONS and value is not None}
     for name, value in given.items():
         spec.base[name] = value
         spec.command_line.add(("base", name))
@@ -225,45 +187,35 @@ def build_spec(args, flags: dict):
     return spec
 
 
-def check_settings(spec, runs: list, flags: dict, threads: int) -> dict:
-    """Each run's `npcomp train` arguments (name -> list), every setting
-    parsed and built into its run configuration by train's own code first:
-    a bad option raises SpecError naming the setting and where it was given;
-    a missing file (vectors) is named likewise."""
+def check_settings(spec, runs: list, threads: int) -> None:
+    """Every option of every run in the form it takes, and every setting
+    built into its run configuration (``config_of``): a bad option raises
+    SpecError naming the setting and where it was given; a missing file
+    (vectors) is named likewise."""
     from ..configuration import ConfigError
     from ..sweep import SpecError, settings_of
-    from . import _explain
+    from . import failure
     sources = {name: sources for name, (_, sources) in settings_of(spec).items()}
-    parser = train_parser()
-    checked, arguments = set(), {}
+    checked = set()
     for run in runs:
         setting_sources = sources.get(run.setting, {})
 
         def where(option, setting_sources=setting_sources):
             return spec.where(setting_sources.get(option, "base"), option)
-        arguments[run.name] = run_arguments(run, flags, where)
+        check_forms(run.options, where)
         if run.setting in checked:
             continue
         checked.add(run.setting)
-        argv = [*arguments[run.name], "--threads", str(threads)]
-        option = None
         try:
-            train.train_config(parser.parse_args(argv))
+            config_of(run_options(run, threads))
             continue
-        except argparse.ArgumentError as error:
-            option = _option_of(error.argument_name, flags)
-            message = f"{error.argument_name}: {error.message}"
-        except _OptionsRefused as error:
-            message = str(error)
         except ConfigError as error:
-            option = error.option
-            message = _explain(error)[1]
+            option, message = error.option, failure(error)[1]
         except (ValueError, OSError) as error:
             option = "vectors" if _about_vectors(error, run.options) else None
-            message = _explain(error)[1]
+            message = failure(error)[1]
         place = where(option) if option in run.options else spec.where("base")
         raise SpecError(f"setting {run.setting} ({place}): {message}")
-    return arguments
 
 
 def _about_vectors(error: Exception, options: dict) -> bool:
@@ -275,25 +227,15 @@ def _about_vectors(error: Exception, options: dict) -> bool:
         and Path(str(path)).resolve() == Path(vectors).resolve())
 
 
-def _option_of(flag_text: str | None, flags: dict) -> str | None:
-    """The config key of a flag named in an argparse message (``--lr``)."""
-    for option, flag in flags.items():
-        names = flag.values() if isinstance(flag, dict) else (flag,)
-        if flag_text and any(name in flag_text.split("/") for name in names):
-            return option
-    return None
-
-
-def train_in_worker(arguments: list, resume_arguments: list, run_dir: str, threads: int,
-                    log_file: str) -> dict:
+def train_in_worker(options: dict, resumed: dict, run_dir: str, log_file: str) -> dict:
     """The Dask task of one run: `npcomp train` in this worker, with BLAS
     (threadpoolctl) and numba pinned to one thread per compute thread and
-    ``threads`` compute threads (``--threads``), as `npcomp train --threads`
+    ``options["threads"]`` compute threads, as `npcomp train --threads`
     runs.  From the run directory it decides: skip a finished run, resume
-    one with a checkpoint (``--resume RUN_DIR`` + ``resume_arguments``),
-    start one afresh (``arguments``; ``--overwrite`` for a run stopped
-    before its first dev evaluation, which holds nothing finished).  What
-    the run prints goes to ``log_file``.
+    one with a checkpoint (with ``resumed``, the options a resumed run takes
+    anew), start one afresh (``options``, built by ``config_of``;
+    overwriting a run stopped before its first dev evaluation, which holds
+    nothing finished).  What the run prints goes to ``log_file``.
 
     Returns {"status": exit status, "error": message or None, "resumed",
     "threads": {"compute", "blas", "numba"}: the thread counts the run saw,
@@ -307,18 +249,18 @@ def train_in_worker(arguments: list, resume_arguments: list, run_dir: str, threa
     from threadpoolctl import threadpool_info, threadpool_limits
 
     from ..sweep import run_state
-    from . import EXIT_USAGE, build_parser, run_parsed
+    from . import outcome
     state = run_state(run_dir)
-    seen = {"compute": threads}
+    seen = {"compute": options["threads"]}
     result = {"status": 0, "error": None, "resumed": state == "resumable",
               "worker": f"{socket.gethostname()}:{os.getpid()}", "threads": seen}
     if state == "finished":
         return result
-    argv = ["train", "--quiet", "--threads", str(threads)]
     if state == "resumable":
-        argv += ["--resume", run_dir, *resume_arguments]
+        command = ["--resume", run_dir, *command_line(resumed)]
     else:
-        argv += [*arguments, "--out", run_dir] + (["--overwrite"] if state == "started" else [])
+        command = [*command_line(options), "--out", run_dir] + \
+            (["--overwrite"] if state == "started" else [])
     Path(log_file).parent.mkdir(parents=True, exist_ok=True)
     # npcomp's threads overlap independent products themselves: each BLAS call
     # and numba kernel runs on one thread, as cli/__init__.py sets before numpy loads
@@ -329,18 +271,23 @@ def train_in_worker(arguments: list, resume_arguments: list, run_dir: str, threa
                             if pool["user_api"] == "blas"), default=None)
         seen["numba"] = numba.get_num_threads()
         print(f"== {time.strftime('%Y-%m-%d %H:%M:%S')} {result['worker']} ({state}): "
-              f"npcomp {' '.join(argv)}", flush=True)
-        try:
-            status, message = run_parsed(build_parser().parse_args(argv))
-        except SystemExit as error:  # argparse's exit on arguments it refuses
-            status, message = EXIT_USAGE, f"npcomp train refused its arguments ({error})"
+              f"npcomp train --quiet {' '.join(command)}", flush=True)
+        if state == "resumable":
+            status, message = outcome(train.resume_run, run_dir, resumed, False)
+        else:
+            status, message = outcome(_train_afresh, options, run_dir, state == "started")
         if message is not None:
             print(f"npcomp train: error: {message}", flush=True)
     result.update(status=status, error=message)
     return result
 
 
-def _jobs(runs: list, sweep_dir: Path, flags: dict, threads: int) -> tuple:
+def _train_afresh(options: dict, run_dir: str, overwrite: bool) -> int:
+    return train.train_run(config_of(options), Path(run_dir), set(options),
+                           overwrite=overwrite, progress=False)
+
+
+def _jobs(runs: list, sweep_dir: Path, threads: int) -> tuple:
     """The task arguments of train_in_worker for each run not finished (run
     name -> tuple), and how many runs are in each state (run_state)."""
     from .. import sweep as sweeping
@@ -353,12 +300,10 @@ def _jobs(runs: list, sweep_dir: Path, flags: dict, threads: int) -> tuple:
             continue
         # a run planned by an earlier SPEC (--extend) was checked then; one
         # whose options cannot be passed on is named by the plan
-        fresh = run_arguments(run, flags, lambda option: str(sweep_dir / sweeping.PLAN))
-        resumed = train_arguments({key: value for key, value in
-                                   absolute_paths(run.options).items()
-                                   if key in RESUMED_WITH}, flags, str)
+        check_forms(run.options, lambda option: str(sweep_dir / sweeping.PLAN))
         # absolute: a worker of an existing cluster runs in a directory of its own
-        jobs[run.name] = (fresh, resumed, str(run_dir.resolve()), threads,
+        jobs[run.name] = (run_options(run, threads), resumed_options(run, threads),
+                          str(run_dir.resolve()),
                           str(sweeping.log_path(sweep_dir, run).resolve()))
     return jobs, states
 
@@ -375,7 +320,7 @@ def run(args) -> int:
         raise ConfigError("scheduler", "an existing cluster has its own workers and "
                                        "dashboard: --workers and --dashboard apply to the "
                                        "local cluster only")
-    spec = build_spec(args, option_flags(train_parser()))
+    spec = build_spec(args)
     status, results = run_sweep(spec, Path(args.out), args)
     if results is not None:
         print(sweeping.results_table(results))
@@ -393,13 +338,12 @@ def run_sweep(spec, sweep_dir: Path, args) -> tuple:
     from .. import sweep as sweeping
     from ..scheduler import check_scheduler
     from . import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
-    flags = option_flags(train_parser())
     planned = sweeping.plan_runs(spec)
-    check_settings(spec, planned, flags, args.threads_per_run)
+    check_settings(spec, planned, args.threads_per_run)
     if args.scheduler:   # a scheduler that is none is refused before anything is written
         check_scheduler(args.scheduler)
     runs = sweeping.settle_plan(sweep_dir, spec, planned, extend=args.extend)
-    to_do, states = _jobs(runs, sweep_dir, flags, args.threads_per_run)
+    to_do, states = _jobs(runs, sweep_dir, args.threads_per_run)
     finished_before = len(runs) - len(to_do)
     settings = len({run.setting for run in runs})
     print(f"sweep {sweep_dir}: {len(runs)} run{'s' * (len(runs) > 1)} "

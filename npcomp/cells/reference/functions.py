@@ -1,5 +1,8 @@
-"""The pointwise functions of the reference cells, written out in NumPy
-(the cells use numba versions in ``npcomp/cells/activations.py``)."""
+"""The pointwise functions of the reference cells, written out in NumPy, and
+the one table of the non-linearities a cell's ``activation`` option can name
+(``ACTIVATIONS``): each one's kernel code, g and g'.  The cells compute them
+with numba versions in ``npcomp/cells/activations.py``, which dispatch on the
+codes declared here (the tests hold them to g and g')."""
 from __future__ import annotations
 
 import numpy as np
@@ -23,18 +26,36 @@ def identity(z):
     return z
 
 
-# the non-linearities the cells' ``activation`` option names
-ACTIVATIONS = {"tanh": np.tanh, "sigmoid": sigmoid, "softsign": softsign, "relu": relu,
-               "identity": identity}
+class Activation:
+    """A non-linearity: ``code``, how the numba kernels take it; ``g`` in
+    NumPy; ``slope``, g' written in g = g(z) (the cells keep outputs, not
+    pre-activations)."""
+
+    __slots__ = ("code", "g", "slope")
+
+    def __init__(self, code: int, g, slope):
+        self.code, self.g, self.slope = code, g, slope
 
 
-def activation(name: str):
-    """The function called ``name`` in ``ACTIVATIONS``."""
+# which of them a model takes is its registry entry's (cells/registry.py)
+ACTIVATIONS = {
+    "tanh": Activation(0, np.tanh, lambda g: 1.0 - g * g),
+    "sigmoid": Activation(1, sigmoid, lambda g: g * (1.0 - g)),
+    "softsign": Activation(2, softsign, lambda g: (1.0 - np.abs(g)) ** 2),
+    # Irsoy & Cardie's recurrent cells also take the rectifier ("+" in their
+    # tables) and no non-linearity ("I"); relu's slope at the kink z = 0 is 0
+    "relu": Activation(3, relu, lambda g: (np.asarray(g) > 0).astype(np.asarray(g).dtype)),
+    "identity": Activation(4, identity, lambda g: np.ones_like(g)),
+}
+
+
+def activation(name: str) -> Activation:
+    """The activation called ``name``; ValueError naming them for an unknown one."""
     try:
         return ACTIVATIONS[name]
     except KeyError:
-        raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, "
-                         f"not {name!r}") from None
+        raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, not {name!r}") \
+            from None
 
 
 def column_block(matrix, k: int, d: int) -> np.ndarray:
@@ -53,19 +74,10 @@ def undefined(*shape) -> np.ndarray:
     return np.full(shape, np.nan)
 
 
-# each non-linearity's derivative from its output y = f(z), as the cells take it
-DERIVATIVES = {"tanh": lambda y: 1.0 - y * y, "sigmoid": lambda y: y * (1.0 - y),
-               "softsign": lambda y: (1.0 - np.abs(y)) ** 2,
-               "relu": lambda y: (y > 0).astype(np.float64), "identity": np.ones_like}
-
-
 def derivative(name: str):
-    """f' as a function of f's output, for the non-linearity called ``name``."""
-    try:
-        return DERIVATIVES[name]
-    except KeyError:
-        raise ValueError(f"activation must be one of {sorted(DERIVATIVES)}, "
-                         f"not {name!r}") from None
+    """g' as a function of g's output y = g(z), as the cells take it, for the
+    non-linearity called ``name`` (its ``slope`` in ``ACTIVATIONS``)."""
+    return activation(name).slope
 
 
 def code_columns(blocks: list) -> np.ndarray:

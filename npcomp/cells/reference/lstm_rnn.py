@@ -90,7 +90,7 @@ def forward(tree: Tree, x: np.ndarray, params: dict, activation: str = "tanh",
     """(L1)-(L7) for one binary tree (unary nodes allowed).  x: (T, d_x), row t
     the vector of token t; params: the cell's ``W``, ``W_peephole``, ``W_co``,
     ``b`` (and ``W_leaf`` untied)."""
-    g = activation_function(activation)
+    g = activation_function(activation).g
     P = paper_parameters(params)
     d = P["W_co"].shape[0]
     n = tree.n_nodes
@@ -145,7 +145,7 @@ CARRIES = ({"i1": "i_1", "i2": "i_2", "f1": "f_1", "f2": "f_2", "c1": "a_1", "o1
 def backward(tree: Tree, x: np.ndarray, params: dict, d_h: np.ndarray,
              activation: str = "tanh", untied: bool = False) -> dict:
     """(L1)-(L7) reversed node by node, parents first (module docstring)."""
-    g, g_prime = activation_function(activation), derivative(activation)
+    g, g_prime = activation_function(activation).g, derivative(activation)
     P = paper_parameters(params)
     q = forward(tree, x, params, activation, untied)
     d = P["W_co"].shape[0]

@@ -34,7 +34,7 @@ def paper_parameters(params: dict) -> dict:
 def forward(x: np.ndarray, params: dict, activation: str = "tanh", masks=None) -> dict:
     """Eq. 5 over one sentence.  x: (T, d_x); params: the cell's ``A``, ``W``,
     ``V``, ``b``; masks: None or [m], m (d,)."""
-    f = activation_function(activation)
+    f = activation_function(activation).g
     P = paper_parameters(params)
     d = P["b"].shape[0]
     mask = np.ones(d) if masks is None else np.asarray(masks[0])

@@ -59,7 +59,7 @@ def forward(tree: Tree, x: np.ndarray, params: dict, activation: str = "tanh",
     """Eqs. 2-3 for one binary tree (unary nodes allowed).  x: (T, d_x), row t
     the vector of token t; params: the cell's ``W``, ``b`` (and ``W_leaf``
     untied)."""
-    g = activation_function(activation)
+    g = activation_function(activation).g
     P = paper_parameters(params)
     d = P["b"].shape[0]
     inner = (P["W_1"], P["W_2"])
