@@ -75,14 +75,14 @@ def main(argv=None) -> int:
     import numpy as np
 
     from npcomp.cells import make_cell
-    from npcomp.embeddings import Vocabulary
-    from npcomp.memory import retain_freed_memory
+    from npcomp.data.embeddings import Vocabulary
+    from npcomp.training.memory import retain_freed_memory
     from npcomp.model import TreeModel
-    from npcomp.optimizers import make_optimizer
-    from npcomp.tasks import load_task
-    from npcomp.trainer import encode
+    from npcomp.training.optimizers import make_optimizer
+    from npcomp.data.tasks import load_task
+    from npcomp.training.trainer import encode
 
-    retain_freed_memory()  # as npcomp train does (npcomp/memory.py)
+    retain_freed_memory()  # as npcomp train does (npcomp/training/memory.py)
     task = load_task("sst5", args.data_dir)
     vocab = Vocabulary.from_trees(t for split in task.splits.values() for t in split)
     train = encode(task.splits["train"], vocab)

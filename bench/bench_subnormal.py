@@ -47,13 +47,13 @@ def main(argv=None) -> int:
     from numba import njit
 
     from npcomp.cells import make_cell
-    from npcomp.embeddings import Vocabulary
+    from npcomp.data.embeddings import Vocabulary
     from npcomp.forest import supervised_labels
-    from npcomp.memory import retain_freed_memory
+    from npcomp.training.memory import retain_freed_memory
     from npcomp.model import TreeModel
-    from npcomp.optimizers import AdaGrad, smallest_normal
-    from npcomp.tasks import load_task
-    from npcomp.trainer import encode
+    from npcomp.training.optimizers import AdaGrad, smallest_normal
+    from npcomp.data.tasks import load_task
+    from npcomp.training.trainer import encode
 
     @njit(error_model="numpy")
     def unflushed_adagrad_rows(table, gradient, sum_squares, rows, lr, epsilon):
@@ -69,7 +69,7 @@ def main(argv=None) -> int:
             unflushed_adagrad_rows(table, gradient, states[0], rows, scalar(lr),
                                    scalar(self.epsilon))
 
-    retain_freed_memory()  # as npcomp train does (npcomp/memory.py)
+    retain_freed_memory()  # as npcomp train does (npcomp/training/memory.py)
     task = load_task("sst5", args.data_dir, structure="left")
     vocab = Vocabulary.from_trees(t for split in task.splits.values() for t in split)
     train = encode(task.splits["train"], vocab)

@@ -25,7 +25,7 @@ binarised constituency trees (the Child-Sum Tree-LSTM too, as any-arity
 trees whose inner nodes read no word; ``--childsum-structure dependency``
 reads dependency parses instead, which need ``npcomp parse``'s files in
 DATA_DIR/sst); ``lstm`` and ``bilstm`` read the same sentences as chains
-labelled at their last word (``npcomp.tasks.sentence_chain``).
+labelled at their last word (``npcomp.data.tasks.sentence_chain``).
 
 Threads: npcomp's BLAS runs one thread (set before NumPy loads, as ``npcomp
 train`` does) and at N > 1 threads the cells get a helper thread
@@ -94,14 +94,14 @@ def main(argv=None) -> int:
     import numpy as np
     import torch
 
-    from npcomp.memory import retain_freed_memory
-    from npcomp.tasks import load_task, sentence_chain
-    from npcomp.embeddings import Vocabulary
-    from npcomp.trainer import encode
+    from npcomp.training.memory import retain_freed_memory
+    from npcomp.data.tasks import load_task, sentence_chain
+    from npcomp.data.embeddings import Vocabulary
+    from npcomp.training.trainer import encode
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-    retain_freed_memory()  # as npcomp train does (npcomp/memory.py)
+    retain_freed_memory()  # as npcomp train does (npcomp/training/memory.py)
     torch.sparse.check_sparse_tensor_invariants.disable()  # opting out, as its warning asks
     task = load_task("sst5", args.data_dir)
     vocab = Vocabulary.from_trees(t for split in task.splits.values() for t in split)
@@ -182,7 +182,7 @@ def _measure(name: str, setting: dict, vocab, split, labels, batches, threads: i
     import numpy as np
     import torch
 
-    from npcomp.optimizers import make_optimizer
+    from npcomp.training.optimizers import make_optimizer
     from torch_cells import TorchModel
 
     torch.set_num_threads(threads)

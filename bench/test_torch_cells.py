@@ -26,10 +26,10 @@ torch = pytest.importorskip("torch") if __name__ != "__main__" else __import__("
 from gradcheck.trees import (random_binary_tree, random_dependency_trees,  # noqa: E402
                              random_forest_trees)
 from npcomp.cells import make_cell  # noqa: E402
-from npcomp.embeddings import Vocabulary  # noqa: E402
-from npcomp.formats import chain_tree  # noqa: E402
+from npcomp.data.embeddings import Vocabulary  # noqa: E402
+from npcomp.data.formats import chain_tree  # noqa: E402
 from npcomp.model import TreeModel  # noqa: E402
-from npcomp.trainer import encode  # noqa: E402
+from npcomp.training.trainer import encode  # noqa: E402
 from torch_cells import check_against_npcomp  # noqa: E402
 
 LOSS_TOLERANCE = 1e-10

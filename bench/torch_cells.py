@@ -97,7 +97,7 @@ def _index(array) -> torch.Tensor:
 
 
 def _activation(name: str):
-    """g of the LSTM-RNN and RecNN (npcomp/cells/activations.py)."""
+    """g of the LSTM-RNN and RecNN (npcomp/cells/kernels/activations.py)."""
     return {"tanh": torch.tanh, "sigmoid": torch.sigmoid, "softsign": F.softsign}[name]
 
 

@@ -3,7 +3,7 @@
 A row whose analytic and numeric gradients are both exactly 0 is printed as
 "unexercised" (the case never makes J depend on it, so it checks nothing)
 and counted in the summary.  Where a setting fails, the per-node state check
-(npcomp/state_checks.py) runs on the same case and names the first node and
+(npcomp/study/state_checks.py) runs on the same case and names the first node and
 error term, parents first, that disagree with finite differences.
 """
 from __future__ import annotations
@@ -72,7 +72,7 @@ def main(argv=None) -> int:
 
 def _state_check(case: tuple, setting, tolerance: float) -> str:
     """The per-node state check's verdict on a failing setting's case."""
-    from npcomp.state_checks import check_states, summary
+    from npcomp.study.state_checks import check_states, summary
     model, params, batch, options = case
     checks = check_states(model, params, batch, step=setting.step, **options)
     verdict = summary(checks, getattr(batch, "forest", batch), tolerance)

@@ -1,8 +1,8 @@
-"""The finite-difference check the suite runs (``npcomp/finite_differences.py``,
+"""The finite-difference check the suite runs (``npcomp/study/finite_differences.py``,
 which ``npcomp explain`` shares), and the assertion the tests use."""
 from __future__ import annotations
 
-from npcomp.finite_differences import (  # noqa: F401 (the suite's and the tests' names)
+from npcomp.study.finite_differences import (  # noqa: F401 (the suite's and the tests' names)
     RESOLUTION,
     STEP,
     TOLERANCE,

@@ -4,7 +4,7 @@ Each bug is a way to misread a paper's backward equations, planted by
 replacing one of the cell's kernels (or its whole backward) while the cell's
 backward runs; the forward is untouched, so J and its finite differences are
 the true ones.  The parameter check must fail on each (tests/test_cell_*.py);
-the per-node state check (``npcomp/state_checks.py``) must name the node and
+the per-node state check (``npcomp/study/state_checks.py``) must name the node and
 the error term where it goes wrong first (tests/test_state_checks.py): ``term``
 at the first node of ``wrong(forest)``, parents first.  The exercise
 notebooks (docs/exercises/) plant them for a student to find.

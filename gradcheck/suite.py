@@ -8,11 +8,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from npcomp.cells import make_cell, registry
-from npcomp.embeddings import Vocabulary
+from npcomp.data.embeddings import Vocabulary
 from npcomp.forest import build_forest, node_words, supervised_labels
-from npcomp.formats import chain_tree
+from npcomp.data.formats import chain_tree
 from npcomp.model import PairBatch, PairModel, TreeModel
-from npcomp.tasks import rebracket
+from npcomp.data.tasks import rebracket
 
 from .check import STEP, check_gradients, gradient_rows
 from .trees import random_dependency_tree, random_dependency_trees, random_forest_trees

@@ -35,7 +35,7 @@ from typing import Sequence
 import numpy as np
 from numba import njit
 
-from .formats import NO_TOKEN, UNLABELLED, Tree
+from npcomp.data.formats import NO_TOKEN, UNLABELLED, Tree
 
 SUPERVISION_MODES = ("all", "root", "root+leaves", "spans")
 

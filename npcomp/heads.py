@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .cells.activations import uniform_fan_in
+from npcomp.cells.kernels.activations import uniform_fan_in
 
 
 def softmax(logits: np.ndarray) -> np.ndarray:

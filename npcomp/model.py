@@ -45,8 +45,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from .cells.inputs import sum_by_index
-from .cells.overflow import StateOverflow
+from npcomp.cells.kernels.inputs import sum_by_index
+from npcomp.cells.kernels.overflow import StateOverflow
 from .forest import Forest
 from .heads import SimilarityHead, dropout_mask, make_head
 from .params import Layout, Parameters

@@ -41,7 +41,7 @@ def binary_forward_case(model: str, activation: str, untied: bool, dtype, seed: 
     one, d = 4 (d_x = 5 untied): (trees, vectors, params, forest, h, d)."""
     from gradcheck.trees import random_binary_tree
     from npcomp.cells import make_cell
-    from npcomp.formats import branching_tree
+    from npcomp.data.formats import branching_tree
 
     rng = np.random.default_rng(seed)
     trees = [random_binary_tree(n, rng, unary_rate=0.15) for n in (7, 1, 12, 3, 20)]

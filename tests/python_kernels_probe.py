@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from gradcheck.suite import CHECKED_MODELS, build_case, random_trees, settings
-from npcomp.optimizers import make_optimizer
+from npcomp.training.optimizers import make_optimizer
 
 
 def run_everything() -> dict:

@@ -12,18 +12,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import npcomp.synthetic
+import npcomp.data.synthetic
 from npcomp.cli import main
-from npcomp.embeddings import read_vectors
-from npcomp.formats import DataError, parse_ptb
+from npcomp.data.embeddings import read_vectors
+from npcomp.data.formats import parse_ptb
+from npcomp.data.errors import DataError
 
-_original_splits = npcomp.synthetic.synthetic_splits
+_original_splits = npcomp.data.synthetic.synthetic_splits
 TINY = ["--dim", "4", "--embedding-dim", "4", "--epochs", "1", "--quiet", "--no-baseline"]
 
 
 @pytest.fixture(autouse=True)
 def small_synthetic(monkeypatch):
-    monkeypatch.setattr(npcomp.synthetic, "synthetic_splits",
+    monkeypatch.setattr(npcomp.data.synthetic, "synthetic_splits",
                         lambda seed=0, sizes=None: _original_splits(seed=seed, sizes=(40, 20, 20)))
 
 
@@ -32,7 +33,7 @@ def synthetic_run(tmp_path_factory):
     """A tiny trained treelstm-nary run on synthetic (5 classes)."""
     run_dir = tmp_path_factory.mktemp("bad-input") / "run"
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(npcomp.synthetic, "synthetic_splits",
+        patch.setattr(npcomp.data.synthetic, "synthetic_splits",
                       lambda seed=0, sizes=None: _original_splits(seed=seed, sizes=(40, 20, 20)))
         assert main(["train", *TINY, "--out", str(run_dir)]) == 0
     return run_dir

@@ -9,7 +9,7 @@ import pytest
 from gradcheck.check import TOLERANCE, assert_passes, check_gradients
 from gradcheck.suite import Setting, build_case, random_trees
 from npcomp.cells import make_cell
-from npcomp.formats import chain_tree
+from npcomp.data.formats import chain_tree
 from npcomp.forest import build_forest, reverse_chains
 from npcomp.cells.reference import bilstm as bilstm_reference
 from test_cell_lstm import (CHECK_LENGTHS, LENGTHS, cell_gradient_errors, chain_case,

@@ -19,7 +19,7 @@ from gradcheck.suite import Setting
 from gradcheck.trees import random_binary_tree
 from npcomp.cells import make_cell
 from npcomp.cells.reference import lstm as lstm_reference
-from npcomp.formats import chain_tree
+from npcomp.data.formats import chain_tree
 from npcomp.forest import build_forest, node_words
 from npcomp.heads import dropout_mask
 

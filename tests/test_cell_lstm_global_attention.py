@@ -14,7 +14,7 @@ from gradcheck.check import TOLERANCE, assert_passes, check_gradients
 from gradcheck.suite import Setting, build_case, random_trees, run_setting
 from npcomp.cells import lstm_global_attention, make_cell
 from npcomp.cells.reference import lstm_global_attention as attention_reference
-from npcomp.formats import chain_tree
+from npcomp.data.formats import chain_tree
 from npcomp.forest import build_forest
 from test_cell_bilstm import lstm_deltas
 
@@ -240,7 +240,7 @@ def helper_thread_agrees(model, seed=11, **options):
     from concurrent.futures import ThreadPoolExecutor
     from unittest import mock
 
-    from npcomp.cells import levels
+    from npcomp.cells.kernels import levels
 
     rng = np.random.default_rng(seed)
     d, d_x = 3, 4

@@ -187,7 +187,7 @@ def test_kernels_match_their_python_versions():
     rng = np.random.default_rng(1)
     _, cache = run_forward(cell, params, forest, vectors, masks=masks)
     module = lstm_recurrent_attention
-    from npcomp.cells.levels import children_columns
+    from npcomp.cells.kernels.levels import children_columns
     children = children_columns(forest, 1)
     assert_kernel_matches_python(
         module._prefix_attention,

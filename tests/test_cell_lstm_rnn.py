@@ -13,10 +13,11 @@ from cell_checks import assert_kernel_matches_python, binary_forward_case
 from gradcheck.check import STEP, TOLERANCE, assert_passes, check_gradients
 from gradcheck.suite import Setting, build_case, random_trees, run_setting, settings
 from gradcheck.trees import random_binary_tree, random_forest_trees
-from npcomp.cells import levels, lstm_rnn, make_cell, registry
-from npcomp.cells.activations import activation_code
+from npcomp.cells.kernels import levels
+from npcomp.cells import lstm_rnn, make_cell, registry
+from npcomp.cells.kernels.activations import activation_code
 from npcomp.cells.reference import lstm_rnn as lstm_rnn_reference
-from npcomp.formats import Tree, branching_tree
+from npcomp.data.formats import Tree, branching_tree
 from npcomp.forest import build_forest, node_words
 
 MODEL = "lstm-rnn"

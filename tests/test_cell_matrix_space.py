@@ -15,7 +15,7 @@ from gradcheck.check import TOLERANCE, assert_passes, check_gradients
 from gradcheck.suite import Setting, build_case
 from npcomp.cells import make_cell, matrix_space
 from npcomp.cells.reference import matrix_space as matrix_space_reference
-from npcomp.formats import chain_tree
+from npcomp.data.formats import chain_tree
 from npcomp.forest import build_forest
 from test_cell_lstm import LENGTHS, chain_case
 from test_cell_rnn import chain_trees

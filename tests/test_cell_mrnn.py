@@ -12,10 +12,11 @@ import pytest
 from cell_checks import assert_kernel_matches_python
 from gradcheck.check import TOLERANCE, assert_passes, check_gradients
 from gradcheck.suite import Setting, build_case
-from npcomp.cells import make_cell, mrnn, recurrence, registry
-from npcomp.cells.activations import activation_code
+from npcomp.cells import make_cell, mrnn, registry
+from npcomp.cells.kernels import recurrence
+from npcomp.cells.kernels.activations import activation_code
 from npcomp.cells.reference import mrnn as mrnn_reference
-from npcomp.formats import chain_tree
+from npcomp.data.formats import chain_tree
 from npcomp.forest import build_forest
 from test_cell_lstm import (LENGTHS, CHECK_LENGTHS, cell_gradient_errors, chain_case,
                             random_params, recurrent_masks)

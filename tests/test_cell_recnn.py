@@ -13,7 +13,7 @@ from gradcheck.suite import Setting, build_case
 from gradcheck.trees import random_binary_tree
 from npcomp.cells import make_cell, registry
 from npcomp.cells.reference import recnn as recnn_reference
-from npcomp.formats import Tree, branching_tree
+from npcomp.data.formats import Tree, branching_tree
 from npcomp.forest import build_forest, node_words
 
 MODEL = "recnn"

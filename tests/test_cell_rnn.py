@@ -25,10 +25,11 @@ from test_cell_lstm import (
 
 from gradcheck.check import TOLERANCE, assert_passes, check_gradients
 from gradcheck.suite import N_CLASSES, VOCAB_SIZE, Setting, build_case
-from npcomp.cells import make_cell, recurrence, registry, rnn
-from npcomp.cells.activations import activation_code
+from npcomp.cells import make_cell, registry, rnn
+from npcomp.cells.kernels import recurrence
+from npcomp.cells.kernels.activations import activation_code
 from npcomp.cells.reference import rnn as rnn_reference
-from npcomp.formats import chain_tree
+from npcomp.data.formats import chain_tree
 
 MODEL = "rnn"
 # the activations its registry entry offers
@@ -244,7 +245,7 @@ def test_helper_thread_gives_the_same_results(model, monkeypatch):
     """Levels of >= SPLIT_ROWS (8 here) sentences are split between two
     threads: same h, same gradients (recurrent masks given where the cell has
     them)."""
-    from npcomp.cells import levels
+    from npcomp.cells.kernels import levels
     monkeypatch.setattr(levels, "SPLIT_ROWS", 8)
     rng = np.random.default_rng(11)
     d = 3
@@ -319,7 +320,7 @@ def test_error_terms_add_up_to_the_parameter_gradients(threads, monkeypatch):
     (delta_t V^T) * m_s; forward: h = f(z), z as eq. 3 step by step (with
     recurrent masks), h the output.  Two threads split the levels (the kept
     z must survive the padded products)."""
-    from npcomp.cells import levels
+    from npcomp.cells.kernels import levels
     monkeypatch.setattr(levels, "SPLIT_ROWS", 8)
     rng = np.random.default_rng(12)
     cell = make_cell(MODEL, 4, 3)

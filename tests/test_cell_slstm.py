@@ -13,10 +13,11 @@ from gradcheck.check import TOLERANCE, assert_passes, check_gradients
 from gradcheck.planted import BUGS, planted
 from gradcheck.suite import VOCAB_SIZE, Setting, build_case, settings
 from gradcheck.trees import random_binary_tree, random_dependency_tree, random_forest_trees
-from npcomp.cells import levels, make_cell, slstm
+from npcomp.cells.kernels import levels
+from npcomp.cells import make_cell, slstm
 from npcomp.cells.reference import slstm as slstm_reference
-from npcomp.embeddings import Vocabulary
-from npcomp.formats import branching_tree
+from npcomp.data.embeddings import Vocabulary
+from npcomp.data.formats import branching_tree
 from npcomp.forest import build_forest, node_words
 
 SETTINGS = settings("slstm")

@@ -12,10 +12,11 @@ from cell_checks import assert_kernel_matches_python
 from gradcheck.check import TOLERANCE, assert_passes, check_gradients
 from gradcheck.suite import Setting, build_case, random_trees, settings
 from gradcheck.trees import random_binary_tree, random_dependency_tree, random_dependency_trees
-from npcomp.cells import levels, make_cell, treelstm_childsum
+from npcomp.cells.kernels import levels
+from npcomp.cells import make_cell, treelstm_childsum
 from npcomp.cells.reference import lstm as lstm_reference
 from npcomp.cells.reference import treelstm_childsum as childsum_reference
-from npcomp.formats import branching_tree, chain_tree
+from npcomp.data.formats import branching_tree, chain_tree
 from npcomp.forest import build_forest, node_words
 
 MODEL = "treelstm-childsum"

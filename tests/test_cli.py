@@ -12,15 +12,15 @@ import numpy as np
 import pytest
 
 import npcomp.cli
-import npcomp.synthetic
+import npcomp.data.synthetic
 from npcomp.cells import registry
 from npcomp.cli import main
-from npcomp.formats import parse_ptb
-from npcomp.tasks import load_task
+from npcomp.data.formats import parse_ptb
+from npcomp.data.tasks import load_task
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SIZES = (60, 30, 30)
-_original_splits = npcomp.synthetic.synthetic_splits
+_original_splits = npcomp.data.synthetic.synthetic_splits
 TINY = ["--dim", "8", "--embedding-dim", "8", "--epochs", "1", "--quiet"]
 
 
@@ -30,7 +30,7 @@ def small_splits(seed=0, sizes=SIZES):
 
 @pytest.fixture(autouse=True)
 def small_synthetic(monkeypatch):
-    monkeypatch.setattr(npcomp.synthetic, "synthetic_splits", small_splits)
+    monkeypatch.setattr(npcomp.data.synthetic, "synthetic_splits", small_splits)
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +39,7 @@ def trained_run(tmp_path_factory):
     run_dir = tmp_path_factory.mktemp("cli") / "run"
     output = io.StringIO()
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(npcomp.synthetic, "synthetic_splits", small_splits)
+        patch.setattr(npcomp.data.synthetic, "synthetic_splits", small_splits)
         patch.setattr(sys, "stdout", output)
         status = main(["train", "--task", "synthetic", *TINY, "--out", str(run_dir)])
     assert status == 0
@@ -320,7 +320,7 @@ def test_real_sst_sentence_counts(data_dir):
 
 def test_summary_reads_a_missing_later_option_as_its_default():
     """A run made before --neutral existed trained with neutral phrases unlabelled."""
-    from npcomp.summary import setting_key
+    from npcomp.experiments.summary import setting_key
     config = {"model": "slstm", "task": "sst5", "seed": 1, "l2": 1e-3}
     assert setting_key(config) == setting_key({**config, "seed": 2, "neutral": "unlabelled"})
     assert setting_key(config) != setting_key({**config, "neutral": "train"})
@@ -345,7 +345,7 @@ def test_vectors_by_file_name_are_read_from_the_data_directory(tmp_path, capsys)
                  "--data-dir", str(tmp_path / "data"), "--out", str(run_dir)]) == 0
     config = json.loads((run_dir / "metrics.json").read_text())["config"]
     assert config["vectors"] == "tiny.txt"   # recorded by name, as --vectors takes it
-    from npcomp.trainer import load_model
+    from npcomp.training.trainer import load_model
     assert load_model(run_dir)[2]["vectors"] == str(vectors_dir / "tiny.txt")
     capsys.readouterr()
     assert main(["train", "--model", "lstm", *TINY, "--vectors", "absent.txt",

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 import npcomp.cli
-import npcomp.embeddings
-import npcomp.run_config
+import npcomp.data.embeddings
+import npcomp.training.run_config
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DOCUMENTS = ("README.md", "docs/RESULTS.md",
@@ -61,11 +61,11 @@ def test_the_documents_print_commands():
 
 @pytest.mark.parametrize("document,command", CASES)
 def test_documented_command_is_accepted(document, command, monkeypatch):
-    monkeypatch.setattr(npcomp.run_config, "vectors_file", lambda data_dir, name: Path(name))
-    monkeypatch.setattr(npcomp.run_config, "_default_vectors",
+    monkeypatch.setattr(npcomp.training.run_config, "vectors_file", lambda data_dir, name: Path(name))
+    monkeypatch.setattr(npcomp.training.run_config, "_default_vectors",
                         lambda data_dir, name: Path(name))
     # the files need not be here: their names say their dimension (glove.6B.50d...)
-    monkeypatch.setattr(npcomp.embeddings, "vector_dimension", dimension_in_the_name)
+    monkeypatch.setattr(npcomp.data.embeddings, "vector_dimension", dimension_in_the_name)
     argv = [PLACEHOLDER_VALUES.get(word, word) for word in shlex.split(command)[1:]]
     args = npcomp.cli.build_parser().parse_args(argv)
     if args.help_defaults:

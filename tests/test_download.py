@@ -1,4 +1,4 @@
-"""npcomp.download against archives served from 127.0.0.1 (never the internet)."""
+"""npcomp.data.download against archives served from 127.0.0.1 (never the internet)."""
 import dataclasses
 import functools
 import hashlib
@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from npcomp import download
-from npcomp.download import DATASETS, DownloadError, archive_url, fetch
-from npcomp.formats import read_ptb_file
+from npcomp.data import download
+from npcomp.data.download import DATASETS, DownloadError, archive_url, fetch
+from npcomp.data.formats import read_ptb_file
 
 
 SST_FILES = {

@@ -1,13 +1,14 @@
-"""Vocabulary, vector-file readers and the embedding matrix (npcomp.embeddings)."""
+"""Vocabulary, vector-file readers and the embedding matrix (npcomp.data.embeddings)."""
 import struct
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from npcomp.embeddings import (UNKNOWN, Vocabulary, WordVectors, build_embedding_matrix,
+from npcomp.data.embeddings import (UNKNOWN, Vocabulary, WordVectors, build_embedding_matrix,
                                read_vectors)
-from npcomp.formats import DataError, parse_ptb, read_ptb_file
+from npcomp.data.formats import parse_ptb, read_ptb_file
+from npcomp.data.errors import DataError
 
 
 @pytest.fixture

@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
-import npcomp.synthetic
-from npcomp import download
+import npcomp.data.synthetic
+from npcomp.data import download
 from npcomp.cli import COMMANDS, main
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-_original_splits = npcomp.synthetic.synthetic_splits
+_original_splits = npcomp.data.synthetic.synthetic_splits
 SIZES = (40, 20, 20)
 TINY = ["--dim", "4", "--embedding-dim", "4", "--epochs", "1", "--quiet", "--no-baseline"]
 SST_FILES = {"trees/train.txt": b"(3 (2 It) (4 (2 's) (4 good)))\n(1 (2 It) (0 bad))\n",
@@ -35,7 +35,7 @@ def small_splits(seed=0, sizes=None):
 
 @pytest.fixture(autouse=True)
 def small_synthetic(monkeypatch):
-    monkeypatch.setattr(npcomp.synthetic, "synthetic_splits", small_splits)
+    monkeypatch.setattr(npcomp.data.synthetic, "synthetic_splits", small_splits)
 
 
 class Quiet(http.server.SimpleHTTPRequestHandler):
@@ -50,7 +50,7 @@ def place(tmp_path_factory):
     served SST archive and its checksums: name -> path or value."""
     root = tmp_path_factory.mktemp("statuses")
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(npcomp.synthetic, "synthetic_splits", small_splits)
+        patch.setattr(npcomp.data.synthetic, "synthetic_splits", small_splits)
         assert main(["train", *TINY, "--out", str(root / "run")]) == 0
         assert main(["sweep", "--task", "synthetic", *TINY, "--workers", "1",
                      "--out", str(root / "sweep")]) == 0
@@ -176,7 +176,7 @@ def test_each_command_exits_as_the_readme_says(command, status, place, request, 
     if command == "parse" and status == 0:
         pytest.importorskip("spacy")
         try:
-            from npcomp.sst_dependency import SpacyParser
+            from npcomp.data.sst_dependency import SpacyParser
             SpacyParser()
         except ImportError as error:
             pytest.skip(f"no spaCy pipeline: {error}")

@@ -152,7 +152,7 @@ def test_errata_are_tagged_where_they_apply(capsys):
         kids = len(node["children"])
         assert ids == {0: "E2", 1: "E3", 2: ""}[kids], (node["span"], ids)
     assert c["erratum"] in ("E2, E3", "E3, E2")
-    # the copy installed with the package (npcomp/errata_pages/): here, a link to docs/
+    # the copy installed with the package (npcomp/study/errata_pages/): here, a link to docs/
     where = Path(document["errata"]["E2"]["where"])
     assert where.parent.name == "errata_pages" and where.name == "EQUATIONS.md"
     assert where.resolve() == (Path(__file__).resolve().parent.parent / "docs"

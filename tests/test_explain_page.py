@@ -15,9 +15,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import npcomp.synthetic
+import npcomp.data.synthetic
 from npcomp.cli import main
-from npcomp.explain_page import ANCHORS, class_colours, layout, render_page
+from npcomp.study.explain_page import ANCHORS, class_colours, layout, render_page
 
 CLASSES = ["very negative", "negative", "neutral", "positive", "very positive"]
 NAN = float("nan")
@@ -156,9 +156,9 @@ def test_any_token_is_drawn_as_itself(tokens):
 
 
 def test_the_page_files_are_filled_in_and_inlined():
-    """The template (npcomp/page_files/page.html) has every place filled, the
+    """The template (npcomp/study/page_files/page.html) has every place filled, the
     style sheet and the script inlined as they are in their files."""
-    from npcomp.explain_page import page_file
+    from npcomp.study.explain_page import page_file
     text = render_page(_document())
     assert "${" not in text and "$" not in page_file("page.html").replace("${", "")
     assert f"<style>\n{page_file('page.css')}</style>" in text
@@ -170,7 +170,7 @@ def test_the_page_script_is_valid_javascript(tmp_path):
     inlines it (``node --check``: a syntax check, nothing run)."""
     import subprocess
 
-    from npcomp.explain_page import page_file
+    from npcomp.study.explain_page import page_file
     node = shutil.which("node") or shutil.which("nodejs")
     if node is None:
         message = "node not on PATH (Debian: apt-get install nodejs)"
@@ -371,7 +371,7 @@ def test_the_screenshot_is_not_blank(page_in_browser):
 # ---------------------------------------------------------------- npcomp predict --html
 
 SIZES = (40, 20, 20)
-_original_splits = npcomp.synthetic.synthetic_splits
+_original_splits = npcomp.data.synthetic.synthetic_splits
 
 
 def _small_splits(seed=0, sizes=SIZES):
@@ -383,7 +383,7 @@ def tiny_run(tmp_path_factory):
     """A one-epoch N-ary Tree-LSTM on a small synthetic treebank."""
     run_dir = tmp_path_factory.mktemp("page") / "run"
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(npcomp.synthetic, "synthetic_splits", _small_splits)
+        patch.setattr(npcomp.data.synthetic, "synthetic_splits", _small_splits)
         patch.setattr(sys, "stdout", io.StringIO())
         assert main(["train", "--task", "synthetic", "--model", "treelstm-nary", "--dim", "4",
                      "--embedding-dim", "4", "--epochs", "1", "--quiet", "--no-baseline",
@@ -427,8 +427,8 @@ def test_predict_overwrite_needs_html(tiny_run, capsys, monkeypatch):
 
 def test_predict_html_refuses_a_sick_run(tmp_path, capsys, monkeypatch):
     """Pairs have no page; said before stdin is read."""
-    import npcomp.trainer
-    monkeypatch.setattr(npcomp.trainer, "load_model",
+    import npcomp.training.trainer
+    monkeypatch.setattr(npcomp.training.trainer, "load_model",
                         lambda run: (None, None, {"task": "sick"}, None))
     monkeypatch.setattr(sys, "stdin", io.StringIO("a\tb\n"))
     assert main(["predict", "--run", str(tmp_path), "--html", str(tmp_path / "p.html")]) == 2
@@ -487,7 +487,7 @@ def test_each_erratum_shows_its_text(chromium, slstm_page):
     badges = [badge.text for badge in row.find_elements(By.CSS_SELECTOR, ".erratum")]
     assert badges == ["Z1", "Z3"]
     texts = row.find_elements(By.CSS_SELECTOR, ".erratum-text")
-    # the page cites the copy installed with the package (npcomp/errata_pages/)
+    # the page cites the copy installed with the package (npcomp/study/errata_pages/)
     assert "Eq. (14) prints eps_{t+1}^h" in texts[0].text
     assert "errata_pages/cells/slstm.md" in texts[0].text
     assert "tanh' at c_t" in texts[1].text

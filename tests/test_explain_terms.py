@@ -13,7 +13,7 @@ import pytest
 from gradcheck.suite import VOCAB_SIZE, build_case, random_trees, settings
 from npcomp.cells import reference, registry
 from npcomp.cells.interface import Term
-from npcomp.embeddings import Vocabulary
+from npcomp.data.embeddings import Vocabulary
 
 
 def _case(name: str, seed: int = 0):
@@ -95,10 +95,10 @@ def test_forward_terms_agree_with_the_reference(name):
 def test_every_cited_erratum_is_written_where_explain_says(name):
     """A term's erratum ids, in every setting, are entries of
     docs/EQUATIONS.md section 11 (E1, S2, ...) or of the cell's own page, as
-    ``explain.errata`` directs, each with its line of text (npcomp/errata.py)."""
+    ``explain.errata`` directs, each with its line of text (npcomp/study/errata.py)."""
     from pathlib import Path
 
-    from npcomp.explain import errata
+    from npcomp.study.explain import errata
     root = Path(__file__).resolve().parent.parent
     for setting in settings(name):
         rng = np.random.default_rng(0)
@@ -117,4 +117,4 @@ def test_every_cited_erratum_is_written_where_explain_says(name):
         for erratum, entry in errata(document).items():
             text = (root / entry["where"]).read_text()
             assert re.search(rf"\*\*{re.escape(erratum)}[.:\s]", text), (erratum, entry)
-            assert entry["text"], f"{erratum} of {name} has no line in npcomp/errata.py"
+            assert entry["text"], f"{erratum} of {name} has no line in npcomp/study/errata.py"

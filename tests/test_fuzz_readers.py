@@ -30,11 +30,11 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from npcomp.cli.explain import _dependency_tree
-from npcomp.embeddings import read_vectors, vector_dimension
-from npcomp.formats import (DataError, Tree, decode_lines, parse_ptb, read_ptb_file,
-                            read_sick_dir)
-from npcomp.sweep import SpecError, plan_runs, read_spec
-from npcomp.text_trees import TextTrees
+from npcomp.data.embeddings import read_vectors, vector_dimension
+from npcomp.data.formats import Tree, decode_lines, parse_ptb, read_ptb_file, read_sick_dir
+from npcomp.data.errors import DataError
+from npcomp.experiments.sweep import SpecError, plan_runs, read_spec
+from npcomp.data.text_trees import TextTrees
 
 # every example within this many seconds (each takes milliseconds)
 TIME_BOUND = 10.0

@@ -15,7 +15,7 @@ from cell_checks import with_swapped_children
 from gradcheck.check import TOLERANCE, assert_passes, check_gradients
 from gradcheck.suite import CHECKED_MODELS, Setting, build_case, run_setting, settings
 from gradcheck.trees import random_binary_tree
-from npcomp.formats import branching_tree, chain_tree
+from npcomp.data.formats import branching_tree, chain_tree
 
 ALL_SETTINGS = [(model, setting) for model in CHECKED_MODELS for setting in settings(model)]
 
@@ -62,7 +62,7 @@ def test_random_sentence_pairs(model, trees, seed, sizes):
     sentences of 1..15 words: random shapes, single words, unequal lengths
     (the pairs are sentence k with sentence half + k)."""
     from gradcheck.trees import random_dependency_tree
-    from npcomp.formats import chain_tree
+    from npcomp.data.formats import chain_tree
     rng = np.random.default_rng(seed)
     if trees == "dependency":
         sentences = [random_dependency_tree(n, rng, vocab_size=10) for n in sizes]
@@ -163,7 +163,7 @@ def test_detects_wrong_activation_derivative(monkeypatch):
     """recnn backward using tanh' for a sigmoid network."""
     def wrap(backward):
         def buggy(params, forest, cache, d_h, grads, **helper):
-            from npcomp.cells.activations import activation_code
+            from npcomp.cells.kernels.activations import activation_code
             self_cell = backward.__self__
             code = self_cell.code
             self_cell.code = activation_code("tanh")

@@ -8,10 +8,10 @@ import sys
 
 import pytest
 
-from npcomp.machine import machine_description
+from npcomp.training.machine import machine_description
 
 KERNELS = [sys.executable, "-c",
-           "from npcomp.machine import machine_description as m; print(m()['blas_kernels'])"]
+           "from npcomp.training.machine import machine_description as m; print(m()['blas_kernels'])"]
 
 
 def test_blas_kernels_follow_openblas_coretype():

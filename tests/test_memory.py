@@ -11,7 +11,7 @@ PROBE = """
 import resource, sys
 import numpy as np
 if sys.argv[1] == "retain":
-    from npcomp.memory import retain_freed_memory
+    from npcomp.training.memory import retain_freed_memory
     assert retain_freed_memory()
 def step():  # work arrays the size of a Tree-LSTM minibatch's gate rows
     gates = np.empty((1000, 750), np.float32)
@@ -44,6 +44,6 @@ def test_freed_work_arrays_are_reused_without_page_faults():
 
 
 def test_is_idempotent_and_reports_a_bool():
-    from npcomp.memory import retain_freed_memory
+    from npcomp.training.memory import retain_freed_memory
     first = retain_freed_memory()
     assert isinstance(first, bool) and retain_freed_memory() == first

@@ -10,18 +10,11 @@ from cell_checks import assert_kernel_matches_python, forward_on_tokens
 
 from gradcheck.suite import Setting, build_case
 from gradcheck.trees import random_binary_tree
-from npcomp.cells import (
-    inputs,
-    levels,
-    lstm_kernels,
-    mean_vectors,
-    recnn,
-    registry,
-    treelstm_nary,
-)
-from npcomp.cells.activations import ACTIVATIONS
+from npcomp.cells.kernels import inputs, levels, lstm_kernels
+from npcomp.cells import mean_vectors, recnn, registry, treelstm_nary
+from npcomp.cells.kernels.activations import ACTIVATIONS
 from npcomp.forest import build_forest
-from npcomp.formats import chain_tree
+from npcomp.data.formats import chain_tree
 
 
 def _trees(seed=5, sizes=(7, 1, 12, 3, 9, 20)):
@@ -192,7 +185,7 @@ def test_kernel_activations_match_numpy():
     range; derivatives come from outputs, as the table's g' does."""
     from numba import njit
 
-    from npcomp.cells.activations import activate, derivative_from_output
+    from npcomp.cells.kernels.activations import activate, derivative_from_output
 
     @njit
     def apply(code, z):
@@ -237,7 +230,7 @@ def test_pair_forest_encodes_each_sentence_as_alone(model):
     trees, so each sentence's representation is what it gets alone, and the
     batch's scores are the head applied to those."""
     from gradcheck.trees import random_dependency_tree
-    from npcomp.formats import chain_tree
+    from npcomp.data.formats import chain_tree
     from npcomp.model import PairBatch
     rng = np.random.default_rng(8)
     if model == "bilstm":

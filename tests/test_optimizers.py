@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from npcomp.optimizers import (OPTIMIZERS, AdaGrad, Adadelta, SGD, _adadelta_rows,
+from npcomp.training.optimizers import (OPTIMIZERS, AdaGrad, Adadelta, SGD, _adadelta_rows,
                                _adagrad_rows, make_optimizer, smallest_normal)
 
 DENSE, VOCAB, DIM = 13, 11, 4

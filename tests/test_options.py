@@ -1,4 +1,4 @@
-"""The option table (npcomp/options.py): the command line's parser, a sweep's
+"""The option table (npcomp/training/options.py): the command line's parser, a sweep's
 reading of its SPEC values, the range checks and the defaults all follow the
 one declaration of each training option."""
 import json
@@ -7,10 +7,11 @@ import pytest
 
 from npcomp.cells import registry
 from npcomp.cli import build_parser, main, train_config
-from npcomp.configuration import ConfigError, read
-from npcomp.defaults import COMMON, SHARED, defaults_for, with_defaults
-from npcomp.options import OPTIONS, PAPER, OptionFormError, command_line, form
-from npcomp.run_config import build_config
+from npcomp.training.configuration import read
+from npcomp.data.errors import ConfigError
+from npcomp.training.defaults import COMMON, SHARED, defaults_for, with_defaults
+from npcomp.training.options import OPTIONS, PAPER, OptionFormError, command_line, form
+from npcomp.training.run_config import build_config
 
 
 def test_the_parser_takes_every_option_of_the_table_and_no_other_training_option():
@@ -98,7 +99,7 @@ def test_a_configuration_saved_before_an_option_existed_reads_as_its_default():
 
 
 def test_the_resumable_options_are_the_tables(tmp_path, capsys):
-    from npcomp.trainer import resumed_config
+    from npcomp.training.trainer import resumed_config
     saved = build_config("lstm", "synthetic", {"epochs": 2})
     changes = {name: saved[name] if name != "epochs" else 5
                for name, option in OPTIONS.items() if option.resumable}
@@ -133,7 +134,7 @@ def test_the_table_and_the_parsers_load_no_numpy():
     numba thread counts: neither loads before the arguments are parsed."""
     import subprocess
     import sys
-    probe = ("import sys, npcomp.options, npcomp.configuration, npcomp.cli; "
+    probe = ("import sys, npcomp.training.options, npcomp.training.configuration, npcomp.cli; "
              "npcomp.cli.build_parser().parse_args(['sweep', '--out', 'x', '--lr', '0.1']); "
              "print(sorted(m for m in ('numpy', 'numba') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,

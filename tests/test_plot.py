@@ -12,15 +12,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import npcomp.synthetic
+import npcomp.data.synthetic
 from npcomp.cli import main
 from npcomp.forest import build_forest
-from npcomp.tasks import load_task
+from npcomp.data.tasks import load_task
 
 pytest.importorskip("matplotlib", reason="the plot extra (matplotlib) is not installed")
 
 SIZES = (80, 40, 120)
-_original_splits = npcomp.synthetic.synthetic_splits
+_original_splits = npcomp.data.synthetic.synthetic_splits
 TINY = ["--dim", "8", "--embedding-dim", "8", "--epochs", "2", "--quiet", "--no-baseline",
         "--threads", "1"]
 RUN_FIGURES = ("length_accuracy", "phrase_length_accuracy", "height_accuracy",
@@ -34,12 +34,12 @@ def small_splits(seed=0, sizes=SIZES):
 
 @pytest.fixture(autouse=True)
 def small_synthetic(monkeypatch):
-    monkeypatch.setattr(npcomp.synthetic, "synthetic_splits", small_splits)
+    monkeypatch.setattr(npcomp.data.synthetic, "synthetic_splits", small_splits)
 
 
 def _train(run_dir: Path, *options) -> None:
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(npcomp.synthetic, "synthetic_splits", small_splits)
+        patch.setattr(npcomp.data.synthetic, "synthetic_splits", small_splits)
         assert main(["train", "--task", "synthetic", *TINY, *options, "--out",
                      str(run_dir)]) == 0
 
@@ -255,8 +255,8 @@ def test_a_run_without_predictions_says_how_to_make_them(plotted, tmp_path, caps
 def test_a_run_keeps_the_counts_its_figures_are_drawn_from(plotted, tmp_path):
     """Training writes test-counts.json beside the predictions: a few kB,
     from which the same figures follow when the predictions are gone."""
-    from npcomp.figure_counts import COUNTS, counts_of
-    from npcomp.figures import run_figures
+    from npcomp.training.figure_counts import COUNTS, counts_of
+    from npcomp.experiments.figures import run_figures
     run_dir, _ = plotted
     counts = json.loads((run_dir / COUNTS).read_text())
     assert counts == json.loads(json.dumps(counts_of(_lines(run_dir / "predictions.jsonl"),
@@ -303,7 +303,7 @@ def test_without_matplotlib_the_error_names_the_extra(plotted, tmp_path, monkeyp
 
 
 def test_figures_module_imports_neither_numpy_nor_matplotlib():
-    code = ("import sys, npcomp.figures; "
+    code = ("import sys, npcomp.experiments.figures; "
             "assert not any(m.split('.')[0] in ('numpy', 'matplotlib', 'numba') "
             "for m in sys.modules), sorted(sys.modules)")
     subprocess.run([sys.executable, "-c", code], check=True)
@@ -409,9 +409,9 @@ def test_sick_pearson_by_mean_length_matches_the_predictions(tmp_path, capsys, d
 def test_a_sweeps_confusion_matrices_sum_its_seeds(tmp_path):
     """Per setting, the root confusion matrix over every seed's test
     sentences: its counts are the sums of each run's own matrix."""
-    from npcomp.figure_counts import counts_of
-    from npcomp.figures import PREDICTIONS, read_predictions, root_confusion
-    from npcomp.sweep_figures import confusions_over_seeds
+    from npcomp.training.figure_counts import counts_of
+    from npcomp.experiments.figures import PREDICTIONS, read_predictions, root_confusion
+    from npcomp.experiments.sweep_figures import confusions_over_seeds
     runs = []
     for seed, (gold, predicted) in enumerate([([0, 1, 2], [0, 2, 2]), ([1, 1], [1, 0])]):
         run_dir = tmp_path / f"base-s{seed + 1}"

@@ -10,8 +10,9 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from npcomp.embeddings import read_vectors
-from npcomp.formats import DataError, decode_lines, parse_ptb, read_ptb_file, read_sick_dir
+from npcomp.data.embeddings import read_vectors
+from npcomp.data.formats import decode_lines, parse_ptb, read_ptb_file, read_sick_dir
+from npcomp.data.errors import DataError
 
 FUZZ = settings(max_examples=int(__import__("os").environ.get("FUZZ_EXAMPLES", 40)), deadline=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture])

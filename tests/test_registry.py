@@ -16,8 +16,9 @@ from gradcheck.suite import CHECKED_MODELS
 from gradcheck.suite import settings, unchecked_models
 from npcomp.cells import cell_class, make_cell, registry
 from npcomp.cells.interface import EVERY_LEAF, EVERY_NODE, LEAVES_ONLY, Cell
-from npcomp.configuration import ConfigError, check
-from npcomp.defaults import TUNED_TASKS, defaults_for, protocols
+from npcomp.training.configuration import check
+from npcomp.data.errors import ConfigError
+from npcomp.training.defaults import TUNED_TASKS, defaults_for, protocols
 
 NAMES = sorted(registry.MODELS)
 # what a declared structure means for the cell's own structure check

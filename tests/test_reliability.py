@@ -15,18 +15,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import npcomp.synthetic
+import npcomp.data.synthetic
 from npcomp.cli import build_parser, default_run_dir, main
-from npcomp.rundir import RunDirectory, RunDirectoryError
+from npcomp.training.rundir import RunDirectory, RunDirectoryError
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-_original_splits = npcomp.synthetic.synthetic_splits
+_original_splits = npcomp.data.synthetic.synthetic_splits
 TINY = ["--dim", "8", "--embedding-dim", "8", "--epochs", "1", "--quiet", "--no-baseline"]
 
 
 @pytest.fixture(autouse=True)
 def small_synthetic(monkeypatch):
-    monkeypatch.setattr(npcomp.synthetic, "synthetic_splits",
+    monkeypatch.setattr(npcomp.data.synthetic, "synthetic_splits",
                         lambda seed=0, sizes=None: _original_splits(seed=seed, sizes=(60, 30, 30)))
 
 
@@ -94,7 +94,7 @@ def test_a_second_process_is_refused_and_a_killed_one_leaves_no_lock(tmp_path, c
     run_dir.mkdir()
     holder = subprocess.Popen(
         [sys.executable, "-c", "import sys, time; sys.path.insert(0, sys.argv[1]);"
-         "from npcomp.rundir import RunDirectory; run = RunDirectory(sys.argv[2]); run.lock();"
+         "from npcomp.training.rundir import RunDirectory; run = RunDirectory(sys.argv[2]); run.lock();"
          "print('locked', flush=True); time.sleep(60)", str(REPO_ROOT), str(run_dir)],
         stdout=subprocess.PIPE, text=True)
     try:
@@ -179,7 +179,7 @@ def test_a_diverging_run_stops_with_exit_1(tmp_path, capsys, lr):
 
 def test_huge_word_vectors_stop_training(tmp_path, capsys):
     """Vectors of 1e30 used to train 'successfully' with AdaGrad's state at inf."""
-    from npcomp.synthetic import synthetic_splits
+    from npcomp.data.synthetic import synthetic_splits
     words = sorted({word for tree in synthetic_splits()["train"] for word in tree.tokens})
     vectors = tmp_path / "huge.txt"
     vectors.write_text("".join(f"{word} {' '.join(['1e30'] * 8)}\n" for word in words))
@@ -237,10 +237,10 @@ def test_predict_refuses_non_finite_probabilities(finished_run, capsys, monkeypa
 
 def killed_sst_run(tmp_path, monkeypatch):
     """A synthetic-as-SST run interrupted after its first epoch: (data dir, run dir)."""
-    import npcomp.trainer
+    import npcomp.training.trainer
     data_dir = synthetic_sst(tmp_path / "data")
     run_dir = tmp_path / "run"
-    real = npcomp.trainer._end_epoch
+    real = npcomp.training.trainer._end_epoch
     calls = []
 
     def end_epoch(*args):
@@ -249,10 +249,10 @@ def killed_sst_run(tmp_path, monkeypatch):
         if len(calls) == 1:
             raise KeyboardInterrupt
 
-    monkeypatch.setattr(npcomp.trainer, "_end_epoch", end_epoch)
+    monkeypatch.setattr(npcomp.training.trainer, "_end_epoch", end_epoch)
     assert main(["train", *TINY, "--task", "sst5", "--data-dir", str(data_dir), "--epochs",
                  "2", "--out", str(run_dir)]) == 130
-    monkeypatch.setattr(npcomp.trainer, "_end_epoch", real)
+    monkeypatch.setattr(npcomp.training.trainer, "_end_epoch", real)
     return data_dir, run_dir
 
 
@@ -302,19 +302,19 @@ def test_a_missing_data_directory_leaves_no_run_directory(tmp_path, capsys):
 def test_a_killed_baseline_is_resumed(tmp_path, monkeypatch, capsys):
     """The default synthetic job trains the model, then its baseline; killed in the
     baseline, --resume finishes the baseline and prints both."""
-    import npcomp.trainer
+    import npcomp.training.trainer
     run_dir = tmp_path / "run"
-    real = npcomp.trainer._end_epoch
+    real = npcomp.training.trainer._end_epoch
 
     def end_epoch(run, *args):
         real(run, *args)
         if run.config["model"] == "mean-vectors":
             raise KeyboardInterrupt
 
-    monkeypatch.setattr(npcomp.trainer, "_end_epoch", end_epoch)
+    monkeypatch.setattr(npcomp.training.trainer, "_end_epoch", end_epoch)
     argv = ["train", "--dim", "8", "--embedding-dim", "8", "--epochs", "2", "--quiet"]
     assert main([*argv, "--out", str(run_dir)]) == 130
-    monkeypatch.setattr(npcomp.trainer, "_end_epoch", real)
+    monkeypatch.setattr(npcomp.training.trainer, "_end_epoch", real)
     capsys.readouterr()
     assert main(["train", "--resume", str(run_dir), "--quiet"]) == 0
     output = capsys.readouterr().out
@@ -511,8 +511,8 @@ def write_word2vec_binary(path: Path, words, vectors):
 
 def test_vector_files_byte_order_mark_gzip_and_dimension(tmp_path):
     import gzip
-    from npcomp.embeddings import read_vectors
-    from npcomp.formats import DataError
+    from npcomp.data.embeddings import read_vectors
+    from npcomp.data.errors import DataError
     rows = {"the": [1.0, 2.0, 3.0], "film": [4.0, 5.0, 6.0], "good": [7.0, 8.0, 9.0]}
     text = "".join(f"{word} {' '.join(map(str, vector))}\n" for word, vector in rows.items())
     plain = tmp_path / "v.txt"
@@ -567,7 +567,7 @@ def test_a_checkpoint_whose_arrays_do_not_fit_the_run_is_named(finished_run, cap
 def test_a_write_that_fails_names_the_file_and_keeps_the_old_version(finished_run):
     """A full disk while a run file is written (its temporary file on /dev/full,
     where every write fails with ENOSPC)."""
-    from npcomp.rundir import RunFileError
+    from npcomp.training.rundir import RunFileError
     before = (finished_run / "metrics.json").read_bytes()
     (finished_run / "metrics.json.tmp").symlink_to("/dev/full")
     with pytest.raises(RunFileError, match=r"metrics.json: could not be written \(No space "
@@ -578,7 +578,7 @@ def test_a_write_that_fails_names_the_file_and_keeps_the_old_version(finished_ru
 
 
 def test_a_byte_order_mark_before_a_word2vec_header(tmp_path):
-    from npcomp.embeddings import read_vectors
+    from npcomp.data.embeddings import read_vectors
     path = tmp_path / "v.txt"
     path.write_bytes(b"\xef\xbb\xbf2 3\nthe 1 2 3\nfilm 4 5 6\n")
     vectors = read_vectors(path)
@@ -602,21 +602,21 @@ def test_summary_names_a_metrics_file_of_the_wrong_shape(finished_run, capsys, r
 
 def test_a_baseline_killed_before_its_checkpoint_restarts_with_the_shared_options(
         tmp_path, monkeypatch, capsys):
-    import npcomp.trainer
+    import npcomp.training.trainer
     run_dir = tmp_path / "run"
-    real = npcomp.trainer._warm_up
+    real = npcomp.training.trainer._warm_up
 
     def warm_up(model, *args):
         if type(model.cell).__name__ == "MeanVectors":
             raise KeyboardInterrupt
         return real(model, *args)
 
-    monkeypatch.setattr(npcomp.trainer, "_warm_up", warm_up)
+    monkeypatch.setattr(npcomp.training.trainer, "_warm_up", warm_up)
     argv = ["train", "--dim", "8", "--embedding-dim", "8", "--epochs", "2", "--lr", "0.2",
             "--quiet"]
     assert main([*argv, "--out", str(run_dir)]) == 130
     assert not (run_dir / "baseline" / "checkpoint.npz").exists()
-    monkeypatch.setattr(npcomp.trainer, "_warm_up", real)
+    monkeypatch.setattr(npcomp.training.trainer, "_warm_up", real)
     assert main(["train", "--resume", str(run_dir), "--quiet"]) == 0
     config = json.loads((run_dir / "baseline" / "metrics.json").read_text())["config"]
     assert config["epochs"] == 2 and config["lr"] == 0.2

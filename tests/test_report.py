@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from npcomp import paper_tables
+from npcomp.experiments import paper_tables
 from npcomp.cli import main
-from npcomp.option_sources import setting_options
-from npcomp.paper_rows import NO_DATA, NOT_IMPLEMENTED
-from npcomp.report import (BELOW, MEASURED, MIN_SEEDS, NOT_YET, REACHED, best_of, dev_choices,
+from npcomp.experiments.option_sources import setting_options
+from npcomp.experiments.paper_rows import NO_DATA, NOT_IMPLEMENTED
+from npcomp.experiments.report import (BELOW, MEASURED, MIN_SEEDS, NOT_YET, REACHED, best_of, dev_choices,
                            report_record)
-from npcomp.run_paths import absolute_values, recorded_config
+from npcomp.training.run_paths import absolute_values, recorded_config
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 RESULTS = REPO_ROOT / "docs" / "results"

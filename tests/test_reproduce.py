@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from npcomp import paper_tables
+from npcomp.experiments import paper_tables
 from npcomp.cli import main
 from npcomp.cli.reproduce import table_spec
 from npcomp.cli.sweep import config_of
-from npcomp.options import command_line
-from npcomp.report import ABOVE, BELOW, REACHED, TOO_FEW, WITHIN_NOISE, verdict
+from npcomp.training.options import command_line
+from npcomp.experiments.report import ABOVE, BELOW, REACHED, TOO_FEW, WITHIN_NOISE, verdict
 
 pytest.importorskip("distributed")
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -25,7 +25,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 # two rows of two seeds on the synthetic task, long enough to be killed mid-way
 TINY_TABLE = '''
 import sys
-from npcomp import paper_tables as tables
+from npcomp.experiments import paper_tables as tables
 tables.TABLES["tiny"] = tables.Table("tiny", "A tiny table on the synthetic task", (
     tables.Row("tree", "Tree-LSTM", "treelstm-nary", "synthetic", {"root_acc": 60.0},
                dict(dim=8, embedding_dim=8, epochs=4, evals_per_epoch=2, baseline=False)),

@@ -11,10 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import npcomp.synthetic
+import npcomp.data.synthetic
 from npcomp.cli import main
-from npcomp.formats import parse_ptb
-from npcomp.sst_dependency import write_parents
+from npcomp.data.formats import parse_ptb
+from npcomp.data.sst_dependency import write_parents
 
 # --------------------------------------------------------------------------
 # tiny SICK, in the Tree-LSTM authors' layout
@@ -110,7 +110,7 @@ def sick_sentences(split: str) -> list:
 
 TINY = ["--dim", "4", "--quiet", "--threads", "1"]
 SYNTHETIC_SIZES = (20, 10, 10)
-_original_splits = npcomp.synthetic.synthetic_splits
+_original_splits = npcomp.data.synthetic.synthetic_splits
 
 
 def small_synthetic_splits(seed=0, sizes=SYNTHETIC_SIZES):
@@ -182,7 +182,7 @@ def _metrics(run_dir: Path) -> dict:
 
 def test_small_sick_reads_back(sick_data):
     """The helper's files are valid SICK in both layouts, with spread-out scores."""
-    from npcomp.formats import read_sick_dir
+    from npcomp.data.formats import read_sick_dir
     data_dir, _ = sick_data
     for split, size in SICK_SIZES.items():
         for layout in ("dependency", "constituency"):
@@ -509,7 +509,7 @@ def test_neighbours_unknown_sentence_on_a_constituency_run(nary_run, sick_data, 
 
 
 def test_neighbours_on_a_non_sick_run(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(npcomp.synthetic, "synthetic_splits", small_synthetic_splits)
+    monkeypatch.setattr(npcomp.data.synthetic, "synthetic_splits", small_synthetic_splits)
     run_dir = tmp_path / "synthetic"
     assert main(["train", "--task", "synthetic", "--epochs", "1", "--dim", "4",
                  "--embedding-dim", "4", "--no-baseline", "--quiet", "--threads", "1",
@@ -703,7 +703,7 @@ def test_a_killed_sick_run_resumes_to_the_same_result(sick_data, tmp_path):
     """Interrupted just after epoch 1 is reported, the run resumes from its
     checkpoint and ends where an uninterrupted run ends."""
     from npcomp.cli import build_parser, train_config
-    from npcomp.trainer import train
+    from npcomp.training.trainer import train
     data_dir, vectors = sick_data
     argv = _sick_train_argv(data_dir, vectors, tmp_path / "unused", model="lstm", epochs=3)
     config = train_config(build_parser().parse_args(argv))

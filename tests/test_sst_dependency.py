@@ -9,8 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from npcomp.formats import UNLABELLED, DataError, parents_to_tree, parse_ptb
-from npcomp.sst_dependency import (PTB_ESCAPES, SpacyParser, labelled_dependency_tree,
+from npcomp.data.formats import UNLABELLED, parents_to_tree, parse_ptb
+from npcomp.data.errors import DataError
+from npcomp.data.sst_dependency import (PTB_ESCAPES, SpacyParser, labelled_dependency_tree,
                                    load_sst_dependency, parse_sst, parser_word, predicate_heads,
                                    read_parents, single_root_heads, write_parents)
 
@@ -367,7 +368,7 @@ def test_predicate_heads_keeps_a_non_root_copula_below_its_head():
 
 def test_spacy_parser_copula_heads(spacy_parser):
     """The default heads "It 's a fine film" by "film"; --copula-head copula by "'s"."""
-    from npcomp.sst_dependency import SpacyParser
+    from npcomp.data.sst_dependency import SpacyParser
     tokens = ("It", "'s", "a", "fine", "film", ".")
     predicate = spacy_parser.parse([tokens])[0]
     copula = SpacyParser(batch_size=2, copula_head="copula").parse([tokens])[0]

@@ -1,4 +1,4 @@
-"""The per-node state check (npcomp/state_checks.py): every node's error
+"""The per-node state check (npcomp/study/state_checks.py): every node's error
 terms against finite differences of J in its states, through the cell's own
 forward.  On every model's honest backward every term agrees; with each bug
 of gradcheck/planted.py the first disagreement, parents first, is the
@@ -18,9 +18,9 @@ from gradcheck.suite import CHECKED_MODELS, Setting, build_case, random_trees, s
 from gradcheck.trees import random_binary_tree
 from npcomp.cells.interface import Nudge
 from npcomp.cli import main
-from npcomp.formats import branching_tree, parse_ptb
+from npcomp.data.formats import branching_tree, parse_ptb
 from npcomp.forest import depths
-from npcomp.state_checks import check_states, first_disagreement, node_name, summary
+from npcomp.study.state_checks import check_states, first_disagreement, node_name, summary
 
 # the README's example before it changed: every left child a leaf
 LEAVES_ON_THE_LEFT = "(3 (2 not) (3 (3 very) (4 good)))"

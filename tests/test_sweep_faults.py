@@ -26,9 +26,9 @@ from pathlib import Path
 import pytest
 
 from npcomp.cli import main
-from npcomp.rundir import RunDirectory
-from npcomp.scheduler import SCHEDULER_TIMEOUT
-from npcomp.sweep import run_state
+from npcomp.training.rundir import RunDirectory
+from npcomp.experiments.scheduler import SCHEDULER_TIMEOUT
+from npcomp.experiments.sweep import run_state
 
 distributed = pytest.importorskip("distributed")
 

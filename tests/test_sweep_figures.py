@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from npcomp.figure_counts import COUNTS, sentence_counts
-from npcomp.paper_rows import PaperFigure
-from npcomp.sweep_figures import LEGACY, MAX_SERIES, panels, sweep_figures
+from npcomp.training.figure_counts import COUNTS, sentence_counts
+from npcomp.experiments.paper_rows import PaperFigure
+from npcomp.experiments.sweep_figures import LEGACY, MAX_SERIES, panels, sweep_figures
 
 
 def test_panels_keep_tasks_apart_and_a_rows_settings_together():
@@ -93,7 +93,7 @@ def test_a_sweeps_figures_for_a_report(tmp_path):
 
 def test_figure_files_are_the_same_bytes_each_time(tmp_path):
     pytest.importorskip("matplotlib")
-    from npcomp.plots import write_figures
+    from npcomp.experiments.plots import write_figures
     figures, _ = sweep_figures(_sweep(tmp_path), paper={"a": {"root_acc": 43.0}})
     first = write_figures(figures, tmp_path / "one")
     again = write_figures(figures, tmp_path / "two")

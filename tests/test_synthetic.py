@@ -5,8 +5,9 @@ import numpy as np
 import pytest
 import scipy.optimize
 
-from npcomp.formats import NO_TOKEN, DataError, chain_tree, parse_ptb
-from npcomp.synthetic import (DECISIVE_PHENOMENA, LEXICON, MAX_WORDS, MIN_WORDS, N_CLASSES,
+from npcomp.data.formats import NO_TOKEN, chain_tree, parse_ptb
+from npcomp.data.errors import DataError
+from npcomp.data.synthetic import (DECISIVE_PHENOMENA, LEXICON, MAX_WORDS, MIN_WORDS, N_CLASSES,
                               annotate, generate_treebank, phenomena, structure_to_tree,
                               synthetic_splits)
 

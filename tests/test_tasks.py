@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from npcomp.formats import parse_ptb
-from npcomp.tasks import SpanGroups, load_task, sentence_chain, span_chains
+from npcomp.data.formats import parse_ptb
+from npcomp.data.tasks import SpanGroups, load_task, sentence_chain, span_chains
 
 TREE = "(3 (2 (2 The) (2 film)) (4 (2 is) (4 (3 very) (4 good))))"
 
@@ -82,12 +82,12 @@ def test_span_draw_takes_every_sentence_and_k_of_its_phrases():
 
 
 def test_spans_need_every_training_sentence_labelled_at_its_root(monkeypatch):
-    import npcomp.synthetic
+    import npcomp.data.synthetic
     tree = parse_ptb(TREE)
     label = tree.label.copy()
     label[-1] = -1  # the root (children before parents: last)
     splits = {"train": [tree, tree.with_labels(label)], "dev": [tree], "test": [tree]}
-    monkeypatch.setattr(npcomp.synthetic, "synthetic_splits", lambda seed: splits)
+    monkeypatch.setattr(npcomp.data.synthetic, "synthetic_splits", lambda seed: splits)
     with pytest.raises(ValueError, match="labelled at its root"):
         load_task("synthetic", structure="chain", spans=True)
 
@@ -166,7 +166,7 @@ def test_train_sst2_with_the_neutral_class(sst2_dir, tmp_path, capsys):
     import json
 
     from npcomp.cli import main
-    from npcomp.trainer import load_model
+    from npcomp.training.trainer import load_model
     run_dir = tmp_path / "run"
     argv = ["train", "--model", "lstm", "--task", "sst2", "--data-dir", str(sst2_dir),
             "--neutral", "train", "--dim", "4", "--embedding-dim", "4", "--epochs", "1",

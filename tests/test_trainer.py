@@ -9,13 +9,13 @@ import sys
 import numpy as np
 import pytest
 
-import npcomp.synthetic
-import npcomp.trainer
-from npcomp.defaults import defaults_for
-from npcomp.embeddings import Vocabulary
-from npcomp.rundir import RunDirectoryError, RunFileError
-from npcomp.tasks import SPLITS, load_task
-from npcomp.trainer import (
+import npcomp.data.synthetic
+import npcomp.training.trainer
+from npcomp.training.defaults import defaults_for
+from npcomp.data.embeddings import Vocabulary
+from npcomp.training.rundir import RunDirectoryError, RunFileError
+from npcomp.data.tasks import SPLITS, load_task
+from npcomp.training.trainer import (
     build_model,
     encode,
     evaluate,
@@ -27,7 +27,7 @@ from npcomp.trainer import (
 )
 
 SIZES = (60, 30, 30)
-_original_splits = npcomp.synthetic.synthetic_splits
+_original_splits = npcomp.data.synthetic.synthetic_splits
 
 
 def small_splits(seed=0, sizes=SIZES):
@@ -49,14 +49,14 @@ def quiet_train(config, run_dir, **kwargs):
 
 @pytest.fixture(autouse=True)
 def small_synthetic(monkeypatch):
-    monkeypatch.setattr(npcomp.synthetic, "synthetic_splits", small_splits)
+    monkeypatch.setattr(npcomp.data.synthetic, "synthetic_splits", small_splits)
 
 
 @pytest.fixture(scope="module")
 def basic_run(tmp_path_factory):
     run_dir = tmp_path_factory.mktemp("basic")
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(npcomp.synthetic, "synthetic_splits", small_splits)
+        patch.setattr(npcomp.data.synthetic, "synthetic_splits", small_splits)
         metrics = quiet_train(tiny_config(), run_dir)
     return run_dir, metrics
 
@@ -152,7 +152,7 @@ def test_resume_reproduces_the_uninterrupted_run(changes, tmp_path, monkeypatch)
     config = tiny_config(epochs=3, dropout=0.3, **changes)
     metrics_a = quiet_train(config, tmp_path / "a")
 
-    real_evaluate = npcomp.trainer.evaluate
+    real_evaluate = npcomp.training.trainer.evaluate
     calls = []
 
     def interrupted(*args, **kwargs):
@@ -161,12 +161,12 @@ def test_resume_reproduces_the_uninterrupted_run(changes, tmp_path, monkeypatch)
             raise KeyboardInterrupt
         return real_evaluate(*args, **kwargs)
 
-    monkeypatch.setattr(npcomp.trainer, "evaluate", interrupted)
+    monkeypatch.setattr(npcomp.training.trainer, "evaluate", interrupted)
     with pytest.raises(KeyboardInterrupt):
         quiet_train(config, tmp_path / "b")
     killed = json.loads((tmp_path / "b" / "metrics.json").read_text())
     assert [e["epoch"] for e in killed["epochs"]] == [1, 2] and killed["test"] is None
-    monkeypatch.setattr(npcomp.trainer, "evaluate", real_evaluate)
+    monkeypatch.setattr(npcomp.training.trainer, "evaluate", real_evaluate)
 
     metrics_b = quiet_train({}, tmp_path / "b", resume=True)
     timing = ("wall_s", "eval_s", "train_sentences_per_s")
@@ -224,7 +224,7 @@ def test_resume_inside_an_epoch_reproduces_the_uninterrupted_run(tmp_path, monke
     the first of them with the same minibatch order and random state."""
     config = tiny_config(epochs=2, dropout=0.3, evals_per_epoch=3, batch_size=10)
     metrics_a = quiet_train(config, tmp_path / "a")
-    real_evaluate = npcomp.trainer.evaluate
+    real_evaluate = npcomp.training.trainer.evaluate
     calls = []
 
     def interrupted(*args, **kwargs):
@@ -233,12 +233,12 @@ def test_resume_inside_an_epoch_reproduces_the_uninterrupted_run(tmp_path, monke
             raise KeyboardInterrupt
         return real_evaluate(*args, **kwargs)
 
-    monkeypatch.setattr(npcomp.trainer, "evaluate", interrupted)
+    monkeypatch.setattr(npcomp.training.trainer, "evaluate", interrupted)
     with pytest.raises(KeyboardInterrupt):
         quiet_train(config, tmp_path / "b")
     with np.load(tmp_path / "b" / "checkpoint.npz") as archive:
         assert json.loads(str(archive["epoch_state"]))["done"] == 2  # of epoch 2's 6
-    monkeypatch.setattr(npcomp.trainer, "evaluate", real_evaluate)
+    monkeypatch.setattr(npcomp.training.trainer, "evaluate", real_evaluate)
     metrics_b = quiet_train({}, tmp_path / "b", resume=True)
     timing = ("wall_s", "eval_s", "train_sentences_per_s")
     for a, b in zip(metrics_a["epochs"], metrics_b["epochs"], strict=True):
@@ -271,7 +271,7 @@ def test_overwrite_keeps_the_old_run_until_the_new_one_has_an_epoch(tmp_path, mo
     def killed(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(npcomp.trainer, "evaluate", killed)
+    monkeypatch.setattr(npcomp.training.trainer, "evaluate", killed)
     with pytest.raises(KeyboardInterrupt):
         quiet_train(tiny_config(epochs=2, seed=9), tmp_path, overwrite=True)
     assert (tmp_path / "replaced" / "model.npz").read_bytes() == old_model
@@ -413,8 +413,8 @@ def test_no_train_eval_skips_the_curve(tmp_path):
 _COMPILED_KERNELS = """
 import functools, json, sys
 from numba.core.dispatcher import Dispatcher
-import npcomp.synthetic, npcomp.trainer as trainer
-npcomp.synthetic.synthetic_splits = functools.partial(npcomp.synthetic.synthetic_splits,
+import npcomp.data.synthetic, npcomp.training.trainer as trainer
+npcomp.data.synthetic.synthetic_splits = functools.partial(npcomp.data.synthetic.synthetic_splits,
                                                       sizes=%r)
 
 def compiled():

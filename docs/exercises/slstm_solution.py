@@ -21,9 +21,9 @@ import numpy as np
 
 from gradcheck.planted import BUGS, planted
 from npcomp.cells import make_cell
-from npcomp.embeddings import Vocabulary
-from npcomp.explain import explain
-from npcomp.formats import parse_ptb
+from npcomp.data.embeddings import Vocabulary
+from npcomp.study.explain import explain
+from npcomp.data.formats import parse_ptb
 from npcomp.model import TreeModel
 
 np.set_printoptions(precision=4, suppress=True)
@@ -148,7 +148,7 @@ assert np.allclose(eps_h_leaf, quantity("eps_h", left_leaf), rtol=1e-10, atol=1e
 #
 # `explain(..., check_states=True)` moved each node's c (and h) by +-1e-3
 # and +-2e-3 where the forward computes it and took the loss's central
-# differences (`npcomp/state_checks.py`). Find the record of node t and
+# differences (`npcomp/study/state_checks.py`). Find the record of node t and
 # term eps_c in `document["state_checks"]` and compare its `numeric` values
 # with your eps_c.
 

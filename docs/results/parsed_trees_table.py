@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 from npcomp.cli import main
-from npcomp.summary import describe
+from npcomp.experiments.summary import describe
 
 TREES = ("gold", "parsed", "right")
 

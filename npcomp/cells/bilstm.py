@@ -72,7 +72,7 @@ import numpy as np
 from ..forest import Forest, depths, reverse_chains
 from .interface import Part, SequenceCell, Term, TermParts
 from .lstm import ChainLSTM
-from .recurrence import LAST_WORD
+from npcomp.cells.kernels.recurrence import LAST_WORD
 
 BACKWARD = "_backward"
 

@@ -62,7 +62,7 @@ and, for the per-node checks and the parts ``npcomp explain`` shows:
   offset where the forward computes it, so that every equation reading the
   state (the node's own later ones, its parent's, the head) reads the moved
   value: finite differences of the objective through the cell's own forward
-  (``npcomp/state_checks.py``);
+  (``npcomp/study/state_checks.py``);
 * ``state_terms(forest, cache)`` -> [StateTerm]: each state a nudge can move
   and the backward term that is dJ/d(that state) (h and eps_h, c and eps_c,
   ...), in the order the backward completes them at a node;

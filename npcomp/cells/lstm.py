@@ -49,7 +49,7 @@ b^(i), b^(o), b^(u), b^(f)  ``b``                 (4d,)
 from __future__ import annotations
 
 from .interface import EVERY_NODE
-from .recurrence import LAST_WORD
+from npcomp.cells.kernels.recurrence import LAST_WORD
 from .treelstm_nary import TreeLSTMNary
 
 

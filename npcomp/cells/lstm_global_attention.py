@@ -74,7 +74,7 @@ import numpy as np
 from numba import njit
 
 from ..forest import Forest
-from .activations import uniform_fan_in
+from npcomp.cells.kernels.activations import uniform_fan_in
 from .interface import (
     Part,
     SequenceCell,
@@ -85,7 +85,7 @@ from .interface import (
     reasons,
 )
 from .lstm import ChainLSTM
-from .recurrence import chain_layout
+from npcomp.cells.kernels.recurrence import chain_layout
 
 # Nayebi Sec. 4.1: "the attentional hidden state defined in (7) is 25-dimensional"
 ATTENTION_DIM = 25

@@ -128,7 +128,7 @@ import numpy as np
 from numba import njit
 
 from ..forest import Forest
-from .activations import ONE, uniform_fan_in
+from npcomp.cells.kernels.activations import ONE, uniform_fan_in
 from .interface import (
     Part,
     SequenceCell,
@@ -140,10 +140,10 @@ from .interface import (
     nudge_rows,
     reasons,
 )
-from .levels import ROW_PAD, children_columns, on_levels, padded_stop, sigmoid
+from npcomp.cells.kernels.levels import ROW_PAD, children_columns, on_levels, padded_stop, sigmoid
 from .lstm import ChainLSTM
-from .lstm_kernels import gather_children, scatter_to_children
-from .recurrence import chain_layout, steps_after
+from npcomp.cells.kernels.lstm_kernels import gather_children, scatter_to_children
+from npcomp.cells.kernels.recurrence import chain_layout, steps_after
 
 GATES = ("i", "o", "k", "f")     # column blocks of W_x, U_s, b_s
 # Srivastava et al. 2015, Nayebi Sec. 3.5: the transform gate starts closed (carry)

@@ -127,7 +127,7 @@ import numpy as np
 from numba import njit
 
 from ..forest import Forest
-from .activations import (
+from npcomp.cells.kernels.activations import (
     ONE,
     SIGMOID,
     activate,
@@ -135,7 +135,7 @@ from .activations import (
     derivative_from_output,
     uniform_fan_in,
 )
-from .inputs import sum_by_index
+from npcomp.cells.kernels.inputs import sum_by_index
 from .interface import (
     BinaryCell,
     Part,
@@ -147,7 +147,7 @@ from .interface import (
     nudge_rows,
     reasons,
 )
-from .levels import ROW_PAD, binary_children, padded_stop
+from npcomp.cells.kernels.levels import ROW_PAD, binary_children, padded_stop
 
 # column blocks of W and W_leaf (the weights reading a child's h); blocks
 # 0..3 are also those of W_peephole (reading a child's c)

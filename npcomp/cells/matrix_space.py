@@ -70,11 +70,11 @@ import numpy as np
 from numba import njit
 
 from ..forest import Forest
-from .activations import uniform_fan_in
+from npcomp.cells.kernels.activations import uniform_fan_in
 from .interface import Part, SequenceCell, StateTerm, Term, TermParts, head_part, nudge_rows
-from .levels import on_levels
-from .overflow import StateOverflow
-from .recurrence import outer_products_by_word, steps_after
+from npcomp.cells.kernels.levels import on_levels
+from npcomp.cells.kernels.overflow import StateOverflow
+from npcomp.cells.kernels.recurrence import outer_products_by_word, steps_after
 
 
 @dataclass

@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit
 
 from ..forest import Forest
-from .inputs import sum_by_index
+from npcomp.cells.kernels.inputs import sum_by_index
 from .interface import Cell, Part, StateTerm, Term, TermParts, head_part, nudge_rows, reasons
 
 

@@ -71,11 +71,11 @@ import numpy as np
 from numba import njit
 
 from ..forest import Forest
-from .activations import activate, activation_code, uniform_fan_in
-from .inputs import sum_by_index
+from npcomp.cells.kernels.activations import activate, activation_code, uniform_fan_in
+from npcomp.cells.kernels.inputs import sum_by_index
 from .interface import Part, SequenceCell, StateTerm, Term, TermParts, head_part, nudge_rows
-from .levels import on_levels
-from .recurrence import (
+from npcomp.cells.kernels.levels import on_levels
+from npcomp.cells.kernels.recurrence import (
     activation_deltas,
     gather_previous,
     outer_products_by_word,

@@ -55,13 +55,13 @@ import numpy as np
 from numba import njit
 
 from ..forest import Forest
-from .activations import (
+from npcomp.cells.kernels.activations import (
     activate,
     activation_code,
     derivative_from_output,
     uniform_fan_in,
 )
-from .inputs import sum_by_index
+from npcomp.cells.kernels.inputs import sum_by_index
 from .interface import (
     BinaryCell,
     Part,
@@ -73,7 +73,7 @@ from .interface import (
     nudge_rows,
     reasons,
 )
-from .levels import binary_children
+from npcomp.cells.kernels.levels import binary_children
 
 
 @dataclass

@@ -72,8 +72,8 @@ import numpy as np
 from numba import njit
 
 from ..forest import Forest
-from .activations import ONE
-from .inputs import sum_by_index
+from npcomp.cells.kernels.activations import ONE
+from npcomp.cells.kernels.inputs import sum_by_index
 from .interface import (
     BinaryCell,
     Part,
@@ -85,7 +85,7 @@ from .interface import (
     nudge_rows,
     reasons,
 )
-from .levels import binary_children
+from npcomp.cells.kernels.levels import binary_children
 
 
 @dataclass

@@ -82,8 +82,8 @@ import numpy as np
 from numba import njit
 
 from ..forest import Forest
-from .activations import ONE, uniform_fan_in
-from .inputs import sum_by_index
+from npcomp.cells.kernels.activations import ONE, uniform_fan_in
+from npcomp.cells.kernels.inputs import sum_by_index
 from .interface import (
     BinaryCell,
     Part,
@@ -96,7 +96,7 @@ from .interface import (
     nudge_rows,
     reasons,
 )
-from .levels import ROW_PAD, binary_children, padded_stop, sigmoid
+from npcomp.cells.kernels.levels import ROW_PAD, binary_children, padded_stop, sigmoid
 
 # gate column blocks of W_h, b, gates and delta (W_c has the first three)
 GATES = ("i", "fl", "fr", "x", "o")

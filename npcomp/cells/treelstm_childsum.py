@@ -70,7 +70,7 @@ import numpy as np
 from numba import njit
 
 from ..forest import Forest
-from .activations import ONE, add_forget_bias, uniform_fan_in
+from npcomp.cells.kernels.activations import ONE, add_forget_bias, uniform_fan_in
 from .interface import (
     Cell,
     Part,
@@ -84,8 +84,8 @@ from .interface import (
 )
 
 # level-batching helpers shared with the N-ary Tree-LSTM (same gate layout i|o|u)
-from .levels import ROW_PAD, add_product, on_levels, padded_stop, sigmoid
-from .lstm_kernels import gate_functions, hidden_state
+from npcomp.cells.kernels.levels import ROW_PAD, add_product, on_levels, padded_stop, sigmoid
+from npcomp.cells.kernels.lstm_kernels import gate_functions, hidden_state
 
 GATE_NAMES = ("i", "o", "u", "f")
 

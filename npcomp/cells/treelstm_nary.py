@@ -66,8 +66,8 @@ import numpy as np
 from numba import njit
 
 from ..forest import Forest
-from .activations import ONE, add_forget_bias, uniform_fan_in
-from .inputs import sum_by_index
+from npcomp.cells.kernels.activations import ONE, add_forget_bias, uniform_fan_in
+from npcomp.cells.kernels.inputs import sum_by_index
 from .interface import (
     EVERY_LEAF,
     LEAVES_ONLY,
@@ -82,8 +82,8 @@ from .interface import (
     nudge_rows,
     reasons,
 )
-from .levels import ROW_PAD, add_product, children_columns, on_levels, padded_stop
-from .lstm_kernels import (
+from npcomp.cells.kernels.levels import ROW_PAD, add_product, children_columns, on_levels, padded_stop
+from npcomp.cells.kernels.lstm_kernels import (
     gate_functions,
     gather_children,
     hidden_state,

@@ -31,7 +31,7 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 def flag(option: str) -> str:
     """The command-line flag of a config key (a training option's as the
     option table declares it, a switch's flags both)."""
-    from ..options import OPTIONS
+    from npcomp.training.options import OPTIONS
     return OPTIONS[option].flag if option in OPTIONS else "--" + option.replace("_", "-")
 
 
@@ -119,7 +119,7 @@ def outcome(command, *arguments, name: str = "train") -> tuple:
 
 
 def _run(args) -> int:
-    from ..configuration import check_value
+    from npcomp.training.configuration import check_value
     check_value("threads", getattr(args, "threads", None))   # before numpy loads
     if hasattr(args, "threads"):
         args.threads_given = args.threads
@@ -129,13 +129,13 @@ def _run(args) -> int:
 
 def failure(error: Exception, command: str | None = None) -> tuple:
     """(exit status, message) for a failure of ``command``."""
-    from ..configuration import ConfigError
-    from ..download import DownloadError
-    from ..formats import DataError
-    from ..options import OptionFormError
-    from ..rundir import RunDirectoryError, RunFileError
-    from ..sweep import SpecError
-    from ..trainer import TrainingStopped
+    from npcomp.data.errors import ConfigError
+    from npcomp.data.download import DownloadError
+    from npcomp.data.errors import DataError
+    from npcomp.training.options import OptionFormError
+    from npcomp.training.rundir import RunDirectoryError, RunFileError
+    from npcomp.experiments.sweep import SpecError
+    from npcomp.training.trainer import TrainingStopped
     if isinstance(error, ConfigError):
         return EXIT_USAGE, f"{_argument_name(command, error.option)}: {error.reason}"
     # bad input, named by file and line (or by the option given in a wrong form)

@@ -14,8 +14,8 @@ def add_parser(commands) -> None:
 
 
 def run(args) -> int:
-    from ..download import fetch
-    from ..tasks import default_data_dir
+    from npcomp.data.download import fetch
+    from npcomp.data.tasks import default_data_dir
     data_dir = Path(args.data_dir) if args.data_dir else default_data_dir()
     for path in fetch(args.dataset, data_dir, base_url=args.base_url, force=args.force):
         print(path)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
-from ..configuration import EVAL_TREES
+from npcomp.data.choices import EVAL_TREES
 
 
 def add_parser(commands) -> None:
@@ -41,14 +41,14 @@ def add_parser(commands) -> None:
 
 
 def run(args) -> int:
-    from ..predictions import predictions_name, write_predictions
-    from ..tasks import load_task
-    from ..trainer import check_splits, encode_split, evaluate, load_model
+    from npcomp.training.predictions import predictions_name, write_predictions
+    from npcomp.data.tasks import load_task
+    from npcomp.training.trainer import check_splits, encode_split, evaluate, load_model
     model, params, config, vocab = load_model(args.run)
     if args.trees is not None:
         return _run_on_trees(args, model, params, config, vocab)
     if args.parses_dir is not None:
-        from ..configuration import ConfigError
+        from npcomp.data.errors import ConfigError
         raise ConfigError("parses_dir", "goes with --trees parsed (the heads it reads)")
     task = load_task(config["task"], args.data_dir or config.get("data_dir"),
                      config["structure"], seed=config["seed"],
@@ -71,12 +71,12 @@ def _run_on_trees(args, model, params, config, vocab) -> int:
     """The split scored on the trees ``--trees`` names (``parsed_trees.trees_for_scoring``)."""
     from pathlib import Path
 
-    from ..configuration import ConfigError
-    from ..parsed_trees import COPULA_HEAD_OF_KIND, span_recall, trees_for_scoring
-    from ..predictions import write_predictions
-    from ..tasks import PAIR_TASKS, TaskData, load_task
-    from ..text_trees import parsed_kind
-    from ..trainer import check_splits, encode_split, evaluate
+    from npcomp.data.errors import ConfigError
+    from npcomp.data.parsed_trees import COPULA_HEAD_OF_KIND, span_recall, trees_for_scoring
+    from npcomp.training.predictions import write_predictions
+    from npcomp.data.tasks import PAIR_TASKS, TaskData, load_task
+    from npcomp.data.text_trees import parsed_kind
+    from npcomp.training.trainer import check_splits, encode_split, evaluate
     if config["task"] in PAIR_TASKS:
         raise ConfigError("trees", f"{config['task']} runs read the dataset's own parses; "
                                    "--trees applies to sst5, sst2 and synthetic runs")
@@ -121,8 +121,8 @@ def _split_heads(args, config, data_dir, gold, kind) -> list:
     once with spaCy and kept in RUN_DIR/parses/SPLIT-COPULA.parents."""
     from pathlib import Path
 
-    from ..formats import DataError
-    from ..parsed_trees import COPULA_HEAD_OF_KIND, TextParser, cached_heads
+    from npcomp.data.errors import DataError
+    from npcomp.data.parsed_trees import COPULA_HEAD_OF_KIND, TextParser, cached_heads
     sentences = [tree.tokens for tree in gold]
     if args.parses_dir is not None:
         return _read_split_heads(Path(args.parses_dir) / f"{args.split}.parents", sentences,
@@ -145,9 +145,10 @@ def _read_split_heads(path, sentences, task, data_dir, split) -> list:
     split's file (sst2 leaves some out: matched by their words)."""
     from pathlib import Path
 
-    from ..formats import DataError, read_ptb_file
-    from ..sst_dependency import read_parents
-    from ..tasks import default_data_dir
+    from npcomp.data.formats import read_ptb_file
+    from npcomp.data.errors import DataError
+    from npcomp.data.sst_dependency import read_parents
+    from npcomp.data.tasks import default_data_dir
     if not path.is_file():
         raise DataError("no such file: make the parses with `npcomp parse --out DIR`, or "
                         "leave --parses-dir out to parse the split here", path)

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from ..cells import registry
-from ..configuration import TREE_CHOICES
+from npcomp.data.choices import TREE_CHOICES
 
 # the classification tasks a fresh model can be built for, and their classes
 TASK_CLASSES = {"sst5": 5, "sst2": 2, "synthetic": 5}
@@ -89,14 +89,14 @@ def add_parser(commands) -> None:
 def run(args) -> int:
     import numpy as np
 
-    from ..explain import checked, describe, errata, explain, format_explanation
-    from ..finite_differences import TOLERANCE
+    from npcomp.study.explain import checked, describe, errata, explain, format_explanation
+    from npcomp.study.finite_differences import TOLERANCE
     if (args.model is None) == (args.run is None):
-        from ..configuration import ConfigError
+        from npcomp.data.errors import ConfigError
         raise ConfigError("model", "give exactly one of --model M (a fresh model) and "
                                    "--run RUN_DIR (a trained one)")
     if args.html is not None:   # refused before any work is done
-        from ..explain_page import check_target
+        from npcomp.study.explain_page import check_target
         check_target(args.html, args.overwrite)
     model, params, vocab, config, trees = _model_and_trees(args)
     entries = _entries(args.entries, model, trees, vocab)
@@ -108,7 +108,7 @@ def run(args) -> int:
     document["errata"] = errata(document)
     document = checked(document, TOLERANCE)
     if args.html is not None:
-        from ..explain_page import render_page, write_page
+        from npcomp.study.explain_page import render_page, write_page
         path = write_page(render_page(document), args.html, args.overwrite)
         print(f"npcomp explain: the page is {path}", file=sys.stderr)
     if args.json:
@@ -123,20 +123,20 @@ def _model_and_trees(args) -> tuple:
     """(model, params, vocab, config, trees) of a run or a fresh model."""
     import numpy as np
 
-    from ..embeddings import Vocabulary
-    from ..text_trees import TextTrees
-    from ..trainer import build_model, initial_parameters, load_model
+    from npcomp.data.embeddings import Vocabulary
+    from npcomp.data.text_trees import TextTrees
+    from npcomp.training.trainer import build_model, initial_parameters, load_model
     if args.run is not None:
         model, params, config, vocab = load_model(args.run)
         if config["task"] not in TASK_CLASSES:
-            from ..configuration import ConfigError
+            from npcomp.data.errors import ConfigError
             raise ConfigError("run", f"{args.run}: a {config['task']} run scores sentence "
                                      "pairs; explain shows classifiers (--model "
                                      "treelstm-childsum explains the cell on a dependency "
                                      "tree)")
         trees = _trees(args, config["structure"], TextTrees, model.n_classes)
         return model, params, vocab, config, trees
-    from ..defaults import defaults_for, matrix_embedding_dim
+    from npcomp.training.defaults import defaults_for, matrix_embedding_dim
     config = defaults_for(args.model, args.task)
     # words drawn N(0, 1) (Nayebi & Blundell's unknown words), so that the
     # gates leave their linear regime on a fresh model
@@ -153,7 +153,8 @@ def _model_and_trees(args) -> tuple:
 def _trees(args, structure: str, TextTrees, n_classes: int) -> list:
     """The trees of TREE (a file's lines, or the argument itself), their
     labels among the model's ``n_classes``."""
-    from ..formats import DataError, read_text_lines
+    from npcomp.data.formats import read_text_lines
+    from npcomp.data.errors import DataError
     path = Path(args.tree)
     lines, source = ([args.tree], "TREE") if not _is_file(path) else (
         read_text_lines(path), str(path))
@@ -177,8 +178,9 @@ def _is_file(path: Path) -> bool:
 
 def _dependency_tree(lines: list, parents: str, source: str):
     """A plain sentence's tree from its words' heads (SICK's .parents)."""
-    from ..formats import DataError, parents_to_tree
-    from ..sst_tokens import sst_tokens
+    from npcomp.data.formats import parents_to_tree
+    from npcomp.data.errors import DataError
+    from npcomp.data.sst_tokens import sst_tokens
     if len(lines) != 1 or lines[0].lstrip().startswith("("):
         raise DataError("--parents gives the heads of one plain sentence's words", source, 1)
     tokens = sst_tokens(lines[0])
@@ -203,7 +205,7 @@ def _entries(given: str | None, model, trees: list, vocab) -> int | None:
         except ValueError:
             count = 0
         if count < 1:
-            from ..configuration import ConfigError
+            from npcomp.data.errors import ConfigError
             raise ConfigError("entries", f"a whole number >= 1 or 'all', not {given!r}")
         return count
     words = {word for tree in trees for word in vocab.encode(tree.tokens).tolist()}

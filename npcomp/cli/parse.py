@@ -24,9 +24,9 @@ def add_parser(commands) -> None:
 
 
 def run(args) -> int:
-    from ..configuration import check_output_directory
-    from ..sst_dependency import SpacyParser, parse_sst
-    from ..tasks import default_data_dir
+    from npcomp.training.configuration import check_output_directory
+    from npcomp.data.sst_dependency import SpacyParser, parse_sst
+    from npcomp.data.tasks import default_data_dir
     data_dir = Path(args.data_dir) if args.data_dir else default_data_dir()
     out_dir = Path(args.out) if args.out else data_dir / "sst"
     check_output_directory("out" if args.out else "data_dir", out_dir)

@@ -61,10 +61,10 @@ def add_parser(commands) -> None:
 def run(args) -> int:
     from pathlib import Path
 
-    from ..configuration import check_output_directory
-    from ..figures import FigureError, run_figures
-    from ..plots import file_names, write_figures
-    from ..sweep_figures import is_sweep, sweep_figures
+    from npcomp.training.configuration import check_output_directory
+    from npcomp.experiments.figures import FigureError, run_figures
+    from npcomp.experiments.plots import file_names, write_figures
+    from npcomp.experiments.sweep_figures import is_sweep, sweep_figures
     directory = Path(args.directory)
     check_output_directory("out", args.out)   # refused before anything is read
     if not directory.is_dir():
@@ -73,7 +73,7 @@ def run(args) -> int:
     notes = []
     if is_sweep(directory):
         if args.split != "test":
-            from ..configuration import ConfigError
+            from npcomp.data.errors import ConfigError
             raise ConfigError("split", "a sweep's figures are drawn from its runs' test "
                                        "predictions (or their counts)")
         figures, notes = sweep_figures(directory)

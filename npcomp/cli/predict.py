@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import sys
 
-from ..configuration import TREE_CHOICES
+from npcomp.data.choices import TREE_CHOICES
 
 
 def add_parser(commands) -> None:
@@ -41,13 +41,13 @@ def add_parser(commands) -> None:
 
 def run(args) -> int:
     import numpy as np
-    from ..text_trees import TextTrees
-    from ..trainer import encode, load_model, predict_split
+    from npcomp.data.text_trees import TextTrees
+    from npcomp.training.trainer import encode, load_model, predict_split
     _check_html_target(args)       # refused before a model is read
     model, params, config, vocab = load_model(args.run)
     if config["task"] == "sick":
         if args.html is not None:
-            from ..configuration import ConfigError
+            from npcomp.data.errors import ConfigError
             raise ConfigError("html", "a sick run scores sentence pairs; the page draws the "
                                       "trees of single sentences (runs on sst5, sst2, "
                                       "synthetic)")
@@ -83,16 +83,16 @@ def _check_html_target(args) -> None:
     (unless --overwrite) or has no directory, before any work is done."""
     if args.html is None:
         if args.overwrite:
-            from ..configuration import ConfigError
+            from npcomp.data.errors import ConfigError
             raise ConfigError("overwrite", "replaces an existing --html FILE; no --html given")
         return
-    from ..explain_page import check_target
+    from npcomp.study.explain_page import check_target
     check_target(args.html, args.overwrite)
 
 
 def _sentence_record(tree, made: str, outputs, labels, model) -> dict:
     """One sentence of the page's document (explain.py): tokens and node records."""
-    from ..explain import node_records
+    from npcomp.study.explain import node_records
     return {"tokens": list(tree.tokens), "tree_from": made,
             "nodes": node_records(tree, outputs, labels,
                                   softmax=model.head_name == "softmax")}
@@ -102,8 +102,8 @@ def _write_html(args, config: dict, model, sentences: list) -> int:
     """The page of ``sentences`` to --html FILE, when asked for."""
     if args.html is None:
         return 0
-    from ..explain_page import render_page, write_page
-    from ..figures import class_names
+    from npcomp.study.explain_page import render_page, write_page
+    from npcomp.experiments.figures import class_names
     names = class_names(config["task"], model.n_classes)
     document = {"model": config["model"], "task": config["task"], "classes": names,
                 "sentences": sentences}
@@ -116,23 +116,23 @@ def _write_html(args, config: dict, model, sentences: list) -> int:
 def _check_composable(trees: list, cell) -> None:
     """DataError naming the line of a tree the model cannot compose (a chain
     for a binary-tree model)."""
-    from ..tasks import TaskData
-    from ..trainer import check_splits
+    from npcomp.data.tasks import TaskData
+    from npcomp.training.trainer import check_splits
     if trees:
         check_splits(TaskData("predict", 0, {"input": trees}), cell)
 
 
 def _stdin_lines() -> list:
     """Standard input's lines, decoded as formats.decode_lines does files."""
-    from ..formats import decode_lines
+    from npcomp.data.formats import decode_lines
     stream = getattr(sys.stdin, "buffer", None)
     data = stream.read() if stream is not None else sys.stdin.read().encode("utf-8")
     return decode_lines(data, "<stdin>")
 
 
 def _predict_pairs(args, model, params, config, vocab) -> int:
-    from ..formats import DataError
-    from ..relatedness import run_sentence_trees, score_pairs
+    from npcomp.data.errors import DataError
+    from npcomp.training.relatedness import run_sentence_trees, score_pairs
     to_tree = run_sentence_trees(config, args.data_dir, args.tree, warn=lambda message: print(
         f"npcomp predict: {message}", file=sys.stderr))
     left, right = [], []

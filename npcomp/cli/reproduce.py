@@ -20,7 +20,7 @@ ESTIMATES = "estimates.json"
 
 
 def add_parser(commands) -> None:
-    from ..paper_tables import TABLES
+    from npcomp.experiments.paper_tables import TABLES
     reproduce = commands.add_parser(
         "reproduce", help="train a paper table's rows over seeds and write its report",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -70,7 +70,8 @@ def add_parser(commands) -> None:
 
 
 def run(args) -> int:
-    from ..configuration import ConfigError, check_output_directory
+    from npcomp.training.configuration import check_output_directory
+    from npcomp.data.errors import ConfigError
     if args.seeds is not None and args.seeds < 1:
         raise ConfigError("seeds", f"must be a whole number >= 1, not {args.seeds}")
     if args.summary:
@@ -90,16 +91,16 @@ def run(args) -> int:
         write_report(table, Path(args.out), args.seeds, args.data_dir)
         return 0
     if args.scheduler:   # refused before the SST is parsed or anything written
-        from ..scheduler import check_scheduler
+        from npcomp.experiments.scheduler import check_scheduler
         check_scheduler(args.scheduler)
     return reproduce(table, rows, args)
 
 
 def summary(out: Path) -> str:
     """The summary table of the reports in ``out``, in the order of TABLES."""
-    from ..paper_tables import TABLES
-    from ..report import summary_table
-    from ..rundir import RunDirectory
+    from npcomp.experiments.paper_tables import TABLES
+    from npcomp.experiments.report import summary_table
+    from npcomp.training.rundir import RunDirectory
     directory = RunDirectory(out)   # a damaged report is named (RunFileError)
     reports = [directory.read_json(f"{name}.json")
                for name in TABLES if (out / f"{name}.json").is_file()]
@@ -108,8 +109,8 @@ def summary(out: Path) -> str:
 
 def _table(name: str):
     """The paper table ``name``; ConfigError naming TABLE for an unknown one."""
-    from ..configuration import ConfigError
-    from ..paper_tables import table
+    from npcomp.data.errors import ConfigError
+    from npcomp.experiments.paper_tables import table
     try:
         return table(name)
     except ValueError as error:
@@ -117,7 +118,7 @@ def _table(name: str):
 
 
 def _rows(table, text: str | None):
-    from ..configuration import ConfigError
+    from npcomp.data.errors import ConfigError
     if text is None:
         return None
     names = [name.strip() for name in text.split(",") if name.strip()]
@@ -132,7 +133,7 @@ def _rows(table, text: str | None):
 def table_spec(table, rows, seeds: int, data_dir: str | None, parses_dir: Path | None = None):
     """The sweep of a table: one named setting per (row, setting); a row
     that trains on the SST's dependency parses reads them from ``parses_dir``."""
-    from ..sweep import SweepSpec
+    from npcomp.experiments.sweep import SweepSpec
     settings = {}
     for row in table.rows:
         if rows is None or row.name in rows:
@@ -171,9 +172,9 @@ def write_report(table, out: Path, seeds: int | None, data_dir: str | None) -> N
     """DIR/TABLE.md, DIR/TABLE.json and DIR/TABLE-figures/ from the runs in
     DIR/TABLE/ (and, for rows another report measures, in theirs) alone: the
     same bytes wherever and whenever they are written from the same runs."""
-    from .. import report
-    from ..report_markdown import markdown
-    from ..rundir import RunDirectory
+    from npcomp.experiments import report
+    from npcomp.experiments.report_markdown import markdown
+    from npcomp.training.rundir import RunDirectory
     sweep_dir = out / table.name
     results = report.committed_results(sweep_dir)
     others = {}
@@ -231,7 +232,7 @@ def _plan(sweep_dir: Path) -> dict | None:
 
 def _commands(table, out: Path) -> dict:
     """Setting -> its `npcomp train` command for one seed."""
-    from ..options import command_line
+    from npcomp.training.options import command_line
     commands = {}
     for row in table.rows:
         for name, options in row.settings().items():
@@ -246,9 +247,9 @@ def _draw_figures(out: Path, table) -> list:
     """The sweep's figures in OUT/NAME-figures, which the report owns and
     redraws each time (files no longer drawn are removed): the PNG files'
     paths relative to OUT ([] without matplotlib or runs, said on stderr)."""
-    from ..figures import FigureError
-    from ..plots import write_figures
-    from ..sweep_figures import sweep_figures
+    from npcomp.experiments.figures import FigureError
+    from npcomp.experiments.plots import write_figures
+    from npcomp.experiments.sweep_figures import sweep_figures
     name = table.name
     paper = {setting: row.paper for row in table.rows for setting in row.settings()}
     try:
@@ -285,8 +286,8 @@ def _relative_sources(figures: list, out: Path) -> None:
 def _sst_parses(directory: Path, data_dir: str | None) -> Path:
     """``directory`` holding `npcomp parse`'s dependency parses of the SST,
     made there first (spaCy, the parse extra) when a split's are missing."""
-    from ..sst_dependency import SpacyParser, parse_sst
-    from ..tasks import SPLITS, default_data_dir
+    from npcomp.data.sst_dependency import SpacyParser, parse_sst
+    from npcomp.data.tasks import SPLITS, default_data_dir
     if all((directory / f"{split}.parents").is_file() for split in SPLITS):
         return directory
     print(f"parsing the SST into {directory} (the Dependency Tree-LSTM's trees)", flush=True)
@@ -297,7 +298,7 @@ def _sst_parses(directory: Path, data_dir: str | None) -> Path:
 def _list(tables, out: Path, data_dir: str | None, threads_per_run: int) -> int:
     """Each table's rows with the paper's figure and the time its seeds would
     take here (5 seeds, on the local cluster's workers)."""
-    from ..paper_tables import TABLES
+    from npcomp.experiments.paper_tables import TABLES
     estimates = _read_estimates(out)
     workers = max(1, (os.cpu_count() or 1) // threads_per_run)
     for table in tables or TABLES.values():
@@ -350,10 +351,10 @@ def _seconds_per_seed(table: str, setting: str, options: dict, out: Path,
         return sum(finished) / len(finished)
     key = json.dumps(options, sort_keys=True)
     if key not in estimates:
-        from ..formats import DataError
-        from ..options import OPTIONS
-        from ..run_config import MissingVectors
-        from ..trainer import estimate_seconds
+        from npcomp.data.errors import DataError
+        from npcomp.training.options import OPTIONS
+        from npcomp.training.run_config import MissingVectors
+        from npcomp.training.trainer import estimate_seconds
         from .sweep import config_of
         given = dict(options, threads=1, **({"data_dir": data_dir} if data_dir else {}))
         try:
@@ -381,7 +382,7 @@ def _read_estimates(out: Path) -> dict:
 
 
 def _write_estimates(out: Path, estimates: dict) -> None:
-    from ..rundir import RunDirectory
+    from npcomp.training.rundir import RunDirectory
     out.mkdir(parents=True, exist_ok=True)
     RunDirectory(out).write_json(ESTIMATES, estimates)
 

@@ -19,7 +19,7 @@ def add_parser(commands) -> None:
 
 
 def run(args) -> int:
-    from ..summary import format_markdown, format_table, read_runs, summarise
+    from npcomp.experiments.summary import format_markdown, format_table, read_runs, summarise
     records = summarise(read_runs(args.runs))
     if args.json:
         for record in records:

@@ -1,5 +1,5 @@
 """`npcomp sweep`: many `npcomp train` runs over seeds and settings on Dask
-distributed, and their statistics per setting (npcomp/sweep.py).
+distributed, and their statistics per setting (npcomp/experiments/sweep.py).
 
 Every run is what `npcomp train` would train with the base options, the
 setting's and ``--seed S --out SWEEP_DIR/runs/NAME`` (or ``--resume`` when
@@ -16,7 +16,7 @@ import os
 import sys
 from pathlib import Path
 
-from ..options import OPTIONS, command_line, form
+from npcomp.training.options import OPTIONS, command_line, form
 from . import train
 
 SPEC_EXAMPLE = """\
@@ -59,7 +59,7 @@ def check_forms(options: dict, where) -> None:
     """SpecError unless every option of ``options`` (config key -> value) is a
     training option in the form it takes and not one the sweep sets itself;
     ``where(option)`` names the place an option was given."""
-    from ..options import OptionFormError
+    from npcomp.training.options import OptionFormError
     for option, value in options.items():
         if option in SET_BY_THE_SWEEP:
             raise _refused(where(option), f"{option} is set by the sweep: "
@@ -79,8 +79,8 @@ def run_options(run, threads: int) -> dict:
 def config_of(options: dict) -> dict:
     """The configuration of a run given ``options`` (``run_options``; model and
     task among them), as ``run_config.build_config`` builds it."""
-    from ..configuration import read
-    from ..run_config import build_config
+    from npcomp.training.configuration import read
+    from npcomp.training.run_config import build_config
     options = dict(options)
     model, task = (read(name, options.pop(name, None)) for name in ("model", "task"))
     return build_config(model, task, options)
@@ -99,7 +99,7 @@ def absolute_paths(options: dict) -> dict:
     process's default when not given: $NPCOMP_DATA, else ./data), the parses,
     and a vector file found here (a bare name is looked up in the data
     directory's vectors/)."""
-    from ..tasks import default_data_dir
+    from npcomp.data.tasks import default_data_dir
     options = dict(options)
     data_dir = options.get("data_dir")
     options["data_dir"] = str(Path(data_dir if data_dir is not None
@@ -113,7 +113,7 @@ def absolute_paths(options: dict) -> dict:
 
 
 def _refused(where: str, message: str):
-    from ..sweep import SpecError
+    from npcomp.experiments.sweep import SpecError
     return SpecError(f"{where}: {message}")
 
 
@@ -169,7 +169,7 @@ def add_parser(commands) -> None:
 def build_spec(args):
     """The sweep's SweepSpec: the SPEC file's (if given), with the command
     line's training options, --seeds and --grid over it."""
-    from ..sweep import SpecError, SweepSpec, grid_from_arguments, parse_seeds, read_spec
+    from npcomp.experiments.sweep import SpecError, SweepSpec, grid_from_arguments, parse_seeds, read_spec
     spec = read_spec(args.spec) if args.spec else SweepSpec()
     given = {name: value for name, value in vars(args).items()
              if name in OPTIONS and value is not None}
@@ -192,8 +192,8 @@ def check_settings(spec, runs: list, threads: int) -> None:
     built into its run configuration (``config_of``): a bad option raises
     SpecError naming the setting and where it was given; a missing file
     (vectors) is named likewise."""
-    from ..configuration import ConfigError
-    from ..sweep import SpecError, settings_of
+    from npcomp.data.errors import ConfigError
+    from npcomp.experiments.sweep import SpecError, settings_of
     from . import failure
     sources = {name: sources for name, (_, sources) in settings_of(spec).items()}
     checked = set()
@@ -248,7 +248,7 @@ def train_in_worker(options: dict, resumed: dict, run_dir: str, log_file: str) -
     import numba
     from threadpoolctl import threadpool_info, threadpool_limits
 
-    from ..sweep import run_state
+    from npcomp.experiments.sweep import run_state
     from . import outcome
     state = run_state(run_dir)
     seen = {"compute": options["threads"]}
@@ -290,7 +290,7 @@ def _train_afresh(options: dict, run_dir: str, overwrite: bool) -> int:
 def _jobs(runs: list, sweep_dir: Path, threads: int) -> tuple:
     """The task arguments of train_in_worker for each run not finished (run
     name -> tuple), and how many runs are in each state (run_state)."""
-    from .. import sweep as sweeping
+    from npcomp.experiments import sweep as sweeping
     jobs, states = {}, {}
     for run in runs:
         run_dir = sweeping.run_directory(sweep_dir, run)
@@ -309,8 +309,8 @@ def _jobs(runs: list, sweep_dir: Path, threads: int) -> tuple:
 
 
 def run(args) -> int:
-    from .. import sweep as sweeping
-    from ..configuration import ConfigError
+    from npcomp.experiments import sweep as sweeping
+    from npcomp.data.errors import ConfigError
     if args.threads_per_run < 1:
         raise ConfigError("threads_per_run", f"must be a whole number >= 1, not "
                                              f"{args.threads_per_run}")
@@ -335,8 +335,8 @@ def run_sweep(spec, sweep_dir: Path, args) -> tuple:
     ``threads_per_run``, ``dashboard``, ``quiet``, ``extend``); write
     sweep.json and sweep.md.  Returns (exit status, the results record, or
     None when interrupted)."""
-    from .. import sweep as sweeping
-    from ..scheduler import check_scheduler
+    from npcomp.experiments import sweep as sweeping
+    from npcomp.experiments.scheduler import check_scheduler
     from . import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
     planned = sweeping.plan_runs(spec)
     check_settings(spec, planned, args.threads_per_run)

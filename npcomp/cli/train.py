@@ -9,7 +9,8 @@ import textwrap
 from pathlib import Path
 
 from ..cells import registry
-from ..options import OPTIONS, PAIR_TASKS
+from npcomp.training.options import OPTIONS
+from npcomp.data.choices import PAIR_TASKS
 
 
 def add_parser(commands) -> None:
@@ -113,12 +114,12 @@ def default_run_dir(args) -> Path:
 
 def train_config(args) -> dict:
     """The run's config (``run_config.build_config``) of the options given."""
-    from ..run_config import build_config
+    from npcomp.training.run_config import build_config
     return build_config(args.model, args.task, dict(given_options(args), threads=args.threads))
 
 
 def run(args) -> int:
-    from ..defaults import defaults_for
+    from npcomp.training.defaults import defaults_for
     if args.help_defaults:
         print(json.dumps(defaults_for(args.model or OPTIONS["model"].default,
                                       args.task or OPTIONS["task"].default,
@@ -127,7 +128,7 @@ def run(args) -> int:
     progress = not args.quiet
     if args.resume:
         if args.out is not None or args.overwrite:
-            from ..configuration import ConfigError
+            from npcomp.data.errors import ConfigError
             raise ConfigError("resume", "continues the run in its own directory: it takes "
                                         "no --out or --overwrite")
         return resume_run(args.resume, dict(given_options(args), threads=args.threads),
@@ -143,8 +144,8 @@ def train_run(config: dict, run_dir: Path, given: set, overwrite: bool = False,
     """Train ``config`` into ``run_dir`` as `npcomp train` does, printing what
     it prints, with its baseline when the config asks for one (``given``: the
     options set, which the baseline shares)."""
-    from ..rundir import RunDirectory
-    from ..trainer import train
+    from npcomp.training.rundir import RunDirectory
+    from npcomp.training.trainer import train
     RunDirectory(run_dir).check_usable(overwrite)   # refused before it is announced
     print(f"training {config['model']} on {config['task']} -> {run_dir}")
     metrics = train(config, run_dir, overwrite=overwrite, progress=progress)
@@ -155,9 +156,9 @@ def train_run(config: dict, run_dir: Path, given: set, overwrite: bool = False,
 def resume_run(run_dir, options: dict, progress: bool = True) -> int:
     """Continue the run in ``run_dir`` as `npcomp train --resume` does, with
     the ``options`` given (those a resumed run may take anew), and its baseline."""
-    from ..baseline import shared_options_set
-    from ..run_config import resume_changes
-    from ..trainer import train
+    from npcomp.training.baseline import shared_options_set
+    from npcomp.training.run_config import resume_changes
+    from npcomp.training.trainer import train
     metrics = train(resume_changes(options), run_dir, resume=True, progress=progress)
     _print_result(metrics)
     return _baseline_beside(metrics["config"], run_dir, metrics,
@@ -167,7 +168,7 @@ def resume_run(run_dir, options: dict, progress: bool = True) -> int:
 def _baseline_beside(config: dict, run_dir, metrics: dict, given: set,
                      overwrite: bool = False, progress: bool = True) -> int:
     """The bag-of-words baseline beside a run that asks for one, and the two compared."""
-    from ..baseline import train_baseline
+    from npcomp.training.baseline import train_baseline
     if config.get("baseline") and config["model"] != registry.baseline_model():
         base_metrics = train_baseline(config, run_dir, given, overwrite=overwrite,
                                       progress=progress)
@@ -176,7 +177,7 @@ def _baseline_beside(config: dict, run_dir, metrics: dict, given: set,
 
 
 def _print_result(metrics: dict) -> None:
-    from ..trainer import format_metrics
+    from npcomp.training.trainer import format_metrics
     unit = "pairs" if metrics["task"] in PAIR_TASKS else "sentences"
     # a fractional epoch when the best dev evaluation fell inside an epoch
     best = metrics.get("best_at") or metrics["best_epoch"]

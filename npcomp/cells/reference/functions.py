@@ -1,7 +1,7 @@
 """The pointwise functions of the reference cells, written out in NumPy, and
 the one table of the non-linearities a cell's ``activation`` option can name
 (``ACTIVATIONS``): each one's kernel code, g and g'.  The cells compute them
-with numba versions in ``npcomp/cells/activations.py``, which dispatch on the
+with numba versions in ``npcomp/cells/kernels/activations.py``, which dispatch on the
 codes declared here (the tests hold them to g and g')."""
 from __future__ import annotations
 

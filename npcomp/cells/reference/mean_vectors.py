@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...formats import Tree
+from npcomp.data.formats import Tree
 
 OPTIONS = ()
 

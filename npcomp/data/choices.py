@@ -1,0 +1,19 @@
+"""The names the data layer answers to: tasks, tree structures, the trees of
+typed text and of scored splits, the neutral policies of the SST's binary task.
+
+The option table (``npcomp/training/options.py``) offers these as its
+choices; they are here, without NumPy, so that the data layer checks them
+itself and the command line reads them before NumPy loads.
+"""
+
+TASKS = ("sst5", "sst2", "synthetic", "sick")
+# the tasks whose examples are sentence pairs, scored by the similarity head
+PAIR_TASKS = ("sick",)
+# the trees a task's sentences can be read as (the option ``structure``)
+STRUCTURES = ("gold", "left", "right", "chain", "dependency", "parsed", "constituency")
+# sst2: the neutral phrases of training sentences left unlabelled, or trained on
+NEUTRAL_POLICIES = ("unlabelled", "train")
+# the trees plain sentences get (predict, neighbours: --tree; text_trees.py) and
+# the trees a split is scored on (eval --trees)
+TREE_CHOICES = ("parsed", "right", "left", "chain")
+EVAL_TREES = ("gold", "parsed", "right", "left")

@@ -1,0 +1,135 @@
+"""A row of a paper's table, as ``npcomp reproduce`` trains and reports it.
+
+Every row of the papers' tables is declared (``paper_tables.py``), with a
+status when it is not trained here:
+
+* trained here (``status`` empty): a model on a task with the paper's
+  setting (``printed``, on top of the model's defaults for the task,
+  ``defaults.defaults_for``) and, where that falls far below the paper
+  here, an alternative setting ``ROW-dev`` (``dev``); the report says, from
+  the runs, whether dev chose it (``report.dev_choices``);
+* measured by another report (``same_as``: ``TABLE/SETTING``, the same
+  model, task and setting in that table);
+* ``no data``: what it needs is not in the data (``reason``);
+* ``not implemented``: another paper's model npcomp does not implement
+  (``reason``).
+
+``option_sources``: where the row's own options come from, option ->
+(``paper``, section) or (``default``, why), for the report's list of every
+option and its source (``option_sources.py``).  Nothing here imports NumPy.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from npcomp.cells import registry
+
+NO_DATA, NOT_IMPLEMENTED = "no data", "not implemented"
+PAPER, DEFAULT, DEV = "paper", "default", "dev"
+# the metric a row on a task is judged on
+MAIN_METRIC = {"sick": "pearson", "mpqa": "ranking_loss"}
+
+
+@dataclass(frozen=True)
+class Row:
+    """One row of a paper's table.  ``name`` is unique in its table and
+    names the row's run directories; ``paper``: metric -> the paper's figure
+    (None where the paper prints none for this task)."""
+
+    name: str
+    label: str
+    model: str
+    task: str
+    paper: dict
+    printed: dict = field(default_factory=dict)
+    dev: dict | None = None
+    dev_source: str = ""
+    vectors: str = "random vectors, as the paper"
+    # trains on `npcomp parse`'s dependency parses of the SST, which reproduce
+    # makes (in OUT/parses/sst) when they are missing
+    parses: bool = False
+    status: str = ""
+    reason: str = ""
+    # the paper's table the row is in ("Table 2")
+    source: str = ""
+    same_as: str = ""
+    option_sources: dict = field(default_factory=dict)
+    # the paper's figure is the test figure of the best of this many seeds on dev
+    best_of: int = 0
+
+    def settings(self) -> dict:
+        """Setting name -> the options of ``npcomp train`` (model, task and the
+        row's options): the printed setting, and the dev one if any; none for
+        a row not trained here.  The printed setting names ``--protocol
+        paper`` for a model whose bare command may take a setting chosen on
+        dev (registry ``tuned``)."""
+        if self.status or self.same_as:
+            return {}
+        base = {"model": self.model, "task": self.task}
+        printed = dict(self.printed)
+        if registry.model(self.model).tuned and "protocol" not in printed:
+            printed["protocol"] = "paper"
+        out = {self.name: dict(base, **printed)}
+        if self.dev is not None:
+            out[f"{self.name}-dev"] = dict(base, **self.dev)
+        return out
+
+    @property
+    def metric(self) -> str:
+        """The metric the row is judged on."""
+        return MAIN_METRIC.get(self.task, "root_acc")
+
+    @property
+    def trained(self) -> bool:
+        """Whether this table's own runs measure the row."""
+        return not (self.status or self.same_as)
+
+
+@dataclass(frozen=True)
+class PaperFigure:
+    """A figure of the paper drawn from the report's runs: ``panels``, each
+    (per-length figure, task, the settings drawn, the panel's title)."""
+
+    name: str
+    title: str
+    panels: tuple
+
+
+@dataclass(frozen=True)
+class Table:
+    """A paper's table: its rows, whether its report draws each setting's
+    root confusion matrix over its seeds (the paper has one), the paper's
+    figures it draws, and a note on how the paper's figures were obtained."""
+
+    name: str
+    title: str
+    rows: tuple
+    confusions: bool = False
+    figures: tuple = ()
+    note: str = ""
+
+    def row(self, name: str) -> Row:
+        for row in self.rows:
+            if row.name == name:
+                return row
+        raise ValueError(f"{self.name} has no row {name!r}; its rows: "
+                         f"{', '.join(row.name for row in self.rows)}")
+
+
+def not_implemented(name: str, label: str, paper: dict, reason: str, source: str,
+                    task: str = "sst5") -> Row:
+    """A row of another paper's model, which npcomp does not implement."""
+    return Row(name, label, "", task, paper, status=NOT_IMPLEMENTED, reason=reason,
+               source=source)
+
+
+def no_data(name: str, label: str, model: str, task: str, paper: dict, reason: str,
+            source: str) -> Row:
+    """A row whose data (a corpus, a vector set) is not here."""
+    return Row(name, label, model, task, paper, status=NO_DATA, reason=reason, source=source)
+
+
+def measured_in(name: str, label: str, model: str, task: str, paper: dict, same_as: str,
+                source: str) -> Row:
+    """A row another report measures with the same model, task and setting."""
+    return Row(name, label, model, task, paper, same_as=same_as, source=source)

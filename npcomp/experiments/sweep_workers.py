@@ -1,0 +1,22 @@
+"""What the worker processes of a sweep's local Dask cluster run as they
+start (npcomp/experiments/sweep.py): they ignore Ctrl-C.  The terminal sends SIGINT to
+every process of the command, workers included; the sweep's own process
+stops the cluster, and a worker that died of the signal first would print a
+traceback and count as a failure of its run."""
+from __future__ import annotations
+
+import signal
+import threading
+
+from distributed.diagnostics.plugin import WorkerPlugin
+
+
+class IgnoreInterrupts(WorkerPlugin):
+    """A worker plugin: the worker process ignores SIGINT."""
+    name = "npcomp-ignore-interrupts"
+
+    def setup(self, worker):
+        # a signal's handler can be set from the main thread only, where
+        # the worker's event loop (and so this call) runs
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, signal.SIG_IGN)

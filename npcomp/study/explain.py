@@ -1,0 +1,439 @@
+"""What ``npcomp explain`` and ``npcomp predict --html`` show of a tree:
+its nodes with their predictions, and for explain every forward quantity
+and backward error term of the cell, with the finite-difference check of
+each named parameter's gradient.
+
+The document these build is plain JSON-ready data (``--json`` prints it;
+``explain_page.render_page`` draws it):
+
+    {"model", "paper", "task", "classes": [class names],
+     "sentences": [{"tokens", "nodes": [node record per tree node, children
+                    before parents, root last], "forward": [term record],
+                    "backward": [term record], "parts": [parts record]}],
+     "loss", "parameters": [parameter record], "tolerance", "warnings": [str],
+     "errata": {id: {"where", "text"}}, "state_checks": [state record] (with
+     ``check_states``)}
+
+A term record: ``symbol``, ``equation``, ``erratum`` (the ids that apply in
+the sentence, comma-separated), ``node_errata`` (per node, where they differ
+from node to node), ``values`` (per node, None where undefined).  A parts
+record: ``symbol`` (an error term), ``parts`` (each ``label``, ``equation``,
+``values`` per node, ``zero``: per node why it is exactly 0, or ""), and
+``unread`` (per node why nothing reads the term, or "").  A state record:
+``sentence``, ``node``, ``term``, ``state``, ``error``, ``analytic`` and
+``numeric`` (the term's values and finite differences, ``coordinates``).
+
+A node record: ``id`` (its index in the tree), ``children`` (ids),
+``word`` (the token it reads or None), ``position`` (that token's index
+in ``tokens``, None where it reads none), ``span`` (the words below it,
+itself included), ``label`` (gold or None), ``predicted``,
+``probabilities`` (the head's outputs: class probabilities, or the ordinal
+head's P(label > k)), ``probability`` (the predicted class's, None for the
+ordinal head) and, from explain, ``loss`` (its term of the objective, None
+where unlabelled).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from npcomp.data.formats import Tree
+
+
+def _spans(tree: Tree) -> list:
+    """Per node, the token positions below it (its own word included), in order."""
+    below = [[] for _ in range(tree.n_nodes)]
+    for node in range(tree.n_nodes):         # children before parents
+        if tree.token_index[node] >= 0:
+            below[node].append(int(tree.token_index[node]))
+        parent = tree.parent[node]
+        if parent >= 0:
+            below[parent].extend(below[node])
+    return [sorted(positions) for positions in below]
+
+
+def node_records(tree: Tree, outputs: np.ndarray, predicted: np.ndarray,
+                 softmax: bool = True) -> list:
+    """One record per node of ``tree`` (module docstring) from the head's
+    ``outputs`` (n, width) and ``predicted`` classes (n,), in tree order."""
+    children = tree.children()
+    records = []
+    for node, positions in enumerate(_spans(tree)):
+        token = int(tree.token_index[node])
+        label = int(tree.label[node])
+        choice = int(predicted[node])
+        records.append({
+            "id": node,
+            "children": [int(kid) for kid in children[node]],
+            "word": tree.tokens[token] if token >= 0 else None,
+            "position": token if token >= 0 else None,
+            "span": " ".join(tree.tokens[position] for position in positions),
+            "label": label if label >= 0 else None,
+            "predicted": choice,
+            "probabilities": [round(float(p), 6) for p in outputs[node]],
+            "probability": round(float(outputs[node, choice]), 6) if softmax else None,
+        })
+    return records
+
+
+def explain(model, params, trees: list, vocab, entries: int | None = None,
+            rng: np.random.Generator | None = None, supervision: str = "all",
+            check_states: bool = False) -> dict:
+    """One forward and backward pass of ``model`` (a TreeModel) over
+    ``trees`` in float64 with dropout off, and the finite-difference check
+    of every named parameter.  Returns the document's ``sentences``,
+    ``loss``, ``parameters``, ``warnings`` and ``supervision`` (module
+    docstring); with ``check_states`` also ``state_checks``, every node's
+    error terms against finite differences in its states
+    (``state_checks.py``).
+
+    A tree's labels are its own, kept where ``supervision`` supervises (only
+    the root for a cell that classifies whole sequences); a tree with none
+    there is labelled at its root with the model's own prediction, so the
+    backward shows what would reinforce it.  ``entries``: at most this many
+    entries of each parameter (and of each node's state) are checked, drawn
+    by ``rng`` (None: all)."""
+    from .finite_differences import parameter_checks
+    from npcomp.forest import build_forest, node_words, supervised_labels
+    params = params.astype(np.float64)
+    if model.cell.labels_at_roots_only:
+        supervision = "root"
+    words = [node_words(tree, vocab.encode(tree.tokens)) for tree in trees]
+    unlabelled = build_forest(trees, words)
+    predicted = model.head.decode(model.outputs(params, unlabelled))
+    labels = []
+    for index, tree in enumerate(trees):
+        kept = supervised_labels(tree, supervision).copy()
+        if (kept < 0).all():
+            root_row = np.flatnonzero((unlabelled.tree == index)
+                                      & (unlabelled.origin == tree.root))[0]
+            kept[tree.root] = predicted[root_row]
+        labels.append(kept)
+    forest = build_forest(trees, words, labels)
+    trace: dict = {}
+    grads = params.zeros_like()
+    loss, _ = model.loss_and_gradient(params, forest, grads, trace=trace)
+    cache = trace["cell_cache"]
+    forward = model.cell.forward_terms(forest, cache)
+    backward = model.cell.backward_terms(forest, cache)
+    parts = model.cell.term_parts(params.prefixed("cell"), forest, cache, trace["d_h"])
+    outputs = model.outputs(params, forest)
+    decoded = model.head.decode(outputs)
+    softmax = model.head_name == "softmax"
+    sentences = []
+    for index, (tree, kept) in enumerate(zip(trees, labels)):
+        rows = _tree_rows(forest, index)
+        nodes = node_records(tree.with_labels(kept), outputs[rows], decoded[rows], softmax)
+        for node, row in zip(nodes, rows):
+            node["loss"] = _number(trace["node_loss"][row])
+        sentences.append({"tokens": list(tree.tokens), "nodes": nodes,
+                          "forward": [_term_record(term, rows) for term in forward],
+                          "backward": [_term_record(term, rows) for term in backward],
+                          "parts": [_parts_record(term, rows) for term in parts]})
+    checks = parameter_checks(model, params, forest, entries=entries, rng=rng)
+    for check in checks:
+        del check["unread_rows_error"]
+    document = {"sentences": sentences, "loss": float(loss), "parameters": checks,
+                "supervision": supervision,
+                "warnings": unexercised_blocks(model, forest, grads) + unused_parts(parts)}
+    if check_states:
+        from .state_checks import check_states as run_state_checks
+        document["state_checks"] = [_state_record(check) for check in run_state_checks(
+            model, params, forest, entries=entries, rng=rng)]
+    return document
+
+
+def unexercised_blocks(model, forest, grads) -> list:
+    """A warning naming the parameters and gate sub-blocks whose gradient is
+    exactly 0 on this forest (the embedding on the rows it reads): their
+    finite-difference check compares 0 with 0 and sees no bug."""
+    idle = [block.name for block in model.layout.blocks if block.name != "embedding"
+            and block.size and not grads[block.name].any()]
+    rows = np.unique(forest.word[forest.word >= 0])
+    if rows.size and not grads["embedding"][rows].any():
+        idle.append("embedding")
+    for sub_name, (block_name, index) in model.cell.report_slices().items():
+        if not grads[f"cell.{block_name}"][index].any():
+            idle.append(f"cell.{sub_name}")
+    if not idle:
+        return []
+    return [f"this tree leaves {', '.join(idle)} unexercised: their gradient is exactly 0 "
+            "here, so the check above compares 0 with 0 for them and cannot see a bug"]
+
+
+def unused_parts(term_parts: list) -> list:
+    """One warning per error term with parts that this forest never puts to
+    use: each is 0 wherever it is defined, or where it is not 0, nothing
+    reads the term (an S-LSTM leaf's eps_c).  A bug in such a part passes
+    the parameter check; the warning says why each is idle."""
+    warnings = []
+    for term in term_parts:
+        idle, why = [], []
+        for part in term.parts:
+            values = np.asarray(part.values, dtype=np.float64).reshape(part.values.shape[0], -1)
+            defined = ~np.isnan(values).all(axis=1)
+            moving = defined & (np.nan_to_num(values) != 0).any(axis=1)
+            unread = (np.full(values.shape[0], "", dtype=object) if term.unread is None
+                      else term.unread)
+            if not defined.any() or (moving & (unread == "")).any():
+                continue
+            idle.append(part.label)
+            # why: 0 where the term is read, and unread where the part is not 0
+            why += [reason for reason in part.zero[defined & ~moving & (unread == "")]
+                    if reason]
+            why += [reason for reason in unread[moving] if reason]
+        if idle:
+            reasons = "; ".join(dict.fromkeys(why)) or "0 at every node"
+            warnings.append(f"this tree leaves {term.symbol}'s parts {', '.join(idle)} unused "
+                            f"({reasons}): a bug in them passes the parameter check; "
+                            f"--check-states checks every node's {term.symbol}, and a tree "
+                            "where they reach a node that reads them exercises them")
+    return warnings
+
+
+def _tree_rows(forest, index: int) -> np.ndarray:
+    """The forest rows of tree ``index``, in the tree's own node order."""
+    nodes = np.flatnonzero(forest.tree == index)
+    rows = np.empty_like(nodes)
+    rows[forest.origin[nodes]] = nodes
+    return rows
+
+
+def _number(value: float):
+    """A float for JSON, None for NaN."""
+    return None if np.isnan(value) else float(value)
+
+
+def _term_record(term, rows: np.ndarray) -> dict:
+    """A Term's values at ``rows`` as JSON-ready lists, None where undefined;
+    the errata that apply at these rows (per node where they differ)."""
+    record = {"symbol": term.symbol, "equation": term.equation, "erratum": term.erratum,
+              "values": _rows(term.values, rows)}
+    if term.node_errata is not None:
+        per_node = [str(term.node_errata[row]) for row in rows]
+        record["node_errata"] = per_node
+        record["erratum"] = ", ".join(dict.fromkeys(
+            erratum for ids in per_node for erratum in ids.split(", ") if erratum))
+    return record
+
+
+def _rows(values: np.ndarray, rows: np.ndarray) -> list:
+    """``values`` at ``rows`` as JSON-ready lists, None where undefined."""
+    out = []
+    for row in rows:
+        value = np.asarray(values[row], dtype=np.float64)
+        out.append(None if np.isnan(value).all() else
+                   np.where(np.isnan(value), None, value).tolist())
+    return out
+
+
+def _parts_record(term, rows: np.ndarray) -> dict:
+    """A TermParts at ``rows`` (module docstring)."""
+    return {"symbol": term.symbol,
+            "parts": [{"label": part.label, "equation": part.equation,
+                       "values": _rows(part.values, rows),
+                       "zero": [str(part.zero[row]) for row in rows]} for part in term.parts],
+            "unread": ["" if term.unread is None else str(term.unread[row]) for row in rows]}
+
+
+def _state_record(check) -> dict:
+    """A StateCheck with its node as numbered in its sentence."""
+    return {"sentence": check.tree, "node": check.origin, "term": check.term,
+            "state": check.state, "error": check.error,
+            "analytic": check.analytic.tolist(), "numeric": check.numeric.tolist(),
+            "coordinates": check.coordinates.tolist()}
+
+
+def describe(config: dict, model) -> dict:
+    """The document's head: the model, its paper, task, classes and sizes."""
+    from npcomp.cells import registry
+    from npcomp.experiments.figures import class_names
+    classes = class_names(config["task"], model.n_classes)
+    return {"model": config["model"], "paper": registry.model(config["model"]).paper,
+            "task": config["task"], "classes": classes, "dim": config["dim"],
+            "embedding_dim": config["embedding_dim"], "head": model.head_name}
+
+
+def errata(document: dict) -> dict:
+    """{id: {"where", "text"}} for each erratum id the document's terms cite:
+    where it is written out (Tai et al.'s and the shared readings, E1, S2,
+    ..., in docs/EQUATIONS.md section 11, every other in the cell's own page,
+    docs/cells/MODULE.md), as the path of the copy installed with the package
+    (``npcomp/study/errata_pages/``, which a wheel carries too), and what it says,
+    in a line (``errata.py``)."""
+    from . import errata as written
+    from npcomp.cells import registry
+    module = registry.model(document["model"]).module
+    cited = sorted({erratum for sentence in document["sentences"]
+                    for term in sentence["forward"] + sentence["backward"]
+                    for erratum in term["erratum"].split(", ") if erratum})
+    return {erratum: {"where": written.installed_copy(written.page(module, erratum)),
+                      "text": written.text(module, erratum)} for erratum in cited}
+
+
+def checked(document: dict, tolerance: float) -> dict:
+    """The document with ``tolerance`` and ``passed``: every parameter's
+    finite-difference error within it, and every node's error terms where
+    they were checked."""
+    worst = max(check["finite_difference_error"] for check in document["parameters"])
+    states = document.get("state_checks", [])
+    agree = all(check["error"] <= tolerance for check in states)
+    return {**document, "tolerance": tolerance, "passed": bool(worst <= tolerance and agree)}
+
+
+def format_explanation(document: dict, node: int | None = None, values: int = 3,
+                       parts: bool = False) -> str:
+    """The terminal's view: per sentence the forward node by node, children
+    first, then the backward, parents first, each quantity's norm and its
+    ``values`` leading values (every value for ``node``); with ``parts``,
+    eps_h, eps_c (and their kin) at each node shown as the sum of their
+    parts; then the parameters' check, the per-node state checks (when
+    run), the warnings and the errata cited."""
+    sizes = (f"d = {document['dim']}, word vectors {document['embedding_dim']}, "
+             f"{document['head']} head over {len(document['classes'])} classes; float64, "
+             f"dropout off; loss J = {document['loss']:.6g}")
+    lines = [f"{document['model']}: {document['paper']}", sizes]
+    for number, sentence in enumerate(document["sentences"], start=1):
+        nodes = sentence["nodes"]
+        lines += ["", f"sentence {number}: {' '.join(sentence['tokens'])}"]
+        shown = range(len(nodes)) if node is None else [_node_index(node, nodes)]
+        every = None if node is not None else values
+        lines += ["", "forward (children before parents)"]
+        for index in shown:
+            lines.append(_node_heading(nodes[index], document["classes"]))
+            lines += _term_lines(sentence["forward"], index, every)
+        lines += ["", "backward (parents first)"]
+        for index in reversed(list(shown)):
+            loss = nodes[index]["loss"]
+            where = f"node {index} \"{nodes[index]['span']}\""
+            lines.append(where + ("" if loss is None else f"  loss {loss:.6g}"))
+            lines += _term_lines(sentence["backward"], index, every)
+        if parts:
+            lines += ["", "error terms as the sums of their parts (parents first)"]
+            for index in reversed(list(shown)):
+                lines.append(f"node {index} \"{nodes[index]['span']}\"")
+                lines += _parts_lines(sentence, index, every)
+    lines += ["", f"parameters (finite differences on {_entries_text(document)}):",
+              f"  {'name':<22}{'shape':<14}{'|gradient|':>12}{'rel. error':>12}{'entries':>9}"]
+    for check in document["parameters"]:
+        shape = "x".join(str(size) for size in check["shape"])
+        lines.append(f"  {check['name']:<22}{shape:<14}{check['gradient_norm']:>12.4g}"
+                     f"{check['finite_difference_error']:>12.2e}{check['entries_checked']:>9}")
+    worst = max(check["finite_difference_error"] for check in document["parameters"])
+    verdict = "every parameter within" if worst <= document["tolerance"] else "ABOVE"
+    lines.append(f"max relative error {worst:.2e}: {verdict} {document['tolerance']:g}")
+    if "state_checks" in document:
+        lines += _state_lines(document)
+    lines += [f"warning: {warning}" for warning in document.get("warnings", [])]
+    cited = document.get("errata", {})
+    if cited:
+        lines.append("errata in brackets:")
+        lines += [f"  [{erratum}] {entry['text']} ({entry['where']})"
+                  for erratum, entry in cited.items()]
+    return "\n".join(lines)
+
+
+def _parts_lines(sentence: dict, index: int, values: int | None) -> list:
+    """Each error term with parts at node ``index``: its value, then each
+    part with the equation it reverses, its value or why it is 0."""
+    lines = []
+    totals = {term["symbol"]: term for term in sentence["backward"]}
+    for term in sentence.get("parts", []):
+        total = totals[term["symbol"]]["values"][index]
+        if total is None:
+            continue
+        count = len(term["parts"])
+        lines.append(_value_line(f"  {term['symbol']:<10}", f"= the sum of {count} parts",
+                                 total, values, 34))
+        unread = term["unread"][index]
+        if unread:
+            lines.append(f"      (nothing reads {term['symbol']} here: {unread})")
+        for part in term["parts"]:
+            label = f"    {part['label']:<30}"
+            why = part["zero"][index]
+            if why:
+                lines.append(f"{label}({part['equation']})  0: {why}")
+            else:
+                lines.append(_value_line(label, f"({part['equation']})", part["values"][index],
+                                         values, 38))
+    return lines
+
+
+def _value_line(head: str, equation: str, value, values: int | None, width: int) -> str:
+    """``head``, ``equation``, the norm and the leading ``values`` (all: None)."""
+    flat = np.asarray(value, dtype=np.float64).ravel()
+    defined = flat[~np.isnan(flat)]
+    shown = defined if values is None else defined[:values]
+    numbers = ", ".join(f"{number + 0.0:.4g}" for number in shown)   # no "-0"
+    more = ", ..." if shown.size < defined.size else ""
+    return (f"{head}{equation:<{width}} norm {np.linalg.norm(defined):<10.4g}"
+            f"[{numbers}{more}]")
+
+
+def _state_lines(document: dict) -> list:
+    """The per-node state checks, parents first: each node's terms and their
+    relative errors, then the first node and term that disagree."""
+    tolerance = document["tolerance"]
+    checks = document["state_checks"]
+    lines = ["", "error terms against finite differences of J in each node's states "
+             "(through the cell's own forward, parents first):"]
+    rows: dict = {}
+    for check in checks:
+        rows.setdefault((check["sentence"], check["node"]), []).append(check)
+    several = len(document["sentences"]) > 1
+    for (sentence, node), found in rows.items():
+        span = document["sentences"][sentence]["nodes"][node]["span"]
+        where = (f"sentence {sentence + 1} " if several else "") + f"node {node} \"{span}\""
+        errors = "  ".join(f"{check['term']} {check['error']:.1e}" for check in found)
+        flag = "  DISAGREES" if any(check["error"] > tolerance for check in found) else ""
+        lines.append(f"  {where:<32}{errors}{flag}")
+    first = next((check for check in checks if check["error"] > tolerance), None)
+    if first is None:
+        lines.append(f"every node's error terms within {tolerance:g} of finite differences")
+        return lines
+    span = document["sentences"][first["sentence"]]["nodes"][first["node"]]["span"]
+    count = sum(check["error"] > tolerance for check in checks)
+    lines += [f"first disagreement (parents first): node {first['node']} \"{span}\", "
+              f"{first['term']}: rel. error {first['error']:.2e} ({count} of {len(checks)} "
+              "node states disagree)",
+              f"  {first['term'] + ' (the backward)':<28}" + _numbers(first["analytic"]),
+              f"  {'dJ/d' + first['state'] + ' (differences)':<28}" + _numbers(first["numeric"])]
+    return lines
+
+
+def _numbers(values: list) -> str:
+    return "[" + ", ".join(f"{value + 0.0:.4g}" for value in values) + "]"
+
+
+def _node_index(node: int, nodes: list) -> int:
+    if not 0 <= node < len(nodes):
+        raise ValueError(f"--node {node}: the tree has nodes 0..{len(nodes) - 1}")
+    return node
+
+
+def _node_heading(record: dict, classes: list) -> str:
+    kind = "leaf" if not record["children"] else "children " + ",".join(
+        str(kid) for kid in record["children"])
+    gold = "" if record["label"] is None else f"  gold {record['label']}"
+    chance = "" if record["probability"] is None else f" (p {record['probability']:.3f})"
+    return (f"node {record['id']} \"{record['span']}\"  {kind}{gold}  predicted "
+            f"{record['predicted']} {classes[record['predicted']]}{chance}")
+
+
+def _term_lines(terms: list, index: int, values: int | None) -> list:
+    """One line per term defined at node ``index``: symbol, equation, norm,
+    the leading ``values`` (all when None)."""
+    lines = []
+    for term in terms:
+        value = term["values"][index]
+        if value is None:
+            continue
+        erratum = (term["node_errata"][index] if "node_errata" in term
+                   else term["erratum"])
+        where = f"({term['equation']})" + (f" [{erratum}]" if erratum else "")
+        lines.append(_value_line(f"    {term['symbol']:<12}", where, value, values, 24))
+    return lines
+
+
+def _entries_text(document: dict) -> str:
+    entries = document.get("entries", "all")
+    return "every entry" if entries == "all" else f"at most {entries} entries a parameter"

@@ -1,0 +1,129 @@
+"""A split's per-sentence predictions, written into the run directory.
+
+``RUN_DIR/predictions.jsonl`` holds the test split's predictions by the
+run's best-dev model (written at the end of training, and again by ``npcomp
+eval --run RUN_DIR``); ``npcomp eval --split dev`` (or ``train``) writes
+``RUN_DIR/predictions-dev.jsonl`` (``-train``).  The figures of ``npcomp
+plot`` are computed from these files (``figures.py``), so nothing is
+retrained to draw them.  One JSON object per line, one line per sentence in
+the split's order.
+
+Sentences (sst5, sst2, synthetic), the nodes of each listed in the tree's own
+order (children before parents), its labelled nodes and the root, which is
+always last (its gold label -1 when the root is unlabelled):
+
+==============  =================================================================
+key             value
+==============  =================================================================
+``sentence``    index of the sentence in the split (0-based)
+``length``      number of words
+``gold``        gold label of each node listed
+``predicted``   predicted label (the head's decoding)
+``p``           probability of the predicted class (4 decimals; the ordinal
+                head's class probability q_(k-1) - q_k from its cumulative ones)
+``height``      longest distance from the node down to a leaf (a leaf: 0)
+``span``        number of words under the node (the root: ``length``)
+==============  =================================================================
+
+Nodes are listed as the model composed the sentence: a sequence model's
+chain is labelled at its last word only, so its one node is the sentence;
+left- and right-branching trees (``--structure left/right``) carry the root's
+and the words' labels only.
+
+Sentence pairs (sick), one line per pair: ``pair`` (index), ``gold`` and
+``predicted`` relatedness (6 decimals), ``length_a`` and ``length_b`` (the
+two sentences' numbers of words).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .figure_counts import counts_of, write_counts
+from .rundir import RunDirectory
+from .trainer import EncodedPairs, predict_relatedness, predict_split
+
+# the predictions files (figures.py reads them by these names)
+PREDICTIONS = "predictions.jsonl"
+
+
+def predictions_name(split: str) -> str:
+    """The file a split's predictions are in: ``predictions.jsonl`` for the
+    test split, ``predictions-SPLIT.jsonl`` for another."""
+    return PREDICTIONS if split == "test" else f"predictions-{split}.jsonl"
+
+
+def tree_shape(tree) -> tuple:
+    """(height, span) of every node of ``tree``: the longest distance down to
+    a leaf, and the number of words under it (nodes reading a word, counted
+    over the subtree)."""
+    height = np.zeros(tree.n_nodes, dtype=np.int64)
+    span = (np.asarray(tree.token_index) >= 0).astype(np.int64)
+    for node, up in enumerate(tree.parent.tolist()):  # children before parents
+        if up >= 0:
+            height[up] = max(height[up], height[node] + 1)
+            span[up] += span[node]
+    return height, span
+
+
+def class_probabilities(head_name: str, outputs: np.ndarray) -> np.ndarray:
+    """(n, C) class probabilities from a head's outputs: the softmax's own,
+    or the ordinal head's P(y = k) = q_(k-1) - q_k (q_-1 = 1, q_(C-1) = 0),
+    clipped at 0."""
+    if head_name != "ordinal":
+        return outputs
+    n = outputs.shape[0]
+    cumulative = np.concatenate([np.ones((n, 1)), outputs, np.zeros((n, 1))], axis=1)
+    return np.clip(cumulative[:, :-1] - cumulative[:, 1:], 0.0, 1.0)
+
+
+def sentence_records(model, trees, outputs) -> list:
+    """One record per tree (module docstring) from the head's outputs at its
+    nodes, in the tree's node order (``trainer.predict_split``)."""
+    records = []
+    for index, (tree, out) in enumerate(zip(trees, outputs)):
+        predicted = model.head.decode(out)
+        probability = class_probabilities(model.head_name, out)
+        height, span = tree_shape(tree)
+        listed = tree.label >= 0
+        listed[tree.root] = True
+        nodes = np.flatnonzero(listed)
+        records.append({
+            "sentence": index, "length": len(tree.tokens),
+            "gold": tree.label[nodes].tolist(), "predicted": predicted[nodes].tolist(),
+            "p": [round(float(probability[node, predicted[node]]), 4) for node in nodes],
+            "height": height[nodes].tolist(), "span": span[nodes].tolist()})
+    return records
+
+
+def pair_records(split: EncodedPairs, predicted: np.ndarray) -> list:
+    """One record per sentence pair (module docstring)."""
+    return [{"pair": index, "gold": round(float(gold), 6), "predicted": round(float(score), 6),
+             "length_a": len(split.left.trees[index].tokens),
+             "length_b": len(split.right.trees[index].tokens)}
+            for index, (gold, score) in enumerate(zip(split.scores, predicted))]
+
+
+def predict_records(model, params, split, batch_size: int = 512, helpers=None) -> list:
+    """The records of every sentence (pair) of an encoded split."""
+    if isinstance(split, EncodedPairs):
+        return pair_records(split, predict_relatedness(model, params, split, batch_size,
+                                                       helpers))
+    return sentence_records(model, split.trees, predict_split(model, params, split, batch_size))
+
+
+def write_predictions(run_dir, model, params, split, split_name: str = "test",
+                      batch_size: int = 512, helpers=None, name: str | None = None,
+                      task: str | None = None) -> str:
+    """Predict ``split`` (encoded) and write its records atomically into the
+    run directory as ``name`` (default ``predictions_name(split_name)``); the
+    path written."""
+    directory = run_dir if isinstance(run_dir, RunDirectory) else RunDirectory(run_dir)
+    records = predict_records(model, params, split, batch_size, helpers)
+    if split_name == "test" and name is None and task is not None:
+        # what the figures need of them, small enough to keep where the
+        # predictions are not (figure_counts.py)
+        write_counts(directory.path, counts_of(records, task))
+    name = name if name is not None else predictions_name(split_name)
+    directory.write_jsonl(name, records)
+    return str(directory.file(name))
+

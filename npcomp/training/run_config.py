@@ -1,0 +1,159 @@
+"""A run's configuration: the model's paper setting for the task
+(``defaults.py``), the options given over it, and the rules that derive the
+rest.  ``build_config`` is the one place a configuration is made: `npcomp
+train`, a sweep's runs, a paper table's rows and the time estimates of
+`npcomp reproduce --list` all call it; ``resume_changes`` reads the options
+given to a resumed run the same way.
+
+Options are given as config keys (``lr``, ``data_dir``) mapped to values: the
+command line's parsed values, or a sweep's TOML scalars and text, read as
+`npcomp train`'s parser reads its arguments (``configuration.read``).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from .configuration import check, check_value, read
+from npcomp.data.errors import ConfigError
+from .defaults import (SICK_VECTOR_FILES, defaults_for, dim_follows_embedding,
+                       matrix_embedding_dim)
+from .options import OPTIONS, form
+from npcomp.data.choices import PAIR_TASKS
+
+# the options a task whose examples are sentence pairs refuses: a pair is
+# scored by the similarity head at the two sentences' roots
+_NOT_FOR_PAIRS = ("head", "supervision")
+
+
+class MissingVectors(ConfigError):
+    """The vector file a run is to read is not found (bad input, named by
+    its option, as any ConfigError; `npcomp reproduce --list` tells it apart
+    as data missing here)."""
+
+
+def read_options(options: dict) -> dict:
+    """The options given (None: not given), each read as its type, in the
+    option table's order; OptionFormError names one of the wrong form."""
+    for name in options:
+        if name not in OPTIONS:
+            form(name, None)   # OptionFormError naming the unknown option
+    return {name: read(name, options[name]) for name in OPTIONS
+            if options.get(name) is not None}
+
+
+def build_config(model: str | None, task: str | None, options: dict) -> dict:
+    """The configuration of a run of ``model`` on ``task`` (None: the bare
+    command's, Constituency Tree-LSTM on the synthetic treebank): the model's
+    paper setting for the task under the protocol given, the ``options``
+    given over it (config key -> value), the word vectors found, the sizes
+    the model's leaves fix (pretrained vectors: their dimension), and every
+    value checked.  ConfigError names the option at fault (MissingVectors:
+    a vector file not found); a vector file that cannot be read raises
+    errors.DataError naming it."""
+    given = read_options(options)
+    model = model or OPTIONS["model"].default
+    task = task or OPTIONS["task"].default
+    config = defaults_for(model, task, given.get("protocol"), given.get("supervision"))
+    config.pop("source")
+    for name, value in given.items():
+        check_value(name, value)
+    data_dir = given.get("data_dir")
+    vectors = _vectors(given.get("vectors"), config.pop("vectors_name", None), data_dir)
+    run = {"model": model, "task": task, "seed": given.get("seed", config["seed"]),
+           "vectors": vectors, "data_dir": data_dir, "threads": given.get("threads"),
+           "train_eval": given.get("train_eval", OPTIONS["train_eval"].default),
+           # the synthetic treebank is made so that trees beat a bag of words
+           "baseline": given.get("baseline", task == "synthetic")}
+    config.update({name: value for name, value in given.items() if name not in run})
+    config.update(run)
+    if task in PAIR_TASKS:
+        for option in _NOT_FOR_PAIRS:
+            if option in given:
+                raise ConfigError(option, f"does not apply to {task}: a pair is scored by the "
+                                          "similarity head at the two sentences' roots")
+    if dim_follows_embedding(config):
+        # the leaves' states are the word vectors: one dimension for both
+        if "dim" in given and "embedding_dim" not in given:
+            config["embedding_dim"] = given["dim"]
+        config["dim"] = config["embedding_dim"]
+    if matrix_embedding_dim(config) is not None:
+        if given.get("vectors"):
+            raise ConfigError("vectors", f"{model} learns a matrix per word: it takes no "
+                                         "word vectors")
+        config["embedding_dim"] = matrix_embedding_dim(config)
+    if vectors is not None:
+        _take_vector_dimension(config, given)
+    check(config)
+    return config
+
+
+def _take_vector_dimension(config: dict, given: dict) -> None:
+    """Pretrained vectors fix the embedding dimension (and the state
+    dimension of a model whose leaves are the word vectors): a different
+    one ``given`` is refused, naming its option."""
+    from npcomp.data.embeddings import vector_dimension
+    dim = vector_dimension(config["vectors"])
+    follows = dim_follows_embedding(config)
+    for option in ("embedding_dim", "dim") if follows else ("embedding_dim",):
+        if option in given and given[option] != dim:
+            because = (f"{config['model']}'s leaf states are the word vectors, so its "
+                       "dimension is theirs" if option == "dim" else "they set it")
+            raise ConfigError(option, f"{given[option]}, but the vectors {config['vectors']} "
+                                      f"have dimension {dim} ({because}): leave "
+                                      f"{OPTIONS[option].flag} out, or give vectors of "
+                                      f"dimension {given[option]}")
+    config["embedding_dim"] = dim
+    if follows:
+        config["dim"] = dim
+
+
+def resume_changes(options: dict) -> dict:
+    """The options given to a resumed run, read as ``build_config`` reads
+    them (a vector file found), to be checked against the run's own
+    settings (``trainer.resumed_config``)."""
+    changes = read_options(options)
+    if changes.get("vectors") not in (None, "random"):
+        changes["vectors"] = str(vectors_file(changes.get("data_dir"), changes["vectors"]))
+    return changes
+
+
+def _vectors(given: str | None, task_default: str | None, data_dir) -> str | None:
+    """The vector file a run reads: the one given (a path, or a name in
+    DATA_DIR/vectors), None for random vectors, or the task's default."""
+    if given == "random":
+        return None
+    if given is not None:
+        return str(vectors_file(data_dir, given))
+    if task_default:
+        return str(_default_vectors(data_dir, task_default))
+    return None
+
+
+def _vectors_directory(data_dir) -> Path:
+    """DATA_DIR/vectors, where `npcomp download` puts vector files."""
+    from npcomp.data.tasks import default_data_dir
+    return (Path(data_dir) if data_dir else default_data_dir()) / "vectors"
+
+
+def vectors_file(data_dir, name: str) -> Path:
+    """``name`` if it is a file, else DATA_DIR/vectors/``name``, so the commands
+    of docs/RESULTS.md run from any directory."""
+    path = Path(name)
+    if path.is_file():
+        return path
+    in_data_dir = _vectors_directory(data_dir) / name
+    if in_data_dir.is_file():
+        return in_data_dir
+    raise MissingVectors("vectors", f"{name}: no such file, here or as {in_data_dir}")
+
+
+def _default_vectors(data_dir, name: str) -> Path:
+    """The first of the task's default vector files found in DATA_DIR/vectors."""
+    directory = _vectors_directory(data_dir)
+    for file_name in SICK_VECTOR_FILES:
+        if (directory / file_name).is_file():
+            return directory / file_name
+    files = ", ".join(str(directory / file_name) for file_name in SICK_VECTOR_FILES)
+    raise MissingVectors("vectors", f"sick trains on fixed {name} vectors (Tai et al.), but "
+                                    f"none of {files} exists: run `npcomp download glove`, "
+                                    "pass --vectors FILE, or --vectors random")

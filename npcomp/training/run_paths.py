@@ -1,0 +1,128 @@
+"""Paths as a run's files record them: relative, so a run directory means
+the same on any machine and in any clone of a repository that keeps it.
+
+``metrics.json`` and ``log.jsonl`` record a run's config with its paths
+written as the command line takes them, never absolute:
+
+* a vector file in ``DATA_DIR/vectors`` by its file name (``--vectors NAME``
+  looks it up there);
+* any other path (the data directory itself, parses, a vector file
+  elsewhere) relative to the directory the run ran in, as the commands of
+  the documentation give them (``../shared/data``).
+
+The in-memory config, ``model.npz`` and ``checkpoint.npz`` keep the paths
+the run read, which ``npcomp eval``, ``predict`` and ``--resume`` need on
+the machine that trained it.  ``settle_run`` rewrites the config of a run
+written before this rule (absolute paths) with the paths its sweep planned.
+Imports neither NumPy nor the trainer.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+# the config keys that hold paths
+PATH_KEYS = ("data_dir", "vectors", "parses_dir")
+
+
+def _relative(path: str, start: Path) -> str:
+    """``path`` (absolute) relative to ``start``, with forward slashes."""
+    return Path(os.path.relpath(path, start)).as_posix()
+
+
+def recorded_config(config: dict, cwd: str | Path | None = None) -> dict:
+    """``config`` with its paths as the run's files record them (module
+    docstring); ``cwd``: the directory the run ran in (default this
+    process's)."""
+    from npcomp.data.tasks import default_data_dir
+    cwd = Path(cwd if cwd is not None else Path.cwd()).resolve()
+    out = dict(config)
+    data_dir = config.get("data_dir")
+    data = Path(data_dir if data_dir is not None else default_data_dir()).resolve()
+    if isinstance(data_dir, str) and Path(data_dir).is_absolute():
+        out["data_dir"] = _relative(data_dir, cwd)
+    vectors = config.get("vectors")
+    if isinstance(vectors, str) and Path(vectors).is_absolute():
+        out["vectors"] = (Path(vectors).name if Path(vectors).parent == data / "vectors"
+                          else _relative(vectors, cwd))
+    parses = config.get("parses_dir")
+    if isinstance(parses, str) and Path(parses).is_absolute():
+        out["parses_dir"] = _relative(parses, cwd)
+    return out
+
+
+def relative_where(options: dict, cwd: str | Path | None = None) -> dict:
+    """Sweep options with where their runs read the data and the parses
+    (``data_dir``, ``parses_dir``) relative to ``cwd`` when given absolute:
+    plan.json's form, which a sweep planned anew compares without them."""
+    cwd = Path(cwd if cwd is not None else Path.cwd()).resolve()
+    return {key: (_relative(value, cwd) if key in ("data_dir", "parses_dir")
+                  and isinstance(value, str) and Path(value).is_absolute() else value)
+            for key, value in options.items()}
+
+
+def recorded_metrics(metrics: dict, cwd: str | Path | None = None) -> dict:
+    """A metrics record with its config's paths recorded (``recorded_config``)."""
+    if not isinstance(metrics.get("config"), dict):
+        return metrics
+    return dict(metrics, config=recorded_config(metrics["config"], cwd))
+
+
+def absolute_values(record) -> list:
+    """Every string in a JSON record (nested) that is an absolute path."""
+    if isinstance(record, dict):
+        return [found for value in record.values() for found in absolute_values(value)]
+    if isinstance(record, list):
+        return [found for value in record for found in absolute_values(value)]
+    if isinstance(record, str) and (record.startswith("/") or record[1:3] in (":\\", ":/")):
+        return [record]
+    return []
+
+
+def settle_run(run_dir: str | Path, planned: dict) -> bool:
+    """Rewrite the config of a finished run's ``metrics.json`` and
+    ``log.jsonl`` whose paths are absolute (written before they were
+    recorded relative) with the paths its sweep planned (``planned``: the
+    run's options in plan.json, as given on the command line); True when a
+    file was rewritten.  Only path values change."""
+    from .rundir import RunDirectory
+    directory = RunDirectory(run_dir)
+    changed = False
+    metrics = directory.read_json("metrics.json")
+    settled = _settled_config(metrics.get("config") or {}, planned)
+    if settled != metrics.get("config"):
+        directory.write_json("metrics.json", dict(metrics, config=settled))
+        changed = True
+    if directory.log_path.is_file():
+        lines = directory.log_path.read_text(encoding="utf-8").splitlines()
+        out = []
+        for line in lines:
+            record = json.loads(line) if line.strip() else None
+            if isinstance(record, dict) and isinstance(record.get("config"), dict):
+                config = _settled_config(record["config"], planned)
+                if config != record["config"]:
+                    line = json.dumps(dict(record, config=config))
+            out.append(line)
+        if out != lines:
+            directory.write_text("log.jsonl", "".join(line + "\n" for line in out))
+            changed = True
+    return changed
+
+
+def _settled_config(config: dict, planned: dict) -> dict:
+    """``config`` with each absolute path replaced by the planned value
+    (a vector file by its name when the plan gave none)."""
+    out = dict(config)
+    for key in PATH_KEYS:
+        value = config.get(key)
+        if not (isinstance(value, str) and Path(value).is_absolute()):
+            continue
+        given = planned.get(key)
+        if isinstance(given, str) and not Path(given).is_absolute():
+            out[key] = given
+        elif key == "vectors":
+            out[key] = Path(value).name
+        else:
+            out[key] = None   # where it ran, not what it trained: not recorded
+    return out

@@ -1,0 +1,922 @@
+"""Training, evaluation and the files of a run directory.
+
+A run directory holds (SPEC Sec. 3):
+
+* ``metrics.json``: model, task, config, per-epoch records (train loss, dev
+  and training-sentence accuracy: the learning curve), best epoch, dev and
+  test metrics of the best-dev checkpoint (with the roots' confusion matrix,
+  ``root_confusion[gold][predicted]``), training time and speed, the machine
+  (CPU, NumPy's SIMD, BLAS, versions: ``machine.py``); rewritten
+  after every dev evaluation, so a killed run keeps what it finished;
+* ``model.npz``: the best-dev parameters by name, the config and the vocabulary;
+* ``checkpoint.npz``: the parameters, optimiser state and random state at the
+  latest dev evaluation (with the epoch's order and progress when that was
+  inside an epoch), from which ``--resume`` continues;
+* ``log.jsonl``: one JSON record per line (run start, every dev evaluation
+  inside an epoch, every epoch, the end);
+* ``predictions.jsonl``: the test split's per-sentence predictions by the
+  best-dev model (``predictions.py``), written with the test metrics.
+
+Dev is evaluated at the end of every epoch and, with ``evals_per_epoch`` > 1,
+at evenly spaced points inside it (``best_at`` in metrics.json: the epochs
+done at the selected evaluation, 2.5 for the middle of epoch 3; ``best_epoch``
+the epoch it fell in).  Model selection uses dev root accuracy only (Pearson's
+r on SICK); the test split is evaluated once, with the best-dev parameters, at
+the end.
+"""
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import math
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from npcomp.cells import make_cell
+from npcomp.cells.interface import StructureError
+from .configuration import check
+from npcomp.data.errors import ConfigError
+from .defaults import dim_follows_embedding, with_defaults
+from npcomp.data.embeddings import Vocabulary, build_embedding_matrix, read_vectors
+from npcomp.forest import Forest, build_forest, node_words, supervised_labels
+from npcomp.data.formats import SickPair, _split_source
+from npcomp.data.errors import DataError
+from .machine import machine_description
+from .memory import retain_freed_memory
+from npcomp.model import (PairBatch, PairModel, TreeModel, naming_the_sentence,
+                    require_finite_outputs)
+from .optimizers import make_optimizer
+from .options import RESUMABLE, cell_options
+from npcomp.params import Parameters
+from .rundir import RunDirectory, RunFileError
+from .run_paths import recorded_config, recorded_metrics
+from npcomp.data.tasks import PAIR_TASKS, SPLITS, load_task, task_trees
+
+DTYPES = {"float32": np.float32, "float64": np.float64}
+
+
+@dataclass
+class EncodedSplit:
+    """A split's trees with each node's word id, ready to pack into forests;
+    ``labels`` (per tree) replaces the trees' own labels in training batches
+    (the supervision mode's)."""
+    trees: list
+    words: list
+    labels: list | None = None
+
+    def __len__(self) -> int:
+        return len(self.trees)
+
+    def forest(self, indices, labels=None):
+        return build_forest([self.trees[i] for i in indices], [self.words[i] for i in indices],
+                            None if labels is None else [labels[i] for i in indices])
+
+    def batch(self, indices):
+        """The training minibatch of trees ``indices``: a forest."""
+        return self.forest(indices, self.labels)
+
+    def forest_trees(self, indices) -> list:
+        """The trees of ``batch(indices)``, in the forest's order."""
+        return [self.trees[i] for i in indices]
+
+
+@dataclass
+class EncodedPairs:
+    """A split's sentence pairs: left trees, right trees, word ids, scores (m,)."""
+    left: EncodedSplit
+    right: EncodedSplit
+    scores: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.left)
+
+    def forest_trees(self, indices) -> list:
+        """The trees of ``batch(indices)``, in the forest's order."""
+        indices = list(indices)
+        return [self.left.trees[i] for i in indices] + [self.right.trees[i] for i in indices]
+
+    def batch(self, indices) -> PairBatch:
+        """Pairs ``indices`` as one forest, left sentences first."""
+        indices = list(indices)
+        trees = [self.left.trees[i] for i in indices] + [self.right.trees[i] for i in indices]
+        words = [self.left.words[i] for i in indices] + [self.right.words[i] for i in indices]
+        return PairBatch(build_forest(trees, words), self.scores[indices])
+
+
+def encode(trees, vocab: Vocabulary) -> EncodedSplit:
+    return EncodedSplit(list(trees), [node_words(t, vocab.encode(t.tokens)) for t in trees])
+
+
+def encode_split(items, vocab: Vocabulary):
+    """A split's trees (EncodedSplit) or sentence pairs (EncodedPairs)."""
+    items = list(items)
+    if items and isinstance(items[0], SickPair):
+        return EncodedPairs(encode([pair.tree_a for pair in items], vocab),
+                            encode([pair.tree_b for pair in items], vocab),
+                            np.array([pair.score for pair in items], dtype=np.float64))
+    return encode(items, vocab)
+
+
+def selection_metric(task: str) -> str:
+    """The dev metric model selection maximises."""
+    return "pearson" if task in PAIR_TASKS else "root_acc"
+
+
+# --------------------------------------------------------------------------
+# evaluation
+# --------------------------------------------------------------------------
+
+def predict_split(model: TreeModel, params: Parameters, split: EncodedSplit,
+                  batch_size: int = 512):
+    """Per tree: the head's outputs at its nodes (class probabilities, or the
+    ordinal head's cumulative ones), in the tree's own node order."""
+    results = []
+    for start in range(0, len(split), batch_size):
+        indices = range(start, min(start + batch_size, len(split)))
+        forest = split.forest(indices)
+        with naming_the_sentence(split.trees[start:start + len(indices)]):
+            outputs = model.outputs(params, forest)
+        require_finite_outputs(outputs, forest.tree, split.trees, start)
+        for position in range(len(indices)):
+            nodes = np.flatnonzero(forest.tree == position)
+            in_tree_order = np.empty((nodes.shape[0], outputs.shape[1]), dtype=outputs.dtype)
+            in_tree_order[forest.origin[nodes]] = outputs[nodes]
+            results.append(in_tree_order)
+    return results
+
+
+def predict_relatedness(model: PairModel, params: Parameters, split: EncodedPairs,
+                        batch_size: int = 512, helpers=None) -> np.ndarray:
+    """(m,) predicted relatedness of every pair, ``batch_size`` pairs a forest
+    (every other forest on ``helpers`` when given)."""
+    def score(start: int):
+        indices = range(start, min(start + batch_size, len(split)))
+        with naming_the_sentence(split.forest_trees(indices)):
+            distributions = model.outputs(params, split.batch(indices))
+        require_finite_outputs(distributions, np.arange(len(indices)), split.left.trees, start)
+        return distributions @ model.head.ratings(distributions.dtype)
+    return np.concatenate(_over_batches(score, len(split), batch_size, helpers))
+
+
+def _over_batches(function, total: int, batch_size: int, helpers=None) -> list:
+    """[function(start) for each batch start], every other batch on ``helpers``
+    (an executor) when given; results in batch order."""
+    starts = list(range(0, total, batch_size))
+    if helpers is None:
+        return [function(start) for start in starts]
+    futures = {start: helpers.submit(function, start) for start in starts[1::2]}
+    results = {start: function(start) for start in starts[0::2]}
+    results.update({start: future.result() for start, future in futures.items()})
+    return [results[start] for start in starts]
+
+
+def relatedness_metrics(predicted: np.ndarray, gold: np.ndarray) -> dict:
+    """Pearson's r, Spearman's rho and the mean squared error (Tai Table 3)."""
+    from scipy.stats import pearsonr, spearmanr
+    predicted = np.asarray(predicted, dtype=np.float64)
+    gold = np.asarray(gold, dtype=np.float64)
+    constant = predicted.size < 2 or np.ptp(predicted) == 0.0
+    return {"pearson": 0.0 if constant else float(pearsonr(predicted, gold)[0]),
+            "spearman": 0.0 if constant else float(spearmanr(predicted, gold)[0]),
+            "mse": float(np.mean((predicted - gold) ** 2)), "pairs": int(gold.size)}
+
+
+def evaluate(model, params: Parameters, split, batch_size: int = 512, helpers=None) -> dict:
+    """Metrics of a split: ``relatedness_metrics`` for sentence pairs;
+    for trees, root and all-node accuracy (percent) over labelled nodes,
+    SST-style, and the roots' confusion matrix (``root_confusion[gold][predicted]``,
+    counts).
+
+    Forests of at most ``batch_size`` sentences (pairs); with ``helpers`` (an
+    executor) every other forest is evaluated on a helper thread meanwhile."""
+    if isinstance(split, EncodedPairs):
+        return relatedness_metrics(predict_relatedness(model, params, split, batch_size,
+                                                       helpers), split.scores)
+    n_classes = model.n_classes
+
+    def count(start: int):
+        indices = range(start, min(start + batch_size, len(split)))
+        forest = split.forest(indices)
+        with naming_the_sentence(split.trees[start:start + len(indices)]):
+            outputs = model.outputs(params, forest)
+        require_finite_outputs(outputs, forest.tree, split.trees, start)
+        predicted = model.head.decode(outputs)
+        labelled = forest.label >= 0
+        roots = forest.root[forest.label[forest.root] >= 0]
+        confusion = np.zeros((n_classes, n_classes), dtype=np.int64)
+        np.add.at(confusion, (forest.label[roots], predicted[roots]), 1)
+        return (confusion, int(np.sum(predicted[labelled] == forest.label[labelled])),
+                int(labelled.sum()))
+
+    counts = _over_batches(count, len(split), batch_size, helpers)
+    confusion = sum(c[0] for c in counts)
+    all_correct, all_total = (sum(c[k] for c in counts) for k in (1, 2))
+    return {"root_acc": 100.0 * np.trace(confusion) / max(confusion.sum(), 1),
+            "all_acc": 100.0 * all_correct / max(all_total, 1),
+            "sentences": len(split), "labelled_nodes": all_total,
+            "root_confusion": confusion.tolist()}
+
+
+# --------------------------------------------------------------------------
+# building a model from a config
+# --------------------------------------------------------------------------
+
+def build_model(config: dict, vocab: Vocabulary, n_classes: int):
+    """A TreeModel, or a PairModel for a pair task (SICK); ``n_classes`` are
+    the classes it predicts."""
+    # a cell option not in the config is not given: the cell's own default
+    cell = make_cell(config["model"], config["embedding_dim"], config["dim"],
+                     **{option: config.get(option) for option in cell_options()})
+    if config["task"] in PAIR_TASKS:
+        return PairModel(cell, len(vocab), config["embedding_dim"],
+                         hidden_dim=config["similarity_dim"], n_classes=n_classes)
+    return TreeModel(cell, n_classes, len(vocab), config["embedding_dim"],
+                     head=config["head"], training_only_classes=int(config["neutral"] == "train"))
+
+
+def initial_parameters(config, model, vocab, vectors, rng, report):
+    """A new model's parameters in the config's dtype: the cell's and heads'
+    initialisation, the word vectors from ``vectors`` (or drawn as
+    ``config["oov"]`` says); ``report["embedding"]`` says how."""
+    # word matrices (matrix-space model): the cell knows their starting point
+    embedding = model.cell.initial_embedding(len(vocab), rng) if vectors is None else None
+    if embedding is not None:
+        report["embedding"] = {"initialised_by": config["model"]}
+    else:
+        embedding, report["embedding"] = build_embedding_matrix(
+            vocab, config["embedding_dim"], rng, vectors=vectors, oov=config["oov"],
+            scale=config["oov_scale"], dtype=np.float64)
+    return model.new_parameters(rng, embedding, dtype=DTYPES[config["dtype"]])
+
+
+@dataclass
+class EpochState:
+    """An epoch under way: its minibatch order (a permutation of the training
+    examples), the minibatches trained, the sums its record is made of, and
+    the dev evaluations made inside it.  The checkpoint holds it between two
+    evaluations of one epoch, so ``--resume`` continues from the last one."""
+    order: np.ndarray
+    done: int = 0
+    loss_sum: float = 0.0
+    wall_s: float = 0.0
+    evaluations: list = field(default_factory=list)
+
+    def progress(self) -> dict:
+        return {"done": self.done, "loss_sum": self.loss_sum, "wall_s": self.wall_s,
+                "evaluations": self.evaluations}
+
+
+def evaluation_points(n_batches: int, evals_per_epoch: int) -> list:
+    """After how many of an epoch's ``n_batches`` minibatches dev is evaluated:
+    ``evals_per_epoch`` points spread evenly, the last at the epoch's end (fewer
+    when the epoch has fewer minibatches)."""
+    return sorted({math.ceil(n_batches * k / evals_per_epoch)
+                   for k in range(1, evals_per_epoch + 1)})
+
+
+# --------------------------------------------------------------------------
+# the run's files
+# --------------------------------------------------------------------------
+
+class TrainingStopped(Exception):
+    """Training stopped on a non-finite or diverging quantity; the run
+    directory keeps the last good checkpoint and the best model so far."""
+
+
+# the mean loss per labelled node (per pair) of the latest DIVERGENCE_WINDOW
+# minibatches above DIVERGENCE_FACTOR times that of the run's first minibatch
+# (the model as initialised) stops training as diverged
+DIVERGENCE_FACTOR = 10.0
+DIVERGENCE_WINDOW = 10
+CHECKPOINT_KEYS = ("params", "config", "rng", "metrics", "vocab", "fingerprints")
+
+
+def save_model(directory: RunDirectory, params: Parameters, config: dict, vocab: Vocabulary,
+               n_classes: int) -> None:
+    arrays = {f"param.{name}": value for name, value in params.items()}
+    directory.save_npz("model.npz", config=np.array(json.dumps(config)),
+                       vocab=np.array(vocab.to_list()), n_classes=np.array(n_classes), **arrays)
+
+
+def load_model(run_dir: str | Path):
+    """(model, params, config, vocab) of a run's best-dev checkpoint."""
+    directory = RunDirectory(run_dir)
+    if not directory.model_path.is_file():
+        raise RunFileError(f"{directory.model_path}: no model in this run directory (training "
+                           "writes it at the first dev evaluation)")
+    archive = directory.load_npz("model.npz", required=("config", "vocab", "n_classes"))
+    try:
+        config = with_defaults(json.loads(str(archive["config"])))
+        vocab = Vocabulary.from_list(list(archive["vocab"]))
+        n_classes = int(archive["n_classes"])
+        model = build_model(config, vocab, n_classes)
+        params = Parameters(model.layout, DTYPES[config["dtype"]])
+        for name, view in params.items():
+            view[...] = archive[f"param.{name}"]
+    except (KeyError, ValueError, TypeError, json.JSONDecodeError) as error:
+        raise RunFileError(f"{directory.model_path}: damaged run file ({type(error).__name__}: "
+                           f"{error})") from None
+    return model, params, config, vocab
+
+
+def write_metrics(directory: RunDirectory, metrics: dict) -> None:
+    """``metrics.json``, its config's paths relative (``run_paths.py``)."""
+    directory.write_json("metrics.json", recorded_metrics(metrics))
+
+
+def _fingerprint(items) -> str:
+    """A digest of a split's trees (or pairs): words, structure, labels, scores."""
+    digest = hashlib.sha256()
+    for item in items:
+        trees = (item.tree_a, item.tree_b) if isinstance(item, SickPair) else (item,)
+        for tree in trees:
+            digest.update("\x1f".join(tree.tokens).encode("utf-8", "surrogatepass"))
+            for array in (tree.parent, tree.token_index, tree.label):
+                digest.update(np.ascontiguousarray(array, dtype=np.int32).tobytes())
+        if isinstance(item, SickPair):
+            digest.update(np.float64(item.score).tobytes())
+    return digest.hexdigest()
+
+
+def _config_digest(config: dict) -> str:
+    return hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()
+
+
+def read_checkpoint(directory: RunDirectory) -> dict:
+    """The checkpoint's arrays, its config and metrics decoded; RunFileError
+    when it is missing or damaged."""
+    if not directory.checkpoint_path.is_file():
+        raise RunFileError(f"{directory.checkpoint_path}: nothing to resume (a run writes its "
+                           "checkpoint at its first dev evaluation)")
+    saved = directory.load_npz("checkpoint.npz", required=CHECKPOINT_KEYS)
+    try:
+        saved["config"] = json.loads(str(saved["config"]))
+        saved["metrics"] = json.loads(str(saved["metrics"]))
+        saved["rng"] = json.loads(str(saved["rng"]))
+        saved["fingerprints"] = json.loads(str(saved["fingerprints"]))
+    except json.JSONDecodeError as error:
+        raise RunFileError(f"{directory.checkpoint_path}: damaged run file ({error})") from None
+    if saved["fingerprints"].get("config") != _config_digest(saved["config"]):
+        raise RunFileError(f"{directory.checkpoint_path}: damaged run file (its configuration "
+                           "does not match the digest recorded with it)")
+    return saved
+
+
+def resumed_config(saved: dict, changes: dict) -> dict:
+    """The checkpoint's config with ``changes`` applied: the resumable options
+    (``options.RESUMABLE``: more epochs, another data directory or thread
+    count); any other key must keep its saved value."""
+    config = dict(saved)
+    refused = {key: value for key, value in changes.items()
+               if key not in RESUMABLE and saved.get(key) != value}
+    if refused:
+        listed = ", ".join(f"{key} {value!r} (the run has {saved.get(key)!r})"
+                           for key, value in refused.items())
+        raise ConfigError(next(iter(refused)), f"a resumed run continues with its own "
+                          f"settings; it cannot take {listed}. Only {', '.join(RESUMABLE)} "
+                          "may change; start a new run for other settings")
+    config.update({key: value for key, value in changes.items() if key in RESUMABLE})
+    return config
+
+
+# --------------------------------------------------------------------------
+# training
+# --------------------------------------------------------------------------
+
+@dataclass
+class Run:
+    """A training run under way: what its steps share."""
+    config: dict
+    directory: RunDirectory
+    task: object
+    vocab: Vocabulary
+    splits: dict
+    train_sentences: object
+    model: object
+    params: Parameters
+    grads: Parameters
+    optimizer: object
+    rng: np.random.Generator
+    metrics: dict
+    fingerprints: dict
+    helper: object = None
+    echo: object = print
+    recent_losses: list = field(default_factory=list)
+
+    @property
+    def selected(self) -> str:
+        return selection_metric(self.config["task"])
+
+
+def train(config: dict, run_dir: str | Path, resume: bool = False, overwrite: bool = False,
+          progress: bool = True, echo=print) -> dict:
+    """Train ``config`` into ``run_dir``; returns the metrics record.
+
+    A fresh run refuses a directory holding a run unless ``overwrite`` (which
+    keeps the old files aside until the new run has finished an epoch).  With
+    ``resume`` the run continues from its checkpoint and ``config`` holds only
+    the changes asked for (``RESUMABLE`` keys).  Raises ``TrainingStopped``
+    when the loss, a gradient, a parameter or the optimiser's state stops
+    being finite or the loss diverges."""
+    setup_start = time.perf_counter()
+    retain_freed_memory()  # the steps reuse their work arrays' pages (memory.py)
+    directory = RunDirectory(run_dir)
+    saved = None
+    if resume:
+        saved = read_checkpoint(directory)
+        config = resumed_config(with_defaults(saved["config"]), config)
+    else:
+        directory.check_usable(overwrite)
+        config = with_defaults(config)
+    check(config)
+    run = _prepare(config, directory, saved, echo)
+    # a checkpoint holds the parameters and up to two optimiser states, written
+    # beside the previous one: room for both, before anything is written
+    directory.check_space(2 * 4 * run.params.flat.nbytes + (1 << 20))
+    directory.create()
+    try:
+        if saved is None:
+            _start(run, overwrite)
+            resumed_epoch = None
+        else:
+            resumed_epoch = _restore(run, saved)
+        tick = time.perf_counter()
+        _warm_up(run.model, run.params, run.optimizer, run.splits["train"], config)
+        run.metrics["warm_up_s"] = time.perf_counter() - tick
+        # what a user waits before the first epoch: reading the data and vectors, then
+        # compiling the kernels (or loading them from numba's cache on later runs)
+        run.metrics["setup_s"] = time.perf_counter() - setup_start
+        # a second thread overlaps independent products of the backward pass and
+        # evaluates every other forest (BLAS itself runs one thread: see cli/__init__.py)
+        if config.get("threads") is not None and config["threads"] > 1:
+            run.helper = ThreadPoolExecutor(max_workers=1)
+        start_epoch = len(run.metrics["epochs"]) + 1
+        for epoch in range(start_epoch, config["epochs"] + 1):
+            if resumed_epoch is None:
+                state = _new_epoch(run, epoch)
+            else:
+                state, resumed_epoch = resumed_epoch, None
+            _train_epoch(run, epoch, state, progress)
+            directory.discard_replaced()  # a run it replaced is no longer needed
+        _test(run)
+    finally:
+        if run.helper is not None:
+            run.helper.shutdown()
+        directory.unlock()
+    return run.metrics
+
+
+def _prepare(config: dict, directory: RunDirectory, saved: dict | None, echo) -> Run:
+    """Read the data (and the vectors of a fresh run), check every split
+    against the model, and build the model, parameters and optimiser."""
+    vectors = None
+    if saved is None and config.get("vectors"):
+        vectors = read_vectors(config["vectors"])
+        config["embedding_dim"] = vectors.dim
+    if dim_follows_embedding(config):
+        config["dim"] = config["embedding_dim"]
+    task = load_task(config["task"], config.get("data_dir"), config["structure"],
+                     seed=config["seed"], spans=config["supervision"] == "spans",
+                     parses_dir=config.get("parses_dir"), neutral=config["neutral"])
+    fingerprints = {split: _fingerprint(task.splits[split]) for split in SPLITS}
+    fingerprints["config"] = _config_digest(config)
+    if saved is not None:
+        _check_same_data(saved, fingerprints, config, directory)
+        vocab = Vocabulary.from_list(list(saved["vocab"]))
+    else:
+        vocab = Vocabulary.from_trees(t for split in SPLITS for t in task_trees(task, split))
+    model = build_model(config, vocab, task.n_classes)
+    check_splits(task, model.cell)
+    splits = {name: encode_split(task.splits[name], vocab) for name in SPLITS}
+    # per-epoch training accuracy (Nayebi's curves) on the training sentences
+    train_sentences = (encode(task.train_sentences, vocab) if task.train_sentences is not None
+                       else splits["train"])
+    if isinstance(splits["train"], EncodedSplit):
+        splits["train"].labels = [supervised_labels(tree, config["supervision"])
+                                  for tree in splits["train"].trees]
+    rng = np.random.default_rng(config["seed"])
+    report = {}
+    params = initial_parameters(config, model, vocab, vectors, rng, report)
+    dtype = DTYPES[config["dtype"]]
+    optimizer = make_optimizer(
+        config["optimizer"], size=model.layout.size, dense_size=model.dense_size,
+        embedding_offset=model.layout["embedding"].offset,
+        embedding_dim=config["embedding_dim"], lr=config["lr"], embedding_lr=config["emb_lr"],
+        dtype=dtype, embedding_rule=config["emb_optimizer"], epsilon=config.get("epsilon"))
+    metrics = {"model": config["model"], "task": config["task"], "config": config,
+               "epochs": [], "best_epoch": None, "best_at": None, "dev": None, "test": None,
+               "train_wall_s": 0.0, "train_sentences_per_s": None,
+               "parameters": int(model.dense_size), "vocabulary": len(vocab),
+               "embedding": report.get("embedding"), "machine": machine_description()}
+    return Run(config=config, directory=directory, task=task, vocab=vocab, splits=splits,
+               train_sentences=train_sentences, model=model, params=params,
+               grads=params.zeros_like(), optimizer=optimizer, rng=rng, metrics=metrics,
+               fingerprints=fingerprints, echo=echo)
+
+
+def _check_same_data(saved: dict, fingerprints: dict, config: dict,
+                     directory: RunDirectory) -> None:
+    """Refuse to resume on data other than the run's."""
+    changed = [split for split in SPLITS if saved["fingerprints"].get(split) != fingerprints[split]]
+    if changed:
+        raise ConfigError("data_dir", f"the {' and '.join(changed)} data of {config['task']} "
+                          f"differ from those {directory.path} was trained on (files edited, "
+                          "or another data directory): resuming would bind its parameters "
+                          "to other sentences; start a new run instead")
+
+
+def check_splits(task, cell) -> None:
+    """Every split of ``task`` non-empty and every tree one the cell can
+    compose, checked before training; DataError names the file and line of a
+    bad tree."""
+    for split, items in task.splits.items():
+        if not items:
+            raise DataError(f"the {split} split of {task.name} is empty (sst2 drops sentences "
+                            "whose root is neutral): nothing to "
+                            f"{'train on' if split == 'train' else 'evaluate'}")
+        trees = task_trees(task, split)
+        for start in range(0, len(trees), 1024):
+            chunk = trees[start:start + 1024]
+            try:
+                cell.check_forest(_structure_forest(chunk))
+            except ValueError:
+                for tree in chunk:  # which tree: a forest of one at a time
+                    try:
+                        cell.check_forest(_structure_forest([tree]))
+                    except StructureError as error:   # the node, in the tree's own numbering
+                        raise DataError(f"{error.reason} (node {error.node} of its tree)",
+                                        *_split_source(tree.source)) from None
+                    except ValueError as error:
+                        raise DataError(str(error), *_split_source(tree.source)) from None
+                raise
+
+
+def _structure_forest(trees):
+    """A forest of ``trees`` carrying their structure (any word id >= 0 where a node reads one)."""
+    return build_forest(trees, [np.where(tree.token_index >= 0, 0, -1) for tree in trees])
+
+
+def _start(run: Run, overwrite: bool) -> None:
+    """A fresh run: the directory's old run set aside if asked, the first log record."""
+    directory = run.directory
+    directory.check_usable(overwrite)  # again, now that the directory is locked
+    if overwrite:
+        aside = directory.set_aside()
+        if aside is not None:
+            run.echo(f"the run previously in {directory.path} is kept in {aside} until this "
+                     "one has finished an epoch")
+    directory.append_log({"event": "start", "config": recorded_config(run.config),
+                          "embedding": run.metrics["embedding"]})
+
+
+def _restore(run: Run, saved: dict):
+    """A resumed run's parameters, optimiser, random state and metrics; the
+    epoch under way (EpochState) when the checkpoint fell inside one."""
+    expected = {"params": run.params.flat.shape}
+    expected.update((name, state.shape) for name, state in run.optimizer.state_dict().items())
+    for name, shape in expected.items():
+        if name not in saved or saved[name].shape != shape:
+            found = f"of shape {saved[name].shape}" if name in saved else "missing"
+            raise RunFileError(f"{run.directory.checkpoint_path}: damaged run file, {name} "
+                               f"{found} where the run's model needs {shape}")
+    run.params.flat[...] = saved["params"]
+    run.optimizer.load_state_dict(saved)
+    run.rng.bit_generator.state = saved["rng"]
+    metrics = saved["metrics"]
+    metrics["config"] = run.config
+    run.metrics = metrics
+    resumed_epoch = None
+    if "epoch_order" in saved:
+        resumed_epoch = EpochState(order=saved["epoch_order"],
+                                   **json.loads(str(saved["epoch_state"])))
+    done = len(metrics["epochs"])
+    where = (f"epoch {done}" + (f" and {resumed_epoch.done} minibatches of epoch {done + 1}"
+                                if resumed_epoch else ""))
+    _log_latest_evaluation(run.directory, metrics, resumed_epoch)
+    run.directory.append_log({"event": "resumed", "after": where, "epochs": run.config["epochs"]})
+    run.echo(f"resuming {run.directory.path} after {where}")
+    return resumed_epoch
+
+
+def _log_latest_evaluation(directory: RunDirectory, metrics: dict,
+                           resumed_epoch: EpochState | None) -> None:
+    """The log record of the checkpoint's latest dev evaluation, appended if
+    the run stopped after writing the checkpoint but before its record, so
+    the log holds every evaluation once."""
+    if resumed_epoch is not None and resumed_epoch.evaluations:
+        latest = {"event": "evaluation", **resumed_epoch.evaluations[-1]}
+    elif metrics["epochs"]:
+        latest = {"event": "epoch", **metrics["epochs"][-1]}
+    else:
+        return
+
+    def point(record: dict) -> tuple:
+        return record.get("event"), record.get("at", record.get("epoch"))
+    if point(latest) not in {point(record) for record in directory.log_records()}:
+        directory.append_log(latest)
+
+
+def _new_epoch(run: Run, epoch: int) -> EpochState:
+    reset_every = run.config["adagrad_reset"]
+    if reset_every and epoch > 1 and (epoch - 1) % reset_every == 0:
+        run.optimizer.reset()  # Socher et al.'s code restarts AdaGrad's history
+    span_samples = run.config["span_samples"]
+    return EpochState(order=run.task.span_groups.draw(run.rng, span_samples) if span_samples
+                      else run.rng.permutation(len(run.splits["train"])))
+
+
+def _train_epoch(run: Run, epoch: int, state: EpochState, progress: bool) -> None:
+    """Train the rest of an epoch's minibatches (dev read at the points inside
+    it), then evaluate, record and checkpoint its end."""
+    config = run.config
+    batch_size = config["batch_size"]
+    unit = "pair" if run.task.name in PAIR_TASKS else "sent"
+    n_batches = -(-len(state.order) // batch_size)
+    inside = evaluation_points(n_batches, config["evals_per_epoch"])[:-1]
+    bar = _progress(len(state.order), f"epoch {epoch}/{config['epochs']}", progress, unit,
+                    initial=min(state.done * batch_size, len(state.order)))
+    while state.done < n_batches:
+        indices = state.order[state.done * batch_size:(state.done + 1) * batch_size]
+        tick = time.perf_counter()
+        loss = _step(run, indices, epoch, state.done + 1)
+        state.wall_s += time.perf_counter() - tick
+        state.loss_sum += loss * len(indices)
+        state.done += 1
+        if bar is not None:
+            bar.update(len(indices))
+            trained = min(state.done * batch_size, len(state.order))
+            bar.set_postfix(loss=f"{loss:.3f}", per_s=f"{trained / max(state.wall_s, 1e-9):.0f}")
+        if state.done in inside:
+            at = round(epoch - 1 + state.done / n_batches, 4)
+            dev = _evaluate(run, run.splits["dev"])
+            state.evaluations.append({"at": at, "dev": dev})
+            improved = _select(run, dev, at)
+            write_metrics(run.directory, run.metrics)
+            _checkpoint(run, state)
+            # logged once the checkpoint holds it (_restore logs it if a stop came between)
+            run.directory.append_log({"event": "evaluation", "at": at, "dev": dev})
+            if bar is not None:
+                bar.clear()
+            run.echo(f"epoch {at:.2f}: dev {format_metrics(dev)}{'  *best' if improved else ''}")
+    if bar is not None:
+        bar.close()
+    _end_epoch(run, epoch, state)
+
+
+def _step(run: Run, indices, epoch: int, minibatch: int) -> float:
+    """One minibatch: loss and gradient, checked, then the update; the loss."""
+    config = run.config
+    train_split = run.splits["train"]
+    batch = train_split.batch(indices)
+    # numbers out of range are checked below and stop the run with a message:
+    # NumPy's overflow warnings would only print before it
+    with naming_the_sentence(train_split.forest_trees(indices)), \
+            np.errstate(over="ignore", invalid="ignore"):
+        loss, rows = run.model.loss_and_gradient(
+            run.params, batch, run.grads, rng=run.rng, average=config["average"],
+            helper=run.helper, **_regularisation(config))
+    where = f"epoch {epoch}, minibatch {minibatch}"
+    if not math.isfinite(loss):
+        _stop(run, f"the loss became {loss} at {where}")
+    if not _finite(run, run.grads.flat, rows):
+        _stop(run, f"a gradient became non-finite at {where}")
+    _check_divergence(run, loss, batch, where)
+    fixed = config["fixed_embeddings"]
+    with np.errstate(over="ignore", invalid="ignore"):
+        run.optimizer.step(run.params.flat, run.grads.flat, None if fixed else rows)
+    if fixed:
+        run.grads["embedding"][rows] = 0.0
+    if not all(_finite(run, state, rows) for state in run.optimizer.state.values()):
+        _stop(run, f"the optimiser's state became non-finite at {where} (gradients too large "
+                   "to square: word vectors or a learning rate far out of scale)")
+    return loss
+
+
+def _finite(run: Run, flat: np.ndarray, rows) -> bool:
+    """Whether ``flat`` (laid out as the parameters) is finite on its dense
+    part and on the embedding ``rows`` a minibatch touched."""
+    embedding = run.model.layout["embedding"]
+    dim = run.config["embedding_dim"]
+    if not np.isfinite(flat[:run.model.dense_size]).all():
+        return False
+    table = flat[embedding.offset:embedding.offset + embedding.size].reshape(-1, dim)
+    return bool(np.isfinite(table[rows]).all())
+
+
+def _check_divergence(run: Run, loss: float, batch, where: str) -> None:
+    """Stop when the recent loss per labelled node (per pair) exceeds
+    DIVERGENCE_FACTOR times that of the model as initialised."""
+    per_unit = loss
+    if isinstance(batch, Forest) and run.config["average"] == "sentences":
+        per_unit = loss * batch.n_trees / max(int(np.count_nonzero(batch.label >= 0)), 1)
+    if run.metrics.get("initial_loss") is None:
+        run.metrics["initial_loss"] = per_unit
+    run.recent_losses = (run.recent_losses + [per_unit])[-DIVERGENCE_WINDOW:]
+    recent = float(np.mean(run.recent_losses))
+    if (len(run.recent_losses) == DIVERGENCE_WINDOW
+            and recent > DIVERGENCE_FACTOR * run.metrics["initial_loss"]):
+        _stop(run, f"training diverged at {where}: the loss of the latest "
+                   f"{DIVERGENCE_WINDOW} minibatches, {recent:.4g} per labelled "
+                   f"{'pair' if run.task.name in PAIR_TASKS else 'node'}, is over "
+                   f"{DIVERGENCE_FACTOR:g} times the {run.metrics['initial_loss']:.4g} of the "
+                   "model as initialised")
+
+
+def _stop(run: Run, reason: str) -> None:
+    """Record why training stopped and raise TrainingStopped; the run's files
+    keep their last good state (nothing non-finite is ever written)."""
+    done = len(run.metrics["epochs"])
+    kept = ("its best model (model.npz) and last checkpoint are those of its latest dev "
+            f"evaluation (after epoch {done} or inside epoch {done + 1})"
+            if run.directory.checkpoint_path.is_file() else
+            "no dev evaluation came before, so it holds no model (start it again with "
+            "overwrite)")
+    run.directory.append_log({"event": "stopped", "reason": reason})
+    raise TrainingStopped(f"{reason}. {run.directory.path}: {kept}. A lower learning rate "
+                          "(lr, emb_lr) or stronger regularisation usually helps")
+
+
+def _evaluate(run: Run, split) -> dict:
+    return evaluate(run.model, run.params, split, run.config["eval_batch_size"], run.helper)
+
+
+def _select(run: Run, dev: dict, at: float) -> bool:
+    """Keep the parameters if ``dev`` is the best so far (``at``: epochs done)."""
+    metrics = run.metrics
+    if metrics["dev"] is not None and not dev[run.selected] > metrics["dev"][run.selected]:
+        return False
+    _require_finite_state(run, at)
+    metrics["best_epoch"], metrics["best_at"], metrics["dev"] = math.ceil(at), at, dev
+    save_model(run.directory, run.params, run.config, run.vocab, run.task.n_classes)
+    return True
+
+
+def _require_finite_state(run: Run, at: float) -> None:
+    """Nothing non-finite reaches the run's files."""
+    arrays = [run.params.flat, *run.optimizer.state.values()]
+    if not all(np.isfinite(array).all() for array in arrays):
+        _stop(run, f"a parameter or the optimiser's state became non-finite by the dev "
+                   f"evaluation at epoch {at:g}")
+
+
+def _checkpoint(run: Run, epoch_state: EpochState | None = None) -> None:
+    """Everything --resume needs, written after every dev evaluation."""
+    _require_finite_state(run, len(run.metrics["epochs"]))
+    inside = ({} if epoch_state is None else
+              {"epoch_order": epoch_state.order,
+               "epoch_state": np.array(json.dumps(epoch_state.progress()))})
+    run.directory.save_npz(
+        "checkpoint.npz", params=run.params.flat, config=np.array(json.dumps(run.config)),
+        rng=np.array(json.dumps(run.rng.bit_generator.state)),
+        metrics=np.array(json.dumps(run.metrics)), vocab=np.array(run.vocab.to_list()),
+        fingerprints=np.array(json.dumps(run.fingerprints)),
+        **run.optimizer.state_dict(), **inside)
+
+
+def _end_epoch(run: Run, epoch: int, state: EpochState) -> None:
+    """Dev (and training-sentence) accuracy at the epoch's end, its record, the checkpoint."""
+    config, metrics = run.config, run.metrics
+    tick = time.perf_counter()
+    dev = _evaluate(run, run.splits["dev"])
+    train_accuracy = _evaluate(run, run.train_sentences) if config["train_eval"] else None
+    record = {"epoch": epoch, "train_loss": state.loss_sum / len(state.order), "dev": dev,
+              "train": train_accuracy, "wall_s": state.wall_s,
+              "eval_s": time.perf_counter() - tick, "train_examples": len(state.order),
+              "train_sentences_per_s": len(state.order) / state.wall_s}
+    if state.evaluations:
+        record["evaluations"] = state.evaluations
+    metrics["epochs"].append(record)
+    metrics["train_wall_s"] += state.wall_s
+    examples = sum(e["train_examples"] for e in metrics["epochs"])
+    metrics["train_sentences_per_s"] = examples / metrics["train_wall_s"]
+    improved = _select(run, dev, float(epoch))
+    # the epoch is on disk before anything else can interrupt the run; its log
+    # record once the checkpoint holds it (_restore logs it if a stop came between)
+    write_metrics(run.directory, metrics)
+    _checkpoint(run)
+    run.directory.append_log({"event": "epoch", **record})
+    unit = "pairs" if run.task.name in PAIR_TASKS else "sent"
+    train_text = (f"  train {format_metrics(train_accuracy, short=True)}"
+                  if train_accuracy is not None else "")
+    run.echo(f"epoch {epoch}: train loss {record['train_loss']:.4f}{train_text}  dev "
+             f"{format_metrics(dev)}  ({record['train_sentences_per_s']:.0f} {unit}/s)"
+             f"{'  *best' if improved else ''}")
+
+
+def _test(run: Run) -> None:
+    """The test split, once, with the best-dev parameters."""
+    metrics = run.metrics
+    if metrics["test"] is not None or metrics["best_epoch"] is None:
+        return
+    best_model, best_params, _, _ = load_model(run.directory.path)
+    tick = time.perf_counter()
+    metrics["test"] = evaluate(best_model, best_params, run.splits["test"],
+                               run.config["eval_batch_size"], run.helper)
+    metrics["test_eval_s"] = time.perf_counter() - tick
+    # the per-sentence predictions behind the figures (npcomp plot), on disk
+    # before the test metrics that mark the run finished
+    from .predictions import write_predictions  # it builds on this module
+    write_predictions(run.directory, best_model, best_params, run.splits["test"], "test",
+                      run.config["eval_batch_size"], run.helper, task=run.config["task"])
+    write_metrics(run.directory, metrics)
+    run.directory.append_log({"event": "end", "best_epoch": metrics["best_epoch"],
+                              "dev": metrics["dev"], "test": metrics["test"]})
+
+
+def estimate_seconds(config: dict, minibatches: int = 8) -> float:
+    """The seconds a run of ``config`` would take here, measured on a few
+    minibatches: its kernels warmed up, ``minibatches`` timed training steps
+    of its own minibatch size, and one forest of dev sentences evaluated,
+    scaled to its epochs, dev evaluations, training-sentence accuracy and
+    test; reading the data is counted once.  Nothing is written."""
+    tick = time.perf_counter()
+    retain_freed_memory()
+    run = _prepare(with_defaults(config), RunDirectory(Path(".")), None,
+                   echo=lambda *args: None)
+    _warm_up(run.model, run.params, run.optimizer, run.splits["train"], run.config)
+    setup = time.perf_counter() - tick
+    config, batch_size = run.config, run.config["batch_size"]
+    train = run.splits["train"]
+    order = run.rng.permutation(len(train))
+    times = []
+    for k in range(minibatches):
+        tick = time.perf_counter()
+        _step(run, order[k * batch_size:(k + 1) * batch_size], 1, k + 1)
+        times.append(time.perf_counter() - tick)
+    step = float(np.median(times))   # a step slowed by another process counts less
+    examples = len(train)
+    if config["span_samples"]:
+        examples = len(run.task.span_groups.whole) * (1 + config["span_samples"])
+    dev = run.splits["dev"]
+    sample = min(len(dev), config["eval_batch_size"])
+    tick = time.perf_counter()
+    _evaluate(run, _first(dev, sample))
+    per_sentence = (time.perf_counter() - tick) / max(sample, 1)
+    evaluated = (config["epochs"] * config["evals_per_epoch"] * len(dev)
+                 + config["epochs"] * len(run.train_sentences) * config["train_eval"]
+                 + len(run.splits["test"]))
+    return setup + config["epochs"] * -(-examples // batch_size) * step \
+        + evaluated * per_sentence
+
+
+def _first(split, count: int):
+    """The first ``count`` examples of an encoded split."""
+    if isinstance(split, EncodedPairs):
+        return EncodedPairs(_first(split.left, count), _first(split.right, count),
+                            split.scores[:count])
+    return EncodedSplit(split.trees[:count], split.words[:count],
+                        None if split.labels is None else split.labels[:count])
+
+
+def format_metrics(metrics: dict, short: bool = False) -> str:
+    """``root 45.10  all 80.20`` or ``pearson 0.8512  spearman 0.7901  mse 0.2830``."""
+    if "pearson" in metrics:
+        text = f"pearson {metrics['pearson']:.4f}"
+        return text if short else (f"{text}  spearman {metrics['spearman']:.4f}  "
+                                   f"mse {metrics['mse']:.4f}")
+    text = f"root {metrics['root_acc']:.2f}"
+    return text if short else f"{text}  all {metrics['all_acc']:.2f}"
+
+
+def _regularisation(config) -> dict:
+    """The training step's weight decay and dropout rates, as keyword arguments
+    of ``loss_and_gradient`` (the warm-up must take the same code paths)."""
+    return {"l2": config["l2"], "dropout": config["dropout"],
+            "embedding_dropout": config["embedding_dropout"],
+            "recurrent_dropout": config["recurrent_dropout"]}
+
+
+def _warm_up(model, params, optimizer, split, config):
+    """Compile (or load from cache) every kernel, untimed, on the split's two
+    largest examples: a minibatch of one-word spans, which has no inner node,
+    would leave the inner nodes' kernels to compile inside the first timed
+    step.  It draws dropout masks at the run's rates (their code paths differ)
+    from a generator of its own, and updates copies, so the run's random
+    stream, parameters and optimiser state stay as they were."""
+    trees = split.left if isinstance(split, EncodedPairs) else split
+    sizes = np.fromiter((len(words) for words in trees.words), dtype=np.int64,
+                        count=len(trees))
+    batch = split.batch(np.argsort(sizes, kind="stable")[-2:])
+    grads = params.zeros_like()
+    _, rows = model.loss_and_gradient(params, batch, grads, rng=np.random.default_rng(0),
+                                      **_regularisation(config))
+    copy.deepcopy(optimizer).step(params.flat.copy(), grads.flat,
+                                  None if config["fixed_embeddings"] else rows)
+    model.outputs(params, batch)
+
+
+def _progress(total, description, enabled, unit="sent", initial=0):
+    if not enabled:
+        return None
+    import sys
+
+    from tqdm import tqdm
+    # to a file or pipe, a line every few seconds rather than every minibatch
+    interval = 0.1 if sys.stderr.isatty() else 5.0
+    return tqdm(total=total, desc=description, unit=unit, leave=False, dynamic_ncols=True,
+                mininterval=interval, initial=initial)
