@@ -95,7 +95,8 @@ def main(argv=None) -> int:
     import torch
 
     from npcomp.training.memory import retain_freed_memory
-    from npcomp.data.tasks import load_task, sentence_chain
+    from npcomp.data.tasks import load_task
+    from npcomp.data.restructure import sentence_chain
     from npcomp.data.embeddings import Vocabulary
     from npcomp.training.trainer import encode
 

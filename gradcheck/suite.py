@@ -12,7 +12,7 @@ from npcomp.data.embeddings import Vocabulary
 from npcomp.forest import build_forest, node_words, supervised_labels
 from npcomp.data.formats import chain_tree
 from npcomp.model import PairBatch, PairModel, TreeModel
-from npcomp.data.tasks import rebracket
+from npcomp.data.restructure import rebracket
 
 from .check import STEP, check_gradients, gradient_rows
 from .trees import random_dependency_tree, random_dependency_trees, random_forest_trees

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from npcomp.data.formats import Tree, branching_tree, parents_to_tree, renumber_postorder
+from npcomp.data.formats import Tree, branching_tree, renumber_postorder
+from npcomp.data.parents import parents_to_tree
 
 
 def random_binary_tree(n_leaves: int, rng: np.random.Generator, n_classes: int = 5,

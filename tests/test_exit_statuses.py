@@ -176,7 +176,7 @@ def test_each_command_exits_as_the_readme_says(command, status, place, request, 
     if command == "parse" and status == 0:
         pytest.importorskip("spacy")
         try:
-            from npcomp.data.sst_dependency import SpacyParser
+            from npcomp.data.dependency_parser import SpacyParser
             SpacyParser()
         except ImportError as error:
             pytest.skip(f"no spaCy pipeline: {error}")

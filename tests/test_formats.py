@@ -9,7 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from npcomp.data.formats import NO_PARENT, NO_TOKEN, UNLABELLED, SickPair, branching_tree, chain_tree, parents_to_tree, parse_ptb, read_ptb_file, read_sick_dir
+from npcomp.data.formats import NO_PARENT, NO_TOKEN, UNLABELLED, branching_tree, chain_tree, parse_ptb, read_ptb_file
+from npcomp.data.sick import SickPair, read_sick_dir
+from npcomp.data.parents import parents_to_tree
 from npcomp.data.errors import DataError
 
 

@@ -370,7 +370,7 @@ SST_HEADS = {"train": ["2 0 2 2", "3 3 0"], "dev": ["2 0"], "test": ["0 1"]}
 
 
 def _parsed_sst(tmp_path):
-    from npcomp.data.sst_dependency import write_parents
+    from npcomp.data.parents import write_parents
     (tmp_path / "parses").mkdir()
     for split, lines in SST_LINES.items():
         (tmp_path / "sst").mkdir(exist_ok=True)

@@ -150,7 +150,7 @@ def test_mean_vectors_leave_out_unknown_words(rng):
 
 def _pair_task(sentences):
     """A sick TaskData whose "test" pairs are consecutive sentences of ``sentences``."""
-    from npcomp.data.formats import SickPair
+    from npcomp.data.sick import SickPair
     trees = [chain_tree(text.split()) for text in sentences]
     pairs = [SickPair(trees[k], trees[k + 1], 3.0, str(k)) for k in range(0, len(trees), 2)]
     return TaskData("sick", 5, {"train": [], "dev": [], "test": pairs})

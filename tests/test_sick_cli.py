@@ -14,7 +14,7 @@ import pytest
 import npcomp.data.synthetic
 from npcomp.cli import main
 from npcomp.data.formats import parse_ptb
-from npcomp.data.sst_dependency import write_parents
+from npcomp.data.parents import write_parents
 
 # --------------------------------------------------------------------------
 # tiny SICK, in the Tree-LSTM authors' layout
@@ -182,7 +182,7 @@ def _metrics(run_dir: Path) -> dict:
 
 def test_small_sick_reads_back(sick_data):
     """The helper's files are valid SICK in both layouts, with spread-out scores."""
-    from npcomp.data.formats import read_sick_dir
+    from npcomp.data.sick import read_sick_dir
     data_dir, _ = sick_data
     for split, size in SICK_SIZES.items():
         for layout in ("dependency", "constituency"):

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from npcomp.data.formats import parse_ptb
-from npcomp.data.tasks import SpanGroups, load_task, sentence_chain, span_chains
+from npcomp.data.tasks import SpanGroups, load_task
+from npcomp.data.restructure import sentence_chain, span_chains
 
 TREE = "(3 (2 (2 The) (2 film)) (4 (2 is) (4 (3 very) (4 good))))"
 

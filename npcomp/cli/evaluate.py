@@ -147,7 +147,7 @@ def _read_split_heads(path, sentences, task, data_dir, split) -> list:
 
     from npcomp.data.formats import read_ptb_file
     from npcomp.data.errors import DataError
-    from npcomp.data.sst_dependency import read_parents
+    from npcomp.data.parents import read_parents
     from npcomp.data.tasks import default_data_dir
     if not path.is_file():
         raise DataError("no such file: make the parses with `npcomp parse --out DIR`, or "

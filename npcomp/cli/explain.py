@@ -178,7 +178,7 @@ def _is_file(path: Path) -> bool:
 
 def _dependency_tree(lines: list, parents: str, source: str):
     """A plain sentence's tree from its words' heads (SICK's .parents)."""
-    from npcomp.data.formats import parents_to_tree
+    from npcomp.data.parents import parents_to_tree
     from npcomp.data.errors import DataError
     from npcomp.data.sst_tokens import sst_tokens
     if len(lines) != 1 or lines[0].lstrip().startswith("("):

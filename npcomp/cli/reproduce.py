@@ -286,7 +286,8 @@ def _relative_sources(figures: list, out: Path) -> None:
 def _sst_parses(directory: Path, data_dir: str | None) -> Path:
     """``directory`` holding `npcomp parse`'s dependency parses of the SST,
     made there first (spaCy, the parse extra) when a split's are missing."""
-    from npcomp.data.sst_dependency import SpacyParser, parse_sst
+    from npcomp.data.sst_dependency import parse_sst
+    from npcomp.data.dependency_parser import SpacyParser
     from npcomp.data.tasks import SPLITS, default_data_dir
     if all((directory / f"{split}.parents").is_file() for split in SPLITS):
         return directory

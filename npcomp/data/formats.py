@@ -24,6 +24,8 @@ from typing import Sequence
 
 import numpy as np
 
+from .errors import DataError
+
 UNLABELLED = -1
 NO_TOKEN = -1
 NO_PARENT = -1
@@ -218,11 +220,7 @@ def parse_ptb(text: str, source: str = "", require_labels: bool = True) -> Tree:
     def fail(message: str):
         raise DataError(message, path, line)
 
-    pieces = _PTB_TOKEN.findall(text)
-    if _OTHER_SPACE.search(text):
-        # other white space inside a piece: one space inside, none around (none alone)
-        pieces = [" ".join(piece.split()) for piece in pieces]
-        pieces = [piece for piece in pieces if piece]
+    pieces = _ptb_pieces(text)
     if not pieces:
         fail("empty line (expected a bracketed tree)")
     tokens: list = []
@@ -250,27 +248,7 @@ def parse_ptb(text: str, source: str = "", require_labels: bool = True) -> Tree:
                 position += 2
             continue
         if piece == ")":
-            if not stack:
-                fail("unbalanced ')'")
-            node_label, kids, word = stack.pop()
-            if word is None and not kids:
-                fail("a node has neither a word nor children")
-            node = len(parent)
-            parent.append(NO_PARENT)
-            label.append(node_label)
-            if word is not None:
-                token_index.append(len(tokens))
-                tokens.append(word)
-            else:
-                token_index.append(NO_TOKEN)
-            for kid in kids:
-                parent[kid] = node
-            if stack:
-                if stack[-1][2] is not None:
-                    fail(f"word {stack[-1][2]!r} beside other children (a leaf is '(LABEL word)')")
-                stack[-1][1].append(node)
-            else:
-                root_done = True
+            root_done = _close_node(stack, (tokens, parent, token_index, label), fail)
             position += 1
             continue
         # a bare word: must be the only content of the innermost node
@@ -288,6 +266,44 @@ def parse_ptb(text: str, source: str = "", require_labels: bool = True) -> Tree:
         fail(f"unbalanced '(': {len(stack)} bracket(s) not closed (truncated line?)")
     return Tree(tuple(tokens), np.array(parent, dtype=np.int32),
                 np.array(token_index, dtype=np.int32), np.array(label, dtype=np.int32), source)
+
+
+def _ptb_pieces(text: str) -> list:
+    """Brackets and words of a bracketed tree, in order."""
+    pieces = _PTB_TOKEN.findall(text)
+    if _OTHER_SPACE.search(text):
+        # other white space inside a piece: one space inside, none around (none alone)
+        pieces = [" ".join(piece.split()) for piece in pieces]
+        pieces = [piece for piece in pieces if piece]
+    return pieces
+
+
+def _close_node(stack: list, nodes: tuple, fail) -> bool:
+    """Close the innermost open node at a ')': append it to ``nodes`` (the
+    lists tokens, parent, token_index, label), make it its children's parent
+    and its parent's child; True when it was the root."""
+    tokens, parent, token_index, label = nodes
+    if not stack:
+        fail("unbalanced ')'")
+    node_label, kids, word = stack.pop()
+    if word is None and not kids:
+        fail("a node has neither a word nor children")
+    node = len(parent)
+    parent.append(NO_PARENT)
+    label.append(node_label)
+    if word is not None:
+        token_index.append(len(tokens))
+        tokens.append(word)
+    else:
+        token_index.append(NO_TOKEN)
+    for kid in kids:
+        parent[kid] = node
+    if not stack:
+        return True
+    if stack[-1][2] is not None:
+        fail(f"word {stack[-1][2]!r} beside other children (a leaf is '(LABEL word)')")
+    stack[-1][1].append(node)
+    return False
 
 
 def _read_label(text: str, require_labels: bool, fail) -> int:
@@ -442,159 +458,3 @@ def renumber_postorder(tree: Tree) -> Tree:
     new_parent[has_parent] = new_id[old_parent[has_parent]]
     return Tree(tree.tokens, new_parent, tree.token_index[order].copy(),
                 tree.label[order].copy(), tree.source)
-
-
-# --------------------------------------------------------------------------
-# SICK (SemEval 2014 Task 1)
-# --------------------------------------------------------------------------
-
-SICK_STRUCTURES = {"dependency": "parents", "constituency": "cparents"}
-SICK_SCORE_RANGE = (1.0, 5.0)
-
-
-def parents_to_tree(heads: Sequence[int], tokens: Sequence[str], n_tokens: int | None = None,
-                    source: str = "") -> Tree:
-    """A tree from one line of a ``*.parents`` or ``*.cparents`` file.
-
-    heads:    ints (n_nodes,); ``heads[i - 1]`` is the 1-based parent of node
-              i, 0 at the root
-    tokens:   the sentence's words (T,)
-    n_tokens: None for the dependency layout (``*.parents``): n_nodes == T and
-              node i reads token i, so every node reads its word.  An int for the
-              binarised constituency layout (``*.cparents``): nodes 1..n_tokens
-              are the leaves, reading the tokens in order (n_tokens must be T),
-              nodes above n_tokens are inner nodes reading no token.
-
-    Checks: every entry in 0..n_nodes (so -1 is an error), exactly one root,
-    no cycle; in the constituency layout, token nodes have no children and
-    inner nodes have some (the leaves are exactly the tokens).  Nodes are
-    renumbered children before parents, each node's children in sentence order
-    (dependents by word position).  All nodes are unlabelled.  Raises DataError
-    naming ``source`` ("file:line").
-    """
-    path, line = _split_source(source)
-
-    def fail(message: str):
-        raise DataError(message, path, line)
-
-    n_words = len(tokens)
-    if n_words == 0:
-        fail("empty sentence")
-    heads = np.asarray(heads, dtype=np.int64).reshape(-1)
-    n_nodes = heads.shape[0]
-    if n_tokens is None:
-        if n_nodes != n_words:
-            fail(f"{n_nodes} head(s) for {n_words} token(s)")
-        token_index = np.arange(n_nodes, dtype=np.int32)
-    else:
-        if n_tokens != n_words:
-            fail(f"{n_tokens} leaves for {n_words} token(s)")
-        if n_nodes < n_tokens:
-            fail(f"{n_nodes} node(s), fewer than the {n_tokens} token(s)")
-        token_index = np.full(n_nodes, NO_TOKEN, dtype=np.int32)
-        token_index[:n_tokens] = np.arange(n_tokens, dtype=np.int32)
-    out_of_range = np.flatnonzero((heads < 0) | (heads > n_nodes))
-    if out_of_range.size:
-        node = int(out_of_range[0])
-        fail(f"node {node + 1}: parent {int(heads[node])} out of range 0..{n_nodes}")
-    roots = np.flatnonzero(heads == 0) + 1
-    if roots.size != 1:
-        fail("no root (no 0 entry)" if roots.size == 0 else
-             f"{roots.size} roots (nodes {', '.join(map(str, roots[:10]))}); expected one")
-    parent = (heads - 1).astype(np.int32)
-    if n_tokens is not None:
-        n_children = np.bincount(parent[parent >= 0], minlength=n_nodes)
-        leaves_with_children = np.flatnonzero(n_children[:n_tokens])
-        if leaves_with_children.size:
-            fail(f"token node {int(leaves_with_children[0]) + 1} has children: "
-                 "the leaves must be exactly the tokens")
-        childless = np.flatnonzero(n_children[n_tokens:] == 0)
-        if childless.size:
-            fail(f"inner node {int(childless[0]) + n_tokens + 1} has no children")
-    label = np.full(n_nodes, UNLABELLED, dtype=np.int32)
-    return renumber_postorder(Tree(tuple(tokens), parent, token_index, label, source))
-
-
-@dataclass
-class SickPair:
-    """One SICK sentence pair: both trees and the gold relatedness in [1, 5]."""
-
-    tree_a: Tree
-    tree_b: Tree
-    score: float
-    pair_id: str
-
-
-def read_sick_dir(directory: str | Path, structure: str = "dependency") -> list:
-    """SickPairs of one split directory in the Tree-LSTM authors' layout.
-
-    Reads ``a.toks``, ``b.toks`` (space-separated tokens), ``a.parents``,
-    ``b.parents`` (structure "dependency") or ``a.cparents``, ``b.cparents``
-    ("constituency"), ``sim.txt`` (relatedness in [1, 5]) and ``id.txt``: line k
-    of every file describes pair k.  Raises DataError naming the file and line,
-    or the file with fewer lines than the others and its line count.  Tree
-    sources are the ``*.parents`` / ``*.cparents`` file and line.
-    """
-    if structure not in SICK_STRUCTURES:
-        raise ValueError(f"structure must be one of {sorted(SICK_STRUCTURES)}, not {structure!r}")
-    directory = Path(directory)
-    if not directory.is_dir():
-        raise DataError("no such directory", directory)
-    suffix = SICK_STRUCTURES[structure]
-    names = ("a.toks", "b.toks", f"a.{suffix}", f"b.{suffix}", "sim.txt", "id.txt")
-    lines = {name: _read_lines(directory / name) for name in names}
-    longest = max(names, key=lambda name: len(lines[name]))
-    n_pairs = len(lines[longest])
-    for name in names:
-        if len(lines[name]) < n_pairs:
-            raise DataError(f"{len(lines[name])} line(s), but {longest} has {n_pairs}",
-                            directory / name)
-    if n_pairs == 0:
-        raise DataError("no pairs: the files are empty", directory)
-    pairs = []
-    for index in range(n_pairs):
-        number = index + 1
-        trees = []
-        for side in "ab":
-            tokens = lines[f"{side}.toks"][index].split()
-            if not tokens:
-                raise DataError("empty sentence", directory / f"{side}.toks", number)
-            heads_path = directory / f"{side}.{suffix}"
-            heads = _read_ints(lines[f"{side}.{suffix}"][index], heads_path, number)
-            n_tokens = None if structure == "dependency" else len(tokens)
-            trees.append(parents_to_tree(heads, tokens, n_tokens, f"{heads_path}:{number}"))
-        score = _read_score(lines["sim.txt"][index], directory / "sim.txt", number)
-        pair_id = lines["id.txt"][index].strip()
-        if not pair_id:
-            raise DataError("empty pair id", directory / "id.txt", number)
-        pairs.append(SickPair(trees[0], trees[1], score, pair_id))
-    return pairs
-
-
-def _read_lines(path: Path) -> list:
-    """The lines of a UTF-8 text file without their line ends (\\n, \\r\\n or \\r)."""
-    return read_text_lines(path)
-
-
-def _read_ints(text: str, path: Path, line: int) -> list:
-    values = []
-    for piece in text.split():
-        try:
-            values.append(int(piece))
-        except ValueError:
-            raise DataError(f"{piece[:30]!r} is not an integer", path, line) from None
-        if abs(values[-1]) > INT32_MAX:
-            raise DataError(f"{piece[:30]!r} is far too large for an index", path, line)
-    return values
-
-
-def _read_score(text: str, path: Path, line: int) -> float:
-    low, high = SICK_SCORE_RANGE
-    try:
-        score = float(text)
-    except ValueError:
-        raise DataError(f"relatedness score {text.strip()!r} is not a number",
-                        path, line) from None
-    if not low <= score <= high:
-        raise DataError(f"relatedness score {score} outside [{low:g}, {high:g}]", path, line)
-    return score

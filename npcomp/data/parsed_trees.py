@@ -33,7 +33,7 @@ more and short of the whole sentence, whose words some node of the parsed
 tree covers exactly.
 
 Nothing here needs spaCy; :class:`TextParser` uses it (through
-``sst_dependency.SpacyParser``) to parse token lists.
+``dependency_parser.SpacyParser``) to parse token lists.
 """
 from __future__ import annotations
 
@@ -42,7 +42,8 @@ from typing import Sequence
 
 import numpy as np
 
-from .formats import NO_PARENT, NO_TOKEN, UNLABELLED, Tree, _split_source, parents_to_tree, renumber_postorder
+from .formats import NO_PARENT, NO_TOKEN, UNLABELLED, Tree, _split_source, renumber_postorder
+from .parents import parents_to_tree
 from .errors import DataError
 
 ORDERS = ("right-first", "left-first", "nearest")
@@ -255,7 +256,7 @@ def span_recall(gold_trees: Sequence[Tree], trees: Sequence[Tree]) -> dict:
 # parsing sentences
 # --------------------------------------------------------------------------
 
-# The copular-clause heads each kind is parsed with (sst_dependency.COPULA_HEADS).
+# The copular-clause heads each kind is parsed with (dependency_parser.COPULA_HEADS).
 # Dependency trees: the predicate, as the Stanford basic dependencies of Tai et
 # al. and `npcomp parse` (the Dependency Tree-LSTM is trained on those).
 # Binarised trees: spaCy's own, the copula: "is" then joins its predicate and
@@ -271,7 +272,7 @@ class TextParser:
     kind:   "dependency" (the parse itself) or "binary" (:func:`binarise`)
     order:  the binarisation's order (``ORDERS``)
     parser: an object with ``parse(list of token sequences) -> 1-based heads``;
-            None: ``sst_dependency.SpacyParser`` with the kind's copula heads,
+            None: ``dependency_parser.SpacyParser`` with the kind's copula heads,
             created on first use (ImportError naming ``pip install
             "npcomp[parse]"`` without spaCy)
     """
@@ -286,7 +287,7 @@ class TextParser:
     @property
     def parser(self):
         if self._parser is None:
-            from .sst_dependency import SpacyParser
+            from .dependency_parser import SpacyParser
             self._parser = SpacyParser(self._spacy_model,
                                        copula_head=COPULA_HEAD_OF_KIND[self.kind])
         return self._parser
@@ -325,7 +326,7 @@ def cached_heads(sentences: Sequence[Sequence[str]], path: str | Path, parse) ->
     one head per token, raises DataError naming it and the line (delete it
     to parse again).
     """
-    from .sst_dependency import read_parents, write_parents
+    from .parents import read_parents, write_parents
     path = Path(path)
     if not path.is_file():
         heads = parse(sentences)
@@ -358,7 +359,7 @@ def trees_for_scoring(gold_trees: Sequence[Tree], trees: str, kind: str | None =
     if trees == "gold":
         return list(gold_trees)
     if trees in ("right", "left"):
-        from .tasks import rebracket
+        from .restructure import rebracket
         return [rebracket(tree, trees) for tree in gold_trees]
     if trees != "parsed":
         raise ValueError(f"trees must be gold, parsed, right or left, not {trees!r}")

@@ -12,7 +12,7 @@ sst2        2        SST without sentences whose root is neutral (2);
 synthetic   5        the project's own compositional treebank (no download)
 sick        5        SICK sentence pairs (4500 / 500 / 4927) with relatedness
                      in [1, 5], rated on K = 5 (Tai et al. Sec. 4.2): each
-                     split a list of ``formats.SickPair``
+                     split a list of ``sick.SickPair``
 ==========  =======  =======================================================
 
 ``structure`` re-brackets every sentence: ``gold`` keeps the treebank's
@@ -49,8 +49,10 @@ import numpy as np
 
 from .errors import ConfigError
 from .choices import NEUTRAL_POLICIES, PAIR_TASKS, STRUCTURES, TASKS
-from .formats import UNLABELLED, SickPair, Tree, branching_tree, chain_tree, read_ptb_file, read_sick_dir
+from .formats import UNLABELLED, Tree, branching_tree, chain_tree, read_ptb_file
+from .sick import SickPair, read_sick_dir
 from .errors import DataError
+from .restructure import rebracket, sentence_chain, span_chains
 
 SPLITS = ("train", "dev", "test")
 
@@ -228,42 +230,3 @@ def task_trees(data: TaskData, split: str) -> list:
     if data.name in PAIR_TASKS:
         return [tree for pair in items for tree in (pair.tree_a, pair.tree_b)]
     return list(items)
-
-
-def rebracket(tree: Tree, direction: str) -> Tree:
-    """The tree's words under a left- or right-branching tree; root and leaf labels kept."""
-    leaf_of_token = np.full(len(tree.tokens), -1, dtype=np.int64)
-    reads = np.flatnonzero(tree.token_index >= 0)
-    leaf_of_token[tree.token_index[reads]] = reads
-    leaf_labels = tree.label[leaf_of_token]
-    return branching_tree(tree.tokens, direction, root_label=tree.root_label,
-                          leaf_labels=leaf_labels, source=tree.source)
-
-
-def sentence_chain(tree: Tree) -> Tree:
-    """The sentence's words as a chain labelled with the sentence's label at
-    its last word (root-only supervision of a sequence model)."""
-    labels = np.full(len(tree.tokens), UNLABELLED, dtype=np.int32)
-    labels[-1] = tree.root_label
-    return chain_tree(tree.tokens, labels, source=tree.source)
-
-
-def span_chains(tree: Tree) -> list:
-    """One chain per labelled node of ``tree``: the words it spans, labelled at
-    the last one with the node's label; the sentence itself comes last."""
-    first = np.full(tree.n_nodes, len(tree.tokens), dtype=np.int64)
-    last = np.full(tree.n_nodes, -1, dtype=np.int64)
-    reads = tree.token_index >= 0
-    first[reads] = last[reads] = tree.token_index[reads]
-    for node in range(tree.n_nodes):  # children before parents: spans grow upwards
-        up = tree.parent[node]
-        if up >= 0:
-            first[up] = min(first[up], first[node])
-            last[up] = max(last[up], last[node])
-    chains = []
-    for node in np.flatnonzero(tree.label >= 0):
-        words = tree.tokens[first[node]:last[node] + 1]
-        labels = np.full(len(words), UNLABELLED, dtype=np.int32)
-        labels[-1] = tree.label[node]
-        chains.append(chain_tree(words, labels, source=tree.source))
-    return chains

@@ -33,7 +33,7 @@ from .formats import Tree, branching_tree, chain_tree, parse_ptb
 from .errors import DataError
 from .parsed_trees import TextParser, carry_labels
 from .sst_tokens import sst_tokens
-from .tasks import rebracket, sentence_chain
+from .restructure import rebracket, sentence_chain
 
 def parsed_kind(structure: str) -> str | None:
     """What ``parsed`` means for a run of ``structure`` (its config's): a

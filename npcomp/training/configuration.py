@@ -12,6 +12,8 @@ import math
 import numbers
 
 from npcomp.cells import registry
+from npcomp.data.errors import ConfigError
+
 from .options import OPTIONS, form, rates
 from npcomp.data.choices import PAIR_TASKS
 

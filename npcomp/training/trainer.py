@@ -44,7 +44,8 @@ from npcomp.data.errors import ConfigError
 from .defaults import dim_follows_embedding, with_defaults
 from npcomp.data.embeddings import Vocabulary, build_embedding_matrix, read_vectors
 from npcomp.forest import Forest, build_forest, node_words, supervised_labels
-from npcomp.data.formats import SickPair, _split_source
+from npcomp.data.formats import _split_source
+from npcomp.data.sick import SickPair
 from npcomp.data.errors import DataError
 from .machine import machine_description
 from .memory import retain_freed_memory
