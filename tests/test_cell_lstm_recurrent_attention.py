@@ -73,7 +73,7 @@ def _whole_sentence_attention(order, chain_ptr, v, score, v_tilde, run_max, run_
 def test_detects_attention_leaking_future_steps(monkeypatch):
     cell, params, vectors, forest, _ = make_case(5)
     assert forward_errors(cell, params, forest, vectors) < 1e-12
-    monkeypatch.setattr(lstm_recurrent_attention, "_prefix_attention",
+    monkeypatch.setattr(lstm_recurrent_attention, "prefix_attention",
                         _whole_sentence_attention)
     assert forward_errors(cell, params, forest, vectors) > 1e-3
 
@@ -146,7 +146,7 @@ def _highway_backward_without_carry(params, grads, s_T, H, T, eps_out):
 
 
 @pytest.mark.parametrize("kernel, buggy, wrong", [
-    ("_prefix_attention_backward", _prefix_backward_without_subtraction, "cell.W_a"),
+    ("prefix_attention_backward", _prefix_backward_without_subtraction, "cell.W_a"),
     ("_highway_backward", _highway_backward_without_carry, "cell.b_T")],
     ids=["softmax-without-subtraction", "highway-gate-without-carry"])
 def test_detects_planted_bug(monkeypatch, kernel, buggy, wrong):
@@ -190,12 +190,12 @@ def test_kernels_match_their_python_versions():
     from npcomp.cells.kernels.levels import children_columns
     children = children_columns(forest, 1)
     assert_kernel_matches_python(
-        module._prefix_attention,
+        module.prefix_attention,
         lambda: [cache.order, cache.chain_ptr, cache.v, cache.score, np.zeros((n, 2 * d)),
                  np.zeros(n), np.zeros(n)])
     eps_v_tilde = rng.normal(size=(n, 2 * d))
     assert_kernel_matches_python(
-        module._prefix_attention_backward,
+        module.prefix_attention_backward,
         lambda: [cache.order, cache.chain_ptr, cache.v, cache.score, cache.v_tilde,
                  cache.run_max, cache.run_sum, eps_v_tilde, np.zeros((n, 2 * d)),
                  np.zeros(n)])

@@ -33,7 +33,7 @@ w_a has none.  W_r reads h~_t only, as printed.  The transfer layer's size
 is the LSTM's d.  Eq. 12's H has no non-linearity, as printed.  The
 recurrent dropout of the transfer layer masks s_{t-1} where it enters U_s.
 
-Prefix softmax in O(T d) (``_prefix_attention``).  With M_t = max_{j<=t}
+Prefix softmax in O(T d) (``prefix_attention``).  With M_t = max_{j<=t}
 e_j and Z_t = sum_{j<=t} exp(e_j - M_t), the running sums
 
     S_t = sum_{j<=t} exp(e_j - M_t) v_j,   v~_t = S_t / Z_t
@@ -78,7 +78,7 @@ the next step has already added its shares to eps_s_t and eps_k_t:
     dW_r += h~_t^T delta_r,  db_r += delta_r
     eps_v~_t = delta_t W_x^T + [delta_r W_r^T | eps_m~_t]    reverses (11), (10)
 
-Prefix attention (``_prefix_attention_backward``).  With g_t = eps_v~_t,
+Prefix attention (``prefix_attention_backward``).  With g_t = eps_v~_t,
 dv~_t/dv_j = alpha_j^t and dv~_t/de_j = alpha_j^t (v_j - v~_t), j <= t:
 
     eps_v_j   = sum_{t>=j} alpha_j^t g_t                                   reverses (9)
@@ -121,7 +121,6 @@ s^_T                       ``out[root]``                         (d,)
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -143,6 +142,7 @@ from .interface import (
 from npcomp.cells.kernels.levels import ROW_PAD, children_columns, on_levels, padded_stop, sigmoid
 from .lstm import ChainLSTM
 from npcomp.cells.kernels.lstm_kernels import gather_children, scatter_to_children
+from npcomp.cells.kernels.prefix_attention import prefix_attention, prefix_attention_backward, prefix_sums
 from npcomp.cells.kernels.recurrence import chain_layout, steps_after
 
 GATES = ("i", "o", "k", "f")     # column blocks of W_x, U_s, b_s
@@ -263,7 +263,7 @@ class RecurrentAttentionLSTM(SequenceCell):
         v_tilde = np.empty_like(v)
         run_max = np.empty(n, dtype=dtype)
         run_sum = np.empty(n, dtype=dtype)
-        _prefix_attention(order, chain_ptr, v, score, v_tilde, run_max, run_sum)  # (9)
+        prefix_attention(order, chain_ptr, v, score, v_tilde, run_max, run_sum)  # (9)
         nudge_rows(nudge, "v~", v_tilde)
         with np.errstate(over="ignore"):  # exp overflow in the sigmoid gives exactly 0
             r = v_tilde[:, :d] @ params["W_r"] + params["b_r"]                   # (10) r_t
@@ -344,7 +344,7 @@ class RecurrentAttentionLSTM(SequenceCell):
         eps_v_tilde[:, d:] += eps_m_direct                                       # (10) r_t * m~_t
         eps_v = np.zeros_like(cache.v)
         delta_a = np.empty_like(cache.score)
-        _prefix_attention_backward(cache.order, cache.chain_ptr, cache.v, cache.score,
+        prefix_attention_backward(cache.order, cache.chain_ptr, cache.v, cache.score,
                                    cache.v_tilde, cache.run_max, cache.run_sum, eps_v_tilde,
                                    eps_v, delta_a)                               # (9)
         eps_v += delta_a[:, None] * params["W_a"]                                # e_j = v_j w_a
@@ -446,7 +446,7 @@ class RecurrentAttentionLSTM(SequenceCell):
                                      cache.eps_s * o * (1 - cache.tanh_k ** 2), reasons(n)),
                                 Part("eps_k_{t+1} f_{t+1}", "reverses 10 (k_{t+1})", forget,
                                      last_word)])]
-        attended = _prefix_sums(cache.order, cache.chain_ptr, cache.score, cache.eps_v_tilde)
+        attended = prefix_sums(cache.order, cache.chain_ptr, cache.score, cache.eps_v_tilde)
         score = cache.delta_a[:, None] * params["W_a"]
         upstream = [[Part(f"sum_t alpha_j^t eps_{name}~_t", "reverses 9", attended[:, half],
                           reasons(n)),
@@ -467,21 +467,6 @@ def _lstm_terms(terms: list, equation: str) -> list:
             for term in terms]
 
 
-def _prefix_sums(order: np.ndarray, chain_ptr: np.ndarray, score: np.ndarray,
-                 g: np.ndarray) -> np.ndarray:
-    """(n, 2d): sum over t >= j of alpha_j^t g_t, each alpha_j^t of eq. 9
-    formed from the scores, sentence by sentence (O(T^2): for reading one
-    tree's parts, not for training)."""
-    out = np.zeros_like(g)
-    for sentence in range(chain_ptr.shape[0] - 1):
-        steps = order[chain_ptr[sentence]:chain_ptr[sentence + 1]]
-        e = score[steps]
-        for t in range(steps.shape[0]):
-            weights = np.exp(e[:t + 1] - e[:t + 1].max())
-            out[steps[:t + 1]] += (weights / weights.sum())[:, None] * g[steps[t]]
-    return out
-
-
 def _highway_backward(params: dict, grads: dict, s_T, H, T, eps_out) -> tuple:
     """Reverses eq. 12 at the roots; adds the highway's weight gradients and
     returns eps_s_T = dJ/ds_T, eps_H and delta_T, each (sentences, d)."""
@@ -500,70 +485,6 @@ def _transfer_gate_functions(z: np.ndarray, d: int) -> None:
     candidate = np.tanh(z[:, 2 * d:3 * d])
     sigmoid(z)
     z[:, 2 * d:3 * d] = candidate
-
-
-@njit(cache=True, nogil=True)
-def _prefix_attention(order, chain_ptr, v, score, v_tilde, run_max, run_sum):
-    """Eq. 9 for every step t of every sentence, in one pass per sentence:
-    v~_t = sum_{j<=t} exp(e_j - M_t) v_j / Z_t with the running maximum M_t and
-    running sum Z_t, rescaled by exp(M_{t-1} - M_t) when the maximum grows."""
-    width = v.shape[1]
-    acc = np.empty(width, dtype=v.dtype)
-    for sentence in range(chain_ptr.shape[0] - 1):
-        first, last = chain_ptr[sentence], chain_ptr[sentence + 1]
-        top = score[order[first]]
-        total = top * 0
-        acc[:] = 0
-        for p in range(first, last):
-            t = order[p]
-            if score[t] > top:              # the maximum grows: rescale S and Z
-                scale = math.exp(top - score[t])
-                top = score[t]
-                total *= scale
-                for q in range(width):
-                    acc[q] *= scale
-            weight = math.exp(score[t] - top)
-            total += weight
-            run_max[t] = top
-            run_sum[t] = total
-            for q in range(width):
-                acc[q] += weight * v[t, q]
-                v_tilde[t, q] = acc[q] / total
-
-
-@njit(cache=True, nogil=True)
-def _prefix_attention_backward(order, chain_ptr, v, score, v_tilde, run_max, run_sum,
-                               eps_v_tilde, eps_v, delta_a):
-    """Reverses eq. 9 by suffix sums from the last step down (module docstring):
-    G_j = g_j / Z_j + exp(M_j - M_{j+1}) G_{j+1},  q_j likewise with v~_j . g_j;
-    eps_v_j += exp(e_j - M_j) G_j;  delta_a_j = exp(e_j - M_j) (v_j . G_j - q_j)."""
-    width = v.shape[1]
-    G = np.empty(width, dtype=v.dtype)
-    for sentence in range(chain_ptr.shape[0] - 1):
-        first, last = chain_ptr[sentence], chain_ptr[sentence + 1]
-        G[:] = 0
-        q_sum = score[0] * 0
-        for p in range(last - 1, first - 1, -1):
-            t = order[p]
-            if p < last - 1:
-                later = order[p + 1]
-                if run_max[t] < run_max[later]:
-                    scale = math.exp(run_max[t] - run_max[later])
-                    q_sum *= scale
-                    for q in range(width):
-                        G[q] *= scale
-            inverse = ONE / run_sum[t]
-            attended = score[0] * 0         # v~_t . g_t
-            for q in range(width):
-                attended += v_tilde[t, q] * eps_v_tilde[t, q]
-                G[q] += eps_v_tilde[t, q] * inverse
-            q_sum += attended * inverse
-            weight = math.exp(score[t] - run_max[t])
-            own = score[0] * 0              # v_t . G_t
-            for q in range(width):
-                eps_v[t, q] += weight * G[q]
-                own += v[t, q] * G[q]
-            delta_a[t] = weight * (own - q_sum)
 
 
 @njit(cache=True, nogil=True)
