@@ -118,3 +118,15 @@ def test_every_cited_erratum_is_written_where_explain_says(name):
             text = (root / entry["where"]).read_text()
             assert re.search(rf"\*\*{re.escape(erratum)}[.:\s]", text), (erratum, entry)
             assert entry["text"], f"{erratum} of {name} has no line in npcomp/study/errata.py"
+
+
+def test_erratum_ids_are_unique_across_pages():
+    """One id, one meaning: no two pages (EQUATIONS.md, a cell's page) use the
+    same erratum id, so "[A1]" on the page names a single entry."""
+    from npcomp.study.errata import TEXTS
+    owners = {}
+    for page, entries in TEXTS.items():
+        for erratum in entries:
+            owners.setdefault(erratum, []).append(page)
+    shared = {erratum: pages for erratum, pages in owners.items() if len(pages) > 1}
+    assert not shared, shared

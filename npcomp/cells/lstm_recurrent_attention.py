@@ -26,7 +26,7 @@ paper's), v_j = [h_j | m_j] (2d):
     s^_T = H * T + s_T * (1 - T)                                           (12)
     y^   = softmax( s^_T W_p + b_p )     the classifier (heads.py)        (13)
 
-Readings (docs/cells/lstm_recurrent_attention.md, R1-R8).  The softmax of
+Readings (docs/cells/lstm_recurrent_attention.md, A1-A8).  The softmax of
 eq. 9 runs over j = 1..t, the steps the sum covers: a prefix softmax, a
 different distribution at every t.  A bias on e_j would cancel in it, so
 w_a has none.  W_r reads h~_t only, as printed.  The transfer layer's size
@@ -369,19 +369,19 @@ class RecurrentAttentionLSTM(SequenceCell):
         later = np.flatnonzero(forest.n_children > 0)     # steps with a k_{t-1} to forget
         root = forest.root
         return _lstm_terms(self.lstm.forward_terms(forest, cache.lstm), "4") + [
-            Term("e", "9", cache.score, "R2"),
-            Term("h~", "9", cache.v_tilde[:, :d], "R1"),
-            Term("m~", "9", cache.v_tilde[:, d:], "R1"),
-            Term("r", "10", cache.r, "R3"),
+            Term("e", "9", cache.score, "A2"),
+            Term("h~", "9", cache.v_tilde[:, :d], "A1"),
+            Term("m~", "9", cache.v_tilde[:, d:], "A1"),
+            Term("r", "10", cache.r, "A3"),
             Term("i_s", "11", gates[:, :d]),
-            Term("f_s", "11", node_rows(n, later, gates[later, 3 * d:]), "R5"),
+            Term("f_s", "11", node_rows(n, later, gates[later, 3 * d:]), "A5"),
             Term("k~", "11", gates[:, 2 * d:3 * d]),
             Term("o_s", "11", gates[:, d:2 * d]),
-            Term("k", "10", cache.k, "R4"),
-            Term("s", "10", cache.s, "R5"),
-            Term("H", "12", node_rows(n, root, cache.H), "R6"),
-            Term("T", "12", node_rows(n, root, cache.T), "R6"),
-            Term("s^_T", "12", node_rows(n, root, cache.s_hat), "R6")]
+            Term("k", "10", cache.k, "A4"),
+            Term("s", "10", cache.s, "A5"),
+            Term("H", "12", node_rows(n, root, cache.H), "A6"),
+            Term("T", "12", node_rows(n, root, cache.T), "A6"),
+            Term("s^_T", "12", node_rows(n, root, cache.s_hat), "A6")]
 
     def backward_terms(self, forest: Forest, cache: RecurrentAttentionCache) -> list:
         """The highway's eps_s^, eps_H, delta_T at the last steps; the transfer
@@ -394,20 +394,20 @@ class RecurrentAttentionLSTM(SequenceCell):
         later = np.flatnonzero(forest.n_children > 0)
         root = forest.root
         return [Term("eps_s^", "reverses 13", node_rows(n, root, cache.eps_s_hat)),
-                Term("eps_H", "reverses 12", node_rows(n, root, cache.eps_H), "R6"),
-                Term("delta_T", "reverses 12", node_rows(n, root, cache.delta_T), "R6"),
-                Term("eps_s", "reverses 12, 11", cache.eps_s, "R7"),
+                Term("eps_H", "reverses 12", node_rows(n, root, cache.eps_H), "A6"),
+                Term("delta_T", "reverses 12", node_rows(n, root, cache.delta_T), "A6"),
+                Term("eps_s", "reverses 12, 11", cache.eps_s, "A7"),
                 Term("eps_k", "reverses 10", cache.eps_k),
                 Term("delta_o_s", "reverses 10, 11", delta[:, d:2 * d]),
                 Term("delta_i_s", "reverses 10, 11", delta[:, :d]),
                 Term("delta_k", "reverses 10, 11", delta[:, 2 * d:3 * d]),
                 Term("delta_f_s", "reverses 10, 11", node_rows(n, later, delta[later, 3 * d:]),
-                     "R5"),
-                Term("delta_r", "reverses 10", cache.delta_r, "R3"),
+                     "A5"),
+                Term("delta_r", "reverses 10", cache.delta_r, "A3"),
                 Term("eps_m~", "reverses 10", cache.eps_m_direct),
                 Term("eps_v~", "reverses 11, 10", cache.eps_v_tilde),
-                Term("eps_v", "reverses 9", cache.eps_v, "R1"),
-                Term("delta_a", "reverses 9", cache.delta_a, "R1"),
+                Term("eps_v", "reverses 9", cache.eps_v, "A1"),
+                Term("delta_a", "reverses 9", cache.delta_a, "A1"),
                 ] + _lstm_terms(self.lstm.backward_terms(forest, cache.lstm), "reverses 4")
 
     def state_terms(self, forest: Forest, cache: RecurrentAttentionCache) -> list:

@@ -173,10 +173,10 @@ class ElmanRNN(SequenceCell):
         return delta_word @ params["W"].T
 
     def forward_terms(self, forest: Forest, cache: ElmanRNNCache) -> list:
-        """h~_{t-1} (h_0 = 0 at first words, R2), the pre-activation z and h_t."""
+        """h~_{t-1} (h_0 = 0 at first words, I2), the pre-activation z and h_t."""
         n = forest.n_nodes
-        rectifier = "R1" if self.activation == "relu" else ""
-        return [Term("h~_{t-1}", "3", cache.previous[:n], "R2"),
+        rectifier = "I1" if self.activation == "relu" else ""
+        return [Term("h~_{t-1}", "3", cache.previous[:n], "I2"),
                 Term("z", "3", cache.z[:n]),
                 Term("h", "3", cache.h, rectifier)]
 

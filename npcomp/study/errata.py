@@ -61,18 +61,18 @@ TEXTS = {
         "G3": "Eq. 7 prints no bias; npcomp adds b_c.",
     },
     "lstm_recurrent_attention": {
-        "R1": "Eq. 9's softmax runs over the prefix j = 1..t (its axis is not printed).",
-        "R2": "One score per step and no bias (it would cancel in the softmax).",
-        "R3": "W_r reads h~_t only, as printed.",
-        "R4": "The transfer layer is d wide, forced by eq. 10's r_t * m~_t.",
-        "R5": "s_0 = k_0 = 0, not printed: at t = 1 the forget gate has nothing to forget.",
-        "R6": "Eq. 12's highway as printed: H affine (no non-linearity), T = sigma, "
+        "A1": "Eq. 9's softmax runs over the prefix j = 1..t (its axis is not printed).",
+        "A2": "One score per step and no bias (it would cancel in the softmax).",
+        "A3": "W_r reads h~_t only, as printed.",
+        "A4": "The transfer layer is d wide, forced by eq. 10's r_t * m~_t.",
+        "A5": "s_0 = k_0 = 0, not printed: at t = 1 the forget gate has nothing to forget.",
+        "A6": "Eq. 12's highway as printed: H affine (no non-linearity), T = sigma, "
               "C = 1 - T; its input is s_T.",
-        "R7": "The transfer layer's recurrent dropout masks s_{t-1} where it enters U_s.",
+        "A7": "The transfer layer's recurrent dropout masks s_{t-1} where it enters U_s.",
     },
     "rnn": {
-        "R1": "'+' in Irsoy's tables is the rectifier max(0, z).",
-        "R2": "h_0 = 0: eq. 3 states no initial state.",
+        "I1": "'+' in Irsoy's tables is the rectifier max(0, z).",
+        "I2": "h_0 = 0: eq. 3 states no initial state.",
     },
     "mrnn": {
         "M6": "Recurrent dropout masks h_{t-1} once, so the tensor and V both read the "
