@@ -28,7 +28,7 @@ def _explain(capsys, *arguments) -> dict:
 
 def _tree_models() -> list:
     return sorted(name for name, entry in registry.MODELS.items()
-                  if entry.structure == "binary")
+                  if entry.composes == "binary")
 
 
 @pytest.mark.parametrize("name", sorted(registry.MODELS))
@@ -36,7 +36,7 @@ def test_every_model_passes_its_check_on_the_sentence(name, capsys):
     """Every one of the models explains "not really very good" (its chain for a
     sequence model, a dependency parse for the Child-Sum Tree-LSTM)."""
     arguments = ["--model", name, "--seed", "3"]
-    if registry.model(name).structure == "any":
+    if registry.model(name).composes == "any":
         arguments += ["--parents", DEPENDENCY[1], DEPENDENCY[0]]
     else:
         arguments.append(SENTENCE)
@@ -46,7 +46,7 @@ def test_every_model_passes_its_check_on_the_sentence(name, capsys):
     assert {check["name"] for check in document["parameters"]} >= {"embedding"}
     sentence, = document["sentences"]
     nodes = sentence["nodes"]
-    assert nodes[-1]["children"] or registry.model(name).structure == "sequence"
+    assert nodes[-1]["children"] or registry.model(name).composes == "sequence"
     assert sentence["forward"] and sentence["backward"]
     for term in sentence["forward"] + sentence["backward"]:
         assert len(term["values"]) == len(nodes)

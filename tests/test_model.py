@@ -61,7 +61,7 @@ def test_helper_thread_gives_the_same_gradient(model, monkeypatch):
     gradient, and the helper is used."""
     monkeypatch.setattr(levels, "SPLIT_ROWS", 4)
     rng = np.random.default_rng(0)
-    if registry.model(model).structure == "sequence":
+    if registry.model(model).composes == "sequence":
         trees = [chain_tree([f"w{k}" for k in rng.integers(0, 10, size=length)],
                             rng.integers(0, 5, size=length)) for length in range(2, 14)]
         setting = Setting(model, input_dim=4, hidden_dim=2, trees="chain",

@@ -13,7 +13,7 @@ from gradcheck.trees import random_binary_tree, random_dependency_tree
 from npcomp.cells import make_cell, reference, registry
 
 TREE_CELLS = [name for name, entry in registry.MODELS.items()
-              if entry.structure != "sequence" and name != "mean-vectors"]
+              if entry.composes != "sequence" and name != "mean-vectors"]
 # (model, cell options, word-vector width, trees: 0 binary with unary nodes, else
 # dependency trees with at most that many children, a word at every node)
 CASES = [

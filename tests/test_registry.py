@@ -22,7 +22,7 @@ from npcomp.training.defaults import TUNED_TASKS, defaults_for, protocols
 
 NAMES = sorted(registry.MODELS)
 # what a declared structure means for the cell's own structure check
-STRUCTURE_CHECKS = {"binary": (2, LEAVES_ONLY), "sequence": (1, EVERY_NODE),
+COMPOSES_CHECKS = {"binary": (2, LEAVES_ONLY), "sequence": (1, EVERY_NODE),
                     "any": (None, EVERY_LEAF)}
 
 
@@ -70,7 +70,7 @@ def test_the_cell_is_what_its_entry_declares(name):
     d = 2 if name == "matrix-space" else 3
     cell = make_cell(name, d_x, d)
     assert bool(cell.recurrent_widths()) == entry.recurrent
-    assert (cell.max_children, cell.words) == STRUCTURE_CHECKS[entry.structure]
+    assert (cell.max_children, cell.words) == COMPOSES_CHECKS[entry.composes]
     if entry.leaves == "word":   # a leaf's state is its word vector: d = d_x
         assert make_cell(name, 4, 4).output_dim == 4
 
@@ -136,20 +136,20 @@ def test_the_registry_loads_neither_numpy_nor_the_cells():
     assert out.strip() == "[]"
 
 
-def test_an_entry_with_an_unknown_structure_or_option_is_refused():
+def test_an_entry_with_unknown_trees_or_option_is_refused():
     entry = registry.MODELS["rnn"]
-    with pytest.raises(ValueError, match="structure must be one of"):
-        dataclasses.replace(entry, structure="graph")
+    with pytest.raises(ValueError, match="composes must be one of"):
+        dataclasses.replace(entry, composes="graph")
     with pytest.raises(ValueError, match="unknown options"):
         dataclasses.replace(entry, options={"colour": None})
 
 
-def test_sick_structures_follow_the_declared_structures():
+def test_sick_structures_follow_what_the_cells_compose():
     assert registry.sick_structure("treelstm-childsum") == "dependency"
     assert registry.sick_structure("mean-vectors") == "dependency"
     assert registry.sick_structure("treelstm-nary") == "constituency"
     assert all(registry.sick_structure(name) == "chain" for name in NAMES
-               if registry.model(name).structure == "sequence")
+               if registry.model(name).composes == "sequence")
     assert np.all([defaults_for(name, "sick")["structure"] == registry.sick_structure(name)
                    for name in NAMES])
 

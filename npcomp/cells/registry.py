@@ -11,7 +11,7 @@ An entry's fields:
 
 * ``module``, ``class_name``: the cell, ``npcomp/cells/MODULE.py``;
 * ``paper``: where its equations come from, as the README's model table;
-* ``structure``: the trees it composes (``STRUCTURES``), which also sets the
+* ``composes``: the trees it composes (``COMPOSES``), which also sets the
   trees it reads SICK's sentences as (``sick_structure``);
 * ``leaves``: whether a leaf's state is its word vector (``LEAVES``), so the
   state dimension is the word vectors';
@@ -41,7 +41,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 # what trees a cell composes
-STRUCTURES = {
+COMPOSES = {
     "binary": "binary trees with a word at every leaf and none inside",
     "any": "trees with any number of children, a word at every leaf",
     "sequence": "chains: every node one child at most and a word",
@@ -107,7 +107,7 @@ class Model:
     module: str
     class_name: str
     paper: str
-    structure: str
+    composes: str
     leaves: str
     options: dict
     recurrent: bool
@@ -121,8 +121,8 @@ class Model:
     baseline: bool = False
 
     def __post_init__(self):
-        if self.structure not in STRUCTURES:
-            raise ValueError(f"{self.name}: structure must be one of {sorted(STRUCTURES)}")
+        if self.composes not in COMPOSES:
+            raise ValueError(f"{self.name}: composes must be one of {sorted(COMPOSES)}")
         if self.leaves not in LEAVES:
             raise ValueError(f"{self.name}: leaves must be one of {LEAVES}")
         unknown = sorted(set(self.options) - set(CELL_OPTIONS))
@@ -258,7 +258,7 @@ def bidirectional_checks() -> list:
 MODELS = {model.name: model for model in (
     Model("recnn", "recnn", "RecNN",
           paper="Le & Zuidema 2015 Sec. 2.2 (tanh, sigmoid, softsign; tied or untied leaves)",
-          structure="binary", leaves="word when tied",
+          composes="binary", leaves="word when tied",
           options={"activation": ("tanh", "sigmoid", "softsign"), "untied": None},
           recurrent=False, defaults=LE_ZUIDEMA,
           gradcheck=tuple(
@@ -274,7 +274,7 @@ MODELS = {model.name: model for model in (
     # defaults, which no committed dev comparison chose (docs/RESULTS.md, "RNTN"); epochs ours
     Model("rntn", "rntn", "RNTN",
           paper="Socher et al. 2013 / Nayebi & Blundell eq. 3 (tensor composition)",
-          structure="binary", leaves="word", options={"leaf_activation": None},
+          composes="binary", leaves="word", options={"leaf_activation": None},
           recurrent=False,
           defaults=dict(source="Socher et al. 2013, Sec. 5 and the CoreNLP defaults "
                                "(learning rates, epochs: ours)",
@@ -287,14 +287,14 @@ MODELS = {model.name: model for model in (
     Model("lstm-rnn", "lstm_rnn", "LSTMRNN",
           paper="Le & Zuidema 2015 Secs. 3-4 (two input and forget gates, peepholes; tanh, "
                 "sigmoid, softsign; untied leaves)",
-          structure="binary", leaves="word when tied",
+          composes="binary", leaves="word when tied",
           options={"activation": ("tanh", "sigmoid", "softsign"), "untied": None},
           recurrent=False, defaults=LE_ZUIDEMA,
           gradcheck=tuple(activation_tying_checks()
                           + objective_checks(activation="tanh", untied=True))),
     Model("treelstm-nary", "treelstm_nary", "TreeLSTMNary",
           paper="Tai et al. 2015, eqs. 9-14 (N = 2: Constituency Tree-LSTM)",
-          structure="binary", leaves="computed",
+          composes="binary", leaves="computed",
           options=dict(LSTM_OPTIONS, arity=None, inner_inputs=None), recurrent=False,
           defaults=dict(TAI, source="Tai et al. 2015, Sec. 5.3", dim=150),
           sick=dict(SICK_LSTM, dim=142),
@@ -308,7 +308,7 @@ MODELS = {model.name: model for model in (
     Model("treelstm-childsum", "treelstm_childsum", "TreeLSTMChildSum",
           paper="Tai et al. 2015, eqs. 2-8 (Dependency Tree-LSTM: any number of children, a "
                 "word at every node)",
-          structure="any", leaves="computed", options=LSTM_OPTIONS, recurrent=False,
+          composes="any", leaves="computed", options=LSTM_OPTIONS, recurrent=False,
           defaults=dict(TAI, source="Tai et al. 2015, Table 1 and Secs. 5.1, 5.3", dim=168,
                         structure="dependency"),
           sick=dict(SICK_LSTM, dim=150),
@@ -318,7 +318,7 @@ MODELS = {model.name: model for model in (
     # lambda and the number of epochs are not reported (ours: Tai's lambda, 10 epochs)
     Model("slstm", "slstm", "SLSTM",
           paper="Zhu et al. 2015, eqs. 1-7, backward as their eqs. 8-14 (S-LSTM)",
-          structure="binary", leaves="computed", options={"forget_bias": None},
+          composes="binary", leaves="computed", options={"forget_bias": None},
           recurrent=False,
           defaults=dict(source="Zhu et al. 2015, Sec. 5 (lambda, epochs: ours)", dim=100,
                         embedding_dim=100, lr=0.1, emb_lr=0.1, batch_size=10, l2=1e-4,
@@ -327,7 +327,7 @@ MODELS = {model.name: model for model in (
           gradcheck=tuple(objective_checks(input_dim=3) + [dict(input_dim=4)]
                           + rebracketed_checks(input_dim=3))),
     Model("lstm", "lstm", "ChainLSTM", paper="Tai et al. 2015 eq. 1 (chain LSTM)",
-          structure="sequence", leaves="computed", options=LSTM_OPTIONS, recurrent=True,
+          composes="sequence", leaves="computed", options=LSTM_OPTIONS, recurrent=True,
           defaults=dict(TAI_SEQUENCES, source="Tai et al. 2015, Table 1 and Sec. 5.3",
                         dim=168),
           protocols={"nayebi": dict(NAYEBI, dim=150, batch_size=128, embedding_dropout=0.2)},
@@ -336,7 +336,7 @@ MODELS = {model.name: model for model in (
     Model("bilstm", "bilstm", "BiLSTM",
           paper="Tai et al. 2015 Sec. 2.2 (forward and backward LSTMs, weights shared by "
                 "default as footnote 2)",
-          structure="sequence", leaves="computed",
+          composes="sequence", leaves="computed",
           options=dict(LSTM_OPTIONS, untied=None, embedding_masks=None), recurrent=True,
           defaults=dict(TAI_SEQUENCES, source="Tai et al. 2015, Table 1, footnote 2 and "
                                               "Sec. 5.3", dim=168, untied=False),
@@ -348,7 +348,7 @@ MODELS = {model.name: model for model in (
           sick=dict(SICK_LSTM, dim=150),
           gradcheck=tuple(bidirectional_checks())),
     Model("lstm2", "lstm2", "StackedLSTM", paper="Tai et al. 2015 Table 1 (2-layer LSTM)",
-          structure="sequence", leaves="computed",
+          composes="sequence", leaves="computed",
           options=dict(LSTM_OPTIONS, layer_outputs=None), recurrent=True,
           defaults=dict(TAI_SEQUENCES, source="Tai et al. 2015, Table 1 and Sec. 5.3",
                         dim=120),
@@ -357,7 +357,7 @@ MODELS = {model.name: model for model in (
     Model("bilstm2", "bilstm2", "StackedBiLSTM",
           paper="Tai et al. 2015 Table 1 (2-layer bidirectional LSTM: two 2-layer stacks "
                 "sharing weights)",
-          structure="sequence", leaves="computed",
+          composes="sequence", leaves="computed",
           options=dict(LSTM_OPTIONS, untied=None, layer_outputs=None, embedding_masks=None),
           recurrent=True,
           defaults=dict(TAI_SEQUENCES, source="Tai et al. 2015, Table 1, footnote 2 and "
@@ -367,7 +367,7 @@ MODELS = {model.name: model for model in (
     # Nayebi & Blundell, Sec. 4.1 (global attention: 300-d LSTM, 25-d attentional state)
     Model("lstm-global-attn", "lstm_global_attention", "GlobalAttentionLSTM",
           paper="Nayebi & Blundell eqs. 5-8 (softmax attention over the LSTM's states)",
-          structure="sequence", leaves="computed",
+          composes="sequence", leaves="computed",
           options={"forget_bias": None, "attention_dim": None}, recurrent=True,
           defaults=dict(NAYEBI, dim=300, batch_size=300, embedding_dropout=0.3,
                         recurrent_dropout=[0.3]),
@@ -380,7 +380,7 @@ MODELS = {model.name: model for model in (
     Model("lstm-recurrent-attn", "lstm_recurrent_attention", "RecurrentAttentionLSTM",
           paper="Nayebi & Blundell eqs. 9-13 (prefix attention over [h; m], adaptive-transfer "
                 "LSTM, highway with b_T = -2)",
-          structure="sequence", leaves="computed", options={"forget_bias": None},
+          composes="sequence", leaves="computed", options={"forget_bias": None},
           recurrent=True,
           defaults=dict(NAYEBI, dim=300, batch_size=300, optimizer="adadelta", lr=1.0,
                         emb_lr=1.0, epsilon=1e-8, embedding_dropout=0.15,
@@ -391,14 +391,14 @@ MODELS = {model.name: model for model in (
                      sequence_dropout_check(supervision="root", recurrent_dropout=(0.25, 0.3)))),
     # Irsoy & Cardie 2015, Table 2: RNN d_h = 315 and mRNN d_h = 20 with rectifiers ("+")
     Model("rnn", "rnn", "ElmanRNN", paper="Irsoy & Cardie 2015 eqs. 3-4 (Elman)",
-          structure="sequence", leaves="computed",
+          composes="sequence", leaves="computed",
           options={"activation": ("tanh", "relu", "identity", "sigmoid")}, recurrent=True,
           defaults=dict(IRSOY, dim=315, activation="relu"),
           gradcheck=tuple(sequence_checks(activations=("tanh", "relu", "identity",
                                                        "sigmoid")))),
     Model("mrnn", "mrnn", "MultiplicativeRNN",
           paper="Irsoy & Cardie 2015 eq. 5 (multiplicative: a d x d_x x d tensor)",
-          structure="sequence", leaves="computed",
+          composes="sequence", leaves="computed",
           options={"activation": ("identity", "relu", "tanh")}, recurrent=True,
           defaults=dict(IRSOY, dim=20, activation="relu"),
           gradcheck=tuple(sequence_checks(activations=("identity", "relu", "tanh")))),
@@ -406,7 +406,7 @@ MODELS = {model.name: model for model in (
     Model("matrix-space", "matrix_space", "MatrixSpace",
           paper="Irsoy & Cardie 2015 eqs. 1-2 (a d x d matrix per word, products in word "
                 "order)",
-          structure="sequence", leaves="computed", options={}, recurrent=False,
+          composes="sequence", leaves="computed", options={}, recurrent=False,
           defaults=dict(IRSOY, source=IRSOY["source"] + "; MPQA size d_h = 3", dim=3,
                         embedding_dim=9, fixed_embeddings=False),
           word_matrices=True, synthetic=dict(dim=3, embedding_dim=9),
@@ -414,7 +414,7 @@ MODELS = {model.name: model for model in (
     # the bag-of-words baseline (Tai et al. Table 3 "Mean vectors"), trained like the Tree-LSTM
     Model("mean-vectors", "mean_vectors", "MeanVectors",
           paper="bag-of-words baseline (Tai et al. 2015 Table 3)",
-          structure="any", leaves="word", options={}, recurrent=False,
+          composes="any", leaves="word", options={}, recurrent=False,
           defaults=dict(TAI, source="Tai et al. 2015 (mean vectors baseline)", dim=300,
                         dropout=0.0),
           sick=dict(), baseline=True,
@@ -436,7 +436,7 @@ def sick_structure(name: str) -> str:
     cells of any arity (Tai's Dependency Tree-LSTM) and the bag of words,
     chains for the sequence models, binarised constituency trees otherwise."""
     return {"any": "dependency", "sequence": "chain",
-            "binary": "constituency"}[model(name).structure]
+            "binary": "constituency"}[model(name).composes]
 
 
 def leaves_are_words(name: str, untied: bool | None) -> bool:

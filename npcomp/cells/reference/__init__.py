@@ -67,4 +67,4 @@ def reference_module(name: str):
 def reads_trees(name: str) -> bool:
     """Whether the reference of ``name`` reads one tree (``forward(tree, x,
     params)``) rather than one sentence's word vectors (``forward(x, params)``)."""
-    return registry.model(name).structure != "sequence"
+    return registry.model(name).composes != "sequence"
