@@ -4,6 +4,7 @@ The last tests read the real SST and SICK files when they are found (the
 ``data_dir`` fixture: $NPCOMP_DATA, else ../shared/data next to the
 repository) and skip otherwise.
 """
+import re
 from pathlib import Path
 
 import numpy as np
@@ -346,3 +347,48 @@ def test_a_treebank_file_is_parsed_once_and_again_when_it_changes(tmp_path):
     swapped = read_ptb_file(path)
     assert [tree.root_label for tree in swapped] == [1, 3]
     assert swapped[0].source.endswith("train.txt:1")
+
+
+# --------------------------------------------------------------------------
+# labels optional (typed trees): no word lost to a label
+# --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("line, tokens, labels, shape", [
+    # a phrase of words: no word is taken for a label
+    ("(the movie)", ("the", "movie"), [-1, -1, -1], "(X (X the) (X movie))"),
+    # an unlabelled bracketing
+    ("((the movie) good)", ("the", "movie", "good"), [-1] * 5,
+     "(X (X (X the) (X movie)) (X good))"),
+    # a node of one word is that word, never a label without a word
+    ("(movie)", ("movie",), [-1], "(X movie)"),
+    ("(I (love NYC))", ("I", "love", "NYC"), [-1] * 5, "(X (X I) (X (X love) (X NYC)))"),
+    # integer labels where given, none elsewhere
+    ("(3 (2 a) (b c))", ("a", "b", "c"), [2, -1, -1, -1, 3], "(3 (2 a) (X (X b) (X c)))"),
+    # a tree tagged throughout: the tags are labels, read as unlabelled
+    ("(S (NP it) (VP (V is) (ADJ good)))", ("it", "is", "good"), [-1] * 5,
+     "(X (X it) (X (X is) (X good)))"),
+])
+def test_optional_labels_keep_every_word(line, tokens, labels, shape):
+    tree = parse_ptb(line, require_labels=False).validate()
+    assert tree.tokens == tokens
+    assert tree.label.tolist() == labels
+    assert tree.to_ptb() == shape
+    # what to_ptb writes reads back as the same tree
+    again = parse_ptb(shape, require_labels=False)
+    assert again.tokens == tree.tokens and again.label.tolist() == labels
+    assert np.array_equal(again.parent, tree.parent)
+
+
+@pytest.mark.parametrize("line, reason", [
+    ("(3 a good film)", "words 'a' and 'good' in one leaf"),
+    ("(3 a (b c))", "word 'a' beside other children"),
+    ("(2)", "neither a word nor children"),
+    ("()", "neither a word nor children"),
+    ("(-1 a)", "negative"),
+    ("((a)", "unbalanced '('"),
+    ("(a))", "text after the end of the tree"),
+])
+def test_optional_labels_still_refuse_what_is_not_a_tree(line, reason):
+    with pytest.raises(DataError, match=re.escape(reason)) as caught:
+        parse_ptb(line, "typed.txt:4", require_labels=False)
+    assert str(caught.value).startswith("typed.txt:4: ")

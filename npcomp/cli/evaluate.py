@@ -41,7 +41,8 @@ def add_parser(commands) -> None:
 
 
 def run(args) -> int:
-    from npcomp.training.predictions import predictions_name, write_predictions
+    from npcomp.training.predictions import write_predictions
+    from npcomp.training.rundir import predictions_name
     from npcomp.data.tasks import load_task
     from npcomp.training.trainer import check_splits, encode_split, evaluate, load_model
     model, params, config, vocab = load_model(args.run)

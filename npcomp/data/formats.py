@@ -211,9 +211,14 @@ def parse_ptb(text: str, source: str = "", require_labels: bool = True) -> Tree:
     ...)``; ``(3 a good film)``, several words in a leaf, is refused.  Words
     end at brackets and ASCII white space: other white space inside one (the
     SST's ``8\\xa01\\/2``) becomes a space, and ``to_ptb`` writes it back as a
-    no-break space.  Integer labels become classes; other labels are allowed
-    only when ``require_labels`` is false and read as unlabelled.  Iterative,
-    so trees of any depth parse.
+    no-break space.  Integer labels become classes.  Iterative, so trees of
+    any depth parse.
+
+    With ``require_labels`` false, labels are optional, node by node
+    (:func:`_read_optional`): ``((the movie) good)`` and ``(the movie)`` read
+    as unlabelled phrases of words, ``(movie)`` as the word, and a tree
+    labelled throughout with tags (``(S (NP it) (VP is))``, or ``to_ptb``'s
+    ``X``) as unlabelled nodes.
     """
     path, line = _split_source(source)
 
@@ -223,6 +228,11 @@ def parse_ptb(text: str, source: str = "", require_labels: bool = True) -> Tree:
     pieces = _ptb_pieces(text)
     if not pieces:
         fail("empty line (expected a bracketed tree)")
+    if not require_labels:
+        tokens, parent, token_index, label = _read_optional(_nest(pieces, fail), fail)
+        return Tree(tuple(tokens), np.array(parent, dtype=np.int32),
+                    np.array(token_index, dtype=np.int32), np.array(label, dtype=np.int32),
+                    source)
     tokens: list = []
     parent: list = []
     token_index: list = []
@@ -266,6 +276,140 @@ def parse_ptb(text: str, source: str = "", require_labels: bool = True) -> Tree:
         fail(f"unbalanced '(': {len(stack)} bracket(s) not closed (truncated line?)")
     return Tree(tuple(tokens), np.array(parent, dtype=np.int32),
                 np.array(token_index, dtype=np.int32), np.array(label, dtype=np.int32), source)
+
+
+# a phrase-structure tag read as a label where labels are optional (NP, PRP$,
+# -LRB-, punctuation tags, to_ptb's X), in a tree labelled throughout
+_TAG = re.compile(r"[A-Z][A-Z0-9$]*(?:[-=+|][A-Z0-9$]+)*|-[A-Z]+-|[.,:;#$]|``|''")
+
+
+def _nest(pieces: list, fail) -> list:
+    """The bracketing as nested lists: a node is the list of its items, each a
+    word (str) or a node; a piece right after '(' that holds other white space
+    is two items (the label ends at any white space)."""
+    stack: list = []
+    root = None
+    position = 0
+    while position < len(pieces):
+        piece = pieces[position]
+        if root is not None:
+            fail(f"text after the end of the tree: {' '.join(pieces[position:position + 3])!r}")
+        if piece == "(":
+            stack.append([])
+        elif piece == ")":
+            if not stack:
+                fail("unbalanced ')'")
+            node = stack.pop()
+            if not node:
+                fail("a node has neither a word nor children")
+            if stack:
+                stack[-1].append(node)
+            else:
+                root = node
+        elif not stack:
+            fail(f"word {piece!r} outside brackets")
+        elif " " in piece and not stack[-1]:
+            first, _, rest = piece.partition(" ")
+            stack[-1].append(first)
+            pieces[position] = rest
+            continue
+        else:
+            stack[-1].append(piece)
+        position += 1
+    if stack:
+        fail(f"unbalanced '(': {len(stack)} bracket(s) not closed (truncated line?)")
+    return root
+
+
+def _integer(text: str) -> bool:
+    try:
+        int(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _labelled_body(items: list) -> bool:
+    """Whether what follows a label is a leaf's word or a phrase's nodes."""
+    body = items[1:]
+    return (len(body) == 1 and isinstance(body[0], str)) or \
+        (bool(body) and all(isinstance(item, list) for item in body))
+
+
+def _tagged_throughout(root: list) -> bool:
+    """Every node opens with an integer or a tag and then holds one word or
+    only nodes: the tags are labels (read as unlabelled)."""
+    stack = [root]
+    while stack:
+        items = stack.pop()
+        first = items[0]
+        if not (isinstance(first, str) and (_integer(first) or _TAG.fullmatch(first))
+                and _labelled_body(items)):
+            return False
+        stack.extend(item for item in items[1:] if isinstance(item, list))
+    return True
+
+
+def _check_labelled_body(body: list, fail) -> None:
+    """The SST's rule for a labelled node: one word, or nodes only."""
+    if not body:
+        fail("a node has neither a word nor children")
+    words = [index for index, item in enumerate(body) if isinstance(item, str)]
+    if len(body) > 1 and words:
+        if len(words) > 1 and words[1] == words[0] + 1 and len(body) == len(words):
+            fail(f"words {body[words[0]]!r} and {body[words[1]]!r} in one leaf: a leaf is "
+                 "'(LABEL word)', each word in brackets of its own, e.g. "
+                 "(3 (2 a) (3 (3 good) (2 film)))")
+        fail(f"word {body[words[0]]!r} beside other children (a leaf is '(LABEL word)')")
+
+
+def _read_optional(root: list, fail) -> tuple:
+    """(tokens, parent, token_index, label) of a nested bracketing whose labels
+    are optional: an integer opening a node is its label; tags are labels only
+    in a tree tagged throughout; any other word is a word, and a node of one
+    word is that word's leaf.  Nodes children before parents, left to right."""
+    tagged = _tagged_throughout(root)
+    tokens: list = []
+    parent: list = []
+    token_index: list = []
+    label: list = []
+
+    def add(node_label: int, word) -> int:
+        parent.append(NO_PARENT)
+        label.append(node_label)
+        token_index.append(len(tokens) if word is not None else NO_TOKEN)
+        if word is not None:
+            tokens.append(word)
+        return len(parent) - 1
+
+    def opened(items: list) -> list:
+        """[label, body, next item, child ids] of a node about to be read."""
+        first = items[0]
+        if isinstance(first, str) and (_integer(first) or tagged):
+            node_label = _read_label(first, False, fail)
+            _check_labelled_body(items[1:], fail)
+            return [node_label, items[1:], 0, []]
+        return [UNLABELLED, items, 0, []]
+
+    stack = [opened(root)]
+    while True:
+        node_label, body, position, kids = top = stack[-1]
+        if position < len(body) and not (len(body) == 1 and isinstance(body[0], str)):
+            top[2] += 1
+            item = body[position]
+            if isinstance(item, str):
+                kids.append(add(UNLABELLED, item))
+            else:
+                stack.append(opened(item))
+            continue
+        stack.pop()
+        word = body[0] if len(body) == 1 and isinstance(body[0], str) else None
+        node = add(node_label, word)
+        for kid in kids:
+            parent[kid] = node
+        if not stack:
+            return tokens, parent, token_index, label
+        stack[-1][3].append(node)
 
 
 def _ptb_pieces(text: str) -> list:

@@ -43,7 +43,7 @@ from pathlib import Path
 
 from npcomp.training.figure_counts import (COUNTS, CountsError, counts_of, node_buckets, pair_sums,
                             read_counts, root_items, write_counts)
-from npcomp.training.predictions import PREDICTIONS, predictions_name
+from npcomp.training.rundir import PREDICTIONS, predictions_name
 
 HALF_WIDTH = 2
 # Tai et al.'s last window: sentences of 45 words or more (SST), pairs of mean

@@ -39,18 +39,8 @@ from __future__ import annotations
 import numpy as np
 
 from .figure_counts import counts_of, write_counts
-from .rundir import RunDirectory
+from .rundir import RunDirectory, predictions_name
 from .trainer import EncodedPairs, predict_relatedness, predict_split
-
-# the predictions files (figures.py reads them by these names)
-PREDICTIONS = "predictions.jsonl"
-
-
-def predictions_name(split: str) -> str:
-    """The file a split's predictions are in: ``predictions.jsonl`` for the
-    test split, ``predictions-SPLIT.jsonl`` for another."""
-    return PREDICTIONS if split == "test" else f"predictions-{split}.jsonl"
-
 
 def tree_shape(tree) -> tuple:
     """(height, span) of every node of ``tree``: the longest distance down to

@@ -33,10 +33,18 @@ from pathlib import Path
 RUN_FILES = ("metrics.json", "model.npz", "checkpoint.npz", "log.jsonl")
 # the per-sentence predictions of the run's best model (predictions.py)
 PREDICTION_FILES = "predictions*.jsonl"
+# a split's predictions (predictions.py writes them, figures.py reads them)
+PREDICTIONS = "predictions.jsonl"
 # the counts its figures are drawn from (figure_counts.py)
 COUNTS_FILE = "test-counts.json"
 REPLACED = "replaced"
 LOCK = ".lock"
+
+
+def predictions_name(split: str) -> str:
+    """The file a split's predictions are in: ``predictions.jsonl`` for the
+    test split, ``predictions-SPLIT.jsonl`` for another."""
+    return PREDICTIONS if split == "test" else f"predictions-{split}.jsonl"
 
 
 class RunDirectoryError(Exception):
