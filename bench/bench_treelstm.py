@@ -1,7 +1,10 @@
-"""Training and evaluation speed of the Constituency Tree-LSTM on the real SST,
-beside the same model level-batched in PyTorch, measured in the same run.
+"""Training and evaluation speed of Tai et al.'s Tree-LSTMs: the
+Constituency Tree-LSTM on the real SST beside the same model level-batched
+in PyTorch and written node by node in DyNet, and the Child-Sum Tree-LSTM
+on SICK beside DyNet, all measured in the same run.
 
     python bench/bench_treelstm.py [--data-dir DIR] [--threads N] [--rounds R]
+                                   [--no-torch] [--no-dynet] [--pairs P] [--json FILE]
 
 Tai et al.'s setting: d = 150, 300-d (random) word vectors, minibatch 25,
 AdaGrad, dropout 0.5, every labelled node supervised.  For float32 and
@@ -24,6 +27,25 @@ loss is first checked against npcomp's on one forest, and the speed ratio
 is printed: these machines' speed drifts by a quarter within minutes, so
 the ratio of epochs timed side by side is the comparable figure.
 
+When DyNet is installed (``pip install dynet38``; not an npcomp dependency),
+the same model in DyNet (``dynet_cells.py``: built node by node with
+autobatching on, AdaGrad at npcomp's rates, dropout 0.5, lambda as a term of
+the loss) takes its turn in float32 after npcomp's (and PyTorch's) epoch on
+the same minibatches, with its test-set evaluation timed as npcomp's.  Its
+loss and gradients on the first minibatch are checked against npcomp's
+first, and the benchmark stops if they differ (tolerances in
+``dynet_cells.py``).  DyNet's CPU build computes on one thread whatever
+``--threads`` says: at N > 1 threads the ratio is npcomp at N against DyNet
+at one.  ``--no-dynet`` leaves it out.
+
+SICK (``--pairs``, default every training pair; 0 leaves it out): the
+Child-Sum Tree-LSTM over the dependency parses with Tai et al.'s similarity
+head (d = 150, 300-d random word vectors held fixed, a 50-unit similarity
+layer, minibatch 25 pairs, AdaGrad 0.05, lambda 1e-4, no dropout), in
+float32, npcomp's epochs alternating with DyNet's (checked the same way)
+when DyNet is installed; training pairs per second.  ``torch_cells.py`` has
+no similarity head, so PyTorch sits this one out.
+
 Results are also written as JSON (``--json``).  A benchmark, not a test.
 """
 from __future__ import annotations
@@ -35,6 +57,10 @@ import statistics
 import sys
 import time
 from pathlib import Path
+
+INPUT_DIM, HIDDEN_DIM, BATCH_SIZE = 300, 150, 25
+LR, EMBEDDING_LR, L2, DROPOUT = 0.05, 0.1, 1e-4, 0.5
+SIMILARITY_DIM = 50
 
 
 def main(argv=None) -> int:
@@ -49,6 +75,11 @@ def main(argv=None) -> int:
     parser.add_argument("--dtypes", default="float32,float64")
     parser.add_argument("--no-torch", action="store_true",
                         help="skip the PyTorch baseline even if PyTorch is installed")
+    parser.add_argument("--no-dynet", action="store_true",
+                        help="skip the DyNet baselines even if DyNet is installed")
+    parser.add_argument("--pairs", type=int, default=4500,
+                        help="SICK training pairs timed per epoch (default: all 4500; "
+                             "0 leaves SICK out)")
     parser.add_argument("--json", default=None, help="write the results to this file")
     args = parser.parse_args(argv)
     # one BLAS thread per worker thread, set before NumPy loads
@@ -59,102 +90,238 @@ def main(argv=None) -> int:
 
     import numpy as np
 
-    from npcomp.cells import make_cell
-    from npcomp.data.embeddings import Vocabulary
     from npcomp.training.memory import retain_freed_memory
-    from npcomp.model import TreeModel
-    from npcomp.training.optimizers import make_optimizer
-    from npcomp.data.tasks import load_task
-    from npcomp.training.trainer import encode, evaluate
 
     retain_freed_memory()  # as npcomp train does (npcomp/training/memory.py)
-    task = load_task("sst5", args.data_dir)
-    vocab = Vocabulary.from_trees(t for split in task.splits.values() for t in split)
-    train = encode(task.splits["train"], vocab)
-    test = encode(task.splits["test"], vocab)
-    labels = [tree.label for tree in train.trees]
-    input_dim, hidden_dim, batch_size = 300, 150, 25
     machine = matmul_throughput(np, args.threads)
     print(f"machine: {args.threads} thread(s); float32 matrix product "
           f"{machine['float32']:.1f} GFLOP/s, float64 {machine['float64']:.1f} GFLOP/s")
     torch_baseline = None if args.no_torch else _torch_baseline()
+    dynet = None if args.no_dynet else _dynet()
 
-    results = {"threads": args.threads, "machine_gflops": machine, "dtypes": {}}
-    for dtype_name in args.dtypes.split(","):
-        dtype = np.dtype(dtype_name).type
-        rng = np.random.default_rng(1)
-        model = TreeModel(make_cell("treelstm-nary", input_dim, hidden_dim), 5, len(vocab),
-                          input_dim)
-        params = model.new_parameters(rng, rng.uniform(-0.05, 0.05, (len(vocab), input_dim)),
-                                      dtype=dtype)
-        grads = params.zeros_like()
-        optimizer = make_optimizer("adagrad", size=model.layout.size,
-                                   dense_size=model.dense_size,
-                                   embedding_offset=model.layout["embedding"].offset,
-                                   embedding_dim=input_dim, lr=0.05, embedding_lr=0.1,
-                                   dtype=dtype)
-        helper = ThreadPoolExecutor(max_workers=1) if args.threads > 1 else None
-        order = rng.permutation(len(train))[:args.sentences]
-        batches = [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
-
-        def step(indices):
-            forest = train.forest(indices, labels)
-            _, rows = model.loss_and_gradient(params, forest, grads, l2=1e-4, dropout=0.5,
-                                              rng=rng, helper=helper)
-            optimizer.step(params.flat, grads.flat, rows)
-
-        step(batches[0])  # compile or load the kernels
-        evaluate(model, params, test, 512, helper)
-        baseline = None
-        if torch_baseline is not None and dtype_name == "float32":
-            baseline = torch_baseline(model, params, train, labels, batches, args.threads)
-        rounds = args.rounds if dtype_name == "float32" else 1
-        speeds, baseline_speeds = [], []
-        for _ in range(rounds):
-            speeds.append(len(order) / _timed(step, batches))
-            if baseline is not None:
-                baseline_speeds.append(len(order) / _timed(baseline["step"], batches))
-        speed = statistics.median(speeds)
-        flops = sum(matmul_flops(train.forest(indices), input_dim, hidden_dim)
-                    for indices in batches)
-        eval_times = []
-        for _ in range(3):  # the best of 3 rejects interference from other processes
-            tick = time.perf_counter()
-            evaluate(model, params, test, 512, helper)
-            eval_times.append(time.perf_counter() - tick)
-        test_time = min(eval_times)
-        epoch_flops = flops * len(train) / len(order)
-        achieved = flops * speed / len(order) / 1e9
-        record = {"train_sentences_per_s": speed, "train_sentences_per_s_all": speeds,
-                  "epoch_seconds": len(train) / speed,
-                  "test_eval_s": test_time, "test_eval_s_all": eval_times,
-                  "test_sentences": len(test),
-                  "epoch_gflop": epoch_flops / 1e9, "achieved_gflops": achieved,
-                  "fraction_of_machine": achieved / machine[dtype_name]}
-        print(f"{dtype_name}: {speed:7.0f} training sentences/s (epoch {len(train) / speed:5.1f} s"
-              f"{_spread(speeds)}), test eval {test_time:5.2f} s (best of 3) for {len(test)} "
-              f"sentences; {epoch_flops / 1e9:6.1f} GFLOP/epoch at {achieved:5.1f} GFLOP/s = "
-              f"{100 * record['fraction_of_machine']:4.1f}% of the measured matrix product")
-        if baseline is not None:
-            baseline_speed = statistics.median(baseline_speeds)
-            ratios = [ours / theirs for ours, theirs in zip(speeds, baseline_speeds)]
-            record["torch"] = {"version": baseline["version"],
-                               "train_sentences_per_s": baseline_speed,
-                               "train_sentences_per_s_all": baseline_speeds,
-                               "loss_relative_difference": baseline["loss_difference"],
-                               "speed_ratio": statistics.median(ratios),
-                               "speed_ratio_all": ratios}
-            print(f"  PyTorch {baseline['version']} level-batched, same minibatches: "
-                  f"{baseline_speed:7.0f} training sentences/s{_spread(baseline_speeds)} "
-                  f"(loss on one forest within {baseline['loss_difference']:.1e} of npcomp's); "
-                  f"npcomp / PyTorch, epochs side by side: {statistics.median(ratios):.2f}x "
-                  f"({', '.join(f'{ratio:.2f}' for ratio in ratios)})")
-        results["dtypes"][dtype_name] = record
+    results = {"threads": args.threads, "machine_gflops": machine}
+    helper = ThreadPoolExecutor(max_workers=1) if args.threads > 1 else None
+    try:
+        results["dtypes"] = sst(args, machine, helper, torch_baseline, dynet)
+        if args.pairs > 0:
+            results["sick"] = sick(args, helper, dynet)
+    finally:
         if helper is not None:
             helper.shutdown()
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
     return 0
+
+
+def sst(args, machine: dict, helper, torch_baseline, dynet) -> dict:
+    """The Constituency Tree-LSTM on the SST in each of ``args.dtypes``: a
+    record per dtype."""
+    import numpy as np
+
+    from npcomp.data.embeddings import Vocabulary
+    from npcomp.data.tasks import load_task
+    from npcomp.training.trainer import encode
+
+    task = load_task("sst5", args.data_dir)
+    vocab = Vocabulary.from_trees(t for split in task.splits.values() for t in split)
+    data = {"train": encode(task.splits["train"], vocab),
+            "test": encode(task.splits["test"], vocab)}
+    records = {}
+    for dtype_name in args.dtypes.split(","):
+        baselines = dtype_name == "float32"
+        records[dtype_name] = _sst_dtype(np.dtype(dtype_name).type, data, len(vocab), args,
+                                         machine[dtype_name], helper,
+                                         torch_baseline if baselines else None,
+                                         dynet if baselines else None)
+    return records
+
+
+def _sst_dtype(dtype, data: dict, vocab_size: int, args, machine_gflops: float, helper,
+               torch_baseline, dynet) -> dict:
+    """Training and test-set speed of npcomp in ``dtype``, each epoch
+    followed by one of each baseline given (PyTorch, DyNet)."""
+    import numpy as np
+
+    from npcomp.cells import make_cell
+    from npcomp.model import TreeModel
+    from npcomp.training.optimizers import make_optimizer
+    from npcomp.training.trainer import evaluate
+
+    train, test = data["train"], data["test"]
+    labels = [tree.label for tree in train.trees]
+    rng = np.random.default_rng(1)
+    model = TreeModel(make_cell("treelstm-nary", INPUT_DIM, HIDDEN_DIM), 5, vocab_size,
+                      INPUT_DIM)
+    params = model.new_parameters(rng, rng.uniform(-0.05, 0.05, (vocab_size, INPUT_DIM)),
+                                  dtype=dtype)
+    grads = params.zeros_like()
+    optimizer = make_optimizer("adagrad", size=model.layout.size,
+                               dense_size=model.dense_size,
+                               embedding_offset=model.layout["embedding"].offset,
+                               embedding_dim=INPUT_DIM, lr=LR, embedding_lr=EMBEDDING_LR,
+                               dtype=dtype)
+    order = rng.permutation(len(train))[:args.sentences]
+    batches = [order[i:i + BATCH_SIZE] for i in range(0, len(order), BATCH_SIZE)]
+
+    def step(indices):
+        forest = train.forest(indices, labels)
+        _, rows = model.loss_and_gradient(params, forest, grads, l2=L2, dropout=DROPOUT,
+                                          rng=rng, helper=helper)
+        optimizer.step(params.flat, grads.flat, rows)
+
+    step(batches[0])  # compile or load the kernels
+    evaluate(model, params, test, 512, helper)
+    steps = {"npcomp": step}
+    baselines = {}
+    if torch_baseline is not None:
+        baselines["torch"] = torch_baseline(model, params, train, labels, batches, args.threads)
+    if dynet is not None:
+        baselines["dynet"] = _dynet_trees(dynet, model, params, train, labels, batches, test)
+    steps.update({name: baseline["step"] for name, baseline in baselines.items()})
+    speeds = _alternate(steps, batches, len(order), args.rounds if dtype == np.float32 else 1)
+    speed = statistics.median(speeds["npcomp"])
+    flops = sum(matmul_flops(train.forest(indices), INPUT_DIM, HIDDEN_DIM)
+                for indices in batches)
+    eval_times = _best_of_3(lambda: evaluate(model, params, test, 512, helper))
+    test_time = min(eval_times)
+    epoch_flops = flops * len(train) / len(order)
+    achieved = flops * speed / len(order) / 1e9
+    record = {"train_sentences_per_s": speed, "train_sentences_per_s_all": speeds["npcomp"],
+              "epoch_seconds": len(train) / speed,
+              "test_eval_s": test_time, "test_eval_s_all": eval_times,
+              "test_sentences": len(test),
+              "epoch_gflop": epoch_flops / 1e9, "achieved_gflops": achieved,
+              "fraction_of_machine": achieved / machine_gflops}
+    print(f"{np.dtype(dtype).name}: {speed:7.0f} training sentences/s (epoch "
+          f"{len(train) / speed:5.1f} s{_spread(speeds['npcomp'])}), test eval {test_time:5.2f} s "
+          f"(best of 3) for {len(test)} sentences; {epoch_flops / 1e9:6.1f} GFLOP/epoch at "
+          f"{achieved:5.1f} GFLOP/s = {100 * record['fraction_of_machine']:4.1f}% of the "
+          f"measured matrix product")
+    record.update(_baseline_records(speeds, baselines))
+    return record
+
+
+def _baseline_records(speeds: dict, baselines: dict) -> dict:
+    """Each baseline's record, printed: speeds, check, npcomp's ratio (and
+    DyNet's test-set evaluation, timed here)."""
+    records = {}
+    if "torch" in baselines:
+        baseline = baselines["torch"]
+        records["torch"] = _compared(speeds["npcomp"], speeds["torch"], baseline["version"],
+                                     loss_relative_difference=baseline["loss_difference"])
+        print(f"  PyTorch {baseline['version']} level-batched, same minibatches: "
+              f"{_speeds(records['torch'], 'training sentences')} (loss on one forest within "
+              f"{baseline['loss_difference']:.1e} of npcomp's); npcomp / PyTorch, "
+              f"{_ratios(records['torch'])}")
+    if "dynet" in baselines:
+        baseline = baselines["dynet"]
+        eval_times = _best_of_3(baseline["evaluate"])
+        records["dynet"] = _compared(speeds["npcomp"], speeds["dynet"], baseline["version"],
+                                     threads=1, check=baseline["check"],
+                                     test_eval_s=min(eval_times), test_eval_s_all=eval_times)
+        print(f"  DyNet {baseline['version']} node by node, autobatching, one thread, same "
+              f"minibatches: {_speeds(records['dynet'], 'training sentences')} "
+              f"({_checked(baseline['check'])}), test eval {min(eval_times):5.2f} s "
+              f"(best of 3); npcomp / DyNet, {_ratios(records['dynet'])}")
+    return records
+
+
+def sick(args, helper, dynet) -> dict | None:
+    """The Child-Sum Tree-LSTM with the similarity head on SICK's training
+    pairs in float32, beside DyNet; None (with a note) without SICK."""
+    import numpy as np
+
+    from npcomp.cells import make_cell
+    from npcomp.data.embeddings import Vocabulary
+    from npcomp.data.tasks import load_task
+    from npcomp.model import PairModel
+    from npcomp.training.optimizers import make_optimizer
+    from npcomp.training.trainer import encode_split
+
+    if not (Path(args.data_dir) / "sick" / "train").is_dir():
+        print(f"SICK skipped: no {Path(args.data_dir) / 'sick' / 'train'} "
+              "(npcomp download sick, or --pairs 0)")
+        return None
+    pairs = load_task("sick", args.data_dir, structure="dependency",
+                      splits=("train",)).splits["train"]
+    vocab = Vocabulary.from_trees(tree for pair in pairs for tree in (pair.tree_a, pair.tree_b))
+    train = encode_split(pairs, vocab)
+    rng = np.random.default_rng(1)
+    model = PairModel(make_cell("treelstm-childsum", INPUT_DIM, HIDDEN_DIM), len(vocab),
+                      INPUT_DIM, hidden_dim=SIMILARITY_DIM)
+    params = model.new_parameters(rng, rng.uniform(-0.05, 0.05, (len(vocab), INPUT_DIM)),
+                                  dtype=np.float32)
+    grads = params.zeros_like()
+    optimizer = make_optimizer("adagrad", size=model.layout.size,
+                               dense_size=model.dense_size,
+                               embedding_offset=model.layout["embedding"].offset,
+                               embedding_dim=INPUT_DIM, lr=LR, embedding_lr=LR,
+                               dtype=np.float32)
+    order = rng.permutation(len(train))[:args.pairs]
+    batches = [order[i:i + BATCH_SIZE] for i in range(0, len(order), BATCH_SIZE)]
+
+    def step(indices):
+        _, rows = model.loss_and_gradient(params, train.batch(indices), grads, l2=L2,
+                                          helper=helper)
+        optimizer.step(params.flat, grads.flat, None)  # the word vectors stay fixed
+        grads["embedding"][rows] = 0.0
+
+    step(batches[0])  # compile or load the kernels
+    steps = {"npcomp": step}
+    if dynet is not None:
+        baseline = _dynet_pairs(dynet, model, params, train, batches)
+        steps["dynet"] = baseline["step"]
+    speeds = _alternate(steps, batches, len(order), args.rounds)
+    speed = statistics.median(speeds["npcomp"])
+    record = {"pairs": len(order), "train_pairs_per_s": speed,
+              "train_pairs_per_s_all": speeds["npcomp"]}
+    print(f"SICK, Child-Sum Tree-LSTM over dependency parses, float32, {len(order)} training "
+          f"pairs: {speed:7.0f} training pairs/s{_spread(speeds['npcomp'])}")
+    if dynet is not None:
+        record["dynet"] = _compared(speeds["npcomp"], speeds["dynet"], baseline["version"],
+                                    unit="pairs", threads=1, check=baseline["check"])
+        print(f"  DyNet {baseline['version']} node by node, autobatching, one thread, same "
+              f"minibatches: {_speeds(record['dynet'], 'training pairs', 'pairs')} "
+              f"({_checked(baseline['check'])}); npcomp / DyNet, {_ratios(record['dynet'])}")
+    return record
+
+
+def _alternate(steps: dict, batches, count: int, rounds: int) -> dict:
+    """{name: [sentences (pairs) per second of each round]}: every round
+    times one epoch of each implementation in ``steps`` in turn."""
+    speeds = {name: [] for name in steps}
+    for _ in range(rounds):
+        for name, step in steps.items():
+            speeds[name].append(count / _timed(step, batches))
+    return speeds
+
+
+def _compared(ours: list, theirs: list, version: str, unit: str = "sentences", **extra) -> dict:
+    """A baseline's record: its speeds and npcomp's ratio, round by round."""
+    ratios = [mine / other for mine, other in zip(ours, theirs)]
+    return {"version": version, f"train_{unit}_per_s": statistics.median(theirs),
+            f"train_{unit}_per_s_all": theirs, **extra,
+            "speed_ratio": statistics.median(ratios), "speed_ratio_all": ratios}
+
+
+def _speeds(record: dict, what: str, unit: str = "sentences") -> str:
+    return (f"{record[f'train_{unit}_per_s']:7.0f} {what}/s"
+            f"{_spread(record[f'train_{unit}_per_s_all'])}")
+
+
+def _ratios(record: dict) -> str:
+    return (f"epochs side by side: {record['speed_ratio']:.2f}x "
+            f"({', '.join(f'{ratio:.2f}' for ratio in record['speed_ratio_all'])})")
+
+
+def _best_of_3(function) -> list:
+    """The times of 3 calls (the best rejects interference from other processes)."""
+    times = []
+    for _ in range(3):
+        tick = time.perf_counter()
+        function()
+        times.append(time.perf_counter() - tick)
+    return times
 
 
 def _timed(step, batches) -> float:
@@ -190,12 +357,12 @@ def _torch_baseline():
         ours, _ = model.loss_and_gradient(params, forest, params.zeros_like())
         with torch.no_grad():
             theirs = float(baseline.loss(forest))
-        optimizer = baseline.optimizer(lr=0.05, embedding_lr=0.1, l2=1e-4)
+        optimizer = baseline.optimizer(lr=LR, embedding_lr=EMBEDDING_LR, l2=L2)
 
         def step(indices):
             forest = train.forest(indices, labels)
             optimizer.zero_grad()
-            baseline.loss(forest, dropout=0.5).backward()
+            baseline.loss(forest, dropout=DROPOUT).backward()
             optimizer.step()
 
         step(batches[0])
@@ -203,6 +370,72 @@ def _torch_baseline():
                 "loss_difference": abs(ours - theirs) / abs(ours)}
 
     return build
+
+
+def _dynet():
+    """``dynet_cells`` (the DyNet baselines), or None (with a note) without DyNet."""
+    try:
+        import dynet_config  # noqa: F401  (dynet_cells configures DyNet before loading it)
+    except ImportError:
+        print("DyNet baselines skipped: DyNet is not installed (pip install dynet38)")
+        return None
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import dynet_cells
+    return dynet_cells
+
+
+def _dynet_check(dynet, model, params, batch) -> dict:
+    """DyNet's loss and gradients on ``batch`` against npcomp's (the
+    objective timed, lambda included); stops the benchmark if they differ."""
+    check = dynet.check_against_npcomp(model, params, batch, l2=L2)
+    gradient = max(check["gradient_difference"].values())
+    if not dynet.passes(check):
+        sys.exit(f"the DyNet {model.cell.name} differs from npcomp's on one minibatch: loss "
+                 f"by {check['loss_difference']:.1e} (tolerance {dynet.LOSS_TOLERANCE:.0e}), "
+                 f"gradients by {gradient:.1e} ({dynet.GRADIENT_TOLERANCE:.0e}); not timed")
+    return {"loss_relative_difference": check["loss_difference"],
+            "gradient_relative_difference": gradient}
+
+
+def _checked(check: dict) -> str:
+    return (f"on one minibatch loss within {check['loss_relative_difference']:.1e} and "
+            f"gradients within {check['gradient_relative_difference']:.1e} of npcomp's")
+
+
+def _dynet_trees(dynet, model, params, train, labels, batches, test) -> dict:
+    """The Constituency Tree-LSTM in DyNet from npcomp's weights, checked:
+    {"step", "evaluate" (the test set), "version", "check"}."""
+    check = _dynet_check(dynet, model, params, train.forest(batches[0], labels))
+    baseline = dynet.counterpart(model)
+    baseline.weights.load_npcomp(params)
+    trainer = baseline.weights.trainer(lr=LR, embedding_lr=EMBEDDING_LR)
+
+    def step(indices):
+        trainer.step(baseline.loss(train.forest(indices, labels), dropout=DROPOUT, l2=L2))
+
+    def evaluate():
+        """Every test node's class, in forests of 512 sentences as npcomp's."""
+        for start in range(0, len(test), 512):
+            baseline.predict(test.forest(range(start, min(start + 512, len(test)))))
+
+    step(batches[0])
+    evaluate()
+    return {"step": step, "evaluate": evaluate, "version": dynet.version(), "check": check}
+
+
+def _dynet_pairs(dynet, model, params, train, batches) -> dict:
+    """The Child-Sum Tree-LSTM with the similarity head in DyNet, word
+    vectors fixed, from npcomp's weights, checked: {"step", "version", "check"}."""
+    check = _dynet_check(dynet, model, params, train.batch(batches[0]))
+    baseline = dynet.counterpart(model, fixed_embeddings=True)
+    baseline.weights.load_npcomp(params)
+    trainer = baseline.weights.trainer(lr=LR, embedding_lr=None)
+
+    def step(indices):
+        trainer.step(baseline.loss(train.batch(indices), l2=L2))
+
+    step(batches[0])
+    return {"step": step, "version": dynet.version(), "check": check}
 
 
 def matmul_flops(forest, input_dim: int, hidden_dim: int, arity: int = 2) -> float:
