@@ -225,8 +225,9 @@ def _restructure(tree: Tree, structure: str) -> Tree:
 
 
 def task_trees(data: TaskData, split: str) -> list:
-    """Every tree of a split (both sentences of each pair for a pair task)."""
+    """Every tree of a split (both sentences of each pair for a pair task:
+    SICK, or a user's file of pairs)."""
     items = data.splits[split]
-    if data.name in PAIR_TASKS:
+    if data.name in PAIR_TASKS or items and isinstance(items[0], SickPair):
         return [tree for pair in items for tree in (pair.tree_a, pair.tree_b)]
     return list(items)

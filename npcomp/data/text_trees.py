@@ -22,18 +22,33 @@ chain of a sequence model; a sequence model takes no other.  A bracketed
 tree keeps its own brackets unless ``--tree`` is given (a dependency run
 parses its words, as its training sentences were), and is re-bracketed,
 parsed or read as a chain when it is.
+
+A sentence may come with its parse (``TextTrees.plan``'s ``heads``: a file's
+``parents`` column, SICK's ``.parents`` convention): where ``parsed`` would
+parse it, that parse is used instead of spaCy's.
 """
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Callable, NamedTuple, Sequence
 
 from .choices import TREE_CHOICES
 from .errors import ConfigError
-from .formats import Tree, branching_tree, chain_tree, parse_ptb
+from .formats import Tree, _split_source, branching_tree, chain_tree, parse_ptb
 from .errors import DataError
+from .parents import parents_to_tree
 from .parsed_trees import TextParser, carry_labels
 from .sst_tokens import sst_tokens
 from .restructure import rebracket, sentence_chain
+
+
+class TreePlan(NamedTuple):
+    """One sentence on its way to a tree (``TextTrees.plan``)."""
+    tokens: list
+    where: str             # "file:line", the tree's source
+    action: str            # given, parsed, parents, right, left or chain
+    given: Tree | None     # a bracketed line's tree
+    heads: list | None     # a given parse (1-based, 0 at the root)
+
 
 def parsed_kind(structure: str) -> str | None:
     """What ``parsed`` means for a run of ``structure`` (its config's): a
@@ -97,36 +112,76 @@ class TextTrees:
                  skip_blank: bool = False) -> list:
         """One tree per line (``source:line`` names a bad one), in order; a
         blank line is refused, or skipped with ``skip_blank``."""
-        plans = []  # (tokens, where, what to do, a bracketed line's tree or None)
-        for number, line in enumerate(lines, start=1):
-            text = line.strip()
-            where = f"{source}:{number}"
-            if not text and skip_blank:
-                continue
-            if not text:
-                raise DataError("empty line (expected a sentence or a bracketed tree)", source,
-                                number)
-            given = parse_ptb(text, where, require_labels=False) if text.startswith("(") else None
-            if given is not None and self.n_classes is not None:
-                given.validate(self.n_classes)
-            tokens = list(given.tokens) if given is not None else self.tokenise(text)
+        plans = [self.plan(line, source, number)
+                 for number, line in enumerate(lines, start=1)
+                 if line.strip() or not skip_blank]
+        return self.build(plans)
+
+    def plan(self, text: str, source: str, number: int, bracketed: bool | None = None,
+             heads: Sequence[int] | None = None) -> TreePlan:
+        """What becomes of one sentence, the ``number``-th line of ``source``.
+
+        bracketed: whether ``text`` is a bracketed tree; None: when it starts
+                   with "(" (a line typed or piped), False for a text column,
+                   where "(" is a word
+        heads:     the sentence's parse (1-based heads, 0 at the root, one per
+                   word): used in place of spaCy's; plain text is then split at
+                   white space only, so that the heads meet their words
+        """
+        text = text.strip()
+        where = f"{source}:{number}"
+        if not text:
+            raise DataError("empty line (expected a sentence or a bracketed tree)", source,
+                            number)
+        if bracketed is None:
+            bracketed = text.startswith("(")
+        given = parse_ptb(text, where, require_labels=False) if bracketed else None
+        if given is None:
+            tokens = text.split() if heads is not None else self.tokenise(text)
             if not tokens:
                 raise DataError("no words (expected a sentence or a bracketed tree)", source,
                                 number)
-            plans.append((tokens, where, self._action(given), given))
-        to_parse = [index for index, plan in enumerate(plans) if plan[2] == "parsed"]
-        heads = self._heads([plans[index][0] for index in to_parse]) if to_parse else None
+            return self._plan(tokens, where, None, heads)
+        if self.n_classes is not None:
+            given.validate(self.n_classes)
+        return self.plan_tree(given, heads)
+
+    def plan_tree(self, given: Tree, heads: Sequence[int] | None = None) -> TreePlan:
+        """What becomes of a tree already read (a treebank file's), named by its source."""
+        return self._plan(list(given.tokens), given.source, given, heads)
+
+    def _plan(self, tokens: list, where: str, given: Tree | None,
+              heads: Sequence[int] | None) -> TreePlan:
+        action = self._action(given)
+        if heads is not None:
+            heads = [int(head) for head in heads]
+            if len(heads) != len(tokens):
+                raise DataError(f"{len(heads)} head(s) for {len(tokens)} word(s): one head "
+                                "per word, the words split at white space",
+                                *_split_source(where))
+            parents_to_tree(heads, tokens, source=where)  # a tree, whether or not it is used
+            if action == "parsed":
+                action = "parents"
+        return TreePlan(tokens, where, action, given, heads)
+
+    def build(self, plans: Sequence[TreePlan]) -> list:
+        """The trees of ``plans``, in order; the sentences to parse are parsed
+        together.  ``made`` then says, per plan, how its tree was made."""
+        to_parse = [index for index, plan in enumerate(plans) if plan.action == "parsed"]
+        heads = self._heads([plans[index].tokens for index in to_parse]) if to_parse else []
         if heads is None:  # fell back: right-branching trees instead
-            plans = [(tokens, where, "right" if action == "parsed" else action, given)
-                     for tokens, where, action, given in plans]
-        parsed = dict(zip(to_parse, heads or []))
-        self.made = [action for _, _, action, _ in plans]
+            heads = [None] * len(to_parse)
+        parsed = dict(zip(to_parse, heads))
+        self.made = ["right" if index in parsed and parsed[index] is None else plan.action
+                     for index, plan in enumerate(plans)]
         trees = []
-        for index, (tokens, where, action, given) in enumerate(plans):
+        for plan, action, index in zip(plans, self.made, range(len(plans))):
+            tokens, where, given = plan.tokens, plan.where, plan.given
             if action == "given":
                 trees.append(given)
-            elif action == "parsed":
-                tree = self.parser.tree(parsed[index], tokens, where)
+            elif action in ("parsed", "parents"):
+                sentence_heads = parsed[index] if action == "parsed" else plan.heads
+                tree = self.parser.tree(sentence_heads, tokens, where)
                 # a bracketed line's labels go to the nodes with its phrases' words
                 trees.append(tree if given is None else carry_labels(given, tree))
             elif action == "chain":
