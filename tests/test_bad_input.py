@@ -15,7 +15,7 @@ import pytest
 import npcomp.data.synthetic
 from npcomp.cli import main
 from npcomp.data.embeddings import read_vectors
-from npcomp.data.formats import parse_ptb
+from npcomp.data.ptb import parse_ptb
 from npcomp.data.errors import DataError
 
 _original_splits = npcomp.data.synthetic.synthetic_splits

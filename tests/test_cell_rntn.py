@@ -19,7 +19,8 @@ from gradcheck.trees import random_binary_tree, random_dependency_tree
 from npcomp.cells import make_cell, rntn
 from npcomp.cells.reference import rntn as rntn_reference
 from npcomp.data.embeddings import Vocabulary
-from npcomp.data.formats import branching_tree, parse_ptb
+from npcomp.data.formats import branching_tree
+from npcomp.data.ptb import parse_ptb
 from npcomp.forest import build_forest, node_words
 
 VOCABULARY = Vocabulary(f"w{k}" for k in range(VOCAB_SIZE))   # as build_case's

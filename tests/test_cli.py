@@ -15,7 +15,7 @@ import npcomp.cli
 import npcomp.data.synthetic
 from npcomp.cells import registry
 from npcomp.cli import main
-from npcomp.data.formats import parse_ptb
+from npcomp.data.ptb import parse_ptb
 from npcomp.data.tasks import load_task
 
 REPO_ROOT = Path(__file__).resolve().parent.parent

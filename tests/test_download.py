@@ -12,7 +12,7 @@ import pytest
 
 from npcomp.data import download
 from npcomp.data.download import DATASETS, DownloadError, archive_url, fetch
-from npcomp.data.formats import read_ptb_file
+from npcomp.data.ptb import read_ptb_file
 
 
 SST_FILES = {

@@ -7,7 +7,7 @@ import pytest
 
 from npcomp.data.embeddings import (UNKNOWN, Vocabulary, WordVectors, build_embedding_matrix,
                                read_vectors)
-from npcomp.data.formats import parse_ptb, read_ptb_file
+from npcomp.data.ptb import parse_ptb, read_ptb_file
 from npcomp.data.errors import DataError
 
 

@@ -31,7 +31,8 @@ from hypothesis import strategies as st
 
 from npcomp.cli.explain import _dependency_tree
 from npcomp.data.embeddings import read_vectors, vector_dimension
-from npcomp.data.formats import Tree, decode_lines, parse_ptb, read_ptb_file
+from npcomp.data.formats import Tree, decode_lines
+from npcomp.data.ptb import parse_ptb, read_ptb_file
 from npcomp.data.sick import read_sick_dir
 from npcomp.data.errors import DataError
 from npcomp.experiments.sweep import SpecError, plan_runs, read_spec

@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 import npcomp.data.synthetic
 from npcomp.cli import main
-from npcomp.data.formats import UNLABELLED, branching_tree, parse_ptb, read_ptb_file
+from npcomp.data.formats import UNLABELLED, branching_tree
+from npcomp.data.ptb import parse_ptb, read_ptb_file
 from npcomp.data.parsed_trees import (ORDERS, TextParser, binarise, cached_heads, carry_labels,
                                  projective_heads, span_recall, trees_for_scoring)
 from npcomp.data.sst_tokens import sst_tokens

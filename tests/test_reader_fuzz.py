@@ -11,7 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from npcomp.data.embeddings import read_vectors
-from npcomp.data.formats import decode_lines, parse_ptb, read_ptb_file
+from npcomp.data.formats import decode_lines
+from npcomp.data.ptb import parse_ptb, read_ptb_file
 from npcomp.data.sick import read_sick_dir
 from npcomp.data.errors import DataError
 

@@ -13,7 +13,7 @@ import pytest
 
 import npcomp.data.synthetic
 from npcomp.cli import main
-from npcomp.data.formats import parse_ptb
+from npcomp.data.ptb import parse_ptb
 from npcomp.data.parents import write_parents
 
 # --------------------------------------------------------------------------

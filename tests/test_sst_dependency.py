@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from npcomp.data.formats import UNLABELLED, parse_ptb
+from npcomp.data.formats import UNLABELLED
+from npcomp.data.ptb import parse_ptb
 from npcomp.data.parents import parents_to_tree
 from npcomp.data.errors import DataError
 from npcomp.data.sst_dependency import labelled_dependency_tree, load_sst_dependency, parse_sst

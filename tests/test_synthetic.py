@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 import scipy.optimize
 
-from npcomp.data.formats import NO_TOKEN, chain_tree, parse_ptb
+from npcomp.data.formats import NO_TOKEN, chain_tree
+from npcomp.data.ptb import parse_ptb
 from npcomp.data.errors import DataError
 from npcomp.data.synthetic import (DECISIVE_PHENOMENA, LEXICON, MAX_WORDS, MIN_WORDS, N_CLASSES,
                               annotate, generate_treebank, phenomena, structure_to_tree,

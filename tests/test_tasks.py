@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from npcomp.data.formats import parse_ptb
+from npcomp.data.ptb import parse_ptb
 from npcomp.data.tasks import SpanGroups, load_task
 from npcomp.data.restructure import sentence_chain, span_chains
 

@@ -23,7 +23,7 @@ from gradcheck.planted import BUGS, planted
 from npcomp.cells import make_cell
 from npcomp.data.embeddings import Vocabulary
 from npcomp.study.explain import explain
-from npcomp.data.formats import parse_ptb
+from npcomp.data.ptb import parse_ptb
 from npcomp.model import TreeModel
 
 np.set_printoptions(precision=4, suppress=True)

@@ -146,7 +146,7 @@ def _read_split_heads(path, sentences, task, data_dir, split) -> list:
     split's file (sst2 leaves some out: matched by their words)."""
     from pathlib import Path
 
-    from npcomp.data.formats import read_ptb_file
+    from npcomp.data.ptb import read_ptb_file
     from npcomp.data.errors import DataError
     from npcomp.data.parents import read_parents
     from npcomp.data.tasks import default_data_dir

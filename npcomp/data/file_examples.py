@@ -33,7 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import DataError
-from .formats import decode_lines, read_file_bytes, read_ptb_file
+from .formats import decode_lines, read_file_bytes
+from .ptb import read_ptb_file
 from .labelled_tables import Table, detect_format, read_table
 from .parents import _read_ints
 from .sick import SickPair

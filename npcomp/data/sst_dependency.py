@@ -23,7 +23,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable, Sequence
 
-from .formats import Tree, _split_source, read_ptb_file
+from .formats import Tree, _split_source
+from .ptb import read_ptb_file
 from .parents import parents_to_tree
 from .errors import DataError
 from .parents import read_parents, write_parents

@@ -49,7 +49,8 @@ import numpy as np
 
 from .errors import ConfigError
 from .choices import NEUTRAL_POLICIES, PAIR_TASKS, STRUCTURES, TASKS
-from .formats import UNLABELLED, Tree, branching_tree, chain_tree, read_ptb_file
+from .formats import UNLABELLED, Tree, branching_tree, chain_tree
+from .ptb import read_ptb_file
 from .sick import SickPair, read_sick_dir
 from .errors import DataError
 from .restructure import rebracket, sentence_chain, span_chains

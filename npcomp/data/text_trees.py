@@ -33,7 +33,8 @@ from typing import Callable, NamedTuple, Sequence
 
 from .choices import TREE_CHOICES
 from .errors import ConfigError
-from .formats import Tree, _split_source, branching_tree, chain_tree, parse_ptb
+from .formats import Tree, _split_source, branching_tree, chain_tree
+from .ptb import parse_ptb
 from .errors import DataError
 from .parents import parents_to_tree
 from .parsed_trees import TextParser, carry_labels
