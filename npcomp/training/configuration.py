@@ -14,6 +14,7 @@ import numbers
 from npcomp.cells import registry
 from .options import OPTIONS, form, rates
 from npcomp.data.choices import PAIR_TASKS
+from npcomp.data.errors import ConfigError
 
 FLOAT32_MAX = 3.4028234663852886e38
 
