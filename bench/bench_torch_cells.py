@@ -97,7 +97,7 @@ def main(argv=None) -> int:
     from npcomp.training.memory import retain_freed_memory
     from npcomp.data.tasks import load_task, sentence_chain
     from npcomp.data.embeddings import Vocabulary
-    from npcomp.training.trainer import encode
+    from npcomp.training.encoding import encode
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
 

@@ -65,7 +65,8 @@ def main(argv=None) -> int:
     from npcomp.model import TreeModel
     from npcomp.training.optimizers import make_optimizer
     from npcomp.data.tasks import load_task
-    from npcomp.training.trainer import encode, evaluate
+    from npcomp.training.encoding import encode
+    from npcomp.training.evaluation import evaluate
 
     retain_freed_memory()  # as npcomp train does (npcomp/training/memory.py)
     task = load_task("sst5", args.data_dir)
