@@ -80,7 +80,7 @@ def main(argv=None) -> int:
     from npcomp.model import TreeModel
     from npcomp.training.optimizers import make_optimizer
     from npcomp.data.tasks import load_task
-    from npcomp.training.trainer import encode
+    from npcomp.training.encoding import encode
 
     retain_freed_memory()  # as npcomp train does (npcomp/training/memory.py)
     task = load_task("sst5", args.data_dir)

@@ -53,7 +53,7 @@ def main(argv=None) -> int:
     from npcomp.model import TreeModel
     from npcomp.training.optimizers import AdaGrad, smallest_normal
     from npcomp.data.tasks import load_task
-    from npcomp.training.trainer import encode
+    from npcomp.training.encoding import encode
 
     @njit(error_model="numpy")
     def unflushed_adagrad_rows(table, gradient, sum_squares, rows, lr, epsilon):

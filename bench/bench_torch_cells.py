@@ -98,7 +98,7 @@ def main(argv=None) -> int:
     from npcomp.data.tasks import load_task
     from npcomp.data.restructure import sentence_chain
     from npcomp.data.embeddings import Vocabulary
-    from npcomp.training.trainer import encode
+    from npcomp.training.encoding import encode
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
 

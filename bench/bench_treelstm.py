@@ -120,7 +120,7 @@ def sst(args, machine: dict, helper, torch_baseline, dynet) -> dict:
 
     from npcomp.data.embeddings import Vocabulary
     from npcomp.data.tasks import load_task
-    from npcomp.training.trainer import encode
+    from npcomp.training.encoding import encode
 
     task = load_task("sst5", args.data_dir)
     vocab = Vocabulary.from_trees(t for split in task.splits.values() for t in split)
@@ -145,7 +145,7 @@ def _sst_dtype(dtype, data: dict, vocab_size: int, args, machine_gflops: float, 
     from npcomp.cells import make_cell
     from npcomp.model import TreeModel
     from npcomp.training.optimizers import make_optimizer
-    from npcomp.training.trainer import evaluate
+    from npcomp.training.evaluation import evaluate
 
     train, test = data["train"], data["test"]
     labels = [tree.label for tree in train.trees]
@@ -236,7 +236,7 @@ def sick(args, helper, dynet) -> dict | None:
     from npcomp.data.tasks import load_task
     from npcomp.model import PairModel
     from npcomp.training.optimizers import make_optimizer
-    from npcomp.training.trainer import encode_split
+    from npcomp.training.encoding import encode_split
 
     if not (Path(args.data_dir) / "sick" / "train").is_dir():
         print(f"SICK skipped: no {Path(args.data_dir) / 'sick' / 'train'} "

@@ -37,7 +37,7 @@ from gradcheck.trees import (random_binary_tree, random_dependency_trees,  # noq
 from npcomp.cells import make_cell  # noqa: E402
 from npcomp.data.embeddings import Vocabulary  # noqa: E402
 from npcomp.model import PairBatch, PairModel, TreeModel  # noqa: E402
-from npcomp.training.trainer import encode  # noqa: E402
+from npcomp.training.encoding import encode  # noqa: E402
 
 # (cell, input dim, hidden dim, trees, lambda)
 CASES = [

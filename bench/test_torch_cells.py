@@ -29,7 +29,7 @@ from npcomp.cells import make_cell  # noqa: E402
 from npcomp.data.embeddings import Vocabulary  # noqa: E402
 from npcomp.data.formats import chain_tree  # noqa: E402
 from npcomp.model import TreeModel  # noqa: E402
-from npcomp.training.trainer import encode  # noqa: E402
+from npcomp.training.encoding import encode  # noqa: E402
 from torch_cells import check_against_npcomp  # noqa: E402
 
 LOSS_TOLERANCE = 1e-10

@@ -345,7 +345,7 @@ def test_vectors_by_file_name_are_read_from_the_data_directory(tmp_path, capsys)
                  "--data-dir", str(tmp_path / "data"), "--out", str(run_dir)]) == 0
     config = json.loads((run_dir / "metrics.json").read_text())["config"]
     assert config["vectors"] == "tiny.txt"   # recorded by name, as --vectors takes it
-    from npcomp.training.trainer import load_model
+    from npcomp.training.model_files import load_model
     assert load_model(run_dir)[2]["vectors"] == str(vectors_dir / "tiny.txt")
     capsys.readouterr()
     assert main(["train", "--model", "lstm", *TINY, "--vectors", "absent.txt",

@@ -427,8 +427,8 @@ def test_predict_overwrite_needs_html(tiny_run, capsys, monkeypatch):
 
 def test_predict_html_refuses_a_sick_run(tmp_path, capsys, monkeypatch):
     """Pairs have no page; said before stdin is read."""
-    import npcomp.training.trainer
-    monkeypatch.setattr(npcomp.training.trainer, "load_model",
+    import npcomp.training.model_files
+    monkeypatch.setattr(npcomp.training.model_files, "load_model",
                         lambda run: (None, None, {"task": "sick"}, None))
     monkeypatch.setattr(sys, "stdin", io.StringIO("a\tb\n"))
     assert main(["predict", "--run", str(tmp_path), "--html", str(tmp_path / "p.html")]) == 2

@@ -99,7 +99,7 @@ def test_a_configuration_saved_before_an_option_existed_reads_as_its_default():
 
 
 def test_the_resumable_options_are_the_tables(tmp_path, capsys):
-    from npcomp.training.trainer import resumed_config
+    from npcomp.training.checkpoints import resumed_config
     saved = build_config("lstm", "synthetic", {"epochs": 2})
     changes = {name: saved[name] if name != "epochs" else 5
                for name, option in OPTIONS.items() if option.resumable}

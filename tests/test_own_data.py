@@ -490,7 +490,7 @@ def test_the_caller_checks_that_the_model_composes_the_trees(tmp_path):
     its file and line (here a node of three children for a binary cell)."""
     from npcomp.cells import make_cell
     from npcomp.data.tasks import task_trees
-    from npcomp.training.trainer import check_splits
+    from npcomp.training.encoding import check_splits
     path = write(tmp_path / "a.tsv", "text\ttree\tlabel\nfine\t\t1\n"
                                      "a b c\t(X (X a) (X b) (X c))\t0\n")
     own = load_files(path, test=path, text_trees=TextTrees("gold", tokenise=str.split))

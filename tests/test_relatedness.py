@@ -1,5 +1,5 @@
 """npcomp.training.relatedness (sentences to trees, scoring, nearest neighbours, mean
-vectors, cosine, sampling) and trainer.relatedness_metrics, on tiny objects."""
+vectors, cosine, sampling) and evaluation.relatedness_metrics, on tiny objects."""
 import sys
 
 import numpy as np
@@ -12,7 +12,8 @@ from npcomp.data.errors import DataError
 from npcomp.training.relatedness import (SentenceTrees, cosine, encode_sentences, mean_vectors,
                                 neighbours, sample_sentences, score_pairs)
 from npcomp.data.tasks import TaskData, load_task, task_trees
-from npcomp.training.trainer import build_model, relatedness_metrics
+from npcomp.training.evaluation import relatedness_metrics
+from npcomp.training.model_building import build_model
 from test_sick_cli import sick_sentences, write_small_sick
 
 

@@ -604,19 +604,19 @@ def test_a_baseline_killed_before_its_checkpoint_restarts_with_the_shared_option
         tmp_path, monkeypatch, capsys):
     import npcomp.training.trainer
     run_dir = tmp_path / "run"
-    real = npcomp.training.trainer._warm_up
+    real = npcomp.training.trainer.warm_up
 
     def warm_up(model, *args):
         if type(model.cell).__name__ == "MeanVectors":
             raise KeyboardInterrupt
         return real(model, *args)
 
-    monkeypatch.setattr(npcomp.training.trainer, "_warm_up", warm_up)
+    monkeypatch.setattr(npcomp.training.trainer, "warm_up", warm_up)
     argv = ["train", "--dim", "8", "--embedding-dim", "8", "--epochs", "2", "--lr", "0.2",
             "--quiet"]
     assert main([*argv, "--out", str(run_dir)]) == 130
     assert not (run_dir / "baseline" / "checkpoint.npz").exists()
-    monkeypatch.setattr(npcomp.training.trainer, "_warm_up", real)
+    monkeypatch.setattr(npcomp.training.trainer, "warm_up", real)
     assert main(["train", "--resume", str(run_dir), "--quiet"]) == 0
     config = json.loads((run_dir / "baseline" / "metrics.json").read_text())["config"]
     assert config["epochs"] == 2 and config["lr"] == 0.2

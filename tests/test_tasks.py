@@ -167,7 +167,7 @@ def test_train_sst2_with_the_neutral_class(sst2_dir, tmp_path, capsys):
     import json
 
     from npcomp.cli import main
-    from npcomp.training.trainer import load_model
+    from npcomp.training.model_files import load_model
     run_dir = tmp_path / "run"
     argv = ["train", "--model", "lstm", "--task", "sst2", "--data-dir", str(sst2_dir),
             "--neutral", "train", "--dim", "4", "--embedding-dim", "4", "--epochs", "1",

@@ -15,16 +15,11 @@ from npcomp.training.defaults import defaults_for
 from npcomp.data.embeddings import Vocabulary
 from npcomp.training.rundir import RunDirectoryError, RunFileError
 from npcomp.data.tasks import SPLITS, load_task
-from npcomp.training.trainer import (
-    build_model,
-    encode,
-    evaluate,
-    evaluation_points,
-    initial_parameters,
-    load_model,
-    predict_split,
-    train,
-)
+from npcomp.training.encoding import encode
+from npcomp.training.evaluation import evaluate, predict_split
+from npcomp.training.model_building import build_model, initial_parameters
+from npcomp.training.model_files import load_model
+from npcomp.training.trainer import evaluation_points, train
 
 SIZES = (60, 30, 30)
 _original_splits = npcomp.data.synthetic.synthetic_splits
@@ -423,11 +418,11 @@ def compiled():
             for attribute, value in vars(module).items() if isinstance(value, Dispatcher)}
 
 after_warm_up = {}
-warm_up = trainer._warm_up
+warm_up = trainer.warm_up
 def recording_warm_up(*args):
     warm_up(*args)
     after_warm_up.update(compiled())
-trainer._warm_up = recording_warm_up
+trainer.warm_up = recording_warm_up
 trainer.train(json.loads(sys.argv[1]), sys.argv[2], progress=False, echo=lambda *a: None)
 print(json.dumps([after_warm_up, compiled()]))
 """

@@ -44,7 +44,9 @@ def run(args) -> int:
     from npcomp.training.predictions import write_predictions
     from npcomp.training.rundir import predictions_name
     from npcomp.data.tasks import load_task
-    from npcomp.training.trainer import check_splits, encode_split, evaluate, load_model
+    from npcomp.training.encoding import check_splits, encode_split
+    from npcomp.training.evaluation import evaluate
+    from npcomp.training.model_files import load_model
     model, params, config, vocab = load_model(args.run)
     if args.trees is not None:
         return _run_on_trees(args, model, params, config, vocab)
@@ -77,7 +79,8 @@ def _run_on_trees(args, model, params, config, vocab) -> int:
     from npcomp.training.predictions import write_predictions
     from npcomp.data.tasks import PAIR_TASKS, TaskData, load_task
     from npcomp.data.text_trees import parsed_kind
-    from npcomp.training.trainer import check_splits, encode_split, evaluate
+    from npcomp.training.encoding import check_splits, encode_split
+    from npcomp.training.evaluation import evaluate
     if config["task"] in PAIR_TASKS:
         raise ConfigError("trees", f"{config['task']} runs read the dataset's own parses; "
                                    "--trees applies to sst5, sst2 and synthetic runs")

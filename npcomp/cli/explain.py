@@ -125,7 +125,8 @@ def _model_and_trees(args) -> tuple:
 
     from npcomp.data.embeddings import Vocabulary
     from npcomp.data.text_trees import TextTrees
-    from npcomp.training.trainer import build_model, initial_parameters, load_model
+    from npcomp.training.model_building import build_model, initial_parameters
+    from npcomp.training.model_files import load_model
     if args.run is not None:
         model, params, config, vocab = load_model(args.run)
         if config["task"] not in TASK_CLASSES:

@@ -42,7 +42,7 @@ def run(args) -> int:
     from npcomp.data.formats import read_text_lines
     from npcomp.training.relatedness import neighbours, run_sentence_trees, sample_sentences
     from npcomp.data.tasks import load_task
-    from npcomp.training.trainer import load_model
+    from npcomp.training.model_files import load_model
     if args.top < 1:
         raise ConfigError("top", f"must be at least 1, not {args.top}")
     if args.sample < 0:

@@ -42,7 +42,9 @@ def add_parser(commands) -> None:
 def run(args) -> int:
     import numpy as np
     from npcomp.data.text_trees import TextTrees
-    from npcomp.training.trainer import encode, load_model, predict_split
+    from npcomp.training.encoding import encode
+    from npcomp.training.evaluation import predict_split
+    from npcomp.training.model_files import load_model
     _check_html_target(args)       # refused before a model is read
     model, params, config, vocab = load_model(args.run)
     if config["task"] == "sick":
@@ -117,7 +119,7 @@ def _check_composable(trees: list, cell) -> None:
     """DataError naming the line of a tree the model cannot compose (a chain
     for a binary-tree model)."""
     from npcomp.data.tasks import TaskData
-    from npcomp.training.trainer import check_splits
+    from npcomp.training.encoding import check_splits
     if trees:
         check_splits(TaskData("predict", 0, {"input": trees}), cell)
 

@@ -341,7 +341,7 @@ def _list(tables, out: Path, data_dir: str | None, threads_per_run: int) -> int:
 def _seconds_per_seed(table: str, setting: str, options: dict, out: Path,
                       data_dir: str | None, estimates: dict) -> float:
     """Measured on the setting's finished runs in OUT/TABLE, else estimated on
-    a few minibatches (trainer.estimate_seconds), cached in ``estimates``."""
+    a few minibatches (estimate.estimate_seconds), cached in ``estimates``."""
     finished = []
     for metrics_path in sorted((out / table / "runs").glob(f"{setting}-s*/metrics.json")):
         metrics = json.loads(metrics_path.read_text(encoding="utf-8"))
@@ -355,7 +355,7 @@ def _seconds_per_seed(table: str, setting: str, options: dict, out: Path,
         from npcomp.data.errors import DataError
         from npcomp.training.options import OPTIONS
         from npcomp.training.run_config import MissingVectors
-        from npcomp.training.trainer import estimate_seconds
+        from npcomp.training.estimate import estimate_seconds
         from .sweep import config_of
         given = dict(options, threads=1, **({"data_dir": data_dir} if data_dir else {}))
         try:

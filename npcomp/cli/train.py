@@ -177,7 +177,7 @@ def _baseline_beside(config: dict, run_dir, metrics: dict, given: set,
 
 
 def _print_result(metrics: dict) -> None:
-    from npcomp.training.trainer import format_metrics
+    from npcomp.training.evaluation import format_metrics
     unit = "pairs" if metrics["task"] in PAIR_TASKS else "sentences"
     # a fractional epoch when the best dev evaluation fell inside an epoch
     best = metrics.get("best_at") or metrics["best_epoch"]

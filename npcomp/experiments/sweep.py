@@ -716,7 +716,7 @@ def sweep_results(sweep_dir: str | Path, runs: list, outcomes: dict | None = Non
     time)."""
     from npcomp.training.run_paths import relative_where
     from .summary import read_runs, summarise
-    from npcomp.training.trainer import selection_metric
+    from npcomp.training.evaluation import selection_metric
     outcomes = outcomes or {}
     sweep_dir = Path(sweep_dir)
     earlier = _earlier_runs(sweep_dir)

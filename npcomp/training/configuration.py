@@ -12,10 +12,10 @@ import math
 import numbers
 
 from npcomp.cells import registry
+from npcomp.data.choices import PAIR_TASKS
 from npcomp.data.errors import ConfigError
 
 from .options import OPTIONS, form, rates
-from npcomp.data.choices import PAIR_TASKS
 
 FLOAT32_MAX = 3.4028234663852886e38
 

@@ -38,9 +38,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from .encoding import EncodedPairs
+from .evaluation import predict_relatedness, predict_split
 from .figure_counts import counts_of, write_counts
 from .rundir import RunDirectory, predictions_name
-from .trainer import EncodedPairs, predict_relatedness, predict_split
 
 def tree_shape(tree) -> tuple:
     """(height, span) of every node of ``tree``: the longest distance down to
@@ -68,7 +69,7 @@ def class_probabilities(head_name: str, outputs: np.ndarray) -> np.ndarray:
 
 def sentence_records(model, trees, outputs) -> list:
     """One record per tree (module docstring) from the head's outputs at its
-    nodes, in the tree's node order (``trainer.predict_split``)."""
+    nodes, in the tree's node order (``evaluation.predict_split``)."""
     records = []
     for index, (tree, out) in enumerate(zip(trees, outputs)):
         predicted = model.head.decode(out)

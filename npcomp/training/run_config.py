@@ -110,7 +110,7 @@ def _take_vector_dimension(config: dict, given: dict) -> None:
 def resume_changes(options: dict) -> dict:
     """The options given to a resumed run, read as ``build_config`` reads
     them (a vector file found), to be checked against the run's own
-    settings (``trainer.resumed_config``)."""
+    settings (``checkpoints.resumed_config``)."""
     changes = read_options(options)
     if changes.get("vectors") not in (None, "random"):
         changes["vectors"] = str(vectors_file(changes.get("data_dir"), changes["vectors"]))

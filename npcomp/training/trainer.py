@@ -1,4 +1,5 @@
-"""Training, evaluation and the files of a run directory.
+"""The training loop: a run's named steps, from reading its data to testing
+its best model (``train``).
 
 A run directory holds (SPEC Sec. 3):
 
@@ -8,10 +9,11 @@ A run directory holds (SPEC Sec. 3):
   ``root_confusion[gold][predicted]``), training time and speed, the machine
   (CPU, NumPy's SIMD, BLAS, versions: ``machine.py``); rewritten
   after every dev evaluation, so a killed run keeps what it finished;
-* ``model.npz``: the best-dev parameters by name, the config and the vocabulary;
+* ``model.npz``: the best-dev parameters by name, the config and the
+  vocabulary (``model_files.py``);
 * ``checkpoint.npz``: the parameters, optimiser state and random state at the
   latest dev evaluation (with the epoch's order and progress when that was
-  inside an epoch), from which ``--resume`` continues;
+  inside an epoch), from which ``--resume`` continues (``checkpoints.py``);
 * ``log.jsonl``: one JSON record per line (run start, every dev evaluation
   inside an epoch, every epoch, the end);
 * ``predictions.jsonl``: the test split's per-sentence predictions by the
@@ -27,8 +29,6 @@ the end.
 from __future__ import annotations
 
 import copy
-import hashlib
-import json
 import math
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -37,222 +37,26 @@ from pathlib import Path
 
 import numpy as np
 
-from npcomp.cells import make_cell
-from npcomp.cells.interface import StructureError
+from npcomp.data.embeddings import Vocabulary, read_vectors
+from npcomp.data.choices import PAIR_TASKS
+from npcomp.data.tasks import SPLITS, load_task, task_trees
+from npcomp.forest import Forest, supervised_labels
+from npcomp.model import naming_the_sentence
+from npcomp.params import Parameters
+from .checkpoints import (check_same_data, config_digest, epoch_in_progress, fingerprint,
+                          read_checkpoint, resumed_config, write_checkpoint)
 from .configuration import check
-from npcomp.data.errors import ConfigError
 from .defaults import dim_follows_embedding, with_defaults
-from npcomp.data.embeddings import Vocabulary, build_embedding_matrix, read_vectors
-from npcomp.forest import Forest, build_forest, node_words, supervised_labels
-from npcomp.data.formats import _split_source
-from npcomp.data.sick import SickPair
-from npcomp.data.errors import DataError
+from .encoding import EncodedPairs, EncodedSplit, check_splits, encode, encode_split
+from .evaluation import evaluate, format_metrics, selection_metric
 from .machine import machine_description
 from .memory import retain_freed_memory
-from npcomp.model import (PairBatch, PairModel, TreeModel, naming_the_sentence,
-                    require_finite_outputs)
+from .model_building import DTYPES, build_model, initial_parameters
+from .model_files import load_model, save_model
 from .optimizers import make_optimizer
-from .options import RESUMABLE, cell_options
-from npcomp.params import Parameters
+from .predictions import write_predictions
 from .rundir import RunDirectory, RunFileError
 from .run_paths import recorded_config, recorded_metrics
-from npcomp.data.tasks import PAIR_TASKS, SPLITS, load_task, task_trees
-
-DTYPES = {"float32": np.float32, "float64": np.float64}
-
-
-@dataclass
-class EncodedSplit:
-    """A split's trees with each node's word id, ready to pack into forests;
-    ``labels`` (per tree) replaces the trees' own labels in training batches
-    (the supervision mode's)."""
-    trees: list
-    words: list
-    labels: list | None = None
-
-    def __len__(self) -> int:
-        return len(self.trees)
-
-    def forest(self, indices, labels=None):
-        return build_forest([self.trees[i] for i in indices], [self.words[i] for i in indices],
-                            None if labels is None else [labels[i] for i in indices])
-
-    def batch(self, indices):
-        """The training minibatch of trees ``indices``: a forest."""
-        return self.forest(indices, self.labels)
-
-    def forest_trees(self, indices) -> list:
-        """The trees of ``batch(indices)``, in the forest's order."""
-        return [self.trees[i] for i in indices]
-
-
-@dataclass
-class EncodedPairs:
-    """A split's sentence pairs: left trees, right trees, word ids, scores (m,)."""
-    left: EncodedSplit
-    right: EncodedSplit
-    scores: np.ndarray
-
-    def __len__(self) -> int:
-        return len(self.left)
-
-    def forest_trees(self, indices) -> list:
-        """The trees of ``batch(indices)``, in the forest's order."""
-        indices = list(indices)
-        return [self.left.trees[i] for i in indices] + [self.right.trees[i] for i in indices]
-
-    def batch(self, indices) -> PairBatch:
-        """Pairs ``indices`` as one forest, left sentences first."""
-        indices = list(indices)
-        trees = [self.left.trees[i] for i in indices] + [self.right.trees[i] for i in indices]
-        words = [self.left.words[i] for i in indices] + [self.right.words[i] for i in indices]
-        return PairBatch(build_forest(trees, words), self.scores[indices])
-
-
-def encode(trees, vocab: Vocabulary) -> EncodedSplit:
-    return EncodedSplit(list(trees), [node_words(t, vocab.encode(t.tokens)) for t in trees])
-
-
-def encode_split(items, vocab: Vocabulary):
-    """A split's trees (EncodedSplit) or sentence pairs (EncodedPairs)."""
-    items = list(items)
-    if items and isinstance(items[0], SickPair):
-        return EncodedPairs(encode([pair.tree_a for pair in items], vocab),
-                            encode([pair.tree_b for pair in items], vocab),
-                            np.array([pair.score for pair in items], dtype=np.float64))
-    return encode(items, vocab)
-
-
-def selection_metric(task: str) -> str:
-    """The dev metric model selection maximises."""
-    return "pearson" if task in PAIR_TASKS else "root_acc"
-
-
-# --------------------------------------------------------------------------
-# evaluation
-# --------------------------------------------------------------------------
-
-def predict_split(model: TreeModel, params: Parameters, split: EncodedSplit,
-                  batch_size: int = 512):
-    """Per tree: the head's outputs at its nodes (class probabilities, or the
-    ordinal head's cumulative ones), in the tree's own node order."""
-    results = []
-    for start in range(0, len(split), batch_size):
-        indices = range(start, min(start + batch_size, len(split)))
-        forest = split.forest(indices)
-        with naming_the_sentence(split.trees[start:start + len(indices)]):
-            outputs = model.outputs(params, forest)
-        require_finite_outputs(outputs, forest.tree, split.trees, start)
-        for position in range(len(indices)):
-            nodes = np.flatnonzero(forest.tree == position)
-            in_tree_order = np.empty((nodes.shape[0], outputs.shape[1]), dtype=outputs.dtype)
-            in_tree_order[forest.origin[nodes]] = outputs[nodes]
-            results.append(in_tree_order)
-    return results
-
-
-def predict_relatedness(model: PairModel, params: Parameters, split: EncodedPairs,
-                        batch_size: int = 512, helpers=None) -> np.ndarray:
-    """(m,) predicted relatedness of every pair, ``batch_size`` pairs a forest
-    (every other forest on ``helpers`` when given)."""
-    def score(start: int):
-        indices = range(start, min(start + batch_size, len(split)))
-        with naming_the_sentence(split.forest_trees(indices)):
-            distributions = model.outputs(params, split.batch(indices))
-        require_finite_outputs(distributions, np.arange(len(indices)), split.left.trees, start)
-        return distributions @ model.head.ratings(distributions.dtype)
-    return np.concatenate(_over_batches(score, len(split), batch_size, helpers))
-
-
-def _over_batches(function, total: int, batch_size: int, helpers=None) -> list:
-    """[function(start) for each batch start], every other batch on ``helpers``
-    (an executor) when given; results in batch order."""
-    starts = list(range(0, total, batch_size))
-    if helpers is None:
-        return [function(start) for start in starts]
-    futures = {start: helpers.submit(function, start) for start in starts[1::2]}
-    results = {start: function(start) for start in starts[0::2]}
-    results.update({start: future.result() for start, future in futures.items()})
-    return [results[start] for start in starts]
-
-
-def relatedness_metrics(predicted: np.ndarray, gold: np.ndarray) -> dict:
-    """Pearson's r, Spearman's rho and the mean squared error (Tai Table 3)."""
-    from scipy.stats import pearsonr, spearmanr
-    predicted = np.asarray(predicted, dtype=np.float64)
-    gold = np.asarray(gold, dtype=np.float64)
-    constant = predicted.size < 2 or np.ptp(predicted) == 0.0
-    return {"pearson": 0.0 if constant else float(pearsonr(predicted, gold)[0]),
-            "spearman": 0.0 if constant else float(spearmanr(predicted, gold)[0]),
-            "mse": float(np.mean((predicted - gold) ** 2)), "pairs": int(gold.size)}
-
-
-def evaluate(model, params: Parameters, split, batch_size: int = 512, helpers=None) -> dict:
-    """Metrics of a split: ``relatedness_metrics`` for sentence pairs;
-    for trees, root and all-node accuracy (percent) over labelled nodes,
-    SST-style, and the roots' confusion matrix (``root_confusion[gold][predicted]``,
-    counts).
-
-    Forests of at most ``batch_size`` sentences (pairs); with ``helpers`` (an
-    executor) every other forest is evaluated on a helper thread meanwhile."""
-    if isinstance(split, EncodedPairs):
-        return relatedness_metrics(predict_relatedness(model, params, split, batch_size,
-                                                       helpers), split.scores)
-    n_classes = model.n_classes
-
-    def count(start: int):
-        indices = range(start, min(start + batch_size, len(split)))
-        forest = split.forest(indices)
-        with naming_the_sentence(split.trees[start:start + len(indices)]):
-            outputs = model.outputs(params, forest)
-        require_finite_outputs(outputs, forest.tree, split.trees, start)
-        predicted = model.head.decode(outputs)
-        labelled = forest.label >= 0
-        roots = forest.root[forest.label[forest.root] >= 0]
-        confusion = np.zeros((n_classes, n_classes), dtype=np.int64)
-        np.add.at(confusion, (forest.label[roots], predicted[roots]), 1)
-        return (confusion, int(np.sum(predicted[labelled] == forest.label[labelled])),
-                int(labelled.sum()))
-
-    counts = _over_batches(count, len(split), batch_size, helpers)
-    confusion = sum(c[0] for c in counts)
-    all_correct, all_total = (sum(c[k] for c in counts) for k in (1, 2))
-    return {"root_acc": 100.0 * np.trace(confusion) / max(confusion.sum(), 1),
-            "all_acc": 100.0 * all_correct / max(all_total, 1),
-            "sentences": len(split), "labelled_nodes": all_total,
-            "root_confusion": confusion.tolist()}
-
-
-# --------------------------------------------------------------------------
-# building a model from a config
-# --------------------------------------------------------------------------
-
-def build_model(config: dict, vocab: Vocabulary, n_classes: int):
-    """A TreeModel, or a PairModel for a pair task (SICK); ``n_classes`` are
-    the classes it predicts."""
-    # a cell option not in the config is not given: the cell's own default
-    cell = make_cell(config["model"], config["embedding_dim"], config["dim"],
-                     **{option: config.get(option) for option in cell_options()})
-    if config["task"] in PAIR_TASKS:
-        return PairModel(cell, len(vocab), config["embedding_dim"],
-                         hidden_dim=config["similarity_dim"], n_classes=n_classes)
-    return TreeModel(cell, n_classes, len(vocab), config["embedding_dim"],
-                     head=config["head"], training_only_classes=int(config["neutral"] == "train"))
-
-
-def initial_parameters(config, model, vocab, vectors, rng, report):
-    """A new model's parameters in the config's dtype: the cell's and heads'
-    initialisation, the word vectors from ``vectors`` (or drawn as
-    ``config["oov"]`` says); ``report["embedding"]`` says how."""
-    # word matrices (matrix-space model): the cell knows their starting point
-    embedding = model.cell.initial_embedding(len(vocab), rng) if vectors is None else None
-    if embedding is not None:
-        report["embedding"] = {"initialised_by": config["model"]}
-    else:
-        embedding, report["embedding"] = build_embedding_matrix(
-            vocab, config["embedding_dim"], rng, vectors=vectors, oov=config["oov"],
-            scale=config["oov_scale"], dtype=np.float64)
-    return model.new_parameters(rng, embedding, dtype=DTYPES[config["dtype"]])
 
 
 @dataclass
@@ -280,10 +84,6 @@ def evaluation_points(n_batches: int, evals_per_epoch: int) -> list:
                    for k in range(1, evals_per_epoch + 1)})
 
 
-# --------------------------------------------------------------------------
-# the run's files
-# --------------------------------------------------------------------------
-
 class TrainingStopped(Exception):
     """Training stopped on a non-finite or diverging quantity; the run
     directory keeps the last good checkpoint and the best model so far."""
@@ -294,100 +94,12 @@ class TrainingStopped(Exception):
 # (the model as initialised) stops training as diverged
 DIVERGENCE_FACTOR = 10.0
 DIVERGENCE_WINDOW = 10
-CHECKPOINT_KEYS = ("params", "config", "rng", "metrics", "vocab", "fingerprints")
-
-
-def save_model(directory: RunDirectory, params: Parameters, config: dict, vocab: Vocabulary,
-               n_classes: int) -> None:
-    arrays = {f"param.{name}": value for name, value in params.items()}
-    directory.save_npz("model.npz", config=np.array(json.dumps(config)),
-                       vocab=np.array(vocab.to_list()), n_classes=np.array(n_classes), **arrays)
-
-
-def load_model(run_dir: str | Path):
-    """(model, params, config, vocab) of a run's best-dev checkpoint."""
-    directory = RunDirectory(run_dir)
-    if not directory.model_path.is_file():
-        raise RunFileError(f"{directory.model_path}: no model in this run directory (training "
-                           "writes it at the first dev evaluation)")
-    archive = directory.load_npz("model.npz", required=("config", "vocab", "n_classes"))
-    try:
-        config = with_defaults(json.loads(str(archive["config"])))
-        vocab = Vocabulary.from_list(list(archive["vocab"]))
-        n_classes = int(archive["n_classes"])
-        model = build_model(config, vocab, n_classes)
-        params = Parameters(model.layout, DTYPES[config["dtype"]])
-        for name, view in params.items():
-            view[...] = archive[f"param.{name}"]
-    except (KeyError, ValueError, TypeError, json.JSONDecodeError) as error:
-        raise RunFileError(f"{directory.model_path}: damaged run file ({type(error).__name__}: "
-                           f"{error})") from None
-    return model, params, config, vocab
 
 
 def write_metrics(directory: RunDirectory, metrics: dict) -> None:
     """``metrics.json``, its config's paths relative (``run_paths.py``)."""
     directory.write_json("metrics.json", recorded_metrics(metrics))
 
-
-def _fingerprint(items) -> str:
-    """A digest of a split's trees (or pairs): words, structure, labels, scores."""
-    digest = hashlib.sha256()
-    for item in items:
-        trees = (item.tree_a, item.tree_b) if isinstance(item, SickPair) else (item,)
-        for tree in trees:
-            digest.update("\x1f".join(tree.tokens).encode("utf-8", "surrogatepass"))
-            for array in (tree.parent, tree.token_index, tree.label):
-                digest.update(np.ascontiguousarray(array, dtype=np.int32).tobytes())
-        if isinstance(item, SickPair):
-            digest.update(np.float64(item.score).tobytes())
-    return digest.hexdigest()
-
-
-def _config_digest(config: dict) -> str:
-    return hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()
-
-
-def read_checkpoint(directory: RunDirectory) -> dict:
-    """The checkpoint's arrays, its config and metrics decoded; RunFileError
-    when it is missing or damaged."""
-    if not directory.checkpoint_path.is_file():
-        raise RunFileError(f"{directory.checkpoint_path}: nothing to resume (a run writes its "
-                           "checkpoint at its first dev evaluation)")
-    saved = directory.load_npz("checkpoint.npz", required=CHECKPOINT_KEYS)
-    try:
-        saved["config"] = json.loads(str(saved["config"]))
-        saved["metrics"] = json.loads(str(saved["metrics"]))
-        saved["rng"] = json.loads(str(saved["rng"]))
-        saved["fingerprints"] = json.loads(str(saved["fingerprints"]))
-    except json.JSONDecodeError as error:
-        raise RunFileError(f"{directory.checkpoint_path}: damaged run file ({error})") from None
-    if saved["fingerprints"].get("config") != _config_digest(saved["config"]):
-        raise RunFileError(f"{directory.checkpoint_path}: damaged run file (its configuration "
-                           "does not match the digest recorded with it)")
-    return saved
-
-
-def resumed_config(saved: dict, changes: dict) -> dict:
-    """The checkpoint's config with ``changes`` applied: the resumable options
-    (``options.RESUMABLE``: more epochs, another data directory or thread
-    count); any other key must keep its saved value."""
-    config = dict(saved)
-    refused = {key: value for key, value in changes.items()
-               if key not in RESUMABLE and saved.get(key) != value}
-    if refused:
-        listed = ", ".join(f"{key} {value!r} (the run has {saved.get(key)!r})"
-                           for key, value in refused.items())
-        raise ConfigError(next(iter(refused)), f"a resumed run continues with its own "
-                          f"settings; it cannot take {listed}. Only {', '.join(RESUMABLE)} "
-                          "may change; start a new run for other settings")
-    config.update({key: value for key, value in changes.items() if key in RESUMABLE})
-    return config
-
-
-# --------------------------------------------------------------------------
-# training
-# --------------------------------------------------------------------------
 
 @dataclass
 class Run:
@@ -435,7 +147,7 @@ def train(config: dict, run_dir: str | Path, resume: bool = False, overwrite: bo
         directory.check_usable(overwrite)
         config = with_defaults(config)
     check(config)
-    run = _prepare(config, directory, saved, echo)
+    run = prepare_run(config, directory, saved, echo)
     # a checkpoint holds the parameters and up to two optimiser states, written
     # beside the previous one: room for both, before anything is written
     directory.check_space(2 * 4 * run.params.flat.nbytes + (1 << 20))
@@ -447,7 +159,7 @@ def train(config: dict, run_dir: str | Path, resume: bool = False, overwrite: bo
         else:
             resumed_epoch = _restore(run, saved)
         tick = time.perf_counter()
-        _warm_up(run.model, run.params, run.optimizer, run.splits["train"], config)
+        warm_up(run.model, run.params, run.optimizer, run.splits["train"], config)
         run.metrics["warm_up_s"] = time.perf_counter() - tick
         # what a user waits before the first epoch: reading the data and vectors, then
         # compiling the kernels (or loading them from numba's cache on later runs)
@@ -472,7 +184,7 @@ def train(config: dict, run_dir: str | Path, resume: bool = False, overwrite: bo
     return run.metrics
 
 
-def _prepare(config: dict, directory: RunDirectory, saved: dict | None, echo) -> Run:
+def prepare_run(config: dict, directory: RunDirectory, saved: dict | None, echo) -> Run:
     """Read the data (and the vectors of a fresh run), check every split
     against the model, and build the model, parameters and optimiser."""
     vectors = None
@@ -484,10 +196,10 @@ def _prepare(config: dict, directory: RunDirectory, saved: dict | None, echo) ->
     task = load_task(config["task"], config.get("data_dir"), config["structure"],
                      seed=config["seed"], spans=config["supervision"] == "spans",
                      parses_dir=config.get("parses_dir"), neutral=config["neutral"])
-    fingerprints = {split: _fingerprint(task.splits[split]) for split in SPLITS}
-    fingerprints["config"] = _config_digest(config)
+    fingerprints = {split: fingerprint(task.splits[split]) for split in SPLITS}
+    fingerprints["config"] = config_digest(config)
     if saved is not None:
-        _check_same_data(saved, fingerprints, config, directory)
+        check_same_data(saved, fingerprints, config, directory)
         vocab = Vocabulary.from_list(list(saved["vocab"]))
     else:
         vocab = Vocabulary.from_trees(t for split in SPLITS for t in task_trees(task, split))
@@ -520,48 +232,6 @@ def _prepare(config: dict, directory: RunDirectory, saved: dict | None, echo) ->
                fingerprints=fingerprints, echo=echo)
 
 
-def _check_same_data(saved: dict, fingerprints: dict, config: dict,
-                     directory: RunDirectory) -> None:
-    """Refuse to resume on data other than the run's."""
-    changed = [split for split in SPLITS if saved["fingerprints"].get(split) != fingerprints[split]]
-    if changed:
-        raise ConfigError("data_dir", f"the {' and '.join(changed)} data of {config['task']} "
-                          f"differ from those {directory.path} was trained on (files edited, "
-                          "or another data directory): resuming would bind its parameters "
-                          "to other sentences; start a new run instead")
-
-
-def check_splits(task, cell) -> None:
-    """Every split of ``task`` non-empty and every tree one the cell can
-    compose, checked before training; DataError names the file and line of a
-    bad tree."""
-    for split, items in task.splits.items():
-        if not items:
-            raise DataError(f"the {split} split of {task.name} is empty (sst2 drops sentences "
-                            "whose root is neutral): nothing to "
-                            f"{'train on' if split == 'train' else 'evaluate'}")
-        trees = task_trees(task, split)
-        for start in range(0, len(trees), 1024):
-            chunk = trees[start:start + 1024]
-            try:
-                cell.check_forest(_structure_forest(chunk))
-            except ValueError:
-                for tree in chunk:  # which tree: a forest of one at a time
-                    try:
-                        cell.check_forest(_structure_forest([tree]))
-                    except StructureError as error:   # the node, in the tree's own numbering
-                        raise DataError(f"{error.reason} (node {error.node} of its tree)",
-                                        *_split_source(tree.source)) from None
-                    except ValueError as error:
-                        raise DataError(str(error), *_split_source(tree.source)) from None
-                raise
-
-
-def _structure_forest(trees):
-    """A forest of ``trees`` carrying their structure (any word id >= 0 where a node reads one)."""
-    return build_forest(trees, [np.where(tree.token_index >= 0, 0, -1) for tree in trees])
-
-
 def _start(run: Run, overwrite: bool) -> None:
     """A fresh run: the directory's old run set aside if asked, the first log record."""
     directory = run.directory
@@ -592,9 +262,10 @@ def _restore(run: Run, saved: dict):
     metrics["config"] = run.config
     run.metrics = metrics
     resumed_epoch = None
-    if "epoch_order" in saved:
-        resumed_epoch = EpochState(order=saved["epoch_order"],
-                                   **json.loads(str(saved["epoch_state"])))
+    in_progress = epoch_in_progress(saved)
+    if in_progress is not None:
+        order, progress = in_progress
+        resumed_epoch = EpochState(order=order, **progress)
     done = len(metrics["epochs"])
     where = (f"epoch {done}" + (f" and {resumed_epoch.done} minibatches of epoch {done + 1}"
                                 if resumed_epoch else ""))
@@ -644,7 +315,7 @@ def _train_epoch(run: Run, epoch: int, state: EpochState, progress: bool) -> Non
     while state.done < n_batches:
         indices = state.order[state.done * batch_size:(state.done + 1) * batch_size]
         tick = time.perf_counter()
-        loss = _step(run, indices, epoch, state.done + 1)
+        loss = train_step(run, indices, epoch, state.done + 1)
         state.wall_s += time.perf_counter() - tick
         state.loss_sum += loss * len(indices)
         state.done += 1
@@ -669,7 +340,7 @@ def _train_epoch(run: Run, epoch: int, state: EpochState, progress: bool) -> Non
     _end_epoch(run, epoch, state)
 
 
-def _step(run: Run, indices, epoch: int, minibatch: int) -> float:
+def train_step(run: Run, indices, epoch: int, minibatch: int) -> float:
     """One minibatch: loss and gradient, checked, then the update; the loss."""
     config = run.config
     train_split = run.splits["train"]
@@ -768,15 +439,10 @@ def _require_finite_state(run: Run, at: float) -> None:
 def _checkpoint(run: Run, epoch_state: EpochState | None = None) -> None:
     """Everything --resume needs, written after every dev evaluation."""
     _require_finite_state(run, len(run.metrics["epochs"]))
-    inside = ({} if epoch_state is None else
-              {"epoch_order": epoch_state.order,
-               "epoch_state": np.array(json.dumps(epoch_state.progress()))})
-    run.directory.save_npz(
-        "checkpoint.npz", params=run.params.flat, config=np.array(json.dumps(run.config)),
-        rng=np.array(json.dumps(run.rng.bit_generator.state)),
-        metrics=np.array(json.dumps(run.metrics)), vocab=np.array(run.vocab.to_list()),
-        fingerprints=np.array(json.dumps(run.fingerprints)),
-        **run.optimizer.state_dict(), **inside)
+    write_checkpoint(run.directory, run.params, run.optimizer.state_dict(), run.rng, run.config,
+                     run.metrics, run.vocab, run.fingerprints,
+                     None if epoch_state is None else epoch_state.order,
+                     None if epoch_state is None else epoch_state.progress())
 
 
 def _end_epoch(run: Run, epoch: int, state: EpochState) -> None:
@@ -821,67 +487,11 @@ def _test(run: Run) -> None:
     metrics["test_eval_s"] = time.perf_counter() - tick
     # the per-sentence predictions behind the figures (npcomp plot), on disk
     # before the test metrics that mark the run finished
-    from .predictions import write_predictions  # it builds on this module
     write_predictions(run.directory, best_model, best_params, run.splits["test"], "test",
                       run.config["eval_batch_size"], run.helper, task=run.config["task"])
     write_metrics(run.directory, metrics)
     run.directory.append_log({"event": "end", "best_epoch": metrics["best_epoch"],
                               "dev": metrics["dev"], "test": metrics["test"]})
-
-
-def estimate_seconds(config: dict, minibatches: int = 8) -> float:
-    """The seconds a run of ``config`` would take here, measured on a few
-    minibatches: its kernels warmed up, ``minibatches`` timed training steps
-    of its own minibatch size, and one forest of dev sentences evaluated,
-    scaled to its epochs, dev evaluations, training-sentence accuracy and
-    test; reading the data is counted once.  Nothing is written."""
-    tick = time.perf_counter()
-    retain_freed_memory()
-    run = _prepare(with_defaults(config), RunDirectory(Path(".")), None,
-                   echo=lambda *args: None)
-    _warm_up(run.model, run.params, run.optimizer, run.splits["train"], run.config)
-    setup = time.perf_counter() - tick
-    config, batch_size = run.config, run.config["batch_size"]
-    train = run.splits["train"]
-    order = run.rng.permutation(len(train))
-    times = []
-    for k in range(minibatches):
-        tick = time.perf_counter()
-        _step(run, order[k * batch_size:(k + 1) * batch_size], 1, k + 1)
-        times.append(time.perf_counter() - tick)
-    step = float(np.median(times))   # a step slowed by another process counts less
-    examples = len(train)
-    if config["span_samples"]:
-        examples = len(run.task.span_groups.whole) * (1 + config["span_samples"])
-    dev = run.splits["dev"]
-    sample = min(len(dev), config["eval_batch_size"])
-    tick = time.perf_counter()
-    _evaluate(run, _first(dev, sample))
-    per_sentence = (time.perf_counter() - tick) / max(sample, 1)
-    evaluated = (config["epochs"] * config["evals_per_epoch"] * len(dev)
-                 + config["epochs"] * len(run.train_sentences) * config["train_eval"]
-                 + len(run.splits["test"]))
-    return setup + config["epochs"] * -(-examples // batch_size) * step \
-        + evaluated * per_sentence
-
-
-def _first(split, count: int):
-    """The first ``count`` examples of an encoded split."""
-    if isinstance(split, EncodedPairs):
-        return EncodedPairs(_first(split.left, count), _first(split.right, count),
-                            split.scores[:count])
-    return EncodedSplit(split.trees[:count], split.words[:count],
-                        None if split.labels is None else split.labels[:count])
-
-
-def format_metrics(metrics: dict, short: bool = False) -> str:
-    """``root 45.10  all 80.20`` or ``pearson 0.8512  spearman 0.7901  mse 0.2830``."""
-    if "pearson" in metrics:
-        text = f"pearson {metrics['pearson']:.4f}"
-        return text if short else (f"{text}  spearman {metrics['spearman']:.4f}  "
-                                   f"mse {metrics['mse']:.4f}")
-    text = f"root {metrics['root_acc']:.2f}"
-    return text if short else f"{text}  all {metrics['all_acc']:.2f}"
 
 
 def _regularisation(config) -> dict:
@@ -892,7 +502,7 @@ def _regularisation(config) -> dict:
             "recurrent_dropout": config["recurrent_dropout"]}
 
 
-def _warm_up(model, params, optimizer, split, config):
+def warm_up(model, params, optimizer, split, config):
     """Compile (or load from cache) every kernel, untimed, on the split's two
     largest examples: a minibatch of one-word spans, which has no inner node,
     would leave the inner nodes' kernels to compile inside the first timed

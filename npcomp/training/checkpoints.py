@@ -1,0 +1,117 @@
+"""A run's checkpoint, ``checkpoint.npz``: everything ``--resume`` needs.
+
+Written after every dev evaluation: the parameters (flat), the optimiser's
+state, the random generator's state, the metrics record, the configuration
+and the vocabulary, with the epoch's minibatch order and progress when the
+evaluation fell inside an epoch, and the fingerprints (SHA-256 digests) of
+the configuration and of every split's data.  A resumed run keeps the
+checkpoint's configuration but for the resumable options, and refuses data
+other than the run's.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+
+import numpy as np
+
+from npcomp.data.embeddings import Vocabulary
+from npcomp.data.errors import ConfigError
+from npcomp.data.formats import SickPair
+from npcomp.data.tasks import SPLITS
+from npcomp.params import Parameters
+from .options import RESUMABLE
+from .rundir import RunDirectory, RunFileError
+
+CHECKPOINT_KEYS = ("params", "config", "rng", "metrics", "vocab", "fingerprints")
+
+
+def fingerprint(items) -> str:
+    """A digest of a split's trees (or pairs): words, structure, labels, scores."""
+    digest = hashlib.sha256()
+    for item in items:
+        trees = (item.tree_a, item.tree_b) if isinstance(item, SickPair) else (item,)
+        for tree in trees:
+            digest.update("\x1f".join(tree.tokens).encode("utf-8", "surrogatepass"))
+            for array in (tree.parent, tree.token_index, tree.label):
+                digest.update(np.ascontiguousarray(array, dtype=np.int32).tobytes())
+        if isinstance(item, SickPair):
+            digest.update(np.float64(item.score).tobytes())
+    return digest.hexdigest()
+
+
+def config_digest(config: dict) -> str:
+    return hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()
+
+
+def write_checkpoint(directory: RunDirectory, params: Parameters, optimizer_state: dict,
+                     rng: np.random.Generator, config: dict, metrics: dict, vocab: Vocabulary,
+                     fingerprints: dict, epoch_order: np.ndarray | None = None,
+                     epoch_progress: dict | None = None) -> None:
+    """``checkpoint.npz``; ``epoch_order`` and ``epoch_progress`` when the
+    run is inside an epoch (``epoch_in_progress`` reads them back)."""
+    inside = ({} if epoch_order is None else
+              {"epoch_order": epoch_order,
+               "epoch_state": np.array(json.dumps(epoch_progress))})
+    directory.save_npz(
+        "checkpoint.npz", params=params.flat, config=np.array(json.dumps(config)),
+        rng=np.array(json.dumps(rng.bit_generator.state)),
+        metrics=np.array(json.dumps(metrics)), vocab=np.array(vocab.to_list()),
+        fingerprints=np.array(json.dumps(fingerprints)),
+        **optimizer_state, **inside)
+
+
+def read_checkpoint(directory: RunDirectory) -> dict:
+    """The checkpoint's arrays, its config and metrics decoded; RunFileError
+    when it is missing or damaged."""
+    if not directory.checkpoint_path.is_file():
+        raise RunFileError(f"{directory.checkpoint_path}: nothing to resume (a run writes its "
+                           "checkpoint at its first dev evaluation)")
+    saved = directory.load_npz("checkpoint.npz", required=CHECKPOINT_KEYS)
+    try:
+        saved["config"] = json.loads(str(saved["config"]))
+        saved["metrics"] = json.loads(str(saved["metrics"]))
+        saved["rng"] = json.loads(str(saved["rng"]))
+        saved["fingerprints"] = json.loads(str(saved["fingerprints"]))
+    except json.JSONDecodeError as error:
+        raise RunFileError(f"{directory.checkpoint_path}: damaged run file ({error})") from None
+    if saved["fingerprints"].get("config") != config_digest(saved["config"]):
+        raise RunFileError(f"{directory.checkpoint_path}: damaged run file (its configuration "
+                           "does not match the digest recorded with it)")
+    return saved
+
+
+def epoch_in_progress(saved: dict) -> tuple | None:
+    """(order, progress) of the epoch a checkpoint (``read_checkpoint``) was
+    written inside; None when it was written at an epoch's end."""
+    if "epoch_order" not in saved:
+        return None
+    return saved["epoch_order"], json.loads(str(saved["epoch_state"]))
+
+
+def resumed_config(saved: dict, changes: dict) -> dict:
+    """The checkpoint's config with ``changes`` applied: the resumable options
+    (``options.RESUMABLE``: more epochs, another data directory or thread
+    count); any other key must keep its saved value."""
+    config = dict(saved)
+    refused = {key: value for key, value in changes.items()
+               if key not in RESUMABLE and saved.get(key) != value}
+    if refused:
+        listed = ", ".join(f"{key} {value!r} (the run has {saved.get(key)!r})"
+                           for key, value in refused.items())
+        raise ConfigError(next(iter(refused)), f"a resumed run continues with its own "
+                          f"settings; it cannot take {listed}. Only {', '.join(RESUMABLE)} "
+                          "may change; start a new run for other settings")
+    config.update({key: value for key, value in changes.items() if key in RESUMABLE})
+    return config
+
+
+def check_same_data(saved: dict, fingerprints: dict, config: dict,
+                    directory: RunDirectory) -> None:
+    """Refuse to resume on data other than the run's."""
+    changed = [split for split in SPLITS if saved["fingerprints"].get(split) != fingerprints[split]]
+    if changed:
+        raise ConfigError("data_dir", f"the {' and '.join(changed)} data of {config['task']} "
+                          f"differ from those {directory.path} was trained on (files edited, "
+                          "or another data directory): resuming would bind its parameters "
+                          "to other sentences; start a new run instead")

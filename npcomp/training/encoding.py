@@ -1,0 +1,119 @@
+"""A task's splits made ready for a model: checked against its cell, and
+encoded as word ids (``EncodedSplit`` for trees, ``EncodedPairs`` for SICK's
+sentence pairs) that pack into forests.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from npcomp.cells.interface import StructureError
+from npcomp.data.embeddings import Vocabulary
+from npcomp.data.errors import DataError
+from npcomp.data.formats import SickPair, _split_source
+from npcomp.data.tasks import task_trees
+from npcomp.forest import build_forest, node_words
+from npcomp.model import PairBatch
+
+
+@dataclass
+class EncodedSplit:
+    """A split's trees with each node's word id, ready to pack into forests;
+    ``labels`` (per tree) replaces the trees' own labels in training batches
+    (the supervision mode's)."""
+    trees: list
+    words: list
+    labels: list | None = None
+
+    def __len__(self) -> int:
+        return len(self.trees)
+
+    def forest(self, indices, labels=None):
+        return build_forest([self.trees[i] for i in indices], [self.words[i] for i in indices],
+                            None if labels is None else [labels[i] for i in indices])
+
+    def batch(self, indices):
+        """The training minibatch of trees ``indices``: a forest."""
+        return self.forest(indices, self.labels)
+
+    def forest_trees(self, indices) -> list:
+        """The trees of ``batch(indices)``, in the forest's order."""
+        return [self.trees[i] for i in indices]
+
+
+@dataclass
+class EncodedPairs:
+    """A split's sentence pairs: left trees, right trees, word ids, scores (m,)."""
+    left: EncodedSplit
+    right: EncodedSplit
+    scores: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.left)
+
+    def forest_trees(self, indices) -> list:
+        """The trees of ``batch(indices)``, in the forest's order."""
+        indices = list(indices)
+        return [self.left.trees[i] for i in indices] + [self.right.trees[i] for i in indices]
+
+    def batch(self, indices) -> PairBatch:
+        """Pairs ``indices`` as one forest, left sentences first."""
+        indices = list(indices)
+        trees = [self.left.trees[i] for i in indices] + [self.right.trees[i] for i in indices]
+        words = [self.left.words[i] for i in indices] + [self.right.words[i] for i in indices]
+        return PairBatch(build_forest(trees, words), self.scores[indices])
+
+
+def encode(trees, vocab: Vocabulary) -> EncodedSplit:
+    return EncodedSplit(list(trees), [node_words(t, vocab.encode(t.tokens)) for t in trees])
+
+
+def encode_split(items, vocab: Vocabulary):
+    """A split's trees (EncodedSplit) or sentence pairs (EncodedPairs)."""
+    items = list(items)
+    if items and isinstance(items[0], SickPair):
+        return EncodedPairs(encode([pair.tree_a for pair in items], vocab),
+                            encode([pair.tree_b for pair in items], vocab),
+                            np.array([pair.score for pair in items], dtype=np.float64))
+    return encode(items, vocab)
+
+
+def first_examples(split, count: int):
+    """The first ``count`` examples of an encoded split."""
+    if isinstance(split, EncodedPairs):
+        return EncodedPairs(first_examples(split.left, count), first_examples(split.right, count),
+                            split.scores[:count])
+    return EncodedSplit(split.trees[:count], split.words[:count],
+                        None if split.labels is None else split.labels[:count])
+
+
+def check_splits(task, cell) -> None:
+    """Every split of ``task`` non-empty and every tree one the cell can
+    compose, checked before training; DataError names the file and line of a
+    bad tree."""
+    for split, items in task.splits.items():
+        if not items:
+            raise DataError(f"the {split} split of {task.name} is empty (sst2 drops sentences "
+                            "whose root is neutral): nothing to "
+                            f"{'train on' if split == 'train' else 'evaluate'}")
+        trees = task_trees(task, split)
+        for start in range(0, len(trees), 1024):
+            chunk = trees[start:start + 1024]
+            try:
+                cell.check_forest(_structure_forest(chunk))
+            except ValueError:
+                for tree in chunk:  # which tree: a forest of one at a time
+                    try:
+                        cell.check_forest(_structure_forest([tree]))
+                    except StructureError as error:   # the node, in the tree's own numbering
+                        raise DataError(f"{error.reason} (node {error.node} of its tree)",
+                                        *_split_source(tree.source)) from None
+                    except ValueError as error:
+                        raise DataError(str(error), *_split_source(tree.source)) from None
+                raise
+
+
+def _structure_forest(trees):
+    """A forest of ``trees`` carrying their structure (any word id >= 0 where a node reads one)."""
+    return build_forest(trees, [np.where(tree.token_index >= 0, 0, -1) for tree in trees])

@@ -1,0 +1,54 @@
+"""How long a run would take on this machine, measured rather than guessed:
+the run's own setup and kernels, a few of its training steps, and one forest
+of its dev sentences, scaled to the whole run (``npcomp reproduce``'s plan).
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+
+from .defaults import with_defaults
+from .encoding import first_examples
+from .evaluation import evaluate
+from .memory import retain_freed_memory
+from .rundir import RunDirectory
+from .trainer import prepare_run, train_step, warm_up
+
+
+def estimate_seconds(config: dict, minibatches: int = 8) -> float:
+    """The seconds a run of ``config`` would take here, measured on a few
+    minibatches: its kernels warmed up, ``minibatches`` timed training steps
+    of its own minibatch size, and one forest of dev sentences evaluated,
+    scaled to its epochs, dev evaluations, training-sentence accuracy and
+    test; reading the data is counted once.  Nothing is written."""
+    tick = time.perf_counter()
+    retain_freed_memory()
+    run = prepare_run(with_defaults(config), RunDirectory(Path(".")), None,
+                      echo=lambda *args: None)
+    warm_up(run.model, run.params, run.optimizer, run.splits["train"], run.config)
+    setup = time.perf_counter() - tick
+    config, batch_size = run.config, run.config["batch_size"]
+    train = run.splits["train"]
+    order = run.rng.permutation(len(train))
+    times = []
+    for k in range(minibatches):
+        tick = time.perf_counter()
+        train_step(run, order[k * batch_size:(k + 1) * batch_size], 1, k + 1)
+        times.append(time.perf_counter() - tick)
+    step = float(np.median(times))   # a step slowed by another process counts less
+    examples = len(train)
+    if config["span_samples"]:
+        examples = len(run.task.span_groups.whole) * (1 + config["span_samples"])
+    dev = run.splits["dev"]
+    sample = min(len(dev), config["eval_batch_size"])
+    tick = time.perf_counter()
+    evaluate(run.model, run.params, first_examples(dev, sample), config["eval_batch_size"],
+             run.helper)
+    per_sentence = (time.perf_counter() - tick) / max(sample, 1)
+    evaluated = (config["epochs"] * config["evals_per_epoch"] * len(dev)
+                 + config["epochs"] * len(run.train_sentences) * config["train_eval"]
+                 + len(run.splits["test"]))
+    return setup + config["epochs"] * -(-examples // batch_size) * step \
+        + evaluated * per_sentence

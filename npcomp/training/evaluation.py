@@ -1,0 +1,120 @@
+"""A model's outputs and metrics on an encoded split: the per-tree outputs
+(``predict_split``), the pairs' relatedness (``predict_relatedness``),
+accuracy and the roots' confusion matrix (``evaluate``), Pearson's r,
+Spearman's rho and the mean squared error (``relatedness_metrics``), the
+metric model selection maximises, and the metrics as a line of text.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from npcomp.data.tasks import PAIR_TASKS
+from npcomp.model import PairModel, TreeModel, naming_the_sentence, require_finite_outputs
+from npcomp.params import Parameters
+from .encoding import EncodedPairs, EncodedSplit
+
+
+def selection_metric(task: str) -> str:
+    """The dev metric model selection maximises."""
+    return "pearson" if task in PAIR_TASKS else "root_acc"
+
+
+def predict_split(model: TreeModel, params: Parameters, split: EncodedSplit,
+                  batch_size: int = 512):
+    """Per tree: the head's outputs at its nodes (class probabilities, or the
+    ordinal head's cumulative ones), in the tree's own node order."""
+    results = []
+    for start in range(0, len(split), batch_size):
+        indices = range(start, min(start + batch_size, len(split)))
+        forest = split.forest(indices)
+        with naming_the_sentence(split.trees[start:start + len(indices)]):
+            outputs = model.outputs(params, forest)
+        require_finite_outputs(outputs, forest.tree, split.trees, start)
+        for position in range(len(indices)):
+            nodes = np.flatnonzero(forest.tree == position)
+            in_tree_order = np.empty((nodes.shape[0], outputs.shape[1]), dtype=outputs.dtype)
+            in_tree_order[forest.origin[nodes]] = outputs[nodes]
+            results.append(in_tree_order)
+    return results
+
+
+def predict_relatedness(model: PairModel, params: Parameters, split: EncodedPairs,
+                        batch_size: int = 512, helpers=None) -> np.ndarray:
+    """(m,) predicted relatedness of every pair, ``batch_size`` pairs a forest
+    (every other forest on ``helpers`` when given)."""
+    def score(start: int):
+        indices = range(start, min(start + batch_size, len(split)))
+        with naming_the_sentence(split.forest_trees(indices)):
+            distributions = model.outputs(params, split.batch(indices))
+        require_finite_outputs(distributions, np.arange(len(indices)), split.left.trees, start)
+        return distributions @ model.head.ratings(distributions.dtype)
+    return np.concatenate(_over_batches(score, len(split), batch_size, helpers))
+
+
+def _over_batches(function, total: int, batch_size: int, helpers=None) -> list:
+    """[function(start) for each batch start], every other batch on ``helpers``
+    (an executor) when given; results in batch order."""
+    starts = list(range(0, total, batch_size))
+    if helpers is None:
+        return [function(start) for start in starts]
+    futures = {start: helpers.submit(function, start) for start in starts[1::2]}
+    results = {start: function(start) for start in starts[0::2]}
+    results.update({start: future.result() for start, future in futures.items()})
+    return [results[start] for start in starts]
+
+
+def relatedness_metrics(predicted: np.ndarray, gold: np.ndarray) -> dict:
+    """Pearson's r, Spearman's rho and the mean squared error (Tai Table 3)."""
+    from scipy.stats import pearsonr, spearmanr
+    predicted = np.asarray(predicted, dtype=np.float64)
+    gold = np.asarray(gold, dtype=np.float64)
+    constant = predicted.size < 2 or np.ptp(predicted) == 0.0
+    return {"pearson": 0.0 if constant else float(pearsonr(predicted, gold)[0]),
+            "spearman": 0.0 if constant else float(spearmanr(predicted, gold)[0]),
+            "mse": float(np.mean((predicted - gold) ** 2)), "pairs": int(gold.size)}
+
+
+def evaluate(model, params: Parameters, split, batch_size: int = 512, helpers=None) -> dict:
+    """Metrics of a split: ``relatedness_metrics`` for sentence pairs;
+    for trees, root and all-node accuracy (percent) over labelled nodes,
+    SST-style, and the roots' confusion matrix (``root_confusion[gold][predicted]``,
+    counts).
+
+    Forests of at most ``batch_size`` sentences (pairs); with ``helpers`` (an
+    executor) every other forest is evaluated on a helper thread meanwhile."""
+    if isinstance(split, EncodedPairs):
+        return relatedness_metrics(predict_relatedness(model, params, split, batch_size,
+                                                       helpers), split.scores)
+    n_classes = model.n_classes
+
+    def count(start: int):
+        indices = range(start, min(start + batch_size, len(split)))
+        forest = split.forest(indices)
+        with naming_the_sentence(split.trees[start:start + len(indices)]):
+            outputs = model.outputs(params, forest)
+        require_finite_outputs(outputs, forest.tree, split.trees, start)
+        predicted = model.head.decode(outputs)
+        labelled = forest.label >= 0
+        roots = forest.root[forest.label[forest.root] >= 0]
+        confusion = np.zeros((n_classes, n_classes), dtype=np.int64)
+        np.add.at(confusion, (forest.label[roots], predicted[roots]), 1)
+        return (confusion, int(np.sum(predicted[labelled] == forest.label[labelled])),
+                int(labelled.sum()))
+
+    counts = _over_batches(count, len(split), batch_size, helpers)
+    confusion = sum(c[0] for c in counts)
+    all_correct, all_total = (sum(c[k] for c in counts) for k in (1, 2))
+    return {"root_acc": 100.0 * np.trace(confusion) / max(confusion.sum(), 1),
+            "all_acc": 100.0 * all_correct / max(all_total, 1),
+            "sentences": len(split), "labelled_nodes": all_total,
+            "root_confusion": confusion.tolist()}
+
+
+def format_metrics(metrics: dict, short: bool = False) -> str:
+    """``root 45.10  all 80.20`` or ``pearson 0.8512  spearman 0.7901  mse 0.2830``."""
+    if "pearson" in metrics:
+        text = f"pearson {metrics['pearson']:.4f}"
+        return text if short else (f"{text}  spearman {metrics['spearman']:.4f}  "
+                                   f"mse {metrics['mse']:.4f}")
+    text = f"root {metrics['root_acc']:.2f}"
+    return text if short else f"{text}  all {metrics['all_acc']:.2f}"
