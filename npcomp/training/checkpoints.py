@@ -17,7 +17,7 @@ import numpy as np
 
 from npcomp.data.embeddings import Vocabulary
 from npcomp.data.errors import ConfigError
-from npcomp.data.formats import SickPair
+from npcomp.data.sick import SickPair
 from npcomp.data.tasks import SPLITS
 from npcomp.params import Parameters
 from .options import RESUMABLE

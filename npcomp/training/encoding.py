@@ -11,7 +11,8 @@ import numpy as np
 from npcomp.cells.interface import StructureError
 from npcomp.data.embeddings import Vocabulary
 from npcomp.data.errors import DataError
-from npcomp.data.formats import SickPair, _split_source
+from npcomp.data.formats import _split_source
+from npcomp.data.sick import SickPair
 from npcomp.data.tasks import task_trees
 from npcomp.forest import build_forest, node_words
 from npcomp.model import PairBatch
