@@ -17,15 +17,15 @@ from npcomp.cli import main
 from npcomp.data.embeddings import read_vectors
 from npcomp.data.ptb import parse_ptb
 from npcomp.data.errors import DataError
+from conftest import SYNTHETIC_SPLITS, synthetic_of_size
 
-_original_splits = npcomp.data.synthetic.synthetic_splits
 TINY = ["--dim", "4", "--embedding-dim", "4", "--epochs", "1", "--quiet", "--no-baseline"]
 
 
 @pytest.fixture(autouse=True)
 def small_synthetic(monkeypatch):
     monkeypatch.setattr(npcomp.data.synthetic, "synthetic_splits",
-                        lambda seed=0, sizes=None: _original_splits(seed=seed, sizes=(40, 20, 20)))
+                        synthetic_of_size((40, 20, 20)))
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +34,7 @@ def synthetic_run(tmp_path_factory):
     run_dir = tmp_path_factory.mktemp("bad-input") / "run"
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(npcomp.data.synthetic, "synthetic_splits",
-                      lambda seed=0, sizes=None: _original_splits(seed=seed, sizes=(40, 20, 20)))
+                      synthetic_of_size((40, 20, 20)))
         assert main(["train", *TINY, "--out", str(run_dir)]) == 0
     return run_dir
 
@@ -42,7 +42,7 @@ def synthetic_run(tmp_path_factory):
 def synthetic_sst(directory: Path) -> Path:
     """The small synthetic treebank written as SST files under DIRECTORY/sst."""
     (directory / "sst").mkdir(parents=True)
-    for split, trees in _original_splits(seed=0, sizes=(40, 20, 20)).items():
+    for split, trees in SYNTHETIC_SPLITS(seed=0, sizes=(40, 20, 20)).items():
         (directory / "sst" / f"{split}.txt").write_text(
             "".join(tree.to_ptb() + "\n" for tree in trees), encoding="utf-8")
     return directory

@@ -17,15 +17,14 @@ from npcomp.cells import registry
 from npcomp.cli import main
 from npcomp.data.ptb import parse_ptb
 from npcomp.data.tasks import load_task
+from conftest import synthetic_of_size
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SIZES = (60, 30, 30)
-_original_splits = npcomp.data.synthetic.synthetic_splits
 TINY = ["--dim", "8", "--embedding-dim", "8", "--epochs", "1", "--quiet"]
 
 
-def small_splits(seed=0, sizes=SIZES):
-    return _original_splits(seed=seed, sizes=SIZES)
+small_splits = synthetic_of_size(SIZES)
 
 
 @pytest.fixture(autouse=True)

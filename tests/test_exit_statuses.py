@@ -19,9 +19,9 @@ import pytest
 import npcomp.data.synthetic
 from npcomp.data import download
 from npcomp.cli import COMMANDS, main
+from conftest import synthetic_of_size
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-_original_splits = npcomp.data.synthetic.synthetic_splits
 SIZES = (40, 20, 20)
 TINY = ["--dim", "4", "--embedding-dim", "4", "--epochs", "1", "--quiet", "--no-baseline"]
 SST_FILES = {"trees/train.txt": b"(3 (2 It) (4 (2 's) (4 good)))\n(1 (2 It) (0 bad))\n",
@@ -29,8 +29,7 @@ SST_FILES = {"trees/train.txt": b"(3 (2 It) (4 (2 's) (4 good)))\n(1 (2 It) (0 b
              "trees/test.txt": b"(0 (1 not) (1 good))\n"}
 
 
-def small_splits(seed=0, sizes=None):
-    return _original_splits(seed=seed, sizes=SIZES)
+small_splits = synthetic_of_size(SIZES)
 
 
 @pytest.fixture(autouse=True)

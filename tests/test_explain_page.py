@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 import npcomp.data.synthetic
 from npcomp.cli import main
 from npcomp.study.explain_page import ANCHORS, class_colours, layout, render_page
+from conftest import synthetic_of_size
 
 CLASSES = ["very negative", "negative", "neutral", "positive", "very positive"]
 NAN = float("nan")
@@ -371,11 +372,9 @@ def test_the_screenshot_is_not_blank(page_in_browser):
 # ---------------------------------------------------------------- npcomp predict --html
 
 SIZES = (40, 20, 20)
-_original_splits = npcomp.data.synthetic.synthetic_splits
 
 
-def _small_splits(seed=0, sizes=SIZES):
-    return _original_splits(seed=seed, sizes=SIZES)
+_small_splits = synthetic_of_size(SIZES)
 
 
 @pytest.fixture(scope="module")

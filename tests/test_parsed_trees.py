@@ -20,13 +20,12 @@ from npcomp.data.parsed_trees import (ORDERS, TextParser, binarise, cached_heads
                                  projective_heads, span_recall, trees_for_scoring)
 from npcomp.data.sst_tokens import sst_tokens
 from npcomp.data.text_trees import TextTrees
+from conftest import synthetic_of_size
 
 TINY = ["--dim", "8", "--embedding-dim", "8", "--epochs", "1", "--quiet", "--no-baseline"]
-_original_splits = npcomp.data.synthetic.synthetic_splits
 
 
-def small_splits(seed=0, sizes=None):
-    return _original_splits(seed=seed, sizes=(60, 30, 30))
+small_splits = synthetic_of_size((60, 30, 30))
 
 
 # --------------------------------------------------------------------------

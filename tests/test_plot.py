@@ -16,11 +16,11 @@ import npcomp.data.synthetic
 from npcomp.cli import main
 from npcomp.forest import build_forest
 from npcomp.data.tasks import load_task
+from conftest import synthetic_of_size
 
 pytest.importorskip("matplotlib", reason="the plot extra (matplotlib) is not installed")
 
 SIZES = (80, 40, 120)
-_original_splits = npcomp.data.synthetic.synthetic_splits
 TINY = ["--dim", "8", "--embedding-dim", "8", "--epochs", "2", "--quiet", "--no-baseline",
         "--threads", "1"]
 RUN_FIGURES = ("length_accuracy", "phrase_length_accuracy", "height_accuracy",
@@ -28,8 +28,7 @@ RUN_FIGURES = ("length_accuracy", "phrase_length_accuracy", "height_accuracy",
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
-def small_splits(seed=0, sizes=SIZES):
-    return _original_splits(seed=seed, sizes=SIZES)
+small_splits = synthetic_of_size(SIZES)
 
 
 @pytest.fixture(autouse=True)

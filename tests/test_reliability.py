@@ -18,16 +18,16 @@ import pytest
 import npcomp.data.synthetic
 from npcomp.cli import build_parser, default_run_dir, main
 from npcomp.training.rundir import RunDirectory, RunDirectoryError
+from conftest import SYNTHETIC_SPLITS, synthetic_of_size
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-_original_splits = npcomp.data.synthetic.synthetic_splits
 TINY = ["--dim", "8", "--embedding-dim", "8", "--epochs", "1", "--quiet", "--no-baseline"]
 
 
 @pytest.fixture(autouse=True)
 def small_synthetic(monkeypatch):
     monkeypatch.setattr(npcomp.data.synthetic, "synthetic_splits",
-                        lambda seed=0, sizes=None: _original_splits(seed=seed, sizes=(60, 30, 30)))
+                        synthetic_of_size((60, 30, 30)))
 
 
 def run_files(run_dir: Path) -> dict:
@@ -51,7 +51,7 @@ def write_sst(directory: Path, splits: dict) -> Path:
 
 def synthetic_sst(directory: Path) -> Path:
     """The small synthetic treebank written as SST files."""
-    splits = _original_splits(seed=0, sizes=(60, 30, 30))
+    splits = SYNTHETIC_SPLITS(seed=0, sizes=(60, 30, 30))
     return write_sst(directory, {name: [tree.to_ptb(tree.label) for tree in trees]
                                  for name, trees in splits.items()})
 

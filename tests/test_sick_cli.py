@@ -15,6 +15,7 @@ import npcomp.data.synthetic
 from npcomp.cli import main
 from npcomp.data.ptb import parse_ptb
 from npcomp.data.parents import write_parents
+from conftest import synthetic_of_size
 
 # --------------------------------------------------------------------------
 # tiny SICK, in the Tree-LSTM authors' layout
@@ -110,11 +111,9 @@ def sick_sentences(split: str) -> list:
 
 TINY = ["--dim", "4", "--quiet", "--threads", "1"]
 SYNTHETIC_SIZES = (20, 10, 10)
-_original_splits = npcomp.data.synthetic.synthetic_splits
 
 
-def small_synthetic_splits(seed=0, sizes=SYNTHETIC_SIZES):
-    return _original_splits(seed=seed, sizes=SYNTHETIC_SIZES)
+small_synthetic_splits = synthetic_of_size(SYNTHETIC_SIZES)
 
 
 @pytest.fixture(scope="module")

@@ -20,13 +20,12 @@ from npcomp.training.evaluation import evaluate, predict_split
 from npcomp.training.model_building import build_model, initial_parameters
 from npcomp.training.model_files import load_model
 from npcomp.training.trainer import evaluation_points, train
+from conftest import synthetic_of_size
 
 SIZES = (60, 30, 30)
-_original_splits = npcomp.data.synthetic.synthetic_splits
 
 
-def small_splits(seed=0, sizes=SIZES):
-    return _original_splits(seed=seed, sizes=SIZES)
+small_splits = synthetic_of_size(SIZES)
 
 
 def tiny_config(model="treelstm-nary", **changes) -> dict:
