@@ -4,7 +4,10 @@
 ``PairModel`` encodes both sentences of a pair with one cell and scores their
 relatedness with the similarity head (Tai et al. Sec. 4.2, objective in its
 docstring).  What both share, the embedding look-up, the cell and dropout on
-word vectors and recurrences, is ``SentenceEncoder``.
+word vectors and recurrences, is ``SentenceEncoder``; so is the functional
+layer every model offers: ``node_states`` and ``sentence_states`` (the
+encoder's states), ``loss`` (J alone) and ``loss_and_gradient``.  A model
+holds no parameters: each call takes them.
 
 The classifier's objective for one minibatch (a forest of B trees):
 
@@ -84,12 +87,24 @@ def layer_rates(rates, layers: int) -> list:
     return [rates[min(k, len(rates) - 1)] for k in range(layers)]
 
 
+@dataclass
+class HeadPass:
+    """What the head's forward leaves for its backward: ``cache`` (the
+    head's own; a TreeModel's, one entry per classifier), ``normaliser`` (Z,
+    or the pairs m) and ``trace`` (what ``loss_and_gradient``'s ``trace``
+    receives from the head)."""
+    cache: object
+    normaliser: int
+    trace: dict
+
+
 class SentenceEncoder:
     """What every model shares: an embedding table and a cell encoding each
     sentence of a forest, with dropout on its word vectors and recurrences.
 
     Subclasses put their head's parameters between the cell's and the
-    embedding's (``_build_layout``) and define the objective.
+    embedding's (``_build_layout``) and define the objective's data term and
+    its backward (``_objective``, ``_objective_backward``).
     """
 
     def __init__(self, cell, vocab_size: int, embedding_dim: int):
@@ -165,6 +180,113 @@ class SentenceEncoder:
                         node_mask=node_mask, cell_cache=cell_cache)
         return h, encoding
 
+    def node_states(self, params: Parameters, forest: Forest,
+                    masks: DropoutMasks | None = None) -> np.ndarray:
+        """(forest.n_nodes, cell.output_dim): the cell's state h at every node
+        of the forest, in the forest's node order (``forest.origin`` maps it
+        to each tree's own), under dropout ``masks`` if given (their word-vector
+        and recurrent masks; the classifier's are not the encoder's)."""
+        return self._encode(params, forest, masks)[0]
+
+    def sentence_states(self, params: Parameters, forest: Forest,
+                        masks: DropoutMasks | None = None) -> np.ndarray:
+        """(forest.n_trees, cell.output_dim): each tree's root state, the
+        sentence's representation, in the forest's tree order (under dropout
+        ``masks`` if given)."""
+        return self.node_states(params, forest, masks)[forest.root]
+
+    def loss(self, params: Parameters, batch, l2: float = 0.0, dropout: float = 0.0,
+             rng: np.random.Generator | None = None, masks: DropoutMasks | None = None,
+             average: str = "sentences", helper=None, embedding_dropout: float = 0.0,
+             recurrent_dropout=0.0, nudge=None) -> float:
+        """The objective J of ``batch`` (a forest; a ``PairBatch`` for the pair
+        model), a Python float, by the forward pass alone: no gradient buffer,
+        no backward.  The options are ``loss_and_gradient``'s and give the same
+        J (dropout drawn from ``rng`` as it draws them)."""
+        masks = self._masks_of(params, batch, masks, rng, dropout, embedding_dropout,
+                               recurrent_dropout)
+        h, encoding = self._encode(params, self._forest_of(batch), masks, helper, nudge)
+        data_term, _ = self._objective(params, batch, h, encoding, masks, average)
+        return data_term + self._penalty(params, l2)
+
+    def loss_and_gradient(self, params: Parameters, batch, grads: Parameters | None = None,
+                          l2: float = 0.0, dropout: float = 0.0,
+                          rng: np.random.Generator | None = None,
+                          masks: DropoutMasks | None = None, average: str = "sentences",
+                          helper=None, embedding_dropout: float = 0.0,
+                          recurrent_dropout=0.0, trace: dict | None = None, nudge=None,
+                          accumulate: bool = False) -> tuple:
+        """Objective J of ``batch`` (a forest; a ``PairBatch`` for the pair
+        model) and its gradient dJ/dparams, laid out as ``params``.
+
+        ``grads`` None: a new buffer is allocated; returns (J, grads), grads
+        a ``Parameters`` of ``params``' layout and dtype.
+        ``grads`` given (that layout): it is zeroed, then holds dJ/dparams;
+        returns (J, rows), rows (r,) the embedding rows this batch read
+        (sorted unique word ids): those a sparse optimiser step updates.
+        ``accumulate=True`` skips the zeroing: dJ/dparams is added into
+        ``grads`` as it is, for a gradient summed over minibatches, or a
+        buffer its owner keeps zero (the trainer's, whose optimiser zeroes
+        each entry a step consumes: zeroing it again is a pass over the whole
+        embedding table per step, bench/bench_gradient_buffer.py).
+
+        ``masks`` (as returned by ``dropout_masks``) fixes the dropout masks
+        (gradient checks); otherwise they are drawn from ``rng`` at the rates
+        ``dropout`` (classifier input), ``embedding_dropout`` and
+        ``recurrent_dropout``.  ``average`` sets Z, ``l2`` lambda (module
+        docstring).  ``helper`` (an executor with one thread) lets the cell
+        overlap independent products.  ``trace``, a dict, receives what
+        ``npcomp explain`` shows: the states ``h``, the head's ``d_h`` (dJ/dh
+        before the cell's backward), the ``cell_cache`` (with the backward's
+        error terms) and, for a TreeModel, ``node_loss`` (n,) each node's term
+        of J (NaN where unlabelled).  ``nudge`` (cells/interface.Nudge) moves
+        one node's state inside the cell's forward (``_encode``).
+        """
+        buffer = self._gradient_buffer(params, grads, accumulate)
+        masks = self._masks_of(params, batch, masks, rng, dropout, embedding_dropout,
+                               recurrent_dropout)
+        forest = self._forest_of(batch)
+        h, encoding = self._encode(params, forest, masks, helper, nudge)
+        data_term, passed = self._objective(params, batch, h, encoding, masks, average)
+        d_h, d_word_rows = self._objective_backward(params, batch, h, passed, buffer)
+        loss = data_term + self._regularise(params, buffer, l2)
+        if trace is not None:
+            trace.update(h=h, d_h=d_h.copy(), cell_cache=encoding["cell_cache"],
+                         **passed.trace)
+        self._encode_backward(params, forest, encoding, d_h, buffer, helper, d_word_rows)
+        return (loss, buffer) if grads is None else (loss, encoding["words"])
+
+    def _gradient_buffer(self, params: Parameters, grads: Parameters | None,
+                         accumulate: bool) -> Parameters:
+        """``grads`` ready to take the gradient: a new zero buffer for None,
+        else the one given, checked against ``params`` and zeroed unless
+        ``accumulate``."""
+        if grads is None:
+            return params.zeros_like()
+        if grads.flat.shape != params.flat.shape:
+            raise ValueError(f"grads has {grads.flat.shape[0]} entries where the parameters "
+                             f"have {params.flat.shape[0]}: a buffer of another model")
+        if not accumulate:
+            grads.flat[...] = 0.0
+        return grads
+
+    def _masks_of(self, params: Parameters, batch, masks: DropoutMasks | None, rng,
+                  dropout: float, embedding_dropout: float, recurrent_dropout) -> DropoutMasks:
+        """``masks`` if given, else masks drawn from ``rng`` at the rates given."""
+        if masks is not None:
+            return masks
+        rates = [dropout, embedding_dropout, *np.atleast_1d(recurrent_dropout).tolist()]
+        if rng is None and max(rates) > 0.0:
+            raise ValueError("dropout draws its masks at random: give rng (a "
+                             "numpy.random.Generator), or fixed masks")
+        return self.dropout_masks(self._forest_of(batch), dropout, rng, params.flat.dtype,
+                                  embedding_dropout, recurrent_dropout)
+
+    @staticmethod
+    def _forest_of(batch) -> Forest:
+        """The forest of a batch: itself, or a PairBatch's."""
+        return batch
+
     def _helper(self, helper) -> dict:
         """The helper thread as the cell takes it: only a cell that uses one."""
         return {"helper": helper} if self.cell.helped else {}
@@ -190,8 +312,12 @@ class SentenceEncoder:
 
     def _regularise(self, params: Parameters, grads: Parameters, l2: float) -> float:
         """Adds lambda theta into ``grads``; returns (lambda/2) ||theta||^2."""
+        _add_scaled(grads.flat[:self.dense_size], params.flat[:self.dense_size], l2)
+        return self._penalty(params, l2)
+
+    def _penalty(self, params: Parameters, l2: float) -> float:
+        """(lambda/2) ||theta||^2 over the regularised prefix of the parameters."""
         regularised = params.flat[:self.dense_size]
-        _add_scaled(grads.flat[:self.dense_size], regularised, l2)
         return 0.5 * l2 * float(regularised @ regularised)
 
 
@@ -252,44 +378,23 @@ class TreeModel(SentenceEncoder):
                                                     recurrent_rate)
         return DropoutMasks(classifier, embedding, recurrent)
 
-    def loss_and_gradient(self, params: Parameters, forest: Forest, grads: Parameters,
-                          l2: float = 0.0, dropout: float = 0.0,
-                          rng: np.random.Generator | None = None,
-                          masks: DropoutMasks | None = None, average: str = "sentences",
-                          helper=None, embedding_dropout: float = 0.0,
-                          recurrent_dropout=0.0, trace: dict | None = None, nudge=None):
-        """Objective J of the forest; adds dJ/dparams into ``grads``.
-
-        ``grads`` must be zero on entry except the embedding rows, which must be
-        zero at least on the rows this forest reads.  ``masks`` (as returned by
-        ``dropout_masks``) fixes the dropout masks (gradient checks); otherwise
-        they are drawn from ``rng`` at the rates ``dropout`` (classifier input),
-        ``embedding_dropout`` and ``recurrent_dropout``.  ``helper`` (an
-        executor with one thread) lets the cell overlap independent products.
-        ``trace``, a dict, receives what ``npcomp explain`` shows: the states
-        ``h``, ``node_loss`` (n,) each node's term of J (NaN where
-        unlabelled), the head's ``d_h`` (dJ/dh before the cell's backward)
-        and the ``cell_cache`` (with the backward's error terms).  ``nudge``
-        moves one node's state inside the cell's forward (``_encode``).
-        Returns (J, the embedding rows touched: sorted unique word ids).
-        """
+    def _objective(self, params: Parameters, forest: Forest, h: np.ndarray, encoding: dict,
+                   masks: DropoutMasks, average: str) -> tuple:
+        """The data term of J, (1/Z) sum of -log p_hat(y_j) over the labelled
+        nodes, and what its backward needs (HeadPass)."""
         groups = self._groups(forest)
-        if masks is None:
-            masks = self.dropout_masks(forest, dropout, rng, params.flat.dtype,
-                                       embedding_dropout, recurrent_dropout)
-        h, encoding = self._encode(params, forest, masks, helper, nudge)
         if average == "sentences":
             normaliser = forest.n_trees
         elif average == "nodes":
             normaliser = max(sum(nodes.shape[0] for _, _, nodes in groups), 1)
         else:
             raise ValueError(f"average must be one of {AVERAGES}, not {average!r}")
-        d_h = np.zeros_like(h)
-        d_word_rows = None
         data_loss = 0.0
         node_loss = np.full(forest.n_nodes, np.nan)
+        passes = []
         for (head, prefix, nodes), mask in zip(groups, masks.classifier):
             labels = forest.label[nodes]
+            leaf_rows = None
             if head is self.leaf_head:  # classified from their word vectors
                 leaf_rows = encoding["word_index"][np.searchsorted(encoding["word_nodes"],
                                                                    nodes)]
@@ -299,18 +404,23 @@ class TreeModel(SentenceEncoder):
             loss, cache = head.loss(params.prefixed(prefix), inputs, labels, mask)
             data_loss += loss
             node_loss[nodes] = cache.losses / normaliser
-            d_inputs = head.backward(params.prefixed(prefix), cache, labels, 1.0 / normaliser,
-                                     grads.prefixed(prefix))
-            if head is self.leaf_head:
+            passes.append((head, prefix, nodes, labels, leaf_rows, cache))
+        return data_loss / normaliser, HeadPass(passes, normaliser, {"node_loss": node_loss})
+
+    def _objective_backward(self, params: Parameters, forest: Forest, h: np.ndarray,
+                            passed: "HeadPass", grads: Parameters) -> tuple:
+        """Back through the heads, adding into ``grads``: (dJ/dh (n, d), the
+        leaf classifier's gradient on the word vectors as (rows, (r, d_x)), or None)."""
+        d_h = np.zeros_like(h)
+        d_word_rows = None
+        for head, prefix, nodes, labels, leaf_rows, cache in passed.cache:
+            d_inputs = head.backward(params.prefixed(prefix), cache, labels,
+                                     1.0 / passed.normaliser, grads.prefixed(prefix))
+            if leaf_rows is not None:
                 d_word_rows = (leaf_rows, d_inputs)
             else:
                 d_h[nodes] = d_inputs
-        loss = data_loss / normaliser + self._regularise(params, grads, l2)
-        if trace is not None:
-            trace.update(h=h, node_loss=node_loss, d_h=d_h.copy(),
-                         cell_cache=encoding["cell_cache"])
-        self._encode_backward(params, forest, encoding, d_h, grads, helper, d_word_rows)
-        return loss, encoding["words"]
+        return d_h, d_word_rows
 
     def predict(self, params: Parameters, forest: Forest) -> np.ndarray:
         """The predicted class (n,) of every node of the forest."""
@@ -390,33 +500,30 @@ class PairModel(SentenceEncoder):
         roots = batch.forest.root
         return roots[:batch.n_pairs], roots[batch.n_pairs:]
 
-    def loss_and_gradient(self, params: Parameters, batch: PairBatch, grads: Parameters,
-                          l2: float = 0.0, dropout: float = 0.0,
-                          rng: np.random.Generator | None = None,
-                          masks: DropoutMasks | None = None, average: str = "sentences",
-                          helper=None, embedding_dropout: float = 0.0,
-                          recurrent_dropout=0.0, trace: dict | None = None, nudge=None):
-        """J of the minibatch of pairs; adds dJ/dparams into ``grads`` (same
-        contract as ``TreeModel.loss_and_gradient``, ``trace`` and ``nudge``
-        included; ``average`` is unused: the KL is averaged over the pairs).
-        Returns (J, embedding rows touched)."""
-        if masks is None:
-            masks = self.dropout_masks(batch.forest, dropout, rng, params.flat.dtype,
-                                       embedding_dropout, recurrent_dropout)
-        h, encoding = self._encode(params, batch.forest, masks, helper, nudge)
+    @staticmethod
+    def _forest_of(batch: PairBatch) -> Forest:
+        return batch.forest
+
+    def _objective(self, params: Parameters, batch: PairBatch, h: np.ndarray, encoding: dict,
+                   masks: DropoutMasks, average: str) -> tuple:
+        """The data term of J, the KL averaged over the pairs (``average`` is
+        unused), and what its backward needs (HeadPass)."""
         left, right = self._sides(batch)
-        head_params = params.prefixed(self.prefix)
-        data_loss, cache = self.head.loss(head_params, h[left], h[right], batch.scores)
-        d_left, d_right = self.head.backward(head_params, cache, 1.0 / batch.n_pairs,
+        data_loss, cache = self.head.loss(params.prefixed(self.prefix), h[left], h[right],
+                                          batch.scores)
+        return data_loss / batch.n_pairs, HeadPass(cache, batch.n_pairs, {})
+
+    def _objective_backward(self, params: Parameters, batch: PairBatch, h: np.ndarray,
+                            passed: "HeadPass", grads: Parameters) -> tuple:
+        """Back through the similarity head, adding into ``grads``: (dJ/dh, None)."""
+        d_left, d_right = self.head.backward(params.prefixed(self.prefix), passed.cache,
+                                             1.0 / passed.normaliser,
                                              grads.prefixed(self.prefix))
+        left, right = self._sides(batch)
         d_h = np.zeros_like(h)
         d_h[left] = d_left
         d_h[right] = d_right
-        loss = data_loss / batch.n_pairs + self._regularise(params, grads, l2)
-        if trace is not None:
-            trace.update(h=h, d_h=d_h.copy(), cell_cache=encoding["cell_cache"])
-        self._encode_backward(params, batch.forest, encoding, d_h, grads, helper)
-        return loss, encoding["words"]
+        return d_h, None
 
     def outputs(self, params: Parameters, batch: PairBatch) -> np.ndarray:
         """(m, K) predicted distributions over the ratings 1..K."""
@@ -428,13 +535,6 @@ class PairModel(SentenceEncoder):
         """(m,) predicted relatedness y_hat = r^T p_hat."""
         p_hat = self.outputs(params, batch)
         return p_hat @ self.head.ratings(p_hat.dtype)
-
-    def sentence_states(self, params: Parameters, forest: Forest,
-                        masks: DropoutMasks | None = None) -> np.ndarray:
-        """(trees, output_dim): each tree's root state, the sentence
-        representation (under dropout ``masks`` if given)."""
-        h, _ = self._encode(params, forest, masks)
-        return h[forest.root]
 
     def predict_states(self, params: Parameters, h_left: np.ndarray,
                        h_right: np.ndarray) -> np.ndarray:

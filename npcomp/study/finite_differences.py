@@ -47,10 +47,10 @@ def relative_errors(analytic: np.ndarray, numeric: np.ndarray, floor: float = 1e
 
 
 def objective(model, batch, **options):
-    """J(flat) for a float64 flat parameter vector (fixed dropout masks in options)."""
+    """J(flat) for a float64 flat parameter vector (fixed dropout masks in
+    options), by the forward pass alone (``model.loss``)."""
     def evaluate(flat: np.ndarray) -> float:
-        params = Parameters(model.layout, flat=flat)
-        return model.loss_and_gradient(params, batch, params.zeros_like(), **options)[0]
+        return model.loss(Parameters(model.layout, flat=flat), batch, **options)
     return evaluate
 
 

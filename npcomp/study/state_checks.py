@@ -79,8 +79,7 @@ def check_states(model, params, batch, entries: int | None = None,
                                       dtype=np.float64) for state in states}
 
     def objective(nudge: Nudge) -> float:
-        return model.loss_and_gradient(params, batch, params.zeros_like(), nudge=nudge,
-                                       **options)[0]
+        return model.loss(params, batch, nudge=nudge, **options)
 
     forest_depth = depths(forest)
     queue = []

@@ -66,6 +66,24 @@ class Optimizer:
         self.embedding_lr = embedding_lr
         self.state = {name: np.zeros(size, dtype=dtype) for name in self.state_names}
 
+    @staticmethod
+    def for_model(model, name: str, lr: float, embedding_lr: float | None = None,
+                  dtype=np.float32, embedding_rule: str = "same",
+                  epsilon: float | None = None) -> "Optimizer":
+        """The optimiser ``name`` (adagrad, adadelta or sgd) of ``model``'s
+        parameters, its state laid out as they are (the dense prefix and the
+        embedding table's offset and width read from ``model.layout``).
+        ``lr``: the rate of the composition and classifier weights;
+        ``embedding_lr``: the word vectors' (default ``lr``); ``dtype``: the
+        parameters' (the state's own); ``embedding_rule`` and ``epsilon`` as
+        ``make_optimizer`` takes them (module docstring)."""
+        embedding = model.layout["embedding"]
+        return make_optimizer(name, size=model.layout.size, dense_size=model.dense_size,
+                              embedding_offset=embedding.offset,
+                              embedding_dim=embedding.shape[1], lr=lr,
+                              embedding_lr=lr if embedding_lr is None else embedding_lr,
+                              dtype=dtype, embedding_rule=embedding_rule, epsilon=epsilon)
+
     def step(self, params: np.ndarray, grads: np.ndarray, rows: np.ndarray | None) -> None:
         """Update ``params`` (flat) from ``grads`` (flat); ``rows``: embedding rows
         to update, or None to leave the embedding table fixed.  Zeroes what it used."""
@@ -136,6 +154,10 @@ class SGD(Optimizer):
 
 
 def make_optimizer(name: str, **kwargs) -> Optimizer:
+    """The optimiser ``name`` over a flat vector laid out as ``kwargs`` say
+    (``Optimizer``'s arguments: size, dense_size, embedding_offset,
+    embedding_dim, lr, embedding_lr, ...); ``Optimizer.for_model`` reads
+    the layout from a model."""
     classes = {"adagrad": AdaGrad, "adadelta": Adadelta, "sgd": SGD}
     if name not in classes:
         raise ValueError(f"optimizer must be one of {OPTIMIZERS}, not {name!r}")

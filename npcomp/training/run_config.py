@@ -2,8 +2,9 @@
 (``defaults.py``), the options given over it, and the rules that derive the
 rest.  ``build_config`` is the one place a configuration is made: `npcomp
 train`, a sweep's runs, a paper table's rows and the time estimates of
-`npcomp reproduce --list` all call it; ``resume_changes`` reads the options
-given to a resumed run the same way.
+`npcomp reproduce --list` all call it, and so does ``npcomp.config``
+through ``keyword_config``; ``resume_changes`` reads the options given to a
+resumed run the same way.
 
 Options are given as config keys (``lr``, ``data_dir``) mapped to values: the
 command line's parsed values, or a sweep's TOML scalars and text, read as
@@ -11,13 +12,15 @@ command line's parsed values, or a sweep's TOML scalars and text, read as
 """
 from __future__ import annotations
 
+import difflib
+import os
 from pathlib import Path
 
 from .configuration import check, check_value, read
 from npcomp.data.errors import ConfigError
 from .defaults import (SICK_VECTOR_FILES, defaults_for, dim_follows_embedding,
                        matrix_embedding_dim)
-from .options import OPTIONS, form
+from .options import OPTIONS, OptionFormError, form, rates
 from npcomp.data.choices import PAIR_TASKS
 
 # the options a task whose examples are sentence pairs refuses: a pair is
@@ -85,6 +88,31 @@ def build_config(model: str | None, task: str | None, options: dict) -> dict:
         _take_vector_dimension(config, given)
     check(config)
     return config
+
+
+def keyword_config(model: str | None, task: str | None, options: dict) -> dict:
+    """``npcomp.config``: the configuration `npcomp train` runs for ``model``
+    on ``task`` with ``options``, config keys given as Python keywords
+    (``lr=0.1``, ``fixed_embeddings=True``, ``recurrent_dropout=[0.25, 0.3]``;
+    None: not given), built by ``build_config``.  Like `npcomp train`, a run
+    not given ``threads`` takes every core.  ConfigError names the option at
+    fault, an unknown one or one given in a form it does not take included."""
+    given = {name: value for name, value in options.items() if value is not None}
+    for name, value in given.items():
+        if name not in OPTIONS:
+            close = difflib.get_close_matches(name, OPTIONS, n=1)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            raise ConfigError(name, f"is not a training option{hint}: the options are the "
+                                    "config keys of npcomp/training/options.py, the flags of "
+                                    "`npcomp train --help`")
+        if OPTIONS[name].kind is rates and isinstance(value, (list, tuple)):
+            given[name] = ",".join(str(rate) for rate in value)
+        try:
+            form(name, value)
+        except OptionFormError as error:
+            raise ConfigError(name, str(error).removeprefix(f"{name} ")) from None
+    given.setdefault("threads", os.cpu_count() or 1)   # as `npcomp train` (cli/__init__.py)
+    return build_config(read("model", model), read("task", task), given)
 
 
 def _take_vector_dimension(config: dict, given: dict) -> None:
