@@ -104,7 +104,7 @@ def evaluate(model, params: Parameters, split, batch_size: int = 512, helpers=No
     counts = _over_batches(count, len(split), batch_size, helpers)
     confusion = sum(c[0] for c in counts)
     all_correct, all_total = (sum(c[k] for c in counts) for k in (1, 2))
-    return {"root_acc": 100.0 * np.trace(confusion) / max(confusion.sum(), 1),
+    return {"root_acc": float(100.0 * np.trace(confusion) / max(confusion.sum(), 1)),
             "all_acc": 100.0 * all_correct / max(all_total, 1),
             "sentences": len(split), "labelled_nodes": all_total,
             "root_confusion": confusion.tolist()}

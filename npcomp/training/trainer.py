@@ -346,12 +346,14 @@ def train_step(run: Run, indices, epoch: int, minibatch: int) -> float:
     train_split = run.splits["train"]
     batch = train_split.batch(indices)
     # numbers out of range are checked below and stop the run with a message:
-    # NumPy's overflow warnings would only print before it
+    # NumPy's overflow warnings would only print before it.  The buffer is
+    # zero where it matters: the optimiser zeroes what each step consumed
+    # (accumulate: no second zeroing pass)
     with naming_the_sentence(train_split.forest_trees(indices)), \
             np.errstate(over="ignore", invalid="ignore"):
         loss, rows = run.model.loss_and_gradient(
             run.params, batch, run.grads, rng=run.rng, average=config["average"],
-            helper=run.helper, **_regularisation(config))
+            helper=run.helper, accumulate=True, **_regularisation(config))
     where = f"epoch {epoch}, minibatch {minibatch}"
     if not math.isfinite(loss):
         _stop(run, f"the loss became {loss} at {where}")
@@ -515,7 +517,7 @@ def warm_up(model, params, optimizer, split, config):
     batch = split.batch(np.argsort(sizes, kind="stable")[-2:])
     grads = params.zeros_like()
     _, rows = model.loss_and_gradient(params, batch, grads, rng=np.random.default_rng(0),
-                                      **_regularisation(config))
+                                      accumulate=True, **_regularisation(config))
     copy.deepcopy(optimizer).step(params.flat.copy(), grads.flat,
                                   None if config["fixed_embeddings"] else rows)
     model.outputs(params, batch)
