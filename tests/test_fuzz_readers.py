@@ -35,7 +35,8 @@ from npcomp.data.formats import Tree, decode_lines
 from npcomp.data.ptb import parse_ptb, read_ptb_file
 from npcomp.data.sick import read_sick_dir
 from npcomp.data.errors import DataError
-from npcomp.experiments.sweep import SpecError, plan_runs, read_spec
+from npcomp.experiments.sweep_plan import plan_runs
+from npcomp.experiments.sweep_spec import SpecError, read_spec
 from npcomp.data.text_trees import TextTrees
 
 # every example within this many seconds (each takes milliseconds)

@@ -22,7 +22,7 @@ import pytest
 from scipy import stats
 
 from npcomp.cli import main
-from npcomp.experiments.sweep import run_state
+from npcomp.experiments.sweep_plan import run_state
 
 distributed = pytest.importorskip("distributed")
 
@@ -290,7 +290,8 @@ def test_a_bad_spec_is_named_by_file_and_line(tmp_path, capsys, text, line, mess
 
 def test_a_spec_file_plans_the_runs(tmp_path):
     """Named settings combined with the grid, and the seeds."""
-    from npcomp.experiments.sweep import plan_runs, read_spec
+    from npcomp.experiments.sweep_plan import plan_runs
+    from npcomp.experiments.sweep_spec import read_spec
     spec = tmp_path / "spec.toml"
     spec.write_text('seeds = "1-2"\n[base]\ntask = "synthetic"\nepochs = 1\n[grid]\n'
                     'lr = [0.05, 0.1]\n[settings.small]\ndim = 4\n[settings.wide]\ndim = 8\n'
@@ -374,7 +375,8 @@ def test_the_readme_examples_plan_their_runs(tmp_path, monkeypatch):
 
     import npcomp.cli
     from npcomp.cli import sweep as sweep_command
-    from npcomp.experiments.sweep import plan_runs, read_spec
+    from npcomp.experiments.sweep_plan import plan_runs
+    from npcomp.experiments.sweep_spec import read_spec
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
     section = readme[readme.index("## Many runs: npcomp sweep"):]
     toml = re.search(r"\n((?:    .*\n)+)\n`npcomp sweep sweep.toml", section)[1]

@@ -28,7 +28,7 @@ import pytest
 from npcomp.cli import main
 from npcomp.training.rundir import RunDirectory
 from npcomp.experiments.scheduler import SCHEDULER_TIMEOUT
-from npcomp.experiments.sweep import run_state
+from npcomp.experiments.sweep_plan import run_state
 
 distributed = pytest.importorskip("distributed")
 

@@ -134,7 +134,7 @@ def failure(error: Exception, command: str | None = None) -> tuple:
     from npcomp.data.errors import DataError
     from npcomp.training.options import OptionFormError
     from npcomp.training.rundir import RunDirectoryError, RunFileError
-    from npcomp.experiments.sweep import SpecError
+    from npcomp.experiments.sweep_spec import SpecError
     from npcomp.training.trainer import TrainingStopped
     if isinstance(error, ConfigError):
         return EXIT_USAGE, f"{_argument_name(command, error.option)}: {error.reason}"

@@ -133,7 +133,7 @@ def _rows(table, text: str | None):
 def table_spec(table, rows, seeds: int, data_dir: str | None, parses_dir: Path | None = None):
     """The sweep of a table: one named setting per (row, setting); a row
     that trains on the SST's dependency parses reads them from ``parses_dir``."""
-    from npcomp.experiments.sweep import SweepSpec
+    from npcomp.experiments.sweep_spec import SweepSpec
     settings = {}
     for row in table.rows:
         if rows is None or row.name in rows:

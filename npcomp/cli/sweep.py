@@ -1,5 +1,7 @@
 """`npcomp sweep`: many `npcomp train` runs over seeds and settings on Dask
-distributed, and their statistics per setting (npcomp/experiments/sweep.py).
+distributed, and their statistics per setting (npcomp/experiments/: the SPEC
+in sweep_spec.py, the runs in sweep_plan.py, Dask in sweep_cluster.py, the
+statistics in sweep_results.py).
 
 Every run is what `npcomp train` would train with the base options, the
 setting's and ``--seed S --out SWEEP_DIR/runs/NAME`` (or ``--resume`` when
@@ -113,7 +115,7 @@ def absolute_paths(options: dict) -> dict:
 
 
 def _refused(where: str, message: str):
-    from npcomp.experiments.sweep import SpecError
+    from npcomp.experiments.sweep_spec import SpecError
     return SpecError(f"{where}: {message}")
 
 
@@ -169,7 +171,8 @@ def add_parser(commands) -> None:
 def build_spec(args):
     """The sweep's SweepSpec: the SPEC file's (if given), with the command
     line's training options, --seeds and --grid over it."""
-    from npcomp.experiments.sweep import SpecError, SweepSpec, grid_from_arguments, parse_seeds, read_spec
+    from npcomp.experiments.sweep_spec import (SpecError, SweepSpec, grid_from_arguments,
+                                               parse_seeds, read_spec)
     spec = read_spec(args.spec) if args.spec else SweepSpec()
     given = {name: value for name, value in vars(args).items()
              if name in OPTIONS and value is not None}
@@ -193,7 +196,8 @@ def check_settings(spec, runs: list, threads: int) -> None:
     SpecError naming the setting and where it was given; a missing file
     (vectors) is named likewise."""
     from npcomp.data.errors import ConfigError
-    from npcomp.experiments.sweep import SpecError, settings_of
+    from npcomp.experiments.sweep_plan import settings_of
+    from npcomp.experiments.sweep_spec import SpecError
     from . import failure
     sources = {name: sources for name, (_, sources) in settings_of(spec).items()}
     checked = set()
@@ -248,7 +252,7 @@ def train_in_worker(options: dict, resumed: dict, run_dir: str, log_file: str) -
     import numba
     from threadpoolctl import threadpool_info, threadpool_limits
 
-    from npcomp.experiments.sweep import run_state
+    from npcomp.experiments.sweep_plan import run_state
     from . import outcome
     state = run_state(run_dir)
     seen = {"compute": options["threads"]}
@@ -290,27 +294,27 @@ def _train_afresh(options: dict, run_dir: str, overwrite: bool) -> int:
 def _jobs(runs: list, sweep_dir: Path, threads: int) -> tuple:
     """The task arguments of train_in_worker for each run not finished (run
     name -> tuple), and how many runs are in each state (run_state)."""
-    from npcomp.experiments import sweep as sweeping
+    from npcomp.experiments.sweep_plan import PLAN, log_path, run_directory, run_state
     jobs, states = {}, {}
     for run in runs:
-        run_dir = sweeping.run_directory(sweep_dir, run)
-        state = sweeping.run_state(run_dir)
+        run_dir = run_directory(sweep_dir, run)
+        state = run_state(run_dir)
         states[state] = states.get(state, 0) + 1
         if state == "finished":
             continue
         # a run planned by an earlier SPEC (--extend) was checked then; one
         # whose options cannot be passed on is named by the plan
-        check_forms(run.options, lambda option: str(sweep_dir / sweeping.PLAN))
+        check_forms(run.options, lambda option: str(sweep_dir / PLAN))
         # absolute: a worker of an existing cluster runs in a directory of its own
         jobs[run.name] = (run_options(run, threads), resumed_options(run, threads),
                           str(run_dir.resolve()),
-                          str(sweeping.log_path(sweep_dir, run).resolve()))
+                          str(log_path(sweep_dir, run).resolve()))
     return jobs, states
 
 
 def run(args) -> int:
-    from npcomp.experiments import sweep as sweeping
     from npcomp.data.errors import ConfigError
+    from npcomp.experiments.sweep_results import RESULTS, TABLE, results_table
     if args.threads_per_run < 1:
         raise ConfigError("threads_per_run", f"must be a whole number >= 1, not "
                                              f"{args.threads_per_run}")
@@ -323,9 +327,9 @@ def run(args) -> int:
     spec = build_spec(args)
     status, results = run_sweep(spec, Path(args.out), args)
     if results is not None:
-        print(sweeping.results_table(results))
-        print(f"written: {Path(args.out) / sweeping.RESULTS}, "
-              f"{Path(args.out) / sweeping.TABLE}")
+        print(results_table(results))
+        print(f"written: {Path(args.out) / RESULTS}, "
+              f"{Path(args.out) / TABLE}")
     return status
 
 
@@ -335,14 +339,16 @@ def run_sweep(spec, sweep_dir: Path, args) -> tuple:
     ``threads_per_run``, ``dashboard``, ``quiet``, ``extend``); write
     sweep.json and sweep.md.  Returns (exit status, the results record, or
     None when interrupted)."""
-    from npcomp.experiments import sweep as sweeping
     from npcomp.experiments.scheduler import check_scheduler
+    from npcomp.experiments.sweep_cluster import dask_client, execute
+    from npcomp.experiments.sweep_plan import plan_runs, settle_plan
+    from npcomp.experiments.sweep_results import settle_finished, sweep_results, write_results
     from . import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
-    planned = sweeping.plan_runs(spec)
+    planned = plan_runs(spec)
     check_settings(spec, planned, args.threads_per_run)
     if args.scheduler:   # a scheduler that is none is refused before anything is written
         check_scheduler(args.scheduler)
-    runs = sweeping.settle_plan(sweep_dir, spec, planned, extend=args.extend)
+    runs = settle_plan(sweep_dir, spec, planned, extend=args.extend)
     to_do, states = _jobs(runs, sweep_dir, args.threads_per_run)
     finished_before = len(runs) - len(to_do)
     settings = len({run.setting for run in runs})
@@ -356,27 +362,26 @@ def run_sweep(spec, sweep_dir: Path, args) -> tuple:
         workers = args.workers or max(1, (os.cpu_count() or 1) // args.threads_per_run)
         workers = min(workers, len(to_do))
         try:
-            with sweeping.dask_client(args.scheduler, workers, args.dashboard) as client:
+            with dask_client(args.scheduler, workers, args.dashboard) as client:
                 where = args.scheduler or f"a local cluster of {workers} worker processes"
                 print(f"on {where}, {args.threads_per_run} thread"
                       f"{'s' * (args.threads_per_run > 1)} per run"
                       + (f"; dashboard {client.dashboard_link}" if args.dashboard else ""),
                       flush=True)
-                outcomes = sweeping.execute(client, to_do, train_in_worker,
-                                            progress=not args.quiet,
-                                            already_finished=finished_before, total=len(runs))
+                outcomes = execute(client, to_do, train_in_worker, progress=not args.quiet,
+                                   already_finished=finished_before, total=len(runs))
         except KeyboardInterrupt:
-            results = sweeping.sweep_results(sweep_dir, runs, outcomes)
-            sweeping.write_results(sweep_dir, results)
+            results = sweep_results(sweep_dir, runs, outcomes)
+            write_results(sweep_dir, results)
             stopped = ("the workers training its runs restarted" if args.scheduler else
                        "the cluster stopped")
             print(f"\nnpcomp: interrupted, {stopped}; every run is saved as of its "
                   "latest dev evaluation: run the same command again to continue "
                   f"({results['finished']} of {len(runs)} runs finished)", file=sys.stderr)
             return EXIT_INTERRUPTED, None
-    sweeping.settle_finished(sweep_dir, runs)
-    results = sweeping.sweep_results(sweep_dir, runs, outcomes)
-    sweeping.write_results(sweep_dir, results)
+    settle_finished(sweep_dir, runs)
+    results = sweep_results(sweep_dir, runs, outcomes)
+    write_results(sweep_dir, results)
     if results["finished"] == len(runs):
         return EXIT_OK, results
     stopped = sum(outcome.get("status", 0) is None for outcome in outcomes.values())

@@ -41,6 +41,7 @@ import json
 import math
 from pathlib import Path
 
+from npcomp.data.choices import PAIR_TASKS
 from npcomp.training.figure_counts import (COUNTS, CountsError, counts_of, node_buckets, pair_sums,
                             read_counts, root_items, write_counts)
 from npcomp.training.rundir import PREDICTIONS, predictions_name
@@ -57,7 +58,6 @@ CLASS_NAMES = {"sst5": ["very negative", "negative", "neutral", "positive", "ver
                "synthetic": ["very negative", "negative", "neutral", "positive",
                              "very positive"],
                "sst2": ["negative", "positive"]}
-PAIR_TASKS = ("sick",)
 
 
 def class_names(task: str, n_classes: int, unnamed: str = "class {}") -> list:

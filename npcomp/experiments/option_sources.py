@@ -17,12 +17,19 @@ Imports neither NumPy nor the cells.
 from __future__ import annotations
 
 from npcomp.training.defaults import SICK, defaults_for, dim_follows_embedding
+from npcomp.training.options import NOT_A_SETTING, OPTIONS
 from .paper_rows import DEFAULT, DEV, PAPER
 
 ALTERNATIVE, UNDECIDED = "alternative", "undecided"
-# config keys that say how or where a run runs, not what it trains
-HIDDEN = ("seed", "eval_batch_size", "evals_per_epoch", "source", "protocol", "vectors_name",
-          "threads", "data_dir", "train_eval", "baseline", "parses_dir", "dtype")
+# config keys a setting's options leave out, as how or where a run runs rather
+# than what it trains: those the option table names so (setting no run apart,
+# or where_it_runs); the dev evaluations per epoch and the floating-point type,
+# which the table counts as settings (results depend on them); the records a
+# row's setting carries beside its options
+HIDDEN = (*NOT_A_SETTING,
+          *(name for name, option in OPTIONS.items()
+            if option.where_it_runs and name not in NOT_A_SETTING),
+          "evals_per_epoch", "dtype", "source", "protocol", "vectors_name")
 # the dimension of the vector files the tables name
 VECTOR_DIMS = {"glove.6B.50d.sst-sick.txt": 50,
                "word2vec.GoogleNews.300d.bolukbasi26k.sst-sick.txt": 300,

@@ -73,10 +73,11 @@ def number(value: float, metric: str) -> str:
 # --------------------------------------------------------------------------
 
 def committed_results(sweep_dir: str | Path) -> dict | None:
-    """The results record of a sweep directory (``sweep.sweep_results``) from
-    its plan and its runs alone, reading nothing else and writing nothing;
-    None without a plan."""
-    from .sweep import PLAN, PlannedRun, sweep_results
+    """The results record of a sweep directory
+    (``sweep_results.sweep_results``) from its plan and its runs alone,
+    reading nothing else and writing nothing; None without a plan."""
+    from .sweep_plan import PLAN, PlannedRun
+    from .sweep_results import sweep_results
     path = Path(sweep_dir) / PLAN
     if not path.is_file():
         return None

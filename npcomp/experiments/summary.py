@@ -14,10 +14,9 @@ from pathlib import Path
 
 import numpy as np
 
+from npcomp.training.options import NOT_A_SETTING
 from npcomp.training.rundir import RunDirectory, RunFileError
 
-# config keys that do not change what is trained
-_NOT_THE_SETTING = ("seed", "data_dir", "threads", "eval_batch_size", "train_eval", "baseline")
 METRICS = ("root_acc", "all_acc", "pearson", "spearman", "mse")
 # options added after runs were made (or left out when not given): a config
 # without one ran its value here
@@ -59,7 +58,7 @@ def setting_key(config: dict) -> str:
     """The run's setting: its config without the seed, as canonical JSON."""
     config = {**_LATER_OPTIONS, **config}
     return json.dumps({key: value for key, value in config.items()
-                       if key not in _NOT_THE_SETTING}, sort_keys=True)
+                       if key not in NOT_A_SETTING}, sort_keys=True)
 
 
 def describe(values) -> dict:

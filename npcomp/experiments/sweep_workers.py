@@ -1,8 +1,8 @@
-"""What the worker processes of a sweep's local Dask cluster run as they
-start (npcomp/experiments/sweep.py): they ignore Ctrl-C.  The terminal sends SIGINT to
-every process of the command, workers included; the sweep's own process
-stops the cluster, and a worker that died of the signal first would print a
-traceback and count as a failure of its run."""
+"""What the worker processes of a sweep's local Dask cluster
+(``sweep_cluster.py``) run as they start: they ignore Ctrl-C.  The terminal
+sends SIGINT to every process of the command, workers included; the sweep's
+own process stops the cluster, and a worker that died of the signal first
+would print a traceback and count as a failure of its run."""
 from __future__ import annotations
 
 import signal

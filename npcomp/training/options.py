@@ -262,6 +262,10 @@ OPTIONS = {option.name: option for option in (
     *_RUN_OPTIONS)}
 
 RESUMABLE = tuple(name for name, option in OPTIONS.items() if option.resumable)
+# the options that do not set one setting apart from another: those a run's
+# default directory name leaves out, but the model and task, which lead it
+NOT_A_SETTING = tuple(name for name, option in OPTIONS.items()
+                      if not option.in_run_name and name not in ("model", "task"))
 
 
 def cell_options() -> tuple:
