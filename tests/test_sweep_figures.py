@@ -100,3 +100,36 @@ def test_figure_files_are_the_same_bytes_each_time(tmp_path):
     for one, two in zip(first, again):
         assert Path(one).read_bytes() == Path(two).read_bytes(), one
     assert Path(first[0]).read_bytes().startswith(b"\x89PNG")
+
+
+@pytest.mark.parametrize("with_counts, drawn", [(5, True), (4, False)])
+def test_a_setting_whose_early_seeds_have_no_counts(tmp_path, with_counts, drawn):
+    """Seeds trained before counts were kept beside later ones: the curves of
+    the seeds with counts when they are as many as measure a row (5), said in
+    the series' label and a note; fewer, and the setting is left out."""
+    sweep = tmp_path / "sweep"
+    plan = {"specs": [], "runs": {}}
+    for seed in range(1, 11):
+        name = f"a-s{seed}"
+        plan["runs"][name] = {"setting": "a", "seed": seed,
+                              "options": {"model": "lstm", "task": "sst5"}}
+        run = sweep / "runs" / name
+        run.mkdir(parents=True)
+        (run / "metrics.json").write_text(json.dumps({
+            "model": "lstm", "task": "sst5",
+            "config": {"model": "lstm", "task": "sst5", "seed": seed},
+            "test": {"root_acc": 40.0, "all_acc": 40.0},
+            "dev": {"root_acc": 39.0, "all_acc": 39.0}}))
+        if seed > 10 - with_counts:
+            (run / COUNTS).write_text(json.dumps(sentence_counts(_records(seed % 3), "sst5")))
+    (sweep / "plan.json").write_text(json.dumps(plan))
+    figures, notes = sweep_figures(sweep, confusions=False)
+    curves = [figure for figure in figures if figure["figure"] == "length_accuracy"]
+    if drawn:
+        series = curves[0]["series"]
+        assert [one["label"] for one in series] == ["a (5 of 10 seeds)"]
+        assert series[0]["runs"] == 5
+        assert any("over the 5 of its 10 seeds" in note for note in notes)
+    else:
+        assert not curves
+        assert any("left out of the per-length figures" in note for note in notes)

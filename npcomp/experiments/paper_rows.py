@@ -27,6 +27,8 @@ from npcomp.cells import registry
 NO_DATA, NOT_IMPLEMENTED = "no data", "not implemented"
 PAPER, DEFAULT, DEV = "paper", "default", "dev"
 # the metric a row on a task is judged on
+# a row is measured once this many of its seeds have finished
+MIN_SEEDS = 5
 MAIN_METRIC = {"sick": "pearson", "mpqa": "ranking_loss"}
 
 

@@ -23,9 +23,8 @@ import json
 from pathlib import Path
 
 from .option_sources import setting_kind, setting_options
-from .paper_rows import Table
+from .paper_rows import MIN_SEEDS, Table
 
-MIN_SEEDS = 5
 MEASURED, NOT_YET = "measured", "not yet measured"
 ABOVE, REACHED, WITHIN_NOISE, BELOW = "above", "reached", "within noise", "below"
 TOO_FEW = "too few seeds"

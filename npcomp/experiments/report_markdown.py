@@ -5,7 +5,8 @@ not a mean, the figures, and per row where each option comes from and the
 command that trains it."""
 from __future__ import annotations
 
-from .report import KINDS, METRIC_NAMES, MIN_SEEDS, number, paper_number
+from .paper_rows import MIN_SEEDS
+from .report import KINDS, METRIC_NAMES, number, paper_number
 from .report import training_seconds as _seconds
 
 # the order an option's sources are listed in

@@ -29,6 +29,7 @@ import math
 import re
 from pathlib import Path
 
+from .paper_rows import MIN_SEEDS
 from .figures import (FigureError, confusion_record, figure_template, prediction_figures,
                       read_run_counts, root_confusion, shared_tail)
 
@@ -231,29 +232,41 @@ def mean_curves(settings: list, legacy: dict | None = None) -> tuple:
     counted, notes = [], []
     for setting in settings:
         runs = [read_run_counts(run_dir, setting["task"]) for run_dir in setting["runs"]]
-        if all(counts is not None for counts in runs):
-            counted.append((setting, runs))
+        kept = [(run, counts) for run, counts in zip(setting["runs"], runs) if counts is not None]
+        if len(kept) == len(runs):
+            counted.append((setting, setting["runs"], runs, _label(setting)))
         elif _legacy_of(setting, legacy) is None:
             missing = next(run for run, counts in zip(setting["runs"], runs) if counts is None)
-            notes.append(f"{missing}: no test predictions or counts (`npcomp eval --run "
-                         f"{missing}` writes them); setting {_label(setting)} left out of the "
-                         "per-length figures")
+            if len(kept) < MIN_SEEDS:
+                notes.append(f"{missing}: no test predictions or counts (`npcomp eval --run "
+                             f"{missing}` writes them); setting {_label(setting)} left out of "
+                             "the per-length figures")
+                continue
+            # seeds trained before counts were kept, beside later ones: the
+            # curves of the seeds that have them, as many as measure a row, saying which
+            counted.append((setting, [run for run, _ in kept], [counts for _, counts in kept],
+                            f"{_label(setting)} ({len(kept)} of {len(runs)} seeds)"))
+            notes.append(f"setting {_label(setting)}: per-length figures over the "
+                         f"{len(kept)} of its {len(runs)} seeds whose test counts are kept "
+                         f"({', '.join(Path(run).name for run, _ in kept)}); the others "
+                         "were trained before counts were kept")
     tasks = list(dict.fromkeys(setting["task"] for setting in settings))
-    tails = {task: shared_tail([counts for setting, runs in counted
+    tails = {task: shared_tail([counts for setting, _, runs, _ in counted
                                 if setting["task"] == task for counts in runs], task)
-             for task in tasks if any(setting["task"] == task for setting, _ in counted)}
+             for task in tasks if any(setting["task"] == task for setting, *_ in counted)}
     merged, series = {}, {}
     for setting in settings:
         task = setting["task"]
         suffix = f"_{task}" if len(tasks) > 1 else ""
-        runs = next((runs for one, runs in counted if one is setting), None)
+        run_dirs, runs, shown = next(((dirs, runs, shown) for one, dirs, runs, shown in counted
+                                      if one is setting), (None, None, None))
         if runs is not None:
             per_run = [[figure for figure in prediction_figures(counts, task, str(run_dir),
                                                                 tail=tails[task])
                         if figure["kind"] in ("curve", "bars")]
-                       for run_dir, counts in zip(setting["runs"], runs)]
+                       for run_dir, counts in zip(run_dirs, runs)]
             for figures in zip(*per_run):
-                one = {"label": _label(setting), "runs": len(figures),
+                one = {"label": shown, "runs": len(figures),
                        "points": _mean_points(figures, figures[0]["x"], figures[0]["y"])}
                 _add(merged, figures[0], one, suffix, [figure["source"][0] for figure in figures])
                 series[(figures[0]["figure"], task, _label(setting))] = one
