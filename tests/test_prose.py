@@ -6,7 +6,8 @@ report's JSON; a figure of a report written without its reference fails too.
 A reference: ``[47.93 ± 0.61](results/tai-sst.md "tai-sst constituency-pretrained-fine
 root_acc")``.  The title is ``TABLE SETTING [dev] METRIC [STAT]``: the
 setting's test figures (dev's with ``dev``), STAT one of mean, std, median,
-min, max, n, ci_low, ci_high, paper (the paper's figure); without STAT the
+min, max, n, ci_low, ci_high, paper (the paper's figure), best (the test
+figure of the seed best on dev, a best-of-N row's protocol); without STAT the
 text is ``mean ± std``.  Terms joined by `` - `` give a difference.  The
 text must be the value at the precision the text shows.
 """
@@ -23,7 +24,7 @@ REFERENCE = re.compile(r"\[([^\[\]]+)\]\(([^)\s]+\.md)(?:#[^)\s]*)? \"([^\"]+)\"
 NUMBER = re.compile(r"(?<![\w.])-?\d+\.\d{2,}(?![\w.])")
 SUMMARY = re.compile(r"<!-- npcomp reproduce --summary -->.*?<!-- end of npcomp reproduce "
                      r"--summary -->", re.S)
-STATS = ("mean", "std", "median", "min", "max", "n", "ci_low", "ci_high", "paper")
+STATS = ("mean", "std", "median", "min", "max", "n", "ci_low", "ci_high", "paper", "best")
 
 
 def _report(table: str) -> dict:
@@ -46,6 +47,8 @@ def resolve(term: str) -> float:
     entry = entries[0]
     if stat == "paper":
         return entry["paper"][metric]
+    if stat == "best":
+        return entry["best_of"][split]
     stats = entry[split][metric]
     if stat in ("ci_low", "ci_high"):
         return stats["ci95"][0 if stat == "ci_low" else 1]
