@@ -64,7 +64,7 @@ def write_checkpoint(directory: RunDirectory, params: Parameters, optimizer_stat
 def read_checkpoint(directory: RunDirectory) -> dict:
     """The checkpoint's arrays, its config and metrics decoded; RunFileError
     when it is missing or damaged."""
-    if not directory.checkpoint_path.is_file():
+    if not directory.holds("checkpoint.npz"):
         raise RunFileError(f"{directory.checkpoint_path}: nothing to resume (a run writes its "
                            "checkpoint at its first dev evaluation)")
     saved = directory.load_npz("checkpoint.npz", required=CHECKPOINT_KEYS)
@@ -109,7 +109,8 @@ def resumed_config(saved: dict, changes: dict) -> dict:
 def check_same_data(saved: dict, fingerprints: dict, config: dict,
                     directory: RunDirectory) -> None:
     """Refuse to resume on data other than the run's."""
-    changed = [split for split in SPLITS if saved["fingerprints"].get(split) != fingerprints[split]]
+    changed = [split for split in SPLITS
+               if saved["fingerprints"].get(split) != fingerprints.get(split)]
     if changed:
         raise ConfigError("data_dir", f"the {' and '.join(changed)} data of {config['task']} "
                           f"differ from those {directory.path} was trained on (files edited, "

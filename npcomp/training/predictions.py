@@ -113,7 +113,7 @@ def write_predictions(run_dir, model, params, split, split_name: str = "test",
     if split_name == "test" and name is None and task is not None:
         # what the figures need of them, small enough to keep where the
         # predictions are not (figure_counts.py)
-        write_counts(directory.path, counts_of(records, task))
+        write_counts(directory, counts_of(records, task))
     name = name if name is not None else predictions_name(split_name)
     directory.write_jsonl(name, records)
     return str(directory.file(name))
