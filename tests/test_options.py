@@ -132,11 +132,8 @@ def test_a_bare_command_trains_the_tables_default_model_and_task(capsys):
 def test_the_table_and_the_parsers_load_no_numpy():
     """The command line reads its options before --threads sets the BLAS and
     numba thread counts: neither loads before the arguments are parsed."""
-    import subprocess
-    import sys
-    probe = ("import sys, npcomp.training.options, npcomp.training.configuration, npcomp.cli; "
-             "npcomp.cli.build_parser().parse_args(['sweep', '--out', 'x', '--lr', '0.1']); "
-             "print(sorted(m for m in ('numpy', 'numba') if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                         check=True).stdout
-    assert out.strip() == "[]"
+    from conftest import modules_loaded_by
+    assert modules_loaded_by(
+        "import npcomp.training.options, npcomp.training.configuration, npcomp.cli; "
+        "npcomp.cli.build_parser().parse_args(['sweep', '--out', 'x', '--lr', '0.1'])",
+        ("numpy", "numba")) == []
