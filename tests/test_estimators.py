@@ -22,7 +22,6 @@ import npcomp.data.synthetic
 from conftest import synthetic_of_size
 from npcomp.cli import main
 from npcomp.data.errors import ConfigError, DataError
-from npcomp.data.formats import Tree
 from npcomp.data.ptb import parse_ptb
 from npcomp.data.sick import SickPair
 from npcomp.data.tasks import TaskData, as_structure
