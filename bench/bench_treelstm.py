@@ -235,8 +235,10 @@ def sick(args, helper, dynet) -> dict | None:
     order, batches = minibatches(rng, len(train), args.pairs, BATCH_SIZE)
 
     def step(indices):
+        # the buffer is zero where it matters, as in npcomp train: the step
+        # and the line below zero what it consumed
         _, rows = model.loss_and_gradient(params, train.batch(indices), grads, l2=L2,
-                                          helper=helper)
+                                          helper=helper, accumulate=True)
         optimizer.step(params.flat, grads.flat, None)  # the word vectors stay fixed
         grads["embedding"][rows] = 0.0
 

@@ -123,8 +123,9 @@ def training_step(model, params, optimizer, split, labels, **loss_options):
     grads = params.zeros_like()
 
     def step(indices):
+        # the buffer is zero where it matters: the step zeroes what it consumed
         _, rows = model.loss_and_gradient(params, split.forest(indices, labels), grads,
-                                          **loss_options)
+                                          accumulate=True, **loss_options)
         optimizer.step(params.flat, grads.flat, rows)
     return step
 
