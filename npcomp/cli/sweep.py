@@ -50,7 +50,6 @@ run the same command again).
 SET_BY_THE_SWEEP = {
     "out": "each run's directory is SWEEP_DIR/runs/SETTING-sSEED (--out is SWEEP_DIR)",
     "seed": "the seeds are given by seeds (--seeds)",
-    "fold": "with --folds K the sweep trains every fold, each run holding one out",
     "resume": "a sweep resumes its unfinished runs by itself when run again",
     "overwrite": "a sweep never replaces a run it finished",
     "threads": "each run's threads are --threads-per-run",
