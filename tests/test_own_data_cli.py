@@ -486,7 +486,9 @@ def test_each_bad_file_is_named_by_file_and_line(case, tmp_path, capsys, monkeyp
 def test_a_bad_file_to_eval_or_predict(small, small_run, tmp_path, capsys):
     bad = write_tsv(tmp_path / "bad.tsv", [("good film .", "positive"), ("dull .", "awful")])
     status, _, error = run(["eval", "--run", small_run, "--file", bad], capsys)
-    assert status == 2 and f"{bad}:3: label 'awful' is not one of the classes" in error
+    assert status == 2 and f"{bad}:3: label 'awful' is not one of the classes given " \
+        "(negative, neutral, positive): correct the label: a trained run predicts its own " \
+        "classes only" in error
     assert not (small_run / "predictions-file-bad.jsonl").exists()
     pairs = write_tsv(tmp_path / "pairs.tsv", [(1, "a", "b")],
                       header="score\tsentence_a\tsentence_b")

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from .class_list import ClassList, class_list
+from .class_list import RUN_CLASSES, ClassList, class_list
 from .data_splits import check_fraction, dev_split, fold_split
 from .errors import ConfigError, DataError
 from .file_examples import FileExamples, read_examples
@@ -213,8 +213,8 @@ def read_labelled_file(path: str | Path, text_trees: TextTrees,
     if classes is None:
         raise DataError("labelled sentences, but the run was trained on sentence pairs",
                         examples.path)
-    _label_trees(examples, class_list(_written_labels({"file": examples}), classes),
-                 len(classes))
+    _label_trees(examples, class_list(_written_labels({"file": examples}), classes,
+                                      advice=RUN_CLASSES), len(classes))
     return examples.items
 
 
