@@ -379,6 +379,19 @@ def test_options_that_do_not_go_together(small, tmp_path, capsys):
         assert not (tmp_path / "none").exists()
 
 
+def test_a_sequence_model_trains_on_the_sentences(small, tmp_path):
+    """Its paper setting's phrase spans are the SST's: a file's sentences
+    train as chains labelled at their last word."""
+    from npcomp.training.run_config import build_config
+    config = build_config("lstm", None, {"train": str(small / "train.tsv")})
+    assert (config["task"], config["structure"], config["supervision"]) == \
+        ("files", "chain", "all")
+    out = tmp_path / "lstm"
+    assert main(["train", "--model", "lstm", "--train", small / "train.tsv", *TINY,
+                 "--out", out]) == 0
+    assert metrics_of(out)["data"]["trees"]["made"] == {"chain": 30}
+
+
 def test_one_fold_trained_alone(small, tmp_path):
     out = tmp_path / "fold"
     assert main(["train", "--train", small / "train.tsv", "--folds", "3", "--fold", "1",

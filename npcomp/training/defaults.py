@@ -99,6 +99,10 @@ def defaults_for(model: str, task: str, protocol: str | None = None,
         config.update((name, option.default) for name, option in OPTIONS.items()
                       if option.tasks is not None and set(option.tasks) <= set(FILE_TASKS)
                       and option.default is not None)
+        if config["supervision"] == "spans":
+            # a sequence model's phrase spans are the SST's: a user's sentences
+            # (chains labelled at their last word) train on what is labelled
+            config.update(supervision="all", span_samples=0)
     if task in PAIR_TASKS:   # SICK, or a user's sentence pairs: Tai et al.'s setting
         config.update(SICK, structure=sick_structure(model))
         for name in [name for name in config if not applies(name, task)]:
