@@ -87,14 +87,19 @@ def test_scikit_learns_checks(kind, check):
     getattr(estimator_checks, check)(kind.__name__, kind())
 
 
+# a user's files: an estimator's data come to fit
+FILES = {"train", "dev", "test", "classes", "folds", "fold", "data_seed"}
+
+
 @pytest.mark.parametrize("kind,left_out", [
-    (TreeClassifier, {"baseline", "parses_dir", "neutral", "similarity_dim"}),
+    (TreeClassifier, {"baseline", "parses_dir", "neutral", "similarity_dim", *FILES}),
     (PairRegressor, {"task", "baseline", "parses_dir", "neutral", "head", "supervision",
-                     "span_samples", "dropout"})])
+                     "span_samples", "dropout", *FILES})])
 def test_the_parameters_are_the_option_tables(kind, left_out):
     params = kind().get_params()
     assert set(OPTIONS) - set(params) == left_out
-    options = [name for name in params if name in OPTIONS and name not in ("model", "task")]
+    options = [name for name in params if name in OPTIONS and name not in ("model", "task")
+               and name not in kind.OWN]
     assert options == [name for name in OPTIONS if name in options]   # the table's order
     assert all(params[name] is None for name in options)
     signature = inspect.signature(kind)

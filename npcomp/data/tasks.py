@@ -74,6 +74,12 @@ class TaskData:
     training_only_classes: int = 0
     # with phrase spans: which training chains came from which sentence
     span_groups: SpanGroups | None = None
+    # a user's sentence pairs: ((lo, hi), K), their scores' range and the
+    # similarity head's ratings 1..K it maps onto (score_scale.py); None: the
+    # scores are the ratings (SICK's 1..5)
+    score_scale: tuple | None = None
+    # a user's files: what a run records of them (own_data.OwnData.record)
+    record: dict | None = None
 
 
 @dataclass

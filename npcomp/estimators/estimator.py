@@ -46,8 +46,10 @@ class NotFittedError(ValueError, AttributeError):
 
 
 # options of the table no estimator takes: the bag-of-words run `npcomp train`
-# trains beside, and what only a built-in task's files have
-_NOT_TAKEN = ("model", "task", "baseline", "parses_dir", "neutral")
+# trains beside, what only a built-in task's files have, and a user's files
+# (an estimator's data come to fit)
+_NOT_TAKEN = ("model", "task", "baseline", "parses_dir", "neutral",
+              "train", "dev", "test", "classes", "folds", "fold", "data_seed")
 # options that say where a run runs, not what it trains: from_paper leaves them unset
 _WHERE_IT_RUNS = tuple(name for name, option in OPTIONS.items() if option.where_it_runs)
 
@@ -72,14 +74,16 @@ class Estimator:
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        options = {name: None for name in OPTIONS if name not in _NOT_TAKEN + cls.LEFT_OUT}
+        options = {name: None for name in OPTIONS
+                   if name not in _NOT_TAKEN + cls.LEFT_OUT + tuple(cls.OWN)}
         cls._PARAMETERS = {"model": cls.MODEL, **cls.OWN, **options}
         cls.__init__ = _initialiser(cls._PARAMETERS)
 
     @classmethod
     def _options(cls) -> list:
         """The training options the estimator takes, in the table's order."""
-        return [name for name in cls._PARAMETERS if name in OPTIONS and name not in _NOT_TAKEN]
+        return [name for name in cls._PARAMETERS
+                if name in OPTIONS and name not in _NOT_TAKEN and name not in cls.OWN]
 
     # ------------------------------------------------------------------
     # parameters, as scikit-learn reads them

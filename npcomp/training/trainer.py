@@ -45,15 +45,15 @@ import numpy as np
 
 from npcomp.data.embeddings import Vocabulary, read_vectors
 from npcomp.data.choices import PAIR_TASKS
-from npcomp.data.tasks import SPLITS, given_task, load_task, task_trees
+from npcomp.data.tasks import SPLITS, given_task, task_trees
 from npcomp.forest import Forest, supervised_labels
 from npcomp.model import naming_the_sentence
 from npcomp.params import Parameters
-from .checkpoints import (check_same_data, config_digest, epoch_in_progress, fingerprint,
+from .checkpoints import (check_same_data, config_digest, data_fingerprints, epoch_in_progress,
                           read_checkpoint, resumed_config, write_checkpoint)
 from .configuration import check
 from .defaults import dim_follows_embedding, with_defaults
-from .encoding import EncodedPairs, EncodedSplit, check_splits, encode, encode_split
+from .encoding import EncodedPairs, EncodedSplit, check_splits, encode, encode_task
 from .evaluation import evaluate, format_metrics, selection_metric
 from .machine import machine_description
 from .memory import retain_freed_memory
@@ -63,6 +63,7 @@ from .optimizers import make_optimizer
 from .predictions import write_predictions
 from .run_in_memory import RunInMemory
 from .rundir import RunDirectory, RunFileError
+from .run_data import run_task
 from .run_paths import recorded_config, recorded_metrics
 
 
@@ -223,21 +224,19 @@ def prepare_run(config: dict, directory: RunDirectory, saved: dict | None, echo,
         config["embedding_dim"] = vectors.dim
     if dim_follows_embedding(config):
         config["dim"] = config["embedding_dim"]
-    task = given_task(data, config["task"]) if data is not None else load_task(
-        config["task"], config.get("data_dir"), config["structure"], seed=config["seed"],
-        spans=config["supervision"] == "spans", parses_dir=config.get("parses_dir"),
-        neutral=config["neutral"])
-    present = [split for split in SPLITS if split in task.splits]   # data given: test optional
-    fingerprints = {split: fingerprint(task.splits[split]) for split in present}
+    # tasks given in memory, a built-in task, or the user's files (run_data.py)
+    task = given_task(data, config["task"]) if data is not None else run_task(config, echo)
+    fingerprints = data_fingerprints(task)
     fingerprints["config"] = config_digest(config)
     if saved is not None:
         check_same_data(saved, fingerprints, config, directory)
         vocab = Vocabulary.from_list(list(saved["vocab"]))
     else:
-        vocab = Vocabulary.from_trees(t for split in present for t in task_trees(task, split))
+        vocab = Vocabulary.from_trees(t for split in SPLITS if split in task.splits
+                                      for t in task_trees(task, split))
     model = build_model(config, vocab, task.n_classes)
     check_splits(task, model.cell)
-    splits = {name: encode_split(task.splits[name], vocab) for name in present}
+    splits = encode_task(task, vocab)   # a user's pair scores as the head's ratings
     # per-epoch training accuracy (Nayebi's curves) on the training sentences
     train_sentences = (encode(task.train_sentences, vocab) if task.train_sentences is not None
                        else splits["train"])
@@ -258,6 +257,8 @@ def prepare_run(config: dict, directory: RunDirectory, saved: dict | None, echo,
                "train_wall_s": 0.0, "train_sentences_per_s": None,
                "parameters": int(model.dense_size), "vocabulary": len(vocab),
                "embedding": report.get("embedding"), "machine": machine_description()}
+    if task.record is not None:   # what the run read of the user's files
+        metrics["data"] = task.record
     return Run(config=config, directory=directory, task=task, vocab=vocab, splits=splits,
                train_sentences=train_sentences, model=model, params=params,
                grads=params.zeros_like(), optimizer=optimizer, rng=rng, metrics=metrics,
@@ -526,10 +527,17 @@ def _consult(run: Run, at: float, dev: dict) -> None:
 
 
 def _test(run: Run) -> None:
-    """The test split, once, with the best-dev parameters (none: nothing to test)."""
+    """The test split, once, with the best-dev parameters (a run on a user's
+    files, or on data given, without a test split has none: its record ends
+    with test null)."""
     metrics = run.metrics
-    if metrics["test"] is not None or metrics["best_epoch"] is None \
-            or "test" not in run.splits:
+    if metrics["test"] is not None or metrics["best_epoch"] is None:
+        return
+    if "test" not in run.splits:
+        metrics["ended"] = True
+        write_metrics(run.directory, metrics)
+        run.directory.append_log({"event": "end", "best_epoch": metrics["best_epoch"],
+                                  "dev": metrics["dev"], "test": None})
         return
     best_model, best_params, _, _ = load_model(run.directory)
     tick = time.perf_counter()
