@@ -133,3 +133,31 @@ def test_a_setting_whose_early_seeds_have_no_counts(tmp_path, with_counts, drawn
     else:
         assert not curves
         assert any("left out of the per-length figures" in note for note in notes)
+
+
+@pytest.mark.parametrize("seeds_of_b, labels", [(3, ["a", "b"]),
+                                                 (2, ["a (3 seeds)", "b (2 seeds)"])])
+def test_settings_of_different_seed_counts_name_their_counts(tmp_path, seeds_of_b, labels):
+    """A row still training beside finished ones: when the settings on a
+    per-length figure average different numbers of seeds, each label says
+    how many; when they all average the same number, none does."""
+    sweep = tmp_path / "sweep"
+    plan = {"specs": [], "runs": {}}
+    for setting, count in (("a", 3), ("b", seeds_of_b)):
+        for seed in range(1, count + 1):
+            name = f"{setting}-s{seed}"
+            plan["runs"][name] = {"setting": setting, "seed": seed,
+                                  "options": {"model": "lstm", "task": "sst5"}}
+            run = sweep / "runs" / name
+            run.mkdir(parents=True)
+            (run / "metrics.json").write_text(json.dumps({
+                "model": "lstm", "task": "sst5",
+                "config": {"model": "lstm", "task": "sst5", "seed": seed},
+                "test": {"root_acc": 40.0, "all_acc": 40.0},
+                "dev": {"root_acc": 39.0, "all_acc": 39.0}}))
+            (run / COUNTS).write_text(json.dumps(sentence_counts(_records(seed), "sst5")))
+    (sweep / "plan.json").write_text(json.dumps(plan))
+    figures, _ = sweep_figures(sweep, confusions=False)
+    curve = next(figure for figure in figures if figure["figure"] == "length_accuracy")
+    shown = [one["label"] for one in curve["series"]]
+    assert shown == labels

@@ -250,6 +250,7 @@ def mean_curves(settings: list, legacy: dict | None = None) -> tuple:
                          f"{len(kept)} of its {len(runs)} seeds whose test counts are kept "
                          f"({', '.join(Path(run).name for run, _ in kept)}); the others "
                          "were trained before counts were kept")
+    counted = _seed_counts_shown(counted)
     tasks = list(dict.fromkeys(setting["task"] for setting in settings))
     tails = {task: shared_tail([counts for setting, _, runs, _ in counted
                                 if setting["task"] == task for counts in runs], task)
@@ -282,6 +283,17 @@ def mean_curves(settings: list, legacy: dict | None = None) -> tuple:
     for figure in merged.values():
         figure["panels"] = panels([(figure["task"], one["label"]) for one in figure["series"]])
     return list(merged.values()), notes, series
+
+
+def _seed_counts_shown(counted: list) -> list:
+    """When the settings drawn average different numbers of seeds (a row
+    still training beside finished ones), each plain label names its count."""
+    if len({len(runs) for _, runs, _, _ in counted}) < 2:
+        return counted
+    return [(setting, run_dirs, runs,
+             shown if shown != _label(setting) else
+             f"{shown} ({len(runs)} seed{'s' * (len(runs) > 1)})")
+            for setting, run_dirs, runs, shown in counted]
 
 
 def _add(merged: dict, first: dict, one: dict, suffix: str, sources: list) -> None:
