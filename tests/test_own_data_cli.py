@@ -476,6 +476,20 @@ def test_the_fold_statistics_are_those_of_the_fold_runs(fold_sweep):
     assert "over its 3 folds and seeds" in table
 
 
+def test_a_fold_sweeps_confusion_matrix_names_the_runs_classes(fold_sweep, tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    out, _ = fold_sweep
+    status, _, error = run(["plot", out, "--out", tmp_path / "figures"], capsys)
+    assert status == 0, error
+    figure = json.loads((tmp_path / "figures" / "root_confusion_base.json").read_text())
+    assert figure["classes"] == sorted(WORDS)
+    assert figure["title"].endswith("(files test, 3 folds x 2 seeds)")
+    runs = [metrics_of(out / "runs" / f"base-fold{fold}-s{seed}")
+            for seed in (1, 2) for fold in range(3)]
+    assert figure["counts"] == np.sum([run["test"]["root_confusion"] for run in runs],
+                                      axis=0).tolist()
+
+
 def test_a_fold_sweep_run_again_is_finished_and_a_fold_is_refused(fold_sweep, small, capsys):
     out, _ = fold_sweep
     status, printed, _ = run(["sweep", "--train", small / "train.tsv", "--folds", "3",

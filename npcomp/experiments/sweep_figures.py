@@ -329,11 +329,31 @@ def confusions_over_seeds(settings: list, legacy: dict | None = None) -> list:
         else:
             continue
         label = _label(setting)
+        names = _class_names(setting)
+        if names is not None and len(names) == len(figure["classes"]):
+            figure["classes"] = names   # a run on a user's files names its classes
         figure.update(figure=f"root_confusion_{_file_part(label)}",
                       title=f"Root confusion matrix, {label} ({setting['task']} test, "
-                            f"{len(setting['runs'])} seeds)")
+                            f"{runs_counted(setting)})")
         figures.append(figure)
     return figures
+
+
+def _class_names(setting: dict) -> list | None:
+    """The class names a setting's runs recorded (runs on a user's files), or None."""
+    names = [(run.get("config") or {}).get("classes") for run in setting.get("metrics", [])]
+    return list(names[0]) if names and names[0] and all(
+        one == names[0] for one in names) else None
+
+
+def runs_counted(setting: dict) -> str:
+    """What a setting's runs are: ``5 seeds``, or cross-validating ``10
+    folds`` (``3 folds x 2 seeds``)."""
+    folds = {(run.get("config") or {}).get("fold") for run in setting.get("metrics", [])}
+    seeds = len(set(setting["seeds"]))
+    if folds and None not in folds:
+        return f"{len(folds)} folds" + (f" x {seeds} seeds" if seeds > 1 else "")
+    return f"{len(setting['runs'])} seeds"
 
 
 def paper_figure(spec, series: dict) -> dict:
