@@ -535,9 +535,10 @@ def test_each_bad_file_is_named_by_file_and_line(case, tmp_path, capsys, monkeyp
     assert error.startswith(f"npcomp train: error: {message}"), error
     assert len(error.splitlines()) == 1 and "Traceback" not in error
     assert not (tmp_path / "run").exists()
-    # a sweep refuses it before anything is written
+    # a sweep refuses it before anything is written, naming the file as given
     status, _, error = run(["sweep", *files, *options, *TINY, "--out", "sweep"], capsys)
-    assert status == 2 and message.split(": ", 1)[1] in error, error
+    assert status == 2 and f"(the command line): {message}" in error, error
+    assert str(tmp_path) not in error
     assert not (tmp_path / "sweep").exists()
 
 
