@@ -35,7 +35,7 @@ from .figures import (FigureError, confusion_record, figure_template, prediction
 
 MAX_SERIES = 8
 SWEEP_METRICS = {"root_acc": "root accuracy (%)", "all_acc": "all-node accuracy (%)",
-                 "pearson": "Pearson's r"}
+                 "pearson": "Pearson's r", "ranking_loss": "ranking loss"}
 TASK_NAMES = {"sst5": "fine-grained (sst5)", "sst2": "binary (sst2)", "sick": "SICK",
               "synthetic": "synthetic"}
 LEGACY = "figure-data.json"
@@ -170,6 +170,9 @@ def seed_distributions(settings: list, source: str = "", paper: dict | None = No
     the paper's test figure, marked on the test figures."""
     paper = paper or {}
     figures = []
+    # a cross-validated sweep's runs are its folds
+    over = ("folds" if settings and all("folds" in runs_counted(setting)
+                                        for setting in settings) else "seeds")
     for split in ("test", "dev"):
         for metric, label in SWEEP_METRICS.items():
             boxes = []
@@ -188,10 +191,11 @@ def seed_distributions(settings: list, source: str = "", paper: dict | None = No
             if boxes:
                 figures.append({
                     "figure": f"seeds_{split}_{metric}", "kind": "boxes",
-                    "title": f"{split.capitalize()} {label} over seeds, per setting",
+                    "title": f"{split.capitalize()} {label} over {over}, per setting",
                     "x_label": "setting", "y_label": f"{split} {label}",
                     "source": [source], "split": split, "metric": metric, "boxes": boxes,
-                    "panels": panels([(box["task"], box["label"]) for box in boxes])})
+                    "panels": panels([(box["task"], box["label"]) for box in boxes]),
+                    **({"over": over} if over != "seeds" else {})})
     return figures
 
 
