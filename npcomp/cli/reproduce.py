@@ -1,7 +1,8 @@
-"""`npcomp reproduce TABLE`: a paper table's rows over N seeds through the
-sweep engine (``npcomp sweep``), resumable, then its report: DIR/TABLE.md,
-DIR/TABLE.json and the figures in DIR/TABLE-figures/ beside the sweep
-directory DIR/TABLE/.  `--report-only` rebuilds the report from the
+"""`npcomp reproduce TABLE`: a paper table's rows over N seeds (and, for a
+table that cross-validates on a user's copy of a corpus, irsoy-mpqa, over
+its folds) through the sweep engine (``npcomp sweep``), resumable, then its
+report: DIR/TABLE.md, DIR/TABLE.json and the figures in DIR/TABLE-figures/
+beside the sweep directory DIR/TABLE/.  `--report-only` rebuilds the report from the
 committed runs alone (no data, no training), byte for byte.
 `npcomp reproduce --list [TABLE]`: the tables, their rows and the time each
 would take here."""
@@ -46,8 +47,9 @@ def add_parser(commands) -> None:
     reproduce.add_argument("--rows", default=None,
                            help="only these rows of TABLE, comma-separated (default: all)")
     reproduce.add_argument("--seeds", type=int, default=None,
-                           help="seeds 1..N of every setting (default 5; with --report-only "
-                           "the seeds the table's sweep planned)")
+                           help="seeds 1..N of every setting (default 5, and 1 for a table "
+                           "that cross-validates, each seed training every fold; with "
+                           "--report-only the seeds the table's sweep planned)")
     reproduce.add_argument("--folds", type=int, default=None, metavar="K",
                            help="a table that cross-validates (irsoy-mpqa): K folds in place "
                            "of the paper's (a smaller, quicker run; the report says so)")
