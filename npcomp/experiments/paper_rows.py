@@ -112,10 +112,10 @@ class PaperFigure:
 class OwnData:
     """A corpus a table reads from a user's copy: ``task``, the name its rows
     give it; ``files``, the paths in the data directory looked for, in this
-    order, each in one of the own-data formats (docs/DATA.md); ``what`` it
-    is, and ``holds``: what the file holds, for the reason a row without it
-    gives; ``classes``: the class names in the order an ordinal head ranks
-    them."""
+    order, each in one of the own-data formats (docs/DATA.md); ``what``:
+    the data, in the plural ("the paper's phrases"), and ``holds``: what the
+    file holds, for the reason a row without it gives; ``classes``: the
+    class names in the order an ordinal head ranks them."""
 
     task: str
     files: tuple
@@ -135,7 +135,7 @@ class OwnData:
         """Why the rows are not measured: the files looked for in ``data_dir``
         (as the report shows it) and ``command``, which runs the table on a copy."""
         looked = ", ".join(f"`{data_dir}/{name}`" for name in self.files)
-        return (f"{self.what} is not in the data here: none of {looked} exists. It is "
+        return (f"{self.what} are not in the data here: none of {looked} exists. They are "
                 f"read from a user's copy, {self.holds} (docs/DATA.md, \"Reproduce a table on "
                 f"your copy\"); with one there, `{command}` runs the table")
 

@@ -69,7 +69,7 @@ NO_840B = ("300-d GloVe 840B for the SST's words is not in the data here (SOURCE
 # each an integer ordinal label 0-4 from negative to positive, in ten folds
 MPQA = OwnData(
     "mpqa", ("mpqa/phrases.tsv", "mpqa/phrases.jsonl", "mpqa/phrases.csv"),
-    "the MPQA opinion corpus (Wiebe et al. 2005), as Irsoy & Cardie's 8022 phrases",
+    "Irsoy & Cardie's 8022 phrases of the MPQA opinion corpus (Wiebe et al. 2005)",
     "one phrase a row: a `text` column and a `label` 0 (most negative) to 4 (most positive)",
     ("0", "1", "2", "3", "4"))
 IRSOY_MPQA = "Irsoy & Cardie 2015"

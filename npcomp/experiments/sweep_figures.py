@@ -354,8 +354,8 @@ def runs_counted(setting: dict) -> str:
     """What a setting's runs are: ``5 seeds``, or cross-validating ``10
     folds`` (``3 folds x 2 seeds``)."""
     folds = {(run.get("config") or {}).get("fold") for run in setting.get("metrics", [])}
-    seeds = len(set(setting["seeds"]))
     if folds and None not in folds:
+        seeds = len(set(setting.get("seeds", [])))
         return f"{len(folds)} folds" + (f" x {seeds} seeds" if seeds > 1 else "")
     return f"{len(setting['runs'])} seeds"
 
