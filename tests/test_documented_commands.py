@@ -21,7 +21,11 @@ DOCUMENTS = ("README.md", "docs/RESULTS.md",
                      for path in (REPO_ROOT / "docs" / "results").glob("*.md")
                      if path.with_suffix(".json").is_file()))
 PLACEHOLDER_VALUES = {"S": "1", "R": "0.01", "A": "0.01", "B": "0.01",
-                      "PARSES": "parses/sst", "DIR": "data"}
+                      "PARSES": "parses/sst", "DIR": "data", "K": "0"}
+# a table on a user's copy of a corpus names it in the data directory DATA_DIR:
+# a few made-up phrases of its format stand in for it
+DATA_DIR_FILES = {"DATA_DIR/mpqa/phrases.tsv": "text\tlabel\nvery good news\t4\n"
+                                               "the report\t2\nutterly flawed\t0\n"}
 
 
 def dimension_in_the_name(path) -> int:
@@ -69,7 +73,9 @@ def example_files(text: str) -> dict:
 
 @pytest.mark.parametrize("document,command", CASES)
 def test_documented_command_is_accepted(document, command, monkeypatch, tmp_path):
-    for name, text in example_files((REPO_ROOT / document).read_text()).items():
+    for name, text in [*example_files((REPO_ROOT / document).read_text()).items(),
+                       *DATA_DIR_FILES.items()]:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text, encoding="utf-8")
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(npcomp.training.run_config, "vectors_file", lambda data_dir, name: Path(name))

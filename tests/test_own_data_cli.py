@@ -356,6 +356,37 @@ def test_resume_checks_the_files_bytes(small, tmp_path, capsys):
     assert status == 2 and "cannot take classes" in error
 
 
+def test_files_given_relative_are_found_from_another_directory(tmp_path, capsys,
+                                                               monkeypatch):
+    """A run trained on relative paths keeps its files relative to its run
+    directory (model.npz, checkpoint.npz: no absolute path), so eval and
+    --resume find them from anywhere; metrics.json records them as given."""
+    (tmp_path / "data").mkdir()
+    write_tsv(tmp_path / "data" / "train.tsv", reviews(20, 3))
+    write_tsv(tmp_path / "data" / "test.tsv", reviews(8, 4))
+    monkeypatch.chdir(tmp_path)
+    assert main(["train", "--train", "data/train.tsv", "--test", "data/test.tsv", "--tree",
+                 "right", *TINY, "--out", "runs/relative"]) == 0
+    out = tmp_path / "runs" / "relative"
+    metrics = metrics_of(out)
+    assert (metrics["config"]["train"], metrics["config"]["test"]) == \
+        ("data/train.tsv", "data/test.tsv")
+    for name in ("model.npz", "checkpoint.npz"):
+        with np.load(out / name) as archive:
+            config = json.loads(str(archive["config"]))
+        assert (config["train"], config["test"]) == ("../../data/train.tsv",
+                                                     "../../data/test.tsv"), name
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    status, printed, error = run(["eval", "--run", out], capsys)
+    assert status == 0, error
+    assert json.loads(printed)["root_acc"] == metrics["test"]["root_acc"]
+    assert main(["train", "--resume", out, "--epochs", "2", "--quiet"]) == 0
+    assert len(metrics_of(out)["epochs"]) == 2
+    assert metrics_of(out)["config"]["train"] == "../data/train.tsv"   # from here
+
+
 def test_options_that_do_not_go_together(small, tmp_path, capsys):
     train = small / "train.tsv"
     cases = [
@@ -441,8 +472,22 @@ def test_the_fold_statistics_are_those_of_the_fold_runs(fold_sweep):
             assert summary["ci95"] == [pytest.approx(low), pytest.approx(high)]
     table = (out / "sweep.md").read_text()
     mean = setting["test_root_acc"]["mean"]
-    assert f"| base | 6 |" in table and f"root {mean:.2f} ± " in table
+    assert "| base | 6 |" in table and f"root {mean:.2f} ± " in table
     assert "over its 3 folds and seeds" in table
+
+
+def test_a_fold_sweeps_confusion_matrix_names_the_runs_classes(fold_sweep, tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    out, _ = fold_sweep
+    status, _, error = run(["plot", out, "--out", tmp_path / "figures"], capsys)
+    assert status == 0, error
+    figure = json.loads((tmp_path / "figures" / "root_confusion_base.json").read_text())
+    assert figure["classes"] == sorted(WORDS)
+    assert figure["title"].endswith("(files test, 3 folds x 2 seeds)")
+    runs = [metrics_of(out / "runs" / f"base-fold{fold}-s{seed}")
+            for seed in (1, 2) for fold in range(3)]
+    assert figure["counts"] == np.sum([run["test"]["root_confusion"] for run in runs],
+                                      axis=0).tolist()
 
 
 def test_a_fold_sweep_run_again_is_finished_and_a_fold_is_refused(fold_sweep, small, capsys):
@@ -490,9 +535,10 @@ def test_each_bad_file_is_named_by_file_and_line(case, tmp_path, capsys, monkeyp
     assert error.startswith(f"npcomp train: error: {message}"), error
     assert len(error.splitlines()) == 1 and "Traceback" not in error
     assert not (tmp_path / "run").exists()
-    # a sweep refuses it before anything is written
+    # a sweep refuses it before anything is written, naming the file as given
     status, _, error = run(["sweep", *files, *options, *TINY, "--out", "sweep"], capsys)
-    assert status == 2 and message.split(": ", 1)[1] in error, error
+    assert status == 2 and f"(the command line): {message}" in error, error
+    assert str(tmp_path) not in error
     assert not (tmp_path / "sweep").exists()
 
 

@@ -42,20 +42,27 @@ def every_setting():
     for table in paper_tables.TABLES.values():
         for row in table.rows:
             for name, options in row.settings().items():
-                yield pytest.param(options, id=f"{table.name}/{name}")
+                yield pytest.param(table.name, options, id=f"{table.name}/{name}")
 
 
-@pytest.mark.parametrize("options", list(every_setting()))
-def test_every_row_is_a_configuration_train_accepts(options, data_dir):
+@pytest.mark.parametrize("table,options", list(every_setting()))
+def test_every_row_is_a_configuration_train_accepts(table, options, data_dir, tmp_path):
     """The row's command, as its report prints it, through train's own parser
     and configuration check gives the configuration its sweep builds from
-    the row's options, without training."""
+    the row's options, without training (a table on a user's copy of a
+    corpus on a few made-up rows of its format)."""
     from npcomp.cli import build_parser, train_config
+    table = paper_tables.table(table)
+    task = options["task"]
+    if table.own_data is not None:
+        phrases = tmp_path / "phrases.tsv"
+        phrases.write_text("text\tlabel\nvery good news\t4\nthe report\t2\nflawed\t0\n")
+        options, task = dict(table.run_options(options, str(phrases)), fold=0), "files"
     parsed = build_parser().parse_args(["train", *command_line(options), "--data-dir",
                                         str(data_dir), "--threads", "1"])
     config = train_config(parsed)
     assert config == config_of(dict(options, data_dir=str(data_dir), threads=1))
-    assert config["model"] == options["model"] and config["task"] == options["task"]
+    assert config["model"] == options["model"] and config["task"] == task
 
 
 def test_setting_names_are_unique_and_the_sweep_plans_every_row():
@@ -77,6 +84,12 @@ def test_verdicts():
     assert verdict(45.7, stats(45.0)) == TOO_FEW
     assert verdict(None, stats(45.0)) == "no paper figure"
     assert verdict(45.7, None) == "not run"
+    # a loss: lower is better
+    assert verdict(0.52, stats(0.50, 0.48, 0.53), "ranking_loss") == REACHED
+    assert verdict(0.52, stats(0.45, 0.40, 0.50), "ranking_loss") == ABOVE
+    assert verdict(0.52, stats(0.53, 0.50, 0.56), "ranking_loss") == WITHIN_NOISE
+    assert verdict(0.52, stats(0.60, 0.55, 0.65), "ranking_loss") == BELOW
+    assert verdict(0.52, stats(0.53), "ranking_loss") == TOO_FEW
 
 
 def reproduce_process(script: Path, out: Path, **kwargs):

@@ -1,7 +1,8 @@
-"""`npcomp reproduce TABLE`: a paper table's rows over N seeds through the
-sweep engine (``npcomp sweep``), resumable, then its report: DIR/TABLE.md,
-DIR/TABLE.json and the figures in DIR/TABLE-figures/ beside the sweep
-directory DIR/TABLE/.  `--report-only` rebuilds the report from the
+"""`npcomp reproduce TABLE`: a paper table's rows over N seeds (and, for a
+table that cross-validates on a user's copy of a corpus, irsoy-mpqa, over
+its folds) through the sweep engine (``npcomp sweep``), resumable, then its
+report: DIR/TABLE.md, DIR/TABLE.json and the figures in DIR/TABLE-figures/
+beside the sweep directory DIR/TABLE/.  `--report-only` rebuilds the report from the
 committed runs alone (no data, no training), byte for byte.
 `npcomp reproduce --list [TABLE]`: the tables, their rows and the time each
 would take here."""
@@ -46,8 +47,15 @@ def add_parser(commands) -> None:
     reproduce.add_argument("--rows", default=None,
                            help="only these rows of TABLE, comma-separated (default: all)")
     reproduce.add_argument("--seeds", type=int, default=None,
-                           help="seeds 1..N of every setting (default 5; with --report-only "
-                           "the seeds the table's sweep planned)")
+                           help="seeds 1..N of every setting (default 5, and 1 for a table "
+                           "that cross-validates, each seed training every fold; with "
+                           "--report-only the seeds the table's sweep planned)")
+    reproduce.add_argument("--folds", type=int, default=None, metavar="K",
+                           help="a table that cross-validates (irsoy-mpqa): K folds in place "
+                           "of the paper's (a smaller, quicker run; the report says so)")
+    reproduce.add_argument("--epochs", type=int, default=None, metavar="N",
+                           help="N epochs for every row in place of its own (a smaller, "
+                           "quicker run; the report says so)")
     reproduce.add_argument("--report-only", action="store_true",
                            help="write the report (TABLE.md, TABLE.json, TABLE-figures/) from "
                            "the runs in DIR/TABLE/ alone: nothing is trained and no data is "
@@ -85,15 +93,37 @@ def run(args) -> int:
     table = _table(args.table)
     rows = _rows(table, args.rows)
     check_output_directory("out", args.out)
+    overrides = _overrides(table, args)
     if args.report_only:
-        if args.rows:
-            raise ConfigError("rows", "goes with training: --report-only reports every row")
+        for option in ("rows", *overrides):
+            if getattr(args, option) is not None:
+                raise ConfigError(option, "goes with training: --report-only reports the runs "
+                                          "as they were made")
         write_report(table, Path(args.out), args.seeds, args.data_dir)
         return 0
     if args.scheduler:   # refused before the SST is parsed or anything written
         from npcomp.experiments.scheduler import check_scheduler
         check_scheduler(args.scheduler)
     return reproduce(table, rows, args)
+
+
+def _overrides(table, args) -> dict:
+    """The options given in place of the table's own (--folds, --epochs),
+    checked: ConfigError names one out of range, or --folds for a table that
+    does not cross-validate."""
+    from npcomp.data.errors import ConfigError
+    out = {}
+    for option, lowest in (("folds", 2), ("epochs", 1)):
+        value = getattr(args, option, None)
+        if value is None:
+            continue
+        if value < lowest:
+            raise ConfigError(option, f"must be a whole number >= {lowest}, not {value}")
+        out[option] = value
+    if "folds" in out and not table.folds:
+        raise ConfigError("folds", f"{table.name} does not cross-validate: its rows train on "
+                                   "the splits of their data")
+    return out
 
 
 def summary(out: Path) -> str:
@@ -130,33 +160,64 @@ def _rows(table, text: str | None):
     return names
 
 
-def table_spec(table, rows, seeds: int, data_dir: str | None, parses_dir: Path | None = None):
+def table_spec(table, rows, seeds: int, data_dir: str | None, parses_dir: Path | None = None,
+               overrides: dict | None = None):
     """The sweep of a table: one named setting per (row, setting); a row
-    that trains on the SST's dependency parses reads them from ``parses_dir``."""
+    that trains on the SST's dependency parses reads them from ``parses_dir``;
+    a table on a user's copy of a corpus trains on the copy in ``data_dir``
+    (``table_file``) in its folds; ``overrides`` (--folds, --epochs) replace
+    the table's own, and are kept in the sweep's base for its report."""
     from npcomp.experiments.sweep_spec import SweepSpec
+    overrides = overrides or {}
     settings = {}
     for row in table.rows:
         if rows is None or row.name in rows:
             for name, options in row.settings().items():
+                options = table.run_options(options, table_file(table, data_dir),
+                                            overrides.get("folds"))
+                if "epochs" in overrides:
+                    options = dict(options, epochs=overrides["epochs"])
                 settings[name] = (dict(options, parses_dir=str(parses_dir)) if row.parses
                                   else options)
-    base = {} if data_dir is None else {"data_dir": data_dir}
+    base = dict({} if data_dir is None else {"data_dir": data_dir}, **overrides)
     return SweepSpec(base=base, seeds=list(range(1, seeds + 1)), settings=settings,
                      source=None)
+
+
+def table_file(table, data_dir: str | None) -> Path | None:
+    """The user's copy of a table's corpus in ``data_dir`` (default
+    $NPCOMP_DATA, else ./data), or the first file it is looked for as when
+    there is none; None for a table on the data here."""
+    from npcomp.data.tasks import default_data_dir
+    if table.own_data is None:
+        return None
+    directory = data_dir if data_dir is not None else default_data_dir()
+    return table.own_data.find(directory) or Path(directory) / table.own_data.files[0]
+
+
+def default_seeds(table) -> int:
+    """A table's seeds when none are asked for: 5, or 1 for a table that
+    cross-validates (its statistics are over the folds, as the paper's)."""
+    return 1 if table.folds else 5
 
 
 def reproduce(table, rows, args) -> int:
     """Train (or resume) the table's runs, then write its report."""
     out = Path(args.out)
-    seeds = args.seeds or 5
+    seeds = args.seeds or default_seeds(table)
     if not any(row.settings() for row in table.rows if rows is None or row.name in rows):
         print(f"{table.name}: no row of it is trained here (the report says why)")
+        write_report(table, out, seeds, args.data_dir)
+        return 0
+    if table.own_data is not None and not table_file(table, args.data_dir).is_file():
+        print(f"{table.name}: no row of it can be trained here: "
+              f"{_missing(table, out, args.data_dir, seeds)}")
         write_report(table, out, seeds, args.data_dir)
         return 0
     parses_dir = None
     if any(row.parses for row in table.rows if rows is None or row.name in rows):
         parses_dir = _sst_parses(out / "parses" / "sst", args.data_dir)
-    spec = table_spec(table, rows, seeds, args.data_dir, parses_dir)
+    spec = table_spec(table, rows, seeds, args.data_dir, parses_dir, _overrides(table, args))
     args.extend = True   # a later call with more seeds or rows adds to the same sweep
     status, results = run_sweep(spec, out / table.name, args)
     if results is None:
@@ -184,22 +245,28 @@ def write_report(table, out: Path, seeds: int | None, data_dir: str | None) -> N
             others[name] = (out / name, report.committed_results(out / name))
         return others[name]
 
-    seeds = max(seeds or 0, _planned_seeds(sweep_dir)) or 5
-    data_dir = data_dir if data_dir is not None else _planned_data_dir(sweep_dir)
+    seeds = max(seeds or 0, _planned_seeds(sweep_dir)) or default_seeds(table)
+    data_dir = _shown_path(data_dir if data_dir is not None else _planned_data_dir(sweep_dir))
+    overrides = _planned_overrides(sweep_dir)
 
     def rerun_with(count: int) -> str:
         return " ".join(["npcomp", "reproduce", table.name, "--seeds", str(count), "--out",
-                         str(out)] + (["--data-dir", str(data_dir)] if data_dir else []))
+                         str(out)] + (["--data-dir", str(data_dir)] if data_dir else [])
+                        + [f"--{key} {value}" for key, value in overrides.items()])
 
+    missing = None
+    if table.own_data is not None and not table_file(table, data_dir).is_file():
+        missing = _missing(table, out, data_dir, seeds)
     record = report.report_record(table, results, out,
-                                  other_results=lambda name: other_sweep(name)[1])
+                                  other_results=lambda name: other_sweep(name)[1],
+                                  missing=missing)
     machine = report.machine_line(sweep_dir, results)
     record = {"table": record["table"], "title": record["title"], "rerun": rerun_with(seeds),
-              "machine": machine, **{key: value for key, value in record.items()
-                                     if key not in ("table", "title")}}
+              "machine": machine, **({"overrides": overrides} if overrides else {}),
+              **{key: value for key, value in record.items() if key not in ("table", "title")}}
     figures = _draw_figures(out, table)
     text = markdown(record, table, machine, rerun_with, sweep_dir, results, other_sweep,
-                    _commands(table, out), figures)
+                    _commands(table, out, overrides), figures)
     directory = RunDirectory(out)
     out.mkdir(parents=True, exist_ok=True)
     directory.write_text(f"{table.name}.md", text + "\n")
@@ -209,13 +276,38 @@ def write_report(table, out: Path, seeds: int | None, data_dir: str | None) -> N
           + (f", {len(figures)} figures in {out / (table.name + FIGURES)}" if figures else ""))
 
 
+def _missing(table, out: Path, data_dir: str | None, seeds: int) -> str:
+    """Why a table on a user's copy of a corpus has no data: the files looked
+    for, and the command that runs it once a copy is there."""
+    shown = _shown_path(data_dir) or ("$NPCOMP_DATA" if os.environ.get("NPCOMP_DATA")
+                                      else "data")
+    command = " ".join(["npcomp", "reproduce", table.name, "--seeds", str(seeds), "--out",
+                        str(out), "--data-dir", shown])
+    return table.own_data.missing(shown, command)
+
+
+def _shown_path(path: str | None) -> str | None:
+    """A path as a report shows it: relative to this directory, never absolute."""
+    if path is None or not Path(path).is_absolute():
+        return path
+    return Path(os.path.relpath(path)).as_posix()
+
+
 def _planned_seeds(sweep_dir: Path) -> int:
     """The most seeds any setting of the sweep planned (0 without a plan)."""
     plan = _plan(sweep_dir)
-    counts = {}
+    seeds = {}
     for record in (plan or {}).get("runs", {}).values():
-        counts[record["setting"]] = counts.get(record["setting"], 0) + 1
-    return max(counts.values(), default=0)
+        seeds.setdefault(record["setting"], set()).add(record["seed"])
+    return max(map(len, seeds.values()), default=0)
+
+
+def _planned_overrides(sweep_dir: Path) -> dict:
+    """The options the sweep was last planned with in place of the table's
+    own (``npcomp reproduce --folds``, ``--epochs``: its base)."""
+    plan = _plan(sweep_dir)
+    base = ((plan or {}).get("specs") or [{}])[-1].get("base", {})
+    return {key: base[key] for key in ("folds", "epochs") if key in base}
 
 
 def _planned_data_dir(sweep_dir: Path) -> str | None:
@@ -230,13 +322,18 @@ def _plan(sweep_dir: Path) -> dict | None:
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
 
 
-def _commands(table, out: Path) -> dict:
-    """Setting -> its `npcomp train` command for one seed."""
+def _commands(table, out: Path, overrides: dict) -> dict:
+    """Setting -> its `npcomp train` command for one seed (and one fold K of
+    a table that cross-validates, on the copy in the data directory DATA_DIR)."""
     from npcomp.training.options import command_line
     commands = {}
+    train = f"DATA_DIR/{table.own_data.files[0]}" if table.own_data else None
     for row in table.rows:
         for name, options in row.settings().items():
-            arguments = command_line(options)
+            options = table.run_options(options, train, overrides.get("folds"))
+            if "epochs" in overrides:
+                options = dict(options, epochs=overrides["epochs"])
+            arguments = command_line(options) + (["--fold", "K"] if table.folds else [])
             if row.parses:
                 arguments += ["--parses-dir", str(out / "parses" / "sst")]
             commands[name] = " ".join(["npcomp", "train", *arguments, "--seed", "S"])
@@ -305,6 +402,8 @@ def _list(tables, out: Path, data_dir: str | None, threads_per_run: int) -> int:
     for table in tables or TABLES.values():
         print(f"{table.name}: {table.title}")
         total, unmeasured = 0.0, 0
+        train = table_file(table, data_dir)
+        runs = table.folds or 5   # a seed's runs: its folds, or five seeds
         for row in table.rows:
             figure = row.paper.get(row.metric)
             paper = "-" if figure is None else f"{figure:g}"
@@ -322,28 +421,37 @@ def _list(tables, out: Path, data_dir: str | None, threads_per_run: int) -> int:
                     continue
                 if row.parses:
                     options = dict(options, parses_dir=str(parses))
+                if train is not None and not train.is_file():
+                    unmeasured += 1
+                    print(f"{line} not measured: no data ({train}: no such file)")
+                    continue
                 try:
-                    seconds = _seconds_per_seed(table.name, name, options, out, data_dir,
-                                                estimates)
+                    seconds = _seconds_per_seed(table, name, table.run_options(options, train),
+                                                out, data_dir, estimates)
                 except MissingData as error:
                     unmeasured += 1
                     print(f"{line} not measured: {error}")
                     continue
-                total += 5 * seconds
-                print(f"{line} {_duration(seconds)} a seed")
-        print(f"  5 seeds of every row on {workers} worker{'s' * (workers > 1)}: about "
+                total += runs * seconds
+                print(f"{line} {_duration(seconds)} a {'fold' if table.folds else 'seed'}")
+        what = f"{runs} folds" if table.folds else "5 seeds"
+        print(f"  {what} of every row on {workers} worker{'s' * (workers > 1)}: about "
               f"{_duration(total / workers)}"
               + (f" (less {unmeasured} not measured)" if unmeasured else "") + "\n")
         _write_estimates(out, estimates)
     return 0
 
 
-def _seconds_per_seed(table: str, setting: str, options: dict, out: Path,
+def _seconds_per_seed(table, setting: str, options: dict, out: Path,
                       data_dir: str | None, estimates: dict) -> float:
-    """Measured on the setting's finished runs in OUT/TABLE, else estimated on
-    a few minibatches (estimate.estimate_seconds), cached in ``estimates``."""
+    """Measured on the setting's finished runs in OUT/TABLE (of each fold of
+    a table that cross-validates), else estimated on a few minibatches
+    (estimate.estimate_seconds, of fold 0), cached in ``estimates``."""
     finished = []
-    for metrics_path in sorted((out / table / "runs").glob(f"{setting}-s*/metrics.json")):
+    runs = f"{setting}-fold*-s*" if table.folds else f"{setting}-s*"
+    if table.folds:
+        options = dict(options, fold=0)
+    for metrics_path in sorted((out / table.name / "runs").glob(f"{runs}/metrics.json")):
         metrics = json.loads(metrics_path.read_text(encoding="utf-8"))
         if metrics.get("test") is not None and metrics["config"].get("seed") is not None:
             finished.append(metrics["train_wall_s"] + (metrics.get("setup_s") or 0.0)

@@ -80,6 +80,13 @@ def run_options(run, threads: int) -> dict:
     return dict(absolute_paths(run.options), seed=run.seed, **fold, threads=threads)
 
 
+def given_options(run, threads: int) -> dict:
+    """``run_options`` with the paths as given (relative to this directory),
+    to check a run's data here before any worker trains it."""
+    fold = {} if run.fold is None else {"fold": run.fold}
+    return dict(run.options, seed=run.seed, **fold, threads=threads)
+
+
 def config_of(options: dict) -> dict:
     """The configuration of a run given ``options`` (``run_options``; model and
     task among them), as ``run_config.build_config`` builds it."""
@@ -215,8 +222,9 @@ def check_settings(spec, runs: list, threads: int) -> None:
             continue
         checked.add(run.setting)
         try:
-            # a user's files read and checked against the model, as the runs will
-            check_run_data(config_of(run_options(run, threads)))
+            # a user's files read and checked against the model, as the runs will,
+            # here at the paths as given, so that a message names a file as given
+            check_run_data(config_of(given_options(run, threads)))
             continue
         except ConfigError as error:
             option, message = error.option, failure(error)[1]

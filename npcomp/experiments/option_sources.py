@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from npcomp.training.defaults import SICK, defaults_for, dim_follows_embedding
 from npcomp.training.options import NOT_A_SETTING, OPTIONS
-from .paper_rows import DEFAULT, DEV, PAPER
+from .paper_rows import DEFAULT, DEV, PAPER, config_task
 
 ALTERNATIVE, UNDECIDED = "alternative", "undecided"
 # config keys a setting's options leave out, as how or where a run runs rather
@@ -102,8 +102,8 @@ def resolved(options: dict) -> dict:
     """The config keys a setting trains with that say what is trained: the
     model's defaults for the task under the setting's protocol, its options
     on top, the word vectors' dimension where a file sets it."""
-    config = defaults_for(options["model"], options["task"], options.get("protocol"),
-                          options.get("supervision"))
+    config = defaults_for(options["model"], config_task(options["task"]),
+                          options.get("protocol"), options.get("supervision"))
     config.update({key: value for key, value in options.items() if key != "protocol"})
     vectors = config.get("vectors") or config.get("vectors_name")
     if vectors in (None, "random"):

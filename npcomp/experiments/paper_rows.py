@@ -11,8 +11,16 @@ status when it is not trained here:
 * measured by another report (``same_as``: ``TABLE/SETTING``, the same
   model, task and setting in that table);
 * ``no data``: what it needs is not in the data (``reason``);
-* ``not implemented``: another paper's model npcomp does not implement
-  (``reason``).
+* ``not implemented``: another paper's model npcomp does not implement,
+  or a setting of the paper it cannot express (``reason``).
+
+A table on a corpus not shipped with the data here (``OwnData``: Irsoy &
+Cardie's MPQA phrases) trains its rows on a user's copy in one of the
+own-data formats (docs/DATA.md), in K-fold cross-validation
+(``Table.folds``): its rows' task names the corpus (``mpqa``), and
+``Table.run_options`` turns a setting into `npcomp train` options on the
+file (``--train FILE --folds K``).  Without the file every such row is
+reported ``no data`` (``report.report_record``).
 
 ``option_sources``: where the row's own options come from, option ->
 (``paper``, section) or (``default``, why), for the report's list of every
@@ -21,6 +29,7 @@ option and its source (``option_sources.py``).  Nothing here imports NumPy.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from npcomp.cells import registry
 
@@ -30,6 +39,8 @@ PAPER, DEFAULT, DEV = "paper", "default", "dev"
 # a row is measured once this many of its seeds have finished
 MIN_SEEDS = 5
 MAIN_METRIC = {"sick": "pearson", "mpqa": "ranking_loss"}
+# the metrics where lower is better: a verdict and a choice on dev turn round
+LOWER_IS_BETTER = ("ranking_loss", "mae", "mse")
 
 
 @dataclass(frozen=True)
@@ -98,6 +109,48 @@ class PaperFigure:
 
 
 @dataclass(frozen=True)
+class OwnData:
+    """A corpus a table reads from a user's copy: ``task``, the name its rows
+    give it; ``files``, the paths in the data directory looked for, in this
+    order, each in one of the own-data formats (docs/DATA.md); ``what``:
+    the data, in the plural ("the paper's phrases"), and ``holds``: what the
+    file holds, for the reason a row without it gives; ``classes``: the
+    class names in the order an ordinal head ranks them."""
+
+    task: str
+    files: tuple
+    what: str
+    holds: str
+    classes: tuple
+
+    def find(self, data_dir: str | Path) -> Path | None:
+        """The first of ``files`` in ``data_dir``, as ``data_dir`` is given; None
+        when there is none."""
+        for name in self.files:
+            if (Path(data_dir) / name).is_file():
+                return Path(data_dir) / name
+        return None
+
+    def missing(self, data_dir: str, command: str) -> str:
+        """Why the rows are not measured: the files looked for in ``data_dir``
+        (as the report shows it) and ``command``, which runs the table on a copy."""
+        looked = ", ".join(f"`{data_dir}/{name}`" for name in self.files)
+        return (f"{self.what} are not in the data here: none of {looked} exists. They are "
+                f"read from a user's copy, {self.holds} (docs/DATA.md, \"Reproduce a table on "
+                f"your copy\"); with one there, `{command}` runs the table")
+
+
+def config_task(task: str) -> str:
+    """The `npcomp train` task of a row's task: ``files`` for a corpus read
+    from a user's copy (``OwnData``), else the task itself."""
+    return "files" if task in OWN_DATA_TASKS else task
+
+
+# the tasks of corpora a table reads from a user's copy (paper_tables.py declares them)
+OWN_DATA_TASKS = ("mpqa",)
+
+
+@dataclass(frozen=True)
 class Table:
     """A paper's table: its rows, whether its report draws each setting's
     root confusion matrix over its seeds (the paper has one), the paper's
@@ -109,6 +162,18 @@ class Table:
     confusions: bool = False
     figures: tuple = ()
     note: str = ""
+    # K-fold cross-validation on a user's copy of a corpus (own_data), as the paper
+    own_data: OwnData | None = None
+    folds: int = 0
+
+    def run_options(self, options: dict, train: str, folds: int | None = None) -> dict:
+        """A setting's options (``Row.settings``) as `npcomp train` takes them:
+        for a table on a user's copy, the row's task replaced by the file
+        ``train`` in ``folds`` folds (default the table's); else unchanged."""
+        if self.own_data is None:
+            return options
+        out = {key: value for key, value in options.items() if key != "task"}
+        return dict(out, train=str(train), folds=folds or self.folds)
 
     def row(self, name: str) -> Row:
         for row in self.rows:

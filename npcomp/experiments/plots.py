@@ -273,21 +273,22 @@ def draw_boxes(record: dict):
         if group["title"]:
             axes.set_title(group["title"], fontsize="medium")
     _suptitle(figure, record["title"])
-    figure.legend(handles=_box_key(any("paper" in box for box in record["boxes"])),
+    figure.legend(handles=_box_key(any("paper" in box for box in record["boxes"]),
+                                   record.get("over", "seeds")),
                   loc="outside lower center", ncols=3, fontsize="small")
     return figure
 
 
-def _box_key(paper: bool) -> list:
-    """The key to a box plot's marks."""
+def _box_key(paper: bool, over: str = "seeds") -> list:
+    """The key to a box plot's marks, its runs being ``over`` (seeds, folds)."""
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
     key = [Line2D([], [], color=MEDIAN_COLOUR, label="median"),
            Line2D([], [], marker="^", color=MEAN_COLOUR, linestyle="none", label="mean"),
            Patch(facecolor="none", edgecolor="black",
-                 label="box: the middle half of the seeds,\nwhiskers: the lowest and highest"),
+                 label=f"box: the middle half of the {over},\nwhiskers: the lowest and highest"),
            Line2D([], [], marker="o", color=SEED_COLOUR, alpha=0.6, linestyle="none",
-                  markersize=4, label="one seed")]
+                  markersize=4, label=f"one {over.removesuffix('s')}")]
     if paper:
         key.append(Line2D([], [], color=PAPER_COLOUR, linestyle="--", linewidth=1.6,
                           label="the paper's figure"))

@@ -4,13 +4,17 @@ its seeds beside the paper's, a verdict, and where each option comes from.
 This module computes the records (``TABLE.json``); ``report_markdown.py``
 writes them as ``TABLE.md``.
 
-Statuses: *measured* (at least ``MIN_SEEDS`` finished seeds), *not yet
-measured* (fewer: how many are said), *no data* and *not implemented* (with
-the reason, ``paper_rows.py``).  Verdicts, on the row's main metric (root
-accuracy; Pearson's r on SICK), for a measured setting: *above* when the
-paper's figure lies below our 95% confidence interval of the mean (Student's
-t), *reached* when our mean is at or above it, *within noise* when it lies
-inside the interval, *below* otherwise.
+Statuses: *measured* (at least ``MIN_SEEDS`` finished seeds; in a table
+that cross-validates, every fold of a seed), *not yet measured* (fewer: how
+many are said), *no data* and *not implemented* (with the reason,
+``paper_rows.py``; a table on a user's copy of a corpus reports its rows
+*no data* while the copy is not found and they have no run).  Verdicts, on
+the row's main metric (root accuracy; Pearson's r on SICK; the ranking loss
+on MPQA), for a measured setting: *above* when the paper's figure lies
+below our 95% confidence interval of the mean (Student's t), *reached* when
+our mean is at or above it, *within noise* when it lies inside the
+interval, *below* otherwise; for a loss, where lower is better, the same
+with the comparisons turned round.
 
 A row's ``-dev`` setting is *chosen on dev* only when the committed runs
 say so: its mean dev figure is the highest of the row's settings, each
@@ -23,7 +27,7 @@ import json
 from pathlib import Path
 
 from .option_sources import setting_kind, setting_options
-from .paper_rows import MIN_SEEDS, Table
+from .paper_rows import LOWER_IS_BETTER, MIN_SEEDS, NO_DATA, Table
 
 MEASURED, NOT_YET = "measured", "not yet measured"
 ABOVE, REACHED, WITHIN_NOISE, BELOW = "above", "reached", "within noise", "below"
@@ -31,19 +35,26 @@ TOO_FEW = "too few seeds"
 # what each metric is called and how it is printed
 METRIC_NAMES = {"root_acc": "test root accuracy (%)", "all_acc": "test all-phrase accuracy (%)",
                 "pearson": "test Pearson's r", "spearman": "test Spearman's rho",
-                "mse": "test MSE", "ranking_loss": "test average ranking loss (MPQA)"}
-METRICS = ("root_acc", "all_acc", "pearson", "spearman", "mse")
+                "mse": "test MSE", "ranking_loss": "test average ranking loss (MPQA)",
+                "macro_f1": "test macro-F1 (%)", "mae": "test mean absolute error"}
+METRICS = ("root_acc", "all_acc", "pearson", "spearman", "mse", "macro_f1", "ranking_loss",
+           "mae")
 # what a setting's kind (option_sources.setting_kind) is called
 KINDS = {"paper": "paper", "dev": "chosen on dev", "alternative": "alternative, not chosen",
          "undecided": "alternative, not yet compared on dev"}
 
 
-def verdict(paper: float | None, ours: dict | None) -> str:
-    """The verdict of ``ours`` (summary.describe of a metric) against the paper."""
+def verdict(paper: float | None, ours: dict | None, metric: str | None = None) -> str:
+    """The verdict of ``ours`` (summary.describe of ``metric``) against the
+    paper; a loss (``LOWER_IS_BETTER``) is judged with its sign turned."""
     if paper is None:
         return "no paper figure"
     if ours is None:
         return "not run"
+    if metric in LOWER_IS_BETTER:
+        turned = dict(ours, mean=-ours["mean"], ci95=None if ours["ci95"] is None else
+                      [-ours["ci95"][1], -ours["ci95"][0]])
+        return verdict(-paper, turned)
     if ours["ci95"] is not None and paper < ours["ci95"][0]:
         return ABOVE
     if ours["mean"] >= paper:
@@ -57,13 +68,13 @@ def verdict(paper: float | None, ours: dict | None) -> str:
 def paper_number(value: float, metric: str) -> str:
     """A paper's figure as the papers print it: percentages to one decimal."""
     return number(value, metric) if metric in ("pearson", "spearman", "mse",
-                                                "ranking_loss") else f"{value:.1f}"
+                                                "ranking_loss", "mae") else f"{value:.1f}"
 
 
 def number(value: float, metric: str) -> str:
     """A figure as the reports print it: 4 decimals for correlations and
     losses, 2 for percentages."""
-    return (f"{value:.4f}" if metric in ("pearson", "spearman", "mse", "ranking_loss")
+    return (f"{value:.4f}" if metric in ("pearson", "spearman", "mse", "ranking_loss", "mae")
             else f"{value:.2f}")
 
 
@@ -82,7 +93,8 @@ def committed_results(sweep_dir: str | Path) -> dict | None:
         return None
     plan = json.loads(path.read_text(encoding="utf-8"))
     runs = [PlannedRun(name=name, setting=record["setting"], seed=record["seed"],
-                       options=record["options"]) for name, record in plan["runs"].items()]
+                       options=record["options"], fold=record.get("fold"))
+            for name, record in plan["runs"].items()]
     return sweep_results(sweep_dir, runs)
 
 
@@ -112,7 +124,8 @@ def dev_choices(table: Table, results: dict | None) -> dict:
             candidates.append({"setting": name, "n": stats["n"] if stats else 0,
                                "mean": stats["mean"] if stats else None})
         decided = all(candidate["n"] >= MIN_SEEDS for candidate in candidates)
-        chosen = (max(candidates, key=lambda candidate: candidate["mean"])["setting"]
+        sign = -1 if row.metric in LOWER_IS_BETTER else 1
+        chosen = (max(candidates, key=lambda candidate: sign * candidate["mean"])["setting"]
                   if decided else None)
         out[row.name] = {"metric": metric, "candidates": candidates, "chosen": chosen,
                          "runs": f"{table.name}/runs"}
@@ -138,8 +151,11 @@ def best_of(sweep_dir: Path, record: dict, metric: str, count: int, paper) -> di
     return out
 
 
-def _entry(row, name: str | None, record: dict, choice: dict | None) -> dict:
-    """The record of one (row, setting): status, statistics, verdict, options."""
+def _entry(row, name: str | None, record: dict, choice: dict | None,
+           folds: int = 0, missing: str | None = None) -> dict:
+    """The record of one (row, setting): status, statistics, verdict, options;
+    ``folds``: the folds of a table that cross-validates (its statistics are
+    over them); ``missing``: why a row without runs has no data."""
     metric = row.metric
     paper = row.paper.get(metric)
     entry = {"row": row.name, "label": row.label, "source": row.source, "setting": name,
@@ -149,10 +165,17 @@ def _entry(row, name: str | None, record: dict, choice: dict | None) -> dict:
                     verdict=row.status)
     stats = record.get(f"test_{metric}")
     n = stats["n"] if stats else 0
-    measured = n >= MIN_SEEDS
-    entry.update(status=MEASURED if measured else NOT_YET, n=n, ours=stats if measured else None,
-                 verdict=verdict(paper, stats) if measured else
-                 f"{NOT_YET} ({n} of {MIN_SEEDS} seeds)")
+    needed, unit = (folds, "folds") if folds else (MIN_SEEDS, "seeds")
+    measured = n >= needed
+    if n == 0 and missing is not None:   # the options it would train with, below
+        entry.update(status=NO_DATA, reason=missing, ours=None, verdict=NO_DATA)
+    else:
+        entry.update(status=MEASURED if measured else NOT_YET, n=n,
+                     ours=stats if measured else None,
+                     verdict=verdict(paper, stats, metric) if measured else
+                     f"{NOT_YET} ({n} of {needed} {unit})")
+    if folds:
+        entry["over"] = {"folds": folds, "seeds": sorted(set(record.get("seeds", [])))}
     entry["test"] = {key: record[f"test_{key}"] for key in METRICS if f"test_{key}" in record}
     entry["dev"] = {key: record[f"dev_{key}"] for key in METRICS if f"dev_{key}" in record}
     if row.same_as:
@@ -165,14 +188,17 @@ def _entry(row, name: str | None, record: dict, choice: dict | None) -> dict:
 
 
 def report_record(table: Table, results: dict | None, out: Path,
-                  other_results=None) -> dict:
+                  other_results=None, missing: str | None = None) -> dict:
     """DIR/TABLE.json: every row of the table with its status, and per
     trained setting its statistics, verdict and options; the dev choices.
     ``other_results(table name)``: another table's results, for the rows
-    measured by another report."""
+    measured by another report; ``missing``: why the rows of a table on a
+    user's copy of a corpus have no data (the copy not found), for those
+    without runs."""
     out = Path(out)
     by_setting = {record["setting"]: record for record in (results or {}).get("settings", [])}
     choices = dev_choices(table, results)
+    folds = ((results or {}).get("folds") or table.folds) if table.folds else 0
     entries = []
     for row in table.rows:
         if row.status:
@@ -184,14 +210,18 @@ def report_record(table: Table, results: dict | None, out: Path,
             entries.append(_entry(row, setting, record, None))
         else:
             for name in row.settings():
-                entry = _entry(row, name, by_setting.get(name, {}), choices.get(row.name))
+                entry = _entry(row, name, by_setting.get(name, {}), choices.get(row.name),
+                               folds, missing)
                 if row.best_of and name == row.name:
                     entry["best_of"] = best_of(out / table.name, by_setting.get(name, {}),
                                                row.metric, row.best_of,
                                                row.paper.get(row.metric))
                 entries.append(entry)
-    return {"table": table.name, "title": table.title, "note": table.note,
-            "rows": entries, "dev_choices": choices}
+    record = {"table": table.name, "title": table.title, "note": table.note,
+              "rows": entries, "dev_choices": choices}
+    if folds:
+        record["folds"] = folds
+    return record
 
 
 def machine_line(sweep_dir: Path, results: dict | None) -> str:

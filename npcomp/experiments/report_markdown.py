@@ -5,7 +5,7 @@ not a mean, the figures, and per row where each option comes from and the
 command that trains it."""
 from __future__ import annotations
 
-from .paper_rows import MIN_SEEDS
+from .paper_rows import LOWER_IS_BETTER, MIN_SEEDS
 from .report import KINDS, METRIC_NAMES, number, paper_number
 from .report import training_seconds as _seconds
 
@@ -39,8 +39,9 @@ def _setting_cell(entry: dict) -> str:
 def table_lines(record: dict, sweep_dir, results, other_sweep) -> list:
     """The report's table: a line per row and setting."""
     by_setting = {one["setting"]: one for one in (results or {}).get("settings", [])}
+    per = "fold" if record.get("folds") else "seed"
     lines = ["| paper's table | row | setting | paper | ours: mean ± std | 95% CI | min-max | n | "
-             "verdict | training time per seed |",
+             f"verdict | training time per {per} |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     for entry in record["rows"]:
         metric = entry["metric"]
@@ -182,21 +183,32 @@ def markdown(record: dict, table, machine: str, rerun_with, sweep_dir, results,
     the command that reruns the table with N seeds, ``record["rerun"]`` the
     one that made it)."""
     rerun = record["rerun"]
+    folds = record.get("folds")
+    over = (f"the {folds} folds of each setting trained here ({folds}-fold cross-validation: "
+            "each fold the test split of one run; test set; mean ± sample std, the 95% "
+            f"confidence interval of the mean, min-max, n runs), measured once its {folds} "
+            "folds have finished" if folds else
+            "the seeds of each setting trained here (test set; mean ± sample std, the 95% "
+            "confidence interval of the mean, min-max, n), measured once "
+            f"{MIN_SEEDS} seeds have finished")
     lines = [f"# {table.title}", "",
-             "Every row of the paper's table: the paper's figure beside ours over the seeds "
-             "of each setting trained here (test set; mean ± sample std, the 95% confidence "
-             f"interval of the mean, min-max, n), measured once {MIN_SEEDS} seeds have "
-             "finished; rows measured by another report link to it. Verdicts: *above* (the "
+             f"Every row of the paper's table: the paper's figure beside ours over {over}; "
+             "rows measured by another report link to it. Verdicts: *above* (the "
              "paper's figure below our interval), *reached* (our mean at or above it), *within "
              "noise* (inside our interval), *below*. Settings: *paper* (no option chosen on "
              "dev), *chosen on dev*, or an *alternative* tried and not chosen (below, "
              f"\"Choices on dev\"). Machine: {machine}. Rerun: `{rerun}`.", ""]
+    if record.get("overrides"):
+        given = ", ".join(f"{key} {value}" for key, value in record["overrides"].items())
+        lines += [f"**Not the paper's protocol**: these runs were made with {given} in place "
+                  "of the table's own (`npcomp reproduce --folds`, `--epochs`).", ""]
     if record["note"]:
         lines += [record["note"], ""]
     lines += table_lines(record, sweep_dir, results, other_sweep)
     metric = table.rows[0].metric if table.rows[0].trained else \
         next(row.metric for row in table.rows if row.trained)
-    lines += ["", f"Metric: {METRIC_NAMES[metric]}.", ""]
+    lower = " (lower is better)" if metric in LOWER_IS_BETTER else ""
+    lines += ["", f"Metric: {METRIC_NAMES[metric]}{lower}.", ""]
     lines += _not_measured(record) + _dev_choices(record) + _protocol(record, rerun_with)
     lines += [f"![{path.rsplit('/', 1)[-1].removesuffix('.png')}]({path})" for path in figures]
     if figures:

@@ -35,7 +35,7 @@ from .figures import (FigureError, confusion_record, figure_template, prediction
 
 MAX_SERIES = 8
 SWEEP_METRICS = {"root_acc": "root accuracy (%)", "all_acc": "all-node accuracy (%)",
-                 "pearson": "Pearson's r"}
+                 "pearson": "Pearson's r", "ranking_loss": "ranking loss"}
 TASK_NAMES = {"sst5": "fine-grained (sst5)", "sst2": "binary (sst2)", "sick": "SICK",
               "synthetic": "synthetic"}
 LEGACY = "figure-data.json"
@@ -170,6 +170,9 @@ def seed_distributions(settings: list, source: str = "", paper: dict | None = No
     the paper's test figure, marked on the test figures."""
     paper = paper or {}
     figures = []
+    # a cross-validated sweep's runs are its folds
+    over = ("folds" if settings and all("folds" in runs_counted(setting)
+                                        for setting in settings) else "seeds")
     for split in ("test", "dev"):
         for metric, label in SWEEP_METRICS.items():
             boxes = []
@@ -188,10 +191,11 @@ def seed_distributions(settings: list, source: str = "", paper: dict | None = No
             if boxes:
                 figures.append({
                     "figure": f"seeds_{split}_{metric}", "kind": "boxes",
-                    "title": f"{split.capitalize()} {label} over seeds, per setting",
+                    "title": f"{split.capitalize()} {label} over {over}, per setting",
                     "x_label": "setting", "y_label": f"{split} {label}",
                     "source": [source], "split": split, "metric": metric, "boxes": boxes,
-                    "panels": panels([(box["task"], box["label"]) for box in boxes])})
+                    "panels": panels([(box["task"], box["label"]) for box in boxes]),
+                    **({"over": over} if over != "seeds" else {})})
     return figures
 
 
@@ -341,11 +345,31 @@ def confusions_over_seeds(settings: list, legacy: dict | None = None) -> list:
         else:
             continue
         label = _label(setting)
+        names = _class_names(setting)
+        if names is not None and len(names) == len(figure["classes"]):
+            figure["classes"] = names   # a run on a user's files names its classes
         figure.update(figure=f"root_confusion_{_file_part(label)}",
                       title=f"Root confusion matrix, {label} ({setting['task']} test, "
-                            f"{len(setting['runs'])} seeds)")
+                            f"{runs_counted(setting)})")
         figures.append(figure)
     return figures
+
+
+def _class_names(setting: dict) -> list | None:
+    """The class names a setting's runs recorded (runs on a user's files), or None."""
+    names = [(run.get("config") or {}).get("classes") for run in setting.get("metrics", [])]
+    return list(names[0]) if names and names[0] and all(
+        one == names[0] for one in names) else None
+
+
+def runs_counted(setting: dict) -> str:
+    """What a setting's runs are: ``5 seeds``, or cross-validating ``10
+    folds`` (``3 folds x 2 seeds``)."""
+    folds = {(run.get("config") or {}).get("fold") for run in setting.get("metrics", [])}
+    if folds and None not in folds:
+        seeds = len(set(setting.get("seeds", [])))
+        return f"{len(folds)} folds" + (f" x {seeds} seeds" if seeds > 1 else "")
+    return f"{len(setting['runs'])} seeds"
 
 
 def paper_figure(spec, series: dict) -> dict:

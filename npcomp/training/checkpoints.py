@@ -22,6 +22,7 @@ from npcomp.data.tasks import SPLITS
 from npcomp.params import Parameters
 from .defaults import applies
 from .options import RESUMABLE
+from .run_paths import FILES_FROM, found_files, stored_files
 from .rundir import RunDirectory, RunFileError
 
 CHECKPOINT_KEYS = ("params", "config", "rng", "metrics", "vocab", "fingerprints")
@@ -63,6 +64,11 @@ def write_checkpoint(directory: RunDirectory, params: Parameters, optimizer_stat
     inside = ({} if epoch_order is None else
               {"epoch_order": epoch_order,
                "epoch_state": np.array(json.dumps(epoch_progress))})
+    if directory.on_disk:   # a user's files, found again from any working directory
+        config = stored_files(config, directory.path)
+        metrics = dict(metrics, config=config)
+        fingerprints = dict(fingerprints, config=config_digest(config))
+        inside[FILES_FROM] = np.array("run_dir")
     directory.save_npz(
         "checkpoint.npz", params=params.flat, config=np.array(json.dumps(config)),
         rng=np.array(json.dumps(rng.bit_generator.state)),
@@ -88,6 +94,10 @@ def read_checkpoint(directory: RunDirectory) -> dict:
     if saved["fingerprints"].get("config") != config_digest(saved["config"]):
         raise RunFileError(f"{directory.checkpoint_path}: damaged run file (its configuration "
                            "does not match the digest recorded with it)")
+    if FILES_FROM in saved:
+        saved["config"] = found_files(saved["config"], directory.path)
+        if isinstance(saved["metrics"].get("config"), dict):
+            saved["metrics"]["config"] = saved["config"]
     return saved
 
 

@@ -14,12 +14,16 @@ from npcomp.data.embeddings import Vocabulary
 from npcomp.params import Parameters
 from .defaults import with_defaults
 from .model_building import DTYPES, build_model
+from .run_paths import FILES_FROM, found_files, stored_files
 from .rundir import RunDirectory, RunFileError
 
 
 def save_model(directory: RunDirectory, params: Parameters, config: dict, vocab: Vocabulary,
                n_classes: int) -> None:
     arrays = {f"param.{name}": value for name, value in params.items()}
+    if directory.on_disk:   # a user's files, found again from any working directory
+        config = stored_files(config, directory.path)
+        arrays[FILES_FROM] = np.array("run_dir")
     directory.save_npz("model.npz", config=np.array(json.dumps(config)),
                        vocab=np.array(vocab.to_list()), n_classes=np.array(n_classes), **arrays)
 
@@ -34,6 +38,8 @@ def load_model(run_dir: str | Path | RunDirectory):
     archive = directory.load_npz("model.npz", required=("config", "vocab", "n_classes"))
     try:
         config = with_defaults(json.loads(str(archive["config"])))
+        if FILES_FROM in archive:
+            config = found_files(config, directory.path)
         vocab = Vocabulary.from_list(list(archive["vocab"]))
         n_classes = int(archive["n_classes"])
         model = build_model(config, vocab, n_classes)

@@ -26,6 +26,8 @@ class RunInMemory(RunDirectory):
     """A run directory whose files live in ``files`` (name -> text, records
     or an archive's arrays) and whose log lives in ``log`` (records)."""
 
+    on_disk = False
+
     def __init__(self):
         super().__init__("(run in memory)")   # the path only names it in messages
         self.files: dict = {}

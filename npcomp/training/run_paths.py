@@ -10,9 +10,12 @@ written as the command line takes them, never absolute:
   elsewhere) relative to the directory the run ran in, as the commands of
   the documentation give them (``../shared/data``).
 
-The in-memory config, ``model.npz`` and ``checkpoint.npz`` keep the paths
-the run read, which ``npcomp eval``, ``predict`` and ``--resume`` need on
-the machine that trained it.  ``settle_run`` rewrites the config of a run
+The in-memory config keeps the paths the run read.  ``model.npz`` and
+``checkpoint.npz`` keep them too, which ``npcomp eval``, ``predict`` and
+``--resume`` need on the machine that trained it, but a user's files
+(``--train``, ``--dev``, ``--test``) relative to the run directory
+(``stored_files``), so that they are found again from any working
+directory (``found_files``); ``FILES_FROM`` marks an archive written so.  ``settle_run`` rewrites the config of a run
 written before this rule (absolute paths) with the paths its sweep planned.
 Imports neither NumPy nor the trainer.
 """
@@ -27,6 +30,9 @@ PATH_KEYS = ("data_dir", "vectors", "parses_dir")
 # the config keys of a user's files (--train, --dev, --test): what a run
 # trains on, recorded relative like the data directory
 FILE_KEYS = ("train", "dev", "test")
+# the archive entry that says a config's files are relative to the run directory
+# (an archive without it, written before, holds them as they were given)
+FILES_FROM = "files_from"
 
 
 def _relative(path: str, start: Path) -> str:
@@ -53,6 +59,29 @@ def recorded_config(config: dict, cwd: str | Path | None = None) -> dict:
         path = config.get(key)
         if isinstance(path, str) and Path(path).is_absolute():
             out[key] = _relative(path, cwd)
+    return out
+
+
+def stored_files(config: dict, run_dir: str | Path) -> dict:
+    """``config`` as ``model.npz`` and ``checkpoint.npz`` keep it: a user's
+    files relative to the run directory ``run_dir`` (a relative path being
+    relative to this process's working directory, where it was given)."""
+    run_dir = Path(run_dir).resolve()
+    out = dict(config)
+    for key in FILE_KEYS:
+        if isinstance(config.get(key), str):
+            out[key] = _relative(Path(config[key]).resolve(), run_dir)
+    return out
+
+
+def found_files(config: dict, run_dir: str | Path) -> dict:
+    """A config read from an archive that ``stored_files`` wrote, its user's
+    files found again: absolute, from the run directory ``run_dir``."""
+    run_dir = Path(run_dir).resolve()
+    out = dict(config)
+    for key in FILE_KEYS:
+        if isinstance(config.get(key), str):
+            out[key] = str((run_dir / config[key]).resolve())
     return out
 
 

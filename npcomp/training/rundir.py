@@ -70,6 +70,9 @@ class RunFileError(Exception):
 class RunDirectory:
     """The run directory at ``path`` and its files."""
 
+    # its files are on disk, where paths relative to it lead
+    on_disk = True
+
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self._lock_handle = None
