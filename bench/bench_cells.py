@@ -1,12 +1,13 @@
 """Training speed of every tree cell on the real SST, under the same settings.
 
-    python bench/bench_cells.py [--data-dir DIR] [--threads N] [--sentences K]
+    python bench/bench_cells.py [--data-dir DIR] [--threads N] [--shards S] [--sentences K]
                                 [--dim D] [--models a,b,...] [--json FILE]
 
 Every cell trains on the same minibatches of SST trees with the same
 settings: d = d_x = ``--dim`` (100 by default, so RNTN and S-LSTM leaves are
 their word vectors), minibatch 25, AdaGrad, every labelled node supervised,
-no dropout, float32.  For each cell it prints
+no dropout, float32, each minibatch in ``S`` shards (``--shards``, default
+``npcomp train``'s) on up to N threads.  For each cell it prints
 
 * training sentences per second (forest building, forward, backward, update;
   compilation excluded by a warm-up step),
@@ -56,11 +57,18 @@ def training_flops(model_name: str, shapes: dict, forest) -> float:
     return 3.0 * forward
 
 
+def _default_shards() -> int:
+    from npcomp.training.options import OPTIONS   # the option table imports no NumPy
+    return OPTIONS["shards"].default
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data-dir", default=os.environ.get(
         "NPCOMP_DATA", str(Path(__file__).resolve().parents[2] / "shared" / "data")))
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--shards", type=int, default=_default_shards(),
+                        help="shards of a minibatch (default: npcomp train's)")
     parser.add_argument("--sentences", type=int, default=3000,
                         help="training sentences timed per cell")
     parser.add_argument("--dim", type=int, default=100)
@@ -81,6 +89,7 @@ def main(argv=None) -> int:
     from npcomp.training.optimizers import make_optimizer
     from npcomp.data.tasks import load_task
     from npcomp.training.encoding import encode
+    from npcomp.training.shards import ShardedGradient
 
     retain_freed_memory()  # as npcomp train does (npcomp/training/memory.py)
     task = load_task("sst5", args.data_dir)
@@ -89,11 +98,11 @@ def main(argv=None) -> int:
     dim, batch_size = args.dim, 25
     order = np.random.default_rng(1).permutation(len(train))[:args.sentences]
     batches = [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
-    labels = [tree.label for tree in train.trees]
-    print(f"{len(order)} SST training sentences, d = d_x = {dim}, minibatch {batch_size}, "
-          f"float32, {args.threads} thread(s)")
+    print(f"{len(order)} SST training sentences, d = d_x = {dim}, minibatch {batch_size} in "
+          f"{args.shards} shard(s), float32, {args.threads} thread(s)")
 
-    results = {"threads": args.threads, "dim": dim, "sentences": len(order), "cells": {}}
+    results = {"threads": args.threads, "shards": args.shards, "dim": dim,
+               "sentences": len(order), "cells": {}}
     for name in args.models.split(","):
         options = dict(activation="tanh", untied=False) if name in ("recnn", "lstm-rnn") else {}
         cell = make_cell(name, dim, dim, **options)
@@ -107,11 +116,13 @@ def main(argv=None) -> int:
                                    embedding_offset=model.layout["embedding"].offset,
                                    embedding_dim=dim, lr=0.05, embedding_lr=0.1,
                                    dtype=np.float32)
-        helper = ThreadPoolExecutor(max_workers=1) if args.threads > 1 else None
+        helpers = (ThreadPoolExecutor(max_workers=args.threads - 1) if args.threads > 1
+                   else None)
+        sharded = ShardedGradient(model, grads, args.shards, helpers)
 
         def step(indices):
-            forest = train.forest(indices, labels)
-            _, rows = model.loss_and_gradient(params, forest, grads, l2=1e-4, helper=helper)
+            _, rows = sharded.loss_and_gradient(params, sharded.shards_of(params, train, indices),
+                                                l2=1e-4)
             optimizer.step(params.flat, grads.flat, rows)
 
         step(batches[0])  # compile or load the kernels
@@ -119,8 +130,8 @@ def main(argv=None) -> int:
         for indices in batches:
             step(indices)
         seconds = time.perf_counter() - tick
-        if helper is not None:
-            helper.shutdown()
+        if helpers is not None:
+            helpers.shutdown()
         shapes = dict(cell.parameter_shapes())
         flops = sum(training_flops(name, shapes, train.forest(indices)) for indices in batches)
         results["cells"][name] = {"train_sentences_per_s": len(order) / seconds,

@@ -2,7 +2,8 @@
 beside its level-batched PyTorch counterpart, measured in the same run.
 
     python bench/bench_torch_cells.py [--data-dir DIR] [--sentences K] [--rounds R]
-                                      [--threads 1,2] [--models a,b,...] [--json FILE]
+                                      [--threads 1,2] [--shards S] [--models a,b,...]
+                                      [--json FILE]
 
 For each cell and each thread count it prints the training sentences per
 second of npcomp and of the PyTorch counterpart of ``torch_cells.py`` (forest
@@ -28,8 +29,10 @@ DATA_DIR/sst); ``lstm`` and ``bilstm`` read the same sentences as chains
 labelled at their last word (``npcomp.data.tasks.sentence_chain``).
 
 Threads: npcomp's BLAS runs one thread (set before NumPy loads, as ``npcomp
-train`` does) and at N > 1 threads the cells get a helper thread
-(``bench_treelstm.py``); PyTorch gets ``torch.set_num_threads(N)``.
+train`` does) and npcomp computes each minibatch in ``S`` shards (``--shards``,
+default ``npcomp train``'s), on up to N threads at once: the same computation
+at every thread count (``npcomp/training/shards.py``); PyTorch gets
+``torch.set_num_threads(N)``.
 
 Before timing a cell, its PyTorch counterpart's loss and gradients are
 checked against npcomp's on the first minibatch, in float64 from the same
@@ -60,6 +63,11 @@ LOSS_TOLERANCE = 1e-9
 GRADIENT_TOLERANCE = 1e-7
 
 
+def _default_shards() -> int:
+    from npcomp.training.options import OPTIONS   # the option table imports no NumPy
+    return OPTIONS["shards"].default
+
+
 def settings(name: str, dim: int) -> dict:
     if name == "treelstm-nary":
         return dict(input_dim=300, hidden_dim=150, dropout=0.5)
@@ -76,6 +84,8 @@ def main(argv=None) -> int:
                         help="timed epochs of each implementation per cell and thread count")
     parser.add_argument("--threads", default="1,2",
                         help="thread counts to measure, comma-separated (default 1,2)")
+    parser.add_argument("--shards", type=int, default=_default_shards(),
+                        help="shards of an npcomp minibatch (default: npcomp train's)")
     parser.add_argument("--models", default=",".join(MODELS))
     parser.add_argument("--dim", type=int, default=100,
                         help="d = d_x of every cell but treelstm-nary (default 100)")
@@ -120,7 +130,7 @@ def main(argv=None) -> int:
           f"PyTorch {torch.__version__}; {args.rounds} round(s), epochs alternating")
 
     results = {"sentences": len(order), "rounds": args.rounds, "torch": torch.__version__,
-               "cells": {}}
+               "shards": args.shards, "cells": {}}
     for name in models:
         kind = ("chain" if name in CHAINS else
                 args.childsum_structure if name == "treelstm-childsum" else "gold")
@@ -132,7 +142,8 @@ def main(argv=None) -> int:
                   "check": check, "threads": {}}
         for threads in thread_counts:
             record["threads"][str(threads)] = _measure(name, setting, vocab, split, labels,
-                                                       batches, threads, args.rounds)
+                                                       batches, threads, args.rounds,
+                                                       args.shards)
             _print_row(name, record, threads)
         results["cells"][name] = record
     _print_table(results)
@@ -176,7 +187,7 @@ def _check(name: str, setting: dict, vocab, forest) -> dict:
 
 
 def _measure(name: str, setting: dict, vocab, split, labels, batches, threads: int,
-             rounds: int) -> dict:
+             rounds: int, shards: int) -> dict:
     """Alternating epochs of npcomp and PyTorch from the same initial weights."""
     from concurrent.futures import ThreadPoolExecutor
 
@@ -184,6 +195,8 @@ def _measure(name: str, setting: dict, vocab, split, labels, batches, threads: i
     import torch
 
     from npcomp.training.optimizers import make_optimizer
+    from npcomp.training.encoding import EncodedSplit
+    from npcomp.training.shards import ShardedGradient
     from torch_cells import TorchModel
 
     torch.set_num_threads(threads)
@@ -193,14 +206,15 @@ def _measure(name: str, setting: dict, vocab, split, labels, batches, threads: i
                                embedding_offset=model.layout["embedding"].offset,
                                embedding_dim=setting["input_dim"], lr=LR,
                                embedding_lr=EMBEDDING_LR, dtype=np.float32)
-    helper = ThreadPoolExecutor(max_workers=1) if threads > 1 else None
+    helpers = ThreadPoolExecutor(max_workers=threads - 1) if threads > 1 else None
+    sharded = ShardedGradient(model, grads, shards, helpers)
+    labelled = EncodedSplit(split.trees, split.words, labels)
     rng = np.random.default_rng(2)
     dropout = setting["dropout"]
 
     def npcomp_step(indices):
-        forest = split.forest(indices, labels)
-        _, rows = model.loss_and_gradient(params, forest, grads, l2=L2, dropout=dropout,
-                                          rng=rng, helper=helper)
+        parts = sharded.shards_of(params, labelled, indices, rng, dropout=dropout)
+        _, rows = sharded.loss_and_gradient(params, parts, l2=L2)
         optimizer.step(params.flat, grads.flat, rows)
 
     baseline = TorchModel.of(model)   # float32, as npcomp
@@ -220,8 +234,8 @@ def _measure(name: str, setting: dict, vocab, split, labels, batches, threads: i
     for _ in range(rounds):
         ours.append(sentences / _timed(npcomp_step, batches))
         theirs.append(sentences / _timed(torch_step, batches))
-    if helper is not None:
-        helper.shutdown()
+    if helpers is not None:
+        helpers.shutdown()
     ratios = [a / b for a, b in zip(ours, theirs)]
     return {"npcomp_sentences_per_s": statistics.median(ours), "npcomp_all": ours,
             "torch_sentences_per_s": statistics.median(theirs), "torch_all": theirs,

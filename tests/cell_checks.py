@@ -58,8 +58,8 @@ def with_swapped_children(backward):
     """A planted bug (gradcheck.planted.children_swapped) on a bound backward:
     every node's children in reverse order, so each child receives its
     sibling's gradient."""
-    swapped = children_swapped(lambda cell, *arguments, **helper: backward(*arguments, **helper))
+    swapped = children_swapped(lambda cell, *arguments: backward(*arguments))
 
-    def buggy(params, forest, cache, d_h, grads, **helper):
-        return swapped(None, params, forest, cache, d_h, grads, **helper)
+    def buggy(params, forest, cache, d_h, grads):
+        return swapped(None, params, forest, cache, d_h, grads)
     return buggy

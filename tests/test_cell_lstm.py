@@ -114,9 +114,9 @@ def without_masks_in_backward(backward):
                 else:
                     drop(getattr(cache, field.name))
 
-    def buggy(params, forest, cache, d_h, grads, **helper):
+    def buggy(params, forest, cache, d_h, grads):
         drop(cache)
-        return backward(params, forest, cache, d_h, grads, **helper)
+        return backward(params, forest, cache, d_h, grads)
     return buggy
 
 

@@ -234,45 +234,6 @@ def test_thousand_word_chain():
                                rtol=0, atol=1e-12)
 
 
-def helper_thread_agrees(model, seed=11, **options):
-    """Forward and backward with a helper thread (levels of >= 8 sentences
-    split in two halves here) equal those without one."""
-    from concurrent.futures import ThreadPoolExecutor
-    from unittest import mock
-
-    from npcomp.cells.kernels import levels
-
-    rng = np.random.default_rng(seed)
-    d, d_x = 3, 4
-    cell = make_cell(model, d_x, d, **options)
-    params = random_params(cell, rng, 0.5)
-    lengths = tuple(int(n) for n in rng.integers(1, 7, size=60))
-    forest, _ = chain_forest(lengths)
-    assert np.diff(forest.level_ptr).max() >= 8       # some levels are split
-    x = rng.normal(size=(sum(lengths), d_x))
-    masks = [dropout_masks(rng, len(lengths), width) for width in cell.recurrent_widths()]
-    G = rng.normal(size=(forest.n_trees, cell.output_dim))
-    results = []
-    with ThreadPoolExecutor(1) as helper, mock.patch.object(levels, "SPLIT_ROWS", 8):
-        for thread in (None, helper):
-            out, cache = cell.forward(params, forest, x, forest.word, thread,
-                                      recurrent_masks=masks)
-            d_out = np.zeros_like(out)
-            d_out[forest.root] = G
-            grads = {name: np.zeros_like(value) for name, value in params.items()}
-            d_x = cell.backward(params, forest, cache, d_out, grads, thread)
-            results.append((out, d_x, grads))
-    (out, d_x, grads), (out_2, d_x_2, grads_2) = results
-    np.testing.assert_allclose(out_2, out, rtol=0, atol=1e-13)
-    np.testing.assert_allclose(d_x_2, d_x, rtol=0, atol=1e-13)
-    for name in grads:
-        np.testing.assert_allclose(grads_2[name], grads[name], rtol=0, atol=1e-12)
-
-
-def test_helper_thread_gives_the_same_results():
-    helper_thread_agrees("lstm-global-attn", attention_dim=2)
-
-
 def test_error_terms_add_up_to_the_gradients():
     """The error terms ``backward_terms`` shows are the ones the gradients are
     made of: db_c is the sum of delta_c over the sentences' last steps, dw_a

@@ -18,8 +18,8 @@ from npcomp.cells import lstm_recurrent_attention, make_cell
 from npcomp.cells.reference import lstm_recurrent_attention as attention_reference
 from test_cell_bilstm import lstm_deltas
 from test_cell_lstm_global_attention import (LENGTHS, cell_gradient_check, chain_forest,
-                                              chain_nodes, dropout_masks, helper_thread_agrees,
-                                              random_params, run_forward, small_case)
+                                              chain_nodes, dropout_masks, random_params,
+                                              run_forward, small_case)
 
 MODEL = "lstm-recurrent-attn"
 
@@ -246,10 +246,6 @@ def test_thousand_word_chain_is_the_quadratic_prefix_softmax():
     grads = {name: np.zeros_like(value) for name, value in params.items()}
     d_x_ = cell.backward(params, forest, cache, d_out, grads)
     assert np.all(np.isfinite(d_x_)) and all(np.all(np.isfinite(g)) for g in grads.values())
-
-
-def test_helper_thread_gives_the_same_results():
-    helper_thread_agrees(MODEL)
 
 
 @pytest.mark.parametrize("masked", [False, True], ids=["no-dropout", "recurrent-dropout"])

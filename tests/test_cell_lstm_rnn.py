@@ -234,11 +234,11 @@ def test_unplanted_case_passes(untied):
 def test_detects_children_swapped_in_the_backward(monkeypatch, untied):
     """(a) The backward routes the left child's error to the right child."""
     def wrap(backward):
-        def buggy(params, forest, cache, d_h, grads, **helper):
+        def buggy(params, forest, cache, d_h, grads):
             original = forest.children
             forest.children = original[:, ::-1].copy()
             try:
-                return backward(params, forest, cache, d_h, grads, **helper)
+                return backward(params, forest, cache, d_h, grads)
             finally:
                 forest.children = original
         return buggy
@@ -253,11 +253,11 @@ def test_detects_dropped_peephole_path_to_the_children(monkeypatch):
     """(b) The backward drops c_x W_ci1, c_y W_ci2, ... : no error reaches a
     child's cell through the gates' peepholes (the forget path remains)."""
     def wrap(backward):
-        def buggy(params, forest, cache, d_h, grads, **helper):
+        def buggy(params, forest, cache, d_h, grads):
             saved = params["W_peephole"].copy()
             params["W_peephole"][...] = 0.0
             try:
-                return backward(params, forest, cache, d_h, grads, **helper)
+                return backward(params, forest, cache, d_h, grads)
             finally:
                 params["W_peephole"][...] = saved
         return buggy
@@ -269,11 +269,11 @@ def test_detects_dropped_peephole_path_to_the_children(monkeypatch):
 def test_detects_tanh_derivative_for_sigmoid(monkeypatch):
     """(c) The backward uses tanh' = 1 - g^2 where g is the sigmoid."""
     def wrap(backward):
-        def buggy(params, forest, cache, d_h, grads, **helper):
+        def buggy(params, forest, cache, d_h, grads):
             cell = backward.__self__
             code, cell.code = cell.code, activation_code("tanh")
             try:
-                return backward(params, forest, cache, d_h, grads, **helper)
+                return backward(params, forest, cache, d_h, grads)
             finally:
                 cell.code = code
         return buggy

@@ -147,9 +147,9 @@ def _with_gradient_changed(cell, name, change):
     adds to grads[name]."""
     backward = cell.backward
 
-    def buggy(params, forest, cache, d_h, grads, **helper):
+    def buggy(params, forest, cache, d_h, grads):
         before = grads[name].copy()
-        d_x = backward(params, forest, cache, d_h, grads, **helper)
+        d_x = backward(params, forest, cache, d_h, grads)
         grads[name][...] = before + change(grads[name] - before)
         return d_x
     return buggy
@@ -173,12 +173,12 @@ def test_detects_word_gradient_without_the_bilinear_term(monkeypatch):
     cell = model.cell
     backward = cell.backward
 
-    def buggy(params_, forest_, cache, d_h, grads, **helper):
+    def buggy(params_, forest_, cache, d_h, grads):
         # A is read by the backward only for dx's dG A^T term (G_w is cached)
         saved = params_["A"].copy()
         params_["A"][...] = 0
         try:
-            return backward(params_, forest_, cache, d_h, grads, **helper)
+            return backward(params_, forest_, cache, d_h, grads)
         finally:
             params_["A"][...] = saved
 

@@ -9,7 +9,6 @@ from test_cell_lstm.py.
 """
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -172,13 +171,13 @@ def test_detects_gradient_routed_two_steps_back(monkeypatch):
     assert_passes(check_gradients(model, params, forest, **options))
     backward = model.cell.backward
 
-    def buggy(params_, forest_, cache, d_h, grads, **helper):
+    def buggy(params_, forest_, cache, d_h, grads):
         original = forest_.children
         before = original[:, 0]
         grandchild = np.where(before >= 0, before[np.maximum(before, 0)], -1)
         forest_.children = np.where(before >= 0, grandchild, -1)[:, None].astype(np.int32)
         try:
-            return backward(params_, forest_, cache, d_h, grads, **helper)
+            return backward(params_, forest_, cache, d_h, grads)
         finally:
             forest_.children = original
 
@@ -198,9 +197,9 @@ def test_detects_masks_missing_in_backward(monkeypatch):
                                        np.random.default_rng(1)))
     backward = cell.backward
 
-    def buggy(params_, forest_, cache, d_h, grads, **helper):
+    def buggy(params_, forest_, cache, d_h, grads):
         cache.mask = np.ones_like(cache.mask)
-        return backward(params_, forest_, cache, d_h, grads, **helper)
+        return backward(params_, forest_, cache, d_h, grads)
 
     monkeypatch.setattr(cell, "backward", buggy)
     errors = cell_gradient_errors(cell, params, forest, x, index, masks, rng)
@@ -208,7 +207,7 @@ def test_detects_masks_missing_in_backward(monkeypatch):
 
 
 # ---------------------------------------------------------------------------
-# kernels, threads, activations, what the cell accepts
+# kernels, activations, what the cell accepts
 # ---------------------------------------------------------------------------
 
 def _kernel_cases():
@@ -238,36 +237,6 @@ def _kernel_cases():
                          ids=lambda value: getattr(value, "__name__", ""))
 def test_kernel_matches_its_python_function(kernel, make_args):
     assert_kernel_matches_python(kernel, make_args)
-
-
-@pytest.mark.parametrize("model", ["rnn", "mrnn", "matrix-space"])
-def test_helper_thread_gives_the_same_results(model, monkeypatch):
-    """Levels of >= SPLIT_ROWS (8 here) sentences are split between two
-    threads: same h, same gradients (recurrent masks given where the cell has
-    them)."""
-    from npcomp.cells.kernels import levels
-    monkeypatch.setattr(levels, "SPLIT_ROWS", 8)
-    rng = np.random.default_rng(11)
-    d = 3
-    d_x = d * d if model == "matrix-space" else 4
-    cell = make_cell(model, d_x, d)
-    params = random_params(cell, rng, scale=0.5)
-    forest, _, x, index, _ = chain_case(tuple(rng.integers(1, 7, size=70)), d_x, rng)
-    masks = (recurrent_masks(cell, forest.n_trees, rng)
-             if cell.recurrent_widths() else None)
-    upstream = rng.normal(size=(forest.n_nodes, d))
-    results = []
-    with ThreadPoolExecutor(1) as helper:
-        for use in (None, helper):
-            h, cache = cell.forward(params, forest, x, index, use, recurrent_masks=masks)
-            grads = {name: np.zeros_like(value) for name, value in params.items()}
-            d_x_out = cell.backward(params, forest, cache, upstream.copy(), grads, use)
-            results.append((h, d_x_out, grads))
-    (h0, dx0, g0), (h1, dx1, g1) = results
-    np.testing.assert_allclose(h1, h0, rtol=0, atol=1e-13)
-    np.testing.assert_allclose(dx1, dx0, rtol=0, atol=1e-12)
-    for name in g0:
-        np.testing.assert_allclose(g1[name], g0[name], rtol=0, atol=1e-12)
 
 
 def test_rectifier_and_identity_codes():
@@ -312,16 +281,13 @@ def test_check_forest_rejects_branching_trees():
 # what npcomp explain shows: the cell's own terms
 # ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("threads", [1, 2])
-def test_error_terms_add_up_to_the_parameter_gradients(threads, monkeypatch):
+def test_error_terms_add_up_to_the_parameter_gradients():
     """The terms ``backward_terms`` shows are the ones the gradients are made
     of: db = sum of delta, dV = sum of h~_{t-1}^T delta, dx = delta_word W^T
     (delta summed per word), and eps_h_{t-1} holds the head's share plus
     (delta_t V^T) * m_s; forward: h = f(z), z as eq. 3 step by step (with
-    recurrent masks), h the output.  Two threads split the levels (the kept
-    z must survive the padded products)."""
-    from npcomp.cells.kernels import levels
-    monkeypatch.setattr(levels, "SPLIT_ROWS", 8)
+    recurrent masks), h the output (the kept z must survive the padded
+    products)."""
     rng = np.random.default_rng(12)
     cell = make_cell(MODEL, 4, 3)
     params = random_params(cell, rng)
@@ -330,10 +296,8 @@ def test_error_terms_add_up_to_the_parameter_gradients(threads, monkeypatch):
     masks = recurrent_masks(cell, forest.n_trees, rng)
     head = rng.normal(size=(forest.n_nodes, 3))
     grads = {name: np.zeros_like(value) for name, value in params.items()}
-    with ThreadPoolExecutor(1) as pool:
-        helper = pool if threads == 2 else None
-        h, cache = cell.forward(params, forest, x, index, helper, recurrent_masks=masks)
-        d_x = cell.backward(params, forest, cache, head.copy(), grads, helper)
+    h, cache = cell.forward(params, forest, x, index, recurrent_masks=masks)
+    d_x = cell.backward(params, forest, cache, head.copy(), grads)
     forward = {term.symbol: term.values for term in cell.forward_terms(forest, cache)}
     terms = {term.symbol: term.values for term in cell.backward_terms(forest, cache)}
     delta, eps_h = terms["delta"], terms["eps_h"]

@@ -189,11 +189,11 @@ def test_unplanted_case_passes():
 def test_detects_forgotten_transpose_term(monkeypatch):
     """Backward uses d(c V^[k] c^T)/dc = c V^[k] instead of c (V^[k] + V^[k]^T)."""
     def wrap(backward):
-        def buggy(params, forest, cache, d_h, grads, **helper):
+        def buggy(params, forest, cache, d_h, grads):
             symmetrised = rntn._symmetrised
             rntn._symmetrised = lambda V: V.copy()
             try:
-                return backward(params, forest, cache, d_h, grads, **helper)
+                return backward(params, forest, cache, d_h, grads)
             finally:
                 rntn._symmetrised = symmetrised
         return buggy
@@ -212,9 +212,9 @@ def test_detects_tanh_leaves_backpropagated_as_identity(monkeypatch):
     assert_passes(check_gradients(model, params, forest, step=STEP, **options))
     backward = model.cell.backward
 
-    def buggy(params, forest, cache, d_h, grads, **helper):
+    def buggy(params, forest, cache, d_h, grads):
         cache.word_h = None  # as if h = x at the leaves
-        return backward(params, forest, cache, d_h, grads, **helper)
+        return backward(params, forest, cache, d_h, grads)
 
     monkeypatch.setattr(model.cell, "backward", buggy)
     errors = check_gradients(model, params, forest, step=STEP, **options)

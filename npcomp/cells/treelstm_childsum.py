@@ -84,7 +84,7 @@ from .interface import (
 )
 
 # level-batching helpers shared with the N-ary Tree-LSTM (same gate layout i|o|u)
-from npcomp.cells.kernels.levels import ROW_PAD, add_product, on_levels, padded_stop, sigmoid
+from npcomp.cells.kernels.levels import ROW_PAD, add_product, padded_stop, sigmoid
 from npcomp.cells.kernels.lstm_kernels import gate_functions, hidden_state
 
 GATE_NAMES = ("i", "o", "u", "f")
@@ -115,7 +115,6 @@ class TreeLSTMChildSum(Cell):
     """Child-Sum Tree-LSTM cell; ``forward``/``backward`` over a whole forest."""
 
     name = "treelstm-childsum"
-    helped = True
 
     def __init__(self, input_dim: int, hidden_dim: int, output_gate: bool = True,
                  forget_bias: float = 0.0):
@@ -152,7 +151,7 @@ class TreeLSTMChildSum(Cell):
         add_forget_bias(params["b"], self.hidden_dim, self.forget_bias)
 
     def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
-                helper=None, nudge=None):
+                nudge=None):
         """x: (U, d_x) vectors of the distinct words; word_index: (number of
         word-reading nodes,) the row of x each reads, in node order.
         Returns h (n, d), cache.
@@ -161,10 +160,8 @@ class TreeLSTMChildSum(Cell):
         per edge), one product h~ U for the level's i|o|u, one product h_k U_f
         for its edges' forget gates, the x W + b terms added from a table
         computed once per distinct word, vectorised gate functions, then the
-        cell update in a numba kernel.  With a ``helper`` thread a large level
-        is split in two halves computed at once.  ``nudge`` (interface.Nudge)
-        moves one node's c after eq. 7, before eq. 8 reads it, or its h after
-        eq. 8.
+        cell update in a numba kernel.  ``nudge`` (interface.Nudge) moves one
+        node's c after eq. 7, before eq. 8 reads it, or its h after eq. 8.
         """
         n, d = forest.n_nodes, self.hidden_dim
         dtype = x.dtype
@@ -210,10 +207,9 @@ class TreeLSTMChildSum(Cell):
                 # belong to higher levels, which overwrite them later)
                 padded = padded_stop(start, stop)
                 np.matmul(h_tilde[start:padded], u, out=gates[start:padded])
-                # eq. 4: h_k U_f for every edge of these nodes; padded only when
-                # the block ends the level (else the rows after it are the other
-                # half's, being written by the helper thread)
-                edge_stop = padded_stop(first, last) if _ends_level(forest, start, stop) else last
+                # eq. 4: h_k U_f for every edge of these nodes (padding rows, as
+                # the gates', belong to the edges of higher levels)
+                edge_stop = padded_stop(first, last)
                 np.matmul(h_child[first:edge_stop], u_f, out=forget[first:edge_stop])
                 _add_inputs(input_row, inputs, first_edge, gates, forget, start, stop)
                 gate_functions(gates[start:stop], d, self.output_gate)  # eqs. 3, 5, 6
@@ -223,19 +219,16 @@ class TreeLSTMChildSum(Cell):
                 hidden_state(gates, c, tanh_c, h, start, stop)          # eq. 8
                 nudge_rows(nudge, "h", h, start, stop)
 
-            on_levels(rows_forward, forest.levels(first=1), helper)
+            for start, stop in forest.levels(first=1):
+                rows_forward(start, stop)
         cache = TreeLSTMChildSumCache(x, input_row, first_edge, edge_child, h_tilde, h_child,
                                       gates, forget, c, tanh_c, h)
         return h, cache
 
     def backward(self, params: dict, forest: Forest, cache: TreeLSTMChildSumCache,
-                 d_h: np.ndarray, grads: dict, helper=None) -> np.ndarray:
+                 d_h: np.ndarray, grads: dict) -> np.ndarray:
         """d_h: (n, d) dLoss/dh from the head (overwritten).  Adds dLoss/dparams
         into ``grads``; returns dLoss/dx (U, d_x), per distinct word.
-
-        With a ``helper`` thread, large levels are split in two halves as in
-        the forward, and dU, dU_f are computed there while this thread
-        finishes the leaves.
         """
         n, d = forest.n_nodes, self.hidden_dim
         leaves = forest.n_leaves
@@ -254,21 +247,14 @@ class TreeLSTMChildSum(Cell):
             # reverses eqs. 3, 5, 6 (h~ U) and 2: one row per parent, shared by its children
             d_h_tilde = delta[start:padded_stop(start, stop)] @ u_transposed
             # reverses eq. 4 (h_k U_f): one row per edge, for its child only
-            edge_stop = padded_stop(first, last) if _ends_level(forest, start, stop) else last
-            d_h_child = delta_f[first:edge_stop] @ u_f_transposed
+            d_h_child = delta_f[first:padded_stop(first, last)] @ u_f_transposed
             _route_to_children(first_edge, edge_child, d_h_tilde, d_h_child, d_h, start, stop)
 
-        on_levels(rows_backward, forest.levels(first=1, downward=True), helper)
-
-        def recurrent_gradients() -> None:
-            add_product(grads["U"], cache.h_tilde[leaves:n], delta[leaves:n])
-            add_product(grads["U_f"], cache.h_child[:n_edges], delta_f[:n_edges])
-
-        # dU over the inner nodes and dU_f over the edges, on the helper thread
-        # if there is one, while this one finishes the leaves
-        pending = helper.submit(recurrent_gradients) if helper is not None else None
-        if pending is None:
-            recurrent_gradients()
+        for start, stop in forest.levels(first=1, downward=True):
+            rows_backward(start, stop)
+        # dU over the inner nodes and dU_f over the edges
+        add_product(grads["U"], cache.h_tilde[leaves:n], delta[leaves:n])
+        add_product(grads["U_f"], cache.h_child[:n_edges], delta_f[:n_edges])
         _gate_deltas(first_edge, edge_child, cache.gates, cache.forget, cache.c, cache.tanh_c,
                      d_h, d_c, delta, delta_f, 0, leaves)
         n_words = cache.x.shape[0]
@@ -278,8 +264,6 @@ class TreeLSTMChildSum(Cell):
         add_product(grads["W"], cache.x, delta_input[:n_words])
         grads["b"] += delta_input.sum(axis=0)
         d_x = delta_input[:n_words] @ params["W"].T
-        if pending is not None:
-            pending.result()
         cache.eps_h, cache.eps_c, cache.delta, cache.delta_f = d_h, d_c, delta, delta_f
         return d_x
 
@@ -363,11 +347,6 @@ def _input_rows(forest: Forest, word_index: np.ndarray, n_words: int) -> np.ndar
     rows = np.full(forest.n_nodes, n_words, dtype=np.int64)
     rows[forest.word_nodes()] = word_index
     return rows
-
-
-def _ends_level(forest: Forest, start: int, stop: int) -> bool:
-    """Whether nodes [start, stop) end their level (not the first half of a split)."""
-    return stop == forest.level_ptr[forest.height[start] + 1]
 
 
 @njit(cache=True, nogil=True)

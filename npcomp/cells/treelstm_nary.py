@@ -82,7 +82,7 @@ from .interface import (
     nudge_rows,
     reasons,
 )
-from npcomp.cells.kernels.levels import ROW_PAD, add_product, children_columns, on_levels, padded_stop
+from npcomp.cells.kernels.levels import ROW_PAD, add_product, children_columns, padded_stop
 from npcomp.cells.kernels.lstm_kernels import (
     gate_functions,
     gather_children,
@@ -115,7 +115,6 @@ class TreeLSTMNary(Cell):
     """N-ary Tree-LSTM cell; ``forward``/``backward`` over a whole forest."""
 
     name = "treelstm-nary"
-    helped = True
 
     def __init__(self, input_dim: int, hidden_dim: int, arity: int = 2,
                  inner_inputs: bool = False, output_gate: bool = True,
@@ -177,7 +176,7 @@ class TreeLSTMNary(Cell):
         return np.ascontiguousarray(mask[forest.tree], dtype=dtype)
 
     def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
-                helper=None, recurrent_masks=None, nudge=None):
+                recurrent_masks=None, nudge=None):
         """x: (U, d_x) vectors of the distinct words; word_index: (L,) the row of x
         each leaf (nodes 0..L-1) reads.  ``recurrent_masks``: None or [m], m
         (trees, d), the recurrent-dropout mask on the children's h (module
@@ -185,10 +184,9 @@ class TreeLSTMNary(Cell):
 
         Level by level: gather the children's h, one matrix product for the
         gate pre-activations of the whole level, vectorised gate functions,
-        then the cell update in a numba kernel.  The nodes of a level are
-        independent, so with a ``helper`` thread a large level is split in two
-        halves computed at once.  ``nudge`` (interface.Nudge) moves one node's
-        c after eq. 13, before eq. 14 reads it, or its h after eq. 14.
+        then the cell update in a numba kernel.  ``nudge`` (interface.Nudge)
+        moves one node's c after eq. 13, before eq. 14 reads it, or its h
+        after eq. 14.
         """
         n, d, arity = forest.n_nodes, self.hidden_dim, self.arity
         dtype = x.dtype
@@ -239,27 +237,23 @@ class TreeLSTMNary(Cell):
                 hidden_state(gates, c, tanh_c, h, start, stop)        # eq. 14
                 nudge_rows(nudge, "h", h, start, stop)
 
-            on_levels(rows_forward, forest.levels(first=1), helper)
+            for start, stop in forest.levels(first=1):
+                rows_forward(start, stop)
         return h, TreeLSTMNaryCache(x, word_index, hc, gates, c, tanh_c, h, node_mask)
 
     def backward(self, params: dict, forest: Forest, cache: TreeLSTMNaryCache,
-                 d_h: np.ndarray, grads: dict, helper=None) -> np.ndarray:
+                 d_h: np.ndarray, grads: dict) -> np.ndarray:
         """d_h: (n, d) dLoss/dh from the head (overwritten).  Adds dLoss/dparams
         into ``grads``; returns dLoss/dx (U, d_x), per distinct word."""
         d_c = np.zeros((forest.n_nodes, self.hidden_dim), dtype=d_h.dtype)
-        return self.backward_from_states(params, forest, cache, d_h, d_c, grads, helper)
+        return self.backward_from_states(params, forest, cache, d_h, d_c, grads)
 
     def backward_from_states(self, params: dict, forest: Forest, cache: TreeLSTMNaryCache,
-                             d_h: np.ndarray, d_c: np.ndarray, grads: dict,
-                             helper=None) -> np.ndarray:
+                             d_h: np.ndarray, d_c: np.ndarray, grads: dict) -> np.ndarray:
         """The backward pass from gradients on both parts of the state (h, c):
         d_h and d_c (n, d), both overwritten, where another layer reads the
         memory cells as well as h (the recurrent attention); d_c joins eps_c
         of each node before the node's gate deltas.  Returns dLoss/dx (U, d_x).
-
-        With a ``helper`` thread, large levels are split in two halves as in
-        the forward, and U's gradient is computed there while this thread
-        finishes the leaves.
         """
         n, d, arity = forest.n_nodes, self.hidden_dim, self.arity
         leaves = forest.n_leaves
@@ -276,13 +270,10 @@ class TreeLSTMNary(Cell):
                 _mask_rows(d_hc, node_mask[start:], 0, stop - start, arity)
             scatter_to_children(children, d_hc, d_h, start, stop)
 
-        on_levels(rows_backward, forest.levels(first=1, downward=True), helper)
-        # dU = sum_j hc_j^T delta_j over the inner nodes, on the helper thread if
-        # there is one, while this one finishes the leaves
-        u_gradient = (grads["U"], cache.hc[leaves:n], delta[leaves:n])
-        pending = helper.submit(add_product, *u_gradient) if helper is not None else None
-        if pending is None:
-            add_product(*u_gradient)
+        for start, stop in forest.levels(first=1, downward=True):
+            rows_backward(start, stop)
+        # dU = sum_j hc_j^T delta_j over the inner nodes
+        add_product(grads["U"], cache.hc[leaves:n], delta[leaves:n])
         _gate_deltas(children, cache.gates, cache.c, cache.tanh_c, d_h, d_c, delta, 0, leaves)
         # dW over the distinct words (a word's nodes summed first)
         n_words = cache.x.shape[0]
@@ -296,8 +287,6 @@ class TreeLSTMNary(Cell):
         grads["b"][:3 * d] += column_sums[:3 * d]
         grads["b"][3 * d:] += column_sums[3 * d:].reshape(arity, d).sum(axis=0)
         d_x = delta_word @ params["W"].T
-        if pending is not None:
-            pending.result()
         cache.eps_h, cache.eps_c, cache.delta = d_h, d_c, delta
         return d_x
 

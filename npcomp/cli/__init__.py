@@ -59,9 +59,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _set_threads(threads: int | None) -> int:
-    """Compute threads (default: every core).  npcomp's own helper thread
-    does the overlapping, so BLAS and numba are kept to one thread each (set
-    before numpy loads)."""
+    """Compute threads (default: every core).  npcomp's own threads take the
+    shards of a minibatch (training/shards.py), so BLAS and numba are kept to
+    one thread each (set before numpy loads)."""
     if threads is None:
         threads = os.cpu_count() or 1
     variables = ["OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"]

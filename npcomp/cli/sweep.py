@@ -153,8 +153,8 @@ def add_parser(commands) -> None:
                        "(default: the cores / --threads-per-run)")
     sweep.add_argument("--threads-per-run", type=int, default=1, metavar="T",
                        help="the threads each run computes with (npcomp train --threads T: "
-                       "the run's thread and, from 2, a helper thread; BLAS and numba one thread "
-                       "each, pinned in the worker) (default 1)")
+                       "its minibatches' shards at once; BLAS and numba one thread each, pinned "
+                       "in the worker; the results do not depend on it) (default 1)")
     sweep.add_argument("--dashboard", nargs="?", const="127.0.0.1:8787", default=None,
                        metavar="ADDRESS", help="serve the local cluster's Dask dashboard "
                        "(default address 127.0.0.1:8787; off unless given)")

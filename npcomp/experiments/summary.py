@@ -19,8 +19,9 @@ from npcomp.training.rundir import RunDirectory, RunFileError
 
 METRICS = ("root_acc", "all_acc", "pearson", "spearman", "mse")
 # options added after runs were made (or left out when not given): a config
-# without one ran its value here
-_LATER_OPTIONS = {"neutral": "unlabelled", "leaf_activation": "identity", "evals_per_epoch": 1}
+# without one ran its value here (a minibatch in one piece: shards 1)
+_LATER_OPTIONS = {"neutral": "unlabelled", "leaf_activation": "identity", "evals_per_epoch": 1,
+                  "shards": 1}
 
 
 def read_runs(run_dirs) -> list:

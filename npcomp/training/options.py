@@ -162,6 +162,11 @@ _TRAINING_OPTIONS = (
              "of them (default 1)", "dev evaluations per epoch", default=1, source=_OURS),
     _counted("batch_size", "sentences per minibatch", "sentences per minibatch",
              default=PAPER, source=PAPER_SOURCE),
+    _counted("shards", "shards of each minibatch, runs of its sentences (pairs) of about "
+             "equal size, computed at once on up to that many threads (--threads) and their "
+             "gradients summed in a fixed order before one update: the result depends on the "
+             "shards, never on the threads (default 2)", "shards of a minibatch", default=2,
+             source=_OURS),
     Option("optimizer", str, "optimiser", choices=("adagrad", "adadelta", "sgd"),
            default="adagrad", source="the papers' (Tai, Socher, Zhu, Irsoy)"),
     Option("lr", float, "learning rate of the composition and classifier weights",
@@ -241,9 +246,9 @@ def _cell_option(name: str, option: registry.CellOption) -> Option:
 
 
 _RUN_OPTIONS = (
-    _counted("threads", "compute threads: with two or more, a helper thread overlaps "
-             "independent products of the backward pass and evaluates every other forest; "
-             "BLAS and numba run one thread each (default: all cores)", "compute threads",
+    _counted("threads", "compute threads: each takes shards of a minibatch (--shards) and, "
+             "evaluating, forests of sentences; BLAS and numba run one thread each; the "
+             "result does not depend on it (default: all cores)", "compute threads",
              source="all cores", resumable=True, in_run_name=False, where_it_runs=True),
     Option("baseline", bool, "also train the bag-of-words baseline (default on for "
            "synthetic)", source="on for the synthetic task", in_run_name=False,
