@@ -22,12 +22,11 @@ A benchmark, not a test.
 """
 from __future__ import annotations
 
-import argparse
-import json
-import os
 import sys
-import time
-from pathlib import Path
+
+from harness import (adagrad, add_shards_option, add_threads_option, initial_parameters, load_sst, minibatches,
+                     option_parser, parse_options, set_up_process, timed, training_step,
+                     write_results)
 
 BENCHED_MODELS = ("treelstm-nary", "treelstm-childsum", "slstm", "lstm-rnn", "rntn", "recnn")
 
@@ -57,47 +56,29 @@ def training_flops(model_name: str, shapes: dict, forest) -> float:
     return 3.0 * forward
 
 
-def _default_shards() -> int:
-    from npcomp.training.options import OPTIONS   # the option table imports no NumPy
-    return OPTIONS["shards"].default
-
-
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data-dir", default=os.environ.get(
-        "NPCOMP_DATA", str(Path(__file__).resolve().parents[2] / "shared" / "data")))
-    parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
-    parser.add_argument("--shards", type=int, default=_default_shards(),
-                        help="shards of a minibatch (default: npcomp train's)")
+    parser = option_parser(__doc__)
+    add_threads_option(parser)
+    add_shards_option(parser)
     parser.add_argument("--sentences", type=int, default=3000,
                         help="training sentences timed per cell")
     parser.add_argument("--dim", type=int, default=100)
     parser.add_argument("--models", default=",".join(BENCHED_MODELS))
-    parser.add_argument("--json", default=None, help="write the results to this file")
-    args = parser.parse_args(argv)
-    for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ.setdefault(variable, "1")
+    args = parse_options(parser, argv)
+    set_up_process()
 
     from concurrent.futures import ThreadPoolExecutor
 
     import numpy as np
 
     from npcomp.cells import make_cell
-    from npcomp.data.embeddings import Vocabulary
-    from npcomp.training.memory import retain_freed_memory
     from npcomp.model import TreeModel
-    from npcomp.training.optimizers import make_optimizer
-    from npcomp.data.tasks import load_task
-    from npcomp.training.encoding import encode
-    from npcomp.training.shards import ShardedGradient
 
-    retain_freed_memory()  # as npcomp train does (npcomp/training/memory.py)
-    task = load_task("sst5", args.data_dir)
-    vocab = Vocabulary.from_trees(t for split in task.splits.values() for t in split)
-    train = encode(task.splits["train"], vocab)
+    _, vocab, train = load_sst(args.data_dir)
     dim, batch_size = args.dim, 25
-    order = np.random.default_rng(1).permutation(len(train))[:args.sentences]
-    batches = [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
+    order, batches = minibatches(np.random.default_rng(1), len(train), args.sentences,
+                                 batch_size)
+    labels = [tree.label for tree in train.trees]
     print(f"{len(order)} SST training sentences, d = d_x = {dim}, minibatch {batch_size} in "
           f"{args.shards} shard(s), float32, {args.threads} thread(s)")
 
@@ -107,29 +88,14 @@ def main(argv=None) -> int:
         options = dict(activation="tanh", untied=False) if name in ("recnn", "lstm-rnn") else {}
         cell = make_cell(name, dim, dim, **options)
         model = TreeModel(cell, 5, len(vocab), dim)
-        rng = np.random.default_rng(1)
-        params = model.new_parameters(rng, rng.uniform(-0.05, 0.05, (len(vocab), dim)),
-                                      dtype=np.float32)
-        grads = params.zeros_like()
-        optimizer = make_optimizer("adagrad", size=model.layout.size,
-                                   dense_size=model.dense_size,
-                                   embedding_offset=model.layout["embedding"].offset,
-                                   embedding_dim=dim, lr=0.05, embedding_lr=0.1,
-                                   dtype=np.float32)
+        params = initial_parameters(model, np.random.default_rng(1), np.float32)
+        optimizer = adagrad(model, 0.05, 0.1, np.float32)
         helpers = (ThreadPoolExecutor(max_workers=args.threads - 1) if args.threads > 1
                    else None)
-        sharded = ShardedGradient(model, grads, args.shards, helpers)
-
-        def step(indices):
-            _, rows = sharded.loss_and_gradient(params, sharded.shards_of(params, train, indices),
-                                                l2=1e-4)
-            optimizer.step(params.flat, grads.flat, rows)
-
+        step = training_step(model, params, optimizer, train, labels, shards=args.shards,
+                             helpers=helpers, l2=1e-4)
         step(batches[0])  # compile or load the kernels
-        tick = time.perf_counter()
-        for indices in batches:
-            step(indices)
-        seconds = time.perf_counter() - tick
+        seconds = timed(step, batches)
         if helpers is not None:
             helpers.shutdown()
         shapes = dict(cell.parameter_shapes())
@@ -146,8 +112,7 @@ def main(argv=None) -> int:
         print(f"{name:<20}{record['train_sentences_per_s']:>12.0f}{record['gflop']:>8.1f}"
               f"{record['gflops']:>9.2f}{relative:>10.2f}x{record['parameters']:>12,}"
               f"{'  (over 3x)' if relative > 3 else ''}")
-    if args.json:
-        Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
+    write_results(args.json, results)
     return 0
 
 

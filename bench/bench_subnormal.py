@@ -24,36 +24,26 @@ run, so it holds on a noisy machine.  A benchmark, not a test.
 """
 from __future__ import annotations
 
-import argparse
-import json
-import os
 import sys
-import time
-from pathlib import Path
+
+from harness import (adagrad, initial_parameters, load_sst, minibatches, option_parser,
+                     parse_options, set_up_process, timed, training_step, write_results)
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data-dir", default=os.environ.get(
-        "NPCOMP_DATA", str(Path(__file__).resolve().parents[2] / "shared" / "data")))
+    parser = option_parser(__doc__)
     parser.add_argument("--sentences", type=int, default=8544,
                         help="training sentences per run (default: one epoch)")
-    parser.add_argument("--json", default=None, help="write the results to this file")
-    args = parser.parse_args(argv)
-    for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ[variable] = "1"
+    args = parse_options(parser, argv)
+    set_up_process(override_blas_threads=True)
 
     import numpy as np
     from numba import njit
 
     from npcomp.cells import make_cell
-    from npcomp.data.embeddings import Vocabulary
     from npcomp.forest import supervised_labels
-    from npcomp.training.memory import retain_freed_memory
     from npcomp.model import TreeModel
     from npcomp.training.optimizers import AdaGrad, smallest_normal
-    from npcomp.data.tasks import load_task
-    from npcomp.training.encoding import encode
 
     @njit(error_model="numpy")
     def unflushed_adagrad_rows(table, gradient, sum_squares, rows, lr, epsilon):
@@ -69,14 +59,11 @@ def main(argv=None) -> int:
             unflushed_adagrad_rows(table, gradient, states[0], rows, scalar(lr),
                                    scalar(self.epsilon))
 
-    retain_freed_memory()  # as npcomp train does (npcomp/training/memory.py)
-    task = load_task("sst5", args.data_dir, structure="left")
-    vocab = Vocabulary.from_trees(t for split in task.splits.values() for t in split)
-    train = encode(task.splits["train"], vocab)
+    _, vocab, train = load_sst(args.data_dir, structure="left")
     labels = [supervised_labels(tree, "root") for tree in train.trees]
     dim, batch_size, l2 = 100, 10, 1e-4
-    order = np.random.default_rng(1).permutation(len(train))[:args.sentences]
-    batches = [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
+    order, batches = minibatches(np.random.default_rng(1), len(train), args.sentences,
+                                 batch_size)
     tenths = np.array_split(np.arange(len(batches)), 10)
     print(f"S-LSTM on {len(order)} left-branching SST training trees, root labels, "
           f"d = d_x = {dim}, minibatch {batch_size}, AdaGrad lr 0.01, lambda {l2}, "
@@ -84,34 +71,23 @@ def main(argv=None) -> int:
 
     cell = make_cell("slstm", dim, dim)
     model = TreeModel(cell, 5, len(vocab), dim)
-    rng = np.random.default_rng(1)
-    start = model.new_parameters(rng, rng.uniform(-0.05, 0.05, (len(vocab), dim)),
-                                 dtype=np.float32)
+    start = initial_parameters(model, np.random.default_rng(1), np.float32)
     smallest = smallest_normal(np.float32)
     results, final = {"sentences": len(order), "runs": {}}, {}
     for name, optimizer_class in (("flushed (npcomp)", AdaGrad),
                                   ("unflushed", UnflushedAdaGrad)):
-        params, grads = start.copy(), start.zeros_like()
-        optimizer = optimizer_class(size=model.layout.size, dense_size=model.dense_size,
-                                    embedding_offset=model.layout["embedding"].offset,
-                                    embedding_dim=dim, lr=0.01, embedding_lr=0.01,
-                                    dtype=np.float32)
+        params = start.copy()
+        optimizer = adagrad(model, 0.01, 0.01, np.float32, rule=optimizer_class)
         # compile or load the kernels on a throwaway copy, then start afresh
-        warm = start.copy()
-        _, rows = model.loss_and_gradient(warm, train.forest(batches[0], labels), grads, l2=l2)
-        optimizer.step(warm.flat, grads.flat, rows)
+        training_step(model, start.copy(), optimizer, train, labels, l2=l2)(batches[0])
         optimizer.reset()
+        step = training_step(model, params, optimizer, train, labels, l2=l2)
         speeds, seconds = [], 0.0
         for tenth in tenths:
-            tick, sentences = time.perf_counter(), 0
-            for b in tenth:
-                forest = train.forest(batches[b], labels)
-                _, rows = model.loss_and_gradient(params, forest, grads, l2=l2)
-                optimizer.step(params.flat, grads.flat, rows)
-                sentences += len(batches[b])
-            elapsed = time.perf_counter() - tick
+            part = [batches[b] for b in tenth]
+            elapsed = timed(step, part)
             seconds += elapsed
-            speeds.append(sentences / elapsed)
+            speeds.append(sum(len(indices) for indices in part) / elapsed)
         subnormal = int(np.sum((params.flat != 0) & (np.abs(params.flat) < smallest)))
         total = len(order) / seconds
         results["runs"][name] = {"sentences_per_s_by_tenth": speeds, "sentences_per_s": total,
@@ -125,8 +101,7 @@ def main(argv=None) -> int:
     results["max_parameter_difference"] = difference
     print(f"the flush trains {flushed / unflushed:.2f}x as fast; the final parameters differ "
           f"by at most {difference:.3g}")
-    if args.json:
-        Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
+    write_results(args.json, results)
     return 0
 
 

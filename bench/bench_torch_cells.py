@@ -40,13 +40,12 @@ weights; the benchmark stops if they differ.  A benchmark, not a test.
 """
 from __future__ import annotations
 
-import argparse
-import json
-import os
 import statistics
 import sys
-import time
-from pathlib import Path
+
+from harness import (adagrad, add_shards_option, alternate_epochs, initial_parameters,
+                     load_sst, minibatches, option_parser, parse_options, ratios,
+                     set_up_process, training_step, write_results)
 
 MODELS = ("treelstm-nary", "treelstm-childsum", "slstm", "lstm-rnn", "rntn", "recnn",
           "lstm", "bilstm")
@@ -63,11 +62,6 @@ LOSS_TOLERANCE = 1e-9
 GRADIENT_TOLERANCE = 1e-7
 
 
-def _default_shards() -> int:
-    from npcomp.training.options import OPTIONS   # the option table imports no NumPy
-    return OPTIONS["shards"].default
-
-
 def settings(name: str, dim: int) -> dict:
     if name == "treelstm-nary":
         return dict(input_dim=300, hidden_dim=150, dropout=0.5)
@@ -75,57 +69,44 @@ def settings(name: str, dim: int) -> dict:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data-dir", default=os.environ.get(
-        "NPCOMP_DATA", str(Path(__file__).resolve().parents[2] / "shared" / "data")))
+    parser = option_parser(__doc__)
     parser.add_argument("--sentences", type=int, default=3000,
                         help="training sentences timed per epoch (default 3000)")
     parser.add_argument("--rounds", type=int, default=3,
                         help="timed epochs of each implementation per cell and thread count")
     parser.add_argument("--threads", default="1,2",
                         help="thread counts to measure, comma-separated (default 1,2)")
-    parser.add_argument("--shards", type=int, default=_default_shards(),
-                        help="shards of an npcomp minibatch (default: npcomp train's)")
+    add_shards_option(parser)
     parser.add_argument("--models", default=",".join(MODELS))
     parser.add_argument("--dim", type=int, default=100,
                         help="d = d_x of every cell but treelstm-nary (default 100)")
     parser.add_argument("--childsum-structure", choices=("gold", "dependency"), default="gold")
-    parser.add_argument("--json", default=None, help="write the results to this file")
-    args = parser.parse_args(argv)
+    args = parse_options(parser, argv)
     models = args.models.split(",")
     unknown = sorted(set(models) - set(MODELS))
     if unknown:
         parser.error(f"no such model: {', '.join(unknown)}; choose among {', '.join(MODELS)}")
     thread_counts = [int(count) for count in args.threads.split(",")]
-    # one BLAS thread per worker thread, set before NumPy loads
-    for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ.setdefault(variable, "1")
+    set_up_process()
 
     import numpy as np
     import torch
 
-    from npcomp.training.memory import retain_freed_memory
     from npcomp.data.tasks import load_task
     from npcomp.data.restructure import sentence_chain
-    from npcomp.data.embeddings import Vocabulary
     from npcomp.training.encoding import encode
 
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-    retain_freed_memory()  # as npcomp train does (npcomp/training/memory.py)
     torch.sparse.check_sparse_tensor_invariants.disable()  # opting out, as its warning asks
-    task = load_task("sst5", args.data_dir)
-    vocab = Vocabulary.from_trees(t for split in task.splits.values() for t in split)
-    trees = {"gold": task.splits["train"]}
+    task, vocab, train = load_sst(args.data_dir)
+    data = {"gold": train}
     if any(name in CHAINS for name in models):
-        trees["chain"] = [sentence_chain(tree) for tree in task.splits["train"]]
+        data["chain"] = encode([sentence_chain(tree) for tree in task.splits["train"]], vocab)
     if "treelstm-childsum" in models and args.childsum_structure == "dependency":
         # the same sentences, parsed: labelled where a node's span is a phrase
-        trees["dependency"] = load_task("sst5", args.data_dir, structure="dependency",
-                                        splits=("train",)).splits["train"]
-    data = {kind: encode(split, vocab) for kind, split in trees.items()}
-    order = np.random.default_rng(1).permutation(len(data["gold"]))[:args.sentences]
-    batches = [order[i:i + BATCH_SIZE] for i in range(0, len(order), BATCH_SIZE)]
+        data["dependency"] = encode(load_task("sst5", args.data_dir, structure="dependency",
+                                              splits=("train",)).splits["train"], vocab)
+    order, batches = minibatches(np.random.default_rng(1), len(train), args.sentences,
+                                 BATCH_SIZE)
     print(f"{len(order)} SST training sentences a epoch, minibatch {BATCH_SIZE}, float32; "
           f"PyTorch {torch.__version__}; {args.rounds} round(s), epochs alternating")
 
@@ -147,8 +128,7 @@ def main(argv=None) -> int:
             _print_row(name, record, threads)
         results["cells"][name] = record
     _print_table(results)
-    if args.json:
-        Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
+    write_results(args.json, results)
     return 0
 
 
@@ -160,10 +140,7 @@ def _npcomp_model(name: str, setting: dict, vocab, dtype):
     from npcomp.model import TreeModel
     cell = make_cell(name, setting["input_dim"], setting["hidden_dim"], **OPTIONS.get(name, {}))
     model = TreeModel(cell, 5, len(vocab), setting["input_dim"])
-    rng = np.random.default_rng(1)
-    params = model.new_parameters(
-        rng, rng.uniform(-0.05, 0.05, (len(vocab), setting["input_dim"])), dtype=dtype)
-    return model, params
+    return model, initial_parameters(model, np.random.default_rng(1), dtype)
 
 
 def _check(name: str, setting: dict, vocab, forest) -> dict:
@@ -171,10 +148,11 @@ def _check(name: str, setting: dict, vocab, forest) -> dict:
     in float64; stops the benchmark if they differ."""
     import numpy as np
 
+    from counterparts import worst_gradient
     from torch_cells import check_against_npcomp
     model, params = _npcomp_model(name, setting, vocab, np.float64)
     result = check_against_npcomp(model, params, forest)
-    worst_name, worst = max(result["gradient_difference"].items(), key=lambda item: item[1])
+    worst_name, worst = worst_gradient(result)
     if result["loss_difference"] > LOSS_TOLERANCE or worst > GRADIENT_TOLERANCE:
         raise SystemExit(
             f"{name}: the PyTorch counterpart disagrees with npcomp on the first minibatch "
@@ -194,59 +172,31 @@ def _measure(name: str, setting: dict, vocab, split, labels, batches, threads: i
     import numpy as np
     import torch
 
-    from npcomp.training.optimizers import make_optimizer
-    from npcomp.training.encoding import EncodedSplit
-    from npcomp.training.shards import ShardedGradient
     from torch_cells import TorchModel
 
     torch.set_num_threads(threads)
     model, params = _npcomp_model(name, setting, vocab, np.float32)
-    grads = params.zeros_like()
-    optimizer = make_optimizer("adagrad", size=model.layout.size, dense_size=model.dense_size,
-                               embedding_offset=model.layout["embedding"].offset,
-                               embedding_dim=setting["input_dim"], lr=LR,
-                               embedding_lr=EMBEDDING_LR, dtype=np.float32)
+    optimizer = adagrad(model, LR, EMBEDDING_LR, np.float32)
     helpers = ThreadPoolExecutor(max_workers=threads - 1) if threads > 1 else None
-    sharded = ShardedGradient(model, grads, shards, helpers)
-    labelled = EncodedSplit(split.trees, split.words, labels)
-    rng = np.random.default_rng(2)
     dropout = setting["dropout"]
-
-    def npcomp_step(indices):
-        parts = sharded.shards_of(params, labelled, indices, rng, dropout=dropout)
-        _, rows = sharded.loss_and_gradient(params, parts, l2=L2)
-        optimizer.step(params.flat, grads.flat, rows)
-
+    steps = {"npcomp": training_step(model, params, optimizer, split, labels, shards=shards,
+                                     helpers=helpers, rng=np.random.default_rng(2),
+                                     dropout=dropout, l2=L2)}
     baseline = TorchModel.of(model)   # float32, as npcomp
     baseline.load_npcomp(params)
-    torch_optimizer = baseline.optimizer(lr=LR, embedding_lr=EMBEDDING_LR, l2=L2)
-
-    def torch_step(indices):
-        forest = split.forest(indices, labels)
-        torch_optimizer.zero_grad()
-        baseline.loss(forest, dropout=dropout).backward()
-        torch_optimizer.step()
-
-    npcomp_step(batches[0])   # compile or load the kernels
-    torch_step(batches[0])
-    ours, theirs = [], []
+    steps["torch"] = baseline.training_step(split, labels, lr=LR, embedding_lr=EMBEDDING_LR,
+                                            l2=L2, dropout=dropout)
+    for step in steps.values():
+        step(batches[0])   # compile or load npcomp's kernels; PyTorch's first call
     sentences = sum(len(indices) for indices in batches)
-    for _ in range(rounds):
-        ours.append(sentences / _timed(npcomp_step, batches))
-        theirs.append(sentences / _timed(torch_step, batches))
+    speeds = alternate_epochs(steps, batches, sentences, rounds)
     if helpers is not None:
         helpers.shutdown()
-    ratios = [a / b for a, b in zip(ours, theirs)]
+    ours, theirs = speeds["npcomp"], speeds["torch"]
+    ratio, each = ratios(ours, theirs)
     return {"npcomp_sentences_per_s": statistics.median(ours), "npcomp_all": ours,
             "torch_sentences_per_s": statistics.median(theirs), "torch_all": theirs,
-            "ratio": statistics.median(ratios), "ratio_all": ratios}
-
-
-def _timed(step, batches) -> float:
-    tick = time.perf_counter()
-    for indices in batches:
-        step(indices)
-    return time.perf_counter() - tick
+            "ratio": ratio, "ratio_all": each}
 
 
 HEADER = (f"{'cell':<19}{'trees':<11}{'d_x/d':>8}{'threads':>8}{'npcomp/s':>10}"

@@ -57,13 +57,14 @@ Results are also written as JSON (``--json``).  A benchmark, not a test.
 """
 from __future__ import annotations
 
-import argparse
-import json
-import os
 import statistics
 import sys
-import time
 from pathlib import Path
+
+from harness import (adagrad, add_shards_option, add_threads_option, alternate_epochs,
+                     best_of_3, initial_parameters, load_sst, matmul_throughput, minibatches,
+                     option_parser, optional_module, parse_options, ratios, set_up_process,
+                     training_step, write_results)
 
 INPUT_DIM, HIDDEN_DIM, BATCH_SIZE = 300, 150, 25
 LR, EMBEDDING_LR, L2, DROPOUT = 0.05, 0.1, 1e-4, 0.5
@@ -71,12 +72,9 @@ SIMILARITY_DIM = 50
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data-dir", default=os.environ.get(
-        "NPCOMP_DATA", str(Path(__file__).resolve().parents[2] / "shared" / "data")))
-    parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
-    parser.add_argument("--shards", type=int, default=_default_shards(),
-                        help="shards of a minibatch (default: npcomp train's)")
+    parser = option_parser(__doc__)
+    add_threads_option(parser)
+    add_shards_option(parser)
     parser.add_argument("--sentences", type=int, default=8544,
                         help="training sentences timed per epoch (default: the SST's 8544)")
     parser.add_argument("--rounds", type=int, default=3,
@@ -89,24 +87,23 @@ def main(argv=None) -> int:
     parser.add_argument("--pairs", type=int, default=4500,
                         help="SICK training pairs timed per epoch (default: all 4500; "
                              "0 leaves SICK out)")
-    parser.add_argument("--json", default=None, help="write the results to this file")
-    args = parser.parse_args(argv)
-    # one BLAS thread per worker thread, set before NumPy loads
-    for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ.setdefault(variable, "1")
+    args = parse_options(parser, argv)
+    set_up_process()
 
     from concurrent.futures import ThreadPoolExecutor
 
     import numpy as np
 
-    from npcomp.training.memory import retain_freed_memory
-
-    retain_freed_memory()  # as npcomp train does (npcomp/training/memory.py)
     machine = matmul_throughput(np, args.threads)
     print(f"machine: {args.threads} thread(s); float32 matrix product "
           f"{machine['float32']:.1f} GFLOP/s, float64 {machine['float64']:.1f} GFLOP/s")
-    torch_baseline = None if args.no_torch else _torch_baseline()
-    dynet = None if args.no_dynet else _dynet()
+    torch_baseline = None if args.no_torch else optional_module(
+        "torch", "torch_cells",
+        "PyTorch baseline skipped: PyTorch is not installed (pip install torch)")
+    # dynet_config, not dynet: dynet_cells configures DyNet before it loads
+    dynet = None if args.no_dynet else optional_module(
+        "dynet_config", "dynet_cells",
+        "DyNet baselines skipped: DyNet is not installed (pip install dynet38)")
 
     results = {"threads": args.threads, "shards": args.shards, "machine_gflops": machine}
     # the calling thread and N - 1 helpers (BLAS runs one thread in each)
@@ -118,14 +115,8 @@ def main(argv=None) -> int:
     finally:
         if helpers is not None:
             helpers.shutdown()
-    if args.json:
-        Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
+    write_results(args.json, results)
     return 0
-
-
-def _default_shards() -> int:
-    from npcomp.training.options import OPTIONS   # the option table imports no NumPy
-    return OPTIONS["shards"].default
 
 
 def sst(args, machine: dict, helpers, torch_baseline, dynet) -> dict:
@@ -133,14 +124,10 @@ def sst(args, machine: dict, helpers, torch_baseline, dynet) -> dict:
     record per dtype."""
     import numpy as np
 
-    from npcomp.data.embeddings import Vocabulary
-    from npcomp.data.tasks import load_task
     from npcomp.training.encoding import encode
 
-    task = load_task("sst5", args.data_dir)
-    vocab = Vocabulary.from_trees(t for split in task.splits.values() for t in split)
-    data = {"train": encode(task.splits["train"], vocab),
-            "test": encode(task.splits["test"], vocab)}
+    task, vocab, train = load_sst(args.data_dir)
+    data = {"train": train, "test": encode(task.splits["test"], vocab)}
     records = {}
     for dtype_name in args.dtypes.split(","):
         baselines = dtype_name == "float32"
@@ -160,50 +147,37 @@ def _sst_dtype(dtype, data: dict, vocab_size: int, args, machine_gflops: float, 
 
     from npcomp.cells import make_cell
     from npcomp.model import TreeModel
-    from npcomp.training.optimizers import make_optimizer
     from npcomp.training.evaluation import evaluate
-    from npcomp.training.shards import ShardedGradient
 
     train, test = data["train"], data["test"]
     labels = [tree.label for tree in train.trees]
     rng = np.random.default_rng(1)
     model = TreeModel(make_cell("treelstm-nary", INPUT_DIM, HIDDEN_DIM), 5, vocab_size,
                       INPUT_DIM)
-    params = model.new_parameters(rng, rng.uniform(-0.05, 0.05, (vocab_size, INPUT_DIM)),
-                                  dtype=dtype)
-    grads = params.zeros_like()
-    optimizer = make_optimizer("adagrad", size=model.layout.size,
-                               dense_size=model.dense_size,
-                               embedding_offset=model.layout["embedding"].offset,
-                               embedding_dim=INPUT_DIM, lr=LR, embedding_lr=EMBEDDING_LR,
-                               dtype=dtype)
-    order = rng.permutation(len(train))[:args.sentences]
-    batches = [order[i:i + BATCH_SIZE] for i in range(0, len(order), BATCH_SIZE)]
-
-    def sharded_step(sharded):
-        def step(indices):
-            shards = sharded.shards_of(params, train, indices, rng, dropout=DROPOUT)
-            _, rows = sharded.loss_and_gradient(params, shards, l2=L2)
-            optimizer.step(params.flat, grads.flat, rows)
-        return step
-
-    step = sharded_step(ShardedGradient(model, grads, args.shards, helpers))
+    params = initial_parameters(model, rng, dtype)
+    optimizer = adagrad(model, LR, EMBEDDING_LR, dtype)
+    order, batches = minibatches(rng, len(train), args.sentences, BATCH_SIZE)
+    step = training_step(model, params, optimizer, train, labels, shards=args.shards,
+                         helpers=helpers, rng=rng, dropout=DROPOUT, l2=L2)
     step(batches[0])  # compile or load the kernels
     evaluate(model, params, test, 512, helpers)
     steps = {"npcomp": step}
     if helpers is not None:   # the same run on one thread, alternating
-        steps["npcomp_1"] = sharded_step(ShardedGradient(model, grads, args.shards))
+        steps["npcomp_1"] = training_step(model, params, optimizer, train, labels,
+                                          shards=args.shards, rng=rng, dropout=DROPOUT, l2=L2)
     baselines = {}
     if torch_baseline is not None:
-        baselines["torch"] = torch_baseline(model, params, train, labels, batches, args.threads)
+        baselines["torch"] = _torch_trees(torch_baseline, model, params, train, labels, batches,
+                                          args.threads)
     if dynet is not None:
         baselines["dynet"] = _dynet_trees(dynet, model, params, train, labels, batches, test)
     steps.update({name: baseline["step"] for name, baseline in baselines.items()})
-    speeds = _alternate(steps, batches, len(order), args.rounds if dtype == np.float32 else 1)
+    speeds = alternate_epochs(steps, batches, len(order),
+                              args.rounds if dtype == np.float32 else 1)
     speed = statistics.median(speeds["npcomp"])
     flops = sum(matmul_flops(train.forest(indices), INPUT_DIM, HIDDEN_DIM)
                 for indices in batches)
-    eval_times = _best_of_3(lambda: evaluate(model, params, test, 512, helpers))
+    eval_times = best_of_3(lambda: evaluate(model, params, test, 512, helpers))
     test_time = min(eval_times)
     epoch_flops = flops * len(train) / len(order)
     achieved = flops * speed / len(order) / 1e9
@@ -231,17 +205,17 @@ SCALING_TARGET = 1.7
 def _thread_scaling(speeds: dict, threads: int) -> dict:
     """The same run on one thread, epochs alternating with N threads'
     (printed): its speeds and the speed-up of N threads."""
-    ratios = [many / one for many, one in zip(speeds["npcomp"], speeds["npcomp_1"])]
-    speed_up = statistics.median(ratios)
+    each = [many / one for many, one in zip(speeds["npcomp"], speeds["npcomp_1"])]
+    speed_up = statistics.median(each)
     print(f"  the same run on 1 thread, epochs alternating: "
           f"{statistics.median(speeds['npcomp_1']):7.0f} training sentences/s"
           f"{_spread(speeds['npcomp_1'])}; {threads} threads / 1: {speed_up:.2f}x "
-          f"({', '.join(f'{ratio:.2f}' for ratio in ratios)})"
+          f"({', '.join(f'{ratio:.2f}' for ratio in each)})"
           + (f", target {SCALING_TARGET}x {'met' if speed_up >= SCALING_TARGET else 'not met'}"
              if threads == 2 else ""))
     return {"one_thread": {"train_sentences_per_s": statistics.median(speeds["npcomp_1"]),
                            "train_sentences_per_s_all": speeds["npcomp_1"]},
-            "thread_speed_up": speed_up, "thread_speed_up_all": ratios}
+            "thread_speed_up": speed_up, "thread_speed_up_all": each}
 
 
 def _baseline_records(speeds: dict, baselines: dict) -> dict:
@@ -258,7 +232,7 @@ def _baseline_records(speeds: dict, baselines: dict) -> dict:
               f"{_ratios(records['torch'])}")
     if "dynet" in baselines:
         baseline = baselines["dynet"]
-        eval_times = _best_of_3(baseline["evaluate"])
+        eval_times = best_of_3(baseline["evaluate"])
         records["dynet"] = _compared(speeds["npcomp"], speeds["dynet"], baseline["version"],
                                      threads=1, check=baseline["check"],
                                      test_eval_s=min(eval_times), test_eval_s_all=eval_times)
@@ -278,7 +252,6 @@ def sick(args, helpers, dynet) -> dict | None:
     from npcomp.data.embeddings import Vocabulary
     from npcomp.data.tasks import load_task
     from npcomp.model import PairModel
-    from npcomp.training.optimizers import make_optimizer
     from npcomp.training.encoding import encode_split
     from npcomp.training.shards import ShardedGradient
 
@@ -293,20 +266,16 @@ def sick(args, helpers, dynet) -> dict | None:
     rng = np.random.default_rng(1)
     model = PairModel(make_cell("treelstm-childsum", INPUT_DIM, HIDDEN_DIM), len(vocab),
                       INPUT_DIM, hidden_dim=SIMILARITY_DIM)
-    params = model.new_parameters(rng, rng.uniform(-0.05, 0.05, (len(vocab), INPUT_DIM)),
-                                  dtype=np.float32)
+    params = initial_parameters(model, rng, np.float32)
     grads = params.zeros_like()
-    optimizer = make_optimizer("adagrad", size=model.layout.size,
-                               dense_size=model.dense_size,
-                               embedding_offset=model.layout["embedding"].offset,
-                               embedding_dim=INPUT_DIM, lr=LR, embedding_lr=LR,
-                               dtype=np.float32)
-    order = rng.permutation(len(train))[:args.pairs]
-    batches = [order[i:i + BATCH_SIZE] for i in range(0, len(order), BATCH_SIZE)]
+    optimizer = adagrad(model, LR, LR, np.float32)
+    order, batches = minibatches(rng, len(train), args.pairs, BATCH_SIZE)
 
     sharded = ShardedGradient(model, grads, args.shards, helpers)
 
     def step(indices):
+        # the buffers are zero where it matters, as in npcomp train: the step
+        # and the line below zero what it consumed
         _, rows = sharded.loss_and_gradient(params, sharded.shards_of(params, train, indices),
                                             l2=L2)
         optimizer.step(params.flat, grads.flat, None)  # the word vectors stay fixed
@@ -317,7 +286,7 @@ def sick(args, helpers, dynet) -> dict | None:
     if dynet is not None:
         baseline = _dynet_pairs(dynet, model, params, train, batches)
         steps["dynet"] = baseline["step"]
-    speeds = _alternate(steps, batches, len(order), args.rounds)
+    speeds = alternate_epochs(steps, batches, len(order), args.rounds)
     speed = statistics.median(speeds["npcomp"])
     record = {"pairs": len(order), "train_pairs_per_s": speed,
               "train_pairs_per_s_all": speeds["npcomp"]}
@@ -332,22 +301,12 @@ def sick(args, helpers, dynet) -> dict | None:
     return record
 
 
-def _alternate(steps: dict, batches, count: int, rounds: int) -> dict:
-    """{name: [sentences (pairs) per second of each round]}: every round
-    times one epoch of each implementation in ``steps`` in turn."""
-    speeds = {name: [] for name in steps}
-    for _ in range(rounds):
-        for name, step in steps.items():
-            speeds[name].append(count / _timed(step, batches))
-    return speeds
-
-
 def _compared(ours: list, theirs: list, version: str, unit: str = "sentences", **extra) -> dict:
     """A baseline's record: its speeds and npcomp's ratio, round by round."""
-    ratios = [mine / other for mine, other in zip(ours, theirs)]
+    median, each = ratios(ours, theirs)
     return {"version": version, f"train_{unit}_per_s": statistics.median(theirs),
             f"train_{unit}_per_s_all": theirs, **extra,
-            "speed_ratio": statistics.median(ratios), "speed_ratio_all": ratios}
+            "speed_ratio": median, "speed_ratio_all": each}
 
 
 def _speeds(record: dict, what: str, unit: str = "sentences") -> str:
@@ -360,81 +319,38 @@ def _ratios(record: dict) -> str:
             f"({', '.join(f'{ratio:.2f}' for ratio in record['speed_ratio_all'])})")
 
 
-def _best_of_3(function) -> list:
-    """The times of 3 calls (the best rejects interference from other processes)."""
-    times = []
-    for _ in range(3):
-        tick = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - tick)
-    return times
-
-
-def _timed(step, batches) -> float:
-    tick = time.perf_counter()
-    for indices in batches:
-        step(indices)
-    return time.perf_counter() - tick
-
-
 def _spread(values) -> str:
     if len(values) < 2:
         return ""
     return f"; {len(values)} epochs {min(values):.0f}-{max(values):.0f}"
 
 
-def _torch_baseline():
-    """A factory for the PyTorch baseline, or None (with a note) without PyTorch."""
-    try:
-        import torch
-    except ImportError:
-        print("PyTorch baseline skipped: PyTorch is not installed (pip install torch)")
-        return None
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from torch_cells import TorchModel
+def _torch_trees(torch_cells, model, params, train, labels, batches, threads) -> dict:
+    """The same model and initial weights in PyTorch (``torch_cells``), its
+    loss checked on one forest: {"step", "version", "loss_difference"}."""
+    import torch
 
-    def build(model, params, train, labels, batches, threads) -> dict:
-        """The same model and initial weights in PyTorch, checked on one forest."""
-        torch.set_num_threads(threads)
-        torch.sparse.check_sparse_tensor_invariants.disable()  # opting out, as its warning asks
-        baseline = TorchModel.of(model)
-        baseline.load_npcomp(params)
-        forest = train.forest(batches[0], labels)
-        ours, _ = model.loss_and_gradient(params, forest, params.zeros_like())
-        with torch.no_grad():
-            theirs = float(baseline.loss(forest))
-        optimizer = baseline.optimizer(lr=LR, embedding_lr=EMBEDDING_LR, l2=L2)
-
-        def step(indices):
-            forest = train.forest(indices, labels)
-            optimizer.zero_grad()
-            baseline.loss(forest, dropout=DROPOUT).backward()
-            optimizer.step()
-
-        step(batches[0])
-        return {"step": step, "version": torch.__version__,
-                "loss_difference": abs(ours - theirs) / abs(ours)}
-
-    return build
-
-
-def _dynet():
-    """``dynet_cells`` (the DyNet baselines), or None (with a note) without DyNet."""
-    try:
-        import dynet_config  # noqa: F401  (dynet_cells configures DyNet before loading it)
-    except ImportError:
-        print("DyNet baselines skipped: DyNet is not installed (pip install dynet38)")
-        return None
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    import dynet_cells
-    return dynet_cells
+    torch.set_num_threads(threads)
+    torch.sparse.check_sparse_tensor_invariants.disable()  # opting out, as its warning asks
+    baseline = torch_cells.TorchModel.of(model)
+    baseline.load_npcomp(params)
+    forest = train.forest(batches[0], labels)
+    ours, _ = model.loss_and_gradient(params, forest, params.zeros_like())
+    with torch.no_grad():
+        theirs = float(baseline.loss(forest))
+    step = baseline.training_step(train, labels, lr=LR, embedding_lr=EMBEDDING_LR, l2=L2,
+                                  dropout=DROPOUT)
+    step(batches[0])
+    return {"step": step, "version": torch.__version__,
+            "loss_difference": abs(ours - theirs) / abs(ours)}
 
 
 def _dynet_check(dynet, model, params, batch) -> dict:
     """DyNet's loss and gradients on ``batch`` against npcomp's (the
     objective timed, lambda included); stops the benchmark if they differ."""
+    from counterparts import worst_gradient
     check = dynet.check_against_npcomp(model, params, batch, l2=L2)
-    gradient = max(check["gradient_difference"].values())
+    _, gradient = worst_gradient(check)
     if not dynet.passes(check):
         sys.exit(f"the DyNet {model.cell.name} differs from npcomp's on one minibatch: loss "
                  f"by {check['loss_difference']:.1e} (tolerance {dynet.LOSS_TOLERANCE:.0e}), "
@@ -497,31 +413,6 @@ def matmul_flops(forest, input_dim: int, hidden_dim: int, arity: int = 2) -> flo
     leaf_flops = 2.0 * distinct_words * input_dim * 3 * hidden_dim
     inner_flops = 2.0 * inner * arity * hidden_dim * (3 + arity) * hidden_dim
     return 3.0 * (leaf_flops + inner_flops)
-
-
-def matmul_throughput(np, threads: int, size: int = 256, seconds: float = 1.0) -> dict:
-    """GFLOP/s of ``threads`` concurrent single-threaded products of two
-    ``size`` x ``size`` matrices: what the machine's cores deliver to BLAS."""
-    from concurrent.futures import ThreadPoolExecutor
-    out = {}
-    with ThreadPoolExecutor(threads) as pool:
-        for name in ("float32", "float64"):
-            a = np.random.default_rng(0).random((size, size)).astype(name)
-            b = np.random.default_rng(1).random((size, size)).astype(name)
-            a @ b
-
-            def work(_):
-                count = 0
-                stop = time.perf_counter() + seconds
-                while time.perf_counter() < stop:
-                    a @ b
-                    count += 1
-                return count
-
-            tick = time.perf_counter()
-            total = sum(pool.map(work, range(threads)))
-            out[name] = 2.0 * size ** 3 * total / (time.perf_counter() - tick) / 1e9
-    return out
 
 
 if __name__ == "__main__":

@@ -62,6 +62,8 @@ import sys
 
 import numpy as np
 
+from counterparts import comparison, softmax_model_sizes
+
 if "dynet" in sys.modules:
     # dynet_config only takes effect before DyNet's first import
     raise ImportError("dynet_cells switches DyNet's autobatching on, which must happen "
@@ -166,14 +168,37 @@ def _word_vectors(embedding, fixed: bool):
     return vector
 
 
-class NaryTreeLSTM:
-    """Constituency Tree-LSTM (treelstm_nary.py, N = 2, inputs at the leaves)."""
+def _tree_states(forest, leaf_state, inner_state) -> list:
+    """h of every node of ``forest``, in its order (children before parents):
+    ``leaf_state(word)`` gives (h, c) of a leaf reading ``word``, built once
+    per distinct word; ``inner_state(j, kids, h, c)`` gives (h, c) of inner
+    node j from those of its children ``kids`` (the lists ``h``, ``c``)."""
+    h, c = [None] * forest.n_nodes, [None] * forest.n_nodes
+    leaf_states = {}
+    for j, word in enumerate(forest.word[:forest.n_leaves].tolist()):
+        if word not in leaf_states:
+            leaf_states[word] = leaf_state(word)
+        h[j], c[j] = leaf_states[word]
+    children = forest.children.tolist()
+    for j in range(forest.n_leaves, forest.n_nodes):
+        h[j], c[j] = inner_state(j, [k for k in children[j] if k >= 0], h, c)
+    return h
 
-    name = "treelstm-nary"
+
+class _TreeLSTM:
+    """A Tree-LSTM of the sizes of the npcomp cell ``name`` it copies."""
+
+    name = ""
 
     def __init__(self, input_dim: int, hidden_dim: int):
         self.input_dim = input_dim
         self.hidden_dim = self.output_dim = hidden_dim
+
+
+class NaryTreeLSTM(_TreeLSTM):
+    """Constituency Tree-LSTM (treelstm_nary.py, N = 2, inputs at the leaves)."""
+
+    name = "treelstm-nary"
 
     def parameter_shapes(self) -> dict:
         d = self.hidden_dim
@@ -191,19 +216,15 @@ class NaryTreeLSTM:
         b_iou, b_f = dy.pick_range(b, 0, 3 * d), dy.pick_range(b, 3 * d, 4 * d)
         inner_bias = dy.concatenate([b_iou, b_f, b_f])
         zero = dy.zeros(d)
-        h, c = [None] * forest.n_nodes, [None] * forest.n_nodes
-        leaf_states = {}
-        for j, word in enumerate(forest.word[:forest.n_leaves].tolist()):
-            if word not in leaf_states:  # no children: eqs. 9, 11-14 without their sums
-                z = dy.affine_transform([b_iou, W, word_vector(word)])
-                gates = dy.logistic(dy.pick_range(z, 0, 2 * d))
-                i, o = dy.pick_range(gates, 0, d), dy.pick_range(gates, d, 2 * d)
-                c_leaf = dy.cmult(i, dy.tanh(dy.pick_range(z, 2 * d, 3 * d)))
-                leaf_states[word] = (dy.cmult(o, dy.tanh(c_leaf)), c_leaf)
-            h[j], c[j] = leaf_states[word]
-        children = forest.children.tolist()
-        for j in range(forest.n_leaves, forest.n_nodes):
-            kids = [k for k in children[j] if k >= 0]
+
+        def leaf_state(word):  # no children: eqs. 9, 11-14 without their sums
+            z = dy.affine_transform([b_iou, W, word_vector(word)])
+            gates = dy.logistic(dy.pick_range(z, 0, 2 * d))
+            i, o = dy.pick_range(gates, 0, d), dy.pick_range(gates, d, 2 * d)
+            c_leaf = dy.cmult(i, dy.tanh(dy.pick_range(z, 2 * d, 3 * d)))
+            return dy.cmult(o, dy.tanh(c_leaf)), c_leaf
+
+        def inner_state(j, kids, h, c):
             h_kids = [h[k] for k in kids] + [zero] * (2 - len(kids))
             z = dy.affine_transform([inner_bias, U, dy.concatenate(h_kids)])           # (9)-(12)
             gates = dy.logistic(z)  # one sigma over the five blocks; u's goes unused
@@ -211,19 +232,16 @@ class NaryTreeLSTM:
             u = dy.tanh(dy.pick_range(z, 2 * d, 3 * d))
             carried = [dy.cmult(dy.pick_range(gates, (3 + slot) * d, (4 + slot) * d), c[k])
                        for slot, k in enumerate(kids)]                                  # f_k * c_k
-            c[j] = dy.esum([dy.cmult(i, u)] + carried)                                 # (13)
-            h[j] = dy.cmult(o, dy.tanh(c[j]))                                          # (14)
-        return h
+            c_j = dy.esum([dy.cmult(i, u)] + carried)                                  # (13)
+            return dy.cmult(o, dy.tanh(c_j)), c_j                                      # (14)
+
+        return _tree_states(forest, leaf_state, inner_state)
 
 
-class ChildSumTreeLSTM:
+class ChildSumTreeLSTM(_TreeLSTM):
     """Child-Sum Tree-LSTM (treelstm_childsum.py, eqs. 2-8)."""
 
     name = "treelstm-childsum"
-
-    def __init__(self, input_dim: int, hidden_dim: int):
-        self.input_dim = input_dim
-        self.hidden_dim = self.output_dim = hidden_dim
 
     def parameter_shapes(self) -> dict:
         d = self.hidden_dim
@@ -250,18 +268,14 @@ class ChildSumTreeLSTM:
                                   dy.tanh(dy.pick_range(iou, 2 * d, 3 * d)))] + carried)  # (7)
             return dy.cmult(dy.pick_range(gates, d, 2 * d), dy.tanh(c)), c             # (8)
 
-        h, c = [None] * forest.n_nodes, [None] * forest.n_nodes
-        leaf_states = {}
-        for j, word in enumerate(forest.word[:forest.n_leaves].tolist()):
+        def leaf_state(word):  # h~ = 0 and no forget gate
             if word < 0:
                 raise ValueError("a leaf of the Child-Sum Tree-LSTM must read a word")
-            if word not in leaf_states:  # h~ = 0 and no forget gate
-                leaf_states[word] = update(dy.pick_range(node_input(word), 0, 3 * d), [])
-            h[j], c[j] = leaf_states[word]
-        children = forest.children.tolist()
+            return update(dy.pick_range(node_input(word), 0, 3 * d), [])
+
         words = forest.word.tolist()
-        for j in range(forest.n_leaves, forest.n_nodes):
-            kids = [k for k in children[j] if k >= 0]
+
+        def inner_state(j, kids, h, c):
             x_terms = node_input(words[j])
             h_tilde = dy.esum([h[k] for k in kids])                                   # (2)
             # (3), (5), (6)
@@ -273,8 +287,9 @@ class ChildSumTreeLSTM:
             # its bias term
             carried = [dy.cmult(dy.logistic(x_forget + U_f * h[k]), c[k])
                        for k in kids]                                                   # (4), (7)
-            h[j], c[j] = update(iou, carried)
-        return h
+            return update(iou, carried)
+
+        return _tree_states(forest, leaf_state, inner_state)
 
 
 CELLS = {"treelstm-nary": NaryTreeLSTM, "treelstm-childsum": ChildSumTreeLSTM}
@@ -295,6 +310,18 @@ def counterpart_cell(npcomp_cell):
     return CELLS[name](npcomp_cell.input_dim, npcomp_cell.hidden_dim)
 
 
+def _new_graph(weights: Weights, cell, forest, fixed_embeddings: bool) -> tuple:
+    """A new computation graph: (every weight's expression by npcomp name, h
+    of every node of ``forest`` by ``cell``, the word vectors held fixed if
+    ``fixed_embeddings``)."""
+    dy.renew_cg()
+    expressions = weights.expressions()
+    cell_weights = {name[len("cell."):]: value for name, value in expressions.items()
+                    if name.startswith("cell.")}
+    return expressions, cell.states(cell_weights, forest,
+                                    _word_vectors(weights.embedding, fixed_embeddings))
+
+
 class DynetTreeModel:
     """Embedding table + cell + softmax at the labelled nodes: npcomp's
     ``TreeModel`` with the softmax head."""
@@ -308,19 +335,11 @@ class DynetTreeModel:
     @classmethod
     def of(cls, model) -> "DynetTreeModel":
         """The counterpart of an npcomp ``TreeModel`` (softmax head)."""
-        if model.head_name != "softmax" or model.leaf_head is not None:
-            raise ValueError("the DyNet models have the softmax head at every labelled node")
-        return cls(counterpart_cell(model.cell), model.vocab_size, model.embedding_dim,
-                   model.n_classes + model.training_only_classes)
+        return cls(counterpart_cell(model.cell), *softmax_model_sizes(model, "DyNet"))
 
     def _graph(self, forest) -> tuple:
         """A new computation graph: (weight expressions, h of every node)."""
-        dy.renew_cg()
-        weights = self.weights.expressions()
-        cell_weights = {name[len("cell."):]: value for name, value in weights.items()
-                        if name.startswith("cell.")}
-        return weights, self.cell.states(cell_weights, forest,
-                                         _word_vectors(self.weights.embedding, fixed=False))
+        return _new_graph(self.weights, self.cell, forest, fixed_embeddings=False)
 
     def loss(self, forest, dropout: float = 0.0, l2: float = 0.0) -> dy.Expression:
         """J of ``forest`` on a new computation graph: the summed negative
@@ -383,13 +402,8 @@ class DynetPairModel:
         """J of a ``PairBatch`` (left sentences first, then their partners) on
         a new computation graph: the mean KL(p || p_hat) over the pairs, plus
         (l2/2) ||theta||^2."""
-        dy.renew_cg()
-        weights = self.weights.expressions()
-        cell_weights = {name[len("cell."):]: value for name, value in weights.items()
-                        if name.startswith("cell.")}
         forest, pairs = batch.forest, batch.n_pairs
-        h = self.cell.states(cell_weights, forest,
-                             _word_vectors(self.weights.embedding, self.fixed_embeddings))
+        weights, h = _new_graph(self.weights, self.cell, forest, self.fixed_embeddings)
         roots = forest.root.tolist()
         target = sparse_target(np.asarray(batch.scores, dtype=np.float64), self.n_classes)
         losses = []
@@ -428,13 +442,7 @@ def compare(model, params, batch, baseline, l2: float = 0.0) -> dict:
     loss = baseline.loss(batch, l2=l2)
     theirs = loss.value()
     loss.backward()
-    differences = {}
-    for name, value in baseline.weights.npcomp_gradients().items():
-        expected = grads[name]
-        scale = max(float(np.abs(expected).max()), 1e-300)
-        differences[name] = float(np.abs(value - expected).max()) / scale
-    return {"loss": ours, "loss_difference": abs(ours - theirs) / abs(ours),
-            "gradient_difference": differences}
+    return comparison(ours, theirs, baseline.weights.npcomp_gradients(), grads)
 
 
 def check_against_npcomp(model, params, batch, l2: float = 0.0) -> dict:

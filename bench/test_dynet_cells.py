@@ -32,12 +32,11 @@ if __name__ != "__main__":
 
 import dynet_cells  # noqa: E402
 from dynet_cells import GRADIENT_TOLERANCE, LOSS_TOLERANCE, passes  # noqa: E402
-from gradcheck.trees import (random_binary_tree, random_dependency_trees,  # noqa: E402
-                             random_forest_trees)
 from npcomp.cells import make_cell  # noqa: E402
 from npcomp.data.embeddings import Vocabulary  # noqa: E402
 from npcomp.model import PairBatch, PairModel, TreeModel  # noqa: E402
 from npcomp.training.encoding import encode  # noqa: E402
+from counterpart_checks import partly_labelled, random_trees, report  # noqa: E402
 
 # (cell, input dim, hidden dim, trees, lambda)
 CASES = [
@@ -47,24 +46,6 @@ CASES = [
     ("treelstm-childsum", 5, 6, "dependency", 1e-2),
     ("treelstm-childsum", 3, 4, "binary", 0.0),
 ]
-
-
-def random_trees(kind: str, rng: np.random.Generator) -> list:
-    if kind == "binary":
-        trees = random_forest_trees(rng, n_trees=4, unary_rate=0.3)
-        return trees + [random_binary_tree(9, rng, unary_rate=0.3)]
-    return random_dependency_trees(rng, n_trees=4)
-
-
-def partly_labelled(trees: list, rng: np.random.Generator) -> list:
-    """Each tree's labels kept with probability 0.7, the root's always."""
-    labels = []
-    for tree in trees:
-        label = tree.label.copy()
-        label[rng.random(tree.n_nodes) >= 0.7] = -1
-        label[tree.root] = rng.integers(0, 5)
-        labels.append(label.astype(np.int32))
-    return labels
 
 
 def case(name, input_dim, hidden_dim, kind, seed=0) -> tuple:
@@ -156,18 +137,13 @@ def test_training_steps_lower_the_loss():
 
 
 def main() -> int:
-    failed = 0
-    for name, input_dim, hidden_dim, kind, l2 in CASES:
-        model, params, batch = case(name, input_dim, hidden_dim, kind)
-        result = dynet_cells.check_against_npcomp(model, params, batch, l2=l2)
-        worst_name, worst = max(result["gradient_difference"].items(), key=lambda item: item[1])
-        ok = passes(result)
-        failed += not ok
-        label = f"{name} d_x={input_dim} d={hidden_dim} {kind} trees lambda={l2:g}"
-        print(f"{'ok  ' if ok else 'FAIL'} {label:<58} loss {result['loss']:.6f}, relative "
-              f"difference {result['loss_difference']:.1e}; gradients within {worst:.1e} "
-              f"({worst_name})")
-    return 1 if failed else 0
+    def outcomes():
+        for name, input_dim, hidden_dim, kind, l2 in CASES:
+            model, params, batch = case(name, input_dim, hidden_dim, kind)
+            result = dynet_cells.check_against_npcomp(model, params, batch, l2=l2)
+            yield (passes(result), f"{name} d_x={input_dim} d={hidden_dim} {kind} trees "
+                   f"lambda={l2:g}", result)
+    return report(outcomes(), 58)
 
 
 if __name__ == "__main__":

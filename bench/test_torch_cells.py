@@ -23,13 +23,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 torch = pytest.importorskip("torch") if __name__ != "__main__" else __import__("torch")
 
-from gradcheck.trees import (random_binary_tree, random_dependency_trees,  # noqa: E402
-                             random_forest_trees)
 from npcomp.cells import make_cell  # noqa: E402
 from npcomp.data.embeddings import Vocabulary  # noqa: E402
-from npcomp.data.formats import chain_tree  # noqa: E402
 from npcomp.model import TreeModel  # noqa: E402
 from npcomp.training.encoding import encode  # noqa: E402
+from counterpart_checks import partly_labelled, random_trees, report  # noqa: E402
+from counterparts import worst_gradient  # noqa: E402
 from torch_cells import check_against_npcomp  # noqa: E402
 
 LOSS_TOLERANCE = 1e-10
@@ -54,28 +53,6 @@ CASES = [
 ]
 
 
-def random_trees(kind: str, rng: np.random.Generator) -> list:
-    if kind == "binary":
-        trees = random_forest_trees(rng, n_trees=4, unary_rate=0.3)
-        return trees + [random_binary_tree(9, rng, unary_rate=0.3)]
-    if kind == "dependency":
-        return random_dependency_trees(rng, n_trees=4)
-    lengths = [1, 2, 5, 7, 7, 12]
-    return [chain_tree([f"w{k}" for k in rng.integers(0, 10, size=n)],
-                       rng.integers(0, 5, size=n)) for n in lengths]
-
-
-def partly_labelled(trees: list, rng: np.random.Generator) -> list:
-    """Each tree's labels kept with probability 0.7, the root's always."""
-    labels = []
-    for tree in trees:
-        label = tree.label.copy()
-        label[rng.random(tree.n_nodes) >= 0.7] = -1
-        label[tree.root] = rng.integers(0, 5)
-        labels.append(label.astype(np.int32))
-    return labels
-
-
 def check_case(name, options, input_dim, hidden_dim, kind, seed=0) -> dict:
     rng = np.random.default_rng(seed)
     trees = random_trees(kind, rng)
@@ -94,22 +71,17 @@ def check_case(name, options, input_dim, hidden_dim, kind, seed=0) -> dict:
 def test_same_loss_and_gradients(name, options, input_dim, hidden_dim, kind):
     result = check_case(name, options, input_dim, hidden_dim, kind)
     assert result["loss_difference"] < LOSS_TOLERANCE, result
-    worst = max(result["gradient_difference"].values())
-    assert worst < GRADIENT_TOLERANCE, result["gradient_difference"]
+    assert worst_gradient(result)[1] < GRADIENT_TOLERANCE, result["gradient_difference"]
 
 
 def main() -> int:
-    failed = 0
-    for name, options, input_dim, hidden_dim, kind in CASES:
-        result = check_case(name, options, input_dim, hidden_dim, kind)
-        worst_name, worst = max(result["gradient_difference"].items(), key=lambda item: item[1])
-        ok = result["loss_difference"] < LOSS_TOLERANCE and worst < GRADIENT_TOLERANCE
-        failed += not ok
-        label = f"{name} {options or ''} d_x={input_dim} d={hidden_dim} {kind} trees"
-        print(f"{'ok  ' if ok else 'FAIL'} {label:<62} loss {result['loss']:.6f}, "
-              f"relative difference {result['loss_difference']:.1e}; gradients within "
-              f"{worst:.1e} ({worst_name})")
-    return 1 if failed else 0
+    def outcomes():
+        for name, options, input_dim, hidden_dim, kind in CASES:
+            result = check_case(name, options, input_dim, hidden_dim, kind)
+            ok = (result["loss_difference"] < LOSS_TOLERANCE
+                  and worst_gradient(result)[1] < GRADIENT_TOLERANCE)
+            yield ok, f"{name} {options or ''} d_x={input_dim} d={hidden_dim} {kind} trees", result
+    return report(outcomes(), 62)
 
 
 if __name__ == "__main__":

@@ -91,6 +91,8 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
+from counterparts import comparison, softmax_model_sizes
+
 
 def _index(array) -> torch.Tensor:
     return torch.from_numpy(np.ascontiguousarray(array, dtype=np.int64))
@@ -122,16 +124,49 @@ def _lstm_gates(z: torch.Tensor, d: int):
             torch.sigmoid(z[:, 3 * d:]))
 
 
+def _childless_lstm(z: torch.Tensor, d: int):
+    """(h, c) of LSTM nodes without children (or previous step) from their
+    i|o|u pre-activations: c = i * u, h = o * tanh(c)."""
+    i, o, u, _ = _lstm_gates(z, d)
+    c = i * u
+    return o * torch.tanh(c), c
+
+
+def _up_binary_levels(forest, h_leaves: torch.Tensor, c_leaves, compose) -> torch.Tensor:
+    """h (n, d) of every node of a forest of binary trees, in forest order,
+    level by level up from the leaves' ``h_leaves`` (and ``c_leaves``, or
+    None for a cell without memory cells): ``compose(h_kids, c_kids)`` gives
+    (h, c) of a level's m nodes from their children's states side by side,
+    (m, 2d) each, a missing child's zero (c_kids and c None without memory)."""
+    zero = h_leaves.new_zeros((1, h_leaves.shape[1]))
+    h_all = torch.cat([zero, h_leaves])
+    c_all = None if c_leaves is None else torch.cat([zero, c_leaves])
+    children = _binary_children(forest)
+    for start, stop in _levels(forest):
+        kids = children[start:stop].reshape(-1)
+        m = stop - start
+        h_kids = h_all.index_select(0, kids).reshape(m, -1)
+        c_kids = None if c_all is None else c_all.index_select(0, kids).reshape(m, -1)
+        h, c = compose(h_kids, c_kids)
+        h_all = torch.cat([h_all, h])
+        if c_all is not None:
+            c_all = torch.cat([c_all, c])
+    return h_all[1:]
+
+
 class Cell(torch.nn.Module):
     """A cell: parameters named as npcomp's, ``forward(forest, x, word_index)``
     -> h (n, output_dim) in forest order, where x (U, d_x) holds the distinct
     words' vectors and word_index the row of x of each word-reading node
-    (npcomp's ``Cell.forward`` contract)."""
+    (npcomp's ``Cell.forward`` contract); its ``hidden_dim`` and
+    ``output_dim`` (``hidden_dim`` unless given)."""
 
-    def __init__(self, shapes: dict):
+    def __init__(self, shapes: dict, hidden_dim: int, output_dim: int | None = None):
         super().__init__()
         for name, shape in shapes.items():
             self.register_parameter(name, torch.nn.Parameter(torch.zeros(shape)))
+        self.hidden_dim = hidden_dim
+        self.output_dim = hidden_dim if output_dim is None else output_dim
 
 
 class NaryTreeLSTM(Cell):
@@ -139,32 +174,23 @@ class NaryTreeLSTM(Cell):
 
     def __init__(self, input_dim: int, hidden_dim: int):
         d = hidden_dim
-        super().__init__({"W": (input_dim, 3 * d), "U": (2 * d, 5 * d), "b": (4 * d,)})
-        self.hidden_dim = self.output_dim = d
+        super().__init__({"W": (input_dim, 3 * d), "U": (2 * d, 5 * d), "b": (4 * d,)}, d)
 
     def forward(self, forest, x, word_index):
         d = self.hidden_dim
         # leaves once per distinct word: eqs. 9, 11-14 without children
-        i, o, u, _ = _lstm_gates(x @ self.W + self.b[:3 * d], d)
-        word_c = i * u
-        word_h = o * torch.tanh(word_c)
+        word_h, word_c = _childless_lstm(x @ self.W + self.b[:3 * d], d)
         leaf_rows = _index(word_index[:forest.n_leaves])
-        zero = x.new_zeros((1, d))
-        h_all = torch.cat([zero, word_h.index_select(0, leaf_rows)])
-        c_all = torch.cat([zero, word_c.index_select(0, leaf_rows)])
-        children = _binary_children(forest)
         bias = torch.cat([self.b[:3 * d], self.b[3 * d:], self.b[3 * d:]])
-        for start, stop in _levels(forest):
-            kids = children[start:stop].reshape(-1)
-            m = stop - start
-            z = h_all.index_select(0, kids).reshape(m, 2 * d) @ self.U + bias   # eqs. 9-12
-            i, o, u, forget = _lstm_gates(z, d)
-            c_kids = c_all.index_select(0, kids).reshape(m, 2, d)
-            c = i * u + (forget.reshape(m, 2, d) * c_kids).sum(dim=1)           # eq. 13
-            h = o * torch.tanh(c)                                               # eq. 14
-            h_all = torch.cat([h_all, h])
-            c_all = torch.cat([c_all, c])
-        return h_all[1:]
+
+        def compose(h_kids, c_kids):
+            m = h_kids.shape[0]
+            i, o, u, forget = _lstm_gates(h_kids @ self.U + bias, d)              # eqs. 9-12
+            c = i * u + (forget.reshape(m, 2, d) * c_kids.reshape(m, 2, d)).sum(dim=1)  # eq. 13
+            return o * torch.tanh(c), c                                         # eq. 14
+
+        return _up_binary_levels(forest, word_h.index_select(0, leaf_rows),
+                                 word_c.index_select(0, leaf_rows), compose)
 
 
 class ChildSumTreeLSTM(Cell):
@@ -173,8 +199,7 @@ class ChildSumTreeLSTM(Cell):
     def __init__(self, input_dim: int, hidden_dim: int):
         d = hidden_dim
         super().__init__({"W": (input_dim, 4 * d), "U": (d, 3 * d), "U_f": (d, d),
-                          "b": (4 * d,)})
-        self.hidden_dim = self.output_dim = d
+                          "b": (4 * d,)}, d)
 
     @staticmethod
     def _plan(forest, word_index, n_words):
@@ -198,9 +223,7 @@ class ChildSumTreeLSTM(Cell):
         # serves the nodes that read no word
         inputs = torch.cat([x @ self.W + self.b, self.b[None]])
         # leaves: h~ = 0 and no forget gate, so once per distinct word
-        i, o, u, _ = _lstm_gates(inputs[:n_words, :3 * d], d)
-        word_c = i * u
-        word_h = o * torch.tanh(word_c)
+        word_h, word_c = _childless_lstm(inputs[:n_words, :3 * d], d)
         leaf_rows = _index(input_row[:forest.n_leaves])
         h_all = word_h.index_select(0, leaf_rows)
         c_all = word_c.index_select(0, leaf_rows)
@@ -228,32 +251,25 @@ class SLSTM(Cell):
         shapes = {"W_h": (2 * d, 5 * d), "W_c": (2 * d, 3 * d), "W_co": (d, d), "b": (5 * d,)}
         if input_dim != hidden_dim:
             shapes["W_leaf"] = (input_dim, d)
-        super().__init__(shapes)
-        self.hidden_dim = self.output_dim = d
+        super().__init__(shapes, d)
         self.projected = input_dim != hidden_dim
 
     def forward(self, forest, x, word_index):
         d = self.hidden_dim
         words = x @ self.W_leaf if self.projected else x
-        leaves = forest.n_leaves
-        zero = x.new_zeros((1, d))
-        h_all = torch.cat([zero, words.index_select(0, _index(word_index[:leaves]))])
-        c_all = x.new_zeros((leaves + 1, d))            # a leaf has no memory: c = 0
-        children = _binary_children(forest)
-        for start, stop in _levels(forest):
-            kids = children[start:stop].reshape(-1)
-            m = stop - start
-            c_kids = c_all.index_select(0, kids).reshape(m, 2 * d)
-            z = h_all.index_select(0, kids).reshape(m, 2 * d) @ self.W_h + self.b
+        h_leaves = words.index_select(0, _index(word_index[:forest.n_leaves]))
+
+        def compose(h_kids, c_kids):
+            z = h_kids @ self.W_h + self.b
             gates = torch.sigmoid(z[:, :3 * d] + c_kids @ self.W_c)                 # (1)-(3)
             i, f_left, f_right = gates[:, :d], gates[:, d:2 * d], gates[:, 2 * d:]
             c = (f_left * c_kids[:, :d] + f_right * c_kids[:, d:]
                  + i * torch.tanh(z[:, 3 * d:4 * d]))                                # (4), (5)
             o = torch.sigmoid(z[:, 4 * d:] + c @ self.W_co)                          # (6)
-            h = o * torch.tanh(c)                                                    # (7)
-            h_all = torch.cat([h_all, h])
-            c_all = torch.cat([c_all, c])
-        return h_all[1:]
+            return o * torch.tanh(c), c                                              # (7)
+
+        # a leaf has no memory: c = 0
+        return _up_binary_levels(forest, h_leaves, torch.zeros_like(h_leaves), compose)
 
 
 class LSTMRNN(Cell):
@@ -264,8 +280,7 @@ class LSTMRNN(Cell):
             raise ValueError("tied leaves need input_dim == hidden_dim")
         d = hidden_dim
         super().__init__({"W": (d, 8 * d), "W_peephole": (d, 4 * d), "W_co": (d, d),
-                          "b": (4 * d,)})
-        self.hidden_dim = self.output_dim = d
+                          "b": (4 * d,)}, d)
         self.g = _activation(activation)
 
     def _stacked(self):
@@ -288,25 +303,19 @@ class LSTMRNN(Cell):
         stacked_h, stacked_c = self._stacked()
         b = self.b
         gate_bias = torch.cat([b[:d], b[:d], b[d:2 * d], b[d:2 * d]])
-        leaves = forest.n_leaves
-        zero = x.new_zeros((1, d))
-        h_all = torch.cat([zero, x.index_select(0, _index(word_index[:leaves]))])  # h = x
-        c_all = x.new_zeros((leaves + 1, d))                                         # c = 0
-        children = _binary_children(forest)
-        for start, stop in _levels(forest):
-            kids = children[start:stop].reshape(-1)
-            m = stop - start
-            c_kids = c_all.index_select(0, kids).reshape(m, 2 * d)
-            z = h_all.index_select(0, kids).reshape(m, 2 * d) @ stacked_h
+        h_leaves = x.index_select(0, _index(word_index[:forest.n_leaves]))            # h = x
+
+        def compose(h_kids, c_kids):
+            z = h_kids @ stacked_h
             gates = torch.sigmoid(z[:, :4 * d] + c_kids @ stacked_c + gate_bias)    # (L1)-(L4)
             i_1, i_2, f_1, f_2 = gates.split(d, dim=1)
             u = self.g(i_1 * z[:, 4 * d:5 * d] + i_2 * z[:, 5 * d:6 * d] + b[2 * d:3 * d])
             c = f_1 * c_kids[:, :d] + f_2 * c_kids[:, d:] + u                        # (L5)
             o = torch.sigmoid(z[:, 6 * d:] + c @ self.W_co + b[3 * d:])              # (L6)
-            h = o * self.g(c)                                                        # (L7)
-            h_all = torch.cat([h_all, h])
-            c_all = torch.cat([c_all, c])
-        return h_all[1:]
+            return o * self.g(c), c                                                  # (L7)
+
+        # a leaf has no memory: c = 0
+        return _up_binary_levels(forest, h_leaves, torch.zeros_like(h_leaves), compose)
 
 
 class RNTN(Cell):
@@ -316,25 +325,21 @@ class RNTN(Cell):
         if input_dim != hidden_dim:
             raise ValueError("a leaf's state is its word vector: input_dim == hidden_dim")
         d = hidden_dim
-        super().__init__({"V": (2 * d, 2 * d, d), "W": (2 * d, d), "b": (d,)})
-        self.hidden_dim = self.output_dim = d
+        super().__init__({"V": (2 * d, 2 * d, d), "W": (2 * d, d), "b": (d,)}, d)
         self.leaf_tanh = leaf_activation == "tanh"
 
     def forward(self, forest, x, word_index):
         d = self.hidden_dim
         words = torch.tanh(x) if self.leaf_tanh else x
-        zero = x.new_zeros((1, d))
-        h_all = torch.cat([zero, words.index_select(0, _index(word_index[:forest.n_leaves]))])
-        children = _binary_children(forest)
         v = self.V.reshape(2 * d, 2 * d * d)
-        for start, stop in _levels(forest):
-            m = stop - start
-            c = h_all.index_select(0, children[start:stop].reshape(-1)).reshape(m, 2 * d)
+
+        def compose(c, _):
             # (c V^[k] c^T)_k: sum_r c_r V[r, s, k] for every s, k, then with c_s
-            tensor = torch.bmm(c[:, None, :], (c @ v).reshape(m, 2 * d, d))[:, 0]
-            h = torch.tanh(tensor + c @ self.W + self.b)
-            h_all = torch.cat([h_all, h])
-        return h_all[1:]
+            tensor = torch.bmm(c[:, None, :], (c @ v).reshape(c.shape[0], 2 * d, d))[:, 0]
+            return torch.tanh(tensor + c @ self.W + self.b), None
+
+        return _up_binary_levels(
+            forest, words.index_select(0, _index(word_index[:forest.n_leaves])), None, compose)
 
 
 class RecNN(Cell):
@@ -344,20 +349,13 @@ class RecNN(Cell):
         if input_dim != hidden_dim:
             raise ValueError("tied leaves need input_dim == hidden_dim")
         d = hidden_dim
-        super().__init__({"W": (2 * d, d), "b": (d,)})
-        self.hidden_dim = self.output_dim = d
+        super().__init__({"W": (2 * d, d), "b": (d,)}, d)
         self.g = _activation(activation)
 
     def forward(self, forest, x, word_index):
-        d = self.hidden_dim
-        zero = x.new_zeros((1, d))
-        h_all = torch.cat([zero, x.index_select(0, _index(word_index[:forest.n_leaves]))])
-        children = _binary_children(forest)
-        for start, stop in _levels(forest):
-            m = stop - start
-            hc = h_all.index_select(0, children[start:stop].reshape(-1)).reshape(m, 2 * d)
-            h_all = torch.cat([h_all, self.g(hc @ self.W + self.b)])
-        return h_all[1:]
+        return _up_binary_levels(
+            forest, x.index_select(0, _index(word_index[:forest.n_leaves])), None,
+            lambda hc, _: (self.g(hc @ self.W + self.b), None))
 
 
 def chain_lstm(W, U, b, forest, inputs, word_index) -> torch.Tensor:
@@ -371,9 +369,7 @@ def chain_lstm(W, U, b, forest, inputs, word_index) -> torch.Tensor:
     d = U.shape[0]
     ptr = forest.level_ptr.tolist()
     rows = _index(word_index)
-    i, o, u, _ = _lstm_gates(inputs.index_select(0, rows[:ptr[1]])[:, :3 * d], d)
-    c = i * u                                                  # h_0 = c_0 = 0
-    h = o * torch.tanh(c)
+    h, c = _childless_lstm(inputs.index_select(0, rows[:ptr[1]])[:, :3 * d], d)   # h_0 = c_0 = 0
     states = [h]
     for level in range(1, forest.n_levels):
         start, stop = ptr[level], ptr[level + 1]
@@ -391,8 +387,7 @@ class ChainLSTM(Cell):
 
     def __init__(self, input_dim: int, hidden_dim: int):
         d = hidden_dim
-        super().__init__({"W": (input_dim, 4 * d), "U": (d, 4 * d), "b": (4 * d,)})
-        self.hidden_dim = self.output_dim = d
+        super().__init__({"W": (input_dim, 4 * d), "U": (d, 4 * d), "b": (4 * d,)}, d)
 
     def forward(self, forest, x, word_index):
         return chain_lstm(self.W, self.U, self.b, forest, x @ self.W + self.b, word_index)
@@ -406,9 +401,7 @@ class BiLSTM(Cell):
         shapes = {"W": (input_dim, 4 * d), "U": (d, 4 * d), "b": (4 * d,)}
         if untied:
             shapes.update({name + "_backward": shape for name, shape in list(shapes.items())})
-        super().__init__(shapes)
-        self.hidden_dim = d
-        self.output_dim = 2 * d
+        super().__init__(shapes, d, 2 * d)
         self.untied = untied
 
     def forward(self, forest, x, word_index):
@@ -472,10 +465,7 @@ class TorchModel(torch.nn.Module):
     @classmethod
     def of(cls, model) -> "TorchModel":
         """The counterpart of an npcomp ``TreeModel`` (softmax head)."""
-        if model.head_name != "softmax" or model.leaf_head is not None:
-            raise ValueError("the PyTorch models have the softmax head at every labelled node")
-        return cls(counterpart(model.cell), model.vocab_size, model.embedding_dim,
-                   model.n_classes + model.training_only_classes)
+        return cls(counterpart(model.cell), *softmax_model_sizes(model, "PyTorch"))
 
     def load_npcomp(self, params) -> None:
         """Copies npcomp's parameters (``npcomp.params.Parameters``), in this
@@ -519,6 +509,21 @@ class TorchModel(torch.nn.Module):
             {"params": [self.embedding.weight], "lr": embedding_lr, "weight_decay": 0.0},
         ], eps=1e-10)
 
+    def training_step(self, split, labels, lr: float, embedding_lr: float, l2: float,
+                      dropout: float):
+        """step(indices): one training step on the forest of ``split``'s
+        sentences ``indices`` labelled by ``labels``, as npcomp's (forest
+        building, forward, autograd's backward, ``optimizer``'s update),
+        dropout on the classifier input."""
+        optimizer = self.optimizer(lr=lr, embedding_lr=embedding_lr, l2=l2)
+
+        def step(indices):
+            forest = split.forest(indices, labels)
+            optimizer.zero_grad()
+            self.loss(forest, dropout=dropout).backward()
+            optimizer.step()
+        return step
+
 
 def check_against_npcomp(model, params, forest) -> dict:
     """npcomp's loss and gradients against the PyTorch counterpart's on one
@@ -533,11 +538,4 @@ def check_against_npcomp(model, params, forest) -> dict:
     baseline.load_npcomp(params)
     theirs = baseline.loss(forest)
     theirs.backward()
-    gradients = baseline.npcomp_gradients()
-    differences = {}
-    for name, value in gradients.items():
-        expected = grads[name]
-        scale = max(float(np.abs(expected).max()), 1e-300)
-        differences[name] = float(np.abs(value - expected).max()) / scale
-    return {"loss": ours, "loss_difference": abs(ours - float(theirs.detach())) / abs(ours),
-            "gradient_difference": differences}
+    return comparison(ours, float(theirs.detach()), baseline.npcomp_gradients(), grads)

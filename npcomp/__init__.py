@@ -1,7 +1,9 @@
 """npcomp: compositional sentence models with hand-written, gradient-checked backpropagation.
 
-``import npcomp`` loads neither NumPy nor numba: what follows imports them
-when it is called.
+``npcomp.TreeClassifier`` and ``npcomp.PairRegressor`` are estimators with
+scikit-learn's conventions (``npcomp.estimators``); ``npcomp.config`` is the
+configuration `npcomp train` runs.  ``import npcomp`` loads neither NumPy
+nor numba: what follows imports them when it is used.
 """
 __version__ = "0.1.0"
 
@@ -21,3 +23,18 @@ def config(model: str | None = None, task: str | None = None, **options) -> dict
     """
     from npcomp.training.run_config import keyword_config
     return keyword_config(model, task, options)
+
+
+# the estimators, loaded (with NumPy and numba) when first named
+_ESTIMATORS = ("TreeClassifier", "PairRegressor")
+
+
+def __getattr__(name: str):
+    if name in _ESTIMATORS:
+        from npcomp import estimators
+        return getattr(estimators, name)
+    raise AttributeError(f"module 'npcomp' has no attribute {name!r}")
+
+
+def __dir__() -> list:
+    return sorted([*globals(), *_ESTIMATORS])

@@ -1,7 +1,11 @@
 """Shared fixtures: the real data directory (skip when absent), a seeded rng,
-the synthetic treebank made small, and the hypothesis profile used by every
-property test."""
+the synthetic treebank made small or written as SST files, a line of a data
+file changed, the modules a new interpreter loads, and the hypothesis
+profile used by every property test."""
+import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -44,6 +48,42 @@ def synthetic_of_size(fixed: tuple):
     def splits(seed=0, sizes=None):
         return SYNTHETIC_SPLITS(seed=seed, sizes=fixed)
     return splits
+
+
+def write_sst(directory: Path, splits: dict) -> Path:
+    """SST files under DIRECTORY/sst, one a split of ``splits`` ({split: its
+    lines}).  Returns DIRECTORY."""
+    (directory / "sst").mkdir(parents=True)
+    for split, lines in splits.items():
+        (directory / "sst" / f"{split}.txt").write_text("\n".join(lines) + "\n",
+                                                        encoding="utf-8")
+    return directory
+
+
+def synthetic_sst_files(directory: Path, sizes: tuple) -> Path:
+    """The synthetic treebank at (train, dev, test) = ``sizes`` sentences
+    written as SST files under DIRECTORY/sst.  Returns DIRECTORY."""
+    splits = SYNTHETIC_SPLITS(seed=0, sizes=sizes)
+    return write_sst(directory, {name: [tree.to_ptb() for tree in trees]
+                                 for name, trees in splits.items()})
+
+
+def replace_line(path: Path, index: int, line: str) -> Path:
+    """``path`` with its line ``index`` (from 0) replaced by ``line``."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    lines[index] = line
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def modules_loaded_by(statements: str, modules: tuple) -> list:
+    """Which of ``modules`` a new interpreter holds after running
+    ``statements`` (its imports and calls), sorted."""
+    probe = (f"import json, sys; {statements}; "
+             f"print(json.dumps(sorted(m for m in {tuple(modules)!r} if m in sys.modules)))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         check=True).stdout
+    return json.loads(out)
 
 
 @pytest.fixture

@@ -7,7 +7,6 @@ a file.  (A --scheduler that is no Dask scheduler: test_sweep_faults.py.)"""
 import io
 import json
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,7 +16,7 @@ from npcomp.cli import main
 from npcomp.data.embeddings import read_vectors
 from npcomp.data.ptb import parse_ptb
 from npcomp.data.errors import DataError
-from conftest import SYNTHETIC_SPLITS, synthetic_of_size
+from conftest import replace_line, synthetic_of_size, synthetic_sst_files
 
 TINY = ["--dim", "4", "--embedding-dim", "4", "--epochs", "1", "--quiet", "--no-baseline"]
 
@@ -37,15 +36,6 @@ def synthetic_run(tmp_path_factory):
                       synthetic_of_size((40, 20, 20)))
         assert main(["train", *TINY, "--out", str(run_dir)]) == 0
     return run_dir
-
-
-def synthetic_sst(directory: Path) -> Path:
-    """The small synthetic treebank written as SST files under DIRECTORY/sst."""
-    (directory / "sst").mkdir(parents=True)
-    for split, trees in SYNTHETIC_SPLITS(seed=0, sizes=(40, 20, 20)).items():
-        (directory / "sst" / f"{split}.txt").write_text(
-            "".join(tree.to_ptb() + "\n" for tree in trees), encoding="utf-8")
-    return directory
 
 
 def refused(capsys, argv, *named) -> str:
@@ -69,11 +59,8 @@ def predict(capsys, monkeypatch, run_dir, text: str, *named) -> str:
 # --------------------------------------------------------------------------
 
 def test_a_labelled_line_without_word_brackets_is_refused_in_a_treebank(tmp_path, capsys):
-    data_dir = synthetic_sst(tmp_path / "data")
-    train = data_dir / "sst" / "train.txt"
-    lines = train.read_text().splitlines()
-    lines[6] = "(3 a good film)"
-    train.write_text("\n".join(lines) + "\n")
+    data_dir = synthetic_sst_files(tmp_path / "data", (40, 20, 20))
+    train = replace_line(data_dir / "sst" / "train.txt", 6, "(3 a good film)")
     refused(capsys, ["train", *TINY, "--task", "sst5", "--data-dir", str(data_dir),
                      "--out", str(tmp_path / "run")],
             f"{train}:7: words 'a' and 'good' in one leaf")

@@ -6,33 +6,23 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from cell_checks import backward_gradients, shown_terms, without_masks_in_backward
+from chain_checks import (CHECK_LENGTHS, assert_chains_match, chain_cell_case, chain_forest,
+                          lstm_deltas)
 from gradcheck.check import TOLERANCE, assert_passes, check_gradients
 from gradcheck.suite import Setting, build_case, random_trees
 from npcomp.cells import make_cell
-from npcomp.data.formats import chain_tree
-from npcomp.forest import build_forest, reverse_chains
+from npcomp.forest import reverse_chains
 from npcomp.cells.reference import bilstm as bilstm_reference
-from test_cell_lstm import (CHECK_LENGTHS, LENGTHS, cell_gradient_errors, chain_case,
-                            random_params, recurrent_masks, without_masks_in_backward)
 
 
 @pytest.mark.parametrize("untied", [False, True], ids=["tied", "untied"])
 def test_forward_is_eq_1_both_ways(untied):
-    rng = np.random.default_rng(4)
-    d, d_x = 3, 4
-    lengths = (1, 2, 5, 9)
-    cell = make_cell("bilstm", d_x, d, untied=untied)
-    params = {name: rng.normal(0, 0.7, shape) for name, shape in cell.parameter_shapes()}
-    vectors = [rng.normal(size=(n, d_x)) for n in lengths]
-    offsets = np.cumsum((0,) + lengths)
-    trees = [chain_tree([f"w{k}" for k in range(n)]) for n in lengths]
-    forest = build_forest(trees, [np.arange(n, dtype=np.int32) + offsets[k]
-                                  for k, n in enumerate(lengths)])
-    words, index = np.unique(forest.word, return_inverse=True)
-    out, _ = cell.forward(params, forest, np.concatenate(vectors)[words], index)
-    for k, n in enumerate(lengths):
-        expected = bilstm_reference.forward(vectors[k], params, untied)
-        nodes = np.flatnonzero(forest.tree == k)                 # in word order (heights)
+    case = chain_cell_case("bilstm", np.random.default_rng(4), untied=untied)
+    d = case.cell.hidden_dim
+    out, _ = case.forward()
+    for nodes, vectors in zip(case.nodes, case.vectors):
+        expected = bilstm_reference.forward(vectors, case.params, untied)
         np.testing.assert_allclose(out[nodes], expected["out"], rtol=0, atol=1e-12)
         # the root holds the sentence: h^B after reading every word, back to the first
         np.testing.assert_allclose(out[nodes[-1], d:], expected["h^B"][0], rtol=0, atol=1e-12)
@@ -40,10 +30,7 @@ def test_forward_is_eq_1_both_ways(untied):
 
 def test_reverse_chains_reads_the_words_backwards():
     lengths = (3, 1, 2)
-    trees = [chain_tree([f"w{k}" for k in range(n)]) for n in lengths]
-    offsets = np.cumsum((0,) + lengths)
-    forest = build_forest(trees, [np.arange(n, dtype=np.int32) + offsets[k]
-                                  for k, n in enumerate(lengths)])
+    forest, offsets = chain_forest(lengths)
     reversed_forest, order = reverse_chains(forest)
     assert np.array_equal(reversed_forest.word, forest.word[order])
     for k, n in enumerate(lengths):
@@ -87,42 +74,31 @@ def test_forward_with_masks(untied):
     """Separate masks for the two directions (even with tied weights), indexed
     by sentence in the reversed forest too."""
     rng = np.random.default_rng(5)
-    d, d_x = 3, 4
-    cell = make_cell("bilstm", d_x, d, untied=untied)
-    assert cell.recurrent_widths() == [d, d]
-    params = random_params(cell, rng)
-    forest, vectors, x, index, nodes = chain_case(LENGTHS, d_x, rng)
-    masks = recurrent_masks(cell, forest.n_trees, rng)
-    out, _ = cell.forward(params, forest, x, index, recurrent_masks=masks)
-    for k in range(len(LENGTHS)):
-        expected = bilstm_reference.forward(vectors[k], params, untied,
-                                            masks=[masks[0][k], masks[1][k]])["out"]
-        np.testing.assert_allclose(out[nodes[k]], expected, rtol=0, atol=1e-12)
+    case = chain_cell_case("bilstm", rng, untied=untied, masked=True)
+    assert case.cell.recurrent_widths() == [3, 3]
+    masks = case.masks
+    out, _ = case.forward(masks)
+    assert_chains_match(out, case.nodes, lambda k: bilstm_reference.forward(
+        case.vectors[k], case.params, untied, masks=[masks[0][k], masks[1][k]])["out"])
     # the two directions read different masks: swapping them changes the output
-    swapped, _ = cell.forward(params, forest, x, index, recurrent_masks=masks[::-1])
+    swapped, _ = case.forward(masks[::-1])
     assert not np.allclose(swapped, out)
 
 
 @pytest.mark.parametrize("untied", [False, True], ids=["tied", "untied"])
 def test_gradients_with_fixed_masks(untied):
     rng = np.random.default_rng(6)
-    cell = make_cell("bilstm", 3, 2, untied=untied)
-    params = random_params(cell, rng)
-    forest, _, x, index, _ = chain_case(CHECK_LENGTHS, 3, rng)
-    masks = recurrent_masks(cell, forest.n_trees, rng)
-    assert_passes(cell_gradient_errors(cell, params, forest, x, index, masks, rng))
+    case = chain_cell_case("bilstm", rng, CHECK_LENGTHS, 3, 2, untied=untied, masked=True)
+    assert_passes(case.gradient_errors(rng))
 
 
 @pytest.mark.parametrize("untied", [False, True], ids=["tied", "untied"])
 def test_detects_masks_missing_in_backward(untied, monkeypatch):
     rng = np.random.default_rng(7)
-    cell = make_cell("bilstm", 3, 2, untied=untied)
-    params = random_params(cell, rng)
-    forest, _, x, index, _ = chain_case(CHECK_LENGTHS, 3, rng)
-    masks = recurrent_masks(cell, forest.n_trees, rng)
-    monkeypatch.setattr(cell, "backward", without_masks_in_backward(cell.backward))
+    case = chain_cell_case("bilstm", rng, CHECK_LENGTHS, 3, 2, untied=untied, masked=True)
+    monkeypatch.setattr(case.cell, "backward", without_masks_in_backward(case.cell.backward))
     names = ("W", "W_backward", "x") if untied else ("W", "x")
-    errors = cell_gradient_errors(cell, params, forest, x, index, masks, rng, names)
+    errors = case.gradient_errors(rng, names)
     assert all(errors[name] > TOLERANCE for name in names)
 
 
@@ -133,23 +109,23 @@ def test_per_direction_word_masks_feed_each_direction_its_own(untied):
     and the backward LSTM the second (eq. 1 both ways on differently masked
     words).  Unmasked (evaluation), both read the same vectors as "shared"."""
     rng = np.random.default_rng(9)
-    d, d_x = 3, 4
-    cell = make_cell("bilstm", d_x, d, untied=untied, embedding_masks="per-direction")
-    shared = make_cell("bilstm", d_x, d, untied=untied)
-    assert cell.input_copies() == 2 and shared.input_copies() == 1
-    params = random_params(cell, rng)
-    forest, vectors, x, index, nodes = chain_case(LENGTHS, d_x, rng)
+    d_x = 4
+    case = chain_cell_case("bilstm", rng, input_dim=d_x, untied=untied,
+                           embedding_masks="per-direction")
+    shared = make_cell("bilstm", d_x, 3, untied=untied)
+    assert case.cell.input_copies() == 2 and shared.input_copies() == 1
+    forest, nodes = case.forest, case.nodes
     word_masks = rng.integers(0, 2, size=(forest.n_trees, 2, d_x)) * 2.0
     rows = np.empty((forest.n_nodes, 2 * d_x))
-    for k in range(len(LENGTHS)):
-        rows[nodes[k]] = np.concatenate([vectors[k] * word_masks[k, 0],
-                                         vectors[k] * word_masks[k, 1]], axis=1)
-    out, _ = cell.forward(params, forest, rows, np.arange(forest.n_nodes))
-    for k in range(len(LENGTHS)):
-        expected = bilstm_reference.forward(rows[nodes[k]], params, untied)
-        np.testing.assert_allclose(out[nodes[k]], expected["out"], rtol=0, atol=1e-12)
-    unmasked, _ = cell.forward(params, forest, x, index)
-    np.testing.assert_array_equal(unmasked, shared.forward(params, forest, x, index)[0])
+    for k, vectors in enumerate(case.vectors):
+        rows[nodes[k]] = np.concatenate([vectors * word_masks[k, 0],
+                                         vectors * word_masks[k, 1]], axis=1)
+    out, _ = case.cell.forward(case.params, forest, rows, np.arange(forest.n_nodes))
+    assert_chains_match(out, nodes, lambda k: bilstm_reference.forward(
+        rows[nodes[k]], case.params, untied)["out"])
+    unmasked, _ = case.forward()
+    np.testing.assert_array_equal(unmasked,
+                                  shared.forward(case.params, forest, case.x, case.index)[0])
 
 
 def test_per_direction_word_masks_are_drawn_per_direction():
@@ -184,14 +160,6 @@ def test_detects_per_direction_word_gradients_swapped(untied, monkeypatch):
     assert errors["embedding"] > TOLERANCE and errors["cell.W"] <= TOLERANCE
 
 
-def lstm_deltas(terms: dict, suffix: str = "") -> np.ndarray:
-    """(n, 4d) an LSTM's gate deltas from ``backward_terms`` (by symbol, each
-    symbol + ``suffix``) in the columns of its W, U, b: i|o|u|f, a first
-    step's missing delta_f as 0."""
-    return np.nan_to_num(np.concatenate([terms[f"delta_{gate}{suffix}"]
-                                         for gate in ("i", "o", "u", "f")], axis=1))
-
-
 @pytest.mark.parametrize("untied", [False, True], ids=["tied", "untied"])
 def test_error_terms_add_up_to_the_gradients(untied):
     """The error terms ``backward_terms`` shows, each direction's at the word
@@ -201,15 +169,12 @@ def test_error_terms_add_up_to_the_gradients(untied):
     adds to it (h^F_T; h^B_1, read at word 1 and at the root).  The forward's
     terms hold the output."""
     rng = np.random.default_rng(12)
-    d, d_x = 3, 4
-    cell = make_cell("bilstm", d_x, d, untied=untied)
-    params = random_params(cell, rng)
-    forest, _, x, index, nodes = chain_case(LENGTHS, d_x, rng)
-    out, cache = cell.forward(params, forest, x, index)
-    grads = {name: np.zeros_like(value) for name, value in params.items()}
+    case = chain_cell_case("bilstm", rng, untied=untied)
+    cell, params, forest, index, d = case.cell, case.params, case.forest, case.index, 3
+    out, cache = case.forward()
     d_out = rng.normal(size=out.shape)
-    d_words = cell.backward(params, forest, cache, d_out.copy(), grads)
-    terms = {term.symbol: term.values for term in cell.backward_terms(forest, cache)}
+    grads, d_words = backward_gradients(cell, params, forest, cache, d_out)
+    forward, terms = shown_terms(cell, forest, cache)
     forward_deltas, backward_deltas = lstm_deltas(terms, "^F"), lstm_deltas(terms, "^B")
     backward = "_backward" if untied else ""
     if untied:
@@ -223,13 +188,12 @@ def test_error_terms_add_up_to_the_gradients(untied):
     np.add.at(expected, index,
               forward_deltas @ params["W"].T + backward_deltas @ params["W" + backward].T)
     np.testing.assert_allclose(d_words, expected, rtol=1e-12, atol=1e-12)
-    for chain in nodes:
+    for chain in case.nodes:
         first, last = chain[0], chain[-1]
         np.testing.assert_array_equal(terms["eps_h^F"][last], d_out[last, :d])
         root_share = d_out[last, d:] if len(chain) > 1 else 0
         np.testing.assert_allclose(terms["eps_h^B"][first], d_out[first, d:] + root_share,
                                    rtol=1e-12, atol=1e-12)
-    forward = {term.symbol: term.values for term in cell.forward_terms(forest, cache)}
     np.testing.assert_array_equal(forward["out"], out)
     np.testing.assert_array_equal(forward["h^F"], out[:, :d])
     inner = np.setdiff1d(np.arange(forest.n_nodes), forest.root)

@@ -9,49 +9,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cell_checks import assert_kernel_matches_python
+from cell_checks import assert_kernel_matches_python, backward_gradients, random_params, shown_terms
+from chain_checks import (LENGTHS, chain_forest, chain_nodes,
+                          dropout_masks, lstm_deltas, root_read_cell_errors, run_forward,
+                          small_chain_case)
 from gradcheck.check import TOLERANCE, assert_passes, check_gradients
 from gradcheck.suite import Setting, build_case, random_trees, run_setting
 from npcomp.cells import lstm_global_attention, make_cell
 from npcomp.cells.reference import lstm_global_attention as attention_reference
-from npcomp.data.formats import chain_tree
-from npcomp.forest import build_forest
-from test_cell_bilstm import lstm_deltas
-
-LENGTHS = (1, 2, 5, 9)
-
-
-def chain_forest(lengths, labels=None):
-    """A forest of chains in which word t of sentence k is a word of its own,
-    id offsets[k] + t.  Returns (forest, offsets)."""
-    offsets = np.cumsum((0,) + tuple(lengths))
-    trees = [chain_tree([f"w{t}" for t in range(n)],
-                        None if labels is None else labels[k]) for k, n in enumerate(lengths)]
-    forest = build_forest(trees, [np.arange(n, dtype=np.int32) + offsets[k]
-                                  for k, n in enumerate(lengths)])
-    return forest, offsets
-
-
-def chain_nodes(forest, k):
-    """Sentence k's nodes in word order (node order is by height = time step)."""
-    return np.flatnonzero(forest.tree == k)
-
-
-def run_forward(cell, params, forest, vectors, dtype=np.float64, masks=None):
-    words, index = np.unique(forest.word, return_inverse=True)
-    cast = {name: value.astype(dtype) for name, value in params.items()}
-    x = np.concatenate(vectors)[words].astype(dtype)
-    cast_masks = None if masks is None else [m.astype(dtype) for m in masks]
-    return cell.forward(cast, forest, x, index, recurrent_masks=cast_masks)
-
-
-def random_params(cell, rng, scale=0.7):
-    return {name: rng.normal(0, scale, shape) for name, shape in cell.parameter_shapes()}
-
-
-def dropout_masks(rng, sentences, width, rate=0.3):
-    """Inverted-dropout masks: 0 or 1/(1-rate), one row per sentence."""
-    return (rng.random((sentences, width)) >= rate) / (1 - rate)
 
 
 @pytest.mark.parametrize("masked", [False, True], ids=["no-dropout", "recurrent-dropout"])
@@ -101,61 +66,9 @@ def test_gradient_check(setting):
     assert_passes(run_setting(setting))
 
 
-def cell_gradient_check(cell, params, forest, x, word_index, masks, rng, step=1e-5):
-    """Finite differences of the cell alone: J = sum(out[roots] * G) for a
-    random G, masks fixed; max relative error per parameter and for x."""
-    G = rng.normal(size=(forest.n_trees, cell.output_dim))
-
-    def objective(p, x_):
-        out, _ = cell.forward(p, forest, x_, word_index, recurrent_masks=masks)
-        return float((out[forest.root] * G).sum())
-
-    out, cache = cell.forward(params, forest, x, word_index, recurrent_masks=masks)
-    d_out = np.zeros_like(out)
-    d_out[forest.root] = G
-    grads = {name: np.zeros_like(value) for name, value in params.items()}
-    d_x = cell.backward(params, forest, cache, d_out, grads)
-    analytic = dict(grads, x=d_x)
-    errors = {}
-    for name, value in analytic.items():
-        target = x if name == "x" else params[name]
-        numeric = np.zeros_like(target)
-        for index in np.ndindex(target.shape):
-            original = target[index]
-            target[index] = original + step
-            plus = objective(params, x)
-            target[index] = original - step
-            minus = objective(params, x)
-            target[index] = original
-            numeric[index] = (plus - minus) / (2 * step)
-        scale = np.maximum(np.abs(value) + np.abs(numeric), 1e-7)
-        errors[name] = float((np.abs(value - numeric) / scale).max())
-    return errors
-
-
 def test_cell_gradient_with_fixed_recurrent_masks():
-    rng = np.random.default_rng(6)
-    d, d_x = 2, 3
-    cell = make_cell("lstm-global-attn", d_x, d, attention_dim=2)
-    params = random_params(cell, rng)
-    lengths = (1, 3, 6)
-    forest, _ = chain_forest(lengths)
-    x = rng.normal(size=(sum(lengths), d_x))
-    masks = [dropout_masks(rng, len(lengths), d)]
-    errors = cell_gradient_check(cell, params, forest, x, forest.word, masks, rng)
+    errors, _ = root_read_cell_errors("lstm-global-attn", mask_rates=(0.3,), attention_dim=2)
     assert max(errors.values()) < 1e-6, errors
-
-
-def small_case(model, seed=7, **extra):
-    """A small gradient-check case for the planted bugs (every finite-difference
-    evaluation runs the patched backward): d = d_x = 2, sentences of 2 and 5
-    words labelled at the root, as the suite builds it."""
-    rng = np.random.default_rng(seed)
-    setting = Setting(model, input_dim=2, hidden_dim=2, trees="chain", supervision="root",
-                      extra=extra)
-    trees = [chain_tree(["w1", "w2"], [0, 3]), chain_tree(["w3", "w4", "w1", "w5", "w6"],
-                                                          [1, 2, 0, 4, 2])]
-    return build_case(setting, trees, rng)
 
 
 def _attention_backward_without_subtraction(order, chain_ptr, h, a, eps_context, w_a, eps_h,
@@ -171,7 +84,7 @@ def _attention_backward_without_subtraction(order, chain_ptr, h, a, eps_context,
 
 
 def test_detects_softmax_backward_without_subtraction(monkeypatch):
-    model, params, forest, options = small_case("lstm-global-attn", attention_dim=2)
+    model, params, forest, options = small_chain_case("lstm-global-attn", attention_dim=2)
     assert_passes(check_gradients(model, params, forest, **options))
     monkeypatch.setattr(lstm_global_attention, "_attention_backward",
                         _attention_backward_without_subtraction)
@@ -246,11 +159,8 @@ def test_error_terms_add_up_to_the_gradients():
     params = random_params(cell, rng)
     forest, _ = chain_forest(LENGTHS)
     out, cache = run_forward(cell, params, forest, [rng.normal(size=(n, d_x)) for n in LENGTHS])
-    grads = {name: np.zeros_like(value) for name, value in params.items()}
-    cell.backward(params, forest, cache, rng.normal(size=out.shape), grads)
-    terms = {term.symbol: np.nan_to_num(term.values)
-             for term in cell.backward_terms(forest, cache)}
-    forward = {term.symbol: term.values for term in cell.forward_terms(forest, cache)}
+    grads, _ = backward_gradients(cell, params, forest, cache, rng.normal(size=out.shape))
+    forward, terms = shown_terms(cell, forest, cache, nan_as_zero=True)
     close = dict(rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(grads["b_c"], terms["delta_c"].sum(0), **close)
     np.testing.assert_allclose(grads["W_a"], terms["delta_a"] @ forward["h"], **close)

@@ -11,15 +11,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cell_checks import assert_kernel_matches_python
+from cell_checks import assert_kernel_matches_python, backward_gradients, random_params, shown_terms
+from chain_checks import (LENGTHS, chain_forest, chain_nodes,
+                          dropout_masks, lstm_deltas, root_read_cell_errors, run_forward,
+                          small_chain_case)
 from gradcheck.check import TOLERANCE, assert_passes, check_gradients
 from gradcheck.suite import Setting, run_setting
 from npcomp.cells import lstm_recurrent_attention, make_cell
 from npcomp.cells.reference import lstm_recurrent_attention as attention_reference
-from test_cell_bilstm import lstm_deltas
-from test_cell_lstm_global_attention import (LENGTHS, cell_gradient_check, chain_forest,
-                                              chain_nodes, dropout_masks, random_params,
-                                              run_forward, small_case)
 
 MODEL = "lstm-recurrent-attn"
 
@@ -106,16 +105,8 @@ def test_gradient_check(setting):
 
 
 def test_cell_gradient_with_fixed_recurrent_masks():
-    rng = np.random.default_rng(6)
-    d, d_x = 2, 3
-    cell = make_cell(MODEL, d_x, d)
-    params = random_params(cell, rng)
-    lengths = (1, 3, 6)
-    forest, _ = chain_forest(lengths)
-    x = rng.normal(size=(sum(lengths), d_x))
-    masks = [dropout_masks(rng, len(lengths), d, 0.25), dropout_masks(rng, len(lengths), d)]
+    errors, masks = root_read_cell_errors(MODEL, mask_rates=(0.25, 0.3))
     assert np.any(masks[1] == 0)
-    errors = cell_gradient_check(cell, params, forest, x, forest.word, masks, rng)
     assert max(errors.values()) < 1e-6, errors
 
 
@@ -150,7 +141,7 @@ def _highway_backward_without_carry(params, grads, s_T, H, T, eps_out):
     ("_highway_backward", _highway_backward_without_carry, "cell.b_T")],
     ids=["softmax-without-subtraction", "highway-gate-without-carry"])
 def test_detects_planted_bug(monkeypatch, kernel, buggy, wrong):
-    model, params, forest, options = small_case(MODEL)
+    model, params, forest, options = small_chain_case(MODEL)
     assert_passes(check_gradients(model, params, forest, **options))
     monkeypatch.setattr(lstm_recurrent_attention, kernel, buggy)
     errors = check_gradients(model, params, forest, **options)
@@ -260,11 +251,8 @@ def test_error_terms_add_up_to_the_gradients(masked):
     cell, params, vectors, forest, masks = make_case(14, masked=masked)
     out, cache = run_forward(cell, params, forest, vectors, masks=masks)
     rng = np.random.default_rng(2)
-    grads = {name: np.zeros_like(value) for name, value in params.items()}
-    cell.backward(params, forest, cache, rng.normal(size=out.shape), grads)
-    terms = {term.symbol: np.nan_to_num(term.values)
-             for term in cell.backward_terms(forest, cache)}
-    forward = {term.symbol: term.values for term in cell.forward_terms(forest, cache)}
+    grads, _ = backward_gradients(cell, params, forest, cache, rng.normal(size=out.shape))
+    forward, terms = shown_terms(cell, forest, cache, nan_as_zero=True)
     close = dict(rtol=1e-12, atol=1e-12)
     transfer = np.concatenate([terms[symbol] for symbol in
                                ("delta_i_s", "delta_o_s", "delta_k", "delta_f_s")], axis=1)

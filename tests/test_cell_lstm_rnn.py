@@ -7,9 +7,15 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from hypothesis import given, settings as hypothesis_settings, strategies as st
 
-from cell_checks import assert_kernel_matches_python, binary_forward_case
+from cell_checks import (assert_composes_binary_trees_with_words_at_the_leaves,
+                         assert_float32_forward_is_close_to_float64,
+                         assert_forward_is_the_reference, assert_gradients_pass,
+                         assert_kernel_matches_python, assert_random_trees_pass,
+                         assert_untied_leaves_are_classified_from_word_vectors, backward_gradients,
+                         backward_while, deep_branching_tree, each_kernel, errors_with_backward,
+                         given_random_trees, left_branching_links, random_params, replaced,
+                         shown_terms, token_forest, with_swapped_children, zeroed)
 from gradcheck.check import STEP, TOLERANCE, assert_passes, check_gradients
 from gradcheck.suite import Setting, build_case, random_trees, run_setting, settings
 from gradcheck.trees import random_binary_tree, random_forest_trees
@@ -17,8 +23,6 @@ from npcomp.cells.kernels import levels
 from npcomp.cells import lstm_rnn, make_cell, registry
 from npcomp.cells.kernels.activations import activation_code
 from npcomp.cells.reference import lstm_rnn as lstm_rnn_reference
-from npcomp.data.formats import Tree, branching_tree
-from npcomp.forest import build_forest, node_words
 
 MODEL = "lstm-rnn"
 # the activations its registry entry offers
@@ -29,28 +33,15 @@ ACTIVATION_NAMES = registry.model(MODEL).options["activation"]
 # forward against the printed equations, node by node
 # ---------------------------------------------------------------------------
 
-def _forward_case(activation: str, untied: bool, dtype, seed: int = 3):
-    return binary_forward_case(MODEL, activation, untied, dtype, seed)
-
-
 @pytest.mark.parametrize("untied", [False, True], ids=["tied", "untied"])
 @pytest.mark.parametrize("activation", ACTIVATION_NAMES)
 def test_forward_matches_the_printed_equations(activation, untied):
-    trees, vectors, params, forest, h, d = _forward_case(activation, untied, np.float64)
-    assert forest.n_levels > 5 and np.any(forest.n_children == 1)   # unary nodes present
-    for k, tree in enumerate(trees):
-        expected = lstm_rnn_reference.forward(tree, vectors[k], params, activation, untied)["out"]
-        nodes = np.flatnonzero(forest.tree == k)
-        np.testing.assert_allclose(h[nodes], expected[forest.origin[nodes]], rtol=1e-12,
-                                   atol=1e-12)
+    assert_forward_is_the_reference(MODEL, lstm_rnn_reference, activation, untied)
 
 
 @pytest.mark.parametrize("untied", [False, True], ids=["tied", "untied"])
 def test_float32_forward_is_close_to_float64(untied):
-    *_, h64, _ = _forward_case("tanh", untied, np.float64)
-    *_, h32, _ = _forward_case("tanh", untied, np.float32)
-    assert h32.dtype == np.float32
-    np.testing.assert_allclose(h32, h64, rtol=1e-4, atol=2e-6)
+    assert_float32_forward_is_close_to_float64(MODEL, untied)
 
 
 def test_float32_backward_stays_float32():
@@ -71,8 +62,7 @@ def test_mirrored_tree_gives_the_same_states_when_the_unshared_weights_agree():
     symmetric, so mirroring every binary node leaves every state unchanged."""
     rng = np.random.default_rng(8)
     trees = [random_binary_tree(n, rng, unary_rate=0.2) for n in (9, 14, 2)]
-    forest = build_forest(trees, [node_words(t, np.arange(len(t.tokens), dtype=np.int32))
-                                  for t in trees])
+    forest = token_forest(trees, shared_words=True)
     _, index = np.unique(forest.word[forest.word_nodes()], return_inverse=True)
     x = rng.normal(size=(int(index.max()) + 1, 5))
     for untied in (False, True):
@@ -120,12 +110,7 @@ def test_matrix_products_match_the_complexity_count_of_section_4_1():
         c_blocks = [np.any(projection[d:, k * d:(k + 1) * d]) for k in range(8)]
         assert int(np.sum(feeds & h_blocks) + np.sum(feeds & c_blocks)) == 10   # inner: 10 d x d
     for n_words in (2, 5, 19):
-        tree = branching_tree([f"w{k}" for k in range(n_words)], "left")
-        forest = build_forest([tree], [node_words(tree, np.arange(n_words, dtype=np.int32))])
-        kids = forest.children[forest.n_leaves:]
-        leaf_links = int(np.sum((kids >= 0) & (kids < forest.n_leaves)))
-        inner_links = int(np.sum(kids >= forest.n_leaves))
-        inner_nodes = forest.n_nodes - forest.n_leaves
+        leaf_links, inner_links, inner_nodes = left_branching_links(n_words)
         ours = leaf_links * 6 * d * d_w + inner_links * 10 * d * d + inner_nodes * d * d
         paper = n_words * 6 * d * d_w + (n_words - 2) * 10 * d * d + (n_words - 1) * d * d
         assert ours == paper
@@ -168,10 +153,6 @@ def test_softsign_difference_error_is_truncation():
     assert 12 < gaps[0][k] / gaps[1][k] < 20 and 12 < gaps[1][k] / gaps[2][k] < 20
 
 
-tree_shapes = st.tuples(st.integers(0, 2**31 - 1), st.integers(1, 40),
-                        st.sampled_from([0.0, 0.0, 0.25]))
-
-
 # softsign's second derivative jumps at 0 (docs/EQUATIONS.md E6): random trees
 # use the smooth non-linearities, softsign is checked at the suite's fixed seed
 @pytest.mark.parametrize("setting", [
@@ -179,14 +160,9 @@ tree_shapes = st.tuples(st.integers(0, 2**31 - 1), st.integers(1, 40),
     Setting(MODEL, input_dim=3, hidden_dim=3, activation="sigmoid", untied=False,
             supervision="root+leaves"),
 ], ids=lambda s: s.describe())
-@hypothesis_settings(max_examples=8)
-@given(shapes=st.lists(tree_shapes, min_size=1, max_size=2))
+@given_random_trees(max_trees=2)
 def test_random_trees(setting, shapes):
-    rng = np.random.default_rng(shapes[0][0])
-    trees = [random_binary_tree(n_leaves, np.random.default_rng(seed), unary_rate=unary)
-             for seed, n_leaves, unary in shapes]
-    model, params, forest, options = build_case(setting, trees, rng)
-    assert_passes(check_gradients(model, params, forest, **options))
+    assert_random_trees_pass(setting, shapes)
 
 
 @pytest.mark.parametrize("untied", [False, True], ids=["tied", "untied"])
@@ -194,16 +170,10 @@ def test_deep_branching_trees(untied):
     """A 300-leaf left-branching and a 300-leaf right-branching tree in one
     forest: 300 levels, no recursion; the gradient reaches the deepest leaves."""
     rng = np.random.default_rng(7)
-    trees = []
-    for direction in ("left", "right"):
-        words = [f"w{k}" for k in rng.integers(0, 10, size=300)]
-        trees.append(branching_tree(words, direction, root_label=3,
-                                    leaf_labels=rng.integers(0, 5, 300)))
+    trees = [deep_branching_tree(direction, rng) for direction in ("left", "right")]
     setting = Setting(MODEL, input_dim=3 if untied else 2, hidden_dim=2, untied=untied,
                       activation="tanh", supervision="root+leaves")
-    model, params, forest, options = build_case(setting, trees, rng)
-    assert forest.n_levels == 300
-    assert_passes(check_gradients(model, params, forest, **options))
+    assert assert_gradients_pass(setting, trees, rng).n_levels == 300
 
 
 # ---------------------------------------------------------------------------
@@ -219,9 +189,7 @@ def _case(activation="tanh", untied=False):
 
 
 def _errors_with(monkeypatch, wrapper, **case):
-    model, params, forest, options = _case(**case)
-    monkeypatch.setattr(model.cell, "backward", wrapper(model.cell.backward))
-    return check_gradients(model, params, forest, **options)
+    return errors_with_backward(monkeypatch, _case(**case), wrapper)
 
 
 @pytest.mark.parametrize("untied", [False, True], ids=["tied", "untied"])
@@ -233,16 +201,7 @@ def test_unplanted_case_passes(untied):
 @pytest.mark.parametrize("untied", [False, True], ids=["tied", "untied"])
 def test_detects_children_swapped_in_the_backward(monkeypatch, untied):
     """(a) The backward routes the left child's error to the right child."""
-    def wrap(backward):
-        def buggy(params, forest, cache, d_h, grads):
-            original = forest.children
-            forest.children = original[:, ::-1].copy()
-            try:
-                return backward(params, forest, cache, d_h, grads)
-            finally:
-                forest.children = original
-        return buggy
-    errors = _errors_with(monkeypatch, wrap, untied=untied)
+    errors = _errors_with(monkeypatch, with_swapped_children, untied=untied)
     input_weights = "cell.W_leaf" if untied else "cell.W"
     assert errors["cell.W"] > TOLERANCE
     assert errors[f"{input_weights}.c1"] > TOLERANCE and errors["embedding"] > TOLERANCE
@@ -253,14 +212,7 @@ def test_detects_dropped_peephole_path_to_the_children(monkeypatch):
     """(b) The backward drops c_x W_ci1, c_y W_ci2, ... : no error reaches a
     child's cell through the gates' peepholes (the forget path remains)."""
     def wrap(backward):
-        def buggy(params, forest, cache, d_h, grads):
-            saved = params["W_peephole"].copy()
-            params["W_peephole"][...] = 0.0
-            try:
-                return backward(params, forest, cache, d_h, grads)
-            finally:
-                params["W_peephole"][...] = saved
-        return buggy
+        return backward_while(backward, lambda params, forest: zeroed(params["W_peephole"]))
     errors = _errors_with(monkeypatch, wrap)
     for block in lstm_rnn.PEEPHOLE_BLOCKS:
         assert errors[f"cell.W_peephole.{block}"] > TOLERANCE
@@ -269,14 +221,8 @@ def test_detects_dropped_peephole_path_to_the_children(monkeypatch):
 def test_detects_tanh_derivative_for_sigmoid(monkeypatch):
     """(c) The backward uses tanh' = 1 - g^2 where g is the sigmoid."""
     def wrap(backward):
-        def buggy(params, forest, cache, d_h, grads):
-            cell = backward.__self__
-            code, cell.code = cell.code, activation_code("tanh")
-            try:
-                return backward(params, forest, cache, d_h, grads)
-            finally:
-                cell.code = code
-        return buggy
+        return backward_while(backward, lambda params, forest: replaced(
+            backward.__self__, "code", activation_code("tanh")))
     errors = _errors_with(monkeypatch, wrap, activation="sigmoid")
     assert errors["cell.W"] > TOLERANCE and errors["cell.W_co"] > TOLERANCE
     assert errors["cell.b.c"] > TOLERANCE
@@ -286,23 +232,8 @@ def test_detects_tanh_derivative_for_sigmoid(monkeypatch):
 # what the cell accepts
 # ---------------------------------------------------------------------------
 
-def _forest_of(parent, token_index):
-    n_tokens = int(max(token_index)) + 1
-    tree = Tree(tuple(f"w{k}" for k in range(n_tokens)), np.array(parent, np.int32),
-                np.array(token_index, np.int32), np.zeros(len(parent), np.int32))
-    return build_forest([tree], [node_words(tree, np.arange(n_tokens, dtype=np.int32))])
-
-
 def test_check_forest_rejects_what_it_cannot_compose():
-    cell = make_cell(MODEL, 3, 3)
-    cell.check_forest(_forest_of([3, 3, 4, 4, -1], [0, 1, 2, -1, -1]))   # binary: fine
-    cell.check_forest(_forest_of([1, 2, -1], [0, -1, -1]))               # unary chain: fine
-    with pytest.raises(ValueError, match="binary trees: a node has 3 children"):
-        cell.check_forest(_forest_of([3, 3, 3, -1], [0, 1, 2, -1]))
-    with pytest.raises(ValueError, match="words at the leaves only"):
-        cell.check_forest(_forest_of([2, 2, -1], [0, 1, 2]))             # a word at the root
-    with pytest.raises(ValueError, match="words at the leaves only"):
-        cell.check_forest(_forest_of([2, 2, -1], [0, -1, -1]))           # a leaf without word
+    assert_composes_binary_trees_with_words_at_the_leaves(make_cell(MODEL, 3, 3))
 
 
 def test_options_are_validated():
@@ -315,24 +246,7 @@ def test_options_are_validated():
 
 
 def test_untied_leaves_are_classified_from_their_word_vectors():
-    """Untied: the cell's leaf rows are 0 and the model adds softmax_leaf.* (d_w
-    inputs); tied: the leaf rows are the word vectors, one classifier."""
-    rng = np.random.default_rng(2)
-    trees = [random_binary_tree(5, rng)]
-    model, params, forest, _ = build_case(Setting(MODEL, input_dim=4, hidden_dim=3,
-                                                  untied=True), trees, rng)
-    assert model.layout["softmax_leaf.W"].shape == (4, 5)
-    words, index = np.unique(forest.word[forest.word_nodes()], return_inverse=True)
-    h, _ = model.cell.forward(params.prefixed("cell"), forest, params["embedding"][words],
-                              index)
-    assert np.all(h[:forest.n_leaves] == 0) and np.all(h[forest.n_leaves:] != 0)
-    model, params, forest, _ = build_case(Setting(MODEL, input_dim=3, hidden_dim=3),
-                                          trees, rng)
-    assert "softmax_leaf.W" not in model.layout
-    words, index = np.unique(forest.word[forest.word_nodes()], return_inverse=True)
-    x = params["embedding"][words]
-    h, _ = model.cell.forward(params.prefixed("cell"), forest, x, index)
-    np.testing.assert_array_equal(h[:forest.n_leaves], x[index])
+    assert_untied_leaves_are_classified_from_word_vectors(MODEL)
 
 
 # ---------------------------------------------------------------------------
@@ -342,8 +256,7 @@ def test_untied_leaves_are_classified_from_their_word_vectors():
 def _kernel_cases():
     rng = np.random.default_rng(9)
     trees = [random_binary_tree(n, rng, unary_rate=0.2) for n in (7, 1, 12, 4)]
-    forest = build_forest(trees, [node_words(t, np.arange(len(t.tokens), dtype=np.int32))
-                                  for t in trees])
+    forest = token_forest(trees, shared_words=True)
     children = levels.binary_children(forest)
     d, n, leaves = 3, forest.n_nodes, forest.n_leaves
     start, stop = forest.level_ptr[2], forest.level_ptr[3]
@@ -379,8 +292,7 @@ def _kernel_cases():
     ]
 
 
-@pytest.mark.parametrize("kernel,make_args", _kernel_cases(),
-                         ids=lambda value: getattr(value, "__name__", ""))
+@each_kernel(_kernel_cases())
 def test_kernel_matches_its_python_function(kernel, make_args):
     assert_kernel_matches_python(kernel, make_args)
 
@@ -396,15 +308,12 @@ def test_error_terms_add_up_to_the_parameter_gradients(untied):
     trees = [random_binary_tree(n, rng, unary_rate=0.2) for n in (9, 1, 14)]
     d, d_x = 3, (4 if untied else 3)
     cell = make_cell(MODEL, d_x, d, activation="sigmoid", untied=untied)
-    params = {name: rng.normal(0, 0.7, shape) for name, shape in cell.parameter_shapes()}
-    forest = build_forest(trees, [node_words(t, np.arange(len(t.tokens), dtype=np.int32))
-                                  for t in trees])
+    params = random_params(cell, rng)
+    forest = token_forest(trees, shared_words=True)
     distinct, word_index = np.unique(forest.word[forest.word_nodes()], return_inverse=True)
     h, cache = cell.forward(params, forest, rng.normal(size=(len(distinct), d_x)), word_index)
-    grads = {name: np.zeros_like(value) for name, value in params.items()}
-    cell.backward(params, forest, cache, rng.normal(size=h.shape), grads)
-    back = {term.symbol: term.values for term in cell.backward_terms(forest, cache)}
-    forward = {term.symbol: term.values for term in cell.forward_terms(forest, cache)}
+    grads, _ = backward_gradients(cell, params, forest, cache, rng.normal(size=h.shape))
+    forward, back = shown_terms(cell, forest, cache)
     inner, leaves = slice(forest.n_leaves, forest.n_nodes), slice(0, forest.n_leaves)
     total = {symbol: values[inner].sum(0) for symbol, values in back.items()}
     expected_b = np.concatenate([total["delta_i1"] + total["delta_i2"],

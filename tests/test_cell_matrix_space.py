@@ -10,15 +10,14 @@ from functools import reduce
 import numpy as np
 import pytest
 
-from cell_checks import assert_kernel_matches_python
+from cell_checks import assert_kernel_matches_python, backward_gradients, each_kernel, shown_terms
+from chain_checks import LENGTHS, chain_case, chain_trees
 from gradcheck.check import TOLERANCE, assert_passes, check_gradients
 from gradcheck.suite import Setting, build_case
 from npcomp.cells import make_cell, matrix_space
 from npcomp.cells.reference import matrix_space as matrix_space_reference
 from npcomp.data.formats import chain_tree
 from npcomp.forest import build_forest
-from test_cell_lstm import LENGTHS, chain_case
-from test_cell_rnn import chain_trees
 
 MODEL = "matrix-space"
 
@@ -160,8 +159,7 @@ def _kernel_cases():
     ]
 
 
-@pytest.mark.parametrize("kernel,make_args", _kernel_cases(),
-                         ids=lambda value: getattr(value, "__name__", ""))
+@each_kernel(_kernel_cases())
 def test_kernel_matches_its_python_function(kernel, make_args):
     assert_kernel_matches_python(kernel, make_args)
 
@@ -245,10 +243,8 @@ def test_error_terms_add_up_to_the_parameter_gradients():
     x = 0.6 * x
     h, cache = cell.forward(params, forest, x, index)
     head = rng.normal(size=h.shape)
-    grads = {"h0": np.zeros(d)}
-    d_x = cell.backward(params, forest, cache, head.copy(), grads)
-    forward = {term.symbol: term.values for term in cell.forward_terms(forest, cache)}
-    terms = {term.symbol: term.values for term in cell.backward_terms(forest, cache)}
+    grads, d_x = backward_gradients(cell, params, forest, cache, head)
+    forward, terms = shown_terms(cell, forest, cache)
     eps_h, shares = terms["eps_h"], terms["eps_h_{t-1}"]
     matrices, previous = forward["M"], forward["h_{t-1}"]
     assert matrices.shape == (forest.n_nodes, d, d)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from cell_checks import forward_on_tokens
+from cell_checks import assert_matches_reference, forward_on_tokens, shown_terms
 from gradcheck.trees import random_binary_tree, random_dependency_tree
 from npcomp.cells import make_cell
 from npcomp.forest import build_forest, node_words
@@ -22,11 +22,10 @@ def test_forward_matches_the_span_means():
     cell = make_cell("mean-vectors", d, d)
     forest, h = forward_on_tokens(cell, {}, trees, vectors, np.float64)
     assert np.any(forest.n_children == 1) and np.any(forest.n_children > 2)
+    assert_matches_reference(h, forest, trees, lambda k, tree: mean_vectors_reference.forward(
+        tree, vectors[k])["out"])
     for k, tree in enumerate(trees):
         expected = mean_vectors_reference.forward(tree, vectors[k])
-        nodes = np.flatnonzero(forest.tree == k)
-        np.testing.assert_allclose(h[nodes], expected["out"][forest.origin[nodes]], rtol=1e-12,
-                                   atol=1e-12)
         # the root holds the sentence's mean
         np.testing.assert_allclose(expected["h"][tree.root], vectors[k].mean(axis=0),
                                    rtol=1e-12, atol=1e-12)
@@ -53,8 +52,7 @@ def test_error_terms_add_up_to_the_word_gradients():
     h, cache = cell.forward({}, forest, x, index)
     head = rng.normal(size=h.shape)
     d_x = cell.backward({}, forest, cache, head.copy(), {})
-    forward = {term.symbol: term.values for term in cell.forward_terms(forest, cache)}
-    terms = {term.symbol: term.values for term in cell.backward_terms(forest, cache)}
+    forward, terms = shown_terms(cell, forest, cache)
     np.testing.assert_array_equal(forward["h"], h)
     np.testing.assert_allclose(forward["s"] / forward["n"][:, None], h, rtol=1e-12)
     for k, tree in enumerate(trees):

@@ -9,7 +9,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cell_checks import assert_kernel_matches_python
+from cell_checks import (assert_kernel_matches_python, backward_gradients, backward_while,
+                         each_kernel, random_params, shown_terms, zeroed)
+from chain_checks import (CHECK_LENGTHS, LENGTHS, assert_chain_gradients_pass, assert_chains_match,
+                          assert_float32_chain_forward_is_close, chain_case, chain_cell_case,
+                          chain_model_case)
 from gradcheck.check import TOLERANCE, assert_passes, check_gradients
 from gradcheck.suite import Setting, build_case
 from npcomp.cells import make_cell, mrnn, registry
@@ -18,9 +22,6 @@ from npcomp.cells.kernels.activations import activation_code
 from npcomp.cells.reference import mrnn as mrnn_reference
 from npcomp.data.formats import chain_tree
 from npcomp.forest import build_forest
-from test_cell_lstm import (LENGTHS, CHECK_LENGTHS, cell_gradient_errors, chain_case,
-                            random_params, recurrent_masks)
-from test_cell_rnn import RELU_MARGIN, model_case
 
 MODEL = "mrnn"
 # the activations its registry entry offers
@@ -33,15 +34,10 @@ ACTIVATION_NAMES = registry.model(MODEL).options["activation"]
 
 @pytest.mark.parametrize("activation", ACTIVATION_NAMES)
 def test_forward_is_eq_5(activation):
-    rng = np.random.default_rng(1)
-    d, d_x = 3, 4
-    cell = make_cell(MODEL, d_x, d, activation=activation)
-    params = random_params(cell, rng, scale=0.5)
-    forest, vectors, x, index, nodes = chain_case(LENGTHS, d_x, rng)
-    h, _ = cell.forward(params, forest, x, index)
-    for k in range(len(LENGTHS)):
-        expected = mrnn_reference.forward(vectors[k], params, activation)["out"]
-        np.testing.assert_allclose(h[nodes[k]], expected, rtol=0, atol=1e-12)
+    case = chain_cell_case(MODEL, np.random.default_rng(1), scale=0.5, activation=activation)
+    h, _ = case.forward()
+    assert_chains_match(h, case.nodes, lambda k: mrnn_reference.forward(
+        case.vectors[k], case.params, activation)["out"])
     if activation == "relu":
         assert np.any(h == 0) and np.any(h > 0)
 
@@ -66,15 +62,7 @@ def test_repeated_words_share_their_matrix():
 
 
 def test_float32_forward_is_close_to_float64():
-    rng = np.random.default_rng(3)
-    cell = make_cell(MODEL, 4, 3)
-    params = random_params(cell, rng, scale=0.5)
-    forest, _, x, index, _ = chain_case(LENGTHS, 4, rng)
-    h64, _ = cell.forward(params, forest, x, index)
-    h32, _ = cell.forward({k: v.astype(np.float32) for k, v in params.items()}, forest,
-                          x.astype(np.float32), index)
-    assert h32.dtype == np.float32
-    np.testing.assert_allclose(h32, h64, rtol=1e-5, atol=1e-6)
+    assert_float32_chain_forward_is_close(MODEL, seed=3, scale=0.5)
 
 
 def test_parameter_counts_of_section_5():
@@ -99,10 +87,7 @@ def test_parameter_counts_of_section_5():
 @pytest.mark.parametrize("activation", ACTIVATION_NAMES)
 def test_gradients(activation):
     """As the RNN's (seed 1: every relu pre-activation RELU_MARGIN from the kink)."""
-    model, params, forest, options, margin = model_case(MODEL, mrnn_reference.forward, activation, seed=1)
-    if activation == "relu":
-        assert margin > RELU_MARGIN
-    assert_passes(check_gradients(model, params, forest, **options))
+    assert_chain_gradients_pass(MODEL, mrnn_reference.forward, activation, seed=1)
 
 
 # ---------------------------------------------------------------------------
@@ -110,32 +95,25 @@ def test_gradients(activation):
 # ---------------------------------------------------------------------------
 
 def test_forward_with_masks_masks_both_recurrent_terms():
-    rng = np.random.default_rng(6)
-    d, d_x = 3, 4
-    cell = make_cell(MODEL, d_x, d)
-    params = random_params(cell, rng, scale=0.5)
-    forest, vectors, x, index, nodes = chain_case(LENGTHS, d_x, rng)
-    masks = recurrent_masks(cell, forest.n_trees, rng)
-    h, _ = cell.forward(params, forest, x, index, recurrent_masks=masks)
-    for k in range(len(LENGTHS)):
-        expected = mrnn_reference.forward(vectors[k], params, "tanh", [masks[0][k]])["out"]
-        np.testing.assert_allclose(h[nodes[k]], expected, rtol=0, atol=1e-12)
+    case = chain_cell_case(MODEL, np.random.default_rng(6), scale=0.5, masked=True)
+    masks, params = case.masks, case.params
+    h, _ = case.forward(masks)
+    assert_chains_match(h, case.nodes, lambda k: mrnn_reference.forward(
+        case.vectors[k], params, "tanh", [masks[0][k]])["out"])
     # V = 0: the bilinear term alone still sees the mask
     params["V"][...] = 0
-    h, _ = cell.forward(params, forest, x, index, recurrent_masks=masks)
-    plain, _ = cell.forward(params, forest, x, index)
-    longest = nodes[-1]
+    h, _ = case.forward(masks)
+    plain, _ = case.forward()
+    longest = case.nodes[-1]
     assert not np.allclose(h[longest], plain[longest])
 
 
 @pytest.mark.parametrize("activation", ["tanh", "identity"])
 def test_cell_gradients_with_fixed_masks(activation):
     rng = np.random.default_rng(7)
-    cell = make_cell(MODEL, 4, 3, activation=activation)
-    params = random_params(cell, rng, scale=0.5)
-    forest, _, x, index, _ = chain_case(CHECK_LENGTHS, 4, rng)
-    masks = recurrent_masks(cell, forest.n_trees, rng)
-    assert_passes(cell_gradient_errors(cell, params, forest, x, index, masks, rng))
+    case = chain_cell_case(MODEL, rng, CHECK_LENGTHS, scale=0.5, activation=activation,
+                           masked=True)
+    assert_passes(case.gradient_errors(rng))
 
 
 # ---------------------------------------------------------------------------
@@ -158,7 +136,8 @@ def _with_gradient_changed(cell, name, change):
 def test_detects_tensor_gradient_transposed(monkeypatch):
     """dA with each word's (d, d) block transposed (dA[j, i, k] in place of
     dA[j, k, i]: the slice read as A^[i]^T)."""
-    model, params, forest, options, _ = model_case(MODEL, mrnn_reference.forward, "tanh", seed=2)
+    model, params, forest, options, _ = chain_model_case(MODEL, mrnn_reference.forward, "tanh",
+                                                         seed=2)
     assert_passes(check_gradients(model, params, forest, **options))
     monkeypatch.setattr(model.cell, "backward", _with_gradient_changed(
         model.cell, "A", lambda added: added.transpose(0, 2, 1)))
@@ -169,20 +148,11 @@ def test_detects_tensor_gradient_transposed(monkeypatch):
 
 def test_detects_word_gradient_without_the_bilinear_term(monkeypatch):
     """dx = delta_word W^T only, forgetting that M_t = x_t A also depends on x."""
-    model, params, forest, options, _ = model_case(MODEL, mrnn_reference.forward, "tanh", seed=2)
-    cell = model.cell
-    backward = cell.backward
-
-    def buggy(params_, forest_, cache, d_h, grads):
-        # A is read by the backward only for dx's dG A^T term (G_w is cached)
-        saved = params_["A"].copy()
-        params_["A"][...] = 0
-        try:
-            return backward(params_, forest_, cache, d_h, grads)
-        finally:
-            params_["A"][...] = saved
-
-    monkeypatch.setattr(cell, "backward", buggy)
+    model, params, forest, options, _ = chain_model_case(MODEL, mrnn_reference.forward, "tanh",
+                                                         seed=2)
+    # A is read by the backward only for dx's dG A^T term (G_w is cached)
+    monkeypatch.setattr(model.cell, "backward", backward_while(
+        model.cell.backward, lambda params_, forest_: zeroed(params_["A"])))
     errors = check_gradients(model, params, forest, **options)
     assert errors["embedding"] > TOLERANCE
     assert errors["cell.A"] <= TOLERANCE and errors["cell.W"] <= TOLERANCE
@@ -263,8 +233,7 @@ def _kernel_cases():
     return out
 
 
-@pytest.mark.parametrize("kernel,make_args", _kernel_cases(),
-                         ids=lambda value: getattr(value, "__name__", ""))
+@each_kernel(_kernel_cases())
 def test_kernel_matches_its_python_function(kernel, make_args):
     assert_kernel_matches_python(kernel, make_args)
 
@@ -293,23 +262,18 @@ def test_error_terms_add_up_to_the_parameter_gradients():
     (delta_t (M_t + V)^T) * m_s; forward: h = f(z), z as eq. 5 step by step
     (with recurrent masks), h the output."""
     rng = np.random.default_rng(13)
-    d, d_x = 3, 4
-    cell = make_cell(MODEL, d_x, d)
-    params = random_params(cell, rng, scale=0.5)
-    forest, vectors, x, index, nodes = chain_case(LENGTHS, d_x, rng)
-    masks = recurrent_masks(cell, forest.n_trees, rng)
-    h, cache = cell.forward(params, forest, x, index, recurrent_masks=masks)
+    case = chain_cell_case(MODEL, rng, scale=0.5, masked=True)
+    cell, params, forest, x, index, masks = (case.cell, case.params, case.forest, case.x,
+                                             case.index, case.masks)
+    h, cache = case.forward(masks)
     head = rng.normal(size=h.shape)
-    grads = {name: np.zeros_like(value) for name, value in params.items()}
-    cell.backward(params, forest, cache, head.copy(), grads)
-    forward = {term.symbol: term.values for term in cell.forward_terms(forest, cache)}
-    terms = {term.symbol: term.values for term in cell.backward_terms(forest, cache)}
+    grads, _ = backward_gradients(cell, params, forest, cache, head)
+    forward, terms = shown_terms(cell, forest, cache)
     delta, eps_h, previous = terms["delta"], terms["eps_h"], forward["h~_{t-1}"]
     np.testing.assert_array_equal(forward["h"], h)
     np.testing.assert_allclose(h, np.tanh(forward["z"]), rtol=1e-12, atol=1e-15)
-    for k in range(len(LENGTHS)):
-        expected = mrnn_reference.forward(vectors[k], params, "tanh", [masks[0][k]])["z"]
-        np.testing.assert_allclose(forward["z"][nodes[k]], expected, rtol=0, atol=1e-12)
+    assert_chains_match(forward["z"], case.nodes, lambda k: mrnn_reference.forward(
+        case.vectors[k], params, "tanh", [masks[0][k]])["z"])
     np.testing.assert_allclose(delta, eps_h * (1 - h ** 2), rtol=1e-12)
     np.testing.assert_allclose(grads["b"], delta.sum(axis=0), rtol=1e-12)
     np.testing.assert_allclose(grads["V"], previous.T @ delta, rtol=1e-12, atol=1e-14)

@@ -7,14 +7,17 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cell_checks import binary_forward_case
+from cell_checks import (assert_composes_binary_trees_with_words_at_the_leaves,
+                         assert_float32_forward_is_close_to_float64,
+                         assert_forward_is_the_reference, assert_matches_reference,
+                         assert_untied_leaves_are_classified_from_word_vectors, backward_gradients,
+                         backward_while, forward_on_tokens, left_branching_links, random_params,
+                         replaced, shown_terms, token_forest)
 from gradcheck.check import TOLERANCE, assert_passes, check_gradients
 from gradcheck.suite import Setting, build_case
 from gradcheck.trees import random_binary_tree
-from npcomp.cells import make_cell, registry
+from npcomp.cells import cell_class, make_cell, registry
 from npcomp.cells.reference import recnn as recnn_reference
-from npcomp.data.formats import Tree, branching_tree
-from npcomp.forest import build_forest, node_words
 
 MODEL = "recnn"
 # the activations its registry entry offers
@@ -25,30 +28,17 @@ ACTIVATION_NAMES = registry.model(MODEL).options["activation"]
 # forward against eqs. 2-3, node by node
 # ---------------------------------------------------------------------------
 
-def _forward_case(activation: str, untied: bool, dtype, seed: int = 3):
-    return binary_forward_case(MODEL, activation, untied, dtype, seed)
-
-
 @pytest.mark.parametrize("untied", [False, True], ids=["tied", "untied"])
 @pytest.mark.parametrize("activation", ACTIVATION_NAMES)
 def test_forward_matches_the_printed_equations(activation, untied):
-    trees, vectors, params, forest, h, d = _forward_case(activation, untied, np.float64)
-    assert forest.n_levels > 5 and np.any(forest.n_children == 1)   # unary nodes present
-    kids = forest.children[forest.n_leaves:]
+    forest = assert_forward_is_the_reference(MODEL, recnn_reference, activation, untied)
+    kids = forest.children[forest.n_leaves:]       # leaves and inner nodes as children
     assert np.any((kids >= 0) & (kids < forest.n_leaves)) and np.any(kids >= forest.n_leaves)
-    for k, tree in enumerate(trees):
-        expected = recnn_reference.forward(tree, vectors[k], params, activation, untied)["out"]
-        nodes = np.flatnonzero(forest.tree == k)
-        np.testing.assert_allclose(h[nodes], expected[forest.origin[nodes]], rtol=1e-12,
-                                   atol=1e-12)
 
 
 @pytest.mark.parametrize("untied", [False, True], ids=["tied", "untied"])
 def test_float32_forward_is_close_to_float64(untied):
-    *_, h64, _ = _forward_case("tanh", untied, np.float64)
-    *_, h32, _ = _forward_case("tanh", untied, np.float32)
-    assert h32.dtype == np.float32
-    np.testing.assert_allclose(h32, h64, rtol=1e-4, atol=2e-6)
+    assert_float32_forward_is_close_to_float64(MODEL, untied)
 
 
 def test_parameters_and_complexity_count_of_section_4_1():
@@ -62,35 +52,13 @@ def test_parameters_and_complexity_count_of_section_4_1():
     assert sum(int(np.prod(s)) for s in shapes.values()) == 2 * d * d + 2 * d * d_w + d
     assert dict(make_cell(MODEL, d, d).parameter_shapes()) == {"W": (2 * d, d), "b": (d,)}
     for n_words in (2, 5, 19):
-        tree = branching_tree([f"w{k}" for k in range(n_words)], "left")
-        forest = build_forest([tree], [node_words(tree, np.arange(n_words, dtype=np.int32))])
-        kids = forest.children[forest.n_leaves:]
-        leaf_links = int(np.sum((kids >= 0) & (kids < forest.n_leaves)))
-        inner_links = int(np.sum(kids >= forest.n_leaves))
+        leaf_links, inner_links, _ = left_branching_links(n_words)
         assert leaf_links * d * d_w + inner_links * d * d == (
             n_words * d * d_w + (n_words - 2) * d * d)
 
 
 def test_untied_leaves_are_classified_from_their_word_vectors():
-    """Untied: the cell's leaf rows are 0 and the model adds softmax_leaf.* (d_w
-    inputs); tied: the leaf rows are the word vectors, one classifier."""
-    rng = np.random.default_rng(2)
-    trees = [random_binary_tree(5, rng)]
-    model, params, forest, _ = build_case(Setting(MODEL, input_dim=4, hidden_dim=3,
-                                                  untied=True), trees, rng)
-    assert model.cell.leaf_classifier_reads_input
-    assert model.layout["softmax_leaf.W"].shape == (4, 5)
-    words, index = np.unique(forest.word[forest.word_nodes()], return_inverse=True)
-    h, _ = model.cell.forward(params.prefixed("cell"), forest, params["embedding"][words],
-                              index)
-    assert np.all(h[:forest.n_leaves] == 0) and np.all(h[forest.n_leaves:] != 0)
-    model, params, forest, _ = build_case(Setting(MODEL, input_dim=3, hidden_dim=3),
-                                          trees, rng)
-    assert not model.cell.leaf_classifier_reads_input and "softmax_leaf.W" not in model.layout
-    words, index = np.unique(forest.word[forest.word_nodes()], return_inverse=True)
-    x = params["embedding"][words]
-    h, _ = model.cell.forward(params.prefixed("cell"), forest, x, index)
-    np.testing.assert_array_equal(h[:forest.n_leaves], x[index])
+    assert_untied_leaves_are_classified_from_word_vectors(MODEL)
 
 
 # ---------------------------------------------------------------------------
@@ -121,17 +89,8 @@ def test_detects_leaf_child_read_with_the_inner_matrix(monkeypatch):
     path): its error goes back to the word through W^T and W_leaf gets no
     gradient.  d_w = d so that the shapes allow the mistake."""
     model, params, forest, options = _case(input_dim=3)
-    backward = model.cell.backward
-
-    def buggy(params, forest, cache, d_h, grads):
-        cell = backward.__self__
-        cell.untied = False
-        try:
-            return backward(params, forest, cache, d_h, grads)
-        finally:
-            cell.untied = True
-
-    monkeypatch.setattr(model.cell, "backward", buggy)
+    monkeypatch.setattr(model.cell, "backward", backward_while(
+        model.cell.backward, lambda params, forest: replaced(model.cell, "untied", False)))
     errors = check_gradients(model, params, forest, **options)
     assert errors["cell.W_leaf"] > TOLERANCE
     assert errors["cell.W_leaf.1"] > TOLERANCE and errors["cell.W_leaf.2"] > TOLERANCE
@@ -162,48 +121,27 @@ def test_detects_leaf_halves_swapped(monkeypatch):
 # what the cell accepts
 # ---------------------------------------------------------------------------
 
-def _forest_of(parent, token_index):
-    n_tokens = int(max(token_index)) + 1
-    tree = Tree(tuple(f"w{k}" for k in range(n_tokens)), np.array(parent, np.int32),
-                np.array(token_index, np.int32), np.zeros(len(parent), np.int32))
-    return build_forest([tree], [node_words(tree, np.arange(n_tokens, dtype=np.int32))])
-
-
 @pytest.mark.parametrize("untied", [False, True], ids=["tied", "untied"])
 def test_check_forest_rejects_what_it_cannot_compose(untied):
-    cell = make_cell(MODEL, 4 if untied else 3, 3, untied=untied)
-    cell.check_forest(_forest_of([3, 3, 4, 4, -1], [0, 1, 2, -1, -1]))   # binary: fine
-    cell.check_forest(_forest_of([1, 2, -1], [0, -1, -1]))               # unary chain: fine
-    with pytest.raises(ValueError, match="binary trees: a node has 3 children"):
-        cell.check_forest(_forest_of([3, 3, 3, -1], [0, 1, 2, -1]))
-    with pytest.raises(ValueError, match="words at the leaves only"):
-        cell.check_forest(_forest_of([2, 2, -1], [0, 1, 2]))             # a word at the root
-    with pytest.raises(ValueError, match="words at the leaves only"):
-        cell.check_forest(_forest_of([2, 2, -1], [0, -1, -1]))           # a leaf without word
+    assert_composes_binary_trees_with_words_at_the_leaves(
+        make_cell(MODEL, 4 if untied else 3, 3, untied=untied))
 
 
 def test_the_cell_takes_every_activation_the_kernels_have():
     """The cell keeps no list of activations of its own (the registry entry
     says which the command line offers): built directly it takes the
     rectifier and the identity too, and computes the printed equations."""
-    from cell_checks import forward_on_tokens
-    from gradcheck.trees import random_binary_tree
-    from npcomp.cells import cell_class
     rng = np.random.default_rng(5)
     trees = [random_binary_tree(n, rng, unary_rate=0.15) for n in (7, 12, 3)]
     for activation in ("relu", "identity"):
         for untied in (False, True):
             d, d_x = 4, (5 if untied else 4)
             cell = cell_class(MODEL)(d_x, d, activation=activation, untied=untied)
-            params = {name: rng.normal(0, 0.7, shape) for name, shape in cell.parameter_shapes()}
+            params = random_params(cell, rng)
             vectors = [rng.normal(size=(len(tree.tokens), d_x)) for tree in trees]
             forest, h = forward_on_tokens(cell, params, trees, vectors, np.float64)
-            for k, tree in enumerate(trees):
-                expected = recnn_reference.forward(tree, vectors[k], params, activation,
-                                                   untied)["out"]
-                nodes = np.flatnonzero(forest.tree == k)
-                np.testing.assert_allclose(h[nodes], expected[forest.origin[nodes]],
-                                           rtol=1e-12, atol=1e-12)
+            assert_matches_reference(h, forest, trees, lambda k, tree: recnn_reference.forward(
+                tree, vectors[k], params, activation, untied)["out"])
 
 
 def test_options_are_validated():
@@ -228,11 +166,9 @@ def test_error_terms_add_up_to_the_parameter_gradients(untied):
     trees = [random_binary_tree(n, rng, unary_rate=0.2) for n in (8, 1, 13)]
     d, d_x = 3, (4 if untied else 3)
     cell = make_cell(MODEL, d_x, d, untied=untied)
-    params = {name: rng.normal(0, 0.6, shape) for name, shape in cell.parameter_shapes()}
+    params = random_params(cell, rng, 0.6)
     vectors = [rng.normal(size=(len(t.tokens), d_x)) for t in trees]
-    offsets = np.cumsum([0] + [len(t.tokens) for t in trees])
-    forest = build_forest(trees, [node_words(t, np.arange(len(t.tokens), dtype=np.int32)
-                                             + offsets[k]) for k, t in enumerate(trees)])
+    forest = token_forest(trees)
     assert np.any(forest.n_children == 1)      # unary nodes: eps_y NaN there
     words, index = np.unique(forest.word[forest.word_nodes()], return_inverse=True)
     x = np.concatenate(vectors)[words]
@@ -240,10 +176,8 @@ def test_error_terms_add_up_to_the_parameter_gradients(untied):
     head = rng.normal(size=h.shape)
     if untied:
         head[:forest.n_leaves] = 0.0            # the model classifies untied leaves from x
-    grads = {name: np.zeros_like(value) for name, value in params.items()}
-    d_x_out = cell.backward(params, forest, cache, head.copy(), grads)
-    forward = {term.symbol: term.values for term in cell.forward_terms(forest, cache)}
-    terms = {term.symbol: term.values for term in cell.backward_terms(forest, cache)}
+    grads, d_x_out = backward_gradients(cell, params, forest, cache, head)
+    forward, terms = shown_terms(cell, forest, cache)
     leaves, inner = forest.n_leaves, np.arange(forest.n_leaves, forest.n_nodes)
     np.testing.assert_array_equal(forward["h"], h)
     np.testing.assert_array_equal(forward["p"][inner], h[inner])
@@ -269,8 +203,5 @@ def test_error_terms_add_up_to_the_parameter_gradients(untied):
         per_word = np.zeros_like(d_x_out)
         np.add.at(per_word, index, terms["eps_h"][:leaves])
         np.testing.assert_allclose(d_x_out, per_word, rtol=1e-12)
-    for k, tree in enumerate(trees):
-        expected = recnn_reference.forward(tree, vectors[k], params, "tanh", untied)["z"]
-        nodes = np.flatnonzero(forest.tree == k)
-        np.testing.assert_allclose(forward["z"][nodes], expected[forest.origin[nodes]],
-                                   rtol=1e-12, atol=1e-12)
+    assert_matches_reference(forward["z"], forest, trees, lambda k, tree: recnn_reference.forward(
+        tree, vectors[k], params, "tanh", untied)["z"])

@@ -3,40 +3,28 @@ printed equation step by step per sentence), gradient checks for every activatio
 recurrent dropout (forward and a cell-level finite-difference check with the
 masks fixed), the kernels against their Python functions, planted bugs, and
 the rectifier/identity codes added to activations.py.
-
-Chain forests, random parameters and masks, and the cell-level check come
-from test_cell_lstm.py.
 """
 from __future__ import annotations
 
 
 import numpy as np
 import pytest
-from cell_checks import assert_kernel_matches_python
-from test_cell_lstm import (
-    CHECK_LENGTHS,
-    LENGTHS,
-    cell_gradient_errors,
-    chain_case,
-    random_params,
-    recurrent_masks,
-)
 
+from cell_checks import (assert_kernel_matches_python, backward_while,
+                         each_kernel, random_params, replaced, shown_terms)
+from chain_checks import (CHECK_LENGTHS, LENGTHS, assert_chain_gradients_pass, assert_chains_match,
+                          assert_float32_chain_forward_is_close, chain_case, chain_cell_case,
+                          chain_model_case, recurrent_masks)
 from gradcheck.check import TOLERANCE, assert_passes, check_gradients
-from gradcheck.suite import N_CLASSES, VOCAB_SIZE, Setting, build_case
+from gradcheck.suite import Setting, build_case
 from npcomp.cells import make_cell, registry, rnn
 from npcomp.cells.kernels import recurrence
 from npcomp.cells.kernels.activations import activation_code
 from npcomp.cells.reference import rnn as rnn_reference
-from npcomp.data.formats import chain_tree
 
 MODEL = "rnn"
 # the activations its registry entry offers
 ACTIVATION_NAMES = registry.model(MODEL).options["activation"]
-# a rectifier's finite difference is wrong when a pre-activation lies within
-# about 2 steps (2e-3) times its sensitivity of the kink at 0: the relu test
-# points are chosen (seeds below) with every |pre-activation| above this
-RELU_MARGIN = 1e-2
 
 
 # ---------------------------------------------------------------------------
@@ -45,29 +33,16 @@ RELU_MARGIN = 1e-2
 
 @pytest.mark.parametrize("activation", ACTIVATION_NAMES)
 def test_forward_is_eq_3(activation):
-    rng = np.random.default_rng(1)
-    d, d_x = 3, 4
-    cell = make_cell(MODEL, d_x, d, activation=activation)
-    params = random_params(cell, rng)
-    forest, vectors, x, index, nodes = chain_case(LENGTHS, d_x, rng)
-    h, _ = cell.forward(params, forest, x, index)
-    for k in range(len(LENGTHS)):
-        expected = rnn_reference.forward(vectors[k], params, activation)["out"]
-        np.testing.assert_allclose(h[nodes[k]], expected, rtol=0, atol=1e-12)
+    case = chain_cell_case(MODEL, np.random.default_rng(1), activation=activation)
+    h, _ = case.forward()
+    assert_chains_match(h, case.nodes, lambda k: rnn_reference.forward(
+        case.vectors[k], case.params, activation)["out"])
     if activation == "relu":   # both sides of the kink are exercised
         assert np.any(h == 0) and np.any(h > 0)
 
 
 def test_float32_forward_is_close_to_float64():
-    rng = np.random.default_rng(2)
-    cell = make_cell(MODEL, 4, 3)
-    params = random_params(cell, rng)
-    forest, _, x, index, _ = chain_case(LENGTHS, 4, rng)
-    h64, _ = cell.forward(params, forest, x, index)
-    h32, _ = cell.forward({k: v.astype(np.float32) for k, v in params.items()}, forest,
-                          x.astype(np.float32), index)
-    assert h32.dtype == np.float32
-    np.testing.assert_allclose(h32, h64, rtol=1e-5, atol=1e-6)
+    assert_float32_chain_forward_is_close(MODEL, seed=2)
 
 
 def test_parameters():
@@ -80,40 +55,12 @@ def test_parameters():
 # gradient checks through the model (gradcheck), every activation
 # ---------------------------------------------------------------------------
 
-def chain_trees(rng, lengths=LENGTHS):
-    """Chains of random words of the gradcheck vocabulary, every node labelled."""
-    return [chain_tree([f"w{k}" for k in rng.integers(0, VOCAB_SIZE, size=n)],
-                       rng.integers(0, N_CLASSES, size=n)) for n in lengths]
-
-
-def sentence_inputs(params, forest):
-    """Per sentence of ``forest``: its word vectors in word order (model params)."""
-    return [params["embedding"][forest.word[np.flatnonzero(forest.tree == k)]]
-            for k in range(forest.n_trees)]
-
-
-def model_case(model, states, activation, seed):
-    """gradcheck's model, parameters, forest and options for ``model`` on chains
-    of lengths 1, 2, 5, 9; and the smallest |pre-activation| of its forward
-    (``states``: the reference forward, whose "z" are the pre-activations)."""
-    rng = np.random.default_rng(seed)
-    setting = Setting(model, trees="chain", activation=activation)
-    case = build_case(setting, chain_trees(rng), rng)
-    params, forest = case[1], case[2]
-    margin = min(np.abs(states(vectors, params.prefixed("cell"), activation)["z"]).min()
-                 for vectors in sentence_inputs(params, forest))
-    return (*case, margin)
-
-
 @pytest.mark.parametrize("activation", ACTIVATION_NAMES)
 def test_gradients(activation):
     """Every activation through the model; the relu test point keeps every
     pre-activation RELU_MARGIN from the kink (seed 3: 6e-2).  Root supervision
     and dropout with fixed masks are gradcheck's own rows (test_gradients.py)."""
-    model, params, forest, options, margin = model_case(MODEL, rnn_reference.forward, activation, seed=3)
-    if activation == "relu":
-        assert margin > RELU_MARGIN
-    assert_passes(check_gradients(model, params, forest, **options))
+    assert_chain_gradients_pass(MODEL, rnn_reference.forward, activation, seed=3)
 
 
 # ---------------------------------------------------------------------------
@@ -121,43 +68,29 @@ def test_gradients(activation):
 # ---------------------------------------------------------------------------
 
 def test_forward_with_masks_is_eq_3_with_masked_previous_state():
-    rng = np.random.default_rng(6)
-    d, d_x = 3, 4
-    cell = make_cell(MODEL, d_x, d)
-    params = random_params(cell, rng)
-    forest, vectors, x, index, nodes = chain_case(LENGTHS, d_x, rng)
-    masks = recurrent_masks(cell, forest.n_trees, rng)
-    h, _ = cell.forward(params, forest, x, index, recurrent_masks=masks)
-    plain, _ = cell.forward(params, forest, x, index)
-    for k in range(len(LENGTHS)):
-        expected = rnn_reference.forward(vectors[k], params, "tanh", [masks[0][k]])["out"]
-        np.testing.assert_allclose(h[nodes[k]], expected, rtol=0, atol=1e-12)
+    case = chain_cell_case(MODEL, np.random.default_rng(6), masked=True)
+    masks, nodes = case.masks, case.nodes
+    h, _ = case.forward(masks)
+    plain, _ = case.forward()
+    assert_chains_match(h, nodes, lambda k: rnn_reference.forward(
+        case.vectors[k], case.params, "tanh", [masks[0][k]])["out"])
     np.testing.assert_array_equal(h[nodes[0]], plain[nodes[0]])   # one word: no recurrence
-    ones = [np.ones_like(masks[0])]
-    np.testing.assert_array_equal(cell.forward(params, forest, x, index,
-                                               recurrent_masks=ones)[0], plain)
+    np.testing.assert_array_equal(case.forward([np.ones_like(masks[0])])[0], plain)
 
 
 @pytest.mark.parametrize("activation", ["tanh", "sigmoid", "identity"])
 def test_cell_gradients_with_fixed_masks(activation):
     rng = np.random.default_rng(7)
-    cell = make_cell(MODEL, 4, 3, activation=activation)
-    params = random_params(cell, rng)
-    forest, _, x, index, _ = chain_case(CHECK_LENGTHS, 4, rng)
-    masks = recurrent_masks(cell, forest.n_trees, rng)
-    assert_passes(cell_gradient_errors(cell, params, forest, x, index, masks, rng))
+    case = chain_cell_case(MODEL, rng, CHECK_LENGTHS, activation=activation, masked=True)
+    assert_passes(case.gradient_errors(rng))
 
 
 def test_mask_shape_and_count_are_checked():
-    rng = np.random.default_rng(8)
-    cell = make_cell(MODEL, 4, 3)
-    params = random_params(cell, rng)
-    forest, _, x, index, _ = chain_case((2, 3), 4, rng)
-    masks = recurrent_masks(cell, forest.n_trees, rng)
+    case = chain_cell_case(MODEL, np.random.default_rng(8), (2, 3), masked=True)
     with pytest.raises(ValueError, match="mask"):
-        cell.forward(params, forest, x, index, recurrent_masks=masks + masks)
+        case.forward(case.masks + case.masks)
     with pytest.raises(ValueError, match="mask"):
-        cell.forward(params, forest, x, index, recurrent_masks=[masks[0][:, :2]])
+        case.forward([case.masks[0][:, :2]])
 
 
 # ---------------------------------------------------------------------------
@@ -167,21 +100,18 @@ def test_mask_shape_and_count_are_checked():
 def test_detects_gradient_routed_two_steps_back(monkeypatch):
     """Backward adds eps_h_{t-1}'s share to h_{t-2} instead (every node's
     child replaced by its grandchild): the check must fail."""
-    model, params, forest, options, _ = model_case(MODEL, rnn_reference.forward, "tanh", seed=2)
+    model, params, forest, options, _ = chain_model_case(MODEL, rnn_reference.forward, "tanh",
+                                                         seed=2)
     assert_passes(check_gradients(model, params, forest, **options))
-    backward = model.cell.backward
 
-    def buggy(params_, forest_, cache, d_h, grads):
-        original = forest_.children
-        before = original[:, 0]
+    def grandchildren(forest_):
+        before = forest_.children[:, 0]
         grandchild = np.where(before >= 0, before[np.maximum(before, 0)], -1)
-        forest_.children = np.where(before >= 0, grandchild, -1)[:, None].astype(np.int32)
-        try:
-            return backward(params_, forest_, cache, d_h, grads)
-        finally:
-            forest_.children = original
+        return np.where(before >= 0, grandchild, -1)[:, None].astype(np.int32)
 
-    monkeypatch.setattr(model.cell, "backward", buggy)
+    monkeypatch.setattr(model.cell, "backward", backward_while(
+        model.cell.backward,
+        lambda params_, forest_: replaced(forest_, "children", grandchildren(forest_))))
     errors = check_gradients(model, params, forest, **options)
     assert errors["cell.V"] > TOLERANCE and errors["embedding"] > TOLERANCE
     assert errors["softmax.W"] <= TOLERANCE
@@ -189,25 +119,21 @@ def test_detects_gradient_routed_two_steps_back(monkeypatch):
 
 def test_detects_masks_missing_in_backward(monkeypatch):
     rng = np.random.default_rng(9)
-    cell = make_cell(MODEL, 4, 3)
-    params = random_params(cell, rng)
-    forest, _, x, index, _ = chain_case(CHECK_LENGTHS, 4, rng)
-    masks = recurrent_masks(cell, forest.n_trees, rng)
-    assert_passes(cell_gradient_errors(cell, params, forest, x, index, masks,
-                                       np.random.default_rng(1)))
-    backward = cell.backward
+    case = chain_cell_case(MODEL, rng, CHECK_LENGTHS, masked=True)
+    assert_passes(case.gradient_errors(np.random.default_rng(1)))
+    backward = case.cell.backward
 
     def buggy(params_, forest_, cache, d_h, grads):
         cache.mask = np.ones_like(cache.mask)
         return backward(params_, forest_, cache, d_h, grads)
 
-    monkeypatch.setattr(cell, "backward", buggy)
-    errors = cell_gradient_errors(cell, params, forest, x, index, masks, rng)
+    monkeypatch.setattr(case.cell, "backward", buggy)
+    errors = case.gradient_errors(rng)
     assert errors["V"] > TOLERANCE and errors["x"] > TOLERANCE
 
 
 # ---------------------------------------------------------------------------
-# kernels, activations, what the cell accepts
+# kernels, threads, activations, what the cell accepts
 # ---------------------------------------------------------------------------
 
 def _kernel_cases():
@@ -233,8 +159,7 @@ def _kernel_cases():
     return out
 
 
-@pytest.mark.parametrize("kernel,make_args", _kernel_cases(),
-                         ids=lambda value: getattr(value, "__name__", ""))
+@each_kernel(_kernel_cases())
 def test_kernel_matches_its_python_function(kernel, make_args):
     assert_kernel_matches_python(kernel, make_args)
 
@@ -298,14 +223,12 @@ def test_error_terms_add_up_to_the_parameter_gradients():
     grads = {name: np.zeros_like(value) for name, value in params.items()}
     h, cache = cell.forward(params, forest, x, index, recurrent_masks=masks)
     d_x = cell.backward(params, forest, cache, head.copy(), grads)
-    forward = {term.symbol: term.values for term in cell.forward_terms(forest, cache)}
-    terms = {term.symbol: term.values for term in cell.backward_terms(forest, cache)}
+    forward, terms = shown_terms(cell, forest, cache)
     delta, eps_h = terms["delta"], terms["eps_h"]
     np.testing.assert_array_equal(forward["h"], h)
     np.testing.assert_allclose(h, np.tanh(forward["z"]), rtol=1e-12, atol=1e-15)
-    for k in range(len(lengths)):
-        expected = rnn_reference.forward(vectors[k], params, "tanh", [masks[0][k]])["z"]
-        np.testing.assert_allclose(forward["z"][nodes[k]], expected, rtol=0, atol=1e-12)
+    assert_chains_match(forward["z"], nodes, lambda k: rnn_reference.forward(
+        vectors[k], params, "tanh", [masks[0][k]])["z"])
     np.testing.assert_allclose(delta, eps_h * (1 - h ** 2), rtol=1e-12)
     np.testing.assert_allclose(grads["b"], delta.sum(axis=0), rtol=1e-12)
     np.testing.assert_allclose(grads["V"], forward["h~_{t-1}"].T @ delta, rtol=1e-12)

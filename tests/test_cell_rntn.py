@@ -10,16 +10,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings as hypothesis_settings, strategies as st
 
-from cell_checks import with_swapped_children
+from cell_checks import (assert_gradients_pass, assert_random_trees_pass, backward_gradients,
+                         backward_while, deep_branching_tree, errors_with_backward,
+                         given_random_trees, replaced, shown_terms, with_swapped_children)
 from gradcheck.check import TOLERANCE, assert_passes, check_gradients
 from gradcheck.suite import VOCAB_SIZE, Setting, build_case, random_trees
 from gradcheck.trees import random_binary_tree, random_dependency_tree
 from npcomp.cells import make_cell, rntn
 from npcomp.cells.reference import rntn as rntn_reference
 from npcomp.data.embeddings import Vocabulary
-from npcomp.data.formats import branching_tree
 from npcomp.data.ptb import parse_ptb
 from npcomp.forest import build_forest, node_words
 
@@ -127,14 +127,12 @@ def test_parameter_count():
 # Finite-difference resolution.  Even with the suite's smaller noise on the
 # tensor (each unit sums 4d^2 products c_r c_s), pre-activations of 40-leaf
 # trees can pass 15: the objective is then so curved that the O(h^4)
-# truncation of the difference at h = 1e-3 comes near 1e-6 (measured: the
-# error falls 16-fold when h halves, so it is the difference's, not the
-# gradient's).  The random-tree checks use h = 5e-4.
-STEP = 5e-4
-
-
-tree_shapes = st.tuples(st.integers(0, 2**31 - 1), st.integers(1, 40),
-                        st.sampled_from([0.0, 0.0, 0.25]))
+# truncation of the difference at h = 1e-3 comes near 1e-6, and at 5e-4 can
+# still pass it (measured on a 33-leaf tree with unary nodes and tanh leaves:
+# 2.2e-5, 1.4e-6, 8.5e-8 and 5.3e-9 on W at h = 1e-3, 5e-4, 2.5e-4, 1.25e-4;
+# the error falls 16-fold when h halves, so it is the difference's, not the
+# gradient's).  The random-tree checks use h = 2.5e-4.
+STEP = 2.5e-4
 
 
 @pytest.mark.parametrize("setting", [
@@ -143,26 +141,18 @@ tree_shapes = st.tuples(st.integers(0, 2**31 - 1), st.integers(1, 40),
     Setting("rntn", input_dim=3, supervision="root+leaves", dropout=0.5, l2=0.01),
     Setting("rntn", input_dim=3, supervision="root+leaves", extra=dict(leaf_activation="tanh")),
 ], ids=lambda s: s.describe())
-@hypothesis_settings(max_examples=8)
-@given(shapes=st.lists(tree_shapes, min_size=1, max_size=3))
+@given_random_trees(max_trees=3)
 def test_random_trees(setting, shapes):
-    rng = np.random.default_rng(shapes[0][0])
-    trees = [random_binary_tree(n_leaves, np.random.default_rng(seed), unary_rate=unary)
-             for seed, n_leaves, unary in shapes]
-    model, params, forest, options = build_case(setting, trees, rng)
-    assert_passes(check_gradients(model, params, forest, step=STEP, **options))
+    assert_random_trees_pass(setting, shapes, step=STEP)
 
 
 @pytest.mark.parametrize("direction", ["left", "right"])
 def test_deep_branching_trees(direction):
     """300-leaf trees: 300 levels, no recursion; gradients reach the deepest leaf."""
     rng = np.random.default_rng(7)
-    words = [f"w{k}" for k in rng.integers(0, 10, size=300)]
-    tree = branching_tree(words, direction, root_label=3, leaf_labels=rng.integers(0, 5, 300))
+    tree = deep_branching_tree(direction, rng)
     setting = Setting("rntn", input_dim=3, hidden_dim=3, supervision="root+leaves")
-    model, params, forest, options = build_case(setting, [tree], rng)
-    assert forest.n_levels == 300
-    assert_passes(check_gradients(model, params, forest, **options))
+    assert assert_gradients_pass(setting, [tree], rng).n_levels == 300
 
 
 # ---------------------------------------------------------------------------
@@ -176,9 +166,7 @@ def _case():
 
 
 def _errors_with(monkeypatch, wrapper):
-    model, params, forest, options = _case()
-    monkeypatch.setattr(model.cell, "backward", wrapper(model.cell.backward))
-    return check_gradients(model, params, forest, step=STEP, **options)
+    return errors_with_backward(monkeypatch, _case(), wrapper, step=STEP)
 
 
 def test_unplanted_case_passes():
@@ -189,14 +177,8 @@ def test_unplanted_case_passes():
 def test_detects_forgotten_transpose_term(monkeypatch):
     """Backward uses d(c V^[k] c^T)/dc = c V^[k] instead of c (V^[k] + V^[k]^T)."""
     def wrap(backward):
-        def buggy(params, forest, cache, d_h, grads):
-            symmetrised = rntn._symmetrised
-            rntn._symmetrised = lambda V: V.copy()
-            try:
-                return backward(params, forest, cache, d_h, grads)
-            finally:
-                rntn._symmetrised = symmetrised
-        return buggy
+        return backward_while(backward, lambda params, forest: replaced(
+            rntn, "_symmetrised", lambda V: V.copy()))
     errors = _errors_with(monkeypatch, wrap)
     assert errors["cell.V"] > TOLERANCE and errors["embedding"] > TOLERANCE
     assert errors["softmax.W"] <= TOLERANCE
@@ -270,11 +252,8 @@ def test_error_terms_add_up_to_the_parameter_gradients(leaf_activation):
     assert np.any(forest.n_children == 1)
     h, cache = _cell_forward(model, params, forest)
     head = rng.normal(size=h.shape)
-    cell_params = params.prefixed("cell")
-    grads = {name: np.zeros_like(value) for name, value in cell_params.items()}
-    d_x = model.cell.backward(cell_params, forest, cache, head.copy(), grads)
-    forward = {term.symbol: term.values for term in model.cell.forward_terms(forest, cache)}
-    terms = {term.symbol: term.values for term in model.cell.backward_terms(forest, cache)}
+    grads, d_x = backward_gradients(model.cell, params.prefixed("cell"), forest, cache, head)
+    forward, terms = shown_terms(model.cell, forest, cache)
     leaves, inner = forest.n_leaves, np.arange(forest.n_leaves, forest.n_nodes)
     c, delta = forward["c"][inner], terms["delta"][inner]
     np.testing.assert_allclose(grads["b"], delta.sum(axis=0), rtol=1e-12)

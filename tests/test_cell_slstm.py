@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings as hypothesis_settings, strategies as st
 
-from cell_checks import assert_kernel_matches_python
+from cell_checks import (assert_gradients_pass, assert_kernel_matches_python,
+                         assert_matches_reference, assert_random_trees_pass, deep_branching_tree,
+                         each_kernel, given_random_trees, shown_terms, token_forest)
 from gradcheck.check import TOLERANCE, assert_passes, check_gradients
 from gradcheck.planted import BUGS, planted
 from gradcheck.suite import VOCAB_SIZE, Setting, build_case, settings
@@ -18,7 +19,6 @@ from npcomp.cells import make_cell, slstm
 from npcomp.cells.reference import slstm as slstm_reference
 from npcomp.data.embeddings import Vocabulary
 from npcomp.data.formats import branching_tree
-from npcomp.forest import build_forest, node_words
 
 SETTINGS = settings("slstm")
 VOCABULARY = Vocabulary(f"w{k}" for k in range(VOCAB_SIZE))   # as build_case's
@@ -43,12 +43,8 @@ def test_forward_matches_node_by_node_reference(input_dim):
     words, word_index = np.unique(forest.word[forest.word_nodes()], return_inverse=True)
     cell_params = params.prefixed("cell")
     h, _ = model.cell.forward(cell_params, forest, params["embedding"][words], word_index)
-    for k, tree in enumerate(trees):
-        expected = slstm_reference.forward(
-            tree, params["embedding"][VOCABULARY.encode(tree.tokens)], cell_params)["out"]
-        nodes = np.flatnonzero(forest.tree == k)
-        np.testing.assert_allclose(h[nodes], expected[forest.origin[nodes]], rtol=1e-12,
-                                   atol=1e-12)
+    assert_matches_reference(h, forest, trees, lambda k, tree: slstm_reference.forward(
+        tree, params["embedding"][VOCABULARY.encode(tree.tokens)], cell_params)["out"])
 
 
 @pytest.mark.parametrize("input_dim", [3, 4], ids=["d_x=d", "d_x=4 projected"])
@@ -94,22 +90,13 @@ def test_parameter_count_and_report_blocks():
 # every suite setting is checked by tests/test_gradients.py::test_suite_setting
 
 
-tree_shapes = st.tuples(st.integers(0, 2**31 - 1), st.integers(1, 40),
-                        st.sampled_from([0.0, 0.0, 0.25]))
-
-
 @pytest.mark.parametrize("setting", [
     Setting("slstm", input_dim=3),
     Setting("slstm", input_dim=4, supervision="root+leaves", dropout=0.5, l2=0.01),
 ], ids=lambda s: s.describe())
-@hypothesis_settings(max_examples=8)
-@given(shapes=st.lists(tree_shapes, min_size=1, max_size=1))
+@given_random_trees(max_trees=1)
 def test_random_trees(setting, shapes):
-    rng = np.random.default_rng(shapes[0][0])
-    trees = [random_binary_tree(n_leaves, np.random.default_rng(seed), unary_rate=unary)
-             for seed, n_leaves, unary in shapes]
-    model, params, forest, options = build_case(setting, trees, rng)
-    assert_passes(check_gradients(model, params, forest, **options))
+    assert_random_trees_pass(setting, shapes)
 
 
 @pytest.mark.parametrize("direction", ["left", "right"])
@@ -123,13 +110,10 @@ def test_deep_branching_trees(direction):
     (measured at d = 3: 1.8e-6 on W.ci.L, left-branching); a step of 3e-4
     resolves them to ~1e-7."""
     rng = np.random.default_rng(7)
-    words = [f"w{k}" for k in rng.integers(0, 5, size=300)]
-    tree = branching_tree(words, direction, root_label=3, leaf_labels=rng.integers(0, 5, 300))
     # d = 2 and five distinct words keep the 300-level check to ~70 parameters
+    tree = deep_branching_tree(direction, rng, vocabulary=5)
     setting = Setting("slstm", input_dim=2, hidden_dim=2, supervision="root+leaves")
-    model, params, forest, options = build_case(setting, [tree], rng)
-    assert forest.n_levels == 300
-    assert_passes(check_gradients(model, params, forest, step=3e-4, **options))
+    assert assert_gradients_pass(setting, [tree], rng, step=3e-4).n_levels == 300
 
 
 @pytest.mark.parametrize("input_dim", [3, 4], ids=["d_x=d", "d_x=4 projected"])
@@ -232,8 +216,7 @@ def test_detects_left_peephole_share_dropped():
 def _kernel_cases():
     rng = np.random.default_rng(9)
     trees = [random_binary_tree(n, rng, unary_rate=0.3) for n in (5, 8, 1)]
-    forest = build_forest(trees, [node_words(t, np.arange(len(t.tokens), dtype=np.int32))
-                                  for t in trees])
+    forest = token_forest(trees, shared_words=True)
     children = levels.binary_children(forest)
     d, n, pad = 3, forest.n_nodes, slstm.ROW_PAD
     start, stop = int(forest.level_ptr[1]), int(forest.level_ptr[-1])
@@ -254,15 +237,13 @@ def _kernel_cases():
     ]
 
 
-@pytest.mark.parametrize("kernel,make_args", _kernel_cases(),
-                         ids=lambda value: getattr(value, "__name__", ""))
+@each_kernel(_kernel_cases())
 def test_kernel_matches_python_version(kernel, make_args):
     assert_kernel_matches_python(kernel, make_args, rtol=1e-13, atol=1e-15)
 
 
 def _forest(trees):
-    return build_forest(trees, [node_words(t, np.arange(len(t.tokens), dtype=np.int32))
-                                for t in trees])
+    return token_forest(trees, shared_words=True)
 
 
 def test_check_forest_rejects_what_the_cell_cannot_compose():
@@ -295,8 +276,7 @@ def test_error_terms_add_up_to_the_parameter_gradients(input_dim):
     grads = params.zeros_like().prefixed("cell")
     d_x = cell.backward(cell_params, forest, cache, np.random.default_rng(2).normal(size=h.shape),
                         grads)
-    back = {term.symbol: term.values for term in cell.backward_terms(forest, cache)}
-    forward = {term.symbol: term.values for term in cell.forward_terms(forest, cache)}
+    forward, back = shown_terms(cell, forest, cache)
     inner = slice(forest.n_leaves, forest.n_nodes)
     deltas = np.hstack([back[f"delta_{gate}"][inner] for gate in slstm.GATES])
     assert not np.isnan(deltas).any() and np.isnan(back["delta_o"][:forest.n_leaves]).all()

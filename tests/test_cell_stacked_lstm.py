@@ -10,15 +10,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from cell_checks import backward_gradients, random_params, shown_terms, without_masks_in_backward
+from chain_checks import (CHECK_LENGTHS, LENGTHS, assert_chains_match, chain_case, chain_cell_case,
+                          lstm_deltas)
 from gradcheck.check import TOLERANCE, assert_passes
 from gradcheck.suite import Setting, run_setting
 from npcomp.cells import make_cell
 from npcomp.cells.reference import bilstm2 as bilstm2_reference
 from npcomp.cells.reference import lstm as lstm_reference
 from npcomp.cells.reference import lstm2 as lstm2_reference
-from test_cell_bilstm import lstm_deltas
-from test_cell_lstm import (CHECK_LENGTHS, LENGTHS, cell_gradient_errors, chain_case,
-                            random_params, recurrent_masks, without_masks_in_backward)
 
 D, D_X = 3, 4
 BIDIRECTIONAL = [("bilstm2", False), ("bilstm2", True)]
@@ -42,17 +42,14 @@ def reference(model, untied, params, vectors, masks):
 @pytest.mark.parametrize("masked", [False, True], ids=["no-dropout", "recurrent-dropout"])
 @pytest.mark.parametrize("model, untied", CASES, ids=IDS)
 def test_forward_is_eq_1_stacked(model, untied, masked):
-    rng = np.random.default_rng(31)
-    cell = _make(model, untied)
-    params = random_params(cell, rng)
-    forest, vectors, x, index, nodes = chain_case(LENGTHS, D_X, rng)
-    masks = recurrent_masks(cell, forest.n_trees, rng) if masked else None
-    out, _ = cell.forward(params, forest, x, index, recurrent_masks=masks)
-    assert out.shape == (forest.n_nodes, cell.output_dim)
-    for k in range(len(LENGTHS)):
-        rows = None if masks is None else [mask[k] for mask in masks]
-        np.testing.assert_allclose(out[nodes[k]], reference(model, untied, params, vectors[k],
-                                                            rows), rtol=0, atol=1e-12)
+    case = chain_cell_case(model, np.random.default_rng(31), input_dim=D_X, hidden_dim=D,
+                           untied=untied, masked=masked)
+    masks = case.masks
+    out, _ = case.forward(masks)
+    assert out.shape == (case.forest.n_nodes, case.cell.output_dim)
+    assert_chains_match(out, case.nodes, lambda k: reference(
+        model, untied, case.params, case.vectors[k],
+        None if masks is None else [mask[k] for mask in masks]))
 
 
 def test_parameter_names_and_shapes():
@@ -89,12 +86,9 @@ SMALL = dict(input_dim=3, hidden_dim=2)
 
 
 def _small_case(model, untied, seed):
-    """(cell, params, forest, x, word_index, masks) for a cell-level check."""
+    """A masked ``ChainCase`` for a cell-level check, and the rng it was drawn from."""
     rng = np.random.default_rng(seed)
-    cell = make_cell(model, SMALL["input_dim"], SMALL["hidden_dim"], untied=untied)
-    params = random_params(cell, rng)
-    forest, _, x, index, _ = chain_case(CHECK_LENGTHS, SMALL["input_dim"], rng)
-    return cell, params, forest, x, index, recurrent_masks(cell, forest.n_trees, rng), rng
+    return chain_cell_case(model, rng, CHECK_LENGTHS, untied=untied, masked=True, **SMALL), rng
 
 
 @pytest.mark.parametrize("supervision", ["all", "root"])
@@ -106,18 +100,18 @@ def test_gradients(model, untied, supervision):
 
 @pytest.mark.parametrize("model, untied", CASES, ids=IDS)
 def test_gradients_with_fixed_masks(model, untied):
-    cell, params, forest, x, index, masks, rng = _small_case(model, untied, 32)
-    errors = cell_gradient_errors(cell, params, forest, x, index, masks, rng)
-    assert set(errors) == {name for name, _ in cell.parameter_shapes()} | {"x"}
+    case, rng = _small_case(model, untied, 32)
+    errors = case.gradient_errors(rng)
+    assert set(errors) == {name for name, _ in case.cell.parameter_shapes()} | {"x"}
     assert_passes(errors)
 
 
 @pytest.mark.parametrize("model, untied", CASES, ids=IDS)
 def test_detects_masks_missing_in_backward(model, untied, monkeypatch):
-    cell, params, forest, x, index, masks, rng = _small_case(model, untied, 33)
-    monkeypatch.setattr(cell, "backward", without_masks_in_backward(cell.backward))
+    case, rng = _small_case(model, untied, 33)
+    monkeypatch.setattr(case.cell, "backward", without_masks_in_backward(case.cell.backward))
     names = ("W_2", "W", "x") + (("W_2_backward", "W_backward") if untied else ())
-    errors = cell_gradient_errors(cell, params, forest, x, index, masks, rng, names)
+    errors = case.gradient_errors(rng, names)
     # layer 2's unmasked eps_h2_{t-1} already spoils its own W_2, and all below it
     assert all(errors[name] > TOLERANCE for name in names)
 
@@ -138,10 +132,9 @@ def _zero_layer_2_input_gradient(stack, monkeypatch, on_forest=lambda forest: Tr
 
 def test_detects_layer_2_input_gradient_not_passed_down(monkeypatch):
     """lstm2: layer 1 and the inputs learn nothing, and the check must say so."""
-    cell, params, forest, x, index, masks, rng = _small_case("lstm2", None, 34)
-    _zero_layer_2_input_gradient(cell, monkeypatch)
-    errors = cell_gradient_errors(cell, params, forest, x, index, masks, rng,
-                                  names=("W", "U", "b", "x", "W_2"))
+    case, rng = _small_case("lstm2", None, 34)
+    _zero_layer_2_input_gradient(case.cell, monkeypatch)
+    errors = case.gradient_errors(rng, names=("W", "U", "b", "x", "W_2"))
     assert min(errors["W"], errors["U"], errors["b"], errors["x"]) > TOLERANCE
     assert errors["W_2"] <= TOLERANCE   # layer 2 itself is still right
 
@@ -152,14 +145,13 @@ def test_detects_backward_stack_layer_2_input_gradient_not_passed_down(untied, m
     layer 2's input gradient.  Layer 1's weights (shared, or the backward
     stack's own when untied) and the inputs must fail; layer 2 and, untied,
     the forward stack stay right."""
-    cell, params, forest, x, index, masks, rng = _small_case("bilstm2", untied, 34)
-    _zero_layer_2_input_gradient(cell.direction, monkeypatch,
-                                 on_forest=lambda forest_: forest_ is not forest)
+    case, rng = _small_case("bilstm2", untied, 34)
+    _zero_layer_2_input_gradient(case.cell.direction, monkeypatch,
+                                 on_forest=lambda forest_: forest_ is not case.forest)
     tag = "_backward" if untied else ""
     wrong = ("W" + tag, "U" + tag, "b" + tag, "x")
     right = ("W_2", "W_2" + tag) + (("W", "U", "b") if untied else ())
-    errors = cell_gradient_errors(cell, params, forest, x, index, masks, rng,
-                                  names=wrong + right)
+    errors = case.gradient_errors(rng, names=wrong + right)
     assert all(errors[name] > TOLERANCE for name in wrong), errors
     assert all(errors[name] <= TOLERANCE for name in right), errors
 
@@ -207,13 +199,11 @@ def test_error_terms_add_up_to_the_gradients(model, untied):
     (the next step: the next word forwards, the previous one backwards).  The
     forward's layer-2 h is the output."""
     rng = np.random.default_rng(34)
-    cell = _make(model, untied)
-    params = random_params(cell, rng)
-    forest, _, x, index, _ = chain_case(LENGTHS, D_X, rng)
-    out, cache = cell.forward(params, forest, x, index)
-    grads = {name: np.zeros_like(value) for name, value in params.items()}
-    d_words = cell.backward(params, forest, cache, rng.normal(size=out.shape), grads)
-    terms = {term.symbol: term.values for term in cell.backward_terms(forest, cache)}
+    case = chain_cell_case(model, rng, input_dim=D_X, hidden_dim=D, untied=untied)
+    cell, params, forest, index = case.cell, case.params, case.forest, case.index
+    out, cache = case.forward()
+    grads, d_words = backward_gradients(cell, params, forest, cache, rng.normal(size=out.shape))
+    forward, terms = shown_terms(cell, forest, cache)
     if model == "lstm2":
         directions = [("", "", forest.parent)]
     else:
@@ -236,7 +226,6 @@ def test_error_terms_add_up_to_the_gradients(model, untied):
         if name.startswith("b"):
             np.testing.assert_allclose(grads[name], expected[name], rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(d_words, expected_words, rtol=1e-12, atol=1e-12)
-    forward = {term.symbol: term.values for term in cell.forward_terms(forest, cache)}
     if model == "lstm2":
         np.testing.assert_array_equal(forward["h2"], out)
     else:

@@ -8,14 +8,16 @@ import numpy as np
 import pytest
 from hypothesis import given, settings as hypothesis_settings, strategies as st
 
-from cell_checks import assert_kernel_matches_python
+from cell_checks import (assert_gradients_pass, assert_kernel_matches_python,
+                         assert_matches_reference, backward_gradients, deep_branching_tree,
+                         each_kernel, errors_with_backward, random_params, shown_terms)
 from gradcheck.check import TOLERANCE, assert_passes, check_gradients
 from gradcheck.suite import Setting, build_case, random_trees, settings
 from gradcheck.trees import random_binary_tree, random_dependency_tree, random_dependency_trees
 from npcomp.cells import make_cell, treelstm_childsum
 from npcomp.cells.reference import lstm as lstm_reference
 from npcomp.cells.reference import treelstm_childsum as childsum_reference
-from npcomp.data.formats import branching_tree, chain_tree
+from npcomp.data.formats import chain_tree
 from npcomp.forest import build_forest, node_words
 
 MODEL = "treelstm-childsum"
@@ -48,10 +50,6 @@ def _mixed_trees(seed=5):
     return trees
 
 
-def _random_params(cell, rng, scale=0.7):
-    return {name: rng.normal(0, scale, shape) for name, shape in cell.parameter_shapes()}
-
-
 @pytest.mark.parametrize("output_gate", [True, False], ids=["o", "no-o"])
 @pytest.mark.parametrize("dtype,tolerance", [(np.float64, 1e-12), (np.float32, 2e-6)])
 def test_forward_matches_plain_numpy(dtype, tolerance, output_gate):
@@ -59,7 +57,7 @@ def test_forward_matches_plain_numpy(dtype, tolerance, output_gate):
     rng = np.random.default_rng(3)
     d, d_x = 5, 4
     cell = treelstm_childsum.TreeLSTMChildSum(d_x, d, output_gate=output_gate)
-    params = _random_params(cell, rng)
+    params = random_params(cell, rng)
     embedding = rng.normal(size=(VOCAB, d_x))
     words = [_word_ids(t) for t in trees]
     forest = build_forest(trees, words)
@@ -68,12 +66,9 @@ def test_forward_matches_plain_numpy(dtype, tolerance, output_gate):
     x, word_index = _forest_inputs(forest, embedding, dtype)
     h, _ = cell.forward({k: v.astype(dtype) for k, v in params.items()}, forest, x, word_index)
     assert h.dtype == dtype
-    for k, tree in enumerate(trees):
-        x = embedding[[int(t[1:]) for t in tree.tokens]]   # _word_ids' ids per token
-        expected = childsum_reference.forward(tree, x, params, output_gate)["out"]
-        nodes = np.flatnonzero(forest.tree == k)
-        np.testing.assert_allclose(h[nodes], expected[forest.origin[nodes]],
-                                   rtol=tolerance, atol=tolerance)
+    assert_matches_reference(h, forest, trees, lambda k, tree: childsum_reference.forward(
+        tree, embedding[[int(t[1:]) for t in tree.tokens]],   # _word_ids' ids per token
+        params, output_gate)["out"], rtol=tolerance, atol=tolerance)
 
 
 @pytest.mark.parametrize("model", ["treelstm-childsum", "treelstm-nary"])
@@ -84,7 +79,7 @@ def test_chain_equals_chain_lstm(model):
     the N-ary cell (N = 1, words at inner nodes) takes them as they are."""
     rng = np.random.default_rng(21)
     d, d_x = 4, 3
-    childsum = _random_params(treelstm_childsum.TreeLSTMChildSum(d_x, d), rng)
+    childsum = random_params(treelstm_childsum.TreeLSTMChildSum(d_x, d), rng)
     chain = {"W": childsum["W"], "U": np.concatenate([childsum["U"], childsum["U_f"]], 1),
              "b": childsum["b"]}
     if model == "treelstm-childsum":
@@ -101,11 +96,8 @@ def test_chain_equals_chain_lstm(model):
     cell.check_forest(forest)
     x, word_index = _forest_inputs(forest, embedding, np.float64)
     h, _ = cell.forward(params, forest, x, word_index)
-    for k, sentence in enumerate(sentences):
-        nodes = np.flatnonzero(forest.tree == k)
-        expected = lstm_reference.forward(embedding[sentence], chain)["out"]
-        np.testing.assert_allclose(h[nodes], expected[forest.origin[nodes]], rtol=1e-12,
-                                   atol=1e-12)
+    assert_matches_reference(h, forest, trees, lambda k, tree: lstm_reference.forward(
+        embedding[sentences[k]], chain)["out"])
 
 
 def test_float32_gradient_close_to_float64():
@@ -157,11 +149,9 @@ dependency_shapes = st.lists(st.tuples(st.integers(0, 2**31 - 1), st.integers(1,
 @hypothesis_settings(max_examples=8)
 @given(shapes=dependency_shapes)
 def test_random_dependency_trees(setting, shapes):
-    rng = np.random.default_rng(shapes[0][0])
     trees = [random_dependency_tree(n_words, np.random.default_rng(seed), max_children=8)
              for seed, n_words in shapes]
-    model, params, forest, options = build_case(setting, trees, rng)
-    assert_passes(check_gradients(model, params, forest, **options))
+    assert_gradients_pass(setting, trees, np.random.default_rng(shapes[0][0]))
 
 
 @pytest.mark.parametrize("direction", ["left", "right"])
@@ -169,12 +159,9 @@ def test_deep_branching_trees(direction):
     """300-leaf trees (no word at inner nodes): 300 levels, no recursion.
     (d = d_x = 2 keeps the 300-level finite differences affordable.)"""
     rng = np.random.default_rng(7)
-    words = [f"w{k}" for k in rng.integers(0, VOCAB, size=300)]
-    tree = branching_tree(words, direction, root_label=3, leaf_labels=rng.integers(0, 5, 300))
+    tree = deep_branching_tree(direction, rng, vocabulary=VOCAB)
     setting = Setting(MODEL, input_dim=2, hidden_dim=2, supervision="root+leaves")
-    model, params, forest, options = build_case(setting, [tree], rng)
-    assert forest.n_levels == 300
-    assert_passes(check_gradients(model, params, forest, **options))
+    assert assert_gradients_pass(setting, [tree], rng).n_levels == 300
 
 
 # ---------------------------------------------------------------------------
@@ -188,9 +175,7 @@ def _case():
 
 
 def _errors_with(monkeypatch, wrapper):
-    model, params, forest, options = _case()
-    monkeypatch.setattr(model.cell, "backward", wrapper(model.cell.backward))
-    return check_gradients(model, params, forest, **options)
+    return errors_with_backward(monkeypatch, _case(), wrapper)
 
 
 def test_unplanted_case_passes():
@@ -291,8 +276,7 @@ def _kernel_cases():
     ]
 
 
-@pytest.mark.parametrize("kernel,make_args", _kernel_cases(),
-                         ids=lambda value: getattr(value, "__name__", ""))
+@each_kernel(_kernel_cases())
 def test_kernel_matches_its_python_function(kernel, make_args):
     assert_kernel_matches_python(kernel, make_args)
 
@@ -319,14 +303,12 @@ def test_error_terms_add_up_to_the_parameter_gradients():
     trees = _mixed_trees()
     rng = np.random.default_rng(8)
     cell = treelstm_childsum.TreeLSTMChildSum(4, 3)
-    params = _random_params(cell, rng)
+    params = random_params(cell, rng)
     forest = build_forest(trees, [_word_ids(t) for t in trees])
     x, word_index = _forest_inputs(forest, rng.normal(size=(VOCAB, 4)), np.float64)
     h, cache = cell.forward(params, forest, x, word_index)
-    grads = {name: np.zeros_like(value) for name, value in params.items()}
-    cell.backward(params, forest, cache, rng.normal(size=h.shape), grads)
-    back = {term.symbol: np.nan_to_num(term.values) for term in cell.backward_terms(forest, cache)}
-    forward = {term.symbol: term.values for term in cell.forward_terms(forest, cache)}
+    grads, _ = backward_gradients(cell, params, forest, cache, rng.normal(size=h.shape))
+    forward, back = shown_terms(cell, forest, cache, nan_as_zero=True)
     gates = np.hstack([back["delta_i"], back["delta_o"], back["delta_u"]])
     np.testing.assert_allclose(grads["b"], np.concatenate([gates.sum(0), back["delta_f"].sum(0)]),
                                rtol=1e-12, atol=1e-12)

@@ -10,29 +10,21 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from cell_checks import (assert_matches_reference, backward_gradients, random_params, shown_terms,
+                         token_forest)
 from gradcheck.trees import random_binary_tree, random_dependency_tree
 from npcomp.cells import make_cell
 from npcomp.cells.reference import treelstm_nary as nary_reference
-from npcomp.forest import build_forest, node_words
 
 
 def _forward(cell, params, trees, vectors, masks=None):
     """The cell's forward over ``trees``, token t of tree k reading
     ``vectors[k][t]``.  Returns (forest, h)."""
-    offsets = np.cumsum([0] + [len(t.tokens) for t in trees])
-    forest = build_forest(trees, [node_words(t, np.arange(len(t.tokens), dtype=np.int32)
-                                             + offsets[k]) for k, t in enumerate(trees)])
+    forest = token_forest(trees)
     cell.check_forest(forest)
     index = forest.word[forest.word_nodes()]
     h, _ = cell.forward(params, forest, np.concatenate(vectors), index, recurrent_masks=masks)
     return forest, h
-
-
-def _compare(forest, h, trees, expected):
-    for k, tree in enumerate(trees):
-        nodes = np.flatnonzero(forest.tree == k)
-        np.testing.assert_allclose(h[nodes], expected(k, tree)[forest.origin[nodes]],
-                                   rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("masked", [False, True], ids=["no-dropout", "recurrent-dropout"])
@@ -41,13 +33,13 @@ def test_binary_trees_match_the_reference(output_gate, masked):
     rng = np.random.default_rng(17)
     d, d_x = 3, 4
     cell = make_cell("treelstm-nary", d_x, d, output_gate=output_gate)
-    params = {name: rng.normal(0, 0.7, shape) for name, shape in cell.parameter_shapes()}
+    params = random_params(cell, rng)
     trees = [random_binary_tree(n, rng, unary_rate=0.25) for n in (1, 6, 11, 3)]
     vectors = [rng.normal(size=(len(t.tokens), d_x)) for t in trees]
     masks = [(rng.random((len(trees), d)) >= 0.4) / 0.6] if masked else None
     forest, h = _forward(cell, params, trees, vectors, masks)
     assert np.any(forest.n_children == 1) and np.any(forest.n_children == 2)
-    _compare(forest, h, trees, lambda k, tree: nary_reference.forward(
+    assert_matches_reference(h, forest, trees, lambda k, tree: nary_reference.forward(
         tree, vectors[k], params, output_gate=output_gate,
         masks=None if masks is None else [masks[0][k]])["out"])
 
@@ -56,12 +48,12 @@ def test_three_children_and_inner_inputs_match_the_reference():
     rng = np.random.default_rng(18)
     d, d_x, arity = 3, 2, 3
     cell = make_cell("treelstm-nary", d_x, d, arity=arity, inner_inputs=True)
-    params = {name: rng.normal(0, 0.7, shape) for name, shape in cell.parameter_shapes()}
+    params = random_params(cell, rng)
     trees = [random_dependency_tree(n, rng, max_children=arity) for n in (1, 5, 12)]
     vectors = [rng.normal(size=(len(t.tokens), d_x)) for t in trees]
     forest, h = _forward(cell, params, trees, vectors)
     assert forest.n_children.max() == arity and np.any(forest.n_children == 1)
-    _compare(forest, h, trees, lambda k, tree: nary_reference.forward(
+    assert_matches_reference(h, forest, trees, lambda k, tree: nary_reference.forward(
         tree, vectors[k], params, arity=arity, inner_inputs=True)["out"])
 
 
@@ -70,7 +62,7 @@ def test_reference_quantities_follow_eqs_13_and_14():
     sum_l f_l c_l, h = o tanh(c), and no forget gates at the leaves."""
     rng = np.random.default_rng(19)
     cell = make_cell("treelstm-nary", 3, 3)
-    params = {name: rng.normal(0, 0.7, shape) for name, shape in cell.parameter_shapes()}
+    params = random_params(cell, rng)
     tree = random_binary_tree(7, rng, unary_rate=0.3)
     q = nary_reference.forward(tree, rng.normal(size=(7, 3)), params)
     np.testing.assert_allclose(q["h"], q["o"] * np.tanh(q["c"]), rtol=0, atol=1e-15)
@@ -90,18 +82,16 @@ def test_error_terms_add_up_to_the_parameter_gradients(arity):
     trees = [random_dependency_tree(7, rng, max_children=arity) for _ in range(3)]
     cell = make_cell("treelstm-nary", input_dim=4, hidden_dim=3, arity=arity,
                      inner_inputs=True)
-    params = {name: rng.normal(0, 0.5, shape) for name, shape in cell.parameter_shapes()}
+    params = random_params(cell, rng, 0.5)
     vectors = [rng.normal(size=(len(t.tokens), 4)) for t in trees]
     forest, h = _forward(cell, params, trees, vectors)
     index = forest.word[forest.word_nodes()]
     _, cache = cell.forward(params, forest, np.concatenate(vectors), index)
-    grads = {name: np.zeros_like(value) for name, value in params.items()}
-    cell.backward(params, forest, cache, rng.normal(size=h.shape), grads)
-    terms = {term.symbol: np.nan_to_num(term.values) for term in cell.backward_terms(forest, cache)}
+    grads, _ = backward_gradients(cell, params, forest, cache, rng.normal(size=h.shape))
+    forward, terms = shown_terms(cell, forest, cache, nan_as_zero=True)
     forget = [symbol for symbol in terms if symbol.startswith("delta_f")]
     assert len(forget) == arity
     expected_b = np.concatenate([terms["delta_i"].sum(0), terms["delta_o"].sum(0),
                                  terms["delta_u"].sum(0), sum(terms[f].sum(0) for f in forget)])
     np.testing.assert_allclose(grads["b"], expected_b, rtol=1e-12, atol=1e-12)
-    forward = {term.symbol: term.values for term in cell.forward_terms(forest, cache)}
     np.testing.assert_array_equal(forward["h"], h)

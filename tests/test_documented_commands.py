@@ -1,7 +1,8 @@
 """Every `npcomp train` command printed in README.md, docs/RESULTS.md and the
 reproduced tables' reports (docs/results/*.md) is one the command line
 accepts: its options exist, take the values shown, and apply to the model
-named.  Commands abbreviated with "..." or naming the model or task
+named (the example files a document prints are written where its commands
+read them, --train FILE).  Commands abbreviated with "..." or naming the model or task
 by a placeholder are left out; placeholders for a seed, rate or directory get a
 value.  Nothing trains: each command is built into its run configuration only."""
 import re
@@ -55,12 +56,22 @@ CASES = [(name, command) for name in DOCUMENTS
 def test_the_documents_print_commands():
     """The extraction finds the commands (a broken pattern would pass every case)."""
     assert sum(case[0] == "README.md" for case in CASES) >= 10
+    assert any("--train " in command for name, command in CASES if name == "README.md")
     for name in DOCUMENTS[2:]:   # a report prints one command per setting
         assert sum(case[0] == name for case in CASES) >= 1, name
 
 
+def example_files(text: str) -> dict:
+    """The files a document prints as examples (a fenced block named by its
+    file: ```reviews.tsv), which its commands read (--train FILE)."""
+    return dict(re.findall(r"^```([\w.-]+\.\w+)\n(.*?)^```", text, re.DOTALL | re.MULTILINE))
+
+
 @pytest.mark.parametrize("document,command", CASES)
-def test_documented_command_is_accepted(document, command, monkeypatch):
+def test_documented_command_is_accepted(document, command, monkeypatch, tmp_path):
+    for name, text in example_files((REPO_ROOT / document).read_text()).items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(npcomp.training.run_config, "vectors_file", lambda data_dir, name: Path(name))
     monkeypatch.setattr(npcomp.training.run_config, "_default_vectors",
                         lambda data_dir, name: Path(name))

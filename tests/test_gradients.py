@@ -11,11 +11,14 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, settings as hypothesis_settings, strategies as st
 
-from cell_checks import with_swapped_children
+from cell_checks import (assert_gradients_pass, assert_random_trees_pass, backward_while,
+                         deep_branching_tree, errors_with_backward, given_random_trees, replaced,
+                         with_swapped_children)
 from gradcheck.check import TOLERANCE, assert_passes, check_gradients
 from gradcheck.suite import CHECKED_MODELS, Setting, build_case, run_setting, settings
 from gradcheck.trees import random_binary_tree
-from npcomp.data.formats import branching_tree, chain_tree
+from npcomp.cells.kernels.activations import activation_code
+from npcomp.data.formats import chain_tree
 
 ALL_SETTINGS = [(model, setting) for model in CHECKED_MODELS for setting in settings(model)]
 
@@ -24,10 +27,6 @@ ALL_SETTINGS = [(model, setting) for model in CHECKED_MODELS for setting in sett
                          ids=[f"{m}-{s.describe()}" for m, s in ALL_SETTINGS])
 def test_suite_setting(model, setting):
     assert_passes(run_setting(setting, seed=3))
-
-
-tree_shapes = st.tuples(st.integers(0, 2**31 - 1), st.integers(1, 40),
-                        st.sampled_from([0.0, 0.0, 0.25]))
 
 
 @pytest.mark.parametrize("setting", [
@@ -42,14 +41,9 @@ tree_shapes = st.tuples(st.integers(0, 2**31 - 1), st.integers(1, 40),
             supervision="root"),
     Setting("mean-vectors", input_dim=4, hidden_dim=4, supervision="root+leaves"),
 ], ids=lambda s: f"{s.model}-{s.describe()}")
-@hypothesis_settings(max_examples=12)
-@given(shapes=st.lists(tree_shapes, min_size=1, max_size=3))
+@given_random_trees(max_trees=3, examples=12)
 def test_random_trees(setting, shapes):
-    rng = np.random.default_rng(shapes[0][0])
-    trees = [random_binary_tree(n_leaves, np.random.default_rng(seed), unary_rate=unary)
-             for seed, n_leaves, unary in shapes]
-    model, params, forest, options = build_case(setting, trees, rng)
-    assert_passes(check_gradients(model, params, forest, **options))
+    assert_random_trees_pass(setting, shapes)
 
 
 @pytest.mark.parametrize("model, trees", [("treelstm-childsum", "dependency"),
@@ -62,7 +56,6 @@ def test_random_sentence_pairs(model, trees, seed, sizes):
     sentences of 1..15 words: random shapes, single words, unequal lengths
     (the pairs are sentence k with sentence half + k)."""
     from gradcheck.trees import random_dependency_tree
-    from npcomp.data.formats import chain_tree
     rng = np.random.default_rng(seed)
     if trees == "dependency":
         sentences = [random_dependency_tree(n, rng, vocab_size=10) for n in sizes]
@@ -85,12 +78,9 @@ def test_random_sentence_pairs(model, trees, seed, sizes):
 def test_deep_branching_trees(model, direction):
     """300-leaf trees: 300 levels, no recursion; gradients reach the deepest leaf."""
     rng = np.random.default_rng(7)
-    words = [f"w{k}" for k in rng.integers(0, 10, size=300)]
-    tree = branching_tree(words, direction, root_label=3, leaf_labels=rng.integers(0, 5, 300))
+    tree = deep_branching_tree(direction, rng)
     setting = Setting(model, input_dim=3, hidden_dim=3, supervision="root+leaves")
-    model_, params, forest, options = build_case(setting, [tree], rng)
-    assert forest.n_levels == 300
-    assert_passes(check_gradients(model_, params, forest, **options))
+    assert assert_gradients_pass(setting, [tree], rng).n_levels == 300
 
 
 def test_long_chain():
@@ -100,9 +90,7 @@ def test_long_chain():
     labels = np.full(200, -1)
     labels[[0, 99, 199]] = rng.integers(0, 5, size=3)
     tree = chain_tree(words, labels)
-    model_, params, forest, options = build_case(Setting("lstm", trees="chain"), [tree], rng)
-    assert forest.n_levels == 200
-    assert_passes(check_gradients(model_, params, forest, **options))
+    assert assert_gradients_pass(Setting("lstm", trees="chain"), [tree], rng).n_levels == 200
 
 
 # ---------------------------------------------------------------------------
@@ -116,10 +104,7 @@ def _case(model="treelstm-nary", **options):
 
 
 def _errors_with(monkeypatch, cell_method_wrapper, model="treelstm-nary", **options):
-    model_, params, forest, loss_options = _case(model, **options)
-    original = model_.cell.backward
-    monkeypatch.setattr(model_.cell, "backward", cell_method_wrapper(original))
-    return check_gradients(model_, params, forest, **loss_options)
+    return errors_with_backward(monkeypatch, _case(model, **options), cell_method_wrapper)
 
 
 def test_unplanted_case_passes():
@@ -162,16 +147,8 @@ def test_detects_swapped_children(monkeypatch):
 def test_detects_wrong_activation_derivative(monkeypatch):
     """recnn backward using tanh' for a sigmoid network."""
     def wrap(backward):
-        def buggy(params, forest, cache, d_h, grads):
-            from npcomp.cells.kernels.activations import activation_code
-            self_cell = backward.__self__
-            code = self_cell.code
-            self_cell.code = activation_code("tanh")
-            try:
-                return backward(params, forest, cache, d_h, grads)
-            finally:
-                self_cell.code = code
-        return buggy
+        return backward_while(backward, lambda params, forest: replaced(
+            backward.__self__, "code", activation_code("tanh")))
     errors = _errors_with(monkeypatch, wrap, model="recnn", input_dim=3, hidden_dim=3,
                           activation="sigmoid")
     assert errors["cell.W"] > TOLERANCE

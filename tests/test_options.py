@@ -10,7 +10,8 @@ from npcomp.cli import build_parser, main, train_config
 from npcomp.training.configuration import read
 from npcomp.data.errors import ConfigError
 from npcomp.training.defaults import COMMON, SHARED, defaults_for, with_defaults
-from npcomp.training.options import OPTIONS, PAPER, OptionFormError, command_line, form
+from npcomp.training.options import (OPTIONS, PAPER, RESUMABLE, OptionFormError, command_line,
+                                     form)
 from npcomp.training.run_config import build_config
 
 
@@ -71,10 +72,13 @@ def test_every_range_is_checked_with_its_message(name):
 def test_the_shared_defaults_are_the_tables():
     assert all(OPTIONS[name].default is not PAPER for name in SHARED)
     assert COMMON == {name: OPTIONS[name].default for name in SHARED}
-    # every option of a value every run shares is a shared setting or one a run records
+    # every option of a value every run shares is a shared setting or one a run
+    # records; how a user's files are split is the file runs' alone
     valued = {name for name, option in OPTIONS.items()
               if option.default is not PAPER and option.default is not None}
-    assert valued - set(SHARED) == {"model", "task", "train_eval"}
+    assert valued - set(SHARED) == {"model", "task", "train_eval", "dev_fraction", "data_seed"}
+    assert all(OPTIONS[name].tasks == ("files", "file-pairs")
+               for name in ("dev_fraction", "data_seed"))
 
 
 @pytest.mark.parametrize("model, task", [
@@ -101,8 +105,10 @@ def test_a_configuration_saved_before_an_option_existed_reads_as_its_default():
 def test_the_resumable_options_are_the_tables(tmp_path, capsys):
     from npcomp.training.checkpoints import resumed_config
     saved = build_config("lstm", "synthetic", {"epochs": 2})
+    # the resumable options a synthetic run has (a user's files are a file run's)
     changes = {name: saved[name] if name != "epochs" else 5
-               for name, option in OPTIONS.items() if option.resumable}
+               for name, option in OPTIONS.items() if option.resumable and name in saved}
+    assert set(changes) == set(RESUMABLE) - {"train", "dev", "test"}
     assert resumed_config(saved, changes)["epochs"] == 5
     with pytest.raises(ConfigError, match="it cannot take lr 0.5"):
         resumed_config(saved, {"lr": 0.5})
@@ -132,11 +138,8 @@ def test_a_bare_command_trains_the_tables_default_model_and_task(capsys):
 def test_the_table_and_the_parsers_load_no_numpy():
     """The command line reads its options before --threads sets the BLAS and
     numba thread counts: neither loads before the arguments are parsed."""
-    import subprocess
-    import sys
-    probe = ("import sys, npcomp.training.options, npcomp.training.configuration, npcomp.cli; "
-             "npcomp.cli.build_parser().parse_args(['sweep', '--out', 'x', '--lr', '0.1']); "
-             "print(sorted(m for m in ('numpy', 'numba') if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                         check=True).stdout
-    assert out.strip() == "[]"
+    from conftest import modules_loaded_by
+    assert modules_loaded_by(
+        "import npcomp.training.options, npcomp.training.configuration, npcomp.cli; "
+        "npcomp.cli.build_parser().parse_args(['sweep', '--out', 'x', '--lr', '0.1'])",
+        ("numpy", "numba")) == []

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -19,6 +17,7 @@ from npcomp.cells.interface import EVERY_LEAF, EVERY_NODE, LEAVES_ONLY, Cell
 from npcomp.training.configuration import check
 from npcomp.data.errors import ConfigError
 from npcomp.training.defaults import TUNED_TASKS, defaults_for, protocols
+from conftest import modules_loaded_by
 
 NAMES = sorted(registry.MODELS)
 # what a declared structure means for the cell's own structure check
@@ -128,12 +127,8 @@ def test_the_check_names_a_cell_option_the_model_does_not_take():
 
 
 def test_the_registry_loads_neither_numpy_nor_the_cells():
-    probe = ("import sys, npcomp.cells.registry, npcomp.cells; "
-             "print(sorted(m for m in ('numpy', 'numba', 'npcomp.cells.lstm') "
-             "if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                         check=True).stdout
-    assert out.strip() == "[]"
+    assert modules_loaded_by("import npcomp.cells.registry, npcomp.cells",
+                             ("numpy", "numba", "npcomp.cells.lstm")) == []
 
 
 def test_an_entry_with_unknown_trees_or_option_is_refused():

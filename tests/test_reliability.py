@@ -18,7 +18,7 @@ import pytest
 import npcomp.data.synthetic
 from npcomp.cli import build_parser, default_run_dir, main
 from npcomp.training.rundir import RunDirectory, RunDirectoryError
-from conftest import SYNTHETIC_SPLITS, synthetic_of_size
+from conftest import replace_line, synthetic_of_size, synthetic_sst_files, write_sst
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 TINY = ["--dim", "8", "--embedding-dim", "8", "--epochs", "1", "--quiet", "--no-baseline"]
@@ -42,18 +42,9 @@ def finished_run(tmp_path):
     return run_dir
 
 
-def write_sst(directory: Path, splits: dict) -> Path:
-    (directory / "sst").mkdir(parents=True)
-    for split, lines in splits.items():
-        (directory / "sst" / f"{split}.txt").write_text("\n".join(lines) + "\n")
-    return directory
-
-
 def synthetic_sst(directory: Path) -> Path:
     """The small synthetic treebank written as SST files."""
-    splits = SYNTHETIC_SPLITS(seed=0, sizes=(60, 30, 30))
-    return write_sst(directory, {name: [tree.to_ptb(tree.label) for tree in trees]
-                                 for name, trees in splits.items()})
+    return synthetic_sst_files(directory, (60, 30, 30))
 
 
 # --------------------------------------------------------------------------
@@ -328,10 +319,7 @@ def test_a_killed_baseline_is_resumed(tmp_path, monkeypatch, capsys):
 
 def test_a_ternary_node_in_the_test_split_is_named_before_training(tmp_path, capsys):
     data_dir = synthetic_sst(tmp_path / "data")
-    test_file = data_dir / "sst" / "test.txt"
-    lines = test_file.read_text().splitlines()
-    lines[4] = "(2 (2 a) (2 b) (2 c))"
-    test_file.write_text("\n".join(lines) + "\n")
+    test_file = replace_line(data_dir / "sst" / "test.txt", 4, "(2 (2 a) (2 b) (2 c))")
     assert main(["train", *TINY, "--task", "sst5", "--data-dir", str(data_dir),
                  "--out", str(tmp_path / "run")]) == 2
     error = capsys.readouterr().err
@@ -492,10 +480,8 @@ def test_predicts_stdin_names_an_undecodable_line(finished_run, capsys, monkeypa
 
 def test_a_twenty_digit_label_is_named(tmp_path, capsys):
     data_dir = synthetic_sst(tmp_path / "data")
-    train_file = data_dir / "sst" / "train.txt"
-    lines = train_file.read_text().splitlines()
-    lines[2] = "(12345678901234567890 (2 a) (2 b))"
-    train_file.write_text("\n".join(lines) + "\n")
+    train_file = replace_line(data_dir / "sst" / "train.txt", 2,
+                              "(12345678901234567890 (2 a) (2 b))")
     assert main(["train", *TINY, "--task", "sst5", "--data-dir", str(data_dir),
                  "--out", str(tmp_path / "run")]) == 2
     assert f"{train_file}:3: label '12345678901234567890' is far too large" in \

@@ -21,6 +21,11 @@ def add_parser(commands) -> None:
         "that name (said on stderr).")
     evaluate.add_argument("--run", required=True, metavar="RUN_DIR")
     evaluate.add_argument("--split", default="test", choices=("train", "dev", "test"))
+    evaluate.add_argument("--file", default=None, metavar="FILE",
+                          help="a run trained on your files (--train): score a labelled file "
+                          "in one of their formats (docs/DATA.md) instead of a split, its "
+                          "labels among the run's classes (its scores in the run's range); "
+                          "predictions go to RUN_DIR/predictions-file-NAME.jsonl")
     evaluate.add_argument("--trees", choices=EVAL_TREES, default=None,
                           help="score the split on other trees than the run's own: gold (the "
                           "treebank's), parsed (spaCy's parse of each sentence, binarised for "
@@ -41,33 +46,92 @@ def add_parser(commands) -> None:
 
 
 def run(args) -> int:
-    from npcomp.training.predictions import write_predictions
-    from npcomp.training.rundir import predictions_name
     from npcomp.data.tasks import load_task
     from npcomp.training.encoding import check_splits, encode_split
     from npcomp.training.evaluation import evaluate
     from npcomp.training.model_files import load_model
+    from npcomp.training.run_data import is_file_run
     model, params, config, vocab = load_model(args.run)
+    if args.file is not None:
+        return _run_on_file(args, model, params, config, vocab)
     if args.trees is not None:
         return _run_on_trees(args, model, params, config, vocab)
     if args.parses_dir is not None:
         from npcomp.data.errors import ConfigError
         raise ConfigError("parses_dir", "goes with --trees parsed (the heads it reads)")
-    task = load_task(config["task"], args.data_dir or config.get("data_dir"),
-                     config["structure"], seed=config["seed"],
-                     parses_dir=config.get("parses_dir"), splits=(args.split,))
+    if is_file_run(config):
+        task = _files_task(args, config)
+    else:
+        task = load_task(config["task"], args.data_dir or config.get("data_dir"),
+                         config["structure"], seed=config["seed"],
+                         parses_dir=config.get("parses_dir"), splits=(args.split,))
     check_splits(task, model.cell)
-    split = encode_split(task.splits[args.split], vocab)
+    split = encode_split(task.splits[args.split], vocab, task.score_scale)
     result = evaluate(model, params, split, config["eval_batch_size"])
     print(json.dumps({"run": str(args.run), "split": args.split, **result}))
     if args.predictions:
-        from pathlib import Path
-        replaced = (Path(args.run) / predictions_name(args.split)).exists()
-        path = write_predictions(args.run, model, params, split, args.split,
-                                 config["eval_batch_size"], task=config["task"])
-        print(f"npcomp eval: wrote {path} ({len(split)} {_units(config)}"
-              f"{', replacing the previous one' if replaced else ''})", file=sys.stderr)
+        _write(args, model, params, config, split, args.split)
     return 0
+
+
+def _write(args, model, params, config: dict, split, split_name: str,
+           name: str | None = None) -> None:
+    """The split's predictions into the run directory, said on stderr."""
+    from pathlib import Path
+
+    from npcomp.training.predictions import write_predictions
+    from npcomp.training.rundir import predictions_name
+    replaced = (Path(args.run) / (name or predictions_name(split_name))).exists()
+    path = write_predictions(args.run, model, params, split, split_name,
+                             config["eval_batch_size"], name=name, task=config["task"])
+    print(f"npcomp eval: wrote {path} ({len(split)} {_units(config)}"
+          f"{', replacing the previous one' if replaced else ''})", file=sys.stderr)
+
+
+def _files_task(args, config: dict):
+    """The split of a run's own files (read again as it read them), which
+    has no test split without a test file."""
+    from npcomp.data.errors import ConfigError
+    from npcomp.training.run_data import run_task
+    if args.data_dir is not None:
+        raise ConfigError("data_dir", f"{args.run} was trained on your files, not a task's "
+                                      "data directory: score another file with --file FILE")
+    task = run_task(dict(config), echo=_stderr)
+    if args.split not in task.splits:
+        raise ConfigError("split", f"{args.run} was trained without a test file: it has no "
+                                   "test split; score a labelled file with --file FILE")
+    return task
+
+
+def _run_on_file(args, model, params, config: dict, vocab) -> int:
+    """A labelled file scored by a run trained on files (``--file``)."""
+    from pathlib import Path
+
+    from npcomp.data.errors import ConfigError
+    from npcomp.training.encoding import check_splits, encode_task
+    from npcomp.training.evaluation import evaluate
+    from npcomp.training.run_data import file_task_data, is_file_run, read_run_file
+    if not is_file_run(config):
+        raise ConfigError("file", f"scores a file by a run trained on files (--train); a "
+                                  f"{config['task']} run reads its own splits (--split)")
+    for option in ("trees", "parses_dir", "data_dir"):
+        if getattr(args, option) is not None:
+            raise ConfigError(option, "does not go with --file (the file's trees are made as "
+                                      "the run made its own)")
+    items, _ = read_run_file(config, args.file, echo=_stderr)
+    task = file_task_data(config, model.n_classes, items)
+    check_splits(task, model.cell)
+    split = encode_task(task, vocab)["file"]
+    result = evaluate(model, params, split, config["eval_batch_size"])
+    print(json.dumps({"run": str(args.run), "file": str(args.file), **result}))
+    if args.predictions:
+        _write(args, model, params, config, split, "file",
+               name=f"predictions-file-{Path(args.file).stem}.jsonl")
+    return 0
+
+
+def _stderr(message: str) -> None:
+    print(message, file=sys.stderr)
 
 
 def _run_on_trees(args, model, params, config, vocab) -> int:
@@ -81,8 +145,8 @@ def _run_on_trees(args, model, params, config, vocab) -> int:
     from npcomp.data.text_trees import parsed_kind
     from npcomp.training.encoding import check_splits, encode_split
     from npcomp.training.evaluation import evaluate
-    if config["task"] in PAIR_TASKS:
-        raise ConfigError("trees", f"{config['task']} runs read the dataset's own parses; "
+    if config["task"] in PAIR_TASKS or config["task"] == "files":
+        raise ConfigError("trees", f"{config['task']} runs read their own data's trees; "
                                    "--trees applies to sst5, sst2 and synthetic runs")
     kind = parsed_kind(config["structure"])
     if kind is None:
@@ -171,4 +235,5 @@ def _read_split_heads(path, sentences, task, data_dir, split) -> list:
 
 
 def _units(config: dict) -> str:
-    return "pairs" if config["task"] == "sick" else "sentences"
+    from npcomp.data.choices import PAIR_TASKS
+    return "pairs" if config["task"] in PAIR_TASKS else "sentences"

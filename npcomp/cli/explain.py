@@ -129,13 +129,14 @@ def _model_and_trees(args) -> tuple:
     from npcomp.training.model_files import load_model
     if args.run is not None:
         model, params, config, vocab = load_model(args.run)
-        if config["task"] not in TASK_CLASSES:
+        if config["task"] not in TASK_CLASSES and config["task"] != "files":
             from npcomp.data.errors import ConfigError
             raise ConfigError("run", f"{args.run}: a {config['task']} run scores sentence "
                                      "pairs; explain shows classifiers (--model "
                                      "treelstm-childsum explains the cell on a dependency "
                                      "tree)")
-        trees = _trees(args, config["structure"], TextTrees, model.n_classes)
+        trees = _trees(args, config["structure"], TextTrees, model.n_classes,
+                       config.get("tree") if config["task"] == "files" else None)
         return model, params, vocab, config, trees
     from npcomp.training.defaults import defaults_for, matrix_embedding_dim
     config = defaults_for(args.model, args.task)
@@ -151,9 +152,10 @@ def _model_and_trees(args) -> tuple:
     return model, params, vocab, config, trees
 
 
-def _trees(args, structure: str, TextTrees, n_classes: int) -> list:
+def _trees(args, structure: str, TextTrees, n_classes: int, run_tree: str | None = None) -> list:
     """The trees of TREE (a file's lines, or the argument itself), their
-    labels among the model's ``n_classes``."""
+    labels among the model's ``n_classes``; a plain sentence's tree as
+    --tree says, else ``run_tree`` (a run on a user's files: its own --tree)."""
     from npcomp.data.formats import read_text_lines
     from npcomp.data.errors import DataError
     path = Path(args.tree)
@@ -165,7 +167,7 @@ def _trees(args, structure: str, TextTrees, n_classes: int) -> list:
                         source)
     if args.parents is not None:
         return [_dependency_tree(lines, args.parents, source)]
-    to_trees = TextTrees(structure, args.tree_kind, warn=lambda message: print(
+    to_trees = TextTrees(structure, args.tree_kind or run_tree, warn=lambda message: print(
         f"npcomp explain: {message}", file=sys.stderr), n_classes=n_classes)
     return to_trees(lines, source, skip_blank=True)
 

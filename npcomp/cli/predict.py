@@ -34,6 +34,10 @@ def add_parser(commands) -> None:
                          "unless --overwrite. Not for sick runs (pairs)")
     predict.add_argument("--overwrite", action="store_true",
                          help="replace an existing --html FILE")
+    predict.add_argument("--file", default=None, metavar="FILE",
+                         help="a run trained on your files (--train): read the sentences (or "
+                         "pairs) of FILE, in one of their formats (docs/DATA.md; labels "
+                         "optional), instead of standard input")
     predict.add_argument("--threads", type=int, default=None)
     predict.add_argument("--data-dir", default=None,
                          help="sick runs: where SICK's parses of known sentences are read")
@@ -41,43 +45,69 @@ def add_parser(commands) -> None:
 
 def run(args) -> int:
     import numpy as np
-    from npcomp.data.text_trees import TextTrees
     from npcomp.training.encoding import encode
     from npcomp.training.evaluation import predict_split
     from npcomp.training.model_files import load_model
+    from npcomp.data.choices import PAIR_TASKS
+    from npcomp.training.run_data import class_names, is_file_run
     _check_html_target(args)       # refused before a model is read
     model, params, config, vocab = load_model(args.run)
-    if config["task"] == "sick":
+    if args.file is not None and not is_file_run(config):
+        from npcomp.data.errors import ConfigError
+        raise ConfigError("file", f"reads a file of a run trained on files (--train); a "
+                                  f"{config['task']} run reads standard input")
+    if config["task"] in PAIR_TASKS:
         if args.html is not None:
             from npcomp.data.errors import ConfigError
-            raise ConfigError("html", "a sick run scores sentence pairs; the page draws the "
-                                      "trees of single sentences (runs on sst5, sst2, "
-                                      "synthetic)")
+            raise ConfigError("html", f"a {config['task']} run scores sentence pairs; the "
+                                      "page draws the trees of single sentences")
         return _predict_pairs(args, model, params, config, vocab)
-    structure = config["structure"]
-    to_trees = TextTrees(structure, args.tree, warn=lambda message: print(
-        f"npcomp predict: {message}", file=sys.stderr), n_classes=model.n_classes)
-    trees = to_trees(_stdin_lines(), "<stdin>")
+    trees, made = _sentence_trees(args, config, model)
     _check_composable(trees, model.cell)
     sentences = []
     if not trees:
         return _write_html(args, config, model, sentences)
+    names = class_names(config, model.n_classes)
     # the softmax head's class probabilities, or the ordinal head's P(label > k)
     key = "probabilities" if model.head_name == "softmax" else "cumulative_probabilities"
-    for tree, made, outputs in zip(trees, to_trees.made,
-                                   predict_split(model, params, encode(trees, vocab))):
+    for tree, how, outputs in zip(trees, made,
+                                  predict_split(model, params, encode(trees, vocab))):
         labels = model.head.decode(outputs).astype(np.int32)
         if args.html is not None:
-            sentences.append(_sentence_record(tree, made, outputs, labels, model))
-        record = {"label": int(labels[tree.root]),
-                  key: [round(float(p), 6) for p in outputs[tree.root]]}
-        if structure == "chain":  # a sequence model labels prefixes, not phrases
+            sentences.append(_sentence_record(tree, how, outputs, labels, model))
+        record = {"label": int(labels[tree.root])}
+        if names is not None:
+            record["class"] = names[labels[tree.root]]
+        record[key] = [round(float(p), 6) for p in outputs[tree.root]]
+        if config["structure"] == "chain":  # a sequence model labels prefixes, not phrases
             record["tokens"] = list(tree.tokens)
         else:
             record["tree"] = tree.to_ptb(labels)
-            record["tree_from"] = made
+            record["tree_from"] = how
+        if args.file is not None:
+            record["source"] = tree.source
         print(json.dumps(record))
     return _write_html(args, config, model, sentences)
+
+
+def _sentence_trees(args, config: dict, model) -> tuple:
+    """(trees, how each was made) of the sentences to label: standard
+    input's lines, or a file run's --file, made as the run made its own."""
+    from npcomp.data.text_trees import TextTrees
+    from npcomp.training.run_data import is_file_run, read_run_file, text_trees_of
+    if args.file is not None:
+        return read_run_file(config, args.file, labelled=False, echo=_stderr, tree=args.tree)
+    if is_file_run(config):
+        to_trees = text_trees_of(config, _stderr, args.tree, model.n_classes)
+    else:
+        to_trees = TextTrees(config["structure"], args.tree, warn=lambda message: _stderr(
+            f"npcomp predict: {message}"), n_classes=model.n_classes)
+    trees = to_trees(_stdin_lines(), "<stdin>")
+    return trees, to_trees.made
+
+
+def _stderr(message: str) -> None:
+    print(message, file=sys.stderr)
 
 
 def _check_html_target(args) -> None:
@@ -106,7 +136,7 @@ def _write_html(args, config: dict, model, sentences: list) -> int:
         return 0
     from npcomp.study.explain_page import render_page, write_page
     from npcomp.experiments.figures import class_names
-    names = class_names(config["task"], model.n_classes)
+    names = class_names(config["task"], model.n_classes, given=config.get("classes"))
     document = {"model": config["model"], "task": config["task"], "classes": names,
                 "sentences": sentences}
     path = write_page(render_page(document), args.html, args.overwrite)
@@ -133,23 +163,55 @@ def _stdin_lines() -> list:
 
 
 def _predict_pairs(args, model, params, config, vocab) -> int:
+    """Each pair's relatedness (on a file run's own score scale) and the
+    distribution over the similarity head's ratings."""
+    from npcomp.data.score_scale import from_ratings
+    from npcomp.training.relatedness import score_pairs
+    from npcomp.training.run_data import is_file_run, score_scale_of
+    left, right = _pair_trees(args, config)
+    if not left:
+        return 0
+    if is_file_run(config):
+        _check_composable(left + right, model.cell)
+    scores, distributions = score_pairs(model, params, vocab, left, right)
+    scale = score_scale_of(config, model.n_classes)
+    if scale is not None:
+        scores = from_ratings(scores, *scale)
+    for a, b, score, distribution in zip(left, right, scores, distributions):
+        record = {"sentence_a": " ".join(a.tokens), "sentence_b": " ".join(b.tokens),
+                  "relatedness": round(float(score), 6),
+                  "probabilities": [round(float(p), 6) for p in distribution]}
+        if args.file is not None:
+            record["source"] = a.source
+        print(json.dumps(record))
+    return 0
+
+
+def _pair_trees(args, config: dict) -> tuple:
+    """(left trees, right trees) of the pairs to score: a file run's --file,
+    or standard input's lines 'sentence A<TAB>sentence B', made into trees
+    as the run made its own (a file run: tokenised as the SST is; sick:
+    SICK's parses of its own sentences, text split at spaces)."""
     from npcomp.data.errors import DataError
-    from npcomp.training.relatedness import run_sentence_trees, score_pairs
-    to_tree = run_sentence_trees(config, args.data_dir, args.tree, warn=lambda message: print(
-        f"npcomp predict: {message}", file=sys.stderr))
-    left, right = [], []
+    from npcomp.training.relatedness import run_sentence_trees
+    from npcomp.training.run_data import is_file_run, read_run_file, text_trees_of
+    if args.file is not None:
+        pairs, _ = read_run_file(config, args.file, labelled=False, echo=_stderr,
+                                 tree=args.tree)
+        return [pair.tree_a for pair in pairs], [pair.tree_b for pair in pairs]
+    lines = []
     for number, line in enumerate(_stdin_lines(), start=1):
         fields = line.split("\t")
         if len(fields) != 2:
             raise DataError(f"{len(fields)} tab-separated field(s): expected two sentences, "
                             "'sentence A<TAB>sentence B'", "<stdin>", number)
-        left.append(to_tree(fields[0], f"<stdin>:{number}"))
-        right.append(to_tree(fields[1], f"<stdin>:{number}"))
-    if not left:
-        return 0
-    scores, distributions = score_pairs(model, params, vocab, left, right)
-    for a, b, score, distribution in zip(left, right, scores, distributions):
-        print(json.dumps({"sentence_a": " ".join(a.tokens), "sentence_b": " ".join(b.tokens),
-                          "relatedness": round(float(score), 6),
-                          "probabilities": [round(float(p), 6) for p in distribution]}))
-    return 0
+        lines.append((number, fields))
+    if is_file_run(config):
+        to_trees = text_trees_of(config, _stderr, args.tree)
+        trees = to_trees.build([to_trees.plan(text, "<stdin>", number)
+                                for number, fields in lines for text in fields])
+        return trees[0::2], trees[1::2]
+    to_tree = run_sentence_trees(config, args.data_dir, args.tree, warn=lambda message: print(
+        f"npcomp predict: {message}", file=sys.stderr))
+    return ([to_tree(fields[0], f"<stdin>:{number}") for number, fields in lines],
+            [to_tree(fields[1], f"<stdin>:{number}") for number, fields in lines])

@@ -74,8 +74,10 @@ def check_forms(options: dict, where) -> None:
 
 def run_options(run, threads: int) -> dict:
     """A fresh run's options as `npcomp train` takes them: its own (paths made
-    absolute), its seed and its threads."""
-    return dict(absolute_paths(run.options), seed=run.seed, threads=threads)
+    absolute), its seed, the fold it holds out when cross-validating, and its
+    threads."""
+    fold = {} if run.fold is None else {"fold": run.fold}
+    return dict(absolute_paths(run.options), seed=run.seed, **fold, threads=threads)
 
 
 def config_of(options: dict) -> dict:
@@ -106,8 +108,9 @@ def absolute_paths(options: dict) -> dict:
     data_dir = options.get("data_dir")
     options["data_dir"] = str(Path(data_dir if data_dir is not None
                                    else default_data_dir()).resolve())
-    if options.get("parses_dir") is not None:
-        options["parses_dir"] = str(Path(options["parses_dir"]).resolve())
+    for key in ("parses_dir", "train", "dev", "test"):   # the parses, a user's files
+        if options.get(key) is not None:
+            options[key] = str(Path(options[key]).resolve())
     vectors = options.get("vectors")
     if isinstance(vectors, str) and vectors != "random" and Path(vectors).is_file():
         options["vectors"] = str(Path(vectors).resolve())
@@ -198,6 +201,7 @@ def check_settings(spec, runs: list, threads: int) -> None:
     from npcomp.data.errors import ConfigError
     from npcomp.experiments.sweep_plan import settings_of
     from npcomp.experiments.sweep_spec import SpecError
+    from npcomp.training.run_data import check_run_data
     from . import failure
     sources = {name: sources for name, (_, sources) in settings_of(spec).items()}
     checked = set()
@@ -211,7 +215,8 @@ def check_settings(spec, runs: list, threads: int) -> None:
             continue
         checked.add(run.setting)
         try:
-            config_of(run_options(run, threads))
+            # a user's files read and checked against the model, as the runs will
+            check_run_data(config_of(run_options(run, threads)))
             continue
         except ConfigError as error:
             option, message = error.option, failure(error)[1]

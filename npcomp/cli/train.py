@@ -95,10 +95,14 @@ def given_options(args) -> dict:
 
 def default_run_dir(args) -> Path:
     """runs/MODEL-TASK[-OPTION-VALUE...]-sSEED: the options given that change
-    what is trained are in the name, so distinct settings get distinct directories."""
-    parts = [args.model or OPTIONS["model"].default, args.task or OPTIONS["task"].default]
+    what is trained are in the name, so distinct settings get distinct
+    directories; a run on a user's files is named by its training file's
+    name in place of the task (runs/treelstm-nary-reviews-s1)."""
+    train = getattr(args, "train", None)
+    data = Path(train).stem if train else args.task or OPTIONS["task"].default
+    parts = [args.model or OPTIONS["model"].default, data]
     for name, value in given_options(args).items():
-        if not OPTIONS[name].in_run_name:
+        if not OPTIONS[name].in_run_name or name == "train":
             continue
         if name == "vectors":
             value = Path(value).name.removesuffix(".gz").removesuffix(".txt").removesuffix(".bin")
@@ -121,8 +125,11 @@ def train_config(args) -> dict:
 def run(args) -> int:
     from npcomp.training.defaults import defaults_for
     if args.help_defaults:
-        print(json.dumps(defaults_for(args.model or OPTIONS["model"].default,
-                                      args.task or OPTIONS["task"].default,
+        task = args.task or OPTIONS["task"].default
+        if args.train is not None:   # the defaults of the kind of file it holds
+            from npcomp.training.run_config import file_task
+            task = file_task(args.train)
+        print(json.dumps(defaults_for(args.model or OPTIONS["model"].default, task,
                                       args.protocol, args.supervision), indent=2))
         return 0
     progress = not args.quiet
@@ -147,7 +154,7 @@ def train_run(config: dict, run_dir: Path, given: set, overwrite: bool = False,
     from npcomp.training.rundir import RunDirectory
     from npcomp.training.trainer import train
     RunDirectory(run_dir).check_usable(overwrite)   # refused before it is announced
-    print(f"training {config['model']} on {config['task']} -> {run_dir}")
+    print(f"training {config['model']} on {_data_named(config)} -> {run_dir}")
     metrics = train(config, run_dir, overwrite=overwrite, progress=progress)
     _print_result(metrics)
     return _baseline_beside(config, run_dir, metrics, given, overwrite, progress)
@@ -181,12 +188,25 @@ def _print_result(metrics: dict) -> None:
     unit = "pairs" if metrics["task"] in PAIR_TASKS else "sentences"
     # a fractional epoch when the best dev evaluation fell inside an epoch
     best = metrics.get("best_at") or metrics["best_epoch"]
-    print(f"{metrics['model']} on {metrics['task']}: best epoch {best:g}, "
-          f"dev {format_metrics(metrics['dev'])}; test {format_metrics(metrics['test'])}; "
+    test = (format_metrics(metrics["test"]) if metrics["test"] is not None else
+            "none (no test split: --test FILE)")
+    print(f"{metrics['model']} on {_data_named(metrics['config'])}: best epoch {best:g}, "
+          f"dev {format_metrics(metrics['dev'])}; test {test}; "
           f"{metrics['train_sentences_per_s']:.0f} {unit}/s")
 
 
+def _data_named(config: dict) -> str:
+    """The task, or a user's training file (and the fold it holds out)."""
+    if not config.get("train"):
+        return config["task"]
+    fold = (f", fold {config['fold']} of {config['folds']}" if config.get("folds") is not None
+            else "")
+    return f"{config['train']}{fold}"
+
+
 def _print_comparison(tree_metrics: dict, bag_metrics: dict) -> None:
+    if tree_metrics["test"] is None or "root_acc" not in tree_metrics["test"]:
+        return   # no test split, or sentence pairs: the two runs' lines say it
     print()
     print(f"{'test set':<28}{'root acc':>10}{'all-node acc':>14}")
     for label, metrics in ((tree_metrics["model"] + " (tree)", tree_metrics),

@@ -7,8 +7,11 @@ itself and the command line reads them before NumPy loads.
 """
 
 TASKS = ("sst5", "sst2", "synthetic", "sick")
+# a user's files (--train FILE in place of --task): labelled sentences or trees,
+# or scored sentence pairs, as the training file holds (own_data.py)
+FILE_TASKS = ("files", "file-pairs")
 # the tasks whose examples are sentence pairs, scored by the similarity head
-PAIR_TASKS = ("sick",)
+PAIR_TASKS = ("sick", "file-pairs")
 # the trees a task's sentences can be read as (the option ``structure``)
 STRUCTURES = ("gold", "left", "right", "chain", "dependency", "parsed", "constituency")
 # sst2: the neutral phrases of training sentences left unlabelled, or trained on

@@ -63,19 +63,26 @@ def checked_classes(classes: Sequence[str]) -> tuple:
     return names
 
 
+# what to do about a label outside the classes given: of the training files,
+# and of a further file read by a trained run (whose classes are fixed)
+ADD_THE_CLASS = "correct the label, or add its class to --classes"
+RUN_CLASSES = "correct the label: a trained run predicts its own classes only"
+
+
 def class_list(labels: Sequence[tuple], classes: Sequence[str] | None = None,
-               largest_number: int | None = None) -> ClassList:
+               largest_number: int | None = None, advice: str = ADD_THE_CLASS) -> ClassList:
     """The classes of every label of a task's files.
 
     labels:         (label as written, path, line) of every labelled table row
     classes:        the class names the caller gives, in order; None: from the labels
     largest_number: the largest label of the treebank files (class numbers),
                     None without any
+    advice:         what a message about a label outside ``classes`` says to do
     Raises DataError naming the file and line of a label outside ``classes``,
     or of a name beside a treebank's numbers without ``classes``.
     """
     if classes is not None:
-        return _given(labels, checked_classes(classes))
+        return _given(labels, checked_classes(classes), advice)
     names = [label for label, _, _ in labels if not is_class_number(label)]
     if not names:
         numbers = [_class_number(label, path, line) for label, path, line in labels]
@@ -93,7 +100,7 @@ def class_list(labels: Sequence[tuple], classes: Sequence[str] | None = None,
     return ClassList(tuple(sorted(distinct, key=_sort_key(distinct))), "sorted", True)
 
 
-def _given(labels: Sequence[tuple], names: tuple) -> ClassList:
+def _given(labels: Sequence[tuple], names: tuple, advice: str = ADD_THE_CLASS) -> ClassList:
     known = set(names)
     if all(label in known for label, _, _ in labels):
         return ClassList(names, "given", True)
@@ -106,7 +113,7 @@ def _given(labels: Sequence[tuple], names: tuple) -> ClassList:
         return ClassList(names, "given", False)
     label, path, line = next(entry for entry in labels if entry[0] not in known)
     raise DataError(f"label {label!r} is not one of the classes given ({', '.join(names)}): "
-                    "correct the label, or add its class to --classes", path, line)
+                    f"{advice}", path, line)
 
 
 def _class_number(label: str, path, line: int) -> int:

@@ -96,6 +96,16 @@ def read_examples(path: str | Path, text_trees: TextTrees, labelled: bool = True
     return _read_sentences(table, text_trees, labelled, sha256)
 
 
+def file_kind(path: str | Path) -> str:
+    """"labels" or "pairs": what a file holds, from its format and header (a
+    treebank holds labelled trees), no tree made; DataError naming the file
+    when it cannot be read or holds neither."""
+    path = Path(path)
+    lines = decode_lines(read_file_bytes(path), path)
+    fmt = detect_format(path, lines)
+    return "labels" if fmt == "ptb" else table_kind(read_table(path, lines, fmt))
+
+
 def table_kind(table: Table) -> str:
     """"pairs" for a table of sentence pairs, "labels" for one of sentences."""
     columns = set(table.columns)

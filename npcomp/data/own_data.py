@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from .class_list import ClassList, class_list
+from .class_list import RUN_CLASSES, ClassList, class_list
 from .data_splits import check_fraction, dev_split, fold_split
 from .errors import ConfigError, DataError
 from .file_examples import FileExamples, read_examples
@@ -38,7 +38,8 @@ from .tasks import TaskData
 from .text_trees import TextTrees
 
 ROLES = ("train", "dev", "test")
-TASK_NAME = "files"
+# the task's name by the kind of its files (choices.FILE_TASKS)
+TASK_NAMES = {"labels": "files", "pairs": "file-pairs"}
 _KIND_WORDS = {"labels": "labelled sentences", "pairs": "sentence pairs"}
 
 
@@ -94,7 +95,8 @@ class OwnFiles:
 
 @dataclass
 class OwnData:
-    """The files split into a task: ``task`` (TaskData named "files"), the
+    """The files split into a task: ``task`` (TaskData named "files", or
+    "file-pairs" with its ``score_scale`` for sentence pairs), the
     files it came from, and how dev and test were made: ``dev`` is
     {"from": "file"} or {"from": "train", "fraction": f, "seed": s};
     ``fold`` is None or {"fold": k, "folds": K, "seed": s}."""
@@ -187,7 +189,8 @@ def split_files(files: OwnFiles, dev_fraction: float = 0.1, seed: int = 0,
         train = [train[i] for i in kept]
         dev_record = {"from": "train", "fraction": float(dev_fraction), "seed": int(seed)}
     splits = {"train": list(train), **{split: splits[split] for split in ROLES if split in splits}}
-    task = TaskData(TASK_NAME, files.n_classes, splits)
+    scale = (files.score_range, files.n_classes) if files.kind == "pairs" else None
+    task = TaskData(TASK_NAMES[files.kind], files.n_classes, splits, score_scale=scale)
     return OwnData(task, files, dev_record, fold_record)
 
 
@@ -210,8 +213,8 @@ def read_labelled_file(path: str | Path, text_trees: TextTrees,
     if classes is None:
         raise DataError("labelled sentences, but the run was trained on sentence pairs",
                         examples.path)
-    _label_trees(examples, class_list(_written_labels({"file": examples}), classes),
-                 len(classes))
+    _label_trees(examples, class_list(_written_labels({"file": examples}), classes,
+                                      advice=RUN_CLASSES), len(classes))
     return examples.items
 
 

@@ -74,6 +74,12 @@ class TaskData:
     training_only_classes: int = 0
     # with phrase spans: which training chains came from which sentence
     span_groups: SpanGroups | None = None
+    # a user's sentence pairs: ((lo, hi), K), their scores' range and the
+    # similarity head's ratings 1..K it maps onto (score_scale.py); None: the
+    # scores are the ratings (SICK's 1..5)
+    score_scale: tuple | None = None
+    # a user's files: what a run records of them (own_data.OwnData.record)
+    record: dict | None = None
 
 
 @dataclass
@@ -141,27 +147,45 @@ def load_task(name: str, data_dir: str | Path | None = None, structure: str = "g
                          neutral, splits)
     else:
         raise ValueError(f"task must be one of {TASKS}, not {name!r}")
-    train_trees = data.splits.get("train", [])
-    if structure == "chain":
-        data.splits = {split: [sentence_chain(tree) for tree in trees]
-                       for split, trees in data.splits.items()}
-        if spans and "train" in splits:
-            if any(tree.root_label < 0 for tree in train_trees):
-                raise ValueError("phrase spans as training sequences need every training "
-                                 "sentence labelled at its root")
-            data.train_sentences = data.splits["train"]
-            chains = [span_chains(tree) for tree in train_trees]
-            data.splits["train"] = [chain for sentence in chains for chain in sentence]
-            data.span_groups = SpanGroups.of(chains)
-    elif structure in ("left", "right"):
-        data.splits = {split: [rebracket(tree, structure) for tree in trees]
-                       for split, trees in data.splits.items()}
+    restructured(data, structure, spans and "train" in splits)
     if data.training_only_classes and "train" in data.splits:
         # training accuracy counts the classes that can be predicted
         data.train_sentences = [tree.with_labels(np.where(tree.label < data.n_classes,
                                                           tree.label, UNLABELLED))
                                 for tree in data.train_sentences or data.splits["train"]]
     return data
+
+
+def restructured(data: TaskData, structure: str, spans: bool = False) -> TaskData:
+    """``data`` (a treebank's trees, changed in place and returned) as a run
+    of ``structure`` reads them: chains (with ``spans``, the training split
+    one chain per labelled phrase, ``train_sentences`` the sentences'
+    chains, ``span_groups`` which came from which), left- or right-branching
+    trees, or as they are."""
+    if spans and structure != "chain":
+        raise ConfigError("structure", "phrase spans as training sequences need structure "
+                                       "'chain'")
+    train_trees = data.splits.get("train", [])
+    data.splits = {split: as_structure(trees, structure) for split, trees in data.splits.items()}
+    if spans and "train" in data.splits:
+        if any(tree.root_label < 0 for tree in train_trees):
+            raise ValueError("phrase spans as training sequences need every training "
+                             "sentence labelled at its root")
+        data.train_sentences = data.splits["train"]
+        chains = [span_chains(tree) for tree in train_trees]
+        data.splits["train"] = [chain for sentence in chains for chain in sentence]
+        data.span_groups = SpanGroups.of(chains)
+    return data
+
+
+def as_structure(trees: list, structure: str) -> list:
+    """Trees as a run of ``structure`` reads them: chains labelled at their
+    last word (``chain``), re-bracketed (``left``, ``right``), or as they are."""
+    if structure == "chain":
+        return [sentence_chain(tree) for tree in trees]
+    if structure in ("left", "right"):
+        return [rebracket(tree, structure) for tree in trees]
+    return list(trees)
 
 
 def _load_sst(name: str, data_dir: Path, parses: str | None = None,
@@ -223,6 +247,64 @@ def _restructure(tree: Tree, structure: str) -> Tree:
     if structure == "chain":
         return chain_tree(tree.tokens, source=tree.source)
     return branching_tree(tree.tokens, structure, source=tree.source)
+
+
+# the ratings of a pair task given as a dict: SICK's 1..5 (Tai et al.'s K = 5)
+GIVEN_PAIR_RATINGS = 5
+
+
+def given_task(data, name: str) -> TaskData:
+    """A task given in memory instead of read from ``name``'s files: a
+    TaskData as it is, or a dict {"train": ..., "dev": ..., "test": ...} (test
+    optional) of Trees, or of SickPairs with scores in [1, 5] for a pair task,
+    as the model reads them (``load_task`` restructures; these are taken as
+    given).  A dict's classes are its labels' (the largest plus one, at least
+    two); a TaskData says other numbers of classes or ratings.  ConfigError
+    (naming ``task``) when sentence pairs meet a sentence task or the other
+    way round; DataError naming the split and example of an item that does
+    not fit."""
+    if isinstance(data, TaskData):
+        task = data
+    elif isinstance(data, dict):
+        task = _task_of_splits(data, name)
+    else:
+        raise TypeError(f"data must be a TaskData or a dict of splits, not "
+                        f"{type(data).__name__}")
+    missing = [split for split in ("train", "dev") if not task.splits.get(split)]
+    if missing:
+        raise DataError(f"the data have no {' and no '.join(missing)} examples: a run trains "
+                        "on train and selects its model on dev (test is optional)")
+    pairs = isinstance(task.splits["train"][0], SickPair)
+    if pairs != (name in PAIR_TASKS):
+        given, wanted = (("sentence pairs", "a sentence task") if pairs else
+                         ("sentences", "a task of sentence pairs"))
+        raise ConfigError("task", f"the data hold {given}, but {name} is {wanted}: build the "
+                                  f"configuration for {'sick' if pairs else 'sst5'} instead")
+    return task
+
+
+def _task_of_splits(splits: dict, name: str) -> TaskData:
+    unknown = [split for split in splits if split not in SPLITS]
+    if unknown:
+        raise DataError(f"unknown split(s) {', '.join(map(repr, unknown))}: the splits are "
+                        f"{', '.join(SPLITS)}")
+    splits = {split: list(splits[split]) for split in SPLITS if split in splits}
+    pairs = bool(splits.get("train")) and isinstance(splits["train"][0], SickPair)
+    kind = SickPair if pairs else Tree
+    for split, items in splits.items():
+        for index, item in enumerate(items):
+            if not isinstance(item, kind):
+                raise DataError(f"{split} example {index} is a {type(item).__name__}, not a "
+                                f"{kind.__name__} as the training split's first")
+            if pairs and not 1.0 <= item.score <= GIVEN_PAIR_RATINGS:
+                raise DataError(f"{split} pair {index} is scored {item.score!r}, outside "
+                                f"[1, {GIVEN_PAIR_RATINGS}]: rescale the scores, or give a "
+                                "TaskData with the ratings 1..K they are on")
+    if pairs:
+        return TaskData(name, GIVEN_PAIR_RATINGS, splits)
+    largest = max((int(tree.label.max()) for items in splits.values() for tree in items),
+                  default=-1)
+    return TaskData(name, max(largest + 1, 2), splits)
 
 
 def task_trees(data: TaskData, split: str) -> list:

@@ -21,7 +21,11 @@ the direction of a left- or right-branching run (Zhu's S-LSTM-LR/RR), the
 chain of a sequence model; a sequence model takes no other.  A bracketed
 tree keeps its own brackets unless ``--tree`` is given (a dependency run
 parses its words, as its training sentences were), and is re-bracketed,
-parsed or read as a chain when it is.
+parsed or read as a chain when it is.  With ``keep_given`` (the estimators
+of ``npcomp.estimators``) a bracketed tree, or a Tree already read, is kept
+as given whatever ``--tree`` says for plain sentences: such trees are a
+treebank's, which the caller reads as the run's structure says
+(``tasks.restructured``), as a task's files are read.
 
 A sentence may come with its parse (``TextTrees.plan``'s ``heads``: a file's
 ``parents`` column, SICK's ``.parents`` convention): where ``parsed`` would
@@ -92,13 +96,17 @@ class TextTrees:
                ``parsed`` falls back to ``right``
     n_classes: the run's classes: a bracketed line's labels must be among
                them (DataError naming the line otherwise); None: unchecked
+    keep_given: a bracketed tree (or a Tree) keeps its brackets whatever
+               ``tree`` says: ``tree`` is for plain sentences only
     """
 
     def __init__(self, structure: str, tree: str | None = None, parser: TextParser | None = None,
                  tokenise: Callable[[str], list] = sst_tokens,
-                 warn: Callable[[str], None] | None = None, n_classes: int | None = None):
+                 warn: Callable[[str], None] | None = None, n_classes: int | None = None,
+                 keep_given: bool = False):
         check_tree(structure, tree)
         self.structure = structure
+        self.keep_given = keep_given
         self.given = tree
         self.tree = tree if tree is not None else default_tree(structure)
         kind = parsed_kind(structure)
@@ -197,6 +205,8 @@ class TextTrees:
     def _action(self, given: Tree | None) -> str:
         """What becomes of a line: "given" (its own brackets), "parsed",
         "right", "left" or "chain"."""
+        if given is not None and self.keep_given:
+            return "given"
         if given is not None and self.given is None and self.tree == "parsed" \
                 and self.structure != "dependency":
             return "given"

@@ -60,10 +60,12 @@ CLASS_NAMES = {"sst5": ["very negative", "negative", "neutral", "positive", "ver
                "sst2": ["negative", "positive"]}
 
 
-def class_names(task: str, n_classes: int, unnamed: str = "class {}") -> list:
-    """The names of ``task``'s classes, or ``unnamed`` numbered where the task
+def class_names(task: str, n_classes: int, unnamed: str = "class {}",
+                given: list | None = None) -> list:
+    """The names of ``task``'s classes (``given``: a run's own, its config's
+    ``classes`` on a user's files), or ``unnamed`` numbered where the task
     has none for ``n_classes``."""
-    names = CLASS_NAMES.get(task)
+    names = given or CLASS_NAMES.get(task)
     if names is None or len(names) != n_classes:
         names = [unnamed.format(k) for k in range(n_classes)]
     return list(names)
@@ -360,12 +362,20 @@ def run_figures(run_dir: str | Path, split: str = "test") -> list:
         counts = counts_of(read_predictions(path), task)
     elif split == "test" and (run_dir / COUNTS).is_file():
         counts, path = read_run_counts(run_dir, task), run_dir / COUNTS
+    elif split == "test" and metrics.get("test") is None and metrics.get("ended"):
+        raise FigureError(f"{run_dir} was trained without a test file: it has no test split. "
+                          f"Draw the dev split's figures: `npcomp eval --run {run_dir} --split "
+                          "dev`, then `npcomp plot RUN_DIR --split dev`")
     else:
         how = f"npcomp eval --run {run_dir}" + ("" if split == "test" else f" --split {split}")
         raise FigureError(f"{path}: no such file; the figures are drawn from a run's "
                           f"per-sentence predictions, which `{how}` writes (training writes "
                           "the test split's when it finishes)")
     figures = prediction_figures(counts, task, str(path), split)
+    names = metrics["config"].get("classes")   # a run on a user's files names its classes
+    for figure in figures:
+        if figure["kind"] == "confusion" and names and len(names) == len(figure["classes"]):
+            figure["classes"] = list(names)
     figures.append(learning_curves(metrics, str(metrics_path)))
     return figures
 

@@ -14,10 +14,20 @@ from pathlib import Path
 
 import numpy as np
 
+from npcomp.data.choices import PAIR_TASKS
 from npcomp.training.options import NOT_A_SETTING
+from npcomp.training.run_data import run_finished
 from npcomp.training.rundir import RunDirectory, RunFileError
 
-METRICS = ("root_acc", "all_acc", "pearson", "spearman", "mse")
+METRICS = ("root_acc", "all_acc", "macro_f1", "ranking_loss", "mae", "pearson", "spearman",
+           "mse")
+# how each metric is shown: (label, digits)
+SHOWN = {"root_acc": ("root", 2), "all_acc": ("all", 2), "macro_f1": ("macro-F1", 2),
+         "ranking_loss": ("ranking loss", 4), "mae": ("mae", 4), "pearson": ("r", 4),
+         "spearman": ("rho", 4), "mse": ("mse", 4)}
+# config keys that tell apart runs of one setting: the fold a cross-validated
+# run holds out (a setting's statistics are over its folds and seeds)
+_NOT_COMPARED = ("fold",)
 # options added after runs were made (or left out when not given): a config
 # without one ran its value here (a minibatch in one piece: shards 1)
 _LATER_OPTIONS = {"neutral": "unlabelled", "leaf_activation": "identity", "evals_per_epoch": 1,
@@ -47,19 +57,22 @@ def _check_record(metrics, path: Path) -> None:
     if missing:
         raise RunFileError(f"{path}: damaged run file (its config has no "
                            f"{', '.join(missing)})")
-    if metrics.get("test") is None:
+    if not run_finished(metrics):
         raise ValueError(f"{path}: the run has not finished (no test metrics)")
-    test = metrics["test"]
-    main = "pearson" if metrics["config"]["task"] == "sick" else "root_acc"
-    if not isinstance(test, dict) or not isinstance(test.get(main), (int, float)):
-        raise RunFileError(f"{path}: damaged run file (its test record has no {main})")
+    # a run on a user's files without a test file is summarised by its dev metrics
+    split = "test" if metrics.get("test") is not None else "dev"
+    record = metrics.get(split)
+    main = "pearson" if metrics["config"]["task"] in PAIR_TASKS else "root_acc"
+    if not isinstance(record, dict) or not isinstance(record.get(main), (int, float)):
+        raise RunFileError(f"{path}: damaged run file (its {split} record has no {main})")
 
 
 def setting_key(config: dict) -> str:
     """The run's setting: its config without the seed, as canonical JSON."""
     config = {**_LATER_OPTIONS, **config}
     return json.dumps({key: value for key, value in config.items()
-                       if key not in NOT_A_SETTING}, sort_keys=True)
+                       if key not in NOT_A_SETTING and key not in _NOT_COMPARED},
+                      sort_keys=True)
 
 
 def describe(values) -> dict:
@@ -103,6 +116,8 @@ def summarise(runs: list, group_of=None) -> list:
                   "runs": [run["run_dir"] for run in members],
                   "differs": {name: config.get(name) for name in varying
                               if name not in ("model", "task")}}
+        if any(run["config"].get("fold") is not None for run in members):
+            record["folds"] = [run["config"].get("fold") for run in members]
         for split in ("test", "dev"):
             for metric in METRICS:
                 values = [run[split][metric] for run in members
@@ -129,48 +144,85 @@ def format_interval(summary: dict, digits: int) -> str:
     return f"[{low:.{digits}f}, {high:.{digits}f}]"
 
 
+def _reported(record: dict) -> tuple:
+    """(split, metric, digits, label) a group is reported by: its test
+    headline metric, or its dev one for runs without a test split."""
+    metric, digits, label = headline_metric(record)
+    return ("test" if f"test_{metric}" in record else "dev"), metric, digits, label
+
+
 def format_markdown(records: list, names=None) -> str:
     """A Markdown table, one row per group (``names``: a row label per
     record, e.g. the sweep's setting names; default what sets it apart):
     n, the dev headline metric, then the test ones as mean ± std, 95%
-    confidence interval, median, min, max."""
+    confidence interval, median, min, max (dev's again for runs without a
+    test split, marked so)."""
     lines = ["| setting | n | dev: mean ± std | test: mean ± std | test 95% CI | median | "
              "min | max |", "|---|---|---|---|---|---|---|---|"]
     for index, record in enumerate(records):
-        metric, digits, label = headline_metric(record)
+        split, metric, digits, label = _reported(record)
         name = names[index] if names else (
             ", ".join(f"{key}={value}" for key, value in record["differs"].items())
             or f"{record['model']} {record['task']}")
-        dev, test = record.get(f"dev_{metric}"), record.get(f"test_{metric}")
-        if test is None:
+        dev, main = record.get(f"dev_{metric}"), record.get(f"{split}_{metric}")
+        if main is None:
             lines.append(f"| {name} | 0 | - | - | - | - | - | - |")
             continue
         dev_text = (f"{dev['mean']:.{digits}f} ± {dev['std']:.{digits}f}"
                     if dev is not None else "-")
-        lines.append(f"| {name} | {test['n']} | {label} {dev_text} | {label} "
-                     f"{test['mean']:.{digits}f} ± {test['std']:.{digits}f} | "
-                     f"{format_interval(test, digits)} | {test['median']:.{digits}f} | "
-                     f"{test['min']:.{digits}f} | {test['max']:.{digits}f} |")
+        shown = label if split == "test" else f"(no test split) dev {label}"
+        lines.append(f"| {name} | {main['n']} | {label} {dev_text} | {shown} "
+                     f"{main['mean']:.{digits}f} ± {main['std']:.{digits}f} | "
+                     f"{format_interval(main, digits)} | {main['median']:.{digits}f} | "
+                     f"{main['min']:.{digits}f} | {main['max']:.{digits}f} |")
     return "\n".join(lines)
 
 
+def format_metrics_markdown(records: list, names: list, split: str = "test") -> str:
+    """A Markdown table of every ``split`` metric the groups have, one row per
+    group (``names``), each as mean ± std; "" when they have none."""
+    metrics = [metric for metric in METRICS
+               if any(f"{split}_{metric}" in record for record in records)]
+    if not metrics:
+        return ""
+    lines = ["| setting | n | " + " | ".join(SHOWN[metric][0] for metric in metrics) + " |",
+             "|---|---|" + "---|" * len(metrics)]
+    for name, record in zip(names, records):
+        cells = []
+        for metric in metrics:
+            summary, digits = record.get(f"{split}_{metric}"), SHOWN[metric][1]
+            cells.append("-" if summary is None else
+                         f"{summary['mean']:.{digits}f} ± {summary['std']:.{digits}f}")
+        n = max((record[f"{split}_{metric}"]["n"] for metric in metrics
+                 if f"{split}_{metric}" in record), default=0)
+        lines.append(f"| {name} | {n} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def _others(record: dict, split: str, metric: str) -> str:
+    """The means of the group's other ``split`` metrics (all-node accuracy
+    aside), for a line of text: ``  (rho 0.7901, mse 0.2830)``."""
+    shown = [f"{SHOWN[other][0]} {record[f'{split}_{other}']['mean']:.{SHOWN[other][1]}f}"
+             for other in METRICS if other not in (metric, "all_acc")
+             and f"{split}_{other}" in record]
+    return f"  ({', '.join(shown)})" if shown else ""
+
+
 def format_table(records: list) -> str:
-    """One line per group: the test root accuracy (percent), or for a
-    relatedness task Pearson's r with the mean Spearman's rho and MSE."""
-    lines = [f"{'model':<21}{'task':<7}{'n':>3}  {'test metric: mean ± std':<32}"
+    """One line per group: the test root accuracy (percent) with the mean
+    macro-F1 (and an ordinal head's ranking loss and mean absolute error),
+    or for a relatedness task Pearson's r with the mean Spearman's rho and
+    MSE; a group of runs without a test split by its dev metrics."""
+    lines = [f"{'model':<21}{'task':<11}{'n':>3}  {'test metric: mean ± std':<32}"
              f"{'95% CI':<20}{'median':>8}{'min':>8}{'max':>8}  setting"]
     for record in records:
         differs = ", ".join(f"{name}={value}" for name, value in record["differs"].items())
-        if "test_pearson" in record:
-            main, digits = record["test_pearson"], 4
-            label = "r"
-            others = (f"  (rho {record['test_spearman']['mean']:.4f}, "
-                      f"mse {record['test_mse']['mean']:.4f})")
-        else:
-            main, digits, label, others = record["test_root_acc"], 2, "root", ""
+        split, metric, digits, label = _reported(record)
+        main = record[f"{split}_{metric}"]
+        label = label if split == "test" else f"dev {label}"
         spread = f"{label} {main['mean']:.{digits}f} ± {main['std']:.{digits}f}"
-        lines.append(f"{record['model']:<21}{record['task']:<7}{main['n']:>3}  "
+        lines.append(f"{record['model']:<21}{record['task']:<11}{main['n']:>3}  "
                      f"{spread:<32}{format_interval(main, digits):<20}"
-                     f"{main['median']:>8.{digits}f}"
-                     f"{main['min']:>8.{digits}f}{main['max']:>8.{digits}f}  {differs}{others}")
+                     f"{main['median']:>8.{digits}f}{main['min']:>8.{digits}f}"
+                     f"{main['max']:>8.{digits}f}  {differs}{_others(record, split, metric)}")
     return "\n".join(lines)

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from npcomp.cells import registry
 from npcomp.training.options import OPTIONS
+from npcomp.training.run_data import run_finished
 from npcomp.training.rundir import RunDirectory, RunDirectoryError, RunFileError
 from .sweep_spec import SpecError, SweepSpec
 
@@ -40,14 +41,20 @@ class SweepDirectoryError(RunDirectoryError):
 @dataclass(frozen=True)
 class PlannedRun:
     """One run of the sweep: ``name`` (its directory under runs/),
-    ``setting``, ``seed`` and ``options`` (base + setting, without the seed)."""
+    ``setting``, ``seed``, ``options`` (base + setting, without the seed)
+    and, cross-validating (``folds`` among the options), the ``fold`` it
+    holds out as its test split."""
     name: str
     setting: str
     seed: int
     options: dict
+    fold: int | None = None
 
     def record(self) -> dict:
-        return {"setting": self.setting, "seed": self.seed, "options": self.options}
+        record = {"setting": self.setting, "seed": self.seed, "options": self.options}
+        if self.fold is not None:
+            record["fold"] = self.fold
+        return record
 
 
 def value_text(option: str, value) -> str:
@@ -104,10 +111,41 @@ def settings_of(spec: SweepSpec) -> dict:
 
 
 def plan_runs(spec: SweepSpec) -> list:
-    """Every run of the sweep, setting by setting, seed by seed."""
-    return [PlannedRun(name=f"{setting}-s{seed}", setting=setting, seed=seed,
-                       options={**spec.base, **options})
-            for setting, (options, _) in settings_of(spec).items() for seed in spec.seeds]
+    """Every run of the sweep, setting by setting, seed by seed, and with
+    ``folds`` K among a setting's options fold by fold: K runs a seed, run k
+    holding fold k of the training file out as its test split
+    (``SETTING-foldK-sSEED``)."""
+    runs = []
+    for setting, (options, sources) in settings_of(spec).items():
+        options = {**spec.base, **options}
+        folds = _folds(options, sources, spec)
+        for seed in spec.seeds:
+            if folds is None:
+                runs.append(PlannedRun(f"{setting}-s{seed}", setting, seed, options))
+                continue
+            runs += [PlannedRun(f"{setting}-fold{fold}-s{seed}", setting, seed, options, fold)
+                     for fold in range(folds)]
+    return runs
+
+
+def _folds(options: dict, sources: dict, spec: SweepSpec) -> int | None:
+    """A setting's number of folds (None: no cross-validation); SpecError for
+    a fold given (the sweep trains each) or a count that is no count."""
+    where = spec.where(sources.get("folds", "base"), "folds")
+    if "fold" in options:
+        raise SpecError(f"{spec.where(sources.get('fold', 'base'), 'fold')}: fold is set by "
+                        "the sweep: with folds K it trains every fold, each run holding one out")
+    value = options.get("folds")
+    if value is None:
+        return None
+    try:
+        folds = int(str(value))
+    except ValueError:
+        folds = 0
+    if isinstance(value, bool) or folds < 2:
+        raise SpecError(f"{where}: folds: cross-validation needs a whole number of folds >= 2, "
+                        f"not {value!r}")
+    return folds
 
 
 # --------------------------------------------------------------------------
@@ -194,7 +232,8 @@ def settle_plan(sweep_dir: str | Path, spec: SweepSpec, runs: list, extend: bool
     if merged != old:
         directory.write_json(PLAN, merged)
     return [PlannedRun(name=name, setting=record["setting"], seed=record["seed"],
-                       options=record["options"]) for name, record in merged["runs"].items()]
+                       options=record["options"], fold=record.get("fold"))
+            for name, record in merged["runs"].items()]
 
 
 def run_directory(sweep_dir: str | Path, run: PlannedRun) -> Path:
@@ -206,8 +245,9 @@ def log_path(sweep_dir: str | Path, run: PlannedRun) -> Path:
 
 
 def run_state(run_dir: str | Path) -> str:
-    """Where a run stands: ``finished`` (test metrics written, and its
-    bag-of-words baseline's when it trains one), ``resumable`` (a checkpoint:
+    """Where a run stands: ``finished`` (test metrics written, or the end of
+    a run without a test split; and its bag-of-words baseline's when it
+    trains one), ``resumable`` (a checkpoint:
     a dev evaluation was written), ``started`` (run files but no checkpoint:
     stopped before its first dev evaluation, nothing finished to keep) or
     ``new``."""
@@ -221,7 +261,7 @@ def run_state(run_dir: str | Path) -> str:
         config = metrics.get("config") or {}
         baseline_due = (config.get("baseline")
                         and config.get("model") != registry.baseline_model())
-        if metrics.get("test") is not None and (
+        if run_finished(metrics) and (
                 not baseline_due or run_state(directory.path / "baseline") == "finished"):
             return "finished"
     if "checkpoint.npz" in held:

@@ -3,10 +3,12 @@ over the seeds (``summary.py``'s) and the best setting, written to
 SWEEP_DIR/sweep.json and, as a Markdown table, to sweep.md.
 
 * ``sweep.json``: per setting, n, mean, sample std, 95% confidence interval,
-  median, min and max of every test and dev metric over the seeds
+  median, min and max of every test and dev metric over the seeds (and,
+  cross-validating, over the folds: each run's test split is one fold)
   (``summary.describe``); the best setting by mean dev metric; every run's
-  status, error and the thread counts it saw; paths relative to SWEEP_DIR;
-* ``sweep.md``: the same as a Markdown table.
+  status, error, fold and the thread counts it saw; paths relative to
+  SWEEP_DIR;
+* ``sweep.md``: the same as Markdown tables.
 
 The finished runs' files are first brought to the present rules
 (``settle_finished``).
@@ -65,6 +67,8 @@ def sweep_results(sweep_dir: str | Path, runs: list, outcomes: dict | None = Non
         # relative to the sweep directory, so sweep.json reads the same wherever it is
         record = {"setting": run.setting, "seed": run.seed,
                   "run_dir": run_dir.relative_to(sweep_dir).as_posix(), "status": status}
+        if run.fold is not None:
+            record["fold"] = run.fold
         if status == "failed":
             record["error"] = outcome.get("error")
         if status == "unfinished" and outcome.get("stopped"):
@@ -97,7 +101,10 @@ def sweep_results(sweep_dir: str | Path, runs: list, outcomes: dict | None = Non
             if metric in record and (best is None or record[metric]["mean"] > best["mean"]):
                 best = {"setting": name, "metric": metric, "mean": record[metric]["mean"]}
     shown = os.path.relpath(sweep_dir) if sweep_dir.is_absolute() else str(sweep_dir)
+    folds = [run.fold for run in runs if run.fold is not None]
     return {"sweep_dir": Path(shown).as_posix(), "runs_planned": len(runs),
+            "seeds": sorted({run.seed for run in runs}),
+            "folds": max(folds) + 1 if folds else None,
             "finished": sum(r["status"] == "finished" for r in run_records.values()),
             "failed": sum(r["status"] == "failed" for r in run_records.values()),
             "unfinished": sum(r["status"] == "unfinished" for r in run_records.values()),
@@ -116,13 +123,21 @@ def _earlier_runs(sweep_dir: Path) -> dict:
 def results_table(results: dict) -> str:
     """SWEEP_DIR/sweep.md: the settings as a Markdown table (summary.py's),
     the best setting, and the runs that failed with their errors."""
-    from .summary import format_markdown
+    from .summary import format_markdown, format_metrics_markdown
     lines = [f"# Sweep {results['sweep_dir']}", "",
              f"{results['finished']} of {results['runs_planned']} runs finished, "
              f"{results['failed']} failed, {results['unfinished']} unfinished.", ""]
     shown = [record for record in results["settings"] if "model" in record]
     if shown:
-        lines += [format_markdown(shown, names=[record["setting"] for record in shown]), ""]
+        names = [record["setting"] for record in shown]
+        lines += [format_markdown(shown, names=names), ""]
+        folds = results.get("folds")
+        every = format_metrics_markdown(shown, names)
+        if every:
+            over = (f"its {folds} folds" + (" and seeds" if len(results.get("seeds", [])) > 1
+                                            else "") if folds else "its seeds")
+            lines += [f"Every test metric of each setting, mean ± std over {over}:", "",
+                      every, ""]
     if results["best"]:
         best = results["best"]
         lines += [f"Best setting by mean {best['metric'].replace('_', ' ')}: "

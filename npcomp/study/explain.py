@@ -247,7 +247,7 @@ def describe(config: dict, model) -> dict:
     """The document's head: the model, its paper, task, classes and sizes."""
     from npcomp.cells import registry
     from npcomp.experiments.figures import class_names
-    classes = class_names(config["task"], model.n_classes)
+    classes = class_names(config["task"], model.n_classes, given=config.get("classes"))
     return {"model": config["model"], "paper": registry.model(config["model"]).paper,
             "task": config["task"], "classes": classes, "dim": config["dim"],
             "embedding_dim": config["embedding_dim"], "head": model.head_name}

@@ -20,6 +20,7 @@ from npcomp.data.errors import ConfigError
 from npcomp.data.sick import SickPair
 from npcomp.data.tasks import SPLITS
 from npcomp.params import Parameters
+from .defaults import applies
 from .options import RESUMABLE
 from .rundir import RunDirectory, RunFileError
 
@@ -38,6 +39,15 @@ def fingerprint(items) -> str:
         if isinstance(item, SickPair):
             digest.update(np.float64(item.score).tobytes())
     return digest.hexdigest()
+
+
+def data_fingerprints(task) -> dict:
+    """The fingerprint of each split ``task`` has and, for a user's files,
+    the SHA-256 of each file's bytes by its role (train, dev, test)."""
+    prints = {split: fingerprint(items) for split, items in task.splits.items()}
+    if task.record is not None:
+        prints["files"] = {role: file["sha256"] for role, file in task.record["files"].items()}
+    return prints
 
 
 def config_digest(config: dict) -> str:
@@ -64,7 +74,7 @@ def write_checkpoint(directory: RunDirectory, params: Parameters, optimizer_stat
 def read_checkpoint(directory: RunDirectory) -> dict:
     """The checkpoint's arrays, its config and metrics decoded; RunFileError
     when it is missing or damaged."""
-    if not directory.checkpoint_path.is_file():
+    if not directory.holds("checkpoint.npz"):
         raise RunFileError(f"{directory.checkpoint_path}: nothing to resume (a run writes its "
                            "checkpoint at its first dev evaluation)")
     saved = directory.load_npz("checkpoint.npz", required=CHECKPOINT_KEYS)
@@ -94,8 +104,10 @@ def resumed_config(saved: dict, changes: dict) -> dict:
     (``options.RESUMABLE``: more epochs, another data directory or thread
     count); any other key must keep its saved value."""
     config = dict(saved)
+    # a user's files are resumable on a run trained on files alone
     refused = {key: value for key, value in changes.items()
-               if key not in RESUMABLE and saved.get(key) != value}
+               if (key not in RESUMABLE or not applies(key, saved.get("task")))
+               and saved.get(key) != value}
     if refused:
         listed = ", ".join(f"{key} {value!r} (the run has {saved.get(key)!r})"
                            for key, value in refused.items())
@@ -108,8 +120,21 @@ def resumed_config(saved: dict, changes: dict) -> dict:
 
 def check_same_data(saved: dict, fingerprints: dict, config: dict,
                     directory: RunDirectory) -> None:
-    """Refuse to resume on data other than the run's."""
-    changed = [split for split in SPLITS if saved["fingerprints"].get(split) != fingerprints[split]]
+    """Refuse to resume on data other than the run's: a user's file whose
+    bytes differ (named by its option), or a split whose trees do."""
+    saved_files = saved["fingerprints"].get("files") or {}
+    files = fingerprints.get("files") or {}
+    for role in dict.fromkeys([*saved_files, *files]):
+        if saved_files.get(role) != files.get(role):
+            what = (f"{config.get(role)}: not the bytes of the {role} file"
+                    if files.get(role) and saved_files.get(role) else
+                    f"a {role} file where there was none" if files.get(role) else
+                    f"no {role} file, where there was one")
+            raise ConfigError(role, f"{what} {directory.path} was trained on (their SHA-256 "
+                                    "differ): resuming would bind its parameters to other "
+                                    "sentences; give the run's own file, or start a new run")
+    changed = [split for split in SPLITS
+               if saved["fingerprints"].get(split) != fingerprints.get(split)]
     if changed:
         raise ConfigError("data_dir", f"the {' and '.join(changed)} data of {config['task']} "
                           f"differ from those {directory.path} was trained on (files edited, "

@@ -12,10 +12,10 @@ import math
 import numbers
 
 from npcomp.cells import registry
-from npcomp.data.choices import PAIR_TASKS
+from npcomp.data.choices import FILE_TASKS, PAIR_TASKS
 from npcomp.data.errors import ConfigError
 
-from .options import OPTIONS, form, rates
+from .options import LIST_KINDS, OPTIONS, class_names, form, rates, score_range
 
 FLOAT32_MAX = 3.4028234663852886e38
 
@@ -60,6 +60,12 @@ def check_value(option: str, value) -> None:
         if not values or not all(isinstance(rate, numbers.Real) and 0.0 <= rate < 1.0
                                  for rate in values):
             raise ConfigError(option, f"rates must be numbers in [0, 1), not {value!r}")
+    elif declared.kind is class_names:
+        from npcomp.data.class_list import checked_classes
+        checked_classes(value if isinstance(value, (list, tuple)) else [value])
+    elif declared.kind is score_range:
+        from npcomp.data.score_scale import checked_range
+        checked_range(value if isinstance(value, (list, tuple)) else [value])
 
 
 def read(option: str, value):
@@ -76,11 +82,11 @@ def read(option: str, value):
     if declared.kind is bool:
         return value
     text = str(value)
-    if declared.kind is rates:
+    if declared.kind in LIST_KINDS:
         try:
-            return rates(text)
+            return declared.kind(text)
         except ValueError:
-            raise ConfigError(option, f"takes rates separated by commas, not {text!r}") \
+            raise ConfigError(option, f"takes {LIST_KINDS[declared.kind]}, not {text!r}") \
                 from None
     try:
         value = declared.kind(text)
@@ -128,8 +134,33 @@ def check(config: dict) -> None:
             raise ConfigError("dropout", "acts on a classifier's input; the similarity head "
                                          "of sick takes none (Tai et al.): use "
                                          "embedding_dropout")
+    if task in FILE_TASKS:
+        _check_file_options(config)
     recurrent = config.get("recurrent_dropout") or [0.0]
     if max(recurrent if isinstance(recurrent, (list, tuple)) else [recurrent]) > 0.0 \
             and not entry.recurrent:
         raise ConfigError("recurrent_dropout", f"does not apply to {config.get('model')} "
                                                "(no recurrence over a sequence)")
+
+
+def _check_file_options(config: dict) -> None:
+    """The options of a run on a user's files (``--train``) consistent."""
+    if config.get("supervision") == "spans":
+        raise ConfigError("supervision", "spans: a user's files are not read as phrase spans "
+                                         "yet; train on every labelled node (all) or the "
+                                         "roots (root)")
+    folds, fold = config.get("folds"), config.get("fold")
+    if folds is None:
+        if fold is not None:
+            raise ConfigError("fold", "goes with --folds K, the number of folds")
+        return
+    if config.get("test"):
+        raise ConfigError("folds", "cross-validation takes each fold's test split from the "
+                                   "training file: leave --test out")
+    if fold is None:
+        raise ConfigError("folds", f"a run trains one fold: give the fold it holds out as its "
+                                   f"test split (--fold 0..{folds - 1}), or train them all "
+                                   f"with npcomp sweep --folds {folds}")
+    if fold >= folds:
+        raise ConfigError("fold", f"fold {fold} of {folds}: the folds are numbered 0.."
+                                  f"{folds - 1}")

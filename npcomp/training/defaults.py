@@ -15,6 +15,7 @@ import copy
 
 from npcomp.cells import registry
 from npcomp.cells.registry import leaves_are_words, sick_structure
+from npcomp.data.choices import FILE_TASKS, PAIR_TASKS
 from npcomp.data.errors import ConfigError
 from .options import OPTIONS, PAPER
 
@@ -94,7 +95,15 @@ def defaults_for(model: str, task: str, protocol: str | None = None,
         config.update(tuned, source=f"{tuned['source']}; otherwise {config['source']}")
         protocol = "tuned"
     config["protocol"] = protocol or "paper"
-    if task == "sick":
+    if task in FILE_TASKS:   # how a user's files are split, unless given
+        config.update((name, option.default) for name, option in OPTIONS.items()
+                      if option.tasks is not None and set(option.tasks) <= set(FILE_TASKS)
+                      and option.default is not None)
+        if config["supervision"] == "spans":
+            # a sequence model's phrase spans are the SST's: a user's sentences
+            # (chains labelled at their last word) train on what is labelled
+            config.update(supervision="all", span_samples=0)
+    if task in PAIR_TASKS:   # SICK, or a user's sentence pairs: Tai et al.'s setting
         config.update(SICK, structure=sick_structure(model))
         for name in [name for name in config if not applies(name, task)]:
             del config[name]   # the head: the similarity head, always

@@ -13,6 +13,7 @@ from npcomp.data.embeddings import Vocabulary
 from npcomp.data.errors import DataError
 from npcomp.data.formats import _split_source
 from npcomp.data.sick import SickPair
+from npcomp.data.score_scale import from_ratings, to_ratings
 from npcomp.data.tasks import task_trees
 from npcomp.forest import build_forest, node_words
 from npcomp.model import PairBatch
@@ -49,13 +50,23 @@ class EncodedSplit:
 
 @dataclass
 class EncodedPairs:
-    """A split's sentence pairs: left trees, right trees, word ids, scores (m,)."""
+    """A split's sentence pairs: left trees, right trees, word ids, and their
+    scores (m,) as the similarity head's ratings 1..K; ``scale`` ((lo, hi),
+    K) when the pairs' own scores lie on another scale (a user's file:
+    ``data/score_scale.py``), None when they are the ratings (SICK's)."""
     left: EncodedSplit
     right: EncodedSplit
     scores: np.ndarray
+    scale: tuple | None = None
 
     def __len__(self) -> int:
         return len(self.left)
+
+    def on_their_scale(self, ratings) -> np.ndarray:
+        """Ratings (gold or predicted, float64) on the scale of the pairs' own scores."""
+        if self.scale is None:
+            return np.asarray(ratings, dtype=np.float64)
+        return from_ratings(ratings, *self.scale)
 
     def forest_trees(self, indices) -> list:
         """The trees of ``batch(indices)``, in the forest's order."""
@@ -78,21 +89,30 @@ def encode(trees, vocab: Vocabulary) -> EncodedSplit:
     return EncodedSplit(list(trees), [node_words(t, vocab.encode(t.tokens)) for t in trees])
 
 
-def encode_split(items, vocab: Vocabulary):
-    """A split's trees (EncodedSplit) or sentence pairs (EncodedPairs)."""
+def encode_split(items, vocab: Vocabulary, scale: tuple | None = None):
+    """A split's trees (EncodedSplit) or sentence pairs (EncodedPairs, their
+    scores mapped onto the head's ratings by ``scale``, ((lo, hi), K), when given)."""
     items = list(items)
     if items and isinstance(items[0], SickPair):
+        scores = np.array([pair.score for pair in items], dtype=np.float64)
         return EncodedPairs(encode([pair.tree_a for pair in items], vocab),
                             encode([pair.tree_b for pair in items], vocab),
-                            np.array([pair.score for pair in items], dtype=np.float64))
+                            scores if scale is None else to_ratings(scores, *scale), scale)
     return encode(items, vocab)
+
+
+def encode_task(task, vocab: Vocabulary) -> dict:
+    """Every split the task has, encoded (a user's files may have no test
+    split; their pair scores become the head's ratings)."""
+    return {name: encode_split(items, vocab, task.score_scale)
+            for name, items in task.splits.items()}
 
 
 def first_examples(split, count: int):
     """The first ``count`` examples of an encoded split."""
     if isinstance(split, EncodedPairs):
         return EncodedPairs(first_examples(split.left, count), first_examples(split.right, count),
-                            split.scores[:count])
+                            split.scores[:count], split.scale)
     return EncodedSplit(split.trees[:count], split.words[:count],
                         None if split.labels is None else split.labels[:count])
 
@@ -103,8 +123,9 @@ def check_splits(task, cell) -> None:
     bad tree."""
     for split, items in task.splits.items():
         if not items:
-            raise DataError(f"the {split} split of {task.name} is empty (sst2 drops sentences "
-                            "whose root is neutral): nothing to "
+            why = (" (sst2 drops sentences whose root is neutral)" if task.name == "sst2"
+                   else "")
+            raise DataError(f"the {split} split of {task.name} is empty{why}: nothing to "
                             f"{'train on' if split == 'train' else 'evaluate'}")
         trees = task_trees(task, split)
         for start in range(0, len(trees), 1024):

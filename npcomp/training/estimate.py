@@ -49,6 +49,6 @@ def estimate_seconds(config: dict, minibatches: int = 8) -> float:
     per_sentence = (time.perf_counter() - tick) / max(sample, 1)
     evaluated = (config["epochs"] * config["evals_per_epoch"] * len(dev)
                  + config["epochs"] * len(run.train_sentences) * config["train_eval"]
-                 + len(run.splits["test"]))
+                 + len(run.splits.get("test", ())))
     return setup + config["epochs"] * -(-examples // batch_size) * step \
         + evaluated * per_sentence

@@ -1,6 +1,7 @@
 """A model's outputs and metrics on an encoded split: the per-tree outputs
 (``predict_split``), the pairs' relatedness (``predict_relatedness``),
-accuracy and the roots' confusion matrix (``evaluate``), Pearson's r,
+accuracy, macro-F1 and the roots' confusion matrix (``evaluate``; with an
+ordinal head also the ranking loss and the mean absolute error), Pearson's r,
 Spearman's rho and the mean squared error (``relatedness_metrics``), the
 metric model selection maximises, and the metrics as a line of text.
 """
@@ -75,17 +76,21 @@ def relatedness_metrics(predicted: np.ndarray, gold: np.ndarray) -> dict:
 
 
 def evaluate(model, params: Parameters, split, batch_size: int = 512, helpers=None) -> dict:
-    """Metrics of a split: ``relatedness_metrics`` for sentence pairs;
-    for trees, root and all-node accuracy (percent) over labelled nodes,
-    SST-style, and the roots' confusion matrix (``root_confusion[gold][predicted]``,
-    counts).
+    """Metrics of a split: ``relatedness_metrics`` for sentence pairs (on
+    the scale of their own scores); for trees, root and all-node accuracy
+    (percent) over labelled nodes, SST-style, the roots' macro-F1 (percent,
+    ``macro_f1``), the roots' confusion matrix
+    (``root_confusion[gold][predicted]``, counts), and with an ordinal head
+    ``ordinal_metrics``.
 
     Forests of at most ``batch_size`` sentences (pairs); with ``helpers`` (an
     executor) every other forest is evaluated on a helper thread meanwhile."""
-    if isinstance(split, EncodedPairs):
-        return relatedness_metrics(predict_relatedness(model, params, split, batch_size,
-                                                       helpers), split.scores)
+    if isinstance(split, EncodedPairs):   # on the scale of the pairs' own scores
+        predicted = predict_relatedness(model, params, split, batch_size, helpers)
+        return relatedness_metrics(split.on_their_scale(predicted),
+                                   split.on_their_scale(split.scores))
     n_classes = model.n_classes
+    ordinal = model.head_name == "ordinal"
 
     def count(start: int):
         indices = range(start, min(start + batch_size, len(split)))
@@ -98,16 +103,50 @@ def evaluate(model, params: Parameters, split, batch_size: int = 512, helpers=No
         roots = forest.root[forest.label[forest.root] >= 0]
         confusion = np.zeros((n_classes, n_classes), dtype=np.int64)
         np.add.at(confusion, (forest.label[roots], predicted[roots]), 1)
+        # the ordinal head's expected class at the roots, sum_k P(y > k)
+        expected_error = (float(np.abs(outputs[roots].sum(axis=1) - forest.label[roots]).sum())
+                          if ordinal else 0.0)
         return (confusion, int(np.sum(predicted[labelled] == forest.label[labelled])),
-                int(labelled.sum()))
+                int(labelled.sum()), expected_error)
 
     counts = _over_batches(count, len(split), batch_size, helpers)
     confusion = sum(c[0] for c in counts)
     all_correct, all_total = (sum(c[k] for c in counts) for k in (1, 2))
-    return {"root_acc": float(100.0 * np.trace(confusion) / max(confusion.sum(), 1)),
-            "all_acc": 100.0 * all_correct / max(all_total, 1),
-            "sentences": len(split), "labelled_nodes": all_total,
-            "root_confusion": confusion.tolist()}
+    metrics = {"root_acc": float(100.0 * np.trace(confusion) / max(confusion.sum(), 1)),
+               "all_acc": 100.0 * all_correct / max(all_total, 1),
+               "macro_f1": macro_f1(confusion),
+               "sentences": len(split), "labelled_nodes": all_total,
+               "root_confusion": confusion.tolist()}
+    if ordinal:
+        metrics.update(ordinal_metrics(confusion, sum(c[3] for c in counts)))
+    return metrics
+
+
+def macro_f1(confusion: np.ndarray) -> float:
+    """The roots' macro-averaged F1 (percent) from their confusion matrix
+    (``[gold][predicted]`` counts): the mean over the classes that occur,
+    as gold or predicted labels, of 2 TP / (2 TP + FP + FN); 0 without any."""
+    confusion = np.asarray(confusion, dtype=np.float64)
+    true_positives = np.diag(confusion)
+    occurring = confusion.sum(axis=0) + confusion.sum(axis=1)   # 2 TP + FP + FN
+    if not occurring.any():
+        return 0.0
+    f1 = 2.0 * true_positives[occurring > 0] / occurring[occurring > 0]
+    return float(100.0 * f1.mean())
+
+
+def ordinal_metrics(confusion: np.ndarray, expected_error: float) -> dict:
+    """Over the labelled roots: ``ranking_loss``, the mean |y - r| of the
+    decoded class y and the gold class r (Irsoy & Cardie Sec. 5, after
+    Yessenalina & Cardie), from the confusion matrix; ``mae``, the mean
+    absolute error of the expected class sum_k P(y > k) (``expected_error``:
+    the sum of those errors)."""
+    confusion = np.asarray(confusion, dtype=np.float64)
+    classes = np.arange(confusion.shape[0])
+    roots = max(confusion.sum(), 1.0)
+    distance = np.abs(classes[:, None] - classes[None, :])
+    return {"ranking_loss": float((confusion * distance).sum() / roots),
+            "mae": float(expected_error / roots)}
 
 
 def format_metrics(metrics: dict, short: bool = False) -> str:
@@ -117,4 +156,11 @@ def format_metrics(metrics: dict, short: bool = False) -> str:
         return text if short else (f"{text}  spearman {metrics['spearman']:.4f}  "
                                    f"mse {metrics['mse']:.4f}")
     text = f"root {metrics['root_acc']:.2f}"
-    return text if short else f"{text}  all {metrics['all_acc']:.2f}"
+    if short:
+        return text
+    text += f"  all {metrics['all_acc']:.2f}"
+    if "macro_f1" in metrics:
+        text += f"  macro-F1 {metrics['macro_f1']:.2f}"
+    if "ranking_loss" in metrics:
+        text += f"  ranking loss {metrics['ranking_loss']:.4f}  mae {metrics['mae']:.4f}"
+    return text

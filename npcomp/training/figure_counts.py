@@ -76,9 +76,9 @@ def counts_of(records: list, task: str) -> dict:
     return sentence_counts(records, task)
 
 
-def write_counts(run_dir: str | Path, counts: dict) -> Path:
+def write_counts(run_dir: str | Path | RunDirectory, counts: dict) -> Path:
     """``RUN_DIR/test-counts.json``, written whole (compact: one line)."""
-    directory = RunDirectory(run_dir)
+    directory = run_dir if isinstance(run_dir, RunDirectory) else RunDirectory(run_dir)
     directory.write_text(COUNTS, json.dumps(counts, separators=(",", ":")) + "\n")
     return directory.file(COUNTS)
 

@@ -24,10 +24,11 @@ def save_model(directory: RunDirectory, params: Parameters, config: dict, vocab:
                        vocab=np.array(vocab.to_list()), n_classes=np.array(n_classes), **arrays)
 
 
-def load_model(run_dir: str | Path):
-    """(model, params, config, vocab) of a run's best-dev checkpoint."""
-    directory = RunDirectory(run_dir)
-    if not directory.model_path.is_file():
+def load_model(run_dir: str | Path | RunDirectory):
+    """(model, params, config, vocab) of a run's best-dev checkpoint (the
+    run's directory, or a ``RunDirectory`` such as a run kept in memory)."""
+    directory = run_dir if isinstance(run_dir, RunDirectory) else RunDirectory(run_dir)
+    if not directory.holds("model.npz"):
         raise RunFileError(f"{directory.model_path}: no model in this run directory (training "
                            "writes it at the first dev evaluation)")
     archive = directory.load_npz("model.npz", required=("config", "vocab", "n_classes"))

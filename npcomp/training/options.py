@@ -23,8 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from npcomp.cells import registry
-from npcomp.data.choices import NEUTRAL_POLICIES, PAIR_TASKS, STRUCTURES, TASKS
-
+from npcomp.data.choices import (FILE_TASKS, NEUTRAL_POLICIES, PAIR_TASKS, STRUCTURES, TASKS,
+                                 TREE_CHOICES)
 
 
 class _Paper:
@@ -42,11 +42,30 @@ def rates(text) -> list:
     return [float(part) for part in str(text).split(",")]
 
 
+def class_names(text) -> list:
+    """``negative,neutral,positive`` -> the class names in order (checked by the range)."""
+    return [part.strip() for part in str(text).split(",")]
+
+
+def score_range(text) -> list:
+    """``1,5`` -> [1.0, 5.0]: the lowest and highest score (checked by the range)."""
+    parts = str(text).split(",")
+    if len(parts) != 2:
+        raise ValueError(f"{len(parts)} value(s)")
+    return [float(part) for part in parts]
+
+
+# the kinds whose value is a comma list, and what the list holds (for a message)
+LIST_KINDS = {rates: "rates separated by commas", class_names: "class names separated by "
+              "commas", score_range: "two numbers, LO,HI"}
+
+
 @dataclass(frozen=True)
 class Option:
     """A training option: a config key and its flag.
 
-    kind:       int, float, str, bool, or ``rates`` (a comma list of numbers)
+    kind:       int, float, str, bool, or a comma list (``LIST_KINDS``: ``rates``,
+                ``class_names``, ``score_range``)
     choices:    the values allowed (None: any value of the kind)
     lowest:     the lowest value allowed (numbers), allowed itself unless
                 ``above``; ``below``: a bound the values stay under
@@ -124,17 +143,56 @@ def _fixed_by_their_papers() -> str:
 
 
 _OURS = "ours"
+_LABELS, _PAIRS = (tuple(task for task in FILE_TASKS if (task in PAIR_TASKS) == pairs)
+                   for pairs in (False, True))
+# a user's own files in place of --task (docs/DATA.md, data/own_data.py); the
+# paths are resumable: the files' digest checks that they hold the same bytes
+_FILE_OPTIONS = (
+    Option("train", str, "a labelled file to train on in place of --task: bracketed trees "
+           "(the SST's format), or CSV, TSV or JSON lines of text and label, or of score, "
+           "sentence_a and sentence_b (sentence pairs); docs/DATA.md", metavar="FILE",
+           resumable=True, tasks=FILE_TASKS),
+    Option("dev", str, "with --train: the dev file (default: --dev-fraction of the training "
+           "file set aside)", metavar="FILE", resumable=True, in_run_name=False,
+           tasks=FILE_TASKS),
+    Option("test", str, "with --train: the test file (default: none, and no test metrics)",
+           metavar="FILE", resumable=True, in_run_name=False, tasks=FILE_TASKS),
+    Option("classes", class_names, "with --train: the class names in order, e.g. "
+           "negative,neutral,positive (also the order --head ordinal ranks them in; default: "
+           "whole-number labels as themselves, names sorted)", metavar="A,B,...",
+           in_run_name=False, tasks=_LABELS),
+    Option("score_range", score_range, "with --train of sentence pairs: the lowest and "
+           "highest score, mapped onto the similarity head's ratings (default: the training "
+           "file's)", metavar="LO,HI", tasks=_PAIRS),
+    Option("dev_fraction", float, "with --train and no --dev: the part of the training file "
+           "set aside as dev, drawn by --data-seed (default 0.1)", lowest=0.0, above=True,
+           below=1.0, default=0.1, source=_OURS, tasks=FILE_TASKS),
+    _counted("folds", "with --train: cross-validation in K folds of the training file, each "
+             "the test split of one run (npcomp sweep --folds K trains them all; npcomp train "
+             "one, --fold)", "the number of folds", lowest=2, tasks=FILE_TASKS),
+    _counted("fold", "with --folds K: the fold held out as the test split, 0 to K-1",
+             "the fold held out", lowest=0, tasks=FILE_TASKS),
+    _counted("data_seed", "with --train: the seed of the dev split set aside and of the "
+             "folds (the data's, not the model's: runs compared share it; default 0)",
+             "the data's seed", lowest=0, default=0, source=_OURS, tasks=FILE_TASKS),
+    Option("tree", str, "with --train: the tree of a plain sentence, as npcomp predict "
+           "--tree (parsed: spaCy's parse, the dependency tree for a dependency model; right, "
+           "left, chain; default: the model's own, parsed, right-branching without spaCy)",
+           choices=TREE_CHOICES, tasks=FILE_TASKS),
+)
 # a bare `npcomp train`: the Constituency Tree-LSTM on the synthetic treebank
 _MODEL, _TASK = "treelstm-nary", "synthetic"
 _TRAINING_OPTIONS = (
     Option("model", str, f"the model (default {_MODEL}; the list below)",
            choices=tuple(registry.MODELS), default=_MODEL, metavar="MODEL",
            source="ours: the Constituency Tree-LSTM", in_run_name=False),
-    Option("task", str, f"the task (default {_TASK})", choices=TASKS, default=_TASK,
+    Option("task", str, f"the task (default {_TASK}; --train FILE trains on your own files "
+           "instead)", choices=TASKS, default=_TASK,
            source="ours: trains in seconds on a fresh install", in_run_name=False),
     Option("data_dir", str, "data directory (default $NPCOMP_DATA, else ./data)",
            source="$NPCOMP_DATA, else ./data", resumable=True, in_run_name=False,
            where_it_runs=True),
+    *_FILE_OPTIONS,
     _counted("seed", "random seed (default 1)", "the random seed", lowest=0, default=1,
              source=_OURS, in_run_name=False),
     Option("protocol", str, "whose setting the defaults follow: 'paper' (the model's "
@@ -194,7 +252,7 @@ _TRAINING_OPTIONS = (
            default=[0.0], source=_OURS),
     Option("head", str, "output layer: softmax, or ordinal regression (Irsoy & Cardie Sec. "
            "4.2)", choices=("softmax", "ordinal"), default="softmax", source=_OURS,
-           tasks=tuple(task for task in TASKS if task not in PAIR_TASKS)),
+           tasks=tuple(task for task in TASKS + FILE_TASKS if task not in PAIR_TASKS)),
     Option("supervision", str, "labelled nodes trained on (spans: every labelled phrase as a "
            "sequence of its own, with --structure chain)",
            choices=("all", "root", "root+leaves", "spans"), default="all", source=_OURS),

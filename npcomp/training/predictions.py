@@ -30,9 +30,10 @@ chain is labelled at its last word only, so its one node is the sentence;
 left- and right-branching trees (``--structure left/right``) carry the root's
 and the words' labels only.
 
-Sentence pairs (sick), one line per pair: ``pair`` (index), ``gold`` and
-``predicted`` relatedness (6 decimals), ``length_a`` and ``length_b`` (the
-two sentences' numbers of words).
+Sentence pairs (sick, a user's file of pairs), one line per pair: ``pair``
+(index), ``gold`` and ``predicted`` relatedness (6 decimals; on the scale of
+the file's scores), ``length_a`` and ``length_b`` (the two sentences'
+numbers of words).
 """
 from __future__ import annotations
 
@@ -87,11 +88,13 @@ def sentence_records(model, trees, outputs) -> list:
 
 
 def pair_records(split: EncodedPairs, predicted: np.ndarray) -> list:
-    """One record per sentence pair (module docstring)."""
+    """One record per sentence pair (module docstring), gold and predicted on
+    the scale of the pairs' own scores."""
+    gold_scores, predicted = split.on_their_scale(split.scores), split.on_their_scale(predicted)
     return [{"pair": index, "gold": round(float(gold), 6), "predicted": round(float(score), 6),
              "length_a": len(split.left.trees[index].tokens),
              "length_b": len(split.right.trees[index].tokens)}
-            for index, (gold, score) in enumerate(zip(split.scores, predicted))]
+            for index, (gold, score) in enumerate(zip(gold_scores, predicted))]
 
 
 def predict_records(model, params, split, batch_size: int = 512, helpers=None) -> list:
@@ -113,7 +116,7 @@ def write_predictions(run_dir, model, params, split, split_name: str = "test",
     if split_name == "test" and name is None and task is not None:
         # what the figures need of them, small enough to keep where the
         # predictions are not (figure_counts.py)
-        write_counts(directory.path, counts_of(records, task))
+        write_counts(directory, counts_of(records, task))
     name = name if name is not None else predictions_name(split_name)
     directory.write_jsonl(name, records)
     return str(directory.file(name))

@@ -18,14 +18,17 @@ from pathlib import Path
 
 from .configuration import check, check_value, read
 from npcomp.data.errors import ConfigError
-from .defaults import (SICK_VECTOR_FILES, defaults_for, dim_follows_embedding,
+from .defaults import (SICK_VECTOR_FILES, applies, defaults_for, dim_follows_embedding,
                        matrix_embedding_dim)
-from .options import OPTIONS, OptionFormError, form, rates
-from npcomp.data.choices import PAIR_TASKS
+from .options import LIST_KINDS, OPTIONS, OptionFormError, form
+from npcomp.data.choices import FILE_TASKS, PAIR_TASKS
 
 # the options a task whose examples are sentence pairs refuses: a pair is
 # scored by the similarity head at the two sentences' roots
 _NOT_FOR_PAIRS = ("head", "supervision")
+# a user's files, as an option's message names them
+_FILES_OF = {"files": "a file of labelled sentences or trees (--train)",
+             "file-pairs": "a file of sentence pairs (--train)"}
 
 
 class MissingVectors(ConfigError):
@@ -55,7 +58,7 @@ def build_config(model: str | None, task: str | None, options: dict) -> dict:
     errors.DataError naming it."""
     given = read_options(options)
     model = model or OPTIONS["model"].default
-    task = task or OPTIONS["task"].default
+    task = _task(task, given)
     config = defaults_for(model, task, given.get("protocol"), given.get("supervision"))
     config.pop("source")
     for name, value in given.items():
@@ -74,6 +77,7 @@ def build_config(model: str | None, task: str | None, options: dict) -> dict:
             if option in given:
                 raise ConfigError(option, f"does not apply to {task}: a pair is scored by the "
                                           "similarity head at the two sentences' roots")
+    _check_applies(given, task)
     if dim_follows_embedding(config):
         # the leaves' states are the word vectors: one dimension for both
         if "dim" in given and "embedding_dim" not in given:
@@ -88,6 +92,40 @@ def build_config(model: str | None, task: str | None, options: dict) -> dict:
         _take_vector_dimension(config, given)
     check(config)
     return config
+
+
+def _task(task: str | None, given: dict) -> str:
+    """The run's task: the one named (default the synthetic treebank), or for
+    a user's files (``train`` given) "files" or "file-pairs", as the
+    training file holds labelled sentences or sentence pairs."""
+    if given.get("train") is None:
+        return task or OPTIONS["task"].default
+    if task is not None:
+        raise ConfigError("task", f"{task}, and --train: a run trains on a task's own data or "
+                                  "on your files, not both (leave one out)")
+    return file_task(given["train"])
+
+
+def file_task(path) -> str:
+    """The task of a run trained on the file ``path``: "files" or "file-pairs"
+    (DataError naming the file when it cannot be read or holds neither)."""
+    from npcomp.data.file_examples import file_kind
+    from npcomp.data.own_data import TASK_NAMES
+    return TASK_NAMES[file_kind(path)]
+
+
+def _check_applies(given: dict, task: str) -> None:
+    """ConfigError for an option given that does not apply to ``task``
+    (the option table's ``tasks``)."""
+    for name in given:
+        if applies(name, task) or name in _NOT_FOR_PAIRS:
+            continue
+        tasks = OPTIONS[name].tasks
+        if set(tasks) == set(FILE_TASKS):
+            raise ConfigError(name, f"goes with --train FILE (your own files), not with the "
+                                    f"{task} task's own data")
+        raise ConfigError(name, f"applies to {' and '.join(_FILES_OF.get(t, t) for t in tasks)}"
+                                f", not to {_FILES_OF.get(task, task)}")
 
 
 def keyword_config(model: str | None, task: str | None, options: dict) -> dict:
@@ -105,8 +143,8 @@ def keyword_config(model: str | None, task: str | None, options: dict) -> dict:
             raise ConfigError(name, f"is not a training option{hint}: the options are the "
                                     "config keys of npcomp/training/options.py, the flags of "
                                     "`npcomp train --help`")
-        if OPTIONS[name].kind is rates and isinstance(value, (list, tuple)):
-            given[name] = ",".join(str(rate) for rate in value)
+        if OPTIONS[name].kind in LIST_KINDS and isinstance(value, (list, tuple)):
+            given[name] = ",".join(str(item) for item in value)
         try:
             form(name, value)
         except OptionFormError as error:
@@ -182,6 +220,7 @@ def _default_vectors(data_dir, name: str) -> Path:
         if (directory / file_name).is_file():
             return directory / file_name
     files = ", ".join(str(directory / file_name) for file_name in SICK_VECTOR_FILES)
-    raise MissingVectors("vectors", f"sick trains on fixed {name} vectors (Tai et al.), but "
+    raise MissingVectors("vectors", f"sentence pairs train on fixed {name} vectors (Tai et "
+                                    "al.'s SICK setting), but "
                                     f"none of {files} exists: run `npcomp download glove`, "
                                     "pass --vectors FILE, or --vectors random")

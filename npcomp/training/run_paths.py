@@ -24,6 +24,9 @@ from pathlib import Path
 
 # the config keys that hold paths
 PATH_KEYS = ("data_dir", "vectors", "parses_dir")
+# the config keys of a user's files (--train, --dev, --test): what a run
+# trains on, recorded relative like the data directory
+FILE_KEYS = ("train", "dev", "test")
 
 
 def _relative(path: str, start: Path) -> str:
@@ -46,27 +49,43 @@ def recorded_config(config: dict, cwd: str | Path | None = None) -> dict:
     if isinstance(vectors, str) and Path(vectors).is_absolute():
         out["vectors"] = (Path(vectors).name if Path(vectors).parent == data / "vectors"
                           else _relative(vectors, cwd))
-    parses = config.get("parses_dir")
-    if isinstance(parses, str) and Path(parses).is_absolute():
-        out["parses_dir"] = _relative(parses, cwd)
+    for key in ("parses_dir", *FILE_KEYS):
+        path = config.get(key)
+        if isinstance(path, str) and Path(path).is_absolute():
+            out[key] = _relative(path, cwd)
     return out
+
+
+def recorded_data(record: dict, cwd: str | Path | None = None) -> dict:
+    """A run's record of a user's files (``metrics.json``'s ``data``) with
+    each file's path relative to ``cwd``, as its config records them."""
+    cwd = Path(cwd if cwd is not None else Path.cwd()).resolve()
+    files = {role: dict(file, path=_relative(file["path"], cwd)
+                        if Path(file["path"]).is_absolute() else file["path"])
+             for role, file in record.get("files", {}).items()}
+    return dict(record, files=files)
 
 
 def relative_where(options: dict, cwd: str | Path | None = None) -> dict:
     """Sweep options with where their runs read the data and the parses
-    (``data_dir``, ``parses_dir``) relative to ``cwd`` when given absolute:
-    plan.json's form, which a sweep planned anew compares without them."""
+    (``data_dir``, ``parses_dir``) and a user's files relative to ``cwd``
+    when given absolute: plan.json's form, which a sweep planned anew
+    compares without the data and the parses."""
     cwd = Path(cwd if cwd is not None else Path.cwd()).resolve()
-    return {key: (_relative(value, cwd) if key in ("data_dir", "parses_dir")
+    return {key: (_relative(value, cwd) if key in ("data_dir", "parses_dir", *FILE_KEYS)
                   and isinstance(value, str) and Path(value).is_absolute() else value)
             for key, value in options.items()}
 
 
 def recorded_metrics(metrics: dict, cwd: str | Path | None = None) -> dict:
-    """A metrics record with its config's paths recorded (``recorded_config``)."""
+    """A metrics record with its config's paths recorded (``recorded_config``),
+    and those of its record of a user's files (``recorded_data``)."""
     if not isinstance(metrics.get("config"), dict):
         return metrics
-    return dict(metrics, config=recorded_config(metrics["config"], cwd))
+    recorded = dict(metrics, config=recorded_config(metrics["config"], cwd))
+    if isinstance(metrics.get("data"), dict):
+        recorded["data"] = recorded_data(metrics["data"], cwd)
+    return recorded
 
 
 def absolute_values(record) -> list:

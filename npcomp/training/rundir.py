@@ -77,6 +77,10 @@ class RunDirectory:
     def file(self, name: str) -> Path:
         return self.path / name
 
+    def holds(self, name: str) -> bool:
+        """Whether the run has written its file ``name``."""
+        return (self.path / name).is_file()
+
     @property
     def metrics_path(self) -> Path:
         return self.path / "metrics.json"

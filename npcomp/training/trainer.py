@@ -19,6 +19,12 @@ A run directory holds (SPEC Sec. 3):
 * ``predictions.jsonl``: the test split's per-sentence predictions by the
   best-dev model (``predictions.py``), written with the test metrics.
 
+Given no run directory (``run_dir=None``) a run writes nothing: its files
+are kept in memory instead (``run_in_memory.RunInMemory``; pass one to keep
+them).  Given ``data``, it trains on those trees or sentence pairs instead of
+reading ``config["task"]``'s files (``tasks.given_task``); ``callbacks`` hear
+of every dev evaluation and may stop training early.
+
 Dev is evaluated at the end of every epoch and, with ``evals_per_epoch`` > 1,
 at evenly spaced points inside it (``best_at`` in metrics.json: the epochs
 done at the selected evaluation, 2.5 for the middle of epoch 3; ``best_epoch``
@@ -39,14 +45,14 @@ import numpy as np
 
 from npcomp.data.embeddings import Vocabulary, read_vectors
 from npcomp.data.choices import PAIR_TASKS
-from npcomp.data.tasks import SPLITS, load_task, task_trees
+from npcomp.data.tasks import SPLITS, given_task, task_trees
 from npcomp.forest import Forest, supervised_labels
 from npcomp.params import Parameters
-from .checkpoints import (check_same_data, config_digest, epoch_in_progress, fingerprint,
+from .checkpoints import (check_same_data, config_digest, data_fingerprints, epoch_in_progress,
                           read_checkpoint, resumed_config, write_checkpoint)
 from .configuration import check
 from .defaults import dim_follows_embedding, with_defaults
-from .encoding import EncodedPairs, EncodedSplit, check_splits, encode, encode_split
+from .encoding import EncodedPairs, EncodedSplit, check_splits, encode, encode_task
 from .evaluation import evaluate, format_metrics, selection_metric
 from .machine import machine_description
 from .memory import retain_freed_memory
@@ -54,7 +60,9 @@ from .model_building import DTYPES, build_model, initial_parameters
 from .model_files import load_model, save_model
 from .optimizers import make_optimizer
 from .predictions import write_predictions
+from .run_in_memory import RunInMemory
 from .rundir import RunDirectory, RunFileError
+from .run_data import run_task
 from .run_paths import recorded_config, recorded_metrics
 from .shards import ShardedGradient
 
@@ -121,15 +129,32 @@ class Run:
     sharded: ShardedGradient | None = None
     echo: object = print
     recent_losses: list = field(default_factory=list)
+    callbacks: tuple = ()
+    stopped: bool = False   # a callback asked to stop
 
     @property
     def selected(self) -> str:
         return selection_metric(self.config["task"])
 
 
-def train(config: dict, run_dir: str | Path, resume: bool = False, overwrite: bool = False,
-          progress: bool = True, echo=print) -> dict:
+def train(config: dict, run_dir: str | Path | RunDirectory | None = None, resume: bool = False,
+          overwrite: bool = False, progress: bool = True, echo=print, data=None,
+          callbacks=()) -> dict:
     """Train ``config`` into ``run_dir``; returns the metrics record.
+
+    run_dir:   the run directory; None: nothing is written (the run's files
+               are kept in memory, then dropped); a ``RunInMemory`` keeps them
+    data:      a TaskData, or a dict {"train": ..., "dev": ..., "test": ...}
+               of Trees (SickPairs for sick; test optional) to train on
+               instead of ``config["task"]``'s files (``tasks.given_task``);
+               given again to resume such a run
+    callbacks: each called after every dev evaluation, once it is recorded, as
+               ``callback(at, dev, metrics)``: ``at`` the epochs done (2.5: the
+               middle of epoch 3), ``dev`` that evaluation's metrics,
+               ``metrics`` the run's record so far (``best_at`` and ``dev``:
+               the best evaluation).  A true return stops training there: the
+               best-dev model is then tested as at the end, and
+               ``metrics["stopped"]`` says when and by which callback.
 
     A fresh run refuses a directory holding a run unless ``overwrite`` (which
     keeps the old files aside until the new run has finished an epoch).  With
@@ -139,7 +164,8 @@ def train(config: dict, run_dir: str | Path, resume: bool = False, overwrite: bo
     being finite or the loss diverges."""
     setup_start = time.perf_counter()
     retain_freed_memory()  # the steps reuse their work arrays' pages (memory.py)
-    directory = RunDirectory(run_dir)
+    directory = (run_dir if isinstance(run_dir, RunDirectory) else
+                 RunInMemory() if run_dir is None else RunDirectory(run_dir))
     saved = None
     if resume:
         saved = read_checkpoint(directory)
@@ -148,7 +174,8 @@ def train(config: dict, run_dir: str | Path, resume: bool = False, overwrite: bo
         directory.check_usable(overwrite)
         config = with_defaults(config)
     check(config)
-    run = prepare_run(config, directory, saved, echo)
+    run = prepare_run(config, directory, saved, echo, data)
+    run.callbacks = tuple(callbacks)
     # a checkpoint holds the parameters and up to two optimiser states, written
     # beside the previous one: room for both, before anything is written
     directory.check_space(2 * 4 * run.params.flat.nbytes + (1 << 20))
@@ -177,6 +204,8 @@ def train(config: dict, run_dir: str | Path, resume: bool = False, overwrite: bo
                 state, resumed_epoch = resumed_epoch, None
             _train_epoch(run, epoch, state, progress)
             directory.discard_replaced()  # a run it replaced is no longer needed
+            if run.stopped:
+                break
         _test(run)
     finally:
         if run.helper is not None:
@@ -185,28 +214,30 @@ def train(config: dict, run_dir: str | Path, resume: bool = False, overwrite: bo
     return run.metrics
 
 
-def prepare_run(config: dict, directory: RunDirectory, saved: dict | None, echo) -> Run:
-    """Read the data (and the vectors of a fresh run), check every split
-    against the model, and build the model, parameters and optimiser."""
+def prepare_run(config: dict, directory: RunDirectory, saved: dict | None, echo,
+                data=None) -> Run:
+    """Read the data (``data`` when given) and the vectors of a fresh run,
+    check every split against the model, and build the model, parameters and
+    optimiser."""
     vectors = None
     if saved is None and config.get("vectors"):
         vectors = read_vectors(config["vectors"])
         config["embedding_dim"] = vectors.dim
     if dim_follows_embedding(config):
         config["dim"] = config["embedding_dim"]
-    task = load_task(config["task"], config.get("data_dir"), config["structure"],
-                     seed=config["seed"], spans=config["supervision"] == "spans",
-                     parses_dir=config.get("parses_dir"), neutral=config["neutral"])
-    fingerprints = {split: fingerprint(task.splits[split]) for split in SPLITS}
+    # tasks given in memory, a built-in task, or the user's files (run_data.py)
+    task = given_task(data, config["task"]) if data is not None else run_task(config, echo)
+    fingerprints = data_fingerprints(task)
     fingerprints["config"] = config_digest(config)
     if saved is not None:
         check_same_data(saved, fingerprints, config, directory)
         vocab = Vocabulary.from_list(list(saved["vocab"]))
     else:
-        vocab = Vocabulary.from_trees(t for split in SPLITS for t in task_trees(task, split))
+        vocab = Vocabulary.from_trees(t for split in SPLITS if split in task.splits
+                                      for t in task_trees(task, split))
     model = build_model(config, vocab, task.n_classes)
     check_splits(task, model.cell)
-    splits = {name: encode_split(task.splits[name], vocab) for name in SPLITS}
+    splits = encode_task(task, vocab)   # a user's pair scores as the head's ratings
     # per-epoch training accuracy (Nayebi's curves) on the training sentences
     train_sentences = (encode(task.train_sentences, vocab) if task.train_sentences is not None
                        else splits["train"])
@@ -227,6 +258,8 @@ def prepare_run(config: dict, directory: RunDirectory, saved: dict | None, echo)
                "train_wall_s": 0.0, "train_sentences_per_s": None,
                "parameters": int(model.dense_size), "vocabulary": len(vocab),
                "embedding": report.get("embedding"), "machine": machine_description()}
+    if task.record is not None:   # what the run read of the user's files
+        metrics["data"] = task.record
     return Run(config=config, directory=directory, task=task, vocab=vocab, splits=splits,
                train_sentences=train_sentences, model=model, params=params,
                grads=params.zeros_like(), optimizer=optimizer, rng=rng, metrics=metrics,
@@ -313,7 +346,7 @@ def _train_epoch(run: Run, epoch: int, state: EpochState, progress: bool) -> Non
     inside = evaluation_points(n_batches, config["evals_per_epoch"])[:-1]
     bar = _progress(len(state.order), f"epoch {epoch}/{config['epochs']}", progress, unit,
                     initial=min(state.done * batch_size, len(state.order)))
-    while state.done < n_batches:
+    while state.done < n_batches and not run.stopped:
         indices = state.order[state.done * batch_size:(state.done + 1) * batch_size]
         tick = time.perf_counter()
         loss = train_step(run, indices, epoch, state.done + 1)
@@ -336,9 +369,11 @@ def _train_epoch(run: Run, epoch: int, state: EpochState, progress: bool) -> Non
             if bar is not None:
                 bar.clear()
             run.echo(f"epoch {at:.2f}: dev {format_metrics(dev)}{'  *best' if improved else ''}")
+            _consult(run, at, dev)
     if bar is not None:
         bar.close()
-    _end_epoch(run, epoch, state)
+    if not run.stopped:
+        _end_epoch(run, epoch, state)
 
 
 def train_step(run: Run, indices, epoch: int, minibatch: int) -> float:
@@ -411,7 +446,7 @@ def _stop(run: Run, reason: str) -> None:
     done = len(run.metrics["epochs"])
     kept = ("its best model (model.npz) and last checkpoint are those of its latest dev "
             f"evaluation (after epoch {done} or inside epoch {done + 1})"
-            if run.directory.checkpoint_path.is_file() else
+            if run.directory.holds("checkpoint.npz") else
             "no dev evaluation came before, so it holds no model (start it again with "
             "overwrite)")
     run.directory.append_log({"event": "stopped", "reason": reason})
@@ -479,14 +514,36 @@ def _end_epoch(run: Run, epoch: int, state: EpochState) -> None:
     run.echo(f"epoch {epoch}: train loss {record['train_loss']:.4f}{train_text}  dev "
              f"{format_metrics(dev)}  ({record['train_sentences_per_s']:.0f} {unit}/s)"
              f"{'  *best' if improved else ''}")
+    _consult(run, float(epoch), dev)
+
+
+def _consult(run: Run, at: float, dev: dict) -> None:
+    """Tell the callbacks of the dev evaluation at ``at`` (epochs done); the
+    first to return true stops the run, recorded in metrics.json."""
+    for callback in run.callbacks:
+        if callback(at, dev, run.metrics):
+            run.stopped = True
+            run.metrics["stopped"] = {"at": at, "by": getattr(callback, "__name__",
+                                                              type(callback).__name__)}
+            write_metrics(run.directory, run.metrics)
+            run.echo(f"epoch {at:g}: training stopped by {run.metrics['stopped']['by']}")
+            return
 
 
 def _test(run: Run) -> None:
-    """The test split, once, with the best-dev parameters."""
+    """The test split, once, with the best-dev parameters (a run on a user's
+    files, or on data given, without a test split has none: its record ends
+    with test null)."""
     metrics = run.metrics
     if metrics["test"] is not None or metrics["best_epoch"] is None:
         return
-    best_model, best_params, _, _ = load_model(run.directory.path)
+    if "test" not in run.splits:
+        metrics["ended"] = True
+        write_metrics(run.directory, metrics)
+        run.directory.append_log({"event": "end", "best_epoch": metrics["best_epoch"],
+                                  "dev": metrics["dev"], "test": None})
+        return
+    best_model, best_params, _, _ = load_model(run.directory)
     tick = time.perf_counter()
     metrics["test"] = evaluate(best_model, best_params, run.splits["test"],
                                run.config["eval_batch_size"], run.helper)
