@@ -20,6 +20,7 @@ line builds its parsers from it before anything heavy loads.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from npcomp.cells import registry
@@ -329,6 +330,11 @@ RESUMABLE = tuple(name for name, option in OPTIONS.items() if option.resumable)
 # default directory name leaves out, but the model and task, which lead it
 NOT_A_SETTING = tuple(name for name, option in OPTIONS.items()
                       if not option.in_run_name and name not in ("model", "task"))
+
+
+def default_threads() -> int:
+    """The compute threads of a run not given ``threads``: every core."""
+    return os.cpu_count() or 1
 
 
 def cell_options() -> tuple:
