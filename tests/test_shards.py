@@ -19,8 +19,13 @@ from gradcheck.suite import (CHECKED_MODELS, VOCAB_SIZE, _distinct_partners, bui
 from npcomp.data.embeddings import Vocabulary
 from npcomp.forest import node_words, supervised_labels
 from npcomp.model import SentenceEncoder
-from npcomp.training.defaults import defaults_for
+from npcomp.experiments.summary import setting_key
+from npcomp.training.checkpoints import config_digest
+from npcomp.training.defaults import defaults_for, with_defaults
 from npcomp.training.encoding import EncodedPairs, EncodedSplit
+from npcomp.training.model_files import load_model
+from npcomp.training.options import OPTIONS
+from npcomp.training.run_config import build_config
 from npcomp.training.shards import ShardedGradient, shard_bounds
 from npcomp.training.trainer import train
 
@@ -136,14 +141,19 @@ def test_shards_on_helper_threads_give_the_same_numbers_bit_for_bit():
 # a run's numbers do not depend on its thread count
 # ---------------------------------------------------------------------------
 
-def _small_run(model: str, threads: int, shards: int, run_dir, **changes) -> tuple:
+def _small_run(model: str, threads: int, shards: int, run_dir, resume: bool = False,
+               **changes) -> tuple:
     """(the final parameters, the epochs' training losses, the threads that
-    computed shards) of a small synthetic run."""
+    computed shards) of a small synthetic run (``resume``: continued from
+    its checkpoint with ``changes``)."""
     config = defaults_for(model, "synthetic")
     config.pop("source")
     config.update(model=model, task="synthetic", seed=5, vectors=None, data_dir=None,
                   threads=threads, shards=shards, dim=8, embedding_dim=8, epochs=2,
-                  batch_size=20, **changes)
+                  batch_size=20)
+    config.update(changes)
+    if resume:
+        config = changes
     threads_seen = set()
     original = SentenceEncoder.loss_and_gradient
 
@@ -154,7 +164,7 @@ def _small_run(model: str, threads: int, shards: int, run_dir, **changes) -> tup
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(npcomp.data.synthetic, "synthetic_splits", synthetic_of_size((80, 20, 20)))
         patch.setattr(SentenceEncoder, "loss_and_gradient", recorded)
-        train(config, run_dir, progress=False, echo=lambda *args: None)
+        train(config, run_dir, resume=resume, progress=False, echo=lambda *args: None)
     with np.load(run_dir / "checkpoint.npz") as checkpoint:
         flat = checkpoint["params"]
     losses = [record["train_loss"] for record in map(json.loads,
@@ -178,3 +188,53 @@ def test_one_and_two_threads_train_the_same_parameters_bit_for_bit(model, change
     # the comparison sees what the shards change: another count, other numbers
     three, three_losses, _ = _small_run(model, 2, 3, tmp_path / "three", **changes)
     assert three_losses != one_losses and not np.array_equal(three, one)
+
+
+# ---------------------------------------------------------------------------
+# runs made before minibatches had shards
+# ---------------------------------------------------------------------------
+
+def _as_made_before_shards(run_dir) -> None:
+    """The run's files as a run made before the ``shards`` option wrote
+    them: its configurations without the key (the checkpoint's digest of
+    its own with it)."""
+    for name in ("checkpoint.npz", "model.npz"):
+        with np.load(run_dir / name) as archive:
+            arrays = {key: archive[key] for key in archive.files}
+        config = json.loads(str(arrays["config"]))
+        config.pop("shards", None)
+        arrays["config"] = np.array(json.dumps(config))
+        if "fingerprints" in arrays:
+            fingerprints = json.loads(str(arrays["fingerprints"]))
+            fingerprints["config"] = config_digest(config)
+            arrays["fingerprints"] = np.array(json.dumps(fingerprints))
+        np.savez(run_dir / name, **arrays)
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    metrics["config"].pop("shards", None)
+    (run_dir / "metrics.json").write_text(json.dumps(metrics))
+
+
+def test_a_configuration_without_shards_reads_as_one_shard():
+    config = build_config("treelstm-nary", "synthetic", {})
+    assert config["shards"] == OPTIONS["shards"].default == 2
+    old = {key: value for key, value in config.items() if key != "shards"}
+    assert with_defaults(old)["shards"] == 1                # saved by a run made before
+    assert with_defaults(old, saved=False)["shards"] == 2   # made by hand: the default
+    assert setting_key(old) == setting_key(dict(config, shards=1)) != setting_key(config)
+
+
+def test_a_run_made_before_shards_resumes_in_one_shard(tmp_path):
+    """Resumed, a run whose configuration has no shards continues in one
+    shard: the same parameters and losses, bit for bit, as the run trained
+    in one shard throughout, which two shards do not give."""
+    whole, whole_losses, _ = _small_run("treelstm-nary", 2, 1, tmp_path / "whole")
+    resumed = tmp_path / "resumed"
+    _small_run("treelstm-nary", 2, 1, resumed, epochs=1)
+    _as_made_before_shards(resumed)
+    flat, losses, _ = _small_run("treelstm-nary", 2, 1, resumed, resume=True, epochs=2)
+    assert losses == whole_losses and np.array_equal(flat, whole)
+    assert json.loads((resumed / "metrics.json").read_text())["config"]["shards"] == 1
+    two, two_losses, _ = _small_run("treelstm-nary", 2, 2, tmp_path / "two")
+    assert two_losses != whole_losses and not np.array_equal(two, whole)
+    _as_made_before_shards(resumed)
+    assert load_model(resumed)[2]["shards"] == 1   # as npcomp eval and predict read it

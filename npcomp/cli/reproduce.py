@@ -146,7 +146,9 @@ def table_spec(table, rows, seeds: int, data_dir: str | None, parses_dir: Path |
 
 
 def reproduce(table, rows, args) -> int:
-    """Train (or resume) the table's runs, then write its report."""
+    """Train (or resume) the table's runs, each with the tables'
+    ``RUN_OPTIONS``, then write its report."""
+    from npcomp.experiments.paper_tables import RUN_OPTIONS
     out = Path(args.out)
     seeds = args.seeds or 5
     if not any(row.settings() for row in table.rows if rows is None or row.name in rows):
@@ -158,7 +160,7 @@ def reproduce(table, rows, args) -> int:
         parses_dir = _sst_parses(out / "parses" / "sst", args.data_dir)
     spec = table_spec(table, rows, seeds, args.data_dir, parses_dir)
     args.extend = True   # a later call with more seeds or rows adds to the same sweep
-    status, results = run_sweep(spec, out / table.name, args)
+    status, results = run_sweep(spec, out / table.name, args, pinned=RUN_OPTIONS)
     if results is None:
         return status
     write_report(table, out, seeds, args.data_dir)
@@ -350,6 +352,8 @@ def _seconds_per_seed(table: str, setting: str, options: dict, out: Path,
                             + sum(epoch.get("eval_s", 0.0) for epoch in metrics["epochs"]))
     if finished:
         return sum(finished) / len(finished)
+    from npcomp.experiments.paper_tables import RUN_OPTIONS
+    options = dict(RUN_OPTIONS, **options)   # as the table's runs train
     key = json.dumps(options, sort_keys=True)
     if key not in estimates:
         from npcomp.data.errors import DataError

@@ -129,15 +129,18 @@ def applies(option: str, task: str) -> bool:
     return tasks is None or task in tasks
 
 
-def with_defaults(config: dict) -> dict:
+def with_defaults(config: dict, saved: bool = True) -> dict:
     """``config`` with every option of a value shared by all runs that it
     lacks at that value: a configuration built by ``run_config.build_config``
-    has them all; one saved by a run made before an option existed ran at
-    the option's default (but for ``shards``: such a run computed each
-    minibatch whole, as ``experiments/summary.py`` reads it; resumed, it
-    continues in the default's shards).  Options whose default is the
-    model's paper setting or None (not given) are not added."""
-    missing = {name: copy.copy(option.default) for name, option in OPTIONS.items()
+    has them all; one ``saved`` by a run (its checkpoint, metrics.json or
+    model file) made before an option existed ran at the option's
+    ``before`` value where it has one (``shards``: such a run computed each
+    minibatch whole), else at its default; one not saved (made by hand)
+    takes the defaults.  Options whose default is the model's paper setting
+    or None (not given) are not added."""
+    missing = {name: copy.copy(option.before if saved and option.before is not None
+                               else option.default)
+               for name, option in OPTIONS.items()
                if name not in config and option.default is not None
                and option.default is not PAPER and applies(name, config["task"])}
     return {**config, **missing}

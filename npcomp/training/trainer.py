@@ -172,7 +172,7 @@ def train(config: dict, run_dir: str | Path | RunDirectory | None = None, resume
         config = resumed_config(with_defaults(saved["config"]), config)
     else:
         directory.check_usable(overwrite)
-        config = with_defaults(config)
+        config = with_defaults(config, saved=False)
     check(config)
     run = prepare_run(config, directory, saved, echo, data)
     run.callbacks = tuple(callbacks)
