@@ -238,16 +238,27 @@ class TreeLSTMChildSum(Cell):
         delta_f = np.zeros((n_edges + ROW_PAD, d), dtype=d_h.dtype)  # delta_fk per edge
         # eps_c_k as routed by the parent, then eps_c_k in full
         d_c = np.zeros((n, d), dtype=d_h.dtype)
-        u_transposed, u_f_transposed = params["U"].T, params["U_f"].T
+        # U^T and U_f^T laid out once: each level's products read them row by
+        # row (BLAS takes longer per level from a transposed view)
+        u_transposed = np.ascontiguousarray(params["U"].T)
+        u_f_transposed = np.ascontiguousarray(params["U_f"].T)
+        # a level's delta U^T and its edges' delta_f U_f^T: the widest level's
+        # rows and edges (and the padding)
+        bounds = forest.level_ptr
+        d_h_tilde = np.empty((int(np.diff(bounds).max()) + ROW_PAD, d), dtype=d_h.dtype)
+        d_h_child = np.empty((int(np.diff(first_edge[bounds]).max()) + ROW_PAD, d),
+                             dtype=d_h.dtype)
 
         def rows_backward(start: int, stop: int) -> None:
             _gate_deltas(first_edge, edge_child, cache.gates, cache.forget, cache.c,
                          cache.tanh_c, d_h, d_c, delta, delta_f, start, stop)
             first, last = first_edge[start], first_edge[stop]
             # reverses eqs. 3, 5, 6 (h~ U) and 2: one row per parent, shared by its children
-            d_h_tilde = delta[start:padded_stop(start, stop)] @ u_transposed
+            padded = padded_stop(start, stop)
+            np.matmul(delta[start:padded], u_transposed, out=d_h_tilde[:padded - start])
             # reverses eq. 4 (h_k U_f): one row per edge, for its child only
-            d_h_child = delta_f[first:padded_stop(first, last)] @ u_f_transposed
+            padded = padded_stop(first, last)
+            np.matmul(delta_f[first:padded], u_f_transposed, out=d_h_child[:padded - first])
             _route_to_children(first_edge, edge_child, d_h_tilde, d_h_child, d_h, start, stop)
 
         for start, stop in forest.levels(first=1, downward=True):

@@ -259,16 +259,21 @@ class TreeLSTMNary(Cell):
         leaves = forest.n_leaves
         children = children_columns(forest, arity)
         delta = np.zeros((n + ROW_PAD, (3 + arity) * d), dtype=d_h.dtype)
-        u_transposed = params["U"].T
+        # U^T laid out once: each level's product reads it row by row (BLAS
+        # takes many times longer per level from the transposed view of U)
+        u_transposed = np.ascontiguousarray(params["U"].T)
+        # a level's delta U^T, the widest level's rows (and the padding)
+        d_hc = np.empty((int(np.diff(forest.level_ptr).max()) + ROW_PAD, arity * d),
+                        dtype=d_h.dtype)
         node_mask = cache.node_mask
 
         def rows_backward(start: int, stop: int) -> None:
             _gate_deltas(children, cache.gates, cache.c, cache.tanh_c, d_h, d_c, delta,
                          start, stop)
-            d_hc = delta[start:padded_stop(start, stop)] @ u_transposed   # reverses eqs. 9-12
-            if node_mask is not None:  # reverses h~_jl = h_jl * m_s
-                _mask_rows(d_hc, node_mask[start:], 0, stop - start, arity)
-            scatter_to_children(children, d_hc, d_h, start, stop)
+            padded = padded_stop(start, stop)
+            np.matmul(delta[start:padded], u_transposed, out=d_hc[:padded - start])
+            # reverses eqs. 9-12 (and h~_jl = h_jl * m_s with recurrent dropout)
+            scatter_to_children(children, d_hc, d_h, start, stop, node_mask)
 
         for start, stop in forest.levels(first=1, downward=True):
             rows_backward(start, stop)

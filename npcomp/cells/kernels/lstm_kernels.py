@@ -46,11 +46,17 @@ def gather_children(children, h, hc, start, stop):
 
 
 @njit(cache=True, nogil=True)
-def scatter_to_children(children, d_hc, d_h, start, stop):
-    """eps_h of child k += its block of delta_j U^T (rows of d_hc from ``start``)."""
+def scatter_to_children(children, d_hc, d_h, start, stop, node_mask=None):
+    """eps_h of child k += its block of delta_j U^T (rows of d_hc from
+    ``start``), times the parent's recurrent-dropout mask row when
+    ``node_mask`` (n, d) is given (reverses h~_jl = h_jl * m_s)."""
     d = d_h.shape[1]
     for j in range(start, stop):
         for k in range(children.shape[1]):
             kid = children[j, k]
             if kid >= 0:
-                d_h[kid] += d_hc[j - start, k * d:(k + 1) * d]
+                if node_mask is None:
+                    d_h[kid] += d_hc[j - start, k * d:(k + 1) * d]
+                else:
+                    for q in range(d):
+                        d_h[kid, q] += d_hc[j - start, k * d + q] * node_mask[j, q]
