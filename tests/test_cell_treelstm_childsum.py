@@ -260,11 +260,11 @@ def _kernel_cases():
         (treelstm_childsum._gather_children, lambda: (
             first_edge, edge_child, rng.normal(size=(n, d)), np.zeros((n_edges + 3, d)),
             np.zeros((n + 3, d)), start, stop)),
-        (treelstm_childsum._add_inputs, lambda: (
+        (treelstm_childsum._gate_exponents, lambda: (
             rows, rng.normal(size=(5, 4 * d)), first_edge, gates.copy(), forget.copy(),
             start, stop)),
-        (treelstm_childsum._cell_update, lambda: (first_edge, edge_child, gates, forget,
-                                                  c.copy(), start, stop)),
+        (treelstm_childsum._cell_update, lambda: (first_edge, edge_child, gates.copy(),
+                                                  forget.copy(), c.copy(), start, stop)),
         (treelstm_childsum._gate_deltas, lambda: (
             first_edge, edge_child, gates, forget, c, np.tanh(c), rng.normal(size=(n, d)),
             rng.normal(size=(n, d)), np.zeros((n + 3, 3 * d)), np.zeros((n_edges + 3, d)),

@@ -81,12 +81,22 @@ def _kernel_cases():
     tanh_c = np.tanh(c)
     return [
         (lstm_kernels.gather_children, lambda: (children, h, np.zeros((n + 3, 2 * d)), start, stop)),
-        (treelstm_nary._cell_update, lambda: (children, gates, c.copy(), start, stop)),
+        (treelstm_nary._cell_update, lambda: (children, gates.copy(), c.copy(), start, stop)),
+        (treelstm_nary._gate_exponents, lambda: (gates.copy(), rng.normal(size=5 * d), start,
+                                                 stop, d)),
+        (treelstm_nary._gate_exponents, lambda: (   # with inner inputs
+            gates.copy(), rng.normal(size=5 * d), start, stop, d,
+            rng.integers(-1, 4, size=n), rng.normal(size=(4, 4 * d)))),
         (treelstm_nary._gate_deltas, lambda: (children, gates, c, tanh_c, h.copy(),
                                               rng.normal(size=(n, d)), np.zeros((n + 3, 5 * d)),
                                               start, stop)),
         (lstm_kernels.scatter_to_children, lambda: (children, rng.normal(size=(stop - start, 2 * d)),
                                                       h.copy(), start, stop)),
+        (lstm_kernels.gather_children, lambda: (   # through recurrent-dropout masks
+            children, h, np.zeros((n + 3, 2 * d)), start, stop, rng.uniform(0, 2, (n, d)))),
+        (lstm_kernels.scatter_to_children, lambda: (
+            children, rng.normal(size=(stop - start, 2 * d)), h.copy(), start, stop,
+            rng.uniform(0, 2, (n, d)))),
         (inputs._sum_rows, lambda: (rng.normal(size=(10, 3)), rng.integers(0, 4, 10),
                                     np.zeros((4, 3)))),
         (mean_vectors._sum_up, lambda: (forest.parent, rng.normal(size=(n, 3)), np.ones(n))),

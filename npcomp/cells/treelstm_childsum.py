@@ -84,8 +84,9 @@ from .interface import (
 )
 
 # level-batching helpers shared with the N-ary Tree-LSTM (same gate layout i|o|u)
-from npcomp.cells.kernels.levels import ROW_PAD, add_product, padded_stop, sigmoid
-from npcomp.cells.kernels.lstm_kernels import gate_functions, hidden_state
+from npcomp.cells.kernels.levels import ROW_PAD, add_product, padded_stop
+from npcomp.cells.kernels.lstm_kernels import (gate_functions, hidden_state, sigmoid_from_expm1,
+                                               tanh_argument, tanh_from_expm1)
 
 GATE_NAMES = ("i", "o", "u", "f")
 
@@ -158,10 +159,12 @@ class TreeLSTMChildSum(Cell):
 
         Level by level: gather the children's h (their sum, eq. 2, and one row
         per edge), one product h~ U for the level's i|o|u, one product h_k U_f
-        for its edges' forget gates, the x W + b terms added from a table
-        computed once per distinct word, vectorised gate functions, then the
-        cell update in a numba kernel.  ``nudge`` (interface.Nudge) moves one
-        node's c after eq. 7, before eq. 8 reads it, or its h after eq. 8.
+        for its edges' forget gates, one kernel adding the x W + b terms from
+        a table computed once per distinct word, one vectorised expm1 for
+        the nodes' gates and one for the edges' (kernels/lstm_kernels.py), one
+        kernel for the gates and the cell update, then tanh(c) and h.
+        ``nudge`` (interface.Nudge) moves one node's c after eq. 7, before
+        eq. 8 reads it, or its h after eq. 8.
         """
         n, d = forest.n_nodes, self.hidden_dim
         dtype = x.dtype
@@ -177,7 +180,7 @@ class TreeLSTMChildSum(Cell):
         c = np.empty((n, d), dtype=dtype)
         tanh_c = np.empty((n, d), dtype=dtype)
         h = np.empty((n, d), dtype=dtype)
-        u, u_f = params["U"], params["U_f"]
+        u, u_f, output_gate = params["U"], params["U_f"], self.output_gate
         # x_j W + b of eqs. 3-6 once per distinct word; the last row, b alone,
         # serves the nodes that read no word (x_j = 0)
         inputs = np.empty((n_words + 1, 4 * d), dtype=dtype)
@@ -211,13 +214,16 @@ class TreeLSTMChildSum(Cell):
                 # the gates', belong to the edges of higher levels)
                 edge_stop = padded_stop(first, last)
                 np.matmul(h_child[first:edge_stop], u_f, out=forget[first:edge_stop])
-                _add_inputs(input_row, inputs, first_edge, gates, forget, start, stop)
-                gate_functions(gates[start:stop], d, self.output_gate)  # eqs. 3, 5, 6
-                sigmoid(forget[first:last])                       # eq. 4
-                _cell_update(first_edge, edge_child, gates, forget, c, start, stop)  # eq. 7
-                nudge_rows(nudge, "c", c, start, stop)
+                _gate_exponents(input_row, inputs, first_edge, gates, forget, start, stop)
+                np.expm1(gates[start:stop], out=gates[start:stop])
+                np.expm1(forget[first:last], out=forget[first:last])
+                _cell_update(first_edge, edge_child, gates, forget, c, start, stop,
+                             output_gate)                          # eqs. 3-7
+                if nudge is not None:
+                    nudge_rows(nudge, "c", c, start, stop)
                 hidden_state(gates, c, tanh_c, h, start, stop)          # eq. 8
-                nudge_rows(nudge, "h", h, start, stop)
+                if nudge is not None:
+                    nudge_rows(nudge, "h", h, start, stop)
 
             for start, stop in forest.levels(first=1):
                 rows_forward(start, stop)
@@ -374,24 +380,40 @@ def _gather_children(first_edge, edge_child, h, h_child, h_tilde, start, stop):
 
 
 @njit(cache=True, nogil=True)
-def _add_inputs(input_row, inputs, first_edge, gates, forget, start, stop):
-    """Eqs. 3-6: + x_j W + b (a row of ``inputs``) into node j's i|o|u
-    pre-activations, and its f columns into each of its edges' forget gate."""
+def _gate_exponents(input_row, inputs, first_edge, gates, forget, start, stop):
+    """Eqs. 3-6 up to the level's expm1s (kernels/lstm_kernels.py): + x_j W +
+    b (a row of ``inputs``) into node j's i|o|u pre-activations, and its f
+    columns into each of its edges' forget gate; then each pre-activation z
+    as -z, -2z in u's columns [2d, 3d) (``tanh_argument``)."""
     d = forget.shape[1]
     for j in range(start, stop):
         row = input_row[j]
-        for q in range(3 * d):
-            gates[j, q] += inputs[row, q]
+        for q in range(2 * d):
+            gates[j, q] = -(gates[j, q] + inputs[row, q])
+        for q in range(2 * d, 3 * d):
+            gates[j, q] = tanh_argument(gates[j, q] + inputs[row, q])
         for e in range(first_edge[j], first_edge[j + 1]):
             for q in range(d):
-                forget[e, q] += inputs[row, 3 * d + q]
+                forget[e, q] = -(forget[e, q] + inputs[row, 3 * d + q])
 
 
 @njit(cache=True, nogil=True)
-def _cell_update(first_edge, edge_child, gates, forget, c, start, stop):
-    """Eq. 7: c_j = i_j * u_j + sum_k f_jk * c_k."""
+def _cell_update(first_edge, edge_child, gates, forget, c, start, stop, output_gate=True):
+    """Eqs. 3-7 from the level's gates after ``_gate_exponents`` and expm1:
+    i, o, f_jk = sigma(z) and u = tanh(z) in place (o = 1
+    without ``output_gate``), then c_j = i_j * u_j + sum_k f_jk * c_k."""
     d = c.shape[1]
     for j in range(start, stop):
+        for q in range(2 * d):
+            gates[j, q] = sigmoid_from_expm1(gates[j, q])              # i, o
+        for q in range(2 * d, 3 * d):
+            gates[j, q] = tanh_from_expm1(gates[j, q])                 # u
+        if not output_gate:
+            for q in range(d, 2 * d):
+                gates[j, q] = ONE
+        for e in range(first_edge[j], first_edge[j + 1]):
+            for q in range(d):
+                forget[e, q] = sigmoid_from_expm1(forget[e, q])        # f_jk
         for q in range(d):
             cell = gates[j, q] * gates[j, 2 * d + q]
             for e in range(first_edge[j], first_edge[j + 1]):

@@ -88,6 +88,9 @@ from npcomp.cells.kernels.lstm_kernels import (
     gather_children,
     hidden_state,
     scatter_to_children,
+    sigmoid_from_expm1,
+    tanh_argument,
+    tanh_from_expm1,
 )
 
 GATE_NAMES = ("i", "o", "u")
@@ -183,10 +186,13 @@ class TreeLSTMNary(Cell):
         docstring).  Returns h (n, d), cache.
 
         Level by level: gather the children's h, one matrix product for the
-        gate pre-activations of the whole level, vectorised gate functions,
-        then the cell update in a numba kernel.  ``nudge`` (interface.Nudge)
-        moves one node's c after eq. 13, before eq. 14 reads it, or its h
-        after eq. 14.
+        gate pre-activations of the whole level, one kernel adding b (and x
+        W) to them, one vectorised expm1 for every gate
+        (kernels/lstm_kernels.py), one kernel for the gates and the cell
+        update, then tanh(c) and h.
+        The work arrays are the whole forest's, allocated once.  ``nudge``
+        (interface.Nudge) moves one node's c after eq. 13, before eq. 14
+        reads it, or its h after eq. 14.
         """
         n, d, arity = forest.n_nodes, self.hidden_dim, self.arity
         dtype = x.dtype
@@ -218,24 +224,23 @@ class TreeLSTMNary(Cell):
                 hidden_state(gates, c, tanh_c, h, 0, leaves)
             nudge_rows(nudge, "h", h, 0, leaves)
             word_row = _word_rows(forest, word_index) if self.inner_inputs else None
+            u, output_gate = params["U"], self.output_gate
 
             def rows_forward(start: int, stop: int) -> None:
-                gather_children(children, h, hc, start, stop)
-                if node_mask is not None:  # h~_jl = h_jl * m_s in every child slot
-                    _mask_rows(hc, node_mask, start, stop, arity)
-                # eqs. 9-12 straight into the gate rows (padding rows belong to
-                # higher levels, which overwrite them later)
+                # h~_jl = h_jl (* m_s with recurrent dropout) in every child slot
+                gather_children(children, h, hc, start, stop, node_mask)
+                # eqs. 9-12, sum_l h~_jl U_l, straight into the gate rows
+                # (padding rows belong to higher levels, which overwrite them later)
                 padded = padded_stop(start, stop)
-                np.matmul(hc[start:padded], params["U"], out=gates[start:padded])
-                z = gates[start:stop]
-                z += bias
-                if word_row is not None:
-                    _add_inputs(word_row, x_terms, gates, start, stop, arity)
-                gate_functions(z, d, self.output_gate)
-                _cell_update(children, gates, c, start, stop)    # eq. 13
-                nudge_rows(nudge, "c", c, start, stop)
+                np.matmul(hc[start:padded], u, out=gates[start:padded])
+                _gate_exponents(gates, bias, start, stop, d, word_row, x_terms)   # + b (+ x W)
+                np.expm1(gates[start:stop], out=gates[start:stop])
+                _cell_update(children, gates, c, start, stop, output_gate)   # eqs. 9-13
+                if nudge is not None:
+                    nudge_rows(nudge, "c", c, start, stop)
                 hidden_state(gates, c, tanh_c, h, start, stop)        # eq. 14
-                nudge_rows(nudge, "h", h, start, stop)
+                if nudge is not None:
+                    nudge_rows(nudge, "h", h, start, stop)
 
             for start, stop in forest.levels(first=1):
                 rows_forward(start, stop)
@@ -423,18 +428,31 @@ def _word_rows(forest: Forest, word_index: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True, nogil=True)
-def _add_inputs(word_row, x_terms, gates, start, stop, arity):
-    """Eqs. 9-12 at inner nodes reading a word: + x_j W, with x_j W^(f) in every
-    forget gate's columns."""
-    d = x_terms.shape[1] // 4
+def _gate_exponents(gates, bias, start, stop, d, word_row=None, x_terms=None):
+    """Eqs. 9-12 up to the level's one expm1 (kernels/lstm_kernels.py): the
+    rows hold sum_l h~_jl U_l; z = that + b, + x_j W at a node reading a word
+    when ``word_row`` (n,) and ``x_terms`` (U, 4d) are given (inner inputs,
+    x_j W^(f) in every forget gate's columns), then -z in place, -2z in u's
+    columns [2d, 3d) (``tanh_argument``)."""
+    width = gates.shape[1]
+    arity = width // d - 3
     for j in range(start, stop):
-        row = word_row[j]
-        if row >= 0:
-            for q in range(3 * d):
-                gates[j, q] += x_terms[row, q]
-            for k in range(arity):
-                for q in range(d):
-                    gates[j, (3 + k) * d + q] += x_terms[row, 3 * d + q]
+        for q in range(width):
+            gates[j, q] += bias[q]
+        if word_row is not None:
+            row = word_row[j]
+            if row >= 0:
+                for q in range(3 * d):
+                    gates[j, q] += x_terms[row, q]
+                for k in range(arity):
+                    for q in range(d):
+                        gates[j, (3 + k) * d + q] += x_terms[row, 3 * d + q]
+        for q in range(2 * d):
+            gates[j, q] = -gates[j, q]
+        for q in range(2 * d, 3 * d):
+            gates[j, q] = tanh_argument(gates[j, q])
+        for q in range(3 * d, width):
+            gates[j, q] = -gates[j, q]
 
 
 @njit(cache=True, nogil=True)
@@ -453,23 +471,27 @@ def _input_deltas(word_row, delta, n_words, arity, d):
     return out
 
 
-def _mask_rows(blocks, node_mask, start, stop, arity):
-    """In place: blocks[j, k d:(k+1) d] *= node_mask[j] for j in start..stop and
-    every child slot k (a missing child's zeros stay zero)."""
-    d = node_mask.shape[1]
-    for k in range(arity):
-        blocks[start:stop, k * d:(k + 1) * d] *= node_mask[start:stop]
-
-
 @njit(cache=True, nogil=True)
-def _cell_update(children, gates, c, start, stop):
-    """Eq. 13: c_j = i_j * u_j + sum_l f_jl * c_jl.
+def _cell_update(children, gates, c, start, stop, output_gate=True):
+    """Eqs. 9-13 from the level's gates after ``_gate_exponents`` and expm1:
+    i, o, f_k = sigma(z) and u = tanh(z) in place (o = 1
+    without ``output_gate``), then c_j = i_j * u_j + sum_l f_jl * c_jl.
 
     Each loop over the d units is branch-free so it compiles to SIMD code
     (a test for a missing child inside it made the kernel several times
     slower); the sum runs over the children in the same order as before."""
     d = c.shape[1]
+    width = gates.shape[1]
     for j in range(start, stop):
+        for q in range(2 * d):
+            gates[j, q] = sigmoid_from_expm1(gates[j, q])              # i, o
+        for q in range(2 * d, 3 * d):
+            gates[j, q] = tanh_from_expm1(gates[j, q])                 # u
+        for q in range(3 * d, width):
+            gates[j, q] = sigmoid_from_expm1(gates[j, q])              # f_1 .. f_N
+        if not output_gate:
+            for q in range(d, 2 * d):
+                gates[j, q] = ONE
         for q in range(d):
             c[j, q] = gates[j, q] * gates[j, 2 * d + q]
         for k in range(children.shape[1]):
