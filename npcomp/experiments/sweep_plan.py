@@ -246,9 +246,9 @@ def predating_options(sweep_dir: str | Path, runs: list) -> dict:
              if option.before is not None}
     found = {}
     for run in runs:
-        directory = RunDirectory(run_directory(sweep_dir, run))
-        if not later.keys() - found.keys():
+        if found.keys() == later.keys():
             break
+        directory = RunDirectory(run_directory(sweep_dir, run))
         if not (directory.path / "metrics.json").is_file():
             continue
         try:
