@@ -1,12 +1,13 @@
 """Training speed of every tree cell on the real SST, under the same settings.
 
-    python bench/bench_cells.py [--data-dir DIR] [--threads N] [--sentences K]
+    python bench/bench_cells.py [--data-dir DIR] [--threads N] [--shards S] [--sentences K]
                                 [--dim D] [--models a,b,...] [--json FILE]
 
 Every cell trains on the same minibatches of SST trees with the same
 settings: d = d_x = ``--dim`` (100 by default, so RNTN and S-LSTM leaves are
 their word vectors), minibatch 25, AdaGrad, every labelled node supervised,
-no dropout, float32.  For each cell it prints
+no dropout, float32, each minibatch in ``S`` shards (``--shards``, default
+``npcomp train``'s) on up to N threads.  For each cell it prints
 
 * training sentences per second (forest building, forward, backward, update;
   compilation excluded by a warm-up step),
@@ -23,7 +24,7 @@ from __future__ import annotations
 
 import sys
 
-from harness import (adagrad, add_threads_option, initial_parameters, load_sst, minibatches,
+from harness import (adagrad, add_shards_option, add_threads_option, initial_parameters, load_sst, minibatches,
                      option_parser, parse_options, set_up_process, timed, training_step,
                      write_results)
 
@@ -58,6 +59,7 @@ def training_flops(model_name: str, shapes: dict, forest) -> float:
 def main(argv=None) -> int:
     parser = option_parser(__doc__)
     add_threads_option(parser)
+    add_shards_option(parser)
     parser.add_argument("--sentences", type=int, default=3000,
                         help="training sentences timed per cell")
     parser.add_argument("--dim", type=int, default=100)
@@ -77,22 +79,25 @@ def main(argv=None) -> int:
     order, batches = minibatches(np.random.default_rng(1), len(train), args.sentences,
                                  batch_size)
     labels = [tree.label for tree in train.trees]
-    print(f"{len(order)} SST training sentences, d = d_x = {dim}, minibatch {batch_size}, "
-          f"float32, {args.threads} thread(s)")
+    print(f"{len(order)} SST training sentences, d = d_x = {dim}, minibatch {batch_size} in "
+          f"{args.shards} shard(s), float32, {args.threads} thread(s)")
 
-    results = {"threads": args.threads, "dim": dim, "sentences": len(order), "cells": {}}
+    results = {"threads": args.threads, "shards": args.shards, "dim": dim,
+               "sentences": len(order), "cells": {}}
     for name in args.models.split(","):
         options = dict(activation="tanh", untied=False) if name in ("recnn", "lstm-rnn") else {}
         cell = make_cell(name, dim, dim, **options)
         model = TreeModel(cell, 5, len(vocab), dim)
         params = initial_parameters(model, np.random.default_rng(1), np.float32)
         optimizer = adagrad(model, 0.05, 0.1, np.float32)
-        helper = ThreadPoolExecutor(max_workers=1) if args.threads > 1 else None
-        step = training_step(model, params, optimizer, train, labels, l2=1e-4, helper=helper)
+        helpers = (ThreadPoolExecutor(max_workers=args.threads - 1) if args.threads > 1
+                   else None)
+        step = training_step(model, params, optimizer, train, labels, shards=args.shards,
+                             helpers=helpers, l2=1e-4)
         step(batches[0])  # compile or load the kernels
         seconds = timed(step, batches)
-        if helper is not None:
-            helper.shutdown()
+        if helpers is not None:
+            helpers.shutdown()
         shapes = dict(cell.parameter_shapes())
         flops = sum(training_flops(name, shapes, train.forest(indices)) for indices in batches)
         results["cells"][name] = {"train_sentences_per_s": len(order) / seconds,

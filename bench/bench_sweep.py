@@ -10,9 +10,8 @@ The runs: the Constituency Tree-LSTM on the SST (``--model treelstm-nary
 * sweep: ``npcomp sweep --seeds 1-4 --workers 2 --threads-per-run 1``, a
   local Dask cluster of two worker processes, each run on one thread;
 * one after another: ``npcomp train --seed S --threads 2`` four times, each
-  run on two threads (npcomp's helper thread overlaps half of every large
-  tree level and the backward pass's weight products: the fastest one run
-  goes on two cores).
+  run on two threads (each minibatch's two shards computed at once: the
+  fastest one run goes on two cores).
 
 Both are child processes of this one, one after the other on the same
 machine, after a short run has compiled numba's kernels into the cache both

@@ -2,7 +2,8 @@
 beside its level-batched PyTorch counterpart, measured in the same run.
 
     python bench/bench_torch_cells.py [--data-dir DIR] [--sentences K] [--rounds R]
-                                      [--threads 1,2] [--models a,b,...] [--json FILE]
+                                      [--threads 1,2] [--shards S] [--models a,b,...]
+                                      [--json FILE]
 
 For each cell and each thread count it prints the training sentences per
 second of npcomp and of the PyTorch counterpart of ``torch_cells.py`` (forest
@@ -28,8 +29,10 @@ DATA_DIR/sst); ``lstm`` and ``bilstm`` read the same sentences as chains
 labelled at their last word (``npcomp.data.tasks.sentence_chain``).
 
 Threads: npcomp's BLAS runs one thread (set before NumPy loads, as ``npcomp
-train`` does) and at N > 1 threads the cells get a helper thread
-(``bench_treelstm.py``); PyTorch gets ``torch.set_num_threads(N)``.
+train`` does) and npcomp computes each minibatch in ``S`` shards (``--shards``,
+default ``npcomp train``'s), on up to N threads at once: the same computation
+at every thread count (``npcomp/training/shards.py``); PyTorch gets
+``torch.set_num_threads(N)``.
 
 Before timing a cell, its PyTorch counterpart's loss and gradients are
 checked against npcomp's on the first minibatch, in float64 from the same
@@ -40,9 +43,9 @@ from __future__ import annotations
 import statistics
 import sys
 
-from harness import (adagrad, alternate_epochs, initial_parameters, load_sst, minibatches,
-                     option_parser, parse_options, ratios, set_up_process, training_step,
-                     write_results)
+from harness import (adagrad, add_shards_option, alternate_epochs, initial_parameters,
+                     load_sst, minibatches, option_parser, parse_options, ratios,
+                     set_up_process, training_step, write_results)
 
 MODELS = ("treelstm-nary", "treelstm-childsum", "slstm", "lstm-rnn", "rntn", "recnn",
           "lstm", "bilstm")
@@ -73,6 +76,7 @@ def main(argv=None) -> int:
                         help="timed epochs of each implementation per cell and thread count")
     parser.add_argument("--threads", default="1,2",
                         help="thread counts to measure, comma-separated (default 1,2)")
+    add_shards_option(parser)
     parser.add_argument("--models", default=",".join(MODELS))
     parser.add_argument("--dim", type=int, default=100,
                         help="d = d_x of every cell but treelstm-nary (default 100)")
@@ -107,7 +111,7 @@ def main(argv=None) -> int:
           f"PyTorch {torch.__version__}; {args.rounds} round(s), epochs alternating")
 
     results = {"sentences": len(order), "rounds": args.rounds, "torch": torch.__version__,
-               "cells": {}}
+               "shards": args.shards, "cells": {}}
     for name in models:
         kind = ("chain" if name in CHAINS else
                 args.childsum_structure if name == "treelstm-childsum" else "gold")
@@ -119,7 +123,8 @@ def main(argv=None) -> int:
                   "check": check, "threads": {}}
         for threads in thread_counts:
             record["threads"][str(threads)] = _measure(name, setting, vocab, split, labels,
-                                                       batches, threads, args.rounds)
+                                                       batches, threads, args.rounds,
+                                                       args.shards)
             _print_row(name, record, threads)
         results["cells"][name] = record
     _print_table(results)
@@ -160,7 +165,7 @@ def _check(name: str, setting: dict, vocab, forest) -> dict:
 
 
 def _measure(name: str, setting: dict, vocab, split, labels, batches, threads: int,
-             rounds: int) -> dict:
+             rounds: int, shards: int) -> dict:
     """Alternating epochs of npcomp and PyTorch from the same initial weights."""
     from concurrent.futures import ThreadPoolExecutor
 
@@ -172,11 +177,11 @@ def _measure(name: str, setting: dict, vocab, split, labels, batches, threads: i
     torch.set_num_threads(threads)
     model, params = _npcomp_model(name, setting, vocab, np.float32)
     optimizer = adagrad(model, LR, EMBEDDING_LR, np.float32)
-    helper = ThreadPoolExecutor(max_workers=1) if threads > 1 else None
+    helpers = ThreadPoolExecutor(max_workers=threads - 1) if threads > 1 else None
     dropout = setting["dropout"]
-    steps = {"npcomp": training_step(model, params, optimizer, split, labels, l2=L2,
-                                     dropout=dropout, rng=np.random.default_rng(2),
-                                     helper=helper)}
+    steps = {"npcomp": training_step(model, params, optimizer, split, labels, shards=shards,
+                                     helpers=helpers, rng=np.random.default_rng(2),
+                                     dropout=dropout, l2=L2)}
     baseline = TorchModel.of(model)   # float32, as npcomp
     baseline.load_npcomp(params)
     steps["torch"] = baseline.training_step(split, labels, lr=LR, embedding_lr=EMBEDDING_LR,
@@ -185,8 +190,8 @@ def _measure(name: str, setting: dict, vocab, split, labels, batches, threads: i
         step(batches[0])   # compile or load npcomp's kernels; PyTorch's first call
     sentences = sum(len(indices) for indices in batches)
     speeds = alternate_epochs(steps, batches, sentences, rounds)
-    if helper is not None:
-        helper.shutdown()
+    if helpers is not None:
+        helpers.shutdown()
     ours, theirs = speeds["npcomp"], speeds["torch"]
     ratio, each = ratios(ours, theirs)
     return {"npcomp_sentences_per_s": statistics.median(ours), "npcomp_all": ours,

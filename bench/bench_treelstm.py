@@ -3,7 +3,7 @@ Constituency Tree-LSTM on the real SST beside the same model level-batched
 in PyTorch and written node by node in DyNet, and the Child-Sum Tree-LSTM
 on SICK beside DyNet, all measured in the same run.
 
-    python bench/bench_treelstm.py [--data-dir DIR] [--threads N] [--rounds R]
+    python bench/bench_treelstm.py [--data-dir DIR] [--threads N] [--shards S] [--rounds R]
                                    [--no-torch] [--no-dynet] [--pairs P] [--json FILE]
 
 Tai et al.'s setting: d = 150, 300-d (random) word vectors, minibatch 25,
@@ -19,6 +19,13 @@ float64 it prints
   the GFLOP/s they ran at,
 * this machine's matrix-product throughput measured in the same run with the
   same threads (so the result reads as a fraction of what the hardware does).
+
+npcomp computes each minibatch in ``S`` shards (``--shards``, default
+``npcomp train``'s), on up to N threads at once
+(``npcomp/training/shards.py``): the numbers it computes do not depend on N.
+At N > 1 threads each round also times an epoch of the same run on one
+thread, alternating with the N-thread epochs (the same shards, so the same
+computation), and the speed-up of N threads over one is printed.
 
 In float32, when PyTorch is installed (``pip install torch``; not an npcomp
 dependency), each npcomp epoch alternates with an epoch of the PyTorch
@@ -54,9 +61,10 @@ import statistics
 import sys
 from pathlib import Path
 
-from harness import (adagrad, add_threads_option, alternate_epochs, best_of_3, initial_parameters,
-                     load_sst, matmul_throughput, minibatches, option_parser, optional_module,
-                     parse_options, ratios, set_up_process, training_step, write_results)
+from harness import (adagrad, add_shards_option, add_threads_option, alternate_epochs,
+                     best_of_3, initial_parameters, load_sst, matmul_throughput, minibatches,
+                     option_parser, optional_module, parse_options, ratios, set_up_process,
+                     training_step, write_results)
 
 INPUT_DIM, HIDDEN_DIM, BATCH_SIZE = 300, 150, 25
 LR, EMBEDDING_LR, L2, DROPOUT = 0.05, 0.1, 1e-4, 0.5
@@ -66,6 +74,7 @@ SIMILARITY_DIM = 50
 def main(argv=None) -> int:
     parser = option_parser(__doc__)
     add_threads_option(parser)
+    add_shards_option(parser)
     parser.add_argument("--sentences", type=int, default=8544,
                         help="training sentences timed per epoch (default: the SST's 8544)")
     parser.add_argument("--rounds", type=int, default=3,
@@ -96,20 +105,21 @@ def main(argv=None) -> int:
         "dynet_config", "dynet_cells",
         "DyNet baselines skipped: DyNet is not installed (pip install dynet38)")
 
-    results = {"threads": args.threads, "machine_gflops": machine}
-    helper = ThreadPoolExecutor(max_workers=1) if args.threads > 1 else None
+    results = {"threads": args.threads, "shards": args.shards, "machine_gflops": machine}
+    # the calling thread and N - 1 helpers (BLAS runs one thread in each)
+    helpers = ThreadPoolExecutor(max_workers=args.threads - 1) if args.threads > 1 else None
     try:
-        results["dtypes"] = sst(args, machine, helper, torch_baseline, dynet)
+        results["dtypes"] = sst(args, machine, helpers, torch_baseline, dynet)
         if args.pairs > 0:
-            results["sick"] = sick(args, helper, dynet)
+            results["sick"] = sick(args, helpers, dynet)
     finally:
-        if helper is not None:
-            helper.shutdown()
+        if helpers is not None:
+            helpers.shutdown()
     write_results(args.json, results)
     return 0
 
 
-def sst(args, machine: dict, helper, torch_baseline, dynet) -> dict:
+def sst(args, machine: dict, helpers, torch_baseline, dynet) -> dict:
     """The Constituency Tree-LSTM on the SST in each of ``args.dtypes``: a
     record per dtype."""
     import numpy as np
@@ -122,16 +132,17 @@ def sst(args, machine: dict, helper, torch_baseline, dynet) -> dict:
     for dtype_name in args.dtypes.split(","):
         baselines = dtype_name == "float32"
         records[dtype_name] = _sst_dtype(np.dtype(dtype_name).type, data, len(vocab), args,
-                                         machine[dtype_name], helper,
+                                         machine[dtype_name], helpers,
                                          torch_baseline if baselines else None,
                                          dynet if baselines else None)
     return records
 
 
-def _sst_dtype(dtype, data: dict, vocab_size: int, args, machine_gflops: float, helper,
+def _sst_dtype(dtype, data: dict, vocab_size: int, args, machine_gflops: float, helpers,
                torch_baseline, dynet) -> dict:
     """Training and test-set speed of npcomp in ``dtype``, each epoch
-    followed by one of each baseline given (PyTorch, DyNet)."""
+    followed by one on a single thread (at N > 1 threads) and one of each
+    baseline given (PyTorch, DyNet)."""
     import numpy as np
 
     from npcomp.cells import make_cell
@@ -146,11 +157,14 @@ def _sst_dtype(dtype, data: dict, vocab_size: int, args, machine_gflops: float, 
     params = initial_parameters(model, rng, dtype)
     optimizer = adagrad(model, LR, EMBEDDING_LR, dtype)
     order, batches = minibatches(rng, len(train), args.sentences, BATCH_SIZE)
-    step = training_step(model, params, optimizer, train, labels, l2=L2, dropout=DROPOUT,
-                         rng=rng, helper=helper)
+    step = training_step(model, params, optimizer, train, labels, shards=args.shards,
+                         helpers=helpers, rng=rng, dropout=DROPOUT, l2=L2)
     step(batches[0])  # compile or load the kernels
-    evaluate(model, params, test, 512, helper)
+    evaluate(model, params, test, 512, helpers)
     steps = {"npcomp": step}
+    if helpers is not None:   # the same run on one thread, alternating
+        steps["npcomp_1"] = training_step(model, params, optimizer, train, labels,
+                                          shards=args.shards, rng=rng, dropout=DROPOUT, l2=L2)
     baselines = {}
     if torch_baseline is not None:
         baselines["torch"] = _torch_trees(torch_baseline, model, params, train, labels, batches,
@@ -163,7 +177,7 @@ def _sst_dtype(dtype, data: dict, vocab_size: int, args, machine_gflops: float, 
     speed = statistics.median(speeds["npcomp"])
     flops = sum(matmul_flops(train.forest(indices), INPUT_DIM, HIDDEN_DIM)
                 for indices in batches)
-    eval_times = best_of_3(lambda: evaluate(model, params, test, 512, helper))
+    eval_times = best_of_3(lambda: evaluate(model, params, test, 512, helpers))
     test_time = min(eval_times)
     epoch_flops = flops * len(train) / len(order)
     achieved = flops * speed / len(order) / 1e9
@@ -178,8 +192,30 @@ def _sst_dtype(dtype, data: dict, vocab_size: int, args, machine_gflops: float, 
           f"(best of 3) for {len(test)} sentences; {epoch_flops / 1e9:6.1f} GFLOP/epoch at "
           f"{achieved:5.1f} GFLOP/s = {100 * record['fraction_of_machine']:4.1f}% of the "
           f"measured matrix product")
+    if "npcomp_1" in speeds:
+        record.update(_thread_scaling(speeds, args.threads))
     record.update(_baseline_records(speeds, baselines))
     return record
+
+
+# the target of 2 threads over one (README, "Speed")
+SCALING_TARGET = 1.7
+
+
+def _thread_scaling(speeds: dict, threads: int) -> dict:
+    """The same run on one thread, epochs alternating with N threads'
+    (printed): its speeds and the speed-up of N threads."""
+    each = [many / one for many, one in zip(speeds["npcomp"], speeds["npcomp_1"])]
+    speed_up = statistics.median(each)
+    print(f"  the same run on 1 thread, epochs alternating: "
+          f"{statistics.median(speeds['npcomp_1']):7.0f} training sentences/s"
+          f"{_spread(speeds['npcomp_1'])}; {threads} threads / 1: {speed_up:.2f}x "
+          f"({', '.join(f'{ratio:.2f}' for ratio in each)})"
+          + (f", target {SCALING_TARGET}x {'met' if speed_up >= SCALING_TARGET else 'not met'}"
+             if threads == 2 else ""))
+    return {"one_thread": {"train_sentences_per_s": statistics.median(speeds["npcomp_1"]),
+                           "train_sentences_per_s_all": speeds["npcomp_1"]},
+            "thread_speed_up": speed_up, "thread_speed_up_all": each}
 
 
 def _baseline_records(speeds: dict, baselines: dict) -> dict:
@@ -207,7 +243,7 @@ def _baseline_records(speeds: dict, baselines: dict) -> dict:
     return records
 
 
-def sick(args, helper, dynet) -> dict | None:
+def sick(args, helpers, dynet) -> dict | None:
     """The Child-Sum Tree-LSTM with the similarity head on SICK's training
     pairs in float32, beside DyNet; None (with a note) without SICK."""
     import numpy as np
@@ -217,6 +253,7 @@ def sick(args, helper, dynet) -> dict | None:
     from npcomp.data.tasks import load_task
     from npcomp.model import PairModel
     from npcomp.training.encoding import encode_split
+    from npcomp.training.shards import ShardedGradient
 
     if not (Path(args.data_dir) / "sick" / "train").is_dir():
         print(f"SICK skipped: no {Path(args.data_dir) / 'sick' / 'train'} "
@@ -234,11 +271,13 @@ def sick(args, helper, dynet) -> dict | None:
     optimizer = adagrad(model, LR, LR, np.float32)
     order, batches = minibatches(rng, len(train), args.pairs, BATCH_SIZE)
 
+    sharded = ShardedGradient(model, grads, args.shards, helpers)
+
     def step(indices):
-        # the buffer is zero where it matters, as in npcomp train: the step
+        # the buffers are zero where it matters, as in npcomp train: the step
         # and the line below zero what it consumed
-        _, rows = model.loss_and_gradient(params, train.batch(indices), grads, l2=L2,
-                                          helper=helper, accumulate=True)
+        _, rows = sharded.loss_and_gradient(params, sharded.shards_of(params, train, indices),
+                                            l2=L2)
         optimizer.step(params.flat, grads.flat, None)  # the word vectors stay fixed
         grads["embedding"][rows] = 0.0
 

@@ -37,6 +37,15 @@ def add_threads_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
 
 
+def add_shards_option(parser: argparse.ArgumentParser) -> None:
+    """``--shards S``: the shards of an npcomp minibatch (default: npcomp
+    train's)."""
+    from npcomp.training.options import OPTIONS   # the option table loads no NumPy
+    parser.add_argument("--shards", type=int, default=OPTIONS["shards"].default,
+                        help="shards of an npcomp minibatch (default: npcomp train's, "
+                        f"{OPTIONS['shards'].default})")
+
+
 def parse_options(parser: argparse.ArgumentParser, argv) -> argparse.Namespace:
     """``argv`` parsed, ``--json`` (the results file) the last option."""
     parser.add_argument("--json", default=None, help="write the results to this file")
@@ -116,16 +125,24 @@ def adagrad(model, lr: float, embedding_lr: float, dtype, rule=None):
                              embedding_lr=embedding_lr, dtype=dtype)
 
 
-def training_step(model, params, optimizer, split, labels, **loss_options):
-    """step(indices): one training step of ``model`` on the forest of
-    ``split``'s sentences ``indices`` labelled by ``labels`` (forest
-    building, forward, backward with ``loss_options``, the update)."""
+def training_step(model, params, optimizer, split, labels, shards: int = 1, helpers=None,
+                  rng=None, dropout: float = 0.0, l2: float = 0.0):
+    """step(indices): one training step of ``model`` on ``split``'s
+    sentences ``indices`` labelled by ``labels``, as ``npcomp train`` takes
+    it (forest building, forward and backward in ``shards`` shards, shards
+    1.. on the executor ``helpers`` if given, dropout masks from ``rng``,
+    the update)."""
+    from npcomp.training.encoding import EncodedSplit
+    from npcomp.training.shards import ShardedGradient
+
     grads = params.zeros_like()
+    sharded = ShardedGradient(model, grads, shards, helpers)
+    labelled = EncodedSplit(split.trees, split.words, labels)
 
     def step(indices):
-        # the buffer is zero where it matters: the step zeroes what it consumed
-        _, rows = model.loss_and_gradient(params, split.forest(indices, labels), grads,
-                                          accumulate=True, **loss_options)
+        parts = sharded.shards_of(params, labelled, indices, rng, dropout=dropout)
+        # the buffers are zero where it matters: the step zeroes what it consumed
+        _, rows = sharded.loss_and_gradient(params, parts, l2=l2)
         optimizer.step(params.flat, grads.flat, rows)
     return step
 

@@ -53,12 +53,11 @@ def kernel_bug(module: str, kernel: str, make: Callable) -> Callable:
     where = importlib.import_module(f"npcomp.cells.{module}")
 
     def wrap(backward):
-        # ``helper``: passed on as given (only a cell that uses a helper thread takes one)
-        def buggy(cell, params, forest, cache, d_h, grads, **helper):
+        def buggy(cell, params, forest, cache, d_h, grads):
             original = getattr(where, kernel)
             setattr(where, kernel, make(original, forest))
             try:
-                return backward(cell, params, forest, cache, d_h, grads, **helper)
+                return backward(cell, params, forest, cache, d_h, grads)
             finally:
                 setattr(where, kernel, original)
         return buggy
@@ -68,10 +67,10 @@ def kernel_bug(module: str, kernel: str, make: Callable) -> Callable:
 def children_swapped(backward):
     """The backward run with every node's children in reverse order, so each
     child receives its sibling's gradient."""
-    def buggy(cell, params, forest, cache, d_h, grads, **helper):
+    def buggy(cell, params, forest, cache, d_h, grads):
         forest.children = forest.children[:, ::-1].copy()
         try:
-            return backward(cell, params, forest, cache, d_h, grads, **helper)
+            return backward(cell, params, forest, cache, d_h, grads)
         finally:
             forest.children = forest.children[:, ::-1].copy()
     return buggy

@@ -17,9 +17,11 @@ The classifier's objective for one minibatch (a forest of B trees):
 Z is the number of trees in the minibatch (``average="sentences"``: each
 sentence's summed node losses, averaged over the sentences actually in the
 batch, as in Tai et al.'s code) or the number of labelled nodes
-(``average="nodes"``).  theta is every parameter except the embedding table
-(Tai et al. regularise the composition and classifier weights, biases
-included, once per minibatch).
+(``average="nodes"``); each shard of a minibatch (``training/shards.py``)
+takes the minibatch's Z (``normaliser``), so the shards' J and gradients sum
+to its.  theta is every parameter except the embedding table (Tai et al.
+regularise the composition and classifier weights, biases included, once
+per minibatch).
 
 Parameters live in one flat vector: ``cell.*`` (the cell's own names),
 ``softmax.W``, ``softmax.b`` (``ordinal.*`` with the ordinal head of
@@ -103,8 +105,9 @@ class SentenceEncoder:
     sentence of a forest, with dropout on its word vectors and recurrences.
 
     Subclasses put their head's parameters between the cell's and the
-    embedding's (``_build_layout``) and define the objective's data term and
-    its backward (``_objective``, ``_objective_backward``).
+    embedding's (``_build_layout``) and define what Z counts (``units``), the
+    objective's data term and its backward (``_objective``,
+    ``_objective_backward``).
     """
 
     def __init__(self, cell, vocab_size: int, embedding_dim: int):
@@ -154,7 +157,7 @@ class SentenceEncoder:
         return embedding, recurrent
 
     def _encode(self, params: Parameters, forest: Forest, masks: DropoutMasks | None = None,
-                helper=None, nudge=None) -> tuple:
+                nudge=None) -> tuple:
         """The cell's states h (n, output_dim) at every node and what the
         backward needs: (h, encoding).  ``nudge`` (cells/interface.Nudge)
         moves one node's state inside the cell's forward (the per-node state
@@ -175,7 +178,7 @@ class SentenceEncoder:
         if nudge is not None:
             recurrent["nudge"] = nudge
         h, cell_cache = self.cell.forward(params.prefixed("cell"), forest, cell_x, cell_index,
-                                          **self._helper(helper), **recurrent)
+                                          **recurrent)
         encoding = dict(word_nodes=word_nodes, words=words, word_index=word_index, x=x,
                         node_mask=node_mask, cell_cache=cell_cache)
         return h, encoding
@@ -197,25 +200,27 @@ class SentenceEncoder:
 
     def loss(self, params: Parameters, batch, l2: float = 0.0, dropout: float = 0.0,
              rng: np.random.Generator | None = None, masks: DropoutMasks | None = None,
-             average: str = "sentences", helper=None, embedding_dropout: float = 0.0,
+             average: str = "sentences", embedding_dropout: float = 0.0,
              recurrent_dropout=0.0, nudge=None) -> float:
         """The objective J of ``batch`` (a forest; a ``PairBatch`` for the pair
         model), a Python float, by the forward pass alone: no gradient buffer,
         no backward.  The options are ``loss_and_gradient``'s and give the same
         J (dropout drawn from ``rng`` as it draws them)."""
-        masks = self._masks_of(params, batch, masks, rng, dropout, embedding_dropout,
-                               recurrent_dropout)
-        h, encoding = self._encode(params, self._forest_of(batch), masks, helper, nudge)
-        data_term, _ = self._objective(params, batch, h, encoding, masks, average)
+        if masks is None:
+            masks = self.draw_masks(params, batch, rng, dropout, embedding_dropout,
+                                    recurrent_dropout)
+        h, encoding = self._encode(params, self._forest_of(batch), masks, nudge)
+        data_term, _ = self._objective(params, batch, h, encoding, masks,
+                                       self._normaliser(batch, average))
         return data_term + self._penalty(params, l2)
 
     def loss_and_gradient(self, params: Parameters, batch, grads: Parameters | None = None,
                           l2: float = 0.0, dropout: float = 0.0,
                           rng: np.random.Generator | None = None,
                           masks: DropoutMasks | None = None, average: str = "sentences",
-                          helper=None, embedding_dropout: float = 0.0,
+                          embedding_dropout: float = 0.0,
                           recurrent_dropout=0.0, trace: dict | None = None, nudge=None,
-                          accumulate: bool = False) -> tuple:
+                          accumulate: bool = False, normaliser: int | None = None) -> tuple:
         """Objective J of ``batch`` (a forest; a ``PairBatch`` for the pair
         model) and its gradient dJ/dparams, laid out as ``params``.
 
@@ -234,8 +239,10 @@ class SentenceEncoder:
         (gradient checks); otherwise they are drawn from ``rng`` at the rates
         ``dropout`` (classifier input), ``embedding_dropout`` and
         ``recurrent_dropout``.  ``average`` sets Z, ``l2`` lambda (module
-        docstring).  ``helper`` (an executor with one thread) lets the cell
-        overlap independent products.  ``trace``, a dict, receives what
+        docstring); ``normaliser`` gives Z itself, when ``batch`` is one shard
+        of a minibatch: the minibatch's (``units`` summed over its shards, at
+        least 1), so that the shards' J and gradients sum to the minibatch's
+        (with ``l2`` on one shard only).  ``trace``, a dict, receives what
         ``npcomp explain`` shows: the states ``h``, the head's ``d_h`` (dJ/dh
         before the cell's backward), the ``cell_cache`` (with the backward's
         error terms) and, for a TreeModel, ``node_loss`` (n,) each node's term
@@ -243,17 +250,20 @@ class SentenceEncoder:
         one node's state inside the cell's forward (``_encode``).
         """
         buffer = self._gradient_buffer(params, grads, accumulate)
-        masks = self._masks_of(params, batch, masks, rng, dropout, embedding_dropout,
-                               recurrent_dropout)
+        if masks is None:
+            masks = self.draw_masks(params, batch, rng, dropout, embedding_dropout,
+                                    recurrent_dropout)
         forest = self._forest_of(batch)
-        h, encoding = self._encode(params, forest, masks, helper, nudge)
-        data_term, passed = self._objective(params, batch, h, encoding, masks, average)
+        h, encoding = self._encode(params, forest, masks, nudge)
+        data_term, passed = self._objective(params, batch, h, encoding, masks,
+                                            self._normaliser(batch, average)
+                                            if normaliser is None else normaliser)
         d_h, d_word_rows = self._objective_backward(params, batch, h, passed, buffer)
         loss = data_term + self._regularise(params, buffer, l2)
         if trace is not None:
             trace.update(h=h, d_h=d_h.copy(), cell_cache=encoding["cell_cache"],
                          **passed.trace)
-        self._encode_backward(params, forest, encoding, d_h, buffer, helper, d_word_rows)
+        self._encode_backward(params, forest, encoding, d_h, buffer, d_word_rows)
         return (loss, buffer) if grads is None else (loss, encoding["words"])
 
     def _gradient_buffer(self, params: Parameters, grads: Parameters | None,
@@ -270,11 +280,12 @@ class SentenceEncoder:
             grads.flat[...] = 0.0
         return grads
 
-    def _masks_of(self, params: Parameters, batch, masks: DropoutMasks | None, rng,
-                  dropout: float, embedding_dropout: float, recurrent_dropout) -> DropoutMasks:
-        """``masks`` if given, else masks drawn from ``rng`` at the rates given."""
-        if masks is not None:
-            return masks
+    def draw_masks(self, params: Parameters, batch, rng: np.random.Generator | None,
+                   dropout: float = 0.0, embedding_dropout: float = 0.0,
+                   recurrent_dropout=0.0) -> DropoutMasks:
+        """The dropout masks of ``batch`` as ``loss_and_gradient`` draws them
+        from ``rng`` at these rates (nothing is drawn at rate 0; ``rng`` may
+        then be None)."""
         rates = [dropout, embedding_dropout, *np.atleast_1d(recurrent_dropout).tolist()]
         if rng is None and max(rates) > 0.0:
             raise ValueError("dropout draws its masks at random: give rng (a "
@@ -287,18 +298,17 @@ class SentenceEncoder:
         """The forest of a batch: itself, or a PairBatch's."""
         return batch
 
-    def _helper(self, helper) -> dict:
-        """The helper thread as the cell takes it: only a cell that uses one."""
-        return {"helper": helper} if self.cell.helped else {}
+    def _normaliser(self, batch, average: str) -> int:
+        """Z of ``batch`` on its own: its ``units``, at least 1."""
+        return max(self.units(batch, average), 1)
 
     def _encode_backward(self, params: Parameters, forest: Forest, encoding: dict,
-                         d_h: np.ndarray, grads: Parameters, helper=None,
-                         d_word_rows=None) -> None:
+                         d_h: np.ndarray, grads: Parameters, d_word_rows=None) -> None:
         """Back through the cell (adding into ``grads``) and into the embedding
         rows read; ``d_word_rows`` = (rows of ``encoding['words']``, (r, d_x))
         adds gradient reaching the word vectors another way (a leaf classifier)."""
         d_x = self.cell.backward(params.prefixed("cell"), forest, encoding["cell_cache"], d_h,
-                                 grads.prefixed("cell"), **self._helper(helper))
+                                 grads.prefixed("cell"))
         node_mask = encoding["node_mask"]
         words = encoding["words"]
         if node_mask is not None:  # back through the word-vector masks, per distinct word
@@ -312,13 +322,14 @@ class SentenceEncoder:
 
     def _regularise(self, params: Parameters, grads: Parameters, l2: float) -> float:
         """Adds lambda theta into ``grads``; returns (lambda/2) ||theta||^2."""
-        _add_scaled(grads.flat[:self.dense_size], params.flat[:self.dense_size], l2)
+        if l2:   # else no pass over theta (a minibatch's shards after the first)
+            _add_scaled(grads.flat[:self.dense_size], params.flat[:self.dense_size], l2)
         return self._penalty(params, l2)
 
     def _penalty(self, params: Parameters, l2: float) -> float:
         """(lambda/2) ||theta||^2 over the regularised prefix of the parameters."""
         regularised = params.flat[:self.dense_size]
-        return 0.5 * l2 * float(regularised @ regularised)
+        return 0.5 * l2 * float(regularised @ regularised) if l2 else 0.0
 
 
 class TreeModel(SentenceEncoder):
@@ -378,17 +389,20 @@ class TreeModel(SentenceEncoder):
                                                     recurrent_rate)
         return DropoutMasks(classifier, embedding, recurrent)
 
-    def _objective(self, params: Parameters, forest: Forest, h: np.ndarray, encoding: dict,
-                   masks: DropoutMasks, average: str) -> tuple:
-        """The data term of J, (1/Z) sum of -log p_hat(y_j) over the labelled
-        nodes, and what its backward needs (HeadPass)."""
-        groups = self._groups(forest)
+    def units(self, forest: Forest, average: str) -> int:
+        """What Z counts in ``forest`` (module docstring): its trees
+        (``average="sentences"``) or its labelled nodes (``"nodes"``)."""
         if average == "sentences":
-            normaliser = forest.n_trees
-        elif average == "nodes":
-            normaliser = max(sum(nodes.shape[0] for _, _, nodes in groups), 1)
-        else:
-            raise ValueError(f"average must be one of {AVERAGES}, not {average!r}")
+            return forest.n_trees
+        if average == "nodes":
+            return int(np.count_nonzero(forest.label >= 0))
+        raise ValueError(f"average must be one of {AVERAGES}, not {average!r}")
+
+    def _objective(self, params: Parameters, forest: Forest, h: np.ndarray, encoding: dict,
+                   masks: DropoutMasks, normaliser: int) -> tuple:
+        """The data term of J, (1/Z) sum of -log p_hat(y_j) over the labelled
+        nodes (Z = ``normaliser``), and what its backward needs (HeadPass)."""
+        groups = self._groups(forest)
         data_loss = 0.0
         node_loss = np.full(forest.n_nodes, np.nan)
         passes = []
@@ -504,14 +518,18 @@ class PairModel(SentenceEncoder):
     def _forest_of(batch: PairBatch) -> Forest:
         return batch.forest
 
+    def units(self, batch: PairBatch, average: str) -> int:
+        """What Z counts in ``batch``: its pairs (``average`` is unused)."""
+        return batch.n_pairs
+
     def _objective(self, params: Parameters, batch: PairBatch, h: np.ndarray, encoding: dict,
-                   masks: DropoutMasks, average: str) -> tuple:
-        """The data term of J, the KL averaged over the pairs (``average`` is
-        unused), and what its backward needs (HeadPass)."""
+                   masks: DropoutMasks, normaliser: int) -> tuple:
+        """The data term of J, the KL summed over the pairs over Z =
+        ``normaliser`` (the pairs m), and what its backward needs (HeadPass)."""
         left, right = self._sides(batch)
         data_loss, cache = self.head.loss(params.prefixed(self.prefix), h[left], h[right],
                                           batch.scores)
-        return data_loss / batch.n_pairs, HeadPass(cache, batch.n_pairs, {})
+        return data_loss / normaliser, HeadPass(cache, normaliser, {})
 
     def _objective_backward(self, params: Parameters, batch: PairBatch, h: np.ndarray,
                             passed: "HeadPass", grads: Parameters) -> tuple:

@@ -7,9 +7,7 @@ files import from these two, never from each other."""
 from __future__ import annotations
 
 import dataclasses
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from unittest import mock
 
 import numpy as np
 import pytest
@@ -21,7 +19,6 @@ from gradcheck.planted import children_swapped
 from gradcheck.suite import Setting, build_case
 from gradcheck.trees import random_binary_tree
 from npcomp.cells import make_cell
-from npcomp.cells.kernels import levels
 from npcomp.data.formats import Tree, branching_tree
 from npcomp.forest import build_forest, node_words
 
@@ -98,27 +95,6 @@ def each_kernel(cases: list):
     named after its kernel."""
     return pytest.mark.parametrize("kernel,make_args", cases,
                                    ids=lambda value: getattr(value, "__name__", ""))
-
-
-def assert_helper_thread_agrees(cell, params: dict, forest, x, word_index, masks, d_out,
-                                d_x_atol: float = 1e-12) -> None:
-    """Forward and backward with a helper thread (levels of >= 8 sentences
-    split between the two threads here) give what they give without one: the
-    output to 1e-13, the inputs' gradient to ``d_x_atol``, every parameter's
-    to 1e-12."""
-    results = []
-    with ThreadPoolExecutor(1) as helper, mock.patch.object(levels, "SPLIT_ROWS", 8):
-        for thread in (None, helper):
-            out, cache = cell.forward(params, forest, x, word_index, thread,
-                                      recurrent_masks=masks)
-            grads = {name: np.zeros_like(value) for name, value in params.items()}
-            d_x = cell.backward(params, forest, cache, d_out.copy(), grads, thread)
-            results.append((out, d_x, grads))
-    (out, d_x, grads), (out_2, d_x_2, grads_2) = results
-    np.testing.assert_allclose(out_2, out, rtol=0, atol=1e-13)
-    np.testing.assert_allclose(d_x_2, d_x, rtol=0, atol=d_x_atol)
-    for name in grads:
-        np.testing.assert_allclose(grads_2[name], grads[name], rtol=0, atol=1e-12)
 
 
 # ---------------------------------------------------------------------------
@@ -203,9 +179,9 @@ def errors_with_backward(monkeypatch, case: tuple, wrapper, **check) -> dict:
 def backward_while(backward, change):
     """A planted bug: ``backward`` run while ``change(params, forest)``, a
     context manager, holds; what it changed is restored afterwards."""
-    def buggy(params, forest, cache, d_h, grads, **helper):
+    def buggy(params, forest, cache, d_h, grads):
         with change(params, forest):
-            return backward(params, forest, cache, d_h, grads, **helper)
+            return backward(params, forest, cache, d_h, grads)
     return buggy
 
 
@@ -235,10 +211,10 @@ def with_swapped_children(backward):
     """A planted bug (gradcheck.planted.children_swapped) on a bound backward:
     every node's children in reverse order, so each child receives its
     sibling's gradient."""
-    swapped = children_swapped(lambda cell, *arguments, **helper: backward(*arguments, **helper))
+    swapped = children_swapped(lambda cell, *arguments: backward(*arguments))
 
-    def buggy(params, forest, cache, d_h, grads, **helper):
-        return swapped(None, params, forest, cache, d_h, grads, **helper)
+    def buggy(params, forest, cache, d_h, grads):
+        return swapped(None, params, forest, cache, d_h, grads)
     return buggy
 
 
@@ -253,9 +229,9 @@ def without_masks_in_backward(backward):
                 else:
                     drop(getattr(cache, field.name))
 
-    def buggy(params, forest, cache, d_h, grads, **helper):
+    def buggy(params, forest, cache, d_h, grads):
         drop(cache)
-        return backward(params, forest, cache, d_h, grads, **helper)
+        return backward(params, forest, cache, d_h, grads)
     return buggy
 
 

@@ -9,7 +9,7 @@ import dataclasses
 
 import numpy as np
 
-from cell_checks import assert_helper_thread_agrees, cell_gradient_errors, random_params
+from cell_checks import cell_gradient_errors, random_params
 from gradcheck.check import assert_passes, check_gradients
 from gradcheck.suite import N_CLASSES, VOCAB_SIZE, Setting, build_case
 from npcomp.cells import make_cell
@@ -181,25 +181,6 @@ def assert_chain_gradients_pass(model: str, states, activation: str, seed: int) 
 # ---------------------------------------------------------------------------
 # the attention LSTMs, read at the roots only
 # ---------------------------------------------------------------------------
-
-def assert_root_read_helper_thread_agrees(model: str, seed: int = 11, **options) -> None:
-    """``assert_helper_thread_agrees`` for a cell read at the roots only (the
-    attention LSTMs, with ``options``): 60 sentences of 1 to 6 words, d = 3,
-    d_x = 4, recurrent masks, a gradient at the roots."""
-    rng = np.random.default_rng(seed)
-    d, d_x = 3, 4
-    cell = make_cell(model, d_x, d, **options)
-    params = random_params(cell, rng, 0.5)
-    lengths = tuple(int(n) for n in rng.integers(1, 7, size=60))
-    forest, _ = chain_forest(lengths)
-    assert np.diff(forest.level_ptr).max() >= 8       # some levels are split
-    x = rng.normal(size=(sum(lengths), d_x))
-    masks = [dropout_masks(rng, len(lengths), width) for width in cell.recurrent_widths()]
-    d_out = np.zeros((forest.n_nodes, cell.output_dim))
-    d_out[forest.root] = rng.normal(size=(forest.n_trees, cell.output_dim))
-    assert_helper_thread_agrees(cell, params, forest, x, forest.word, masks, d_out,
-                                d_x_atol=1e-13)
-
 
 def root_read_cell_errors(model: str, mask_rates: tuple, seed: int = 6, **options) -> tuple:
     """``root_gradient_errors`` of ``model``'s cell (d = 2, d_x = 3, with

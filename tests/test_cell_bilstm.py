@@ -49,11 +49,11 @@ def test_detects_root_reading_the_wrong_backward_state(monkeypatch):
     model, params, forest, options = build_case(setting, random_trees(setting, rng), rng)
     original = model.cell.backward
 
-    def buggy(params_, forest_, cache, d_out, grads, **helper):
+    def buggy(params_, forest_, cache, d_out, grads):
         position = np.empty_like(cache.order)
         position[cache.order] = np.arange(cache.order.shape[0])
         cache.backward_row = position
-        return original(params_, forest_, cache, d_out, grads, **helper)
+        return original(params_, forest_, cache, d_out, grads)
 
     assert_passes(check_gradients(model, params, forest, **options))
     monkeypatch.setattr(model.cell, "backward", buggy)

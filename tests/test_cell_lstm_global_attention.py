@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from cell_checks import assert_kernel_matches_python, backward_gradients, random_params, shown_terms
-from chain_checks import (LENGTHS, assert_root_read_helper_thread_agrees, chain_forest, chain_nodes,
+from chain_checks import (LENGTHS, chain_forest, chain_nodes,
                           dropout_masks, lstm_deltas, root_read_cell_errors, run_forward,
                           small_chain_case)
 from gradcheck.check import TOLERANCE, assert_passes, check_gradients
@@ -145,10 +145,6 @@ def test_thousand_word_chain():
                                attention_reference.forward(x[:1000], params,
                                                            [masks[0][0]])["h~_T"],
                                rtol=0, atol=1e-12)
-
-
-def test_helper_thread_gives_the_same_results():
-    assert_root_read_helper_thread_agrees("lstm-global-attn", attention_dim=2)
 
 
 def test_error_terms_add_up_to_the_gradients():

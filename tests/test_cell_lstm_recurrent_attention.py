@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from cell_checks import assert_kernel_matches_python, backward_gradients, random_params, shown_terms
-from chain_checks import (LENGTHS, assert_root_read_helper_thread_agrees, chain_forest, chain_nodes,
+from chain_checks import (LENGTHS, chain_forest, chain_nodes,
                           dropout_masks, lstm_deltas, root_read_cell_errors, run_forward,
                           small_chain_case)
 from gradcheck.check import TOLERANCE, assert_passes, check_gradients
@@ -237,10 +237,6 @@ def test_thousand_word_chain_is_the_quadratic_prefix_softmax():
     grads = {name: np.zeros_like(value) for name, value in params.items()}
     d_x_ = cell.backward(params, forest, cache, d_out, grads)
     assert np.all(np.isfinite(d_x_)) and all(np.all(np.isfinite(g)) for g in grads.values())
-
-
-def test_helper_thread_gives_the_same_results():
-    assert_root_read_helper_thread_agrees(MODEL)
 
 
 @pytest.mark.parametrize("masked", [False, True], ids=["no-dropout", "recurrent-dropout"])

@@ -92,8 +92,8 @@ def test_detects_word_matrix_gradient_transposed(monkeypatch):
     assert_passes(check_gradients(model, params, forest, **options))
     backward = model.cell.backward
 
-    def buggy(params_, forest_, cache, d_h, grads, **helper):
-        d_x = backward(params_, forest_, cache, d_h, grads, **helper)
+    def buggy(params_, forest_, cache, d_h, grads):
+        d_x = backward(params_, forest_, cache, d_h, grads)
         return d_x.reshape(-1, 2, 2).transpose(0, 2, 1).reshape(d_x.shape)
 
     monkeypatch.setattr(model.cell, "backward", buggy)

@@ -125,9 +125,9 @@ def _with_gradient_changed(cell, name, change):
     adds to grads[name]."""
     backward = cell.backward
 
-    def buggy(params, forest, cache, d_h, grads, **helper):
+    def buggy(params, forest, cache, d_h, grads):
         before = grads[name].copy()
-        d_x = backward(params, forest, cache, d_h, grads, **helper)
+        d_x = backward(params, forest, cache, d_h, grads)
         grads[name][...] = before + change(grads[name] - before)
         return d_x
     return buggy

@@ -103,9 +103,9 @@ def test_detects_leaf_halves_swapped(monkeypatch):
     model, params, forest, options = _case()
     backward = model.cell.backward
 
-    def buggy(params, forest, cache, d_h, grads, **helper):
+    def buggy(params, forest, cache, d_h, grads):
         before = grads["W_leaf"].copy()
-        d_x = backward(params, forest, cache, d_h, grads, **helper)
+        d_x = backward(params, forest, cache, d_h, grads)
         added = grads["W_leaf"] - before
         half = added.shape[0] // 2
         grads["W_leaf"][...] = before + np.concatenate((added[half:], added[:half]))

@@ -6,12 +6,11 @@ the rectifier/identity codes added to activations.py.
 """
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
 
-from cell_checks import (assert_helper_thread_agrees, assert_kernel_matches_python, backward_while,
+from cell_checks import (assert_kernel_matches_python, backward_while,
                          each_kernel, random_params, replaced, shown_terms)
 from chain_checks import (CHECK_LENGTHS, LENGTHS, assert_chain_gradients_pass, assert_chains_match,
                           assert_float32_chain_forward_is_close, chain_case, chain_cell_case,
@@ -124,9 +123,9 @@ def test_detects_masks_missing_in_backward(monkeypatch):
     assert_passes(case.gradient_errors(np.random.default_rng(1)))
     backward = case.cell.backward
 
-    def buggy(params_, forest_, cache, d_h, grads, **helper):
+    def buggy(params_, forest_, cache, d_h, grads):
         cache.mask = np.ones_like(cache.mask)
-        return backward(params_, forest_, cache, d_h, grads, **helper)
+        return backward(params_, forest_, cache, d_h, grads)
 
     monkeypatch.setattr(case.cell, "backward", buggy)
     errors = case.gradient_errors(rng)
@@ -163,23 +162,6 @@ def _kernel_cases():
 @each_kernel(_kernel_cases())
 def test_kernel_matches_its_python_function(kernel, make_args):
     assert_kernel_matches_python(kernel, make_args)
-
-
-@pytest.mark.parametrize("model", ["rnn", "mrnn", "matrix-space"])
-def test_helper_thread_gives_the_same_results(model):
-    """Levels of >= SPLIT_ROWS (8 here) sentences are split between two
-    threads: same h, same gradients (recurrent masks given where the cell has
-    them)."""
-    rng = np.random.default_rng(11)
-    d = 3
-    d_x = d * d if model == "matrix-space" else 4
-    cell = make_cell(model, d_x, d)
-    params = random_params(cell, rng, scale=0.5)
-    forest, _, x, index, _ = chain_case(tuple(rng.integers(1, 7, size=70)), d_x, rng)
-    masks = (recurrent_masks(cell, forest.n_trees, rng)
-             if cell.recurrent_widths() else None)
-    upstream = rng.normal(size=(forest.n_nodes, d))
-    assert_helper_thread_agrees(cell, params, forest, x, index, masks, upstream)
 
 
 def test_rectifier_and_identity_codes():
@@ -224,16 +206,13 @@ def test_check_forest_rejects_branching_trees():
 # what npcomp explain shows: the cell's own terms
 # ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("threads", [1, 2])
-def test_error_terms_add_up_to_the_parameter_gradients(threads, monkeypatch):
+def test_error_terms_add_up_to_the_parameter_gradients():
     """The terms ``backward_terms`` shows are the ones the gradients are made
     of: db = sum of delta, dV = sum of h~_{t-1}^T delta, dx = delta_word W^T
     (delta summed per word), and eps_h_{t-1} holds the head's share plus
     (delta_t V^T) * m_s; forward: h = f(z), z as eq. 3 step by step (with
-    recurrent masks), h the output.  Two threads split the levels (the kept
-    z must survive the padded products)."""
-    from npcomp.cells.kernels import levels
-    monkeypatch.setattr(levels, "SPLIT_ROWS", 8)
+    recurrent masks), h the output (the kept z must survive the padded
+    products)."""
     rng = np.random.default_rng(12)
     cell = make_cell(MODEL, 4, 3)
     params = random_params(cell, rng)
@@ -242,10 +221,8 @@ def test_error_terms_add_up_to_the_parameter_gradients(threads, monkeypatch):
     masks = recurrent_masks(cell, forest.n_trees, rng)
     head = rng.normal(size=(forest.n_nodes, 3))
     grads = {name: np.zeros_like(value) for name, value in params.items()}
-    with ThreadPoolExecutor(1) as pool:
-        helper = pool if threads == 2 else None
-        h, cache = cell.forward(params, forest, x, index, helper, recurrent_masks=masks)
-        d_x = cell.backward(params, forest, cache, head.copy(), grads, helper)
+    h, cache = cell.forward(params, forest, x, index, recurrent_masks=masks)
+    d_x = cell.backward(params, forest, cache, head.copy(), grads)
     forward, terms = shown_terms(cell, forest, cache)
     delta, eps_h = terms["delta"], terms["eps_h"]
     np.testing.assert_array_equal(forward["h"], h)

@@ -194,9 +194,9 @@ def test_detects_tanh_leaves_backpropagated_as_identity(monkeypatch):
     assert_passes(check_gradients(model, params, forest, step=STEP, **options))
     backward = model.cell.backward
 
-    def buggy(params, forest, cache, d_h, grads, **helper):
+    def buggy(params, forest, cache, d_h, grads):
         cache.word_h = None  # as if h = x at the leaves
-        return backward(params, forest, cache, d_h, grads, **helper)
+        return backward(params, forest, cache, d_h, grads)
 
     monkeypatch.setattr(model.cell, "backward", buggy)
     errors = check_gradients(model, params, forest, step=STEP, **options)

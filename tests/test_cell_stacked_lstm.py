@@ -122,10 +122,10 @@ def _zero_layer_2_input_gradient(stack, monkeypatch, on_forest=lambda forest: Tr
     first = stack.layers[0]
     original = first.backward
 
-    def buggy(params_, forest_, cache, d_h, grads, **helper):
+    def buggy(params_, forest_, cache, d_h, grads):
         if on_forest(forest_):
             d_h = np.zeros_like(d_h)
-        return original(params_, forest_, cache, d_h, grads, **helper)
+        return original(params_, forest_, cache, d_h, grads)
 
     monkeypatch.setattr(first, "backward", buggy)
 

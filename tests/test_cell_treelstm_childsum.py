@@ -14,7 +14,6 @@ from cell_checks import (assert_gradients_pass, assert_kernel_matches_python,
 from gradcheck.check import TOLERANCE, assert_passes, check_gradients
 from gradcheck.suite import Setting, build_case, random_trees, settings
 from gradcheck.trees import random_binary_tree, random_dependency_tree, random_dependency_trees
-from npcomp.cells.kernels import levels
 from npcomp.cells import make_cell, treelstm_childsum
 from npcomp.cells.reference import lstm as lstm_reference
 from npcomp.cells.reference import treelstm_childsum as childsum_reference
@@ -165,24 +164,6 @@ def test_deep_branching_trees(direction):
     assert assert_gradients_pass(setting, [tree], rng).n_levels == 300
 
 
-def test_helper_thread_gives_the_same_gradient(monkeypatch):
-    """Levels split between two threads (levels of 4 or more nodes) and dU,
-    dU_f on the helper give the single-threaded loss and gradient."""
-    from concurrent.futures import ThreadPoolExecutor
-    monkeypatch.setattr(levels, "SPLIT_ROWS", 4)
-    rng = np.random.default_rng(0)
-    trees = [random_dependency_tree(n, rng) for n in (40, 35, 30, 25, 20, 9)]
-    trees += [random_binary_tree(n, rng, unary_rate=0.1) for n in (20, 15)]
-    model, params, forest, _ = build_case(Setting(MODEL, hidden_dim=4), trees, rng)
-    alone, helped = params.zeros_like(), params.zeros_like()
-    loss_alone, _ = model.loss_and_gradient(params, forest, alone, l2=0.01)
-    with ThreadPoolExecutor(max_workers=1) as helper:
-        loss_helped, _ = model.loss_and_gradient(params, forest, helped, l2=0.01, helper=helper)
-    assert np.diff(forest.level_ptr)[1:].max() >= 8  # an inner level was halved
-    assert loss_helped == pytest.approx(loss_alone, rel=1e-13)
-    np.testing.assert_allclose(helped.flat, alone.flat, rtol=1e-12, atol=1e-15)
-
-
 # ---------------------------------------------------------------------------
 # planted bugs: the checker must fail on each
 # ---------------------------------------------------------------------------
@@ -216,10 +197,10 @@ def test_detects_first_childs_forget_gate_for_every_child(monkeypatch):
             d_c[edge_child[edges]] *= forget[first_edge[j]] / forget[edges]
 
     def wrap(backward):
-        def buggy(params, forest, cache, d_h, grads, **helper):
+        def buggy(params, forest, cache, d_h, grads):
             monkeypatch.setattr(treelstm_childsum, "_gate_deltas", first_forget_kernel)
             try:
-                return backward(params, forest, cache, d_h, grads, **helper)
+                return backward(params, forest, cache, d_h, grads)
             finally:
                 monkeypatch.setattr(treelstm_childsum, "_gate_deltas", kernel)
         return buggy
@@ -233,10 +214,10 @@ def test_detects_missing_child_specific_forget_term(monkeypatch):
     delta_iou U^T): the backward sees U_f = 0 when routing, which is the only
     place it reads U_f."""
     def wrap(backward):
-        def buggy(params, forest, cache, d_h, grads, **helper):
+        def buggy(params, forest, cache, d_h, grads):
             routing = dict(params)
             routing["U_f"] = np.zeros_like(params["U_f"])
-            return backward(routing, forest, cache, d_h, grads, **helper)
+            return backward(routing, forest, cache, d_h, grads)
         return buggy
     errors = _errors_with(monkeypatch, wrap)
     assert errors["cell.U_f"] > TOLERANCE and errors["cell.U.i"] > TOLERANCE
@@ -279,11 +260,11 @@ def _kernel_cases():
         (treelstm_childsum._gather_children, lambda: (
             first_edge, edge_child, rng.normal(size=(n, d)), np.zeros((n_edges + 3, d)),
             np.zeros((n + 3, d)), start, stop)),
-        (treelstm_childsum._add_inputs, lambda: (
+        (treelstm_childsum._gate_exponents, lambda: (
             rows, rng.normal(size=(5, 4 * d)), first_edge, gates.copy(), forget.copy(),
             start, stop)),
-        (treelstm_childsum._cell_update, lambda: (first_edge, edge_child, gates, forget,
-                                                  c.copy(), start, stop)),
+        (treelstm_childsum._cell_update, lambda: (first_edge, edge_child, gates.copy(),
+                                                  forget.copy(), c.copy(), start, stop)),
         (treelstm_childsum._gate_deltas, lambda: (
             first_edge, edge_child, gates, forget, c, np.tanh(c), rng.normal(size=(n, d)),
             rng.normal(size=(n, d)), np.zeros((n + 3, 3 * d)), np.zeros((n_edges + 3, d)),

@@ -114,9 +114,9 @@ def test_unplanted_case_passes():
 
 def test_detects_forget_gate_gradient_off_by_a_tenth_of_a_percent(monkeypatch):
     def wrap(backward):
-        def buggy(params, forest, cache, d_h, grads, **helper):
+        def buggy(params, forest, cache, d_h, grads):
             before = grads["U"].copy()
-            d_x = backward(params, forest, cache, d_h, grads, **helper)
+            d_x = backward(params, forest, cache, d_h, grads)
             d = params["U"].shape[0] // 2
             grads["U"][:, 3 * d:] += 0.001 * (grads["U"][:, 3 * d:] - before[:, 3 * d:])
             return d_x
@@ -129,10 +129,10 @@ def test_detects_forget_gate_gradient_off_by_a_tenth_of_a_percent(monkeypatch):
 def test_detects_dropped_forget_path(monkeypatch):
     """Backward with the forget gates zeroed: no memory flows to the children."""
     def wrap(backward):
-        def buggy(params, forest, cache, d_h, grads, **helper):
+        def buggy(params, forest, cache, d_h, grads):
             d = params["U"].shape[0] // 2
             cache.gates[:, 3 * d:] = 0.0
-            return backward(params, forest, cache, d_h, grads, **helper)
+            return backward(params, forest, cache, d_h, grads)
         return buggy
     errors = _errors_with(monkeypatch, wrap)
     assert errors["cell.U"] > TOLERANCE
@@ -156,8 +156,8 @@ def test_detects_wrong_activation_derivative(monkeypatch):
 
 def test_detects_missing_embedding_gradient(monkeypatch):
     def wrap(backward):
-        def buggy(params, forest, cache, d_h, grads, **helper):
-            return 0.0 * backward(params, forest, cache, d_h, grads, **helper)
+        def buggy(params, forest, cache, d_h, grads):
+            return 0.0 * backward(params, forest, cache, d_h, grads)
         return buggy
     errors = _errors_with(monkeypatch, wrap)
     assert errors["embedding"] > TOLERANCE

@@ -1,84 +1,20 @@
-"""The model's objective, its parallel evaluation, and the cells' forward
-values and kernels against plain NumPy."""
+"""The model's objective and the cells' forward values and kernels against plain NumPy."""
 from __future__ import annotations
-
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
 from cell_checks import assert_kernel_matches_python, forward_on_tokens
 
-from gradcheck.suite import Setting, build_case
 from gradcheck.trees import random_binary_tree
 from npcomp.cells.kernels import inputs, levels, lstm_kernels
-from npcomp.cells import mean_vectors, recnn, registry, treelstm_nary
+from npcomp.cells import mean_vectors, recnn, treelstm_nary
 from npcomp.cells.kernels.activations import ACTIVATIONS
 from npcomp.forest import build_forest
-from npcomp.data.formats import chain_tree
 
 
 def _trees(seed=5, sizes=(7, 1, 12, 3, 9, 20)):
     rng = np.random.default_rng(seed)
     return [random_binary_tree(n, rng, unary_rate=0.1) for n in sizes]
-
-
-class CountingExecutor(ThreadPoolExecutor):
-    """A one-thread executor that counts the work handed to it."""
-
-    def __init__(self):
-        super().__init__(max_workers=1)
-        self.submitted = 0
-
-    def submit(self, *args, **kwargs):
-        self.submitted += 1
-        return super().submit(*args, **kwargs)
-
-
-# the cells that hand work to a helper thread
-HELPED = ["treelstm-nary", "treelstm-childsum", "lstm-recurrent-attn", "rnn", "mrnn",
-          "matrix-space"]
-
-
-@pytest.mark.parametrize("model", sorted(registry.MODELS))
-def test_a_cell_takes_a_helper_thread_only_when_it_uses_one(model):
-    """``helped`` declares it: the cells that split levels or move weight
-    gradients to a helper take ``helper``; the others take none."""
-    import inspect
-
-    from npcomp.cells import cell_class
-    cell = cell_class(model)
-    for method in (cell.forward, cell.backward):
-        assert ("helper" in inspect.signature(method).parameters) == cell.helped, method
-    # and the cells built from a helped cell hand it theirs
-    assert cell.helped == (model in HELPED or model in ("lstm", "bilstm", "lstm2", "bilstm2",
-                                                        "lstm-global-attn"))
-
-
-@pytest.mark.parametrize("model", HELPED)
-def test_helper_thread_gives_the_same_gradient(model, monkeypatch):
-    """Levels split between two threads (every level of 4 or more nodes here)
-    and weight gradients on the helper give the single-threaded loss and
-    gradient, and the helper is used."""
-    monkeypatch.setattr(levels, "SPLIT_ROWS", 4)
-    rng = np.random.default_rng(0)
-    if registry.model(model).composes == "sequence":
-        trees = [chain_tree([f"w{k}" for k in rng.integers(0, 10, size=length)],
-                            rng.integers(0, 5, size=length)) for length in range(2, 14)]
-        setting = Setting(model, input_dim=4, hidden_dim=2, trees="chain",
-                          supervision="root" if model == "lstm-recurrent-attn" else "all")
-    else:
-        trees, setting = _trees(), Setting(model, input_dim=4, hidden_dim=4)
-    model_, params, forest, _ = build_case(setting, trees, rng)
-    alone, helped = params.zeros_like(), params.zeros_like()
-    loss_alone, rows_alone = model_.loss_and_gradient(params, forest, alone, l2=0.01)
-    with CountingExecutor() as helper:
-        loss_helped, rows_helped = model_.loss_and_gradient(params, forest, helped, l2=0.01,
-                                                            helper=helper)
-    assert helper.submitted > 0
-    assert forest.n_levels > 3 and np.diff(forest.level_ptr).max() >= 8  # halves happened
-    assert loss_helped == pytest.approx(loss_alone, rel=1e-13)
-    np.testing.assert_array_equal(rows_helped, rows_alone)
-    np.testing.assert_allclose(helped.flat, alone.flat, rtol=1e-12, atol=1e-15)
 
 
 def _reference_treelstm(tree, x, W, U, b, d):
@@ -145,12 +81,22 @@ def _kernel_cases():
     tanh_c = np.tanh(c)
     return [
         (lstm_kernels.gather_children, lambda: (children, h, np.zeros((n + 3, 2 * d)), start, stop)),
-        (treelstm_nary._cell_update, lambda: (children, gates, c.copy(), start, stop)),
+        (treelstm_nary._cell_update, lambda: (children, gates.copy(), c.copy(), start, stop)),
+        (treelstm_nary._gate_exponents, lambda: (gates.copy(), rng.normal(size=5 * d), start,
+                                                 stop, d)),
+        (treelstm_nary._gate_exponents, lambda: (   # with inner inputs
+            gates.copy(), rng.normal(size=5 * d), start, stop, d,
+            rng.integers(-1, 4, size=n), rng.normal(size=(4, 4 * d)))),
         (treelstm_nary._gate_deltas, lambda: (children, gates, c, tanh_c, h.copy(),
                                               rng.normal(size=(n, d)), np.zeros((n + 3, 5 * d)),
                                               start, stop)),
         (lstm_kernels.scatter_to_children, lambda: (children, rng.normal(size=(stop - start, 2 * d)),
                                                       h.copy(), start, stop)),
+        (lstm_kernels.gather_children, lambda: (   # through recurrent-dropout masks
+            children, h, np.zeros((n + 3, 2 * d)), start, stop, rng.uniform(0, 2, (n, d)))),
+        (lstm_kernels.scatter_to_children, lambda: (
+            children, rng.normal(size=(stop - start, 2 * d)), h.copy(), start, stop,
+            rng.uniform(0, 2, (n, d)))),
         (inputs._sum_rows, lambda: (rng.normal(size=(10, 3)), rng.integers(0, 4, 10),
                                     np.zeros((4, 3)))),
         (mean_vectors._sum_up, lambda: (forest.parent, rng.normal(size=(n, 3)), np.ones(n))),

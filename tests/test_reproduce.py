@@ -128,6 +128,9 @@ def test_a_table_killed_and_run_again_resumes_and_reports_the_same(tmp_path):
     logs = [path.read_text() for path in killed.glob("tiny/runs/*/log.jsonl")]
     assert any('"resumed"' in log for log in logs)
     assert ours(killed) == ours(whole)
+    # each minibatch whole, as the committed runs were trained (paper_tables.RUN_OPTIONS)
+    assert {json.loads(path.read_text())["config"]["shards"]
+            for path in killed.glob("tiny/runs/*/metrics.json")} == {1}
     report = (killed / "tiny.md").read_text()
     assert "| - | Tree-LSTM | `tree` (paper) | 60.0 |" in report
     assert "not yet measured (2 of 5 seeds)" in report and "npcomp train --model" in report
@@ -145,6 +148,7 @@ def test_list_prints_each_row_with_its_time(tmp_path, monkeypatch, capsys):
     assert "bag " in out and "bag-dev" in out and "a seed" in out and "5 seeds" in out
     cached = json.loads((tmp_path / "estimates.json").read_text())
     assert len(cached) == 2 and all(seconds > 0 for seconds in cached.values())
+    assert all(json.loads(setting)["shards"] == 1 for setting in cached)   # as its runs train
     assert main(["reproduce", "--list", "tiny", "--out", str(tmp_path)]) == 0
     assert "measuring" not in capsys.readouterr().err   # the cache answers
 

@@ -22,7 +22,7 @@ import pytest
 from scipy import stats
 
 from npcomp.cli import main
-from npcomp.experiments.sweep_plan import run_state
+from npcomp.experiments.sweep_plan import PlannedRun, predating_options, run_state
 
 distributed = pytest.importorskip("distributed")
 
@@ -324,6 +324,34 @@ def test_a_sweep_directory_holding_another_sweep_is_refused(finished_sweep, clus
     assert main([*more_seeds, "--extend"]) == 0
     results = json.loads((copied / "sweep.json").read_text())
     assert results["finished"] == 8
+    assert [record["test_root_acc"]["n"] for record in results["settings"]] == [4, 4]
+
+
+def test_a_sweep_of_runs_made_before_shards_starts_its_new_runs_in_one_shard(
+        finished_sweep, cluster, tmp_path):
+    """Runs trained before minibatches had shards (configs without the key)
+    computed each minibatch whole: the runs their sweep adds train so too,
+    and the setting's statistics take them all; a sweep of newer runs
+    trains in the default's shards."""
+    sweep_dir, status, _ = finished_sweep
+    plan = json.loads((sweep_dir / "plan.json").read_text())
+    runs = [PlannedRun(name, record["setting"], record["seed"], record["options"])
+            for name, record in plan["runs"].items()]
+    assert predating_options(sweep_dir, runs) == {}
+    assert {metrics_of(path.parent)["config"]["shards"]
+            for path in (sweep_dir / "runs").glob("*/metrics.json")} == {2}
+    old = tmp_path / "old"
+    shutil.copytree(sweep_dir, old)
+    for path in (old / "runs").glob("*/metrics.json"):
+        metrics = json.loads(path.read_text())
+        del metrics["config"]["shards"]
+        path.write_text(json.dumps(metrics))
+    assert predating_options(old, runs) == {"shards": 1}
+    assert main(["sweep", *TINY, "--seeds", "1-4", "--grid", "lr=0.05,0.1", "--extend",
+                 "--scheduler", cluster[0].scheduler_address, "--quiet",
+                 "--out", str(old)]) == 0
+    assert metrics_of(old / "runs" / "lr0.05-s4")["config"]["shards"] == 1
+    results = json.loads((old / "sweep.json").read_text())
     assert [record["test_root_acc"]["n"] for record in results["settings"]] == [4, 4]
 
 

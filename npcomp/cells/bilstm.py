@@ -94,7 +94,6 @@ class BiLSTM(SequenceCell):
     chain LSTM; bilstm2.py's subclass uses the 2-layer ``StackedLSTM``)."""
 
     name = "bilstm"
-    helped = True
     direction_cell = ChainLSTM
 
     def __init__(self, input_dim: int, hidden_dim: int, untied: bool = False,
@@ -153,7 +152,7 @@ class BiLSTM(SequenceCell):
         return list(recurrent_masks[:half]), list(recurrent_masks[half:])
 
     def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
-                helper=None, recurrent_masks=None, nudge=None):
+                recurrent_masks=None, nudge=None):
         """x: (U, d_x) distinct words, or (U, 2 d_x) a block per direction (the
         forward's first; ``input_copies``); word_index: (n,) row of x per node
         (every node reads a word); recurrent_masks: None or one (sentences,
@@ -168,11 +167,11 @@ class BiLSTM(SequenceCell):
         reversed_forest, order = reverse_chains(forest)
         nudges = _direction_nudges(nudge, order)
         h_forward, forward_cache = self.direction.forward(
-            params, forest, x_forward, word_index, helper=helper, recurrent_masks=forward_masks,
+            params, forest, x_forward, word_index, recurrent_masks=forward_masks,
             **nudges[0])
         h_backward, backward_cache = self.direction.forward(
             self._backward(params), reversed_forest, x_backward, word_index[order],
-            helper=helper, recurrent_masks=backward_masks, **nudges[1])
+            recurrent_masks=backward_masks, **nudges[1])
         backward_row = np.empty_like(order)    # node order[r] holds h^B of reversed node r
         backward_row[order] = np.arange(order.shape[0])
         # a chain's root reads h^B at the chain's first word: the reversed root
@@ -185,16 +184,15 @@ class BiLSTM(SequenceCell):
                                 backward_row, split_input, out)
 
     def backward(self, params: dict, forest: Forest, cache: BiLSTMCache, d_out: np.ndarray,
-                 grads: dict, helper=None) -> np.ndarray:
+                 grads: dict) -> np.ndarray:
         d = self.direction.output_dim
         d_forward = np.ascontiguousarray(d_out[:, :d])
         d_backward = np.zeros_like(d_forward)
         np.add.at(d_backward, cache.backward_row, d_out[:, d:])
-        d_x_forward = self.direction.backward(params, forest, cache.forward, d_forward, grads,
-                                              helper=helper)
+        d_x_forward = self.direction.backward(params, forest, cache.forward, d_forward, grads)
         d_x_backward = self.direction.backward(self._backward(params), cache.reversed_forest,
                                                cache.backward, d_backward,
-                                               self._backward(grads), helper=helper)
+                                               self._backward(grads))
         if cache.split_input:
             return np.concatenate([d_x_forward, d_x_backward], axis=1)
         return d_x_forward + d_x_backward

@@ -9,12 +9,12 @@ each model takes are declared in ``registry.py``) and has
 * ``parameter_shapes()`` -> [(name, shape)] and ``initialise(params, rng)``;
 * ``report_slices()`` -> {label: (name, index)}: gate-level sub-blocks named
   for gradient-check reports;
-* ``forward(params, forest, x, word_index[, helper][, recurrent_masks])``
+* ``forward(params, forest, x, word_index[, recurrent_masks])``
   -> (h (n, output_dim), cache): ``x`` (U, d_x) holds the vectors of the
   minibatch's U distinct words and ``word_index`` the row each word-reading
   node reads (``inputs.py``); a cell visits the forest's levels with
   ``Forest.levels()``;
-* ``backward(params, forest, cache, d_h, grads[, helper])`` -> d_x: adds
+* ``backward(params, forest, cache, d_h, grads)`` -> d_x: adds
   the parameter gradients into ``grads`` (same names) and returns dLoss/dx
   (U, d_x);
 * ``check_forest(forest)``: raises ``StructureError`` for trees the cell
@@ -39,10 +39,6 @@ without them has, so nothing is probed for:
   matrix-space model's word matrices);
 * ``leaf_classifier_reads_input`` (False): leaves are classified from their
   word vectors by a classifier of their own (Le & Zuidema's untied leaves).
-* ``helped`` (False): the cell hands work to a helper thread (large levels
-  split in two halves, weight gradients off the critical path) and takes
-  ``helper=`` (an executor with one thread, or None) in ``forward`` and
-  ``backward``.
 
 What ``npcomp explain`` shows of a cell comes from the cell itself, through
 two methods every cell implements:
@@ -284,7 +280,6 @@ class Cell:
     # a cell that classifies whole sequences at their last word
     labels_at_roots_only: bool = False
     leaf_classifier_reads_input: bool = False
-    helped: bool = False
 
     def recurrent_widths(self) -> list:
         return []

@@ -80,7 +80,6 @@ class StackedLSTM(SequenceCell):
     runs this whole stack once per direction."""
 
     name = "lstm2"
-    helped = True
 
     def __init__(self, input_dim: int, hidden_dim: int, output_gate: bool = True,
                  layer_outputs: str = "top", forget_bias: float = 0.0):
@@ -134,36 +133,36 @@ class StackedLSTM(SequenceCell):
         return list(recurrent_masks[:first]), list(recurrent_masks[first:])
 
     def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
-                helper=None, recurrent_masks=None, nudge=None):
+                recurrent_masks=None, nudge=None):
         """x: (U, d_x) distinct words; word_index: (n,) row of x per node;
         recurrent_masks: None or one (sentences, d) mask per recurrent
         connection (``recurrent_widths``).  Returns out (n, output_dim), cache.
         ``nudge`` (interface.Nudge) moves a layer's state: h1, c1, h2, c2."""
         first_masks, second_masks = self._split_masks(recurrent_masks)
         h1, first = self.layers[0].forward(self._views(params, 1), forest, x, word_index,
-                                           helper=helper, recurrent_masks=first_masks,
+                                           recurrent_masks=first_masks,
                                            nudge=inner_nudge(nudge, {"h1": "h", "c1": "c"}))
         # layer 2 reads h1_t at node t: row t of h1 is node t's "word"
         steps = np.arange(forest.n_nodes)
         h2, second = self.layers[1].forward(self._views(params, 2), forest, h1, steps,
-                                            helper=helper, recurrent_masks=second_masks,
+                                            recurrent_masks=second_masks,
                                             nudge=inner_nudge(nudge, {"h2": "h", "c2": "c"}))
         out = np.concatenate([h1, h2], axis=1) if self.layer_outputs == "all" else h2
         return out, StackedCache(first, second)
 
     def backward(self, params: dict, forest: Forest, cache: StackedCache, d_out: np.ndarray,
-                 grads: dict, helper=None) -> np.ndarray:
+                 grads: dict) -> np.ndarray:
         """d_out: (n, output_dim) dLoss/dout.  Adds both layers' parameter gradients
         into ``grads``; returns dLoss/dx (U, d_x)."""
         d = self.hidden_dim
         d_h2 = d_out if self.layer_outputs == "top" else np.ascontiguousarray(d_out[:, d:])
         # layer 2 first: its input gradient, one row per node, is eps_h1
         d_h1 = self.layers[1].backward(self._views(params, 2), forest, cache.second, d_h2,
-                                       self._views(grads, 2), helper=helper)
+                                       self._views(grads, 2))
         if self.layer_outputs == "all":  # h1_t also reaches the output directly
             d_h1 += d_out[:, :d]
         return self.layers[0].backward(self._views(params, 1), forest, cache.first, d_h1,
-                                       self._views(grads, 1), helper=helper)
+                                       self._views(grads, 1))
 
     def forward_terms(self, forest: Forest, cache: StackedCache) -> list:
         """Layer 1's quantities suffixed 1 (``i1`` .. ``h1``), then layer 2's

@@ -114,7 +114,6 @@ class GlobalAttentionLSTM(SequenceCell):
     """Chain LSTM + softmax attention over the sentence's steps + tanh layer (eqs. 4-7)."""
 
     name = "lstm-global-attn"
-    helped = True
     labels_at_roots_only = True
 
     def __init__(self, input_dim: int, hidden_dim: int, attention_dim: int = ATTENTION_DIM,
@@ -151,7 +150,7 @@ class GlobalAttentionLSTM(SequenceCell):
         return [self.hidden_dim]
 
     def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
-                helper=None, recurrent_masks=None, nudge=None):
+                recurrent_masks=None, nudge=None):
         """x: (U, d_x) distinct words; word_index: (n,) row of x per node;
         recurrent_masks: None or [m], m (sentences, d).  Returns out (n, A)
         (h~_T at each chain's root, 0 elsewhere) and the cache.  ``nudge``
@@ -161,8 +160,7 @@ class GlobalAttentionLSTM(SequenceCell):
             raise ValueError(f"{self.name} has one recurrent connection, got "
                              f"{len(recurrent_masks)} masks")
         masks = {} if recurrent_masks is None else {"recurrent_masks": recurrent_masks}
-        h, lstm_cache = self.lstm.forward(params, forest, x, word_index, helper=helper,
-                                          **masks,
+        h, lstm_cache = self.lstm.forward(params, forest, x, word_index, **masks,
                                           nudge=inner_nudge(nudge, {"h": "h", "c": "c"}))  # (4)
         d, dtype = self.hidden_dim, h.dtype
         order, chain_ptr = chain_layout(forest)
@@ -184,7 +182,7 @@ class GlobalAttentionLSTM(SequenceCell):
                                          h_tilde)
 
     def backward(self, params: dict, forest: Forest, cache: GlobalAttentionCache,
-                 d_out: np.ndarray, grads: dict, helper=None) -> np.ndarray:
+                 d_out: np.ndarray, grads: dict) -> np.ndarray:
         """d_out: (n, A) dJ/dout (only the roots' rows are read).  Adds dJ/dparams
         into ``grads``; returns dJ/dx (U, d_x)."""
         d = self.hidden_dim
@@ -203,7 +201,7 @@ class GlobalAttentionLSTM(SequenceCell):
         grads["W_a"] += delta_a @ cache.h
         cache.eps_h_tilde, cache.delta_c, cache.eps_features = eps_h_tilde, delta_c, eps_features
         cache.eps_a, cache.delta_a = eps_a, delta_a
-        return self.lstm.backward(params, forest, cache.lstm, eps_h, grads, helper=helper)  # (4)
+        return self.lstm.backward(params, forest, cache.lstm, eps_h, grads)  # (4)
 
     def forward_terms(self, forest: Forest, cache: GlobalAttentionCache) -> list:
         """The LSTM's i, f, o, u, c, h (eq. 4), e_t and a_t (one number a step),

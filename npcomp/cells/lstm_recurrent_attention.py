@@ -139,7 +139,7 @@ from .interface import (
     nudge_rows,
     reasons,
 )
-from npcomp.cells.kernels.levels import ROW_PAD, children_columns, on_levels, padded_stop, sigmoid
+from npcomp.cells.kernels.levels import ROW_PAD, children_columns, padded_stop, sigmoid
 from .lstm import ChainLSTM
 from npcomp.cells.kernels.lstm_kernels import gather_children, scatter_to_children
 from npcomp.cells.kernels.prefix_attention import prefix_attention, prefix_attention_backward, prefix_sums
@@ -192,7 +192,6 @@ class RecurrentAttentionLSTM(SequenceCell):
     """Chain LSTM + prefix attention + adaptive transfer LSTM + highway (eqs. 4, 9-12)."""
 
     name = "lstm-recurrent-attn"
-    helped = True
     labels_at_roots_only = True
 
     def __init__(self, input_dim: int, hidden_dim: int, forget_bias: float = 0.0):
@@ -235,7 +234,7 @@ class RecurrentAttentionLSTM(SequenceCell):
         return [self.hidden_dim, self.hidden_dim]
 
     def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
-                helper=None, recurrent_masks=None, nudge=None):
+                recurrent_masks=None, nudge=None):
         """x: (U, d_x) distinct words; word_index: (n,) row of x per node;
         recurrent_masks: None or [m^h, m^s], each (sentences, d).  Returns out
         (n, d) (s^_T at each chain's root, 0 elsewhere) and the cache.
@@ -253,8 +252,7 @@ class RecurrentAttentionLSTM(SequenceCell):
                                  f"{(forest.n_trees, d)}, not {recurrent_masks[1].shape}")
             lstm_masks = {"recurrent_masks": [recurrent_masks[0]]}
             node_mask = np.ascontiguousarray(recurrent_masks[1][forest.tree], dtype=dtype)
-        h, lstm_cache = self.lstm.forward(params, forest, x, word_index, helper=helper,
-                                          **lstm_masks,
+        h, lstm_cache = self.lstm.forward(params, forest, x, word_index, **lstm_masks,
                                           nudge=inner_nudge(nudge, {"h": "h", "m": "c"}))  # (4)
         v = np.concatenate([h, lstm_cache.c], axis=1)                            # [h_t | m_t]
         nudge_rows(nudge, "v", v)
@@ -293,7 +291,8 @@ class RecurrentAttentionLSTM(SequenceCell):
                 np.multiply(z[:, d:2 * d], tanh_k[start:stop], out=s[start:stop])  # (10) s_t
                 nudge_rows(nudge, "s", s, start, stop)
 
-            on_levels(rows_forward, forest.levels(), helper)
+            for start, stop in forest.levels():
+                rows_forward(start, stop)
             s_T = s[forest.root]
             H = s_T @ params["W_H"] + params["b_H"]                              # (12)
             T = s_T @ params["W_T"] + params["b_T"]
@@ -306,7 +305,7 @@ class RecurrentAttentionLSTM(SequenceCell):
                                             s, s_T, H, T, s_hat, node_mask)
 
     def backward(self, params: dict, forest: Forest, cache: RecurrentAttentionCache,
-                 d_out: np.ndarray, grads: dict, helper=None) -> np.ndarray:
+                 d_out: np.ndarray, grads: dict) -> np.ndarray:
         """d_out: (n, d) dJ/dout (only the roots' rows are read).  Adds dJ/dparams
         into ``grads``; returns dJ/dx (U, d_x)."""
         n, d = forest.n_nodes, self.hidden_dim
@@ -332,7 +331,8 @@ class RecurrentAttentionLSTM(SequenceCell):
                 d_previous[:stop - start] *= node_mask[start:stop]               # * m^s
             scatter_to_children(children, d_previous, eps_s, start, stop)
 
-        on_levels(rows_backward, forest.levels(downward=True), helper)
+        for start, stop in forest.levels(downward=True):
+            rows_backward(start, stop)
         first = forest.n_leaves         # the first steps read s_0 = 0
         grads["U_s"] += cache.previous[first:n].T @ delta[first:n]
         grads["W_x"] += cache.v_tilde.T @ delta[:n]
@@ -356,8 +356,7 @@ class RecurrentAttentionLSTM(SequenceCell):
         # (4): the LSTM's backward with gradients on its states h_j and its cells m_j
         return self.lstm.backward_from_states(params, forest, cache.lstm,
                                               np.ascontiguousarray(eps_v[:, :d]),
-                                              np.ascontiguousarray(eps_v[:, d:]), grads,
-                                              helper=helper)
+                                              np.ascontiguousarray(eps_v[:, d:]), grads)
 
     def forward_terms(self, forest: Forest, cache: RecurrentAttentionCache) -> list:
         """The LSTM's i, f, o, u, m, h (eq. 4), e_j, h~_t and m~_t (eq. 9), r_t,

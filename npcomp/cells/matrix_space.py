@@ -72,7 +72,6 @@ from numba import njit
 from ..forest import Forest
 from npcomp.cells.kernels.activations import uniform_fan_in
 from .interface import Part, SequenceCell, StateTerm, Term, TermParts, head_part, nudge_rows
-from npcomp.cells.kernels.levels import on_levels
 from npcomp.cells.kernels.overflow import StateOverflow
 from npcomp.cells.kernels.recurrence import outer_products_by_word, steps_after
 
@@ -93,7 +92,6 @@ class MatrixSpace(SequenceCell):
     """Irsoy eqs. 1-2 over chains: h_t = h_{t-1} M_{w_t} from a learned h_0."""
 
     name = "matrix-space"
-    helped = True
 
     def __init__(self, input_dim: int, hidden_dim: int):
         if input_dim != hidden_dim * hidden_dim:
@@ -125,7 +123,7 @@ class MatrixSpace(SequenceCell):
         return out.reshape(vocab_size, d * d)
 
     def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
-                helper=None, recurrent_masks=None, nudge=None):
+                recurrent_masks=None, nudge=None):
         """x: (U, d^2) distinct words' matrices (row-major); word_index: (n,) the
         row of x each node reads.  Returns h (n, d), cache.  ``nudge``
         (interface.Nudge) moves one step's h once it is computed."""
@@ -142,12 +140,13 @@ class MatrixSpace(SequenceCell):
             _multiply_rows(previous_node, h0, matrices, word_index, previous, h, start, stop)
             nudge_rows(nudge, "h", h, start, stop)
 
-        on_levels(rows_forward, forest.levels(), helper)
+        for start, stop in forest.levels():
+            rows_forward(start, stop)
         _refuse_overflow(forest, h, matrices, h0)
         return h, MatrixSpaceCache(matrices, word_index, previous, h)
 
     def backward(self, params: dict, forest: Forest, cache: MatrixSpaceCache, d_h: np.ndarray,
-                 grads: dict, helper=None) -> np.ndarray:
+                 grads: dict) -> np.ndarray:
         """d_h: (n, d) dLoss/dh from the head (overwritten: eps_h accumulates in
         it).  Adds dLoss/dh0 into ``grads``; returns dLoss/dx (U, d^2)."""
         n, d = forest.n_nodes, self.hidden_dim
@@ -158,7 +157,8 @@ class MatrixSpace(SequenceCell):
             _route_to_previous(previous_node, cache.matrices, cache.word_index, d_h,
                                d_previous, start, stop)
 
-        on_levels(rows_backward, forest.levels(downward=True), helper)
+        for start, stop in forest.levels(downward=True):
+            rows_backward(start, stop)
         grads["h0"] += d_previous[previous_node < 0].sum(axis=0)
         n_words = cache.matrices.shape[0]
         d_matrices = np.zeros((n_words, d, d), dtype=d_h.dtype)

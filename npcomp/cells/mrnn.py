@@ -74,7 +74,6 @@ from ..forest import Forest
 from npcomp.cells.kernels.activations import activate, activation_code, uniform_fan_in
 from npcomp.cells.kernels.inputs import sum_by_index
 from .interface import Part, SequenceCell, StateTerm, Term, TermParts, head_part, nudge_rows
-from npcomp.cells.kernels.levels import on_levels
 from npcomp.cells.kernels.recurrence import (
     activation_deltas,
     gather_previous,
@@ -102,7 +101,6 @@ class MultiplicativeRNN(SequenceCell):
     """Irsoy eq. 5 over chains; ``forward``/``backward`` over a whole forest."""
 
     name = "mrnn"
-    helped = True
 
     def __init__(self, input_dim: int, hidden_dim: int, activation: str = "tanh"):
         self.input_dim = input_dim
@@ -131,7 +129,7 @@ class MultiplicativeRNN(SequenceCell):
         uniform_fan_in(params["b"], self.hidden_dim, rng)
 
     def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
-                helper=None, recurrent_masks=None, nudge=None):
+                recurrent_masks=None, nudge=None):
         """x: (U, d_x) distinct words' vectors; word_index: (n,) the row of x each
         node reads; ``recurrent_masks``: None or [m], m (trees, d).  Returns
         h (n, d), cache.  ``nudge`` (interface.Nudge) moves one step's h once
@@ -155,11 +153,12 @@ class MultiplicativeRNN(SequenceCell):
                            start, stop)
             nudge_rows(nudge, "h", h, start, stop)
 
-        on_levels(rows_forward, forest.levels(), helper)   # level 0: previous = h_0 = 0
+        for start, stop in forest.levels():   # level 0: previous = h_0 = 0
+            rows_forward(start, stop)
         return h, MultiplicativeRNNCache(x, word_index, matrices, previous, h, mask, z)
 
     def backward(self, params: dict, forest: Forest, cache: MultiplicativeRNNCache,
-                 d_h: np.ndarray, grads: dict, helper=None) -> np.ndarray:
+                 d_h: np.ndarray, grads: dict) -> np.ndarray:
         """d_h: (n, d) dLoss/dh from the head (overwritten: eps_h accumulates in
         it).  Adds dLoss/dA, dW, dV, db into ``grads``; returns dLoss/dx (U, d_x)."""
         n, d, d_x = forest.n_nodes, self.hidden_dim, self.input_dim
@@ -171,7 +170,8 @@ class MultiplicativeRNN(SequenceCell):
             _route_to_previous(previous_node, forest.tree, cache.mask, cache.matrices,
                                cache.word_index, delta, d_h, start, stop)
 
-        on_levels(rows_backward, forest.levels(first=1, downward=True), helper)
+        for start, stop in forest.levels(first=1, downward=True):
+            rows_backward(start, stop)
         activation_deltas(self.code, cache.h, d_h, delta, 0, forest.n_leaves)
         n_words = cache.x.shape[0]
         d_matrices = np.zeros((n_words, d, d), dtype=d_h.dtype)

@@ -65,7 +65,7 @@ from ..forest import Forest
 from npcomp.cells.kernels.activations import activate, activation_code, uniform_fan_in
 from npcomp.cells.kernels.inputs import sum_by_index
 from .interface import Part, SequenceCell, StateTerm, Term, TermParts, head_part, nudge_rows
-from npcomp.cells.kernels.levels import ROW_PAD, on_levels, padded_stop
+from npcomp.cells.kernels.levels import ROW_PAD, padded_stop
 from npcomp.cells.kernels.recurrence import activation_deltas, gather_previous, recurrent_mask, steps_after
 
 
@@ -86,7 +86,6 @@ class ElmanRNN(SequenceCell):
     """Irsoy eq. 3 over chains; ``forward``/``backward`` over a whole forest."""
 
     name = "rnn"
-    helped = True
 
     def __init__(self, input_dim: int, hidden_dim: int, activation: str = "tanh"):
         self.input_dim = input_dim
@@ -114,7 +113,7 @@ class ElmanRNN(SequenceCell):
         uniform_fan_in(params["b"], self.hidden_dim, rng)
 
     def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
-                helper=None, recurrent_masks=None, nudge=None):
+                recurrent_masks=None, nudge=None):
         """x: (U, d_x) distinct words' vectors; word_index: (n,) the row of x each
         node reads; ``recurrent_masks``: None or [m], m (trees, d).  Returns
         h (n, d), cache.  ``nudge`` (interface.Nudge) moves one step's h once
@@ -141,11 +140,12 @@ class ElmanRNN(SequenceCell):
             _activate_rows(self.code, recurrent, word_terms, word_index, h, start, stop)
             nudge_rows(nudge, "h", h, start, stop)
 
-        on_levels(rows_forward, forest.levels(first=1), helper)
+        for start, stop in forest.levels(first=1):
+            rows_forward(start, stop)
         return h, ElmanRNNCache(x, word_index, previous, h, mask, recurrent)
 
     def backward(self, params: dict, forest: Forest, cache: ElmanRNNCache, d_h: np.ndarray,
-                 grads: dict, helper=None) -> np.ndarray:
+                 grads: dict) -> np.ndarray:
         """d_h: (n, d) dLoss/dh from the head (overwritten: eps_h accumulates in
         it).  Adds dLoss/dW, dV, db into ``grads``; returns dLoss/dx (U, d_x)."""
         n, d = forest.n_nodes, self.hidden_dim
@@ -161,7 +161,8 @@ class ElmanRNN(SequenceCell):
             _route_to_previous(previous_node, forest.tree, cache.mask, d_previous, d_h,
                                start, stop)                           # reverses h~_{t-1} V
 
-        on_levels(rows_backward, forest.levels(first=1, downward=True), helper)
+        for start, stop in forest.levels(first=1, downward=True):
+            rows_backward(start, stop)
         activation_deltas(self.code, cache.h, d_h, delta, 0, forest.n_leaves)
         leaves = forest.n_leaves
         # the first words' h~_0 = 0 adds nothing to dV

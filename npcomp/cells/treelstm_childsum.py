@@ -84,8 +84,9 @@ from .interface import (
 )
 
 # level-batching helpers shared with the N-ary Tree-LSTM (same gate layout i|o|u)
-from npcomp.cells.kernels.levels import ROW_PAD, add_product, on_levels, padded_stop, sigmoid
-from npcomp.cells.kernels.lstm_kernels import gate_functions, hidden_state
+from npcomp.cells.kernels.levels import ROW_PAD, add_product, padded_stop
+from npcomp.cells.kernels.lstm_kernels import (gate_functions, hidden_state, sigmoid_from_expm1,
+                                               tanh_argument, tanh_from_expm1)
 
 GATE_NAMES = ("i", "o", "u", "f")
 
@@ -115,7 +116,6 @@ class TreeLSTMChildSum(Cell):
     """Child-Sum Tree-LSTM cell; ``forward``/``backward`` over a whole forest."""
 
     name = "treelstm-childsum"
-    helped = True
 
     def __init__(self, input_dim: int, hidden_dim: int, output_gate: bool = True,
                  forget_bias: float = 0.0):
@@ -152,19 +152,19 @@ class TreeLSTMChildSum(Cell):
         add_forget_bias(params["b"], self.hidden_dim, self.forget_bias)
 
     def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
-                helper=None, nudge=None):
+                nudge=None):
         """x: (U, d_x) vectors of the distinct words; word_index: (number of
         word-reading nodes,) the row of x each reads, in node order.
         Returns h (n, d), cache.
 
         Level by level: gather the children's h (their sum, eq. 2, and one row
         per edge), one product h~ U for the level's i|o|u, one product h_k U_f
-        for its edges' forget gates, the x W + b terms added from a table
-        computed once per distinct word, vectorised gate functions, then the
-        cell update in a numba kernel.  With a ``helper`` thread a large level
-        is split in two halves computed at once.  ``nudge`` (interface.Nudge)
-        moves one node's c after eq. 7, before eq. 8 reads it, or its h after
-        eq. 8.
+        for its edges' forget gates, one kernel adding the x W + b terms from
+        a table computed once per distinct word, one vectorised expm1 for
+        the nodes' gates and one for the edges' (kernels/lstm_kernels.py), one
+        kernel for the gates and the cell update, then tanh(c) and h.
+        ``nudge`` (interface.Nudge) moves one node's c after eq. 7, before
+        eq. 8 reads it, or its h after eq. 8.
         """
         n, d = forest.n_nodes, self.hidden_dim
         dtype = x.dtype
@@ -180,7 +180,7 @@ class TreeLSTMChildSum(Cell):
         c = np.empty((n, d), dtype=dtype)
         tanh_c = np.empty((n, d), dtype=dtype)
         h = np.empty((n, d), dtype=dtype)
-        u, u_f = params["U"], params["U_f"]
+        u, u_f, output_gate = params["U"], params["U_f"], self.output_gate
         # x_j W + b of eqs. 3-6 once per distinct word; the last row, b alone,
         # serves the nodes that read no word (x_j = 0)
         inputs = np.empty((n_words + 1, 4 * d), dtype=dtype)
@@ -210,32 +210,31 @@ class TreeLSTMChildSum(Cell):
                 # belong to higher levels, which overwrite them later)
                 padded = padded_stop(start, stop)
                 np.matmul(h_tilde[start:padded], u, out=gates[start:padded])
-                # eq. 4: h_k U_f for every edge of these nodes; padded only when
-                # the block ends the level (else the rows after it are the other
-                # half's, being written by the helper thread)
-                edge_stop = padded_stop(first, last) if _ends_level(forest, start, stop) else last
+                # eq. 4: h_k U_f for every edge of these nodes (padding rows, as
+                # the gates', belong to the edges of higher levels)
+                edge_stop = padded_stop(first, last)
                 np.matmul(h_child[first:edge_stop], u_f, out=forget[first:edge_stop])
-                _add_inputs(input_row, inputs, first_edge, gates, forget, start, stop)
-                gate_functions(gates[start:stop], d, self.output_gate)  # eqs. 3, 5, 6
-                sigmoid(forget[first:last])                       # eq. 4
-                _cell_update(first_edge, edge_child, gates, forget, c, start, stop)  # eq. 7
-                nudge_rows(nudge, "c", c, start, stop)
+                _gate_exponents(input_row, inputs, first_edge, gates, forget, start, stop)
+                np.expm1(gates[start:stop], out=gates[start:stop])
+                np.expm1(forget[first:last], out=forget[first:last])
+                _cell_update(first_edge, edge_child, gates, forget, c, start, stop,
+                             output_gate)                          # eqs. 3-7
+                if nudge is not None:
+                    nudge_rows(nudge, "c", c, start, stop)
                 hidden_state(gates, c, tanh_c, h, start, stop)          # eq. 8
-                nudge_rows(nudge, "h", h, start, stop)
+                if nudge is not None:
+                    nudge_rows(nudge, "h", h, start, stop)
 
-            on_levels(rows_forward, forest.levels(first=1), helper)
+            for start, stop in forest.levels(first=1):
+                rows_forward(start, stop)
         cache = TreeLSTMChildSumCache(x, input_row, first_edge, edge_child, h_tilde, h_child,
                                       gates, forget, c, tanh_c, h)
         return h, cache
 
     def backward(self, params: dict, forest: Forest, cache: TreeLSTMChildSumCache,
-                 d_h: np.ndarray, grads: dict, helper=None) -> np.ndarray:
+                 d_h: np.ndarray, grads: dict) -> np.ndarray:
         """d_h: (n, d) dLoss/dh from the head (overwritten).  Adds dLoss/dparams
         into ``grads``; returns dLoss/dx (U, d_x), per distinct word.
-
-        With a ``helper`` thread, large levels are split in two halves as in
-        the forward, and dU, dU_f are computed there while this thread
-        finishes the leaves.
         """
         n, d = forest.n_nodes, self.hidden_dim
         leaves = forest.n_leaves
@@ -245,30 +244,34 @@ class TreeLSTMChildSum(Cell):
         delta_f = np.zeros((n_edges + ROW_PAD, d), dtype=d_h.dtype)  # delta_fk per edge
         # eps_c_k as routed by the parent, then eps_c_k in full
         d_c = np.zeros((n, d), dtype=d_h.dtype)
-        u_transposed, u_f_transposed = params["U"].T, params["U_f"].T
+        # U^T and U_f^T laid out once: each level's products read them row by
+        # row (BLAS takes longer per level from a transposed view)
+        u_transposed = np.ascontiguousarray(params["U"].T)
+        u_f_transposed = np.ascontiguousarray(params["U_f"].T)
+        # a level's delta U^T and its edges' delta_f U_f^T: the widest level's
+        # rows and edges (and the padding)
+        bounds = forest.level_ptr
+        d_h_tilde = np.empty((int(np.diff(bounds).max()) + ROW_PAD, d), dtype=d_h.dtype)
+        d_h_child = np.empty((int(np.diff(first_edge[bounds]).max()) + ROW_PAD, d),
+                             dtype=d_h.dtype)
 
         def rows_backward(start: int, stop: int) -> None:
             _gate_deltas(first_edge, edge_child, cache.gates, cache.forget, cache.c,
                          cache.tanh_c, d_h, d_c, delta, delta_f, start, stop)
             first, last = first_edge[start], first_edge[stop]
             # reverses eqs. 3, 5, 6 (h~ U) and 2: one row per parent, shared by its children
-            d_h_tilde = delta[start:padded_stop(start, stop)] @ u_transposed
+            padded = padded_stop(start, stop)
+            np.matmul(delta[start:padded], u_transposed, out=d_h_tilde[:padded - start])
             # reverses eq. 4 (h_k U_f): one row per edge, for its child only
-            edge_stop = padded_stop(first, last) if _ends_level(forest, start, stop) else last
-            d_h_child = delta_f[first:edge_stop] @ u_f_transposed
+            padded = padded_stop(first, last)
+            np.matmul(delta_f[first:padded], u_f_transposed, out=d_h_child[:padded - first])
             _route_to_children(first_edge, edge_child, d_h_tilde, d_h_child, d_h, start, stop)
 
-        on_levels(rows_backward, forest.levels(first=1, downward=True), helper)
-
-        def recurrent_gradients() -> None:
-            add_product(grads["U"], cache.h_tilde[leaves:n], delta[leaves:n])
-            add_product(grads["U_f"], cache.h_child[:n_edges], delta_f[:n_edges])
-
-        # dU over the inner nodes and dU_f over the edges, on the helper thread
-        # if there is one, while this one finishes the leaves
-        pending = helper.submit(recurrent_gradients) if helper is not None else None
-        if pending is None:
-            recurrent_gradients()
+        for start, stop in forest.levels(first=1, downward=True):
+            rows_backward(start, stop)
+        # dU over the inner nodes and dU_f over the edges
+        add_product(grads["U"], cache.h_tilde[leaves:n], delta[leaves:n])
+        add_product(grads["U_f"], cache.h_child[:n_edges], delta_f[:n_edges])
         _gate_deltas(first_edge, edge_child, cache.gates, cache.forget, cache.c, cache.tanh_c,
                      d_h, d_c, delta, delta_f, 0, leaves)
         n_words = cache.x.shape[0]
@@ -278,8 +281,6 @@ class TreeLSTMChildSum(Cell):
         add_product(grads["W"], cache.x, delta_input[:n_words])
         grads["b"] += delta_input.sum(axis=0)
         d_x = delta_input[:n_words] @ params["W"].T
-        if pending is not None:
-            pending.result()
         cache.eps_h, cache.eps_c, cache.delta, cache.delta_f = d_h, d_c, delta, delta_f
         return d_x
 
@@ -365,11 +366,6 @@ def _input_rows(forest: Forest, word_index: np.ndarray, n_words: int) -> np.ndar
     return rows
 
 
-def _ends_level(forest: Forest, start: int, stop: int) -> bool:
-    """Whether nodes [start, stop) end their level (not the first half of a split)."""
-    return stop == forest.level_ptr[forest.height[start] + 1]
-
-
 @njit(cache=True, nogil=True)
 def _gather_children(first_edge, edge_child, h, h_child, h_tilde, start, stop):
     """Eq. 2 for the nodes of one level, h~_j = sum_k h_k (rows of h_tilde are
@@ -384,24 +380,40 @@ def _gather_children(first_edge, edge_child, h, h_child, h_tilde, start, stop):
 
 
 @njit(cache=True, nogil=True)
-def _add_inputs(input_row, inputs, first_edge, gates, forget, start, stop):
-    """Eqs. 3-6: + x_j W + b (a row of ``inputs``) into node j's i|o|u
-    pre-activations, and its f columns into each of its edges' forget gate."""
+def _gate_exponents(input_row, inputs, first_edge, gates, forget, start, stop):
+    """Eqs. 3-6 up to the level's expm1s (kernels/lstm_kernels.py): + x_j W +
+    b (a row of ``inputs``) into node j's i|o|u pre-activations, and its f
+    columns into each of its edges' forget gate; then each pre-activation z
+    as -z, -2z in u's columns [2d, 3d) (``tanh_argument``)."""
     d = forget.shape[1]
     for j in range(start, stop):
         row = input_row[j]
-        for q in range(3 * d):
-            gates[j, q] += inputs[row, q]
+        for q in range(2 * d):
+            gates[j, q] = -(gates[j, q] + inputs[row, q])
+        for q in range(2 * d, 3 * d):
+            gates[j, q] = tanh_argument(gates[j, q] + inputs[row, q])
         for e in range(first_edge[j], first_edge[j + 1]):
             for q in range(d):
-                forget[e, q] += inputs[row, 3 * d + q]
+                forget[e, q] = -(forget[e, q] + inputs[row, 3 * d + q])
 
 
 @njit(cache=True, nogil=True)
-def _cell_update(first_edge, edge_child, gates, forget, c, start, stop):
-    """Eq. 7: c_j = i_j * u_j + sum_k f_jk * c_k."""
+def _cell_update(first_edge, edge_child, gates, forget, c, start, stop, output_gate=True):
+    """Eqs. 3-7 from the level's gates after ``_gate_exponents`` and expm1:
+    i, o, f_jk = sigma(z) and u = tanh(z) in place (o = 1
+    without ``output_gate``), then c_j = i_j * u_j + sum_k f_jk * c_k."""
     d = c.shape[1]
     for j in range(start, stop):
+        for q in range(2 * d):
+            gates[j, q] = sigmoid_from_expm1(gates[j, q])              # i, o
+        for q in range(2 * d, 3 * d):
+            gates[j, q] = tanh_from_expm1(gates[j, q])                 # u
+        if not output_gate:
+            for q in range(d, 2 * d):
+                gates[j, q] = ONE
+        for e in range(first_edge[j], first_edge[j + 1]):
+            for q in range(d):
+                forget[e, q] = sigmoid_from_expm1(forget[e, q])        # f_jk
         for q in range(d):
             cell = gates[j, q] * gates[j, 2 * d + q]
             for e in range(first_edge[j], first_edge[j + 1]):

@@ -82,12 +82,15 @@ from .interface import (
     nudge_rows,
     reasons,
 )
-from npcomp.cells.kernels.levels import ROW_PAD, add_product, children_columns, on_levels, padded_stop
+from npcomp.cells.kernels.levels import ROW_PAD, add_product, children_columns, padded_stop
 from npcomp.cells.kernels.lstm_kernels import (
     gate_functions,
     gather_children,
     hidden_state,
     scatter_to_children,
+    sigmoid_from_expm1,
+    tanh_argument,
+    tanh_from_expm1,
 )
 
 GATE_NAMES = ("i", "o", "u")
@@ -115,7 +118,6 @@ class TreeLSTMNary(Cell):
     """N-ary Tree-LSTM cell; ``forward``/``backward`` over a whole forest."""
 
     name = "treelstm-nary"
-    helped = True
 
     def __init__(self, input_dim: int, hidden_dim: int, arity: int = 2,
                  inner_inputs: bool = False, output_gate: bool = True,
@@ -177,18 +179,20 @@ class TreeLSTMNary(Cell):
         return np.ascontiguousarray(mask[forest.tree], dtype=dtype)
 
     def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
-                helper=None, recurrent_masks=None, nudge=None):
+                recurrent_masks=None, nudge=None):
         """x: (U, d_x) vectors of the distinct words; word_index: (L,) the row of x
         each leaf (nodes 0..L-1) reads.  ``recurrent_masks``: None or [m], m
         (trees, d), the recurrent-dropout mask on the children's h (module
         docstring).  Returns h (n, d), cache.
 
         Level by level: gather the children's h, one matrix product for the
-        gate pre-activations of the whole level, vectorised gate functions,
-        then the cell update in a numba kernel.  The nodes of a level are
-        independent, so with a ``helper`` thread a large level is split in two
-        halves computed at once.  ``nudge`` (interface.Nudge) moves one node's
-        c after eq. 13, before eq. 14 reads it, or its h after eq. 14.
+        gate pre-activations of the whole level, one kernel adding b (and x
+        W) to them, one vectorised expm1 for every gate
+        (kernels/lstm_kernels.py), one kernel for the gates and the cell
+        update, then tanh(c) and h.
+        The work arrays are the whole forest's, allocated once.  ``nudge``
+        (interface.Nudge) moves one node's c after eq. 13, before eq. 14
+        reads it, or its h after eq. 14.
         """
         n, d, arity = forest.n_nodes, self.hidden_dim, self.arity
         dtype = x.dtype
@@ -220,69 +224,66 @@ class TreeLSTMNary(Cell):
                 hidden_state(gates, c, tanh_c, h, 0, leaves)
             nudge_rows(nudge, "h", h, 0, leaves)
             word_row = _word_rows(forest, word_index) if self.inner_inputs else None
+            u, output_gate = params["U"], self.output_gate
 
             def rows_forward(start: int, stop: int) -> None:
-                gather_children(children, h, hc, start, stop)
-                if node_mask is not None:  # h~_jl = h_jl * m_s in every child slot
-                    _mask_rows(hc, node_mask, start, stop, arity)
-                # eqs. 9-12 straight into the gate rows (padding rows belong to
-                # higher levels, which overwrite them later)
+                # h~_jl = h_jl (* m_s with recurrent dropout) in every child slot
+                gather_children(children, h, hc, start, stop, node_mask)
+                # eqs. 9-12, sum_l h~_jl U_l, straight into the gate rows
+                # (padding rows belong to higher levels, which overwrite them later)
                 padded = padded_stop(start, stop)
-                np.matmul(hc[start:padded], params["U"], out=gates[start:padded])
-                z = gates[start:stop]
-                z += bias
-                if word_row is not None:
-                    _add_inputs(word_row, x_terms, gates, start, stop, arity)
-                gate_functions(z, d, self.output_gate)
-                _cell_update(children, gates, c, start, stop)    # eq. 13
-                nudge_rows(nudge, "c", c, start, stop)
+                np.matmul(hc[start:padded], u, out=gates[start:padded])
+                _gate_exponents(gates, bias, start, stop, d, word_row, x_terms)   # + b (+ x W)
+                np.expm1(gates[start:stop], out=gates[start:stop])
+                _cell_update(children, gates, c, start, stop, output_gate)   # eqs. 9-13
+                if nudge is not None:
+                    nudge_rows(nudge, "c", c, start, stop)
                 hidden_state(gates, c, tanh_c, h, start, stop)        # eq. 14
-                nudge_rows(nudge, "h", h, start, stop)
+                if nudge is not None:
+                    nudge_rows(nudge, "h", h, start, stop)
 
-            on_levels(rows_forward, forest.levels(first=1), helper)
+            for start, stop in forest.levels(first=1):
+                rows_forward(start, stop)
         return h, TreeLSTMNaryCache(x, word_index, hc, gates, c, tanh_c, h, node_mask)
 
     def backward(self, params: dict, forest: Forest, cache: TreeLSTMNaryCache,
-                 d_h: np.ndarray, grads: dict, helper=None) -> np.ndarray:
+                 d_h: np.ndarray, grads: dict) -> np.ndarray:
         """d_h: (n, d) dLoss/dh from the head (overwritten).  Adds dLoss/dparams
         into ``grads``; returns dLoss/dx (U, d_x), per distinct word."""
         d_c = np.zeros((forest.n_nodes, self.hidden_dim), dtype=d_h.dtype)
-        return self.backward_from_states(params, forest, cache, d_h, d_c, grads, helper)
+        return self.backward_from_states(params, forest, cache, d_h, d_c, grads)
 
     def backward_from_states(self, params: dict, forest: Forest, cache: TreeLSTMNaryCache,
-                             d_h: np.ndarray, d_c: np.ndarray, grads: dict,
-                             helper=None) -> np.ndarray:
+                             d_h: np.ndarray, d_c: np.ndarray, grads: dict) -> np.ndarray:
         """The backward pass from gradients on both parts of the state (h, c):
         d_h and d_c (n, d), both overwritten, where another layer reads the
         memory cells as well as h (the recurrent attention); d_c joins eps_c
         of each node before the node's gate deltas.  Returns dLoss/dx (U, d_x).
-
-        With a ``helper`` thread, large levels are split in two halves as in
-        the forward, and U's gradient is computed there while this thread
-        finishes the leaves.
         """
         n, d, arity = forest.n_nodes, self.hidden_dim, self.arity
         leaves = forest.n_leaves
         children = children_columns(forest, arity)
         delta = np.zeros((n + ROW_PAD, (3 + arity) * d), dtype=d_h.dtype)
-        u_transposed = params["U"].T
+        # U^T laid out once: each level's product reads it row by row (BLAS
+        # takes many times longer per level from the transposed view of U)
+        u_transposed = np.ascontiguousarray(params["U"].T)
+        # a level's delta U^T, the widest level's rows (and the padding)
+        d_hc = np.empty((int(np.diff(forest.level_ptr).max()) + ROW_PAD, arity * d),
+                        dtype=d_h.dtype)
         node_mask = cache.node_mask
 
         def rows_backward(start: int, stop: int) -> None:
             _gate_deltas(children, cache.gates, cache.c, cache.tanh_c, d_h, d_c, delta,
                          start, stop)
-            d_hc = delta[start:padded_stop(start, stop)] @ u_transposed   # reverses eqs. 9-12
-            if node_mask is not None:  # reverses h~_jl = h_jl * m_s
-                _mask_rows(d_hc, node_mask[start:], 0, stop - start, arity)
-            scatter_to_children(children, d_hc, d_h, start, stop)
+            padded = padded_stop(start, stop)
+            np.matmul(delta[start:padded], u_transposed, out=d_hc[:padded - start])
+            # reverses eqs. 9-12 (and h~_jl = h_jl * m_s with recurrent dropout)
+            scatter_to_children(children, d_hc, d_h, start, stop, node_mask)
 
-        on_levels(rows_backward, forest.levels(first=1, downward=True), helper)
-        # dU = sum_j hc_j^T delta_j over the inner nodes, on the helper thread if
-        # there is one, while this one finishes the leaves
-        u_gradient = (grads["U"], cache.hc[leaves:n], delta[leaves:n])
-        pending = helper.submit(add_product, *u_gradient) if helper is not None else None
-        if pending is None:
-            add_product(*u_gradient)
+        for start, stop in forest.levels(first=1, downward=True):
+            rows_backward(start, stop)
+        # dU = sum_j hc_j^T delta_j over the inner nodes
+        add_product(grads["U"], cache.hc[leaves:n], delta[leaves:n])
         _gate_deltas(children, cache.gates, cache.c, cache.tanh_c, d_h, d_c, delta, 0, leaves)
         # dW over the distinct words (a word's nodes summed first)
         n_words = cache.x.shape[0]
@@ -296,8 +297,6 @@ class TreeLSTMNary(Cell):
         grads["b"][:3 * d] += column_sums[:3 * d]
         grads["b"][3 * d:] += column_sums[3 * d:].reshape(arity, d).sum(axis=0)
         d_x = delta_word @ params["W"].T
-        if pending is not None:
-            pending.result()
         cache.eps_h, cache.eps_c, cache.delta = d_h, d_c, delta
         return d_x
 
@@ -429,18 +428,31 @@ def _word_rows(forest: Forest, word_index: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True, nogil=True)
-def _add_inputs(word_row, x_terms, gates, start, stop, arity):
-    """Eqs. 9-12 at inner nodes reading a word: + x_j W, with x_j W^(f) in every
-    forget gate's columns."""
-    d = x_terms.shape[1] // 4
+def _gate_exponents(gates, bias, start, stop, d, word_row=None, x_terms=None):
+    """Eqs. 9-12 up to the level's one expm1 (kernels/lstm_kernels.py): the
+    rows hold sum_l h~_jl U_l; z = that + b, + x_j W at a node reading a word
+    when ``word_row`` (n,) and ``x_terms`` (U, 4d) are given (inner inputs,
+    x_j W^(f) in every forget gate's columns), then -z in place, -2z in u's
+    columns [2d, 3d) (``tanh_argument``)."""
+    width = gates.shape[1]
+    arity = width // d - 3
     for j in range(start, stop):
-        row = word_row[j]
-        if row >= 0:
-            for q in range(3 * d):
-                gates[j, q] += x_terms[row, q]
-            for k in range(arity):
-                for q in range(d):
-                    gates[j, (3 + k) * d + q] += x_terms[row, 3 * d + q]
+        for q in range(width):
+            gates[j, q] += bias[q]
+        if word_row is not None:
+            row = word_row[j]
+            if row >= 0:
+                for q in range(3 * d):
+                    gates[j, q] += x_terms[row, q]
+                for k in range(arity):
+                    for q in range(d):
+                        gates[j, (3 + k) * d + q] += x_terms[row, 3 * d + q]
+        for q in range(2 * d):
+            gates[j, q] = -gates[j, q]
+        for q in range(2 * d, 3 * d):
+            gates[j, q] = tanh_argument(gates[j, q])
+        for q in range(3 * d, width):
+            gates[j, q] = -gates[j, q]
 
 
 @njit(cache=True, nogil=True)
@@ -459,23 +471,27 @@ def _input_deltas(word_row, delta, n_words, arity, d):
     return out
 
 
-def _mask_rows(blocks, node_mask, start, stop, arity):
-    """In place: blocks[j, k d:(k+1) d] *= node_mask[j] for j in start..stop and
-    every child slot k (a missing child's zeros stay zero)."""
-    d = node_mask.shape[1]
-    for k in range(arity):
-        blocks[start:stop, k * d:(k + 1) * d] *= node_mask[start:stop]
-
-
 @njit(cache=True, nogil=True)
-def _cell_update(children, gates, c, start, stop):
-    """Eq. 13: c_j = i_j * u_j + sum_l f_jl * c_jl.
+def _cell_update(children, gates, c, start, stop, output_gate=True):
+    """Eqs. 9-13 from the level's gates after ``_gate_exponents`` and expm1:
+    i, o, f_k = sigma(z) and u = tanh(z) in place (o = 1
+    without ``output_gate``), then c_j = i_j * u_j + sum_l f_jl * c_jl.
 
     Each loop over the d units is branch-free so it compiles to SIMD code
     (a test for a missing child inside it made the kernel several times
     slower); the sum runs over the children in the same order as before."""
     d = c.shape[1]
+    width = gates.shape[1]
     for j in range(start, stop):
+        for q in range(2 * d):
+            gates[j, q] = sigmoid_from_expm1(gates[j, q])              # i, o
+        for q in range(2 * d, 3 * d):
+            gates[j, q] = tanh_from_expm1(gates[j, q])                 # u
+        for q in range(3 * d, width):
+            gates[j, q] = sigmoid_from_expm1(gates[j, q])              # f_1 .. f_N
+        if not output_gate:
+            for q in range(d, 2 * d):
+                gates[j, q] = ONE
         for q in range(d):
             c[j, q] = gates[j, q] * gates[j, 2 * d + q]
         for k in range(children.shape[1]):

@@ -59,11 +59,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _set_threads(threads: int | None) -> int:
-    """Compute threads (default: every core).  npcomp's own helper thread
-    does the overlapping, so BLAS and numba are kept to one thread each (set
-    before numpy loads)."""
+    """Compute threads (default: every core, ``options.default_threads``).
+    npcomp's own threads take the shards of a minibatch (training/shards.py),
+    so BLAS and numba are kept to one thread each (set before numpy loads)."""
+    from npcomp.training.options import default_threads   # the table loads no NumPy
     if threads is None:
-        threads = os.cpu_count() or 1
+        threads = default_threads()
     variables = ["OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"]
     # numba reads its own when it loads, and once its threads have started it
     # refuses any other value at the next compilation: where it is loaded

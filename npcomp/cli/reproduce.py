@@ -202,7 +202,9 @@ def default_seeds(table) -> int:
 
 
 def reproduce(table, rows, args) -> int:
-    """Train (or resume) the table's runs, then write its report."""
+    """Train (or resume) the table's runs, each with the tables'
+    ``RUN_OPTIONS``, then write its report."""
+    from npcomp.experiments.paper_tables import RUN_OPTIONS
     out = Path(args.out)
     seeds = args.seeds or default_seeds(table)
     if not any(row.settings() for row in table.rows if rows is None or row.name in rows):
@@ -219,7 +221,7 @@ def reproduce(table, rows, args) -> int:
         parses_dir = _sst_parses(out / "parses" / "sst", args.data_dir)
     spec = table_spec(table, rows, seeds, args.data_dir, parses_dir, _overrides(table, args))
     args.extend = True   # a later call with more seeds or rows adds to the same sweep
-    status, results = run_sweep(spec, out / table.name, args)
+    status, results = run_sweep(spec, out / table.name, args, pinned=RUN_OPTIONS)
     if results is None:
         return status
     write_report(table, out, seeds, args.data_dir)
@@ -458,6 +460,8 @@ def _seconds_per_seed(table, setting: str, options: dict, out: Path,
                             + sum(epoch.get("eval_s", 0.0) for epoch in metrics["epochs"]))
     if finished:
         return sum(finished) / len(finished)
+    from npcomp.experiments.paper_tables import RUN_OPTIONS
+    options = dict(RUN_OPTIONS, **options)   # as the table's runs train
     key = json.dumps(options, sort_keys=True)
     if key not in estimates:
         from npcomp.data.errors import DataError

@@ -72,19 +72,21 @@ def check_forms(options: dict, where) -> None:
             raise _refused(where(option), str(error)) from None
 
 
-def run_options(run, threads: int) -> dict:
+def run_options(run, threads: int, pinned: dict | None = None) -> dict:
     """A fresh run's options as `npcomp train` takes them: its own (paths made
-    absolute), its seed, the fold it holds out when cross-validating, and its
-    threads."""
+    absolute) over the ``pinned`` options every run of the sweep takes
+    without its plan recording them (``run_sweep``), its seed, the fold it
+    holds out when cross-validating, and its threads."""
     fold = {} if run.fold is None else {"fold": run.fold}
-    return dict(absolute_paths(run.options), seed=run.seed, **fold, threads=threads)
+    return dict(pinned or {}, **absolute_paths(run.options), seed=run.seed, **fold,
+                threads=threads)
 
 
-def given_options(run, threads: int) -> dict:
+def given_options(run, threads: int, pinned: dict | None = None) -> dict:
     """``run_options`` with the paths as given (relative to this directory),
     to check a run's data here before any worker trains it."""
     fold = {} if run.fold is None else {"fold": run.fold}
-    return dict(run.options, seed=run.seed, **fold, threads=threads)
+    return dict(pinned or {}, **run.options, seed=run.seed, **fold, threads=threads)
 
 
 def config_of(options: dict) -> dict:
@@ -163,8 +165,8 @@ def add_parser(commands) -> None:
                        "(default: the cores / --threads-per-run)")
     sweep.add_argument("--threads-per-run", type=int, default=1, metavar="T",
                        help="the threads each run computes with (npcomp train --threads T: "
-                       "the run's thread and, from 2, a helper thread; BLAS and numba one thread "
-                       "each, pinned in the worker) (default 1)")
+                       "its minibatches' shards at once; BLAS and numba one thread each, pinned "
+                       "in the worker; the results do not depend on it) (default 1)")
     sweep.add_argument("--dashboard", nargs="?", const="127.0.0.1:8787", default=None,
                        metavar="ADDRESS", help="serve the local cluster's Dask dashboard "
                        "(default address 127.0.0.1:8787; off unless given)")
@@ -200,9 +202,10 @@ def build_spec(args):
     return spec
 
 
-def check_settings(spec, runs: list, threads: int) -> None:
+def check_settings(spec, runs: list, threads: int, pinned: dict | None = None) -> None:
     """Every option of every run in the form it takes, and every setting
-    built into its run configuration (``config_of``): a bad option raises
+    built into its run configuration (``config_of``, with the ``pinned``
+    options): a bad option raises
     SpecError naming the setting and where it was given; a missing file
     (vectors) is named likewise."""
     from npcomp.data.errors import ConfigError
@@ -224,7 +227,7 @@ def check_settings(spec, runs: list, threads: int) -> None:
         try:
             # a user's files read and checked against the model, as the runs will,
             # here at the paths as given, so that a message names a file as given
-            check_run_data(config_of(given_options(run, threads)))
+            check_run_data(config_of(given_options(run, threads, pinned)))
             continue
         except ConfigError as error:
             option, message = error.option, failure(error)[1]
@@ -304,9 +307,10 @@ def _train_afresh(options: dict, run_dir: str, overwrite: bool) -> int:
                            overwrite=overwrite, progress=False)
 
 
-def _jobs(runs: list, sweep_dir: Path, threads: int) -> tuple:
+def _jobs(runs: list, sweep_dir: Path, threads: int, pinned: dict) -> tuple:
     """The task arguments of train_in_worker for each run not finished (run
-    name -> tuple), and how many runs are in each state (run_state)."""
+    name -> tuple; ``pinned``: as ``run_options``), and how many runs are in
+    each state (run_state)."""
     from npcomp.experiments.sweep_plan import PLAN, log_path, run_directory, run_state
     jobs, states = {}, {}
     for run in runs:
@@ -319,7 +323,7 @@ def _jobs(runs: list, sweep_dir: Path, threads: int) -> tuple:
         # whose options cannot be passed on is named by the plan
         check_forms(run.options, lambda option: str(sweep_dir / PLAN))
         # absolute: a worker of an existing cluster runs in a directory of its own
-        jobs[run.name] = (run_options(run, threads), resumed_options(run, threads),
+        jobs[run.name] = (run_options(run, threads, pinned), resumed_options(run, threads),
                           str(run_dir.resolve()),
                           str(log_path(sweep_dir, run).resolve()))
     return jobs, states
@@ -346,23 +350,30 @@ def run(args) -> int:
     return status
 
 
-def run_sweep(spec, sweep_dir: Path, args) -> tuple:
+def run_sweep(spec, sweep_dir: Path, args, pinned: dict | None = None) -> tuple:
     """Plan, check and run the sweep ``spec`` into ``sweep_dir`` on the
     cluster ``args`` asks for (``scheduler``, ``workers``,
     ``threads_per_run``, ``dashboard``, ``quiet``, ``extend``); write
     sweep.json and sweep.md.  Returns (exit status, the results record, or
-    None when interrupted)."""
+    None when interrupted).
+
+    ``pinned``: options every fresh run takes unless its setting gives them,
+    which the plan does not record (a paper table's one shard, which its
+    committed plans predate).  A sweep holding runs made before an option
+    existed pins it at the value they ran at (``sweep_plan.predating_options``):
+    the runs it starts now train as they did."""
     from npcomp.experiments.scheduler import check_scheduler
     from npcomp.experiments.sweep_cluster import dask_client, execute
-    from npcomp.experiments.sweep_plan import plan_runs, settle_plan
+    from npcomp.experiments.sweep_plan import plan_runs, predating_options, settle_plan
     from npcomp.experiments.sweep_results import settle_finished, sweep_results, write_results
     from . import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
     planned = plan_runs(spec)
-    check_settings(spec, planned, args.threads_per_run)
+    check_settings(spec, planned, args.threads_per_run, pinned)
     if args.scheduler:   # a scheduler that is none is refused before anything is written
         check_scheduler(args.scheduler)
     runs = settle_plan(sweep_dir, spec, planned, extend=args.extend)
-    to_do, states = _jobs(runs, sweep_dir, args.threads_per_run)
+    pinned = {**predating_options(sweep_dir, runs), **(pinned or {})}
+    to_do, states = _jobs(runs, sweep_dir, args.threads_per_run, pinned)
     finished_before = len(runs) - len(to_do)
     settings = len({run.setting for run in runs})
     print(f"sweep {sweep_dir}: {len(runs)} run{'s' * (len(runs) > 1)} "

@@ -23,13 +23,14 @@ from .paper_rows import DEFAULT, DEV, PAPER, config_task
 ALTERNATIVE, UNDECIDED = "alternative", "undecided"
 # config keys a setting's options leave out, as how or where a run runs rather
 # than what it trains: those the option table names so (setting no run apart,
-# or where_it_runs); the dev evaluations per epoch and the floating-point type,
-# which the table counts as settings (results depend on them); the records a
-# row's setting carries beside its options
+# where_it_runs, or how the numbers are computed: the floating-point type and
+# a minibatch's shards, which it counts as settings as results depend on
+# them); the dev evaluations per epoch; the records a row's setting carries
+# beside its options
 HIDDEN = (*NOT_A_SETTING,
           *(name for name, option in OPTIONS.items()
-            if option.where_it_runs and name not in NOT_A_SETTING),
-          "evals_per_epoch", "dtype", "source", "protocol", "vectors_name")
+            if (option.where_it_runs or option.computation) and name not in NOT_A_SETTING),
+          "evals_per_epoch", "source", "protocol", "vectors_name")
 # the dimension of the vector files the tables name
 VECTOR_DIMS = {"glove.6B.50d.sst-sick.txt": 50,
                "word2vec.GoogleNews.300d.bolukbasi26k.sst-sick.txt": 300,

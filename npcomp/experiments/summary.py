@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from npcomp.data.choices import PAIR_TASKS
-from npcomp.training.options import NOT_A_SETTING
+from npcomp.training.options import NOT_A_SETTING, OPTIONS
 from npcomp.training.run_data import run_finished
 from npcomp.training.rundir import RunDirectory, RunFileError
 
@@ -29,8 +29,11 @@ SHOWN = {"root_acc": ("root", 2), "all_acc": ("all", 2), "macro_f1": ("macro-F1"
 # run holds out (a setting's statistics are over its folds and seeds)
 _NOT_COMPARED = ("fold",)
 # options added after runs were made (or left out when not given): a config
-# without one ran its value here
-_LATER_OPTIONS = {"neutral": "unlabelled", "leaf_activation": "identity", "evals_per_epoch": 1}
+# without one ran its value here, or the value the option table says runs made
+# before it ran at (``before``: a minibatch in one piece, shards 1)
+_LATER_OPTIONS = {"neutral": "unlabelled", "leaf_activation": "identity", "evals_per_epoch": 1,
+                  **{name: option.before for name, option in OPTIONS.items()
+                     if option.before is not None}}
 
 
 def read_runs(run_dirs) -> list:

@@ -236,6 +236,32 @@ def settle_plan(sweep_dir: str | Path, spec: SweepSpec, runs: list, extend: bool
             for name, record in merged["runs"].items()]
 
 
+def predating_options(sweep_dir: str | Path, runs: list) -> dict:
+    """{option: the value runs made before it existed ran at} for each option
+    of the table with such a value (``Option.before``: ``shards``) that the
+    config of one of the sweep's runs lacks (its metrics.json, written from
+    its first dev evaluation): the runs the sweep starts now take it, so that
+    the runs of a setting stay one setting.  {} for a sweep of newer runs."""
+    later = {name: option.before for name, option in OPTIONS.items()
+             if option.before is not None}
+    found = {}
+    for run in runs:
+        if found.keys() == later.keys():
+            break
+        directory = RunDirectory(run_directory(sweep_dir, run))
+        if not (directory.path / "metrics.json").is_file():
+            continue
+        try:
+            metrics = directory.read_json("metrics.json")
+        except RunFileError:
+            continue   # run_state counts it as not finished
+        config = metrics.get("config") if isinstance(metrics, dict) else None
+        if not isinstance(config, dict):
+            continue
+        found.update({name: value for name, value in later.items() if name not in config})
+    return found
+
+
 def run_directory(sweep_dir: str | Path, run: PlannedRun) -> Path:
     return Path(sweep_dir) / RUNS / run.name
 

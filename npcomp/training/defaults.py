@@ -24,7 +24,7 @@ from .options import OPTIONS, PAPER
 SHARED = ("optimizer", "epsilon", "adagrad_reset", "emb_optimizer", "supervision",
           "span_samples", "structure", "neutral", "average", "head", "embedding_dropout",
           "recurrent_dropout", "activation", "untied", "oov", "oov_scale", "dtype",
-          "fixed_embeddings", "seed", "eval_batch_size", "evals_per_epoch")
+          "fixed_embeddings", "seed", "eval_batch_size", "evals_per_epoch", "shards")
 COMMON = {name: OPTIONS[name].default for name in SHARED}
 
 SYNTHETIC = dict(dim=50, embedding_dim=50, epochs=10, batch_size=25, dropout=0.0, l2=1e-4)
@@ -129,13 +129,18 @@ def applies(option: str, task: str) -> bool:
     return tasks is None or task in tasks
 
 
-def with_defaults(config: dict) -> dict:
+def with_defaults(config: dict, saved: bool = True) -> dict:
     """``config`` with every option of a value shared by all runs that it
     lacks at that value: a configuration built by ``run_config.build_config``
-    has them all; one saved by a run made before an option existed ran at
-    the option's default.  Options whose default is the model's paper
-    setting or None (not given) are not added."""
-    missing = {name: copy.copy(option.default) for name, option in OPTIONS.items()
+    has them all; one ``saved`` by a run (its checkpoint, metrics.json or
+    model file) made before an option existed ran at the option's
+    ``before`` value where it has one (``shards``: such a run computed each
+    minibatch whole), else at its default; one not saved (made by hand)
+    takes the defaults.  Options whose default is the model's paper setting
+    or None (not given) are not added."""
+    missing = {name: copy.copy(option.before if saved and option.before is not None
+                               else option.default)
+               for name, option in OPTIONS.items()
                if name not in config and option.default is not None
                and option.default is not PAPER and applies(name, config["task"])}
     return {**config, **missing}

@@ -43,6 +43,10 @@ class EncodedSplit:
         """The trees of ``batch(indices)``, in the forest's order."""
         return [self.trees[i] for i in indices]
 
+    def node_counts(self, indices) -> np.ndarray:
+        """(len(indices),) the nodes of each tree ``indices``."""
+        return np.array([self.words[i].shape[0] for i in indices], dtype=np.int64)
+
 
 @dataclass
 class EncodedPairs:
@@ -68,6 +72,10 @@ class EncodedPairs:
         """The trees of ``batch(indices)``, in the forest's order."""
         indices = list(indices)
         return [self.left.trees[i] for i in indices] + [self.right.trees[i] for i in indices]
+
+    def node_counts(self, indices) -> np.ndarray:
+        """(len(indices),) the nodes of each pair ``indices``, both sentences."""
+        return self.left.node_counts(indices) + self.right.node_counts(indices)
 
     def batch(self, indices) -> PairBatch:
         """Pairs ``indices`` as one forest, left sentences first."""

@@ -25,7 +25,7 @@ def estimate_seconds(config: dict, minibatches: int = 8) -> float:
     test; reading the data is counted once.  Nothing is written."""
     tick = time.perf_counter()
     retain_freed_memory()
-    run = prepare_run(with_defaults(config), RunDirectory(Path(".")), None,
+    run = prepare_run(with_defaults(config, saved=False), RunDirectory(Path(".")), None,
                       echo=lambda *args: None)
     warm_up(run.model, run.params, run.optimizer, run.splits["train"], run.config)
     setup = time.perf_counter() - tick

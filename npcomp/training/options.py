@@ -20,6 +20,7 @@ line builds its parsers from it before anything heavy loads.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from npcomp.cells import registry
@@ -72,10 +73,18 @@ class Option:
     counts:     what a whole-number option counts, for its range message
     default:    the value a run takes when the option is not given, or PAPER;
                 ``source`` says where it comes from
+    before:     the value runs made before the option existed ran at, when not
+                ``default``: a saved configuration without the option reads as
+                it (``defaults.with_defaults``, ``experiments/summary.py``)
     resumable:  a resumed run may take it anew (``--resume``)
     in_run_name: a run's default directory shows it when given
     where_it_runs: it says where or how a run runs, not what it trains (two
                 plans of a sweep may differ in it)
+    computation: it says how the numbers are computed (the floating-point
+                type, a minibatch's shards), not the model or its training:
+                runs that differ in it are different settings (their numbers
+                differ), but no paper sets it (a report leaves it out of a
+                setting's options)
     tasks:      the tasks it applies to (None: every task)
     flags:      a switch's flags, (on, off), None for a side without one
     off_help:   the help of a switch's off flag
@@ -93,9 +102,11 @@ class Option:
     counts: str = ""
     default: object = None
     source: str = ""
+    before: object = None
     resumable: bool = False
     in_run_name: bool = True
     where_it_runs: bool = False
+    computation: bool = False
     tasks: tuple | None = None
     flags: tuple = ()
     off_help: str | None = None
@@ -220,6 +231,14 @@ _TRAINING_OPTIONS = (
              "of them (default 1)", "dev evaluations per epoch", default=1, source=_OURS),
     _counted("batch_size", "sentences per minibatch", "sentences per minibatch",
              default=PAPER, source=PAPER_SOURCE),
+    # 2: a run on the typical 2-core machine computes on both cores; runs made
+    # before minibatches had shards computed each one whole
+    _counted("shards", "shards of each minibatch, runs of its sentences (pairs) of about "
+             "equal size, computed at once on up to that many threads (--threads) and their "
+             "gradients summed in a fixed order before one update: the result depends on the "
+             "shards, never on the threads (default 2; a run made before this option "
+             "computed each minibatch whole, as 1)", "shards of a minibatch", default=2,
+             source="ours: both cores of a 2-core machine", before=1, computation=True),
     Option("optimizer", str, "optimiser", choices=("adagrad", "adadelta", "sgd"),
            default="adagrad", source="the papers' (Tai, Socher, Zhu, Irsoy)"),
     Option("lr", float, "learning rate of the composition and classifier weights",
@@ -279,7 +298,7 @@ _TRAINING_OPTIONS = (
     Option("oov_scale", float, "scale of random embedding rows", lowest=0.0, default=0.05,
            source=_OURS),
     Option("dtype", str, "floating-point type of training", choices=("float32", "float64"),
-           default="float32", source=_OURS),
+           default="float32", source=_OURS, computation=True),
     _counted("eval_batch_size", "sentences per forest when evaluating",
              "sentences per evaluation forest", default=512, source=_OURS, resumable=True,
              in_run_name=False, where_it_runs=True),
@@ -299,9 +318,9 @@ def _cell_option(name: str, option: registry.CellOption) -> Option:
 
 
 _RUN_OPTIONS = (
-    _counted("threads", "compute threads: with two or more, a helper thread overlaps "
-             "independent products of the backward pass and evaluates every other forest; "
-             "BLAS and numba run one thread each (default: all cores)", "compute threads",
+    _counted("threads", "compute threads: each takes shards of a minibatch (--shards) and, "
+             "evaluating, forests of sentences; BLAS and numba run one thread each; the "
+             "result does not depend on it (default: all cores)", "compute threads",
              source="all cores", resumable=True, in_run_name=False, where_it_runs=True),
     Option("baseline", bool, "also train the bag-of-words baseline (default on for "
            "synthetic)", source="on for the synthetic task", in_run_name=False,
@@ -324,6 +343,11 @@ RESUMABLE = tuple(name for name, option in OPTIONS.items() if option.resumable)
 # default directory name leaves out, but the model and task, which lead it
 NOT_A_SETTING = tuple(name for name, option in OPTIONS.items()
                       if not option.in_run_name and name not in ("model", "task"))
+
+
+def default_threads() -> int:
+    """The compute threads of a run not given ``threads``: every core."""
+    return os.cpu_count() or 1
 
 
 def cell_options() -> tuple:

@@ -13,14 +13,13 @@ command line's parsed values, or a sweep's TOML scalars and text, read as
 from __future__ import annotations
 
 import difflib
-import os
 from pathlib import Path
 
 from .configuration import check, check_value, read
 from npcomp.data.errors import ConfigError
 from .defaults import (SICK_VECTOR_FILES, applies, defaults_for, dim_follows_embedding,
                        matrix_embedding_dim)
-from .options import LIST_KINDS, OPTIONS, OptionFormError, form
+from .options import LIST_KINDS, OPTIONS, OptionFormError, default_threads, form
 from npcomp.data.choices import FILE_TASKS, PAIR_TASKS
 
 # the options a task whose examples are sentence pairs refuses: a pair is
@@ -149,7 +148,7 @@ def keyword_config(model: str | None, task: str | None, options: dict) -> dict:
             form(name, value)
         except OptionFormError as error:
             raise ConfigError(name, str(error).removeprefix(f"{name} ")) from None
-    given.setdefault("threads", os.cpu_count() or 1)   # as `npcomp train` (cli/__init__.py)
+    given.setdefault("threads", default_threads())   # as `npcomp train`
     return build_config(read("model", model), read("task", task), given)
 
 

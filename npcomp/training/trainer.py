@@ -47,7 +47,6 @@ from npcomp.data.embeddings import Vocabulary, read_vectors
 from npcomp.data.choices import PAIR_TASKS
 from npcomp.data.tasks import SPLITS, given_task, task_trees
 from npcomp.forest import Forest, supervised_labels
-from npcomp.model import naming_the_sentence
 from npcomp.params import Parameters
 from .checkpoints import (check_same_data, config_digest, data_fingerprints, epoch_in_progress,
                           read_checkpoint, resumed_config, write_checkpoint)
@@ -65,6 +64,7 @@ from .run_in_memory import RunInMemory
 from .rundir import RunDirectory, RunFileError
 from .run_data import run_task
 from .run_paths import recorded_config, recorded_metrics
+from .shards import ShardedGradient
 
 
 @dataclass
@@ -126,6 +126,7 @@ class Run:
     metrics: dict
     fingerprints: dict
     helper: object = None
+    sharded: ShardedGradient | None = None
     echo: object = print
     recent_losses: list = field(default_factory=list)
     callbacks: tuple = ()
@@ -171,7 +172,7 @@ def train(config: dict, run_dir: str | Path | RunDirectory | None = None, resume
         config = resumed_config(with_defaults(saved["config"]), config)
     else:
         directory.check_usable(overwrite)
-        config = with_defaults(config)
+        config = with_defaults(config, saved=False)
     check(config)
     run = prepare_run(config, directory, saved, echo, data)
     run.callbacks = tuple(callbacks)
@@ -191,10 +192,10 @@ def train(config: dict, run_dir: str | Path | RunDirectory | None = None, resume
         # what a user waits before the first epoch: reading the data and vectors, then
         # compiling the kernels (or loading them from numba's cache on later runs)
         run.metrics["setup_s"] = time.perf_counter() - setup_start
-        # a second thread overlaps independent products of the backward pass and
-        # evaluates every other forest (BLAS itself runs one thread: see cli/__init__.py)
+        # helper threads take shards of each minibatch and evaluate every other
+        # forest (BLAS itself runs one thread: see cli/__init__.py)
         if config.get("threads") is not None and config["threads"] > 1:
-            run.helper = ThreadPoolExecutor(max_workers=1)
+            run.helper = ThreadPoolExecutor(max_workers=config["threads"] - 1)
         start_epoch = len(run.metrics["epochs"]) + 1
         for epoch in range(start_epoch, config["epochs"] + 1):
             if resumed_epoch is None:
@@ -376,25 +377,26 @@ def _train_epoch(run: Run, epoch: int, state: EpochState, progress: bool) -> Non
 
 
 def train_step(run: Run, indices, epoch: int, minibatch: int) -> float:
-    """One minibatch: loss and gradient, checked, then the update; the loss."""
+    """One minibatch, in the run's shards (shards.py): loss and gradient,
+    checked, then the update; the loss."""
     config = run.config
-    train_split = run.splits["train"]
-    batch = train_split.batch(indices)
+    if run.sharded is None:
+        run.sharded = ShardedGradient(run.model, run.grads, config["shards"], run.helper)
+    regularisation = _regularisation(config)
+    l2 = regularisation.pop("l2")
+    shards = run.sharded.shards_of(run.params, run.splits["train"], indices, run.rng,
+                                   **regularisation)
     # numbers out of range are checked below and stop the run with a message:
     # NumPy's overflow warnings would only print before it.  The buffer is
     # zero where it matters: the optimiser zeroes what each step consumed
-    # (accumulate: no second zeroing pass)
-    with naming_the_sentence(train_split.forest_trees(indices)), \
-            np.errstate(over="ignore", invalid="ignore"):
-        loss, rows = run.model.loss_and_gradient(
-            run.params, batch, run.grads, rng=run.rng, average=config["average"],
-            helper=run.helper, accumulate=True, **_regularisation(config))
+    with np.errstate(over="ignore", invalid="ignore"):
+        loss, rows = run.sharded.loss_and_gradient(run.params, shards, config["average"], l2)
     where = f"epoch {epoch}, minibatch {minibatch}"
     if not math.isfinite(loss):
         _stop(run, f"the loss became {loss} at {where}")
     if not _finite(run, run.grads.flat, rows):
         _stop(run, f"a gradient became non-finite at {where}")
-    _check_divergence(run, loss, batch, where)
+    _check_divergence(run, loss, [shard.batch for shard in shards], where)
     fixed = config["fixed_embeddings"]
     with np.errstate(over="ignore", invalid="ignore"):
         run.optimizer.step(run.params.flat, run.grads.flat, None if fixed else rows)
@@ -417,12 +419,14 @@ def _finite(run: Run, flat: np.ndarray, rows) -> bool:
     return bool(np.isfinite(table[rows]).all())
 
 
-def _check_divergence(run: Run, loss: float, batch, where: str) -> None:
-    """Stop when the recent loss per labelled node (per pair) exceeds
-    DIVERGENCE_FACTOR times that of the model as initialised."""
+def _check_divergence(run: Run, loss: float, batches: list, where: str) -> None:
+    """Stop when the recent loss per labelled node (per pair) of a
+    minibatch (its shards' ``batches``) exceeds DIVERGENCE_FACTOR times that
+    of the model as initialised."""
     per_unit = loss
-    if isinstance(batch, Forest) and run.config["average"] == "sentences":
-        per_unit = loss * batch.n_trees / max(int(np.count_nonzero(batch.label >= 0)), 1)
+    if isinstance(batches[0], Forest) and run.config["average"] == "sentences":
+        labelled = sum(int(np.count_nonzero(batch.label >= 0)) for batch in batches)
+        per_unit = loss * sum(batch.n_trees for batch in batches) / max(labelled, 1)
     if run.metrics.get("initial_loss") is None:
         run.metrics["initial_loss"] = per_unit
     run.recent_losses = (run.recent_losses + [per_unit])[-DIVERGENCE_WINDOW:]

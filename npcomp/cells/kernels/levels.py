@@ -3,8 +3,9 @@
 A forest's nodes come level by level (``forest.level_ptr``); every cell
 computes a level with one matrix product over its rows and a few kernels.
 What the cells share lives here: the child table in a fixed number of
-columns, row padding for small products, splitting a large level between two
-threads, weight-gradient products and the vectorised sigmoid.
+columns, row padding for small products, weight-gradient products and the
+vectorised sigmoid.  A cell computes its levels on the calling thread: a
+run's threads each take shards of the minibatch (``training/shards.py``).
 """
 from __future__ import annotations
 
@@ -41,34 +42,6 @@ def padded_stop(start: int, stop: int) -> int:
     """End of the rows a level's product runs over: a multiple of 4 rows."""
     rows = stop - start
     return stop if rows == 1 else start + -(-rows // 4) * 4
-
-
-# a level of at least this many nodes is split between two threads: each half
-# still makes an efficient matrix product.  Handing a level to the other
-# thread costs a wake-up, and on the 2-vCPU machine the two threads slow each
-# other's memory-bound kernels: splitting levels from 48 rows made training
-# 4-5% slower than one thread, from 128 rows 5% faster (bench runs
-# alternating both in one process)
-SPLIT_ROWS = 128
-
-
-def on_level(work, start: int, stop: int, helper) -> None:
-    """work(start, stop) for the nodes of one level; a large level in two halves,
-    the second on ``helper`` (an executor with one thread).  The first half is a
-    multiple of 4 rows, so it needs no padding rows (which are the second half's)."""
-    if helper is None or stop - start < SPLIT_ROWS:
-        work(start, stop)
-        return
-    middle = start + ((stop - start) // 8) * 4
-    other_half = helper.submit(work, middle, stop)
-    work(start, middle)
-    other_half.result()
-
-
-def on_levels(work, levels, helper) -> None:
-    """``on_level`` for each level of ``levels`` (``Forest.levels``) in turn."""
-    for start, stop in levels:
-        on_level(work, start, stop, helper)
 
 
 def add_product(target: np.ndarray, left: np.ndarray, right: np.ndarray) -> None:

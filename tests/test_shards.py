@@ -1,0 +1,240 @@
+"""A minibatch in shards (npcomp/training/shards.py): how it is cut, its
+shards' sums against the whole minibatch's loss and gradient for every
+model, and a run whose numbers do not depend on its thread count."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+from hypothesis import given, settings as hypothesis_settings, strategies as st
+
+import npcomp.data.synthetic
+from conftest import synthetic_of_size
+from gradcheck.suite import (CHECKED_MODELS, VOCAB_SIZE, _distinct_partners, build_case,
+                             random_trees, settings)
+from npcomp.data.embeddings import Vocabulary
+from npcomp.forest import node_words, supervised_labels
+from npcomp.model import SentenceEncoder
+from npcomp.experiments.summary import setting_key
+from npcomp.training.checkpoints import config_digest
+from npcomp.training.defaults import defaults_for, with_defaults
+from npcomp.training.encoding import EncodedPairs, EncodedSplit
+from npcomp.training.model_files import load_model
+from npcomp.training.options import OPTIONS
+from npcomp.training.run_config import build_config
+from npcomp.training.shards import ShardedGradient, shard_bounds
+from npcomp.training.trainer import train
+
+# ---------------------------------------------------------------------------
+# how a minibatch is cut
+# ---------------------------------------------------------------------------
+
+
+def test_a_minibatch_is_cut_where_the_nodes_divide_evenly():
+    assert shard_bounds([5, 5, 5, 5], 2) == [(0, 2), (2, 4)]
+    # 4 of 14 nodes before the long sentence: nearer half than 14
+    assert shard_bounds([1, 1, 1, 1, 10], 2) == [(0, 4), (4, 5)]
+    assert shard_bounds([10, 1, 1, 1, 1], 2) == [(0, 1), (1, 5)]
+    assert shard_bounds([3, 9, 3, 3, 9, 3], 3) == [(0, 2), (2, 4), (4, 6)]
+    assert shard_bounds([7], 4) == [(0, 1)]             # fewer sentences than shards
+    assert shard_bounds([2, 2], 4) == [(0, 1), (1, 2)]
+    assert shard_bounds([100, 1, 1], 3) == [(0, 1), (1, 2), (2, 3)]
+
+
+@hypothesis_settings(max_examples=60, derandomize=True)
+@given(sizes=st.lists(st.integers(1, 60), min_size=1, max_size=40), shards=st.integers(1, 6))
+def test_the_shards_are_consecutive_non_empty_runs_of_about_equal_nodes(sizes, shards):
+    bounds = shard_bounds(sizes, shards)
+    assert len(bounds) == min(shards, len(sizes))
+    assert bounds[0][0] == 0 and bounds[-1][1] == len(sizes)
+    assert all(start < stop for start, stop in bounds)
+    assert all(a[1] == b[0] for a, b in zip(bounds, bounds[1:]))
+    # where no shard is held to one sentence, each cut is within one sentence
+    # of its share of the nodes
+    running = np.concatenate([[0], np.cumsum(sizes)])
+    if all(stop - start > 1 for start, stop in bounds[1:]):
+        for k, (start, _) in enumerate(bounds[1:], start=1):
+            share = running[-1] * k / len(bounds)
+            assert abs(running[start] - share) <= max(sizes)
+
+
+# ---------------------------------------------------------------------------
+# the shards' sums are the minibatch's loss and gradient, for every model
+# ---------------------------------------------------------------------------
+
+CASES = [(setting, average) for model in CHECKED_MODELS for setting in settings(model)
+         for average in (("sentences",) if setting.head == "similarity"
+                         else ("sentences", "nodes"))]
+
+
+def _encoded(trees, supervision: str) -> EncodedSplit:
+    vocab = Vocabulary(f"w{k}" for k in range(VOCAB_SIZE))   # build_case's
+    return EncodedSplit(list(trees), [node_words(tree, vocab.encode(tree.tokens))
+                                      for tree in trees],
+                        [supervised_labels(tree, supervision) for tree in trees])
+
+
+def sharded_case(setting, seed: int = 3):
+    """(model, float64 params, the whole minibatch, the same as an encoded
+    split) for a setting without dropout: three draws of its random trees,
+    or one of pairs of them for the similarity head."""
+    setting = dataclasses.replace(setting, dropout=0.0, embedding_dropout=0.0,
+                                  recurrent_dropout=0.0)
+    rng = np.random.default_rng(seed)
+    # pairs: one draw, the gradient check's case at the same seed (its
+    # parameters keep every |h_L - h_R| off the kink, hard to draw for more)
+    draws = [random_trees(setting, rng) for _ in range(1 if setting.head == "similarity" else 3)]
+    trees = [tree for draw in draws for tree in draw]
+    if setting.head != "similarity":
+        model, params, forest, _ = build_case(setting, trees, rng)
+        return model, params, forest, _encoded(trees, setting.supervision)
+    partners = [tree for draw in draws for tree in _distinct_partners(setting, draw, rng)]
+    model, params, batch, _ = build_case(setting, trees, rng, partners=partners)
+    split = EncodedPairs(_encoded(trees, setting.supervision),
+                         _encoded(partners, setting.supervision), batch.scores)
+    return model, params, batch, split
+
+
+@pytest.mark.parametrize("setting,average", CASES,
+                         ids=[f"{s.model}-{s.describe()}-{a}" for s, a in CASES])
+def test_the_shards_sum_to_the_minibatch_loss_and_gradient(setting, average):
+    model, params, whole, split = sharded_case(setting)
+    expected = params.zeros_like()
+    loss, rows = model.loss_and_gradient(params, whole, expected, l2=0.01, average=average)
+    grads = params.zeros_like()
+    sharded = ShardedGradient(model, grads, 3)
+    shards = sharded.shards_of(params, split, np.arange(len(split)))
+    assert len(shards) == 3
+    sharded_loss, sharded_rows = sharded.loss_and_gradient(params, shards, average, l2=0.01)
+    assert sharded_loss == pytest.approx(loss, rel=1e-12)
+    np.testing.assert_array_equal(sharded_rows, rows)
+    np.testing.assert_allclose(grads.flat, expected.flat, rtol=1e-12, atol=1e-14)
+    # the shards' own buffers are left zero for the next minibatch
+    assert all(not buffer.flat.any() for buffer in sharded.buffers[1:])
+
+
+def test_shards_on_helper_threads_give_the_same_numbers_bit_for_bit():
+    """Shard 1 on a helper thread, or after shard 0 on this one: the same
+    loss and gradient, bit for bit."""
+    setting = next(setting for setting in settings("treelstm-nary") if setting.head != "similarity")
+    model, params, _, split = sharded_case(setting)
+    params = params.astype(np.float32)
+    results = []
+    with ThreadPoolExecutor(max_workers=1) as helpers:
+        for pool in (None, helpers):
+            grads = params.zeros_like()
+            sharded = ShardedGradient(model, grads, 2, pool)
+            shards = sharded.shards_of(params, split, np.arange(len(split)))
+            loss, rows = sharded.loss_and_gradient(params, shards, l2=0.01)
+            results.append((loss, rows, grads.flat))
+    (loss_1, rows_1, flat_1), (loss_2, rows_2, flat_2) = results
+    assert loss_1 == loss_2
+    np.testing.assert_array_equal(rows_1, rows_2)
+    assert np.array_equal(flat_1, flat_2)
+
+
+# ---------------------------------------------------------------------------
+# a run's numbers do not depend on its thread count
+# ---------------------------------------------------------------------------
+
+def _small_run(model: str, threads: int, shards: int, run_dir, resume: bool = False,
+               **changes) -> tuple:
+    """(the final parameters, the epochs' training losses, the threads that
+    computed shards) of a small synthetic run (``resume``: continued from
+    its checkpoint with ``changes``)."""
+    config = defaults_for(model, "synthetic")
+    config.pop("source")
+    config.update(model=model, task="synthetic", seed=5, vectors=None, data_dir=None,
+                  threads=threads, shards=shards, dim=8, embedding_dim=8, epochs=2,
+                  batch_size=20)
+    config.update(changes)
+    if resume:
+        config = changes
+    threads_seen = set()
+    original = SentenceEncoder.loss_and_gradient
+
+    def recorded(*args, **kwargs):
+        threads_seen.add(threading.get_ident())
+        return original(*args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(npcomp.data.synthetic, "synthetic_splits", synthetic_of_size((80, 20, 20)))
+        patch.setattr(SentenceEncoder, "loss_and_gradient", recorded)
+        train(config, run_dir, resume=resume, progress=False, echo=lambda *args: None)
+    with np.load(run_dir / "checkpoint.npz") as checkpoint:
+        flat = checkpoint["params"]
+    losses = [record["train_loss"] for record in map(json.loads,
+                                                     (run_dir / "log.jsonl").read_text()
+                                                     .splitlines())
+              if record["event"] == "epoch"]
+    return flat, losses, threads_seen
+
+
+@pytest.mark.parametrize("model,changes", [
+    ("treelstm-nary", dict(dropout=0.3)),
+    ("lstm", dict(structure="chain", dropout=0.2, embedding_dropout=0.2,
+                  recurrent_dropout=[0.2])),
+], ids=["tree", "sequence"])
+def test_one_and_two_threads_train_the_same_parameters_bit_for_bit(model, changes, tmp_path):
+    one, one_losses, one_seen = _small_run(model, 1, 2, tmp_path / "one", **changes)
+    two, two_losses, two_seen = _small_run(model, 2, 2, tmp_path / "two", **changes)
+    assert len(one_seen) == 1 and len(two_seen) == 2   # the shards ran on two threads
+    assert len(one_losses) == 2 and one_losses == two_losses
+    assert one.dtype == np.float32 and np.array_equal(one, two)
+    # the comparison sees what the shards change: another count, other numbers
+    three, three_losses, _ = _small_run(model, 2, 3, tmp_path / "three", **changes)
+    assert three_losses != one_losses and not np.array_equal(three, one)
+
+
+# ---------------------------------------------------------------------------
+# runs made before minibatches had shards
+# ---------------------------------------------------------------------------
+
+def _as_made_before_shards(run_dir) -> None:
+    """The run's files as a run made before the ``shards`` option wrote
+    them: its configurations without the key (the checkpoint's digest of
+    its own with it)."""
+    for name in ("checkpoint.npz", "model.npz"):
+        with np.load(run_dir / name) as archive:
+            arrays = {key: archive[key] for key in archive.files}
+        config = json.loads(str(arrays["config"]))
+        config.pop("shards", None)
+        arrays["config"] = np.array(json.dumps(config))
+        if "fingerprints" in arrays:
+            fingerprints = json.loads(str(arrays["fingerprints"]))
+            fingerprints["config"] = config_digest(config)
+            arrays["fingerprints"] = np.array(json.dumps(fingerprints))
+        np.savez(run_dir / name, **arrays)
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    metrics["config"].pop("shards", None)
+    (run_dir / "metrics.json").write_text(json.dumps(metrics))
+
+
+def test_a_configuration_without_shards_reads_as_one_shard():
+    config = build_config("treelstm-nary", "synthetic", {})
+    assert config["shards"] == OPTIONS["shards"].default == 2
+    old = {key: value for key, value in config.items() if key != "shards"}
+    assert with_defaults(old)["shards"] == 1                # saved by a run made before
+    assert with_defaults(old, saved=False)["shards"] == 2   # made by hand: the default
+    assert setting_key(old) == setting_key(dict(config, shards=1)) != setting_key(config)
+
+
+def test_a_run_made_before_shards_resumes_in_one_shard(tmp_path):
+    """Resumed, a run whose configuration has no shards continues in one
+    shard: the same parameters and losses, bit for bit, as the run trained
+    in one shard throughout, which two shards do not give."""
+    whole, whole_losses, _ = _small_run("treelstm-nary", 2, 1, tmp_path / "whole")
+    resumed = tmp_path / "resumed"
+    _small_run("treelstm-nary", 2, 1, resumed, epochs=1)
+    _as_made_before_shards(resumed)
+    flat, losses, _ = _small_run("treelstm-nary", 2, 1, resumed, resume=True, epochs=2)
+    assert losses == whole_losses and np.array_equal(flat, whole)
+    assert json.loads((resumed / "metrics.json").read_text())["config"]["shards"] == 1
+    two, two_losses, _ = _small_run("treelstm-nary", 2, 2, tmp_path / "two")
+    assert two_losses != whole_losses and not np.array_equal(two, whole)
+    _as_made_before_shards(resumed)
+    assert load_model(resumed)[2]["shards"] == 1   # as npcomp eval and predict read it
