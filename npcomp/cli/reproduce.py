@@ -327,6 +327,7 @@ def _plan(sweep_dir: Path) -> dict | None:
 def _commands(table, out: Path, overrides: dict) -> dict:
     """Setting -> its `npcomp train` command for one seed (and one fold K of
     a table that cross-validates, on the copy in the data directory DATA_DIR)."""
+    from npcomp.experiments.paper_tables import RUN_OPTIONS
     from npcomp.training.options import command_line
     commands = {}
     train = f"DATA_DIR/{table.own_data.files[0]}" if table.own_data else None
@@ -335,7 +336,10 @@ def _commands(table, out: Path, overrides: dict) -> dict:
             options = table.run_options(options, train, overrides.get("folds"))
             if "epochs" in overrides:
                 options = dict(options, epochs=overrides["epochs"])
-            arguments = command_line(options) + (["--fold", "K"] if table.folds else [])
+            # the options every reproduce run takes (its shards) belong to the
+            # command that trains one seed as the committed runs were trained
+            arguments = (command_line(options) + command_line(RUN_OPTIONS)
+                         + (["--fold", "K"] if table.folds else []))
             if row.parses:
                 arguments += ["--parses-dir", str(out / "parses" / "sst")]
             commands[name] = " ".join(["npcomp", "train", *arguments, "--seed", "S"])
