@@ -102,6 +102,21 @@ def test_figure_files_are_the_same_bytes_each_time(tmp_path):
     assert Path(first[0]).read_bytes().startswith(b"\x89PNG")
 
 
+def _lstm_run(sweep: Path, plan: dict, setting: str, seed: int) -> Path:
+    """A finished sst5 run of ``setting`` in ``sweep``, entered in ``plan``."""
+    name = f"{setting}-s{seed}"
+    plan["runs"][name] = {"setting": setting, "seed": seed,
+                          "options": {"model": "lstm", "task": "sst5"}}
+    run = sweep / "runs" / name
+    run.mkdir(parents=True)
+    (run / "metrics.json").write_text(json.dumps({
+        "model": "lstm", "task": "sst5",
+        "config": {"model": "lstm", "task": "sst5", "seed": seed},
+        "test": {"root_acc": 40.0, "all_acc": 40.0},
+        "dev": {"root_acc": 39.0, "all_acc": 39.0}}))
+    return run
+
+
 @pytest.mark.parametrize("with_counts, drawn", [(5, True), (4, False)])
 def test_a_setting_whose_early_seeds_have_no_counts(tmp_path, with_counts, drawn):
     """Seeds trained before counts were kept beside later ones: the curves of
@@ -110,16 +125,7 @@ def test_a_setting_whose_early_seeds_have_no_counts(tmp_path, with_counts, drawn
     sweep = tmp_path / "sweep"
     plan = {"specs": [], "runs": {}}
     for seed in range(1, 11):
-        name = f"a-s{seed}"
-        plan["runs"][name] = {"setting": "a", "seed": seed,
-                              "options": {"model": "lstm", "task": "sst5"}}
-        run = sweep / "runs" / name
-        run.mkdir(parents=True)
-        (run / "metrics.json").write_text(json.dumps({
-            "model": "lstm", "task": "sst5",
-            "config": {"model": "lstm", "task": "sst5", "seed": seed},
-            "test": {"root_acc": 40.0, "all_acc": 40.0},
-            "dev": {"root_acc": 39.0, "all_acc": 39.0}}))
+        run = _lstm_run(sweep, plan, "a", seed)
         if seed > 10 - with_counts:
             (run / COUNTS).write_text(json.dumps(sentence_counts(_records(seed % 3), "sst5")))
     (sweep / "plan.json").write_text(json.dumps(plan))
@@ -145,16 +151,7 @@ def test_settings_of_different_seed_counts_name_their_counts(tmp_path, seeds_of_
     plan = {"specs": [], "runs": {}}
     for setting, count in (("a", 3), ("b", seeds_of_b)):
         for seed in range(1, count + 1):
-            name = f"{setting}-s{seed}"
-            plan["runs"][name] = {"setting": setting, "seed": seed,
-                                  "options": {"model": "lstm", "task": "sst5"}}
-            run = sweep / "runs" / name
-            run.mkdir(parents=True)
-            (run / "metrics.json").write_text(json.dumps({
-                "model": "lstm", "task": "sst5",
-                "config": {"model": "lstm", "task": "sst5", "seed": seed},
-                "test": {"root_acc": 40.0, "all_acc": 40.0},
-                "dev": {"root_acc": 39.0, "all_acc": 39.0}}))
+            run = _lstm_run(sweep, plan, setting, seed)
             (run / COUNTS).write_text(json.dumps(sentence_counts(_records(seed), "sst5")))
     (sweep / "plan.json").write_text(json.dumps(plan))
     figures, _ = sweep_figures(sweep, confusions=False)
