@@ -1,0 +1,148 @@
+"""The whole speed table in one command: npcomp beside PyTorch and DyNet, at 1
+and 2 threads, the Constituency Tree-LSTM on the SST (and the Child-Sum
+Tree-LSTM on SICK) and every cell against its PyTorch counterpart, each
+figure with its target and whether it is met.
+
+    python bench/speed_table.py --data-dir ../shared/data --out bench-results
+
+runs ``bench_treelstm.py`` at 1 thread and at 2, and ``bench_torch_cells.py``
+at 1 and 2 threads, one after another (each writes its JSON into OUT), then
+prints the table from those files; ``--from OUT`` prints it again from the
+files alone.  Every ratio is one of epochs timed side by side in one run.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+FILES = {"one": "treelstm-1-thread.json", "two": "treelstm-2-threads.json",
+         "cells": "cells.json"}
+# the targets of the speed issue: (what, threshold, higher is better)
+THREAD_SCALING, MATRIX_SHARE = 1.7, 0.70
+DYNET_ONE, DYNET_TWO, EVAL_SECONDS = 2.0, 3.5, 0.12
+
+
+def run_benchmarks(args) -> None:
+    """The three benchmark runs, each writing its JSON into ``args.out``."""
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    common = ["--data-dir", args.data_dir, "--shards", str(args.shards)]
+    size = ["--sentences", str(args.sentences)] if args.sentences else []
+    for threads, name in ((1, "one"), (2, "two")):
+        _run([HERE / "bench_treelstm.py", *common, *size, "--threads", str(threads),
+              "--dtypes", "float32", "--rounds", str(args.rounds),
+              *(["--pairs", str(args.pairs)] if args.pairs is not None else []),
+              "--json", out / FILES[name]])
+    _run([HERE / "bench_torch_cells.py", *common, "--threads", "1,2",
+          "--rounds", str(args.cell_rounds), "--sentences", str(args.cell_sentences),
+          "--json", out / FILES["cells"]])
+
+
+def _run(arguments: list) -> None:
+    command = [sys.executable, *map(str, arguments)]
+    print("$ " + " ".join(command[1:]), flush=True)
+    subprocess.run(command, check=True)
+
+
+def _verdict(value: float | None, target: float, higher: bool = True) -> str:
+    if value is None:
+        return "not measured"
+    met = value >= target if higher else value <= target
+    return "met" if met else "NOT met"
+
+
+def tree_lstm_rows(one: dict, two: dict) -> list:
+    """(figure, measured, target, verdict) rows of the Tree-LSTM runs."""
+    first, second = one["dtypes"]["float32"], two["dtypes"]["float32"]
+    dynet_one = (first.get("dynet") or {}).get("speed_ratio")
+    dynet_two = (second.get("dynet") or {}).get("speed_ratio")
+    scaling = second.get("thread_speed_up")
+    rows = [
+        ("npcomp training, 1 thread (sentences/s)", f"{first['train_sentences_per_s']:,.0f}",
+         "", ""),
+        ("npcomp training, 2 threads (sentences/s)", f"{second['train_sentences_per_s']:,.0f}",
+         "", ""),
+        ("2 threads / 1 thread, epochs alternating in one run",
+         _times(scaling), f">= {THREAD_SCALING}x", _verdict(scaling, THREAD_SCALING)),
+        ("1 thread: share of the measured matrix-product rate",
+         f"{100 * first['fraction_of_machine']:.1f}%", f">= {100 * MATRIX_SHARE:.0f}%",
+         _verdict(first["fraction_of_machine"], MATRIX_SHARE)),
+        ("npcomp / DyNet, 1 thread", _times(dynet_one), f">= {DYNET_ONE}x",
+         _verdict(dynet_one, DYNET_ONE)),
+        ("npcomp / DyNet, 2 threads (DyNet on one)", _times(dynet_two), f">= {DYNET_TWO}x",
+         _verdict(dynet_two, DYNET_TWO)),
+        ("SST test-set evaluation, 2 threads", f"{second['test_eval_s']:.2f} s",
+         f"<= {EVAL_SECONDS} s", _verdict(second["test_eval_s"], EVAL_SECONDS, higher=False)),
+    ]
+    for label, run in (("1 thread", first), ("2 threads", second)):
+        ratio = (run.get("torch") or {}).get("speed_ratio")
+        rows.append((f"npcomp / PyTorch, {label}", _times(ratio), "", ""))
+    for label, run in (("1 thread", one), ("2 threads", two)):
+        sick = (run.get("sick") or {}).get("dynet") or {}
+        if sick.get("speed_ratio") is not None:
+            rows.append((f"SICK Child-Sum, npcomp / DyNet, {label}",
+                         _times(sick["speed_ratio"]), "", ""))
+    return rows
+
+
+def cell_rows(cells: dict) -> list:
+    """(cell, threads, npcomp/s, PyTorch/s, ratio, target, verdict) per cell."""
+    rows = []
+    for name, cell in cells["cells"].items():
+        for threads, figures in cell["threads"].items():
+            rows.append((name, threads, f"{figures['npcomp_sentences_per_s']:,.0f}",
+                         f"{figures['torch_sentences_per_s']:,.0f}", _times(figures["ratio"]),
+                         f">= {cell['target']}x", _verdict(figures["ratio"], cell["target"])))
+    return rows
+
+
+def _times(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}x"
+
+
+def table(out: Path) -> str:
+    """The whole table, in Markdown, from the JSON files in ``out``."""
+    read = {name: json.loads((out / file).read_text()) for name, file in FILES.items()}
+    one, two = read["one"], read["two"]
+    lines = [f"Constituency Tree-LSTM on the SST, float32, {two['shards']} shards; matrix "
+             f"products {one['machine_gflops']['float32']:.1f} GFLOP/s on 1 thread, "
+             f"{two['machine_gflops']['float32']:.1f} on 2", "",
+             "| figure | measured | target | verdict |", "|---|---|---|---|"]
+    lines += [f"| {' | '.join(row)} |" for row in tree_lstm_rows(one, two)]
+    lines += ["", f"Every cell against PyTorch ({read['cells']['sentences']} sentences, "
+              f"{read['cells']['shards']} shards)", "",
+              "| cell | threads | npcomp/s | PyTorch/s | ratio | target | verdict |",
+              "|---|---|---|---|---|---|---|"]
+    lines += [f"| {' | '.join(row)} |" for row in cell_rows(read["cells"])]
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data-dir", default="../shared/data")
+    parser.add_argument("--out", default="bench-results",
+                        help="directory for the benchmarks' JSON files")
+    parser.add_argument("--from", dest="source", default=None, metavar="DIR",
+                        help="print the table from the JSON files in DIR, running nothing")
+    parser.add_argument("--shards", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="timed epochs of each implementation, Tree-LSTM runs")
+    parser.add_argument("--sentences", type=int, default=None,
+                        help="Tree-LSTM runs: training sentences per epoch (default all)")
+    parser.add_argument("--pairs", type=int, default=None,
+                        help="Tree-LSTM runs: SICK pairs per epoch (default all; 0: none)")
+    parser.add_argument("--cell-rounds", type=int, default=2)
+    parser.add_argument("--cell-sentences", type=int, default=2000)
+    args = parser.parse_args(argv)
+    if args.source is None:
+        run_benchmarks(args)
+    print(table(Path(args.source or args.out)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
