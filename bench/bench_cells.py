@@ -93,7 +93,7 @@ def main(argv=None) -> int:
         helpers = (ThreadPoolExecutor(max_workers=args.threads - 1) if args.threads > 1
                    else None)
         step = training_step(model, params, optimizer, train, labels, shards=args.shards,
-                             helpers=helpers, l2=1e-4)
+                             helpers=helpers, l2=1e-4, threads=args.threads)
         step(batches[0])  # compile or load the kernels
         seconds = timed(step, batches)
         if helpers is not None:

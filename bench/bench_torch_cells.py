@@ -181,7 +181,7 @@ def _measure(name: str, setting: dict, vocab, split, labels, batches, threads: i
     dropout = setting["dropout"]
     steps = {"npcomp": training_step(model, params, optimizer, split, labels, shards=shards,
                                      helpers=helpers, rng=np.random.default_rng(2),
-                                     dropout=dropout, l2=L2)}
+                                     dropout=dropout, l2=L2, threads=threads)}
     baseline = TorchModel.of(model)   # float32, as npcomp
     baseline.load_npcomp(params)
     steps["torch"] = baseline.training_step(split, labels, lr=LR, embedding_lr=EMBEDDING_LR,

@@ -158,7 +158,8 @@ def _sst_dtype(dtype, data: dict, vocab_size: int, args, machine_gflops: float, 
     optimizer = adagrad(model, LR, EMBEDDING_LR, dtype)
     order, batches = minibatches(rng, len(train), args.sentences, BATCH_SIZE)
     step = training_step(model, params, optimizer, train, labels, shards=args.shards,
-                         helpers=helpers, rng=rng, dropout=DROPOUT, l2=L2)
+                         helpers=helpers, rng=rng, dropout=DROPOUT, l2=L2,
+                         threads=args.threads)
     step(batches[0])  # compile or load the kernels
     evaluate(model, params, test, 512, helpers)
     steps = {"npcomp": step}

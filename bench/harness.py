@@ -126,24 +126,25 @@ def adagrad(model, lr: float, embedding_lr: float, dtype, rule=None):
 
 
 def training_step(model, params, optimizer, split, labels, shards: int = 1, helpers=None,
-                  rng=None, dropout: float = 0.0, l2: float = 0.0):
+                  rng=None, dropout: float = 0.0, l2: float = 0.0, threads: int = 1):
     """step(indices): one training step of ``model`` on ``split``'s
     sentences ``indices`` labelled by ``labels``, as ``npcomp train`` takes
     it (forest building, forward and backward in ``shards`` shards, shards
     1.. on the executor ``helpers`` if given, dropout masks from ``rng``,
-    the update)."""
+    the update; the gradients' sum and the update cut in ``threads`` parts,
+    helpers being an executor of threads - 1 workers)."""
     from npcomp.training.encoding import EncodedSplit
     from npcomp.training.shards import ShardedGradient
 
     grads = params.zeros_like()
-    sharded = ShardedGradient(model, grads, shards, helpers)
+    sharded = ShardedGradient(model, grads, shards, helpers, threads)
     labelled = EncodedSplit(split.trees, split.words, labels)
 
     def step(indices):
         parts = sharded.shards_of(params, labelled, indices, rng, dropout=dropout)
         # the buffers are zero where it matters: the step zeroes what it consumed
         _, rows = sharded.loss_and_gradient(params, parts, l2=l2)
-        optimizer.step(params.flat, grads.flat, rows)
+        optimizer.step(params.flat, grads.flat, rows, helpers, threads)
     return step
 
 

@@ -38,6 +38,7 @@ import numpy as np
 
 from npcomp.model import DropoutMasks, naming_the_sentence
 from npcomp.params import Parameters
+from npcomp.training.split_ranges import in_parts
 
 
 def shard_bounds(sizes, shards: int) -> list:
@@ -85,14 +86,17 @@ class ShardedGradient:
     ``accumulate`` expects: the caller's by its optimiser, which zeroes what
     a step consumed, the others here once summed.  ``helpers`` (an executor)
     runs shards 1.. while the calling thread runs shard 0, and then any shard
-    no helper has started; None: every shard on the calling thread."""
+    no helper has started; None: every shard on the calling thread.  The
+    sum of the shards' gradients is cut in ``threads`` parts (the calling
+    thread and threads - 1 helpers), which add at once (split_ranges.py)."""
 
-    def __init__(self, model, grads: Parameters, shards: int, helpers=None):
+    def __init__(self, model, grads: Parameters, shards: int, helpers=None, threads: int = 2):
         if shards < 1:
             raise ValueError(f"shards must be at least 1, not {shards}")
         self.model = model
         self.buffers = [grads] + [grads.zeros_like() for _ in range(shards - 1)]
         self.helpers = helpers
+        self.threads = threads
 
     def shards_of(self, params: Parameters, split, indices, rng=None, dropout: float = 0.0,
                   embedding_dropout: float = 0.0, recurrent_dropout=0.0) -> list:
@@ -155,10 +159,14 @@ class ShardedGradient:
         """Adds shards 1.. into shard 0's buffer (the caller's) in shard
         order, zeroing theirs; the union of their embedding rows, sorted."""
         total = self.buffers[0]
-        dense = self.model.dense_size
+
+        def add_dense(start: int, stop: int) -> None:
+            for buffer in self.buffers[1:len(shard_rows)]:
+                total.flat[start:stop] += buffer.flat[start:stop]
+                buffer.flat[start:stop] = 0.0
+
+        in_parts(add_dense, self.model.dense_size, self.helpers, self.threads)
         for buffer, rows in zip(self.buffers[1:], shard_rows[1:]):
-            total.flat[:dense] += buffer.flat[:dense]
-            buffer.flat[:dense] = 0.0
             total["embedding"][rows] += buffer["embedding"][rows]
             buffer["embedding"][rows] = 0.0
         if len(shard_rows) == 1:
