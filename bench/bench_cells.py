@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import sys
 
-from harness import (adagrad, add_shards_option, add_threads_option, initial_parameters, load_sst, minibatches,
+from harness import (adagrad, add_shards_option, add_threads_option, as_npcomp_trains,
+                     initial_parameters, load_sst, minibatches,
                      option_parser, parse_options, set_up_process, timed, training_step,
                      write_results)
 
@@ -89,13 +90,16 @@ def main(argv=None) -> int:
         cell = make_cell(name, dim, dim, **options)
         model = TreeModel(cell, 5, len(vocab), dim)
         params = initial_parameters(model, np.random.default_rng(1), np.float32)
+        params, processes = as_npcomp_trains(params, args.shards, args.threads)
         optimizer = adagrad(model, 0.05, 0.1, np.float32)
         helpers = (ThreadPoolExecutor(max_workers=args.threads - 1) if args.threads > 1
                    else None)
         step = training_step(model, params, optimizer, train, labels, shards=args.shards,
-                             helpers=helpers, l2=1e-4, threads=args.threads)
+                             helpers=helpers, l2=1e-4, threads=args.threads,
+                             processes=processes)
         step(batches[0])  # compile or load the kernels
         seconds = timed(step, batches)
+        step.close()
         if helpers is not None:
             helpers.shutdown()
         shapes = dict(cell.parameter_shapes())

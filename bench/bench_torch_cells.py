@@ -43,9 +43,9 @@ from __future__ import annotations
 import statistics
 import sys
 
-from harness import (adagrad, add_shards_option, alternate_epochs, initial_parameters,
-                     load_sst, minibatches, option_parser, parse_options, ratios,
-                     set_up_process, training_step, write_results)
+from harness import (adagrad, add_shards_option, alternate_epochs, as_npcomp_trains,
+                     initial_parameters, load_sst, minibatches, option_parser, parse_options,
+                     ratios, set_up_process, training_step, write_results)
 
 MODELS = ("treelstm-nary", "treelstm-childsum", "slstm", "lstm-rnn", "rntn", "recnn",
           "lstm", "bilstm")
@@ -176,12 +176,14 @@ def _measure(name: str, setting: dict, vocab, split, labels, batches, threads: i
 
     torch.set_num_threads(threads)
     model, params = _npcomp_model(name, setting, vocab, np.float32)
+    params, processes = as_npcomp_trains(params, shards, threads)
     optimizer = adagrad(model, LR, EMBEDDING_LR, np.float32)
     helpers = ThreadPoolExecutor(max_workers=threads - 1) if threads > 1 else None
     dropout = setting["dropout"]
     steps = {"npcomp": training_step(model, params, optimizer, split, labels, shards=shards,
                                      helpers=helpers, rng=np.random.default_rng(2),
-                                     dropout=dropout, l2=L2, threads=threads)}
+                                     dropout=dropout, l2=L2, threads=threads,
+                                     processes=processes)}
     baseline = TorchModel.of(model)   # float32, as npcomp
     baseline.load_npcomp(params)
     steps["torch"] = baseline.training_step(split, labels, lr=LR, embedding_lr=EMBEDDING_LR,
@@ -190,6 +192,7 @@ def _measure(name: str, setting: dict, vocab, split, labels, batches, threads: i
         step(batches[0])   # compile or load npcomp's kernels; PyTorch's first call
     sentences = sum(len(indices) for indices in batches)
     speeds = alternate_epochs(steps, batches, sentences, rounds)
+    steps["npcomp"].close()
     if helpers is not None:
         helpers.shutdown()
     ours, theirs = speeds["npcomp"], speeds["torch"]

@@ -21,11 +21,14 @@ float64 it prints
   same threads (so the result reads as a fraction of what the hardware does).
 
 npcomp computes each minibatch in ``S`` shards (``--shards``, default
-``npcomp train``'s), on up to N threads at once
-(``npcomp/training/shards.py``): the numbers it computes do not depend on N.
+``npcomp train``'s), on N threads at once: shards 1.. on N - 1 helper
+processes where ``npcomp train`` forks them, on helper threads otherwise
+(``npcomp/training/shards.py``); the numbers it computes do not depend on N.
 At N > 1 threads each round also times an epoch of the same run on one
 thread, alternating with the N-thread epochs (the same shards, so the same
-computation), and the speed-up of N threads over one is printed.
+computation), and the speed-up of N threads over one is printed; with
+helper processes, an epoch on helper threads too (what the GIL between
+threads costs).
 
 In float32, when PyTorch is installed (``pip install torch``; not an npcomp
 dependency), each npcomp epoch alternates with an epoch of the PyTorch
@@ -61,7 +64,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from harness import (adagrad, add_shards_option, add_threads_option, alternate_epochs,
+from harness import (adagrad, add_shards_option, as_npcomp_trains, add_threads_option, alternate_epochs,
                      best_of_3, initial_parameters, load_sst, matmul_throughput, minibatches,
                      option_parser, optional_module, parse_options, ratios, set_up_process,
                      training_step, write_results)
@@ -155,17 +158,22 @@ def _sst_dtype(dtype, data: dict, vocab_size: int, args, machine_gflops: float, 
     model = TreeModel(make_cell("treelstm-nary", INPUT_DIM, HIDDEN_DIM), 5, vocab_size,
                       INPUT_DIM)
     params = initial_parameters(model, rng, dtype)
+    params, processes = as_npcomp_trains(params, args.shards, args.threads)
     optimizer = adagrad(model, LR, EMBEDDING_LR, dtype)
     order, batches = minibatches(rng, len(train), args.sentences, BATCH_SIZE)
     step = training_step(model, params, optimizer, train, labels, shards=args.shards,
                          helpers=helpers, rng=rng, dropout=DROPOUT, l2=L2,
-                         threads=args.threads)
+                         threads=args.threads, processes=processes)
     step(batches[0])  # compile or load the kernels
     evaluate(model, params, test, 512, helpers)
     steps = {"npcomp": step}
     if helpers is not None:   # the same run on one thread, alternating
         steps["npcomp_1"] = training_step(model, params, optimizer, train, labels,
                                           shards=args.shards, rng=rng, dropout=DROPOUT, l2=L2)
+    if processes:   # and on helper threads, the GIL between them
+        steps["npcomp_threads"] = training_step(model, params, optimizer, train, labels,
+                                                shards=args.shards, helpers=helpers, rng=rng,
+                                                dropout=DROPOUT, l2=L2, threads=args.threads)
     baselines = {}
     if torch_baseline is not None:
         baselines["torch"] = _torch_trees(torch_baseline, model, params, train, labels, batches,
@@ -173,8 +181,11 @@ def _sst_dtype(dtype, data: dict, vocab_size: int, args, machine_gflops: float, 
     if dynet is not None:
         baselines["dynet"] = _dynet_trees(dynet, model, params, train, labels, batches, test)
     steps.update({name: baseline["step"] for name, baseline in baselines.items()})
-    speeds = alternate_epochs(steps, batches, len(order),
-                              args.rounds if dtype == np.float32 else 1)
+    try:
+        speeds = alternate_epochs(steps, batches, len(order),
+                                  args.rounds if dtype == np.float32 else 1)
+    finally:
+        step.close()
     speed = statistics.median(speeds["npcomp"])
     flops = sum(matmul_flops(train.forest(indices), INPUT_DIM, HIDDEN_DIM)
                 for indices in batches)
@@ -194,7 +205,7 @@ def _sst_dtype(dtype, data: dict, vocab_size: int, args, machine_gflops: float, 
           f"{achieved:5.1f} GFLOP/s = {100 * record['fraction_of_machine']:4.1f}% of the "
           f"measured matrix product")
     if "npcomp_1" in speeds:
-        record.update(_thread_scaling(speeds, args.threads))
+        record.update(_thread_scaling(speeds, args.threads, processes))
     record.update(_baseline_records(speeds, baselines))
     return record
 
@@ -203,20 +214,34 @@ def _sst_dtype(dtype, data: dict, vocab_size: int, args, machine_gflops: float, 
 SCALING_TARGET = 1.7
 
 
-def _thread_scaling(speeds: dict, threads: int) -> dict:
+def _thread_scaling(speeds: dict, threads: int, processes: bool) -> dict:
     """The same run on one thread, epochs alternating with N threads'
-    (printed): its speeds and the speed-up of N threads."""
+    (printed): its speeds and the speed-up of N threads (helper processes
+    where npcomp train forks them; then also on helper threads)."""
     each = [many / one for many, one in zip(speeds["npcomp"], speeds["npcomp_1"])]
     speed_up = statistics.median(each)
+    helpers = "processes" if processes else "threads"
     print(f"  the same run on 1 thread, epochs alternating: "
           f"{statistics.median(speeds['npcomp_1']):7.0f} training sentences/s"
-          f"{_spread(speeds['npcomp_1'])}; {threads} threads / 1: {speed_up:.2f}x "
-          f"({', '.join(f'{ratio:.2f}' for ratio in each)})"
+          f"{_spread(speeds['npcomp_1'])}; {threads} threads ({threads - 1} helper "
+          f"{helpers}) / 1: {speed_up:.2f}x ({', '.join(f'{ratio:.2f}' for ratio in each)})"
           + (f", target {SCALING_TARGET}x {'met' if speed_up >= SCALING_TARGET else 'not met'}"
              if threads == 2 else ""))
-    return {"one_thread": {"train_sentences_per_s": statistics.median(speeds["npcomp_1"]),
-                           "train_sentences_per_s_all": speeds["npcomp_1"]},
-            "thread_speed_up": speed_up, "thread_speed_up_all": each}
+    record = {"one_thread": {"train_sentences_per_s": statistics.median(speeds["npcomp_1"]),
+                             "train_sentences_per_s_all": speeds["npcomp_1"]},
+              "thread_speed_up": speed_up, "thread_speed_up_all": each, "helpers": helpers}
+    if processes:
+        on_threads = [many / one for many, one in zip(speeds["npcomp_threads"],
+                                                      speeds["npcomp_1"])]
+        print(f"  on {threads - 1} helper thread(s) instead of processes: "
+              f"{statistics.median(speeds['npcomp_threads']):7.0f} training sentences/s"
+              f"{_spread(speeds['npcomp_threads'])}; / 1 thread: "
+              f"{statistics.median(on_threads):.2f}x")
+        record["helper_threads"] = {
+            "train_sentences_per_s": statistics.median(speeds["npcomp_threads"]),
+            "train_sentences_per_s_all": speeds["npcomp_threads"],
+            "speed_up": statistics.median(on_threads), "speed_up_all": on_threads}
+    return record
 
 
 def _baseline_records(speeds: dict, baselines: dict) -> dict:
@@ -272,22 +297,28 @@ def sick(args, helpers, dynet) -> dict | None:
     optimizer = adagrad(model, LR, LR, np.float32)
     order, batches = minibatches(rng, len(train), args.pairs, BATCH_SIZE)
 
-    sharded = ShardedGradient(model, grads, args.shards, helpers)
+    sharded = ShardedGradient(model, grads, args.shards, helpers, args.threads)
+    params, processes = as_npcomp_trains(params, args.shards, args.threads)
+    if processes:
+        sharded.use_processes(params, args.threads - 1)
 
     def step(indices):
         # the buffers are zero where it matters, as in npcomp train: the step
         # and the line below zero what it consumed
         _, rows = sharded.loss_and_gradient(params, sharded.shards_of(params, train, indices),
                                             l2=L2)
-        optimizer.step(params.flat, grads.flat, None)  # the word vectors stay fixed
+        optimizer.step(params.flat, grads.flat, None, helpers, args.threads)  # vectors fixed
         grads["embedding"][rows] = 0.0
 
-    step(batches[0])  # compile or load the kernels
-    steps = {"npcomp": step}
-    if dynet is not None:
-        baseline = _dynet_pairs(dynet, model, params, train, batches)
-        steps["dynet"] = baseline["step"]
-    speeds = alternate_epochs(steps, batches, len(order), args.rounds)
+    try:
+        step(batches[0])  # compile or load the kernels
+        steps = {"npcomp": step}
+        if dynet is not None:
+            baseline = _dynet_pairs(dynet, model, params, train, batches)
+            steps["dynet"] = baseline["step"]
+        speeds = alternate_epochs(steps, batches, len(order), args.rounds)
+    finally:
+        sharded.close()
     speed = statistics.median(speeds["npcomp"])
     record = {"pairs": len(order), "train_pairs_per_s": speed,
               "train_pairs_per_s_all": speeds["npcomp"]}

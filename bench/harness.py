@@ -125,19 +125,35 @@ def adagrad(model, lr: float, embedding_lr: float, dtype, rule=None):
                              embedding_lr=embedding_lr, dtype=dtype)
 
 
+def as_npcomp_trains(params, shards: int, threads: int) -> tuple:
+    """(params, processes): whether ``npcomp train`` would compute shards
+    1.. on helper processes here (shards.start_shards), and then ``params``
+    moved into the memory they share, else ``params`` itself."""
+    from npcomp.training.shard_processes import can_fork, share
+
+    processes = threads > 1 and shards > 1 and can_fork()
+    return (share(params) if processes else params), processes
+
+
 def training_step(model, params, optimizer, split, labels, shards: int = 1, helpers=None,
-                  rng=None, dropout: float = 0.0, l2: float = 0.0, threads: int = 1):
+                  rng=None, dropout: float = 0.0, l2: float = 0.0, threads: int = 1,
+                  processes: bool = False):
     """step(indices): one training step of ``model`` on ``split``'s
     sentences ``indices`` labelled by ``labels``, as ``npcomp train`` takes
-    it (forest building, forward and backward in ``shards`` shards, shards
-    1.. on the executor ``helpers`` if given, dropout masks from ``rng``,
-    the update; the gradients' sum and the update cut in ``threads`` parts,
-    helpers being an executor of threads - 1 workers)."""
+    it (forest building, forward and backward in ``shards`` shards, dropout
+    masks from ``rng``, the update).  Shards 1.. run on the executor
+    ``helpers`` (threads - 1 workers) if given, or with ``processes`` on
+    threads - 1 helper processes, as ``npcomp train`` runs them where it can
+    fork (``params`` must then be shared: ``shard_processes.share``); the
+    helper threads cut the gradients' sum and the update in parts.
+    ``step.close()`` stops the processes."""
     from npcomp.training.encoding import EncodedSplit
     from npcomp.training.shards import ShardedGradient
 
     grads = params.zeros_like()
     sharded = ShardedGradient(model, grads, shards, helpers, threads)
+    if processes and threads > 1:
+        sharded.use_processes(params, threads - 1)
     labelled = EncodedSplit(split.trees, split.words, labels)
 
     def step(indices):
@@ -145,6 +161,7 @@ def training_step(model, params, optimizer, split, labels, shards: int = 1, help
         # the buffers are zero where it matters: the step zeroes what it consumed
         _, rows = sharded.loss_and_gradient(params, parts, l2=l2)
         optimizer.step(params.flat, grads.flat, rows, helpers, threads)
+    step.close = sharded.close
     return step
 
 

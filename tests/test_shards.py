@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -13,6 +14,7 @@ import pytest
 from hypothesis import given, settings as hypothesis_settings, strategies as st
 
 import npcomp.data.synthetic
+import npcomp.training.shards
 from conftest import synthetic_of_size
 from gradcheck.suite import (CHECKED_MODELS, VOCAB_SIZE, _distinct_partners, build_case,
                              random_trees, settings)
@@ -26,6 +28,7 @@ from npcomp.training.encoding import EncodedPairs, EncodedSplit
 from npcomp.training.model_files import load_model
 from npcomp.training.options import OPTIONS
 from npcomp.training.run_config import build_config
+from npcomp.training.shard_processes import can_fork
 from npcomp.training.shards import ShardedGradient, shard_bounds
 from npcomp.training import split_ranges
 from npcomp.training.trainer import train
@@ -143,10 +146,11 @@ def test_shards_on_helper_threads_give_the_same_numbers_bit_for_bit():
 # ---------------------------------------------------------------------------
 
 def _small_run(model: str, threads: int, shards: int, run_dir, resume: bool = False,
-               **changes) -> tuple:
-    """(the final parameters, the epochs' training losses, the threads that
-    computed shards) of a small synthetic run (``resume``: continued from
-    its checkpoint with ``changes``)."""
+               processes: bool = True, **changes) -> tuple:
+    """(the final parameters, the epochs' training losses, the (process,
+    thread) pairs that computed shards) of a small synthetic run
+    (``resume``: continued from its checkpoint with ``changes``;
+    ``processes`` False: helper threads even where the run could fork)."""
     config = defaults_for(model, "synthetic")
     config.pop("source")
     config.update(model=model, task="synthetic", seed=5, vectors=None, data_dir=None,
@@ -155,11 +159,13 @@ def _small_run(model: str, threads: int, shards: int, run_dir, resume: bool = Fa
     config.update(changes)
     if resume:
         config = changes
-    threads_seen = set()
+    # a file, not a set: a helper process's records would not come back
+    seen = run_dir.parent / f"{run_dir.name}-computed-by.txt"
     original = SentenceEncoder.loss_and_gradient
 
     def recorded(*args, **kwargs):
-        threads_seen.add(threading.get_ident())
+        with open(seen, "a") as record:
+            record.write(f"{os.getpid()} {threading.get_ident()}\n")
         return original(*args, **kwargs)
 
     with pytest.MonkeyPatch.context() as patch:
@@ -167,6 +173,8 @@ def _small_run(model: str, threads: int, shards: int, run_dir, resume: bool = Fa
         patch.setattr(SentenceEncoder, "loss_and_gradient", recorded)
         # the gradients' sum and the update cut in parts even at this size
         patch.setattr(split_ranges, "SMALLEST_PART", 16)
+        if not processes:
+            patch.setattr(npcomp.training.shards, "can_fork", lambda: False)
         train(config, run_dir, resume=resume, progress=False, echo=lambda *args: None)
     with np.load(run_dir / "checkpoint.npz") as checkpoint:
         flat = checkpoint["params"]
@@ -174,7 +182,8 @@ def _small_run(model: str, threads: int, shards: int, run_dir, resume: bool = Fa
                                                      (run_dir / "log.jsonl").read_text()
                                                      .splitlines())
               if record["event"] == "epoch"]
-    return flat, losses, threads_seen
+    computed_by = set(seen.read_text().split("\n")[:-1]) if seen.exists() else set()
+    return flat, losses, {tuple(map(int, line.split())) for line in computed_by}
 
 
 @pytest.mark.parametrize("model,changes", [
@@ -185,9 +194,16 @@ def _small_run(model: str, threads: int, shards: int, run_dir, resume: bool = Fa
 def test_one_and_two_threads_train_the_same_parameters_bit_for_bit(model, changes, tmp_path):
     one, one_losses, one_seen = _small_run(model, 1, 2, tmp_path / "one", **changes)
     two, two_losses, two_seen = _small_run(model, 2, 2, tmp_path / "two", **changes)
-    assert len(one_seen) == 1 and len(two_seen) == 2   # the shards ran on two threads
-    assert len(one_losses) == 2 and one_losses == two_losses
+    threads, threads_losses, threads_seen = _small_run(model, 2, 2, tmp_path / "threads",
+                                                       processes=False, **changes)
+    assert len(one_seen) == 1
+    # the shards ran in two processes where this one can fork, else on two threads
+    assert len({process for process, _ in two_seen}) == (2 if can_fork() else 1)
+    assert len(two_seen) == 2
+    assert len({process for process, _ in threads_seen}) == 1 and len(threads_seen) == 2
+    assert len(one_losses) == 2 and one_losses == two_losses == threads_losses
     assert one.dtype == np.float32 and np.array_equal(one, two)
+    assert np.array_equal(one, threads)
     # the comparison sees what the shards change: another count, other numbers
     three, three_losses, _ = _small_run(model, 2, 3, tmp_path / "three", **changes)
     assert three_losses != one_losses and not np.array_equal(three, one)

@@ -5,6 +5,7 @@ import json
 import math
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -16,7 +17,7 @@ from npcomp.data.embeddings import Vocabulary
 from npcomp.training.rundir import RunDirectoryError, RunFileError
 from npcomp.data.tasks import SPLITS, load_task
 from npcomp.training.encoding import encode
-from npcomp.training.evaluation import evaluate, predict_split
+from npcomp.training.evaluation import batch_bounds, evaluate, predict_split
 from npcomp.training.model_building import build_model, initial_parameters
 from npcomp.training.model_files import load_model
 from npcomp.training.trainer import evaluation_points, train
@@ -112,6 +113,8 @@ def test_model_npz_reproduces_dev_metrics(basic_run):
     assert dev == metrics["dev"]
     test = evaluate(model, params, encode(task.splits["test"], vocab), 7)  # batching is free
     assert test == metrics["test"]
+    with ThreadPoolExecutor(max_workers=1) as helpers:   # so is a helper thread's share
+        assert evaluate(model, params, encode(task.splits["test"], vocab), 7, helpers) == test
     # predictions in each tree's own node order agree with evaluate's counts
     split = encode(task.splits["dev"], vocab)
     correct = sum(int(p[t.root].argmax() == t.root_label)
@@ -184,6 +187,18 @@ def test_resume_reproduces_the_uninterrupted_run(changes, tmp_path, monkeypatch)
     events = [json.loads(line)["event"]
               for line in (tmp_path / "b" / "log.jsonl").read_text().splitlines()]
     assert events == ["start", "epoch", "epoch", "resumed", "epoch", "end"]
+
+
+@pytest.mark.parametrize("total,batch_size", [(0, 5), (1, 5), (5, 5), (6, 5), (2210, 512),
+                                              (1024, 512), (1025, 512), (99, 7)])
+def test_evaluation_forests_are_an_even_number_of_nearly_equal_runs(total, batch_size):
+    bounds = batch_bounds(total, batch_size)
+    assert [start for start, _ in bounds] == [0, *(stop for _, stop in bounds)][:len(bounds)]
+    assert sum(stop - start for start, stop in bounds) == total
+    sizes = [stop - start for start, stop in bounds]
+    assert all(0 < size <= batch_size for size in sizes)
+    assert len(bounds) <= 1 or (len(bounds) % 2 == 0 and max(sizes) - min(sizes) <= 1)
+    assert len(bounds) <= -(-total // batch_size) + 1
 
 
 def test_evaluation_points_spread_over_the_epoch():

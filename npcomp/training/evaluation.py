@@ -43,8 +43,8 @@ def predict_relatedness(model: PairModel, params: Parameters, split: EncodedPair
                         batch_size: int = 512, helpers=None) -> np.ndarray:
     """(m,) predicted relatedness of every pair, ``batch_size`` pairs a forest
     (every other forest on ``helpers`` when given)."""
-    def score(start: int):
-        indices = range(start, min(start + batch_size, len(split)))
+    def score(start: int, stop: int):
+        indices = range(start, stop)
         with naming_the_sentence(split.forest_trees(indices)):
             distributions = model.outputs(params, split.batch(indices))
         require_finite_outputs(distributions, np.arange(len(indices)), split.left.trees, start)
@@ -52,16 +52,28 @@ def predict_relatedness(model: PairModel, params: Parameters, split: EncodedPair
     return np.concatenate(_over_batches(score, len(split), batch_size, helpers))
 
 
+def batch_bounds(total: int, batch_size: int) -> list:
+    """[(start, stop)] of the forests an evaluation cuts ``total`` examples
+    into: contiguous, of nearly equal sizes, at most ``batch_size`` each,
+    and an even number of them when more than one (so that two threads
+    share them evenly, whatever the thread count: the forests, and so the
+    numbers, are the same at every count)."""
+    count = max(-(-total // max(batch_size, 1)), 1)
+    count += count % 2 if count > 1 else 0
+    cuts = [total * k // count for k in range(count + 1)]
+    return [(start, stop) for start, stop in zip(cuts[:-1], cuts[1:]) if stop > start]
+
+
 def _over_batches(function, total: int, batch_size: int, helpers=None) -> list:
-    """[function(start) for each batch start], every other batch on ``helpers``
-    (an executor) when given; results in batch order."""
-    starts = list(range(0, total, batch_size))
+    """[function(start, stop) for each forest of ``batch_bounds``], every
+    other forest on ``helpers`` (an executor) when given; results in order."""
+    bounds = batch_bounds(total, batch_size)
     if helpers is None:
-        return [function(start) for start in starts]
-    futures = {start: helpers.submit(function, start) for start in starts[1::2]}
-    results = {start: function(start) for start in starts[0::2]}
-    results.update({start: future.result() for start, future in futures.items()})
-    return [results[start] for start in starts]
+        return [function(*bound) for bound in bounds]
+    futures = {bound: helpers.submit(function, *bound) for bound in bounds[1::2]}
+    results = {bound: function(*bound) for bound in bounds[0::2]}
+    results.update({bound: future.result() for bound, future in futures.items()})
+    return [results[bound] for bound in bounds]
 
 
 def relatedness_metrics(predicted: np.ndarray, gold: np.ndarray) -> dict:
@@ -83,8 +95,9 @@ def evaluate(model, params: Parameters, split, batch_size: int = 512, helpers=No
     (``root_confusion[gold][predicted]``, counts), and with an ordinal head
     ``ordinal_metrics``.
 
-    Forests of at most ``batch_size`` sentences (pairs); with ``helpers`` (an
-    executor) every other forest is evaluated on a helper thread meanwhile."""
+    Forests of at most ``batch_size`` sentences (pairs), an even number of
+    them (``batch_bounds``); with ``helpers`` (an executor) every other
+    forest is evaluated on a helper thread meanwhile."""
     if isinstance(split, EncodedPairs):   # on the scale of the pairs' own scores
         predicted = predict_relatedness(model, params, split, batch_size, helpers)
         return relatedness_metrics(split.on_their_scale(predicted),
@@ -92,8 +105,8 @@ def evaluate(model, params: Parameters, split, batch_size: int = 512, helpers=No
     n_classes = model.n_classes
     ordinal = model.head_name == "ordinal"
 
-    def count(start: int):
-        indices = range(start, min(start + batch_size, len(split)))
+    def count(start: int, stop: int):
+        indices = range(start, stop)
         forest = split.forest(indices)
         with naming_the_sentence(split.trees[start:start + len(indices)]):
             outputs = model.outputs(params, forest)

@@ -318,9 +318,10 @@ def _cell_option(name: str, option: registry.CellOption) -> Option:
 
 
 _RUN_OPTIONS = (
-    _counted("threads", "compute threads: each takes shards of a minibatch (--shards) and, "
-             "evaluating, forests of sentences; BLAS and numba run one thread each; the "
-             "result does not depend on it (default: all cores)", "compute threads",
+    _counted("threads", "compute threads: shards 1.. of a minibatch (--shards) go to N - 1 "
+             "helper processes (helper threads where the process cannot fork), evaluation's "
+             "forests to helper threads; BLAS and numba run one thread each; the result "
+             "does not depend on it (default: all cores)", "compute threads",
              source="all cores", resumable=True, in_run_name=False, where_it_runs=True),
     Option("baseline", bool, "also train the bag-of-words baseline (default on for "
            "synthetic)", source="on for the synthetic task", in_run_name=False,

@@ -1,6 +1,7 @@
 """A minibatch in shards: its examples split into a fixed number of shards,
-each shard's forward and backward on a thread of its own, and their losses
-and gradients summed in a fixed order before the one optimiser step.
+each shard's forward and backward on a thread or a helper process of its own
+(shard_processes.py), and their losses and gradients summed in a fixed order
+before the one optimiser step.
 
 How a minibatch is split depends on the run's configuration (``shards``)
 and on the minibatch alone, never on the thread count, and the shards' sums
@@ -26,18 +27,20 @@ example.  Dropout masks are drawn on the calling thread, shard after shard,
 from the run's generator, before any shard runs.
 
 NumPy's matrix products and the cells' numba kernels (``nogil``) release
-the GIL, so the shards compute at once; the Python of each level's calls
-runs on one thread at a time.
+the GIL, so shards on threads compute at once, but the Python of each
+level's calls runs on one thread at a time and the GIL changes hands at
+every call: helper processes (``start_shards``) have no GIL between them.
 """
 from __future__ import annotations
 
-from concurrent.futures import wait
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
 import numpy as np
 
 from npcomp.model import DropoutMasks, naming_the_sentence
 from npcomp.params import Parameters
+from npcomp.training.shard_processes import ShardProcesses, can_fork, share
 from npcomp.training.split_ranges import in_parts
 
 
@@ -97,6 +100,22 @@ class ShardedGradient:
         self.buffers = [grads] + [grads.zeros_like() for _ in range(shards - 1)]
         self.helpers = helpers
         self.threads = threads
+        self.processes = None
+
+    def use_processes(self, params: Parameters, count: int) -> None:
+        """Compute shards 1.. on ``count`` helper processes from now on
+        (shard_processes.py), at ``params``, which must be in memory the
+        helpers share (``shard_processes.share``; shards at other parameters
+        still run on threads).  Call ``close`` when done."""
+        self.buffers[1:] = [share(buffer) for buffer in self.buffers[1:]]
+        self.processes = ShardProcesses(self.model, params, self.buffers,
+                                        min(count, len(self.buffers) - 1))
+
+    def close(self) -> None:
+        """Stop the helper processes, if any."""
+        if self.processes is not None:
+            self.processes.close()
+            self.processes = None
 
     def shards_of(self, params: Parameters, split, indices, rng=None, dropout: float = 0.0,
                   embedding_dropout: float = 0.0, recurrent_dropout=0.0) -> list:
@@ -132,7 +151,10 @@ class ShardedGradient:
                     params, shard.batch, self.buffers[k], masks=shard.masks, average=average,
                     l2=l2 if k == 0 else 0.0, accumulate=True, normaliser=normaliser)
 
-        results = self._each_shard(shard_pass, len(shards))
+        if self.processes is not None and params.flat is self.processes.params.flat:
+            results = self.processes.compute(shards, shard_pass, average, normaliser, errors)
+        else:
+            results = self._each_shard(shard_pass, len(shards))
         loss = 0.0
         for shard_loss, _ in results:
             loss += shard_loss
@@ -172,3 +194,26 @@ class ShardedGradient:
         if len(shard_rows) == 1:
             return shard_rows[0]
         return np.unique(np.concatenate(shard_rows))
+
+
+def start_shards(model, params: Parameters, grads: Parameters, shards: int,
+                 threads: int) -> tuple:
+    """(sharded, params, helpers) of a run computing ``shards`` shards on
+    ``threads`` threads: at threads > 1, helper processes take shards 1..
+    of each minibatch where this process can fork them
+    (shard_processes.py; ``params`` is then their copy in memory the helpers
+    share, which the run uses from now on), helper threads otherwise; the
+    helper threads (``helpers``, an executor, None at one thread) also cut
+    the gradients' sum and the update in parts and evaluate every other
+    forest.  BLAS itself runs one thread (cli/__init__.py).  ``sharded.close()``
+    stops the processes, ``helpers.shutdown()`` the threads."""
+    sharded = ShardedGradient(model, grads, shards, threads=threads)
+    if threads > 1 and shards > 1 and can_fork():
+        # forked before any helper thread starts: a fork copies only its own thread
+        params = share(params)
+        sharded.use_processes(params, threads - 1)
+    helpers = None
+    if threads > 1:
+        helpers = ThreadPoolExecutor(max_workers=threads - 1)
+        sharded.helpers = helpers
+    return sharded, params, helpers

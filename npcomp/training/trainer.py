@@ -37,7 +37,6 @@ from __future__ import annotations
 import copy
 import math
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -64,7 +63,7 @@ from .run_in_memory import RunInMemory
 from .rundir import RunDirectory, RunFileError
 from .run_data import run_task
 from .run_paths import recorded_config, recorded_metrics
-from .shards import ShardedGradient
+from .shards import ShardedGradient, start_shards
 
 
 @dataclass
@@ -192,10 +191,10 @@ def train(config: dict, run_dir: str | Path | RunDirectory | None = None, resume
         # what a user waits before the first epoch: reading the data and vectors, then
         # compiling the kernels (or loading them from numba's cache on later runs)
         run.metrics["setup_s"] = time.perf_counter() - setup_start
-        # helper threads take shards of each minibatch and evaluate every other
-        # forest (BLAS itself runs one thread: see cli/__init__.py)
-        if config.get("threads") is not None and config["threads"] > 1:
-            run.helper = ThreadPoolExecutor(max_workers=config["threads"] - 1)
+        # the shards' helpers; with helper processes the parameters move
+        # into memory they share (shards.py)
+        run.sharded, run.params, run.helper = start_shards(
+            run.model, run.params, run.grads, config["shards"], config.get("threads") or 1)
         start_epoch = len(run.metrics["epochs"]) + 1
         for epoch in range(start_epoch, config["epochs"] + 1):
             if resumed_epoch is None:
@@ -208,6 +207,8 @@ def train(config: dict, run_dir: str | Path | RunDirectory | None = None, resume
                 break
         _test(run)
     finally:
+        if run.sharded is not None:
+            run.sharded.close()
         if run.helper is not None:
             run.helper.shutdown()
         directory.unlock()
@@ -380,7 +381,7 @@ def train_step(run: Run, indices, epoch: int, minibatch: int) -> float:
     """One minibatch, in the run's shards (shards.py): loss and gradient,
     checked, then the update; the loss."""
     config = run.config
-    if run.sharded is None:
+    if run.sharded is None:   # a run not started by ``train`` (estimate.py): threads only
         run.sharded = ShardedGradient(run.model, run.grads, config["shards"], run.helper,
                                       config.get("threads") or 1)
     regularisation = _regularisation(config)

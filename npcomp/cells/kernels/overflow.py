@@ -11,3 +11,6 @@ class StateOverflow(ArithmeticError):
     def __init__(self, message: str, tree: int):
         super().__init__(message)
         self.tree = int(tree)
+
+    def __reduce__(self):   # pickled whole: a helper process sends it back (shard_processes.py)
+        return type(self), (str(self), self.tree)

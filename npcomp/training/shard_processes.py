@@ -1,0 +1,178 @@
+"""Shards of a minibatch on helper processes: the same computation as on
+helper threads (shards.py), without the GIL between them.
+
+A shard's pass calls a few hundred compiled kernels and matrix products,
+each of which releases and takes back the GIL.  Two threads computing at
+once hand the GIL to each other at every call, and on a 2-core machine the
+hand-overs cost a quarter of a shard's time (``bench/bench_scaling.py``
+measures it: two processes each run at their full one-thread speed, two
+threads do not).  A helper process has an interpreter of its own.
+
+The helpers are forked from the training process once its kernels are
+compiled, so they hold its model and code; the parameters and the helpers'
+gradient buffers live in memory shared with them (``share``).  Each step
+the training process sends each helper its shard (the forest, its trees and
+its dropout masks, all drawn by the training process as shards.py says),
+computes shard 0 itself, and reads back each helper's loss and embedding
+rows; the gradient is already in the shared buffer.  A helper computes
+exactly what a thread would, so a run's numbers are the same, bit for bit,
+on threads, on processes or on one thread.
+
+Forking needs a POSIX system and a process allowed to have children (a
+Dask worker's processes are daemons, which may not): ``can_fork`` says
+whether helpers can run here; where they cannot, shards.py uses threads.
+"""
+from __future__ import annotations
+
+import mmap
+import multiprocessing
+import os
+import signal
+
+import numpy as np
+
+from npcomp.model import naming_the_sentence
+from npcomp.params import Parameters
+
+
+def can_fork() -> bool:
+    """Whether this process can fork helper processes."""
+    return ("fork" in multiprocessing.get_all_start_methods()
+            and not multiprocessing.current_process().daemon)
+
+
+def share(params: Parameters) -> Parameters:
+    """A copy of ``params`` in memory that processes forked later share
+    (an anonymous shared mapping)."""
+    size = max(params.flat.nbytes, 1)
+    buffer = mmap.mmap(-1, size, flags=mmap.MAP_SHARED,
+                       prot=mmap.PROT_READ | mmap.PROT_WRITE)
+    flat = np.frombuffer(buffer, dtype=params.flat.dtype, count=params.flat.shape[0])
+    flat[...] = params.flat
+    return Parameters(params.layout, flat=flat)
+
+
+def is_shared(params: Parameters) -> bool:
+    """Whether ``params`` is a copy ``share`` made."""
+    return isinstance(getattr(params.flat.base, "obj", None), mmap.mmap)
+
+
+class ShardProcessError(RuntimeError):
+    """A helper process stopped, or failed in a way that cannot be sent back."""
+
+
+class ShardProcesses:
+    """``count`` helper processes computing shards of ``model`` at the shared
+    ``params``, shard k into ``buffers[k]`` (shared; ``buffers[0]`` is the
+    training process's own).  ``compute(jobs)`` runs a step's shards."""
+
+    def __init__(self, model, params: Parameters, buffers: list, count: int):
+        for shared in [params] + buffers[1:]:
+            if not is_shared(shared):
+                raise ValueError("helper processes read the parameters and write the "
+                                 "gradients in shared memory: pass them through share()")
+        self.model = model
+        self.params = params
+        self.buffers = buffers
+        context = multiprocessing.get_context("fork")
+        self.connections = []
+        self.processes = []
+        for _ in range(count):
+            parent_end, child_end = context.Pipe()
+            process = context.Process(target=self._serve, args=(child_end, parent_end),
+                                      daemon=True, name="npcomp-shards")
+            process.start()
+            child_end.close()
+            self.connections.append(parent_end)
+            self.processes.append(process)
+
+    def _serve(self, connection, parent_end) -> None:
+        """A helper's loop: each message a shard to compute, None to stop."""
+        parent_end.close()
+        # ctrl-C reaches the whole process group: the training process
+        # decides what it means and stops its helpers
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        while True:
+            try:
+                job = connection.recv()
+            except EOFError:   # the training process is gone
+                break
+            if job is None:
+                break
+            try:
+                connection.send(("done", self._pass(*job)))
+            except BaseException as error:   # sent back whole, raised there
+                try:
+                    connection.send(("error", error))
+                except Exception:
+                    connection.send(("error", ShardProcessError(
+                        f"a shard failed in a helper process: {error!r}")))
+        connection.close()
+        os._exit(0)   # nothing of the training process's to clean up here
+
+    def _pass(self, k: int, batch, masks, average: str, normaliser: int, errors: dict) -> tuple:
+        with np.errstate(**errors):
+            return self.model.loss_and_gradient(
+                self.params, batch, self.buffers[k], masks=masks, average=average,
+                l2=0.0, accumulate=True, normaliser=normaliser)
+
+    def compute(self, shards: list, local_pass, average: str, normaliser: int,
+                errors: dict) -> list:
+        """[(J_k, rows_k)] of every shard: shards 1.. sent to the helpers in
+        turn, shard 0 by ``local_pass(0)`` here meanwhile, shards no helper
+        takes (more shards than helpers + 1) here after it.  The first
+        exception of any shard is raised once every shard has finished."""
+        sent = []
+        for k in range(1, len(shards)):
+            if k - 1 < len(self.connections):
+                # the trees stay here (slow to send): they only name a
+                # sentence whose state overflows, which happens here too
+                self.connections[k - 1].send((k, shards[k].batch, shards[k].masks, average,
+                                              normaliser, errors))
+                sent.append(k)
+        results, failure = {}, None
+        try:
+            results[0] = local_pass(0)
+            for k in range(len(sent) + 1, len(shards)):
+                results[k] = local_pass(k)
+        except BaseException as error:
+            failure = error
+        for k in sent:
+            try:
+                status, value = self.connections[k - 1].recv()
+            except EOFError:
+                status, value = "error", ShardProcessError(
+                    f"the helper process computing shard {k} stopped "
+                    f"(exit code {self.processes[k - 1].exitcode})")
+            if status == "error":
+                failure = failure or _naming_the_sentence(value, shards[k].trees)
+            else:
+                results[k] = value
+        if failure is not None:
+            raise failure
+        return [results[k] for k in range(len(shards))]
+
+    def close(self) -> None:
+        """Stop the helpers and wait for them."""
+        for connection in self.connections:
+            try:
+                connection.send(None)
+            except (BrokenPipeError, OSError):
+                pass
+        for process, connection in zip(self.processes, self.connections):
+            process.join(timeout=10)
+            if process.is_alive():
+                process.kill()
+                process.join()
+            connection.close()
+        self.connections, self.processes = [], []
+
+
+def _naming_the_sentence(error: BaseException, trees: list) -> BaseException:
+    """``error`` of a helper's shard as the shard's pass here would have
+    raised it: a state overflow names the sentence of ``trees`` it came from."""
+    try:
+        with naming_the_sentence(trees):
+            raise error
+    except BaseException as named:
+        return named
