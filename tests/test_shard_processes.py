@@ -1,0 +1,115 @@
+"""Shards on helper processes (npcomp/training/shard_processes.py): the same
+numbers as on one thread; a shard's error in a helper comes back naming its
+sentence; a helper that dies is reported; the helpers stop when closed."""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+from gradcheck.suite import settings
+from npcomp.cells.kernels.overflow import StateOverflow
+from npcomp.model import NonFiniteOutput
+from npcomp.training.shard_processes import ShardProcessError, can_fork, share
+from npcomp.training.shards import ShardedGradient
+from test_shards import sharded_case
+
+pytestmark = pytest.mark.skipif(not can_fork(), reason="this process cannot fork helpers")
+
+
+def _case():
+    setting = next(setting for setting in settings("treelstm-nary")
+                   if setting.head != "similarity")
+    model, params, _, split = sharded_case(setting)
+    return model, params.astype(np.float32), split
+
+
+def _sharded(model, params, shards: int = 3, processes: int = 2):
+    grads = params.zeros_like()
+    sharded = ShardedGradient(model, grads, shards)
+    shared = share(params)
+    sharded.use_processes(shared, processes)
+    return sharded, shared, grads
+
+
+def test_helper_processes_give_the_numbers_of_one_thread_bit_for_bit():
+    model, params, split = _case()
+    grads = params.zeros_like()
+    alone = ShardedGradient(model, grads, 3)
+    loss, rows = alone.loss_and_gradient(params, alone.shards_of(params, split,
+                                                                 np.arange(len(split))))
+    sharded, shared, shared_grads = _sharded(model, params)
+    try:
+        for _ in range(2):   # the buffers are left zero for the next step
+            shards = sharded.shards_of(shared, split, np.arange(len(split)))
+            assert len(shards) == 3
+            shared_loss, shared_rows = sharded.loss_and_gradient(shared, shards)
+            assert shared_loss == loss and np.array_equal(shared_rows, rows)
+            assert np.array_equal(shared_grads.flat, grads.flat)
+            assert all(not buffer.flat.any() for buffer in sharded.buffers[1:])
+            shared_grads.flat[:] = 0.0
+        # the helpers read the parameters as they are now
+        shared.flat *= 0.5
+        params.flat *= 0.5
+        grads.flat[:] = 0.0
+        loss, _ = alone.loss_and_gradient(params, alone.shards_of(params, split,
+                                                                  np.arange(len(split))))
+        moved, _ = sharded.loss_and_gradient(shared, sharded.shards_of(
+            shared, split, np.arange(len(split))))
+        assert moved == loss and np.array_equal(shared_grads.flat, grads.flat)
+    finally:
+        processes = sharded.processes.processes
+        sharded.close()
+    assert not any(process.is_alive() for process in processes)
+
+
+def test_an_overflow_in_a_helper_names_its_sentence(monkeypatch):
+    model, params, split = _case()
+    parent = os.getpid()
+    original = type(model).loss_and_gradient
+
+    def overflowing_in_helpers(self, *args, **kwargs):
+        if os.getpid() != parent:
+            raise StateOverflow("a cell state beyond the float32 range", tree=1)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(type(model), "loss_and_gradient", overflowing_in_helpers)
+    for position, tree in enumerate(split.trees):
+        tree.source = f"made-up.txt:{position + 1}"
+    sharded, shared, _ = _sharded(model, params)
+    try:
+        shards = sharded.shards_of(shared, split, np.arange(len(split)))
+        with pytest.raises(NonFiniteOutput) as caught:
+            sharded.loss_and_gradient(shared, shards)
+        # shard 1's second sentence, the first shard a helper computed
+        assert str(caught.value).startswith(shards[1].trees[1].source + ": a cell state")
+    finally:
+        sharded.close()
+
+
+def test_a_helper_that_dies_is_reported_with_its_exit_code(monkeypatch):
+    model, params, split = _case()
+    parent = os.getpid()
+    original = type(model).loss_and_gradient
+
+    def dying_in_helpers(self, *args, **kwargs):
+        if os.getpid() != parent:
+            os._exit(7)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(type(model), "loss_and_gradient", dying_in_helpers)
+    sharded, shared, _ = _sharded(model, params, shards=2, processes=1)
+    try:
+        shards = sharded.shards_of(shared, split, np.arange(len(split)))
+        with pytest.raises(ShardProcessError, match="shard 1 stopped"):
+            sharded.loss_and_gradient(shared, shards)
+    finally:
+        sharded.close()
+
+
+def test_helpers_need_the_parameters_in_shared_memory():
+    model, params, _ = _case()
+    sharded = ShardedGradient(model, params.zeros_like(), 2)
+    with pytest.raises(ValueError, match="share"):
+        sharded.use_processes(params, 1)
