@@ -66,8 +66,15 @@ def tree_lstm_rows(one: dict, two: dict) -> list:
          "", ""),
         ("npcomp training, 2 threads (sentences/s)", f"{second['train_sentences_per_s']:,.0f}",
          "", ""),
-        ("2 threads / 1 thread, epochs alternating in one run",
+        (f"2 threads / 1 thread, epochs alternating in one run (a helper "
+         f"{'process' if second.get('helpers') == 'processes' else 'thread'})",
          _times(scaling), f">= {THREAD_SCALING}x", _verdict(scaling, THREAD_SCALING)),
+    ]
+    on_threads = second.get("helper_threads")
+    if on_threads is not None:   # what the GIL between two threads costs
+        rows.append(("the same on a helper thread instead / 1 thread",
+                     _times(on_threads["speed_up"]), "", ""))
+    rows += [
         ("1 thread: share of the measured matrix-product rate",
          f"{100 * first['fraction_of_machine']:.1f}%", f">= {100 * MATRIX_SHARE:.0f}%",
          _verdict(first["fraction_of_machine"], MATRIX_SHARE)),

@@ -113,3 +113,32 @@ def test_helpers_need_the_parameters_in_shared_memory():
     sharded = ShardedGradient(model, params.zeros_like(), 2)
     with pytest.raises(ValueError, match="share"):
         sharded.use_processes(params, 1)
+
+
+def test_helpers_close_the_run_directorys_lock(tmp_path):
+    """A helper forked while the run holds its directory's flock closes its
+    copy: the lock goes with the run, even while the helper lives on."""
+    import fcntl
+
+    model, params, split = _case()
+    for private in (False, True):
+        handle = open(tmp_path / ".lock", "a")
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        sharded = ShardedGradient(model, params.zeros_like(), 2)
+        shared = share(params)
+        sharded.use_processes(shared, 1, (handle.fileno(),) if private else ())
+        try:
+            # a shard computed: the helper is past its start, where it closes them
+            sharded.loss_and_gradient(shared, sharded.shards_of(shared, split,
+                                                                np.arange(len(split))))
+            handle.close()   # the run lets its lock go; its helper is still there
+            other = open(tmp_path / ".lock", "a")
+            try:
+                fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                taken = True
+            except OSError:
+                taken = False
+            other.close()
+            assert taken == private
+        finally:
+            sharded.close()

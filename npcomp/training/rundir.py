@@ -151,6 +151,11 @@ class RunDirectory:
             raise
         self._lock_handle = handle
 
+    def held_descriptors(self) -> tuple:
+        """The file descriptors this run holds open (its lock's): a process
+        forked from it closes them, or the lock would outlive the run."""
+        return () if self._lock_handle is None else (self._lock_handle.fileno(),)
+
     def unlock(self) -> None:
         if self._lock_handle is not None:
             self._lock_handle.close()  # closing the file releases the flock

@@ -64,15 +64,19 @@ class ShardProcessError(RuntimeError):
 class ShardProcesses:
     """``count`` helper processes computing shards of ``model`` at the shared
     ``params``, shard k into ``buffers[k]`` (shared; ``buffers[0]`` is the
-    training process's own).  ``compute(jobs)`` runs a step's shards."""
+    training process's own).  ``compute`` runs a step's shards.  ``private``:
+    file descriptors the helpers close at once (a run directory's lock, which
+    a helper's copy would hold after the run has let it go)."""
 
-    def __init__(self, model, params: Parameters, buffers: list, count: int):
+    def __init__(self, model, params: Parameters, buffers: list, count: int,
+                 private: tuple = ()):
         for shared in [params] + buffers[1:]:
             if not is_shared(shared):
                 raise ValueError("helper processes read the parameters and write the "
                                  "gradients in shared memory: pass them through share()")
         self.model = model
         self.params = params
+        self.private = tuple(private)
         self.buffers = buffers
         context = multiprocessing.get_context("fork")
         self.connections = []
@@ -89,6 +93,8 @@ class ShardProcesses:
     def _serve(self, connection, parent_end) -> None:
         """A helper's loop: each message a shard to compute, None to stop."""
         parent_end.close()
+        for descriptor in self.private:
+            os.close(descriptor)
         # ctrl-C reaches the whole process group: the training process
         # decides what it means and stops its helpers
         signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -100,13 +106,11 @@ class ShardProcesses:
             if job is None:
                 break
             try:
-                connection.send(("done", self._pass(*job)))
+                reply = ("done", self._pass(*job))
             except BaseException as error:   # sent back whole, raised there
-                try:
-                    connection.send(("error", error))
-                except Exception:
-                    connection.send(("error", ShardProcessError(
-                        f"a shard failed in a helper process: {error!r}")))
+                reply = ("error", error)
+            if not _sent(connection, reply):
+                break
         connection.close()
         os._exit(0)   # nothing of the training process's to clean up here
 
@@ -166,6 +170,22 @@ class ShardProcesses:
                 process.join()
             connection.close()
         self.connections, self.processes = [], []
+
+
+def _sent(connection, reply: tuple) -> bool:
+    """Send ``reply``, an error that cannot be pickled as a ShardProcessError
+    naming it; False when the training process is gone."""
+    try:
+        try:
+            connection.send(reply)
+        except (BrokenPipeError, EOFError, ConnectionResetError):
+            raise
+        except Exception:   # pickling failed before anything was written
+            connection.send(("error", ShardProcessError(
+                f"a shard failed in a helper process: {reply[1]!r}")))
+    except (BrokenPipeError, EOFError, ConnectionResetError):
+        return False
+    return True
 
 
 def _naming_the_sentence(error: BaseException, trees: list) -> BaseException:

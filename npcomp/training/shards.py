@@ -102,14 +102,15 @@ class ShardedGradient:
         self.threads = threads
         self.processes = None
 
-    def use_processes(self, params: Parameters, count: int) -> None:
+    def use_processes(self, params: Parameters, count: int, private: tuple = ()) -> None:
         """Compute shards 1.. on ``count`` helper processes from now on
         (shard_processes.py), at ``params``, which must be in memory the
         helpers share (``shard_processes.share``; shards at other parameters
-        still run on threads).  Call ``close`` when done."""
+        still run on threads); the helpers close the file descriptors
+        ``private``.  Call ``close`` when done."""
         self.buffers[1:] = [share(buffer) for buffer in self.buffers[1:]]
         self.processes = ShardProcesses(self.model, params, self.buffers,
-                                        min(count, len(self.buffers) - 1))
+                                        min(count, len(self.buffers) - 1), private)
 
     def close(self) -> None:
         """Stop the helper processes, if any."""
@@ -197,7 +198,7 @@ class ShardedGradient:
 
 
 def start_shards(model, params: Parameters, grads: Parameters, shards: int,
-                 threads: int) -> tuple:
+                 threads: int, private: tuple = ()) -> tuple:
     """(sharded, params, helpers) of a run computing ``shards`` shards on
     ``threads`` threads: at threads > 1, helper processes take shards 1..
     of each minibatch where this process can fork them
@@ -205,13 +206,15 @@ def start_shards(model, params: Parameters, grads: Parameters, shards: int,
     share, which the run uses from now on), helper threads otherwise; the
     helper threads (``helpers``, an executor, None at one thread) also cut
     the gradients' sum and the update in parts and evaluate every other
-    forest.  BLAS itself runs one thread (cli/__init__.py).  ``sharded.close()``
+    forest.  BLAS itself runs one thread (cli/__init__.py).  The helper
+    processes close the file descriptors ``private`` (a run directory's
+    lock: ``RunDirectory.held_descriptors``).  ``sharded.close()``
     stops the processes, ``helpers.shutdown()`` the threads."""
     sharded = ShardedGradient(model, grads, shards, threads=threads)
     if threads > 1 and shards > 1 and can_fork():
         # forked before any helper thread starts: a fork copies only its own thread
         params = share(params)
-        sharded.use_processes(params, threads - 1)
+        sharded.use_processes(params, threads - 1, private)
     helpers = None
     if threads > 1:
         helpers = ThreadPoolExecutor(max_workers=threads - 1)

@@ -194,7 +194,8 @@ def train(config: dict, run_dir: str | Path | RunDirectory | None = None, resume
         # the shards' helpers; with helper processes the parameters move
         # into memory they share (shards.py)
         run.sharded, run.params, run.helper = start_shards(
-            run.model, run.params, run.grads, config["shards"], config.get("threads") or 1)
+            run.model, run.params, run.grads, config["shards"], config.get("threads") or 1,
+            directory.held_descriptors())
         start_epoch = len(run.metrics["epochs"]) + 1
         for epoch in range(start_epoch, config["epochs"] + 1):
             if resumed_epoch is None:
