@@ -18,9 +18,9 @@ rows; the gradient is already in the shared buffer.  A helper computes
 exactly what a thread would, so a run's numbers are the same, bit for bit,
 on threads, on processes or on one thread.
 
-Forking needs a POSIX system and a process allowed to have children (a
-Dask worker's processes are daemons, which may not): ``can_fork`` says
-whether helpers can run here; where they cannot, shards.py uses threads.
+Helpers are forked on Linux, by a process allowed to have children (a Dask
+worker's processes are daemons, which may not): ``can_fork`` says whether
+they can run here; where they cannot, shards.py uses threads.
 """
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ import mmap
 import multiprocessing
 import os
 import signal
+import sys
 
 import numpy as np
 
@@ -36,8 +37,11 @@ from npcomp.params import Parameters
 
 
 def can_fork() -> bool:
-    """Whether this process can fork helper processes."""
-    return ("fork" in multiprocessing.get_all_start_methods()
+    """Whether this process can fork helper processes: on Linux (forking a
+    process that has used macOS's system libraries is not safe), outside a
+    daemon process such as a Dask worker's."""
+    return (sys.platform.startswith("linux")
+            and "fork" in multiprocessing.get_all_start_methods()
             and not multiprocessing.current_process().daemon)
 
 
