@@ -303,7 +303,7 @@ def sick(args, helpers, dynet) -> dict | None:
     optimizer = adagrad(model, LR, LR, np.float32)
     order, batches = minibatches(rng, len(train), args.pairs, BATCH_SIZE)
 
-    sharded = ShardedGradient(model, grads, args.shards, helpers, args.threads)
+    sharded = ShardedGradient(model, grads, args.shards, helpers)
     params, processes = as_npcomp_trains(params, args.shards, args.threads)
     if processes:
         sharded.use_processes(params, args.threads - 1)
@@ -313,7 +313,7 @@ def sick(args, helpers, dynet) -> dict | None:
         # and the line below zero what it consumed
         _, rows = sharded.loss_and_gradient(params, sharded.shards_of(params, train, indices),
                                             l2=L2)
-        optimizer.step(params.flat, grads.flat, None, helpers, args.threads)  # vectors fixed
+        optimizer.step(params.flat, grads.flat, None)  # the word vectors stay fixed
         grads["embedding"][rows] = 0.0
 
     try:

@@ -142,16 +142,15 @@ def training_step(model, params, optimizer, split, labels, shards: int = 1, help
     sentences ``indices`` labelled by ``labels``, as ``npcomp train`` takes
     it (forest building, forward and backward in ``shards`` shards, dropout
     masks from ``rng``, the update).  Shards 1.. run on the executor
-    ``helpers`` (threads - 1 workers) if given, or with ``processes`` on
-    threads - 1 helper processes, as ``npcomp train`` runs them where it can
-    fork (``params`` must then be shared: ``shard_processes.share``); the
-    helper threads cut the gradients' sum and the update in parts.
-    ``step.close()`` stops the processes."""
+    ``helpers`` if given, or with ``processes`` on threads - 1 helper
+    processes, as ``npcomp train`` runs them where it can fork (``params``
+    must then be shared: ``shard_processes.share``).  ``step.close()``
+    stops the processes."""
     from npcomp.training.encoding import EncodedSplit
     from npcomp.training.shards import ShardedGradient
 
     grads = params.zeros_like()
-    sharded = ShardedGradient(model, grads, shards, helpers, threads)
+    sharded = ShardedGradient(model, grads, shards, helpers)
     if processes and threads > 1:
         sharded.use_processes(params, threads - 1)
     labelled = EncodedSplit(split.trees, split.words, labels)
@@ -160,7 +159,7 @@ def training_step(model, params, optimizer, split, labels, shards: int = 1, help
         parts = sharded.shards_of(params, labelled, indices, rng, dropout=dropout)
         # the buffers are zero where it matters: the step zeroes what it consumed
         _, rows = sharded.loss_and_gradient(params, parts, l2=l2)
-        optimizer.step(params.flat, grads.flat, rows, helpers, threads)
+        optimizer.step(params.flat, grads.flat, rows)
     step.close = sharded.close
     return step
 

@@ -30,7 +30,6 @@ from npcomp.training.options import OPTIONS
 from npcomp.training.run_config import build_config
 from npcomp.training.shard_processes import can_fork
 from npcomp.training.shards import ShardedGradient, shard_bounds
-from npcomp.training import split_ranges
 from npcomp.training.trainer import train
 
 # ---------------------------------------------------------------------------
@@ -171,8 +170,6 @@ def _small_run(model: str, threads: int, shards: int, run_dir, resume: bool = Fa
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(npcomp.data.synthetic, "synthetic_splits", synthetic_of_size((80, 20, 20)))
         patch.setattr(SentenceEncoder, "loss_and_gradient", recorded)
-        # the gradients' sum and the update cut in parts even at this size
-        patch.setattr(split_ranges, "SMALLEST_PART", 16)
         if not processes:
             patch.setattr(npcomp.training.shards, "can_fork", lambda: False)
         train(config, run_dir, resume=resume, progress=False, echo=lambda *args: None)

@@ -39,7 +39,6 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from npcomp.training.split_ranges import in_parts
 
 OPTIMIZERS = ("adagrad", "adadelta", "sgd")
 EMBEDDING_RULES = ("same", "sgd")
@@ -86,21 +85,14 @@ class Optimizer:
                               embedding_lr=lr if embedding_lr is None else embedding_lr,
                               dtype=dtype, embedding_rule=embedding_rule, epsilon=epsilon)
 
-    def step(self, params: np.ndarray, grads: np.ndarray, rows: np.ndarray | None,
-             helpers=None, threads: int = 2) -> None:
+    def step(self, params: np.ndarray, grads: np.ndarray, rows: np.ndarray | None) -> None:
         """Update ``params`` (flat) from ``grads`` (flat); ``rows``: embedding rows
-        to update, or None to leave the embedding table fixed.  Zeroes what it used.
-        ``helpers`` (an executor of threads - 1 workers): the dense prefix is
-        cut in ``threads`` parts updated at once (split_ranges.py), each
-        element as without the cut."""
-        def update_dense(start: int, stop: int) -> None:
-            # the dense prefix is updated as long rows, by the embedding's kernel
-            part = slice(start, stop)
-            self._update(params[None, part], grads[None, part],
-                         [s[None, part] for s in self._states()], _FIRST_ROW, self.lr)
-            grads[part] = 0.0
-
-        in_parts(update_dense, self.dense_size, helpers, threads)
+        to update, or None to leave the embedding table fixed.  Zeroes what it used."""
+        # the dense prefix is updated as one long row, by the same kernel
+        dense = slice(0, self.dense_size)
+        self._update(params[None, dense], grads[None, dense],
+                     [s[None, dense] for s in self._states()], _FIRST_ROW, self.lr)
+        grads[dense] = 0.0
         embedding = slice(self.embedding_offset, None)
         table = params[embedding].reshape(-1, self.embedding_dim)
         gradient = grads[embedding].reshape(-1, self.embedding_dim)

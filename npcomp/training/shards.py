@@ -41,7 +41,6 @@ import numpy as np
 from npcomp.model import DropoutMasks, naming_the_sentence
 from npcomp.params import Parameters
 from npcomp.training.shard_processes import ShardProcesses, can_fork, share
-from npcomp.training.split_ranges import in_parts
 
 
 def shard_bounds(sizes, shards: int) -> list:
@@ -89,17 +88,14 @@ class ShardedGradient:
     ``accumulate`` expects: the caller's by its optimiser, which zeroes what
     a step consumed, the others here once summed.  ``helpers`` (an executor)
     runs shards 1.. while the calling thread runs shard 0, and then any shard
-    no helper has started; None: every shard on the calling thread.  The
-    sum of the shards' gradients is cut in ``threads`` parts (the calling
-    thread and threads - 1 helpers), which add at once (split_ranges.py)."""
+    no helper has started; None: every shard on the calling thread."""
 
-    def __init__(self, model, grads: Parameters, shards: int, helpers=None, threads: int = 2):
+    def __init__(self, model, grads: Parameters, shards: int, helpers=None):
         if shards < 1:
             raise ValueError(f"shards must be at least 1, not {shards}")
         self.model = model
         self.buffers = [grads] + [grads.zeros_like() for _ in range(shards - 1)]
         self.helpers = helpers
-        self.threads = threads
         self.processes = None
 
     def use_processes(self, params: Parameters, count: int, private: tuple = ()) -> None:
@@ -182,14 +178,10 @@ class ShardedGradient:
         """Adds shards 1.. into shard 0's buffer (the caller's) in shard
         order, zeroing theirs; the union of their embedding rows, sorted."""
         total = self.buffers[0]
-
-        def add_dense(start: int, stop: int) -> None:
-            for buffer in self.buffers[1:len(shard_rows)]:
-                total.flat[start:stop] += buffer.flat[start:stop]
-                buffer.flat[start:stop] = 0.0
-
-        in_parts(add_dense, self.model.dense_size, self.helpers, self.threads)
+        dense = self.model.dense_size
         for buffer, rows in zip(self.buffers[1:], shard_rows[1:]):
+            total.flat[:dense] += buffer.flat[:dense]
+            buffer.flat[:dense] = 0.0
             total["embedding"][rows] += buffer["embedding"][rows]
             buffer["embedding"][rows] = 0.0
         if len(shard_rows) == 1:
@@ -204,13 +196,12 @@ def start_shards(model, params: Parameters, grads: Parameters, shards: int,
     of each minibatch where this process can fork them
     (shard_processes.py; ``params`` is then their copy in memory the helpers
     share, which the run uses from now on), helper threads otherwise; the
-    helper threads (``helpers``, an executor, None at one thread) also cut
-    the gradients' sum and the update in parts and evaluate every other
-    forest.  BLAS itself runs one thread (cli/__init__.py).  The helper
+    helper threads (``helpers``, an executor, None at one thread) also
+    evaluate every other forest.  BLAS itself runs one thread (cli/__init__.py).  The helper
     processes close the file descriptors ``private`` (a run directory's
     lock: ``RunDirectory.held_descriptors``).  ``sharded.close()``
     stops the processes, ``helpers.shutdown()`` the threads."""
-    sharded = ShardedGradient(model, grads, shards, threads=threads)
+    sharded = ShardedGradient(model, grads, shards)
     if threads > 1 and shards > 1 and can_fork():
         # forked before any helper thread starts: a fork copies only its own thread
         params = share(params)

@@ -383,8 +383,7 @@ def train_step(run: Run, indices, epoch: int, minibatch: int) -> float:
     checked, then the update; the loss."""
     config = run.config
     if run.sharded is None:   # a run not started by ``train`` (estimate.py): threads only
-        run.sharded = ShardedGradient(run.model, run.grads, config["shards"], run.helper,
-                                      config.get("threads") or 1)
+        run.sharded = ShardedGradient(run.model, run.grads, config["shards"], run.helper)
     regularisation = _regularisation(config)
     l2 = regularisation.pop("l2")
     shards = run.sharded.shards_of(run.params, run.splits["train"], indices, run.rng,
@@ -402,8 +401,7 @@ def train_step(run: Run, indices, epoch: int, minibatch: int) -> float:
     _check_divergence(run, loss, [shard.batch for shard in shards], where)
     fixed = config["fixed_embeddings"]
     with np.errstate(over="ignore", invalid="ignore"):
-        run.optimizer.step(run.params.flat, run.grads.flat, None if fixed else rows,
-                           run.helper, config.get("threads") or 1)
+        run.optimizer.step(run.params.flat, run.grads.flat, None if fixed else rows)
     if fixed:
         run.grads["embedding"][rows] = 0.0
     if not all(_finite(run, state, rows) for state in run.optimizer.state.values()):
