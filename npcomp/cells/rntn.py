@@ -284,9 +284,9 @@ def _diagonal_pairs(d: int) -> np.ndarray:
 
 @njit(cache=True, nogil=True)
 def _symmetrised(V, out):
-    """out (P, d): row (r, s) holds S^[k]_rs = V^[k]_rs + V^[k]_sr, k = 1..d, for
-    every pair r <= s in row-major order (d(c V^[k] c^T)/dc = c S^[k]; S^[k]
-    is symmetric, so its pairs are all of it)."""
+    """out (P, d), any strides: row (r, s) holds S^[k]_rs = V^[k]_rs + V^[k]_sr,
+    k = 1..d, for every pair r <= s in row-major order (d(c V^[k] c^T)/dc =
+    c S^[k]; S^[k] is symmetric, so its pairs are all of it)."""
     width = V.shape[0]
     pair = 0
     for r in range(width):
@@ -319,16 +319,18 @@ def _gather_features(children, h, features, start, stop, leaves):
     width = 2 * d
     pairs = features.shape[1] - width
     for j in range(start, stop):
-        row = j - leaves
+        phi = features[j - leaves]
+        c = phi[pairs:]
         for k in range(2):
             kid = children[j, k]
             for q in range(d):
-                features[row, pairs + k * d + q] = h[kid, q] if kid >= 0 else 0.0
+                c[k * d + q] = h[kid, q] if kid >= 0 else 0.0
         first = 0                                   # the pair (r, r)
         for r in range(width):
-            c_r = features[row, pairs + r]
-            for s in range(r, width):
-                features[row, first + s - r] = c_r * features[row, pairs + s]
+            # row r of the pairs, (c_r c_s)_{s >= r}; slices let the loop vectorise
+            row, c_tail, c_r = phi[first:first + width - r], c[r:], c[r]
+            for t in range(width - r):
+                row[t] = c_r * c_tail[t]
             first += width - r
 
 
@@ -352,24 +354,25 @@ def _route_to_children(children, features, products, d_h, eps_c, start, stop, le
     width = 2 * d
     pairs = features.shape[1] - width
     for j in range(start, stop):
-        row = j - start
-        node = j - leaves
-        for r in range(width):
-            eps_c[node, r] = products[row, pairs + r]
+        A = products[j - start]
+        c = features[j - leaves, pairs:]
+        eps = eps_c[j - leaves]
+        eps[:] = A[pairs:]
         first = 0                                   # the pair (r, r)
         for r in range(width):
-            # A_rs c_s for s >= r into entry r; A_sr = A_rs, so A_rs c_r into entry s > r
-            c_r = features[node, pairs + r]
-            total = products[row, first] * c_r
-            for s in range(r + 1, width):
-                a = products[row, first + s - r]
-                total += a * features[node, pairs + s]
-                eps_c[node, s] += a * c_r
-            eps_c[node, r] += total
+            # row r of A's pairs, A_rs for s >= r: A_sr = A_rs, so A_rs c_r goes
+            # to entry s (s >= r), and A_rs c_s for s > r to entry r
+            row, c_tail, eps_tail, c_r = A[first:first + width - r], c[r:], eps[r:], c[r]
+            for t in range(width - r):
+                eps_tail[t] += row[t] * c_r
+            total = 0.0
+            for t in range(1, width - r):
+                total += row[t] * c_tail[t]
+            eps[r] += total
             first += width - r
         for r in range(width):
             kid = children[j, r // d]
             if kid < 0:
-                eps_c[node, r] = np.nan
+                eps[r] = np.nan
             else:
-                d_h[kid, r % d] += eps_c[node, r]
+                d_h[kid, r % d] += eps[r]
