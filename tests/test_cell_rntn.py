@@ -105,7 +105,7 @@ def test_kernels_match_their_python_versions(monkeypatch):
 
     compiled = run()
     for kernel in ("_symmetrised", "_gather_features", "_tanh_deltas", "_route_to_children",
-                   "_add_symmetric"):
+                   "_dot_after_first", "_add_symmetric"):
         monkeypatch.setattr(rntn, kernel, getattr(rntn, kernel).py_func)
     for jitted, python in zip(compiled, run()):
         np.testing.assert_allclose(jitted, python, rtol=1e-13, atol=1e-15)

@@ -365,10 +365,7 @@ def _route_to_children(children, features, products, d_h, eps_c, start, stop, le
             row, c_tail, eps_tail, c_r = A[first:first + width - r], c[r:], eps[r:], c[r]
             for t in range(width - r):
                 eps_tail[t] += row[t] * c_r
-            total = 0.0
-            for t in range(1, width - r):
-                total += row[t] * c_tail[t]
-            eps[r] += total
+            eps[r] += _dot_after_first(row, c_tail)
             first += width - r
         for r in range(width):
             kid = children[j, r // d]
@@ -376,3 +373,22 @@ def _route_to_children(children, features, products, d_h, eps_c, start, stop, le
                 eps[r] = np.nan
             else:
                 d_h[kid, r % d] += eps[r]
+
+
+@njit(cache=True, nogil=True)
+def _dot_after_first(a, b):
+    """sum_{t >= 1} a_t b_t, in four partial sums: without reordering, each
+    addition would wait for the one before."""
+    n = a.shape[0]
+    t0 = t1 = t2 = t3 = a.dtype.type(0.0)
+    t = 1
+    while t + 3 < n:
+        t0 += a[t] * b[t]
+        t1 += a[t + 1] * b[t + 1]
+        t2 += a[t + 2] * b[t + 2]
+        t3 += a[t + 3] * b[t + 3]
+        t += 4
+    while t < n:
+        t0 += a[t] * b[t]
+        t += 1
+    return (t0 + t1) + (t2 + t3)
