@@ -19,7 +19,7 @@ N(0, 1) (later versions N(0, 0.1^2)): every state of the tree, leaves
 included, then lies in (-1, 1).  The printed equations, and Nayebi &
 Blundell's eq. 3, leave the word vector as it is (the default, "identity").
 
-Two products per level, over the symmetric half of the tensor.  The form
+Two products per level, over the symmetric part of the tensor.  The form
 c V^[k] c^T sees only the symmetric part of V^[k], and c^T c is symmetric:
 with the pairs r <= s of 0..2d-1 (P = d (2d + 1) of them, row-major: row r
 holds s = r..2d-1) and the per-node features
@@ -32,10 +32,10 @@ tensor term
     T = (c_r c_s)_{r <= s} @ U,   (m, d),   U[(r, s)] = S^[.]_rs (r < s), V^[.]_rr (r = s)
     S^[k] = V^[k] + V^[k]^T
 
-(half the products of vec(c^T c) @ V reshaped (4d^2, d)) and the standard
-term c W, (m, d).
-Both terms are kept for ``npcomp explain``; the features of every inner
-node for the backward (P + 2d numbers per node: 1325 at d = 25).
+(P = 2d^2 + d of the 4d^2 products of vec(c^T c) @ V reshaped (4d^2, d))
+and the standard term c W, (m, d).  Both terms are kept for ``npcomp
+explain``; the features of every inner node for the backward (P + 2d
+numbers per node: 1325 at d = 25).
 
 Backward (eps_h = dLoss/dh, delta = dLoss/d pre-activation), parents first;
 the parent has already added its share to eps_h:
