@@ -12,9 +12,10 @@ no dropout, float32, each minibatch in ``S`` shards (``--shards``, default
 * training sentences per second (forest building, forward, backward, update;
   compilation excluded by a warm-up step),
 * the matrix-product FLOPs of those steps, counted from the actual forests
-  (each weight matrix applied once per node that uses it in the forward;
-  the backward costs twice that: the error to the inputs and the weight
-  gradient), and the GFLOP/s they ran at,
+  (each weight matrix applied once per node that uses it in the forward --
+  the RNTN's tensor as the symmetric half it multiplies, the pairs r <= s
+  of ``rntn.py``; the backward costs twice that: the error to the inputs
+  and the weight gradient), and the GFLOP/s they ran at,
 * the cost per FLOP relative to the N-ary Tree-LSTM measured in the same
   run: (Tree-LSTM GFLOP/s) / (cell GFLOP/s); the target is at most 3.
 
@@ -44,6 +45,17 @@ USES = {
 }
 
 
+def applied_entries(model_name: str, name: str, shape: tuple) -> int:
+    """The entries of weight ``name`` a node's products use: all of them, but
+    for the RNTN's tensor V (2d, 2d, d), whose forms c V^[k] c^T npcomp
+    computes from the pairs r <= s of the symmetrised slices (d (2d + 1) d)."""
+    import numpy as np
+    if (model_name, name) == ("rntn", "V"):
+        width = shape[0]
+        return width * (width + 1) // 2 * shape[2]
+    return int(np.prod(shape))
+
+
 def training_flops(model_name: str, shapes: dict, forest) -> float:
     """Matrix-product FLOPs of one training step on ``forest``: 3 x forward."""
     import numpy as np
@@ -52,7 +64,7 @@ def training_flops(model_name: str, shapes: dict, forest) -> float:
         "child": int(np.sum(forest.parent >= 0)),
         "word": np.unique(forest.word[forest.word >= 0]).shape[0],
     }
-    forward = sum(2.0 * int(np.prod(shapes[name])) * counts[use]
+    forward = sum(2.0 * applied_entries(model_name, name, shapes[name]) * counts[use]
                   for name, use in USES[model_name].items() if name in shapes)
     return 3.0 * forward
 

@@ -1,20 +1,22 @@
-"""Where a training step's Python time goes: the Constituency Tree-LSTM's
-minibatches on the real SST, profiled, per shard count.
+"""Where a training step's Python time goes: a cell's minibatches on the
+real SST, profiled, per shard count.
 
     python bench/profile_step.py [--data-dir DIR] [--minibatches M] [--shards 1,2]
                                  [--model treelstm-nary] [--top K] [--json FILE]
 
-Tai et al.'s setting (d = 150, 300-d random word vectors, minibatch 25,
-dropout 0.5, AdaGrad, lambda 1e-4, float32) on one thread, as ``npcomp
-train --threads 1`` computes it: each minibatch in S shards (``--shards``,
+The setting of ``bench_torch_cells.py`` (the Constituency Tree-LSTM, the
+default ``--model``: Tai et al.'s d = 150, 300-d random word vectors,
+dropout 0.5; every other cell d = d_x = 100, no dropout; all minibatch 25,
+AdaGrad, lambda 1e-4, float32) on one thread, as ``npcomp train --threads
+1`` computes it: each minibatch in S shards (``--shards``,
 one line per count), the shards one after another.  For each count it
 trains ``M`` minibatches twice from the same start, and prints
 
 * the process CPU time per step (``time.process_time``: forest building,
   forward, backward, update), from the run without the profiler;
 * the tree levels a step computes (the calls of the cell's per-level
-  forward function; the backward visits as many), counted by cProfile in
-  the second run, with every Python function call a step makes and their
+  forward function, for the cells ``LEVEL_FUNCTIONS`` names; the backward
+  visits as many), counted by cProfile in the second run, with every Python function call a step makes and their
   number per level;
 * the ``K`` functions with the most time of their own, with their calls per
   step;
@@ -44,10 +46,11 @@ import time
 from harness import (adagrad, initial_parameters, load_sst, minibatches, option_parser,
                      parse_options, set_up_process, training_step, write_results)
 
-INPUT_DIM, HIDDEN_DIM, BATCH_SIZE = 300, 150, 25
-LR, EMBEDDING_LR, L2, DROPOUT = 0.05, 0.1, 1e-4, 0.5
-# the per-level function of a cell's forward pass (the backward's: rows_backward)
-LEVEL_FUNCTION = "rows_forward"
+from bench_torch_cells import BATCH_SIZE, EMBEDDING_LR, L2, LR, OPTIONS, settings
+
+DIM = 100   # d = d_x of every cell but treelstm-nary, as bench_torch_cells.py's default
+# a function the cell's forward pass calls once per level
+LEVEL_FUNCTIONS = {"treelstm-nary": "rows_forward", "rntn": "_gather_features"}
 
 
 def main(argv=None) -> int:
@@ -68,11 +71,14 @@ def main(argv=None) -> int:
     labels = [tree.label for tree in train.trees]
     _, batches = minibatches(np.random.default_rng(1), len(train),
                              args.minibatches * BATCH_SIZE, BATCH_SIZE)
-    print(f"{args.model}, {len(batches)} SST minibatches of {BATCH_SIZE}, d = {HIDDEN_DIM}, "
-          f"d_x = {INPUT_DIM}, dropout {DROPOUT}, float32, one thread")
+    setting = settings(args.model, DIM)
+    print(f"{args.model}, {len(batches)} SST minibatches of {BATCH_SIZE}, "
+          f"d = {setting['hidden_dim']}, d_x = {setting['input_dim']}, "
+          f"dropout {setting['dropout']}, float32, one thread")
     results = {"model": args.model, "minibatches": len(batches), "shards": {}}
     for shards in (int(count) for count in args.shards.split(",")):
-        record = profile(args.model, shards, len(vocab), train, labels, batches, args.top)
+        record = profile(args.model, setting, shards, len(vocab), train, labels, batches,
+                         args.top)
         results["shards"][str(shards)] = record
     results["level_us"] = level_cost(args.model)
     print(f"\na level with next to no arithmetic (d = 2, 25 nodes): "
@@ -113,22 +119,24 @@ def level_cost(model_name: str, trees: int = 25, words: int = 40, rounds: int = 
     return {name: 1e6 * seconds / levels for name, seconds in best.items()}
 
 
-def profile(model_name: str, shards: int, vocab_size: int, train, labels, batches,
-            top: int) -> dict:
+def profile(model_name: str, setting: dict, shards: int, vocab_size: int, train, labels,
+            batches, top: int) -> dict:
     """CPU per step (unprofiled), then the calls of the same steps under cProfile."""
     import numpy as np
 
     from npcomp.cells import make_cell
     from npcomp.model import TreeModel
 
-    model = TreeModel(make_cell(model_name, INPUT_DIM, HIDDEN_DIM), 5, vocab_size, INPUT_DIM)
+    input_dim = setting["input_dim"]
+    cell = make_cell(model_name, input_dim, setting["hidden_dim"], **OPTIONS.get(model_name, {}))
+    model = TreeModel(cell, 5, vocab_size, input_dim)
     start = initial_parameters(model, np.random.default_rng(1), np.float32)
 
     def fresh_step():
         params = start.copy()
         return training_step(model, params, adagrad(model, LR, EMBEDDING_LR, np.float32),
                              train, labels, shards=shards, rng=np.random.default_rng(2),
-                             dropout=DROPOUT, l2=L2)
+                             dropout=setting["dropout"], l2=L2)
 
     fresh_step()(batches[0])   # compile or load the kernels
     step = fresh_step()
@@ -147,11 +155,13 @@ def profile(model_name: str, shards: int, vocab_size: int, train, labels, batche
     stats = pstats.Stats(profiler)
     steps = len(batches)
     levels = sum(entry[1] for (_, _, name), entry in stats.stats.items()
-                 if name == LEVEL_FUNCTION) / steps
+                 if name == LEVEL_FUNCTIONS.get(model_name)) / steps
     calls = stats.total_calls / steps
-    print(f"\nshards {shards}: {cpu_ms:.1f} ms CPU a step ({wall_ms:.1f} ms wall); "
-          f"{levels:.1f} levels a step, {calls:.0f} Python calls a step, "
-          f"{calls / max(levels, 1e-9):.1f} a level")
+    per_level = calls / levels if levels else None
+    counted = (f"{levels:.1f} levels a step, {calls:.0f} Python calls a step, "
+               f"{per_level:.1f} a level" if levels else
+               f"{calls:.0f} Python calls a step (levels not counted for {model_name})")
+    print(f"\nshards {shards}: {cpu_ms:.1f} ms CPU a step ({wall_ms:.1f} ms wall); {counted}")
     print(f"  {'own s':>7} {'calls/step':>10}  function")
     own = sorted(stats.stats.items(), key=lambda item: item[1][2], reverse=True)[:top]
     listed = []
@@ -160,7 +170,7 @@ def profile(model_name: str, shards: int, vocab_size: int, train, labels, batche
         print(f"  {tottime:7.3f} {ncalls / steps:10.1f}  {where}")
         listed.append({"function": where, "own_s": tottime, "calls_per_step": ncalls / steps})
     return {"cpu_ms_per_step": cpu_ms, "wall_ms_per_step": wall_ms, "levels_per_step": levels,
-            "calls_per_step": calls, "calls_per_level": calls / max(levels, 1e-9),
+            "calls_per_step": calls, "calls_per_level": per_level,
             "top": listed}
 
 

@@ -104,7 +104,8 @@ def test_kernels_match_their_python_versions(monkeypatch):
         return [h, d_x] + [grads[name] for name in sorted(grads)]
 
     compiled = run()
-    for kernel in ("_gather_features", "_tanh_deltas", "_route_to_children"):
+    for kernel in ("_symmetrised", "_gather_features", "_tanh_deltas", "_route_to_children",
+                   "_dot_after_first", "_add_symmetric"):
         monkeypatch.setattr(rntn, kernel, getattr(rntn, kernel).py_func)
     for jitted, python in zip(compiled, run()):
         np.testing.assert_allclose(jitted, python, rtol=1e-13, atol=1e-15)
@@ -176,9 +177,12 @@ def test_unplanted_case_passes():
 
 def test_detects_forgotten_transpose_term(monkeypatch):
     """Backward uses d(c V^[k] c^T)/dc = c V^[k] instead of c (V^[k] + V^[k]^T)."""
+    def forgotten(V, out):                      # V^[k]_rs where S^[k]_rs belongs
+        out[...] = V[np.triu_indices(V.shape[0])]
+
     def wrap(backward):
         return backward_while(backward, lambda params, forest: replaced(
-            rntn, "_symmetrised", lambda V: V.copy()))
+            rntn, "_symmetrised", forgotten))
     errors = _errors_with(monkeypatch, wrap)
     assert errors["cell.V"] > TOLERANCE and errors["embedding"] > TOLERANCE
     assert errors["softmax.W"] <= TOLERANCE
