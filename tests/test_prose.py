@@ -8,8 +8,10 @@ root_acc")``.  The title is ``TABLE SETTING [dev] METRIC [STAT]``: the
 setting's test figures (dev's with ``dev``), STAT one of mean, std, median,
 min, max, n, ci_low, ci_high, paper (the paper's figure), best (the test
 figure of the seed best on dev, a best-of-N row's protocol); without STAT the
-text is ``mean ± std``.  Terms joined by `` - `` give a difference.  The
-text must be the value at the precision the text shows.
+text is ``mean ± std``.  Terms joined by `` - `` give a difference.  A
+comparison of a report's ("Comparisons") is ``TABLE comparison NAME STAT``,
+STAT one of difference, ci_low, ci_high, p.  The text must be the value at
+the precision the text shows.
 """
 import json
 import re
@@ -24,7 +26,8 @@ REFERENCE = re.compile(r"\[([^\[\]]+)\]\(([^)\s]+\.md)(?:#[^)\s]*)? \"([^\"]+)\"
 NUMBER = re.compile(r"(?<![\w.])-?\d+\.\d{2,}(?![\w.])")
 SUMMARY = re.compile(r"<!-- npcomp reproduce --summary -->.*?<!-- end of npcomp reproduce "
                      r"--summary -->", re.S)
-STATS = ("mean", "std", "median", "min", "max", "n", "ci_low", "ci_high", "paper", "best")
+STATS = ("mean", "std", "median", "min", "max", "n", "ci_low", "ci_high", "paper", "best",
+         "difference", "p")
 
 
 def _report(table: str) -> dict:
@@ -37,6 +40,8 @@ def _report(table: str) -> dict:
 def resolve(term: str) -> float:
     """The value a term names (module docstring)."""
     words = term.split()
+    if words[1] == "comparison":
+        return _comparison(*words[:1], *words[2:])
     stat = words.pop() if words[-1] in STATS else None
     table, setting, *split, metric = words
     split = split[0] if split else "test"
@@ -53,6 +58,15 @@ def resolve(term: str) -> float:
     if stat in ("ci_low", "ci_high"):
         return stats["ci95"][0 if stat == "ci_low" else 1]
     return stats[stat or "mean"]
+
+
+def _comparison(table: str, name: str, stat: str) -> float:
+    found = [one for one in _report(table).get("comparisons", []) if one["comparison"] == name]
+    assert found, f"no comparison {name} in {table}.json"
+    assert found[0]["status"] == "measured", f"{table} comparison {name}: not yet measured"
+    if stat in ("ci_low", "ci_high"):
+        return found[0]["ci95"][0 if stat == "ci_low" else 1]
+    return found[0][stat]
 
 
 def _decimals(text: str) -> int:

@@ -15,7 +15,7 @@ from npcomp.cli import main
 from npcomp.experiments.option_sources import setting_options
 from npcomp.experiments.paper_rows import NO_DATA, NOT_IMPLEMENTED
 from npcomp.experiments.report import (BELOW, MEASURED, MIN_SEEDS, NOT_YET, REACHED, best_of,
-                                       report_record)
+                                       comparison_records, report_record)
 from npcomp.training.run_paths import absolute_values, recorded_config
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -129,6 +129,43 @@ def test_le_zuidemas_best_of_ten_on_dev(tmp_path):
     best = best_of(sweep, record, "root_acc", 10, 48.0)
     assert best["seed"] == 2 and best["test"] == 42.0 and best["verdict"] == BELOW  # tie: seed 2
     assert best_of(sweep, record, "root_acc", 10, 41.5)["verdict"] == REACHED
+
+
+def test_a_comparison_is_welchs_interval_of_the_difference(tmp_path):
+    """The vectors table's differences: Welch's interval from the runs'
+    test figures (scipy's, recomputed here by hand), not yet measured while
+    either setting has fewer than five seeds."""
+    from scipy import stats
+
+    table = paper_tables.table("vectors")
+    comparison = table.comparisons[0]
+    figures = {comparison.first: [47.3, 48.6, 47.7, 48.5, 47.4],
+               comparison.second: [45.2, 46.7, 46.0, 45.9, 46.3]}
+    sweep = tmp_path / "vectors"
+    settings = []
+    for setting, values in figures.items():
+        runs = []
+        for seed, value in enumerate(values, start=1):
+            run = sweep / "runs" / f"{setting}-s{seed}"
+            run.mkdir(parents=True)
+            (run / "metrics.json").write_text(json.dumps({"test": {"root_acc": value}}))
+            runs.append(f"runs/{setting}-s{seed}")
+        settings.append({"setting": setting, "runs": runs})
+    record = next(one for one in comparison_records(table, {"settings": settings}, sweep)
+                  if one["comparison"] == comparison.name)
+    first, second = figures[comparison.first], figures[comparison.second]
+    difference = sum(first) / 5 - sum(second) / 5
+    variance = [sum((x - sum(v) / 5) ** 2 for x in v) / 4 / 5 for v in (first, second)]
+    error = sum(variance) ** 0.5
+    freedom = sum(variance) ** 2 / sum(one ** 2 / 4 for one in variance)
+    half = stats.t.ppf(0.975, freedom) * error
+    assert record["status"] == MEASURED and record["verdict"] == "first above"
+    assert record["difference"] == pytest.approx(difference)
+    assert record["ci95"] == pytest.approx([difference - half, difference + half])
+    settings[1]["runs"] = settings[1]["runs"][:4]
+    record = next(one for one in comparison_records(table, {"settings": settings}, sweep)
+                  if one["comparison"] == comparison.name)
+    assert record["status"] == NOT_YET and record["n"] == [5, 4]
 
 
 @pytest.mark.parametrize("name", list(PRINTED_ROWS))

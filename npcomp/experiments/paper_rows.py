@@ -151,10 +151,23 @@ OWN_DATA_TASKS = ("mpqa",)
 
 
 @dataclass(frozen=True)
+class Comparison:
+    """Two settings of a table compared over their seeds: the difference of
+    their mean test figures, ``first`` minus ``second``, on the table's
+    metric; ``label`` says what the difference measures."""
+
+    name: str
+    label: str
+    first: str
+    second: str
+
+
+@dataclass(frozen=True)
 class Table:
     """A paper's table: its rows, whether its report draws each setting's
     root confusion matrix over its seeds (the paper has one), the paper's
-    figures it draws, and a note on how the paper's figures were obtained."""
+    figures it draws, a note on how the paper's figures were obtained, and
+    the pairs of settings whose differences it measures (``Comparison``)."""
 
     name: str
     title: str
@@ -165,6 +178,8 @@ class Table:
     # K-fold cross-validation on a user's copy of a corpus (own_data), as the paper
     own_data: OwnData | None = None
     folds: int = 0
+    # pairs of settings whose difference the report measures (a table of no paper)
+    comparisons: tuple = ()
 
     def run_options(self, options: dict, train: str, folds: int | None = None) -> dict:
         """A setting's options (``Row.settings``) as `npcomp train` takes them:

@@ -15,7 +15,8 @@ MPQA.  Nothing here imports NumPy.
 """
 from __future__ import annotations
 
-from .paper_rows import (DEFAULT, NOT_IMPLEMENTED, PAPER, OwnData, PaperFigure, Row, Table,
+from .paper_rows import (DEFAULT, NOT_IMPLEMENTED, PAPER, Comparison, OwnData, PaperFigure,
+                         Row, Table,
                          measured_in, no_data, not_implemented)
 
 # what every run of a table takes beside its row's setting: each minibatch in
@@ -64,6 +65,28 @@ VECTOR_SETTINGS = (
     ("word2vec300-fixed", "word2vec 300-d subset, fixed",
      dict(vectors=WORD2VEC_300, fixed_embeddings=True)),
 )
+
+VECTOR_MODELS = (("constituency", "Constituency Tree-LSTM", "treelstm-nary"),
+                 ("lstm-rnn", "LSTM-RNN", "lstm-rnn"))
+# what the `vectors` table measures: (name, what the difference isolates, first, second)
+VECTOR_COMPARISONS = (
+    ("pretrained-50", "GloVe 50-d against random 50-d, both tuned (pretraining at one "
+                      "dimension)", "glove50", "random50"),
+    ("dimension", "random 300-d against random 50-d (dimension, no pretraining)",
+     "random300", "random50"),
+    ("pretrained-300", "word2vec 300-d against random 300-d, both tuned (pretraining at one "
+                       "dimension)", "word2vec300", "random300"),
+    ("tuning-glove", "GloVe 50-d tuned against fixed", "glove50", "glove50-fixed"),
+    ("tuning-word2vec", "word2vec 300-d tuned against fixed", "word2vec300",
+     "word2vec300-fixed"),
+)
+VECTORS_NOTE = (
+    "Each model at its paper's settings, only the word vectors changed: the Constituency "
+    "Tree-LSTM at Tai et al.'s (Table 2), the LSTM-RNN at Le & Zuidema's. Random vectors are "
+    "drawn uniform in [-0.05, 0.05] and tuned; GloVe 6B 50-d and the 26k-word word2vec "
+    "subset (the words it lacks random, held fixed) are tuned with the other weights or "
+    "held fixed. The Constituency Tree-LSTM's random 300-d and GloVe rows take the commands "
+    "of the tai-sst report's random and GloVe rows.")
 
 # the sources of options a row sets itself
 GLOVE_SOURCE = (PAPER, "the paper's GloVe vectors; 50-d GloVe 6B here (see vectors)")
@@ -423,10 +446,14 @@ TABLES = {table.name: table for table in (
             {"root_acc": None}, options, vectors=vectors_label,
             option_sources={key: (DEFAULT, "the variable this table compares")
                             for key in ("vectors", "embedding_dim", "fixed_embeddings")})
-        for short, label, model in (("constituency", "Constituency Tree-LSTM", "treelstm-nary"),
-                                    ("lstm-rnn", "LSTM-RNN", "lstm-rnn"))
+        for short, label, model in VECTOR_MODELS
         for task in ("sst5", "sst2")
-        for vectors, vectors_label, options in VECTOR_SETTINGS)),
+        for vectors, vectors_label, options in VECTOR_SETTINGS),
+        note=VECTORS_NOTE, comparisons=tuple(
+            Comparison(f"{short}-{task}-{name}", f"{label}, {task}: {what}",
+                       f"{short}-{first}-{task}", f"{short}-{second}-{task}")
+            for short, label, _ in VECTOR_MODELS for task in ("sst5", "sst2")
+            for name, what, first, second in VECTOR_COMPARISONS)),
     Table("rntn", "Socher et al. 2013: the RNTN on the SST", (
         Row("fine", "RNTN, fine", "rntn", "sst5", {"root_acc": 45.7, "all_acc": 80.7},
             dev=RNTN_RELEASED_RATE, dev_source=RNTN_RELEASED_SOURCE, source="Table 1"),

@@ -187,6 +187,40 @@ def _entry(row, name: str | None, record: dict, choice: dict | None,
     return entry
 
 
+def comparison_records(table: Table, results: dict | None, sweep_dir: Path) -> list:
+    """Each of the table's comparisons (``Comparison``): the difference of
+    the two settings' mean test figures, Welch's 95% confidence interval of
+    it and its two-sided p (scipy), once both settings are measured; the
+    verdict says whether the interval lies above 0, below it, or holds it."""
+    from scipy import stats as scipy_stats
+
+    by_setting = {record["setting"]: record for record in (results or {}).get("settings", [])}
+    metric = next(row.metric for row in table.rows if row.trained)
+    out = []
+    for comparison in table.comparisons:
+        record = {"comparison": comparison.name, "label": comparison.label,
+                  "first": comparison.first, "second": comparison.second, "metric": metric}
+        values = [_test_values(sweep_dir, by_setting.get(name, {}), metric)
+                  for name in (comparison.first, comparison.second)]
+        record["n"] = [len(one) for one in values]
+        if min(record["n"]) < MIN_SEEDS:
+            out.append(dict(record, status=NOT_YET))
+            continue
+        test = scipy_stats.ttest_ind(*values, equal_var=False)
+        low, high = test.confidence_interval(0.95)
+        difference = sum(values[0]) / len(values[0]) - sum(values[1]) / len(values[1])
+        verdict = ("first above" if low > 0 else "first below" if high < 0
+                   else "within noise")
+        out.append(dict(record, status=MEASURED, difference=difference,
+                        ci95=[float(low), float(high)], p=float(test.pvalue), verdict=verdict))
+    return out
+
+
+def _test_values(sweep_dir: Path, record: dict, metric: str) -> list:
+    """The test figures of a setting's finished runs, in the order of its seeds."""
+    return [_run_metrics(sweep_dir, run)["test"][metric] for run in record.get("runs", [])]
+
+
 def report_record(table: Table, results: dict | None, out: Path,
                   other_results=None, missing: str | None = None) -> dict:
     """DIR/TABLE.json: every row of the table with its status, and per
@@ -219,6 +253,8 @@ def report_record(table: Table, results: dict | None, out: Path,
                 entries.append(entry)
     record = {"table": table.name, "title": table.title, "note": table.note,
               "rows": entries, "dev_choices": choices}
+    if table.comparisons:
+        record["comparisons"] = comparison_records(table, results, out / table.name)
     if folds:
         record["folds"] = folds
     return record

@@ -40,9 +40,13 @@ def table_lines(record: dict, sweep_dir, results, other_sweep) -> list:
     """The report's table: a line per row and setting."""
     by_setting = {one["setting"]: one for one in (results or {}).get("settings", [])}
     per = "fold" if record.get("folds") else "seed"
-    lines = ["| paper's table | row | setting | paper | ours: mean ± std | 95% CI | min-max | n | "
-             f"verdict | training time per {per} |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+    paperless = without_paper(record)
+    lines = (["| row | setting | mean ± std | 95% CI | min-max | n | status | "
+              f"training time per {per} |", "|---|---|---|---|---|---|---|---|"]
+             if paperless else
+             ["| paper's table | row | setting | paper | ours: mean ± std | 95% CI | min-max | "
+              f"n | verdict | training time per {per} |",
+              "|---|---|---|---|---|---|---|---|---|---|"])
     for entry in record["rows"]:
         metric = entry["metric"]
         paper = entry["paper"].get(metric)
@@ -65,10 +69,51 @@ def table_lines(record: dict, sweep_dir, results, other_sweep) -> list:
             verdict += (f"; best of {best['count']} on dev: "
                         + (best.get("verdict", "-") if best["finished"] == best["count"]
                            else "pending"))
+        if paperless:
+            lines.append(f"| {entry['label']} | {_setting_cell(entry)} | {ours} | {ci} | "
+                         f"{extent} | {n} | {entry['status'] if entry.get('ours') else verdict} | "
+                         f"{_minutes(seconds)} |")
+            continue
         lines.append(f"| {entry['source'] or '-'} | {entry['label']} | {_setting_cell(entry)} | "
                      f"{paper_text} | {ours} | {ci} | {extent} | {n} | {verdict} | "
                      f"{_minutes(seconds)} |")
     return lines
+
+
+def without_paper(record: dict) -> bool:
+    """Whether the table is of no paper: none of its rows has a paper's figure."""
+    return not any(value is not None for entry in record["rows"]
+                   for value in entry["paper"].values())
+
+
+def _comparisons(record: dict) -> list:
+    comparisons = record.get("comparisons")
+    if not comparisons:
+        return []
+    metric = comparisons[0]["metric"]
+    lines = ["## Comparisons", "",
+             "Each pair of settings: the difference of their mean test figures (first minus "
+             "second), Welch's 95% confidence interval of it and its two-sided p (the seeds "
+             "of each setting taken as independent samples). *Above* or *below*: the "
+             "interval lies wholly on one side of 0; *within noise*: it holds 0.", "",
+             "| comparison | first | second | difference | 95% CI | p | verdict |",
+             "|---|---|---|---|---|---|---|"]
+    for one in comparisons:
+        if one["status"] != "measured":
+            figures = f"- | - | - | not yet measured ({min(one['n'])} of {MIN_SEEDS} seeds)"
+        else:
+            low, high = one["ci95"]
+            verdict = {"first above": "above", "first below": "below"}.get(
+                one["verdict"], one["verdict"])
+            figures = (f"{_signed(one['difference'], metric)} | [{_signed(low, metric)}, "
+                       f"{_signed(high, metric)}] | {one['p']:.2g} | {verdict}")
+        lines.append(f"| {one['label']} | `{one['first']}` | `{one['second']}` | {figures} |")
+    return lines + [""]
+
+
+def _signed(value: float, metric: str) -> str:
+    text = number(abs(value), metric)
+    return text if value >= 0 else f"−{text}"
 
 
 def _not_measured(record: dict) -> list:
@@ -159,8 +204,10 @@ def _row_sections(record: dict, table, commands: dict) -> list:
     for row in table.rows:
         if not row.trained:
             continue
-        lines += [f"## {row.label}", "", f"- the paper's table: {row.source or '-'}",
-                  f"- vectors: {row.vectors}"]
+        lines += [f"## {row.label}", ""]
+        if row.source:
+            lines.append(f"- the paper's table: {row.source}")
+        lines.append(f"- vectors: {row.vectors}")
         others = {key: value for key, value in row.paper.items()
                   if key != row.metric and value is not None}
         if others:
@@ -191,13 +238,18 @@ def markdown(record: dict, table, machine: str, rerun_with, sweep_dir, results,
             "the seeds of each setting trained here (test set; mean ± sample std, the 95% "
             "confidence interval of the mean, min-max, n), measured once "
             f"{MIN_SEEDS} seeds have finished")
-    lines = [f"# {table.title}", "",
-             f"Every row of the paper's table: the paper's figure beside ours over {over}; "
-             "rows measured by another report link to it. Verdicts: *above* (the "
-             "paper's figure below our interval), *reached* (our mean at or above it), *within "
-             "noise* (inside our interval), *below*. Settings: *paper* (no option chosen on "
-             "dev), *chosen on dev*, or an *alternative* tried and not chosen (below, "
-             f"\"Choices on dev\"). Machine: {machine}. Rerun: `{rerun}`.", ""]
+    if without_paper(record):
+        intro = (f"No paper's table: the settings below over {over}, and the differences "
+                 "between them (\"Comparisons\"). Settings: *paper* (no option chosen on "
+                 f"dev). Machine: {machine}. Rerun: `{rerun}`.")
+    else:
+        intro = (f"Every row of the paper's table: the paper's figure beside ours over {over}; "
+                 "rows measured by another report link to it. Verdicts: *above* (the "
+                 "paper's figure below our interval), *reached* (our mean at or above it), "
+                 "*within noise* (inside our interval), *below*. Settings: *paper* (no option "
+                 "chosen on dev), *chosen on dev*, or an *alternative* tried and not chosen "
+                 f"(below, \"Choices on dev\"). Machine: {machine}. Rerun: `{rerun}`.")
+    lines = [f"# {table.title}", "", intro, ""]
     if record.get("overrides"):
         given = ", ".join(f"{key} {value}" for key, value in record["overrides"].items())
         lines += [f"**Not the paper's protocol**: these runs were made with {given} in place "
@@ -209,7 +261,8 @@ def markdown(record: dict, table, machine: str, rerun_with, sweep_dir, results,
         next(row.metric for row in table.rows if row.trained)
     lower = " (lower is better)" if metric in LOWER_IS_BETTER else ""
     lines += ["", f"Metric: {METRIC_NAMES[metric]}{lower}.", ""]
-    lines += _not_measured(record) + _dev_choices(record) + _protocol(record, rerun_with)
+    lines += (_comparisons(record) + _not_measured(record) + _dev_choices(record)
+              + _protocol(record, rerun_with))
     lines += [f"![{path.rsplit('/', 1)[-1].removesuffix('.png')}]({path})" for path in figures]
     if figures:
         lines.append("")
