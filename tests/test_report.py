@@ -15,7 +15,7 @@ from npcomp.cli import main
 from npcomp.experiments.option_sources import setting_options
 from npcomp.experiments.paper_rows import NO_DATA, NOT_IMPLEMENTED
 from npcomp.experiments.report import (BELOW, MEASURED, MIN_SEEDS, NOT_YET, REACHED, best_of,
-                                       comparison_records, report_record)
+                                       comparison_records, report_record, summary_table)
 from npcomp.training.run_paths import absolute_values, recorded_config
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -166,6 +166,18 @@ def test_a_comparison_is_welchs_interval_of_the_difference(tmp_path):
     record = next(one for one in comparison_records(table, {"settings": settings}, sweep)
                   if one["comparison"] == comparison.name)
     assert record["status"] == NOT_YET and record["n"] == [5, 4]
+
+
+def test_a_table_of_no_paper_is_one_line_of_the_summary():
+    rows = [{"row": name, "label": name, "setting": name, "metric": "root_acc",
+             "paper": {"root_acc": None}, "status": status}
+            for name, status in (("a", MEASURED), ("b", MEASURED), ("c", NOT_YET))]
+    comparisons = [{"verdict": "first above"}, {"verdict": "within noise"},
+                   {"status": NOT_YET}]
+    table = summary_table([{"table": "vectors", "rows": rows, "comparisons": comparisons}])
+    assert table.splitlines()[2:] == [
+        "| [vectors](docs/results/vectors.md) | no paper's table: 2 of 3 settings measured; "
+        "3 differences: 1 above 0, 1 within noise, 1 not yet measured | | | | |"]
 
 
 @pytest.mark.parametrize("name", list(PRINTED_ROWS))

@@ -295,6 +295,9 @@ def summary_table(reports: list) -> str:
              "|---|---|---|---|---|---|"]
     for record in reports:
         link = f"[{record['table']}](docs/results/{record['table']}.md)"
+        if not any(value is not None for row in record["rows"] for value in row["paper"].values()):
+            lines.append(f"| {link} | {_paperless_summary(record)} | | | | |")
+            continue
         others = {}
         for row in record["rows"]:
             if row["status"] not in (MEASURED, NOT_YET) or row.get("same_as"):
@@ -314,3 +317,20 @@ def summary_table(reports: list) -> str:
             counted = ", ".join(f"{count} {status}" for status, count in others.items())
             lines.append(f"| {link} | the paper's other rows: {counted} | | | | |")
     return "\n".join(lines)
+
+
+def _paperless_summary(record: dict) -> str:
+    """A table of no paper in one line: its settings measured and its
+    comparisons' verdicts, counted."""
+    measured = sum(row["status"] == MEASURED for row in record["rows"])
+    text = f"no paper's table: {measured} of {len(record['rows'])} settings measured"
+    comparisons = record.get("comparisons") or []
+    if comparisons:
+        verdicts = {}
+        for one in comparisons:
+            verdict = {"first above": "above 0", "first below": "below 0"}.get(
+                one.get("verdict"), one.get("verdict") or "not yet measured")
+            verdicts[verdict] = verdicts.get(verdict, 0) + 1
+        text += (f"; {len(comparisons)} differences: "
+                 + ", ".join(f"{count} {verdict}" for verdict, count in verdicts.items()))
+    return text
