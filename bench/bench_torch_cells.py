@@ -13,8 +13,7 @@ epochs over the same ``K`` training sentences in the same minibatches, an
 npcomp epoch alternating with a PyTorch epoch: these machines' speed drifts
 by a quarter within minutes, so only epochs timed side by side compare.
 The ratio is the median of the per-round ratios npcomp / PyTorch; the
-target is 3x for the Constituency Tree-LSTM (``treelstm-nary``) and 2x for
-every other cell.
+target is 2x for every cell (``TARGET``).
 
 Settings.  ``treelstm-nary`` trains in Tai et al.'s setting, as
 ``bench_treelstm.py``: d = 150, 300-d word vectors, dropout 0.5 on the
@@ -50,8 +49,7 @@ from harness import (adagrad, add_shards_option, alternate_epochs, as_npcomp_tra
 MODELS = ("treelstm-nary", "treelstm-childsum", "slstm", "lstm-rnn", "rntn", "recnn",
           "lstm", "bilstm")
 CHAINS = ("lstm", "bilstm")
-TARGETS = {"treelstm-nary": 3.0}
-DEFAULT_TARGET = 2.0
+TARGET = 2.0
 OPTIONS = {"lstm-rnn": dict(activation="tanh", untied=False),
            "recnn": dict(activation="tanh", untied=False)}
 BATCH_SIZE = 25
@@ -119,7 +117,7 @@ def main(argv=None) -> int:
         labels = [tree.label for tree in split.trees]
         setting = settings(name, args.dim)
         check = _check(name, setting, vocab, split.forest(batches[0], labels))
-        record = {"trees": kind, **setting, "target": TARGETS.get(name, DEFAULT_TARGET),
+        record = {"trees": kind, **setting, "target": TARGET,
                   "check": check, "threads": {}}
         for threads in thread_counts:
             record["threads"][str(threads)] = _measure(name, setting, vocab, split, labels,

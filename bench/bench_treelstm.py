@@ -97,6 +97,8 @@ def main(argv=None) -> int:
 
     import numpy as np
 
+    from npcomp.training.machine import machine_description
+
     machine = matmul_throughput(np, args.threads)
     print(f"machine: {args.threads} thread(s); float32 matrix product "
           f"{machine['float32']:.1f} GFLOP/s, float64 {machine['float64']:.1f} GFLOP/s")
@@ -108,7 +110,8 @@ def main(argv=None) -> int:
         "dynet_config", "dynet_cells",
         "DyNet baselines skipped: DyNet is not installed (pip install dynet38)")
 
-    results = {"threads": args.threads, "shards": args.shards, "machine_gflops": machine}
+    results = {"threads": args.threads, "shards": args.shards, "machine_gflops": machine,
+               "machine": machine_description()}
     # the calling thread and N - 1 helpers (BLAS runs one thread in each)
     helpers = ThreadPoolExecutor(max_workers=args.threads - 1) if args.threads > 1 else None
     try:
