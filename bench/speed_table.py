@@ -18,6 +18,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from npcomp.training.machine import machine_summary
+
 HERE = Path(__file__).resolve().parent
 FILES = {"one": "treelstm-1-thread.json", "two": "treelstm-2-threads.json",
          "cells": "cells.json"}
@@ -112,15 +114,6 @@ def cell_rows(cells: dict) -> list:
     return rows
 
 
-def _machine(machine: dict) -> str:
-    """The CPU, its cores, the BLAS kernels and the versions, as one line."""
-    parts = [machine.get("cpu"), machine.get("cores") and f"{machine['cores']} cores",
-             machine.get("blas_kernels") and f"OpenBLAS kernels {machine['blas_kernels']}",
-             machine.get("numpy") and f"NumPy {machine['numpy']}",
-             machine.get("numba") and f"numba {machine['numba']}"]
-    return ", ".join(part for part in parts if part) or "not recorded"
-
-
 def _times(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}x"
 
@@ -129,7 +122,7 @@ def table(out: Path) -> str:
     """The whole table, in Markdown, from the JSON files in ``out``."""
     read = {name: json.loads((out / file).read_text()) for name, file in FILES.items()}
     one, two = read["one"], read["two"]
-    lines = [f"Machine: {_machine(two.get('machine') or {})}; matrix products "
+    lines = [f"Machine: {machine_summary(two.get('machine') or {})}; matrix products "
              f"{one['machine_gflops']['float32']:.1f} GFLOP/s on 1 thread, "
              f"{two['machine_gflops']['float32']:.1f} on 2 (float32)", "",
              f"Constituency Tree-LSTM on the SST, float32, {two['shards']} shards", "",

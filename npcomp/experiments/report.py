@@ -26,6 +26,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from npcomp.training.machine import machine_summary
+
 from .option_sources import setting_kind, setting_options
 from .paper_rows import LOWER_IS_BETTER, MIN_SEEDS, NO_DATA, Table
 
@@ -265,13 +267,7 @@ def machine_line(sweep_dir: Path, results: dict | None) -> str:
     for record in (results or {}).get("runs", {}).values():
         if record["status"] != "finished":
             continue
-        machine = _run_metrics(sweep_dir, record["run_dir"]).get("machine") or {}
-        parts = [machine.get("cpu"), machine.get("cores") and f"{machine['cores']} cores",
-                 machine.get("machine"),
-                 machine.get("blas_kernels") and f"OpenBLAS kernels {machine['blas_kernels']}",
-                 machine.get("numpy") and f"NumPy {machine['numpy']}",
-                 machine.get("numba") and f"numba {machine['numba']}"]
-        return ", ".join(part for part in parts if part) or "not recorded"
+        return machine_summary(_run_metrics(sweep_dir, record["run_dir"]).get("machine") or {})
     return "no finished run"
 
 
@@ -295,7 +291,7 @@ def summary_table(reports: list) -> str:
              "|---|---|---|---|---|---|"]
     for record in reports:
         link = f"[{record['table']}](docs/results/{record['table']}.md)"
-        if not any(value is not None for row in record["rows"] for value in row["paper"].values()):
+        if without_paper(record):
             lines.append(f"| {link} | {_paperless_summary(record)} | | | | |")
             continue
         others = {}
@@ -317,6 +313,12 @@ def summary_table(reports: list) -> str:
             counted = ", ".join(f"{count} {status}" for status, count in others.items())
             lines.append(f"| {link} | the paper's other rows: {counted} | | | | |")
     return "\n".join(lines)
+
+
+def without_paper(record: dict) -> bool:
+    """Whether a report is of no paper's table: none of its rows has a paper's figure."""
+    return not any(value is not None for entry in record["rows"]
+                   for value in entry["paper"].values())
 
 
 def _paperless_summary(record: dict) -> str:

@@ -6,7 +6,7 @@ command that trains it."""
 from __future__ import annotations
 
 from .paper_rows import LOWER_IS_BETTER, MIN_SEEDS
-from .report import KINDS, METRIC_NAMES, number, paper_number
+from .report import KINDS, METRIC_NAMES, number, paper_number, without_paper
 from .report import training_seconds as _seconds
 
 # the order an option's sources are listed in
@@ -78,12 +78,6 @@ def table_lines(record: dict, sweep_dir, results, other_sweep) -> list:
                      f"{paper_text} | {ours} | {ci} | {extent} | {n} | {verdict} | "
                      f"{_minutes(seconds)} |")
     return lines
-
-
-def without_paper(record: dict) -> bool:
-    """Whether the table is of no paper: none of its rows has a paper's figure."""
-    return not any(value is not None for entry in record["rows"]
-                   for value in entry["paper"].values())
 
 
 def _comparisons(record: dict) -> list:

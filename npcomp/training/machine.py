@@ -72,3 +72,15 @@ def machine_description() -> dict:
     blas = config.get("Build Dependencies", {}).get("blas", {})
     description["blas"] = blas.get("openblas configuration") or blas.get("name")
     return description
+
+
+def machine_summary(description: dict) -> str:
+    """A ``machine_description`` as one line: the CPU, its cores, the
+    architecture, the BLAS kernels and the versions of NumPy and numba."""
+    parts = [description.get("cpu"),
+             description.get("cores") and f"{description['cores']} cores",
+             description.get("machine"),
+             description.get("blas_kernels") and f"OpenBLAS kernels {description['blas_kernels']}",
+             description.get("numpy") and f"NumPy {description['numpy']}",
+             description.get("numba") and f"numba {description['numba']}"]
+    return ", ".join(part for part in parts if part) or "not recorded"
