@@ -73,6 +73,20 @@ def test_setting_names_are_unique_and_the_sweep_plans_every_row():
         assert list(spec.settings) == names and spec.seeds == [1, 2, 3, 4, 5]
 
 
+def test_each_command_gives_an_option_once_and_a_rows_shards_over_the_tables():
+    """A report's command trains one seed as its runs trained: the shards
+    every reproduce run takes, unless the row sets its own (the shards
+    table's two-shards row)."""
+    from npcomp.cli.reproduce import _commands
+    for table in paper_tables.TABLES.values():
+        for name, command in _commands(table, Path("docs/results"), {}).items():
+            options = [word for word in command.split() if word.startswith("--")]
+            assert len(options) == len(set(options)), (table.name, name, command)
+    commands = _commands(paper_tables.table("shards"), Path("docs/results"), {})
+    assert "--shards 2 " in commands["two-shards"] and "--shards 1" not in commands["two-shards"]
+    assert "--shards 1 " in commands["one-shard"]
+
+
 def test_verdicts():
     def stats(mean, low=None, high=None):
         return {"mean": mean, "ci95": None if low is None else [low, high]}

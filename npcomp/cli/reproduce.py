@@ -338,7 +338,9 @@ def _commands(table, out: Path, overrides: dict) -> dict:
                 options = dict(options, epochs=overrides["epochs"])
             # the options every reproduce run takes (its shards) belong to the
             # command that trains one seed as the committed runs were trained
-            arguments = (command_line(options) + command_line(RUN_OPTIONS)
+            # (a table whose rows set an option of RUN_OPTIONS themselves: theirs)
+            pinned = {key: value for key, value in RUN_OPTIONS.items() if key not in options}
+            arguments = (command_line(options) + command_line(pinned)
                          + (["--fold", "K"] if table.folds else []))
             if row.parses:
                 arguments += ["--parses-dir", str(out / "parses" / "sst")]

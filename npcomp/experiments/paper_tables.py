@@ -88,6 +88,13 @@ VECTORS_NOTE = (
     "held fixed. The Constituency Tree-LSTM's random 300-d and GloVe rows take the commands "
     "of the tai-sst report's random and GloVe rows.")
 
+SHARDS_NOTE = (
+    "The Constituency Tree-LSTM at Tai et al.'s settings (the command of the tai-sst "
+    "report's random-vectors fine-grained row), each minibatch computed in one shard or in "
+    "two (npcomp train's default). The shards' objective and gradient are the minibatch's "
+    "up to the order of floating-point sums (docs/EQUATIONS.md section 7); the dropout masks "
+    "are drawn shard after shard, so one seed draws other masks in one shard than in two.")
+
 # the sources of options a row sets itself
 GLOVE_SOURCE = (PAPER, "the paper's GloVe vectors; 50-d GloVe 6B here (see vectors)")
 FIXED = {"fixed_embeddings": (PAPER, "Tai et al. 2015, Table 2 ('Glove vectors, fixed')")}
@@ -454,6 +461,15 @@ TABLES = {table.name: table for table in (
                        f"{short}-{first}-{task}", f"{short}-{second}-{task}")
             for short, label, _ in VECTOR_MODELS for task in ("sst5", "sst2")
             for name, what, first, second in VECTOR_COMPARISONS)),
+    Table("shards", "Shards: the Constituency Tree-LSTM on the SST with each minibatch in "
+          "one shard and in two", tuple(
+        Row(name, f"Constituency Tree-LSTM, fine, {label}", "treelstm-nary", "sst5",
+            {"root_acc": None}, {"shards": shards},
+            option_sources={"shards": (DEFAULT, "the variable this table compares")})
+        for name, label, shards in (("one-shard", "1 shard", 1), ("two-shards", "2 shards", 2))),
+        note=SHARDS_NOTE, comparisons=(
+            Comparison("two-against-one", "Constituency Tree-LSTM, fine: 2 shards against 1",
+                       "two-shards", "one-shard"),)),
     Table("rntn", "Socher et al. 2013: the RNTN on the SST", (
         Row("fine", "RNTN, fine", "rntn", "sst5", {"root_acc": 45.7, "all_acc": 80.7},
             dev=RNTN_RELEASED_RATE, dev_source=RNTN_RELEASED_SOURCE, source="Table 1"),

@@ -333,6 +333,7 @@ def _paperless_summary(record: dict) -> str:
             verdict = {"first above": "above 0", "first below": "below 0"}.get(
                 one.get("verdict"), one.get("verdict") or "not yet measured")
             verdicts[verdict] = verdicts.get(verdict, 0) + 1
-        text += (f"; {len(comparisons)} differences: "
+        noun = "difference" if len(comparisons) == 1 else "differences"
+        text += (f"; {len(comparisons)} {noun}: "
                  + ", ".join(f"{count} {verdict}" for verdict, count in verdicts.items()))
     return text
