@@ -9,6 +9,12 @@ runs ``bench_treelstm.py`` at 1 thread and at 2, and ``bench_torch_cells.py``
 at 1 and 2 threads, one after another (each writes its JSON into OUT), then
 prints the table from those files; ``--from OUT`` prints it again from the
 files alone.  Every ratio is one of epochs timed side by side in one run.
+
+The shards of a minibatch are fixed by the run, not by its threads, so a
+run at 1 thread computes the default 2 shards one after the other: smaller
+levels, more of them.  The same two benchmarks at 1 thread with one shard
+(``npcomp train --shards 1``, what a one-core machine gains by it) follow
+as a section of their own (``--no-one-shard`` leaves them out).
 """
 from __future__ import annotations
 
@@ -23,6 +29,9 @@ from npcomp.training.machine import machine_summary
 HERE = Path(__file__).resolve().parent
 FILES = {"one": "treelstm-1-thread.json", "two": "treelstm-2-threads.json",
          "cells": "cells.json"}
+# the runs at 1 thread in one shard, when the table's shards are more
+ONE_SHARD_FILES = {"one": "treelstm-1-thread-1-shard.json",
+                   "cells": "cells-1-thread-1-shard.json"}
 # the targets of the speed issue: (what, threshold, higher is better)
 THREAD_SCALING, MATRIX_SHARE = 1.7, 0.70
 DYNET_ONE, DYNET_TWO, EVAL_SECONDS = 2.0, 3.5, 0.12
@@ -43,6 +52,15 @@ def run_benchmarks(args) -> None:
     _run([HERE / "bench_torch_cells.py", *common, "--threads", "1,2",
           "--rounds", str(args.cell_rounds), "--sentences", str(args.cell_sentences),
           "--json", out / FILES["cells"]])
+    if args.one_shard and args.shards != 1:
+        common = ["--data-dir", args.data_dir, "--shards", "1", "--threads", "1"]
+        _run([HERE / "bench_treelstm.py", *common, *size, "--dtypes", "float32",
+              "--rounds", str(args.rounds),
+              *(["--pairs", str(args.pairs)] if args.pairs is not None else []),
+              "--json", out / ONE_SHARD_FILES["one"]])
+        _run([HERE / "bench_torch_cells.py", *common, "--rounds", str(args.cell_rounds),
+              "--sentences", str(args.cell_sentences),
+              "--json", out / ONE_SHARD_FILES["cells"]])
 
 
 def _run(arguments: list) -> None:
@@ -103,6 +121,28 @@ def tree_lstm_rows(one: dict, two: dict) -> list:
     return rows
 
 
+def one_shard_rows(one: dict, default: dict) -> list:
+    """(figure, measured, target, verdict) rows of the Tree-LSTM at 1 thread
+    in one shard, beside ``default``, the same at the table's shards."""
+    first, shards = one["dtypes"]["float32"], default["dtypes"]["float32"]
+    dynet = (first.get("dynet") or {}).get("speed_ratio")
+    torch = (first.get("torch") or {}).get("speed_ratio")
+    rows = [("npcomp training, 1 thread (sentences/s)",
+             f"{first['train_sentences_per_s']:,.0f} (in {default['shards']} shards: "
+             f"{shards['train_sentences_per_s']:,.0f})", "", ""),
+            ("1 thread: share of the measured matrix-product rate",
+             f"{100 * first['fraction_of_machine']:.1f}%", f">= {100 * MATRIX_SHARE:.0f}%",
+             _verdict(first["fraction_of_machine"], MATRIX_SHARE)),
+            ("npcomp / DyNet, 1 thread", _times(dynet), f">= {DYNET_ONE}x",
+             _verdict(dynet, DYNET_ONE)),
+            ("npcomp / PyTorch, 1 thread", _times(torch), "", "")]
+    sick = (one.get("sick") or {}).get("dynet") or {}
+    if sick.get("speed_ratio") is not None:
+        rows.append(("SICK Child-Sum, npcomp / DyNet, 1 thread",
+                     _times(sick["speed_ratio"]), "", ""))
+    return rows
+
+
 def cell_rows(cells: dict) -> list:
     """(cell, threads, npcomp/s, PyTorch/s, ratio, target, verdict) per cell."""
     rows = []
@@ -133,6 +173,16 @@ def table(out: Path) -> str:
               "| cell | threads | npcomp/s | PyTorch/s | ratio | target | verdict |",
               "|---|---|---|---|---|---|---|"]
     lines += [f"| {' | '.join(row)} |" for row in cell_rows(read["cells"])]
+    if all((out / file).exists() for file in ONE_SHARD_FILES.values()):
+        alone = {name: json.loads((out / file).read_text())
+                 for name, file in ONE_SHARD_FILES.items()}
+        lines += ["", "At 1 thread in one shard (`npcomp train --shards 1`: the numbers of a "
+                  "run in one shard, not those of the default)", "",
+                  "| figure | measured | target | verdict |", "|---|---|---|---|"]
+        lines += [f"| {' | '.join(row)} |" for row in one_shard_rows(alone["one"], one)]
+        lines += ["", "| cell | threads | npcomp/s | PyTorch/s | ratio | target | verdict |",
+                  "|---|---|---|---|---|---|---|"]
+        lines += [f"| {' | '.join(row)} |" for row in cell_rows(alone["cells"])]
     return "\n".join(lines)
 
 
@@ -152,6 +202,8 @@ def main(argv=None) -> int:
                         help="Tree-LSTM runs: SICK pairs per epoch (default all; 0: none)")
     parser.add_argument("--cell-rounds", type=int, default=2)
     parser.add_argument("--cell-sentences", type=int, default=2000)
+    parser.add_argument("--no-one-shard", dest="one_shard", action="store_false",
+                        help="leave out the runs at 1 thread in one shard")
     args = parser.parse_args(argv)
     if args.source is None:
         run_benchmarks(args)
