@@ -368,6 +368,16 @@ def live_processes(group: int) -> list:
     return found
 
 
+def test_a_worker_of_the_local_cluster_holds_one_run_at_a_time():
+    """Dask's default saturation (1.1) gives a worker of one thread two
+    runs, the second waiting there while another worker may be idle: the
+    sweep's scheduler gives each worker one."""
+    from npcomp.experiments.sweep_cluster import dask_client
+    with dask_client(None, 2) as client:
+        assert client.run_on_scheduler(
+            lambda dask_scheduler: dask_scheduler.WORKER_SATURATION) == 1.0
+
+
 def test_ctrl_c_stops_the_cluster_and_leaves_every_run_resumable(tmp_path):
     """SIGINT to the command's process group, as the terminal sends it: exit
     status 130, no traceback from the workers, no process left, every run
@@ -375,7 +385,7 @@ def test_ctrl_c_stops_the_cluster_and_leaves_every_run_resumable(tmp_path):
     sweep_dir = tmp_path / "sweep"
     command = subprocess.Popen(
         [sys.executable, "-m", "npcomp", "sweep", "--task", "synthetic", "--dim", "32",
-         "--embedding-dim", "32", "--epochs", "200", "--evals-per-epoch", "2", "--no-baseline",
+         "--embedding-dim", "32", "--epochs", "2000", "--evals-per-epoch", "2", "--no-baseline",
          "--no-train-eval", "--seeds", "1-2", "--workers", "2", "--quiet",
          "--out", str(sweep_dir)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)

@@ -65,10 +65,14 @@ def dask_client(scheduler: str | None = None, workers: int = 1, dashboard: str |
             client.close()
             client_log.setLevel(level)
         return
-    # a run whose worker died is resubmitted ALLOWED_FAILURES times; the
-    # worker processes ignore Ctrl-C, which reaches them from the terminal
-    # too: this process stops them, and they print no traceback meanwhile
-    with dask.config.set({"distributed.scheduler.allowed-failures": ALLOWED_FAILURES}), \
+    # a run whose worker died is resubmitted ALLOWED_FAILURES times; a worker
+    # holds one run at a time (Dask's default saturation, 1.1, lets a worker
+    # of one thread take a second run, which then waits there however many
+    # workers are idle); the worker processes ignore Ctrl-C, which reaches
+    # them from the terminal too: this process stops them, and they print no
+    # traceback meanwhile
+    with dask.config.set({"distributed.scheduler.allowed-failures": ALLOWED_FAILURES,
+                          "distributed.scheduler.worker-saturation": 1.0}), \
             _interrupts_ignored():
         # without a dashboard the scheduler still serves its health check over
         # HTTP: on a free port of 127.0.0.1, not Dask's default 8787 (which a
