@@ -388,7 +388,10 @@ def test_ctrl_c_stops_the_cluster_and_leaves_every_run_resumable(tmp_path):
          "--embedding-dim", "32", "--epochs", "2000", "--evals-per-epoch", "2", "--no-baseline",
          "--no-train-eval", "--seeds", "1-2", "--workers", "2", "--quiet",
          "--out", str(sweep_dir)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        # as a shell starts a command in the foreground: a test runner started
+        # in the background ignores SIGINT, and its children would inherit that
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and command.poll() is None and not all(
             run_state(sweep_dir / "runs" / f"base-s{seed}") == "resumable" for seed in (1, 2)):

@@ -67,8 +67,8 @@ def dask_client(scheduler: str | None = None, workers: int = 1, dashboard: str |
         return
     # a run whose worker died is resubmitted ALLOWED_FAILURES times; a worker
     # holds one run at a time (Dask's default saturation, 1.1, lets a worker
-    # of one thread take a second run, which then waits there however many
-    # workers are idle); the worker processes ignore Ctrl-C, which reaches
+    # of one thread take a second run, which may then wait there while
+    # another worker is idle); the worker processes ignore Ctrl-C, which reaches
     # them from the terminal too: this process stops them, and they print no
     # traceback meanwhile
     with dask.config.set({"distributed.scheduler.allowed-failures": ALLOWED_FAILURES,
