@@ -392,18 +392,24 @@ def test_ctrl_c_stops_the_cluster_and_leaves_every_run_resumable(tmp_path):
         # as a shell starts a command in the foreground: a test runner started
         # in the background ignores SIGINT, and its children would inherit that
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and command.poll() is None and not all(
-            run_state(sweep_dir / "runs" / f"base-s{seed}") == "resumable" for seed in (1, 2)):
-        time.sleep(0.05)
-    os.killpg(command.pid, signal.SIGINT)
-    out, err = command.communicate(timeout=60)
-    assert command.returncode == 130, err
-    assert "interrupted, the cluster stopped" in err and "Traceback" not in err, err
-    deadline = time.monotonic() + 10
-    while live_processes(command.pid) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not live_processes(command.pid)  # no worker left
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and command.poll() is None and not all(
+                run_state(sweep_dir / "runs" / f"base-s{seed}") == "resumable"
+                for seed in (1, 2)):
+            time.sleep(0.05)
+        os.killpg(command.pid, signal.SIGINT)
+        out, err = command.communicate(timeout=60)
+        assert command.returncode == 130, err
+        assert "interrupted, the cluster stopped" in err and "Traceback" not in err, err
+        deadline = time.monotonic() + 10
+        while live_processes(command.pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not live_processes(command.pid)  # no worker left
+    finally:   # a failed test leaves no sweep training on
+        if live_processes(command.pid):
+            os.killpg(command.pid, signal.SIGKILL)
+            command.communicate()
     for seed in (1, 2):
         assert run_state(sweep_dir / "runs" / f"base-s{seed}") == "resumable"
 
