@@ -18,7 +18,12 @@ step and, per step, the time the training process spends
 * computing shard 0 (its forward and backward);
 * waiting for the helper's shard and reading its reply;
 * summing the shards' gradients (``_sum_gradients``);
-* the optimiser's update.
+* the optimiser's update;
+
+and the time the helper spends computing shard 1 (its forward and
+backward, from the shard received to the reply), which the training
+process waits on beyond its own pass for the hand-over: the shard pickled,
+sent and read before, the reply after.
 
 Everything but shard 0's pass is time in which the training process does
 not compute a shard: while it cuts, sends, sums and updates, the helper
@@ -44,6 +49,7 @@ from bench_torch_cells import BATCH_SIZE, EMBEDDING_LR, L2, LR, OPTIONS, setting
 DIM = 100   # d = d_x of every cell but treelstm-nary, as bench_torch_cells.py's default
 PARTS = ("cutting into shards", "sending shard 1", "computing shard 0",
          "waiting for shard 1", "summing the gradients", "the optimiser's update")
+HELPER = "the helper's shard 1"   # its pass, timed in the helper process
 
 
 def main(argv=None) -> int:
@@ -85,6 +91,7 @@ def main(argv=None) -> int:
                                  dropout=setting["dropout"], l2=L2, threads=2, processes=True)
             step(batches[0])   # the helper's first shard loads its kernels
             clock.spent.clear()
+            clock.helper[:] = 0.0
             tick = time.perf_counter()
             for indices in batches[1:]:
                 step(indices)
@@ -93,6 +100,7 @@ def main(argv=None) -> int:
             count = len(batches) - 1
             record = {"step_ms": 1000 * seconds / count}
             record.update({part: 1000 * clock.spent.get(part, 0.0) / count for part in PARTS})
+            record[HELPER] = 1000 * clock.helper[0] / max(clock.helper[1], 1)
             rounds.append(record)
     _print(rounds)
     write_results(args.json, {"model": args.model, "minibatches": len(batches) - 1,
@@ -102,7 +110,7 @@ def main(argv=None) -> int:
 
 def _print(rounds: list) -> None:
     print(f"  {'':<24}" + "".join(f"{f'round {k + 1}':>10}" for k in range(len(rounds))))
-    for part in ("step_ms", *PARTS):
+    for part in ("step_ms", *PARTS, HELPER):
         label = "the step" if part == "step_ms" else part
         print(f"  {label:<24}" + "".join(f"{record[part]:10.2f}" for record in rounds))
     for record in rounds:
@@ -117,7 +125,14 @@ class StepClock:
     methods that compute them while ``installed``."""
 
     def __init__(self):
+        import mmap
+
+        import numpy as np
         self.spent = {}
+        # the helper's seconds and passes, in memory the forked helper shares
+        memory = mmap.mmap(-1, 16, flags=mmap.MAP_SHARED,
+                           prot=mmap.PROT_READ | mmap.PROT_WRITE)
+        self.helper = np.frombuffer(memory, dtype=np.float64, count=2)
 
     def _add(self, part: str, seconds: float) -> None:
         self.spent[part] = self.spent.get(part, 0.0) + seconds
@@ -143,6 +158,15 @@ class StepClock:
                     (ShardedGradient, "_sum_gradients", "summing the gradients"),
                     (Optimizer, "step", "the optimiser's update")]
         compute = ShardProcesses.compute
+        helper_pass = ShardProcesses._pass
+
+        def timed_pass(processes, *arguments):   # runs in the helper
+            tick = time.perf_counter()
+            try:
+                return helper_pass(processes, *arguments)
+            finally:
+                clock.helper[0] += time.perf_counter() - tick
+                clock.helper[1] += 1
 
         def timed_compute(processes, shards, local_pass, *rest):
             connections = processes.connections
@@ -160,12 +184,14 @@ class StepClock:
             for owner, name, part in replaced:
                 setattr(owner, name, clock.timing(getattr(owner, name), part))
             ShardProcesses.compute = timed_compute
+            ShardProcesses._pass = timed_pass
             try:
                 yield clock
             finally:
                 for owner, name, original in originals:
                     setattr(owner, name, original)
                 ShardProcesses.compute = compute
+                ShardProcesses._pass = helper_pass
         return context()
 
 
