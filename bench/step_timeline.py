@@ -14,7 +14,8 @@ step and, per step, the time the training process spends
 
 * cutting the minibatch into shards: building their forests and drawing
   their dropout masks (``ShardedGradient.shards_of``);
-* sending shard 1 to the helper (pickled through a pipe);
+* sending shard 1 to the helper (its forest pickled through a pipe, its
+  dropout masks copied into memory the helper shares);
 * computing shard 0 (its forward and backward);
 * waiting for the helper's shard and reading its reply;
 * summing the shards' gradients (``_sum_gradients``);

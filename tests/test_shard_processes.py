@@ -142,3 +142,30 @@ def test_helpers_close_the_run_directorys_lock(tmp_path):
             assert taken == private
         finally:
             sharded.close()
+
+
+def test_a_shards_masks_go_through_shared_memory_and_come_back_equal():
+    """What the pipe carries is a description under its buffer; the helper's
+    views hold the masks; masks larger than the memory are sent whole."""
+    import pickle
+
+    from npcomp.model import DropoutMasks
+    from npcomp.training.shard_processes import MaskMemory
+    rng = np.random.default_rng(0)
+    masks = DropoutMasks([rng.random((300, 150), dtype=np.float32), None],
+                         rng.random((25, 300)).astype(np.float32),
+                         [rng.random((25, 150), dtype=np.float32)])
+    memory = MaskMemory(1 << 20)
+    sent = memory.pack(masks)
+    assert len(pickle.dumps(sent)) < 1024 < len(pickle.dumps(masks))
+    back = memory.unpack(pickle.loads(pickle.dumps(sent)))
+    assert back.classifier[1] is None and back.embedding.dtype == np.float32
+    for ours, theirs in [(back.embedding, masks.embedding),
+                         (back.classifier[0], masks.classifier[0]),
+                         (back.recurrent[0], masks.recurrent[0])]:
+        assert ours.shape == theirs.shape and np.array_equal(ours, theirs)
+    without = DropoutMasks([masks.classifier[0]])
+    assert memory.unpack(memory.pack(without)).recurrent is None
+    assert memory.pack(None) is None and memory.unpack(None) is None
+    small = MaskMemory(64 * 1024)
+    assert small.pack(masks) is masks and small.unpack(masks) is masks

@@ -14,7 +14,11 @@ gradient buffers live in memory shared with them (``share``).  Each step
 the training process sends each helper its shard (the forest, its trees and
 its dropout masks, all drawn by the training process as shards.py says),
 computes shard 0 itself, and reads back each helper's loss and embedding
-rows; the gradient is already in the shared buffer.  A helper computes
+rows; the gradient is already in the shared buffer.  The dropout masks go
+through memory each helper shares too (``MaskMemory``), the forest alone
+through the pipe: a message under the pipe's buffer (64 KiB on Linux) is
+written at once, where a shard's masks (hundreds of KiB) through the pipe
+made the training process wait for the helper to read them.  A helper computes
 exactly what a thread would, so a run's numbers are the same, bit for bit,
 on threads, on processes or on one thread.
 
@@ -32,8 +36,12 @@ import sys
 
 import numpy as np
 
-from npcomp.model import naming_the_sentence
+from npcomp.model import DropoutMasks, naming_the_sentence
 from npcomp.params import Parameters
+
+# bytes of dropout masks a helper's shared memory holds; a shard whose masks
+# need more sends them through the pipe (pages are only used once written)
+MASK_BYTES = 16 << 20
 
 
 def can_fork() -> bool:
@@ -61,6 +69,55 @@ def is_shared(params: Parameters) -> bool:
     return isinstance(getattr(params.flat.base, "obj", None), mmap.mmap)
 
 
+class MaskMemory:
+    """Memory a helper shares with the training process, where the training
+    process writes a shard's dropout masks before sending the shard: ``pack``
+    copies them in and returns what to send instead (a description of each
+    mask), ``unpack`` (in the helper) gives the masks back as views of the
+    memory, valid until the next shard.  Masks larger than the memory are
+    sent as they are."""
+
+    ALIGN = 64
+
+    def __init__(self, size: int = MASK_BYTES):
+        self.memory = mmap.mmap(-1, size, flags=mmap.MAP_SHARED,
+                                prot=mmap.PROT_READ | mmap.PROT_WRITE)
+        self.size = size
+
+    def pack(self, masks: DropoutMasks):
+        """``masks`` described by (offset, shape, dtype) in this memory, or
+        themselves when they do not fit (or there are none)."""
+        if masks is None:
+            return None
+        arrays = [masks.embedding, *masks.classifier, *(masks.recurrent or [])]
+        needed = sum(-(-array.nbytes // self.ALIGN) * self.ALIGN
+                     for array in arrays if array is not None)
+        if needed > self.size:
+            return masks
+        offset, described = 0, []
+        for array in arrays:
+            if array is None:
+                described.append(None)
+                continue
+            view = np.ndarray(array.shape, array.dtype, buffer=self.memory, offset=offset)
+            view[...] = array
+            described.append((offset, array.shape, array.dtype.str))
+            offset += -(-array.nbytes // self.ALIGN) * self.ALIGN
+        return ("packed", len(masks.classifier), masks.recurrent is not None, described)
+
+    def unpack(self, sent):
+        """The masks ``pack`` described (views of this memory), or ``sent``
+        itself when it is the masks."""
+        if not (isinstance(sent, tuple) and sent and sent[0] == "packed"):
+            return sent
+        _, classifiers, recurrent, described = sent
+        arrays = [None if entry is None else
+                  np.ndarray(entry[1], np.dtype(entry[2]), buffer=self.memory, offset=entry[0])
+                  for entry in described]
+        return DropoutMasks(arrays[1:1 + classifiers], arrays[0],
+                            arrays[1 + classifiers:] if recurrent else None)
+
+
 class ShardProcessError(RuntimeError):
     """A helper process stopped, or failed in a way that cannot be sent back."""
 
@@ -70,10 +127,11 @@ class ShardProcesses:
     ``params``, shard k into ``buffers[k]`` (shared; ``buffers[0]`` is the
     training process's own).  ``compute`` runs a step's shards.  ``private``:
     file descriptors the helpers close at once (a run directory's lock, which
-    a helper's copy would hold after the run has let it go)."""
+    a helper's copy would hold after the run has let it go); ``mask_bytes``:
+    each helper's memory for dropout masks (``MaskMemory``)."""
 
     def __init__(self, model, params: Parameters, buffers: list, count: int,
-                 private: tuple = ()):
+                 private: tuple = (), mask_bytes: int = MASK_BYTES):
         for shared in [params] + buffers[1:]:
             if not is_shared(shared):
                 raise ValueError("helper processes read the parameters and write the "
@@ -82,19 +140,20 @@ class ShardProcesses:
         self.params = params
         self.private = tuple(private)
         self.buffers = buffers
+        self.mask_memories = [MaskMemory(mask_bytes) for _ in range(count)]
         context = multiprocessing.get_context("fork")
         self.connections = []
         self.processes = []
-        for _ in range(count):
+        for helper in range(count):
             parent_end, child_end = context.Pipe()
-            process = context.Process(target=self._serve, args=(child_end, parent_end),
+            process = context.Process(target=self._serve, args=(child_end, parent_end, helper),
                                       daemon=True, name="npcomp-shards")
             process.start()
             child_end.close()
             self.connections.append(parent_end)
             self.processes.append(process)
 
-    def _serve(self, connection, parent_end) -> None:
+    def _serve(self, connection, parent_end, helper: int) -> None:
         """A helper's loop: each message a shard to compute, None to stop."""
         parent_end.close()
         for descriptor in self.private:
@@ -110,7 +169,9 @@ class ShardProcesses:
             if job is None:
                 break
             try:
-                reply = ("done", self._pass(*job))
+                k, batch, masks, *rest = job
+                reply = ("done", self._pass(k, batch, self.mask_memories[helper].unpack(masks),
+                                            *rest))
             except BaseException as error:   # sent back whole, raised there
                 reply = ("error", error)
             if not _sent(connection, reply):
@@ -135,7 +196,8 @@ class ShardProcesses:
             if k - 1 < len(self.connections):
                 # the trees stay here (slow to send): they only name a
                 # sentence whose state overflows, which happens here too
-                self.connections[k - 1].send((k, shards[k].batch, shards[k].masks, average,
+                masks = self.mask_memories[k - 1].pack(shards[k].masks)
+                self.connections[k - 1].send((k, shards[k].batch, masks, average,
                                               normaliser, errors))
                 sent.append(k)
         results, failure = {}, None
