@@ -186,11 +186,13 @@ class ShardProcesses:
                 l2=0.0, accumulate=True, normaliser=normaliser)
 
     def compute(self, shards: list, local_pass, average: str, normaliser: int,
-                errors: dict) -> list:
+                errors: dict, meanwhile=None) -> list:
         """[(J_k, rows_k)] of every shard: shards 1.. sent to the helpers in
         turn, shard 0 by ``local_pass(0)`` here meanwhile, shards no helper
-        takes (more shards than helpers + 1) here after it.  The first
-        exception of any shard is raised once every shard has finished."""
+        takes (more shards than helpers + 1) here after it, then
+        ``meanwhile()`` (if given) before the helpers' results are read.  The
+        first exception of any shard (or of ``meanwhile``) is raised once
+        every shard has finished."""
         sent = []
         for k in range(1, len(shards)):
             if k - 1 < len(self.connections):
@@ -205,6 +207,8 @@ class ShardProcesses:
             results[0] = local_pass(0)
             for k in range(len(sent) + 1, len(shards)):
                 results[k] = local_pass(k)
+            if meanwhile is not None:
+                meanwhile()
         except BaseException as error:
             failure = error
         for k in sent:

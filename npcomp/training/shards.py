@@ -24,7 +24,9 @@ A shard is a run of consecutive examples of the minibatch, cut where the
 running node count comes nearest to an equal share of the minibatch's
 nodes; a minibatch of fewer examples than ``shards`` has a shard per
 example.  Dropout masks are drawn on the calling thread, shard after shard,
-from the run's generator, before any shard runs.
+from the run's generator, before any shard runs.  The trainer cuts the next
+minibatch while the helpers finish this one's shards (``loss_and_gradient``'s
+``meanwhile``): its masks are still drawn after this minibatch's.
 
 NumPy's matrix products and the cells' numba kernels (``nogil``) release
 the GIL, so shards on threads compute at once, but the Python of each
@@ -130,12 +132,18 @@ class ShardedGradient:
         return shards
 
     def loss_and_gradient(self, params: Parameters, shards: list, average: str = "sentences",
-                          l2: float = 0.0) -> tuple:
+                          l2: float = 0.0, meanwhile=None) -> tuple:
         """(J, rows) of the minibatch made of ``shards`` (``shards_of``): J its
         objective (module docstring), its gradient added into ``grads``, rows
         (r,) the sorted embedding rows it read (what the sparse step updates).
         The calling thread's NumPy error handling (``np.errstate``) holds on
-        every shard's thread."""
+        every shard's thread.
+
+        ``meanwhile``: a function of no arguments called once on the calling
+        thread, after its own shards and before it waits for the helpers'
+        (after every shard when there are no helpers): work of the caller's
+        that the helpers' last shards can hide, such as cutting the next
+        minibatch (``shards_of``)."""
         if len(shards) > len(self.buffers):
             raise ValueError(f"{len(shards)} shards for {len(self.buffers)} gradient buffers")
         normaliser = max(sum(self.model.units(shard.batch, average) for shard in shards), 1)
@@ -149,22 +157,29 @@ class ShardedGradient:
                     l2=l2 if k == 0 else 0.0, accumulate=True, normaliser=normaliser)
 
         if self.processes is not None and params.flat is self.processes.params.flat:
-            results = self.processes.compute(shards, shard_pass, average, normaliser, errors)
+            results = self.processes.compute(shards, shard_pass, average, normaliser, errors,
+                                             meanwhile)
         else:
-            results = self._each_shard(shard_pass, len(shards))
+            results = self._each_shard(shard_pass, len(shards), meanwhile)
         loss = 0.0
         for shard_loss, _ in results:
             loss += shard_loss
         return loss, self._sum_gradients([rows for _, rows in results])
 
-    def _each_shard(self, shard_pass, count: int) -> list:
+    def _each_shard(self, shard_pass, count: int, meanwhile=None) -> list:
         """[shard_pass(k) for k < count], shards 1.. on the helpers when there
-        are some; nothing is still running when this returns or raises."""
+        are some, ``meanwhile()`` after shard 0 (after every shard without
+        helpers); nothing is still running when this returns or raises."""
         if self.helpers is None or count == 1:
-            return [shard_pass(k) for k in range(count)]
+            results = [shard_pass(k) for k in range(count)]
+            if meanwhile is not None:
+                meanwhile()
+            return results
         futures = [self.helpers.submit(shard_pass, k) for k in range(1, count)]
         try:
             results = [shard_pass(0)]
+            if meanwhile is not None:
+                meanwhile()
             for k, future in enumerate(futures, start=1):
                 # a shard no helper has started yet runs here
                 results.append(shard_pass(k) if future.cancel() else future.result())
