@@ -153,10 +153,10 @@ def training_step(model, params, optimizer, split, labels, shards: int = 1, help
     from npcomp.training.encoding import EncodedSplit
     from npcomp.training.shards import ShardedGradient
 
-    grads = params.zeros_like()
-    sharded = ShardedGradient(model, grads, shards, helpers)
+    sharded = ShardedGradient(model, params.zeros_like(), shards, helpers)
     if processes and threads > 1:
         sharded.use_processes(params, threads - 1)
+    grads = sharded.grads
     labelled = EncodedSplit(split.trees, split.words, labels)
 
     ahead = {}   # the indices of the minibatch cut by the step before, and its shards

@@ -155,8 +155,8 @@ def test_the_callers_work_meanwhile_runs_once_on_its_thread_and_changes_no_numbe
     results, calls = [], []
     with ThreadPoolExecutor(max_workers=1) as pool:
         for meanwhile in (None, lambda: calls.append(threading.get_ident())):
-            grads = params.zeros_like()
-            sharded = ShardedGradient(model, grads, 2, pool if helpers == "thread" else None)
+            sharded = ShardedGradient(model, params.zeros_like(), 2,
+                                      pool if helpers == "thread" else None)
             shared = params
             if helpers == "process":
                 shared = npcomp.training.shard_processes.share(params)
@@ -167,7 +167,7 @@ def test_the_callers_work_meanwhile_runs_once_on_its_thread_and_changes_no_numbe
                                                        meanwhile=meanwhile)
             finally:
                 sharded.close()
-            results.append((loss, rows, grads.flat.copy()))
+            results.append((loss, rows, sharded.grads.flat.copy()))
     assert calls == [threading.get_ident()]
     (loss_1, rows_1, flat_1), (loss_2, rows_2, flat_2) = results
     assert loss_1 == loss_2 and np.array_equal(rows_1, rows_2) and np.array_equal(flat_1, flat_2)

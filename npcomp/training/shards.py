@@ -42,7 +42,7 @@ import numpy as np
 
 from npcomp.model import DropoutMasks, naming_the_sentence
 from npcomp.params import Parameters
-from npcomp.training.shard_processes import ShardProcesses, can_fork, share
+from npcomp.training.shard_processes import ShardProcesses, add_and_zero, can_fork, share
 
 
 def shard_bounds(sizes, shards: int) -> list:
@@ -84,7 +84,8 @@ class Shard:
 class ShardedGradient:
     """The loss and gradient of minibatches computed in ``shards`` shards.
 
-    ``grads`` (the caller's, laid out as the parameters) takes shard 0's
+    ``grads`` (the caller's, laid out as the parameters; ``self.grads``
+    once ``use_processes`` has moved it into shared memory) takes shard 0's
     gradient and then the sum; the other shards have buffers of their own.
     Every buffer is kept zero between steps as ``loss_and_gradient``'s
     ``accumulate`` expects: the caller's by its optimiser, which zeroes what
@@ -100,13 +101,21 @@ class ShardedGradient:
         self.helpers = helpers
         self.processes = None
 
+    @property
+    def grads(self) -> Parameters:
+        """The buffer the minibatch's gradient is summed into: the caller's
+        ``grads``, or its copy in shared memory after ``use_processes``."""
+        return self.buffers[0]
+
     def use_processes(self, params: Parameters, count: int, private: tuple = ()) -> None:
         """Compute shards 1.. on ``count`` helper processes from now on
         (shard_processes.py), at ``params``, which must be in memory the
         helpers share (``shard_processes.share``; shards at other parameters
         still run on threads); the helpers close the file descriptors
-        ``private``.  Call ``close`` when done."""
-        self.buffers[1:] = [share(buffer) for buffer in self.buffers[1:]]
+        ``private``.  The gradient buffers move into shared memory too, the
+        caller's included: read the sum from ``self.grads`` from now on.
+        Call ``close`` when done."""
+        self.buffers = [share(buffer) for buffer in self.buffers]
         self.processes = ShardProcesses(self.model, params, self.buffers,
                                         min(count, len(self.buffers) - 1), private)
 
@@ -156,15 +165,17 @@ class ShardedGradient:
                     params, shard.batch, self.buffers[k], masks=shard.masks, average=average,
                     l2=l2 if k == 0 else 0.0, accumulate=True, normaliser=normaliser)
 
+        summed = 1   # shards whose gradients are in the sum
         if self.processes is not None and params.flat is self.processes.params.flat:
             results = self.processes.compute(shards, shard_pass, average, normaliser, errors,
                                              meanwhile)
+            summed += self.processes.helped(len(shards))
         else:
             results = self._each_shard(shard_pass, len(shards), meanwhile)
         loss = 0.0
         for shard_loss, _ in results:
             loss += shard_loss
-        return loss, self._sum_gradients([rows for _, rows in results])
+        return loss, self._sum_gradients([rows for _, rows in results], summed)
 
     def _each_shard(self, shard_pass, count: int, meanwhile=None) -> list:
         """[shard_pass(k) for k < count], shards 1.. on the helpers when there
@@ -189,16 +200,12 @@ class ShardedGradient:
             wait(futures)
         return results
 
-    def _sum_gradients(self, shard_rows: list) -> np.ndarray:
-        """Adds shards 1.. into shard 0's buffer (the caller's) in shard
-        order, zeroing theirs; the union of their embedding rows, sorted."""
-        total = self.buffers[0]
-        dense = self.model.dense_size
-        for buffer, rows in zip(self.buffers[1:], shard_rows[1:]):
-            total.flat[:dense] += buffer.flat[:dense]
-            buffer.flat[:dense] = 0.0
-            total["embedding"][rows] += buffer["embedding"][rows]
-            buffer["embedding"][rows] = 0.0
+    def _sum_gradients(self, shard_rows: list, summed: int = 1) -> np.ndarray:
+        """Adds shards ``summed``.. into shard 0's buffer (the caller's) in
+        shard order, zeroing theirs (the shards before ``summed`` are in it
+        already); the union of every shard's embedding rows, sorted."""
+        for k in range(summed, len(shard_rows)):
+            add_and_zero(self.buffers[0], self.buffers[k], shard_rows[k], self.model.dense_size)
         if len(shard_rows) == 1:
             return shard_rows[0]
         return np.unique(np.concatenate(shard_rows))
@@ -210,7 +217,8 @@ def start_shards(model, params: Parameters, grads: Parameters, shards: int,
     ``threads`` threads: at threads > 1, helper processes take shards 1..
     of each minibatch where this process can fork them
     (shard_processes.py; ``params`` is then their copy in memory the helpers
-    share, which the run uses from now on), helper threads otherwise; the
+    share, which the run uses from now on, and the gradient is summed into
+    ``sharded.grads``, a shared copy of ``grads``), helper threads otherwise; the
     helper threads (``helpers``, an executor, None at one thread) also
     evaluate every other forest.  BLAS itself runs one thread (cli/__init__.py).  The helper
     processes close the file descriptors ``private`` (a run directory's

@@ -179,11 +179,12 @@ def train(config: dict, run_dir: str | Path | RunDirectory | None = None, resume
         # what a user waits before the first epoch: reading the data and vectors, then
         # compiling the kernels (or loading them from numba's cache on later runs)
         run.metrics["setup_s"] = time.perf_counter() - setup_start
-        # the shards' helpers; with helper processes the parameters move
-        # into memory they share (shards.py)
+        # the shards' helpers; with helper processes the parameters and the
+        # gradient move into memory they share (shards.py)
         run.sharded, run.params, run.helper = start_shards(
             run.model, run.params, run.grads, config["shards"], config.get("threads") or 1,
             directory.held_descriptors())
+        run.grads = run.sharded.grads
         start_epoch = len(run.metrics["epochs"]) + 1
         for epoch in range(start_epoch, config["epochs"] + 1):
             if resumed_epoch is None:
