@@ -302,14 +302,14 @@ def sick(args, helpers, dynet) -> dict | None:
     model = PairModel(make_cell("treelstm-childsum", INPUT_DIM, HIDDEN_DIM), len(vocab),
                       INPUT_DIM, hidden_dim=SIMILARITY_DIM)
     params = initial_parameters(model, rng, np.float32)
-    grads = params.zeros_like()
     optimizer = adagrad(model, LR, LR, np.float32)
     order, batches = minibatches(rng, len(train), args.pairs, BATCH_SIZE)
 
-    sharded = ShardedGradient(model, grads, args.shards, helpers)
+    sharded = ShardedGradient(model, params.zeros_like(), args.shards, helpers)
     params, processes = as_npcomp_trains(params, args.shards, args.threads)
     if processes:
         sharded.use_processes(params, args.threads - 1)
+    grads = sharded.grads
 
     def step(indices):
         # the buffers are zero where it matters, as in npcomp train: the step

@@ -138,29 +138,45 @@ def as_npcomp_trains(params, shards: int, threads: int) -> tuple:
 def training_step(model, params, optimizer, split, labels, shards: int = 1, helpers=None,
                   rng=None, dropout: float = 0.0, l2: float = 0.0, threads: int = 1,
                   processes: bool = False):
-    """step(indices): one training step of ``model`` on ``split``'s
-    sentences ``indices`` labelled by ``labels``, as ``npcomp train`` takes
-    it (forest building, forward and backward in ``shards`` shards, dropout
-    masks from ``rng``, the update).  Shards 1.. run on the executor
-    ``helpers`` if given, or with ``processes`` on threads - 1 helper
-    processes, as ``npcomp train`` runs them where it can fork (``params``
-    must then be shared: ``shard_processes.share``).  ``step.close()``
-    stops the processes."""
+    """step(indices, following=None): one training step of ``model`` on
+    ``split``'s sentences ``indices`` labelled by ``labels``, as ``npcomp
+    train`` takes it (forest building, forward and backward in ``shards``
+    shards, dropout masks from ``rng``, the update), cutting the minibatch
+    ``following`` (indices) while the helpers finish this one, as
+    ``step.train_step`` does (``timed`` passes it).  Shards 1.. run on the
+    executor ``helpers`` if given, or with ``processes`` on threads - 1
+    helper processes, as ``npcomp train`` runs them where it can fork
+    (``params`` must then be shared: ``shard_processes.share``).
+    ``step.close()`` stops the processes."""
+    import numpy as np
+
     from npcomp.training.encoding import EncodedSplit
     from npcomp.training.shards import ShardedGradient
 
-    grads = params.zeros_like()
-    sharded = ShardedGradient(model, grads, shards, helpers)
+    sharded = ShardedGradient(model, params.zeros_like(), shards, helpers)
     if processes and threads > 1:
         sharded.use_processes(params, threads - 1)
+    grads = sharded.grads
     labelled = EncodedSplit(split.trees, split.words, labels)
 
-    def step(indices):
-        parts = sharded.shards_of(params, labelled, indices, rng, dropout=dropout)
+    ahead = {}   # the indices of the minibatch cut by the step before, and its shards
+
+    def step(indices, following=None):
+        parts = ahead.pop("shards") if np.array_equal(ahead.pop("indices", None),
+                                                      indices) else None
+        ahead.clear()
+        if parts is None:
+            parts = sharded.shards_of(params, labelled, indices, rng, dropout=dropout)
+
+        def cut_the_next():
+            ahead.update(indices=following, shards=sharded.shards_of(
+                params, labelled, following, rng, dropout=dropout))
         # the buffers are zero where it matters: the step zeroes what it consumed
-        _, rows = sharded.loss_and_gradient(params, parts, l2=l2)
+        _, rows = sharded.loss_and_gradient(params, parts, l2=l2, meanwhile=(
+            None if following is None else cut_the_next))
         optimizer.step(params.flat, grads.flat, rows)
     step.close = sharded.close
+    step.looks_ahead = True
     return step
 
 
@@ -169,10 +185,15 @@ def training_step(model, params, optimizer, split, labels, shards: int = 1, help
 # ---------------------------------------------------------------------------
 
 def timed(step, batches) -> float:
-    """Seconds ``step`` takes over ``batches``, one call each."""
+    """Seconds ``step`` takes over ``batches``, one call each (with the next
+    minibatch too, for a step that ``looks_ahead``: ``training_step``)."""
+    ahead = getattr(step, "looks_ahead", False)
     tick = time.perf_counter()
-    for indices in batches:
-        step(indices)
+    for k, indices in enumerate(batches):
+        if ahead:
+            step(indices, batches[k + 1] if k + 1 < len(batches) else None)
+        else:
+            step(indices)
     return time.perf_counter() - tick
 
 

@@ -12,12 +12,16 @@ shard 1 on a helper process as ``npcomp train --threads 2`` computes it
 where it can fork.  For ``M`` minibatches it prints the wall time of a
 step and, per step, the time the training process spends
 
-* cutting the minibatch into shards: building their forests and drawing
-  their dropout masks (``ShardedGradient.shards_of``);
+* cutting a minibatch into shards: building their forests and drawing
+  their dropout masks (``ShardedGradient.shards_of``); as ``npcomp
+  train`` does, each step cuts the next minibatch after its own shard 0
+  and before it waits for the helper's, so this time overlaps the helper's
+  pass;
 * sending shard 1 to the helper (its forest pickled through a pipe, its
   dropout masks copied into memory the helper shares);
 * computing shard 0 (its forward and backward);
-* waiting for the helper's shard and reading its reply;
+* waiting for the helper's shard (what is left of its pass once the next
+  minibatch is cut) and reading its reply;
 * summing the shards' gradients (``_sum_gradients``);
 * the optimiser's update;
 
@@ -26,13 +30,14 @@ backward, from the shard received to the reply), which the training
 process waits on beyond its own pass for the hand-over: the shard pickled,
 sent and read before, the reply after.
 
-Everything but shard 0's pass is time in which the training process does
-not compute a shard: while it cuts, sends, sums and updates, the helper
-waits, and while it waits the helper still computes.  The step on one
+Everything but shard 0's pass and the cutting is time in which the
+training process does not compute a shard while the helper does: while it
+sends, sums and updates, the helper waits, and while it waits the helper
+still computes.  The step on one
 thread computes both shards and the same serial parts, so these figures
 bound what two threads can gain.  It times methods of npcomp's own classes
 by wrapping them in this process; the training loop's checks of the
-gradients and the optimiser's state (``trainer.train_step``) are not part
+gradients and the optimiser's state (``step.train_step``) are not part
 of the step timed here.  A benchmark, not a test: run it with nothing else
 running.
 """
@@ -94,8 +99,9 @@ def main(argv=None) -> int:
             clock.spent.clear()
             clock.helper[:] = 0.0
             tick = time.perf_counter()
-            for indices in batches[1:]:
-                step(indices)
+            timed_batches = batches[1:]
+            for k, indices in enumerate(timed_batches):   # as npcomp train: the next cut ahead
+                step(indices, timed_batches[k + 1] if k + 1 < len(timed_batches) else None)
             seconds = time.perf_counter() - tick
             step.close()
             count = len(batches) - 1

@@ -25,25 +25,27 @@ def _case():
     return model, params.astype(np.float32), split
 
 
-def _sharded(model, params, shards: int = 3, processes: int = 2):
-    grads = params.zeros_like()
-    sharded = ShardedGradient(model, grads, shards)
+def _sharded(model, params, count: int = 3, helpers: int = 2):
+    sharded = ShardedGradient(model, params.zeros_like(), count)
     shared = share(params)
-    sharded.use_processes(shared, processes)
-    return sharded, shared, grads
+    sharded.use_processes(shared, helpers)
+    return sharded, shared, sharded.grads
 
 
-def test_helper_processes_give_the_numbers_of_one_thread_bit_for_bit():
+@pytest.mark.parametrize("count,helpers", [(3, 2), (3, 1), (2, 1)])
+def test_helper_processes_give_the_numbers_of_one_thread_bit_for_bit(count, helpers):
+    """Whether the helpers add every shard but the first into the sum, in
+    turn, or a shard computed here after shard 0 is added after theirs."""
     model, params, split = _case()
     grads = params.zeros_like()
-    alone = ShardedGradient(model, grads, 3)
+    alone = ShardedGradient(model, grads, count)
     loss, rows = alone.loss_and_gradient(params, alone.shards_of(params, split,
                                                                  np.arange(len(split))))
-    sharded, shared, shared_grads = _sharded(model, params)
+    sharded, shared, shared_grads = _sharded(model, params, count, helpers)
     try:
         for _ in range(2):   # the buffers are left zero for the next step
             shards = sharded.shards_of(shared, split, np.arange(len(split)))
-            assert len(shards) == 3
+            assert len(shards) == count and sharded.processes.helped(count) == helpers
             shared_loss, shared_rows = sharded.loss_and_gradient(shared, shards)
             assert shared_loss == loss and np.array_equal(shared_rows, rows)
             assert np.array_equal(shared_grads.flat, grads.flat)
@@ -88,6 +90,52 @@ def test_an_overflow_in_a_helper_names_its_sentence(monkeypatch):
         sharded.close()
 
 
+@pytest.mark.parametrize("where", ["helper", "here"])
+def test_after_a_failed_step_the_helpers_buffers_are_zero_and_the_next_step_is_exact(
+        where, monkeypatch, tmp_path):
+    """A shard that fails, in a helper or here: the step raises, every
+    helper's buffer is left zero (nothing half-added), and the next step
+    gives the numbers of one thread, bit for bit (the helpers still answer
+    the step they are asked)."""
+    model, params, split = _case()
+    alone = ShardedGradient(model, params.zeros_like(), 3)
+    loss, rows = alone.loss_and_gradient(params, alone.shards_of(params, split,
+                                                                 np.arange(len(split))))
+    parent = os.getpid()
+    once = tmp_path / "fail once"
+    once.touch()
+    original = type(model).loss_and_gradient
+
+    def failing_once(self, *args, **kwargs):
+        if (os.getpid() != parent) == (where == "helper") and once.exists():
+            if where == "here":
+                once.unlink()
+            else:   # the helpers compute more of their gradients before failing
+                result = original(self, *args, **kwargs)
+                try:
+                    once.unlink()
+                except FileNotFoundError:
+                    return result
+            raise RuntimeError("a shard failed")
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(type(model), "loss_and_gradient", failing_once)
+    sharded, shared, shared_grads = _sharded(model, params)
+    try:
+        with pytest.raises(RuntimeError, match="a shard failed"):
+            sharded.loss_and_gradient(shared, sharded.shards_of(shared, split,
+                                                                np.arange(len(split))))
+        assert not once.exists()
+        assert all(not buffer.flat.any() for buffer in sharded.buffers[1:])
+        shared_grads.flat[:] = 0.0   # the caller's step failed: its buffer is its own
+        again, again_rows = sharded.loss_and_gradient(shared, sharded.shards_of(
+            shared, split, np.arange(len(split))))
+        assert again == loss and np.array_equal(again_rows, rows)
+        assert np.array_equal(shared_grads.flat, alone.grads.flat)
+    finally:
+        sharded.close()
+
+
 def test_a_helper_that_dies_is_reported_with_its_exit_code(monkeypatch):
     model, params, split = _case()
     parent = os.getpid()
@@ -99,7 +147,7 @@ def test_a_helper_that_dies_is_reported_with_its_exit_code(monkeypatch):
         return original(self, *args, **kwargs)
 
     monkeypatch.setattr(type(model), "loss_and_gradient", dying_in_helpers)
-    sharded, shared, _ = _sharded(model, params, shards=2, processes=1)
+    sharded, shared, _ = _sharded(model, params, count=2, helpers=1)
     try:
         shards = sharded.shards_of(shared, split, np.arange(len(split)))
         with pytest.raises(ShardProcessError, match="shard 1 stopped"):

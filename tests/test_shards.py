@@ -14,7 +14,9 @@ import pytest
 from hypothesis import given, settings as hypothesis_settings, strategies as st
 
 import npcomp.data.synthetic
+import npcomp.training.shard_processes
 import npcomp.training.shards
+import npcomp.training.trainer
 from conftest import synthetic_of_size
 from gradcheck.suite import (CHECKED_MODELS, VOCAB_SIZE, _distinct_partners, build_case,
                              random_trees, settings)
@@ -140,6 +142,37 @@ def test_shards_on_helper_threads_give_the_same_numbers_bit_for_bit():
     assert np.array_equal(flat_1, flat_2)
 
 
+@pytest.mark.parametrize("helpers", ["none", "thread", "process"])
+def test_the_callers_work_meanwhile_runs_once_on_its_thread_and_changes_no_number(helpers):
+    """``meanwhile`` (the trainer cuts the next minibatch there) runs once,
+    on the calling thread, whether the shards run there, on a helper thread
+    or on a helper process, and the loss and gradient are those without it."""
+    if helpers == "process" and not can_fork():
+        pytest.skip("this process cannot fork helpers")
+    setting = next(setting for setting in settings("treelstm-nary") if setting.head != "similarity")
+    model, params, _, split = sharded_case(setting)
+    params = params.astype(np.float32)
+    results, calls = [], []
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        for meanwhile in (None, lambda: calls.append(threading.get_ident())):
+            sharded = ShardedGradient(model, params.zeros_like(), 2,
+                                      pool if helpers == "thread" else None)
+            shared = params
+            if helpers == "process":
+                shared = npcomp.training.shard_processes.share(params)
+                sharded.use_processes(shared, 1)
+            try:
+                shards = sharded.shards_of(shared, split, np.arange(len(split)))
+                loss, rows = sharded.loss_and_gradient(shared, shards, l2=0.01,
+                                                       meanwhile=meanwhile)
+            finally:
+                sharded.close()
+            results.append((loss, rows, sharded.grads.flat.copy()))
+    assert calls == [threading.get_ident()]
+    (loss_1, rows_1, flat_1), (loss_2, rows_2, flat_2) = results
+    assert loss_1 == loss_2 and np.array_equal(rows_1, rows_2) and np.array_equal(flat_1, flat_2)
+
+
 # ---------------------------------------------------------------------------
 # a run's numbers do not depend on its thread count
 # ---------------------------------------------------------------------------
@@ -204,6 +237,37 @@ def test_one_and_two_threads_train_the_same_parameters_bit_for_bit(model, change
     # the comparison sees what the shards change: another count, other numbers
     three, three_losses, _ = _small_run(model, 2, 3, tmp_path / "three", **changes)
     assert three_losses != one_losses and not np.array_equal(three, one)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_cutting_the_next_minibatch_ahead_trains_the_same_numbers(threads, tmp_path):
+    """The trainer cuts each minibatch during the step before (its dropout
+    masks drawn after that step's, as in a step of its own), except across a
+    dev evaluation: the same parameters, losses and checkpointed generator,
+    bit for bit, as a run cutting every minibatch in its own step."""
+    changes = dict(dropout=0.3, evals_per_epoch=2)
+    looked_ahead = []
+    original = ShardedGradient.loss_and_gradient
+
+    def recorded(self, *args, meanwhile=None, **kwargs):
+        looked_ahead.append(meanwhile is not None)
+        return original(self, *args, meanwhile=meanwhile, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(ShardedGradient, "loss_and_gradient", recorded)
+        ahead, ahead_losses, _ = _small_run("treelstm-nary", threads, 2, tmp_path / "ahead",
+                                            **changes)
+    # 4 minibatches an epoch: ahead of the 1st and 3rd (the 2nd ends before
+    # a dev evaluation, the 4th ends the epoch)
+    assert looked_ahead == [True, False, True, False] * 2
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(npcomp.training.trainer, "_following", lambda *args: None)
+        each, each_losses, _ = _small_run("treelstm-nary", threads, 2, tmp_path / "each",
+                                          **changes)
+    assert ahead_losses == each_losses and np.array_equal(ahead, each)
+    with np.load(tmp_path / "ahead" / "checkpoint.npz") as one, \
+            np.load(tmp_path / "each" / "checkpoint.npz") as other:
+        assert str(one["rng"]) == str(other["rng"])
 
 
 # ---------------------------------------------------------------------------

@@ -136,7 +136,7 @@ def failure(error: Exception, command: str | None = None) -> tuple:
     from npcomp.training.options import OptionFormError
     from npcomp.training.rundir import RunDirectoryError, RunFileError
     from npcomp.experiments.sweep_spec import SpecError
-    from npcomp.training.trainer import TrainingStopped
+    from npcomp.training.step import TrainingStopped
     if isinstance(error, ConfigError):
         return EXIT_USAGE, f"{_argument_name(command, error.option)}: {error.reason}"
     # bad input, named by file and line (or by the option given in a wrong form)

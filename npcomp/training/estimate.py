@@ -14,7 +14,8 @@ from .encoding import first_examples
 from .evaluation import evaluate
 from .memory import retain_freed_memory
 from .rundir import RunDirectory
-from .trainer import prepare_run, train_step, warm_up
+from .step import train_step, warm_up
+from .trainer import prepare_run
 
 
 def estimate_seconds(config: dict, minibatches: int = 8) -> float:
@@ -32,10 +33,13 @@ def estimate_seconds(config: dict, minibatches: int = 8) -> float:
     config, batch_size = run.config, run.config["batch_size"]
     train = run.splits["train"]
     order = run.rng.permutation(len(train))
-    times = []
+    times, shards = [], None
     for k in range(minibatches):
+        following = (order[(k + 1) * batch_size:(k + 2) * batch_size]
+                     if k + 1 < minibatches else None)
         tick = time.perf_counter()
-        train_step(run, order[k * batch_size:(k + 1) * batch_size], 1, k + 1)
+        _, shards = train_step(run, order[k * batch_size:(k + 1) * batch_size], 1, k + 1,
+                               shards, following)
         times.append(time.perf_counter() - tick)
     step = float(np.median(times))   # a step slowed by another process counts less
     examples = len(train)

@@ -13,8 +13,11 @@ compiled, so they hold its model and code; the parameters and the helpers'
 gradient buffers live in memory shared with them (``share``).  Each step
 the training process sends each helper its shard (the forest, its trees and
 its dropout masks, all drawn by the training process as shards.py says),
-computes shard 0 itself, and reads back each helper's loss and embedding
-rows; the gradient is already in the shared buffer.  The dropout masks go
+computes shard 0 itself, then lets the helpers add their gradients into
+shard 0's buffer (shared too), one after the other in shard order, and reads
+back each helper's loss and embedding rows.  A helper adds its gradient
+while the training process cuts the next minibatch (shards.py), so the sum
+of two shards costs the training process nothing.  The dropout masks go
 through memory each helper shares too (``MaskMemory``), the forest alone
 through the pipe: a message under the pipe's buffer (64 KiB on Linux) is
 written at once, where a shard's masks (hundreds of KiB) through the pipe
@@ -67,6 +70,17 @@ def share(params: Parameters) -> Parameters:
 def is_shared(params: Parameters) -> bool:
     """Whether ``params`` is a copy ``share`` made."""
     return isinstance(getattr(params.flat.base, "obj", None), mmap.mmap)
+
+
+def add_and_zero(total: Parameters, buffer: Parameters, rows: np.ndarray, dense: int) -> None:
+    """total += buffer on the dense parameters (the first ``dense`` entries)
+    and on the embedding ``rows`` buffer's shard read, then those of buffer
+    zeroed: a shard's gradient added into the sum (shards.py), its buffer
+    left zero for the next minibatch."""
+    total.flat[:dense] += buffer.flat[:dense]
+    buffer.flat[:dense] = 0.0
+    total["embedding"][rows] += buffer["embedding"][rows]
+    buffer["embedding"][rows] = 0.0
 
 
 class MaskMemory:
@@ -124,15 +138,15 @@ class ShardProcessError(RuntimeError):
 
 class ShardProcesses:
     """``count`` helper processes computing shards of ``model`` at the shared
-    ``params``, shard k into ``buffers[k]`` (shared; ``buffers[0]`` is the
-    training process's own).  ``compute`` runs a step's shards.  ``private``:
+    ``params``, shard k into ``buffers[k]`` (all shared; ``buffers[0]``, the
+    sum, is the training process's own).  ``compute`` runs a step's shards.  ``private``:
     file descriptors the helpers close at once (a run directory's lock, which
     a helper's copy would hold after the run has let it go); ``mask_bytes``:
     each helper's memory for dropout masks (``MaskMemory``)."""
 
     def __init__(self, model, params: Parameters, buffers: list, count: int,
                  private: tuple = (), mask_bytes: int = MASK_BYTES):
-        for shared in [params] + buffers[1:]:
+        for shared in [params] + buffers:
             if not is_shared(shared):
                 raise ValueError("helper processes read the parameters and write the "
                                  "gradients in shared memory: pass them through share()")
@@ -154,7 +168,10 @@ class ShardProcesses:
             self.processes.append(process)
 
     def _serve(self, connection, parent_end, helper: int) -> None:
-        """A helper's loop: each message a shard to compute, None to stop."""
+        """A helper's loop: each message a shard to compute, None to stop.
+        After a shard, a second message: "add" (the shards before it are
+        summed into buffers[0]: add this one's gradient) or "zero" (the step
+        failed: leave the buffer zero); then the reply."""
         parent_end.close()
         for descriptor in self.private:
             os.close(descriptor)
@@ -168,16 +185,37 @@ class ShardProcesses:
                 break
             if job is None:
                 break
+            k, batch, masks, *rest = job
             try:
-                k, batch, masks, *rest = job
                 reply = ("done", self._pass(k, batch, self.mask_memories[helper].unpack(masks),
                                             *rest))
             except BaseException as error:   # sent back whole, raised there
+                reply = ("error", error)
+            try:
+                order = connection.recv()
+            except EOFError:
+                break
+            try:
+                self._leave_zero(k, reply, order == "add")
+            except BaseException as error:
                 reply = ("error", error)
             if not _sent(connection, reply):
                 break
         connection.close()
         os._exit(0)   # nothing of the training process's to clean up here
+
+    def _leave_zero(self, k: int, reply: tuple, add: bool) -> None:
+        """Shard k's buffer added into buffers[0] (``add``, after a pass that
+        succeeded) and zeroed, or only zeroed: all of it after a failed pass,
+        whose rows are unknown."""
+        buffer, dense = self.buffers[k], self.model.dense_size
+        if reply[0] != "done":
+            buffer.flat[:] = 0.0
+        elif add:
+            add_and_zero(self.buffers[0], buffer, reply[1][1], dense)
+        else:
+            buffer.flat[:dense] = 0.0
+            buffer["embedding"][reply[1][1]] = 0.0
 
     def _pass(self, k: int, batch, masks, average: str, normaliser: int, errors: dict) -> tuple:
         with np.errstate(**errors):
@@ -186,11 +224,16 @@ class ShardProcesses:
                 l2=0.0, accumulate=True, normaliser=normaliser)
 
     def compute(self, shards: list, local_pass, average: str, normaliser: int,
-                errors: dict) -> list:
+                errors: dict, meanwhile=None) -> list:
         """[(J_k, rows_k)] of every shard: shards 1.. sent to the helpers in
         turn, shard 0 by ``local_pass(0)`` here meanwhile, shards no helper
-        takes (more shards than helpers + 1) here after it.  The first
-        exception of any shard is raised once every shard has finished."""
+        takes (more shards than helpers + 1) here after it.  Then the helpers
+        add their gradients into buffers[0] one after the other, in shard
+        order, while ``meanwhile()`` (if given) runs here; the gradients of
+        the shards computed here after shard 0 are left in their own buffers
+        for the caller to add after the helpers' (``helped``).  The first
+        exception of any shard (or of ``meanwhile``) is raised once every
+        shard has finished, every helper's buffer left zero."""
         sent = []
         for k in range(1, len(shards)):
             if k - 1 < len(self.connections):
@@ -207,20 +250,46 @@ class ShardProcesses:
                 results[k] = local_pass(k)
         except BaseException as error:
             failure = error
-        for k in sent:
+        for position, k in enumerate(sent):
+            # shards 0..k-1 are summed: helper k adds its own, unless a shard failed
+            if not self._ordered(k, "zero" if failure is not None else "add"):
+                failure = failure or self._stopped(k)
+            if position == 0 and meanwhile is not None and failure is None:
+                try:
+                    meanwhile()
+                except BaseException as error:
+                    failure = error
             try:
                 status, value = self.connections[k - 1].recv()
-            except EOFError:
-                status, value = "error", ShardProcessError(
-                    f"the helper process computing shard {k} stopped "
-                    f"(exit code {self.processes[k - 1].exitcode})")
+            except (EOFError, OSError):   # gone: closed, or reset after an order it missed
+                status, value = "error", self._stopped(k)
             if status == "error":
                 failure = failure or _naming_the_sentence(value, shards[k].trees)
             else:
                 results[k] = value
+        if not sent and meanwhile is not None and failure is None:
+            meanwhile()
         if failure is not None:
             raise failure
         return [results[k] for k in range(len(shards))]
+
+    def helped(self, count: int) -> int:
+        """How many shards after shard 0 of a ``count``-shard minibatch the
+        helpers compute and add into the sum themselves (``compute``)."""
+        return min(count - 1, len(self.connections))
+
+    def _ordered(self, k: int, order: str) -> bool:
+        """Tell the helper computing shard k to "add" or "zero"; False if it is gone."""
+        try:
+            self.connections[k - 1].send(order)
+        except (BrokenPipeError, OSError):
+            return False
+        return True
+
+    def _stopped(self, k: int) -> ShardProcessError:
+        self.processes[k - 1].join(timeout=5)   # its exit code, once it has exited
+        return ShardProcessError(f"the helper process computing shard {k} stopped "
+                                 f"(exit code {self.processes[k - 1].exitcode})")
 
     def close(self) -> None:
         """Stop the helpers and wait for them."""

@@ -24,7 +24,9 @@ A shard is a run of consecutive examples of the minibatch, cut where the
 running node count comes nearest to an equal share of the minibatch's
 nodes; a minibatch of fewer examples than ``shards`` has a shard per
 example.  Dropout masks are drawn on the calling thread, shard after shard,
-from the run's generator, before any shard runs.
+from the run's generator, before any shard runs.  The trainer cuts the next
+minibatch while the helpers finish this one's shards (``loss_and_gradient``'s
+``meanwhile``): its masks are still drawn after this minibatch's.
 
 NumPy's matrix products and the cells' numba kernels (``nogil``) release
 the GIL, so shards on threads compute at once, but the Python of each
@@ -40,7 +42,7 @@ import numpy as np
 
 from npcomp.model import DropoutMasks, naming_the_sentence
 from npcomp.params import Parameters
-from npcomp.training.shard_processes import ShardProcesses, can_fork, share
+from npcomp.training.shard_processes import ShardProcesses, add_and_zero, can_fork, share
 
 
 def shard_bounds(sizes, shards: int) -> list:
@@ -82,7 +84,8 @@ class Shard:
 class ShardedGradient:
     """The loss and gradient of minibatches computed in ``shards`` shards.
 
-    ``grads`` (the caller's, laid out as the parameters) takes shard 0's
+    ``grads`` (the caller's, laid out as the parameters; ``self.grads``
+    once ``use_processes`` has moved it into shared memory) takes shard 0's
     gradient and then the sum; the other shards have buffers of their own.
     Every buffer is kept zero between steps as ``loss_and_gradient``'s
     ``accumulate`` expects: the caller's by its optimiser, which zeroes what
@@ -98,13 +101,21 @@ class ShardedGradient:
         self.helpers = helpers
         self.processes = None
 
+    @property
+    def grads(self) -> Parameters:
+        """The buffer the minibatch's gradient is summed into: the caller's
+        ``grads``, or its copy in shared memory after ``use_processes``."""
+        return self.buffers[0]
+
     def use_processes(self, params: Parameters, count: int, private: tuple = ()) -> None:
         """Compute shards 1.. on ``count`` helper processes from now on
         (shard_processes.py), at ``params``, which must be in memory the
         helpers share (``shard_processes.share``; shards at other parameters
         still run on threads); the helpers close the file descriptors
-        ``private``.  Call ``close`` when done."""
-        self.buffers[1:] = [share(buffer) for buffer in self.buffers[1:]]
+        ``private``.  The gradient buffers move into shared memory too, the
+        caller's included: read the sum from ``self.grads`` from now on.
+        Call ``close`` when done."""
+        self.buffers = [share(buffer) for buffer in self.buffers]
         self.processes = ShardProcesses(self.model, params, self.buffers,
                                         min(count, len(self.buffers) - 1), private)
 
@@ -130,12 +141,18 @@ class ShardedGradient:
         return shards
 
     def loss_and_gradient(self, params: Parameters, shards: list, average: str = "sentences",
-                          l2: float = 0.0) -> tuple:
+                          l2: float = 0.0, meanwhile=None) -> tuple:
         """(J, rows) of the minibatch made of ``shards`` (``shards_of``): J its
         objective (module docstring), its gradient added into ``grads``, rows
         (r,) the sorted embedding rows it read (what the sparse step updates).
         The calling thread's NumPy error handling (``np.errstate``) holds on
-        every shard's thread."""
+        every shard's thread.
+
+        ``meanwhile``: a function of no arguments called once on the calling
+        thread, after its own shards and before it waits for the helpers'
+        (after every shard when there are no helpers): work of the caller's
+        that the helpers' last shards can hide, such as cutting the next
+        minibatch (``shards_of``)."""
         if len(shards) > len(self.buffers):
             raise ValueError(f"{len(shards)} shards for {len(self.buffers)} gradient buffers")
         normaliser = max(sum(self.model.units(shard.batch, average) for shard in shards), 1)
@@ -148,23 +165,32 @@ class ShardedGradient:
                     params, shard.batch, self.buffers[k], masks=shard.masks, average=average,
                     l2=l2 if k == 0 else 0.0, accumulate=True, normaliser=normaliser)
 
+        summed = 1   # shards whose gradients are in the sum
         if self.processes is not None and params.flat is self.processes.params.flat:
-            results = self.processes.compute(shards, shard_pass, average, normaliser, errors)
+            results = self.processes.compute(shards, shard_pass, average, normaliser, errors,
+                                             meanwhile)
+            summed += self.processes.helped(len(shards))
         else:
-            results = self._each_shard(shard_pass, len(shards))
+            results = self._each_shard(shard_pass, len(shards), meanwhile)
         loss = 0.0
         for shard_loss, _ in results:
             loss += shard_loss
-        return loss, self._sum_gradients([rows for _, rows in results])
+        return loss, self._sum_gradients([rows for _, rows in results], summed)
 
-    def _each_shard(self, shard_pass, count: int) -> list:
+    def _each_shard(self, shard_pass, count: int, meanwhile=None) -> list:
         """[shard_pass(k) for k < count], shards 1.. on the helpers when there
-        are some; nothing is still running when this returns or raises."""
+        are some, ``meanwhile()`` after shard 0 (after every shard without
+        helpers); nothing is still running when this returns or raises."""
         if self.helpers is None or count == 1:
-            return [shard_pass(k) for k in range(count)]
+            results = [shard_pass(k) for k in range(count)]
+            if meanwhile is not None:
+                meanwhile()
+            return results
         futures = [self.helpers.submit(shard_pass, k) for k in range(1, count)]
         try:
             results = [shard_pass(0)]
+            if meanwhile is not None:
+                meanwhile()
             for k, future in enumerate(futures, start=1):
                 # a shard no helper has started yet runs here
                 results.append(shard_pass(k) if future.cancel() else future.result())
@@ -174,16 +200,12 @@ class ShardedGradient:
             wait(futures)
         return results
 
-    def _sum_gradients(self, shard_rows: list) -> np.ndarray:
-        """Adds shards 1.. into shard 0's buffer (the caller's) in shard
-        order, zeroing theirs; the union of their embedding rows, sorted."""
-        total = self.buffers[0]
-        dense = self.model.dense_size
-        for buffer, rows in zip(self.buffers[1:], shard_rows[1:]):
-            total.flat[:dense] += buffer.flat[:dense]
-            buffer.flat[:dense] = 0.0
-            total["embedding"][rows] += buffer["embedding"][rows]
-            buffer["embedding"][rows] = 0.0
+    def _sum_gradients(self, shard_rows: list, summed: int = 1) -> np.ndarray:
+        """Adds shards ``summed``.. into shard 0's buffer (the caller's) in
+        shard order, zeroing theirs (the shards before ``summed`` are in it
+        already); the union of every shard's embedding rows, sorted."""
+        for k in range(summed, len(shard_rows)):
+            add_and_zero(self.buffers[0], self.buffers[k], shard_rows[k], self.model.dense_size)
         if len(shard_rows) == 1:
             return shard_rows[0]
         return np.unique(np.concatenate(shard_rows))
@@ -195,7 +217,8 @@ def start_shards(model, params: Parameters, grads: Parameters, shards: int,
     ``threads`` threads: at threads > 1, helper processes take shards 1..
     of each minibatch where this process can fork them
     (shard_processes.py; ``params`` is then their copy in memory the helpers
-    share, which the run uses from now on), helper threads otherwise; the
+    share, which the run uses from now on, and the gradient is summed into
+    ``sharded.grads``, a shared copy of ``grads``), helper threads otherwise; the
     helper threads (``helpers``, an executor, None at one thread) also
     evaluate every other forest.  BLAS itself runs one thread (cli/__init__.py).  The helper
     processes close the file descriptors ``private`` (a run directory's

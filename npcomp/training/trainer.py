@@ -34,7 +34,6 @@ the end.
 """
 from __future__ import annotations
 
-import copy
 import math
 import time
 from dataclasses import dataclass, field
@@ -45,13 +44,13 @@ import numpy as np
 from npcomp.data.embeddings import Vocabulary, read_vectors
 from npcomp.data.choices import PAIR_TASKS
 from npcomp.data.tasks import SPLITS, given_task, task_trees
-from npcomp.forest import Forest, supervised_labels
+from npcomp.forest import supervised_labels
 from npcomp.params import Parameters
 from .checkpoints import (check_same_data, config_digest, data_fingerprints, epoch_in_progress,
                           read_checkpoint, resumed_config, write_checkpoint)
 from .configuration import check
 from .defaults import dim_follows_embedding, with_defaults
-from .encoding import EncodedPairs, EncodedSplit, check_splits, encode, encode_task
+from .encoding import EncodedSplit, check_splits, encode, encode_task
 from .evaluation import evaluate, format_metrics, selection_metric
 from .machine import machine_description
 from .memory import retain_freed_memory
@@ -64,6 +63,7 @@ from .rundir import RunDirectory, RunFileError
 from .run_data import run_task
 from .run_paths import recorded_config, recorded_metrics
 from .shards import ShardedGradient, start_shards
+from .step import stop_run, train_step, warm_up
 
 
 @dataclass
@@ -89,18 +89,6 @@ def evaluation_points(n_batches: int, evals_per_epoch: int) -> list:
     when the epoch has fewer minibatches)."""
     return sorted({math.ceil(n_batches * k / evals_per_epoch)
                    for k in range(1, evals_per_epoch + 1)})
-
-
-class TrainingStopped(Exception):
-    """Training stopped on a non-finite or diverging quantity; the run
-    directory keeps the last good checkpoint and the best model so far."""
-
-
-# the mean loss per labelled node (per pair) of the latest DIVERGENCE_WINDOW
-# minibatches above DIVERGENCE_FACTOR times that of the run's first minibatch
-# (the model as initialised) stops training as diverged
-DIVERGENCE_FACTOR = 10.0
-DIVERGENCE_WINDOW = 10
 
 
 def write_metrics(directory: RunDirectory, metrics: dict) -> None:
@@ -158,7 +146,7 @@ def train(config: dict, run_dir: str | Path | RunDirectory | None = None, resume
     A fresh run refuses a directory holding a run unless ``overwrite`` (which
     keeps the old files aside until the new run has finished an epoch).  With
     ``resume`` the run continues from its checkpoint and ``config`` holds only
-    the changes asked for (``RESUMABLE`` keys).  Raises ``TrainingStopped``
+    the changes asked for (``RESUMABLE`` keys).  Raises ``step.TrainingStopped``
     when the loss, a gradient, a parameter or the optimiser's state stops
     being finite or the loss diverges."""
     setup_start = time.perf_counter()
@@ -191,11 +179,12 @@ def train(config: dict, run_dir: str | Path | RunDirectory | None = None, resume
         # what a user waits before the first epoch: reading the data and vectors, then
         # compiling the kernels (or loading them from numba's cache on later runs)
         run.metrics["setup_s"] = time.perf_counter() - setup_start
-        # the shards' helpers; with helper processes the parameters move
-        # into memory they share (shards.py)
+        # the shards' helpers; with helper processes the parameters and the
+        # gradient move into memory they share (shards.py)
         run.sharded, run.params, run.helper = start_shards(
             run.model, run.params, run.grads, config["shards"], config.get("threads") or 1,
             directory.held_descriptors())
+        run.grads = run.sharded.grads
         start_epoch = len(run.metrics["epochs"]) + 1
         for epoch in range(start_epoch, config["epochs"] + 1):
             if resumed_epoch is None:
@@ -348,10 +337,12 @@ def _train_epoch(run: Run, epoch: int, state: EpochState, progress: bool) -> Non
     inside = evaluation_points(n_batches, config["evals_per_epoch"])[:-1]
     bar = _progress(len(state.order), f"epoch {epoch}/{config['epochs']}", progress, unit,
                     initial=min(state.done * batch_size, len(state.order)))
+    shards = None
     while state.done < n_batches and not run.stopped:
         indices = state.order[state.done * batch_size:(state.done + 1) * batch_size]
         tick = time.perf_counter()
-        loss = train_step(run, indices, epoch, state.done + 1)
+        loss, shards = train_step(run, indices, epoch, state.done + 1, shards,
+                                  _following(state, n_batches, inside, batch_size))
         state.wall_s += time.perf_counter() - tick
         state.loss_sum += loss * len(indices)
         state.done += 1
@@ -378,82 +369,15 @@ def _train_epoch(run: Run, epoch: int, state: EpochState, progress: bool) -> Non
         _end_epoch(run, epoch, state)
 
 
-def train_step(run: Run, indices, epoch: int, minibatch: int) -> float:
-    """One minibatch, in the run's shards (shards.py): loss and gradient,
-    checked, then the update; the loss."""
-    config = run.config
-    if run.sharded is None:   # a run not started by ``train`` (estimate.py): threads only
-        run.sharded = ShardedGradient(run.model, run.grads, config["shards"], run.helper)
-    regularisation = _regularisation(config)
-    l2 = regularisation.pop("l2")
-    shards = run.sharded.shards_of(run.params, run.splits["train"], indices, run.rng,
-                                   **regularisation)
-    # numbers out of range are checked below and stop the run with a message:
-    # NumPy's overflow warnings would only print before it.  The buffer is
-    # zero where it matters: the optimiser zeroes what each step consumed
-    with np.errstate(over="ignore", invalid="ignore"):
-        loss, rows = run.sharded.loss_and_gradient(run.params, shards, config["average"], l2)
-    where = f"epoch {epoch}, minibatch {minibatch}"
-    if not math.isfinite(loss):
-        _stop(run, f"the loss became {loss} at {where}")
-    if not _finite(run, run.grads.flat, rows):
-        _stop(run, f"a gradient became non-finite at {where}")
-    _check_divergence(run, loss, [shard.batch for shard in shards], where)
-    fixed = config["fixed_embeddings"]
-    with np.errstate(over="ignore", invalid="ignore"):
-        run.optimizer.step(run.params.flat, run.grads.flat, None if fixed else rows)
-    if fixed:
-        run.grads["embedding"][rows] = 0.0
-    if not all(_finite(run, state, rows) for state in run.optimizer.state.values()):
-        _stop(run, f"the optimiser's state became non-finite at {where} (gradients too large "
-                   "to square: word vectors or a learning rate far out of scale)")
-    return loss
-
-
-def _finite(run: Run, flat: np.ndarray, rows) -> bool:
-    """Whether ``flat`` (laid out as the parameters) is finite on its dense
-    part and on the embedding ``rows`` a minibatch touched."""
-    embedding = run.model.layout["embedding"]
-    dim = run.config["embedding_dim"]
-    if not np.isfinite(flat[:run.model.dense_size]).all():
-        return False
-    table = flat[embedding.offset:embedding.offset + embedding.size].reshape(-1, dim)
-    return bool(np.isfinite(table[rows]).all())
-
-
-def _check_divergence(run: Run, loss: float, batches: list, where: str) -> None:
-    """Stop when the recent loss per labelled node (per pair) of a
-    minibatch (its shards' ``batches``) exceeds DIVERGENCE_FACTOR times that
-    of the model as initialised."""
-    per_unit = loss
-    if isinstance(batches[0], Forest) and run.config["average"] == "sentences":
-        labelled = sum(int(np.count_nonzero(batch.label >= 0)) for batch in batches)
-        per_unit = loss * sum(batch.n_trees for batch in batches) / max(labelled, 1)
-    if run.metrics.get("initial_loss") is None:
-        run.metrics["initial_loss"] = per_unit
-    run.recent_losses = (run.recent_losses + [per_unit])[-DIVERGENCE_WINDOW:]
-    recent = float(np.mean(run.recent_losses))
-    if (len(run.recent_losses) == DIVERGENCE_WINDOW
-            and recent > DIVERGENCE_FACTOR * run.metrics["initial_loss"]):
-        _stop(run, f"training diverged at {where}: the loss of the latest "
-                   f"{DIVERGENCE_WINDOW} minibatches, {recent:.4g} per labelled "
-                   f"{'pair' if run.task.name in PAIR_TASKS else 'node'}, is over "
-                   f"{DIVERGENCE_FACTOR:g} times the {run.metrics['initial_loss']:.4g} of the "
-                   "model as initialised")
-
-
-def _stop(run: Run, reason: str) -> None:
-    """Record why training stopped and raise TrainingStopped; the run's files
-    keep their last good state (nothing non-finite is ever written)."""
-    done = len(run.metrics["epochs"])
-    kept = ("its best model (model.npz) and last checkpoint are those of its latest dev "
-            f"evaluation (after epoch {done} or inside epoch {done + 1})"
-            if run.directory.holds("checkpoint.npz") else
-            "no dev evaluation came before, so it holds no model (start it again with "
-            "overwrite)")
-    run.directory.append_log({"event": "stopped", "reason": reason})
-    raise TrainingStopped(f"{reason}. {run.directory.path}: {kept}. A lower learning rate "
-                          "(lr, emb_lr) or stronger regularisation usually helps")
+def _following(state: EpochState, n_batches: int, inside: list, batch_size: int):
+    """The indices of the minibatch after the one ``state`` is at, for
+    ``train_step`` to cut while the helpers finish this one; None at the
+    epoch's end or before a dev evaluation, whose checkpoint saves the
+    generator as it is before the next minibatch's masks are drawn."""
+    following = state.done + 1
+    if following >= n_batches or following in inside:
+        return None
+    return state.order[following * batch_size:(following + 1) * batch_size]
 
 
 def _evaluate(run: Run, split) -> dict:
@@ -475,7 +399,7 @@ def _require_finite_state(run: Run, at: float) -> None:
     """Nothing non-finite reaches the run's files."""
     arrays = [run.params.flat, *run.optimizer.state.values()]
     if not all(np.isfinite(array).all() for array in arrays):
-        _stop(run, f"a parameter or the optimiser's state became non-finite by the dev "
+        stop_run(run, f"a parameter or the optimiser's state became non-finite by the dev "
                    f"evaluation at epoch {at:g}")
 
 
@@ -557,33 +481,6 @@ def _test(run: Run) -> None:
     write_metrics(run.directory, metrics)
     run.directory.append_log({"event": "end", "best_epoch": metrics["best_epoch"],
                               "dev": metrics["dev"], "test": metrics["test"]})
-
-
-def _regularisation(config) -> dict:
-    """The training step's weight decay and dropout rates, as keyword arguments
-    of ``loss_and_gradient`` (the warm-up must take the same code paths)."""
-    return {"l2": config["l2"], "dropout": config["dropout"],
-            "embedding_dropout": config["embedding_dropout"],
-            "recurrent_dropout": config["recurrent_dropout"]}
-
-
-def warm_up(model, params, optimizer, split, config):
-    """Compile (or load from cache) every kernel, untimed, on the split's two
-    largest examples: a minibatch of one-word spans, which has no inner node,
-    would leave the inner nodes' kernels to compile inside the first timed
-    step.  It draws dropout masks at the run's rates (their code paths differ)
-    from a generator of its own, and updates copies, so the run's random
-    stream, parameters and optimiser state stay as they were."""
-    trees = split.left if isinstance(split, EncodedPairs) else split
-    sizes = np.fromiter((len(words) for words in trees.words), dtype=np.int64,
-                        count=len(trees))
-    batch = split.batch(np.argsort(sizes, kind="stable")[-2:])
-    grads = params.zeros_like()
-    _, rows = model.loss_and_gradient(params, batch, grads, rng=np.random.default_rng(0),
-                                      accumulate=True, **_regularisation(config))
-    copy.deepcopy(optimizer).step(params.flat.copy(), grads.flat,
-                                  None if config["fixed_embeddings"] else rows)
-    model.outputs(params, batch)
 
 
 def _progress(total, description, enabled, unit="sent", initial=0):
