@@ -136,6 +136,25 @@ def test_after_a_failed_step_the_helpers_buffers_are_zero_and_the_next_step_is_e
         sharded.close()
 
 
+def test_helpers_closed_in_the_middle_of_a_step_stop_at_once():
+    """A step interrupted after its shard went to the helper (ctrl-C in the
+    training process): ``close`` finds the helper waiting for its order and
+    stops it at once, without waiting out its time or killing it."""
+    import time
+
+    model, params, split = _case()
+    sharded, shared, _ = _sharded(model, params, count=2, helpers=1)
+    shards = sharded.shards_of(shared, split, np.arange(len(split)))
+    processes = sharded.processes
+    processes.connections[0].send((1, shards[1].batch, processes.mask_memories[0].pack(
+        shards[1].masks), "sentences", 10, np.geterr()))
+    time.sleep(0.5)   # the helper has computed its shard and waits for the order
+    tick = time.perf_counter()
+    helper = processes.processes[0]
+    sharded.close()
+    assert time.perf_counter() - tick < 5.0 and helper.exitcode == 0
+
+
 def test_a_helper_that_dies_is_reported_with_its_exit_code(monkeypatch):
     model, params, split = _case()
     parent = os.getpid()

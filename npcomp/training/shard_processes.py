@@ -195,6 +195,8 @@ class ShardProcesses:
                 order = connection.recv()
             except EOFError:
                 break
+            if order is None:   # closed mid-step (the training process was interrupted)
+                break
             try:
                 self._leave_zero(k, reply, order == "add")
             except BaseException as error:
