@@ -3,7 +3,8 @@ step computes one after the other, against the shard each process computes
 at once.
 
     python bench/step_timeline.py [--data-dir DIR] [--minibatches M] [--model treelstm-nary]
-                                  [--rounds R] [--json FILE]
+                                  [--rounds R] [--without-look-ahead]
+                                  [--json FILE]
 
 The setting of ``bench_torch_cells.py`` (the Constituency Tree-LSTM by
 default: Tai et al.'s d = 150, 300-d random word vectors, dropout 0.5;
@@ -30,6 +31,11 @@ backward, from the shard received to the reply), which the training
 process waits on beyond its own pass for the hand-over: the shard pickled,
 sent and read before, the reply after.
 
+With ``--without-look-ahead`` each round times the same steps twice,
+alternating: as ``npcomp train`` takes them, and cutting each minibatch in
+its own step instead (before sending shard 1, while the helper waits), and
+prints the ratio of their step times.
+
 Everything but shard 0's pass and the cutting is time in which the
 training process does not compute a shard while the helper does: while it
 sends, sums and updates, the helper waits, and while it waits the helper
@@ -43,6 +49,7 @@ running.
 """
 from __future__ import annotations
 
+import statistics
 import sys
 import time
 
@@ -64,6 +71,9 @@ def main(argv=None) -> int:
                         help="minibatches timed per round (default 200)")
     parser.add_argument("--rounds", type=int, default=2, help="rounds (default 2)")
     parser.add_argument("--model", default="treelstm-nary")
+    parser.add_argument("--without-look-ahead", action="store_true",
+                        help="each round also times the same steps cutting each minibatch in "
+                             "its own step, not during the step before (alternating)")
     args = parse_options(parser, argv)
     set_up_process(override_blas_threads=True)
 
@@ -89,26 +99,32 @@ def main(argv=None) -> int:
           f"shard 1 on a helper process; milliseconds a step, wall time")
     clock = StepClock()
     rounds = []
+    ways = (True, False) if args.without_look_ahead else (True,)
+
+    def timed_round(look_ahead: bool) -> dict:
+        params, _ = as_npcomp_trains(start.copy(), 2, 2)
+        step = training_step(model, params, adagrad(model, LR, EMBEDDING_LR, np.float32),
+                             train, labels, shards=2, rng=np.random.default_rng(2),
+                             dropout=setting["dropout"], l2=L2, threads=2, processes=True)
+        step(batches[0])   # the helper's first shard loads its kernels
+        clock.spent.clear()
+        clock.helper[:] = 0.0
+        timed_batches = batches[1:]
+        tick = time.perf_counter()
+        for k, indices in enumerate(timed_batches):   # as npcomp train: the next cut ahead
+            following = timed_batches[k + 1] if k + 1 < len(timed_batches) else None
+            step(indices, following if look_ahead else None)
+        seconds = time.perf_counter() - tick
+        step.close()
+        count = len(timed_batches)
+        record = {"look_ahead": look_ahead, "step_ms": 1000 * seconds / count}
+        record.update({part: 1000 * clock.spent.get(part, 0.0) / count for part in PARTS})
+        record[HELPER] = 1000 * clock.helper[0] / max(clock.helper[1], 1)
+        return record
+
     with clock.installed():
         for _ in range(args.rounds):
-            params, _ = as_npcomp_trains(start.copy(), 2, 2)
-            step = training_step(model, params, adagrad(model, LR, EMBEDDING_LR, np.float32),
-                                 train, labels, shards=2, rng=np.random.default_rng(2),
-                                 dropout=setting["dropout"], l2=L2, threads=2, processes=True)
-            step(batches[0])   # the helper's first shard loads its kernels
-            clock.spent.clear()
-            clock.helper[:] = 0.0
-            tick = time.perf_counter()
-            timed_batches = batches[1:]
-            for k, indices in enumerate(timed_batches):   # as npcomp train: the next cut ahead
-                step(indices, timed_batches[k + 1] if k + 1 < len(timed_batches) else None)
-            seconds = time.perf_counter() - tick
-            step.close()
-            count = len(batches) - 1
-            record = {"step_ms": 1000 * seconds / count}
-            record.update({part: 1000 * clock.spent.get(part, 0.0) / count for part in PARTS})
-            record[HELPER] = 1000 * clock.helper[0] / max(clock.helper[1], 1)
-            rounds.append(record)
+            rounds += [timed_round(look_ahead) for look_ahead in ways]
     _print(rounds)
     write_results(args.json, {"model": args.model, "minibatches": len(batches) - 1,
                               "rounds": rounds})
@@ -116,15 +132,21 @@ def main(argv=None) -> int:
 
 
 def _print(rounds: list) -> None:
-    print(f"  {'':<24}" + "".join(f"{f'round {k + 1}':>10}" for k in range(len(rounds))))
-    for part in ("step_ms", *PARTS, HELPER):
-        label = "the step" if part == "step_ms" else part
-        print(f"  {label:<24}" + "".join(f"{record[part]:10.2f}" for record in rounds))
+    both = not all(record["look_ahead"] for record in rounds)
+    width = 16 if both else 10
+    labels = [f"round {k // (2 if both else 1) + 1}"
+              + ((" ahead" if record["look_ahead"] else " own") if both else "")
+              for k, record in enumerate(rounds)]
+    print(f"  {'':<24}" + "".join(f"{label:>{width}}" for label in labels))
     for record in rounds:
-        serial = record["step_ms"] - record["computing shard 0"]
-        record["outside shard 0"] = serial
-    print(f"  {'all but shard 0':<24}" + "".join(f"{record['outside shard 0']:10.2f}"
-                                                  for record in rounds))
+        record["outside shard 0"] = record["step_ms"] - record["computing shard 0"]
+    for part in ("step_ms", *PARTS, HELPER, "outside shard 0"):
+        label = {"step_ms": "the step", "outside shard 0": "all but shard 0"}.get(part, part)
+        print(f"  {label:<24}" + "".join(f"{record[part]:{width}.2f}" for record in rounds))
+    if both:
+        ratios = [own["step_ms"] / ahead["step_ms"] for ahead, own in zip(rounds[::2], rounds[1::2])]
+        print(f"  a step without the look-ahead / with it: {statistics.median(ratios):.3f} "
+              f"(rounds {', '.join(f'{ratio:.3f}' for ratio in ratios)})")
 
 
 class StepClock:
