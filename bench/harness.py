@@ -159,18 +159,17 @@ def training_step(model, params, optimizer, split, labels, shards: int = 1, help
     grads = sharded.grads
     labelled = EncodedSplit(split.trees, split.words, labels)
 
-    ahead = {}   # the indices of the minibatch cut by the step before, and its shards
+    ahead = []   # (indices, shards) of the minibatch the step before cut
 
     def step(indices, following=None):
-        parts = ahead.pop("shards") if np.array_equal(ahead.pop("indices", None),
-                                                      indices) else None
-        ahead.clear()
+        cut = ahead.pop() if ahead else (None, None)
+        parts = cut[1] if np.array_equal(cut[0], indices) else None
         if parts is None:
             parts = sharded.shards_of(params, labelled, indices, rng, dropout=dropout)
 
         def cut_the_next():
-            ahead.update(indices=following, shards=sharded.shards_of(
-                params, labelled, following, rng, dropout=dropout))
+            ahead.append((following, sharded.shards_of(params, labelled, following, rng,
+                                                        dropout=dropout)))
         # the buffers are zero where it matters: the step zeroes what it consumed
         _, rows = sharded.loss_and_gradient(params, parts, l2=l2, meanwhile=(
             None if following is None else cut_the_next))

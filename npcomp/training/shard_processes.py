@@ -78,8 +78,13 @@ def add_and_zero(total: Parameters, buffer: Parameters, rows: np.ndarray, dense:
     zeroed: a shard's gradient added into the sum (shards.py), its buffer
     left zero for the next minibatch."""
     total.flat[:dense] += buffer.flat[:dense]
-    buffer.flat[:dense] = 0.0
     total["embedding"][rows] += buffer["embedding"][rows]
+    zero_rows(buffer, rows, dense)
+
+
+def zero_rows(buffer: Parameters, rows: np.ndarray, dense: int) -> None:
+    """buffer's dense parameters and embedding ``rows`` set to 0."""
+    buffer.flat[:dense] = 0.0
     buffer["embedding"][rows] = 0.0
 
 
@@ -210,14 +215,13 @@ class ShardProcesses:
         """Shard k's buffer added into buffers[0] (``add``, after a pass that
         succeeded) and zeroed, or only zeroed: all of it after a failed pass,
         whose rows are unknown."""
-        buffer, dense = self.buffers[k], self.model.dense_size
+        buffer = self.buffers[k]
         if reply[0] != "done":
             buffer.flat[:] = 0.0
         elif add:
-            add_and_zero(self.buffers[0], buffer, reply[1][1], dense)
+            add_and_zero(self.buffers[0], buffer, reply[1][1], self.model.dense_size)
         else:
-            buffer.flat[:dense] = 0.0
-            buffer["embedding"][reply[1][1]] = 0.0
+            zero_rows(buffer, reply[1][1], self.model.dense_size)
 
     def _pass(self, k: int, batch, masks, average: str, normaliser: int, errors: dict) -> tuple:
         with np.errstate(**errors):
