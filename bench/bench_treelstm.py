@@ -18,7 +18,12 @@ float64 it prints
   minibatches: forward, backward through the levels, weight gradients), and
   the GFLOP/s they ran at,
 * this machine's matrix-product throughput measured in the same run with the
-  same threads (so the result reads as a fraction of what the hardware does).
+  same threads (so the result reads as a fraction of what the hardware does),
+* at 1 thread, the same epochs' matrix products alone, replayed at the
+  shapes the steps compute them (``products_alone``), epochs alternating
+  with npcomp's: the share of the step's time they take, and so the share
+  of the matrix-product rate a step would reach if nothing but its products
+  took time.
 
 npcomp computes each minibatch in ``S`` shards (``--shards``, default
 ``npcomp train``'s), on N threads at once: shards 1.. on N - 1 helper
@@ -173,6 +178,8 @@ def _sst_dtype(dtype, data: dict, vocab_size: int, args, machine_gflops: float, 
     if helpers is not None:   # the same run on one thread, alternating
         steps["npcomp_1"] = training_step(model, params, optimizer, train, labels,
                                           shards=args.shards, rng=rng, dropout=DROPOUT, l2=L2)
+    if args.threads == 1:   # its products alone, alternating
+        steps["products"] = products_alone(params, train, batches, args.shards)
     if processes:   # and on helper threads, the GIL between them
         steps["npcomp_threads"] = training_step(model, params, optimizer, train, labels,
                                                 shards=args.shards, helpers=helpers, rng=rng,
@@ -213,10 +220,31 @@ def _sst_dtype(dtype, data: dict, vocab_size: int, args, machine_gflops: float, 
           f"rate; {epoch_flops / 1e9:6.1f} GFLOP/epoch at "
           f"{achieved:5.1f} GFLOP/s = {100 * record['fraction_of_machine']:4.1f}% of the "
           f"measured matrix product")
+    if "products" in speeds:
+        record.update(_products_alone(speeds, record["fraction_of_machine"]))
     if "npcomp_1" in speeds:
         record.update(_thread_scaling(speeds, args.threads, processes))
     record.update(_baseline_records(speeds, baselines))
     return record
+
+
+def _products_alone(speeds: dict, fraction_of_machine: float) -> dict:
+    """The epochs of the step's products alone, alternating with the step's
+    (printed): the share of the step's time they take, and the share of
+    the matrix-product rate a step would reach if nothing else took time."""
+    each = [step / products for step, products in zip(speeds["npcomp"], speeds["products"])]
+    time_share = statistics.median(each)
+    ceiling = fraction_of_machine / time_share
+    print(f"  its matrix products alone, replayed at the step's shapes, epochs alternating: "
+          f"{statistics.median(speeds['products']):7.0f} sentences/s{_spread(speeds['products'])}; "
+          f"{100 * time_share:.1f}% of the step's time ({', '.join(f'{100 * r:.1f}' for r in each)})"
+          f": a step of nothing else would run at {100 * ceiling:.1f}% of the measured matrix "
+          f"product")
+    return {"products_alone": {"sentences_per_s": statistics.median(speeds["products"]),
+                               "sentences_per_s_all": speeds["products"],
+                               "share_of_step_time": time_share,
+                               "share_of_step_time_all": each,
+                               "fraction_of_machine": ceiling}}
 
 
 # the target of 2 threads over one (README, "Speed")
@@ -439,6 +467,57 @@ def _dynet_pairs(dynet, model, params, train, batches) -> dict:
 
     step(batches[0])
     return {"step": step, "version": dynet.version(), "check": check}
+
+
+def products_alone(params, train, batches, shards: int):
+    """step(indices): the matrix products alone of the training step on the
+    minibatch ``indices`` (one of ``batches``), on the calling thread,
+    replayed at the shapes the N-ary Tree-LSTM computes them
+    (``treelstm_nary.py``): the minibatch cut into ``shards`` as ``npcomp
+    train`` cuts it; per shard, its distinct words' x W, d_x = delta W^T and
+    W's gradient, each level's [h_1 h_2] U and delta U^T over its padded
+    rows, and U's gradient over the inner nodes.  The forests are cut
+    beforehand, so the step times products and nothing else.  Operands are
+    contiguous arrays of each width, as the cell's, holding values in (-1, 1)
+    (no subnormals)."""
+    import numpy as np
+
+    from npcomp.cells.kernels.levels import ROW_PAD, padded_stop
+    from npcomp.training.shards import shard_bounds
+
+    u, w = params["cell.U"], params["cell.W"]
+    u_transposed = np.ascontiguousarray(u.T)
+    grad_u, grad_w = np.zeros_like(u), np.zeros_like(w)
+    rows = max(train.node_counts(indices).sum() for indices in batches) + ROW_PAD
+    generator = np.random.default_rng(0)
+
+    def block(width: int) -> np.ndarray:
+        return generator.uniform(-1, 1, (rows, width)).astype(u.dtype)
+
+    hc, delta = block(u.shape[0]), block(u.shape[1])
+    x, delta_word = block(w.shape[0]), block(w.shape[1])
+    gates, d_hc = np.empty_like(delta), np.empty_like(hc)
+    # per minibatch, per shard: (distinct words, levels, inner nodes)
+    shapes = {}
+    for indices in map(np.asarray, batches):
+        shapes[indices.tobytes()] = [
+            (np.unique(forest.word[forest.word >= 0]).shape[0],
+             [(start, padded_stop(start, stop)) for start, stop in forest.levels(first=1)],
+             slice(forest.n_leaves, forest.n_nodes))
+            for forest in (train.batch(indices[start:stop]) for start, stop
+                           in shard_bounds(train.node_counts(indices), shards))]
+
+    def step(indices):
+        for words, levels, inner in shapes[np.asarray(indices).tobytes()]:
+            x[:words] @ w
+            delta_word[:words] @ w.T
+            grad_w[...] += x[:words].T @ delta_word[:words]
+            for start, padded in levels:
+                np.matmul(hc[start:padded], u, out=gates[start:padded])
+                np.matmul(delta[start:padded], u_transposed, out=d_hc[:padded - start])
+            grad_u[...] += hc[inner].T @ delta[inner]
+
+    return step
 
 
 def matmul_flops(forest, input_dim: int, hidden_dim: int, arity: int = 2) -> float:
