@@ -96,10 +96,7 @@ def tree_lstm_rows(one: dict, two: dict) -> list:
         rows.append(("the same on a helper thread instead / 1 thread",
                      _times(on_threads["speed_up"]), "", ""))
     rows += [
-        ("1 thread: share of the measured matrix-product rate",
-         f"{100 * first['fraction_of_machine']:.1f}%", f">= {100 * MATRIX_SHARE:.0f}%",
-         _verdict(first["fraction_of_machine"], MATRIX_SHARE)),
-        *_products_alone_rows(first),
+        *_share_rows(first),
         ("npcomp / DyNet, 1 thread", _times(dynet_one), f">= {DYNET_ONE}x",
          _verdict(dynet_one, DYNET_ONE)),
         ("npcomp / DyNet, 2 threads (DyNet on one)", _times(dynet_two), f">= {DYNET_TWO}x",
@@ -131,10 +128,7 @@ def one_shard_rows(one: dict, default: dict) -> list:
     rows = [("npcomp training, 1 thread (sentences/s)",
              f"{first['train_sentences_per_s']:,.0f} (in {default['shards']} shards: "
              f"{shards['train_sentences_per_s']:,.0f})", "", ""),
-            ("1 thread: share of the measured matrix-product rate",
-             f"{100 * first['fraction_of_machine']:.1f}%", f">= {100 * MATRIX_SHARE:.0f}%",
-             _verdict(first["fraction_of_machine"], MATRIX_SHARE)),
-            *_products_alone_rows(first),
+            *_share_rows(first),
             ("npcomp / DyNet, 1 thread", _times(dynet), f">= {DYNET_ONE}x",
              _verdict(dynet, DYNET_ONE)),
             ("npcomp / PyTorch, 1 thread", _times(torch), "", "")]
@@ -145,15 +139,19 @@ def one_shard_rows(one: dict, default: dict) -> list:
     return rows
 
 
-def _products_alone_rows(run: dict) -> list:
-    """The row of a 1-thread run's products alone (``bench_treelstm.py``):
+def _share_rows(run: dict) -> list:
+    """The rows of a 1-thread run's share of the measured matrix-product
+    rate, with its target, and of its products alone (``bench_treelstm.py``):
     the share a step would reach if its products were all it did."""
+    rows = [("1 thread: share of the measured matrix-product rate",
+             f"{100 * run['fraction_of_machine']:.1f}%", f">= {100 * MATRIX_SHARE:.0f}%",
+             _verdict(run["fraction_of_machine"], MATRIX_SHARE))]
     alone = run.get("products_alone")
-    if alone is None:
-        return []
-    return [("  a step of its matrix products alone (replayed at its shapes, epochs "
-             "alternating)", f"{100 * alone['fraction_of_machine']:.1f}% (they take "
-             f"{100 * alone['share_of_step_time']:.1f}% of the step's time)", "", "")]
+    if alone is not None:
+        rows.append(("  a step of its matrix products alone (replayed at its shapes, epochs "
+                     "alternating)", f"{100 * alone['fraction_of_machine']:.1f}% (they take "
+                     f"{100 * alone['share_of_step_time']:.1f}% of the step's time)", "", ""))
+    return rows
 
 
 def cell_rows(cells: dict) -> list:
