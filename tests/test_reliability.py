@@ -629,3 +629,16 @@ def test_predict_into_a_closed_pipe_stops_quietly(finished_run):
     assert process.wait(timeout=120) == 0
     assert json.loads(first)["label"] in range(5)
     assert process.stderr.read() == ""
+
+
+def test_the_same_command_twice_takes_a_fresh_default_directory(tmp_path, monkeypatch, capsys):
+    """A default job a user cannot rerun is a trap: the second run goes beside the first."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["train", *TINY]) == 0
+    assert main(["train", *TINY]) == 0
+    out = capsys.readouterr().out
+    first = default_run_dir(build_parser().parse_args(["train", *TINY]))
+    second = first.with_name(first.name + "-2")
+    assert f"-> {first}\n" in out and f"-> {second}\n" in out
+    assert (tmp_path / first / "metrics.json").is_file()
+    assert (tmp_path / second / "metrics.json").is_file()

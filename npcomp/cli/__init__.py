@@ -51,7 +51,16 @@ def build_parser() -> argparse.ArgumentParser:
     """The parser of every command."""
     parser = argparse.ArgumentParser(
         prog="npcomp", description="Compositional sentence models with hand-written, "
-        "gradient-checked backpropagation (NumPy + numba, CPU).")
+        "gradient-checked backpropagation (NumPy + numba, CPU).",
+        epilog="examples:\n"
+               "  npcomp train                      the N-ary Tree-LSTM on the synthetic "
+               "treebank\n"
+               "  npcomp train --model lstm --task sst5 --data-dir data --seed 1\n"
+               "  npcomp explain --model treelstm-nary \"(3 (2 not) (3 good))\"\n"
+               "  npcomp COMMAND --help             a command's options and examples",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    from npcomp import __version__
+    parser.add_argument("--version", action="version", version=f"npcomp {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in COMMANDS.values():
         module.add_parser(commands)

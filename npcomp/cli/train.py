@@ -116,6 +116,17 @@ def default_run_dir(args) -> Path:
     return Path("runs") / ("-".join(str(part) for part in parts) + f"-s{seed}")
 
 
+def fresh_run_dir(run_dir: Path) -> Path:
+    """``run_dir``, or where it holds something already, the first of
+    ``run_dir-2``, ``run_dir-3``, ... that does not: a run without --out never
+    meets an earlier one, and `npcomp train` prints the directory it takes."""
+    candidate, number = run_dir, 1
+    while candidate.exists() and (not candidate.is_dir() or any(candidate.iterdir())):
+        number += 1
+        candidate = run_dir.with_name(f"{run_dir.name}-{number}")
+    return candidate
+
+
 def train_config(args) -> dict:
     """The run's config (``run_config.build_config``) of the options given."""
     from npcomp.training.run_config import build_config
@@ -141,7 +152,8 @@ def run(args) -> int:
         return resume_run(args.resume, dict(given_options(args), threads=args.threads),
                           progress)
     config = train_config(args)
-    run_dir = Path(args.out) if args.out else default_run_dir(args)
+    run_dir = (Path(args.out) if args.out else default_run_dir(args) if args.overwrite
+               else fresh_run_dir(default_run_dir(args)))
     return train_run(config, run_dir, set(given_options(args)), overwrite=args.overwrite,
                      progress=progress)
 
