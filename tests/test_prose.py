@@ -10,8 +10,15 @@ min, max, n, ci_low, ci_high, paper (the paper's figure), best (the test
 figure of the seed best on dev, a best-of-N row's protocol); without STAT the
 text is ``mean ± std``.  Terms joined by `` - `` give a difference.  A
 comparison of a report's ("Comparisons") is ``TABLE comparison NAME STAT``,
-STAT one of difference, ci_low, ci_high, p.  The text must be the value at
-the precision the text shows.
+and a test of a paper's claim ("The paper's claims") ``TABLE claim NAME
+STAT``, STAT one of difference, ci_low, ci_high, p.  The text must be the
+value at the precision the text shows.
+
+Sentences that compare or explain are held to the tests behind them
+(``test_a_comparative_sentence_links_a_comparison_it_agrees_with``): a
+sentence that ranks, reverses, holds, outperforms or gives a cause must
+link a report's comparison or claim, and say what its verdict says; a cause
+no experiment isolates is written as an open question.
 """
 import json
 import re
@@ -40,8 +47,8 @@ def _report(table: str) -> dict:
 def resolve(term: str) -> float:
     """The value a term names (module docstring)."""
     words = term.split()
-    if words[1] == "comparison":
-        return _comparison(*words[:1], *words[2:])
+    if words[1] in ("comparison", "claim"):
+        return _comparison(*words)
     stat = words.pop() if words[-1] in STATS else None
     table, setting, *split, metric = words
     split = split[0] if split else "test"
@@ -60,13 +67,20 @@ def resolve(term: str) -> float:
     return stats[stat or "mean"]
 
 
-def _comparison(table: str, name: str, stat: str) -> float:
-    found = [one for one in _report(table).get("comparisons", []) if one["comparison"] == name]
-    assert found, f"no comparison {name} in {table}.json"
-    assert found[0]["status"] == "measured", f"{table} comparison {name}: not yet measured"
+def _measured(table: str, kind: str, name: str) -> dict:
+    """A report's comparison or claim test (``kind``), measured."""
+    key = "comparisons" if kind == "comparison" else "claims"
+    found = [one for one in _report(table).get(key, []) if one[kind] == name]
+    assert found, f"no {kind} {name} in {table}.json"
+    assert found[0]["status"] == "measured", f"{table} {kind} {name}: not yet measured"
+    return found[0]
+
+
+def _comparison(table: str, kind: str, name: str, stat: str) -> float:
+    found = _measured(table, kind, name)
     if stat in ("ci_low", "ci_high"):
-        return found[0]["ci95"][0 if stat == "ci_low" else 1]
-    return found[0][stat]
+        return found["ci95"][0 if stat == "ci_low" else 1]
+    return found[stat]
 
 
 def _decimals(text: str) -> int:
@@ -144,3 +158,85 @@ def test_the_checker_refuses_a_figure_that_drifted():
         check(f"{mean + 0.01:.2f}", "rntn fine root_acc mean", "rntn.md")
     with pytest.raises(AssertionError):
         check(f"{mean:.2f}", "rntn fine root_acc mean", "tai-sst.md")
+
+
+# what a comparative or causal sentence says, and the verdicts that say the same
+SAYS = {
+    "reversed": (re.compile(r"\breversed\b|\breverse of\b"), ("reversed", "first below")),
+    "holds": (re.compile(r"\boutperforms?\b|\bbeats?\b|\b(?:claim|order|ranking|comparison)s?"
+                         r"\b[^.;:]{0,60}\bholds?\b"), ("holds", "first above")),
+    "no difference": (re.compile(r"\bno difference\b"), ("no difference detected",
+                                                          "within noise")),
+}
+RANKING = re.compile(r"\branking\b(?! loss)|\bthe (?:paper's )?order of the\b|"
+                     r"\bhas the high(?:er|est) mean\b")
+CAUSE = re.compile(r"\bbecause\b|\bdue to\b|\battributable\b|\bthe gap is\b|"
+                   r"\bwhat differs between\b", re.I)
+OPEN = re.compile(r"open question", re.I)
+LINKED = re.compile(r"\"(\S+) (comparison|claim) (\S+) [a-z_]+\"")
+
+
+def sentences(text: str) -> list:
+    """The prose sentences of a Markdown text: no code block, table line or
+    heading; a sentence ends at '.', '!' or '?' before a capital, a link or
+    emphasis."""
+    prose, fenced = [], False
+    for line in text.splitlines():
+        if line.startswith("```"):
+            fenced = not fenced
+            continue
+        if fenced or line.startswith(("    ", "|", "#", "<!--")):
+            prose.append("")
+            continue
+        if re.match(r"\s*(?:[-*]|\d+\.) ", line):   # a list item starts a paragraph of its own
+            prose.append("")
+        prose.append(line)
+    paragraphs = "\n".join(prose).split("\n\n")
+    out = []
+    for paragraph in paragraphs:
+        flat = " ".join(paragraph.split())
+        out += [one for one in re.split(r"(?:(?<=[.!?])|(?<=[.!?]\*\*))\s+(?=[A-Z*\[(])", flat) if one]
+    return out
+
+
+def comparative_problems(sentence: str) -> list:
+    """What is wrong with a sentence that compares or explains: no linked
+    comparison or claim, or wording its verdicts do not bear out."""
+    linked = [_measured(table, kind, name)["verdict"]
+              for table, kind, name in LINKED.findall(sentence)]
+    problems = []
+    plain = LINKED.sub("", sentence)
+    said = [what for what, (pattern, _) in SAYS.items() if pattern.search(plain)]
+    if CAUSE.search(plain) and not OPEN.search(sentence) and not linked:
+        problems.append("gives a cause with no experiment linked: write it as an open question")
+    if (said or RANKING.search(plain)) and not linked and not OPEN.search(sentence):
+        problems.append("compares with no comparison or claim linked")
+    for what in said:
+        if linked and not any(verdict in SAYS[what][1] for verdict in linked):
+            problems.append(f"says {what!r} where the linked verdicts are {linked}")
+    return problems
+
+
+@pytest.mark.parametrize("path", list(_documents()))
+def test_a_comparative_sentence_links_a_comparison_it_agrees_with(path):
+    text = SUMMARY.sub("", path.read_text())
+    found = [(sentence, problems) for sentence in sentences(text)
+             if (problems := comparative_problems(sentence))]
+    assert not found, "\n\n".join(f"{problems}: {sentence}" for sentence, problems in found)
+
+
+def test_a_planted_reversal_over_no_difference_is_refused():
+    """Tai's two Tree-LSTMs on SICK differ by +0.0010, p = 0.61: not a reversal."""
+    claim = _measured("tai-sick", "claim", "dependency-above-constituency")
+    assert claim["verdict"] == "no difference detected"
+    planted = ("Tai's ranking of the Tree-LSTMs is reversed here ([−0.0010](results/tai-sick.md "
+               "\"tai-sick claim dependency-above-constituency difference\")).")
+    assert any("says 'reversed'" in problem for problem in comparative_problems(planted))
+    unlinked = "Tai's ranking of the Tree-LSTMs is reversed here."
+    assert comparative_problems(unlinked) == ["compares with no comparison or claim linked"]
+    honest = ("No difference is detected between Tai's two Tree-LSTMs here ([−0.0010]"
+              "(results/tai-sick.md \"tai-sick claim dependency-above-constituency "
+              "difference\")).")
+    assert comparative_problems(honest) == []
+    cause = "The gap is because of the vectors."
+    assert comparative_problems(cause)[0].startswith("gives a cause")

@@ -258,3 +258,64 @@ def test_a_run_records_its_paths_relative(tmp_path):
     assert recorded == {"data_dir": "../data", "vectors": "glove.txt",
                         "parses_dir": "../out/parses/sst", "lr": 0.05}
     assert not absolute_values(recorded)
+
+
+def _write_runs(sweep: Path, figures: dict) -> list:
+    """Run directories with these test root accuracies, and their settings' records."""
+    settings = []
+    for setting, values in figures.items():
+        runs = []
+        for seed, value in enumerate(values, start=1):
+            run = sweep / "runs" / f"{setting}-s{seed}"
+            run.mkdir(parents=True)
+            (run / "metrics.json").write_text(json.dumps({"test": {"root_acc": value}}))
+            runs.append(f"runs/{setting}-s{seed}")
+        settings.append({"setting": setting, "runs": runs})
+    return settings
+
+
+@pytest.mark.parametrize("shift,verdict", [(2.0, "holds"), (-2.0, "reversed"),
+                                           (0.05, "no difference detected")])
+def test_a_papers_claim_is_tested_on_the_runs_of_its_two_rows(tmp_path, shift, verdict):
+    """Zhu's S-LSTM above the RvNN: the verdict follows Welch's interval of
+    the difference, whatever the paper printed."""
+    from npcomp.experiments.differences import claim_records
+    table = paper_tables.table("zhu")
+    claim = next(one for one in table.claims if one.name == "slstm-above-rvnn")
+    second = [44.1, 43.2, 45.0, 43.8, 44.6]
+    settings = _write_runs(tmp_path / "zhu", {claim.second: second,
+                                              claim.first: [v + shift for v in second[::-1]]})
+    record = next(one for one in claim_records(table, {"settings": settings}, tmp_path)
+                  if one["claim"] == claim.name)
+    assert record["status"] == MEASURED and record["verdict"] == verdict
+    assert record["difference"] == pytest.approx(shift)
+    assert record["paper"] == [48.9, 43.2]
+
+
+def test_a_claim_on_a_row_of_another_report_reads_that_reports_runs(tmp_path):
+    """Tai's Constituency Tree-LSTM above the RNTN, whose row the rntn
+    report measures: not yet measured while that report has four seeds."""
+    from npcomp.experiments.differences import claim_records
+    table = paper_tables.table("tai-sst")
+    claim = next(one for one in table.claims if one.name == "constituency-above-rntn-fine")
+    settings = _write_runs(tmp_path / "tai-sst", {claim.first: [48.0, 47.5, 48.2, 47.9, 48.1]})
+    rntn = _write_runs(tmp_path / "rntn", {"fine": [43.0, 42.5, 44.1, 41.9]})
+    record = next(one for one in claim_records(table, {"settings": settings}, tmp_path,
+                                               lambda name: {"settings": rntn})
+                  if one["claim"] == claim.name)
+    assert record["status"] == NOT_YET and record["n"] == [5, 4]
+
+
+def test_a_row_against_a_paper_that_prints_its_std_over_n_runs_is_welchs_test():
+    """Tai's Dependency Tree-LSTM on SICK, 0.8676 (0.0030) over five runs,
+    against ours: below our interval, but within noise by Welch's test of
+    the two means (p = 0.073)."""
+    from scipy import stats as scipy_stats
+    record = json.loads((RESULTS / "tai-sick.json").read_text())
+    entry = next(one for one in record["rows"] if one["setting"] == "dependency")
+    ours, test = entry["test"]["pearson"], entry["against_paper"]
+    assert ours["ci95"][1] < 0.8676 and entry["verdict"] == "within noise"
+    expected = scipy_stats.ttest_ind_from_stats(ours["mean"], ours["std"], ours["n"], 0.8676,
+                                                0.0030, 5, equal_var=False)
+    assert test["p"] == pytest.approx(expected.pvalue) and round(test["p"], 3) == 0.073
+    assert test["ci95"][0] < 0 < test["ci95"][1] and test["std"] == 0.0030 and test["n"] == 5

@@ -69,6 +69,9 @@ class Row:
     option_sources: dict = field(default_factory=dict)
     # the paper's figure is the test figure of the best of this many seeds on dev
     best_of: int = 0
+    # metric -> the standard deviation the paper prints beside its figure (over
+    # ``Table.paper_runs`` runs where the paper says how many)
+    paper_std: dict = field(default_factory=dict)
 
     def settings(self) -> dict:
         """Setting name -> the options of ``npcomp train`` (model, task and the
@@ -163,6 +166,21 @@ class Comparison:
 
 
 @dataclass(frozen=True)
+class Claim:
+    """A comparison the paper makes between two rows of its table: ``first``
+    is better than ``second`` (higher; for a loss, lower) on the table's
+    metric.  ``claim`` says it as the paper does, ``source`` where (its
+    table or section).  The rows are this table's, each measured at its
+    paper setting here or by another report (``Row.same_as``)."""
+
+    name: str
+    claim: str
+    source: str
+    first: str
+    second: str
+
+
+@dataclass(frozen=True)
 class Table:
     """A paper's table: its rows, whether its report draws each setting's
     root confusion matrix over its seeds (the paper has one), the paper's
@@ -180,6 +198,10 @@ class Table:
     folds: int = 0
     # pairs of settings whose difference the report measures (a table of no paper)
     comparisons: tuple = ()
+    # the paper's own comparisons between its rows (``Claim``), tested on ours
+    claims: tuple = ()
+    # how many runs the paper's means and standard deviations are over (0: not said)
+    paper_runs: int = 0
 
     def run_options(self, options: dict, train: str, folds: int | None = None) -> dict:
         """A setting's options (``Row.settings``) as `npcomp train` takes them:

@@ -15,6 +15,7 @@ MPQA.  Nothing here imports NumPy.
 """
 from __future__ import annotations
 
+from .paper_claims import CLAIMS
 from .paper_rows import (DEFAULT, NOT_IMPLEMENTED, PAPER, Comparison, OwnData, PaperFigure,
                          Row, Table,
                          measured_in, no_data, not_implemented)
@@ -220,43 +221,47 @@ TABLES = {table.name: table for table in (
         measured_in("rntn-binary", "RNTN, binary", "rntn", "sst2", {"root_acc": 85.4},
                     "rntn/binary", "Table 2"),
         Row("constituency-random-fine", "Constituency Tree-LSTM (random vectors), fine",
-            "treelstm-nary", "sst5", {"root_acc": 43.9}, source="Table 2"),
+            "treelstm-nary", "sst5", {"root_acc": 43.9}, source="Table 2",
+            paper_std={"root_acc": 0.6}),
         Row("constituency-random-binary", "Constituency Tree-LSTM (random vectors), binary",
-            "treelstm-nary", "sst2", {"root_acc": 82.0}, source="Table 2"),
+            "treelstm-nary", "sst2", {"root_acc": 82.0}, source="Table 2",
+            paper_std={"root_acc": 0.5}),
         Row("constituency-pretrained-fine", "Constituency Tree-LSTM (GloVe vectors, tuned), fine",
             "treelstm-nary", "sst5", {"root_acc": 51.0}, _glove(), vectors=GLOVE_HANDICAP,
-            source="Table 2", option_sources={"vectors": GLOVE_SOURCE}),
+            source="Table 2", option_sources={"vectors": GLOVE_SOURCE},
+            paper_std={"root_acc": 0.5}),
         Row("constituency-pretrained-binary",
             "Constituency Tree-LSTM (GloVe vectors, tuned), binary", "treelstm-nary",
             "sst2", {"root_acc": 88.0}, _glove(), vectors=GLOVE_HANDICAP, source="Table 2",
-            option_sources={"vectors": GLOVE_SOURCE}),
+            option_sources={"vectors": GLOVE_SOURCE}, paper_std={"root_acc": 0.3}),
         Row("constituency-fixed-fine", "Constituency Tree-LSTM (GloVe vectors, fixed), fine",
             "treelstm-nary", "sst5", {"root_acc": 49.7}, _glove(fixed_embeddings=True),
             vectors=GLOVE_HANDICAP, source="Table 2",
-            option_sources={"vectors": GLOVE_SOURCE, **FIXED}),
+            option_sources={"vectors": GLOVE_SOURCE, **FIXED}, paper_std={"root_acc": 0.4}),
         Row("constituency-fixed-binary",
             "Constituency Tree-LSTM (GloVe vectors, fixed), binary", "treelstm-nary",
             "sst2", {"root_acc": 87.5}, _glove(fixed_embeddings=True), vectors=GLOVE_HANDICAP,
-            source="Table 2", option_sources={"vectors": GLOVE_SOURCE, **FIXED}),
+            source="Table 2", option_sources={"vectors": GLOVE_SOURCE, **FIXED},
+            paper_std={"root_acc": 0.8}),
         Row("dependency-fine", "Dependency Tree-LSTM, fine", "treelstm-childsum", "sst5",
             {"root_acc": 48.4}, _glove(), vectors=GLOVE_HANDICAP + "; spaCy's parses where "
             "Tai et al. used the Stanford parser", parses=True, source="Table 2",
-            option_sources={"vectors": GLOVE_SOURCE}),
+            option_sources={"vectors": GLOVE_SOURCE}, paper_std={"root_acc": 0.4}),
         Row("dependency-binary", "Dependency Tree-LSTM, binary", "treelstm-childsum", "sst2",
             {"root_acc": 85.7}, _glove(), vectors=GLOVE_HANDICAP + "; spaCy's parses where "
             "Tai et al. used the Stanford parser", parses=True, source="Table 2",
-            option_sources={"vectors": GLOVE_SOURCE}),
+            option_sources={"vectors": GLOVE_SOURCE}, paper_std={"root_acc": 0.4}),
         *(Row(f"{name}-{task_name}", f"{label}, {task_name}", model, task, {"root_acc": figure},
               _glove(), vectors=GLOVE_HANDICAP, source="Table 2",
-              option_sources={"vectors": GLOVE_SOURCE})
-          for name, label, model, figures in (
-              ("lstm", "LSTM", "lstm", (46.4, 84.9)),
-              ("bilstm", "Bidirectional LSTM", "bilstm", (49.1, 87.5)),
-              ("lstm2", "2-layer LSTM", "lstm2", (46.0, 86.3)),
-              ("bilstm2", "2-layer Bidirectional LSTM", "bilstm2", (48.5, 87.2)))
-          for (task_name, task), figure in zip((("fine", "sst5"), ("binary", "sst2")),
-                                               figures)),
-    ), figures=(PaperFigure(
+              option_sources={"vectors": GLOVE_SOURCE}, paper_std={"root_acc": std})
+          for name, label, model, figures, stds in (
+              ("lstm", "LSTM", "lstm", (46.4, 84.9), (1.1, 0.6)),
+              ("bilstm", "Bidirectional LSTM", "bilstm", (49.1, 87.5), (1.0, 0.5)),
+              ("lstm2", "2-layer LSTM", "lstm2", (46.0, 86.3), (1.3, 0.6)),
+              ("bilstm2", "2-layer Bidirectional LSTM", "bilstm2", (48.5, 87.2), (1.0, 1.0)))
+          for (task_name, task), figure, std in zip((("fine", "sst5"), ("binary", "sst2")),
+                                                    figures, stds)),
+    ), claims=CLAIMS["tai-sst"], paper_runs=5, figures=(PaperFigure(
         "tai_fig3", "Tai et al. 2015, Fig. 3: fine-grained root accuracy against sentence "
         "length, tree against sequence models (GloVe, tuned; mean over seeds)",
         (("length_accuracy", "sst5", ("constituency-pretrained-fine", "dependency-fine",
@@ -265,23 +270,27 @@ TABLES = {table.name: table for table in (
     Table("tai-sick", "Tai et al. 2015, Table 3: semantic relatedness on SICK", (
         *TAI_SICK_BASELINES,
         *(Row(name, label, model, "sick", figures,
-              vectors="300-d GloVe 840B held fixed, as the paper", source="Table 3")
-          for name, label, model, figures in (
+              vectors="300-d GloVe 840B held fixed, as the paper", source="Table 3",
+              paper_std=dict(zip(("pearson", "spearman", "mse"), stds)))
+          for name, label, model, figures, stds in (
               ("dependency", "Dependency Tree-LSTM", "treelstm-childsum",
-               {"pearson": 0.8676, "spearman": 0.8083, "mse": 0.2532}),
+               {"pearson": 0.8676, "spearman": 0.8083, "mse": 0.2532}, (0.0030, 0.0042, 0.0052)),
               ("constituency", "Constituency Tree-LSTM", "treelstm-nary",
-               {"pearson": 0.8582, "spearman": 0.7966, "mse": 0.2734}),
-              ("lstm", "LSTM", "lstm", {"pearson": 0.8528, "spearman": 0.7911, "mse": 0.2831}),
+               {"pearson": 0.8582, "spearman": 0.7966, "mse": 0.2734}, (0.0038, 0.0053, 0.0108)),
+              ("lstm", "LSTM", "lstm", {"pearson": 0.8528, "spearman": 0.7911, "mse": 0.2831},
+               (0.0031, 0.0059, 0.0092)),
               ("bilstm", "Bidirectional LSTM", "bilstm",
-               {"pearson": 0.8567, "spearman": 0.7966, "mse": 0.2736}),
+               {"pearson": 0.8567, "spearman": 0.7966, "mse": 0.2736}, (0.0028, 0.0053, 0.0063)),
               ("lstm2", "2-layer LSTM", "lstm2",
-               {"pearson": 0.8515, "spearman": 0.7896, "mse": 0.2838}),
+               {"pearson": 0.8515, "spearman": 0.7896, "mse": 0.2838}, (0.0066, 0.0088, 0.0150)),
               ("bilstm2", "2-layer Bidirectional LSTM", "bilstm2",
-               {"pearson": 0.8558, "spearman": 0.7965, "mse": 0.2762}))),
+               {"pearson": 0.8558, "spearman": 0.7965, "mse": 0.2762},
+               (0.0014, 0.0018, 0.0020)))),
         Row("mean-vectors", "Mean vectors", "mean-vectors", "sick",
             {"pearson": 0.7577, "spearman": 0.6738, "mse": 0.4557},
-            vectors="300-d GloVe 840B held fixed, as the paper", source="Table 3"),
-    ), figures=(PaperFigure(
+            vectors="300-d GloVe 840B held fixed, as the paper", source="Table 3",
+            paper_std={"pearson": 0.0013, "spearman": 0.0027, "mse": 0.0090}),
+    ), claims=CLAIMS["tai-sick"], paper_runs=5, figures=(PaperFigure(
         "tai_fig4", "Tai et al. 2015, Fig. 4: Pearson's r against the pairs' mean sentence "
         "length (mean over seeds)",
         (("length_pearson", "sick", ("dependency", "constituency", "lstm", "bilstm"), ""),)),)),
@@ -308,7 +317,8 @@ TABLES = {table.name: table for table in (
               option_sources={"vectors": (PAPER, "Le & Zuidema 2015, Sec. 5.2: 100-d GloVe; "
                                                  "50-d here")})
           for task_name, task in (("fine", "sst5"), ("binary", "sst2"))),
-    ), note="Le & Zuidema's LSTM-RNN figures (Table 1) are the test accuracy of the network "
+    ), claims=CLAIMS["le-zuidema"],
+        note="Le & Zuidema's LSTM-RNN figures (Table 1) are the test accuracy of the network "
             "best on dev of ten runs (Sec. 5.3), not a mean: beside the mean of our seeds "
             "stands our figure by the same rule, the test accuracy of the seed best on dev "
             "among seeds 1-10."),
@@ -362,30 +372,31 @@ TABLES = {table.name: table for table in (
             {"root_acc": 29.1}, dict(supervision="root"), source="Table 3"),
         Row("rntn-root-leaves", "RNTN, root and leaf labels (Table 3)", "rntn", "sst5",
             {"root_acc": 34.9}, dict(supervision="root+leaves"), source="Table 3"),
-    ), figures=(PaperFigure(
+    ), claims=CLAIMS["zhu"], figures=(PaperFigure(
         "zhu_fig4", "Zhu et al. 2015, Fig. 4: node accuracy by depth (upper) and by phrase "
         "length (lower), the S-LSTM against the RNTN (every phrase labelled; mean over seeds)",
         (("height_accuracy", "sst5", ("all-phrases", "rntn"), "by node depth (height)"),
          ("phrase_length_accuracy", "sst5", ("all-phrases", "rntn"), "by phrase length"))),)),
     Table("nayebi", "Nayebi & Blundell, Table 1: root labels only, fine-grained", (
-        Row("lstm", "LSTM", "lstm", "sst5", {"root_acc": 45.7},
-            _glove(protocol="nayebi"), dev=NAYEBI_DEV, dev_source=NAYEBI_DEV_SOURCE,
+        Row("lstm", "LSTM", "lstm", "sst5", {"root_acc": 45.7}, _glove(protocol="nayebi"),
+            paper_std={"root_acc": 1.13}, dev=NAYEBI_DEV, dev_source=NAYEBI_DEV_SOURCE,
             vectors=GLOVE_HANDICAP, source="Table 1",
             option_sources={"vectors": GLOVE_SOURCE}),
         Row("bilstm", "Bidirectional LSTM", "bilstm", "sst5", {"root_acc": 46.4},
-            _glove(protocol="nayebi"), dev=dict(NAYEBI_DEV, untied=True),
+            _glove(protocol="nayebi"), paper_std={"root_acc": 1.75},
+            dev=dict(NAYEBI_DEV, untied=True),
             dev_source=NAYEBI_DEV_SOURCE + "; separate weights per direction",
             vectors=GLOVE_HANDICAP, source="Table 1",
             option_sources={"vectors": GLOVE_SOURCE}),
         Row("global-attention", "LSTM + global attention", "lstm-global-attn", "sst5",
-            {"root_acc": 45.3}, _glove(), dev=NAYEBI_DEV, dev_source=NAYEBI_DEV_SOURCE,
-            vectors=GLOVE_HANDICAP, source="Table 1",
-            option_sources={"vectors": GLOVE_SOURCE}),
-        Row("recurrent-attention", "LSTM + recurrent attention", "lstm-recurrent-attn",
-            "sst5", {"root_acc": 47.4}, _glove(), dev=NAYEBI_DEV,
+            {"root_acc": 45.3}, _glove(), paper_std={"root_acc": 0.47}, dev=NAYEBI_DEV,
             dev_source=NAYEBI_DEV_SOURCE, vectors=GLOVE_HANDICAP, source="Table 1",
             option_sources={"vectors": GLOVE_SOURCE}),
-    ), confusions=True),   # Nayebi & Blundell's Fig. 2
+        Row("recurrent-attention", "LSTM + recurrent attention", "lstm-recurrent-attn",
+            "sst5", {"root_acc": 47.4}, _glove(), paper_std={"root_acc": 0.31}, dev=NAYEBI_DEV,
+            dev_source=NAYEBI_DEV_SOURCE, vectors=GLOVE_HANDICAP, source="Table 1",
+            option_sources={"vectors": GLOVE_SOURCE}),
+    ), confusions=True, claims=CLAIMS["nayebi"]),   # Nayebi & Blundell's Fig. 2
     Table("irsoy", "Irsoy & Cardie 2015, Table 2 (SST, fine-grained)", (
         *_baselines("Table 2", (
             ("bow-nb", "Bag-of-words NB", "Socher et al. 2013", {"sst5": 41.0}),
@@ -417,7 +428,8 @@ TABLES = {table.name: table for table in (
                     "2013 and prints no setting for it", source="Table 2"),
         Row("matrix-space", "Matrix-space (3 x 3 word matrices): MPQA only in the paper",
             "matrix-space", "sst5", {"root_acc": None}, source="Table 1 (on MPQA)"),
-    ), note="The paper's Table 1 (MPQA phrases: ordinal regression, ranking loss, 10-fold "
+    ), claims=CLAIMS["irsoy"],
+        note="The paper's Table 1 (MPQA phrases: ordinal regression, ranking loss, 10-fold "
             "cross-validation) is the report [irsoy-mpqa](irsoy-mpqa.md), on a user's copy "
             "of the phrases."),
     Table("irsoy-mpqa", "Irsoy & Cardie 2015, Table 1 (MPQA): ordinal regression, ranking "

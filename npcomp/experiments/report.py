@@ -14,7 +14,10 @@ on MPQA), for a measured setting: *above* when the paper's figure lies
 below our 95% confidence interval of the mean (Student's t), *reached* when
 our mean is at or above it, *within noise* when it lies inside the
 interval, *below* otherwise; for a loss, where lower is better, the same
-with the comparisons turned round.
+with the comparisons turned round.  Where the paper prints its standard
+deviation over a stated number of runs (Tai et al.), Welch's test of the
+two means decides *above* and *below* instead (``differences.py``), and the
+paper's claims between its rows are tested on ours (``paper_claims.py``).
 
 A row's ``-dev`` setting is *chosen on dev* only when the committed runs
 say so: its mean dev figure is the highest of the row's settings, each
@@ -28,10 +31,13 @@ from pathlib import Path
 
 from npcomp.training.machine import machine_summary
 
+from .differences import (MEASURED, NOT_YET, against_paper_runs, claim_records,
+                          comparison_records)
 from .option_sources import setting_kind, setting_options
 from .paper_rows import LOWER_IS_BETTER, MIN_SEEDS, NO_DATA, Table
 
-MEASURED, NOT_YET = "measured", "not yet measured"
+__all__ = ["report_record", "summary_table", "committed_results", "verdict",
+           "comparison_records", "claim_records", "MEASURED", "NOT_YET"]
 ABOVE, REACHED, WITHIN_NOISE, BELOW = "above", "reached", "within noise", "below"
 TOO_FEW = "too few seeds"
 # what each metric is called and how it is printed
@@ -46,9 +52,17 @@ KINDS = {"paper": "paper", "dev": "chosen on dev", "alternative": "alternative, 
          "undecided": "alternative, not yet compared on dev"}
 
 
-def verdict(paper: float | None, ours: dict | None, metric: str | None = None) -> str:
+def verdict(paper: float | None, ours: dict | None, metric: str | None = None,
+            test: dict | None = None) -> str:
     """The verdict of ``ours`` (summary.describe of ``metric``) against the
-    paper; a loss (``LOWER_IS_BETTER``) is judged with its sign turned."""
+    paper; a loss (``LOWER_IS_BETTER``) is judged with its sign turned.
+    ``test``: Welch's test of our mean against the paper's over its runs
+    (``differences.against_paper_runs``), which decides *above* and
+    *below* in place of our interval alone."""
+    if test is not None and paper is not None and ours is not None:
+        low, high = test["ci95"]
+        return (ABOVE if low > 0 else BELOW if high < 0
+                else REACHED if test["difference"] >= 0 else WITHIN_NOISE)
     if paper is None:
         return "no paper figure"
     if ours is None:
@@ -154,14 +168,17 @@ def best_of(sweep_dir: Path, record: dict, metric: str, count: int, paper) -> di
 
 
 def _entry(row, name: str | None, record: dict, choice: dict | None,
-           folds: int = 0, missing: str | None = None) -> dict:
+           folds: int = 0, missing: str | None = None, paper_runs: int = 0) -> dict:
     """The record of one (row, setting): status, statistics, verdict, options;
     ``folds``: the folds of a table that cross-validates (its statistics are
-    over them); ``missing``: why a row without runs has no data."""
+    over them); ``missing``: why a row without runs has no data;
+    ``paper_runs``: the runs the paper's figures are over, where it says."""
     metric = row.metric
     paper = row.paper.get(metric)
     entry = {"row": row.name, "label": row.label, "source": row.source, "setting": name,
              "metric": metric, "paper": row.paper}
+    if row.paper_std:
+        entry["paper_std"] = row.paper_std
     if row.status:
         return dict(entry, status=row.status, reason=row.reason, ours=None,
                     verdict=row.status)
@@ -172,10 +189,15 @@ def _entry(row, name: str | None, record: dict, choice: dict | None,
     if n == 0 and missing is not None:   # the options it would train with, below
         entry.update(status=NO_DATA, reason=missing, ours=None, verdict=NO_DATA)
     else:
+        test = (against_paper_runs(paper, row.paper_std[metric], paper_runs, stats, metric)
+                if measured and paper is not None and paper_runs and metric in row.paper_std
+                else None)
         entry.update(status=MEASURED if measured else NOT_YET, n=n,
                      ours=stats if measured else None,
-                     verdict=verdict(paper, stats, metric) if measured else
+                     verdict=verdict(paper, stats, metric, test) if measured else
                      f"{NOT_YET} ({n} of {needed} {unit})")
+        if test is not None:
+            entry["against_paper"] = test
     if folds:
         entry["over"] = {"folds": folds, "seeds": sorted(set(record.get("seeds", [])))}
     entry["test"] = {key: record[f"test_{key}"] for key in METRICS if f"test_{key}" in record}
@@ -187,40 +209,6 @@ def _entry(row, name: str | None, record: dict, choice: dict | None,
     options = setting_options(row, name, chosen)
     entry.update(kind=setting_kind(options), options=options)
     return entry
-
-
-def comparison_records(table: Table, results: dict | None, sweep_dir: Path) -> list:
-    """Each of the table's comparisons (``Comparison``): the difference of
-    the two settings' mean test figures, Welch's 95% confidence interval of
-    it and its two-sided p (scipy), once both settings are measured; the
-    verdict says whether the interval lies above 0, below it, or holds it."""
-    from scipy import stats as scipy_stats
-
-    by_setting = {record["setting"]: record for record in (results or {}).get("settings", [])}
-    metric = next(row.metric for row in table.rows if row.trained)
-    out = []
-    for comparison in table.comparisons:
-        record = {"comparison": comparison.name, "label": comparison.label,
-                  "first": comparison.first, "second": comparison.second, "metric": metric}
-        values = [_test_values(sweep_dir, by_setting.get(name, {}), metric)
-                  for name in (comparison.first, comparison.second)]
-        record["n"] = [len(one) for one in values]
-        if min(record["n"]) < MIN_SEEDS:
-            out.append(dict(record, status=NOT_YET))
-            continue
-        test = scipy_stats.ttest_ind(*values, equal_var=False)
-        low, high = test.confidence_interval(0.95)
-        difference = sum(values[0]) / len(values[0]) - sum(values[1]) / len(values[1])
-        verdict = ("first above" if low > 0 else "first below" if high < 0
-                   else "within noise")
-        out.append(dict(record, status=MEASURED, difference=difference,
-                        ci95=[float(low), float(high)], p=float(test.pvalue), verdict=verdict))
-    return out
-
-
-def _test_values(sweep_dir: Path, record: dict, metric: str) -> list:
-    """The test figures of a setting's finished runs, in the order of its seeds."""
-    return [_run_metrics(sweep_dir, run)["test"][metric] for run in record.get("runs", [])]
 
 
 def report_record(table: Table, results: dict | None, out: Path,
@@ -247,7 +235,7 @@ def report_record(table: Table, results: dict | None, out: Path,
         else:
             for name in row.settings():
                 entry = _entry(row, name, by_setting.get(name, {}), choices.get(row.name),
-                               folds, missing)
+                               folds, missing, table.paper_runs if name == row.name else 0)
                 if row.best_of and name == row.name:
                     entry["best_of"] = best_of(out / table.name, by_setting.get(name, {}),
                                                row.metric, row.best_of,
@@ -257,6 +245,8 @@ def report_record(table: Table, results: dict | None, out: Path,
               "rows": entries, "dev_choices": choices}
     if table.comparisons:
         record["comparisons"] = comparison_records(table, results, out / table.name)
+    if table.claims:
+        record["claims"] = claim_records(table, results, out, other_results)
     if folds:
         record["folds"] = folds
     return record
@@ -312,7 +302,19 @@ def summary_table(reports: list) -> str:
         if others:
             counted = ", ".join(f"{count} {status}" for status, count in others.items())
             lines.append(f"| {link} | the paper's other rows: {counted} | | | | |")
+        if record.get("claims"):
+            lines.append(f"| {link} | {_claims_summary(record)} | | | | |")
     return "\n".join(lines)
+
+
+def _claims_summary(record: dict) -> str:
+    """A report's tests of its paper's claims in one line, their verdicts counted."""
+    verdicts = {}
+    for one in record["claims"]:
+        verdict = one.get("verdict") or NOT_YET
+        verdicts[verdict] = verdicts.get(verdict, 0) + 1
+    return (f"[the paper's claims](docs/results/{record['table']}.md#the-papers-claims): "
+            + ", ".join(f"{verdict}: {count}" for verdict, count in verdicts.items()))
 
 
 def without_paper(record: dict) -> bool:

@@ -6,6 +6,7 @@ command that trains it."""
 from __future__ import annotations
 
 from .paper_rows import LOWER_IS_BETTER, MIN_SEEDS
+from .differences import HOLDS, NO_DIFFERENCE, REVERSED
 from .report import KINDS, METRIC_NAMES, number, paper_number, without_paper
 from .report import training_seconds as _seconds
 
@@ -51,6 +52,8 @@ def table_lines(record: dict, sweep_dir, results, other_sweep) -> list:
         metric = entry["metric"]
         paper = entry["paper"].get(metric)
         paper_text = "-" if paper is None else paper_number(paper, metric)
+        if paper is not None and metric in entry.get("paper_std", {}):
+            paper_text += f" ({paper_std_number(entry['paper_std'][metric], metric)})"
         ours = ci = extent = "-"
         if entry.get("ours"):
             ours, ci, extent = _spread(entry["ours"], metric)
@@ -102,6 +105,45 @@ def _comparisons(record: dict) -> list:
             figures = (f"{_signed(one['difference'], metric)} | [{_signed(low, metric)}, "
                        f"{_signed(high, metric)}] | {one['p']:.2g} | {verdict}")
         lines.append(f"| {one['label']} | `{one['first']}` | `{one['second']}` | {figures} |")
+    return lines + [""]
+
+
+def paper_std_number(value: float, metric: str) -> str:
+    """A paper's standard deviation as the report prints it: a correlation's
+    or loss's as the figures, a percentage to one decimal as Tai et al.
+    print theirs, or two where it has them (Nayebi & Blundell's, printed as
+    fractions)."""
+    if metric in ("pearson", "spearman", "mse", "ranking_loss", "mae"):
+        return number(value, metric)
+    return f"{value:.1f}" if round(value, 1) == value else f"{value:.2f}"
+
+
+def _claims(record: dict) -> list:
+    claims = record.get("claims")
+    if not claims:
+        return []
+    metric = claims[0]["metric"]
+    better = "lower" if metric in LOWER_IS_BETTER else "higher"
+    lines = ["## The paper's claims", "",
+             "Each comparison the paper makes between two rows of its table, tested on our "
+             "runs at the rows' paper settings: the difference of our mean test figures "
+             f"(first minus second, so that a positive difference means the first {better}), "
+             "Welch's 95% confidence interval of it and its two-sided p, the seeds of each "
+             f"row taken as independent samples. *{HOLDS.capitalize()}*: the interval lies "
+             f"above 0; *{REVERSED}*: below 0; *{NO_DIFFERENCE}*: it holds 0.", "",
+             "| the paper's claim | where | first | second | paper | ours: difference | "
+             "95% CI | p | verdict |", "|---|---|---|---|---|---|---|---|---|"]
+    for one in claims:
+        paper = " against ".join("-" if value is None else paper_number(value, metric)
+                                 for value in one["paper"])
+        if one["status"] != "measured":
+            figures = f"- | - | - | not yet measured ({min(one['n'])} of {MIN_SEEDS} seeds)"
+        else:
+            low, high = one["ci95"]
+            figures = (f"{_signed(one['difference'], metric)} | [{_signed(low, metric)}, "
+                       f"{_signed(high, metric)}] | {one['p']:.2g} | {one['verdict']}")
+        lines.append(f"| {one['text']} | {one['source']} | `{one['first']}` | "
+                     f"`{one['second']}` | {paper} | {figures} |")
     return lines + [""]
 
 
@@ -218,6 +260,21 @@ def _row_sections(record: dict, table, commands: dict) -> list:
     return lines
 
 
+def _paper_std_sentence(record: dict, table) -> str:
+    """What the paper's standard deviations (in parentheses) are and how a
+    verdict uses them; nothing for a paper that prints none."""
+    if not any(entry.get("paper_std") for entry in record["rows"]):
+        return ""
+    if table.paper_runs:
+        return (f" In parentheses: the paper's standard deviation over its {table.paper_runs} "
+                "runs; with it, the verdict is Welch's test of our mean against the paper's: "
+                "*above* or *below* when its 95% interval of the difference lies wholly above "
+                "or below 0, else *reached* (our mean at or above the paper's) or *within "
+                "noise*.")
+    return (" In parentheses: the paper's standard deviation; the paper does not say over how "
+            "many runs, so the verdict is against our interval alone.")
+
+
 def markdown(record: dict, table, machine: str, rerun_with, sweep_dir, results,
              other_sweep, commands: dict, figures=()) -> str:
     """DIR/TABLE.md (``figures``: PNG paths relative to DIR; ``rerun_with(N)``:
@@ -242,7 +299,8 @@ def markdown(record: dict, table, machine: str, rerun_with, sweep_dir, results,
                  "paper's figure below our interval), *reached* (our mean at or above it), "
                  "*within noise* (inside our interval), *below*. Settings: *paper* (no option "
                  "chosen on dev), *chosen on dev*, or an *alternative* tried and not chosen "
-                 f"(below, \"Choices on dev\"). Machine: {machine}. Rerun: `{rerun}`.")
+                 f"(below, \"Choices on dev\").{_paper_std_sentence(record, table)} Machine: "
+                 f"{machine}. Rerun: `{rerun}`.")
     lines = [f"# {table.title}", "", intro, ""]
     if record.get("overrides"):
         given = ", ".join(f"{key} {value}" for key, value in record["overrides"].items())
@@ -255,7 +313,7 @@ def markdown(record: dict, table, machine: str, rerun_with, sweep_dir, results,
         next(row.metric for row in table.rows if row.trained)
     lower = " (lower is better)" if metric in LOWER_IS_BETTER else ""
     lines += ["", f"Metric: {METRIC_NAMES[metric]}{lower}.", ""]
-    lines += (_comparisons(record) + _not_measured(record) + _dev_choices(record)
+    lines += (_claims(record) + _comparisons(record) + _not_measured(record) + _dev_choices(record)
               + _protocol(record, rerun_with))
     lines += [f"![{path.rsplit('/', 1)[-1].removesuffix('.png')}]({path})" for path in figures]
     if figures:
