@@ -8,6 +8,13 @@ An estimator's ``X`` is a sequence of sentences, each one of
   any of its nodes or at none (``"((it is) good)"``);
 * a plain sentence, ``"it is good"``, tokenised as the SST is.
 
+Which a string is, the estimator's ``input`` says: ``"text"`` every string
+a sentence (one may start with "(": "(Taymor) utilizes ..."), ``"tree"``
+every string a bracketed tree, ``"auto"`` (the default) a string that
+starts with "(" a tree where it is a complete one, else text, with a
+warning naming it (``X[i]``).  A node tag that is one of the classes' names
+(``(positive (2 it) (3 good))``) is refused, naming ``X[i]``.
+
 Trees and bracketed trees are kept as they are given, whatever ``tree`` says
 (``TextTrees(keep_given=True)``): they are a treebank's trees, which the run
 then reads as its structure says, as it reads a task's files
@@ -31,7 +38,7 @@ import numpy as np
 from npcomp.data.errors import DataError
 from npcomp.data.formats import UNLABELLED, Tree, _split_source
 from npcomp.data.sick import SickPair
-from npcomp.data.text_trees import TextTrees
+from npcomp.data.text_trees import TextTrees, read_as_text
 
 
 def as_sequence(X, what: str) -> list:
@@ -60,6 +67,9 @@ def sentence_trees(X, text_trees: TextTrees, what: str = "X", names: list | None
         else:
             raise TypeError(f"{names[index]} is a {type(item).__name__}: a sentence is a Tree, "
                             "a bracketed tree or plain text (str)")
+    warning = read_as_text(plans, names, "input='text'")
+    if warning is not None and text_trees.warn is not None:
+        text_trees.warn(warning)
     trees = text_trees.build(plans)
     for index, (item, tree) in enumerate(zip(items, trees)):
         if isinstance(item, str):   # a tree made here from text: named by its place

@@ -23,7 +23,7 @@ class PairRegressor(Estimator):
     --task sick` trains it.
 
     Parameters (keywords, but ``model``): as ``TreeClassifier``'s (``tree``,
-    ``dev_fraction``, ``warm_start``, ``callbacks``, ``verbose`` and the
+    ``input``, ``dev_fraction``, ``warm_start``, ``callbacks``, ``verbose`` and the
     training options, None: SICK's paper setting), and
 
     score_range:  (lo, hi) of the scores; None: the training scores'
@@ -38,8 +38,8 @@ class PairRegressor(Estimator):
 
     MODEL = "treelstm-childsum"
     TASKS = ("sick",)
-    OWN = {"tree": None, "score_range": None, "dev_fraction": 0.1, "warm_start": False,
-           "callbacks": (), "verbose": False}
+    OWN = {"tree": None, "input": "auto", "score_range": None, "dev_fraction": 0.1,
+           "warm_start": False, "callbacks": (), "verbose": False}
     # the classifier's options: a pair is scored by the similarity head at the two roots
     LEFT_OUT = ("head", "supervision", "span_samples", "dropout")
     _estimator_type = "regressor"
