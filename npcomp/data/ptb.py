@@ -14,7 +14,8 @@ from pathlib import Path
 import numpy as np
 
 from .errors import DataError
-from .formats import INT32_MAX, NO_PARENT, NO_TOKEN, UNLABELLED, Tree, _split_source, decode_lines, read_file_bytes
+from .formats import (INT32_MAX, NO_PARENT, NO_TOKEN, UNLABELLED, Tree, _split_source, check_control,
+                      decode_lines, read_file_bytes)
 
 
 # brackets, and words: runs of anything but brackets and ASCII white space.  A
@@ -48,6 +49,7 @@ def parse_ptb(text: str, source: str = "", require_labels: bool = True,
     def fail(message: str):
         raise DataError(message, path, line)
 
+    check_control(text, path, line)
     pieces = _ptb_pieces(text)
     if not pieces:
         fail("empty line (expected a bracketed tree)")

@@ -53,7 +53,7 @@ from typing import Callable, NamedTuple, Sequence
 
 from .choices import TREE_CHOICES
 from .errors import ConfigError
-from .formats import Tree, _split_source, branching_tree, chain_tree
+from .formats import Tree, _split_source, branching_tree, chain_tree, check_control
 from .ptb import parse_ptb
 from .errors import DataError
 from .parents import parents_to_tree
@@ -192,6 +192,7 @@ class TextTrees:
                    word): used in place of spaCy's; plain text is then split at
                    white space only, so that the heads meet their words
         """
+        check_control(text, source, number)   # before any word is read
         text = text.strip()
         where = f"{source}:{number}"
         if not text:

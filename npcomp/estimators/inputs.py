@@ -54,6 +54,8 @@ def sentence_trees(X, text_trees: TextTrees, what: str = "X", names: list | None
     sentences to parse are parsed together.  A tree made from text is named
     ``names[i]`` (default ``X[i]``) in errors; a Tree keeps its source."""
     items = as_sequence(X, what)
+    if not items:
+        raise ValueError(f"{what} holds no sentences: give one or more")
     names = names or [f"{what}[{index}]" for index in range(len(items))]
     plans = []
     for index, item in enumerate(items):
@@ -81,6 +83,8 @@ def pair_trees(X, text_trees: TextTrees, what: str = "X") -> tuple:
     """(left trees, right trees, their scores or None each) of the pairs of
     ``X``: each a ``SickPair`` or two sentences ``(a, b)``."""
     items = as_sequence(X, what)
+    if not items:
+        raise ValueError(f"{what} holds no sentence pairs: give one or more")
     left, right, scores = [], [], []
     for index, item in enumerate(items):
         if isinstance(item, SickPair):
@@ -124,13 +128,25 @@ def classes_of(y, what: str = "y") -> np.ndarray:
     labels = as_sequence(y, what)
     if not labels:
         raise ValueError(f"{what} must be a non-empty list of labels, one per sentence")
-    kinds = {"a string" if isinstance(label, str) else
-             "a whole number" if isinstance(label, numbers.Integral)
-             and not isinstance(label, bool) else type(label).__name__ for label in labels}
-    if len(kinds) > 1 or kinds - {"a string", "a whole number"}:
-        raise ValueError(f"{what} must hold class labels, all whole numbers or all strings, "
-                         f"not {', '.join(sorted(kinds))}")
+    kinds = [_kind(label) for label in labels]
+    for index, (label, kind) in enumerate(zip(labels, kinds)):
+        if kind is None:
+            raise ValueError(f"{what}[{index}] is {label!r}, not a class label: labels are "
+                             "all whole numbers or all strings")
+        if kind != kinds[0]:
+            raise ValueError(f"{what}[{index}] is {label!r}, {kind}, but {what}[0] is "
+                             f"{kinds[0]}: labels are all whole numbers or all strings")
     return np.unique(np.asarray(labels))
+
+
+def _kind(label) -> str | None:
+    """"a string", "a whole number" (NumPy's too), or None for anything else
+    (a float, nan, None, a bool)."""
+    if isinstance(label, str):
+        return "a string"
+    if isinstance(label, numbers.Integral) and not isinstance(label, (bool, np.bool_)):
+        return "a whole number"
+    return None
 
 
 def class_numbers(y, classes: np.ndarray, n: int, what: str = "y") -> np.ndarray:
