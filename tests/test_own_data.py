@@ -424,7 +424,7 @@ def test_bad_input_across_files(tmp_path):
     from npcomp.cli import flag
     assert raised.value.message(flag).endswith("(--score-range LO,HI)")
     one = write(tmp_path / "one.tsv", "text\tlabel\na\tx\n")
-    with pytest.raises(DataError, match=r"one\.tsv: 1 training example\(s\): too few .*--dev"):
+    with pytest.raises(DataError, match=r"one\.tsv: 1 training example\(s\): too few .*\(dev=FILE\)"):
         load_files(one, text_trees=right())
 
 
