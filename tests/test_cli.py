@@ -186,7 +186,12 @@ def test_predict_empty_line_is_an_error(trained_run, capsys, monkeypatch):
     assert main(["predict", "--run", str(trained_run[0])]) == 2
     captured = capsys.readouterr()
     assert "<stdin>:2" in captured.err and "empty line" in captured.err
-    assert "Traceback" not in captured.err and captured.out == ""
+    # the other lines labelled, the empty one in its own record
+    records = [json.loads(line) for line in captured.out.splitlines()]
+    assert [record["line"] for record in records] == [1, 2, 3]
+    assert records[1] == {"line": 2, "error": "empty line (expected a sentence or a bracketed "
+                                              "tree)"}
+    assert "Traceback" not in captured.err
 
 
 def test_predict_bad_tree_is_an_error(trained_run, capsys, monkeypatch):

@@ -477,7 +477,9 @@ def test_sentences_as_trees_brackets_and_text(splits):
     with pytest.raises(DataError, match=r"X\[0\]: no class at its root"):
         estimator.score(X[:1])
     with pytest.raises(DataError, match=r"X\[1\]: .*unbalanced|X\[1\]: .*bracket"):
-        estimator.predict(["good", "((the movie) good"])
+        estimator.set_params(input="tree").predict(["(good)", "((the movie) good"])
+    with pytest.warns(UserWarning, match=r"X\[1\] starts with '\(' but is not a complete"):
+        estimator.set_params(input="auto").predict(["good", "((the movie) good"])
     with pytest.raises(TypeError, match="a sequence of sentences"):
         estimator.predict("the movie is good")
 

@@ -11,9 +11,12 @@ exception, never a hang.  The inputs are valid ones generated from their
 parts and then damaged the ways people and programs damage them (a bracket
 dropped or doubled, a label or value replaced, a line cut, tabs, doubled
 spaces, CRLF, byte-order marks, Latin-1 bytes, unicode white space), and
-random bytes.  The seed is fixed (derandomize) and the budget small, so the
-file runs in seconds; tests/test_reader_fuzz.py edits fixed valid files
-byte by byte."""
+random bytes; and fixed valid files edited byte by byte (a byte replaced,
+inserted or deleted, the file cut).  A user's own files (CSV, TSV, JSON
+lines) get what hostile files hold: numbers of hundreds or thousands of
+digits, JSON nested thousands deep, control characters, quoted TSV values,
+fields of 200,000 characters.  The seed is fixed (derandomize) and the
+budget small, so the file runs in well under a minute."""
 from __future__ import annotations
 
 import contextlib
@@ -41,9 +44,9 @@ from npcomp.data.text_trees import TextTrees
 
 # every example within this many seconds (each takes milliseconds)
 TIME_BOUND = 10.0
-# more examples for a longer search: FUZZ_EXAMPLES=5000 (as tests/test_reader_fuzz.py)
-PROPERTY = settings(max_examples=int(os.environ.get("FUZZ_EXAMPLES", 60)), derandomize=True,
-                    deadline=None, database=None,
+# more examples for a longer search: FUZZ_EXAMPLES=5000
+EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", 40))
+PROPERTY = settings(max_examples=EXAMPLES, derandomize=True, deadline=None, database=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture,
                                            HealthCheck.too_slow])
 
@@ -89,7 +92,12 @@ def scratch(tmp_path_factory):
 # pieces of text that readers treat specially
 SPECIAL = ["(", ")", " ", "  ", "\t", "\n", "\r\n", "\r", "\xa0", "\u2003", "\u200b", "\x00",
            "\x1c", "\ufeff", "-", "-1", "1e999", "nan", "inf", "0", "99999999999999999999",
-           "é", "\U0001f600", "\\", "\"", "[", "=", "#", "'''"]
+           "é", "\U0001f600", "\\", "\"", "[", "=", "#", "'''",
+           # what hostile files hold: control characters, numbers of hundreds and
+           # thousands of digits, the ends of a float's range, JSON's non-numbers,
+           # nesting thousands deep
+           "\x1b", "\x7f", "\x85", "\x08", "9" * 401, "7" * 5000, "1e308", "-1e308", "NaN",
+           "Infinity", "null", "[" * 3000, "{\"a\": " * 3000]
 
 
 @st.composite
@@ -116,6 +124,8 @@ def damaged(draw, text: str, max_edits: int = 3) -> bytes:
             else:
                 pieces[position] = draw(st.sampled_from(SPECIAL))
     data = "".join(pieces).encode("utf-8", "surrogatepass")
+    if draw(st.integers(0, 4)) == 0:
+        data = draw(byte_edits(data))
     ending = draw(st.sampled_from(["", "bom", "latin-1", "crlf"]))
     if ending == "bom":
         data = b"\xef\xbb\xbf" + data
@@ -125,6 +135,26 @@ def damaged(draw, text: str, max_edits: int = 3) -> bytes:
     elif ending == "crlf":
         data = data.replace(b"\n", b"\r\n")
     return data
+
+
+@st.composite
+def byte_edits(draw, valid: bytes) -> bytes:
+    """``valid`` cut at a random offset, or with one to four bytes replaced,
+    inserted or deleted (UTF-8 sequences broken where they fall)."""
+    if draw(st.booleans()):
+        return valid[:draw(st.integers(0, len(valid)))]
+    data = bytearray(valid)
+    for _ in range(draw(st.integers(1, 4))):
+        position = draw(st.integers(0, len(data)))
+        byte = draw(st.integers(0, 255))
+        action = draw(st.sampled_from(["replace", "insert", "delete"]))
+        if action == "insert" or not data:
+            data.insert(position, byte)
+        elif action == "replace":
+            data[min(position, len(data) - 1)] = byte
+        else:
+            del data[min(position, len(data) - 1)]
+    return bytes(data)
 
 
 WORD_CHARACTERS = st.sampled_from(list(string.ascii_letters + string.digits + "'.,-`\\/")
@@ -386,6 +416,16 @@ def test_vector_binary_files(scratch, data, compressed, suffix):
         check_vectors(path)
 
 
+@PROPERTY
+@given(cut=st.integers(0, 200))
+def test_damaged_gzip_streams(scratch, cut):
+    path = scratch / "v.txt.gz"
+    whole = gzip.compress(b"the 0.1 0.2 0.3\nfilm -1 2 3.5\ngood 1e-3 4 5\n" * 20)
+    path.write_bytes(whole[:max(0, len(whole) - cut)])
+    with time_bound():
+        check_vectors(path)
+
+
 # --------------------------------------------------------------------------
 # SICK: the Tree-LSTM authors' layout, and SemEval's tab-separated files
 # --------------------------------------------------------------------------
@@ -506,3 +546,86 @@ def test_sweep_specs(scratch, data, text):
     assert all(isinstance(values, list) and values for values in spec.grid.values())
     assert len({run.name for run in runs}) == len(runs) >= 1
     assert all(re.fullmatch(r"[A-Za-z0-9_.+=-]+", run.name) for run in runs)
+
+
+# --------------------------------------------------------------------------
+# a user's own files: CSV, TSV (quoted as Python writes it), JSON lines
+# --------------------------------------------------------------------------
+
+# values a column may hold, right or hostile
+CELL = st.one_of(st.lists(WORDS, min_size=1, max_size=4).map(" ".join),
+                 st.sampled_from(["he said \"hi\"", "a\tb", "two\nlines", "\"quoted\"", "",
+                                  "a film\x00", "esc\x1bape", "x" * 200_000, "9" * 401,
+                                  "7" * 5000, "1e308", "-1e308", "nan", "inf", "(3 a)",
+                                  "(Taymor) is", "positive"]))
+SCORE = st.one_of(st.floats(0, 5).map(repr), st.sampled_from(
+    ["nan", "inf", "-1e308", "1e308", "9" * 401, "7" * 5000, "", "high"]))
+
+
+@st.composite
+def own_file(draw) -> tuple:
+    """(file name, bytes) of a table of sentences or of pairs, written as
+    the csv module (and pandas) write CSV and TSV, or as JSON lines with
+    the values JSON takes (huge numbers, NaN, null, deep nesting)."""
+    import csv
+    import io
+    import json
+    pairs = draw(st.booleans())
+    columns = ["score", "sentence_a", "sentence_b"] if pairs else ["text", "label"]
+    rows = []
+    for _ in range(draw(st.integers(1, 4))):
+        if pairs:
+            rows.append([draw(SCORE), draw(CELL), draw(CELL)])
+        else:
+            rows.append([draw(CELL), draw(st.one_of(st.sampled_from(["pos", "neg", "0", "1"]),
+                                                    CELL))])
+    kind = draw(st.sampled_from(["csv", "tsv", "jsonl"]))
+    if kind == "jsonl":
+        lines = []
+        for row in rows:
+            values = dict(zip(columns, row))
+            text = json.dumps(values)
+            if draw(st.booleans()):   # a number as JSON writes it, not as text
+                key = columns[0] if pairs else "label"
+                raw = values[key] if values[key] not in ("", "high") else "null"
+                text = text.replace(json.dumps(values[key]), raw.replace("nan", "NaN")
+                                    .replace("inf", "Infinity"), 1)
+            if draw(st.integers(0, 5)) == 0:
+                text = text[:-1] + ', "deep": ' + "[" * 5000 + "]" * 5000 + "}"
+            lines.append(text)
+        data = ("\n".join(lines) + "\n").encode("utf-8")
+    else:
+        out = io.StringIO()
+        writer = csv.writer(out, delimiter="\t" if kind == "tsv" else ",",
+                            quoting=csv.QUOTE_MINIMAL, lineterminator="\n")
+        writer.writerow(columns)
+        writer.writerows(rows)
+        data = out.getvalue().encode("utf-8")
+    if draw(st.integers(0, 3)) == 0:
+        data = draw(byte_edits(data))
+    return f"own.{kind}", data
+
+
+@settings(PROPERTY, max_examples=max(EXAMPLES // 2, 10))
+@given(file=own_file())
+def test_own_files(scratch, file):
+    """A user's file loads (every row a valid tree, every score finite) or
+    is refused naming the file, and the line where there is one."""
+    from npcomp.data.own_data import load_files
+    name, data = file
+    path = scratch / name
+    path.write_bytes(data)
+    with time_bound():
+        try:
+            own = load_files(path, test=path, text_trees=TextTrees("gold", "right"))
+        except DataError as error:
+            names_the_place(error, path)
+            return
+    for split in own.task.splits.values():
+        for item in split:
+            for tree in (item.tree_a, item.tree_b) if hasattr(item, "tree_a") else (item,):
+                tree.validate()
+                assert not any(re.search(r"[\x00-\x08\x0e-\x1b\x7f]", token)
+                               for token in tree.tokens)
+            if hasattr(item, "score"):
+                assert np.isfinite(item.score)

@@ -418,10 +418,13 @@ def test_bad_input_across_files(tmp_path):
     train = write(tmp_path / "train.csv", "score,sentence_a,sentence_b\n1,a,b\n3,c,d\n")
     wide = write(tmp_path / "test.csv", "score,sentence_a,sentence_b\n4,a,b\n")
     with pytest.raises(DataError, match=r"test\.csv:2: score 4 outside the training file's "
-                                        r"range, \[1, 3\].*--score-range"):
+                                        r"range, \[1, 3\].*score_range=\(lo, hi\)") as raised:
         load_files(train, test=wide, text_trees=right())
+    # the command line names its flag where Python names the parameter
+    from npcomp.cli import flag
+    assert raised.value.message(flag).endswith("(--score-range LO,HI)")
     one = write(tmp_path / "one.tsv", "text\tlabel\na\tx\n")
-    with pytest.raises(DataError, match=r"one\.tsv: 1 training example\(s\): too few .*--dev"):
+    with pytest.raises(DataError, match=r"one\.tsv: 1 training example\(s\): too few .*\(dev=FILE\)"):
         load_files(one, text_trees=right())
 
 

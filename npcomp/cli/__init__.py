@@ -146,10 +146,14 @@ def failure(error: Exception, command: str | None = None) -> tuple:
     from npcomp.training.rundir import RunDirectoryError, RunFileError
     from npcomp.experiments.sweep_spec import SpecError
     from npcomp.training.step import TrainingStopped
+    from npcomp.data.errors import for_command_line
     if isinstance(error, ConfigError):
-        return EXIT_USAGE, f"{_argument_name(command, error.option)}: {error.reason}"
+        return EXIT_USAGE, (f"{_argument_name(command, error.option)}: "
+                            f"{for_command_line(error.reason, flag)}")
     # bad input, named by file and line (or by the option given in a wrong form)
-    if isinstance(error, (SpecError, OptionFormError, DataError)):
+    if isinstance(error, DataError):
+        return EXIT_USAGE, error.message(flag)
+    if isinstance(error, (SpecError, OptionFormError)):
         return EXIT_USAGE, str(error)
     if isinstance(error, RunDirectoryError) and error.ways_on:
         flags = {"resume": f"--resume {error.path}", "run_dir": "another --out",

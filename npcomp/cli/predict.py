@@ -6,6 +6,10 @@ import sys
 
 from npcomp.data.choices import TREE_CHOICES
 
+# the choices of --input (npcomp.data.text_trees.INPUT_CHOICES; the command
+# line is read before the library loads)
+INPUT_CHOICES = ("auto", "text", "tree")
+
 
 def add_parser(commands) -> None:
     """The predict command's options."""
@@ -17,7 +21,10 @@ def add_parser(commands) -> None:
         "(cumulative_probabilities with the ordinal head), the tree with a predicted label at "
         "every node and tree_from, how it was made. For a sick run each line is 'sentence "
         "A<TAB>sentence B' and the output their predicted relatedness (1-5) and its "
-        "distribution. --html FILE also draws the sentences' trees as one self-contained "
+        "distribution. A line of standard input that cannot be read (a broken tree, a label "
+        "outside the run's classes, a tree the model cannot compose) gets its own record, "
+        "{\"line\": N, \"error\": ...}, and the others are labelled; the exit status is then "
+        "2. --html FILE also draws the sentences' trees as one self-contained "
         "HTML page.")
     predict.add_argument("--run", required=True, metavar="RUN_DIR")
     predict.add_argument("--tree", choices=TREE_CHOICES, default=None,
@@ -27,6 +34,12 @@ def add_parser(commands) -> None:
                          "the default falls back to right, saying so), right, left or chain "
                          "(sequence models: chain only). Given, a bracketed tree is "
                          "re-bracketed or parsed too")
+    predict.add_argument("--input", choices=INPUT_CHOICES, default="auto",
+                         help="what a line is: text (every line a sentence, even one that "
+                         "starts with '(', as '(Taymor) utilizes ...'), tree (every line a "
+                         "bracketed tree), auto (default: a line that starts with '(' is a "
+                         "tree where it is a complete one or opens as a labelled one, '(3 ', "
+                         "else text, with a warning naming it)")
     predict.add_argument("--html", default=None, metavar="FILE",
                          help="also write the trees as an interactive HTML page (every "
                          "node coloured by its predicted class, its probabilities on hover "
@@ -62,16 +75,18 @@ def run(args) -> int:
             raise ConfigError("html", f"a {config['task']} run scores sentence pairs; the "
                                       "page draws the trees of single sentences")
         return _predict_pairs(args, model, params, config, vocab)
-    trees, made = _sentence_trees(args, config, model)
-    _check_composable(trees, model.cell)
+    names = class_names(config, model.n_classes)
+    trees, made, lines, failed = _sentence_trees(args, config, model, names)
     sentences = []
     if not trees:
-        return _write_html(args, config, model, sentences)
-    names = class_names(config, model.n_classes)
+        _write_errors(failed)
+        _write_html(args, config, model, sentences)
+        return _failed_lines(failed, len(failed))
     # the softmax head's class probabilities, or the ordinal head's P(label > k)
     key = "probabilities" if model.head_name == "softmax" else "cumulative_probabilities"
-    for tree, how, outputs in zip(trees, made,
-                                  predict_split(model, params, encode(trees, vocab))):
+    for tree, how, number, outputs in zip(trees, made, lines,
+                                          predict_split(model, params, encode(trees, vocab))):
+        _write_errors(failed, before=number)
         labels = model.head.decode(outputs).astype(np.int32)
         if args.html is not None:
             sentences.append(_sentence_record(tree, how, outputs, labels, model))
@@ -86,24 +101,96 @@ def run(args) -> int:
             record["tree_from"] = how
         if args.file is not None:
             record["source"] = tree.source
+        else:
+            record["line"] = number
         print(json.dumps(record))
-    return _write_html(args, config, model, sentences)
+    _write_errors(failed)
+    _write_html(args, config, model, sentences)
+    return _failed_lines(failed, len(failed) + len(trees))
 
 
-def _sentence_trees(args, config: dict, model) -> tuple:
-    """(trees, how each was made) of the sentences to label: standard
-    input's lines, or a file run's --file, made as the run made its own."""
-    from npcomp.data.text_trees import TextTrees
+def _sentence_trees(args, config: dict, model, names: list | None) -> tuple:
+    """(trees, how each was made, their lines, {line: DataError} of the lines
+    refused) of the sentences to label: a file run's --file (every line
+    read, or the file refused), or standard input's lines, each read on its
+    own, made as the run made its own (``names``: the run's class names)."""
+    from npcomp.data.errors import DataError
+    from npcomp.data.text_trees import TextTrees, read_as_text
     from npcomp.training.run_data import is_file_run, read_run_file, text_trees_of
     if args.file is not None:
-        return read_run_file(config, args.file, labelled=False, echo=_stderr, tree=args.tree)
+        trees, made = read_run_file(config, args.file, labelled=False, echo=_stderr,
+                                    tree=args.tree)
+        _check_composable(trees, model.cell)
+        return trees, made, [None] * len(trees), {}
     if is_file_run(config):
-        to_trees = text_trees_of(config, _stderr, args.tree, model.n_classes)
+        to_trees = text_trees_of(config, _stderr, args.tree, model.n_classes, args.input, names)
     else:
         to_trees = TextTrees(config["structure"], args.tree, warn=lambda message: _stderr(
-            f"npcomp predict: {message}"), n_classes=model.n_classes)
-    trees = to_trees(_stdin_lines(), "<stdin>")
-    return trees, to_trees.made
+            f"npcomp predict: {message}"), n_classes=model.n_classes, input=args.input)
+    plans, failed = {}, {}
+    for number, line in enumerate(_stdin_lines(), start=1):
+        try:
+            plans[number] = to_trees.plan(line, "<stdin>", number)
+        except DataError as error:
+            failed[number] = error
+    warning = read_as_text(list(plans.values()), [f"<stdin>:{number}" for number in plans],
+                           "--input text")
+    if warning is not None:
+        _stderr(f"npcomp predict: {warning}")
+    built = {number: (tree, how) for number, tree, how in _each_built(to_trees, plans, failed)}
+    try:
+        _check_composable([tree for tree, _ in built.values()], model.cell)
+    except DataError:   # which lines: one at a time
+        for number, (tree, _) in list(built.items()):
+            try:
+                _check_composable([tree], model.cell)
+            except DataError as error:
+                failed[number] = error
+                del built[number]
+    return ([tree for tree, _ in built.values()], [how for _, how in built.values()],
+            list(built), failed)
+
+
+def _each_built(to_trees, plans: dict, failed: dict):
+    """(line, tree, how it was made) of each plan: built together (the
+    sentences to parse parsed in one batch), or one by one where one of
+    them fails, that line's error put in ``failed``."""
+    from npcomp.data.errors import DataError
+    try:
+        trees = to_trees.build(list(plans.values()))
+        yield from zip(plans, trees, list(to_trees.made))
+        return
+    except DataError:
+        pass
+    for number, plan in plans.items():
+        try:
+            tree = to_trees.build([plan])[0]
+        except DataError as error:
+            failed[number] = error
+            continue
+        yield number, tree, to_trees.made[0]
+
+
+def _write_errors(failed: dict, before: int | None = None) -> None:
+    """The records of the refused lines not written yet (those before line
+    ``before``, else all), in line order: {"line": N, "error": the message}."""
+    for number in sorted(failed):
+        if before is not None and number > before:
+            return
+        error = failed[number]
+        if not getattr(error, "written", False):
+            print(json.dumps({"line": number, "error": error.reason}))
+            error.written = True
+
+
+def _failed_lines(failed: dict, lines: int) -> int:
+    """0, or DataError (exit status 2) naming the first line refused and how many were."""
+    if not failed:
+        return 0
+    from npcomp.data.errors import DataError
+    first = min(failed)
+    raise DataError(f"{failed[first].reason} ({len(failed)} of {lines} line(s) refused, each "
+                    "in its own output record; the others labelled)", "<stdin>", first)
 
 
 def _stderr(message: str) -> None:

@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
-from .errors import ConfigError, DataError
+from .errors import ConfigError, DataError, option
 from .formats import INT32_MAX
 
 ORDERS = ("numbers", "sorted", "given")
@@ -65,7 +65,7 @@ def checked_classes(classes: Sequence[str]) -> tuple:
 
 # what to do about a label outside the classes given: of the training files,
 # and of a further file read by a trained run (whose classes are fixed)
-ADD_THE_CLASS = "correct the label, or add its class to --classes"
+ADD_THE_CLASS = f"correct the label, or add its class to {option('classes', '', '[...]')}"
 RUN_CLASSES = "correct the label: a trained run predicts its own classes only"
 
 
@@ -94,7 +94,8 @@ def class_list(labels: Sequence[tuple], classes: Sequence[str] | None = None,
     if largest_number is not None:
         label, path, line = next(entry for entry in labels if not is_class_number(entry[0]))
         raise DataError(f"label {label!r} is a name, and the treebank files number their "
-                        "classes: give the class names in order (--classes) to say which "
+                        "classes: give the class names in order "
+                        f"({option('classes', '', '[...]')}) to say which "
                         "number each name is", path, line)
     distinct = set(label for label, _, _ in labels)
     return ClassList(tuple(sorted(distinct, key=_sort_key(distinct))), "sorted", True)
@@ -117,7 +118,8 @@ def _given(labels: Sequence[tuple], names: tuple, advice: str = ADD_THE_CLASS) -
 
 
 def _class_number(label: str, path, line: int) -> int:
-    number = int(label)
+    # a long run of digits (Python reads no more than 4300) is no class number either
+    number = int(label) if len(label) <= 12 else INT32_MAX + 1
     if number > INT32_MAX:
         raise DataError(f"label {label[:30]} is far too large for a class number", path, line)
     return number

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import ConfigError, DataError
+from .errors import ConfigError, DataError, option
 
 _DEV_STREAM = 1
 _FOLD_STREAM = 2
@@ -35,7 +35,7 @@ def dev_split(n: int, fraction: float, seed: int) -> tuple:
     fraction = check_fraction(fraction)
     if n < 2:
         raise DataError(f"{n} training example(s): too few to set a dev split aside; give a dev "
-                        "file (--dev)")
+                        f"file ({option('dev', '', 'FILE')})")
     n_dev = min(max(int(round(fraction * n)), 1), n - 1)
     chosen = np.zeros(n, dtype=bool)
     chosen[_rng(seed, _DEV_STREAM).permutation(n)[:n_dev]] = True

@@ -248,8 +248,14 @@ def _number(table: Table, row, value) -> float:
         number = float(value)
     except ValueError:
         raise DataError(f"score {value[:40]!r} is not a number", table.path, row.line) from None
+    except OverflowError:   # a whole number of hundreds of digits
+        number = math.inf
     if not math.isfinite(number):
-        raise DataError(f"score {value!r} is not a finite number", table.path, row.line)
+        shown = value if isinstance(value, str) else json.dumps(value)
+        if len(shown) > 40:
+            shown = f"{shown[:20]}... ({len(shown)} characters)"
+        raise DataError(f"score {shown} is not a finite number (a score is a number on the "
+                        "file's scale, e.g. 1 to 5)", table.path, row.line)
     return number
 
 

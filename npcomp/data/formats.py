@@ -154,12 +154,37 @@ _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 _LINE_END = re.compile(r"\r\n|\r|\n")  # the line ends Python's text files recognise
 
 
+def _utf16(data: bytes) -> bool:
+    """Whether ``data`` looks like UTF-16: a byte-order mark, or ASCII text
+    with a NUL byte beside every character (the high bytes of UTF-16), not a
+    stray NUL or two in UTF-8."""
+    if data.startswith(_UTF16_BOMS):
+        return True
+    head = data[:400]
+    if len(head) < 4:
+        return False
+    halves = (head[0::2], head[1::2])
+    return any(half.count(0) >= 0.9 * len(half) and other.count(0) <= 0.1 * len(other)
+               for half, other in (halves, halves[::-1]))
+
+
+# files that are not text, by the bytes they open with
+_NOT_TEXT = ((b"\x1f\x8b", "gzip-compressed: decompress it first (`gunzip -k FILE`)"),
+             (b"PK\x03\x04", "a zip archive: unpack it first (`unzip FILE`)"),
+             (b"BZh", "bzip2-compressed: decompress it first (`bunzip2 -k FILE`)"),
+             (b"\xfd7zXZ\x00", "xz-compressed: decompress it first (`unxz -k FILE`)"))
+
+
 def decode_lines(data: bytes, source: str | Path) -> list:
     """The lines of UTF-8 ``data`` (bytes of a file, or of standard input)
     without their line ends (\\n, \\r\\n or \\r); a leading byte-order mark is
     dropped.  Raises DataError naming ``source``, the line and the byte offset
-    of an undecodable byte, or UTF-16 text as such."""
-    if data.startswith(_UTF16_BOMS) or (len(data) >= 4 and data[1:4:2] == b"\x00\x00"):
+    of an undecodable byte, UTF-16 text as such, and a compressed file or
+    archive as what it is."""
+    for magic, what in _NOT_TEXT:
+        if data.startswith(magic):
+            raise DataError(f"not text but {what}", source)
+    if _utf16(data):
         raise DataError("UTF-16 text (a byte-order mark, or NUL bytes between the "
                         "characters): expected UTF-8; convert it, e.g. with "
                         "`iconv -f UTF-16 -t UTF-8`", source)
@@ -177,13 +202,43 @@ def decode_lines(data: bytes, source: str | Path) -> list:
 
 
 def read_file_bytes(path: Path) -> bytes:
-    """A file's bytes; DataError naming it when it is missing or unreadable."""
+    """A file's bytes; DataError naming it when it is missing, unreadable,
+    or no regular file (a directory, a FIFO, a device such as /dev/null)."""
     if not path.is_file():
-        raise DataError("no such file", path)
+        raise DataError(_not_a_file(path), path)
     try:
         return path.read_bytes()
     except OSError as error:
         raise DataError(f"cannot be read ({error.strerror})", path) from None
+
+
+def _not_a_file(path: Path) -> str:
+    """What ``path`` is, when it is no regular file."""
+    import stat
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return "no such file"
+    kind = ("a directory" if stat.S_ISDIR(mode) else "a FIFO (named pipe)" if stat.S_ISFIFO(mode)
+            else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else
+            "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
+    return f"{kind}, not a file: give the path of a file (npcomp reads it more than once)"
+
+
+# control characters no text holds: C0 and C1 but the white space (tab, line
+# ends, \x0b, \x0c, \x1c-\x1f, \x85), and DEL; a NUL at a word's end even
+# vanishes from NumPy's string arrays, making two words of a vocabulary one
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f]")
+
+
+def check_control(text: str, source, line: int | None = None) -> None:
+    """DataError naming ``source``, the line and the column of a control
+    character in ``text`` (a sentence or a tree, before its words are read)."""
+    found = _CONTROL.search(text)
+    if found:
+        raise DataError(f"a control character, U+{ord(found[0]):04X}, at character "
+                        f"{found.start() + 1}: text holds none (a NUL, an escape...); remove it, e.g. with "
+                        "`tr -d '\\000-\\010\\016-\\033\\177'`", source, line)
 
 
 def read_text_lines(path: str | Path) -> list:

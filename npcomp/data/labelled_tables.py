@@ -6,8 +6,11 @@ format      a file of this format
 ptb         bracketed trees, one a line, integer labels (the SST's ``.txt``)
 csv         a header row, then comma-separated rows (RFC 4180: a field with a
             comma, a quote or a line break inside is quoted, "" a quote)
-tsv         a header row, then tab-separated rows; no quoting: a quote is
-            a character like any other, a field holds no tab or line break
+tsv         a header row, then tab-separated rows, quoted as Python's csv
+            module and pandas write them (``csv.writer(f, delimiter="\t")``,
+            ``DataFrame.to_csv(sep="\t")``): a value that starts with a
+            quote is quoted, "" a quote inside it, and may hold tabs and
+            line breaks; a quote anywhere else is a character like any other
 jsonl       one JSON object a line (JSON lines), its keys the columns
 ==========  ===================================================================
 
@@ -29,6 +32,9 @@ from pathlib import Path
 from .errors import DataError
 
 FORMATS = ("ptb", "csv", "tsv", "jsonl")
+# the columns a table of sentences or pairs is read by (file_examples.py)
+COLUMN_NAMES = ("text", "sentence", "label", "tree", "parents", "score", "sentence_a",
+                "sentence_b", "tree_a", "tree_b", "parents_a", "parents_b")
 EXTENSIONS = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".jsonl": "jsonl",
               ".ndjson": "jsonl", ".json": "jsonl", ".ptb": "ptb", ".tree": "ptb",
               ".trees": "ptb"}
@@ -94,6 +100,18 @@ def detect_format(path: str | Path, lines: list) -> str:
     if text.startswith("[") and named in ("jsonl", None):
         raise DataError("a JSON array: expected JSON lines, one object a line (e.g. "
                         "`jq -c '.[]' FILE` writes them)", path, number)
+    if named in ("csv", "tsv") and looks in ("csv", "tsv") and looks != named \
+            and _separator(named) not in text:
+        other = "tabs" if named == "csv" else "commas"
+        raise DataError(f"a .{path.suffix.lower().lstrip('.')} file whose header row is "
+                        f"separated by {other}: {text[:40]!r} (name the file .{looks} for its "
+                        "format)", path, number)
+    if named is None and looks in ("csv", "tsv") and not _names_a_column(text, looks):
+        raise DataError(f"the first line looks like {looks.upper()} but names none of the "
+                        f"columns read ({', '.join(COLUMN_NAMES)}): {text[:40]!r}; a table "
+                        "starts with its header row (text,label), and a file of plain "
+                        "sentences needs one, or name the file .csv, .tsv, .jsonl or .ptb",
+                        path, number)
     if named is None:
         if looks is None:
             raise DataError("cannot tell the format from the first line: expected "
@@ -109,6 +127,16 @@ def detect_format(path: str | Path, lines: list) -> str:
     return named
 
 
+def _separator(fmt: str) -> str:
+    return "\t" if fmt == "tsv" else ","
+
+
+def _names_a_column(header: str, fmt: str) -> bool:
+    """Whether a header row (by its look, ``fmt``) names a column read."""
+    names = {name.strip().strip('"').strip().lower() for name in header.split(_separator(fmt))}
+    return bool(names & set(COLUMN_NAMES))
+
+
 def read_table(path: str | Path, lines: list, fmt: str) -> Table:
     """The rows of a CSV, TSV or JSON lines file (``lines``: its decoded lines)."""
     path = Path(path)
@@ -119,11 +147,13 @@ def read_table(path: str | Path, lines: list, fmt: str) -> Table:
     header_line, _ = first_line(lines)
     if header_line is None:
         raise DataError("the file is empty (expected a header row)", path)
-    if fmt == "tsv":
-        records = ((number, lines[number - 1].split("\t"))
-                   for number in range(header_line, len(lines) + 1))
-    else:
-        records = _csv_records(path, lines, header_line)
+    # a value as long as the file, not the csv module's 131,072 characters
+    limit = csv.field_size_limit()
+    csv.field_size_limit(max(limit, sum(len(line) + 1 for line in lines)))
+    try:
+        records = list(_csv_records(path, lines, header_line, fmt))
+    finally:
+        csv.field_size_limit(limit)
     columns = None
     rows = []
     for number, fields in records:
@@ -135,17 +165,20 @@ def read_table(path: str | Path, lines: list, fmt: str) -> Table:
         if len(fields) != len(columns):
             raise DataError(f"{len(fields)} field(s), but the header has {len(columns)} "
                             f"({', '.join(columns)}): "
-                            + ("a tab inside a value, or one missing?" if fmt == "tsv" else
+                            + ("a tab inside a value, or one missing? (quote a value that "
+                               "holds a tab: \"a<TAB>b\")" if fmt == "tsv" else
                                "quote a value that holds a comma: \"a, b\""), path, number)
         rows.append(Row(number, dict(zip(columns, fields))))
     return Table(path, fmt, header_line, columns, rows)
 
 
-def _csv_records(path: Path, lines: list, header_line: int):
-    """(line a record starts on, its fields) of CSV lines; a quoted field may
-    run over several lines."""
+def _csv_records(path: Path, lines: list, header_line: int, fmt: str = "csv"):
+    """(line a record starts on, its fields) of CSV or TSV lines (the csv
+    module's dialect, with commas or tabs); a quoted field may run over
+    several lines."""
     # with its line end, so that a quoted value's line break stays white space
-    reader = csv.reader((line + "\n" for line in lines[header_line - 1:]), strict=True)
+    reader = csv.reader((line + "\n" for line in lines[header_line - 1:]), strict=True,
+                        delimiter="\t" if fmt == "tsv" else ",")
     while True:
         start = header_line + reader.line_num
         try:
@@ -153,9 +186,9 @@ def _csv_records(path: Path, lines: list, header_line: int):
         except StopIteration:
             return
         except csv.Error as error:
-            raise DataError(f"not CSV: {error} (a quote inside a quoted value is written "
-                            "twice: \"he said \"\"hi\"\"\")", path,
-                            header_line + reader.line_num - 1) from None
+            raise DataError(f"not {fmt.upper()}: {error} (a value that starts with a quote is "
+                            "quoted, and a quote inside it is written twice: \"he said "
+                            "\"\"hi\"\"\")", path, header_line + reader.line_num - 1) from None
         yield start, fields
 
 
@@ -181,6 +214,12 @@ def _read_json_lines(path: Path, lines: list) -> Table:
         except json.JSONDecodeError as error:
             raise DataError(f"not JSON: {error.msg} at column {error.colno} (JSON lines: "
                             "one whole object a line)", path, number) from None
+        except RecursionError:
+            raise DataError("JSON nested too deeply to read: a line is one object of "
+                            "columns, {\"text\": ..., \"label\": ...}", path, number) from None
+        except ValueError:   # Python's limit on the digits of a whole number (4300)
+            raise DataError("a whole number of thousands of digits, too long to read: a "
+                            "label or score is a few digits", path, number) from None
         if not isinstance(value, dict):
             raise DataError(f"a JSON {type(value).__name__}, not an object: each line is "
                             "one object, {\"text\": ..., \"label\": ...}", path, number)

@@ -14,7 +14,8 @@ from pathlib import Path
 import numpy as np
 
 from .errors import DataError
-from .formats import INT32_MAX, NO_PARENT, NO_TOKEN, UNLABELLED, Tree, _split_source, decode_lines, read_file_bytes
+from .formats import (INT32_MAX, NO_PARENT, NO_TOKEN, UNLABELLED, Tree, _split_source, check_control,
+                      decode_lines, read_file_bytes)
 
 
 # brackets, and words: runs of anything but brackets and ASCII white space.  A
@@ -24,7 +25,8 @@ _PTB_TOKEN = re.compile(r"\(|\)|[^()\x20\t\n\r\f\v]+")
 _OTHER_SPACE = re.compile(r"[^\S\x20\t\n\r\f\v]")
 
 
-def parse_ptb(text: str, source: str = "", require_labels: bool = True) -> Tree:
+def parse_ptb(text: str, source: str = "", require_labels: bool = True,
+              class_names=None) -> Tree:
     """Parse one bracketed tree, e.g. ``(3 (2 It) (4 (2 's) (4 good)))``.
 
     A node is ``(LABEL WORD)`` (a leaf reading one WORD) or ``(LABEL node node
@@ -38,18 +40,22 @@ def parse_ptb(text: str, source: str = "", require_labels: bool = True) -> Tree:
     (:func:`_read_optional`): ``((the movie) good)`` and ``(the movie)`` read
     as unlabelled phrases of words, ``(movie)`` as the word, and a tree
     labelled throughout with tags (``(S (NP it) (VP is))``, or ``to_ptb``'s
-    ``X``) as unlabelled nodes.
+    ``X``) as unlabelled nodes.  ``class_names`` (labels optional): a node
+    opening with one of them, ``(positive (2 it) (3 good))``, is refused, as
+    a class name where a class number belongs, never read as a word.
     """
     path, line = _split_source(source)
 
     def fail(message: str):
         raise DataError(message, path, line)
 
+    check_control(text, path, line)
     pieces = _ptb_pieces(text)
     if not pieces:
         fail("empty line (expected a bracketed tree)")
     if not require_labels:
-        tokens, parent, token_index, label = _read_optional(_nest(pieces, fail), fail)
+        tokens, parent, token_index, label = _read_optional(_nest(pieces, fail), fail,
+                                                            set(class_names or ()))
         return Tree(tuple(tokens), np.array(parent, dtype=np.int32),
                     np.array(token_index, dtype=np.int32), np.array(label, dtype=np.int32),
                     source)
@@ -183,7 +189,7 @@ def _check_labelled_body(body: list, fail) -> None:
         fail(f"word {body[words[0]]!r} beside other children (a leaf is '(LABEL word)')")
 
 
-def _read_optional(root: list, fail) -> tuple:
+def _read_optional(root: list, fail, class_names: set = frozenset()) -> tuple:
     """(tokens, parent, token_index, label) of a nested bracketing whose labels
     are optional: an integer opening a node is its label; tags are labels only
     in a tree tagged throughout; any other word is a word, and a node of one
@@ -205,6 +211,10 @@ def _read_optional(root: list, fail) -> tuple:
     def opened(items: list) -> list:
         """[label, body, next item, child ids] of a node about to be read."""
         first = items[0]
+        if isinstance(first, str) and first in class_names and len(items) > 1 \
+                and not _integer(first):
+            fail(f"the node tag {first!r} is a class name: a bracketed tree is labelled with "
+                 "class numbers (0 for the first class, ...), not names")
         if isinstance(first, str) and (_integer(first) or tagged):
             node_label = _read_label(first, False, fail)
             _check_labelled_body(items[1:], fail)

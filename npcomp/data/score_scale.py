@@ -20,9 +20,11 @@ from typing import Sequence
 
 import numpy as np
 
-from .errors import ConfigError, DataError
+from .errors import ConfigError, DataError, option
 
 DEFAULT_RATINGS = 5
+# the caller's range, as a message names it (``errors.option``)
+_RANGE = option("score_range", "LO,HI", "(lo, hi)")
 MOST_RATINGS = 11
 
 
@@ -36,7 +38,16 @@ def checked_range(score_range: Sequence[float]) -> tuple:
     if not (math.isfinite(low) and math.isfinite(high)) or low >= high:
         raise ConfigError("score_range", f"expected LO < HI, two finite numbers, not "
                                          f"{low:g},{high:g}")
+    if not _computable(low, high):
+        raise ConfigError("score_range", f"{low:g},{high:g} is too wide to compute ratings "
+                                         "with: give the range the scores lie in")
     return low, high
+
+
+def _computable(low: float, high: float) -> bool:
+    """Whether the ratings of a range (``to_ratings``) stay finite numbers:
+    its width, times the most ratings, is one."""
+    return math.isfinite(MOST_RATINGS * (high - low))
 
 
 def range_of(scores: Sequence[tuple], path) -> tuple:
@@ -46,9 +57,14 @@ def range_of(scores: Sequence[tuple], path) -> tuple:
     if not values:
         raise DataError("no scores: every training pair needs its score", path)
     low, high = min(values), max(values)
+    if not _computable(low, high):   # +-1e308: no ratings can be made of such a range
+        score, where, line = max((entry for entry in scores if not math.isnan(entry[0])),
+                                 key=lambda entry: abs(entry[0]))
+        raise DataError(f"score {score:g} makes the range [{low:g}, {high:g}], too wide to "
+                        f"compute with: correct it, or give the range ({_RANGE})", where, line)
     if low == high:
         raise DataError(f"every score is {low:g}: a range needs two different scores; give "
-                        "it (--score-range LO,HI)", path)
+                        f"it ({_RANGE})", path)
     return low, high
 
 
@@ -59,8 +75,7 @@ def check_scores(scores: Sequence[tuple], score_range: tuple, given: bool) -> No
         if not math.isnan(score) and not low <= score <= high:
             where = "the range given" if given else "the training file's range"
             raise DataError(f"score {score:g} outside {where}, [{low:g}, {high:g}]: correct "
-                            "it, or give a range that holds it (--score-range LO,HI)", path,
-                            line)
+                            f"it, or give a range that holds it ({_RANGE})", path, line)
 
 
 def rating_classes(score_range: tuple) -> int:

@@ -27,17 +27,33 @@ as given whatever ``--tree`` says for plain sentences: such trees are a
 treebank's, which the caller reads as the run's structure says
 (``tasks.restructured``), as a task's files are read.
 
+What a line is: ``input`` says.  ``"text"`` reads every line as a
+sentence (a sentence may start with "(": 116 of the SST's training
+sentences do, "(Taymor) utilizes ..."); ``"tree"`` requires every line to
+be a bracketed tree; ``"auto"`` takes a line that starts with "(" for a
+tree where it is a complete one, and reads it as text otherwise (the plan
+says why, ``TreePlan.not_a_tree``, so that the caller warns naming it),
+except a line that opens as a labelled tree does, "(" and a class number
+("(3 (2 a) (3 film)") or name: that is a tree, refused where it is broken;
+None (explain's TREE, where a bracket typed wrong is a typo to show) takes
+every line that starts with "(" for a tree, refusing a broken one.
+
+A node tag that is one of ``class_names`` (a run or estimator whose classes
+are names: ``(positive (2 it) (3 good))``) is refused naming the line:
+never read as the word "positive".
+
 A sentence may come with its parse (``TextTrees.plan``'s ``heads``: a file's
 ``parents`` column, SICK's ``.parents`` convention): where ``parsed`` would
 parse it, that parse is used instead of spaCy's.
 """
 from __future__ import annotations
 
+import re
 from typing import Callable, NamedTuple, Sequence
 
 from .choices import TREE_CHOICES
 from .errors import ConfigError
-from .formats import Tree, _split_source, branching_tree, chain_tree
+from .formats import Tree, _split_source, branching_tree, chain_tree, check_control
 from .ptb import parse_ptb
 from .errors import DataError
 from .parents import parents_to_tree
@@ -53,6 +69,36 @@ class TreePlan(NamedTuple):
     action: str            # given, parsed, parents, right, left or chain
     given: Tree | None     # a bracketed line's tree
     heads: list | None     # a given parse (1-based, 0 at the root)
+    not_a_tree: str = ""   # input "auto": why a line opening with "(" was read as text
+
+
+INPUT_CHOICES = ("auto", "text", "tree")
+# how a labelled tree opens, "(3 ": with input "auto" such a line is a tree,
+# and a broken one is refused as a broken tree, not read as text
+_LABELLED_TREE = re.compile(r"\(\s*[0-9]+\s")
+
+
+def check_input(value) -> None:
+    """ConfigError (naming the option ``input``) for anything but ``INPUT_CHOICES``."""
+    if value not in INPUT_CHOICES:
+        raise ConfigError("input", f"must be one of {', '.join(INPUT_CHOICES)}, not {value!r}")
+
+
+def read_as_text(plans: Sequence[TreePlan], names: Sequence[str], switch: str) -> str | None:
+    """The warning for the plans read as text though they start with "("
+    (input "auto"), each named by ``names[i]``; None when there are none.
+    ``switch``: how the caller says "this is text" (``input='text'``)."""
+    found = [(name, plan.not_a_tree) for name, plan in zip(names, plans) if plan.not_a_tree]
+    if not found:
+        return None
+    shown = ", ".join(name for name, _ in found[:5])
+    more = f" and {len(found) - 5} more" if len(found) > 5 else ""
+    first, reason = found[0]
+    what = ("starts with '(' but is not a complete bracketed tree" if len(found) == 1 else
+            "start with '(' but are not complete bracketed trees")
+    why = reason if len(found) == 1 else f"{first}: {reason}"
+    return (f"{shown}{more} {what} ({why}): read as plain text ({switch} reads "
+            "every sentence as text, and says nothing)")
 
 
 def parsed_kind(structure: str) -> str | None:
@@ -98,13 +144,22 @@ class TextTrees:
                them (DataError naming the line otherwise); None: unchecked
     keep_given: a bracketed tree (or a Tree) keeps its brackets whatever
                ``tree`` says: ``tree`` is for plain sentences only
+    input:     what a line is (module docstring): "auto", "text", "tree", or
+               None for a line that opens with "(" is a tree
+    class_names: the run's class names where they are names: a node tag
+               among them is refused (module docstring); None: none checked
     """
 
     def __init__(self, structure: str, tree: str | None = None, parser: TextParser | None = None,
                  tokenise: Callable[[str], list] = sst_tokens,
                  warn: Callable[[str], None] | None = None, n_classes: int | None = None,
-                 keep_given: bool = False):
+                 keep_given: bool = False, input: str | None = None,
+                 class_names: Sequence[str] | None = None):
         check_tree(structure, tree)
+        if input is not None:
+            check_input(input)
+        self.input = input
+        self.class_names = class_names
         self.structure = structure
         self.keep_given = keep_given
         self.given = tree
@@ -130,30 +185,55 @@ class TextTrees:
              heads: Sequence[int] | None = None) -> TreePlan:
         """What becomes of one sentence, the ``number``-th line of ``source``.
 
-        bracketed: whether ``text`` is a bracketed tree; None: when it starts
-                   with "(" (a line typed or piped), False for a text column,
+        bracketed: whether ``text`` is a bracketed tree; None: as ``input``
+                   says (a line typed or piped), False for a text column,
                    where "(" is a word
         heads:     the sentence's parse (1-based heads, 0 at the root, one per
                    word): used in place of spaCy's; plain text is then split at
                    white space only, so that the heads meet their words
         """
+        check_control(text, source, number)   # before any word is read
         text = text.strip()
         where = f"{source}:{number}"
         if not text:
             raise DataError("empty line (expected a sentence or a bracketed tree)", source,
                             number)
-        if bracketed is None:
-            bracketed = text.startswith("(")
-        given = parse_ptb(text, where, require_labels=False) if bracketed else None
+        not_a_tree = ""
+        if bracketed is None and self.input == "auto" and text.startswith("(") \
+                and not self._opens_labelled(text):
+            try:
+                given = self._parsed(text, where)
+            except DataError as error:
+                given, not_a_tree = None, error.reason
+        elif bracketed is None and self.input == "tree" and not text.startswith("("):
+            raise DataError("not a bracketed tree (every sentence is a tree here, e.g. "
+                            "(3 (2 a) (3 film)); plain text is read with the text input)",
+                            source, number)
+        else:
+            if bracketed is None:
+                bracketed = text.startswith("(") and self.input != "text"
+            given = self._parsed(text, where) if bracketed else None
         if given is None:
             tokens = text.split() if heads is not None else self.tokenise(text)
             if not tokens:
                 raise DataError("no words (expected a sentence or a bracketed tree)", source,
                                 number)
-            return self._plan(tokens, where, None, heads)
+            return self._plan(tokens, where, None, heads)._replace(not_a_tree=not_a_tree)
         if self.n_classes is not None:
             given.validate(self.n_classes)
         return self.plan_tree(given, heads)
+
+    def _opens_labelled(self, text: str) -> bool:
+        """Whether a line opens as a labelled tree: "(" and a class number, or
+        a class name followed by more ("(positive (2 it) (3 good))")."""
+        if _LABELLED_TREE.match(text):
+            return True
+        first = text[1:].split(maxsplit=1)
+        return bool(self.class_names) and len(first) == 2 and first[0] in self.class_names
+
+    def _parsed(self, text: str, where: str) -> Tree:
+        """A bracketed line's tree, labels optional; a class name as a node tag refused."""
+        return parse_ptb(text, where, require_labels=False, class_names=self.class_names)
 
     def plan_tree(self, given: Tree, heads: Sequence[int] | None = None) -> TreePlan:
         """What becomes of a tree already read (a treebank file's), named by its source."""

@@ -1,7 +1,7 @@
 """What the two estimators share: scikit-learn's conventions over the training loop.
 
 An estimator's parameters are its model and a few of its own (``tree``,
-``dev_fraction``, ``warm_start``, ``callbacks``, ``verbose``), then the
+``input``, ``dev_fraction``, ``warm_start``, ``callbacks``, ``verbose``), then the
 training options of the option table (``npcomp/training/options.py``) by
 their config keys, every one defaulting to None: not given, so the run takes
 what `npcomp train` takes, the model's paper setting for the task or the
@@ -29,7 +29,7 @@ import numpy as np
 from npcomp.data.data_splits import dev_split
 from npcomp.data.errors import ConfigError
 from npcomp.data.tasks import as_structure
-from npcomp.data.text_trees import TextTrees
+from npcomp.data.text_trees import TextTrees, check_input
 from npcomp.model import naming_the_sentence
 from npcomp.training.encoding import encode
 from npcomp.training.model_files import load_model
@@ -171,13 +171,17 @@ class Estimator:
     # fitting
     # ------------------------------------------------------------------
 
-    def _text_trees(self, structure: str) -> TextTrees:
-        """Trees for sentences as ``tree`` says, given ones kept (``inputs.py``)."""
-        key = (structure, self.tree)
+    def _text_trees(self, structure: str, class_names=None) -> TextTrees:
+        """Trees for sentences as ``tree`` and ``input`` say, given ones kept
+        (``inputs.py``); a node tag among ``class_names`` refused."""
+        given = getattr(self, "input", "auto")
+        check_input(given)
+        key = (structure, self.tree, given)
         if getattr(self, "_trees_key", None) != key:
-            self._trees = TextTrees(structure, self.tree, keep_given=True,
+            self._trees = TextTrees(structure, self.tree, keep_given=True, input=given,
                                     warn=lambda message: warnings.warn(message, stacklevel=4))
             self._trees_key = key
+        self._trees.class_names = class_names
         return self._trees
 
     def _split_dev(self, train_items: list, config: dict) -> tuple:
@@ -225,8 +229,14 @@ class Estimator:
         """The trees of the sentences ``X``; ``as_read``: as the run reads
         them (its structure's: chains for a sequence model, ...)."""
         structure = self.config_["structure"]
-        trees = sentence_trees(X, self._text_trees(structure), what)
+        trees = sentence_trees(X, self._text_trees(structure, self._class_names()), what)
         return as_structure(trees, structure) if as_read else trees
+
+    def _class_names(self):
+        """The fitted classes where they are names (a node tag among them is
+        refused), else None."""
+        classes = getattr(self, "classes_", None)
+        return None if classes is None or classes.dtype.kind in "iu" else classes.tolist()
 
     def _states(self, trees: list) -> np.ndarray:
         """(len(trees), d): the encoder's state at each tree's root."""

@@ -8,6 +8,13 @@ An estimator's ``X`` is a sequence of sentences, each one of
   any of its nodes or at none (``"((it is) good)"``);
 * a plain sentence, ``"it is good"``, tokenised as the SST is.
 
+Which a string is, the estimator's ``input`` says: ``"text"`` every string
+a sentence (one may start with "(": "(Taymor) utilizes ..."), ``"tree"``
+every string a bracketed tree, ``"auto"`` (the default) a string that
+starts with "(" a tree where it is a complete one, else text, with a
+warning naming it (``X[i]``).  A node tag that is one of the classes' names
+(``(positive (2 it) (3 good))``) is refused, naming ``X[i]``.
+
 Trees and bracketed trees are kept as they are given, whatever ``tree`` says
 (``TextTrees(keep_given=True)``): they are a treebank's trees, which the run
 then reads as its structure says, as it reads a task's files
@@ -31,7 +38,7 @@ import numpy as np
 from npcomp.data.errors import DataError
 from npcomp.data.formats import UNLABELLED, Tree, _split_source
 from npcomp.data.sick import SickPair
-from npcomp.data.text_trees import TextTrees
+from npcomp.data.text_trees import TextTrees, read_as_text
 
 
 def as_sequence(X, what: str) -> list:
@@ -47,6 +54,8 @@ def sentence_trees(X, text_trees: TextTrees, what: str = "X", names: list | None
     sentences to parse are parsed together.  A tree made from text is named
     ``names[i]`` (default ``X[i]``) in errors; a Tree keeps its source."""
     items = as_sequence(X, what)
+    if not items:
+        raise ValueError(f"{what} holds no sentences: give one or more")
     names = names or [f"{what}[{index}]" for index in range(len(items))]
     plans = []
     for index, item in enumerate(items):
@@ -60,6 +69,9 @@ def sentence_trees(X, text_trees: TextTrees, what: str = "X", names: list | None
         else:
             raise TypeError(f"{names[index]} is a {type(item).__name__}: a sentence is a Tree, "
                             "a bracketed tree or plain text (str)")
+    warning = read_as_text(plans, names, "input='text'")
+    if warning is not None and text_trees.warn is not None:
+        text_trees.warn(warning)
     trees = text_trees.build(plans)
     for index, (item, tree) in enumerate(zip(items, trees)):
         if isinstance(item, str):   # a tree made here from text: named by its place
@@ -71,6 +83,8 @@ def pair_trees(X, text_trees: TextTrees, what: str = "X") -> tuple:
     """(left trees, right trees, their scores or None each) of the pairs of
     ``X``: each a ``SickPair`` or two sentences ``(a, b)``."""
     items = as_sequence(X, what)
+    if not items:
+        raise ValueError(f"{what} holds no sentence pairs: give one or more")
     left, right, scores = [], [], []
     for index, item in enumerate(items):
         if isinstance(item, SickPair):
@@ -114,13 +128,25 @@ def classes_of(y, what: str = "y") -> np.ndarray:
     labels = as_sequence(y, what)
     if not labels:
         raise ValueError(f"{what} must be a non-empty list of labels, one per sentence")
-    kinds = {"a string" if isinstance(label, str) else
-             "a whole number" if isinstance(label, numbers.Integral)
-             and not isinstance(label, bool) else type(label).__name__ for label in labels}
-    if len(kinds) > 1 or kinds - {"a string", "a whole number"}:
-        raise ValueError(f"{what} must hold class labels, all whole numbers or all strings, "
-                         f"not {', '.join(sorted(kinds))}")
+    kinds = [_kind(label) for label in labels]
+    for index, (label, kind) in enumerate(zip(labels, kinds)):
+        if kind is None:
+            raise ValueError(f"{what}[{index}] is {label!r}, not a class label: labels are "
+                             "all whole numbers or all strings")
+        if kind != kinds[0]:
+            raise ValueError(f"{what}[{index}] is {label!r}, {kind}, but {what}[0] is "
+                             f"{kinds[0]}: labels are all whole numbers or all strings")
     return np.unique(np.asarray(labels))
+
+
+def _kind(label) -> str | None:
+    """"a string", "a whole number" (NumPy's too), or None for anything else
+    (a float, nan, None, a bool)."""
+    if isinstance(label, str):
+        return "a string"
+    if isinstance(label, numbers.Integral) and not isinstance(label, (bool, np.bool_)):
+        return "a whole number"
+    return None
 
 
 def class_numbers(y, classes: np.ndarray, n: int, what: str = "y") -> np.ndarray:

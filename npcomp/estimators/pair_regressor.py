@@ -2,6 +2,8 @@
 (``estimator.py`` for what the two estimators share)."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from npcomp.data.data_splits import check_fraction
@@ -23,7 +25,7 @@ class PairRegressor(Estimator):
     --task sick` trains it.
 
     Parameters (keywords, but ``model``): as ``TreeClassifier``'s (``tree``,
-    ``dev_fraction``, ``warm_start``, ``callbacks``, ``verbose`` and the
+    ``input``, ``dev_fraction``, ``warm_start``, ``callbacks``, ``verbose`` and the
     training options, None: SICK's paper setting), and
 
     score_range:  (lo, hi) of the scores; None: the training scores'
@@ -38,8 +40,8 @@ class PairRegressor(Estimator):
 
     MODEL = "treelstm-childsum"
     TASKS = ("sick",)
-    OWN = {"tree": None, "score_range": None, "dev_fraction": 0.1, "warm_start": False,
-           "callbacks": (), "verbose": False}
+    OWN = {"tree": None, "input": "auto", "score_range": None, "dev_fraction": 0.1,
+           "warm_start": False, "callbacks": (), "verbose": False}
     # the classifier's options: a pair is scored by the similarity head at the two roots
     LEFT_OUT = ("head", "supervision", "span_samples", "dropout")
     _estimator_type = "regressor"
@@ -65,7 +67,8 @@ class PairRegressor(Estimator):
         read = {split: self._read_pairs(pairs, scores, split, text_trees)
                 for split, (pairs, scores) in given.items()}
         score_range = (checked_range(self.score_range) if self.score_range is not None else
-                       range_of([(score, "y", None) for score in read["train"][2]], "y"))
+                       range_of([(score, f"y[{index}]", None)
+                                 for index, score in enumerate(read["train"][2])], "y"))
         n_ratings = rating_classes(score_range)
         splits = {}
         for split, (left, right, scores) in read.items():
@@ -81,9 +84,9 @@ class PairRegressor(Estimator):
         self.score_range_ = score_range
         return self
 
-    @staticmethod
-    def _read_pairs(pairs, scores, split: str, text_trees) -> tuple:
-        """(left trees, right trees, scores) of a split's pairs, every pair scored."""
+    def _read_pairs(self, pairs, scores, split: str, text_trees) -> tuple:
+        """(left trees, right trees, scores) of a split's pairs, every pair
+        scored with a finite number (ValueError naming the entry otherwise)."""
         what = "X" if split == "train" else split
         left, right, own = pair_trees(pairs, text_trees, what)
         left, right = (as_structure(trees, text_trees.structure) for trees in (left, right))
@@ -92,11 +95,28 @@ class PairRegressor(Estimator):
             if missing:
                 raise ValueError(f"{what}[{missing[0]}] has no score: give the scores (y), or "
                                  "SickPairs")
-            return left, right, [float(score) for score in own]
-        scores = [float(score) for score in np.asarray(scores, dtype=np.float64).ravel()]
+            scores, named = own, f"{what}[{{}}].score"
+        else:
+            scores = list(np.asarray(scores, dtype=object).ravel())
+            named = ("y" if split == "train" else f"{split}'s y") + "[{}]"
         if len(scores) != len(left):
             raise ValueError(f"{len(scores)} scores for {len(left)} pairs ({what})")
-        return left, right, scores
+        return left, right, [self._finite(score, named.format(index))
+                             for index, score in enumerate(scores)]
+
+    def _finite(self, score, name: str) -> float:
+        """``score`` as a float; ValueError naming it (``y[3]``) and the scale
+        unless it is a finite number."""
+        try:
+            number = float(score)
+        except (TypeError, ValueError, OverflowError):
+            number = None
+        if number is None or isinstance(score, (bool, np.bool_)) or not math.isfinite(number):
+            scale = getattr(self, "score_range_", None) or self.score_range
+            on = (f"on the scale {_scale(scale)}" if scale is not None else
+                  "(the scale is the training scores' smallest to largest, or score_range=)")
+            raise ValueError(f"{name} is {score!r}: a score is a finite number {on}")
+        return number
 
     def _pairs(self, X) -> tuple:
         """(left trees, right trees) of the pairs ``X``, as the run reads them."""
@@ -137,6 +157,15 @@ class PairRegressor(Estimator):
 
     def _take_record(self, record: dict) -> None:
         self.score_range_ = tuple(record["score_range"])
+
+
+def _scale(score_range) -> str:
+    """A score range as a message writes it, [1, 5]."""
+    try:
+        low, high = (float(end) for end in score_range)
+    except (TypeError, ValueError):
+        return repr(score_range)
+    return f"[{low:g}, {high:g}]"
 
 
 def _is_x_and_y(given) -> bool:

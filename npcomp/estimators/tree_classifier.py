@@ -26,6 +26,11 @@ class TreeClassifier(Estimator):
                   or synthetic (small sizes that train in seconds)
     tree:         what a plain sentence becomes: parsed, right, left or chain
                   (None: the model's own; given trees keep their brackets)
+    input:        what a string of X is: "text" (every one a sentence, even
+                  one that starts with "("), "tree" (every one a bracketed
+                  tree), "auto" (a string that starts with "(" is a tree
+                  where it is a complete one, else text, with a warning
+                  naming it)
     dev_fraction: without ``dev``, the share of X set aside to choose the
                   best epoch on (drawn by ``seed``)
     warm_start:   a fitted estimator's ``fit`` continues its training (on the
@@ -45,7 +50,7 @@ class TreeClassifier(Estimator):
 
     MODEL = "treelstm-nary"
     TASKS = ("synthetic", "sst5", "sst2")
-    OWN = {"task": None, "tree": None, "dev_fraction": 0.1, "warm_start": False,
+    OWN = {"task": None, "tree": None, "input": "auto", "dev_fraction": 0.1, "warm_start": False,
            "callbacks": (), "verbose": False}
     # the similarity head's option
     LEFT_OUT = ("similarity_dim",)
@@ -65,7 +70,9 @@ class TreeClassifier(Estimator):
         Returns the estimator."""
         config = self.training_config()
         check_fraction(self.dev_fraction)
-        text_trees = self._text_trees(config["structure"])
+        classes = None if y is None else classes_of(y)
+        names = None if classes is None or classes.dtype.kind in "iu" else classes.tolist()
+        text_trees = self._text_trees(config["structure"], names)
         splits = {"train": sentence_trees(X, text_trees)}
         labels = {"train": y}
         for split, given in (("dev", dev), ("test", test)):
@@ -73,8 +80,6 @@ class TreeClassifier(Estimator):
                 splits[split], labels[split] = _examples(given, text_trees, split)
         if y is None:   # the trees' own class numbers
             classes = np.arange(max(largest_label(sum(splits.values(), [])) + 1, 2))
-        else:
-            classes = classes_of(y)
         for split, part in splits.items():
             what = "X" if split == "train" else split
             if labels[split] is not None:
@@ -97,17 +102,25 @@ class TreeClassifier(Estimator):
         width = len(self.classes_) if self.model_.head_name != "ordinal" else len(self.classes_) - 1
         return np.array([out[tree.root] for tree, out in zip(trees, outputs)]).reshape(-1, width)
 
+    def _given_trees(self, X) -> list:
+        """The trees of ``X``, as the run reads them; a tree labelled outside
+        the classes refused (DataError naming ``X[i]``), as npcomp predict
+        refuses it."""
+        trees = self._read_sentences(X, as_read=False)
+        check_labels(trees, len(self.classes_), "X", roots=False)
+        return as_structure(trees, self.config_["structure"])
+
     def predict(self, X) -> np.ndarray:
         """(n,): the class of each sentence (of ``classes_``), at its tree's root."""
         self._check_fitted()
-        return self.classes_[self.model_.head.decode(self._root_outputs(self._read_sentences(X)))]
+        return self.classes_[self.model_.head.decode(self._root_outputs(self._given_trees(X)))]
 
     def predict_proba(self, X) -> np.ndarray:
         """(n, C): each sentence's class probabilities, columns in ``classes_``'s
         order (the ordinal head's q_(k-1) - q_k, clipped at 0 where its
         cumulative outputs are not monotone, then made to sum to 1)."""
         self._check_fitted()
-        outputs = self._root_outputs(self._read_sentences(X))
+        outputs = self._root_outputs(self._given_trees(X))
         probabilities = class_probabilities(self.model_.head_name, outputs).astype(np.float64)
         return probabilities / probabilities.sum(axis=1, keepdims=True)
 

@@ -53,12 +53,14 @@ def run_task(config: dict, echo=None) -> TaskData:
 
 
 def text_trees_of(config: dict, echo=None, tree: str | None = None,
-                  n_classes: int | None = None) -> TextTrees:
+                  n_classes: int | None = None, input: str | None = None,
+                  class_names: list | None = None) -> TextTrees:
     """Plain text to the trees a file run reads (its structure and ``tree``
-    option; ``tree`` given here instead: ``--tree`` of predict)."""
+    option; ``tree`` given here instead: ``--tree`` of predict; ``input``
+    and ``class_names``: ``TextTrees``'s, for lines typed or piped)."""
     warn = None if echo is None else (lambda message: echo(f"npcomp: {message}"))
     return TextTrees(config["structure"], tree if tree is not None else config.get("tree"),
-                     warn=warn, n_classes=n_classes)
+                     warn=warn, n_classes=n_classes, input=input, class_names=class_names)
 
 
 def _check_head(config: dict, record: dict) -> None:
