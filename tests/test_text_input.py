@@ -56,6 +56,9 @@ def test_auto_reads_an_incomplete_tree_as_text_and_says_why():
     assert plans[0].tokens[:3] == ["-LRB-", "Taymor", "-RRB-"]
     assert plans[1].given is not None and not plans[1].not_a_tree   # a complete tree
     assert plans[2].given is None and not plans[2].not_a_tree
+    # a sentence in one pair of brackets is a sentence, not a flat tree
+    flat = to_trees.plan("( Kirshner wins , but it 's close . )", "<stdin>", 5)
+    assert flat.given is None and "no tree inside" in flat.not_a_tree
     # a line that opens as a labelled tree, "(3 ", is a tree, refused where broken
     with pytest.raises(DataError, match=r"<stdin>:4: unbalanced"):
         to_trees.plan("(3 (2 a) (3 film)", "<stdin>", 4)
@@ -113,9 +116,11 @@ def test_fit_on_parenthesised_sentences(trees):
         TreeClassifier(tree="right", input="tree", **TINY).fit(X, y)
 
 
-def test_fit_on_the_sst_as_plain_text(data_dir):
+@pytest.mark.parametrize("given", ["text", "auto"])
+def test_fit_on_the_sst_as_plain_text(data_dir, given):
     """The SST's training sentences as plain text (brackets as typed), those
-    that start with "(" among them, fit with input="text"."""
+    that start with "(" among them, fit with input="text", and with the
+    default "auto", which says it reads them as text."""
     from npcomp.data.ptb import read_ptb_file
     brackets = {"-LRB-": "(", "-RRB-": ")"}
     sst = read_ptb_file(data_dir / "sst" / "train.txt")
@@ -123,8 +128,12 @@ def test_fit_on_the_sst_as_plain_text(data_dir):
     chosen = [index for index, text in enumerate(texts) if text.startswith("(")]
     assert len(chosen) >= 100
     chosen += list(range(200))
-    estimator = TreeClassifier(tree="right", input="text", **TINY)
-    estimator.fit([texts[i] for i in chosen], [sst[i].root_label for i in chosen])
+    estimator = TreeClassifier(tree="right", input=given, **TINY)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        estimator.fit([texts[i] for i in chosen], [sst[i].root_label for i in chosen])
+    said = [str(one.message) for one in caught if "read as plain text" in str(one.message)]
+    assert len(said) == (given == "auto")
     assert estimator.classes_.tolist() == [0, 1, 2, 3, 4]
     assert estimator.predict([texts[chosen[0]]]).shape == (1,)
 

@@ -28,11 +28,12 @@ treebank's, which the caller reads as the run's structure says
 (``tasks.restructured``), as a task's files are read.
 
 What a line is: ``input`` says.  ``"text"`` reads every line as a
-sentence (a sentence may start with "(": 116 of the SST's training
+sentence (a sentence may start with "(": 115 of the SST's training
 sentences do, "(Taymor) utilizes ..."); ``"tree"`` requires every line to
 be a bracketed tree; ``"auto"`` takes a line that starts with "(" for a
-tree where it is a complete one, and reads it as text otherwise (the plan
-says why, ``TreePlan.not_a_tree``, so that the caller warns naming it),
+tree where it is a complete one with a bracket inside, and reads it as
+text otherwise, a sentence in one pair of brackets included (the plan says
+why, ``TreePlan.not_a_tree``, so that the caller warns naming it),
 except a line that opens as a labelled tree does, "(" and a class number
 ("(3 (2 a) (3 film)") or name: that is a tree, refused where it is broken;
 None (explain's TREE, where a bracket typed wrong is a typo to show) takes
@@ -205,6 +206,10 @@ class TextTrees:
                 given = self._parsed(text, where)
             except DataError as error:
                 given, not_a_tree = None, error.reason
+            if given is not None and "(" not in text[1:]:
+                # "( Kirshner wins , but it 's close . )": one unlabelled bracket
+                # round the words carries no tree; the SST has such sentences
+                given, not_a_tree = None, "one bracket round its words, no tree inside"
         elif bracketed is None and self.input == "tree" and not text.startswith("("):
             raise DataError("not a bracketed tree (every sentence is a tree here, e.g. "
                             "(3 (2 a) (3 film)); plain text is read with the text input)",
