@@ -24,16 +24,31 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 REAL_DATA = ("sst/train.txt", "sick/train", "sick/SICK_trial.txt", "vectors")
 
 
+def _missing_data(directory: Path) -> list:
+    return [part for part in REAL_DATA if not (directory / part).exists()]
+
+
+def real_data_directory() -> Path:
+    """Where the real data is looked for: $NPCOMP_DATA when set (the CLI's
+    own default), else ./data (<repo root>/data, where `npcomp download`
+    puts it) when it holds the data, else <repo root>/../shared/data."""
+    if os.environ.get("NPCOMP_DATA"):
+        return Path(os.environ["NPCOMP_DATA"])
+    for directory in (REPO_ROOT / "data", REPO_ROOT.parent / "shared" / "data"):
+        if not _missing_data(directory):
+            return directory
+    return REPO_ROOT / "data"
+
+
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
-    """The real data directory, $NPCOMP_DATA, else <repo root>/../shared/data:
-    the SST, SICK and the vectors (the tests that read it skip, saying so,
-    without it)."""
-    directory = Path(os.environ.get("NPCOMP_DATA", REPO_ROOT.parent / "shared" / "data"))
-    missing = [part for part in REAL_DATA if not (directory / part).exists()]
+    """The real data directory (``real_data_directory``): the SST, SICK and
+    the vectors (the tests that read it skip, saying so, without it)."""
+    directory = real_data_directory()
+    missing = _missing_data(directory)
     if missing:
-        pytest.skip(f"real data not found at {directory} (no {', '.join(missing)}): set "
-                    "NPCOMP_DATA to the data directory")
+        pytest.skip(f"real data not found at {directory} (no {', '.join(missing)}): run "
+                    "`npcomp download all` or set NPCOMP_DATA to the data directory")
     return directory
 
 

@@ -409,6 +409,7 @@ def _list(tables, out: Path, data_dir: str | None, threads_per_run: int) -> int:
     workers = max(1, (os.cpu_count() or 1) // threads_per_run)
     for table in tables or TABLES.values():
         print(f"{table.name}: {table.title}")
+        print(_downloads_line(table, data_dir))
         total, unmeasured = 0.0, 0
         train = table_file(table, data_dir)
         runs = table.folds or 5   # a seed's runs: its folds, or five seeds
@@ -433,6 +434,11 @@ def _list(tables, out: Path, data_dir: str | None, threads_per_run: int) -> int:
                     unmeasured += 1
                     print(f"{line} not measured: no data ({train}: no such file)")
                     continue
+                missing = _missing_downloads(table, row, data_dir)
+                if missing:
+                    unmeasured += 1
+                    print(f"{line} not measured: needs npcomp download {' '.join(missing)}")
+                    continue
                 try:
                     seconds = _seconds_per_seed(table, name, table.run_options(options, train),
                                                 out, data_dir, estimates)
@@ -443,9 +449,12 @@ def _list(tables, out: Path, data_dir: str | None, threads_per_run: int) -> int:
                 total += runs * seconds
                 print(f"{line} {_duration(seconds)} a {'fold' if table.folds else 'seed'}")
         what = f"{runs} folds" if table.folds else "5 seeds"
-        print(f"  {what} of every row on {workers} worker{'s' * (workers > 1)}: about "
-              f"{_duration(total / workers)}"
-              + (f" (less {unmeasured} not measured)" if unmeasured else "") + "\n")
+        if unmeasured and not total:
+            print(f"  {what} of every row: not measured until its data is here\n")
+        else:
+            print(f"  {what} of every row on {workers} worker{'s' * (workers > 1)}: about "
+                  f"{_duration(total / workers)}"
+                  + (f" (less {unmeasured} not measured)" if unmeasured else "") + "\n")
         _write_estimates(out, estimates)
     return 0
 
@@ -486,6 +495,32 @@ def _seconds_per_seed(table, setting: str, options: dict, out: Path,
         except DataError as error:    # the task's files not found (or not readable)
             raise MissingData(error) from None
     return estimates[key]
+
+
+def _downloads_line(table, data_dir: str | None) -> str:
+    """The downloads ``table`` reads and, of them, those missing in the data
+    directory with the command that installs them and the bytes it fetches."""
+    from npcomp.data.download_catalogue import DATASETS
+    from npcomp.data.tasks import default_data_dir
+    from npcomp.experiments.data_downloads import missing_downloads, table_downloads
+    needs = table_downloads(table)
+    if not needs:
+        return "  data: none to download" + (" (a copy of its own corpus: see below)"
+                                             if table.own_data else "")
+    directory = Path(data_dir) if data_dir else default_data_dir()
+    missing = missing_downloads(table, directory)
+    if not missing:
+        return f"  data: {', '.join(needs)} (installed in {directory})"
+    fetch = sum(DATASETS[name].fetch_size for name in missing)
+    return (f"  data: {', '.join(needs)}; missing in {directory}: `npcomp download "
+            f"{' '.join(missing)}` (about {fetch / 1e6:,.0f} MB to fetch)")
+
+
+def _missing_downloads(table, row, data_dir: str | None) -> tuple:
+    from npcomp.data.tasks import default_data_dir
+    from npcomp.experiments.data_downloads import missing_downloads
+    return missing_downloads(table, Path(data_dir) if data_dir else default_data_dir(),
+                             rows=[row.name])
 
 
 class MissingData(Exception):
