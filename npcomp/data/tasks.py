@@ -80,6 +80,9 @@ class TaskData:
     score_scale: tuple | None = None
     # a user's files: what a run records of them (own_data.OwnData.record)
     record: dict | None = None
+    # the class names by number where the caller names them (an estimator's
+    # classes_); None: the task's own (choices.TASK_CLASSES) or the files'
+    class_names: list | None = None
 
 
 @dataclass

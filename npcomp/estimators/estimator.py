@@ -26,19 +26,20 @@ import warnings
 
 import numpy as np
 
-from npcomp.data.data_splits import dev_split
+from npcomp.data.data_splits import check_fraction, dev_split
 from npcomp.data.errors import ConfigError
 from npcomp.data.tasks import as_structure
-from npcomp.data.text_trees import TextTrees
+from npcomp.data.text_trees import TextTrees, check_tree
 from npcomp.model import naming_the_sentence
 from npcomp.training.encoding import encode
+from npcomp.training.configuration import check_value
 from npcomp.training.model_files import load_model
 from npcomp.training.options import OPTIONS
 from npcomp.training.run_config import keyword_config
 from npcomp.training.run_in_memory import RunInMemory
 from npcomp.training.trainer import train
 from .inputs import sentence_trees
-from .model_file import read_estimator, write_estimator
+from .model_file import EstimatorFileError, read_estimator, write_estimator
 
 
 class NotFittedError(ValueError, AttributeError):
@@ -254,6 +255,9 @@ class Estimator:
         raise NotImplementedError
 
     def _take_record(self, record: dict) -> None:
+        """Take what ``_fitted_record`` wrote, checked against the fitted
+        model: KeyError for a missing entry, TypeError or ValueError saying
+        what is wrong (``load`` names the file)."""
         raise NotImplementedError
 
     def save(self, path) -> None:
@@ -276,10 +280,33 @@ class Estimator:
         record, run, metrics = read_estimator(path, cls.__name__)
         params = {name: tuple(value) if isinstance(value, list) else value
                   for name, value in record["params"].items() if name in cls._PARAMETERS}
+        try:
+            _check_params(params, run)
+        except (ConfigError, TypeError, ValueError) as error:
+            raise EstimatorFileError(f"a damaged estimator file: its parameters do not make "
+                                     f"an estimator ({error})", path) from None
         estimator = cls(**params)
         estimator._take(run, metrics)
-        estimator._take_record(record)
+        try:
+            estimator._take_record(record)
+        except KeyError as error:
+            raise EstimatorFileError(f"a damaged estimator file: its estimator entry lacks "
+                                     f"{error}", path) from None
+        except (TypeError, ValueError) as error:
+            raise EstimatorFileError(f"a damaged estimator file: {error}", path) from None
         return estimator
+
+
+def _check_params(params: dict, run: RunInMemory) -> None:
+    """A saved estimator's parameters in their ranges (the option table's,
+    ``tree`` one the run's structure takes, ``dev_fraction``): ConfigError,
+    TypeError or ValueError naming the first out of range."""
+    for name, value in params.items():
+        check_value(name, value)
+    structure = json.loads(str(run.files["model.npz"]["config"]))["structure"]
+    check_tree(structure, params.get("tree"))
+    if params.get("dev_fraction") is not None:
+        check_fraction(params["dev_fraction"])
 
 
 def _initialiser(parameters: dict):

@@ -2,9 +2,12 @@
 (``estimator.py`` for what the two estimators share)."""
 from __future__ import annotations
 
+import json
+
 import numpy as np
 
 from npcomp.data.data_splits import check_fraction
+from npcomp.data.errors import ConfigError
 from npcomp.data.formats import Tree
 from npcomp.data.score_scale import (check_scores, checked_range, from_ratings, range_of,
                                      rating_classes, to_ratings)
@@ -136,7 +139,18 @@ class PairRegressor(Estimator):
                 "n_classes": int(self.model_.head.n_classes)}
 
     def _take_record(self, record: dict) -> None:
-        self.score_range_ = tuple(record["score_range"])
+        score_range = record["score_range"]
+        shown = json.dumps(score_range)[:60]
+        try:
+            score_range = checked_range(score_range)
+        except ConfigError:
+            raise ValueError(f"its score_range is {shown}, not two finite numbers lo < hi") \
+                from None
+        if rating_classes(score_range) != self.model_.head.n_classes:
+            raise ValueError(f"its score_range {shown} maps onto "
+                             f"{rating_classes(score_range)} ratings, but its head has "
+                             f"{self.model_.head.n_classes} (edited?)")
+        self.score_range_ = score_range
 
 
 def _is_x_and_y(given) -> bool:
