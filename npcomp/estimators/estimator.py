@@ -20,6 +20,7 @@ in ``_``: ``config_``, ``model_``, ``params_`` (the best-dev parameters),
 """
 from __future__ import annotations
 
+import importlib.util
 import inspect
 import json
 import warnings
@@ -42,8 +43,35 @@ from .inputs import sentence_trees
 from .model_file import EstimatorFileError, read_estimator, write_estimator
 
 
-class NotFittedError(ValueError, AttributeError):
-    """An estimator asked for what only fitting (or ``load``) gives it."""
+def not_fitted_error() -> type:
+    """``NotFittedError``: an estimator asked for what only fitting (or
+    ``load``) gives it.  A ValueError and an AttributeError, and with
+    scikit-learn installed a subclass of ``sklearn.exceptions.NotFittedError``,
+    so that ``except`` of either catches it.  Made on first use: importing
+    scikit-learn takes a second or more (its package loads SciPy's
+    statistics), which ``import npcomp.estimators`` does not pay."""
+    global _NOT_FITTED
+    if _NOT_FITTED is None:
+        bases = (ValueError, AttributeError)
+        if importlib.util.find_spec("sklearn") is not None:
+            try:
+                from sklearn.exceptions import NotFittedError as sklearns
+                bases = (sklearns,)   # itself a ValueError and an AttributeError
+            except ImportError:   # a broken installation: npcomp's own then
+                pass
+        _NOT_FITTED = type("NotFittedError", bases, {
+            "__doc__": "An estimator asked for what only fitting (or ``load``) gives it.",
+            "__module__": __name__})
+    return _NOT_FITTED
+
+
+_NOT_FITTED = None
+
+
+def __getattr__(name: str):
+    if name == "NotFittedError":
+        return not_fitted_error()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # options of the table no estimator takes: the bag-of-words run `npcomp train`
@@ -118,6 +146,12 @@ class Estimator:
                     classifier_tags=ClassifierTags() if classifier else None,
                     regressor_tags=None if classifier else RegressorTags(),
                     input_tags=InputTags(two_d_array=False, string=True))
+
+    @classmethod
+    def _check_data(cls) -> tuple:
+        """(X, y): small data ``checks.check_estimator`` fits an estimator of
+        the class on when given none."""
+        raise NotImplementedError
 
     def __sklearn_is_fitted__(self) -> bool:
         return hasattr(self, "run_")
@@ -219,8 +253,8 @@ class Estimator:
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "run_"):
-            raise NotFittedError(f"this {type(self).__name__} is not fitted yet: call fit, or "
-                                 f"{type(self).__name__}.load a saved one")
+            raise not_fitted_error()(f"this {type(self).__name__} is not fitted yet: call fit, "
+                                     f"or {type(self).__name__}.load a saved one")
 
     def _read_sentences(self, X, what: str = "X", as_read: bool = True) -> list:
         """The trees of the sentences ``X``; ``as_read``: as the run reads

@@ -134,6 +134,16 @@ class PairRegressor(Estimator):
         left, right = self._pairs(X)
         return np.hstack([self._states(left), self._states(right)])
 
+    @classmethod
+    def _check_data(cls) -> tuple:
+        """40 pairs of synthetic sentences as text, scored 1 + the distance of
+        their sentiment classes (1..5)."""
+        from npcomp.data.synthetic import generate_treebank
+        trees = generate_treebank(40, seed=1)
+        pairs = [(tree, trees[(index + 1) % len(trees)]) for index, tree in enumerate(trees)]
+        return ([(" ".join(a.tokens), " ".join(b.tokens)) for a, b in pairs],
+                [1.0 + abs(a.root_label - b.root_label) for a, b in pairs])
+
     def _fitted_record(self) -> dict:
         return {"score_range": list(self.score_range_),
                 "n_classes": int(self.model_.head.n_classes)}

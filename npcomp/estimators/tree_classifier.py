@@ -149,6 +149,15 @@ class TreeClassifier(Estimator):
         check_labels(trees, len(self.classes_), "X")
         return as_structure(trees, self.config_["structure"])
 
+    @classmethod
+    def _check_data(cls) -> tuple:
+        """40 sentences of the synthetic treebank as text, with their polarity."""
+        from npcomp.data.synthetic import generate_treebank
+        trees = generate_treebank(40, seed=0)
+        polarity = ("negative", "negative", "neutral", "positive", "positive")
+        return [" ".join(tree.tokens) for tree in trees], [polarity[tree.root_label]
+                                                           for tree in trees]
+
     def _fitted_record(self) -> dict:
         return {"classes": self.classes_.tolist(), "n_classes": len(self.classes_)}
 
