@@ -21,6 +21,8 @@ from npcomp.cli import main
 from npcomp.data.class_list import MAX_CLASSES, class_list, sort_key
 from npcomp.data.errors import ConfigError, DataError
 from npcomp.data.own_data import load_files
+from npcomp.data.ptb import parse_ptb
+from npcomp.data.tasks import given_task
 from npcomp.data.text_trees import TextTrees
 from npcomp.estimators import TreeClassifier
 from npcomp.training.configuration import check_value
@@ -102,6 +104,10 @@ def test_the_estimator_refuses_too_many_classes_and_a_huge_tree_label():
                                                              range(MAX_CLASSES + 1)])
     with pytest.raises(DataError, match=r"X\[1\]: label 100000000 is past the largest"):
         TreeClassifier(**TINY).fit(["(1 (0 a) (1 film))", "(100000000 (0 a) (1 film))"])
+    # the training loop given trees in memory
+    trees = [parse_ptb("(1 (0 a) (1 film))"), parse_ptb("(100000000 (0 a) (1 film))")]
+    with pytest.raises(DataError, match="dev example 0: label 100000000 is past the largest"):
+        given_task({"train": trees[:1], "dev": trees[1:]}, "synthetic")
 
 
 def test_past_the_limit_of_a_readable_matrix_the_metrics_hold_none():
