@@ -95,7 +95,7 @@ CASES = [
      "score 99999999999999999999... (401 characters) is not a finite number"),
     ("a.jsonl", '{"text": "a", "label": 1}\n{"text": %s, "label": 1}\n' % DEEP, 2,
      "JSON nested too deeply to read"),
-    ("a.csv", "text,label\na,1\nb,%s\n" % ("7" * 5000), 3, "is far too large for a class number"),
+    ("a.csv", "text,label\na,1\nb,%s\n" % ("7" * 5000), 3, "is past the largest class number"),
     ("a.jsonl", '{"text": "a", "label": %s}\n' % ("7" * 5000), 1,
      "a whole number of thousands of digits, too long to read"),
     ("a.jsonl", '{"score": 1, "sentence_a": "a", "sentence_b": "b"}\n'
@@ -268,8 +268,8 @@ def test_the_command_line_still_names_its_flags(tmp_path, capsys):
     error = capsys.readouterr().err
     assert error.rstrip().endswith("give a range that holds it (--score-range LO,HI)"), error
     assert f"{train}:4: score 9 outside the range given, [1, 5]" in error
-    one = tmp_path / "one.tsv"
-    one.write_text("text\tlabel\na\tx\n", encoding="utf-8")
+    one = tmp_path / "one.txt"   # one example, labelled with two classes at its nodes
+    one.write_text("(1 (0 a) (1 b))\n", encoding="utf-8")
     assert main(["train", "--train", str(one), "--tree", "right", "--quiet",
                  "--out", str(tmp_path / "run-1")]) == 2
     assert "give a dev file (--dev)" in capsys.readouterr().err

@@ -327,7 +327,7 @@ def test_the_digest_follows_the_bytes(tmp_path):
     second = write(tmp_path / "b.tsv", "text\tlabel\na\tx\nb\ty\n")
     one, two = (read_files(path, text_trees=right()) for path in (first, second))
     assert one.digest == two.digest
-    write(second, "text\tlabel\na\tx\nb\tx\n")
+    write(second, "text\tlabel\na\ty\nb\tx\n")
     assert read_files(second, text_trees=right()).digest != one.digest
     assert read_files(first, dev=first, text_trees=right()).digest != one.digest
     json.dumps(load_files(first, text_trees=right()).record())   # JSON values only
@@ -423,8 +423,9 @@ def test_bad_input_across_files(tmp_path):
     # the command line names its flag where Python names the parameter
     from npcomp.cli import flag
     assert raised.value.message(flag).endswith("(--score-range LO,HI)")
-    one = write(tmp_path / "one.tsv", "text\tlabel\na\tx\n")
-    with pytest.raises(DataError, match=r"one\.tsv: 1 training example\(s\): too few .*\(dev=FILE\)"):
+    # one tree, labelled with two classes at its nodes
+    one = write(tmp_path / "one.txt", "(1 (0 a) (1 b))\n")
+    with pytest.raises(DataError, match=r"one\.txt: 1 training example\(s\): too few .*\(dev=FILE\)"):
         load_files(one, text_trees=right())
 
 

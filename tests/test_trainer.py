@@ -109,12 +109,19 @@ def test_model_npz_reproduces_dev_metrics(basic_run):
     assert config == metrics["config"]
     assert params.flat.dtype == np.float32
     task = load_task("synthetic", None, config["structure"], seed=config["seed"])
-    dev = evaluate(model, params, encode(task.splits["dev"], vocab), config["eval_batch_size"])
+    names = ["very negative", "negative", "neutral", "positive", "very positive"]
+    dev = evaluate(model, params, encode(task.splits["dev"], vocab), config["eval_batch_size"],
+                   classes=names)
     assert dev == metrics["dev"]
-    test = evaluate(model, params, encode(task.splits["test"], vocab), 7)  # batching is free
+    test = evaluate(model, params, encode(task.splits["test"], vocab), 7,  # batching is free
+                    classes=names)
     assert test == metrics["test"]
     with ThreadPoolExecutor(max_workers=1) as helpers:   # so is a helper thread's share
-        assert evaluate(model, params, encode(task.splits["test"], vocab), 7, helpers) == test
+        assert evaluate(model, params, encode(task.splits["test"], vocab), 7, helpers,
+                        names) == test
+    # without names, the classes are their numbers
+    assert evaluate(model, params, encode(task.splits["test"], vocab), 7) == \
+        dict(test, classes=[0, 1, 2, 3, 4])
     # predictions in each tree's own node order agree with evaluate's counts
     split = encode(task.splits["dev"], vocab)
     correct = sum(int(p[t.root].argmax() == t.root_label)
@@ -222,7 +229,8 @@ def test_evaluations_inside_an_epoch(tmp_path):
     assert metrics["best_epoch"] == math.ceil(best[0])
     model, params, config, vocab = load_model(tmp_path)
     task = load_task("synthetic", None, config["structure"], seed=config["seed"])
-    assert evaluate(model, params, encode(task.splits["dev"], vocab), 512) == metrics["dev"]
+    assert evaluate(model, params, encode(task.splits["dev"], vocab), 512,
+                    classes=metrics["dev"]["classes"]) == metrics["dev"]
     events = [json.loads(line)["event"]
               for line in (tmp_path / "log.jsonl").read_text().splitlines()]
     assert events == ["start"] + 2 * ["evaluation", "evaluation", "epoch"] + ["end"]

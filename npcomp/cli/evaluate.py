@@ -13,9 +13,12 @@ def add_parser(commands) -> None:
     evaluate = commands.add_parser(
         "eval", help="evaluate a trained run on a split",
         description="Scores the run's best-dev model (model.npz) on a split and prints the "
-        "metrics as one JSON object. The split's per-sentence predictions (gold and predicted "
-        "label, probability, height and span of every labelled node; for sick each pair's "
-        "gold and predicted relatedness), which `npcomp plot` draws its figures from, are "
+        "metrics as one JSON object: with sentences, `classes` names the classes in the order "
+        "of root_confusion's rows and columns (no matrix past 50 classes). The split's "
+        "per-sentence predictions (gold and predicted label and class name, probability, "
+        "height and span of every labelled node, the sentence and the file and line it came "
+        "from; for sick each pair's gold and predicted relatedness and its two sentences), "
+        "which `npcomp plot` draws its figures from, are "
         "written into the run directory: RUN_DIR/predictions.jsonl for the test split, "
         "RUN_DIR/predictions-SPLIT.jsonl for another, replacing the run's previous file of "
         "that name (said on stderr).")
@@ -67,7 +70,8 @@ def run(args) -> int:
                          parses_dir=config.get("parses_dir"), splits=(args.split,))
     check_splits(task, model.cell)
     split = encode_split(task.splits[args.split], vocab, task.score_scale)
-    result = evaluate(model, params, split, config["eval_batch_size"])
+    result = evaluate(model, params, split, config["eval_batch_size"],
+                      classes=_classes(config, model))
     print(json.dumps({"run": str(args.run), "split": args.split, **result}))
     if args.predictions:
         _write(args, model, params, config, split, args.split)
@@ -83,7 +87,8 @@ def _write(args, model, params, config: dict, split, split_name: str,
     from npcomp.training.rundir import predictions_name
     replaced = (Path(args.run) / (name or predictions_name(split_name))).exists()
     path = write_predictions(args.run, model, params, split, split_name,
-                             config["eval_batch_size"], name=name, task=config["task"])
+                             config["eval_batch_size"], name=name, task=config["task"],
+                             classes=_classes(config, model))
     print(f"npcomp eval: wrote {path} ({len(split)} {_units(config)}"
           f"{', replacing the previous one' if replaced else ''})", file=sys.stderr)
 
@@ -122,12 +127,22 @@ def _run_on_file(args, model, params, config: dict, vocab) -> int:
     task = file_task_data(config, model.n_classes, items)
     check_splits(task, model.cell)
     split = encode_task(task, vocab)["file"]
-    result = evaluate(model, params, split, config["eval_batch_size"])
+    result = evaluate(model, params, split, config["eval_batch_size"],
+                      classes=_classes(config, model))
     print(json.dumps({"run": str(args.run), "file": str(args.file), **result}))
     if args.predictions:
         _write(args, model, params, config, split, "file",
                name=f"predictions-file-{Path(args.file).stem}.jsonl")
     return 0
+
+
+def _classes(config: dict, model) -> list | None:
+    """The names of the run's classes (``run_data.named_classes``), None for pairs."""
+    from npcomp.data.choices import PAIR_TASKS
+    from npcomp.training.run_data import named_classes
+    if config["task"] in PAIR_TASKS:
+        return None
+    return named_classes(config, model.n_classes)
 
 
 def _stderr(message: str) -> None:
@@ -171,14 +186,16 @@ def _run_on_trees(args, model, params, config, vocab) -> int:
     task = TaskData(gold_task.name, gold_task.n_classes, {args.split: trees})
     check_splits(task, model.cell)
     split = encode_split(trees, vocab)
-    result = evaluate(model, params, split, config["eval_batch_size"])
+    result = evaluate(model, params, split, config["eval_batch_size"],
+                      classes=_classes(config, model))
     print(json.dumps({"run": str(args.run), "split": args.split, "trees": args.trees,
                       **result, **extra}))
     if args.predictions:
         name = f"predictions-{args.split}-{args.trees}.jsonl"
         replaced = (Path(args.run) / name).exists()
         path = write_predictions(args.run, model, params, split, args.split,
-                                 config["eval_batch_size"], name=name)
+                                 config["eval_batch_size"], name=name,
+                                 classes=_classes(config, model))
         print(f"npcomp eval: wrote {path} ({len(split)} sentences"
               f"{', replacing the previous one' if replaced else ''})", file=sys.stderr)
     return 0

@@ -10,6 +10,13 @@ TASKS = ("sst5", "sst2", "synthetic", "sick")
 # a user's files (--train FILE in place of --task): labelled sentences or trees,
 # or scored sentence pairs, as the training file holds (own_data.py)
 FILE_TASKS = ("files", "file-pairs")
+# the names of a built-in task's classes, by class number (Nayebi & Blundell
+# Fig. 2's; the synthetic treebank's five are the SST's); a user's files name
+# their own (own_data.py)
+TASK_CLASSES = {"sst5": ("very negative", "negative", "neutral", "positive", "very positive"),
+                "synthetic": ("very negative", "negative", "neutral", "positive",
+                              "very positive"),
+                "sst2": ("negative", "positive")}
 # the tasks whose examples are sentence pairs, scored by the similarity head
 PAIR_TASKS = ("sick", "file-pairs")
 # the trees a task's sentences can be read as (the option ``structure``)

@@ -5,28 +5,44 @@ labels                                 classes
 =====================================  ===========================================
 all whole numbers >= 0 (treebank       the numbers themselves: 0 .. the largest
 labels always are)                     (names "0", "1", ...; order ``numbers``)
-any other (names)                      the names sorted, numerically where all
-                                       are numbers (-1, 0, 1); order ``sorted``
+any other (names)                      the names sorted (``sort_key``); order
+                                       ``sorted``
 ``classes`` given, labels among them   the given names in their order (``given``:
                                        also the ordinal order of an ordinal head)
 ``classes`` given, labels numbers      class k is the k-th name given (only when
                                        no name given is itself a number)
 =====================================  ===========================================
 
+The order of sorted names is a function of the names alone, never of the
+order they come in or of Python's string hashing (``PYTHONHASHSEED``): when
+every name reads as a number (Python's ``float``: ``-1``, ``2.5``, ``1e3``,
+``nan``, ``inf``), in numeric order, NaN after every number, two names of
+one value (``1`` and ``1.0``) in text order; otherwise in text order,
+character by character (Unicode code points: ``B`` before ``a``).
+
 Sorted names rarely have the order an ordinal head needs ("negative",
 "neutral", "positive", "very negative", ...): ``ClassList.order`` says how
 the order came, so that the caller can ask for ``classes`` there.
+
+A classifier has at most ``MAX_CLASSES`` classes: more names, or a class
+number past it (a stray ``9999`` among 0-4), are refused naming the file
+and line before anything is built, as is a training set whose labels are
+all one class (``require_two_classes``).
 """
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import Sequence
 
 from .errors import ConfigError, DataError, option
-from .formats import INT32_MAX
 
 ORDERS = ("numbers", "sorted", "given")
+# the most classes a classifier takes: past it the labels are rarely classes
+# (identifiers, scores, a stray number), and the head, its optimiser state
+# and every evaluation grow with the count
+MAX_CLASSES = 1000
 _WHOLE_NUMBER = re.compile(r"[0-9]+")
 
 
@@ -52,6 +68,9 @@ def checked_classes(classes: Sequence[str]) -> tuple:
     """The class names a caller gives (``--classes``), checked: ConfigError
     for a blank or repeated name, or fewer than two."""
     names = tuple(str(name).strip() for name in classes)
+    if len(names) > MAX_CLASSES:
+        raise ConfigError("classes", f"{len(names)} class names: npcomp takes at most "
+                                     f"{MAX_CLASSES} classes")
     if len(names) < 2:
         raise ConfigError("classes", f"{len(names)} class name(s): a classifier needs two or "
                                      "more, in order, e.g. negative,neutral,positive")
@@ -97,8 +116,9 @@ def class_list(labels: Sequence[tuple], classes: Sequence[str] | None = None,
                         "classes: give the class names in order "
                         f"({option('classes', '', '[...]')}) to say which "
                         "number each name is", path, line)
+    _check_name_count(labels)
     distinct = set(label for label, _, _ in labels)
-    return ClassList(tuple(sorted(distinct, key=_sort_key(distinct))), "sorted", True)
+    return ClassList(tuple(sorted(distinct, key=sort_key(distinct))), "sorted", True)
 
 
 def _given(labels: Sequence[tuple], names: tuple, advice: str = ADD_THE_CLASS) -> ClassList:
@@ -118,18 +138,60 @@ def _given(labels: Sequence[tuple], names: tuple, advice: str = ADD_THE_CLASS) -
 
 
 def _class_number(label: str, path, line: int) -> int:
-    # a long run of digits (Python reads no more than 4300) is no class number either
-    number = int(label) if len(label) <= 12 else INT32_MAX + 1
-    if number > INT32_MAX:
-        raise DataError(f"label {label[:30]} is far too large for a class number", path, line)
-    return number
+    digits = label.lstrip("0") or "0"
+    # the length first: int() of thousands of digits is slow, then refused by Python
+    if len(digits) > len(str(MAX_CLASSES)) or int(digits) >= MAX_CLASSES:
+        _past_the_largest(digits if len(digits) <= 30 else
+                          f"{digits[:30]}... ({len(digits)} digits)", path, line)
+    return int(digits)
 
 
-def _sort_key(names: set):
-    """Numbers in numeric order when every name is one (-1 before 0), else text order."""
+def check_largest_number(largest: int, path=None, line: int | None = None) -> None:
+    """DataError (naming ``path`` and ``line``) for a class number past ``MAX_CLASSES``."""
+    if largest >= MAX_CLASSES:
+        _past_the_largest(str(largest), path, line)
+
+
+def _past_the_largest(shown: str, path, line: int | None) -> None:
+    raise DataError(f"label {shown} is past the largest class number, {MAX_CLASSES - 1}: "
+                    f"npcomp takes at most {MAX_CLASSES} classes (a stray number among the "
+                    "labels?)", path, line)
+
+
+def _check_name_count(labels: Sequence[tuple]) -> None:
+    """DataError naming the first row whose label is one name past ``MAX_CLASSES``."""
+    seen = set()
+    for label, path, line in labels:
+        seen.add(label)
+        if len(seen) > MAX_CLASSES:
+            raise DataError(f"label {label[:30]!r} is the {MAX_CLASSES + 1}st name among the "
+                            f"labels: npcomp takes at most {MAX_CLASSES} classes (is this "
+                            "column the labels?)", path, line)
+
+
+def sort_key(names: set):
+    """The key that sorts class names (module docstring): numbers in numeric
+    order, NaN last, when every name reads as one; else text order."""
     try:
-        for name in names:
-            float(name)
+        values = {name: float(name) for name in names}
     except ValueError:
         return str
-    return lambda name: (float(name), name)
+    return lambda name: (math.isnan(values[name]), 0.0 if math.isnan(values[name])
+                         else values[name], name)
+
+
+def require_two_classes(trees: Sequence, names: Sequence, path=None) -> None:
+    """DataError (naming ``path``) when the labelled nodes of ``trees``, the
+    training examples, are all of one class: a classifier learns nothing from
+    them (and scores 100% on them).  ``names``: the class names, by number."""
+    found = set()
+    for tree in trees:
+        found.update(int(label) for label in tree.label if label >= 0)
+        if len(found) > 1:
+            return
+    if not found:
+        return   # no labels at all: the caller's message
+    only = next(iter(found))
+    shown = names[only] if 0 <= only < len(names) else only
+    raise DataError(f"every training label is {str(shown)!r}: a classifier needs examples of "
+                    "two classes or more", path)

@@ -26,7 +26,7 @@ def _rng(seed: int, stream: int) -> np.random.Generator:
 def check_fraction(fraction: float) -> float:
     fraction = float(fraction)
     if not 0.0 < fraction < 1.0:
-        raise ConfigError("dev_fraction", f"must lie strictly between 0 and 1, not {fraction:g}")
+        raise ConfigError("dev_fraction", f"must be a number in (0, 1), not {fraction:g}")
     return fraction
 
 

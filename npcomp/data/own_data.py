@@ -28,11 +28,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from .class_list import RUN_CLASSES, ClassList, class_list
+from .class_list import (RUN_CLASSES, ClassList, check_largest_number, class_list,
+                         require_two_classes)
 from .data_splits import check_fraction, dev_split, fold_split
 from .errors import ConfigError, DataError
 from .file_examples import FileExamples, read_examples
-from .formats import UNLABELLED
+from .formats import UNLABELLED, _split_source
 from .score_scale import check_scores, checked_range, range_of, rating_classes
 from .tasks import TaskData
 from .text_trees import TextTrees
@@ -220,13 +221,17 @@ def read_labelled_file(path: str | Path, text_trees: TextTrees,
 
 def _labelled(examples: dict, classes: Sequence[str] | None, text_trees: TextTrees) -> OwnFiles:
     # a treebank's own trees: a chain or a parse may leave phrase labels out
-    treebank = [int(tree.label.max()) for part in examples.values() if part.labels is None
+    treebank = [tree for part in examples.values() if part.labels is None
                 for tree in part.given]
-    largest = max(treebank) if treebank else None
-    classes = class_list(_written_labels(examples), classes, largest)
+    largest = max(treebank, key=lambda tree: int(tree.label.max()), default=None)
+    if largest is not None:
+        check_largest_number(int(largest.label.max()), *_split_source(largest.source))
+    classes = class_list(_written_labels(examples), classes,
+                         None if largest is None else int(largest.label.max()))
     n_classes = len(classes.names)
     for part in examples.values():
         _label_trees(part, classes, n_classes)
+    require_two_classes(examples["train"].items, classes.names, examples["train"].path)
     return OwnFiles("labels", n_classes, classes, None, None, examples, text_trees)
 
 

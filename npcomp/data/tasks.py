@@ -49,6 +49,7 @@ import numpy as np
 
 from .errors import ConfigError
 from .choices import NEUTRAL_POLICIES, PAIR_TASKS, STRUCTURES, TASKS
+from .class_list import MAX_CLASSES, check_largest_number
 from .formats import UNLABELLED, Tree, branching_tree, chain_tree
 from .ptb import read_ptb_file
 from .sick import SickPair, read_sick_dir
@@ -80,6 +81,9 @@ class TaskData:
     score_scale: tuple | None = None
     # a user's files: what a run records of them (own_data.OwnData.record)
     record: dict | None = None
+    # the class names by number where the caller names them (an estimator's
+    # classes_); None: the task's own (choices.TASK_CLASSES) or the files'
+    class_names: list | None = None
 
 
 @dataclass
@@ -304,6 +308,11 @@ def _task_of_splits(splits: dict, name: str) -> TaskData:
         return TaskData(name, GIVEN_PAIR_RATINGS, splits)
     largest = max((int(tree.label.max()) for items in splits.values() for tree in items),
                   default=-1)
+    if largest >= MAX_CLASSES:   # named by its split and place (or its file and line)
+        split, index, tree = next((split, index, tree) for split, items in splits.items()
+                                  for index, tree in enumerate(items)
+                                  if int(tree.label.max()) == largest)
+        check_largest_number(largest, tree.source or f"{split} example {index}")
     return TaskData(name, max(largest + 1, 2), splits)
 
 

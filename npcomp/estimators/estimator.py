@@ -20,29 +20,58 @@ in ``_``: ``config_``, ``model_``, ``params_`` (the best-dev parameters),
 """
 from __future__ import annotations
 
+import importlib.util
 import inspect
 import json
 import warnings
 
 import numpy as np
 
-from npcomp.data.data_splits import dev_split
+from npcomp.data.data_splits import check_fraction, dev_split
 from npcomp.data.errors import ConfigError
 from npcomp.data.tasks import as_structure
-from npcomp.data.text_trees import TextTrees, check_input
+from npcomp.data.text_trees import TextTrees, check_input, check_tree
 from npcomp.model import naming_the_sentence
 from npcomp.training.encoding import encode
+from npcomp.training.configuration import check_value
 from npcomp.training.model_files import load_model
 from npcomp.training.options import OPTIONS
 from npcomp.training.run_config import keyword_config
 from npcomp.training.run_in_memory import RunInMemory
 from npcomp.training.trainer import train
 from .inputs import sentence_trees
-from .model_file import read_estimator, write_estimator
+from .model_file import EstimatorFileError, read_estimator, write_estimator
 
 
-class NotFittedError(ValueError, AttributeError):
-    """An estimator asked for what only fitting (or ``load``) gives it."""
+def not_fitted_error() -> type:
+    """``NotFittedError``: an estimator asked for what only fitting (or
+    ``load``) gives it.  A ValueError and an AttributeError, and with
+    scikit-learn installed a subclass of ``sklearn.exceptions.NotFittedError``,
+    so that ``except`` of either catches it.  Made on first use: importing
+    scikit-learn takes a second or more (its package loads SciPy's
+    statistics), which ``import npcomp.estimators`` does not pay."""
+    global _NOT_FITTED
+    if _NOT_FITTED is None:
+        bases = (ValueError, AttributeError)
+        if importlib.util.find_spec("sklearn") is not None:
+            try:
+                from sklearn.exceptions import NotFittedError as sklearns
+                bases = (sklearns,)   # itself a ValueError and an AttributeError
+            except ImportError:   # a broken installation: npcomp's own then
+                pass
+        _NOT_FITTED = type("NotFittedError", bases, {
+            "__doc__": "An estimator asked for what only fitting (or ``load``) gives it.",
+            "__module__": __name__})
+    return _NOT_FITTED
+
+
+_NOT_FITTED = None
+
+
+def __getattr__(name: str):
+    if name == "NotFittedError":
+        return not_fitted_error()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # options of the table no estimator takes: the bag-of-words run `npcomp train`
@@ -117,6 +146,12 @@ class Estimator:
                     classifier_tags=ClassifierTags() if classifier else None,
                     regressor_tags=None if classifier else RegressorTags(),
                     input_tags=InputTags(two_d_array=False, string=True))
+
+    @classmethod
+    def _check_data(cls) -> tuple:
+        """(X, y): small data ``checks.check_estimator`` fits an estimator of
+        the class on when given none."""
+        raise NotImplementedError
 
     def __sklearn_is_fitted__(self) -> bool:
         return hasattr(self, "run_")
@@ -222,8 +257,8 @@ class Estimator:
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "run_"):
-            raise NotFittedError(f"this {type(self).__name__} is not fitted yet: call fit, or "
-                                 f"{type(self).__name__}.load a saved one")
+            raise not_fitted_error()(f"this {type(self).__name__} is not fitted yet: call fit, "
+                                     f"or {type(self).__name__}.load a saved one")
 
     def _read_sentences(self, X, what: str = "X", as_read: bool = True) -> list:
         """The trees of the sentences ``X``; ``as_read``: as the run reads
@@ -264,6 +299,9 @@ class Estimator:
         raise NotImplementedError
 
     def _take_record(self, record: dict) -> None:
+        """Take what ``_fitted_record`` wrote, checked against the fitted
+        model: KeyError for a missing entry, TypeError or ValueError saying
+        what is wrong (``load`` names the file)."""
         raise NotImplementedError
 
     def save(self, path) -> None:
@@ -286,10 +324,33 @@ class Estimator:
         record, run, metrics = read_estimator(path, cls.__name__)
         params = {name: tuple(value) if isinstance(value, list) else value
                   for name, value in record["params"].items() if name in cls._PARAMETERS}
+        try:
+            _check_params(params, run)
+        except (ConfigError, TypeError, ValueError) as error:
+            raise EstimatorFileError(f"a damaged estimator file: its parameters do not make "
+                                     f"an estimator ({error})", path) from None
         estimator = cls(**params)
         estimator._take(run, metrics)
-        estimator._take_record(record)
+        try:
+            estimator._take_record(record)
+        except KeyError as error:
+            raise EstimatorFileError(f"a damaged estimator file: its estimator entry lacks "
+                                     f"{error}", path) from None
+        except (TypeError, ValueError) as error:
+            raise EstimatorFileError(f"a damaged estimator file: {error}", path) from None
         return estimator
+
+
+def _check_params(params: dict, run: RunInMemory) -> None:
+    """A saved estimator's parameters in their ranges (the option table's,
+    ``tree`` one the run's structure takes, ``dev_fraction``): ConfigError,
+    TypeError or ValueError naming the first out of range."""
+    for name, value in params.items():
+        check_value(name, value)
+    structure = json.loads(str(run.files["model.npz"]["config"]))["structure"]
+    check_tree(structure, params.get("tree"))
+    if params.get("dev_fraction") is not None:
+        check_fraction(params["dev_fraction"])
 
 
 def _initialiser(parameters: dict):

@@ -35,6 +35,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from npcomp.data.class_list import MAX_CLASSES, check_largest_number
 from npcomp.data.errors import DataError
 from npcomp.data.formats import UNLABELLED, Tree, _split_source
 from npcomp.data.sick import SickPair
@@ -104,9 +105,16 @@ def pair_trees(X, text_trees: TextTrees, what: str = "X") -> tuple:
             scores)
 
 
-def largest_label(trees: list) -> int:
-    """The largest class number of ``trees`` (-1: none labelled)."""
-    return max((int(tree.label.max()) for tree in trees), default=UNLABELLED)
+def largest_label(trees: list, what: str = "X") -> int:
+    """The largest class number of ``trees`` (-1: none labelled); DataError
+    naming the tree of one past ``MAX_CLASSES``."""
+    largest = max(range(len(trees)), key=lambda index: int(trees[index].label.max()),
+                  default=None)
+    if largest is None:
+        return UNLABELLED
+    number = int(trees[largest].label.max())
+    check_largest_number(number, *_named(trees[largest], what, largest))
+    return number
 
 
 def check_labels(trees: list, n_classes: int, what: str, roots: bool = True) -> None:
@@ -124,7 +132,10 @@ def check_labels(trees: list, n_classes: int, what: str, roots: bool = True) -> 
 
 
 def classes_of(y, what: str = "y") -> np.ndarray:
-    """The classes of labels ``y`` (ints or strings), sorted (``np.unique``)."""
+    """The classes of labels ``y`` (ints or strings), sorted (``np.unique``:
+    whole numbers in numeric order, strings character by character, by
+    Unicode code point); ValueError for labels of one class, or of more
+    than ``MAX_CLASSES``."""
     labels = as_sequence(y, what)
     if not labels:
         raise ValueError(f"{what} must be a non-empty list of labels, one per sentence")
@@ -136,7 +147,14 @@ def classes_of(y, what: str = "y") -> np.ndarray:
         if kind != kinds[0]:
             raise ValueError(f"{what}[{index}] is {label!r}, {kind}, but {what}[0] is "
                              f"{kinds[0]}: labels are all whole numbers or all strings")
-    return np.unique(np.asarray(labels))
+    classes = np.unique(np.asarray(labels))
+    if len(classes) < 2:
+        raise ValueError(f"every label of {what} is {classes[0].item()!r}: a classifier needs "
+                         "examples of two classes or more")
+    if len(classes) > MAX_CLASSES:
+        raise ValueError(f"{what} holds {len(classes)} classes: npcomp takes at most "
+                         f"{MAX_CLASSES} (are these the labels?)")
+    return classes
 
 
 def _kind(label) -> str | None:

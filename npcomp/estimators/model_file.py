@@ -91,11 +91,14 @@ def read_estimator(path: str | Path, kind: str) -> tuple:
     name): the run in memory holds its model.npz and checkpoint.npz again."""
     path = Path(path)
     arrays = _read_archive(path)
-    record, config, metrics = (_json(arrays, key, path) for key in ("estimator", "config",
-                                                                       "metrics"))
-    if record.get("class") != kind:
-        raise EstimatorFileError(f"holds a {record.get('class')}, not a {kind}", path)
-    config = with_defaults(config)
+    record, config, metrics = (_json_object(arrays, key, path) for key in ("estimator", "config",
+                                                                              "metrics"))
+    _check_record(path, record, kind)
+    try:
+        config = with_defaults(config)
+    except (KeyError, TypeError, ValueError) as error:
+        raise EstimatorFileError(f"its configuration does not make a model ({error})",
+                                 path) from None
     if record["params"].get("model") != config.get("model"):
         raise EstimatorFileError(f"the estimator's model is {record['params'].get('model')!r} "
                                  f"but its configuration's is {config.get('model')!r}", path)
@@ -134,22 +137,94 @@ def _read_archive(path: Path) -> dict:
             AttributeError) as error:
         raise EstimatorFileError(f"not a saved estimator, nor any NumPy archive "
                                  f"({type(error).__name__}: {error})", path) from None
-    if "format" not in arrays or str(arrays["format"]) != FORMAT:
+    if "format" not in arrays:
         raise EstimatorFileError("not a saved estimator (save(path) writes one): it has no "
                                  f"format entry {FORMAT!r}", path)
+    found = str(arrays["format"])
+    if found != FORMAT:
+        if found.startswith(FORMAT.rpartition(" ")[0]):
+            raise EstimatorFileError(f"saved in the format {found!r}, and this npcomp reads "
+                                     f"{FORMAT!r} only: load it with the npcomp version that "
+                                     "saved it (and fit again here)", path)
+        raise EstimatorFileError(f"not a saved estimator (save(path) writes one): its format "
+                                 f"entry is {found[:60]!r}, not {FORMAT!r}", path)
     missing = [key for key in _REQUIRED if key not in arrays]
     if missing:
         raise EstimatorFileError(f"a damaged estimator file: it lacks {', '.join(missing)}",
                                  path)
+    _check_kinds(path, arrays)
     return arrays
+
+
+# the entries that are one text each (JSON but the format), and the rest by kind
+_TEXTS = ("format", "estimator", "config", "metrics", "state.rng", "state.metrics",
+          "state.fingerprints", "state.epoch_state")
+_NUMBERS = ("param.", "state.params", "state.optimizer.")
+
+
+def _check_kinds(path: Path, arrays: dict) -> None:
+    """Each entry of the kind ``write_estimator`` writes: one text, the
+    vocabulary's words, or numbers."""
+    for key, array in arrays.items():
+        if key in _TEXTS:
+            wrong = array.ndim != 0 or array.dtype.kind != "U"
+            kind = "one text"
+        elif key == "vocab":
+            wrong = array.ndim != 1 or array.dtype.kind != "U"
+            kind = "a list of words"
+        elif key.startswith(_NUMBERS):
+            wrong = array.dtype.kind != "f"
+            kind = "floating-point numbers"
+        elif key == "state.epoch_order":
+            wrong = array.ndim != 1 or array.dtype.kind not in "iu"
+            kind = "whole numbers"
+        else:
+            continue
+        if wrong:
+            raise EstimatorFileError(f"a damaged estimator file: its {key} entry is not "
+                                     f"{kind} (it holds {array.dtype} of shape {array.shape})",
+                                     path)
 
 
 def _json(arrays: dict, key: str, path: Path):
     try:
         return json.loads(str(arrays[key]))
-    except json.JSONDecodeError as error:
+    except (json.JSONDecodeError, RecursionError) as error:
         raise EstimatorFileError(f"a damaged estimator file: its {key} is not JSON "
                                  f"({error})", path) from None
+
+
+def _json_object(arrays: dict, key: str, path: Path) -> dict:
+    """The JSON object of entry ``key`` (the estimator, config and metrics entries are objects)."""
+    value = _json(arrays, key, path)
+    if not isinstance(value, dict):
+        raise EstimatorFileError(f"a damaged estimator file: its {key} entry is a JSON "
+                                 f"{_json_kind(value)}, not an object", path)
+    return value
+
+
+def _json_kind(value) -> str:
+    return {dict: "object", list: "array", str: "string", bool: "true or false",
+            type(None): "null"}.get(type(value), "number")
+
+
+def _check_record(path: Path, record: dict, kind: str) -> None:
+    """The estimator entry: its class, its parameters (an object), its head's
+    ``n_classes`` (a whole number >= 2); what the class found in fitting is
+    the class's own check (``Estimator.load``)."""
+    if record.get("class") != kind:
+        found = record.get("class")
+        what = f"a {found}" if isinstance(found, str) else "no estimator class"
+        raise EstimatorFileError(f"holds {what}, not a {kind}", path)
+    params = record.get("params")
+    if not isinstance(params, dict):
+        raise EstimatorFileError("a damaged estimator file: its estimator entry has no "
+                                 "parameters (params, a JSON object)", path)
+    n_classes = record.get("n_classes")
+    if isinstance(n_classes, bool) or not isinstance(n_classes, int) or n_classes < 2:
+        raise EstimatorFileError(f"a damaged estimator file: its estimator entry's n_classes "
+                                 f"is {json.dumps(n_classes)[:40]}, not a whole number >= 2",
+                                 path)
 
 
 def _model_words(config: dict, record: dict, vocabulary: int) -> str:
@@ -211,7 +286,19 @@ def _check_state(path: Path, arrays: dict, model, config: dict) -> None:
             raise EstimatorFileError(f"the training state's {name} is {found}, but the "
                                      f"configuration's optimiser ({config['optimizer']}) keeps "
                                      f"one of shape {state.shape}", path)
-    fingerprints = _json(arrays, "state.fingerprints", path)
+    dtype = np.dtype(DTYPES[config["dtype"]])
+    wrong = sorted({str(arrays[key].dtype) for key in arrays
+                    if key.startswith(_NUMBERS[1:]) and arrays[key].dtype != dtype})
+    if wrong:
+        raise EstimatorFileError(f"the training state is {', '.join(wrong)} but the "
+                                 f"configuration trains in {dtype}", path)
+    try:
+        np.random.default_rng().bit_generator.state = _json_object(arrays, "state.rng", path)
+    except (KeyError, TypeError, ValueError, OverflowError) as error:
+        raise EstimatorFileError(f"a damaged estimator file: its state.rng is not a random "
+                                 f"generator's state ({error})", path) from None
+    _json_object(arrays, "state.metrics", path)
+    fingerprints = _json_object(arrays, "state.fingerprints", path)
     if fingerprints.get("config") != config_digest(json.loads(str(arrays["config"]))):
         raise EstimatorFileError("its configuration is not the one its training state was "
                                  "recorded with (the digest differs: edited after training?)",

@@ -2,11 +2,13 @@
 (``estimator.py`` for what the two estimators share)."""
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
 
 from npcomp.data.data_splits import check_fraction
+from npcomp.data.errors import ConfigError
 from npcomp.data.formats import Tree
 from npcomp.data.score_scale import (check_scores, checked_range, from_ratings, range_of,
                                      rating_classes, to_ratings)
@@ -151,12 +153,33 @@ class PairRegressor(Estimator):
         left, right = self._pairs(X)
         return np.hstack([self._states(left), self._states(right)])
 
+    @classmethod
+    def _check_data(cls) -> tuple:
+        """40 pairs of synthetic sentences as text, scored 1 + the distance of
+        their sentiment classes (1..5)."""
+        from npcomp.data.synthetic import generate_treebank
+        trees = generate_treebank(40, seed=1)
+        pairs = [(tree, trees[(index + 1) % len(trees)]) for index, tree in enumerate(trees)]
+        return ([(" ".join(a.tokens), " ".join(b.tokens)) for a, b in pairs],
+                [1.0 + abs(a.root_label - b.root_label) for a, b in pairs])
+
     def _fitted_record(self) -> dict:
         return {"score_range": list(self.score_range_),
                 "n_classes": int(self.model_.head.n_classes)}
 
     def _take_record(self, record: dict) -> None:
-        self.score_range_ = tuple(record["score_range"])
+        score_range = record["score_range"]
+        shown = json.dumps(score_range)[:60]
+        try:
+            score_range = checked_range(score_range)
+        except ConfigError:
+            raise ValueError(f"its score_range is {shown}, not two finite numbers lo < hi") \
+                from None
+        if rating_classes(score_range) != self.model_.head.n_classes:
+            raise ValueError(f"its score_range {shown} maps onto "
+                             f"{rating_classes(score_range)} ratings, but its head has "
+                             f"{self.model_.head.n_classes} (edited?)")
+        self.score_range_ = score_range
 
 
 def _scale(score_range) -> str:

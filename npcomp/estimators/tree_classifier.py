@@ -2,8 +2,11 @@
 scikit-learn way (``estimator.py`` for what the two estimators share)."""
 from __future__ import annotations
 
+import json
+
 import numpy as np
 
+from npcomp.data.class_list import require_two_classes
 from npcomp.data.data_splits import check_fraction
 from npcomp.data.formats import Tree
 from npcomp.data.tasks import TaskData, as_structure, restructured
@@ -79,7 +82,8 @@ class TreeClassifier(Estimator):
             if given is not None:
                 splits[split], labels[split] = _examples(given, text_trees, split)
         if y is None:   # the trees' own class numbers
-            classes = np.arange(max(largest_label(sum(splits.values(), [])) + 1, 2))
+            classes = np.arange(max(max(largest_label(part, "X" if split == "train" else split)
+                                        for split, part in splits.items()) + 1, 2))
         for split, part in splits.items():
             what = "X" if split == "train" else split
             if labels[split] is not None:
@@ -87,10 +91,12 @@ class TreeClassifier(Estimator):
                                         "y" if split == "train" else f"{split}'s y")
                 splits[split] = part = with_root_classes(part, numbers, classes, what)
             check_labels(part, len(classes), what)
+        require_two_classes(splits["train"], classes.tolist(), "X")
         if "dev" not in splits:
             splits["train"], splits["dev"] = self._split_dev(splits["train"], config)
         spans = config["supervision"] == "spans"   # the sequence models' phrases
-        self._train(config, restructured(TaskData(config["task"], len(classes), splits),
+        self._train(config, restructured(TaskData(config["task"], len(classes), splits,
+                                                  class_names=classes.tolist()),
                                          config["structure"], spans))
         self.classes_ = classes
         return self
@@ -136,10 +142,11 @@ class TreeClassifier(Estimator):
     def evaluate(self, X, y=None) -> dict:
         """npcomp's metrics of labelled sentences, as ``metrics_["test"]``:
         root and all-node accuracy (percent), the roots' confusion matrix
-        (``root_confusion[gold][predicted]``, rows and columns in ``classes_``'s order)."""
+        (``root_confusion[gold][predicted]``, rows and columns in ``classes_``'s
+        order, which ``classes`` repeats; None past 50 classes)."""
         self._check_fitted()
         return evaluate(self.model_, self.params_, encode(self._labelled(X, y), self.vocabulary_),
-                        self.config_["eval_batch_size"])
+                        self.config_["eval_batch_size"], classes=self.classes_.tolist())
 
     def transform(self, X) -> np.ndarray:
         """(n, d): the sentence vectors, the encoder's state at each tree's
@@ -155,11 +162,31 @@ class TreeClassifier(Estimator):
         check_labels(trees, len(self.classes_), "X")
         return as_structure(trees, self.config_["structure"])
 
+    @classmethod
+    def _check_data(cls) -> tuple:
+        """40 sentences of the synthetic treebank as text, with their polarity."""
+        from npcomp.data.synthetic import generate_treebank
+        trees = generate_treebank(40, seed=0)
+        polarity = ("negative", "negative", "neutral", "positive", "positive")
+        return [" ".join(tree.tokens) for tree in trees], [polarity[tree.root_label]
+                                                           for tree in trees]
+
     def _fitted_record(self) -> dict:
         return {"classes": self.classes_.tolist(), "n_classes": len(self.classes_)}
 
     def _take_record(self, record: dict) -> None:
-        self.classes_ = np.array(record["classes"])
+        classes = record["classes"]
+        if not isinstance(classes, list) or len(classes) != self.model_.n_classes:
+            raise ValueError(f"its classes are {json.dumps(classes)[:60]}, not a list of the "
+                             f"{self.model_.n_classes} its model's head predicts")
+        kinds = {type(name) for name in classes}
+        if kinds not in ({str}, {int}):
+            raise TypeError(f"its classes are {json.dumps(classes)[:60]}: class labels are "
+                            "all strings or all whole numbers")
+        if classes != sorted(set(classes)):
+            raise ValueError(f"its classes {json.dumps(classes)[:60]} are not the distinct "
+                             "labels in sorted order, as fit makes them (edited?)")
+        self.classes_ = np.array(classes)
 
 
 def _examples(given, text_trees, split: str) -> tuple:

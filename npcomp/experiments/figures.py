@@ -41,7 +41,7 @@ import json
 import math
 from pathlib import Path
 
-from npcomp.data.choices import PAIR_TASKS
+from npcomp.data.choices import PAIR_TASKS, TASK_CLASSES
 from npcomp.training.figure_counts import (COUNTS, CountsError, counts_of, node_buckets, pair_sums,
                             read_counts, root_items, write_counts)
 from npcomp.training.rundir import PREDICTIONS, predictions_name
@@ -54,10 +54,7 @@ PAIR_TAIL = 18.5
 PHRASE_LENGTH_CAP = 30
 HEIGHT_CAP = 20
 # the class names of the confusion matrix (Nayebi & Blundell Fig. 2's)
-CLASS_NAMES = {"sst5": ["very negative", "negative", "neutral", "positive", "very positive"],
-               "synthetic": ["very negative", "negative", "neutral", "positive",
-                             "very positive"],
-               "sst2": ["negative", "positive"]}
+CLASS_NAMES = {task: list(names) for task, names in TASK_CLASSES.items()}
 
 
 def class_names(task: str, n_classes: int, unnamed: str = "class {}",

@@ -51,7 +51,8 @@ def check_value(option: str, value) -> None:
               and (value > lowest if declared.above else value >= lowest)
               and (highest is None or value < highest))
         if not ok:
-            bounds = (f"a number in [{lowest:g}, {highest:g})" if highest is not None else
+            opening = "(" if declared.above else "["   # whether lowest itself is taken
+            bounds = (f"a number in {opening}{lowest:g}, {highest:g})" if highest is not None else
                       "a finite number" if lowest == -math.inf else
                       f"a finite number {'>' if declared.above else '>='} {lowest:g}")
             raise ConfigError(option, f"must be {bounds}, not {value!r}")

@@ -87,13 +87,26 @@ def relatedness_metrics(predicted: np.ndarray, gold: np.ndarray) -> dict:
             "mse": float(np.mean((predicted - gold) ** 2)), "pairs": int(gold.size)}
 
 
-def evaluate(model, params: Parameters, split, batch_size: int = 512, helpers=None) -> dict:
+# the most classes whose confusion matrix a metrics record holds: a C x C
+# matrix past it is more numbers than anyone reads (and, at every dev
+# evaluation, more than metrics.json should carry); the per-class counts
+# behind macro-F1 need no matrix
+CONFUSION_LIMIT = 50
+
+
+def evaluate(model, params: Parameters, split, batch_size: int = 512, helpers=None,
+             classes: list | None = None) -> dict:
     """Metrics of a split: ``relatedness_metrics`` for sentence pairs (on
     the scale of their own scores); for trees, root and all-node accuracy
     (percent) over labelled nodes, SST-style, the roots' macro-F1 (percent,
     ``macro_f1``), the roots' confusion matrix
-    (``root_confusion[gold][predicted]``, counts), and with an ordinal head
-    ``ordinal_metrics``.
+    (``root_confusion[gold][predicted]``, counts; null past
+    ``CONFUSION_LIMIT`` classes), ``classes``, the class names in the
+    matrix's order (given, else the class numbers), and with an ordinal
+    head ``ranking_loss``, the mean |y - r| of the decoded class y and the
+    gold class r at the roots (Irsoy & Cardie Sec. 5, after Yessenalina &
+    Cardie), and ``mae``, the mean absolute error of the expected class
+    sum_k P(y > k).
 
     Forests of at most ``batch_size`` sentences (pairs), an even number of
     them (``batch_bounds``); with ``helpers`` (an executor) every other
@@ -104,6 +117,7 @@ def evaluate(model, params: Parameters, split, batch_size: int = 512, helpers=No
                                    split.on_their_scale(split.scores))
     n_classes = model.n_classes
     ordinal = model.head_name == "ordinal"
+    with_matrix = n_classes <= CONFUSION_LIMIT
 
     def count(start: int, stop: int):
         indices = range(start, stop)
@@ -114,52 +128,59 @@ def evaluate(model, params: Parameters, split, batch_size: int = 512, helpers=No
         predicted = model.head.decode(outputs)
         labelled = forest.label >= 0
         roots = forest.root[forest.label[forest.root] >= 0]
-        confusion = np.zeros((n_classes, n_classes), dtype=np.int64)
-        np.add.at(confusion, (forest.label[roots], predicted[roots]), 1)
+        gold_roots, predicted_roots = forest.label[roots], predicted[roots]
+        confusion = None
+        if with_matrix:
+            confusion = np.zeros((n_classes, n_classes), dtype=np.int64)
+            np.add.at(confusion, (gold_roots, predicted_roots), 1)
+        # per class: right at the roots, gold roots, predicted roots (macro-F1's counts)
+        per_class = np.stack([
+            np.bincount(gold_roots[gold_roots == predicted_roots], minlength=n_classes),
+            np.bincount(gold_roots, minlength=n_classes),
+            np.bincount(predicted_roots, minlength=n_classes)])
         # the ordinal head's expected class at the roots, sum_k P(y > k)
-        expected_error = (float(np.abs(outputs[roots].sum(axis=1) - forest.label[roots]).sum())
+        expected_error = (float(np.abs(outputs[roots].sum(axis=1) - gold_roots).sum())
                           if ordinal else 0.0)
-        return (confusion, int(np.sum(predicted[labelled] == forest.label[labelled])),
-                int(labelled.sum()), expected_error)
+        distance = int(np.abs(predicted_roots.astype(np.int64) - gold_roots).sum())
+        return (confusion, per_class, int(np.sum(predicted[labelled] == forest.label[labelled])),
+                int(labelled.sum()), expected_error, distance)
 
     counts = _over_batches(count, len(split), batch_size, helpers)
-    confusion = sum(c[0] for c in counts)
-    all_correct, all_total = (sum(c[k] for c in counts) for k in (1, 2))
-    metrics = {"root_acc": float(100.0 * np.trace(confusion) / max(confusion.sum(), 1)),
+    right, gold, chosen = sum((c[1] for c in counts), np.zeros((3, n_classes), np.int64))
+    all_correct, all_total = (sum(c[k] for c in counts) for k in (2, 3))
+    metrics = {"root_acc": float(100.0 * right.sum() / max(gold.sum(), 1)),
                "all_acc": 100.0 * all_correct / max(all_total, 1),
-               "macro_f1": macro_f1(confusion),
+               "macro_f1": macro_f1(right, gold, chosen),
                "sentences": len(split), "labelled_nodes": all_total,
-               "root_confusion": confusion.tolist()}
+               "root_confusion": (sum((c[0] for c in counts),
+                                      np.zeros((n_classes, n_classes), np.int64)).tolist()
+                                  if with_matrix else None),
+               "classes": _class_list(classes, n_classes)}
     if ordinal:
-        metrics.update(ordinal_metrics(confusion, sum(c[3] for c in counts)))
+        roots = max(int(gold.sum()), 1)
+        metrics.update(ranking_loss=sum(c[5] for c in counts) / roots,
+                       mae=sum(c[4] for c in counts) / roots)
     return metrics
 
 
-def macro_f1(confusion: np.ndarray) -> float:
-    """The roots' macro-averaged F1 (percent) from their confusion matrix
-    (``[gold][predicted]`` counts): the mean over the classes that occur,
-    as gold or predicted labels, of 2 TP / (2 TP + FP + FN); 0 without any."""
-    confusion = np.asarray(confusion, dtype=np.float64)
-    true_positives = np.diag(confusion)
-    occurring = confusion.sum(axis=0) + confusion.sum(axis=1)   # 2 TP + FP + FN
+def _class_list(classes: list | None, n_classes: int) -> list:
+    """The class names of a metrics record, by class number: ``classes``, or the numbers."""
+    if classes is None:
+        return list(range(n_classes))
+    if len(classes) != n_classes:
+        raise ValueError(f"{len(classes)} class names for a head of {n_classes} classes")
+    return list(classes)
+
+
+def macro_f1(right: np.ndarray, gold: np.ndarray, predicted: np.ndarray) -> float:
+    """The roots' macro-averaged F1 (percent) from the counts per class (true
+    positives, gold and predicted totals): the mean over the classes that
+    occur, as gold or predicted labels, of 2 TP / (2 TP + FP + FN); 0 without any."""
+    occurring = np.asarray(gold + predicted, dtype=np.float64)   # 2 TP + FP + FN
     if not occurring.any():
         return 0.0
-    f1 = 2.0 * true_positives[occurring > 0] / occurring[occurring > 0]
+    f1 = 2.0 * np.asarray(right, dtype=np.float64)[occurring > 0] / occurring[occurring > 0]
     return float(100.0 * f1.mean())
-
-
-def ordinal_metrics(confusion: np.ndarray, expected_error: float) -> dict:
-    """Over the labelled roots: ``ranking_loss``, the mean |y - r| of the
-    decoded class y and the gold class r (Irsoy & Cardie Sec. 5, after
-    Yessenalina & Cardie), from the confusion matrix; ``mae``, the mean
-    absolute error of the expected class sum_k P(y > k) (``expected_error``:
-    the sum of those errors)."""
-    confusion = np.asarray(confusion, dtype=np.float64)
-    classes = np.arange(confusion.shape[0])
-    roots = max(confusion.sum(), 1.0)
-    distance = np.abs(classes[:, None] - classes[None, :])
-    return {"ranking_loss": float((confusion * distance).sum() / roots),
-            "mae": float(expected_error / roots)}
 
 
 def format_metrics(metrics: dict, short: bool = False) -> str:

@@ -23,7 +23,17 @@ key             value
                 head's class probability q_(k-1) - q_k from its cumulative ones)
 ``height``      longest distance from the node down to a leaf (a leaf: 0)
 ``span``        number of words under the node (the root: ``length``)
+``gold_class``  the class name of each ``gold`` label (null where -1)
+``predicted_class``  the class name of each ``predicted`` label
+``text``        the sentence, its words separated by single spaces
+``source``      where the sentence came from, ``FILE:LINE`` (a user's file,
+                a treebank's line), or its place in what an estimator was
+                given (``X[3]``); null when unknown
 ==============  =================================================================
+
+The class names are those of the run's metrics (``classes`` there): a user's
+files' own, a built-in task's (``very negative`` .. ``very positive`` for the
+SST), else the class numbers.
 
 Nodes are listed as the model composed the sentence: a sequence model's
 chain is labelled at its last word only, so its one node is the sentence;
@@ -33,7 +43,8 @@ and the words' labels only.
 Sentence pairs (sick, a user's file of pairs), one line per pair: ``pair``
 (index), ``gold`` and ``predicted`` relatedness (6 decimals; on the scale of
 the file's scores), ``length_a`` and ``length_b`` (the two sentences'
-numbers of words).
+numbers of words), ``text_a`` and ``text_b`` (the sentences) and ``source_a``
+and ``source_b`` (where each came from, as ``source`` above).
 """
 from __future__ import annotations
 
@@ -68,9 +79,11 @@ def class_probabilities(head_name: str, outputs: np.ndarray) -> np.ndarray:
     return np.clip(cumulative[:, :-1] - cumulative[:, 1:], 0.0, 1.0)
 
 
-def sentence_records(model, trees, outputs) -> list:
+def sentence_records(model, trees, outputs, classes: list | None = None) -> list:
     """One record per tree (module docstring) from the head's outputs at its
-    nodes, in the tree's node order (``evaluation.predict_split``)."""
+    nodes, in the tree's node order (``evaluation.predict_split``);
+    ``classes``: the class names by number (None: the numbers)."""
+    names = list(range(model.n_classes)) if classes is None else list(classes)
     records = []
     for index, (tree, out) in enumerate(zip(trees, outputs)):
         predicted = model.head.decode(out)
@@ -83,7 +96,11 @@ def sentence_records(model, trees, outputs) -> list:
             "sentence": index, "length": len(tree.tokens),
             "gold": tree.label[nodes].tolist(), "predicted": predicted[nodes].tolist(),
             "p": [round(float(probability[node, predicted[node]]), 4) for node in nodes],
-            "height": height[nodes].tolist(), "span": span[nodes].tolist()})
+            "height": height[nodes].tolist(), "span": span[nodes].tolist(),
+            "gold_class": [names[label] if label >= 0 else None
+                           for label in tree.label[nodes].tolist()],
+            "predicted_class": [names[label] for label in predicted[nodes].tolist()],
+            "text": " ".join(tree.tokens), "source": tree.source or None})
     return records
 
 
@@ -93,26 +110,37 @@ def pair_records(split: EncodedPairs, predicted: np.ndarray) -> list:
     gold_scores, predicted = split.on_their_scale(split.scores), split.on_their_scale(predicted)
     return [{"pair": index, "gold": round(float(gold), 6), "predicted": round(float(score), 6),
              "length_a": len(split.left.trees[index].tokens),
-             "length_b": len(split.right.trees[index].tokens)}
+             "length_b": len(split.right.trees[index].tokens),
+             **_pair_sentences(split.left.trees[index], split.right.trees[index])}
             for index, (gold, score) in enumerate(zip(gold_scores, predicted))]
 
 
-def predict_records(model, params, split, batch_size: int = 512, helpers=None) -> list:
-    """The records of every sentence (pair) of an encoded split."""
+def _pair_sentences(left, right) -> dict:
+    """The two sentences of a pair record and where each came from."""
+    return {"text_a": " ".join(left.tokens), "text_b": " ".join(right.tokens),
+            "source_a": left.source or None, "source_b": right.source or None}
+
+
+def predict_records(model, params, split, batch_size: int = 512, helpers=None,
+                    classes: list | None = None) -> list:
+    """The records of every sentence (pair) of an encoded split; ``classes``:
+    the class names by number."""
     if isinstance(split, EncodedPairs):
         return pair_records(split, predict_relatedness(model, params, split, batch_size,
                                                        helpers))
-    return sentence_records(model, split.trees, predict_split(model, params, split, batch_size))
+    return sentence_records(model, split.trees, predict_split(model, params, split, batch_size),
+                            classes)
 
 
 def write_predictions(run_dir, model, params, split, split_name: str = "test",
                       batch_size: int = 512, helpers=None, name: str | None = None,
-                      task: str | None = None) -> str:
+                      task: str | None = None, classes: list | None = None) -> str:
     """Predict ``split`` (encoded) and write its records atomically into the
-    run directory as ``name`` (default ``predictions_name(split_name)``); the
+    run directory as ``name`` (default ``predictions_name(split_name)``);
+    ``classes``: the class names by number (``run_data.named_classes``); the
     path written."""
     directory = run_dir if isinstance(run_dir, RunDirectory) else RunDirectory(run_dir)
-    records = predict_records(model, params, split, batch_size, helpers)
+    records = predict_records(model, params, split, batch_size, helpers, classes)
     if split_name == "test" and name is None and task is not None:
         # what the figures need of them, small enough to keep where the
         # predictions are not (figure_counts.py)

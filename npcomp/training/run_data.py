@@ -13,7 +13,7 @@ folds), which ``metrics.json`` keeps under ``data``.
 """
 from __future__ import annotations
 
-from npcomp.data.choices import FILE_TASKS
+from npcomp.data.choices import FILE_TASKS, TASK_CLASSES
 from npcomp.data.errors import ConfigError, DataError
 from npcomp.data.own_data import TASK_NAMES, load_files, read_labelled_file
 from npcomp.data.tasks import TaskData, load_task
@@ -91,6 +91,17 @@ def class_names(config: dict, n_classes: int) -> list | None:
     """The names of a file run's classes (its config's), None for a built-in task."""
     names = config.get("classes")
     return list(names) if is_file_run(config) and names and len(names) == n_classes else None
+
+
+def named_classes(config: dict, n_classes: int, given: list | None = None) -> list:
+    """The names of a run's ``n_classes`` classes by class number, as its
+    metrics and predictions name them: ``given`` (``TaskData.class_names``),
+    a file run's, a built-in task's (``choices.TASK_CLASSES``), else the
+    class numbers themselves."""
+    for names in (given, class_names(config, n_classes), TASK_CLASSES.get(config.get("task"))):
+        if names is not None and len(names) == n_classes:
+            return list(names)
+    return list(range(n_classes))
 
 
 def run_finished(metrics: dict) -> bool:

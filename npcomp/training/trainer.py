@@ -60,7 +60,7 @@ from .optimizers import make_optimizer
 from .predictions import write_predictions
 from .run_in_memory import RunInMemory
 from .rundir import RunDirectory, RunFileError
-from .run_data import run_task
+from .run_data import named_classes, run_task
 from .run_paths import recorded_config, recorded_metrics
 from .shards import ShardedGradient, start_shards
 from .step import stop_run, train_step, warm_up
@@ -381,7 +381,15 @@ def _following(state: EpochState, n_batches: int, inside: list, batch_size: int)
 
 
 def _evaluate(run: Run, split) -> dict:
-    return evaluate(run.model, run.params, split, run.config["eval_batch_size"], run.helper)
+    return evaluate(run.model, run.params, split, run.config["eval_batch_size"], run.helper,
+                    _classes(run))
+
+
+def _classes(run: Run) -> list | None:
+    """The names of the run's classes (None for sentence pairs)."""
+    if run.task.name in PAIR_TASKS:
+        return None
+    return named_classes(run.config, run.model.n_classes, run.task.class_names)
 
 
 def _select(run: Run, dev: dict, at: float) -> bool:
@@ -472,12 +480,13 @@ def _test(run: Run) -> None:
     best_model, best_params, _, _ = load_model(run.directory)
     tick = time.perf_counter()
     metrics["test"] = evaluate(best_model, best_params, run.splits["test"],
-                               run.config["eval_batch_size"], run.helper)
+                               run.config["eval_batch_size"], run.helper, _classes(run))
     metrics["test_eval_s"] = time.perf_counter() - tick
     # the per-sentence predictions behind the figures (npcomp plot), on disk
     # before the test metrics that mark the run finished
     write_predictions(run.directory, best_model, best_params, run.splits["test"], "test",
-                      run.config["eval_batch_size"], run.helper, task=run.config["task"])
+                      run.config["eval_batch_size"], run.helper, task=run.config["task"],
+                      classes=_classes(run))
     write_metrics(run.directory, metrics)
     run.directory.append_log({"event": "end", "best_epoch": metrics["best_epoch"],
                               "dev": metrics["dev"], "test": metrics["test"]})
