@@ -367,7 +367,9 @@ def format_explanation(document: dict, node: int | None = None, values: int = 3,
                      f"{check['finite_difference_error']:>12.2e}{check['entries_checked']:>9}")
     worst = max(check["finite_difference_error"] for check in document["parameters"])
     verdict = "every parameter within" if worst <= document["tolerance"] else "ABOVE"
-    lines.append(f"max relative error {worst:.2e}: {verdict} {document['tolerance']:g}")
+    lines.append(f"max relative error {worst:.2e}: {verdict} {document['tolerance']:g}"
+                 + (" (the loss at its floor: see below)"
+                    if "unchecked" in document and worst > document["tolerance"] else ""))
     if "state_checks" in document:
         lines += _state_lines(document)
     if "unchecked" in document:
