@@ -97,6 +97,7 @@ def run(args) -> int:
 
     from npcomp.study.explain import checked, describe, errata, explain, format_explanation
     from npcomp.study.finite_differences import TOLERANCE
+    from npcomp.study.state_checks import MAX_NODES
     from npcomp.data.errors import ConfigError
     if (args.model is None) == (args.run is None):
         raise ConfigError("model", "give exactly one of --model M (a fresh model) and "
@@ -113,8 +114,8 @@ def run(args) -> int:
     rng = np.random.default_rng(args.seed)
     document = describe(config, model)
     document.update(explain(model, params, trees, vocab, entries=entries, rng=rng,
-                            check_states=args.check_states, max_nodes=args.max_nodes,
-                            progress=True))
+                            check_states=args.check_states, progress=True,
+                            max_nodes=MAX_NODES if args.max_nodes is None else args.max_nodes))
     document["entries"] = "all" if entries is None else entries
     document["errata"] = errata(document)
     document = checked(document, TOLERANCE)

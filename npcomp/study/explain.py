@@ -39,6 +39,7 @@ from __future__ import annotations
 import numpy as np
 
 from npcomp.data.formats import Tree
+from .state_checks import MAX_NODES
 
 
 def _spans(tree: Tree) -> list:
@@ -79,7 +80,7 @@ def node_records(tree: Tree, outputs: np.ndarray, predicted: np.ndarray,
 
 def explain(model, params, trees: list, vocab, entries: int | None = None,
             rng: np.random.Generator | None = None, supervision: str = "all",
-            check_states: bool = False, max_nodes: int | None = None,
+            check_states: bool = False, max_nodes: int | None = MAX_NODES,
             progress: bool = False) -> dict:
     """One forward and backward pass of ``model`` (a TreeModel) over
     ``trees`` in float64 with dropout off, and the finite-difference check
@@ -95,9 +96,9 @@ def explain(model, params, trees: list, vocab, entries: int | None = None,
     backward shows what would reinforce it.  ``entries``: at most this many
     entries of each parameter (and of each node's state) are checked, drawn
     by ``rng`` (None: all).  The state checks refuse (ConfigError) a forest
-    of more than ``max_nodes`` nodes (default ``state_checks.MAX_NODES``)
-    before anything is checked; ``progress``: the checks' progress bars,
-    with the time left, on standard error (once they last a moment).
+    of more than ``max_nodes`` nodes (None: any) before anything is
+    checked; ``progress``: the checks' progress bars, with the time left,
+    on standard error (once they last a moment).
 
     A node whose label the model gives a probability below the smallest
     float64 has its loss held at the floor -log(tiny) = 708.4 (heads.py):
@@ -105,9 +106,7 @@ def explain(model, params, trees: list, vocab, entries: int | None = None,
     which gives the gradient of the loss unheld.  ``floored`` lists those
     nodes (sentence, node), and ``checked`` then says why the check fails."""
     from .finite_differences import parameter_checks
-    from .state_checks import MAX_NODES, check_size
-    if max_nodes is None:
-        max_nodes = MAX_NODES
+    from .state_checks import check_size
     from npcomp.forest import build_forest, node_words, supervised_labels
     params = params.astype(np.float64)
     if model.cell.labels_at_roots_only:
@@ -150,10 +149,8 @@ def explain(model, params, trees: list, vocab, entries: int | None = None,
                               progress=progress)
     for check in checks:
         del check["unread_rows_error"]
-    floored = np.flatnonzero(trace["node_loss"] == LOSS_FLOOR)
     document = {"sentences": sentences, "loss": float(loss), "parameters": checks,
-                "supervision": supervision,
-                "floored": [[int(forest.tree[row]), int(forest.origin[row])] for row in floored],
+                "supervision": supervision, "floored": _floored(forest, trace["node_loss"]),
                 "warnings": unexercised_blocks(model, forest, grads) + unused_parts(parts)}
     if check_states:
         from .state_checks import check_states as run_state_checks
@@ -166,6 +163,12 @@ def explain(model, params, trees: list, vocab, entries: int | None = None,
 # the loss of a node whose label's probability is below the smallest float64:
 # heads.py holds -log p there (SoftmaxClassifier.loss)
 LOSS_FLOOR = float(-np.log(np.finfo(np.float64).tiny))
+
+
+def _floored(forest, node_loss: np.ndarray) -> list:
+    """[[sentence, node]] of the forest's nodes whose loss is at its floor."""
+    return [[int(forest.tree[row]), int(forest.origin[row])]
+            for row in np.flatnonzero(node_loss == LOSS_FLOOR)]
 
 
 def unexercised_blocks(model, forest, grads) -> list:
