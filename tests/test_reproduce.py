@@ -204,3 +204,27 @@ def test_rows_on_dependency_parses_read_the_tables_parses(tmp_path):
     assert spec.settings["dependency-fine"]["parses_dir"] == str(tmp_path / "parses")
     assert list(spec.settings) == ["dependency-fine", "lstm-fine"]
     assert "parses_dir" not in spec.settings["lstm-fine"]
+
+
+def test_list_measures_the_committed_runs_of_a_row_that_needs_parses(tmp_path, monkeypatch,
+                                                                      capsys):
+    """The Dependency Tree-LSTM rows' committed seeds give their time, parses
+    or not; the total counts them and names the rows left unmeasured."""
+    import shutil
+    monkeypatch.setenv("NPCOMP_DATA", str(tmp_path / "no-data"))
+    out = tmp_path / "out"
+    for seed in (1, 2):
+        run = f"dependency-fine-s{seed}"
+        (out / "tai-sst" / "runs" / run).mkdir(parents=True)
+        shutil.copy(REPO_ROOT / "docs" / "results" / "tai-sst" / "runs" / run / "metrics.json",
+                    out / "tai-sst" / "runs" / run / "metrics.json")
+    assert main(["reproduce", "--list", "tai-sst", "--out", str(out)]) == 0
+    listed = capsys.readouterr().out.splitlines()
+    fine = next(line for line in listed if line.startswith("  dependency-fine "))
+    binary = next(line for line in listed if line.startswith("  dependency-binary "))
+    assert fine.endswith(" a seed") and "not measured" not in fine
+    assert binary.endswith("not measured: the SST's parses are made on its first run")
+    rows = sum(len(row.settings()) for row in paper_tables.TABLES["tai-sst"].rows
+               if row.trained)
+    assert listed[-2].endswith(f"(less {rows - 1} not measured)")
+    assert "about 0 s" not in listed[-2]

@@ -225,3 +225,34 @@ def test_the_scheduler_killed_mid_sweep(tmp_path):
         assert evaluation_points(run_dir) == every, run_dir.name
     events = [record["event"] for record in RunDirectory(victim).log_records()]
     assert events.count("start") == 1 and events.count("resumed") == 1
+
+
+def test_a_second_sweep_into_a_directory_in_use_is_refused(tmp_path, capsys):
+    """Another process holds SWEEP_DIR (its lock taken as a sweep takes it):
+    the same sweep is refused at once, nothing changed, instead of planning
+    and reporting the runs the first one trains; once it has let go, the
+    directory is the sweep's."""
+    sweep_dir = tmp_path / "sweep"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time\n"
+         "from npcomp.experiments.sweep_plan import sweep_lock\n"
+         f"with sweep_lock({str(sweep_dir)!r}):\n"
+         "    print('held', flush=True)\n"
+         "    sys.stdin.read()\n"],
+        env=dict(os.environ, PYTHONPATH=str(REPO_ROOT)), stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == "held\n"
+        argv = ["sweep", *TINY, "--seeds", "1", "--out", str(sweep_dir)]
+        assert main(argv) == 1
+        assert capsys.readouterr().err == (
+            f"npcomp sweep: error: {sweep_dir}: another npcomp sweep is running in this sweep "
+            "directory; nothing was changed. Wait for it to end (the same command then reports "
+            "its runs, and continues any it left unfinished), or choose another directory with "
+            "--out\n")
+        assert sorted(path.name for path in sweep_dir.iterdir()) == [".lock"]
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=30)
+    assert main(argv) == 0
+    assert json.loads((sweep_dir / "sweep.json").read_text())["finished"] == 1

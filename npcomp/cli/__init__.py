@@ -118,7 +118,9 @@ def outcome(command, *arguments, name: str = "train") -> tuple:
     the `npcomp` command it runs as, whose arguments the message names."""
     try:
         return command(*arguments), None
-    except BrokenPipeError:
+    except BrokenPipeError as error:
+        if not _output_closed():   # another pipe broke: a failure like any other
+            return failure(error, name)
         # the reader of the output went away (`npcomp predict ... | head`): stop quietly
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - replaces the closed pipe
         return EXIT_OK, None
@@ -126,6 +128,18 @@ def outcome(command, *arguments, name: str = "train") -> tuple:
         if os.environ.get("NPCOMP_TRACEBACK"):
             raise
         return failure(error, name)
+
+
+def _output_closed() -> bool:
+    """Whether standard output is a pipe its reader has closed (poll says
+    so on Linux and macOS); True where that cannot be asked."""
+    import select
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0))
+    except (AttributeError, OSError, ValueError):   # no descriptor, or no poll
+        return True
 
 
 def _run(args) -> int:

@@ -68,8 +68,14 @@ def add_parser(commands) -> None:
                          "finite differences of J in that node's states, through the cell's "
                          "own forward, parents first: the first node and term that disagree "
                          "are where a backward goes wrong (exit status 1 if any does)")
+    explain.add_argument("--max-nodes", type=int, default=None, metavar="N",
+                         help="--check-states: the most nodes a tree may have (default "
+                         "1,000; a larger tree is refused at once, saying how long its checks "
+                         "would take: they grow with the square of the nodes, a 200-level "
+                         "tree's taking about a minute). A larger N checks it, with a progress "
+                         "bar and the time left")
     explain.add_argument("--values", type=int, default=3, metavar="N",
-                         help="leading values shown per quantity (default 3)")
+                         help="leading values shown per quantity (default 3; 0: norms alone)")
     explain.add_argument("--entries", default=None, metavar="N|all",
                          help="entries of each parameter (and, with --check-states, of each "
                          "node's state) checked by finite differences (default: all when the "
@@ -91,10 +97,15 @@ def run(args) -> int:
 
     from npcomp.study.explain import checked, describe, errata, explain, format_explanation
     from npcomp.study.finite_differences import TOLERANCE
+    from npcomp.study.state_checks import MAX_NODES
+    from npcomp.data.errors import ConfigError
     if (args.model is None) == (args.run is None):
-        from npcomp.data.errors import ConfigError
         raise ConfigError("model", "give exactly one of --model M (a fresh model) and "
                                    "--run RUN_DIR (a trained one)")
+    if args.values < 0:
+        raise ConfigError("values", f"a whole number >= 0 (0: norms alone), not {args.values}")
+    if args.max_nodes is not None and args.max_nodes < 1:
+        raise ConfigError("max_nodes", f"a whole number >= 1, not {args.max_nodes}")
     if args.html is not None:   # refused before any work is done
         from npcomp.study.explain_page import check_target
         check_target(args.html, args.overwrite)
@@ -103,7 +114,8 @@ def run(args) -> int:
     rng = np.random.default_rng(args.seed)
     document = describe(config, model)
     document.update(explain(model, params, trees, vocab, entries=entries, rng=rng,
-                            check_states=args.check_states))
+                            check_states=args.check_states, progress=True,
+                            max_nodes=MAX_NODES if args.max_nodes is None else args.max_nodes))
     document["entries"] = "all" if entries is None else entries
     document["errata"] = errata(document)
     document = checked(document, TOLERANCE)

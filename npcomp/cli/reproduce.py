@@ -425,8 +425,15 @@ def _list(tables, out: Path, data_dir: str | None, threads_per_run: int) -> int:
             for name, options in row.settings().items():
                 kind = "dev" if name.endswith("-dev") else "printed"
                 line = f"  {name:<32} {row.model:<20} {row.task:<6} paper {paper:<7} {kind:<8}"
-                if row.parses and not (parses / "train.parents").is_file():
+                measured = _measured_seconds(table, name, out)
+                if measured is None and row.parses and not (parses / "train.parents").is_file():
+                    # a few minibatches need the parses, which its first run makes
+                    unmeasured += 1
                     print(f"{line} not measured: the SST's parses are made on its first run")
+                    continue
+                if measured is not None:   # its finished runs: no data needed
+                    total += runs * measured
+                    print(f"{line} {_duration(measured)} a {'fold' if table.folds else 'seed'}")
                     continue
                 if row.parses:
                     options = dict(options, parses_dir=str(parses))
@@ -464,17 +471,11 @@ def _seconds_per_seed(table, setting: str, options: dict, out: Path,
     """Measured on the setting's finished runs in OUT/TABLE (of each fold of
     a table that cross-validates), else estimated on a few minibatches
     (estimate.estimate_seconds, of fold 0), cached in ``estimates``."""
-    finished = []
-    runs = f"{setting}-fold*-s*" if table.folds else f"{setting}-s*"
+    measured = _measured_seconds(table, setting, out)
+    if measured is not None:
+        return measured
     if table.folds:
         options = dict(options, fold=0)
-    for metrics_path in sorted((out / table.name / "runs").glob(f"{runs}/metrics.json")):
-        metrics = json.loads(metrics_path.read_text(encoding="utf-8"))
-        if metrics.get("test") is not None and metrics["config"].get("seed") is not None:
-            finished.append(metrics["train_wall_s"] + (metrics.get("setup_s") or 0.0)
-                            + sum(epoch.get("eval_s", 0.0) for epoch in metrics["epochs"]))
-    if finished:
-        return sum(finished) / len(finished)
     from npcomp.experiments.paper_tables import RUN_OPTIONS
     options = dict(RUN_OPTIONS, **options)   # as the table's runs train
     key = json.dumps(options, sort_keys=True)
@@ -521,6 +522,20 @@ def _missing_downloads(table, row, data_dir: str | None) -> tuple:
     from npcomp.experiments.data_downloads import missing_downloads
     return missing_downloads(table, Path(data_dir) if data_dir else default_data_dir(),
                              rows=[row.name])
+
+
+def _measured_seconds(table, setting: str, out: Path) -> float | None:
+    """The mean time of the setting's finished runs in OUT/TABLE (a seed's,
+    or a fold's in a table that cross-validates): training, setup and
+    evaluations; None when none has finished."""
+    finished = []
+    runs = f"{setting}-fold*-s*" if table.folds else f"{setting}-s*"
+    for metrics_path in sorted((out / table.name / "runs").glob(f"{runs}/metrics.json")):
+        metrics = json.loads(metrics_path.read_text(encoding="utf-8"))
+        if metrics.get("test") is not None and metrics["config"].get("seed") is not None:
+            finished.append(metrics["train_wall_s"] + (metrics.get("setup_s") or 0.0)
+                            + sum(epoch.get("eval_s", 0.0) for epoch in metrics["epochs"]))
+    return sum(finished) / len(finished) if finished else None
 
 
 class MissingData(Exception):

@@ -363,14 +363,23 @@ def run_sweep(spec, sweep_dir: Path, args, pinned: dict | None = None) -> tuple:
     existed pins it at the value they ran at (``sweep_plan.predating_options``):
     the runs it starts now train as they did."""
     from npcomp.experiments.scheduler import check_scheduler
-    from npcomp.experiments.sweep_cluster import dask_client, execute
-    from npcomp.experiments.sweep_plan import plan_runs, predating_options, settle_plan
-    from npcomp.experiments.sweep_results import settle_finished, sweep_results, write_results
-    from . import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
+    from npcomp.experiments.sweep_plan import plan_runs, sweep_lock
     planned = plan_runs(spec)
     check_settings(spec, planned, args.threads_per_run, pinned)
     if args.scheduler:   # a scheduler that is none is refused before anything is written
         check_scheduler(args.scheduler)
+    # one sweep at a time in a directory: a second one planning and reporting its
+    # runs while the first trains them would report states that contradict its
+    with sweep_lock(sweep_dir):
+        return _locked_sweep(spec, planned, sweep_dir, args, pinned)
+
+
+def _locked_sweep(spec, planned: list, sweep_dir: Path, args, pinned: dict | None) -> tuple:
+    """``run_sweep`` once this process holds SWEEP_DIR."""
+    from npcomp.experiments.sweep_cluster import dask_client, execute
+    from npcomp.experiments.sweep_plan import predating_options, settle_plan
+    from npcomp.experiments.sweep_results import settle_finished, sweep_results, write_results
+    from . import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
     runs = settle_plan(sweep_dir, spec, planned, extend=args.extend)
     pinned = {**predating_options(sweep_dir, runs), **(pinned or {})}
     to_do, states = _jobs(runs, sweep_dir, args.threads_per_run, pinned)

@@ -82,17 +82,29 @@ def dask_client(scheduler: str | None = None, workers: int = 1, dashboard: str |
                                dashboard_address=dashboard, silence_logs=logging.ERROR,
                                scheduler_kwargs=None if dashboard else
                                {"dashboard_address": "127.0.0.1:0"})
+    from .sweep_workers import CLOSING_LOGGERS, IgnoreInterrupts, quiet_closing
+    levels = {name: logging.getLogger(name).level for name in CLOSING_LOGGERS}
     try:
         client = Client(cluster)
         try:
             # and so do the workers a nanny starts again after one died
-            from .sweep_workers import IgnoreInterrupts
             client.register_plugin(IgnoreInterrupts())
             yield client
         finally:
+            # what is left to say has been said (every run reported): the
+            # comms that break as the cluster closes print no traceback
+            try:
+                client.run(quiet_closing)
+            except Exception:  # noqa: BLE001 - a worker gone already says nothing either
+                pass
+            quiet_closing()
             client.close()
     finally:
-        cluster.close()
+        try:
+            cluster.close()
+        finally:
+            for name, level in levels.items():
+                logging.getLogger(name).setLevel(level)
 
 
 @contextmanager

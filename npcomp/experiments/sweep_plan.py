@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -174,6 +175,32 @@ def _what_is_trained(record: dict) -> dict:
     return {**record, "options": {key: value if isinstance(value, bool) else str(value)
                                   for key, value in record["options"].items()
                                   if key not in OPTIONS or not OPTIONS[key].where_it_runs}}
+
+
+@contextmanager
+def sweep_lock(sweep_dir: str | Path):
+    """SWEEP_DIR made if need be and held by this process (an exclusive
+    ``flock`` on its ``.lock``, as a run directory's) while the context
+    lasts: a second sweep into it meanwhile is refused, with nothing
+    changed, rather than planning and reporting its runs while the first
+    trains them.  The kernel lets the lock go with the process, killed or
+    not."""
+    directory = RunDirectory(sweep_dir)
+    if directory.path.exists() and not directory.path.is_dir():
+        raise SweepDirectoryError(f"{directory.path} is a file, not a sweep directory")
+    directory.path.mkdir(parents=True, exist_ok=True)
+    try:
+        directory.lock()
+    except RunDirectoryError:
+        raise SweepDirectoryError(
+            f"{directory.path}: another npcomp sweep is running in this sweep directory; "
+            "nothing was changed. Wait for it to end (the same command then reports its runs, "
+            "and continues any it left unfinished), or choose another directory with "
+            "--out") from None
+    try:
+        yield directory
+    finally:
+        directory.unlock()
 
 
 def settle_plan(sweep_dir: str | Path, spec: SweepSpec, runs: list, extend: bool = False) -> list:

@@ -20,3 +20,19 @@ class IgnoreInterrupts(WorkerPlugin):
         # the worker's event loop (and so this call) runs
         if threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+# the loggers of a cluster whose comms break as it closes: a worker's
+# heartbeat that meets the scheduler gone, the client's stream, the event loop
+CLOSING_LOGGERS = ("distributed", "tornado", "asyncio")
+
+
+def quiet_closing() -> None:
+    """Run in each worker process (``Client.run``) and in the sweep's own
+    process just before the cluster closes: the sweep is over and has
+    reported every run, so a comm that breaks as the scheduler and the
+    workers stop one after the other (a ``CommClosedError`` in a worker's
+    heartbeat) is logged to no one, without a traceback."""
+    import logging
+    for name in CLOSING_LOGGERS:
+        logging.getLogger(name).setLevel(logging.CRITICAL + 1)

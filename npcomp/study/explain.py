@@ -12,7 +12,9 @@ The document these build is plain JSON-ready data (``--json`` prints it;
                     "backward": [term record], "parts": [parts record]}],
      "loss", "parameters": [parameter record], "tolerance", "warnings": [str],
      "errata": {id: {"where", "text"}}, "state_checks": [state record] (with
-     ``check_states``)}
+     ``check_states``), "floored": [[sentence, node] whose loss is at its
+     floor], "passed", and "unchecked" (why a failed check says nothing of
+     the backward: a loss at its floor)}
 
 A term record: ``symbol``, ``equation``, ``erratum`` (the ids that apply in
 the sentence, comma-separated), ``node_errata`` (per node, where they differ
@@ -37,6 +39,7 @@ from __future__ import annotations
 import numpy as np
 
 from npcomp.data.formats import Tree
+from .state_checks import MAX_NODES
 
 
 def _spans(tree: Tree) -> list:
@@ -77,7 +80,8 @@ def node_records(tree: Tree, outputs: np.ndarray, predicted: np.ndarray,
 
 def explain(model, params, trees: list, vocab, entries: int | None = None,
             rng: np.random.Generator | None = None, supervision: str = "all",
-            check_states: bool = False) -> dict:
+            check_states: bool = False, max_nodes: int | None = MAX_NODES,
+            progress: bool = False) -> dict:
     """One forward and backward pass of ``model`` (a TreeModel) over
     ``trees`` in float64 with dropout off, and the finite-difference check
     of every named parameter.  Returns the document's ``sentences``,
@@ -91,8 +95,18 @@ def explain(model, params, trees: list, vocab, entries: int | None = None,
     there is labelled at its root with the model's own prediction, so the
     backward shows what would reinforce it.  ``entries``: at most this many
     entries of each parameter (and of each node's state) are checked, drawn
-    by ``rng`` (None: all)."""
+    by ``rng`` (None: all).  The state checks refuse (ConfigError) a forest
+    of more than ``max_nodes`` nodes (None: any) before anything is
+    checked; ``progress``: the checks' progress bars, with the time left,
+    on standard error (once they last a moment).
+
+    A node whose label the model gives a probability below the smallest
+    float64 has its loss held at the floor -log(tiny) = 708.4 (heads.py):
+    J is flat there, and no finite difference can check the backward,
+    which gives the gradient of the loss unheld.  ``floored`` lists those
+    nodes (sentence, node), and ``checked`` then says why the check fails."""
     from .finite_differences import parameter_checks
+    from .state_checks import check_size
     from npcomp.forest import build_forest, node_words, supervised_labels
     params = params.astype(np.float64)
     if model.cell.labels_at_roots_only:
@@ -109,6 +123,8 @@ def explain(model, params, trees: list, vocab, entries: int | None = None,
             kept[tree.root] = predicted[root_row]
         labels.append(kept)
     forest = build_forest(trees, words, labels)
+    if check_states:   # a forest too large is refused before any check runs
+        check_size(model, params, forest, entries, max_nodes)
     trace: dict = {}
     grads = params.zeros_like()
     loss, _ = model.loss_and_gradient(params, forest, grads, trace=trace)
@@ -129,17 +145,30 @@ def explain(model, params, trees: list, vocab, entries: int | None = None,
                           "forward": [_term_record(term, rows) for term in forward],
                           "backward": [_term_record(term, rows) for term in backward],
                           "parts": [_parts_record(term, rows) for term in parts]})
-    checks = parameter_checks(model, params, forest, entries=entries, rng=rng)
+    checks = parameter_checks(model, params, forest, entries=entries, rng=rng,
+                              progress=progress)
     for check in checks:
         del check["unread_rows_error"]
     document = {"sentences": sentences, "loss": float(loss), "parameters": checks,
-                "supervision": supervision,
+                "supervision": supervision, "floored": _floored(forest, trace["node_loss"]),
                 "warnings": unexercised_blocks(model, forest, grads) + unused_parts(parts)}
     if check_states:
         from .state_checks import check_states as run_state_checks
         document["state_checks"] = [_state_record(check) for check in run_state_checks(
-            model, params, forest, entries=entries, rng=rng)]
+            model, params, forest, entries=entries, rng=rng, max_nodes=max_nodes,
+            progress=progress)]
     return document
+
+
+# the loss of a node whose label's probability is below the smallest float64:
+# heads.py holds -log p there (SoftmaxClassifier.loss)
+LOSS_FLOOR = float(-np.log(np.finfo(np.float64).tiny))
+
+
+def _floored(forest, node_loss: np.ndarray) -> list:
+    """[[sentence, node]] of the forest's nodes whose loss is at its floor."""
+    return [[int(forest.tree[row]), int(forest.origin[row])]
+            for row in np.flatnonzero(node_loss == LOSS_FLOOR)]
 
 
 def unexercised_blocks(model, forest, grads) -> list:
@@ -277,7 +306,28 @@ def checked(document: dict, tolerance: float) -> dict:
     worst = max(check["finite_difference_error"] for check in document["parameters"])
     states = document.get("state_checks", [])
     agree = all(check["error"] <= tolerance for check in states)
-    return {**document, "tolerance": tolerance, "passed": bool(worst <= tolerance and agree)}
+    passed = bool(worst <= tolerance and agree)
+    checked_document = {**document, "tolerance": tolerance, "passed": passed}
+    if not passed and document.get("floored"):
+        checked_document["unchecked"] = floor_note(document)
+    return checked_document
+
+
+def floor_note(document: dict) -> str:
+    """Why a check that fails on a forest with a node at the loss floor
+    says nothing of the backward."""
+    sentence, node = document["floored"][0]
+    several = len(document["sentences"]) > 1
+    where = (f"sentence {sentence + 1} " if several else "") + f"node {node}"
+    more = len(document["floored"]) - 1
+    tiny = np.finfo(np.float64).tiny
+    return (f"not a wrong gradient: the loss is at its floor at {where}"
+            + (f" (and {more} more)" if more else "")
+            + f": the model gives its label a probability below {tiny:.3g}, the smallest "
+            f"float64, so its -log p is held at {LOSS_FLOOR:.1f}. J is flat there while the "
+            "backward gives the gradient of the loss unheld, so finite differences cannot "
+            "check this tree: label it with a class the model does not rule out, or leave it "
+            "unlabelled (its root then takes the model's own prediction)")
 
 
 def format_explanation(document: dict, node: int | None = None, values: int = 3,
@@ -320,9 +370,13 @@ def format_explanation(document: dict, node: int | None = None, values: int = 3,
                      f"{check['finite_difference_error']:>12.2e}{check['entries_checked']:>9}")
     worst = max(check["finite_difference_error"] for check in document["parameters"])
     verdict = "every parameter within" if worst <= document["tolerance"] else "ABOVE"
-    lines.append(f"max relative error {worst:.2e}: {verdict} {document['tolerance']:g}")
+    lines.append(f"max relative error {worst:.2e}: {verdict} {document['tolerance']:g}"
+                 + (" (the loss at its floor: see below)"
+                    if "unchecked" in document and worst > document["tolerance"] else ""))
     if "state_checks" in document:
         lines += _state_lines(document)
+    if "unchecked" in document:
+        lines.append(document["unchecked"])
     lines += [f"warning: {warning}" for warning in document.get("warnings", [])]
     cited = document.get("errata", {})
     if cited:

@@ -40,6 +40,8 @@ from npcomp.params import Parameters
 TOLERANCE = 1e-6
 STEP = 1e-3
 RESOLUTION = 1e-6
+# seconds of checks before their progress bar shows (``progress_bar``)
+PROGRESS_DELAY = 2.0
 
 
 def relative_errors(analytic: np.ndarray, numeric: np.ndarray, floor: float = 1e-12) -> np.ndarray:
@@ -55,7 +57,9 @@ def objective(model, batch, **options):
 
 
 def numerical_gradient(function, flat: np.ndarray, indices: np.ndarray,
-                       step: float = STEP) -> np.ndarray:
+                       step: float = STEP, bar=None) -> np.ndarray:
+    """The central differences of ``function`` at ``flat`` in the entries
+    ``indices``; ``bar`` (a tqdm bar, or None) advances an entry at a time."""
     out = np.zeros(indices.shape[0])
     work = flat.copy()
     for position, k in enumerate(indices):
@@ -66,7 +70,24 @@ def numerical_gradient(function, flat: np.ndarray, indices: np.ndarray,
             values.append(function(work))
         work[k] = original
         out[position] = (8 * (values[0] - values[1]) - (values[2] - values[3])) / (12 * step)
+        if bar is not None:
+            bar.update(1)
     return out
+
+
+def progress_bar(total: int, description: str, unit: str, enabled: bool):
+    """A tqdm bar over ``total`` checks on standard error, shown (with the
+    time left) once they have lasted PROGRESS_DELAY seconds, so a small
+    tree's never; None when not ``enabled``."""
+    if not enabled:
+        return None
+    import sys
+
+    from tqdm import tqdm
+    # to a file or pipe, a line every few seconds rather than every check
+    interval = 0.1 if sys.stderr.isatty() else 5.0
+    return tqdm(total=total, desc=description, unit=unit, leave=False, dynamic_ncols=True,
+                mininterval=interval, delay=PROGRESS_DELAY, file=sys.stderr)
 
 
 def check_gradients(model, params: Parameters, batch, step: float = STEP, **options) -> dict:
@@ -106,18 +127,20 @@ def gradient_rows(model, params: Parameters, batch, step: float = STEP, **option
 
 def parameter_checks(model, params: Parameters, batch, entries: int | None = None,
                      rng: np.random.Generator | None = None, step: float = STEP,
-                     **options) -> list:
+                     progress: bool = False, **options) -> list:
     """Per named parameter, in layout order: ``name``, ``shape``,
     ``gradient_norm`` (Frobenius, of dJ/dtheta), ``finite_difference_error``
     (the maximum relative error over the entries checked) and
     ``entries_checked``.  ``entries``: at most this many entries of each
     parameter, drawn by ``rng`` (None: every entry; the embedding's only on
-    the rows the batch reads)."""
-    return _check_blocks(model, params, batch, step, entries, rng, options)[0]
+    the rows the batch reads); ``progress``: a progress bar on standard
+    error (``progress_bar``)."""
+    return _check_blocks(model, params, batch, step, entries, rng, options, progress)[0]
 
 
 def _check_blocks(model, params: Parameters, batch, step: float, entries: int | None,
-                  rng: np.random.Generator | None, options: dict) -> tuple:
+                  rng: np.random.Generator | None, options: dict,
+                  progress: bool = False) -> tuple:
     """([per-block check record], (size,) relative error of every checked entry,
     (size,) bool: a checked entry whose analytic or numeric gradient is not 0)."""
     if params.flat.dtype != np.float64:
@@ -130,6 +153,7 @@ def _check_blocks(model, params: Parameters, batch, step: float, entries: int | 
     checks = []
     full_error = np.zeros(model.layout.size)
     touched = np.zeros(model.layout.size, dtype=bool)
+    chosen = []   # (block, the entries checked, the largest gradient off the rows read)
     for block in model.layout.blocks:
         indices = np.arange(block.offset, block.offset + block.size)
         stray_error = 0.0
@@ -143,7 +167,11 @@ def _check_blocks(model, params: Parameters, batch, step: float, entries: int | 
                        + np.arange(block.shape[1])[None, :]).ravel()
         if entries is not None and indices.size > entries:
             indices = np.sort(rng.choice(indices, size=entries, replace=False))
-        numeric = numerical_gradient(function, params.flat, indices, step)
+        chosen.append((block, indices, stray_error))
+    bar = progress_bar(sum(indices.size for _, indices, _ in chosen), "parameter checks",
+                       "entry", progress)
+    for block, indices, stray_error in chosen:
+        numeric = numerical_gradient(function, params.flat, indices, step, bar)
         block_errors = relative_errors(grads.flat[indices], numeric, floor)
         full_error[indices] = block_errors
         touched[indices] = (grads.flat[indices] != 0) | (numeric != 0)
@@ -153,4 +181,6 @@ def _check_blocks(model, params: Parameters, batch, step: float, entries: int | 
                                                    if block_errors.size else 0.0),
                        "entries_checked": int(indices.size),
                        "unread_rows_error": stray_error})
+    if bar is not None:
+        bar.close()
     return checks, full_error, touched

@@ -141,6 +141,31 @@ class ShardProcessError(RuntimeError):
     """A helper process stopped, or failed in a way that cannot be sent back."""
 
 
+class HelperStopped(ShardProcessError):
+    """A helper process died in the middle of a step (killed, or out of
+    memory): the step failed.  ``helper``: which (1..), ``pid``, and
+    ``exitcode`` as ``multiprocessing`` gives it (-N: killed by signal N;
+    None: still running, but its pipe is closed)."""
+
+    def __init__(self, helper: int, pid: int | None, exitcode: int | None):
+        self.helper, self.pid, self.exitcode = helper, pid, exitcode
+        super().__init__(f"helper process {helper} (pid {pid}, computing shard {helper} of "
+                         f"each minibatch) {_how_it_ended(exitcode)}")
+
+
+def _how_it_ended(exitcode: int | None) -> str:
+    """How a process with this ``multiprocessing`` exit code ended, in words."""
+    if exitcode is None:
+        return "closed its pipe while still running"
+    if exitcode < 0:
+        try:
+            name = signal.Signals(-exitcode).name
+        except ValueError:
+            name = f"signal {-exitcode}"
+        return f"was killed by {name} (signal {-exitcode})"
+    return f"exited with status {exitcode}"
+
+
 class ShardProcesses:
     """``count`` helper processes computing shards of ``model`` at the shared
     ``params``, shard k into ``buffers[k]`` (all shared; ``buffers[0]``, the
@@ -178,17 +203,18 @@ class ShardProcesses:
         summed into buffers[0]: add this one's gradient) or "zero" (the step
         failed: leave the buffer zero); then the reply."""
         parent_end.close()
+        # the training process's ends of the helpers forked before this one:
+        # held here, they would keep those helpers from seeing it end
+        for earlier in self.connections:
+            earlier.close()
         for descriptor in self.private:
             os.close(descriptor)
         # ctrl-C reaches the whole process group: the training process
         # decides what it means and stops its helpers
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         while True:
-            try:
-                job = connection.recv()
-            except EOFError:   # the training process is gone
-                break
-            if job is None:
+            job = _received(connection)
+            if job is None:   # stop, or the training process is gone
                 break
             k, batch, masks, *rest = job
             try:
@@ -196,11 +222,8 @@ class ShardProcesses:
                                             *rest))
             except BaseException as error:   # sent back whole, raised there
                 reply = ("error", error)
-            try:
-                order = connection.recv()
-            except EOFError:
-                break
-            if order is None:   # closed mid-step (the training process was interrupted)
+            order = _received(connection)
+            if order is None:   # closed mid-step (the training process was interrupted or died)
                 break
             try:
                 self._leave_zero(k, reply, order == "add")
@@ -239,23 +262,32 @@ class ShardProcesses:
         the shards computed here after shard 0 are left in their own buffers
         for the caller to add after the helpers' (``helped``).  The first
         exception of any shard (or of ``meanwhile``) is raised once every
-        shard has finished, every helper's buffer left zero."""
-        sent = []
-        for k in range(1, len(shards)):
-            if k - 1 < len(self.connections):
-                # the trees stay here (slow to send): they only name a
-                # sentence whose state overflows, which happens here too
-                masks = self.mask_memories[k - 1].pack(shards[k].masks)
+        shard has finished, every living helper's buffer left zero.
+
+        A helper that dies at any point of the step (before its shard
+        reaches it, during its pass, while it adds into the sum) fails the
+        step with ``HelperStopped`` naming it and how it ended; the sum in
+        buffers[0] is then unusable (an addition cut short), the
+        parameters untouched."""
+        sent, results, failure = [], {}, None
+        for k in range(1, 1 + self.helped(len(shards))):
+            # the trees stay here (slow to send): they only name a
+            # sentence whose state overflows, which happens here too
+            masks = self.mask_memories[k - 1].pack(shards[k].masks)
+            try:
                 self.connections[k - 1].send((k, shards[k].batch, masks, average,
                                               normaliser, errors))
-                sent.append(k)
-        results, failure = {}, None
-        try:
-            results[0] = local_pass(0)
-            for k in range(len(sent) + 1, len(shards)):
-                results[k] = local_pass(k)
-        except BaseException as error:
-            failure = error
+            except (EOFError, OSError):   # broken or reset: the helper is gone
+                failure = self._stopped(k)
+                break
+            sent.append(k)
+        if failure is None:
+            try:
+                results[0] = local_pass(0)
+                for k in range(len(sent) + 1, len(shards)):
+                    results[k] = local_pass(k)
+            except BaseException as error:
+                failure = error
         for position, k in enumerate(sent):
             # shards 0..k-1 are summed: helper k adds its own, unless a shard failed
             if not self._ordered(k, "zero" if failure is not None else "add"):
@@ -288,21 +320,23 @@ class ShardProcesses:
         """Tell the helper computing shard k to "add" or "zero"; False if it is gone."""
         try:
             self.connections[k - 1].send(order)
-        except (BrokenPipeError, OSError):
+        except (EOFError, OSError):
             return False
         return True
 
-    def _stopped(self, k: int) -> ShardProcessError:
-        self.processes[k - 1].join(timeout=5)   # its exit code, once it has exited
-        return ShardProcessError(f"the helper process computing shard {k} stopped "
-                                 f"(exit code {self.processes[k - 1].exitcode})")
+    def _stopped(self, k: int) -> HelperStopped:
+        """The error of helper k, whose pipe broke: how it ended, once it has
+        (its pipe closes as it dies, an instant before it can be waited for)."""
+        process = self.processes[k - 1]
+        process.join(timeout=5)
+        return HelperStopped(k, process.pid, process.exitcode)
 
     def close(self) -> None:
         """Stop the helpers and wait for them."""
         for connection in self.connections:
             try:
                 connection.send(None)
-            except (BrokenPipeError, OSError):
+            except (EOFError, OSError):   # a helper already gone
                 pass
         for process, connection in zip(self.processes, self.connections):
             process.join(timeout=10)
@@ -313,18 +347,29 @@ class ShardProcesses:
         self.connections, self.processes = [], []
 
 
+def _received(connection):
+    """The training process's next message to a helper, or None when it has
+    gone: the pipe at its end (EOF), or reset (it died, killed or
+    terminated, with a reply of the helper's unread), which ends the helper
+    quietly, without a traceback."""
+    try:
+        return connection.recv()
+    except (EOFError, OSError):
+        return None
+
+
 def _sent(connection, reply: tuple) -> bool:
     """Send ``reply``, an error that cannot be pickled as a ShardProcessError
     naming it; False when the training process is gone."""
     try:
         try:
             connection.send(reply)
-        except (BrokenPipeError, EOFError, ConnectionResetError):
+        except (EOFError, OSError):
             raise
         except Exception:   # pickling failed before anything was written
             connection.send(("error", ShardProcessError(
                 f"a shard failed in a helper process: {reply[1]!r}")))
-    except (BrokenPipeError, EOFError, ConnectionResetError):
+    except (EOFError, OSError):   # broken or reset: the training process is gone
         return False
     return True
 

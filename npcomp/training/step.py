@@ -14,12 +14,19 @@ import numpy as np
 from npcomp.data.choices import PAIR_TASKS
 from npcomp.forest import Forest
 from .encoding import EncodedPairs
+from .shard_processes import HelperStopped
 from .shards import ShardedGradient
 
 
 class TrainingStopped(Exception):
     """Training stopped on a non-finite or diverging quantity; the run
     directory keeps the last good checkpoint and the best model so far."""
+
+
+class HelperLost(TrainingStopped):
+    """A helper process computing shards died during a step (killed, out of
+    memory): the step failed and was not taken; the run directory keeps the
+    checkpoint of its latest dev evaluation, from which it resumes."""
 
 
 # the mean loss per labelled node (per pair) of the latest DIVERGENCE_WINDOW
@@ -57,11 +64,15 @@ def train_step(run, indices, epoch: int, minibatch: int, shards=None,
     # numbers out of range are checked below and stop the run with a message:
     # NumPy's overflow warnings would only print before it.  The buffer is
     # zero where it matters: the optimiser zeroes what each step consumed
-    with np.errstate(over="ignore", invalid="ignore"):
-        loss, rows = run.sharded.loss_and_gradient(
-            run.params, shards, config["average"], l2,
-            meanwhile=None if following is None else cut_the_next)
     where = f"epoch {epoch}, minibatch {minibatch}"
+    try:
+        with np.errstate(over="ignore", invalid="ignore"):
+            loss, rows = run.sharded.loss_and_gradient(
+                run.params, shards, config["average"], l2,
+                meanwhile=None if following is None else cut_the_next)
+    except HelperStopped as error:
+        # the sum may hold half an addition: the step is not taken
+        stop_run(run, f"{error} at {where}", HelperLost)
     if not math.isfinite(loss):
         stop_run(run, f"the loss became {loss} at {where}")
     if not _finite(run, run.grads.flat, rows):
@@ -110,18 +121,23 @@ def _check_divergence(run, loss: float, batches: list, where: str) -> None:
                    "model as initialised")
 
 
-def stop_run(run, reason: str) -> None:
-    """Record why training stopped and raise TrainingStopped; the run's files
-    keep their last good state (nothing non-finite is ever written)."""
+def stop_run(run, reason: str, kind: type = TrainingStopped) -> None:
+    """Record why training stopped and raise ``kind`` (TrainingStopped, or
+    HelperLost); the run's files keep their last good state (nothing
+    non-finite is ever written)."""
     done = len(run.metrics["epochs"])
+    saved = run.directory.holds("checkpoint.npz")
     kept = ("its best model (model.npz) and last checkpoint are those of its latest dev "
-            f"evaluation (after epoch {done} or inside epoch {done + 1})"
-            if run.directory.holds("checkpoint.npz") else
+            f"evaluation (after epoch {done} or inside epoch {done + 1})" if saved else
             "no dev evaluation came before, so it holds no model (start it again with "
             "overwrite)")
     run.directory.append_log({"event": "stopped", "reason": reason})
-    raise TrainingStopped(f"{reason}. {run.directory.path}: {kept}. A lower learning rate "
-                          "(lr, emb_lr) or stronger regularisation usually helps")
+    if kind is HelperLost:
+        advice = (f"Resume it from there (npcomp train --resume {run.directory.path}; "
+                  "resume=True in Python)" if saved else "Start it again")
+    else:
+        advice = "A lower learning rate (lr, emb_lr) or stronger regularisation usually helps"
+    raise kind(f"{reason}. {run.directory.path}: {kept}. {advice}")
 
 
 def _regularisation(config) -> dict:
