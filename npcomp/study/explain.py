@@ -37,6 +37,7 @@ from __future__ import annotations
 import numpy as np
 
 from npcomp.data.formats import Tree
+from npcomp.training.thread_pools import pinned_thread_pools
 
 
 def _spans(tree: Tree) -> list:
@@ -75,6 +76,7 @@ def node_records(tree: Tree, outputs: np.ndarray, predicted: np.ndarray,
     return records
 
 
+@pinned_thread_pools()
 def explain(model, params, trees: list, vocab, entries: int | None = None,
             rng: np.random.Generator | None = None, supervision: str = "all",
             check_states: bool = False) -> dict:

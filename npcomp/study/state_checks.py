@@ -31,6 +31,7 @@ import numpy as np
 from npcomp.cells.interface import Nudge
 from .finite_differences import RESOLUTION, STEP, TOLERANCE, relative_errors
 from npcomp.forest import depths
+from npcomp.training.thread_pools import pinned_thread_pools
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,7 @@ class StateCheck:
         return not self.error <= tolerance
 
 
+@pinned_thread_pools()
 def check_states(model, params, batch, entries: int | None = None,
                  rng: np.random.Generator | None = None, step: float = STEP,
                  **options) -> list:
