@@ -17,6 +17,11 @@ divergence and non-finite checks, writing nothing.  What fitting finds ends
 in ``_``: ``config_``, ``model_``, ``params_`` (the best-dev parameters),
 ``vocabulary_``, ``metrics_`` (what metrics.json would hold) and ``run_``
 (the run's files in memory, from which ``warm_start`` continues).
+
+Every method that computes (``fit``, ``predict``, ``score``, ``transform``,
+...) runs with BLAS at one thread, as `npcomp train` runs, and gives the
+caller's thread limits back after (``training/thread_pools.py``): the
+numbers and the speed of the command line from any script.
 """
 from __future__ import annotations
 
@@ -38,6 +43,7 @@ from npcomp.training.model_files import load_model
 from npcomp.training.options import OPTIONS
 from npcomp.training.run_config import keyword_config
 from npcomp.training.run_in_memory import RunInMemory
+from npcomp.training.thread_pools import pinned_thread_pools
 from npcomp.training.trainer import train
 from .inputs import sentence_trees
 from .model_file import EstimatorFileError, read_estimator, write_estimator
@@ -81,6 +87,10 @@ _NOT_TAKEN = ("model", "task", "baseline", "parses_dir", "neutral",
               "train", "dev", "test", "classes", "folds", "fold", "data_seed")
 # options that say where a run runs, not what it trains: from_paper leaves them unset
 _WHERE_IT_RUNS = tuple(name for name, option in OPTIONS.items() if option.where_it_runs)
+# the methods that compute: each runs on the thread pools `npcomp train` runs
+# on, whatever the caller's process has (thread_pools.py), a subclass's own too
+_COMPUTING = ("fit", "predict", "predict_proba", "score", "evaluate", "transform",
+              "sentence_vectors")
 
 
 def _silent(*_args) -> None:
@@ -107,6 +117,9 @@ class Estimator:
                    if name not in _NOT_TAKEN + cls.LEFT_OUT + tuple(cls.OWN)}
         cls._PARAMETERS = {"model": cls.MODEL, **cls.OWN, **options}
         cls.__init__ = _initialiser(cls._PARAMETERS)
+        for name in _COMPUTING:
+            if name in vars(cls):
+                setattr(cls, name, pinned_thread_pools()(vars(cls)[name]))
 
     @classmethod
     def _options(cls) -> list:
@@ -284,6 +297,7 @@ class Estimator:
                 states.append(self.model_.sentence_states(self.params_, split.forest(indices)))
         return np.concatenate(states)
 
+    @pinned_thread_pools()
     def sentence_vectors(self, X) -> np.ndarray:
         """(n, d): each sentence's vector, the encoder's state at its tree's
         root (``model.sentence_states``), in the parameters' dtype."""

@@ -40,6 +40,7 @@ import numpy as np
 
 from npcomp.data.formats import Tree
 from .state_checks import MAX_NODES
+from npcomp.training.thread_pools import pinned_thread_pools
 
 
 def _spans(tree: Tree) -> list:
@@ -78,6 +79,7 @@ def node_records(tree: Tree, outputs: np.ndarray, predicted: np.ndarray,
     return records
 
 
+@pinned_thread_pools()
 def explain(model, params, trees: list, vocab, entries: int | None = None,
             rng: np.random.Generator | None = None, supervision: str = "all",
             check_states: bool = False, max_nodes: int | None = MAX_NODES,

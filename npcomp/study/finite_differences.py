@@ -36,6 +36,7 @@ from __future__ import annotations
 import numpy as np
 
 from npcomp.params import Parameters
+from npcomp.training.thread_pools import pinned_thread_pools
 
 TOLERANCE = 1e-6
 STEP = 1e-3
@@ -102,6 +103,7 @@ def check_gradients(model, params: Parameters, batch, step: float = STEP, **opti
                                                             **options)}
 
 
+@pinned_thread_pools()
 def gradient_rows(model, params: Parameters, batch, step: float = STEP, **options) -> list:
     """[(name, max relative error, unexercised)] per named parameter and gate
     sub-block, as ``check_gradients``; ``unexercised``: both gradients are
@@ -125,6 +127,7 @@ def gradient_rows(model, params: Parameters, batch, step: float = STEP, **option
     return rows
 
 
+@pinned_thread_pools()
 def parameter_checks(model, params: Parameters, batch, entries: int | None = None,
                      rng: np.random.Generator | None = None, step: float = STEP,
                      progress: bool = False, **options) -> list:

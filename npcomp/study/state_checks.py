@@ -42,6 +42,7 @@ from npcomp.cells.interface import Nudge
 from npcomp.data.errors import ConfigError
 from .finite_differences import RESOLUTION, STEP, TOLERANCE, progress_bar, relative_errors
 from npcomp.forest import depths
+from npcomp.training.thread_pools import pinned_thread_pools
 
 # the largest forest (in nodes) whose states are checked unless asked: every
 # SST sentence (at most 111 nodes) and a 200-level tree (401) are within it
@@ -106,6 +107,7 @@ def _duration(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
+@pinned_thread_pools()
 def check_states(model, params, batch, entries: int | None = None,
                  rng: np.random.Generator | None = None, step: float = STEP,
                  max_nodes: int | None = MAX_NODES, progress: bool = False,

@@ -15,9 +15,11 @@ from .evaluation import evaluate
 from .memory import retain_freed_memory
 from .rundir import RunDirectory
 from .step import train_step, warm_up
+from .thread_pools import pinned_thread_pools
 from .trainer import prepare_run
 
 
+@pinned_thread_pools()
 def estimate_seconds(config: dict, minibatches: int = 8) -> float:
     """The seconds a run of ``config`` would take here, measured on a few
     minibatches: its kernels warmed up, ``minibatches`` timed training steps

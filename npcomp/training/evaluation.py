@@ -13,6 +13,7 @@ from npcomp.data.tasks import PAIR_TASKS
 from npcomp.model import PairModel, TreeModel, naming_the_sentence, require_finite_outputs
 from npcomp.params import Parameters
 from .encoding import EncodedPairs, EncodedSplit
+from .thread_pools import pinned_thread_pools
 
 
 def selection_metric(task: str) -> str:
@@ -20,6 +21,7 @@ def selection_metric(task: str) -> str:
     return "pearson" if task in PAIR_TASKS else "root_acc"
 
 
+@pinned_thread_pools()
 def predict_split(model: TreeModel, params: Parameters, split: EncodedSplit,
                   batch_size: int = 512):
     """Per tree: the head's outputs at its nodes (class probabilities, or the
@@ -39,6 +41,7 @@ def predict_split(model: TreeModel, params: Parameters, split: EncodedSplit,
     return results
 
 
+@pinned_thread_pools()
 def predict_relatedness(model: PairModel, params: Parameters, split: EncodedPairs,
                         batch_size: int = 512, helpers=None) -> np.ndarray:
     """(m,) predicted relatedness of every pair, ``batch_size`` pairs a forest
@@ -94,6 +97,7 @@ def relatedness_metrics(predicted: np.ndarray, gold: np.ndarray) -> dict:
 CONFUSION_LIMIT = 50
 
 
+@pinned_thread_pools()
 def evaluate(model, params: Parameters, split, batch_size: int = 512, helpers=None,
              classes: list | None = None) -> dict:
     """Metrics of a split: ``relatedness_metrics`` for sentence pairs (on

@@ -30,6 +30,7 @@ from npcomp.data.errors import DataError
 from npcomp.forest import build_forest, node_words
 from npcomp.model import naming_the_sentence, require_finite_outputs
 from npcomp.data.tasks import SPLITS, TaskData, task_trees
+from .thread_pools import pinned_thread_pools
 
 
 def _key(tokens: Sequence[str]) -> tuple:
@@ -99,6 +100,7 @@ def _split(source: str) -> tuple:
     return (source or None), None
 
 
+@pinned_thread_pools()
 def encode_sentences(model, params, vocab, trees: Sequence[Tree],
                      batch_size: int = 512) -> np.ndarray:
     """(len(trees), output_dim) sentence representations (the roots' states)."""
@@ -127,6 +129,7 @@ def run_sentence_trees(config: dict, data_dir=None, tree: str | None = None,
     return SentenceTrees(config["structure"], task, tree=tree, warn=warn)
 
 
+@pinned_thread_pools()
 def score_pairs(model, params, vocab, left: Sequence[Tree], right: Sequence[Tree],
                 batch_size: int = 512) -> tuple:
     """(predicted relatedness (m,), predicted distributions (m, K)) of the pairs."""
@@ -156,6 +159,7 @@ def cosine(query: np.ndarray, candidates: np.ndarray) -> np.ndarray:
     return np.divide(dots, norms, out=np.zeros_like(dots), where=norms > 0)
 
 
+@pinned_thread_pools()
 def neighbours(model, params, vocab, query: Tree, candidates: Sequence[Tree],
                top: int = 3) -> dict:
     """The ``top`` candidates by predicted relatedness to ``query`` and by

@@ -64,6 +64,7 @@ from .run_data import named_classes, run_task
 from .run_paths import recorded_config, recorded_metrics
 from .shards import ShardedGradient, start_shards
 from .step import stop_run, train_step, warm_up
+from .thread_pools import pinned_thread_pools
 
 
 @dataclass
@@ -124,6 +125,7 @@ class Run:
         return selection_metric(self.config["task"])
 
 
+@pinned_thread_pools()
 def train(config: dict, run_dir: str | Path | RunDirectory | None = None, resume: bool = False,
           overwrite: bool = False, progress: bool = True, echo=print, data=None,
           callbacks=()) -> dict:
