@@ -30,6 +30,7 @@ CASES = [
     ("recnn", {"activation": "tanh", "untied": True}, 4, 0),
     ("rntn", {}, 3, 0),
     ("rntn", {"leaf_activation": "tanh"}, 3, 0),
+    ("mvrnn", {}, 3 + 3 * 3, 0),
 ]
 D = 3
 

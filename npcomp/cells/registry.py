@@ -29,6 +29,8 @@ An entry's fields:
   encoders (Table 1's dimension, cell options), else None;
 * ``word_matrices``: its words are d x d matrices learned from scratch (the
   embedding dimension is d^2; it takes no pretrained vectors);
+* ``word_vectors``: with ``word_matrices``, each word is also a d-vector:
+  the embedding row is [a | vec(A)], d + d^2 numbers (the MV-RNN);
 * ``synthetic``: its sizes on the synthetic task where the shared ones
   (``defaults.SYNTHETIC``) do not suit it;
 * ``baseline``: the bag-of-words baseline ``npcomp train`` trains beside a
@@ -117,6 +119,7 @@ class Model:
     sick: dict | None = None
     tuned: dict = field(default_factory=dict)
     word_matrices: bool = False
+    word_vectors: bool = False
     synthetic: dict = field(default_factory=dict)
     baseline: bool = False
 
@@ -402,6 +405,20 @@ MODELS = {model.name: model for model in (
           options={"activation": ("identity", "relu", "tanh")}, recurrent=True,
           defaults=dict(IRSOY, dim=20, activation="relu"),
           gradcheck=tuple(sequence_checks(activations=("identity", "relu", "tanh")))),
+    # Socher et al. 2013, Sec. 4.2 and 5 (the MV-RNN's SST setting: d between 25 and 35,
+    # minibatch 20-30, AdaGrad, L2); the papers give no learning rate, lambda or number
+    # of epochs: the RNTN entry's lambda and epochs, and rates ours
+    Model("mvrnn", "mvrnn", "MVRNN",
+          paper="Socher et al. 2012 (MV-RNN: p = g(W [Ba; Ab]), P = W_M [A; B]), SST as "
+                "Socher et al. 2013",
+          composes="binary", leaves="computed", options={}, recurrent=False,
+          defaults=dict(source="Socher et al. 2013, Sec. 5 (d, minibatch, AdaGrad; learning "
+                               "rates, lambda, epochs: ours)",
+                        dim=25, lr=0.01, emb_lr=0.01, batch_size=27, l2=1e-3, dropout=0.0,
+                        epochs=40, adagrad_reset=1),
+          word_matrices=True, word_vectors=True, synthetic=dict(dim=10),
+          gradcheck=tuple(objective_checks(input_dim=12, hidden_dim=3)
+                          + rebracketed_checks(input_dim=6, hidden_dim=2))),
     # Irsoy & Cardie 2015, Table 1 (matrix-space, d_h = 3: a 3x3 matrix per word, tuned)
     Model("matrix-space", "matrix_space", "MatrixSpace",
           paper="Irsoy & Cardie 2015 eqs. 1-2 (a d x d matrix per word, products in word "

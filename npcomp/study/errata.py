@@ -35,6 +35,11 @@ TEXTS = {
         "R2": "A unary node's missing child contributes a zero state (eq. 3 is defined for "
               "two children).",
     },
+    "mvrnn": {
+        "MV3": "(MV1) as restated prints no bias; npcomp adds b_W, as the RNTN's R1.",
+        "MV4": "A unary node's missing right child is (0, I): u = I a, A b = 0, and B = I "
+               "in (MV2).",
+    },
     "lstm_rnn": {
         "L1": "(L6)'s W_co c reads the new cell c_p (c is not defined in Sec. 3).",
         "L2": "(L5)'s W_c1 x (.) i_1 is read (W_c1 x) * i_1: each input gate scales its own "
