@@ -31,6 +31,8 @@ CASES = [
     ("rntn", {}, 3, 0),
     ("rntn", {"leaf_activation": "tanh"}, 3, 0),
     ("mvrnn", {}, 3 + 3 * 3, 0),
+    ("rae", {}, 3, 0),
+    ("rae", {"reconstruction_weight": 0.7}, 3, 0),
 ]
 D = 3
 

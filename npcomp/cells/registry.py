@@ -95,6 +95,9 @@ CELL_OPTIONS = {
     "attention_dim": CellOption(int, "size of the attentional state (Nayebi & Blundell: 25)",
                                 command_line=False),
     "arity": CellOption(int, "N, the children a node may have", command_line=False),
+    "reconstruction_weight": CellOption(float, "alpha of the RAE's objective alpha E_rec + "
+                                               "(1 - alpha) E_cE at each node (Socher et al. "
+                                               "2011: 0.2)"),
     "inner_inputs": CellOption(bool, "inner nodes may read a word too", command_line=False),
 }
 
@@ -419,6 +422,24 @@ MODELS = {model.name: model for model in (
           word_matrices=True, word_vectors=True, synthetic=dict(dim=10),
           gradcheck=tuple(objective_checks(input_dim=12, hidden_dim=3)
                           + rebracketed_checks(input_dim=6, hidden_dim=2))),
+    # the RAE on the SST's given trees, as Socher et al. 2013 compare it (Sec. 5: d between
+    # 25 and 35, minibatch 20-30, AdaGrad); alpha = 0.2 as Socher et al. 2011; learning
+    # rates, lambda and epochs are not given: the RNTN entry's lambda and epochs, rates ours
+    Model("rae", "rae", "RAE",
+          paper="Socher et al. 2011 (semi-supervised recursive autoencoder: p = f(W1 [c1; c2] "
+                "+ b1) normalised, reconstruction weighted by the words under each child), "
+                "on given trees as Socher et al. 2013",
+          composes="binary", leaves="word", options={"reconstruction_weight": None},
+          recurrent=False,
+          defaults=dict(source="Socher et al. 2013, Sec. 5 (d, minibatch, AdaGrad) and Socher "
+                               "et al. 2011 (alpha); learning rates, lambda, epochs: ours",
+                        dim=25, embedding_dim=25, lr=0.01, emb_lr=0.01, batch_size=27,
+                        l2=1e-3, dropout=0.0, epochs=40, adagrad_reset=1,
+                        reconstruction_weight=0.2),
+          gradcheck=tuple(objective_checks(input_dim=3) + rebracketed_checks(input_dim=3)[:2]
+                          + [dict(input_dim=3, extra=dict(reconstruction_weight=0.6)),
+                             dict(input_dim=3, supervision="root", unary_rate=0.3,
+                                  extra=dict(reconstruction_weight=0.0))])),
     # Irsoy & Cardie 2015, Table 1 (matrix-space, d_h = 3: a 3x3 matrix per word, tuned)
     Model("matrix-space", "matrix_space", "MatrixSpace",
           paper="Irsoy & Cardie 2015 eqs. 1-2 (a d x d matrix per word, products in word "

@@ -40,6 +40,12 @@ TEXTS = {
         "MV4": "A unary node's missing right child is (0, I): u = I a, A b = 0, and B = I "
                "in (MV2).",
     },
+    "rae": {
+        "RE1": "A unary node's missing c_2 is 0 with n_2 = 0: neither composed nor "
+               "reconstructed.",
+        "RE2": "J sums alpha E_rec over every inner node and (1 - alpha) E_cE over the "
+               "labelled ones, over the head's Z; E_rec's targets c_k get its gradient too.",
+    },
     "lstm_rnn": {
         "L1": "(L6)'s W_co c reads the new cell c_p (c is not defined in Sec. 3).",
         "L2": "(L5)'s W_c1 x (.) i_1 is read (W_c1 x) * i_1: each input gate scales its own "
