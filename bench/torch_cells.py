@@ -68,6 +68,19 @@ leaf's h is x, or tanh(x))::
 
     p = g([x | y] W + b)
 
+``mvrnn`` (``mvrnn.py``, Socher et al. 2012; a leaf is its word's [a | vec(A)],
+a unary node's missing right child (0, I))::
+
+    u = B a,  v = A b (batched matrix-vector products),  p = tanh([u | v] W + b)
+    P = W_M[:d]^T A + W_M[d:]^T B
+
+``rae`` (``rae.py``, Socher et al. 2011 on given trees; a leaf's h is x; a
+missing child 0 with no words under it)::
+
+    a = tanh([c_1 | c_2] W1 + b1),  h = a / ||a||,  [c_1' | c_2'] = h W2 + b2
+    E_rec = sum_k n_k / (n_1 + n_2) (1/2) ||c_k' - c_k||^2, summed over the nodes;
+    the model's loss: (alpha sum E_rec + (1 - alpha) cross-entropy) / trees
+
 ``lstm`` (``lstm.py``, Tai eq. 1: the N-ary Tree-LSTM with N = 1 and a word
 at every node; ``W``, ``U``, ``b`` columns i|o|u|f) over sentence chains,
 x W + b once per distinct word, one step per level, a step's child always in
@@ -358,6 +371,75 @@ class RecNN(Cell):
             lambda hc, _: (self.g(hc @ self.W + self.b), None))
 
 
+class MVRNN(Cell):
+    """Matrix-vector RNN (mvrnn.py, MV1-MV2): a vector and a matrix per node."""
+
+    def __init__(self, input_dim: int, hidden_dim: int):
+        d = hidden_dim
+        if input_dim != d + d * d:
+            raise ValueError("a word is [a | vec(A)]: input_dim == d + d^2")
+        super().__init__({"W": (2 * d, d), "b": (d,), "W_M": (2 * d, d)}, d)
+
+    def forward(self, forest, x, word_index):
+        d = self.hidden_dim
+        words = x.index_select(0, _index(word_index[:forest.n_leaves]))
+        # row 0 of the tables: a missing right child, (0, I)
+        h_all = torch.cat([words.new_zeros((1, d)), words[:, :d]])
+        M_all = torch.cat([torch.eye(d, dtype=x.dtype)[None], words[:, d:].reshape(-1, d, d)])
+        children = _binary_children(forest)
+        for start, stop in _levels(forest):
+            left, right = children[start:stop, 0], children[start:stop, 1]
+            a, A = h_all.index_select(0, left), M_all.index_select(0, left)
+            b, B = h_all.index_select(0, right), M_all.index_select(0, right)
+            u = torch.bmm(B, a[:, :, None])[:, :, 0]
+            v = torch.bmm(A, b[:, :, None])[:, :, 0]
+            p = torch.tanh(torch.cat([u, v], dim=1) @ self.W + self.b)
+            P = self.W_M[:d].T @ A + self.W_M[d:].T @ B
+            h_all = torch.cat([h_all, p])
+            M_all = torch.cat([M_all, P])
+        return h_all[1:]
+
+
+class RAE(Cell):
+    """Recursive autoencoder on given trees (rae.py, RA1-RA5): after a forward,
+    ``reconstruction`` holds sum_j E_rec,j and ``reconstruction_weight`` alpha."""
+
+    def __init__(self, input_dim: int, hidden_dim: int, reconstruction_weight: float = 0.2):
+        if input_dim != hidden_dim:
+            raise ValueError("a leaf's state is its word vector: input_dim == hidden_dim")
+        d = hidden_dim
+        super().__init__({"W1": (2 * d, d), "b1": (d,), "W2": (d, 2 * d), "b2": (2 * d,)}, d)
+        self.reconstruction_weight = reconstruction_weight
+        self.reconstruction = None
+
+    def forward(self, forest, x, word_index):
+        d = self.hidden_dim
+        children = _binary_children(forest)
+        # the words under each node, row 0 a missing child's 0
+        span = np.zeros(forest.n_nodes + 1)
+        span[1:forest.n_leaves + 1] = 1
+        for j in range(forest.n_leaves, forest.n_nodes):
+            span[j + 1] = span[children[j].numpy()].sum()
+        span = torch.from_numpy(span).to(x.dtype)
+        errors = []
+
+        def compose(c, _):
+            a = torch.tanh(c @ self.W1 + self.b1)
+            h = a / torch.linalg.norm(a, dim=1, keepdim=True)
+            errors.append(((h @ self.W2 + self.b2 - c) ** 2).reshape(-1, 2, d).sum(dim=2))
+            return h, None
+
+        h = _up_binary_levels(
+            forest, x.index_select(0, _index(word_index[:forest.n_leaves])), None, compose)
+        if errors:
+            under = span[children[forest.n_leaves:].reshape(-1)].reshape(-1, 2)
+            omega = under / under.sum(dim=1, keepdim=True)
+            self.reconstruction = 0.5 * (omega * torch.cat(errors)).sum()
+        else:
+            self.reconstruction = x.new_zeros(())
+        return h
+
+
 def chain_lstm(W, U, b, forest, inputs, word_index) -> torch.Tensor:
     """Tai eq. 1 over a forest of chains (npcomp/cells/lstm.py): h (n, d).
 
@@ -424,13 +506,15 @@ class BiLSTM(Cell):
 
 
 CELLS = {"treelstm-nary": NaryTreeLSTM, "treelstm-childsum": ChildSumTreeLSTM, "slstm": SLSTM,
-         "lstm-rnn": LSTMRNN, "rntn": RNTN, "recnn": RecNN, "lstm": ChainLSTM,
+         "lstm-rnn": LSTMRNN, "rntn": RNTN, "recnn": RecNN, "mvrnn": MVRNN, "rae": RAE,
+         "lstm": ChainLSTM,
          "bilstm": BiLSTM}
 
 # the options of npcomp's cells each counterpart follows: {option: value it needs}
 # (an option missing here must keep npcomp's default)
 FOLLOWED = {"lstm-rnn": ("activation",), "recnn": ("activation",),
-            "rntn": ("leaf_activation",), "bilstm": ("untied",)}
+            "rntn": ("leaf_activation",), "bilstm": ("untied",),
+            "rae": ("reconstruction_weight",)}
 REQUIRED = {"lstm-rnn": {"untied": False}, "recnn": {"untied": False},
             "treelstm-nary": {"arity": 2, "inner_inputs": False},
             "treelstm-childsum": {"output_gate": True}, "lstm": {"output_gate": True},
@@ -499,7 +583,11 @@ class TorchModel(torch.nn.Module):
         inputs = h.index_select(0, _index(labelled))
         inputs = F.dropout(inputs, dropout, training=dropout > 0.0)
         labels = _index(forest.label[labelled])
-        return F.cross_entropy(self.classifier(inputs), labels, reduction="sum") / forest.n_trees
+        data = F.cross_entropy(self.classifier(inputs), labels, reduction="sum")
+        alpha = getattr(self.cell, "reconstruction_weight", None)
+        if alpha is not None:   # the RAE: alpha E_rec + (1 - alpha) E_cE
+            data = alpha * self.cell.reconstruction + (1 - alpha) * data
+        return data / forest.n_trees
 
     def optimizer(self, lr: float, embedding_lr: float, l2: float) -> torch.optim.Adagrad:
         """AdaGrad as npcomp's: lambda on every weight but the embedding table."""
