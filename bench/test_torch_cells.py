@@ -51,6 +51,8 @@ CASES = [
     ("mvrnn", {}, 20, 4, "binary"),
     ("rae", {}, 4, 4, "binary"),
     ("rae", dict(reconstruction_weight=0.6), 3, 3, "binary"),
+    ("drnn", dict(layers=3, activation="tanh"), 3, 4, "binary"),
+    ("drnn", dict(layers=2, activation="relu"), 4, 3, "binary"),
     ("lstm", {}, 3, 4, "chain"),
     ("bilstm", {}, 3, 4, "chain"),
     ("bilstm", dict(untied=True), 3, 4, "chain"),

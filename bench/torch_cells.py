@@ -81,6 +81,13 @@ missing child 0 with no words under it)::
     E_rec = sum_k n_k / (n_1 + n_2) (1/2) ||c_k' - c_k||^2, summed over the nodes;
     the model's loss: (alpha sum E_rec + (1 - alpha) cross-entropy) / trees
 
+``drnn`` (``drnn.py``, Irsoy & Cardie 2014; layers k = 0..L-1, layer 1 the
+untied RecNN, a leaf's layer 1 its word vector)::
+
+    layer 1:   h = f([h_l | h_r] W[0] + b[0])   (a leaf child's x through W_leaf)
+    layer k:   h = f([h_l | h_r | h_below] [W[k]; V[k-1]] + b[k])   (a leaf: h_below V + b,
+               at k = 1 x V_leaf)
+
 ``lstm`` (``lstm.py``, Tai eq. 1: the N-ary Tree-LSTM with N = 1 and a word
 at every node; ``W``, ``U``, ``b`` columns i|o|u|f) over sentence chains,
 x W + b once per distinct word, one step per level, a step's child always in
@@ -440,6 +447,53 @@ class RAE(Cell):
         return h
 
 
+class DRNN(Cell):
+    """Deep recursive network (drnn.py, D1-D2): the top layer's states."""
+
+    def __init__(self, input_dim: int, hidden_dim: int, layers: int = 3,
+                 activation: str = "relu"):
+        d = hidden_dim
+        super().__init__({"W": (layers, 2 * d, d), "W_leaf": (2 * input_dim, d),
+                          "V": (layers - 1, d, d), "V_leaf": (input_dim, d),
+                          "b": (layers, d)}, d)
+        self.layers = layers
+        self.f = {"relu": torch.relu, "tanh": torch.tanh}[activation]
+        self.input_dim = input_dim
+
+    def forward(self, forest, x, word_index):
+        d, d_x, leaves = self.hidden_dim, self.input_dim, forest.n_leaves
+        words = x.index_select(0, _index(word_index[:leaves]))
+        # leaves: layer 1 is the word (in d_x), layers 2..L from the layer below alone
+        leaf_states = [None, self.f(words @ self.V_leaf + self.b[1])]
+        for k in range(2, self.layers):
+            leaf_states.append(self.f(leaf_states[-1] @ self.V[k - 1] + self.b[k]))
+        # layer 1's table: row 0 a missing child (0), leaves read through W_leaf
+        zero = x.new_zeros((1, d))
+        tables = [torch.cat([zero, x.new_zeros((leaves, d))])] + [
+            torch.cat([zero, leaf_states[k]]) for k in range(1, self.layers)]
+        words_padded = torch.cat([x.new_zeros((1, d_x)), words,
+                                  x.new_zeros((forest.n_nodes - leaves, d_x))])
+        kids = _binary_children(forest)
+        is_leaf = torch.from_numpy(np.concatenate([[False], np.ones(leaves, bool),
+                                                   np.zeros(forest.n_nodes - leaves, bool)]))
+        for start, stop in _levels(forest):
+            left, right = kids[start:stop, 0], kids[start:stop, 1]
+            below = None
+            for k in range(self.layers):
+                h_l, h_r = tables[k].index_select(0, left), tables[k].index_select(0, right)
+                z = torch.cat([h_l, h_r], dim=1) @ self.W[k] + self.b[k]
+                if k == 0:
+                    for slot, index in enumerate((left, right)):
+                        word = words_padded.index_select(0, index)
+                        leaf = is_leaf.index_select(0, index)[:, None].to(x.dtype)
+                        z = z + leaf * (word @ self.W_leaf[slot * d_x:(slot + 1) * d_x])
+                else:
+                    z = z + below @ self.V[k - 1]
+                below = self.f(z)
+                tables[k] = torch.cat([tables[k], below])
+        return tables[self.layers - 1][1:]
+
+
 def chain_lstm(W, U, b, forest, inputs, word_index) -> torch.Tensor:
     """Tai eq. 1 over a forest of chains (npcomp/cells/lstm.py): h (n, d).
 
@@ -506,7 +560,7 @@ class BiLSTM(Cell):
 
 
 CELLS = {"treelstm-nary": NaryTreeLSTM, "treelstm-childsum": ChildSumTreeLSTM, "slstm": SLSTM,
-         "lstm-rnn": LSTMRNN, "rntn": RNTN, "recnn": RecNN, "mvrnn": MVRNN, "rae": RAE,
+         "lstm-rnn": LSTMRNN, "rntn": RNTN, "recnn": RecNN, "mvrnn": MVRNN, "rae": RAE, "drnn": DRNN,
          "lstm": ChainLSTM,
          "bilstm": BiLSTM}
 
@@ -514,7 +568,7 @@ CELLS = {"treelstm-nary": NaryTreeLSTM, "treelstm-childsum": ChildSumTreeLSTM, "
 # (an option missing here must keep npcomp's default)
 FOLLOWED = {"lstm-rnn": ("activation",), "recnn": ("activation",),
             "rntn": ("leaf_activation",), "bilstm": ("untied",),
-            "rae": ("reconstruction_weight",)}
+            "rae": ("reconstruction_weight",), "drnn": ("layers", "activation")}
 REQUIRED = {"lstm-rnn": {"untied": False}, "recnn": {"untied": False},
             "treelstm-nary": {"arity": 2, "inner_inputs": False},
             "treelstm-childsum": {"output_gate": True}, "lstm": {"output_gate": True},

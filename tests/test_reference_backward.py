@@ -33,6 +33,8 @@ CASES = [
     ("mvrnn", {}, 3 + 3 * 3, 0),
     ("rae", {}, 3, 0),
     ("rae", {"reconstruction_weight": 0.7}, 3, 0),
+    ("drnn", {"layers": 3, "activation": "tanh"}, 4, 0),
+    ("drnn", {"layers": 2, "activation": "relu"}, 3, 0),
 ]
 D = 3
 

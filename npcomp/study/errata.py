@@ -46,6 +46,10 @@ TEXTS = {
         "RE2": "J sums alpha E_rec over every inner node and (1 - alpha) E_cE over the "
                "labelled ones, over the head's Z; E_rec's targets c_k get its gradient too.",
     },
+    "drnn": {
+        "DR1": "A unary node's missing child contributes 0 at every layer; a leaf's layer 1 "
+               "is its word vector, its layers 2..L read only the layer below.",
+    },
     "lstm_rnn": {
         "L1": "(L6)'s W_co c reads the new cell c_p (c is not defined in Sec. 3).",
         "L2": "(L5)'s W_c1 x (.) i_1 is read (W_c1 x) * i_1: each input gate scales its own "
