@@ -53,6 +53,8 @@ CASES = [
     ("rae", dict(reconstruction_weight=0.6), 3, 3, "binary"),
     ("drnn", dict(layers=3, activation="tanh"), 3, 4, "binary"),
     ("drnn", dict(layers=2, activation="relu"), 4, 3, "binary"),
+    ("dtrnn", {}, 3, 4, "dependency"),
+    ("dtrnn", dict(positions=1), 4, 3, "binary"),
     ("lstm", {}, 3, 4, "chain"),
     ("bilstm", {}, 3, 4, "chain"),
     ("bilstm", dict(untied=True), 3, 4, "chain"),

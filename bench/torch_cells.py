@@ -88,6 +88,13 @@ untied RecNN, a leaf's layer 1 its word vector)::
     layer k:   h = f([h_l | h_r | h_below] [W[k]; V[k-1]] + b[k])   (a leaf: h_below V + b,
                at k = 1 x V_leaf)
 
+``dtrnn`` (``dtrnn.py``, Socher et al. 2014; any number of children, the
+matrix of each child chosen by its position from the cell's own
+``child_slots``)::
+
+    h_i = tanh((x_i W_v + sum_j l(j) h_j W_pos(i,j)) / l(i) + b)
+    (a batched product over a level's child edges, then index_add_ into the parents)
+
 ``lstm`` (``lstm.py``, Tai eq. 1: the N-ary Tree-LSTM with N = 1 and a word
 at every node; ``W``, ``U``, ``b`` columns i|o|u|f) over sentence chains,
 x W + b once per distinct word, one step per level, a step's child always in
@@ -494,6 +501,41 @@ class DRNN(Cell):
         return tables[self.layers - 1][1:]
 
 
+class DTRNN(Cell):
+    """Dependency-tree RNN (dtrnn.py, DT1)."""
+
+    def __init__(self, input_dim: int, hidden_dim: int, positions: int = 3):
+        d = hidden_dim
+        super().__init__({"W_v": (input_dim, d), "W": (2 * positions * d, d), "b": (d,)}, d)
+        self.positions = positions
+
+    def forward(self, forest, x, word_index):
+        from npcomp.cells.dtrnn import DTRNN as Fast
+        d, n = self.hidden_dim, forest.n_nodes
+        slots = _index(Fast(x.shape[1], d, self.positions).child_slots(forest))
+        word_nodes = forest.word_nodes()
+        inputs = x.new_zeros((n, d)).index_copy(
+            0, _index(word_nodes), (x @ self.W_v).index_select(0, _index(word_index)))
+        reads = torch.from_numpy((forest.word >= 0).astype(np.float64)).to(x.dtype)
+        blocks = self.W.reshape(2 * self.positions, d, d)
+        h = x.new_zeros((0, d))
+        span = x.new_zeros((0,))
+        ptr = forest.level_ptr.tolist()
+        for level in range(forest.n_levels):
+            start, stop = ptr[level], ptr[level + 1]
+            kids = forest.children[start:stop]
+            parent_row, column = np.nonzero(kids >= 0)
+            child = _index(kids[parent_row, column])
+            l_child = span.index_select(0, child)
+            l_node = reads[start:stop].index_add(0, _index(parent_row), l_child)
+            terms = torch.bmm((l_child[:, None] * h.index_select(0, child))[:, None, :],
+                              blocks.index_select(0, slots.index_select(0, child)))[:, 0]
+            total = inputs[start:stop].index_add(0, _index(parent_row), terms)
+            h = torch.cat([h, torch.tanh(total / l_node[:, None] + self.b)])
+            span = torch.cat([span, l_node])
+        return h
+
+
 def chain_lstm(W, U, b, forest, inputs, word_index) -> torch.Tensor:
     """Tai eq. 1 over a forest of chains (npcomp/cells/lstm.py): h (n, d).
 
@@ -561,6 +603,7 @@ class BiLSTM(Cell):
 
 CELLS = {"treelstm-nary": NaryTreeLSTM, "treelstm-childsum": ChildSumTreeLSTM, "slstm": SLSTM,
          "lstm-rnn": LSTMRNN, "rntn": RNTN, "recnn": RecNN, "mvrnn": MVRNN, "rae": RAE, "drnn": DRNN,
+         "dtrnn": DTRNN,
          "lstm": ChainLSTM,
          "bilstm": BiLSTM}
 
@@ -568,7 +611,8 @@ CELLS = {"treelstm-nary": NaryTreeLSTM, "treelstm-childsum": ChildSumTreeLSTM, "
 # (an option missing here must keep npcomp's default)
 FOLLOWED = {"lstm-rnn": ("activation",), "recnn": ("activation",),
             "rntn": ("leaf_activation",), "bilstm": ("untied",),
-            "rae": ("reconstruction_weight",), "drnn": ("layers", "activation")}
+            "rae": ("reconstruction_weight",), "drnn": ("layers", "activation"),
+            "dtrnn": ("positions",)}
 REQUIRED = {"lstm-rnn": {"untied": False}, "recnn": {"untied": False},
             "treelstm-nary": {"arity": 2, "inner_inputs": False},
             "treelstm-childsum": {"output_gate": True}, "lstm": {"output_gate": True},

@@ -25,6 +25,8 @@ name            shape, dtype     meaning
 ``root``        (trees,) int32   root node of each tree
 ``tree``        (n,) int32       which tree each node belongs to
 ``origin``      (n,) int32       the node's index in its own tree
+``token``       (n,) int32       the token (sentence position) a node reads, -1
+                                 for none (``build_forest``'s; None otherwise)
 ==============  ===============  ================================================
 """
 from __future__ import annotations
@@ -53,6 +55,9 @@ class Forest:
     root: np.ndarray
     tree: np.ndarray
     origin: np.ndarray
+    # the sentence position each node reads (a dependency cell's left and right
+    # children); forests made otherwise (reversed chains) have none
+    token: np.ndarray | None = None
 
     @property
     def n_nodes(self) -> int:
@@ -188,7 +193,8 @@ def build_forest(trees: Sequence[Tree], words: Sequence[np.ndarray],
     return Forest(word=word_old[order], children=children, n_children=n_children,
                   position=position, parent=parent, label=label_old[order].astype(np.int32),
                   height=height, level_ptr=level_ptr, root=root, tree=tree_old[order],
-                  origin=(order - offsets[tree_old[order]]).astype(np.int32))
+                  origin=(order - offsets[tree_old[order]]).astype(np.int32),
+                  token=np.concatenate([t.token_index for t in trees])[order].astype(np.int32))
 
 
 def reverse_chains(forest: Forest) -> tuple:

@@ -35,6 +35,8 @@ CASES = [
     ("rae", {"reconstruction_weight": 0.7}, 3, 0),
     ("drnn", {"layers": 3, "activation": "tanh"}, 4, 0),
     ("drnn", {"layers": 2, "activation": "relu"}, 3, 0),
+    ("dtrnn", {}, 4, 8),
+    ("dtrnn", {"positions": 1}, 3, 0),
 ]
 D = 3
 

@@ -95,6 +95,9 @@ CELL_OPTIONS = {
     "attention_dim": CellOption(int, "size of the attentional state (Nayebi & Blundell: 25)",
                                 command_line=False),
     "arity": CellOption(int, "N, the children a node may have", command_line=False),
+    "positions": CellOption(int, "dtrnn: the children's positions on each side of their "
+                                 "head with a matrix of their own (farther ones share the "
+                                 "last)"),
     "layers": CellOption(int, "recursive layers stacked over the tree (drnn; at least 2)"),
     "reconstruction_weight": CellOption(float, "alpha of the RAE's objective alpha E_rec + "
                                                "(1 - alpha) E_cE at each node (Socher et al. "
@@ -464,6 +467,20 @@ MODELS = {model.name: model for model in (
                                   extra=dict(layers=3)),
                              dict(input_dim=4, activation="tanh", supervision="root",
                                   structure="right", extra=dict(layers=2))])),
+    # Socher et al. 2014's DT-RNN as Tai et al. 2015 train it on SICK (Table 3: their runs,
+    # with the similarity head and their SICK setting); the papers give no dimension for
+    # it here: d = 150 and 3 positions a side are ours
+    Model("dtrnn", "dtrnn", "DTRNN",
+          paper="Socher et al. 2014 (DT-RNN: h_i = f((W_v x_i + sum_j l(j) W_pos(i,j) h_j) / "
+                "l(i))), on SICK as Tai et al. 2015, Table 3",
+          composes="any", leaves="computed", options={"positions": None}, recurrent=False,
+          defaults=dict(TAI, source="Tai et al. 2015, Sec. 5.3 (SST setting; d and positions: "
+                                    "ours)", dim=150, positions=3, structure="dependency",
+                        dropout=0.0),
+          sick=dict(),
+          gradcheck=tuple(objective_checks(trees="dependency")
+                          + [dict(trees="dependency", extra=dict(positions=1)),
+                             dict(trees="binary", supervision="root")])),
     # Irsoy & Cardie 2015, Table 1 (matrix-space, d_h = 3: a 3x3 matrix per word, tuned)
     Model("matrix-space", "matrix_space", "MatrixSpace",
           paper="Irsoy & Cardie 2015 eqs. 1-2 (a d x d matrix per word, products in word "

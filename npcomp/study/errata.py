@@ -50,6 +50,11 @@ TEXTS = {
         "DR1": "A unary node's missing child contributes 0 at every layer; a leaf's layer 1 "
                "is its word vector, its layers 2..L read only the layer below.",
     },
+    "dtrnn": {
+        "DT2": "pos(i, j): l_1..l_K left of the head, nearest first, r_1..r_K right; farther "
+               "children share the K-th; a head without a word has them all right.",
+        "DT3": "A bias b after the normalisation: Tai et al.'s 'affine-transformed' children.",
+    },
     "lstm_rnn": {
         "L1": "(L6)'s W_co c reads the new cell c_p (c is not defined in Sec. 3).",
         "L2": "(L5)'s W_c1 x (.) i_1 is read (W_c1 x) * i_1: each input gate scales its own "
