@@ -55,6 +55,7 @@ CASES = [
     ("drnn", dict(layers=2, activation="relu"), 4, 3, "binary"),
     ("dtrnn", {}, 3, 4, "dependency"),
     ("dtrnn", dict(positions=1), 4, 3, "binary"),
+    ("sdtrnn", {}, 3, 4, "dependency"),
     ("lstm", {}, 3, 4, "chain"),
     ("bilstm", {}, 3, 4, "chain"),
     ("bilstm", dict(untied=True), 3, 4, "chain"),

@@ -95,6 +95,9 @@ matrix of each child chosen by its position from the cell's own
     h_i = tanh((x_i W_v + sum_j l(j) h_j W_pos(i,j)) / l(i) + b)
     (a batched product over a level's child edges, then index_add_ into the parents)
 
+``sdtrnn`` (``sdtrnn.py``): the DT-RNN with each child's matrix chosen by
+its dependency relation (the forest's ``relation``; W_dep without one).
+
 ``lstm`` (``lstm.py``, Tai eq. 1: the N-ary Tree-LSTM with N = 1 and a word
 at every node; ``W``, ``U``, ``b`` columns i|o|u|f) over sentence chains,
 x W + b once per distinct word, one step per level, a step's child always in
@@ -504,20 +507,26 @@ class DRNN(Cell):
 class DTRNN(Cell):
     """Dependency-tree RNN (dtrnn.py, DT1)."""
 
-    def __init__(self, input_dim: int, hidden_dim: int, positions: int = 3):
+    def __init__(self, input_dim: int, hidden_dim: int, positions: int = 3,
+                 n_matrices: int | None = None):
         d = hidden_dim
-        super().__init__({"W_v": (input_dim, d), "W": (2 * positions * d, d), "b": (d,)}, d)
+        self.n_matrices = 2 * positions if n_matrices is None else n_matrices
+        super().__init__({"W_v": (input_dim, d), "W": (self.n_matrices * d, d), "b": (d,)}, d)
         self.positions = positions
 
-    def forward(self, forest, x, word_index):
+    def slots(self, forest, input_dim: int) -> np.ndarray:
+        """Each child's matrix: its position, as npcomp's cell counts it."""
         from npcomp.cells.dtrnn import DTRNN as Fast
+        return Fast(input_dim, self.hidden_dim, self.positions).child_slots(forest)
+
+    def forward(self, forest, x, word_index):
         d, n = self.hidden_dim, forest.n_nodes
-        slots = _index(Fast(x.shape[1], d, self.positions).child_slots(forest))
+        slots = _index(self.slots(forest, x.shape[1]))
         word_nodes = forest.word_nodes()
         inputs = x.new_zeros((n, d)).index_copy(
             0, _index(word_nodes), (x @ self.W_v).index_select(0, _index(word_index)))
         reads = torch.from_numpy((forest.word >= 0).astype(np.float64)).to(x.dtype)
-        blocks = self.W.reshape(2 * self.positions, d, d)
+        blocks = self.W.reshape(self.n_matrices, d, d)
         h = x.new_zeros((0, d))
         span = x.new_zeros((0,))
         ptr = forest.level_ptr.tolist()
@@ -534,6 +543,24 @@ class DTRNN(Cell):
             h = torch.cat([h, torch.tanh(total / l_node[:, None] + self.b)])
             span = torch.cat([span, l_node])
         return h
+
+
+class SDTRNN(DTRNN):
+    """Semantic dependency-tree RNN (sdtrnn.py): a matrix per dependency relation."""
+
+    def __init__(self, input_dim: int, hidden_dim: int):
+        from npcomp.data.dependency_relations import RELATIONS
+        super().__init__(input_dim, hidden_dim, positions=1, n_matrices=len(RELATIONS))
+
+    def slots(self, forest, input_dim: int) -> np.ndarray:
+        """Each child's matrix: its relation's id (W_dep's where it has none)."""
+        from npcomp.data.dependency_relations import relation_id
+        slots = np.full(forest.n_nodes, -1, dtype=np.int64)
+        child = forest.parent >= 0
+        relation = (np.full(forest.n_nodes, -1) if forest.relation is None
+                    else forest.relation)
+        slots[child] = np.where(relation[child] >= 0, relation[child], relation_id("dep"))
+        return slots
 
 
 def chain_lstm(W, U, b, forest, inputs, word_index) -> torch.Tensor:
@@ -602,9 +629,8 @@ class BiLSTM(Cell):
 
 
 CELLS = {"treelstm-nary": NaryTreeLSTM, "treelstm-childsum": ChildSumTreeLSTM, "slstm": SLSTM,
-         "lstm-rnn": LSTMRNN, "rntn": RNTN, "recnn": RecNN, "mvrnn": MVRNN, "rae": RAE, "drnn": DRNN,
-         "dtrnn": DTRNN,
-         "lstm": ChainLSTM,
+         "lstm-rnn": LSTMRNN, "rntn": RNTN, "recnn": RecNN, "mvrnn": MVRNN, "rae": RAE,
+         "drnn": DRNN, "dtrnn": DTRNN, "sdtrnn": SDTRNN, "lstm": ChainLSTM,
          "bilstm": BiLSTM}
 
 # the options of npcomp's cells each counterpart follows: {option: value it needs}

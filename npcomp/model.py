@@ -21,9 +21,8 @@ batch, as in Tai et al.'s code) or the number of labelled nodes
 takes the minibatch's Z (``normaliser``), so the shards' J and gradients sum
 to its.  theta is every parameter except the embedding table (Tai et al.
 regularise the composition and classifier weights, biases included, once
-per minibatch).  A cell with a term of J of its own (the RAE's reconstruction
-error) adds it over the same Z, and weighs the head's term by its
-``head_weight`` (``cells/interface.py``).
+per minibatch).  A cell's own term of J (the RAE's) joins over the same Z, the
+head's then weighted by the cell's ``head_weight`` (``cells/interface.py``).
 
 Parameters live in one flat vector: ``cell.*`` (the cell's own names),
 ``softmax.W``, ``softmax.b`` (``ordinal.*`` with the ordinal head of
@@ -211,11 +210,10 @@ class SentenceEncoder:
         if masks is None:
             masks = self.draw_masks(params, batch, rng, dropout, embedding_dropout,
                                     recurrent_dropout)
-        forest = self._forest_of(batch)
-        h, encoding = self._encode(params, forest, masks, nudge)
+        h, encoding = self._encode(params, self._forest_of(batch), masks, nudge)
         normaliser = self._normaliser(batch, average)
         data_term, _ = self._objective(params, batch, h, encoding, masks, normaliser)
-        data_term += self.cell.own_loss(forest, encoding["cell_cache"], normaliser)
+        data_term += self.cell.own_loss(self._forest_of(batch), encoding["cell_cache"], normaliser)
         return data_term + self._penalty(params, l2)
 
     def loss_and_gradient(self, params: Parameters, batch, grads: Parameters | None = None,
@@ -263,11 +261,8 @@ class SentenceEncoder:
             normaliser = self._normaliser(batch, average)
         data_term, passed = self._objective(params, batch, h, encoding, masks, normaliser)
         # a cell's own term of J (the RAE's reconstruction error), over the same Z
-        data_term += self.cell.own_loss(forest, encoding["cell_cache"], normaliser)
-        own = self.cell.own_node_losses(forest, encoding["cell_cache"])
-        if own is not None and "node_loss" in passed.trace:
-            node_loss = passed.trace["node_loss"]
-            node_loss[...] = np.where(np.isnan(node_loss), own, node_loss + np.nan_to_num(own))
+        data_term += self.cell.own_loss(forest, encoding["cell_cache"], normaliser,
+                                        passed.trace.get("node_loss"))
         d_h, d_word_rows = self._objective_backward(params, batch, h, passed, buffer)
         loss = data_term + self._regularise(params, buffer, l2)
         if trace is not None:

@@ -37,6 +37,7 @@ CASES = [
     ("drnn", {"layers": 2, "activation": "relu"}, 3, 0),
     ("dtrnn", {}, 4, 8),
     ("dtrnn", {"positions": 1}, 3, 0),
+    ("sdtrnn", {}, 4, 8),
 ]
 D = 3
 

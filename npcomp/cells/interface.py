@@ -43,7 +43,7 @@ without them has, so nothing is probed for:
   cell with a term of the objective of its own (the RAE's reconstruction
   error, weighted alpha, the head's data term weighted 1 - alpha) returns
   that term over Z = ``normaliser`` and leaves on ``cache`` the scale its
-  backward adds the term's gradient at; ``own_node_losses`` gives it per node.
+  backward adds the term's gradient at (and each node's share, for explain).
 
 What ``npcomp explain`` shows of a cell comes from the cell itself, through
 two methods every cell implements:
@@ -300,15 +300,12 @@ class Cell:
     def report_slices(self) -> dict:
         return {}
 
-    def own_loss(self, forest: Forest, cache, normaliser: int) -> float:
+    def own_loss(self, forest: Forest, cache, normaliser: int,
+                 node_loss: np.ndarray | None = None) -> float:
         """The cell's own term of J over Z = ``normaliser`` (0: none); the
-        backward on ``cache`` then adds that term's gradient."""
+        backward on ``cache`` then adds that term's gradient.  ``node_loss``
+        (n,), each node's term of J so far (NaN: none), takes each node's share."""
         return 0.0
-
-    def own_node_losses(self, forest: Forest, cache):
-        """(n,) each node's share of the last ``own_loss`` (NaN where none), or
-        None for a cell without a term of its own."""
-        return None
 
     def forward_terms(self, forest: Forest, cache) -> list:
         """[Term] of the forward pass that made ``cache``, in equation order."""

@@ -166,15 +166,15 @@ class RAE(BinaryCell):
         return h, RAECache(word_index, x.shape[0], h, c, a, norm, errors, omega, E_rec,
                            self.reconstruction_weight)
 
-    def own_loss(self, forest: Forest, cache: RAECache, normaliser: int) -> float:
-        """alpha sum_j E_rec,j / Z (RA5); the backward then takes s = alpha / Z."""
+    def own_loss(self, forest: Forest, cache: RAECache, normaliser: int,
+                 node_loss: np.ndarray | None = None) -> float:
+        """alpha sum_j E_rec,j / Z (RA5); the backward then takes s = alpha / Z.
+        ``node_loss`` (n,) gets each inner node's s E_rec,j added (NaN: 0 before)."""
         cache.scale = self.reconstruction_weight / normaliser
+        if node_loss is not None:
+            inner = slice(forest.n_leaves, forest.n_nodes)
+            node_loss[inner] = np.nan_to_num(node_loss[inner]) + cache.scale * cache.E_rec
         return float(cache.scale * cache.E_rec.sum())
-
-    def own_node_losses(self, forest: Forest, cache: RAECache) -> np.ndarray:
-        """(n,) s E_rec,j at inner nodes (the last ``own_loss``'s scale), NaN at leaves."""
-        return node_rows(forest.n_nodes, np.arange(forest.n_leaves, forest.n_nodes),
-                         cache.scale * cache.E_rec)
 
     def backward(self, params: dict, forest: Forest, cache: RAECache, d_h: np.ndarray,
                  grads: dict) -> np.ndarray:

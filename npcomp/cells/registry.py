@@ -481,6 +481,17 @@ MODELS = {model.name: model for model in (
           gradcheck=tuple(objective_checks(trees="dependency")
                           + [dict(trees="dependency", extra=dict(positions=1)),
                              dict(trees="binary", supervision="root")])),
+    # the SDT-RNN (Socher et al. 2014) as Tai et al. 2015 train it on SICK (Table 3): the
+    # DT-RNN with a matrix per dependency relation (SICK's *.rels); d = 150 ours
+    Model("sdtrnn", "sdtrnn", "SDTRNN",
+          paper="Socher et al. 2014 (SDT-RNN: the DT-RNN with a matrix per dependency "
+                "relation), on SICK as Tai et al. 2015, Table 3",
+          composes="any", leaves="computed", options={}, recurrent=False,
+          defaults=dict(TAI, source="Tai et al. 2015, Sec. 5.3 (SST setting; d: ours)",
+                        dim=150, structure="dependency", dropout=0.0),
+          sick=dict(),
+          gradcheck=tuple(objective_checks(trees="dependency")
+                          + [dict(trees="binary", supervision="root")])),
     # Irsoy & Cardie 2015, Table 1 (matrix-space, d_h = 3: a 3x3 matrix per word, tuned)
     Model("matrix-space", "matrix_space", "MatrixSpace",
           paper="Irsoy & Cardie 2015 eqs. 1-2 (a d x d matrix per word, products in word "

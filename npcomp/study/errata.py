@@ -55,6 +55,10 @@ TEXTS = {
                "children share the K-th; a head without a word has them all right.",
         "DT3": "A bias b after the normalisation: Tai et al.'s 'affine-transformed' children.",
     },
+    "sdtrnn": {
+        "SD1": "A tree without relation labels (a bare parents file), or a child without a "
+               "word, reads its children through W_dep, the generic relation.",
+    },
     "lstm_rnn": {
         "L1": "(L6)'s W_co c reads the new cell c_p (c is not defined in Sec. 3).",
         "L2": "(L5)'s W_c1 x (.) i_1 is read (W_c1 x) * i_1: each input gate scales its own "

@@ -55,9 +55,14 @@ def _spans(tree: Tree) -> np.ndarray:
 
 def forward(tree: Tree, x: np.ndarray, params: dict, positions: int = 3) -> dict:
     """(DT1) for one tree of any arity.  x: (T, d_x), row t token t's vector."""
+    return composed(tree, x, params, positions_of(tree, positions))
+
+
+def composed(tree: Tree, x: np.ndarray, params: dict, pos: dict) -> dict:
+    """(DT1) with child j read through matrix ``pos[j]`` (a position, or for
+    the SDT-RNN a relation)."""
     W_v, W, b = np.asarray(params["W_v"]).T, np.asarray(params["W"]), np.asarray(params["b"])
     d = b.shape[0]
-    pos = positions_of(tree, positions)
     span = _spans(tree)
     kids = tree.children()
     h = np.zeros((tree.n_nodes, d))
@@ -72,10 +77,15 @@ def forward(tree: Tree, x: np.ndarray, params: dict, positions: int = 3) -> dict
 def backward(tree: Tree, x: np.ndarray, params: dict, d_h: np.ndarray,
              positions: int = 3) -> dict:
     """(DT1) reversed node by node, parents first (module docstring)."""
+    return composed_backward(tree, x, params, d_h, positions_of(tree, positions))
+
+
+def composed_backward(tree: Tree, x: np.ndarray, params: dict, d_h: np.ndarray,
+                      pos: dict) -> dict:
+    """(DT1) reversed with child j's matrix ``pos[j]``."""
     W_v, W = np.asarray(params["W_v"]).T, np.asarray(params["W"])
     d = W.shape[1]
-    q = forward(tree, x, params, positions)
-    pos = positions_of(tree, positions)
+    q = composed(tree, x, params, pos)
     span = q["l"][:, 0]
     kids = tree.children()
     G = {"W_v": np.zeros_like(W_v), "W": np.zeros_like(W), "b": np.zeros(d)}
