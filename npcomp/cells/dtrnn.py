@@ -20,7 +20,8 @@ the paper's own text was not available (docs/cells/dtrnn.md).
 
 Row orientation in the code: the children of a level's node i, scaled by
 their l(j), are summed into one block per position, S_i (P = 2K blocks of d),
-and one product per level composes them all:
+and one product per level composes them all, over the blocks some child of
+the level uses (S is 0 in the others):
 
     z_i = ( x_i W_v + S_i W ) / l(i) + b,   W (P d, d): the P matrices' transposes stacked
     h_i = tanh(z_i)
@@ -134,7 +135,8 @@ class DTRNN(Cell):
         h = np.empty((n, d), dtype=x.dtype)
         for start, stop in forest.levels():
             _gather_positions(forest.children, slot, span, h, S, start, stop)
-            z = word_terms[start:stop] + S[start:stop] @ params["W"]
+            used = self._used_columns(forest, slot, start, stop)         # S's non-zero blocks
+            z = word_terms[start:stop] + S[start:stop, used] @ params["W"][used]
             z /= span[start:stop, None]
             z += params["b"]
             np.tanh(z, out=h[start:stop])                                  # (DT1)
@@ -148,19 +150,30 @@ class DTRNN(Cell):
         n, d = forest.n_nodes, self.hidden_dim
         delta = np.empty((n, d), dtype=d_h.dtype)
         eps_S = np.zeros((n, self.n_matrices * d), dtype=d_h.dtype)
-        w_transposed = np.ascontiguousarray(params["W"].T)
         for start, stop in forest.levels(downward=True):
             np.multiply(d_h[start:stop], ONE - cache.h[start:stop] ** 2, out=delta[start:stop])
             g = delta[start:stop] / cache.span[start:stop, None]            # reverses f, 1/l
-            np.matmul(g, w_transposed, out=eps_S[start:stop])
+            used = self._used_columns(forest, cache.slot, start, stop)
+            eps_S[start:stop, used] = g @ params["W"][used].T               # the blocks read
             _route_positions(forest.children, cache.slot, cache.span, eps_S, d_h, start, stop)
         g = delta / cache.span[:, None]
-        grads["W"] += cache.S.T @ g
+        used = self._used_columns(forest, cache.slot, 0, n)
+        grads["W"][used] += cache.S[:, used].T @ g
         grads["b"] += delta.sum(axis=0)
         per_word = sum_by_index(g[cache.word_nodes], cache.word_index, cache.x.shape[0])
         grads["W_v"] += cache.x.T @ per_word
         cache.eps_h, cache.delta, cache.eps_S = d_h, delta, eps_S
         return per_word @ params["W_v"].T
+
+    def _used_columns(self, forest: Forest, slot: np.ndarray, start: int,
+                      stop: int) -> np.ndarray:
+        """The columns of S (and rows of W) of the matrices the children of
+        nodes [start, stop) are read through: S is 0 in every other block, so
+        the products skip them (most of the SDT-RNN's 49 at every level)."""
+        d = self.hidden_dim
+        kids = forest.children[start:stop]
+        blocks = np.unique(slot[kids[kids >= 0]])
+        return (blocks[:, None] * d + np.arange(d)).ravel()
 
     # -- what npcomp explain shows ---------------------------------------------------------
 
@@ -171,9 +184,16 @@ class DTRNN(Cell):
                 Term("h", "DT1", cache.h, "DT3")]
 
     def backward_terms(self, forest: Forest, cache: DTRNNCache) -> list:
+        """eps_h and delta at every node; eps_S in the blocks of the matrices
+        a node's children are read through (NaN in the others: nothing reads them)."""
+        d = self.hidden_dim
+        read = np.zeros((forest.n_nodes, self.n_matrices), dtype=bool)
+        child = np.flatnonzero(forest.parent >= 0)
+        read[forest.parent[child], cache.slot[child]] = True
+        eps_S = np.where(np.repeat(read, d, axis=1), cache.eps_S, np.nan)
         return [Term("eps_h", "reverses DT1", cache.eps_h),
                 Term("delta", "reverses DT1", cache.delta),
-                Term("eps_S", "reverses DT1", cache.eps_S, "DT2")]
+                Term("eps_S", "reverses DT1", eps_S, "DT2")]
 
     def state_terms(self, forest: Forest, cache: DTRNNCache) -> list:
         return [StateTerm("h", "eps_h")]
