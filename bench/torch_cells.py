@@ -68,6 +68,36 @@ leaf's h is x, or tanh(x))::
 
     p = g([x | y] W + b)
 
+``mvrnn`` (``mvrnn.py``, Socher et al. 2012; a leaf is its word's [a | vec(A)],
+a unary node's missing right child (0, I))::
+
+    u = B a,  v = A b (batched matrix-vector products),  p = tanh([u | v] W + b)
+    P = W_M[:d]^T A + W_M[d:]^T B
+
+``rae`` (``rae.py``, Socher et al. 2011 on given trees; a leaf's h is x; a
+missing child 0 with no words under it)::
+
+    a = tanh([c_1 | c_2] W1 + b1),  h = a / ||a||,  [c_1' | c_2'] = h W2 + b2
+    E_rec = sum_k n_k / (n_1 + n_2) (1/2) ||c_k' - c_k||^2, summed over the nodes;
+    the model's loss: (alpha sum E_rec + (1 - alpha) cross-entropy) / trees
+
+``drnn`` (``drnn.py``, Irsoy & Cardie 2014; layers k = 0..L-1, layer 1 the
+untied RecNN, a leaf's layer 1 its word vector)::
+
+    layer 1:   h = f([h_l | h_r] W[0] + b[0])   (a leaf child's x through W_leaf)
+    layer k:   h = f([h_l | h_r | h_below] [W[k]; V[k-1]] + b[k])   (a leaf: h_below V + b,
+               at k = 1 x V_leaf)
+
+``dtrnn`` (``dtrnn.py``, Socher et al. 2014; any number of children, the
+matrix of each child chosen by its position from the cell's own
+``child_slots``)::
+
+    h_i = tanh((x_i W_v + sum_j l(j) h_j W_pos(i,j)) / l(i) + b)
+    (a batched product over a level's child edges, then index_add_ into the parents)
+
+``sdtrnn`` (``sdtrnn.py``): the DT-RNN with each child's matrix chosen by
+its dependency relation (the forest's ``relation``; W_dep without one).
+
 ``lstm`` (``lstm.py``, Tai eq. 1: the N-ary Tree-LSTM with N = 1 and a word
 at every node; ``W``, ``U``, ``b`` columns i|o|u|f) over sentence chains,
 x W + b once per distinct word, one step per level, a step's child always in
@@ -358,6 +388,181 @@ class RecNN(Cell):
             lambda hc, _: (self.g(hc @ self.W + self.b), None))
 
 
+class MVRNN(Cell):
+    """Matrix-vector RNN (mvrnn.py, MV1-MV2): a vector and a matrix per node."""
+
+    def __init__(self, input_dim: int, hidden_dim: int):
+        d = hidden_dim
+        if input_dim != d + d * d:
+            raise ValueError("a word is [a | vec(A)]: input_dim == d + d^2")
+        super().__init__({"W": (2 * d, d), "b": (d,), "W_M": (2 * d, d)}, d)
+
+    def forward(self, forest, x, word_index):
+        d = self.hidden_dim
+        words = x.index_select(0, _index(word_index[:forest.n_leaves]))
+        # row 0 of the tables: a missing right child, (0, I)
+        h_all = torch.cat([words.new_zeros((1, d)), words[:, :d]])
+        M_all = torch.cat([torch.eye(d, dtype=x.dtype)[None], words[:, d:].reshape(-1, d, d)])
+        children = _binary_children(forest)
+        for start, stop in _levels(forest):
+            left, right = children[start:stop, 0], children[start:stop, 1]
+            a, A = h_all.index_select(0, left), M_all.index_select(0, left)
+            b, B = h_all.index_select(0, right), M_all.index_select(0, right)
+            u = torch.bmm(B, a[:, :, None])[:, :, 0]
+            v = torch.bmm(A, b[:, :, None])[:, :, 0]
+            p = torch.tanh(torch.cat([u, v], dim=1) @ self.W + self.b)
+            P = self.W_M[:d].T @ A + self.W_M[d:].T @ B
+            h_all = torch.cat([h_all, p])
+            M_all = torch.cat([M_all, P])
+        return h_all[1:]
+
+
+class RAE(Cell):
+    """Recursive autoencoder on given trees (rae.py, RA1-RA5): after a forward,
+    ``reconstruction`` holds sum_j E_rec,j and ``reconstruction_weight`` alpha."""
+
+    def __init__(self, input_dim: int, hidden_dim: int, reconstruction_weight: float = 0.2):
+        if input_dim != hidden_dim:
+            raise ValueError("a leaf's state is its word vector: input_dim == hidden_dim")
+        d = hidden_dim
+        super().__init__({"W1": (2 * d, d), "b1": (d,), "W2": (d, 2 * d), "b2": (2 * d,)}, d)
+        self.reconstruction_weight = reconstruction_weight
+        self.reconstruction = None
+
+    def forward(self, forest, x, word_index):
+        d = self.hidden_dim
+        children = _binary_children(forest)
+        # the words under each node, row 0 a missing child's 0
+        span = np.zeros(forest.n_nodes + 1)
+        span[1:forest.n_leaves + 1] = 1
+        for j in range(forest.n_leaves, forest.n_nodes):
+            span[j + 1] = span[children[j].numpy()].sum()
+        span = torch.from_numpy(span).to(x.dtype)
+        errors = []
+
+        def compose(c, _):
+            a = torch.tanh(c @ self.W1 + self.b1)
+            h = a / torch.linalg.norm(a, dim=1, keepdim=True)
+            errors.append(((h @ self.W2 + self.b2 - c) ** 2).reshape(-1, 2, d).sum(dim=2))
+            return h, None
+
+        h = _up_binary_levels(
+            forest, x.index_select(0, _index(word_index[:forest.n_leaves])), None, compose)
+        if errors:
+            under = span[children[forest.n_leaves:].reshape(-1)].reshape(-1, 2)
+            omega = under / under.sum(dim=1, keepdim=True)
+            self.reconstruction = 0.5 * (omega * torch.cat(errors)).sum()
+        else:
+            self.reconstruction = x.new_zeros(())
+        return h
+
+
+class DRNN(Cell):
+    """Deep recursive network (drnn.py, D1-D2): the top layer's states."""
+
+    def __init__(self, input_dim: int, hidden_dim: int, layers: int = 3,
+                 activation: str = "relu"):
+        d = hidden_dim
+        super().__init__({"W": (layers, 2 * d, d), "W_leaf": (2 * input_dim, d),
+                          "V": (layers - 1, d, d), "V_leaf": (input_dim, d),
+                          "b": (layers, d)}, d)
+        self.layers = layers
+        self.f = {"relu": torch.relu, "tanh": torch.tanh}[activation]
+        self.input_dim = input_dim
+
+    def forward(self, forest, x, word_index):
+        d, d_x, leaves = self.hidden_dim, self.input_dim, forest.n_leaves
+        words = x.index_select(0, _index(word_index[:leaves]))
+        # leaves: layer 1 is the word (in d_x), layers 2..L from the layer below alone
+        leaf_states = [None, self.f(words @ self.V_leaf + self.b[1])]
+        for k in range(2, self.layers):
+            leaf_states.append(self.f(leaf_states[-1] @ self.V[k - 1] + self.b[k]))
+        # layer 1's table: row 0 a missing child (0), leaves read through W_leaf
+        zero = x.new_zeros((1, d))
+        tables = [torch.cat([zero, x.new_zeros((leaves, d))])] + [
+            torch.cat([zero, leaf_states[k]]) for k in range(1, self.layers)]
+        words_padded = torch.cat([x.new_zeros((1, d_x)), words,
+                                  x.new_zeros((forest.n_nodes - leaves, d_x))])
+        kids = _binary_children(forest)
+        is_leaf = torch.from_numpy(np.concatenate([[False], np.ones(leaves, bool),
+                                                   np.zeros(forest.n_nodes - leaves, bool)]))
+        for start, stop in _levels(forest):
+            left, right = kids[start:stop, 0], kids[start:stop, 1]
+            below = None
+            for k in range(self.layers):
+                h_l, h_r = tables[k].index_select(0, left), tables[k].index_select(0, right)
+                z = torch.cat([h_l, h_r], dim=1) @ self.W[k] + self.b[k]
+                if k == 0:
+                    for slot, index in enumerate((left, right)):
+                        word = words_padded.index_select(0, index)
+                        leaf = is_leaf.index_select(0, index)[:, None].to(x.dtype)
+                        z = z + leaf * (word @ self.W_leaf[slot * d_x:(slot + 1) * d_x])
+                else:
+                    z = z + below @ self.V[k - 1]
+                below = self.f(z)
+                tables[k] = torch.cat([tables[k], below])
+        return tables[self.layers - 1][1:]
+
+
+class DTRNN(Cell):
+    """Dependency-tree RNN (dtrnn.py, DT1)."""
+
+    def __init__(self, input_dim: int, hidden_dim: int, positions: int = 3,
+                 n_matrices: int | None = None):
+        d = hidden_dim
+        self.n_matrices = 2 * positions if n_matrices is None else n_matrices
+        super().__init__({"W_v": (input_dim, d), "W": (self.n_matrices * d, d), "b": (d,)}, d)
+        self.positions = positions
+
+    def slots(self, forest, input_dim: int) -> np.ndarray:
+        """Each child's matrix: its position, as npcomp's cell counts it."""
+        from npcomp.cells.dtrnn import DTRNN as Fast
+        return Fast(input_dim, self.hidden_dim, self.positions).child_slots(forest)
+
+    def forward(self, forest, x, word_index):
+        d, n = self.hidden_dim, forest.n_nodes
+        slots = _index(self.slots(forest, x.shape[1]))
+        word_nodes = forest.word_nodes()
+        inputs = x.new_zeros((n, d)).index_copy(
+            0, _index(word_nodes), (x @ self.W_v).index_select(0, _index(word_index)))
+        reads = torch.from_numpy((forest.word >= 0).astype(np.float64)).to(x.dtype)
+        blocks = self.W.reshape(self.n_matrices, d, d)
+        h = x.new_zeros((0, d))
+        span = x.new_zeros((0,))
+        ptr = forest.level_ptr.tolist()
+        for level in range(forest.n_levels):
+            start, stop = ptr[level], ptr[level + 1]
+            kids = forest.children[start:stop]
+            parent_row, column = np.nonzero(kids >= 0)
+            child = _index(kids[parent_row, column])
+            l_child = span.index_select(0, child)
+            l_node = reads[start:stop].index_add(0, _index(parent_row), l_child)
+            terms = torch.bmm((l_child[:, None] * h.index_select(0, child))[:, None, :],
+                              blocks.index_select(0, slots.index_select(0, child)))[:, 0]
+            total = inputs[start:stop].index_add(0, _index(parent_row), terms)
+            h = torch.cat([h, torch.tanh(total / l_node[:, None] + self.b)])
+            span = torch.cat([span, l_node])
+        return h
+
+
+class SDTRNN(DTRNN):
+    """Semantic dependency-tree RNN (sdtrnn.py): a matrix per dependency relation."""
+
+    def __init__(self, input_dim: int, hidden_dim: int):
+        from npcomp.data.dependency_relations import RELATIONS
+        super().__init__(input_dim, hidden_dim, positions=1, n_matrices=len(RELATIONS))
+
+    def slots(self, forest, input_dim: int) -> np.ndarray:
+        """Each child's matrix: its relation's id (W_dep's where it has none)."""
+        from npcomp.data.dependency_relations import relation_id
+        slots = np.full(forest.n_nodes, -1, dtype=np.int64)
+        child = forest.parent >= 0
+        relation = (np.full(forest.n_nodes, -1) if forest.relation is None
+                    else forest.relation)
+        slots[child] = np.where(relation[child] >= 0, relation[child], relation_id("dep"))
+        return slots
+
+
 def chain_lstm(W, U, b, forest, inputs, word_index) -> torch.Tensor:
     """Tai eq. 1 over a forest of chains (npcomp/cells/lstm.py): h (n, d).
 
@@ -424,13 +629,16 @@ class BiLSTM(Cell):
 
 
 CELLS = {"treelstm-nary": NaryTreeLSTM, "treelstm-childsum": ChildSumTreeLSTM, "slstm": SLSTM,
-         "lstm-rnn": LSTMRNN, "rntn": RNTN, "recnn": RecNN, "lstm": ChainLSTM,
+         "lstm-rnn": LSTMRNN, "rntn": RNTN, "recnn": RecNN, "mvrnn": MVRNN, "rae": RAE,
+         "drnn": DRNN, "dtrnn": DTRNN, "sdtrnn": SDTRNN, "lstm": ChainLSTM,
          "bilstm": BiLSTM}
 
 # the options of npcomp's cells each counterpart follows: {option: value it needs}
 # (an option missing here must keep npcomp's default)
 FOLLOWED = {"lstm-rnn": ("activation",), "recnn": ("activation",),
-            "rntn": ("leaf_activation",), "bilstm": ("untied",)}
+            "rntn": ("leaf_activation",), "bilstm": ("untied",),
+            "rae": ("reconstruction_weight",), "drnn": ("layers", "activation"),
+            "dtrnn": ("positions",)}
 REQUIRED = {"lstm-rnn": {"untied": False}, "recnn": {"untied": False},
             "treelstm-nary": {"arity": 2, "inner_inputs": False},
             "treelstm-childsum": {"output_gate": True}, "lstm": {"output_gate": True},
@@ -499,7 +707,11 @@ class TorchModel(torch.nn.Module):
         inputs = h.index_select(0, _index(labelled))
         inputs = F.dropout(inputs, dropout, training=dropout > 0.0)
         labels = _index(forest.label[labelled])
-        return F.cross_entropy(self.classifier(inputs), labels, reduction="sum") / forest.n_trees
+        data = F.cross_entropy(self.classifier(inputs), labels, reduction="sum")
+        alpha = getattr(self.cell, "reconstruction_weight", None)
+        if alpha is not None:   # the RAE: alpha E_rec + (1 - alpha) E_cE
+            data = alpha * self.cell.reconstruction + (1 - alpha) * data
+        return data / forest.n_trees
 
     def optimizer(self, lr: float, embedding_lr: float, l2: float) -> torch.optim.Adagrad:
         """AdaGrad as npcomp's: lambda on every weight but the embedding table."""

@@ -1,10 +1,15 @@
 """Random trees of many shapes for gradient checks (no recursion anywhere)."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from npcomp.data.formats import Tree, branching_tree, renumber_postorder
 from npcomp.data.parents import parents_to_tree
+
+# the dependency relations random dependency trees carry, a few of SICK's commonest
+RANDOM_RELATIONS = ("det", "nsubj", "prep", "pobj", "dobj", "amod")
 
 
 def random_binary_tree(n_leaves: int, rng: np.random.Generator, n_classes: int = 5,
@@ -95,7 +100,11 @@ def random_dependency_tree(n_words: int, rng: np.random.Generator, max_children:
             head = open_heads[rng.integers(0, open_heads.shape[0])]
         heads[word] = head + 1
         count[head] += 1
-    tree = parents_to_tree(heads, tokens, source="random")
+    # relations to the heads (the SDT-RNN's), drawn without the generator so the
+    # trees of every other setting stay as they were
+    tree = replace(parents_to_tree(heads, tokens, source="random"),
+                   relations=tuple(RANDOM_RELATIONS[(3 * t + n_words) % len(RANDOM_RELATIONS)]
+                                   for t in range(n_words)))
     label = rng.integers(0, n_classes, size=tree.n_nodes).astype(np.int32)
     label[rng.random(tree.n_nodes) >= label_rate] = -1
     label[tree.root] = rng.integers(0, n_classes)

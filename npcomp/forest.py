@@ -25,6 +25,11 @@ name            shape, dtype     meaning
 ``root``        (trees,) int32   root node of each tree
 ``tree``        (n,) int32       which tree each node belongs to
 ``origin``      (n,) int32       the node's index in its own tree
+``token``       (n,) int32       the token (sentence position) a node reads, -1
+                                 for none (``build_forest``'s; None otherwise)
+``relation``    (n,) int32       the dependency relation id of a node's word to
+                                 its head (``data/dependency_relations.py``), -1
+                                 for none; None when a tree has no relations
 ==============  ===============  ================================================
 """
 from __future__ import annotations
@@ -35,6 +40,7 @@ from typing import Sequence
 import numpy as np
 from numba import njit
 
+from npcomp.data.dependency_relations import node_relations
 from npcomp.data.formats import NO_TOKEN, UNLABELLED, Tree
 
 SUPERVISION_MODES = ("all", "root", "root+leaves", "spans")
@@ -53,6 +59,10 @@ class Forest:
     root: np.ndarray
     tree: np.ndarray
     origin: np.ndarray
+    # the sentence position each node reads (a dependency cell's left and right
+    # children); forests made otherwise (reversed chains) have none
+    token: np.ndarray | None = None
+    relation: np.ndarray | None = None
 
     @property
     def n_nodes(self) -> int:
@@ -188,7 +198,18 @@ def build_forest(trees: Sequence[Tree], words: Sequence[np.ndarray],
     return Forest(word=word_old[order], children=children, n_children=n_children,
                   position=position, parent=parent, label=label_old[order].astype(np.int32),
                   height=height, level_ptr=level_ptr, root=root, tree=tree_old[order],
-                  origin=(order - offsets[tree_old[order]]).astype(np.int32))
+                  origin=(order - offsets[tree_old[order]]).astype(np.int32),
+                  token=np.concatenate([t.token_index for t in trees])[order].astype(np.int32),
+                  relation=_relations(trees, order))
+
+
+def _relations(trees: Sequence[Tree], order: np.ndarray) -> np.ndarray | None:
+    """(n,) every node's relation id in forest order, or None unless every
+    tree carries relations."""
+    per_tree = [node_relations(tree) for tree in trees]
+    if any(ids is None for ids in per_tree):
+        return None
+    return np.concatenate(per_tree)[order]
 
 
 def reverse_chains(forest: Forest) -> tuple:

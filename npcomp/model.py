@@ -21,7 +21,8 @@ batch, as in Tai et al.'s code) or the number of labelled nodes
 takes the minibatch's Z (``normaliser``), so the shards' J and gradients sum
 to its.  theta is every parameter except the embedding table (Tai et al.
 regularise the composition and classifier weights, biases included, once
-per minibatch).
+per minibatch).  A cell's own term of J (the RAE's) joins over the same Z, the
+head's then weighted by the cell's ``head_weight`` (``cells/interface.py``).
 
 Parameters live in one flat vector: ``cell.*`` (the cell's own names),
 ``softmax.W``, ``softmax.b`` (``ordinal.*`` with the ordinal head of
@@ -210,8 +211,9 @@ class SentenceEncoder:
             masks = self.draw_masks(params, batch, rng, dropout, embedding_dropout,
                                     recurrent_dropout)
         h, encoding = self._encode(params, self._forest_of(batch), masks, nudge)
-        data_term, _ = self._objective(params, batch, h, encoding, masks,
-                                       self._normaliser(batch, average))
+        normaliser = self._normaliser(batch, average)
+        data_term, _ = self._objective(params, batch, h, encoding, masks, normaliser)
+        data_term += self.cell.own_loss(self._forest_of(batch), encoding["cell_cache"], normaliser)
         return data_term + self._penalty(params, l2)
 
     def loss_and_gradient(self, params: Parameters, batch, grads: Parameters | None = None,
@@ -255,9 +257,12 @@ class SentenceEncoder:
                                     recurrent_dropout)
         forest = self._forest_of(batch)
         h, encoding = self._encode(params, forest, masks, nudge)
-        data_term, passed = self._objective(params, batch, h, encoding, masks,
-                                            self._normaliser(batch, average)
-                                            if normaliser is None else normaliser)
+        if normaliser is None:
+            normaliser = self._normaliser(batch, average)
+        data_term, passed = self._objective(params, batch, h, encoding, masks, normaliser)
+        # a cell's own term of J (the RAE's reconstruction error), over the same Z
+        data_term += self.cell.own_loss(forest, encoding["cell_cache"], normaliser,
+                                        passed.trace.get("node_loss"))
         d_h, d_word_rows = self._objective_backward(params, batch, h, passed, buffer)
         loss = data_term + self._regularise(params, buffer, l2)
         if trace is not None:
@@ -416,8 +421,8 @@ class TreeModel(SentenceEncoder):
             else:
                 inputs = h[nodes]
             loss, cache = head.loss(params.prefixed(prefix), inputs, labels, mask)
-            data_loss += loss
-            node_loss[nodes] = cache.losses / normaliser
+            data_loss += self.cell.head_weight * loss
+            node_loss[nodes] = self.cell.head_weight * cache.losses / normaliser
             passes.append((head, prefix, nodes, labels, leaf_rows, cache))
         return data_loss / normaliser, HeadPass(passes, normaliser, {"node_loss": node_loss})
 
@@ -429,7 +434,8 @@ class TreeModel(SentenceEncoder):
         d_word_rows = None
         for head, prefix, nodes, labels, leaf_rows, cache in passed.cache:
             d_inputs = head.backward(params.prefixed(prefix), cache, labels,
-                                     1.0 / passed.normaliser, grads.prefixed(prefix))
+                                     self.cell.head_weight / passed.normaliser,
+                                     grads.prefixed(prefix))
             if leaf_rows is not None:
                 d_word_rows = (leaf_rows, d_inputs)
             else:
@@ -529,13 +535,13 @@ class PairModel(SentenceEncoder):
         left, right = self._sides(batch)
         data_loss, cache = self.head.loss(params.prefixed(self.prefix), h[left], h[right],
                                           batch.scores)
-        return data_loss / normaliser, HeadPass(cache, normaliser, {})
+        return self.cell.head_weight * data_loss / normaliser, HeadPass(cache, normaliser, {})
 
     def _objective_backward(self, params: Parameters, batch: PairBatch, h: np.ndarray,
                             passed: "HeadPass", grads: Parameters) -> tuple:
         """Back through the similarity head, adding into ``grads``: (dJ/dh, None)."""
         d_left, d_right = self.head.backward(params.prefixed(self.prefix), passed.cache,
-                                             1.0 / passed.normaliser,
+                                             self.cell.head_weight / passed.normaliser,
                                              grads.prefixed(self.prefix))
         left, right = self._sides(batch)
         d_h = np.zeros_like(h)

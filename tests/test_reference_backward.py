@@ -30,6 +30,14 @@ CASES = [
     ("recnn", {"activation": "tanh", "untied": True}, 4, 0),
     ("rntn", {}, 3, 0),
     ("rntn", {"leaf_activation": "tanh"}, 3, 0),
+    ("mvrnn", {}, 3 + 3 * 3, 0),
+    ("rae", {}, 3, 0),
+    ("rae", {"reconstruction_weight": 0.7}, 3, 0),
+    ("drnn", {"layers": 3, "activation": "tanh"}, 4, 0),
+    ("drnn", {"layers": 2, "activation": "relu"}, 3, 0),
+    ("dtrnn", {}, 4, 8),
+    ("dtrnn", {"positions": 1}, 3, 0),
+    ("sdtrnn", {}, 4, 8),
 ]
 D = 3
 

@@ -65,8 +65,9 @@ def test_the_cell_is_what_its_entry_declares(name):
     if "direction_options" in accepted:   # the bidirectional cells pass the rest on
         accepted |= set(inspect.signature(cls.direction_cell.__init__).parameters)
     assert set(entry.options) <= accepted
-    d_x = 4 if name == "matrix-space" else 3
     d = 2 if name == "matrix-space" else 3
+    # words that are matrices (and vectors too): d^2 (+ d) numbers
+    d_x = (d * d + (d if entry.word_vectors else 0)) if entry.word_matrices else 3
     cell = make_cell(name, d_x, d)
     assert bool(cell.recurrent_widths()) == entry.recurrent
     assert (cell.max_children, cell.words) == COMPOSES_CHECKS[entry.composes]

@@ -38,7 +38,12 @@ without them has, so nothing is probed for:
   cell whose word inputs need a starting point of their own (the
   matrix-space model's word matrices);
 * ``leaf_classifier_reads_input`` (False): leaves are classified from their
-  word vectors by a classifier of their own (Le & Zuidema's untied leaves).
+  word vectors by a classifier of their own (Le & Zuidema's untied leaves);
+* ``head_weight`` (1.0) and ``own_loss(forest, cache, normaliser)`` (0.0): a
+  cell with a term of the objective of its own (the RAE's reconstruction
+  error, weighted alpha, the head's data term weighted 1 - alpha) returns
+  that term over Z = ``normaliser`` and leaves on ``cache`` the scale its
+  backward adds the term's gradient at (and each node's share, for explain).
 
 What ``npcomp explain`` shows of a cell comes from the cell itself, through
 two methods every cell implements:
@@ -280,6 +285,8 @@ class Cell:
     # a cell that classifies whole sequences at their last word
     labels_at_roots_only: bool = False
     leaf_classifier_reads_input: bool = False
+    # the factor of the head's data term (1 - alpha beside the RAE's own term)
+    head_weight: float = 1.0
 
     def recurrent_widths(self) -> list:
         return []
@@ -292,6 +299,13 @@ class Cell:
 
     def report_slices(self) -> dict:
         return {}
+
+    def own_loss(self, forest: Forest, cache, normaliser: int,
+                 node_loss: np.ndarray | None = None) -> float:
+        """The cell's own term of J over Z = ``normaliser`` (0: none); the
+        backward on ``cache`` then adds that term's gradient.  ``node_loss``
+        (n,), each node's term of J so far (NaN: none), takes each node's share."""
+        return 0.0
 
     def forward_terms(self, forest: Forest, cache) -> list:
         """[Term] of the forward pass that made ``cache``, in equation order."""

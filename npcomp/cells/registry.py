@@ -29,6 +29,8 @@ An entry's fields:
   encoders (Table 1's dimension, cell options), else None;
 * ``word_matrices``: its words are d x d matrices learned from scratch (the
   embedding dimension is d^2; it takes no pretrained vectors);
+* ``word_vectors``: with ``word_matrices``, each word is also a d-vector:
+  the embedding row is [a | vec(A)], d + d^2 numbers (the MV-RNN);
 * ``synthetic``: its sizes on the synthetic task where the shared ones
   (``defaults.SYNTHETIC``) do not suit it;
 * ``baseline``: the bag-of-words baseline ``npcomp train`` trains beside a
@@ -93,6 +95,13 @@ CELL_OPTIONS = {
     "attention_dim": CellOption(int, "size of the attentional state (Nayebi & Blundell: 25)",
                                 command_line=False),
     "arity": CellOption(int, "N, the children a node may have", command_line=False),
+    "positions": CellOption(int, "dtrnn: the children's positions on each side of their "
+                                 "head with a matrix of their own (farther ones share the "
+                                 "last)"),
+    "layers": CellOption(int, "recursive layers stacked over the tree (drnn; at least 2)"),
+    "reconstruction_weight": CellOption(float, "alpha of the RAE's objective alpha E_rec + "
+                                               "(1 - alpha) E_cE at each node (Socher et al. "
+                                               "2011: 0.2)"),
     "inner_inputs": CellOption(bool, "inner nodes may read a word too", command_line=False),
 }
 
@@ -117,6 +126,7 @@ class Model:
     sick: dict | None = None
     tuned: dict = field(default_factory=dict)
     word_matrices: bool = False
+    word_vectors: bool = False
     synthetic: dict = field(default_factory=dict)
     baseline: bool = False
 
@@ -402,6 +412,86 @@ MODELS = {model.name: model for model in (
           options={"activation": ("identity", "relu", "tanh")}, recurrent=True,
           defaults=dict(IRSOY, dim=20, activation="relu"),
           gradcheck=tuple(sequence_checks(activations=("identity", "relu", "tanh")))),
+    # Socher et al. 2013, Sec. 4.2 and 5 (the MV-RNN's SST setting: d between 25 and 35,
+    # minibatch 20-30, AdaGrad, L2); the papers give no learning rate, lambda or number
+    # of epochs: the RNTN entry's lambda and epochs, and rates ours
+    Model("mvrnn", "mvrnn", "MVRNN",
+          paper="Socher et al. 2012 (MV-RNN: p = g(W [Ba; Ab]), P = W_M [A; B]), SST as "
+                "Socher et al. 2013",
+          composes="binary", leaves="computed", options={}, recurrent=False,
+          defaults=dict(source="Socher et al. 2013, Sec. 5 (d, minibatch, AdaGrad; learning "
+                               "rates, lambda, epochs: ours)",
+                        dim=25, lr=0.01, emb_lr=0.01, batch_size=27, l2=1e-3, dropout=0.0,
+                        epochs=40, adagrad_reset=1),
+          word_matrices=True, word_vectors=True, synthetic=dict(dim=10),
+          gradcheck=tuple(objective_checks(input_dim=12, hidden_dim=3)
+                          + rebracketed_checks(input_dim=6, hidden_dim=2))),
+    # the RAE on the SST's given trees, as Socher et al. 2013 compare it (Sec. 5: d between
+    # 25 and 35, minibatch 20-30, AdaGrad); alpha = 0.2 as Socher et al. 2011; learning
+    # rates, lambda and epochs are not given: the RNTN entry's lambda and epochs, rates ours
+    Model("rae", "rae", "RAE",
+          paper="Socher et al. 2011 (semi-supervised recursive autoencoder: p = f(W1 [c1; c2] "
+                "+ b1) normalised, reconstruction weighted by the words under each child), "
+                "on given trees as Socher et al. 2013",
+          composes="binary", leaves="word", options={"reconstruction_weight": None},
+          recurrent=False,
+          defaults=dict(source="Socher et al. 2013, Sec. 5 (d, minibatch, AdaGrad) and Socher "
+                               "et al. 2011 (alpha); learning rates, lambda, epochs: ours",
+                        dim=25, embedding_dim=25, lr=0.01, emb_lr=0.01, batch_size=27,
+                        l2=1e-3, dropout=0.0, epochs=40, adagrad_reset=1,
+                        reconstruction_weight=0.2),
+          gradcheck=tuple(objective_checks(input_dim=3) + rebracketed_checks(input_dim=3)[:2]
+                          + [dict(input_dim=3, extra=dict(reconstruction_weight=0.6)),
+                             dict(input_dim=3, supervision="root", unary_rate=0.3,
+                                  extra=dict(reconstruction_weight=0.0))])),
+    # Irsoy & Cardie 2014 as Le & Zuidema 2015 Sec. 5 report it: 3 layers of d = 200 with
+    # dropout (46.06 -> 49.5 fine-grained), rectifiers; the paper's text was not available:
+    # the dropout rate, optimiser, rates, lambda, minibatch and epochs are ours
+    Model("drnn", "drnn", "DRNN",
+          paper="Irsoy & Cardie 2014 (deep recursive network: layers stacked over the tree, "
+                "rectifiers, untied leaf weights, the head on the top layer)",
+          composes="binary", leaves="computed",
+          options={"activation": ("relu", "tanh"), "layers": None}, recurrent=False,
+          defaults=dict(source="Irsoy & Cardie 2014 as reported by Le & Zuidema 2015, Sec. 5 "
+                               "(3 layers, d = 200, rectifiers, dropout); dropout rate, "
+                               "learning rates, lambda, minibatch, epochs: ours",
+                        dim=200, embedding_dim=300, layers=3, activation="relu", lr=0.01,
+                        emb_lr=0.01, batch_size=25, l2=1e-4, dropout=0.1, epochs=20),
+          synthetic=dict(layers=2),
+          # the rectifier's kink: on the suite's trees a layer-2 pre-activation lies 0.004
+          # from 0, within the reach of central differences at the default step (+-2e-3
+          # times its slope); 1e-4 keeps them on one side (docs/cells/drnn.md)
+          gradcheck=tuple(objective_checks(input_dim=4, extra=dict(layers=2), step=1e-4)
+                          + [dict(input_dim=4, extra=dict(layers=3), step=1e-4),
+                             dict(input_dim=4, activation="tanh", unary_rate=0.3,
+                                  extra=dict(layers=3)),
+                             dict(input_dim=4, activation="tanh", supervision="root",
+                                  structure="right", extra=dict(layers=2))])),
+    # Socher et al. 2014's DT-RNN as Tai et al. 2015 train it on SICK (Table 3: their runs,
+    # with the similarity head and their SICK setting); the papers give no dimension for
+    # it here: d = 150 and 3 positions a side are ours
+    Model("dtrnn", "dtrnn", "DTRNN",
+          paper="Socher et al. 2014 (DT-RNN: h_i = f((W_v x_i + sum_j l(j) W_pos(i,j) h_j) / "
+                "l(i))), on SICK as Tai et al. 2015, Table 3",
+          composes="any", leaves="computed", options={"positions": None}, recurrent=False,
+          defaults=dict(TAI, source="Tai et al. 2015, Sec. 5.3 (SST setting; d and positions: "
+                                    "ours)", dim=150, positions=3, structure="dependency",
+                        dropout=0.0),
+          sick=dict(),
+          gradcheck=tuple(objective_checks(trees="dependency")
+                          + [dict(trees="dependency", extra=dict(positions=1)),
+                             dict(trees="binary", supervision="root")])),
+    # the SDT-RNN (Socher et al. 2014) as Tai et al. 2015 train it on SICK (Table 3): the
+    # DT-RNN with a matrix per dependency relation (SICK's *.rels); d = 150 ours
+    Model("sdtrnn", "sdtrnn", "SDTRNN",
+          paper="Socher et al. 2014 (SDT-RNN: the DT-RNN with a matrix per dependency "
+                "relation), on SICK as Tai et al. 2015, Table 3",
+          composes="any", leaves="computed", options={}, recurrent=False,
+          defaults=dict(TAI, source="Tai et al. 2015, Sec. 5.3 (SST setting; d: ours)",
+                        dim=150, structure="dependency", dropout=0.0),
+          sick=dict(),
+          gradcheck=tuple(objective_checks(trees="dependency")
+                          + [dict(trees="binary", supervision="root")])),
     # Irsoy & Cardie 2015, Table 1 (matrix-space, d_h = 3: a 3x3 matrix per word, tuned)
     Model("matrix-space", "matrix_space", "MatrixSpace",
           paper="Irsoy & Cardie 2015 eqs. 1-2 (a d x d matrix per word, products in word "

@@ -44,6 +44,7 @@ class Tree:
                  dependency trees: every node reads its head word)
     label:       int32 (n_nodes,), class of each node, -1 unlabelled
     source:      "file:line" the tree came from, for error messages
+    relations:   per token, its dependency relation to its head (a str), or None
 
     The children of a node, in order, are the nodes whose ``parent`` points
     to it, sorted by node index.
@@ -55,6 +56,8 @@ class Tree:
     label: np.ndarray
     source: str = ""
     _children: list | None = field(default=None, repr=False)
+    # the dependency relation of each token to its head (SICK's ``*.rels``), or None
+    relations: tuple | None = None
 
     @property
     def n_nodes(self) -> int:
@@ -80,7 +83,7 @@ class Tree:
 
     def with_labels(self, label: np.ndarray) -> "Tree":
         return Tree(self.tokens, self.parent, self.token_index,
-                    np.asarray(label, dtype=np.int32), self.source)
+                    np.asarray(label, dtype=np.int32), self.source, relations=self.relations)
 
     def validate(self, n_classes: int | None = None) -> "Tree":
         """Check the invariants above; raise DataError naming ``source``."""

@@ -4,7 +4,7 @@ preprocessing: per split directory ``a.toks``, ``b.toks``, ``a.parents``,
 one pair per line."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .errors import DataError
@@ -31,8 +31,10 @@ def read_sick_dir(directory: str | Path, structure: str = "dependency") -> list:
     Reads ``a.toks``, ``b.toks`` (space-separated tokens), ``a.parents``,
     ``b.parents`` (structure "dependency") or ``a.cparents``, ``b.cparents``
     ("constituency"), ``sim.txt`` (relatedness in [1, 5]) and ``id.txt``: line k
-    of every file describes pair k.  Raises DataError naming the file and line,
-    or the file with fewer lines than the others and its line count.  Tree
+    of every file describes pair k.  Dependency trees also take ``a.rels``,
+    ``b.rels`` (each token's relation to its head) where the directory has
+    them.  Raises DataError naming the file and line, or the file with fewer
+    lines than the others and its line count.  Tree
     sources are the ``*.parents`` / ``*.cparents`` file and line.
     """
     if structure not in SICK_STRUCTURES:
@@ -43,6 +45,10 @@ def read_sick_dir(directory: str | Path, structure: str = "dependency") -> list:
     suffix = SICK_STRUCTURES[structure]
     names = ("a.toks", "b.toks", f"a.{suffix}", f"b.{suffix}", "sim.txt", "id.txt")
     lines = {name: read_text_lines(directory / name) for name in names}
+    # dependency relations (the SDT-RNN's), where the directory has them
+    relations = {side: read_text_lines(directory / f"{side}.rels")
+                 for side in "ab" if structure == "dependency"
+                 and (directory / f"{side}.rels").is_file()}
     longest = max(names, key=lambda name: len(lines[name]))
     n_pairs = len(lines[longest])
     for name in names:
@@ -62,13 +68,25 @@ def read_sick_dir(directory: str | Path, structure: str = "dependency") -> list:
             heads_path = directory / f"{side}.{suffix}"
             heads = _read_ints(lines[f"{side}.{suffix}"][index], heads_path, number)
             n_tokens = None if structure == "dependency" else len(tokens)
-            trees.append(parents_to_tree(heads, tokens, n_tokens, f"{heads_path}:{number}"))
+            tree = parents_to_tree(heads, tokens, n_tokens, f"{heads_path}:{number}")
+            if side in relations:
+                tree = replace(tree, relations=_read_relations(
+                    relations[side], index, len(tokens), directory / f"{side}.rels", number))
+            trees.append(tree)
         score = _read_score(lines["sim.txt"][index], directory / "sim.txt", number)
         pair_id = lines["id.txt"][index].strip()
         if not pair_id:
             raise DataError("empty pair id", directory / "id.txt", number)
         pairs.append(SickPair(trees[0], trees[1], score, pair_id))
     return pairs
+
+
+def _read_relations(lines: list, index: int, n_tokens: int, path: Path, line: int) -> tuple:
+    """The relation labels of sentence ``index``: one per token."""
+    labels = tuple(lines[index].split()) if index < len(lines) else ()
+    if len(labels) != n_tokens:
+        raise DataError(f"{len(labels)} relation(s) for {n_tokens} token(s)", path, line)
+    return labels
 
 
 def _read_score(text: str, path: Path, line: int) -> float:

@@ -35,6 +35,30 @@ TEXTS = {
         "R2": "A unary node's missing child contributes a zero state (eq. 3 is defined for "
               "two children).",
     },
+    "mvrnn": {
+        "MV3": "(MV1) as restated prints no bias; npcomp adds b_W, as the RNTN's R1.",
+        "MV4": "A unary node's missing right child is (0, I): u = I a, A b = 0, and B = I "
+               "in (MV2).",
+    },
+    "rae": {
+        "RE1": "A unary node's missing c_2 is 0 with n_2 = 0: neither composed nor "
+               "reconstructed.",
+        "RE2": "J sums alpha E_rec over every inner node and (1 - alpha) E_cE over the "
+               "labelled ones, over the head's Z; E_rec's targets c_k get its gradient too.",
+    },
+    "drnn": {
+        "DR1": "A unary node's missing child contributes 0 at every layer; a leaf's layer 1 "
+               "is its word vector, its layers 2..L read only the layer below.",
+    },
+    "dtrnn": {
+        "DT2": "pos(i, j): l_1..l_K left of the head, nearest first, r_1..r_K right; farther "
+               "children share the K-th; a head without a word has them all right.",
+        "DT3": "A bias b after the normalisation: Tai et al.'s 'affine-transformed' children.",
+    },
+    "sdtrnn": {
+        "SD1": "A tree without relation labels (a bare parents file), or a child without a "
+               "word, reads its children through W_dep, the generic relation.",
+    },
     "lstm_rnn": {
         "L1": "(L6)'s W_co c reads the new cell c_p (c is not defined in Sec. 3).",
         "L2": "(L5)'s W_c1 x (.) i_1 is read (W_c1 x) * i_1: each input gate scales its own "

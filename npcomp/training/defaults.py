@@ -44,8 +44,12 @@ SICK_VECTOR_FILES = ("glove.840B.300d.sick.txt", "glove.840B.300d.txt")
 
 def matrix_embedding_dim(config: dict) -> int | None:
     """The word "vectors" of a model whose words are d x d matrices (registry
-    ``word_matrices``): d^2 numbers (None for every other model)."""
-    return config["dim"] ** 2 if registry.model(config["model"]).word_matrices else None
+    ``word_matrices``): d^2 numbers, d + d^2 with a vector too (``word_vectors``,
+    the MV-RNN); None for every other model."""
+    entry = registry.model(config["model"])
+    if not entry.word_matrices:
+        return None
+    return config["dim"] ** 2 + (config["dim"] if entry.word_vectors else 0)
 
 
 def dim_follows_embedding(config: dict) -> bool:
