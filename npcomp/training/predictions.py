@@ -33,14 +33,18 @@ and the words' labels only.
 Sentence pairs (sick, a user's file of pairs), one line per pair: ``pair``
 (index), ``gold`` and ``predicted`` relatedness (6 decimals; on the scale of
 the file's scores), ``length_a`` and ``length_b`` (the two sentences'
-numbers of words).
+numbers of words).  Classified pairs (sick-entailment, a user's file of
+labelled pairs): ``pair``, ``gold`` and ``predicted`` class numbers, their
+names ``gold_class`` and ``predicted_class`` (where the task names its
+classes), ``p`` (the probability of the predicted class, 4 decimals),
+``length_a`` and ``length_b``.  Their runs write no figure counts.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from .encoding import EncodedPairs
-from .evaluation import predict_relatedness, predict_split
+from .evaluation import pair_outputs, predict_relatedness, predict_split
 from .figure_counts import counts_of, write_counts
 from .rundir import RunDirectory, predictions_name
 
@@ -97,8 +101,28 @@ def pair_records(split: EncodedPairs, predicted: np.ndarray) -> list:
             for index, (gold, score) in enumerate(zip(gold_scores, predicted))]
 
 
+def pair_class_records(split: EncodedPairs, p_hat: np.ndarray) -> list:
+    """One record per classified pair (module docstring) from its p_hat."""
+    predicted = p_hat.argmax(axis=1)
+    names = split.class_names
+    records = []
+    for index, (gold, guess) in enumerate(zip(split.labels.tolist(), predicted.tolist())):
+        record = {"pair": index, "gold": gold, "predicted": guess}
+        if names is not None:
+            record.update(gold_class=names[gold] if gold >= 0 else None,
+                          predicted_class=names[guess])
+        record.update(p=round(float(p_hat[index, guess]), 4),
+                      length_a=len(split.left.trees[index].tokens),
+                      length_b=len(split.right.trees[index].tokens))
+        records.append(record)
+    return records
+
+
 def predict_records(model, params, split, batch_size: int = 512, helpers=None) -> list:
     """The records of every sentence (pair) of an encoded split."""
+    if isinstance(split, EncodedPairs) and model.head.classifies:
+        return pair_class_records(split, pair_outputs(model, params, split, batch_size,
+                                                      helpers))
     if isinstance(split, EncodedPairs):
         return pair_records(split, predict_relatedness(model, params, split, batch_size,
                                                        helpers))
@@ -113,7 +137,8 @@ def write_predictions(run_dir, model, params, split, split_name: str = "test",
     path written."""
     directory = run_dir if isinstance(run_dir, RunDirectory) else RunDirectory(run_dir)
     records = predict_records(model, params, split, batch_size, helpers)
-    if split_name == "test" and name is None and task is not None:
+    classified = isinstance(split, EncodedPairs) and model.head.classifies
+    if split_name == "test" and name is None and task is not None and not classified:
         # what the figures need of them, small enough to keep where the
         # predictions are not (figure_counts.py)
         write_counts(directory, counts_of(records, task))
