@@ -129,12 +129,14 @@ def run_sentence_trees(config: dict, data_dir=None, tree: str | None = None,
 
 def score_pairs(model, params, vocab, left: Sequence[Tree], right: Sequence[Tree],
                 batch_size: int = 512) -> tuple:
-    """(predicted relatedness (m,), predicted distributions (m, K)) of the pairs."""
+    """(predicted relatedness (m,), predicted distributions (m, K)) of the
+    pairs; for the pair classifier, (predicted class numbers, class
+    probabilities)."""
     h_left = encode_sentences(model, params, vocab, left, batch_size)
     h_right = encode_sentences(model, params, vocab, right, batch_size)
     p_hat = model.head.outputs(params.prefixed(model.prefix), h_left, h_right)
     require_finite_outputs(p_hat, np.arange(len(left)), left, 0)
-    return p_hat @ model.head.ratings(p_hat.dtype), p_hat
+    return model.head.decode(p_hat), p_hat
 
 
 def mean_vectors(embedding: np.ndarray, vocab, sentences: Sequence[Sequence[str]]) -> np.ndarray:
