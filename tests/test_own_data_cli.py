@@ -693,6 +693,6 @@ def test_classes_and_score_range_apply_where_the_option_table_says(tmp_path, cap
             (labelled, ["--score-range", "1,5"], "--score-range: applies to a file of sentence "
              "pairs with a score column (--train), not to a file of sentence pairs with a "
              "label column")):
-        status, _, error = run(["train", "--train", train, *options, *TINY, "--out",
-                                tmp_path / "none"], capsys)
+        status, _, error = run(["train", "--train", train, *options, "--vectors", "random",
+                                *TINY, "--out", tmp_path / "none"], capsys)
         assert status == 2 and message in error, error
