@@ -493,7 +493,7 @@ TABLES = {table.name: table for table in (
         Row(name, label, model, "sick-entailment", {"accuracy": None},
             vectors="300-d GloVe 840B held fixed, as Tai et al. on SICK")
         for name, label, model in ENTAILMENT_MODELS),
-        note=ENTAILMENT_NOTE, comparisons=tuple(
+        note=ENTAILMENT_NOTE, confusions=True, comparisons=tuple(
             Comparison(f"{first}-against-{second}",
                        f"{dict((n, l) for n, l, _ in ENTAILMENT_MODELS)[first]} against "
                        f"{dict((n, l) for n, l, _ in ENTAILMENT_MODELS)[second]}",

@@ -198,7 +198,9 @@ def draw_confusion(record: dict):
     figure.colorbar(image, ax=axes, label="% of the gold class")
     _titled(axes, record, figure)
     axes.grid(False)
-    axes.set_title(f"root accuracy {record['accuracy']:.2f}%", fontsize="medium")
+    # a sentence's class is its root's; a pair's is the pair's
+    what = "accuracy" if record.get("y_label") == "gold class" else "root accuracy"
+    axes.set_title(f"{what} {record['accuracy']:.2f}%", fontsize="medium")
     return figure
 
 
