@@ -427,7 +427,7 @@ def test_labelled_pairs_read_with_their_classes(tmp_path):
     assert own.task.class_names == ("CONTRADICTION", "ENTAILMENT", "NEUTRAL")
     assert own.task.n_classes == 3 and own.task.score_scale is None
     assert [pair.label for pair in own.task.splits["train"]] == [1, 2, 0, 1]
-    assert [list(pair.tree_b.tokens) for pair in own.task.splits["train"]][2] == ["nobody", "sleeps"]
+    assert list(own.task.splits["train"][2].tree_b.tokens) == ["nobody", "sleeps"]
     (pair,) = own.task.splits["dev"]
     assert (pair.label, pair.pair_id) == (0, "p7")
     record = own.record()

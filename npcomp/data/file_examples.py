@@ -20,10 +20,11 @@ A file of sentence pairs has ``sentence_a`` and ``sentence_b`` and either
 ``score`` (their relatedness: kind ``pairs``) or ``label`` (their class, a
 name or a class number, e.g. SICK's entailment judgments: kind
 ``pair-labels``), never both; optionally ``tree_a``/``tree_b`` or
-``parents_a``/``parents_b``, and ``id`` (or ``pair_id``).  Other columns are left alone.  Each sentence becomes a tree
-through ``text_trees.TextTrees``, as ``npcomp predict`` makes them: a tree or
-parents column stands in for the parse.  Nothing here knows the class list
-or the score range: ``own_data`` reads every file first, then decides them.
+``parents_a``/``parents_b``, and ``id`` (or ``pair_id``). Other columns are
+left alone. Each sentence becomes a tree through ``text_trees.TextTrees``, as
+``npcomp predict`` makes them: a tree or parents column stands in for the
+parse. Nothing here knows the class list or the score range: ``own_data``
+reads every file first, then decides them.
 """
 from __future__ import annotations
 

@@ -214,8 +214,9 @@ def read_labelled_file(path: str | Path, text_trees: TextTrees,
     """The examples of one more file for a run trained on files (``npcomp eval
     --file``, ``predict``): its Trees (with ``pairs``, its SickPairs)
     labelled with the run's ``classes`` (its record's names, in order), or
-    its SickPairs checked against the run's ``score_range``.  ``labelled=False`` allows examples without a label
-    or score (UNLABELLED roots, NaN scores)."""
+    its SickPairs checked against the run's ``score_range``.
+    ``labelled=False`` allows examples without a label or score
+    (UNLABELLED roots, NaN scores)."""
     run_kind = "pairs" if score_range is not None else "labels" if not pairs else "pair-labels"
     examples = read_examples(path, text_trees, labelled,
                              pairs="pair-labels" if run_kind == "pair-labels" else "pairs")
