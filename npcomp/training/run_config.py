@@ -20,7 +20,7 @@ from npcomp.data.errors import ConfigError
 from .defaults import (SICK_VECTOR_FILES, applies, defaults_for, dim_follows_embedding,
                        matrix_embedding_dim)
 from .options import LIST_KINDS, OPTIONS, OptionFormError, default_threads, form
-from npcomp.data.choices import FILE_TASKS, PAIR_TASKS
+from npcomp.data.choices import FILE_TASKS, PAIR_CLASS_TASKS, PAIR_TASKS
 
 # the options a task whose examples are sentence pairs refuses: a pair is
 # scored (classified) by its head at the two sentences' roots
@@ -75,8 +75,10 @@ def build_config(model: str | None, task: str | None, options: dict) -> dict:
     if task in PAIR_TASKS:
         for option in _NOT_FOR_PAIRS:
             if option in given:
-                raise ConfigError(option, f"does not apply to {task}: a pair is scored (or "
-                                          "classified) by its head at the two sentences' roots")
+                head = ("classified by the pair classifier" if task in PAIR_CLASS_TASKS
+                        else "scored by the similarity head")
+                raise ConfigError(option, f"does not apply to {task}: a pair is {head} at the "
+                                          "two sentences' roots")
     _check_applies(given, task)
     if dim_follows_embedding(config):
         # the leaves' states are the word vectors: one dimension for both
