@@ -420,5 +420,8 @@ def ensure_counts(run_dir: str | Path) -> bool:
     run_dir = Path(run_dir)
     if (run_dir / COUNTS).is_file() or not (run_dir / PREDICTIONS).is_file():
         return False
-    write_counts(run_dir, read_run_counts(run_dir, read_metrics(run_dir)["config"]["task"]))
+    counts = read_run_counts(run_dir, read_metrics(run_dir)["config"]["task"])
+    if counts is None:   # classified pairs: no counts
+        return False
+    write_counts(run_dir, counts)
     return True
