@@ -209,7 +209,7 @@ def draw_learning(record: dict):
     figure = new_figure(10.0, 6.5)
     grid = figure.subplots(2, 2, sharex="col")
     epochs = record["epochs"]
-    names = {"root_acc": "root", "all_acc": "all nodes", "pearson": "r"}
+    names = {"root_acc": "root", "all_acc": "all nodes", "pearson": "r", "accuracy": "accuracy"}
     for column, x in enumerate(("epoch", "train_s")):
         xs = [row[x] for row in epochs]
         loss, metric = grid[0][column], grid[1][column]
