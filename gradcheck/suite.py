@@ -11,6 +11,7 @@ from npcomp.cells import make_cell, registry
 from npcomp.data.embeddings import Vocabulary
 from npcomp.forest import build_forest, node_words, supervised_labels
 from npcomp.data.formats import chain_tree
+from npcomp.heads import PAIR_HEADS
 from npcomp.model import PairBatch, PairModel, TreeModel
 from npcomp.data.restructure import rebracket
 
@@ -56,7 +57,7 @@ class Setting:
 
     def describe(self) -> str:
         # a pair is scored at its two roots: no supervision mode
-        parts = (["sentence pairs"] if self.head == "similarity"
+        parts = (["sentence pairs"] if self.head in PAIR_HEADS
                  else [f"supervision={self.supervision}"])
         if self.activation is not None:
             parts.append(f"g={self.activation}")
@@ -88,8 +89,8 @@ class Setting:
 
 def settings(model: str) -> list:
     """Every setting checked for ``model``: the variations its registry entry
-    declares, then the similarity head's where the model is one of Tai et
-    al.'s relatedness encoders."""
+    declares, then the pair heads' (the similarity head's and the pair
+    classifier's) where the model is one of Tai et al.'s relatedness encoders."""
     entry = registry.model(model)
     return ([_setting(entry, variation) for variation in entry.gradcheck]
             + _similarity_settings(entry))
@@ -114,7 +115,9 @@ def _similarity_settings(entry: registry.Model) -> list:
     """The similarity head and KL objective (Tai eq. 15) through both
     sentences' encoders: with L2; with word-vector and recurrent dropout for
     the sequence models; and without the output gate (Tai's released
-    relatedness code: h = tanh(c)) where the cell has one."""
+    relatedness code: h = tanh(c)) where the cell has one.  Then the pair
+    classifier (its softmax over classes, cross-entropy) through the same
+    encoders with L2, every parameter of its head and of the cell."""
     if entry.sick is None:
         return []
     trees = SIMILARITY_TREES[registry.sick_structure(entry.name)]
@@ -127,6 +130,7 @@ def _similarity_settings(entry: registry.Model) -> list:
         out.append(_setting(entry, dict(pair, embedding_dropout=0.3, recurrent_dropout=0.3)))
     if "output_gate" in entry.options:
         out.append(_setting(entry, dict(pair, extra=dict(extra, output_gate=False))))
+    out.append(_setting(entry, dict(pair, head="pair_softmax", l2=0.1)))
     return out
 
 
@@ -160,25 +164,30 @@ def random_trees(setting: Setting, rng: np.random.Generator) -> list:
     return trees
 
 
-# gold relatedness of the checked pairs: both ends of the scale and a fraction
+# gold relatedness of the checked pairs: both ends of the scale and a fraction;
+# their classes, for the pair classifier (each of its three classes)
 PAIR_SCORES = (1.0, 3.6, 5.0)
+PAIR_LABELS = (2, 0, 1)
+# the classes (ratings) of each pair head's checked model
+PAIR_CLASSES = {"similarity": 5, "pair_softmax": 3}
 
 
 def build_case(setting: Setting, trees: list, rng: np.random.Generator,
                partners: list | None = None):
     """(model, float64 params, batch, loss options) for one setting and
-    minibatch: the batch is a forest, or for the similarity head a PairBatch
+    minibatch: the batch is a forest, or for a pair head a PairBatch
     whose left sentences are ``trees`` and right ones ``partners`` (default a
     second random draw, each differing from its left sentence)."""
     vocab = Vocabulary(f"w{k}" for k in range(VOCAB_SIZE))
     cell = make_cell(setting.model, setting.input_dim, setting.hidden_dim,
                      activation=setting.activation, untied=setting.untied, **setting.extra)
-    if setting.head == "similarity":
-        model = PairModel(cell, len(vocab), setting.input_dim, hidden_dim=3)
+    if setting.head in PAIR_HEADS:
+        model = PairModel(cell, len(vocab), setting.input_dim, hidden_dim=3,
+                          n_classes=PAIR_CLASSES.get(setting.head, 5), head=setting.head)
     else:
         model = TreeModel(cell, N_CLASSES, len(vocab), setting.input_dim, head=setting.head)
     params = _draw_parameters(model, setting, vocab, rng)
-    if setting.head == "similarity":
+    if setting.head in PAIR_HEADS:
         if partners is None:
             partners = _distinct_partners(setting, trees, rng)
         trees = list(trees[:len(partners)]) + list(partners[:len(trees)])
@@ -187,7 +196,7 @@ def build_case(setting: Setting, trees: list, rng: np.random.Generator,
     masks = model.dropout_masks(forest, setting.dropout, rng, np.float64,
                                 setting.embedding_dropout, setting.recurrent_dropout)
     options = dict(l2=setting.l2, masks=masks, average=setting.average)
-    if setting.head != "similarity":
+    if setting.head not in PAIR_HEADS:
         return model, params, forest, options
     # |h_L - h_R| has no derivative where a coordinate is 0: a difference
     # within the finite differences' reach (+-2 steps, times dh/dtheta) of
@@ -197,7 +206,8 @@ def build_case(setting: Setting, trees: list, rng: np.random.Generator,
         h = model.sentence_states(params, forest, masks)
         n_pairs = forest.n_trees // 2
         if np.abs(h[:n_pairs] - h[n_pairs:]).min() >= KINK_MARGIN:
-            return model, params, PairBatch(forest, np.resize(PAIR_SCORES, n_pairs)), options
+            return model, params, PairBatch(forest, np.resize(PAIR_SCORES, n_pairs),
+                                            np.resize(PAIR_LABELS, n_pairs)), options
         params = _draw_parameters(model, setting, vocab, rng)
     raise ValueError(f"every draw put some |h_L - h_R| within {KINK_MARGIN} of 0: are two "
                      "paired sentences the same?")

@@ -1,6 +1,7 @@
 """npcomp: compositional sentence models with hand-written, gradient-checked backpropagation.
 
-``npcomp.TreeClassifier`` and ``npcomp.PairRegressor`` are estimators with
+``npcomp.TreeClassifier``, ``npcomp.PairRegressor`` and
+``npcomp.PairClassifier`` are estimators with
 scikit-learn's conventions (``npcomp.estimators``); ``npcomp.config`` is the
 configuration `npcomp train` runs.  ``import npcomp`` loads neither NumPy
 nor numba: what follows imports them when it is used.
@@ -26,7 +27,7 @@ def config(model: str | None = None, task: str | None = None, **options) -> dict
 
 
 # the estimators, loaded (with NumPy and numba) when first named
-_ESTIMATORS = ("TreeClassifier", "PairRegressor")
+_ESTIMATORS = ("TreeClassifier", "PairRegressor", "PairClassifier")
 
 
 def __getattr__(name: str):

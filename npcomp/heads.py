@@ -1,5 +1,6 @@
 """Output heads: softmax or ordinal at the labelled nodes of a forest, and
-the similarity head over the two sentences of a pair.
+over the two sentences of a pair the similarity head (relatedness) or the
+pair classifier (entailment and other classes of pairs).
 
 Every node head has ``parameter_shapes``, ``initialise``, ``outputs(params, h)``
 (what ``npcomp predict`` reports), ``decode(outputs)`` -> labels, and
@@ -182,32 +183,36 @@ def _sigmoid(z: np.ndarray) -> np.ndarray:
         return 1.0 / (1.0 + np.exp(-z))
 
 
-class SimilarityHead:
-    r"""Similarity of a sentence pair (Tai, Socher & Manning 2015, Sec. 4.2, eq. 15).
-
-    From the two sentence representations h_L, h_R (rows of (m, d)), in
-    row-vector form (the paper's W^(x) h_x is our h_x W_times):
+class PairFeatureHead:
+    r"""What both pair heads share: Tai, Socher & Manning 2015, Sec. 4.2,
+    eq. 15 up to the softmax.  From the two sentence representations h_L,
+    h_R (rows of (m, d)), in row-vector form (the paper's W^(x) h_x is our
+    h_x W_times):
 
         h_x   = h_L * h_R                                              (15a)
         h_+   = |h_L - h_R|                                            (15b)
         h_s   = sigma( h_x W_times + h_+ W_plus + b_h )                (15c)
         p_hat = softmax( h_s W_p + b_p )                               (15d)
-        y_hat = r^T p_hat,   r = [1, 2, ..., K]                        (15e)
 
-    Target: the sparse distribution p with r^T p = y (Tai Sec. 4.2): mass
-    y - floor(y) on class floor(y) + 1 and floor(y) - y + 1 on floor(y)
-    (all on class K when y = K).  Loss per pair: KL(p || p_hat) =
-    sum_i p_i (log p_i - log p_hat_i), with 0 log 0 = 0.
+    ==========  ==========  =========
+    paper       code        shape
+    ==========  ==========  =========
+    W^(x)       W_times     (d, H)
+    W^(+)       W_plus      (d, H)
+    b^(h)       b_h         (H,)
+    W^(p)       W_p         (H, K)
+    b^(p)       b_p         (K,)
+    ==========  ==========  =========
 
-    Backward (every symbol a row per pair):
+    Backward from delta_p = dLoss/d(h_s W_p + b_p), every symbol a row per pair:
 
-        delta_p  = p_hat - p                         dKL/d(logits): sum p = 1
-        delta_s  = (delta_p W_p^T) * h_s * (1 - h_s)
+        delta_s  = (delta_p W_p^T) * h_s * (1 - h_s)                   (15d, 15c)
         delta_x  = delta_s W_times^T,  delta_+ = delta_s W_plus^T
-        dh_L     = delta_x * h_R + delta_+ * sign(h_L - h_R)
+        dh_L     = delta_x * h_R + delta_+ * sign(h_L - h_R)           (15a, 15b)
         dh_R     = delta_x * h_L - delta_+ * sign(h_L - h_R)
 
     (|.| has no derivative at 0: sign(0) = 0 takes the subgradient 0 there.)
+    A subclass gives the target and the loss, and so delta_p.
     """
 
     def __init__(self, input_dim: int, hidden_dim: int = 50, n_classes: int = 5):
@@ -227,9 +232,70 @@ class SimilarityHead:
         for name in ("W_p", "b_p"):
             uniform_fan_in(params[name], self.hidden_dim, rng)
 
+    def _forward(self, params: dict, h_left: np.ndarray, h_right: np.ndarray):
+        h_times = h_left * h_right                                     # (15a)
+        difference = h_left - h_right
+        h_plus = np.abs(difference)                                    # (15b)
+        h_s = _sigmoid(h_times @ params["W_times"] + h_plus @ params["W_plus"]
+                       + params["b_h"])                                # (15c)
+        p_hat = softmax(h_s @ params["W_p"] + params["b_p"])           # (15d)
+        return h_times, h_plus, difference, h_s, p_hat
+
+    def outputs(self, params: dict, h_left: np.ndarray, h_right: np.ndarray) -> np.ndarray:
+        """(m, K) predicted distributions p_hat."""
+        return self._forward(params, h_left, h_right)[-1]
+
+    def predict(self, params: dict, h_left: np.ndarray, h_right: np.ndarray) -> np.ndarray:
+        """(m,) each pair's prediction (``decode`` of its p_hat)."""
+        return self.decode(self.outputs(params, h_left, h_right))
+
+    @staticmethod
+    def _cache(h_left, h_right, forward: tuple, target: np.ndarray) -> dict:
+        h_times, h_plus, difference, h_s, p_hat = forward
+        return dict(h_left=h_left, h_right=h_right, h_times=h_times, h_plus=h_plus,
+                    difference=difference, h_s=h_s, p_hat=p_hat, target=target)
+
+    def backward(self, params: dict, cache: dict, scale: float, grads: dict):
+        """Gradient of ``scale`` * loss: adds into ``grads``; returns (dh_L, dh_R), (m, d) each.
+        Both losses have delta_p = p_hat - target (the target sums to 1 per pair)."""
+        delta_p = (cache["p_hat"] - cache["target"]) * scale
+        h_s = cache["h_s"]
+        grads["W_p"] += h_s.T @ delta_p                                # (15d)
+        grads["b_p"] += delta_p.sum(axis=0)
+        delta_s = (delta_p @ params["W_p"].T) * h_s * (1.0 - h_s)      # (15c)
+        grads["W_times"] += cache["h_times"].T @ delta_s
+        grads["W_plus"] += cache["h_plus"].T @ delta_s
+        grads["b_h"] += delta_s.sum(axis=0)
+        delta_times = delta_s @ params["W_times"].T                    # (15a)
+        delta_plus = (delta_s @ params["W_plus"].T) * np.sign(cache["difference"])  # (15b)
+        d_left = delta_times * cache["h_right"] + delta_plus
+        d_right = delta_times * cache["h_left"] - delta_plus
+        return d_left, d_right
+
+
+class SimilarityHead(PairFeatureHead):
+    r"""Similarity of a sentence pair (Tai, Socher & Manning 2015, Sec. 4.2,
+    eq. 15): ``PairFeatureHead``'s p_hat over the ratings 1..K, and
+
+        y_hat = r^T p_hat,   r = [1, 2, ..., K]                        (15e)
+
+    Target: the sparse distribution p with r^T p = y (Tai Sec. 4.2): mass
+    y - floor(y) on class floor(y) + 1 and floor(y) - y + 1 on floor(y)
+    (all on class K when y = K).  Loss per pair: KL(p || p_hat) =
+    sum_i p_i (log p_i - log p_hat_i), with 0 log 0 = 0, so that
+
+        delta_p  = p_hat - p                         dKL/d(logits): sum p = 1
+    """
+
+    classifies = False
+
     def ratings(self, dtype=np.float64) -> np.ndarray:
         """r = [1, 2, ..., K]."""
         return np.arange(1, self.n_classes + 1, dtype=dtype)
+
+    def decode(self, p_hat: np.ndarray) -> np.ndarray:
+        """(m,) predicted scores y_hat = r^T p_hat (15e)."""
+        return p_hat @ self.ratings(p_hat.dtype)
 
     def target_distribution(self, scores: np.ndarray, dtype) -> np.ndarray:
         """(m,) gold scores in [1, K] -> (m, K) sparse targets p with r^T p = y."""
@@ -244,51 +310,60 @@ class SimilarityHead:
         target[rows, lower] = upper_share
         return target
 
-    def _forward(self, params: dict, h_left: np.ndarray, h_right: np.ndarray):
-        h_times = h_left * h_right                                     # (15a)
-        difference = h_left - h_right
-        h_plus = np.abs(difference)                                    # (15b)
-        h_s = _sigmoid(h_times @ params["W_times"] + h_plus @ params["W_plus"]
-                       + params["b_h"])                                # (15c)
-        p_hat = softmax(h_s @ params["W_p"] + params["b_p"])           # (15d)
-        return h_times, h_plus, difference, h_s, p_hat
-
-    def outputs(self, params: dict, h_left: np.ndarray, h_right: np.ndarray) -> np.ndarray:
-        """(m, K) predicted distributions p_hat over the ratings 1..K."""
-        return self._forward(params, h_left, h_right)[-1]
-
-    def predict(self, params: dict, h_left: np.ndarray, h_right: np.ndarray) -> np.ndarray:
-        """(m,) predicted scores y_hat = r^T p_hat (15e)."""
-        p_hat = self.outputs(params, h_left, h_right)
-        return p_hat @ self.ratings(p_hat.dtype)
-
     def loss(self, params: dict, h_left: np.ndarray, h_right: np.ndarray, scores: np.ndarray):
         """Summed KL(p || p_hat) over the m pairs, and the cache for ``backward``."""
-        h_times, h_plus, difference, h_s, p_hat = self._forward(params, h_left, h_right)
+        forward = self._forward(params, h_left, h_right)
+        p_hat = forward[-1]
         target = self.target_distribution(scores, p_hat.dtype)
         tiny = np.finfo(p_hat.dtype).tiny
         supported = target > 0.0
         loss = float(np.sum(target[supported] * (np.log(target[supported])
                                                  - np.log(np.maximum(p_hat[supported], tiny)))))
-        cache = dict(h_left=h_left, h_right=h_right, h_times=h_times, h_plus=h_plus,
-                     difference=difference, h_s=h_s, p_hat=p_hat, target=target)
-        return loss, cache
+        return loss, self._cache(h_left, h_right, forward, target)
 
-    def backward(self, params: dict, cache: dict, scale: float, grads: dict):
-        """Gradient of ``scale`` * loss: adds into ``grads``; returns (dh_L, dh_R), (m, d) each."""
-        delta_p = (cache["p_hat"] - cache["target"]) * scale
-        h_s = cache["h_s"]
-        grads["W_p"] += h_s.T @ delta_p
-        grads["b_p"] += delta_p.sum(axis=0)
-        delta_s = (delta_p @ params["W_p"].T) * h_s * (1.0 - h_s)
-        grads["W_times"] += cache["h_times"].T @ delta_s
-        grads["W_plus"] += cache["h_plus"].T @ delta_s
-        grads["b_h"] += delta_s.sum(axis=0)
-        delta_times = delta_s @ params["W_times"].T
-        delta_plus = (delta_s @ params["W_plus"].T) * np.sign(cache["difference"])
-        d_left = delta_times * cache["h_right"] + delta_plus
-        d_right = delta_times * cache["h_left"] - delta_plus
-        return d_left, d_right
+
+class PairClassifierHead(PairFeatureHead):
+    r"""A class for a sentence pair (entailment: NEUTRAL, ENTAILMENT,
+    CONTRADICTION; paraphrase; NLI): ``PairFeatureHead``'s pair features and
+    sigmoid hidden layer, eqs. 15a-15c of Tai et al. 2015, and its softmax
+    (15d) over the C classes instead of the ratings.  Tai et al. give no
+    entailment head: reading their relatedness features into a softmax over
+    the classes with the cross-entropy objective is npcomp's choice.
+
+        p_hat  = softmax( h_s W_p + b_p )                    (15d), C classes
+        y_hat  = argmax_c p_hat_c
+        loss   = - sum over pairs k of log p_hat^(k)_(y_k)
+        delta_p = p_hat - onehot(y)                  d loss/d(logits)
+
+    (the cross-entropy is the KL divergence of the one-hot target, so the
+    backward from delta_p is the similarity head's.)
+    """
+
+    classifies = True
+
+    @staticmethod
+    def decode(p_hat: np.ndarray) -> np.ndarray:
+        """(m,) the most probable class of each pair."""
+        return p_hat.argmax(axis=1)
+
+    def loss(self, params: dict, h_left: np.ndarray, h_right: np.ndarray, labels: np.ndarray):
+        """Summed -log p_hat(y) over the m pairs of class numbers ``labels``
+        (m,), and the cache for ``backward``."""
+        labels = np.asarray(labels)
+        if labels.shape[0] and not ((labels >= 0) & (labels < self.n_classes)).all():
+            raise ValueError(f"pair classes must be class numbers 0..{self.n_classes - 1}")
+        forward = self._forward(params, h_left, h_right)
+        p_hat = forward[-1]
+        rows = np.arange(labels.shape[0])
+        picked = p_hat[rows, labels]
+        loss = float(-np.log(np.maximum(picked, np.finfo(p_hat.dtype).tiny)).sum())
+        target = np.zeros_like(p_hat)
+        target[rows, labels] = 1.0
+        return loss, self._cache(h_left, h_right, forward, target)
+
+
+# the heads of sentence pairs: relatedness, or a class (model.PairModel's ``head``)
+PAIR_HEADS = {"similarity": SimilarityHead, "pair_softmax": PairClassifierHead}
 
 
 HEADS = {"softmax": SoftmaxClassifier, "ordinal": OrdinalClassifier}

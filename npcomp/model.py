@@ -45,16 +45,14 @@ inner nodes use ``softmax.*`` on the cell's h.
 """
 from __future__ import annotations
 
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
 
 from npcomp.cells.kernels.inputs import sum_by_index
-from npcomp.cells.kernels.overflow import StateOverflow
 from .forest import Forest
-from .heads import SimilarityHead, dropout_mask, make_head
+from .heads import PAIR_HEADS, dropout_mask, make_head
 from .params import Layout, Parameters
 
 AVERAGES = ("sentences", "nodes")
@@ -466,9 +464,11 @@ class TreeModel(SentenceEncoder):
 class PairBatch:
     """A minibatch of m sentence pairs: one forest of 2m trees, the left
     sentences first (trees 0..m-1, then their partners m..2m-1), and the gold
-    relatedness scores (m,) (None when predicting)."""
+    relatedness scores (m,) or class numbers ``labels`` (m,) (None when
+    predicting, or not the head's)."""
     forest: Forest
     scores: np.ndarray | None = None
+    labels: np.ndarray | None = None
 
     @property
     def n_pairs(self) -> int:
@@ -476,12 +476,16 @@ class PairBatch:
 
 
 class PairModel(SentenceEncoder):
-    """Embedding table + one cell encoding both sentences of each pair + the
-    similarity head of Tai et al. eq. 15 on the two roots' states.
+    """Embedding table + one cell encoding both sentences of each pair + a
+    pair head on the two roots' states (``heads.PAIR_HEADS``): the
+    similarity head of Tai et al. eq. 15 (``head="similarity"``), or the
+    pair classifier over its features (``"pair_softmax"``).
 
     Objective (Tai Sec. 4.2), per minibatch of m pairs:
 
         J = (1/m) sum_k KL(p^(k) || p_hat^(k)) + (lambda/2) ||theta||^2
+
+    (the classifier's KL is to the one-hot class: the cross-entropy.)
 
     Both sentences of a pair go through the same cell in one forest, so the
     gradients dJ/dh_L and dJ/dh_R reach the cell's weights through one
@@ -489,13 +493,13 @@ class PairModel(SentenceEncoder):
     classifier; the head itself takes none (Tai: no gain from dropout here).
     """
 
-    prefix = "similarity"
-
     def __init__(self, cell, vocab_size: int, embedding_dim: int, hidden_dim: int = 50,
-                 n_classes: int = 5):
+                 n_classes: int = 5, head: str = "similarity"):
         super().__init__(cell, vocab_size, embedding_dim)
-        self.head_name = self.prefix
-        self.head = SimilarityHead(cell.output_dim, hidden_dim, n_classes)
+        if head not in PAIR_HEADS:
+            raise ValueError(f"head must be one of {sorted(PAIR_HEADS)}, not {head!r}")
+        self.head_name = self.prefix = head
+        self.head = PAIR_HEADS[head](cell.output_dim, hidden_dim, n_classes)
         self.n_classes = n_classes
         self._build_layout([(f"{self.prefix}.{name}", shape)
                             for name, shape in self.head.parameter_shapes()])
@@ -507,7 +511,7 @@ class PairModel(SentenceEncoder):
     def dropout_masks(self, forest: Forest, rate: float, rng: np.random.Generator, dtype,
                       embedding_rate: float = 0.0, recurrent_rate=0.0) -> DropoutMasks:
         """Word-vector and recurrent masks, one per sentence; ``rate`` (the
-        classifier input's) must be 0: the similarity head has no dropout."""
+        classifier input's) must be 0: the pair heads have no dropout."""
         if rate > 0.0:
             raise ValueError("the similarity head takes no dropout on its input (dropout 0); "
                              "use embedding or recurrent dropout")
@@ -534,12 +538,12 @@ class PairModel(SentenceEncoder):
         ``normaliser`` (the pairs m), and what its backward needs (HeadPass)."""
         left, right = self._sides(batch)
         data_loss, cache = self.head.loss(params.prefixed(self.prefix), h[left], h[right],
-                                          batch.scores)
+                                          batch.labels if self.head.classifies else batch.scores)
         return self.cell.head_weight * data_loss / normaliser, HeadPass(cache, normaliser, {})
 
     def _objective_backward(self, params: Parameters, batch: PairBatch, h: np.ndarray,
                             passed: "HeadPass", grads: Parameters) -> tuple:
-        """Back through the similarity head, adding into ``grads``: (dJ/dh, None)."""
+        """Back through the pair head, adding into ``grads``: (dJ/dh, None)."""
         d_left, d_right = self.head.backward(params.prefixed(self.prefix), passed.cache,
                                              self.cell.head_weight / passed.normaliser,
                                              grads.prefixed(self.prefix))
@@ -550,47 +554,19 @@ class PairModel(SentenceEncoder):
         return d_h, None
 
     def outputs(self, params: Parameters, batch: PairBatch) -> np.ndarray:
-        """(m, K) predicted distributions over the ratings 1..K."""
+        """(m, K) predicted distributions over the ratings 1..K (the classes)."""
         h, _ = self._encode(params, batch.forest)
         left, right = self._sides(batch)
         return self.head.outputs(params.prefixed(self.prefix), h[left], h[right])
 
     def predict(self, params: Parameters, batch: PairBatch) -> np.ndarray:
-        """(m,) predicted relatedness y_hat = r^T p_hat."""
-        p_hat = self.outputs(params, batch)
-        return p_hat @ self.head.ratings(p_hat.dtype)
+        """(m,) predicted relatedness y_hat = r^T p_hat (the classes)."""
+        return self.head.decode(self.outputs(params, batch))
 
     def predict_states(self, params: Parameters, h_left: np.ndarray,
                        h_right: np.ndarray) -> np.ndarray:
-        """Relatedness of pairs given their sentence representations."""
+        """Relatedness (classes) of pairs given their sentence representations."""
         return self.head.predict(params.prefixed(self.prefix), h_left, h_right)
-
-
-class NonFiniteOutput(ValueError):
-    """A model gave a non-finite probability for a sentence; the message names it."""
-
-
-def require_finite_outputs(outputs: np.ndarray, owner, trees, first: int) -> None:
-    """Refuse ``outputs`` (one row per node, or per pair) holding a non-finite
-    value; ``owner[row]`` is the row's example among ``trees[first:]``."""
-    bad = ~np.isfinite(outputs).all(axis=1)
-    if bad.any():
-        tree = trees[first + int(owner[np.flatnonzero(bad)[0]])]
-        words = " ".join(tree.tokens)
-        raise NonFiniteOutput(f"{tree.source or 'a sentence'}: the model's probabilities are "
-                              f"not finite for \"{words[:80]}{'...' if len(words) > 80 else ''}\" "
-                              f"({len(tree.tokens)} words); no prediction is given")
-
-
-@contextmanager
-def naming_the_sentence(trees):
-    """Within, a cell's StateOverflow for forest tree k becomes NonFiniteOutput
-    naming ``trees[k]`` (the forest's trees, in its order) by its source."""
-    try:
-        yield
-    except StateOverflow as error:
-        tree = trees[error.tree]
-        raise NonFiniteOutput(f"{tree.source or 'a sentence'}: {error}") from None
 
 
 @njit(cache=True, nogil=True)

@@ -12,13 +12,14 @@ import sklearn.exceptions
 
 import npcomp.estimators
 from conftest import modules_loaded_by
-from npcomp.estimators import (EstimatorCheckError, PairRegressor, TreeClassifier,
-                               check_estimator)
+from npcomp.estimators import (EstimatorCheckError, PairClassifier, PairRegressor,
+                               TreeClassifier, check_estimator)
 from npcomp.estimators.checks import CHECKS
 
 TINY = dict(dim=10, embedding_dim=10, epochs=1, batch_size=10, seed=1, tree="right")
 # every estimator of the family, as a user would make it small: add new ones here
-ESTIMATORS = [TreeClassifier(**TINY), PairRegressor(**TINY, vectors="random")]
+ESTIMATORS = [TreeClassifier(**TINY), PairRegressor(**TINY, vectors="random"),
+              PairClassifier(**TINY, vectors="random")]
 
 
 @pytest.mark.parametrize("estimator", ESTIMATORS, ids=lambda estimator: type(estimator).__name__)

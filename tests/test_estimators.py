@@ -1,4 +1,5 @@
-"""The estimators (``npcomp.TreeClassifier``, ``npcomp.PairRegressor``) and
+"""The estimators (``npcomp.TreeClassifier``, ``npcomp.PairRegressor``,
+``npcomp.PairClassifier``) and
 the trainer on in-memory data: scikit-learn's conventions (its own checks,
 clone, a grid search), a fit equal to `npcomp train` metric for metric, a
 saved, loaded and continued fit equal to an uninterrupted one, the vectors
@@ -27,7 +28,8 @@ from npcomp.data.sick import SickPair
 from npcomp.data.tasks import TaskData, as_structure
 from npcomp.data.text_trees import TextTrees
 from npcomp.estimators.inputs import sentence_trees
-from npcomp.estimators import EstimatorFileError, NotFittedError, PairRegressor, TreeClassifier
+from npcomp.estimators import (EstimatorFileError, NotFittedError, PairClassifier, PairRegressor,
+                               TreeClassifier)
 from npcomp.forest import build_forest, node_words
 from npcomp.training.model_files import load_model
 from npcomp.training.options import OPTIONS, command_line
@@ -91,7 +93,7 @@ CHECKS = ("check_estimator_cloneable", "check_estimator_repr", "check_get_params
 
 
 @pytest.mark.parametrize("check", CHECKS)
-@pytest.mark.parametrize("kind", [TreeClassifier, PairRegressor])
+@pytest.mark.parametrize("kind", [TreeClassifier, PairRegressor, PairClassifier])
 def test_scikit_learns_checks(kind, check):
     getattr(estimator_checks, check)(kind.__name__, kind())
 
@@ -103,7 +105,9 @@ FILES = {"train", "dev", "test", "classes", "folds", "fold", "data_seed"}
 @pytest.mark.parametrize("kind,left_out", [
     (TreeClassifier, {"baseline", "parses_dir", "neutral", "similarity_dim", *FILES}),
     (PairRegressor, {"task", "baseline", "parses_dir", "neutral", "head", "supervision",
-                     "span_samples", "dropout", *FILES})])
+                     "span_samples", "dropout", *FILES}),
+    (PairClassifier, {"task", "baseline", "parses_dir", "neutral", "head", "supervision",
+                      "span_samples", "dropout", "score_range", *FILES})])
 def test_the_parameters_are_the_option_tables(kind, left_out):
     params = kind().get_params()
     assert set(OPTIONS) - set(params) == left_out
@@ -556,6 +560,80 @@ def test_pair_regressor(tmp_path, splits):
         PairRegressor(vectors="random", score_range=(0, 4), **TINY).fit(X, [9.0] + y[1:])
     with pytest.raises(ValueError, match=r"X\[0\] has no score"):
         regressor.score(dev[0])
+
+
+# --------------------------------------------------------------------------
+# PairClassifier
+# --------------------------------------------------------------------------
+
+def _classed_pairs(trees: list) -> tuple:
+    """Each sentence with the next, classed by their roots: ENTAILMENT for one
+    class, CONTRADICTION for opposite polarities, NEUTRAL otherwise."""
+    pairs = list(zip(trees, trees[1:] + trees[:1]))
+
+    def kind(a, b):
+        if a.root_label == b.root_label:
+            return "ENTAILMENT"
+        return "CONTRADICTION" if (a.root_label - 2) * (b.root_label - 2) < 0 else "NEUTRAL"
+    return pairs, [kind(a, b) for a, b in pairs]
+
+
+def test_pair_classifier(tmp_path, splits):
+    X, y = _classed_pairs(splits["train"])
+    dev = _classed_pairs(splits["dev"])
+    classifier = PairClassifier(vectors="random", similarity_dim=6, **TINY)
+    with pytest.raises(NotFittedError, match="PairClassifier is not fitted"):
+        classifier.predict(dev[0])
+    assert classifier.fit(X, y, dev=dev, test=dev) is classifier
+    np.testing.assert_array_equal(classifier.classes_,
+                                  ["CONTRADICTION", "ENTAILMENT", "NEUTRAL"])
+    assert classifier.model_.head_name == "pair_softmax"
+    assert classifier.model_.head.n_classes == 3
+    predicted = classifier.predict(dev[0])
+    assert predicted.shape == (len(dev[0]),) and set(predicted) <= set(classifier.classes_)
+    probabilities = classifier.predict_proba(dev[0])
+    assert probabilities.shape == (len(dev[0]), 3)
+    np.testing.assert_allclose(probabilities.sum(axis=1), 1.0, rtol=1e-6)
+    np.testing.assert_array_equal(classifier.classes_[probabilities.argmax(axis=1)], predicted)
+    accuracy = float(np.mean(predicted == np.array(dev[1])))
+    assert classifier.score(*dev) == pytest.approx(accuracy, abs=1e-12)
+    # the test split's metrics are the best model's on the same pairs
+    test = classifier.metrics_["test"]
+    assert test["accuracy"] == pytest.approx(100 * accuracy, abs=1e-9)
+    assert test["classes"] == ["CONTRADICTION", "ENTAILMENT", "NEUTRAL"]
+    confusion = np.array(test["confusion"])
+    assert confusion.sum() == len(dev[0]) and np.trace(confusion) == round(accuracy * len(dev[0]))
+    assert classifier.evaluate(*dev)["confusion"] == test["confusion"]
+    vectors = classifier.transform(dev[0][:3])
+    assert vectors.shape == (3, 16)
+    np.testing.assert_array_equal(vectors[:, 8:], classifier.sentence_vectors(
+        [b for _, b in dev[0][:3]]))
+    path = tmp_path / "classifier.npz"
+    classifier.save(path)
+    loaded = PairClassifier.load(path)
+    np.testing.assert_array_equal(loaded.classes_, classifier.classes_)
+    np.testing.assert_array_equal(loaded.predict_proba(dev[0]), probabilities)
+    with pytest.raises(EstimatorFileError, match="holds a PairClassifier, not a PairRegressor"):
+        PairRegressor.load(path)
+    with pytest.raises(ValueError, match=r"y\[1\] is 'MAYBE', not one of the classes"):
+        classifier.score(dev[0][:2], ["NEUTRAL", "MAYBE"])
+    with pytest.raises(ValueError, match=r"X\[0\] has no class"):
+        classifier.score(dev[0])
+
+
+def test_pair_classifier_on_sick_pairs_own_labels(splits):
+    """SickPairs carry their class numbers: y None trains on them, and the
+    classes are the numbers 0..C-1."""
+    from npcomp.data.sick import SickPair
+    X, y = _classed_pairs(splits["train"])
+    names = ["CONTRADICTION", "ENTAILMENT", "NEUTRAL"]
+    pairs = [SickPair(a, b, float("nan"), str(k), names.index(label))
+             for k, ((a, b), label) in enumerate(zip(X, y))]
+    classifier = PairClassifier("lstm", vectors="random", **dict(TINY, epochs=1))
+    classifier.fit(pairs[:40], dev=pairs[40:])
+    np.testing.assert_array_equal(classifier.classes_, [0, 1, 2])
+    assert set(classifier.predict(pairs[40:])) <= {0, 1, 2}
+    assert 0.0 <= classifier.score(pairs[40:]) <= 1.0
 
 
 def test_the_estimators_load_when_named():

@@ -46,15 +46,17 @@ def test_random_trees(setting, shapes):
     assert_random_trees_pass(setting, shapes)
 
 
-@pytest.mark.parametrize("model, trees", [("treelstm-childsum", "dependency"),
-                                          ("treelstm-nary", "binary"), ("bilstm", "chain")])
+@pytest.mark.parametrize("model, trees, head", [
+    ("treelstm-childsum", "dependency", "similarity"), ("treelstm-nary", "binary", "similarity"),
+    ("bilstm", "chain", "similarity"), ("treelstm-childsum", "dependency", "pair_softmax")])
 @hypothesis_settings(max_examples=8)
 @given(seed=st.integers(0, 2**31 - 1), sizes=st.lists(st.integers(1, 15), min_size=2,
                                                       max_size=6))
-def test_random_sentence_pairs(model, trees, seed, sizes):
-    """The similarity head and KL through both encoders of 1..3 pairs of
-    sentences of 1..15 words: random shapes, single words, unequal lengths
-    (the pairs are sentence k with sentence half + k)."""
+def test_random_sentence_pairs(model, trees, head, seed, sizes):
+    """The similarity head and KL (the pair classifier and its cross-entropy)
+    through both encoders of 1..3 pairs of sentences of 1..15 words: random
+    shapes, single words, unequal lengths (the pairs are sentence k with
+    sentence half + k)."""
     from gradcheck.trees import random_dependency_tree
     rng = np.random.default_rng(seed)
     if trees == "dependency":
@@ -66,7 +68,7 @@ def test_random_sentence_pairs(model, trees, seed, sizes):
     half = len(sentences) // 2
     # identical sentences put |h_L - h_R| at its kink in every coordinate
     assume(all(sentences[k].tokens != sentences[half + k].tokens for k in range(half)))
-    setting = Setting(model, head="similarity", trees=trees, supervision="root")
+    setting = Setting(model, head=head, trees=trees, supervision="root")
     model_, params, batch, options = build_case(setting, sentences[:half], rng,
                                                 partners=sentences[half:2 * half])
     assert batch.n_pairs == half

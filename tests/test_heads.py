@@ -1,5 +1,6 @@
 """The output heads: the ordinal head's targets, loss, monotone decoding and a
-planted bug; dropout masks on word vectors (one per sequence)."""
+planted bug; dropout masks on word vectors (one per sequence); the similarity
+head and the pair classifier (eq. 15 of Tai et al.) with their checks."""
 from __future__ import annotations
 
 import numpy as np
@@ -7,7 +8,8 @@ import pytest
 
 from gradcheck.check import assert_passes, check_gradients
 from gradcheck.suite import Setting, build_case, random_trees
-from npcomp.heads import OrdinalClassifier, SimilarityHead, SoftmaxClassifier, make_head
+from npcomp.heads import (OrdinalClassifier, PairClassifierHead, SimilarityHead, SoftmaxClassifier,
+                          make_head)
 from npcomp.model import DropoutMasks, layer_rates
 
 
@@ -234,5 +236,98 @@ def test_similarity_planted_bugs_fail(bug, monkeypatch):
         d_left, d_right = original(head_params, cache, scale, grads)
         return (d_right, d_left) if bug == "sides swapped" else (d_left, 0.0 * d_right)
     monkeypatch.setattr(model_.head, "backward", planted)
+    with pytest.raises(AssertionError, match="gradient check failed"):
+        assert_passes(check_gradients(model_, params, batch, **options))
+
+
+# ---------------------------------------------------------------------------
+# the pair classifier: eq. 15's features and hidden layer, a softmax over the
+# classes, the cross-entropy
+# ---------------------------------------------------------------------------
+
+def _classifier_case(rng, m=6, d=4, hidden=3, classes=3):
+    head = PairClassifierHead(d, hidden, classes)
+    params = {name: rng.normal(0, 0.7, shape) for name, shape in head.parameter_shapes()}
+    labels = np.arange(m) % classes
+    return head, params, rng.normal(0, 1, (m, d)), rng.normal(0, 1, (m, d)), labels
+
+
+def test_pair_classifier_forward_and_loss_are_eq_15_and_the_cross_entropy(rng):
+    """Column-vector eq. 15a-d written out pair by pair; the loss the summed
+    -log p_hat of the gold classes; the prediction the most probable class."""
+    head, params, h_left, h_right, labels = _classifier_case(rng)
+    p_hat = head.outputs(params, h_left, h_right)
+    expected_loss = 0.0
+    for k in range(h_left.shape[0]):
+        h_s = 1 / (1 + np.exp(-(params["W_times"].T @ (h_left[k] * h_right[k])
+                                + params["W_plus"].T @ np.abs(h_left[k] - h_right[k])
+                                + params["b_h"])))
+        logits = params["W_p"].T @ h_s + params["b_p"]
+        expected = np.exp(logits) / np.exp(logits).sum()
+        np.testing.assert_allclose(p_hat[k], expected, rtol=1e-12)
+        expected_loss -= np.log(expected[labels[k]])
+    loss, _ = head.loss(params, h_left, h_right, labels)
+    assert loss == pytest.approx(expected_loss, rel=1e-12)
+    np.testing.assert_array_equal(head.predict(params, h_left, h_right), p_hat.argmax(axis=1))
+    with pytest.raises(ValueError, match=r"class numbers 0..2"):
+        head.loss(params, h_left, h_right, np.array([0, 1, 2, 3, 0, 1]))
+
+
+def test_pair_classifier_backward_matches_finite_differences(rng):
+    """Every head parameter and dJ/dh_L, dJ/dh_R (the encoders' share) against
+    central differences of the loss, at a random scale."""
+    head, params, h_left, h_right, labels = _classifier_case(rng)
+    _, cache = head.loss(params, h_left, h_right, labels)
+    grads = {name: np.zeros_like(value) for name, value in params.items()}
+    scale = 0.37
+    d_left, d_right = head.backward(params, cache, scale, grads)
+    step = 1e-6
+
+    def numeric(array, loss_of):
+        out = np.zeros_like(array)
+        for index in np.ndindex(*array.shape):
+            kept = array[index]
+            array[index] = kept + step
+            up = loss_of()
+            array[index] = kept - step
+            down = loss_of()
+            array[index] = kept
+            out[index] = scale * (up - down) / (2 * step)
+        return out
+
+    def loss():
+        return head.loss(params, h_left, h_right, labels)[0]
+    for name in params:
+        np.testing.assert_allclose(grads[name], numeric(params[name], loss), rtol=1e-6,
+                                   atol=1e-9, err_msg=name)
+    np.testing.assert_allclose(d_left, numeric(h_left, loss), rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(d_right, numeric(h_right, loss), rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("model, trees", [("treelstm-childsum", "dependency"),
+                                          ("treelstm-nary", "binary"), ("lstm", "chain")])
+def test_pair_classifier_model_check_passes(model, trees):
+    """The pair classifier through both sentences' encoders: every parameter."""
+    rng = np.random.default_rng(4)
+    setting = Setting(model, head="pair_softmax", trees=trees, supervision="root", l2=0.1)
+    model_, params, batch, options = build_case(setting, random_trees(setting, rng), rng)
+    assert model_.head_name == "pair_softmax" and batch.labels is not None
+    assert_passes(check_gradients(model_, params, batch, **options))
+
+
+def test_pair_classifier_planted_bug_fails(monkeypatch):
+    """The backward given the relatedness target's half-and-half mass instead
+    of the one-hot class: the checker must catch it."""
+    rng = np.random.default_rng(4)
+    setting = Setting("treelstm-childsum", head="pair_softmax", trees="dependency",
+                      supervision="root")
+    model_, params, batch, options = build_case(setting, random_trees(setting, rng), rng)
+    loss = PairClassifierHead.loss
+
+    def soft_target(self, *args):
+        value, cache = loss(self, *args)
+        cache["target"] = 0.5 * cache["target"] + 0.5 / self.n_classes
+        return value, cache
+    monkeypatch.setattr(PairClassifierHead, "loss", soft_target)
     with pytest.raises(AssertionError, match="gradient check failed"):
         assert_passes(check_gradients(model_, params, batch, **options))

@@ -77,7 +77,7 @@ def test_the_shared_defaults_are_the_tables():
     valued = {name for name, option in OPTIONS.items()
               if option.default is not PAPER and option.default is not None}
     assert valued - set(SHARED) == {"model", "task", "train_eval", "dev_fraction", "data_seed"}
-    assert all(OPTIONS[name].tasks == ("files", "file-pairs")
+    assert all(OPTIONS[name].tasks == ("files", "file-pairs", "file-pair-labels")
                for name in ("dev_fraction", "data_seed"))
 
 

@@ -373,6 +373,15 @@ BAD_INPUTS = [
     ("a.csv", "score,sentence_a,sentence_b\n2,a,b\nhigh,c,d\n", {}, 3,
      "score 'high' is not a number"),
     ("a.csv", "score,sentence_a,sentence_b\n2,a,b\n2,c,d\n", {}, None, "every score is 2"),
+    ("a.csv", "score,label,sentence_a,sentence_b\n2,x,a,b\n", {}, 1,
+     "both a 'score' and a 'label' column: a file of sentence pairs has 'score' (relatedness"),
+    ("a.csv", "sentence_a,sentence_b\na,b\n", {}, 1,
+     "no 'score' or 'label' column: a file of sentence pairs has 'score' (relatedness) or "
+     "'label' (a class"),
+    ("a.jsonl", '{"sentence_a": "a", "sentence_b": "b", "label": "x"}\n'
+     '{"sentence_a": "c", "sentence_b": "d"}\n', {}, 2, "no 'label': the object's keys are"),
+    ("a.tsv", "label\tsentence_a\tsentence_b\nyes\ta\tb\nmaybe\tc\td\n",
+     {"classes": ["yes", "no"]}, 3, "label 'maybe' is not one of the classes given (yes, no)"),
     ("a.tsv", "text\ttree\tlabel\na b\t(X (X a) (X b)\t1\n", {}, 2, "unbalanced"),
     ("a.tsv", "text\ttree\tlabel\na b\t(X (X a) (X c))\t1\n", {}, 2,
      "the words of 'tree' (a c) are not those of 'text' (a b)"),
@@ -403,6 +412,53 @@ def test_bad_input_is_named_by_file_and_line(tmp_path, name, content, options, l
     assert message in caught.value.reason
 
 
+def test_labelled_pairs_read_with_their_classes(tmp_path):
+    """A file of sentence pairs with a label column: pairs of classes, the
+    names sorted or given, the task of classified pairs; its dev file too."""
+    train = write(tmp_path / "train.csv", "sentence_a,sentence_b,label\n"
+                  "a man sleeps,a man rests,ENTAILMENT\n"
+                  "a dog runs,a cat eats,NEUTRAL\n"
+                  "a man sleeps,nobody sleeps,CONTRADICTION\n"
+                  "a dog runs,a dog moves,ENTAILMENT\n")
+    dev = write(tmp_path / "dev.jsonl", '{"sentence_a": "a cat", "sentence_b": "no cat", '
+                '"label": "CONTRADICTION", "id": "p7"}\n')
+    own = load_files(train, dev=dev, text_trees=right())
+    assert own.task.name == "file-pair-labels" and own.files.kind == "pair-labels"
+    assert own.task.class_names == ("CONTRADICTION", "ENTAILMENT", "NEUTRAL")
+    assert own.task.n_classes == 3 and own.task.score_scale is None
+    assert [pair.label for pair in own.task.splits["train"]] == [1, 2, 0, 1]
+    assert list(own.task.splits["train"][2].tree_b.tokens) == ["nobody", "sleeps"]
+    (pair,) = own.task.splits["dev"]
+    assert (pair.label, pair.pair_id) == (0, "p7")
+    record = own.record()
+    assert record["kind"] == "pair-labels" and record["score_range"] is None
+    given = load_files(train, dev=dev, text_trees=right(),
+                       classes=["NEUTRAL", "ENTAILMENT", "CONTRADICTION"])
+    assert [pair.label for pair in given.task.splits["train"]] == [1, 0, 2, 1]
+    with pytest.raises(ConfigError, match="score range is for scored sentence pairs"):
+        load_files(train, dev=dev, text_trees=right(), score_range=(1, 5))
+    scored = write(tmp_path / "scored.csv", "score,sentence_a,sentence_b\n1,a,b\n3,c,d\n")
+    with pytest.raises(ConfigError, match="class names are for labelled sentences or pairs"):
+        load_files(scored, dev=scored, text_trees=right(), classes=["x", "y"])
+    with pytest.raises(DataError, match=r"scored\.csv: scored sentence pairs, but the training "
+                                        r"file holds labelled sentence pairs"):
+        load_files(train, test=scored, text_trees=right())
+
+
+def test_one_more_file_of_pairs_read_with_a_runs_classes(tmp_path):
+    """predict and eval --file: a run's classes name the labels; without a
+    label column every pair is unlabelled (-1)."""
+    from npcomp.data.own_data import read_labelled_file
+    labelled = write(tmp_path / "more.csv", "sentence_a,sentence_b,label\na,b,no\nc,d,yes\n")
+    pairs = read_labelled_file(labelled, right(), classes=["yes", "no"], pairs=True)
+    assert [pair.label for pair in pairs] == [1, 0]
+    bare = write(tmp_path / "bare.csv", "sentence_a,sentence_b\na,b\n")
+    pairs = read_labelled_file(bare, right(), classes=["yes", "no"], pairs=True, labelled=False)
+    assert [pair.label for pair in pairs] == [-1]
+    with pytest.raises(DataError, match=r"bare\.csv:1: no 'score' or 'label' column"):
+        read_labelled_file(bare, right(), classes=["yes", "no"], pairs=True)
+
+
 def test_bad_input_across_files(tmp_path):
     treebank = write(tmp_path / "train.txt", "(1 (0 a) (1 b))\n(0 (0 a) (0 c))\n")
     names = write(tmp_path / "dev.tsv", "text\tlabel\na b\tpos\n")
@@ -412,7 +468,7 @@ def test_bad_input_across_files(tmp_path):
     named = load_files(treebank, dev=names, classes=["neg", "pos"], text_trees=right())
     assert named.task.splits["dev"][0].root_label == 1
     pairs = write(tmp_path / "pairs.csv", "score,sentence_a,sentence_b\n3,a,b\n")
-    with pytest.raises(DataError, match=r"pairs\.csv: sentence pairs, but the training file "
+    with pytest.raises(DataError, match=r"pairs\.csv: scored sentence pairs, but the training file "
                                         r"holds labelled sentences"):
         load_files(treebank, test=pairs, text_trees=right())
     train = write(tmp_path / "train.csv", "score,sentence_a,sentence_b\n1,a,b\n3,c,d\n")

@@ -605,3 +605,98 @@ def test_the_readme_example_runs(tmp_path, capsys, monkeypatch):
     assert (results["folds"], results["finished"]) == (5, 5)
     assert sum(metrics_of(tmp_path / "sweeps" / "reviews" / "runs" / f"base-fold{k}-s1")
                ["data"]["splits"]["test"] for k in range(5)) == 15
+
+
+# --------------------------------------------------------------------------
+# sentence pairs of classes: a label column in place of score
+# --------------------------------------------------------------------------
+
+def _labelled_pair_rows(n: int, seed: int) -> list:
+    """``n`` rows of a pairs file as a Python script writes one: sentence_a,
+    sentence_b and a class name (the same sentence: same; another of the
+    same class of words: alike; of the other: opposite)."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for index in range(n):
+        first, other = ("positive", "negative") if index % 2 else ("negative", "positive")
+        a = " ".join(rng.choice(WORDS[first], 3))
+        kind = ("same", "alike", "opposite")[index % 3]
+        b = (a if kind == "same" else
+             " ".join(rng.choice(WORDS[first if kind == "alike" else other], 3)))
+        rows.append({"sentence_a": a, "sentence_b": b, "label": kind})
+    return rows
+
+
+def _write_csv(path: Path, rows: list, columns: list) -> Path:
+    import csv
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=columns, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+    return path
+
+
+def test_a_file_of_labelled_pairs_trains_a_pair_classifier(tmp_path, capsys, monkeypatch):
+    columns = ["sentence_a", "sentence_b", "label"]
+    train = _write_csv(tmp_path / "train.csv", _labelled_pair_rows(45, 1), columns)
+    test = _write_csv(tmp_path / "test.csv", _labelled_pair_rows(15, 2), columns)
+    out = tmp_path / "run"
+    status, _, error = run(["train", "--model", "lstm", "--train", train, "--test", test,
+                            "--classes", "same,alike,opposite", "--vectors", "random",
+                            "--similarity-dim", "4", "--threads", "1", *TINY, "--out", out],
+                           capsys)
+    assert status == 0, error
+    metrics = metrics_of(out)
+    assert metrics["task"] == "file-pair-labels" and metrics["data"]["kind"] == "pair-labels"
+    assert metrics["config"]["classes"] == ["same", "alike", "opposite"]
+    assert metrics["test"]["classes"] == ["same", "alike", "opposite"]
+    assert np.array(metrics["test"]["confusion"]).sum(axis=1).tolist() == [5, 5, 5]
+    status, printed, _ = run(["eval", "--run", out, "--no-predictions"], capsys)
+    assert status == 0 and json.loads(printed)["accuracy"] == pytest.approx(
+        metrics["test"]["accuracy"], abs=1e-9)
+    status, printed, _ = run(["predict", "--run", out], capsys,
+                             "good fine great\tbad dull awful\n", monkeypatch)
+    record = json.loads(printed)
+    assert status == 0 and record["class"] in ("same", "alike", "opposite")
+    assert record["class"] == ["same", "alike", "opposite"][record["label"]]
+    # a file of pairs to predict needs no label column
+    bare = _write_csv(tmp_path / "bare.csv", _labelled_pair_rows(3, 3), columns[:2])
+    status, printed, _ = run(["predict", "--run", out, "--file", bare], capsys)
+    assert status == 0 and [json.loads(line)["source"] for line in printed.splitlines()] == \
+        [f"{bare}:{line}" for line in (2, 3, 4)]
+
+
+@pytest.mark.parametrize("columns, message", [
+    (["sentence_a", "sentence_b", "score", "label"],
+     "both a 'score' and a 'label' column: a file of sentence pairs has 'score' (relatedness, "
+     "regressed) or 'label' (a class, e.g. entailment, classified), not both"),
+    (["sentence_a", "sentence_b"],
+     "no 'score' or 'label' column: a file of sentence pairs has 'score' (relatedness) or "
+     "'label' (a class, e.g. entailment)")])
+def test_a_pairs_file_with_both_columns_or_neither_is_refused(columns, message, tmp_path,
+                                                              capsys):
+    rows = [dict(row, score=3) for row in _labelled_pair_rows(12, 1)]
+    train = _write_csv(tmp_path / "pairs.csv", rows, columns)
+    status, _, error = run(["train", "--train", train, *TINY, "--out", tmp_path / "run"],
+                           capsys)
+    assert status == 2 and f"{train}:1: {message}" in error
+    assert not (tmp_path / "run").exists()
+
+
+def test_classes_and_score_range_apply_where_the_option_table_says(tmp_path, capsys):
+    labelled = _write_csv(tmp_path / "labelled.csv", _labelled_pair_rows(12, 1),
+                          ["sentence_a", "sentence_b", "label"])
+    scored = _write_csv(tmp_path / "scored.csv",
+                        [dict(row, score=1 + index % 5) for index, row in
+                         enumerate(_labelled_pair_rows(12, 1))],
+                        ["sentence_a", "sentence_b", "score"])
+    for train, options, message in (
+            (scored, ["--classes", "a,b"], "--classes: applies to a file of labelled sentences "
+             "or trees (--train) or a file of sentence pairs with a label column (--train), "
+             "not to a file of sentence pairs with a score column"),
+            (labelled, ["--score-range", "1,5"], "--score-range: applies to a file of sentence "
+             "pairs with a score column (--train), not to a file of sentence pairs with a "
+             "label column")):
+        status, _, error = run(["train", "--train", train, *options, "--vectors", "random",
+                                *TINY, "--out", tmp_path / "none"], capsys)
+        assert status == 2 and message in error, error

@@ -180,7 +180,7 @@ def test_a_table_of_no_paper_is_one_line_of_the_summary():
         "3 differences: 1 above 0, 1 within noise, 1 not yet measured | | | | |"]
 
 
-@pytest.mark.parametrize("name", list(PRINTED_ROWS))
+@pytest.mark.parametrize("name", [*PRINTED_ROWS, "sick-entailment"])
 def test_each_committed_report_shows_every_row(name):
     table = paper_tables.table(name)
     text = (RESULTS / f"{name}.md").read_text()
@@ -205,13 +205,16 @@ def _tracked(prefixes: list) -> list:
     return [path for path in listed.split("\0") if path]
 
 
-def test_a_report_rebuilds_from_the_committed_runs_byte_for_byte(tmp_path, monkeypatch):
+@pytest.mark.parametrize("name", ["rntn", "sick-entailment"])
+def test_a_report_rebuilds_from_the_committed_runs_byte_for_byte(name, tmp_path, monkeypatch):
     """In a copy of the committed files alone (no data, no predictions),
-    `npcomp reproduce rntn --report-only` writes the committed report: the
-    same .md, .json and figure data, and the same PNG files each time."""
+    `npcomp reproduce TABLE --report-only` writes the committed report: the
+    same .md, .json and figure data, and the same PNG files each time (a
+    paper's table, and sick-entailment's of no paper, whose figures come from
+    its runs' metrics alone)."""
     pytest.importorskip("matplotlib")
-    files = _tracked(["docs/results/rntn", "docs/results/rntn.md", "docs/results/rntn.json",
-                      "docs/results/rntn-figures"])
+    files = _tracked([f"docs/results/{name}", f"docs/results/{name}.md",
+                      f"docs/results/{name}.json", f"docs/results/{name}-figures"])
     if not files:
         pytest.skip("not a git checkout")
     clone = tmp_path / "clone"
@@ -220,17 +223,37 @@ def test_a_report_rebuilds_from_the_committed_runs_byte_for_byte(tmp_path, monke
         shutil.copyfile(REPO_ROOT / path, clone / path)
     monkeypatch.chdir(clone)
     monkeypatch.setenv("NPCOMP_DATA", str(tmp_path / "no-data"))
-    assert main(["reproduce", "rntn", "--report-only", "--out", "docs/results"]) == 0
-    figures = clone / "docs" / "results" / "rntn-figures"
-    committed = sorted(path for path in files if path.startswith("docs/results/rntn-figures"))
+    assert main(["reproduce", name, "--report-only", "--out", "docs/results"]) == 0
+    figures = clone / "docs" / "results" / f"{name}-figures"
+    committed = sorted(path for path in files
+                       if path.startswith(f"docs/results/{name}-figures"))
     assert sorted(str(path.relative_to(clone)) for path in figures.iterdir()
                   if path.suffix in (".png", ".json")) == committed
     for path in files:
         if not path.endswith(".png"):
             assert (clone / path).read_bytes() == (REPO_ROOT / path).read_bytes(), path
     first = {path.name: path.read_bytes() for path in figures.glob("*.png")}
-    assert main(["reproduce", "rntn", "--report-only", "--out", "docs/results"]) == 0
+    assert main(["reproduce", name, "--report-only", "--out", "docs/results"]) == 0
     assert {path.name: path.read_bytes() for path in figures.glob("*.png")} == first
+
+
+def test_the_entailment_report_compares_its_three_models_on_accuracy():
+    """sick-entailment: a table of no paper, each model at sick's settings,
+    its figures the test accuracy, every pair of models compared (Welch)."""
+    table = paper_tables.table("sick-entailment")
+    assert [(row.model, row.task, row.metric) for row in table.rows] == [
+        ("treelstm-childsum", "sick-entailment", "accuracy"),
+        ("treelstm-nary", "sick-entailment", "accuracy"),
+        ("lstm", "sick-entailment", "accuracy")]
+    assert all(row.paper == {"accuracy": None} and row.printed == {} for row in table.rows)
+    assert {(one.first, one.second) for one in table.comparisons} == {
+        ("dependency", "constituency"), ("dependency", "lstm"), ("constituency", "lstm")}
+    assert "No paper gives this task's settings" in table.note
+    options = setting_options(table.rows[0], "dependency", None)
+    sources = {one["option"]: (one["source"], one["where"]) for one in options}
+    assert sources["lr"][0] == "default" and "no paper gives entailment's" in sources["lr"][1]
+    assert sources["dim"] == ("default", "no paper gives entailment's; relatedness's, "
+                                         "Tai et al. 2015, Table 1")
 
 
 def test_no_committed_result_holds_an_absolute_path():

@@ -10,7 +10,7 @@ import pytest
 
 from gradcheck.suite import settings
 from npcomp.cells.kernels.overflow import StateOverflow
-from npcomp.model import NonFiniteOutput
+from npcomp.training.finite_outputs import NonFiniteOutput
 from npcomp.training.shard_processes import HelperStopped, can_fork, share
 from npcomp.training.shards import ShardedGradient
 from test_shards import sharded_case

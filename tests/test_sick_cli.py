@@ -718,3 +718,141 @@ def test_a_killed_sick_run_resumes_to_the_same_result(sick_data, tmp_path):
     assert [record["epoch"] for record in resumed["epochs"]] == [1, 2, 3]
     assert resumed["best_epoch"] == whole["best_epoch"]
     assert resumed["test"]["pearson"] == pytest.approx(whole["test"]["pearson"], abs=1e-9)
+
+
+# --------------------------------------------------------------------------
+# sick-entailment: SICK's release files' judgments on the same pairs and trees
+# --------------------------------------------------------------------------
+
+RELEASE = {"train": "SICK_train.txt", "dev": "SICK_trial.txt", "test": "SICK_test_annotated.txt"}
+
+
+def _judgment(score: float) -> str:
+    """A tiny pair's entailment judgment, from its word overlap: every class occurs."""
+    return "ENTAILMENT" if score >= 3.3 else "CONTRADICTION" if score < 1.7 else "NEUTRAL"
+
+
+def write_release_files(data_dir: Path, crlf_test: bool = True) -> dict:
+    """SICK's release files beside the tiny split directories, in the release's
+    order of columns (the test file with CRLF line ends, as the release's);
+    {split: [judgment of each pair]}."""
+    judgments, pair_id = {}, 1
+    for split, n_pairs in SICK_SIZES.items():
+        end = "\r\n" if crlf_test and split == "test" else "\n"
+        lines = ["pair_ID\tsentence_A\tsentence_B\trelatedness_score\tentailment_judgment"]
+        judgments[split] = []
+        for a, b, score in sick_pairs(split, n_pairs):
+            judgments[split].append(_judgment(score))
+            lines.append(f"{pair_id}\t{' '.join(a)}\t{' '.join(b)}\t{score}\t{_judgment(score)}")
+            pair_id += 1
+        # the release's rows in another order than the split directory's: joined by ID
+        lines[1:] = lines[:0:-1]
+        (data_dir / "sick" / RELEASE[split]).write_text(end.join(lines) + end, encoding="utf-8")
+    return judgments
+
+
+@pytest.fixture(scope="module")
+def entailment_data(tmp_path_factory):
+    """(data dir with sick/ and its release files, vectors file, judgments)."""
+    root = tmp_path_factory.mktemp("sick-entailment")
+    data_dir = write_small_sick(root / "data")
+    return data_dir, write_vectors(root / "tiny.vectors.txt"), write_release_files(data_dir)
+
+
+@pytest.mark.parametrize("structure", ["dependency", "constituency", "chain"])
+def test_sick_entailment_reads_the_judgments_on_the_sick_pairs(entailment_data, structure):
+    from npcomp.data.tasks import load_task
+    data_dir, _, judgments = entailment_data
+    task = load_task("sick-entailment", data_dir, structure)
+    sick = load_task("sick", data_dir, structure)
+    assert task.n_classes == 3
+    assert task.class_names == ("NEUTRAL", "ENTAILMENT", "CONTRADICTION")
+    for split, pairs in task.splits.items():
+        assert [task.class_names[pair.label] for pair in pairs] == judgments[split]
+        assert {task.class_names[pair.label] for pair in pairs} == set(task.class_names)
+        # the sick task's trees, scores and IDs
+        for pair, same in zip(pairs, sick.splits[split]):
+            assert pair.tree_a.tokens == same.tree_a.tokens
+            np.testing.assert_array_equal(pair.tree_b.parent, same.tree_b.parent)
+            assert (pair.score, pair.pair_id) == (same.score, same.pair_id)
+
+
+def test_sick_entailment_without_its_release_files_says_what_to_do(entailment_data, tmp_path):
+    from npcomp.data.errors import DataError
+    from npcomp.data.tasks import load_task
+    data_dir = write_small_sick(tmp_path / "data")
+    with pytest.raises(DataError, match=r"SICK_train\.txt: no such file.*npcomp download sick"):
+        load_task("sick-entailment", data_dir, "dependency")
+    write_release_files(data_dir)
+    trial = data_dir / "sick" / "SICK_trial.txt"
+    lines = trial.read_text().splitlines()
+    trial.write_text("\n".join(lines[:-1]) + "\n")   # the dev split's first pair left out
+    with pytest.raises(DataError, match=r"SICK_trial\.txt: no pair \d+ .*not of the split's"):
+        load_task("sick-entailment", data_dir, "dependency")
+    trial.write_text("\n".join(lines[:2] + ["x\ty\tz\t3.0\tMAYBE"] + lines[3:]) + "\n")
+    with pytest.raises(DataError, match=r"SICK_trial\.txt:3: entailment judgment 'MAYBE'"):
+        load_task("sick-entailment", data_dir, "dependency")
+
+
+@pytest.fixture(scope="module")
+def entailment_run(entailment_data, tmp_path_factory):
+    data_dir, vectors, _ = entailment_data
+    out = tmp_path_factory.mktemp("entailment-runs") / "childsum"
+    status, _ = _train_quietly(["train", "--model", "treelstm-childsum", "--task",
+                                "sick-entailment", "--data-dir", str(data_dir), "--vectors",
+                                str(vectors), "--epochs", "2", "--out", str(out), *TINY])
+    assert status == 0
+    return out
+
+
+def test_train_eval_and_predict_sick_entailment(entailment_run, entailment_data, monkeypatch,
+                                                capsys):
+    data_dir, _, judgments = entailment_data
+    metrics = _metrics(entailment_run)
+    assert metrics["task"] == "sick-entailment" and metrics["config"]["structure"] == "dependency"
+    test = metrics["test"]
+    assert test["classes"] == ["NEUTRAL", "ENTAILMENT", "CONTRADICTION"]
+    confusion = np.array(test["confusion"])
+    assert confusion.sum() == test["pairs"] == SICK_SIZES["test"]
+    # the rows are the gold classes' counts
+    assert confusion.sum(axis=1).tolist() == [judgments["test"].count(name)
+                                              for name in test["classes"]]
+    assert test["accuracy"] == pytest.approx(100 * np.trace(confusion) / confusion.sum())
+    # model selection on dev accuracy: the best epoch's is the highest
+    assert metrics["dev"]["accuracy"] == max(epoch["dev"]["accuracy"]
+                                             for epoch in metrics["epochs"])
+    records = [json.loads(line) for line in
+               (entailment_run / "predictions.jsonl").read_text().splitlines()]
+    assert [record["gold_class"] for record in records] == judgments["test"]
+    assert 100 * np.mean([r["gold"] == r["predicted"] for r in records]) == \
+        pytest.approx(test["accuracy"])
+    assert main(["eval", "--run", str(entailment_run), "--data-dir", str(data_dir),
+                 "--no-predictions"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["accuracy"] == pytest.approx(test["accuracy"], abs=1e-9)
+    assert result["classes"] == test["classes"] and result["confusion"] == test["confusion"]
+    sentences = sick_sentences("test")
+    status, captured = _predict(entailment_run, data_dir,
+                                f"{sentences[0]}\t{sentences[1]}\n", monkeypatch, capsys)
+    assert status == 0, captured.err
+    record = json.loads(captured.out)
+    assert record["class"] in test["classes"] and "relatedness" not in record
+    assert record["class"] == test["classes"][record["label"]]
+    assert len(record["probabilities"]) == 3
+    assert record["label"] == int(np.argmax(record["probabilities"]))
+
+
+@pytest.mark.parametrize("model, structure", [("treelstm-childsum", "dependency"),
+                                              ("treelstm-nary", "constituency"),
+                                              ("lstm", "chain")])
+def test_sick_entailment_help_defaults_are_sicks(model, structure, capsys):
+    assert main(["train", "--model", model, "--task", "sick-entailment",
+                 "--help-defaults"]) == 0
+    entailment = json.loads(capsys.readouterr().out)
+    assert main(["train", "--model", model, "--task", "sick", "--help-defaults"]) == 0
+    sick = json.loads(capsys.readouterr().out)
+    assert entailment["structure"] == structure
+    assert {key: value for key, value in entailment.items() if key != "source"} == \
+        {key: value for key, value in sick.items() if key != "source"}
+    assert entailment["source"].startswith("no paper gives the settings of classified "
+                                           "sentence pairs")

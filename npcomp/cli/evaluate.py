@@ -69,7 +69,7 @@ def run(args) -> int:
                          config["structure"], seed=config["seed"],
                          parses_dir=config.get("parses_dir"), splits=(args.split,))
     check_splits(task, model.cell)
-    split = encode_split(task.splits[args.split], vocab, task.score_scale)
+    split = encode_split(task.splits[args.split], vocab, task.score_scale, task.class_names)
     result = evaluate(model, params, split, config["eval_batch_size"],
                       classes=_classes(config, model))
     print(json.dumps({"run": str(args.run), "split": args.split, **result}))

@@ -21,7 +21,9 @@ def add_parser(commands) -> None:
         "(cumulative_probabilities with the ordinal head), the tree with a predicted label at "
         "every node and tree_from, how it was made. For a sick run each line is 'sentence "
         "A<TAB>sentence B' and the output their predicted relatedness (1-5) and its "
-        "distribution. A line of standard input that cannot be read (a broken tree, a label "
+        "distribution; for a sick-entailment run (or a file of labelled pairs) their "
+        "predicted label, its class name (NEUTRAL, ENTAILMENT, CONTRADICTION) and the class "
+        "probabilities. A line of standard input that cannot be read (a broken tree, a label "
         "outside the run's classes, a tree the model cannot compose) gets its own record, "
         "{\"line\": N, \"error\": ...}, and the others are labelled; the exit status is then "
         "2. --html FILE also draws the sentences' trees as one self-contained "
@@ -251,10 +253,11 @@ def _stdin_lines() -> list:
 
 def _predict_pairs(args, model, params, config, vocab) -> int:
     """Each pair's relatedness (on a file run's own score scale) and the
-    distribution over the similarity head's ratings."""
+    distribution over the similarity head's ratings; or its class (number
+    and name) and the class probabilities, for a run of classified pairs."""
     from npcomp.data.score_scale import from_ratings
     from npcomp.training.relatedness import score_pairs
-    from npcomp.training.run_data import is_file_run, score_scale_of
+    from npcomp.training.run_data import class_names, is_file_run, score_scale_of
     left, right = _pair_trees(args, config)
     if not left:
         return 0
@@ -264,10 +267,16 @@ def _predict_pairs(args, model, params, config, vocab) -> int:
     scale = score_scale_of(config, model.n_classes)
     if scale is not None:
         scores = from_ratings(scores, *scale)
+    names = class_names(config, model.n_classes)
     for a, b, score, distribution in zip(left, right, scores, distributions):
-        record = {"sentence_a": " ".join(a.tokens), "sentence_b": " ".join(b.tokens),
-                  "relatedness": round(float(score), 6),
-                  "probabilities": [round(float(p), 6) for p in distribution]}
+        record = {"sentence_a": " ".join(a.tokens), "sentence_b": " ".join(b.tokens)}
+        if model.head.classifies:   # a class, by its name where the run has names
+            record["label"] = int(score)
+            if names is not None:
+                record["class"] = names[int(score)]
+        else:
+            record["relatedness"] = round(float(score), 6)
+        record["probabilities"] = [round(float(p), 6) for p in distribution]
         if args.file is not None:
             record["source"] = a.source
         print(json.dumps(record))

@@ -16,12 +16,15 @@ column          holds
                 word (1-based, 0 at the root), space-separated (a list in JSON)
 ==============  ===============================================================
 
-A file of sentence pairs has ``score``, ``sentence_a`` and ``sentence_b``,
-optionally ``tree_a``/``tree_b`` or ``parents_a``/``parents_b``, and ``id``
-(or ``pair_id``).  Other columns are left alone.  Each sentence becomes a tree
-through ``text_trees.TextTrees``, as ``npcomp predict`` makes them: a tree or
-parents column stands in for the parse.  Nothing here knows the class list
-or the score range: ``own_data`` reads every file first, then decides them.
+A file of sentence pairs has ``sentence_a`` and ``sentence_b`` and either
+``score`` (their relatedness: kind ``pairs``) or ``label`` (their class, a
+name or a class number, e.g. SICK's entailment judgments: kind
+``pair-labels``), never both; optionally ``tree_a``/``tree_b`` or
+``parents_a``/``parents_b``, and ``id`` (or ``pair_id``). Other columns are
+left alone. Each sentence becomes a tree through ``text_trees.TextTrees``, as
+``npcomp predict`` makes them: a tree or parents column stands in for the
+parse. Nothing here knows the class list or the score range: ``own_data``
+reads every file first, then decides them.
 """
 from __future__ import annotations
 
@@ -49,11 +52,12 @@ ID_COLUMNS = ("id", "pair_id")
 
 @dataclass
 class FileExamples:
-    """One file read: its trees (kind ``labels``) or pairs (``pairs``).
+    """One file read: its trees (kind ``labels``) or pairs (``pairs``, scored;
+    ``pair-labels``, labelled).
 
-    labels: per tree, its label as written (a str; a number written as its
-            digits), None where unlabelled; None for a treebank, whose trees
-            carry their labels
+    labels: per tree (pair), its label as written (a str; a number written
+            as its digits), None where unlabelled; None for a treebank, whose
+            trees carry their labels, and for scored pairs
     given:  per tree, the bracketed tree the file gave (treebank line or
             ``tree`` column), None for a parsed sentence
     scores: per pair, its score (NaN where unlabelled)
@@ -71,12 +75,15 @@ class FileExamples:
     made: dict = field(default_factory=dict)
 
 
-def read_examples(path: str | Path, text_trees: TextTrees, labelled: bool = True) -> FileExamples:
+def read_examples(path: str | Path, text_trees: TextTrees, labelled: bool = True,
+                  pairs: str = "pairs") -> FileExamples:
     """The examples of ``path`` in its format (``labelled_tables.detect_format``).
 
     text_trees: makes the trees (the run's structure and ``--tree``)
     labelled:   every example must have its label or score; without, those
                 present are read and the others left out (UNLABELLED, NaN)
+    pairs:      the kind of a file of pairs with neither a score nor a label
+                column (``labelled`` False: a run's pairs to predict)
     """
     path = Path(path)
     data = read_file_bytes(path)
@@ -92,18 +99,43 @@ def read_examples(path: str | Path, text_trees: TextTrees, labelled: bool = True
                             given=list(trees), made=dict(Counter(text_trees.made)))
     table = read_table(path, lines, fmt)
     if table_kind(table) == "pairs":
-        return _read_pairs(table, text_trees, labelled, sha256)
+        kind = pair_kind(table, labelled) or pairs
+        return _read_pairs(table, text_trees, labelled, sha256, kind)
     return _read_sentences(table, text_trees, labelled, sha256)
 
 
 def file_kind(path: str | Path) -> str:
-    """"labels" or "pairs": what a file holds, from its format and header (a
-    treebank holds labelled trees), no tree made; DataError naming the file
-    when it cannot be read or holds neither."""
+    """"labels", "pairs" or "pair-labels": what a file holds, from its format
+    and header (a treebank holds labelled trees), no tree made; DataError
+    naming the file when it cannot be read or holds none of them."""
     path = Path(path)
     lines = decode_lines(read_file_bytes(path), path)
     fmt = detect_format(path, lines)
-    return "labels" if fmt == "ptb" else table_kind(read_table(path, lines, fmt))
+    if fmt == "ptb":
+        return "labels"
+    table = read_table(path, lines, fmt)
+    kind = table_kind(table)
+    return pair_kind(table) if kind == "pairs" else kind
+
+
+def pair_kind(table: Table, labelled: bool = True) -> str | None:
+    """"pairs" for a table of pairs with a score column, "pair-labels" for one
+    with a label column; DataError naming the file for both, or for neither
+    when ``labelled`` (None then: the caller's run decides)."""
+    has = {SCORE_COLUMN, LABEL_COLUMN} & set(table.columns)
+    if len(has) == 2:
+        raise DataError(f"both a {SCORE_COLUMN!r} and a {LABEL_COLUMN!r} column: a file of "
+                        f"sentence pairs has {SCORE_COLUMN!r} (relatedness, regressed) or "
+                        f"{LABEL_COLUMN!r} (a class, e.g. entailment, classified), not both: "
+                        "drop or rename the one not to train on", table.path, table.header_line)
+    if not has:
+        if not labelled:
+            return None
+        raise DataError(f"no {SCORE_COLUMN!r} or {LABEL_COLUMN!r} column: a file of sentence "
+                        f"pairs has {SCORE_COLUMN!r} (relatedness) or {LABEL_COLUMN!r} (a class, "
+                        f"e.g. entailment) beside sentence_a and sentence_b; {_has(table)} "
+                        "(rename the column, or see docs/DATA.md)", table.path, table.header_line)
+    return "pairs" if SCORE_COLUMN in has else "pair-labels"
 
 
 def table_kind(table: Table) -> str:
@@ -114,7 +146,7 @@ def table_kind(table: Table) -> str:
     if columns & {"text", "sentence", "tree"}:
         return "labels"
     raise DataError("no sentences: expected a text column (text or sentence) and a label "
-                    "column, or score, sentence_a and sentence_b for sentence pairs; "
+                    "column, or sentence_a, sentence_b and score or label for sentence pairs; "
                     f"{_has(table)}", table.path, table.header_line)
 
 
@@ -151,17 +183,21 @@ def _read_sentences(table: Table, text_trees: TextTrees, labelled: bool,
 
 
 def _read_pairs(table: Table, text_trees: TextTrees, labelled: bool,
-                sha256: str) -> FileExamples:
-    _require(table, list(PAIR_SIDES.values()) + ([SCORE_COLUMN] if labelled else []))
-    plans, scores, ids, lines = [], [], [], []
+                sha256: str, kind: str = "pairs") -> FileExamples:
+    """A table's sentence pairs, each with its score (``kind`` "pairs") or
+    its label as written ("pair-labels")."""
+    column = SCORE_COLUMN if kind == "pairs" else LABEL_COLUMN
+    _require(table, list(PAIR_SIDES.values()) + ([column] if labelled else []))
+    plans, scores, labels, ids, lines = [], [], [], [], []
     for row in table.rows:
-        for side, column in PAIR_SIDES.items():
-            plans.append(_sentence_plan(table, row, text_trees, column, f"tree_{side}",
+        for side, side_column in PAIR_SIDES.items():
+            plans.append(_sentence_plan(table, row, text_trees, side_column, f"tree_{side}",
                                         f"parents_{side}"))
-        score = _value(row, SCORE_COLUMN)
-        if score is None and labelled:
-            _missing(table, row, SCORE_COLUMN)
+        if labelled and _value(row, column) is None:
+            _missing(table, row, column)
+        score = _value(row, SCORE_COLUMN) if kind == "pairs" else None
         scores.append(math.nan if score is None else _number(table, row, score))
+        labels.append(_label(table, row) if kind == "pair-labels" else None)
         pair_id = next((_value(row, column) for column in ID_COLUMNS
                         if _value(row, column) is not None), None)
         ids.append(str(pair_id) if pair_id is not None else f"{table.path}:{row.line}")
@@ -171,7 +207,8 @@ def _read_pairs(table: Table, text_trees: TextTrees, labelled: bool,
     trees = text_trees.build(plans)
     items = [SickPair(trees[2 * index], trees[2 * index + 1], score, pair_id)
              for index, (score, pair_id) in enumerate(zip(scores, ids))]
-    return FileExamples(table.path, table.format, "pairs", sha256, items, lines,
+    return FileExamples(table.path, table.format, kind, sha256, items, lines,
+                        labels if kind == "pair-labels" else None,
                         made=dict(Counter(text_trees.made)))
 
 

@@ -35,22 +35,27 @@ from .errors import ConfigError, DataError
 from .file_examples import FileExamples, read_examples
 from .formats import UNLABELLED, _split_source
 from .score_scale import check_scores, checked_range, range_of, rating_classes
+from .sick import SickPair
 from .tasks import TaskData
 from .text_trees import TextTrees
 
 ROLES = ("train", "dev", "test")
 # the task's name by the kind of its files (choices.FILE_TASKS)
-TASK_NAMES = {"labels": "files", "pairs": "file-pairs"}
-_KIND_WORDS = {"labels": "labelled sentences", "pairs": "sentence pairs"}
+TASK_NAMES = {"labels": "files", "pairs": "file-pairs", "pair-labels": "file-pair-labels"}
+_KIND_WORDS = {"labels": "labelled sentences", "pairs": "scored sentence pairs",
+               "pair-labels": "labelled sentence pairs"}
+# the kinds of files whose examples are classes (their names decided across the files)
+_CLASS_KINDS = ("labels", "pair-labels")
 
 
 @dataclass
 class OwnFiles:
     """A task's files read, their examples labelled, not yet split.
 
-    kind:        "labels" (trees) or "pairs" (SickPairs)
+    kind:        "labels" (trees), "pairs" (scored SickPairs) or "pair-labels"
+                 (SickPairs of classes)
     n_classes:   classes (labels), or K, the similarity head's ratings (pairs)
-    classes:     the class list (labels; None for pairs)
+    classes:     the class list (labels, pair-labels; None for pairs)
     score_range: (lo, hi) (pairs; None for labels), from ``score_range_from``:
                  "given" or "train"
     examples:    role -> FileExamples, items labelled, for the roles given
@@ -97,7 +102,8 @@ class OwnFiles:
 @dataclass
 class OwnData:
     """The files split into a task: ``task`` (TaskData named "files", or
-    "file-pairs" with its ``score_scale`` for sentence pairs), the
+    "file-pairs" with its ``score_scale`` for scored sentence pairs,
+    "file-pair-labels" for labelled ones), the
     files it came from, and how dev and test were made: ``dev`` is
     {"from": "file"} or {"from": "train", "fraction": f, "seed": s};
     ``fold`` is None or {"fold": k, "folds": K, "seed": s}."""
@@ -152,10 +158,16 @@ def read_files(train: str | Path, dev: str | Path | None = None, test: str | Pat
                             f"{_KIND_WORDS[kinds['train']]}: a task's files are of one kind",
                             examples[role].path)
     if kinds["train"] == "pairs":
+        if classes is not None:
+            raise ConfigError("classes", "class names are for labelled sentences or pairs; "
+                                         "these files hold scored sentence pairs (a score "
+                                         "column): give a label column to classify them")
         return _scored(examples, score_range, text_trees)
     if score_range is not None:
-        raise ConfigError("score_range", "a score range is for sentence pairs; these files "
-                                         "hold labelled sentences")
+        raise ConfigError("score_range", "a score range is for scored sentence pairs; these "
+                                         f"files hold {_KIND_WORDS[kinds['train']]}")
+    if kinds["train"] == "pair-labels":
+        return _labelled_pairs(examples, classes, text_trees)
     return _labelled(examples, classes, text_trees)
 
 
@@ -191,29 +203,34 @@ def split_files(files: OwnFiles, dev_fraction: float = 0.1, seed: int = 0,
         dev_record = {"from": "train", "fraction": float(dev_fraction), "seed": int(seed)}
     splits = {"train": list(train), **{split: splits[split] for split in ROLES if split in splits}}
     scale = (files.score_range, files.n_classes) if files.kind == "pairs" else None
-    task = TaskData(TASK_NAMES[files.kind], files.n_classes, splits, score_scale=scale)
+    task = TaskData(TASK_NAMES[files.kind], files.n_classes, splits, score_scale=scale,
+                    class_names=tuple(files.classes.names) if files.classes else None)
     return OwnData(task, files, dev_record, fold_record)
 
 
 def read_labelled_file(path: str | Path, text_trees: TextTrees,
                        classes: Sequence[str] | None = None,
                        score_range: Sequence[float] | None = None,
-                       labelled: bool = True) -> list:
+                       labelled: bool = True, pairs: bool = False) -> list:
     """The examples of one more file for a run trained on files (``npcomp eval
-    --file``, ``predict``): its Trees labelled with the run's ``classes``
-    (its record's names, in order), or its SickPairs checked against the
-    run's ``score_range``.  ``labelled=False`` allows examples without a label
-    or score (UNLABELLED roots, NaN scores)."""
-    examples = read_examples(path, text_trees, labelled)
+    --file``, ``predict``): its Trees (with ``pairs``, its SickPairs)
+    labelled with the run's ``classes`` (its record's names, in order), or
+    its SickPairs checked against the run's ``score_range``.
+    ``labelled=False`` allows examples without a label or score
+    (UNLABELLED roots, NaN scores)."""
+    run_kind = "pairs" if score_range is not None else "labels" if not pairs else "pair-labels"
+    examples = read_examples(path, text_trees, labelled,
+                             pairs="pair-labels" if run_kind == "pair-labels" else "pairs")
+    if examples.kind != run_kind:
+        raise DataError(f"{_KIND_WORDS[examples.kind]}, but the run was trained on "
+                        f"{_KIND_WORDS[run_kind]}", examples.path)
     if examples.kind == "pairs":
-        if score_range is None:
-            raise DataError("sentence pairs, but the run was trained on labelled sentences",
-                            examples.path)
         check_scores(_scores(examples), checked_range(score_range), given=True)
         return examples.items
-    if classes is None:
-        raise DataError("labelled sentences, but the run was trained on sentence pairs",
-                        examples.path)
+    if examples.kind == "pair-labels":
+        _label_pairs(examples, class_list(_written_labels({"file": examples}), classes,
+                                          advice=RUN_CLASSES))
+        return examples.items
     _label_trees(examples, class_list(_written_labels({"file": examples}), classes,
                                       advice=RUN_CLASSES), len(classes))
     return examples.items
@@ -259,6 +276,25 @@ def _label_trees(part: FileExamples, classes: ClassList | None, n_classes: int) 
                 part.items[index] = tree.with_labels(labels)
     for tree in part.items + [tree for tree in part.given or () if tree is not None]:
         tree.validate(n_classes)
+
+
+def _labelled_pairs(examples: dict, classes: Sequence[str] | None,
+                    text_trees: TextTrees) -> OwnFiles:
+    """Files of labelled sentence pairs: the classes decided across them
+    (``class_list``, as for labelled sentences), each pair given its number."""
+    classes = class_list(_written_labels(examples), classes)
+    for part in examples.values():
+        _label_pairs(part, classes)
+    return OwnFiles("pair-labels", len(classes.names), classes, None, None, examples,
+                    text_trees)
+
+
+def _label_pairs(part: FileExamples, classes: ClassList) -> None:
+    """Each pair of ``part`` labelled with its row's class number (-1 where
+    the row has no label: a file to predict)."""
+    part.items[:] = [SickPair(pair.tree_a, pair.tree_b, pair.score, pair.pair_id,
+                              UNLABELLED if label is None else classes.number(label))
+                     for pair, label in zip(part.items, part.labels)]
 
 
 def _scored(examples: dict, score_range: tuple | None, text_trees: TextTrees) -> OwnFiles:

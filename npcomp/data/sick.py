@@ -1,7 +1,10 @@
 """SICK (SemEval 2014 Task 1) in the layout of the Tree-LSTM authors'
 preprocessing: per split directory ``a.toks``, ``b.toks``, ``a.parents``,
 ``b.parents``, ``a.cparents``, ``b.cparents``, ``sim.txt`` and ``id.txt``,
-one pair per line."""
+one pair per line; and the entailment judgments of SICK's own release files
+(``SICK_train.txt``, ``SICK_trial.txt``, ``SICK_test_annotated.txt``:
+tab-separated, a header naming ``pair_ID`` and ``entailment_judgment``),
+joined to those pairs by their ID (``read_entailment``)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -17,12 +20,15 @@ SICK_SCORE_RANGE = (1.0, 5.0)
 
 @dataclass
 class SickPair:
-    """One SICK sentence pair: both trees and the gold relatedness in [1, 5]."""
+    """One SICK sentence pair: both trees, the gold relatedness in [1, 5]
+    (NaN where a pair has none), and for a task of pair classes the class
+    number ``label`` (-1 where it has none)."""
 
     tree_a: Tree
     tree_b: Tree
     score: float
     pair_id: str
+    label: int = -1
 
 
 def read_sick_dir(directory: str | Path, structure: str = "dependency") -> list:
@@ -99,3 +105,56 @@ def _read_score(text: str, path: Path, line: int) -> float:
     if not low <= score <= high:
         raise DataError(f"relatedness score {score} outside [{low:g}, {high:g}]", path, line)
     return score
+
+
+# SICK's entailment judgments, in the order the class numbers follow
+ENTAILMENT_CLASSES = ("NEUTRAL", "ENTAILMENT", "CONTRADICTION")
+# Tai et al.'s splits of SICK: the release file of each split directory
+RELEASE_FILES = {"train": "SICK_train.txt", "dev": "SICK_trial.txt",
+                 "test": "SICK_test_annotated.txt"}
+
+
+def read_entailment(path: str | Path) -> dict:
+    """{pair ID: class number in ``ENTAILMENT_CLASSES``} of one SICK release
+    file; DataError naming the file and line of a row without its judgment
+    or with another, or a header without the columns."""
+    path = Path(path)
+    lines = read_text_lines(path)
+    if not lines:
+        raise DataError("empty: a SICK release file starts with its header", path)
+    header = lines[0].rstrip("\r\n").split("\t")
+    missing = [column for column in ("pair_ID", "entailment_judgment") if column not in header]
+    if missing:
+        raise DataError(f"no {' and no '.join(missing)} column: not one of SICK's release files "
+                        f"(the header has {', '.join(header)})", path, 1)
+    id_column, judgment_column = header.index("pair_ID"), header.index("entailment_judgment")
+    numbers = {name: number for number, name in enumerate(ENTAILMENT_CLASSES)}
+    judgments = {}
+    for number, line in enumerate(lines[1:], start=2):
+        fields = line.rstrip("\r\n").split("\t")
+        if not line.strip():
+            continue
+        if len(fields) <= max(id_column, judgment_column):
+            raise DataError(f"{len(fields)} field(s), but the header has {len(header)}",
+                            path, number)
+        judgment = fields[judgment_column].strip()
+        if judgment not in numbers:
+            raise DataError(f"entailment judgment {judgment[:40]!r} is not one of "
+                            f"{', '.join(ENTAILMENT_CLASSES)}", path, number)
+        judgments[fields[id_column].strip()] = numbers[judgment]
+    return judgments
+
+
+def with_entailment(pairs: list, path: str | Path) -> list:
+    """``pairs`` (one split directory's) each labelled with its entailment
+    class from the release file ``path``, joined by pair ID; DataError naming
+    the file when a pair's ID is not in it."""
+    judgments = read_entailment(path)
+    labelled = []
+    for pair in pairs:
+        if pair.pair_id not in judgments:
+            raise DataError(f"no pair {pair.pair_id} (of {pair.tree_a.source or 'the split'}): "
+                            "the release file is not of the split's pairs", path)
+        labelled.append(SickPair(pair.tree_a, pair.tree_b, pair.score, pair.pair_id,
+                                 judgments[pair.pair_id]))
+    return labelled

@@ -13,6 +13,11 @@ synthetic   5        the project's own compositional treebank (no download)
 sick        5        SICK sentence pairs (4500 / 500 / 4927) with relatedness
                      in [1, 5], rated on K = 5 (Tai et al. Sec. 4.2): each
                      split a list of ``sick.SickPair``
+sick-       3        the same pairs and trees, each labelled with its
+entailment           entailment judgment (NEUTRAL, ENTAILMENT, CONTRADICTION)
+                     from SICK's release files, joined by pair ID: Tai et
+                     al.'s splits, train SICK_train.txt, dev SICK_trial.txt,
+                     test SICK_test_annotated.txt (``sick.read_entailment``)
 ==========  =======  =======================================================
 
 ``structure`` re-brackets every sentence: ``gold`` keeps the treebank's
@@ -48,11 +53,11 @@ from pathlib import Path
 import numpy as np
 
 from .errors import ConfigError
-from .choices import NEUTRAL_POLICIES, PAIR_TASKS, STRUCTURES, TASKS
+from .choices import NEUTRAL_POLICIES, PAIR_CLASS_TASKS, PAIR_TASKS, STRUCTURES, TASKS
 from .class_list import MAX_CLASSES, check_largest_number
 from .formats import UNLABELLED, Tree, branching_tree, chain_tree
 from .ptb import read_ptb_file
-from .sick import SickPair, read_sick_dir
+from .sick import ENTAILMENT_CLASSES, RELEASE_FILES, SickPair, read_sick_dir, with_entailment
 from .errors import DataError
 from .restructure import rebracket, sentence_chain, span_chains
 
@@ -81,9 +86,10 @@ class TaskData:
     score_scale: tuple | None = None
     # a user's files: what a run records of them (own_data.OwnData.record)
     record: dict | None = None
-    # the class names by number where the caller names them (an estimator's
-    # classes_); None: the task's own (choices.TASK_CLASSES) or the files'
-    class_names: list | None = None
+    # the classes' names in the order of their numbers, where the caller or the
+    # task has them (an estimator's classes_, a user's labels, SICK's entailment
+    # judgments); None: the task's own (choices.TASK_CLASSES) or the numbers
+    class_names: tuple | None = None
 
 
 @dataclass
@@ -134,10 +140,11 @@ def load_task(name: str, data_dir: str | Path | None = None, structure: str = "g
     if neutral != "unlabelled" and name != "sst2":
         raise ValueError("only sst2 has neutral phrases to train on as a class of their own")
     data_dir = Path(data_dir) if data_dir is not None else default_data_dir()
-    if name == "sick":
+    if name in ("sick", "sick-entailment"):
         if spans:
-            raise ConfigError("supervision", "sick has no phrase labels to train on (spans)")
-        return _load_sick(data_dir, structure, splits)
+            raise ConfigError("supervision", f"{name} has no phrase labels to train on (spans)")
+        sick = _load_sick(data_dir, structure, splits)
+        return sick if name == "sick" else _entailment(sick, data_dir)
     if name == "synthetic":
         if structure in ("dependency", "parsed"):
             raise ValueError("the synthetic treebank has no dependency parses")
@@ -240,10 +247,27 @@ def _load_sick(data_dir: Path, structure: str, wanted: tuple = SPLITS) -> TaskDa
         pairs = read_sick_dir(directory, layout)
         if structure not in ("dependency", "constituency"):
             pairs = [SickPair(_restructure(pair.tree_a, structure),
-                              _restructure(pair.tree_b, structure), pair.score, pair.pair_id)
+                              _restructure(pair.tree_b, structure), pair.score, pair.pair_id,
+                              pair.label)
                      for pair in pairs]
         splits[split] = pairs
     return TaskData("sick", 5, splits)
+
+
+def _entailment(sick: TaskData, data_dir: Path) -> TaskData:
+    """SICK's pairs (``_load_sick``) labelled with their entailment classes
+    from SICK's release files in DATA_DIR/sick (``sick.RELEASE_FILES``)."""
+    splits = {}
+    for split, pairs in sick.splits.items():
+        path = data_dir / "sick" / RELEASE_FILES[split]
+        if not path.is_file():
+            raise DataError(f"no such file: sick-entailment reads the entailment judgments of "
+                            f"SICK's release file DATA_DIR/sick/{RELEASE_FILES[split]} for "
+                            f"the {split} split; run `npcomp download sick --data-dir "
+                            f"{data_dir}` or pass --data-dir (or set NPCOMP_DATA)", path)
+        splits[split] = with_entailment(pairs, path)
+    return TaskData("sick-entailment", len(ENTAILMENT_CLASSES), splits,
+                    class_names=ENTAILMENT_CLASSES)
 
 
 def _restructure(tree: Tree, structure: str) -> Tree:
@@ -300,19 +324,25 @@ def _task_of_splits(splits: dict, name: str) -> TaskData:
             if not isinstance(item, kind):
                 raise DataError(f"{split} example {index} is a {type(item).__name__}, not a "
                                 f"{kind.__name__} as the training split's first")
-            if pairs and not 1.0 <= item.score <= GIVEN_PAIR_RATINGS:
+            if pairs and name in PAIR_CLASS_TASKS:
+                if item.label < 0:
+                    raise DataError(f"{split} pair {index} has no class (label "
+                                    f"{item.label}): {name} classifies pairs")
+            elif pairs and not 1.0 <= item.score <= GIVEN_PAIR_RATINGS:
                 raise DataError(f"{split} pair {index} is scored {item.score!r}, outside "
                                 f"[1, {GIVEN_PAIR_RATINGS}]: rescale the scores, or give a "
                                 "TaskData with the ratings 1..K they are on")
-    if pairs:
+    if pairs and name not in PAIR_CLASS_TASKS:
         return TaskData(name, GIVEN_PAIR_RATINGS, splits)
-    largest = max((int(tree.label.max()) for items in splits.values() for tree in items),
-                  default=-1)
+    largest = max((int(item.label) if pairs else int(item.label.max())
+                   for items in splits.values() for item in items), default=-1)
     if largest >= MAX_CLASSES:   # named by its split and place (or its file and line)
-        split, index, tree = next((split, index, tree) for split, items in splits.items()
-                                  for index, tree in enumerate(items)
-                                  if int(tree.label.max()) == largest)
-        check_largest_number(largest, tree.source or f"{split} example {index}")
+        split, index, item = next((split, index, item) for split, items in splits.items()
+                                  for index, item in enumerate(items)
+                                  if (int(item.label) if pairs else int(item.label.max()))
+                                  == largest)
+        check_largest_number(largest, getattr(item, "source", None)
+                             or f"{split} example {index}")
     return TaskData(name, max(largest + 1, 2), splits)
 
 

@@ -36,7 +36,7 @@ from npcomp.data.data_splits import check_fraction, dev_split
 from npcomp.data.errors import ConfigError
 from npcomp.data.tasks import as_structure
 from npcomp.data.text_trees import TextTrees, check_input, check_tree
-from npcomp.model import naming_the_sentence
+from npcomp.training.finite_outputs import naming_the_sentence
 from npcomp.training.encoding import encode
 from npcomp.training.configuration import check_value
 from npcomp.training.model_files import load_model

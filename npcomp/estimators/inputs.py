@@ -211,3 +211,17 @@ def with_root_classes(trees: list, numbers: np.ndarray, classes: np.ndarray,
 def _named(tree: Tree, what: str, index: int) -> tuple:
     """(path, line) naming a tree in an error: its source, else its place."""
     return _split_source(tree.source) if tree.source else (f"{what}[{index}]", None)
+
+
+def pair_classes(X) -> list:
+    """Each pair's own class number: a ``SickPair``'s ``label`` (None where it
+    is -1, or for two sentences ``(a, b)``)."""
+    return [int(item.label) if isinstance(item, SickPair) and item.label >= 0 else None
+            for item in X]
+
+
+def is_x_and_y(given) -> bool:
+    """Whether a dev or test split of pairs is given as ``(pairs, targets)``
+    rather than as pairs (SickPairs, or two sentences each)."""
+    return (isinstance(given, tuple) and len(given) == 2 and not isinstance(given[0], SickPair)
+            and len(given[0]) > 0 and not isinstance(given[0][0], (str, Tree)))

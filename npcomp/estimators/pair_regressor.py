@@ -9,18 +9,15 @@ import numpy as np
 
 from npcomp.data.data_splits import check_fraction
 from npcomp.data.errors import ConfigError
-from npcomp.data.formats import Tree
 from npcomp.data.score_scale import (check_scores, checked_range, from_ratings, range_of,
                                      rating_classes, to_ratings)
 from npcomp.data.sick import SickPair
-from npcomp.data.tasks import TaskData, as_structure
-from npcomp.training.encoding import EncodedPairs, encode
+from npcomp.data.tasks import TaskData
 from npcomp.training.evaluation import predict_relatedness, relatedness_metrics
-from .estimator import Estimator
-from .inputs import pair_trees
+from .pair_estimator import PairEstimator
 
 
-class PairRegressor(Estimator):
+class PairRegressor(PairEstimator):
     """The relatedness of two sentences: one composition cell encodes both,
     Tai et al.'s similarity head scores the pair (eq. 15: a distribution
     over the ratings 1..K, its expectation the score), as `npcomp train
@@ -44,8 +41,6 @@ class PairRegressor(Estimator):
     TASKS = ("sick",)
     OWN = {"tree": None, "input": "auto", "score_range": None, "dev_fraction": 0.1,
            "warm_start": False, "callbacks": (), "verbose": False}
-    # the classifier's options: a pair is scored by the similarity head at the two roots
-    LEFT_OUT = ("head", "supervision", "span_samples", "dropout")
     _estimator_type = "regressor"
 
     def fit(self, X, y=None, dev=None, test=None):
@@ -62,12 +57,8 @@ class PairRegressor(Estimator):
         config = self.training_config()
         check_fraction(self.dev_fraction)
         text_trees = self._text_trees(config["structure"])
-        given = {"train": (X, y)}
-        for split, pairs in (("dev", dev), ("test", test)):
-            if pairs is not None:
-                given[split] = pairs if _is_x_and_y(pairs) else (pairs, None)
         read = {split: self._read_pairs(pairs, scores, split, text_trees)
-                for split, (pairs, scores) in given.items()}
+                for split, (pairs, scores) in self._given(X, y, dev, test).items()}
         score_range = (checked_range(self.score_range) if self.score_range is not None else
                        range_of([(score, f"y[{index}]", None)
                                  for index, score in enumerate(read["train"][2])], "y"))
@@ -90,8 +81,7 @@ class PairRegressor(Estimator):
         """(left trees, right trees, scores) of a split's pairs, every pair
         scored with a finite number (ValueError naming the entry otherwise)."""
         what = "X" if split == "train" else split
-        left, right, own = pair_trees(pairs, text_trees, what)
-        left, right = (as_structure(trees, text_trees.structure) for trees in (left, right))
+        left, right, own = self._read_sides(pairs, split, text_trees)
         if scores is None:
             missing = [index for index, score in enumerate(own) if score is None]
             if missing:
@@ -120,16 +110,9 @@ class PairRegressor(Estimator):
             raise ValueError(f"{name} is {score!r}: a score is a finite number {on}")
         return number
 
-    def _pairs(self, X) -> tuple:
-        """(left trees, right trees) of the pairs ``X``, as the run reads them."""
-        structure = self.config_["structure"]
-        left, right, _ = pair_trees(X, self._text_trees(structure))
-        return as_structure(left, structure), as_structure(right, structure)
-
     def _predicted(self, left: list, right: list) -> np.ndarray:
         """(n,): the scores of the pairs of trees ``left[i]``, ``right[i]``."""
-        split = EncodedPairs(encode(left, self.vocabulary_), encode(right, self.vocabulary_),
-                             np.zeros(len(left)))
+        split = self._encoded(left, right)
         ratings = predict_relatedness(self.model_, self.params_, split,
                                       self.config_["eval_batch_size"])
         return from_ratings(ratings, self.score_range_, self.model_.head.n_classes)
@@ -145,13 +128,6 @@ class PairRegressor(Estimator):
         left, right, scores = self._read_pairs(
             X, y, "train", self._text_trees(self.config_["structure"]))
         return relatedness_metrics(self._predicted(left, right), np.array(scores))["pearson"]
-
-    def transform(self, X) -> np.ndarray:
-        """(n, 2 d): each pair's two sentence vectors side by side, (h_a, h_b),
-        the encoder's states at the two roots."""
-        self._check_fitted()
-        left, right = self._pairs(X)
-        return np.hstack([self._states(left), self._states(right)])
 
     @classmethod
     def _check_data(cls) -> tuple:
@@ -190,8 +166,3 @@ def _scale(score_range) -> str:
         return repr(score_range)
     return f"[{low:g}, {high:g}]"
 
-
-def _is_x_and_y(given) -> bool:
-    """Whether a dev or test split is given as ``(pairs, scores)``."""
-    return (isinstance(given, tuple) and len(given) == 2 and not isinstance(given[0], SickPair)
-            and len(given[0]) > 0 and not isinstance(given[0][0], (str, Tree)))

@@ -41,7 +41,7 @@ import json
 import math
 from pathlib import Path
 
-from npcomp.data.choices import PAIR_TASKS, TASK_CLASSES
+from npcomp.data.choices import PAIR_CLASS_TASKS, PAIR_TASKS, TASK_CLASSES
 from npcomp.training.figure_counts import (COUNTS, CountsError, counts_of, node_buckets, pair_sums,
                             read_counts, root_items, write_counts)
 from npcomp.training.rundir import PREDICTIONS, predictions_name
@@ -325,7 +325,8 @@ def confusion_record(matrix: list, task: str, source: str = "") -> dict:
 def learning_curves(metrics: dict, source: str = "") -> dict:
     """Loss and training/dev metrics per epoch, and the cumulative training time."""
     task = metrics["config"]["task"]
-    keys = ["pearson"] if task in PAIR_TASKS else ["root_acc", "all_acc"]
+    keys = (["accuracy"] if task in PAIR_CLASS_TASKS else ["pearson"] if task in PAIR_TASKS
+            else ["root_acc", "all_acc"])
     epochs, elapsed = [], 0.0
     for record in metrics.get("epochs") or []:
         elapsed += record.get("wall_s") or 0.0
@@ -341,7 +342,8 @@ def learning_curves(metrics: dict, source: str = "") -> dict:
     return {"figure": "learning_curves", "kind": "learning",
             "title": f"Learning curves: {metrics['config']['model']} on {task}",
             "x_label": "epoch", "time_label": "training time (s; evaluation excluded)",
-            "y_label": "Pearson's r" if task in PAIR_TASKS else "accuracy (%)",
+            "y_label": ("Pearson's r" if task in PAIR_TASKS and task not in PAIR_CLASS_TASKS
+                        else "accuracy (%)"),
             "source": [source], "task": task, "metrics": keys, "epochs": epochs,
             "best_epoch": metrics.get("best_epoch")}
 
@@ -355,6 +357,8 @@ def run_figures(run_dir: str | Path, split: str = "test") -> list:
     metrics = read_metrics(run_dir)
     task = metrics["config"]["task"]
     path = run_dir / predictions_name(split)
+    if task in PAIR_CLASS_TASKS:   # classified pairs: no per-length figure yet
+        return [learning_curves(metrics, str(metrics_path))]
     if path.is_file():
         counts = counts_of(read_predictions(path), task)
     elif split == "test" and (run_dir / COUNTS).is_file():
@@ -413,5 +417,8 @@ def ensure_counts(run_dir: str | Path) -> bool:
     run_dir = Path(run_dir)
     if (run_dir / COUNTS).is_file() or not (run_dir / PREDICTIONS).is_file():
         return False
-    write_counts(run_dir, read_run_counts(run_dir, read_metrics(run_dir)["config"]["task"]))
+    counts = read_run_counts(run_dir, read_metrics(run_dir)["config"]["task"])
+    if counts is None:   # classified pairs: no counts
+        return False
+    write_counts(run_dir, counts)
     return True

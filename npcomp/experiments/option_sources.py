@@ -123,11 +123,14 @@ def printed_sources(row, options: dict) -> dict:
     config = resolved(options)
     protocol = options.get("protocol") or "paper"
     printed = PRINTED.get((options["model"], protocol), {})
-    if options["task"] == "sick":
+    if options["task"] in ("sick", "sick-entailment"):
         printed = {**{key: where for key, where in printed.items()
                       if key not in SICK and key != "dim"}, **TAI_SICK,
                    "vectors": f"{TAI}, Sec. 5.3 (300-d GloVe 840B)"}
     out = {}
+    if options["task"] == "sick-entailment":   # no paper: relatedness's settings, said so
+        printed = {key: f"no paper gives entailment's; relatedness's, {where}"
+                   for key, where in printed.items()}
     for key in config:
         if key in row.option_sources:
             out[key] = row.option_sources[key]
@@ -135,7 +138,8 @@ def printed_sources(row, options: dict) -> dict:
             out[key] = (PAPER, row.vectors if key == "vectors" else
                         f"{row.source}: the row's setting" if row.source else "the row")
         elif key in printed:
-            out[key] = (PAPER, printed[key])
+            out[key] = (DEFAULT if options["task"] == "sick-entailment" else PAPER,
+                        printed[key])
         else:
             out[key] = (DEFAULT, "npcomp's; the paper gives none")
     if "embedding_dim" in out and config["vectors"] != "random":

@@ -38,7 +38,7 @@ PAPER, DEFAULT, DEV = "paper", "default", "dev"
 # the metric a row on a task is judged on
 # a row is measured once this many of its seeds have finished
 MIN_SEEDS = 5
-MAIN_METRIC = {"sick": "pearson", "mpqa": "ranking_loss"}
+MAIN_METRIC = {"sick": "pearson", "mpqa": "ranking_loss", "sick-entailment": "accuracy"}
 # the metrics where lower is better: a verdict and a choice on dev turn round
 LOWER_IS_BETTER = ("ranking_loss", "mae", "mse")
 

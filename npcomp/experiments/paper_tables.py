@@ -96,6 +96,24 @@ SHARDS_NOTE = (
     "up to the order of floating-point sums (docs/EQUATIONS.md section 7); the dropout masks "
     "are drawn shard after shard, so one seed draws other masks in one shard than in two.")
 
+# the models the `sick-entailment` table trains, as the tai-sick report names them
+ENTAILMENT_MODELS = (("dependency", "Dependency (Child-Sum) Tree-LSTM", "treelstm-childsum"),
+                     ("constituency", "Constituency Tree-LSTM", "treelstm-nary"),
+                     ("lstm", "LSTM", "lstm"))
+ENTAILMENT_NOTE = (
+    "SICK's entailment judgments (NEUTRAL, ENTAILMENT, CONTRADICTION) from its release files, "
+    "on Tai et al.'s splits of SICK (train SICK_train.txt, 4500 pairs; dev SICK_trial.txt, "
+    "500; test SICK_test_annotated.txt, 4927), each sentence in the trees of the sick task: "
+    "the Child-Sum Tree-LSTM on the dependency parses, the Constituency Tree-LSTM on the "
+    "binarised constituency parses, the LSTM on the words in order. Each model encodes both "
+    "sentences; the pair classifier takes Tai et al.'s pair features [h_a * h_b, |h_a - h_b|] "
+    "into the sigmoid layer of their eq. 15 and a softmax over the three classes, trained "
+    "with the cross-entropy (heads.PairClassifierHead). No paper gives this task's settings: "
+    "every model runs at Tai et al.'s SICK relatedness settings (fixed 300-d GloVe 840B, "
+    "AdaGrad 0.05, minibatch 25, lambda 1e-4, a 50-unit hidden layer, 10 epochs, Table 1's "
+    "dimensions), the model chosen on dev accuracy. The majority class (NEUTRAL) is 56.7% "
+    "of the test pairs.")
+
 # the sources of options a row sets itself
 GLOVE_SOURCE = (PAPER, "the paper's GloVe vectors; 50-d GloVe 6B here (see vectors)")
 FIXED = {"fixed_embeddings": (PAPER, "Tai et al. 2015, Table 2 ('Glove vectors, fixed')")}
@@ -482,6 +500,18 @@ TABLES = {table.name: table for table in (
         note=SHARDS_NOTE, comparisons=(
             Comparison("two-against-one", "Constituency Tree-LSTM, fine: 2 shards against 1",
                        "two-shards", "one-shard"),)),
+    Table("sick-entailment", "Entailment on SICK: the Child-Sum and Constituency Tree-LSTMs "
+          "and the LSTM classifying sentence pairs", tuple(
+        Row(name, label, model, "sick-entailment", {"accuracy": None},
+            vectors="300-d GloVe 840B held fixed, as Tai et al. on SICK")
+        for name, label, model in ENTAILMENT_MODELS),
+        note=ENTAILMENT_NOTE, confusions=True, comparisons=tuple(
+            Comparison(f"{first}-against-{second}",
+                       f"{dict((n, l) for n, l, _ in ENTAILMENT_MODELS)[first]} against "
+                       f"{dict((n, l) for n, l, _ in ENTAILMENT_MODELS)[second]}",
+                       first, second)
+            for first, second in (("dependency", "constituency"), ("dependency", "lstm"),
+                                  ("constituency", "lstm")))),
     Table("rntn", "Socher et al. 2013: the RNTN on the SST", (
         Row("fine", "RNTN, fine", "rntn", "sst5", {"root_acc": 45.7, "all_acc": 80.7},
             dev=RNTN_RELEASED_RATE, dev_source=RNTN_RELEASED_SOURCE, source="Table 1"),

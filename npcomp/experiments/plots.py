@@ -198,7 +198,9 @@ def draw_confusion(record: dict):
     figure.colorbar(image, ax=axes, label="% of the gold class")
     _titled(axes, record, figure)
     axes.grid(False)
-    axes.set_title(f"root accuracy {record['accuracy']:.2f}%", fontsize="medium")
+    # a sentence's class is its root's; a pair's is the pair's
+    what = "accuracy" if record.get("y_label") == "gold class" else "root accuracy"
+    axes.set_title(f"{what} {record['accuracy']:.2f}%", fontsize="medium")
     return figure
 
 
@@ -207,7 +209,7 @@ def draw_learning(record: dict):
     figure = new_figure(10.0, 6.5)
     grid = figure.subplots(2, 2, sharex="col")
     epochs = record["epochs"]
-    names = {"root_acc": "root", "all_acc": "all nodes", "pearson": "r"}
+    names = {"root_acc": "root", "all_acc": "all nodes", "pearson": "r", "accuracy": "accuracy"}
     for column, x in enumerate(("epoch", "train_s")):
         xs = [row[x] for row in epochs]
         loss, metric = grid[0][column], grid[1][column]

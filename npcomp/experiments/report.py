@@ -44,9 +44,10 @@ TOO_FEW = "too few seeds"
 METRIC_NAMES = {"root_acc": "test root accuracy (%)", "all_acc": "test all-phrase accuracy (%)",
                 "pearson": "test Pearson's r", "spearman": "test Spearman's rho",
                 "mse": "test MSE", "ranking_loss": "test average ranking loss (MPQA)",
-                "macro_f1": "test macro-F1 (%)", "mae": "test mean absolute error"}
+                "macro_f1": "test macro-F1 (%)", "mae": "test mean absolute error",
+                "accuracy": "test accuracy (%)"}
 METRICS = ("root_acc", "all_acc", "pearson", "spearman", "mse", "macro_f1", "ranking_loss",
-           "mae")
+           "mae", "accuracy")
 # what a setting's kind (option_sources.setting_kind) is called
 KINDS = {"paper": "paper", "dev": "chosen on dev", "alternative": "alternative, not chosen",
          "undecided": "alternative, not yet compared on dev"}

@@ -14,15 +14,16 @@ from pathlib import Path
 
 import numpy as np
 
-from npcomp.data.choices import PAIR_TASKS
+from npcomp.data.choices import PAIR_CLASS_TASKS, PAIR_TASKS
 from npcomp.training.options import NOT_A_SETTING, OPTIONS
 from npcomp.training.run_data import run_finished
 from npcomp.training.rundir import RunDirectory, RunFileError
 
-METRICS = ("root_acc", "all_acc", "macro_f1", "ranking_loss", "mae", "pearson", "spearman",
-           "mse")
+METRICS = ("root_acc", "all_acc", "accuracy", "macro_f1", "ranking_loss", "mae", "pearson",
+           "spearman", "mse")
 # how each metric is shown: (label, digits)
-SHOWN = {"root_acc": ("root", 2), "all_acc": ("all", 2), "macro_f1": ("macro-F1", 2),
+SHOWN = {"root_acc": ("root", 2), "all_acc": ("all", 2), "accuracy": ("accuracy", 2),
+         "macro_f1": ("macro-F1", 2),
          "ranking_loss": ("ranking loss", 4), "mae": ("mae", 4), "pearson": ("r", 4),
          "spearman": ("rho", 4), "mse": ("mse", 4)}
 # config keys that tell apart runs of one setting: the fold a cross-validated
@@ -64,7 +65,9 @@ def _check_record(metrics, path: Path) -> None:
     # a run on a user's files without a test file is summarised by its dev metrics
     split = "test" if metrics.get("test") is not None else "dev"
     record = metrics.get(split)
-    main = "pearson" if metrics["config"]["task"] in PAIR_TASKS else "root_acc"
+    task = metrics["config"]["task"]
+    main = ("accuracy" if task in PAIR_CLASS_TASKS else "pearson" if task in PAIR_TASKS
+            else "root_acc")
     if not isinstance(record, dict) or not isinstance(record.get(main), (int, float)):
         raise RunFileError(f"{path}: damaged run file (its {split} record has no {main})")
 
@@ -132,9 +135,12 @@ def summarise(runs: list, group_of=None) -> list:
 
 def headline_metric(record: dict) -> tuple:
     """(metric name, digits, label) a record is reported by: Pearson's r for
-    relatedness, else root accuracy (percent)."""
+    relatedness, the accuracy (percent) of classified pairs, else root
+    accuracy (percent)."""
     if "test_pearson" in record or "dev_pearson" in record:
         return "pearson", 4, "r"
+    if "test_accuracy" in record or "dev_accuracy" in record:
+        return "accuracy", 2, "accuracy"
     return "root_acc", 2, "root"
 
 

@@ -29,15 +29,17 @@ import math
 import re
 from pathlib import Path
 
+from npcomp.data.choices import PAIR_CLASS_TASKS
 from .paper_rows import MIN_SEEDS
 from .figures import (FigureError, confusion_record, figure_template, prediction_figures,
                       read_run_counts, root_confusion, shared_tail)
 
 MAX_SERIES = 8
 SWEEP_METRICS = {"root_acc": "root accuracy (%)", "all_acc": "all-node accuracy (%)",
-                 "pearson": "Pearson's r", "ranking_loss": "ranking loss"}
+                 "pearson": "Pearson's r", "ranking_loss": "ranking loss",
+                 "accuracy": "accuracy (%)"}
 TASK_NAMES = {"sst5": "fine-grained (sst5)", "sst2": "binary (sst2)", "sick": "SICK",
-              "synthetic": "synthetic"}
+              "synthetic": "synthetic", "sick-entailment": "SICK entailment"}
 LEGACY = "figure-data.json"
 PER_LENGTH = ("length_accuracy", "phrase_length_accuracy", "height_accuracy", "length_pearson")
 
@@ -235,6 +237,8 @@ def mean_curves(settings: list, legacy: dict | None = None) -> tuple:
     legacy = legacy or {}
     counted, notes = [], []
     for setting in settings:
+        if setting["task"] in PAIR_CLASS_TASKS:   # classified pairs: no per-length figure
+            continue
         runs = [read_run_counts(run_dir, setting["task"]) for run_dir in setting["runs"]]
         kept = [(run, counts) for run, counts in zip(setting["runs"], runs) if counts is not None]
         if len(kept) == len(runs):
@@ -333,9 +337,19 @@ def confusions_over_seeds(settings: list, legacy: dict | None = None) -> list:
     legacy = legacy or {}
     figures = []
     for setting in settings:
-        runs = [read_run_counts(run_dir, setting["task"]) for run_dir in setting["runs"]]
+        runs = ([] if setting["task"] in PAIR_CLASS_TASKS else
+                [read_run_counts(run_dir, setting["task"]) for run_dir in setting["runs"]])
         source = str(Path(setting["runs"][0]).parent)
-        if runs and all(counts is not None for counts in runs):
+        tests = [run.get("test") or {} for run in setting.get("metrics", [])]
+        if setting["task"] in PAIR_CLASS_TASKS:   # classified pairs: their runs' matrices
+            if not tests or not all("confusion" in test for test in tests):
+                continue
+            figure = confusion_record([[sum(cell) for cell in zip(*rows)] for rows in
+                                       zip(*(test["confusion"] for test in tests))],
+                                      setting["task"], source)
+            figure["classes"] = list(tests[0]["classes"])
+            figure["x_label"], figure["y_label"] = "predicted class", "gold class"
+        elif runs and all(counts is not None for counts in runs):
             if runs[0]["kind"] == "pairs":
                 continue
             figure = root_confusion(runs, setting["task"], source)
@@ -348,8 +362,9 @@ def confusions_over_seeds(settings: list, legacy: dict | None = None) -> list:
         names = _class_names(setting)
         if names is not None and len(names) == len(figure["classes"]):
             figure["classes"] = names   # a run on a user's files names its classes
+        what = "Confusion" if setting["task"] in PAIR_CLASS_TASKS else "Root confusion"
         figure.update(figure=f"root_confusion_{_file_part(label)}",
-                      title=f"Root confusion matrix, {label} ({setting['task']} test, "
+                      title=f"{what} matrix, {label} ({setting['task']} test, "
                             f"{runs_counted(setting)})")
         figures.append(figure)
     return figures

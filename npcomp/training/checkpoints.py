@@ -39,6 +39,8 @@ def fingerprint(items) -> str:
                 digest.update(np.ascontiguousarray(array, dtype=np.int32).tobytes())
         if isinstance(item, SickPair):
             digest.update(np.float64(item.score).tobytes())
+            if item.label >= 0:   # a pair's class (none: the digest of before classes)
+                digest.update(np.int64(item.label).tobytes())
     return digest.hexdigest()
 
 

@@ -132,9 +132,9 @@ def check(config: dict) -> None:
         raise ConfigError("neutral", "applies to sst2 alone: the other tasks predict neutral")
     if task in PAIR_TASKS:
         if config.get("dropout", 0.0) > 0.0:
-            raise ConfigError("dropout", "acts on a classifier's input; the similarity head "
-                                         "of sick takes none (Tai et al.): use "
-                                         "embedding_dropout")
+            raise ConfigError("dropout", "acts on a classifier's input; the pair heads "
+                                         "(the similarity head of sick, the pair classifier) "
+                                         "take none (Tai et al.): use embedding_dropout")
     if task in FILE_TASKS:
         _check_file_options(config)
     recurrent = config.get("recurrent_dropout") or [0.0]

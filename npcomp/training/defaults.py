@@ -15,7 +15,7 @@ import copy
 
 from npcomp.cells import registry
 from npcomp.cells.registry import leaves_are_words, sick_structure
-from npcomp.data.choices import FILE_TASKS, PAIR_TASKS
+from npcomp.data.choices import FILE_TASKS, PAIR_CLASS_TASKS, PAIR_TASKS
 from npcomp.data.errors import ConfigError
 from .options import OPTIONS, PAPER
 
@@ -37,6 +37,9 @@ SICK = dict(embedding_dim=300, fixed_embeddings=True, vectors_name="glove.840B.3
             lr=0.05, emb_lr=0.05, batch_size=25, l2=1e-4, dropout=0.0, epochs=10,
             similarity_dim=50, supervision="root", embedding_dropout=0.0,
             recurrent_dropout=[0.0])
+# classified pairs (entailment): no paper gives their settings; they take SICK relatedness's
+NO_PAPER_FOR_CLASSES = ("no paper gives the settings of classified sentence pairs "
+                        "(entailment): Tai et al.'s SICK relatedness settings, ")
 # the vector files the SICK default looks for in DATA_DIR/vectors, in this order: the
 # shared copy filtered to the SST + SICK vocabulary, then `npcomp download glove`'s file
 SICK_VECTOR_FILES = ("glove.840B.300d.sick.txt", "glove.840B.300d.txt")
@@ -110,11 +113,13 @@ def defaults_for(model: str, task: str, protocol: str | None = None,
     if task in PAIR_TASKS:   # SICK, or a user's sentence pairs: Tai et al.'s setting
         config.update(SICK, structure=sick_structure(model))
         for name in [name for name in config if not applies(name, task)]:
-            del config[name]   # the head: the similarity head, always
+            del config[name]   # the head: the pair's head (similarity or classes), always
         sick = entry.sick or {}
         # Tai et al.'s relatedness encoders take Table 1's sizes; others keep theirs
         config["source"] = SICK_SOURCE if "dim" in sick else (
             config["source"] + "; SICK training: " + SICK_SOURCE)
+        if task in PAIR_CLASS_TASKS:
+            config["source"] = NO_PAPER_FOR_CLASSES + config["source"]
         config.update(sick)
     if task == "synthetic":
         config.update(SYNTHETIC)

@@ -53,11 +53,15 @@ class EncodedPairs:
     """A split's sentence pairs: left trees, right trees, word ids, and their
     scores (m,) as the similarity head's ratings 1..K; ``scale`` ((lo, hi),
     K) when the pairs' own scores lie on another scale (a user's file:
-    ``data/score_scale.py``), None when they are the ratings (SICK's)."""
+    ``data/score_scale.py``), None when they are the ratings (SICK's);
+    ``labels`` (m,) their class numbers (-1: none) and ``class_names`` the
+    classes' names, for a task of pair classes."""
     left: EncodedSplit
     right: EncodedSplit
     scores: np.ndarray
     scale: tuple | None = None
+    labels: np.ndarray | None = None
+    class_names: tuple | None = None
 
     def __len__(self) -> int:
         return len(self.left)
@@ -82,29 +86,34 @@ class EncodedPairs:
         indices = list(indices)
         trees = [self.left.trees[i] for i in indices] + [self.right.trees[i] for i in indices]
         words = [self.left.words[i] for i in indices] + [self.right.words[i] for i in indices]
-        return PairBatch(build_forest(trees, words), self.scores[indices])
+        return PairBatch(build_forest(trees, words), self.scores[indices],
+                         None if self.labels is None else self.labels[indices])
 
 
 def encode(trees, vocab: Vocabulary) -> EncodedSplit:
     return EncodedSplit(list(trees), [node_words(t, vocab.encode(t.tokens)) for t in trees])
 
 
-def encode_split(items, vocab: Vocabulary, scale: tuple | None = None):
+def encode_split(items, vocab: Vocabulary, scale: tuple | None = None,
+                 class_names: tuple | None = None):
     """A split's trees (EncodedSplit) or sentence pairs (EncodedPairs, their
-    scores mapped onto the head's ratings by ``scale``, ((lo, hi), K), when given)."""
+    scores mapped onto the head's ratings by ``scale``, ((lo, hi), K), when
+    given, their class numbers kept, and ``class_names`` when the task has them)."""
     items = list(items)
     if items and isinstance(items[0], SickPair):
         scores = np.array([pair.score for pair in items], dtype=np.float64)
+        labels = np.array([pair.label for pair in items], dtype=np.int64)
         return EncodedPairs(encode([pair.tree_a for pair in items], vocab),
                             encode([pair.tree_b for pair in items], vocab),
-                            scores if scale is None else to_ratings(scores, *scale), scale)
+                            scores if scale is None else to_ratings(scores, *scale), scale,
+                            labels, None if class_names is None else tuple(class_names))
     return encode(items, vocab)
 
 
 def encode_task(task, vocab: Vocabulary) -> dict:
     """Every split the task has, encoded (a user's files may have no test
     split; their pair scores become the head's ratings)."""
-    return {name: encode_split(items, vocab, task.score_scale)
+    return {name: encode_split(items, vocab, task.score_scale, task.class_names)
             for name, items in task.splits.items()}
 
 
@@ -112,7 +121,9 @@ def first_examples(split, count: int):
     """The first ``count`` examples of an encoded split."""
     if isinstance(split, EncodedPairs):
         return EncodedPairs(first_examples(split.left, count), first_examples(split.right, count),
-                            split.scores[:count], split.scale)
+                            split.scores[:count], split.scale,
+                            None if split.labels is None else split.labels[:count],
+                            split.class_names)
     return EncodedSplit(split.trees[:count], split.words[:count],
                         None if split.labels is None else split.labels[:count])
 

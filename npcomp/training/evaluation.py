@@ -9,15 +9,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from npcomp.data.tasks import PAIR_TASKS
-from npcomp.model import PairModel, TreeModel, naming_the_sentence, require_finite_outputs
+from npcomp.data.choices import PAIR_CLASS_TASKS, PAIR_TASKS
+from npcomp.model import PairModel, TreeModel
+from .finite_outputs import naming_the_sentence, require_finite_outputs
 from npcomp.params import Parameters
 from .encoding import EncodedPairs, EncodedSplit
 from .thread_pools import pinned_thread_pools
 
 
 def selection_metric(task: str) -> str:
-    """The dev metric model selection maximises."""
+    """The dev metric model selection maximises: Pearson's r of relatedness,
+    the accuracy of classified pairs, the root accuracy of sentences."""
+    if task in PAIR_CLASS_TASKS:
+        return "accuracy"
     return "pearson" if task in PAIR_TASKS else "root_acc"
 
 
@@ -44,15 +48,30 @@ def predict_split(model: TreeModel, params: Parameters, split: EncodedSplit,
 @pinned_thread_pools()
 def predict_relatedness(model: PairModel, params: Parameters, split: EncodedPairs,
                         batch_size: int = 512, helpers=None) -> np.ndarray:
-    """(m,) predicted relatedness of every pair, ``batch_size`` pairs a forest
-    (every other forest on ``helpers`` when given)."""
-    def score(start: int, stop: int):
-        indices = range(start, stop)
-        with naming_the_sentence(split.forest_trees(indices)):
-            distributions = model.outputs(params, split.batch(indices))
-        require_finite_outputs(distributions, np.arange(len(indices)), split.left.trees, start)
-        return distributions @ model.head.ratings(distributions.dtype)
-    return np.concatenate(_over_batches(score, len(split), batch_size, helpers))
+    """(m,) predicted relatedness of every pair (the class number, for the
+    pair classifier), ``batch_size`` pairs a forest (every other forest on
+    ``helpers`` when given)."""
+    return np.concatenate(_over_batches(
+        lambda start, stop: model.head.decode(_pair_outputs(model, params, split, start, stop)),
+        len(split), batch_size, helpers))
+
+
+def pair_outputs(model: PairModel, params: Parameters, split: EncodedPairs,
+                 batch_size: int = 512, helpers=None) -> np.ndarray:
+    """(m, K) the pair head's distribution p_hat of every pair (over the
+    ratings, or the classes)."""
+    return np.concatenate(_over_batches(
+        lambda start, stop: _pair_outputs(model, params, split, start, stop),
+        len(split), batch_size, helpers))
+
+
+def _pair_outputs(model, params, split: EncodedPairs, start: int, stop: int) -> np.ndarray:
+    """(stop - start, K) p_hat of the pairs start..stop-1, checked finite."""
+    indices = range(start, stop)
+    with naming_the_sentence(split.forest_trees(indices)):
+        out = model.outputs(params, split.batch(indices))
+    require_finite_outputs(out, np.arange(len(indices)), split.left.trees, start)
+    return out
 
 
 def batch_bounds(total: int, batch_size: int) -> list:
@@ -79,6 +98,22 @@ def _over_batches(function, total: int, batch_size: int, helpers=None) -> list:
     return [results[bound] for bound in bounds]
 
 
+def pair_class_metrics(predicted: np.ndarray, gold: np.ndarray, n_classes: int,
+                       class_names=None) -> dict:
+    """Of classified pairs: ``accuracy`` and ``macro_f1`` (percent), the
+    ``confusion`` matrix (``[gold][predicted]`` counts, rows and columns in
+    the classes' order) with the classes' names (``classes``: the names, or
+    the numbers as text), and the number of ``pairs``."""
+    gold = np.asarray(gold, dtype=np.int64)
+    confusion = np.zeros((n_classes, n_classes), dtype=np.int64)
+    np.add.at(confusion, (gold, np.asarray(predicted, dtype=np.int64)), 1)
+    names = list(class_names) if class_names is not None else [str(k) for k in range(n_classes)]
+    return {"accuracy": float(100.0 * np.trace(confusion) / max(confusion.sum(), 1)),
+            "macro_f1": macro_f1(np.diag(confusion), confusion.sum(axis=1), confusion.sum(axis=0)),
+            "confusion": confusion.tolist(),
+            "classes": names, "pairs": int(gold.size)}
+
+
 def relatedness_metrics(predicted: np.ndarray, gold: np.ndarray) -> dict:
     """Pearson's r, Spearman's rho and the mean squared error (Tai Table 3)."""
     from scipy.stats import pearsonr, spearmanr
@@ -101,7 +136,8 @@ CONFUSION_LIMIT = 50
 def evaluate(model, params: Parameters, split, batch_size: int = 512, helpers=None,
              classes: list | None = None) -> dict:
     """Metrics of a split: ``relatedness_metrics`` for sentence pairs (on
-    the scale of their own scores); for trees, root and all-node accuracy
+    the scale of their own scores), ``pair_class_metrics`` for classified
+    ones; for trees, root and all-node accuracy
     (percent) over labelled nodes, SST-style, the roots' macro-F1 (percent,
     ``macro_f1``), the roots' confusion matrix
     (``root_confusion[gold][predicted]``, counts; null past
@@ -115,6 +151,10 @@ def evaluate(model, params: Parameters, split, batch_size: int = 512, helpers=No
     Forests of at most ``batch_size`` sentences (pairs), an even number of
     them (``batch_bounds``); with ``helpers`` (an executor) every other
     forest is evaluated on a helper thread meanwhile."""
+    if isinstance(split, EncodedPairs) and model.head.classifies:
+        predicted = predict_relatedness(model, params, split, batch_size, helpers)
+        return pair_class_metrics(predicted, split.labels, model.n_classes,
+                                  split.class_names if split.class_names is not None else classes)
     if isinstance(split, EncodedPairs):   # on the scale of the pairs' own scores
         predicted = predict_relatedness(model, params, split, batch_size, helpers)
         return relatedness_metrics(split.on_their_scale(predicted),
@@ -188,7 +228,11 @@ def macro_f1(right: np.ndarray, gold: np.ndarray, predicted: np.ndarray) -> floa
 
 
 def format_metrics(metrics: dict, short: bool = False) -> str:
-    """``root 45.10  all 80.20`` or ``pearson 0.8512  spearman 0.7901  mse 0.2830``."""
+    """``root 45.10  all 80.20``, ``pearson 0.8512  spearman 0.7901  mse 0.2830``
+    or ``accuracy 81.50  macro-F1 79.10``."""
+    if "accuracy" in metrics:
+        text = f"accuracy {metrics['accuracy']:.2f}"
+        return text if short else f"{text}  macro-F1 {metrics['macro_f1']:.2f}"
     if "pearson" in metrics:
         text = f"pearson {metrics['pearson']:.4f}"
         return text if short else (f"{text}  spearman {metrics['spearman']:.4f}  "

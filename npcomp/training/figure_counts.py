@@ -69,8 +69,12 @@ def pair_counts(records: list, task: str) -> dict:
             "pairs": [[total, *sums[total]] for total in sorted(sums)]}
 
 
-def counts_of(records: list, task: str) -> dict:
-    """The counts of prediction records of either kind."""
+def counts_of(records: list, task: str) -> dict | None:
+    """The counts of prediction records of either kind; None for classified
+    pairs (their records hold class numbers: no per-length figure is drawn
+    from them, their confusion matrix is in metrics.json)."""
+    if records and "length_a" in records[0] and "p" in records[0]:
+        return None
     if records and "length_a" in records[0]:
         return pair_counts(records, task)
     return sentence_counts(records, task)

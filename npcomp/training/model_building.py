@@ -8,7 +8,7 @@ import numpy as np
 
 from npcomp.cells import make_cell
 from npcomp.data.embeddings import Vocabulary, build_embedding_matrix
-from npcomp.data.tasks import PAIR_TASKS
+from npcomp.data.choices import PAIR_CLASS_TASKS, PAIR_TASKS
 from npcomp.model import PairModel, TreeModel
 from .options import cell_options
 
@@ -16,14 +16,18 @@ DTYPES = {"float32": np.float32, "float64": np.float64}
 
 
 def build_model(config: dict, vocab: Vocabulary, n_classes: int):
-    """A TreeModel, or a PairModel for a pair task (SICK); ``n_classes`` are
-    the classes it predicts."""
+    """A TreeModel, or a PairModel for a pair task (SICK's relatedness or
+    entailment); ``n_classes`` are the classes (ratings) it predicts."""
     # a cell option not in the config is not given: the cell's own default
     cell = make_cell(config["model"], config["embedding_dim"], config["dim"],
                      **{option: config.get(option) for option in cell_options()})
     if config["task"] in PAIR_TASKS:
+        # entailment and other classes of pairs: the similarity head's hidden
+        # layer into a softmax over the classes (heads.PairClassifierHead)
         return PairModel(cell, len(vocab), config["embedding_dim"],
-                         hidden_dim=config["similarity_dim"], n_classes=n_classes)
+                         hidden_dim=config["similarity_dim"], n_classes=n_classes,
+                         head="pair_softmax" if config["task"] in PAIR_CLASS_TASKS
+                         else "similarity")
     return TreeModel(cell, n_classes, len(vocab), config["embedding_dim"],
                      head=config["head"], training_only_classes=int(config["neutral"] == "train"))
 

@@ -24,8 +24,8 @@ import os
 from dataclasses import dataclass
 
 from npcomp.cells import registry
-from npcomp.data.choices import (FILE_TASKS, NEUTRAL_POLICIES, PAIR_TASKS, STRUCTURES, TASKS,
-                                 TREE_CHOICES)
+from npcomp.data.choices import (FILE_TASKS, NEUTRAL_POLICIES, PAIR_CLASS_TASKS, PAIR_TASKS,
+                                 STRUCTURES, TASKS, TREE_CHOICES)
 
 
 class _Paper:
@@ -154,22 +154,25 @@ def _fixed_by_their_papers() -> str:
 
 
 _OURS = "ours"
-_LABELS, _PAIRS = (tuple(task for task in FILE_TASKS if (task in PAIR_TASKS) == pairs)
-                   for pairs in (False, True))
+# a user's files of classes (labelled sentences, labelled pairs) and of scores (scored pairs)
+_LABELS = tuple(task for task in FILE_TASKS if task not in PAIR_TASKS or task in PAIR_CLASS_TASKS)
+_PAIRS = tuple(task for task in FILE_TASKS if task not in _LABELS)
 # a user's own files in place of --task (docs/DATA.md, data/own_data.py); the
 # paths are resumable: the files' digest checks that they hold the same bytes
 _FILE_OPTIONS = (
     Option("train", str, "a labelled file to train on in place of --task: bracketed trees "
-           "(the SST's format), or CSV, TSV or JSON lines of text and label, or of score, "
-           "sentence_a and sentence_b (sentence pairs); docs/DATA.md", metavar="FILE",
+           "(the SST's format), or CSV, TSV or JSON lines of text and label, or of "
+           "sentence_a, sentence_b and score (sentence pairs' relatedness) or label (their "
+           "class, e.g. entailment); docs/DATA.md", metavar="FILE",
            resumable=True, tasks=FILE_TASKS),
     Option("dev", str, "with --train: the dev file (default: --dev-fraction of the training "
            "file set aside)", metavar="FILE", resumable=True, in_run_name=False,
            tasks=FILE_TASKS),
     Option("test", str, "with --train: the test file (default: none, and no test metrics)",
            metavar="FILE", resumable=True, in_run_name=False, tasks=FILE_TASKS),
-    Option("classes", class_names, "with --train: the class names in order, e.g. "
-           "negative,neutral,positive (also the order --head ordinal ranks them in; default: "
+    Option("classes", class_names, "with --train of labelled sentences or pairs: the class "
+           "names in order, e.g. negative,neutral,positive (also the order --head ordinal "
+           "ranks them in; default: "
            "whole-number labels as themselves, names sorted)", metavar="A,B,...",
            in_run_name=False, tasks=_LABELS),
     Option("score_range", score_range, "with --train of sentence pairs: the lowest and "
@@ -197,8 +200,9 @@ _TRAINING_OPTIONS = (
     Option("model", str, f"the model (default {_MODEL}; the list below)",
            choices=tuple(registry.MODELS), default=_MODEL, metavar="MODEL",
            source="ours: the Constituency Tree-LSTM", in_run_name=False),
-    Option("task", str, f"the task (default {_TASK}; --train FILE trains on your own files "
-           "instead)", choices=TASKS, default=_TASK,
+    Option("task", str, f"the task (default {_TASK}; sick-entailment: SICK's entailment "
+           "judgments, at sick's settings, as no paper gives this task's; --train FILE trains "
+           "on your own files instead)", choices=TASKS, default=_TASK,
            source="ours: trains in seconds on a fresh install", in_run_name=False),
     Option("data_dir", str, "data directory (default $NPCOMP_DATA, else ./data)",
            source="$NPCOMP_DATA, else ./data", resumable=True, in_run_name=False,
@@ -289,7 +293,9 @@ _TRAINING_OPTIONS = (
     Option("parses_dir", str, "sst with --structure dependency: the directory of `npcomp "
            "parse`'s {train,dev,test}.parents (default DATA_DIR/sst)",
            source="DATA_DIR/sst", where_it_runs=True),
-    _counted("similarity_dim", "sick: units of the similarity head's hidden layer (Tai: 50)",
+    _counted("similarity_dim", "sentence pairs (sick, sick-entailment, a file of pairs): "
+             "units of the pair head's hidden layer, h_s of Tai et al.'s eq. 15 (Tai: 50 for "
+             "relatedness; no paper gives it for entailment, which takes the same)",
              "the similarity layer's units", default=PAPER, source=PAPER_SOURCE),
     Option("average", str, "loss average per minibatch: sentences (Tai) or labelled nodes",
            choices=("sentences", "nodes"), default="sentences", source=_OURS),

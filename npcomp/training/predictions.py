@@ -44,14 +44,20 @@ Sentence pairs (sick, a user's file of pairs), one line per pair: ``pair``
 (index), ``gold`` and ``predicted`` relatedness (6 decimals; on the scale of
 the file's scores), ``length_a`` and ``length_b`` (the two sentences'
 numbers of words), ``text_a`` and ``text_b`` (the sentences) and ``source_a``
-and ``source_b`` (where each came from, as ``source`` above).
+and ``source_b`` (where each came from, as ``source`` above).  Classified
+pairs (sick-entailment, a user's file of labelled pairs): ``pair``,
+``gold`` and ``predicted`` class numbers, their names ``gold_class`` and
+``predicted_class`` (where the task names its classes), ``p`` (the
+probability of the predicted class, 4 decimals), ``length_a``,
+``length_b`` and the two sentences as above.  Their runs write no figure
+counts.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from .encoding import EncodedPairs
-from .evaluation import predict_relatedness, predict_split
+from .evaluation import pair_outputs, predict_relatedness, predict_split
 from .figure_counts import counts_of, write_counts
 from .rundir import RunDirectory, predictions_name
 
@@ -121,10 +127,33 @@ def _pair_sentences(left, right) -> dict:
             "source_a": left.source or None, "source_b": right.source or None}
 
 
+def pair_class_records(split: EncodedPairs, p_hat: np.ndarray,
+                       classes: list | None = None) -> list:
+    """One record per classified pair (module docstring) from its p_hat;
+    the class names the split's own, else ``classes``."""
+    predicted = p_hat.argmax(axis=1)
+    names = split.class_names if split.class_names is not None else classes
+    records = []
+    for index, (gold, guess) in enumerate(zip(split.labels.tolist(), predicted.tolist())):
+        record = {"pair": index, "gold": gold, "predicted": guess}
+        if names is not None:
+            record.update(gold_class=names[gold] if gold >= 0 else None,
+                          predicted_class=names[guess])
+        record.update(p=round(float(p_hat[index, guess]), 4),
+                      length_a=len(split.left.trees[index].tokens),
+                      length_b=len(split.right.trees[index].tokens),
+                      **_pair_sentences(split.left.trees[index], split.right.trees[index]))
+        records.append(record)
+    return records
+
+
 def predict_records(model, params, split, batch_size: int = 512, helpers=None,
                     classes: list | None = None) -> list:
     """The records of every sentence (pair) of an encoded split; ``classes``:
     the class names by number."""
+    if isinstance(split, EncodedPairs) and model.head.classifies:
+        return pair_class_records(split, pair_outputs(model, params, split, batch_size,
+                                                      helpers), classes)
     if isinstance(split, EncodedPairs):
         return pair_records(split, predict_relatedness(model, params, split, batch_size,
                                                        helpers))
@@ -141,7 +170,8 @@ def write_predictions(run_dir, model, params, split, split_name: str = "test",
     path written."""
     directory = run_dir if isinstance(run_dir, RunDirectory) else RunDirectory(run_dir)
     records = predict_records(model, params, split, batch_size, helpers, classes)
-    if split_name == "test" and name is None and task is not None:
+    classified = isinstance(split, EncodedPairs) and model.head.classifies
+    if split_name == "test" and name is None and task is not None and not classified:
         # what the figures need of them, small enough to keep where the
         # predictions are not (figure_counts.py)
         write_counts(directory, counts_of(records, task))

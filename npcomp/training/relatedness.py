@@ -28,7 +28,7 @@ import numpy as np
 from npcomp.data.formats import Tree, branching_tree, chain_tree
 from npcomp.data.errors import DataError
 from npcomp.forest import build_forest, node_words
-from npcomp.model import naming_the_sentence, require_finite_outputs
+from .finite_outputs import naming_the_sentence, require_finite_outputs
 from npcomp.data.tasks import SPLITS, TaskData, task_trees
 from .thread_pools import pinned_thread_pools
 
@@ -132,12 +132,14 @@ def run_sentence_trees(config: dict, data_dir=None, tree: str | None = None,
 @pinned_thread_pools()
 def score_pairs(model, params, vocab, left: Sequence[Tree], right: Sequence[Tree],
                 batch_size: int = 512) -> tuple:
-    """(predicted relatedness (m,), predicted distributions (m, K)) of the pairs."""
+    """(predicted relatedness (m,), predicted distributions (m, K)) of the
+    pairs; for the pair classifier, (predicted class numbers, class
+    probabilities)."""
     h_left = encode_sentences(model, params, vocab, left, batch_size)
     h_right = encode_sentences(model, params, vocab, right, batch_size)
     p_hat = model.head.outputs(params.prefixed(model.prefix), h_left, h_right)
     require_finite_outputs(p_hat, np.arange(len(left)), left, 0)
-    return p_hat @ model.head.ratings(p_hat.dtype), p_hat
+    return model.head.decode(p_hat), p_hat
 
 
 def mean_vectors(embedding: np.ndarray, vocab, sentences: Sequence[Sequence[str]]) -> np.ndarray:

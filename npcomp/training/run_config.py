@@ -20,14 +20,15 @@ from npcomp.data.errors import ConfigError
 from .defaults import (SICK_VECTOR_FILES, applies, defaults_for, dim_follows_embedding,
                        matrix_embedding_dim)
 from .options import LIST_KINDS, OPTIONS, OptionFormError, default_threads, form
-from npcomp.data.choices import FILE_TASKS, PAIR_TASKS
+from npcomp.data.choices import FILE_TASKS, PAIR_CLASS_TASKS, PAIR_TASKS
 
 # the options a task whose examples are sentence pairs refuses: a pair is
-# scored by the similarity head at the two sentences' roots
+# scored (classified) by its head at the two sentences' roots
 _NOT_FOR_PAIRS = ("head", "supervision")
 # a user's files, as an option's message names them
 _FILES_OF = {"files": "a file of labelled sentences or trees (--train)",
-             "file-pairs": "a file of sentence pairs (--train)"}
+             "file-pairs": "a file of sentence pairs with a score column (--train)",
+             "file-pair-labels": "a file of sentence pairs with a label column (--train)"}
 
 
 class MissingVectors(ConfigError):
@@ -74,8 +75,10 @@ def build_config(model: str | None, task: str | None, options: dict) -> dict:
     if task in PAIR_TASKS:
         for option in _NOT_FOR_PAIRS:
             if option in given:
-                raise ConfigError(option, f"does not apply to {task}: a pair is scored by the "
-                                          "similarity head at the two sentences' roots")
+                head = ("classified by the pair classifier" if task in PAIR_CLASS_TASKS
+                        else "scored by the similarity head")
+                raise ConfigError(option, f"does not apply to {task}: a pair is {head} at the "
+                                          "two sentences' roots")
     _check_applies(given, task)
     if dim_follows_embedding(config):
         # the leaves' states are the word vectors: one dimension for both
@@ -95,8 +98,9 @@ def build_config(model: str | None, task: str | None, options: dict) -> dict:
 
 def _task(task: str | None, given: dict) -> str:
     """The run's task: the one named (default the synthetic treebank), or for
-    a user's files (``train`` given) "files" or "file-pairs", as the
-    training file holds labelled sentences or sentence pairs."""
+    a user's files (``train`` given) "files", "file-pairs" or
+    "file-pair-labels", as the training file holds labelled sentences,
+    scored sentence pairs or labelled ones."""
     if given.get("train") is None:
         return task or OPTIONS["task"].default
     if task is not None:
@@ -106,8 +110,9 @@ def _task(task: str | None, given: dict) -> str:
 
 
 def file_task(path) -> str:
-    """The task of a run trained on the file ``path``: "files" or "file-pairs"
-    (DataError naming the file when it cannot be read or holds neither)."""
+    """The task of a run trained on the file ``path``: "files", "file-pairs"
+    or "file-pair-labels" (DataError naming the file when it cannot be read
+    or holds none of them)."""
     from npcomp.data.file_examples import file_kind
     from npcomp.data.own_data import TASK_NAMES
     return TASK_NAMES[file_kind(path)]
@@ -123,7 +128,7 @@ def _check_applies(given: dict, task: str) -> None:
         if set(tasks) == set(FILE_TASKS):
             raise ConfigError(name, f"goes with --train FILE (your own files), not with the "
                                     f"{task} task's own data")
-        raise ConfigError(name, f"applies to {' and '.join(_FILES_OF.get(t, t) for t in tasks)}"
+        raise ConfigError(name, f"applies to {' or '.join(_FILES_OF.get(t, t) for t in tasks)}"
                                 f", not to {_FILES_OF.get(task, task)}")
 
 

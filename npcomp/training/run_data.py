@@ -13,7 +13,8 @@ folds), which ``metrics.json`` keeps under ``data``.
 """
 from __future__ import annotations
 
-from npcomp.data.choices import FILE_TASKS, TASK_CLASSES
+from npcomp.data.choices import FILE_TASKS, PAIR_TASKS, TASK_CLASSES
+from npcomp.data.sick import ENTAILMENT_CLASSES
 from npcomp.data.errors import ConfigError, DataError
 from npcomp.data.own_data import TASK_NAMES, load_files, read_labelled_file
 from npcomp.data.tasks import TaskData, load_task
@@ -40,11 +41,12 @@ def run_task(config: dict, echo=None) -> TaskData:
                      fold=(config["fold"], folds) if folds is not None else None)
     record = own.record()
     if TASK_NAMES[record["kind"]] != config["task"]:   # the file replaced since
-        kinds = {"files": "labelled sentences", "file-pairs": "sentence pairs"}
+        kinds = {"files": "labelled sentences", "file-pairs": "scored sentence pairs",
+                 "file-pair-labels": "labelled sentence pairs"}
         raise DataError(f"holds {kinds[TASK_NAMES[record['kind']]]}, but the run was made "
                         f"for {kinds[config['task']]}", config["train"])
     _check_head(config, record)
-    if record["kind"] == "labels":
+    if record["kind"] in ("labels", "pair-labels"):
         config["classes"] = record["classes"]
     else:
         config["score_range"] = record["score_range"]
@@ -80,15 +82,18 @@ def read_run_file(config: dict, path, labelled: bool = True, echo=None,
     scores checked against the run's range (``labelled=False``: labels and
     scores optional); ``tree``: another ``--tree`` than the run's."""
     to_trees = text_trees_of(config, echo, tree)
-    labels = config["task"] == "files"
-    items = read_labelled_file(path, to_trees, classes=config.get("classes") if labels else None,
-                               score_range=None if labels else config.get("score_range"),
-                               labelled=labelled)
+    scored = config["task"] == "file-pairs"
+    items = read_labelled_file(path, to_trees, classes=None if scored else config.get("classes"),
+                               score_range=config.get("score_range") if scored else None,
+                               labelled=labelled, pairs=config["task"] in PAIR_TASKS)
     return items, list(to_trees.made)
 
 
 def class_names(config: dict, n_classes: int) -> list | None:
-    """The names of a file run's classes (its config's), None for a built-in task."""
+    """The names of a run's classes: a file run's (its config's), SICK's
+    entailment judgments; None for the other built-in tasks."""
+    if config.get("task") == "sick-entailment":
+        return list(ENTAILMENT_CLASSES)
     names = config.get("classes")
     return list(names) if is_file_run(config) and names and len(names) == n_classes else None
 
@@ -141,4 +146,5 @@ def file_task_data(config: dict, n_classes: int, items: list, name: str = "file"
     """One more file's examples (``read_run_file``) as a task of one split,
     ``name``, for ``encoding.check_splits`` and ``encode_task``."""
     return TaskData(config["task"], n_classes, {name: items},
-                    score_scale=score_scale_of(config, n_classes))
+                    score_scale=score_scale_of(config, n_classes),
+                    class_names=tuple(class_names(config, n_classes) or ()) or None)

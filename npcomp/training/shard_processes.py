@@ -39,7 +39,8 @@ import sys
 
 import numpy as np
 
-from npcomp.model import DropoutMasks, naming_the_sentence
+from npcomp.model import DropoutMasks
+from .finite_outputs import naming_the_sentence
 from npcomp.params import Parameters
 
 # bytes of dropout masks a helper's shared memory holds; a shard whose masks

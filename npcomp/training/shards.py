@@ -40,7 +40,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from npcomp.model import DropoutMasks, naming_the_sentence
+from npcomp.model import DropoutMasks
+from .finite_outputs import naming_the_sentence
 from npcomp.params import Parameters
 from npcomp.training.shard_processes import ShardProcesses, add_and_zero, can_fork, share
 

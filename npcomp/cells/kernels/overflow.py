@@ -1,7 +1,7 @@
 """The error a cell raises when a sentence's state leaves the floating-point
 range while every parameter it read is finite: the sentence itself (its
 length) is the cause, not the training.  Callers that know the sentences
-name the one at fault (``model.naming_the_sentence``)."""
+name the one at fault (``training.finite_outputs.naming_the_sentence``)."""
 from __future__ import annotations
 
 
