@@ -49,6 +49,9 @@ def test_every_row_of_every_table_is_declared_with_a_status():
                 found = paper_tables.table(other)
                 assert any(setting in one.settings() for one in found.rows), row.same_as
                 assert not row.settings()
+                # the same model on the same task: one set of runs serves both rows
+                measured = next(one for one in found.rows if setting in one.settings())
+                assert (measured.model, measured.task) == (row.model, row.task), row.same_as
         assert counts == expected, name
 
 
@@ -109,6 +112,41 @@ def test_options_the_paper_does_not_print_are_npcomps_defaults():
         "Table 1")
     irsoy = sources("irsoy", "rnn")
     assert irsoy["optimizer"][0] == "default" and irsoy["fixed_embeddings"][0] == "paper"
+
+
+def test_the_recursive_familys_rows_say_whose_runs_and_settings_they_are():
+    """Tai et al.'s RAE, MV-RNN and DRNN figures are quoted (Socher et al.
+    2013's, Irsoy & Cardie 2014's), their DT-RNN and SDT-RNN are their own
+    runs; one set of runs serves every report listing the same setting; what
+    the papers leave unsaid is npcomp's default, never paper."""
+    def sources(table, row):
+        found = paper_tables.table(table).row(row)
+        return {option["option"]: (option["source"], option["where"])
+                for option in setting_options(found, row, None)}
+    tai_sst = paper_tables.table("tai-sst")
+    for name in ("rae", "mv-rnn", "drnn"):
+        for task_name in ("fine", "binary"):
+            row = tai_sst.row(f"{name}-{task_name}")
+            assert row.trained and "'s figure)" in row.label, row.name
+    assert "Socher et al. 2013" in tai_sst.row("mv-rnn-fine").label
+    assert "Irsoy & Cardie 2014" in tai_sst.row("drnn-fine").label
+    assert {paper_tables.table(table).row(row).same_as for table, row in (
+        ("le-zuidema", "drnn-fine"), ("zhu", "drnn"), ("irsoy", "mv-recursive"))} == {
+        "tai-sst/drnn-fine", "tai-sst/mv-rnn-fine"}
+    rae = sources("tai-sst", "rae-fine")
+    assert rae["dim"] == ("paper", "Socher et al. 2013, Sec. 5")
+    assert rae["reconstruction_weight"][0] == "default" and rae["lr"][0] == "default"
+    drnn = sources("tai-sst", "drnn-binary")
+    assert drnn["layers"][0] == drnn["dim"][0] == drnn["vectors"][0] == "paper"
+    assert {drnn[key][0] for key in ("dropout", "activation", "fixed_embeddings", "lr")} == {
+        "default"}
+    for name in ("dt-rnn", "sdt-rnn"):
+        row = paper_tables.table("tai-sick").row(name)
+        assert row.trained and "Tai et al.'s runs" in row.label
+        found = sources("tai-sick", name)
+        assert found["dim"][0] == "default" and found["epochs"][0] == "default"
+        assert found["structure"][0] == found["lr"][0] == found["similarity_dim"][0] == "paper"
+    assert sources("tai-sick", "dt-rnn")["positions"][0] == "default"
 
 
 def test_le_zuidemas_best_of_ten_on_dev(tmp_path):

@@ -87,6 +87,10 @@ PRINTED = {
     ("lstm-rnn", "paper"): LE_ZUIDEMA,
     ("recnn", "paper"): LE_ZUIDEMA,
     ("rntn", "paper"): SOCHER,
+    # Tai et al.'s RAE and MV-RNN figures are Socher et al. 2013's, at the setting
+    # that paper gives all its models
+    ("rae", "paper"): SOCHER,
+    ("mvrnn", "paper"): SOCHER,
     ("lstm", "nayebi"): NAYEBI,
     ("bilstm", "nayebi"): NAYEBI,
     ("lstm-global-attn", "paper"): NAYEBI,

@@ -25,9 +25,11 @@ CLAIMS = {
         *_both("constituency-above-dependency",
                "The Constituency Tree-LSTM outperforms the Dependency Tree-LSTM",
                "Sec. 6.1; Table 2", "constituency-pretrained", "dependency"),
-        Claim("constituency-above-rntn-fine", "The Constituency Tree-LSTM outperforms "
-              "existing systems on the fine-grained subtask: the RNTN (fine)", "Sec. 6.1",
-              "constituency-pretrained-fine", "rntn-fine"),
+        *(Claim(f"constituency-above-{name}-fine", "The Constituency Tree-LSTM outperforms "
+                f"existing systems on the fine-grained subtask: the {label} (fine)", "Sec. 6.1",
+                "constituency-pretrained-fine", f"{name}-fine")
+          for name, label in (("rae", "RAE"), ("mv-rnn", "MV-RNN"), ("rntn", "RNTN"),
+                              ("drnn", "DRNN"))),
         *_both("tuned-above-fixed", "Tuned GloVe vectors above fixed ones", "Table 2",
                "constituency-pretrained", "constituency-fixed"),
         *_both("bilstm-above-lstm", "The bidirectional LSTM above the LSTM", "Table 2",
@@ -49,9 +51,17 @@ CLAIMS = {
              "bilstm", "lstm"),
             ("dependency-above-mean-vectors",
              "The Dependency Tree-LSTM above the mean of the word vectors", "Table 3",
-             "dependency", "mean-vectors"))),
-    "le-zuidema": _both("lstm-rnn-above-rnn", "The LSTM-RNN outperforms the RNN",
-                        "Abstract, Sec. 5.2", "lstm-rnn", "rnn"),
+             "dependency", "mean-vectors"),
+            *((f"{tree}-above-{baseline}", f"The {label} Tree-LSTM above the {name}", "Table 3",
+               tree, baseline)
+              for tree, label in (("dependency", "Dependency"), ("constituency", "Constituency"))
+              for baseline, name in (("dt-rnn", "DT-RNN"), ("sdt-rnn", "SDT-RNN"))))),
+    "le-zuidema": (
+        *_both("lstm-rnn-above-rnn", "The LSTM-RNN outperforms the RNN", "Abstract, Sec. 5.2",
+               "lstm-rnn", "rnn"),
+        *_both("drnn-above-lstm-rnn", "The LSTM-RNN (GloVe-100D) clearly performed worse than "
+               "the DRNN", "Sec. 5.3; Table 1", "drnn", "lstm-rnn"),
+    ),
     "zhu": tuple(
         Claim(name, claim, source, first, second) for name, claim, source, first, second in (
             ("slstm-above-rntn", "The S-LSTM outperforms the RNTN (every phrase labelled)",
@@ -91,5 +101,7 @@ CLAIMS = {
             ("mrnn-above-rnn", "The mRNN improves over the RNN", "Sec. 5; Table 2", "mrnn",
              "rnn"),
             ("mrnn-above-recursive", "The mRNN performs better than the recursive net",
-             "Sec. 5; Table 2", "mrnn", "recursive"))),
+             "Sec. 5; Table 2", "mrnn", "recursive"),
+            ("mv-recursive-above-mrnn", "The mRNN performs worse than the matrix-vector "
+             "recursive net", "Sec. 5; Table 2", "mv-recursive", "mrnn"))),
 }
