@@ -22,6 +22,7 @@ from gradcheck.suite import (CHECKED_MODELS, VOCAB_SIZE, _distinct_partners, bui
                              random_trees, settings)
 from npcomp.data.embeddings import Vocabulary
 from npcomp.forest import node_words, supervised_labels
+from npcomp.heads import PAIR_HEADS
 from npcomp.model import SentenceEncoder
 from npcomp.experiments.summary import setting_key
 from npcomp.training.checkpoints import config_digest
@@ -72,7 +73,7 @@ def test_the_shards_are_consecutive_non_empty_runs_of_about_equal_nodes(sizes, s
 # ---------------------------------------------------------------------------
 
 CASES = [(setting, average) for model in CHECKED_MODELS for setting in settings(model)
-         for average in (("sentences",) if setting.head == "similarity"
+         for average in (("sentences",) if setting.head in PAIR_HEADS
                          else ("sentences", "nodes"))]
 
 
@@ -86,21 +87,23 @@ def _encoded(trees, supervision: str) -> EncodedSplit:
 def sharded_case(setting, seed: int = 3):
     """(model, float64 params, the whole minibatch, the same as an encoded
     split) for a setting without dropout: three draws of its random trees,
-    or one of pairs of them for the similarity head."""
+    or one of pairs of them for a pair head (the similarity head, the pair
+    classifier)."""
     setting = dataclasses.replace(setting, dropout=0.0, embedding_dropout=0.0,
                                   recurrent_dropout=0.0)
     rng = np.random.default_rng(seed)
     # pairs: one draw, the gradient check's case at the same seed (its
     # parameters keep every |h_L - h_R| off the kink, hard to draw for more)
-    draws = [random_trees(setting, rng) for _ in range(1 if setting.head == "similarity" else 3)]
+    draws = [random_trees(setting, rng) for _ in range(1 if setting.head in PAIR_HEADS else 3)]
     trees = [tree for draw in draws for tree in draw]
-    if setting.head != "similarity":
+    if setting.head not in PAIR_HEADS:
         model, params, forest, _ = build_case(setting, trees, rng)
         return model, params, forest, _encoded(trees, setting.supervision)
     partners = [tree for draw in draws for tree in _distinct_partners(setting, draw, rng)]
     model, params, batch, _ = build_case(setting, trees, rng, partners=partners)
     split = EncodedPairs(_encoded(trees, setting.supervision),
-                         _encoded(partners, setting.supervision), batch.scores)
+                         _encoded(partners, setting.supervision), batch.scores,
+                         labels=batch.labels if model.head.classifies else None)
     return model, params, batch, split
 
 
