@@ -15,10 +15,11 @@ MPQA.  Nothing here imports NumPy.
 """
 from __future__ import annotations
 
+from .own_tables import OWN_TABLES
 from .paper_claims import CLAIMS
-from .paper_rows import (DEFAULT, NOT_IMPLEMENTED, PAPER, Comparison, OwnData, PaperFigure,
-                         Row, Table,
+from .paper_rows import (DEFAULT, NOT_IMPLEMENTED, PAPER, OwnData, PaperFigure, Row, Table,
                          measured_in, no_data, not_implemented)
+from .vector_files import GLOVE_50, WORD2VEC_300
 
 # what every run of a table takes beside its row's setting: each minibatch in
 # one shard.  `npcomp reproduce` runs one thread per run on each worker, where
@@ -28,8 +29,6 @@ from .paper_rows import (DEFAULT, NOT_IMPLEMENTED, PAPER, Comparison, OwnData, P
 # (cli/sweep.py, ``run_sweep``'s ``pinned``)
 RUN_OPTIONS = {"shards": 1}
 
-GLOVE_50 = "glove.6B.50d.sst-sick.txt"
-WORD2VEC_300 = "word2vec.GoogleNews.300d.bolukbasi26k.sst-sick.txt"
 # what the shared vectors lack against the papers'
 GLOVE_HANDICAP = ("50-d GloVe 6B (400k words) against the paper's 300-d GloVe 840B: "
                   "the SST's 300-d 840B vectors are not in the data here")
@@ -54,65 +53,6 @@ NAYEBI_DEV = _glove(supervision="root", structure="chain", dim=150, batch_size=2
 NAYEBI_DEV_SOURCE = ("one alternative for the four rows: Adadelta, word-vector dropout 0.5, "
                      "30 epochs, d = 150, its values first screened for the LSTM, the BiLSTM "
                      "and the recurrent attention on runs not kept here")
-
-# the word vectors compared by the `vectors` table, each on top of a model's
-# paper setting: (name, description, options)
-VECTOR_SETTINGS = (
-    ("random50", "random 50-d", dict(vectors="random", embedding_dim=50)),
-    ("random300", "random 300-d", dict(vectors="random", embedding_dim=300)),
-    ("glove50", "GloVe 6B 50-d, tuned", dict(vectors=GLOVE_50)),
-    ("glove50-fixed", "GloVe 6B 50-d, fixed", dict(vectors=GLOVE_50, fixed_embeddings=True)),
-    ("word2vec300", "word2vec 300-d subset, tuned", dict(vectors=WORD2VEC_300)),
-    ("word2vec300-fixed", "word2vec 300-d subset, fixed",
-     dict(vectors=WORD2VEC_300, fixed_embeddings=True)),
-)
-
-VECTOR_MODELS = (("constituency", "Constituency Tree-LSTM", "treelstm-nary"),
-                 ("lstm-rnn", "LSTM-RNN", "lstm-rnn"))
-# what the `vectors` table measures: (name, what the difference isolates, first, second)
-VECTOR_COMPARISONS = (
-    ("pretrained-50", "GloVe 50-d against random 50-d, both tuned (pretraining at one "
-                      "dimension)", "glove50", "random50"),
-    ("dimension", "random 300-d against random 50-d (dimension, no pretraining)",
-     "random300", "random50"),
-    ("pretrained-300", "word2vec 300-d against random 300-d, both tuned (pretraining at one "
-                       "dimension)", "word2vec300", "random300"),
-    ("tuning-glove", "GloVe 50-d tuned against fixed", "glove50", "glove50-fixed"),
-    ("tuning-word2vec", "word2vec 300-d tuned against fixed", "word2vec300",
-     "word2vec300-fixed"),
-)
-VECTORS_NOTE = (
-    "Each model at its paper's settings, only the word vectors changed: the Constituency "
-    "Tree-LSTM at Tai et al.'s (Table 2), the LSTM-RNN at Le & Zuidema's. Random vectors are "
-    "drawn uniform in [-0.05, 0.05] and tuned; GloVe 6B 50-d and the 26k-word word2vec "
-    "subset (the words it lacks random, held fixed) are tuned with the other weights or "
-    "held fixed. The Constituency Tree-LSTM's random 300-d and GloVe rows take the commands "
-    "of the tai-sst report's random and GloVe rows.")
-
-SHARDS_NOTE = (
-    "The Constituency Tree-LSTM at Tai et al.'s settings (the command of the tai-sst "
-    "report's random-vectors fine-grained row), each minibatch computed in one shard or in "
-    "two (npcomp train's default). The shards' objective and gradient are the minibatch's "
-    "up to the order of floating-point sums (docs/EQUATIONS.md section 7); the dropout masks "
-    "are drawn shard after shard, so one seed draws other masks in one shard than in two.")
-
-# the models the `sick-entailment` table trains, as the tai-sick report names them
-ENTAILMENT_MODELS = (("dependency", "Dependency (Child-Sum) Tree-LSTM", "treelstm-childsum"),
-                     ("constituency", "Constituency Tree-LSTM", "treelstm-nary"),
-                     ("lstm", "LSTM", "lstm"))
-ENTAILMENT_NOTE = (
-    "SICK's entailment judgments (NEUTRAL, ENTAILMENT, CONTRADICTION) from its release files, "
-    "on Tai et al.'s splits of SICK (train SICK_train.txt, 4500 pairs; dev SICK_trial.txt, "
-    "500; test SICK_test_annotated.txt, 4927), each sentence in the trees of the sick task: "
-    "the Child-Sum Tree-LSTM on the dependency parses, the Constituency Tree-LSTM on the "
-    "binarised constituency parses, the LSTM on the words in order. Each model encodes both "
-    "sentences; the pair classifier takes Tai et al.'s pair features [h_a * h_b, |h_a - h_b|] "
-    "into the sigmoid layer of their eq. 15 and a softmax over the three classes, trained "
-    "with the cross-entropy (heads.PairClassifierHead). No paper gives this task's settings: "
-    "every model runs at Tai et al.'s SICK relatedness settings (fixed 300-d GloVe 840B, "
-    "AdaGrad 0.05, minibatch 25, lambda 1e-4, a 50-unit hidden layer, 10 epochs, Table 1's "
-    "dimensions), the model chosen on dev accuracy. The majority class (NEUTRAL) is 56.7% "
-    "of the test pairs.")
 
 # the sources of options a row sets itself
 GLOVE_SOURCE = (PAPER, "the paper's GloVe vectors; 50-d GloVe 6B here (see vectors)")
@@ -563,41 +503,7 @@ TABLES = {table.name: table for table in (
         _mpqa("mrnn-tanh", "mRNN, word2vec, tanh (d_h = 25)", "mrnn", 0.5147, dim=25,
               activation="tanh"),
     ), note=MPQA_NOTE, own_data=MPQA, folds=10),
-    Table("vectors", "Word vectors: random of 50 and 300 dimensions, GloVe 6B 50-d and "
-          "word2vec 300-d, tuned and fixed", tuple(
-        Row(f"{short}-{vectors}-{task}", f"{label}, {vectors_label}, {task}", model, task,
-            {"root_acc": None}, options, vectors=vectors_label,
-            option_sources={key: (DEFAULT, "the variable this table compares")
-                            for key in ("vectors", "embedding_dim", "fixed_embeddings")})
-        for short, label, model in VECTOR_MODELS
-        for task in ("sst5", "sst2")
-        for vectors, vectors_label, options in VECTOR_SETTINGS),
-        note=VECTORS_NOTE, comparisons=tuple(
-            Comparison(f"{short}-{task}-{name}", f"{label}, {task}: {what}",
-                       f"{short}-{first}-{task}", f"{short}-{second}-{task}")
-            for short, label, _ in VECTOR_MODELS for task in ("sst5", "sst2")
-            for name, what, first, second in VECTOR_COMPARISONS)),
-    Table("shards", "Shards: the Constituency Tree-LSTM on the SST with each minibatch in "
-          "one shard and in two", tuple(
-        Row(name, f"Constituency Tree-LSTM, fine, {label}", "treelstm-nary", "sst5",
-            {"root_acc": None}, {"shards": shards},
-            option_sources={"shards": (DEFAULT, "the variable this table compares")})
-        for name, label, shards in (("one-shard", "1 shard", 1), ("two-shards", "2 shards", 2))),
-        note=SHARDS_NOTE, comparisons=(
-            Comparison("two-against-one", "Constituency Tree-LSTM, fine: 2 shards against 1",
-                       "two-shards", "one-shard"),)),
-    Table("sick-entailment", "Entailment on SICK: the Child-Sum and Constituency Tree-LSTMs "
-          "and the LSTM classifying sentence pairs", tuple(
-        Row(name, label, model, "sick-entailment", {"accuracy": None},
-            vectors="300-d GloVe 840B held fixed, as Tai et al. on SICK")
-        for name, label, model in ENTAILMENT_MODELS),
-        note=ENTAILMENT_NOTE, confusions=True, comparisons=tuple(
-            Comparison(f"{first}-against-{second}",
-                       f"{dict((n, l) for n, l, _ in ENTAILMENT_MODELS)[first]} against "
-                       f"{dict((n, l) for n, l, _ in ENTAILMENT_MODELS)[second]}",
-                       first, second)
-            for first, second in (("dependency", "constituency"), ("dependency", "lstm"),
-                                  ("constituency", "lstm")))),
+    *OWN_TABLES,
     Table("rntn", "Socher et al. 2013: the RNTN on the SST", (
         Row("fine", "RNTN, fine", "rntn", "sst5", {"root_acc": 45.7, "all_acc": 80.7},
             dev=RNTN_RELEASED_RATE, dev_source=RNTN_RELEASED_SOURCE, source="Table 1"),
