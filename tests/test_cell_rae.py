@@ -135,6 +135,23 @@ def test_deep_branching_trees(direction):
     assert assert_gradients_pass(setting, [tree], rng, step=STEP).n_levels == 300
 
 
+def test_alpha_zero_is_checked_and_leaves_the_reconstruction_out():
+    """alpha = 0 (no autoencoder, RA5), the case the suite leaves out because
+    its W2 and b2 rows would check nothing: the other blocks pass the check
+    on unary nodes with root labels, and W2, b2 get exactly no gradient."""
+    rng = np.random.default_rng(13)
+    setting = Setting("rae", input_dim=D, hidden_dim=D, supervision="root", unary_rate=0.3,
+                      extra=dict(reconstruction_weight=0.0))
+    trees = [random_binary_tree(n, rng, unary_rate=0.3) for n in (6, 9, 1, 4)]
+    model, params, forest, options = build_case(setting, trees, rng)
+    errors = check_gradients(model, params, forest, **options)
+    assert_passes(errors)
+    grads = params.zeros_like()
+    model.loss_and_gradient(params, forest, grads, **options)
+    assert not grads["cell.W2"].any() and not grads["cell.b2"].any()
+    assert grads["cell.W1"].any() and grads["embedding"].any()
+
+
 # ---------------------------------------------------------------------------
 # planted bugs: the checker must fail on each
 # ---------------------------------------------------------------------------
