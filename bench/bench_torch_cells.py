@@ -19,7 +19,14 @@ Settings.  ``treelstm-nary`` trains in Tai et al.'s setting, as
 ``bench_treelstm.py``: d = 150, 300-d word vectors, dropout 0.5 on the
 classifier input.  The other cells train as in ``bench_cells.py``: d = d_x =
 ``--dim`` (100), no dropout, tanh where a cell takes an activation, tied
-leaves.  All: float32, minibatch 25, AdaGrad (lr 0.05, word vectors 0.1,
+leaves.  The recursive family trains at its own options (``OPTIONS``: the
+RAE's alpha = 0.2, the DRNN's 3 layers of rectifiers, the DT-RNN's 3
+positions a side) and the MV-RNN at d = 25, a word d + d^2 = 650 numbers (at 100,
+2e8 numbers for the SST's words).  The DT-RNN and SDT-RNN read the SST's
+constituency trees, whose inner nodes read no word (every child right of
+its head); the SDT-RNN there reads every child through W_dep (no relations:
+docs/cells/sdtrnn.md, SD1), so it times the DT-RNN's computation with one
+matrix, not SICK's 49 relations.  All: float32, minibatch 25, AdaGrad (lr 0.05, word vectors 0.1,
 lambda 1e-4), every labelled node supervised.  The tree cells read the SST's
 binarised constituency trees (the Child-Sum Tree-LSTM too, as any-arity
 trees whose inner nodes read no word; ``--childsum-structure dependency``
@@ -47,11 +54,19 @@ from harness import (adagrad, add_shards_option, alternate_epochs, as_npcomp_tra
                      ratios, set_up_process, training_step, write_results)
 
 MODELS = ("treelstm-nary", "treelstm-childsum", "slstm", "lstm-rnn", "rntn", "recnn",
-          "lstm", "bilstm")
+          "lstm", "bilstm", "mvrnn", "rae", "drnn", "dtrnn", "sdtrnn")
 CHAINS = ("lstm", "bilstm")
 TARGET = 2.0
+# the recursive family's own options where the papers fix them (the registry's
+# defaults: the RAE's alpha, the DRNN's 3 layers of rectifiers, the DT-RNN's 3
+# positions a side), as they train in the reports
 OPTIONS = {"lstm-rnn": dict(activation="tanh", untied=False),
-           "recnn": dict(activation="tanh", untied=False)}
+           "recnn": dict(activation="tanh", untied=False),
+           "rae": dict(reconstruction_weight=0.2), "drnn": dict(layers=3, activation="relu"),
+           "dtrnn": dict(positions=3)}
+# the MV-RNN keeps a d x d matrix per word: at d = 100 the SST's vocabulary
+# would hold 2e8 numbers (and PyTorch a copy); Socher et al. 2013's d = 25
+MVRNN_DIM = 25
 BATCH_SIZE = 25
 LR, EMBEDDING_LR, L2 = 0.05, 0.1, 1e-4
 # the float64 check on one minibatch: the two sum the same terms in another
@@ -63,6 +78,8 @@ GRADIENT_TOLERANCE = 1e-7
 def settings(name: str, dim: int) -> dict:
     if name == "treelstm-nary":
         return dict(input_dim=300, hidden_dim=150, dropout=0.5)
+    if name == "mvrnn":
+        return dict(input_dim=MVRNN_DIM + MVRNN_DIM ** 2, hidden_dim=MVRNN_DIM, dropout=0.0)
     return dict(input_dim=dim, hidden_dim=dim, dropout=0.0)
 
 
