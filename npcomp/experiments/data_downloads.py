@@ -2,7 +2,8 @@
 each data set: from the tables' rows (their tasks, and the vector files their
 settings name or their task takes by default).
 
-A row on the SST needs ``sst``; on SICK, ``sick`` and, unless it names other
+A row on the SST needs ``sst``; on SICK, ``sick``, its tree layout
+(``sick-trees``) and, unless it names other
 vectors, the GloVe 840B vectors that are SICK's default (``glove.840B``); a
 row naming a vector file needs the data set that installs that file, and the
 data sets whose words that file keeps (GloVe 6B: the SST's and SICK's).  Rows
@@ -21,7 +22,7 @@ __all__ = ["TASK_DOWNLOADS", "dataset_tables", "missing_downloads", "table_downl
            "vectors_dataset"]
 
 # the data sets a task reads, beside its vectors
-TASK_DOWNLOADS = {"sst5": ("sst",), "sst2": ("sst",), "sick": ("sick",)}
+TASK_DOWNLOADS = {"sst5": ("sst",), "sst2": ("sst",), "sick": ("sick", "sick-trees")}
 # the vectors a task takes when a row names none (training.defaults.SICK)
 TASK_DEFAULT_VECTORS = {"sick": "glove.840B"}
 
