@@ -622,6 +622,9 @@ def test_reproduce_list_names_the_missing_downloads(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "`npcomp download sick sick-trees glove.840B`" in out
     assert "not measured: needs npcomp download sick sick-trees glove.840B" in out
+    # 2,177 MB at 10 MB/s (3.6 min) and SICK's trees parsed (1.7 min)
+    assert ("(about 2,177 MB to fetch and sick-trees to make: about 5 min at an assumed "
+            "10 MB/s)") in out
     assert "about 0 s" not in out and "no such file" not in out
 
 
@@ -656,3 +659,14 @@ def test_the_official_vocabulary(data_dir):
             words = [line.split(" ", 1)[0] for line in lines]
         assert set(words) <= vocabulary.words, name
 
+
+
+def test_how_long_the_downloads_take():
+    from npcomp.experiments.data_downloads import (ASSUMED_RATE, MAKE_SECONDS,
+                                                   download_seconds)
+    assert download_seconds(["sst"]) == DATASETS["sst"].fetch_size / ASSUMED_RATE
+    assert download_seconds(["sick", "sick-trees"]) == pytest.approx(
+        DATASETS["sick"].fetch_size / ASSUMED_RATE + MAKE_SECONDS["sick-trees"])
+    assert download_seconds([]) == 0
+    # every data set made here has its making's time
+    assert set(MAKE_SECONDS) == {name for name, entry in DATASETS.items() if entry.makes}
