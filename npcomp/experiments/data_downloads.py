@@ -17,7 +17,7 @@ an assumed ``ASSUMED_RATE`` of 10 MB/s (an 80 Mbit/s line; Stanford's and
 the SemEval servers often give less), plus, for the data sets made here,
 their making at the rate ``MAKE_SECONDS`` gives (SICK's trees: the parse
 extra's spaCy pipeline at about 200 sentences a second on one core of a
-2-core Xeon, measured).
+2-core AMD EPYC, measured).
 """
 from __future__ import annotations
 
