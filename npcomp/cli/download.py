@@ -102,10 +102,9 @@ def listing(data_dir: Path) -> str:
                   *(f"  source:   {archive.url}" for archive in entry.archives),
                   *([f"  source:   made here from {', '.join(entry.needs)}'s files"]
                     if entry.makes else []),
-                  f"  fetch:    {f'about {_size(entry.fetch_size)}' if entry.fetch_size else 'nothing'}; "
-                  f"on disk: about {_size(entry.disk_size)}"
-                  f"; licence: {entry.licence}",
-                  f"  files:    " + (_made_files(entry.makes) if entry.makes else ", ".join(
+                  (f"  fetch:    {_fetched(entry.fetch_size)}; on disk: about "
+                   f"{_size(entry.disk_size)}; licence: {entry.licence}"),
+                  "  files:    " + (_made_files(entry.makes) if entry.makes else ", ".join(
                       member.target for archive in entry.archives for member in archive.members
                       if not member.full_only)),
                   f"  checked:  {entry.checksums}"]
@@ -115,6 +114,10 @@ def listing(data_dir: Path) -> str:
         lines.append(f"  reports:  {', '.join(users[name]) or '-'}")
         lines.append(f"  commands: {entry.commands}")
     return "\n".join(lines)
+
+
+def _fetched(size: int) -> str:
+    return f"about {_size(size)}" if size else "nothing"
 
 
 def _made_files(targets: tuple) -> str:

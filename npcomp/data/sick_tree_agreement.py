@@ -99,8 +99,8 @@ def _share(part: int, whole: int) -> str:
 
 def report(result: dict) -> str:
     """The agreement as a Markdown table."""
-    lines = ["| split | sentences | identical tokens | tokens agreeing | same head | same head "
-             "and relation | every head the same | same constituents |",
+    lines = [("| split | sentences | identical tokens | tokens agreeing | same head | same "
+              "head and relation | every head the same | same constituents |"),
              "|---|---|---|---|---|---|---|---|"]
     for split, c in result.items():
         lines.append(f"| {split} | {c['sentences']} | "

@@ -47,8 +47,8 @@ import hashlib
 import json
 import shutil
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from .errors import DataError
 from .sick import RELEASE_FILES
@@ -175,6 +175,7 @@ def parser_missing() -> str | None:
     """Why the trees cannot be made here (spaCy or its English pipeline not
     installed), without loading them; None when they can."""
     from importlib.util import find_spec
+
     from .dependency_parser import DEFAULT_MODELS, PARSE_EXTRA
     if find_spec("spacy") is None:
         return f"SICK's trees are parsed by spaCy, which is not installed: {PARSE_EXTRA}"
