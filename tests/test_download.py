@@ -266,6 +266,8 @@ def test_the_reports_files_are_what_the_downloads_install():
                for archive in entry.archives for member in archive.members}
     assert {GLOVE_50, WORD2VEC_300, SICK_VECTOR_FILES[0]} <= targets
     assert table_downloads(TABLES["tai-sick"]) == ("sick", "sick-trees", "glove.840B")
+    # entailment reads SICK's trees and judgments, and takes relatedness's vectors
+    assert table_downloads(TABLES["sick-entailment"]) == ("sick", "sick-trees", "glove.840B")
     # the DRNN's rows read the word2vec subset, as Irsoy & Cardie 2014 (Le & Zuidema's account)
     assert table_downloads(TABLES["tai-sst"]) == ("sst", "sick", "glove.6B", "word2vec")
     assert table_downloads(TABLES["irsoy"]) == ("sst", "sick", "word2vec")
