@@ -28,6 +28,8 @@ def add_parser(commands) -> None:
                "  npcomp download all                     everything the reports read, into "
                "$NPCOMP_DATA or ./data\n"
                "  npcomp download sst sick --data-dir data\n"
+               "  npcomp download sick sick-trees         SICK and its Tree-LSTM layout, parsed "
+               "here (npcomp[parse])\n"
                "  npcomp download glove.6B --full         every GloVe 6B word at 50-300 d\n"
                "  NPCOMP_DOWNLOAD_BASE_URL=file:///archives/ npcomp download sst"
                "   archives fetched by hand")
