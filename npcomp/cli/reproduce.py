@@ -457,7 +457,8 @@ def _list(tables, out: Path, data_dir: str | None, threads_per_run: int) -> int:
                 print(f"{line} {_duration(seconds)} a {'fold' if table.folds else 'seed'}")
         what = f"{runs} folds" if table.folds else "5 seeds"
         if unmeasured and not total:
-            print(f"  {what} of every row: not measured until its data is here\n")
+            print(f"  {what} of every row: not measured until its data is here (the "
+                  "downloads above first)\n")
         else:
             print(f"  {what} of every row on {workers} worker{'s' * (workers > 1)}: about "
                   f"{_duration(total / workers)}"
@@ -499,22 +500,9 @@ def _seconds_per_seed(table, setting: str, options: dict, out: Path,
 
 
 def _downloads_line(table, data_dir: str | None) -> str:
-    """The downloads ``table`` reads and, of them, those missing in the data
-    directory with the command that installs them and the bytes it fetches."""
-    from npcomp.data.download_catalogue import DATASETS
     from npcomp.data.tasks import default_data_dir
-    from npcomp.experiments.data_downloads import missing_downloads, table_downloads
-    needs = table_downloads(table)
-    if not needs:
-        return "  data: none to download" + (" (a copy of its own corpus: see below)"
-                                             if table.own_data else "")
-    directory = Path(data_dir) if data_dir else default_data_dir()
-    missing = missing_downloads(table, directory)
-    if not missing:
-        return f"  data: {', '.join(needs)} (installed in {directory})"
-    fetch = sum(DATASETS[name].fetch_size for name in missing)
-    return (f"  data: {', '.join(needs)}; missing in {directory}: `npcomp download "
-            f"{' '.join(missing)}` (about {fetch / 1e6:,.0f} MB to fetch)")
+    from npcomp.experiments.data_downloads import downloads_line
+    return downloads_line(table, Path(data_dir) if data_dir else default_data_dir())
 
 
 def _missing_downloads(table, row, data_dir: str | None) -> tuple:

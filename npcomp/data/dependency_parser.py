@@ -106,6 +106,17 @@ class SpacyParser:
                    one 0 (see :func:`single_root_heads` for how extra roots
                    are attached)
         """
+        return [heads for heads, _ in self.parse_labelled(sentences)]
+
+    def parse_labelled(self, sentences: Sequence[Sequence[str]]):
+        """(heads, relations) of every sentence's tokens, lazily.
+
+        heads:     as :meth:`parse` gives them
+        relations: len(tokens) strings, spaCy's dependency labels (ClearNLP's
+                   names), ``root`` at the root as the Stanford dependencies
+                   write it (``dep`` at a second root attached to it); with ``copula_head="predicate"`` a re-headed
+                   copula is ``cop`` and its predicate takes its relation
+        """
         from spacy.tokens import Doc
 
         for number, tokens in enumerate(sentences):
@@ -115,14 +126,43 @@ class SpacyParser:
         docs = (Doc(self.nlp.vocab, words=[parser_word(token) for token in tokens],
                     sent_starts=[True] + [False] * (len(tokens) - 1))
                 for tokens in sentences)
-        out = []
         for doc in self.nlp.pipe(docs, batch_size=self.batch_size):
             positions = [token.head.i for token in doc]
+            relations = [token.dep_ for token in doc]
             if self.copula_head == "predicate":
-                positions = predicate_heads([token.text for token in doc], positions,
-                                            [token.dep_ for token in doc])
-            out.append(single_root_heads(positions))
-        return out
+                words = [token.text for token in doc]
+                relations = predicate_relations(words, positions, relations)
+                positions = predicate_heads(words, positions, [token.dep_ for token in doc])
+            heads = single_root_heads(positions)
+            # a second root, attached to the first, is an unspecified dependent
+            yield heads, ["root" if head == 0 else "dep" if relation == "ROOT" else relation
+                          for head, relation in zip(heads, relations)]
+
+    def versions(self) -> dict:
+        """What parsed: spaCy's version and the pipeline's name and version."""
+        import spacy
+        meta = self.nlp.meta
+        return {"parser": "spaCy", "spacy": spacy.__version__, "model": self.model,
+                "model_name": f"{meta.get('lang', '')}_{meta.get('name', '')}",
+                "model_version": meta.get("version"), "copula_head": self.copula_head}
+
+
+def predicate_relations(words: Sequence[str], head_positions: Sequence[int],
+                        relations: Sequence[str]) -> list:
+    """The relations to go with :func:`predicate_heads` (same arguments):
+    each copula it re-heads becomes ``cop``, its predicate takes the
+    copula's own relation (``ROOT`` where the copula was the root)."""
+    out = list(relations)
+    n = len(head_positions)
+    for copula in range(n):
+        if words[copula].lower() not in COPULAS:
+            continue
+        predicates = [k for k in range(n) if head_positions[k] == copula and k != copula
+                      and relations[k] in PREDICATE_RELATIONS]
+        if predicates:
+            out[predicates[0]] = out[copula]
+            out[copula] = "cop"
+    return out
 
 
 def predicate_heads(words: Sequence[str], head_positions: Sequence[int],

@@ -7,6 +7,7 @@ readers expect::
     DATA_DIR/sst/train.txt, dev.txt, test.txt                   (sst)
     DATA_DIR/sick/SICK_train.txt, SICK_trial.txt,
                   SICK_test_annotated.txt                       (sick)
+    DATA_DIR/sick/{train,dev,test}/a.toks, ... (+ trees.json)   (sick-trees)
     DATA_DIR/vectors/glove.6B.50d.sst-sick.txt (+ .json)        (glove.6B)
     DATA_DIR/vectors/glove.840B.300d.sick.txt (+ .json)         (glove.840B)
     DATA_DIR/vectors/word2vec.GoogleNews.300d.bolukbasi26k.sst-sick.txt (+ .json)
@@ -36,8 +37,9 @@ publisher lists (GloVe's).
 
 SICK: ``fetch("sick")`` gets the official tab-separated SemEval 2014 Task 1
 files.  The Tree-LSTM layout (``train/a.toks``, ``a.parents``,
-``a.cparents``, ``sim.txt`` ...) is not an official download: the Tree-LSTM
-authors made it with the Stanford parsers; this module does not make it.
+``a.cparents``, ``sim.txt`` ...) is not an official download (the Tree-LSTM
+authors made theirs with the Stanford parsers): ``fetch("sick-trees")``
+makes it from those files with spaCy (``sick_trees``), fetching nothing.
 """
 from __future__ import annotations
 
@@ -103,10 +105,13 @@ def installed(name: str, data_dir: str | Path) -> bool:
     """Whether data set ``name`` is in ``data_dir`` (its files present; the
     filtered or the full form of a vector file), without reading them."""
     data_dir = Path(data_dir)
+    entry = dataset(name)
+    if entry.makes:
+        return all((data_dir / target).is_file() for target in entry.makes)
     return all((data_dir / member.target).is_file()
                or (member.vectors is not None
                    and (data_dir / member.vectors.full_target).is_file())
-               for archive in dataset(name).archives for member in _members(archive, False))
+               for archive in entry.archives for member in _members(archive, False))
 
 
 def fetch_all(data_dir: str | Path, base_url: str | None = None, progress: bool = True,
@@ -135,6 +140,9 @@ def fetch(name: str, data_dir: str | Path, base_url: str | None = None,
     """
     entry = dataset(name)
     data_dir = Path(data_dir)
+    if entry.makes:   # made here, from data sets installed before it
+        from .sick_trees import make_sick_trees
+        return make_sick_trees(data_dir, force=force, progress=progress, say=_say)
     vocabulary = None
     if not full and any(member.vectors for archive in entry.archives
                         for member in archive.members):

@@ -99,7 +99,11 @@ class Dataset:
                   where the text says "about"; filtered vectors: for the
                   official SST and SICK vocabulary)
     needs:        data sets that must be installed first (the vocabulary
-                  of a filtered vector file)
+                  of a filtered vector file, the release files a layout is
+                  made from)
+    makes:        for a data set made here rather than fetched (no
+                  archives): the files it makes, relative to the data
+                  directory
     """
 
     name: str
@@ -111,6 +115,7 @@ class Dataset:
     licence: str
     needs: tuple = ()
     commands: str = ""
+    makes: tuple = ()
 
 
 GLOVE_6B_URL = "https://nlp.stanford.edu/data/glove.6B.zip"
@@ -166,8 +171,21 @@ DATASETS = {dataset.name: dataset for dataset in (
         ),
         checksums="MD5s of the original release files (4500 / 500 / 4927 pairs)",
         fetch_size=250_000, disk_size=1_123_447, licence="CC BY-NC-SA 3.0",
-        commands="npcomp train --task sick (which reads DATA_DIR/sick/{train,dev,test}/, the "
-                 "Tree-LSTM layout, not made by this download)"),
+        commands="npcomp download sick-trees (the Tree-LSTM layout --task sick reads), "
+                 "npcomp train --task sick-entailment (its judgments)"),
+    Dataset(
+        "sick-trees", "SICK in the Tree-LSTM layout (tokens, dependency parents and relations, "
+                      "binarised constituency parents), made here from the release files by "
+                      "spaCy (the parse extra); nothing is fetched",
+        archives=(),
+        checksums="the release files' MD5s (sick's); the parser's and pipeline's versions and "
+                  "every file's MD5 recorded in sick/trees.json",
+        fetch_size=0, disk_size=4_345_398, licence="CC BY-NC-SA 3.0 (SICK's)", needs=("sick",),
+        commands="npcomp train --task sick|sick-entailment, npcomp reproduce tai-sick",
+        makes=tuple(f"sick/{split}/{name}" for split in ("train", "dev", "test")
+                    for name in ("a.txt", "a.toks", "a.parents", "a.rels", "a.cparents",
+                                 "b.txt", "b.toks", "b.parents", "b.rels", "b.cparents",
+                                 "sim.txt", "id.txt"))),
     Dataset(
         "glove.6B", "GloVe 6B (Wikipedia 2014 + Gigaword 5), lowercase: the 50-d vectors of "
                     "the SST's and SICK's words (--full: all 400k words at 50, 100, 200 "
@@ -231,9 +249,9 @@ DATASETS = {dataset.name: dataset for dataset in (
 
 # older names, still accepted
 ALIASES = {"glove": "glove.840B"}
-# the order `npcomp download all` installs them in (vectors after the data
-# whose words they keep)
-ALL = ("sst", "sick", "glove.6B", "glove.840B", "word2vec")
+# the order `npcomp download all` installs them in (SICK's trees after its
+# release files, vectors after the data whose words they keep)
+ALL = ("sst", "sick", "sick-trees", "glove.6B", "glove.840B", "word2vec")
 
 
 def dataset(name: str) -> Dataset:

@@ -242,8 +242,9 @@ def _load_sick(data_dir: Path, structure: str, wanted: tuple = SPLITS) -> TaskDa
         directory = data_dir / "sick" / split
         if not directory.is_dir():
             raise DataError(f"no such directory: SICK is read from DATA_DIR/sick/{split}/; "
-                            f"run `npcomp download sick --data-dir {data_dir}` or pass "
-                            "--data-dir (or set NPCOMP_DATA)", directory)
+                            f"run `npcomp download sick sick-trees --data-dir {data_dir}` "
+                            "(the release files, then their trees) or pass --data-dir (or "
+                            "set NPCOMP_DATA)", directory)
         pairs = read_sick_dir(directory, layout)
         if structure not in ("dependency", "constituency"):
             pairs = [SickPair(_restructure(pair.tree_a, structure),

@@ -84,27 +84,31 @@ def dask_client(scheduler: str | None = None, workers: int = 1, dashboard: str |
                                {"dashboard_address": "127.0.0.1:0"})
     from .sweep_workers import CLOSING_LOGGERS, IgnoreInterrupts, quiet_closing
     levels = {name: logging.getLogger(name).level for name in CLOSING_LOGGERS}
-    try:
-        client = Client(cluster)
+    # as the sweep's own process is ended from outside, the cluster closes as on Ctrl-C
+    with _terminations_as_interrupts():
         try:
-            # and so do the workers a nanny starts again after one died
-            client.register_plugin(IgnoreInterrupts())
-            yield client
-        finally:
-            # what is left to say has been said (every run reported): the
-            # comms that break as the cluster closes print no traceback
+            client = Client(cluster)
             try:
-                client.run(quiet_closing)
-            except Exception:  # noqa: BLE001 - a worker gone already says nothing either
-                pass
-            quiet_closing()
-            client.close()
-    finally:
-        try:
-            cluster.close()
+                # and so do the workers a nanny starts again after one died
+                client.register_plugin(IgnoreInterrupts())
+                yield client
+            finally:
+                # what is left to say has been said (every run reported): the
+                # comms that break as the cluster closes print no traceback;
+                # this process first, whose scheduler logs the broadcast to a
+                # worker already gone (ended with this one by the same signal)
+                quiet_closing()
+                try:
+                    client.run(quiet_closing)
+                except Exception:  # noqa: BLE001 - a worker gone already says nothing either
+                    pass
+                client.close()
         finally:
-            for name, level in levels.items():
-                logging.getLogger(name).setLevel(level)
+            try:
+                cluster.close()
+            finally:
+                for name, level in levels.items():
+                    logging.getLogger(name).setLevel(level)
 
 
 @contextmanager
@@ -122,6 +126,35 @@ def _interrupts_ignored():
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (``kill PID``, a job scheduler's time limit) while a sweep's
+    local cluster runs: taken as Ctrl-C is, so the sweep stops its cluster,
+    writes its results and says how to continue.  Killed outright instead,
+    its worker processes would be left to notice on their own, and Python's
+    resource tracker would warn of the semaphores their start left behind."""
+
+
+@contextmanager
+def _terminations_as_interrupts():
+    """SIGTERM raises :class:`Terminated` in this process (main thread only);
+    a second SIGTERM, while the cluster closes, ends the process at once."""
+    import signal
+    import threading
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminated(number, frame):
+        signal.signal(signal.SIGTERM, previous)
+        raise Terminated()
+
+    previous = signal.signal(signal.SIGTERM, terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 @dataclass
