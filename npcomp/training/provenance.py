@@ -112,8 +112,9 @@ def _sha256(path: Path) -> str:
 
 
 def _is_data(path: Path) -> bool:
-    if path.suffix in _NOT_DATA or not path.is_file():
-        return False
+    if path.suffix in _NOT_DATA or not path.is_file() or any(
+            part.endswith((".egg-info", ".dist-info")) for part in path.parts):
+        return False   # code, compiled kernels, a package's metadata
     prefixes = {Path(prefix).resolve() for prefix in (sys.prefix, sys.base_prefix,
                                                       sys.exec_prefix)}
     return not any(path.is_relative_to(prefix)
