@@ -35,6 +35,7 @@ from .differences import (MEASURED, NOT_YET, against_paper_runs, claim_records,
                           comparison_records)
 from .option_sources import setting_kind, setting_options
 from .paper_rows import LOWER_IS_BETTER, MIN_SEEDS, NO_DATA, Table
+from .report_provenance import run_provenance
 
 __all__ = ["report_record", "summary_table", "committed_results", "verdict",
            "comparison_records", "claim_records", "MEASURED", "NOT_YET"]
@@ -250,6 +251,7 @@ def report_record(table: Table, results: dict | None, out: Path,
         record["claims"] = claim_records(table, results, out, other_results)
     if folds:
         record["folds"] = folds
+    record["provenance"] = run_provenance(out / table.name, results)
     return record
 
 
@@ -260,18 +262,6 @@ def machine_line(sweep_dir: Path, results: dict | None) -> str:
             continue
         return machine_summary(_run_metrics(sweep_dir, record["run_dir"]).get("machine") or {})
     return "no finished run"
-
-
-def training_seconds(sweep_dir: Path, record: dict) -> float | None:
-    """Mean training time per seed (training and setup), from the runs' metrics."""
-    seconds = []
-    for run_dir in record.get("runs", []):
-        path = sweep_dir / run_dir / "metrics.json"
-        if path.is_file():
-            metrics = json.loads(path.read_text(encoding="utf-8"))
-            if metrics.get("train_wall_s") is not None:
-                seconds.append(metrics["train_wall_s"] + (metrics.get("setup_s") or 0.0))
-    return sum(seconds) / len(seconds) if seconds else None
 
 
 def summary_table(reports: list) -> str:
