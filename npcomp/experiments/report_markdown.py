@@ -11,7 +11,7 @@ from .report import KINDS, METRIC_NAMES, number, paper_number, without_paper
 from .report_provenance import revision_lines, timing
 
 # the order an option's sources are listed in
-SOURCE_ORDER = ("paper", "dev", "alternative", "undecided", "default")
+SOURCE_ORDER = ("paper", "substitute", "dev", "alternative", "undecided", "default")
 
 
 def _spread(stats: dict, metric: str) -> tuple:
@@ -67,7 +67,8 @@ def _verdict_cell(entry: dict) -> str:
                     + (best.get("verdict", "-") if best["finished"] == best["count"]
                        else "pending"))
     for deviation in entry.get("deviations", []):
-        verdict += f"; {deviation['text']}"
+        if not ("best_of" in entry and deviation["what"] == "protocol"):   # said just above
+            verdict += f"; {deviation['text']}"
     return verdict
 
 
@@ -102,6 +103,34 @@ def table_lines(record: dict, sweep_dir, results, other_sweep) -> list:
         lines.append(f"| {entry['source'] or '-'} | {entry['label']} | {_setting_cell(entry)} | "
                      f"{paper_text} | {ours} | {ci} | {extent} | {n} | {_verdict_cell(entry)} |"
                      f"{time_cell}")
+    return lines
+
+
+def _also(record: dict) -> list:
+    """The paper's other columns a table tests (``Table.also``): per metric,
+    each row's paper figure beside ours and the verdict."""
+    metrics = list(dict.fromkeys(metric for entry in record["rows"]
+                                 for metric in entry.get("also", {})))
+    lines = []
+    for metric in metrics:
+        lines += [f"## The paper's other column: {METRIC_NAMES[metric]}", "",
+                  "The same runs on the paper's other column, each row's paper figure beside "
+                  "our mean over its seeds, with the verdicts of the table above.", "",
+                  "| row | setting | paper | ours: mean ± std | 95% CI | min-max | n | verdict |",
+                  "|---|---|---|---|---|---|---|---|"]
+        for entry in record["rows"]:
+            one = entry.get("also", {}).get(metric)
+            if one is None:
+                continue
+            ours = ci = extent = "-"
+            if one["ours"]:
+                ours, ci, extent = _spread(one["ours"], metric)
+            verdict = (one["verdict"] if one["ours"] else
+                       f"{one['verdict']} ({one['n']} of {MIN_SEEDS} seeds)")
+            lines.append(f"| {entry['label']} | {_setting_cell(entry)} | "
+                         f"{paper_number(one['paper'], metric)} | {ours} | {ci} | {extent} | "
+                         f"{one['n']} | {verdict} |")
+        lines.append("")
     return lines
 
 
@@ -297,6 +326,19 @@ def _paper_std_sentence(record: dict, table) -> str:
             "many runs, so the verdict is against our interval alone.")
 
 
+def _deviations_sentence(record: dict) -> str:
+    """What the departures beside a verdict are; nothing where no row has one."""
+    found = {one["what"] for entry in record["rows"] for one in entry.get("deviations", [])}
+    if not found:
+        return ""
+    text = (" Beside a verdict: the row's departures from the paper (ours, not the "
+            "paper's: vectors, parses, how the figure is made).")
+    if "parameters" in found:
+        text += (" Parameters: ours count every weight but the word vectors, the paper's its "
+                 "Table 1's, its models' counts matched to one another.")
+    return text
+
+
 def markdown(record: dict, table, machine: str, rerun_with, sweep_dir, results,
              other_sweep, commands: dict, figures=()) -> str:
     """DIR/TABLE.md (``figures``: PNG paths relative to DIR; ``rerun_with(N)``:
@@ -321,7 +363,8 @@ def markdown(record: dict, table, machine: str, rerun_with, sweep_dir, results,
                  "paper's figure below our interval), *reached* (our mean at or above it), "
                  "*within noise* (inside our interval), *below*. Settings: *paper* (no option "
                  "chosen on dev), *chosen on dev*, or an *alternative* tried and not chosen "
-                 f"(below, \"Choices on dev\").{_paper_std_sentence(record, table)} Machine: "
+                 f"(below, \"Choices on dev\").{_paper_std_sentence(record, table)}"
+                 f"{_deviations_sentence(record)} Machine: "
                  f"{machine}. Rerun: `{rerun}`.")
     lines = [f"# {table.title}", "", intro, ""]
     if record.get("overrides"):
@@ -335,7 +378,7 @@ def markdown(record: dict, table, machine: str, rerun_with, sweep_dir, results,
         next(row.metric for row in table.rows if row.trained)
     lower = " (lower is better)" if metric in LOWER_IS_BETTER else ""
     lines += ["", f"Metric: {METRIC_NAMES[metric]}{lower}.", ""]
-    lines += (_claims(record) + _comparisons(record) + _not_measured(record) + _dev_choices(record)
+    lines += (_also(record) + _claims(record) + _comparisons(record) + _not_measured(record) + _dev_choices(record)
               + _protocol(record, rerun_with) + revision_lines(record, results))
     lines += [f"![{path.rsplit('/', 1)[-1].removesuffix('.png')}]({path})" for path in figures]
     if figures:
