@@ -28,6 +28,8 @@ def test_panels_keep_tasks_apart_and_a_rows_settings_together():
     assert [len(group["labels"]) for group in panels([("sst5", str(k)) for k in range(6)])] == [6]
     assert [len(group["labels"]) for group in panels([("sst5", str(k)) for k in range(8)])] == [
         4, 4]
+    assert [len(group["labels"]) for group in panels([("sst5", str(k)) for k in range(8)],
+                                                     most=8)] == [8]
 
 
 def _records(seed: int) -> list:

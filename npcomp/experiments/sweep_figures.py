@@ -5,12 +5,14 @@ setting as ``npcomp summary`` groups them, or by the setting names of its
 
 * ``seeds_SPLIT_METRIC``: each setting's test and dev metric over its seeds
   (Le & Zuidema 2015, Figs. 6-7, box plots), each task on axes of its own and
-  at most ``MAX_SERIES`` settings on one axes; on the test figures the
+  at most ``MAX_BOXES`` settings on one axes, the all-node figures one node
+  set an axes (``node_set``); on the test figures the
   paper's figure of each setting when the caller gives it (``paper``);
 * the per-length figures of ``figures.py`` (sentence length, phrase length,
   node height; Pearson's r by pair length) with one series per setting,
   each point the mean over its seeds (Tai's points are means over 5 runs),
-  at most ``MAX_SERIES`` series on one axes;
+  at most ``MAX_SERIES`` series on one axes, the node figures one node set
+  an axes;
 * ``root_confusion_SETTING``: a setting's root confusion matrix over all its
   seeds' test sentences (Nayebi & Blundell, Fig. 2);
 * a paper's figure (``paper_figures``): chosen settings' per-length series
@@ -34,7 +36,8 @@ from .paper_rows import MIN_SEEDS
 from .figures import (FigureError, confusion_record, figure_template, prediction_figures,
                       read_run_counts, root_confusion, shared_tail)
 
-MAX_SERIES = 6
+# lines on one axes of a per-length figure; boxes on one axes of a seed plot
+MAX_SERIES, MAX_BOXES = 6, 8
 SWEEP_METRICS = {"root_acc": "root accuracy (%)", "all_acc": "all-node accuracy (%)",
                  "pearson": "Pearson's r", "ranking_loss": "ranking loss",
                  "accuracy": "accuracy (%)"}
@@ -153,7 +156,7 @@ def node_set(setting: dict) -> tuple | None:
             else "labelled nodes", nodes)
 
 
-def node_panels(items: list) -> list:
+def node_panels(items: list, most: int = MAX_SERIES) -> list:
     """(node set, label) pairs -> ``panels``, one node set (and task) an axes,
     each titled by its task, nodes and their count."""
     sets = list(dict.fromkeys(nodes for nodes, _ in items))
@@ -163,19 +166,19 @@ def node_panels(items: list) -> list:
         counted = f"{name} ({count:,} test nodes)" if count is not None else name
         titles[(task, name, count)] = (f"{TASK_NAMES.get(task, task)}: {counted}"
                                        if len(tasks) > 1 else counted)
-    return panels(items, titles)
+    return panels(items, titles, most)
 
 
-def panels(items: list, titles: dict | None = None) -> list:
+def panels(items: list, titles: dict | None = None, most: int = MAX_SERIES) -> list:
     """(task, label) pairs -> the axes they are drawn on: one task an axes,
-    at most MAX_SERIES labels each (a task's labels in even chunks, in
+    at most ``most`` labels each (a task's labels in even chunks, in
     order, a row's settings together: ``units``), each {"title", "task",
     "labels"}; ``titles``: the title of each task's axes, where the
     "task" is another grouping (``node_panels``)."""
     tasks = list(dict.fromkeys(task for task, _ in items))
     out = []
     for task in tasks:
-        chunks = _chunks(units([label for one, label in items if one == task]))
+        chunks = _chunks(units([label for one, label in items if one == task]), most)
         for number, chunk in enumerate(chunks, start=1):
             title = (titles[task] if titles is not None else
                      TASK_NAMES.get(task, task) if len(tasks) > 1 else "")
@@ -185,12 +188,12 @@ def panels(items: list, titles: dict | None = None) -> list:
     return out
 
 
-def _chunks(runs: list) -> list:
+def _chunks(runs: list, most: int) -> list:
     """Runs of labels (``units``) packed in order into the fewest axes of at
-    most MAX_SERIES labels, as even as that allows."""
+    most ``most`` labels, as even as that allows."""
     total = sum(len(run) for run in runs)
-    for count in range(max(1, math.ceil(total / MAX_SERIES)), total + 1):
-        for target in range(math.ceil(total / count), MAX_SERIES + 1):
+    for count in range(max(1, math.ceil(total / most)), total + 1):
+        for target in range(math.ceil(total / count), most + 1):
             chunks = [[]]
             for run in runs:
                 if chunks[-1] and len(chunks[-1]) + len(run) > target:
@@ -240,9 +243,10 @@ def seed_distributions(settings: list, source: str = "", paper: dict | None = No
                              + (", one node set a panel" if by_nodes else ""),
                     "x_label": "setting", "y_label": f"{split} {label}",
                     "source": [source], "split": split, "metric": metric, "boxes": boxes,
-                    "panels": (node_panels([(tuple(box["nodes"]), box["label"]) for box in boxes])
-                               if by_nodes else
-                               panels([(box["task"], box["label"]) for box in boxes])),
+                    "panels": (node_panels([(tuple(box["nodes"]), box["label"]) for box in boxes],
+                                           MAX_BOXES) if by_nodes else
+                               panels([(box["task"], box["label"]) for box in boxes],
+                                      most=MAX_BOXES)),
                     **({"over": over} if over != "seeds" else {})})
     return figures
 
