@@ -141,31 +141,31 @@ def units(labels: list) -> list:
     return out
 
 
-def node_set(setting: dict) -> tuple | None:
-    """(task, name, count) of the labelled test nodes a setting's all-node
-    figures count (its first run's; the count None where its run did not
-    record it); None when they are its roots alone, which the root figures
-    draw."""
+def node_set(setting: dict, split: str = "test") -> tuple | None:
+    """(task, name, count, split) of the labelled nodes of ``split`` a
+    setting's all-node figures count (its first run's; the count None where
+    its run did not record it); None when they are its roots alone, which
+    the root figures draw."""
     first = (setting.get("metrics") or [{}])[0]
-    test = first.get("test") or {}
+    test = first.get(split) or {}
     nodes = test.get("labelled_nodes")
     if nodes is not None and nodes == test.get("sentences"):
         return None
     structure = (first.get("config") or {}).get("structure")
     return (setting["task"], NODE_SETS.get(structure, "phrases") if nodes is not None
-            else "labelled nodes", nodes)
+            else "labelled nodes", nodes, split)
 
 
 def node_panels(items: list, most: int = MAX_SERIES) -> list:
     """(node set, label) pairs -> ``panels``, one node set (and task) an axes,
     each titled by its task, nodes and their count."""
     sets = list(dict.fromkeys(nodes for nodes, _ in items))
-    tasks = {task for task, _, _ in sets}
+    tasks = {nodes[0] for nodes in sets}
     titles = {}
-    for task, name, count in sets:
-        counted = f"{name} ({count:,} test nodes)" if count is not None else name
-        titles[(task, name, count)] = (f"{TASK_NAMES.get(task, task)}: {counted}"
-                                       if len(tasks) > 1 else counted)
+    for task, name, count, split in sets:
+        counted = f"{name} ({count:,} {split} nodes)" if count is not None else name
+        titles[(task, name, count, split)] = (f"{TASK_NAMES.get(task, task)}: {counted}"
+                                              if len(tasks) > 1 else counted)
     return panels(items, titles, most)
 
 
@@ -223,7 +223,7 @@ def seed_distributions(settings: list, source: str = "", paper: dict | None = No
             for setting in settings:
                 values = [run[split][metric] for run in setting["metrics"]
                           if isinstance(run.get(split), dict) and metric in run[split]]
-                nodes = node_set(setting) if metric in NODE_FIGURES else ()
+                nodes = node_set(setting, split) if metric in NODE_FIGURES else ()
                 if values and nodes is not None:
                     box = {"label": _label(setting), "task": setting["task"],
                            "seeds": setting["seeds"], "runs": setting["runs"],
