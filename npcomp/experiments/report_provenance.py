@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-__all__ = ["run_provenance", "revision_lines", "timing"]
+__all__ = ["revision_lines", "run_provenance", "timing"]
 
 
 def _metrics(sweep_dir: Path, run_dir: str) -> dict:
@@ -67,10 +67,10 @@ def revision_lines(record: dict, results: dict | None) -> list:
         return []
     setting_of = _setting_of(results or {})
     lines = ["## Where the runs came from", "",
-             "The code revision each finished run recorded in its `metrics.json` (npcomp's "
-             "version, the checkout's commit and whether its package tree was clean; no "
-             "commit: installed from a wheel), with the data files' SHA-256 and, for runs on "
-             "parses, the parses' digest and parser beside it in the run's file.", ""]
+             ("The code revision each finished run recorded in its `metrics.json` (npcomp's "
+              "version, the checkout's commit and whether its package tree was clean; no "
+              "commit: installed from a wheel), with the data files' SHA-256 and, for runs on "
+              "parses, the parses' digest and parser beside it in the run's file."), ""]
     for one in revisions:
         commit = f"`{one['commit'][:12]}`" if one["commit"] else "no commit (a wheel)"
         tree = {True: "clean tree", False: "changes not committed", None: "tree unknown"}[

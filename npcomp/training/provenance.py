@@ -34,7 +34,7 @@ from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 
-__all__ = ["code_revision", "files_read", "record_provenance", "note_load", "PARSER_FILE"]
+__all__ = ["PARSER_FILE", "code_revision", "files_read", "note_load", "record_provenance"]
 
 # what `npcomp parse` writes beside the parses: the parser and its model's versions
 PARSER_FILE = "parser.json"
