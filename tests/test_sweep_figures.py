@@ -1,5 +1,7 @@
 """A sweep's figures as the reports draw them: fine and binary on axes of
-their own, at most 8 series an axes with a row's settings together, the
+their own, at most 6 series an axes with a row's settings together, the
+all-node figures one node set an axes (none for runs labelled at their roots
+alone), the
 paper's figure on the test seed plots, a setting's figures from its runs'
 counts or from the sweep's figure data for runs without them, the papers'
 own figures naming the settings not yet run, and PNG files that are the same
@@ -23,7 +25,11 @@ def test_panels_keep_tasks_apart_and_a_rows_settings_together():
         for label in group["labels"]:
             if label.endswith("-dev"):
                 assert label.removesuffix("-dev") in group["labels"]
-    assert [len(group["labels"]) for group in panels([("sst5", str(k)) for k in range(8)])] == [8]
+    assert [len(group["labels"]) for group in panels([("sst5", str(k)) for k in range(6)])] == [6]
+    assert [len(group["labels"]) for group in panels([("sst5", str(k)) for k in range(8)])] == [
+        4, 4]
+    assert [len(group["labels"]) for group in panels([("sst5", str(k)) for k in range(8)],
+                                                     most=8)] == [8]
 
 
 def _records(seed: int) -> list:
@@ -102,8 +108,10 @@ def test_figure_files_are_the_same_bytes_each_time(tmp_path):
     assert Path(first[0]).read_bytes().startswith(b"\x89PNG")
 
 
-def _lstm_run(sweep: Path, plan: dict, setting: str, seed: int) -> Path:
-    """A finished sst5 run of ``setting`` in ``sweep``, entered in ``plan``."""
+def _lstm_run(sweep: Path, plan: dict, setting: str, seed: int, structure: str = "chain",
+              nodes: int | None = None) -> Path:
+    """A finished sst5 run of ``setting`` in ``sweep``, entered in ``plan``,
+    on ``structure``'s trees labelling ``nodes`` test nodes."""
     name = f"{setting}-s{seed}"
     plan["runs"][name] = {"setting": setting, "seed": seed,
                           "options": {"model": "lstm", "task": "sst5"}}
@@ -111,10 +119,34 @@ def _lstm_run(sweep: Path, plan: dict, setting: str, seed: int) -> Path:
     run.mkdir(parents=True)
     (run / "metrics.json").write_text(json.dumps({
         "model": "lstm", "task": "sst5",
-        "config": {"model": "lstm", "task": "sst5", "seed": seed},
-        "test": {"root_acc": 40.0, "all_acc": 40.0},
+        "config": {"model": "lstm", "task": "sst5", "seed": seed, "structure": structure},
+        "test": {"root_acc": 40.0, "all_acc": 40.0 + seed, "sentences": 4,
+                 "labelled_nodes": nodes or 4},
         "dev": {"root_acc": 39.0, "all_acc": 39.0}}))
     return run
+
+
+def test_all_node_figures_are_drawn_one_node_set_a_panel(tmp_path):
+    """The phrases of the treebank's trees, a dependency parse's spans and a
+    chain's roots are three node sets: the first two on axes of their own,
+    the roots left to the root figures."""
+    sweep = tmp_path / "sweep"
+    plan = {"specs": [], "runs": {}}
+    for setting, structure, nodes in (("tree", "gold", 12), ("tree-dev", "gold", 12),
+                                      ("dependency", "dependency", 9), ("chain", "chain", 4)):
+        for seed in (1, 2):
+            run = _lstm_run(sweep, plan, setting, seed, structure, nodes)
+            (run / COUNTS).write_text(json.dumps(sentence_counts(_records(seed), "sst5")))
+    (sweep / "plan.json").write_text(json.dumps(plan))
+    figures, _ = sweep_figures(sweep, confusions=False)
+    by_name = {figure["figure"]: figure for figure in figures}
+    for name in ("seeds_test_all_acc", "height_accuracy", "phrase_length_accuracy"):
+        assert [(group["title"], group["labels"]) for group in by_name[name]["panels"]] == [
+            ("phrases (12 test nodes)", ["tree", "tree-dev"]),
+            ("dependency spans (9 test nodes)", ["dependency"])], name
+    assert [box["label"] for box in by_name["seeds_test_root_acc"]["boxes"]] == [
+        "tree", "tree-dev", "dependency", "chain"]
+    assert "chain" in [one["label"] for one in by_name["length_accuracy"]["series"]]
 
 
 @pytest.mark.parametrize("with_counts, drawn", [(5, True), (4, False)])

@@ -253,7 +253,8 @@ def write_report(table, out: Path, seeds: int | None, data_dir: str | None) -> N
 
     def rerun_with(count: int) -> str:
         return " ".join(["npcomp", "reproduce", table.name, "--seeds", str(count), "--out",
-                         str(out)] + (["--data-dir", str(data_dir)] if data_dir else [])
+                         _shown_path(str(out))]
+                        + (["--data-dir", str(data_dir)] if data_dir else [])
                         + [f"--{key} {value}" for key, value in overrides.items()])
 
     missing = None
@@ -284,7 +285,7 @@ def _missing(table, out: Path, data_dir: str | None, seeds: int) -> str:
     shown = _shown_path(data_dir) or ("$NPCOMP_DATA" if os.environ.get("NPCOMP_DATA")
                                       else "data")
     command = " ".join(["npcomp", "reproduce", table.name, "--seeds", str(seeds), "--out",
-                        str(out), "--data-dir", shown])
+                        _shown_path(str(out)), "--data-dir", shown])
     return table.own_data.missing(shown, command)
 
 
@@ -343,7 +344,7 @@ def _commands(table, out: Path, overrides: dict) -> dict:
             arguments = (command_line(options) + command_line(pinned)
                          + (["--fold", "K"] if table.folds else []))
             if row.parses:
-                arguments += ["--parses-dir", str(out / "parses" / "sst")]
+                arguments += ["--parses-dir", _shown_path(str(out / "parses" / "sst"))]
             commands[name] = " ".join(["npcomp", "train", *arguments, "--seed", "S"])
     return commands
 

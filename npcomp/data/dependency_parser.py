@@ -97,6 +97,13 @@ class SpacyParser:
                                        if name not in PARSING_COMPONENTS])
         self.batch_size = batch_size
 
+    def description(self) -> dict:
+        """The parser and its model's versions, as ``npcomp parse`` records
+        them beside its parses (``parser.json``) for the runs that read them."""
+        import spacy
+        return {"parser": "spaCy", "spacy": spacy.__version__, "model": self.model,
+                "model_version": self.nlp.meta.get("version"), "copula_head": self.copula_head}
+
     def parse(self, sentences: Sequence[Sequence[str]]) -> list:
         """1-based head indices (0 at the root) of every sentence's tokens.
 

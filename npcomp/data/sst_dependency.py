@@ -20,6 +20,7 @@ spaCy is an optional dependency (``pip install "npcomp[parse]"``): only
 """
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -112,6 +113,11 @@ def parse_sst(data_dir: str | Path, out_dir: str | Path, parser,
             if progress is not None:
                 progress(n_done)
         written.append(write_parents(out_dir / f"{split}.parents", heads_per_sentence))
+    if hasattr(parser, "description"):   # which parser made them, for the runs that read them
+        record = out_dir / "parser.json"
+        partial = record.with_name(record.name + ".tmp")
+        partial.write_text(json.dumps(parser.description(), indent=1) + "\n", encoding="utf-8")
+        partial.replace(record)
     return written
 
 

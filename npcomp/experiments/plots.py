@@ -243,7 +243,7 @@ def draw_learning(record: dict):
 
 def draw_boxes(record: dict):
     """One box per setting over its seeds, each run a dot; each panel (a
-    task, at most MAX_SERIES settings) on axes of its own; the paper's
+    task, at most MAX_BOXES settings) on axes of its own; the paper's
     figure marked where the record gives it; a key to the markers."""
     groups = _panels_of(record, record["boxes"])
     widest = max(len(boxes) for _, boxes in groups)

@@ -58,6 +58,7 @@ from .model_building import DTYPES, build_model, initial_parameters
 from .model_files import load_model, save_model
 from .optimizers import make_optimizer
 from .predictions import write_predictions
+from .provenance import files_read, note_load, record_provenance
 from .run_in_memory import RunInMemory
 from .rundir import RunDirectory, RunFileError
 from .run_data import named_classes, run_task
@@ -94,6 +95,7 @@ def evaluation_points(n_batches: int, evals_per_epoch: int) -> list:
 
 def write_metrics(directory: RunDirectory, metrics: dict) -> None:
     """``metrics.json``, its config's paths relative (``run_paths.py``)."""
+    note_load(metrics)   # the machine's load beside the training time (provenance.py)
     directory.write_json("metrics.json", recorded_metrics(metrics))
 
 
@@ -163,7 +165,8 @@ def train(config: dict, run_dir: str | Path | RunDirectory | None = None, resume
         directory.check_usable(overwrite)
         config = with_defaults(config, saved=False)
     check(config)
-    run = prepare_run(config, directory, saved, echo, data)
+    with files_read() as read:   # the data files' digests (provenance.py)
+        run = prepare_run(config, directory, saved, echo, data)
     run.callbacks = tuple(callbacks)
     # a checkpoint holds the parameters and up to two optimiser states, written
     # beside the previous one: room for both, before anything is written
@@ -175,6 +178,7 @@ def train(config: dict, run_dir: str | Path | RunDirectory | None = None, resume
             resumed_epoch = None
         else:
             resumed_epoch = _restore(run, saved)
+        record_provenance(run.metrics, run.config, read)
         tick = time.perf_counter()
         warm_up(run.model, run.params, run.optimizer, run.splits["train"], config)
         run.metrics["warm_up_s"] = time.perf_counter() - tick
