@@ -38,6 +38,8 @@ source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
 exclude_patterns = [
     "_build", "**/runs/**", "exercises/*.ipynb",
 ]
+# options in prose stay as typed (--tree, not an en dash)
+smartquotes = False
 # the pages' indented blocks are commands, files and output, not Python
 highlight_language = "none"
 
@@ -58,6 +60,9 @@ html_theme_options = {
     "show_toc_level": 2,
     "navigation_with_keys": False,
 }
-html_sidebars = {"**": ["sidebar-nav-bs"]}
+# a section's navigation where a page has sub-pages (the cells, the reports,
+# the API reference); none beside a page of the top bar
+html_sidebars = {"*": [], "cells/*": ["sidebar-nav-bs"], "results/**": ["sidebar-nav-bs"],
+                 "api/*": ["sidebar-nav-bs"], "exercises/*": ["sidebar-nav-bs"]}
 html_show_sourcelink = False
 

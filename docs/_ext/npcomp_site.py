@@ -73,7 +73,7 @@ def write_api_pages(app) -> None:
                 options = "   :no-index:\n"
             seen.add(id(obj))
             body = f".. currentmodule:: {name}\n\n.. {_directive(obj)}:: {export}\n{options}"
-            _write(api / f"{full}.rst", f"{_title(full)}\n{body}")
+            _write(api / f"{full}.rst", f"{_title(export)}\n{body}")
             written.add(f"{full}.rst")
             rows.append(export)
         table = "\n".join(f"   {export}" for export in rows)
