@@ -134,6 +134,10 @@ CASES = {
                  1: (["download", "sst", "--data-dir", "ROOT/not-downloaded",
                       "--base-url", "CLOSED"], None),
                  2: (["download", "no-such-dataset"], None)},
+    # a tolerance no finite difference meets: every row fails
+    "gradcheck": {0: (["gradcheck", "--model", "mean-vectors"], None),
+                  1: (["gradcheck", "--model", "mean-vectors", "--tolerance", "1e-30"], None),
+                  2: (["gradcheck", "--model", "no-such-model"], None)},
 }
 
 

@@ -3,6 +3,7 @@ with examples, and every example is one the command line's parser accepts
 (its options exist and take the values shown)."""
 import contextlib
 import io
+import re
 import shlex
 
 import pytest
@@ -61,3 +62,14 @@ def test_the_top_level_help_lists_every_command_and_its_examples_parse(capsys):
     for example in example_lines(text):
         if "COMMAND" not in example:
             build_parser().parse_args(shlex.split(example)[1:])
+
+
+def test_npcomp_gradcheck_offers_the_suites_options(capsys):
+    """`npcomp gradcheck` is python -m gradcheck: the same options, passed on."""
+    from npcomp.gradcheck.__main__ import main as suite
+    with pytest.raises(SystemExit):
+        suite(["--help"])
+    suites = set(re.findall(r"(?<![\w-])(--[a-z][\w-]*)", capsys.readouterr().out))
+    ours = {option for action in commands()["gradcheck"]._actions
+            for option in action.option_strings if option.startswith("--")}
+    assert suites == ours

@@ -12,8 +12,9 @@ import argparse
 import os
 import sys
 
-from . import (download, evaluate, examples, explain, neighbours, parse, plot, predict,
-               reproduce, summary, sweep, train)
+from . import examples, gradcheck
+from . import (download, evaluate, explain, neighbours, parse, plot, predict, reproduce,
+               summary, sweep, train)
 from .train import default_run_dir, given_options, train_config
 
 __all__ = ["main", "build_parser", "flag", "run_parsed", "default_run_dir", "given_options",
@@ -22,7 +23,7 @@ __all__ = ["main", "build_parser", "flag", "run_parsed", "default_run_dir", "giv
 # command name -> its module
 COMMANDS = {"train": train, "eval": evaluate, "predict": predict, "neighbours": neighbours,
             "parse": parse, "summary": summary, "sweep": sweep, "reproduce": reproduce,
-            "plot": plot, "explain": explain, "download": download}
+            "plot": plot, "explain": explain, "download": download, "gradcheck": gradcheck}
 
 # exit statuses (README "Exit statuses")
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130

@@ -70,3 +70,8 @@ def epilog(command: str) -> str | None:
     for line, says in EXAMPLES[command]:
         lines.append(f"  {line}" + (f"\n      {says}" if says else ""))
     return "\n".join(lines)
+
+EXAMPLES["gradcheck"] = [
+    ("npcomp gradcheck", "every model, option and supervision mode"),
+    ("npcomp gradcheck --model slstm", "one model's settings"),
+]
