@@ -66,13 +66,21 @@ def write_api_pages(app) -> None:
         name = module.__name__
         rows = []
         for export in module.__all__:
-            obj = getattr(module, export)
+            try:
+                obj = getattr(module, export)
+            except AttributeError as error:
+                from sphinx.errors import ExtensionError
+                raise ExtensionError(f"{name}.__all__ names {export!r}, which {name} does "
+                                     "not have") from error
             full = f"{name}.{export}"
             options = ""
             if id(obj) in seen and not isinstance(obj, (int, float, str, tuple, dict, list)):
                 options = "   :no-index:\n"
             seen.add(id(obj))
-            body = f".. currentmodule:: {name}\n\n.. {_directive(obj)}:: {export}\n{options}"
+            if inspect.ismodule(obj):   # a module exported by name: its docstring
+                body = f".. automodule:: {obj.__name__}\n   :no-members:\n   :no-index:\n"
+            else:
+                body = f".. currentmodule:: {name}\n\n.. {_directive(obj)}:: {export}\n{options}"
             _write(api / f"{full}.rst", f"{_title(export)}\n{body}")
             written.add(f"{full}.rst")
             rows.append(export)
@@ -104,9 +112,10 @@ _HARMLESS = ("Unknown interpreted text role", "Unknown directive type",
              "No role entry", "No directive entry")
 
 
-def _clean_rest(text: str) -> bool:
+def _clean_rest(text: str, env=None) -> bool:
     """True if docutils parses ``text`` without a warning (roles and
-    directives only Sphinx knows are fine)."""
+    directives only Sphinx knows are fine; ``env``, the build's environment,
+    lets Sphinx's own roles run)."""
     import io
 
     from docutils.frontend import get_default_settings
@@ -117,12 +126,16 @@ def _clean_rest(text: str) -> bool:
     settings.report_level, settings.halt_level = 5, 5
     settings.warning_stream = io.StringIO()
     settings.file_insertion_enabled = settings.raw_enabled = False
+    settings.env = env
     document = new_document("<docstring>", settings)
     messages = []
     document.reporter.attach_observer(messages.append)
-    Parser().parse(text, document)
-    document.transformer.add_transform(Substitutions)
-    document.transformer.apply_transforms()
+    try:
+        Parser().parse(text, document)
+        document.transformer.add_transform(Substitutions)
+        document.transformer.apply_transforms()
+    except Exception:   # noqa: BLE001 - markup the parser cannot take is not clean reST
+        return False
     return not any(message["level"] >= 2 and not message[0].astext().startswith(_HARMLESS)
                    for message in messages)
 
@@ -132,7 +145,7 @@ def _escaped(text: str) -> str:
 
 
 def plain_docstrings(app, what, name, obj, options, lines) -> None:
-    if not lines or _clean_rest("\n".join(lines)):
+    if not lines or _clean_rest("\n".join(lines), app.env):
         return
     text = list(lines)
     while text and not text[-1].strip():
@@ -142,7 +155,7 @@ def plain_docstrings(app, what, name, obj, options, lines) -> None:
     rest = text[blank:]
     while rest and not rest[0].strip():
         rest.pop(0)
-    lines[:] = [summary if _clean_rest(summary) else _escaped(summary), ""]
+    lines[:] = [summary if _clean_rest(summary, app.env) else _escaped(summary), ""]
     if rest:
         lines += ["::", ""] + [f"    {line}" if line.strip() else "" for line in rest] + [""]
 
