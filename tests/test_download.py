@@ -21,7 +21,7 @@ import pytest
 from npcomp.cli import main
 from npcomp.data import download
 from npcomp.data.download import (ALL, DATASETS, DownloadError, MissingVocabulary,
-                                  archive_url, archive_urls, fetch, fetch_all, installed)
+                                  archive_url, archive_urls, fetch, installed)
 from npcomp.data.download_catalogue import OFFICIAL_SICK, OFFICIAL_SST_SICK
 from npcomp.data.embeddings import read_vectors
 from npcomp.data.ptb import read_ptb_file

@@ -27,7 +27,7 @@ from npcomp.cli import main as npcomp_main
 from npcomp.data.tasks import load_task
 
 TINY = ["--dim", "4", "--embedding-dim", "4", "--epochs", "1", "--quiet"]
-README = Path(__file__).resolve().parent.parent / "README.md"
+OWN_DATA_PAGE = Path(__file__).resolve().parent.parent / "docs" / "own-data.md"
 SST_NAMES = ("very negative", "negative", "neutral", "positive", "very positive")
 SST_SIZES = {"train": 60, "dev": 20, "test": 20}
 WORDS = {"negative": ["bad", "dull", "awful", "slow", "cold", "boring"],
@@ -560,21 +560,20 @@ def test_a_bad_file_to_eval_or_predict(small, small_run, tmp_path, capsys):
 
 
 # --------------------------------------------------------------------------
-# the README's example
+# the example of docs/own-data.md
 # --------------------------------------------------------------------------
 
 def readme_example() -> tuple:
-    """The README's "Your own data": its files (name -> text) and its commands."""
-    text = README.read_text(encoding="utf-8")
-    section = text[text.index("## Your own data"):]
-    section = section[:section.index("\n## ")]
+    """The page "Your own data" (docs/own-data.md): its files (name -> text)
+    and its commands."""
+    section = OWN_DATA_PAGE.read_text(encoding="utf-8")
     files = dict(re.findall(r"^```([\w.-]+\.\w+)\n(.*?)^```", section, re.DOTALL | re.MULTILINE))
     commands = [line.strip() for line in section.splitlines()
                 if line.startswith("    ") and "npcomp " in line]
     return files, commands
 
 
-def test_the_readme_example_runs(tmp_path, capsys, monkeypatch):
+def test_the_own_data_page_example_runs(tmp_path, capsys, monkeypatch):
     """Each command as printed, the training runs made tiny (d = 4, one epoch)."""
     files, commands = readme_example()
     assert sorted(files) == ["reviews-test.tsv", "reviews.tsv"]

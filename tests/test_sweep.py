@@ -414,9 +414,9 @@ def test_ctrl_c_stops_the_cluster_and_leaves_every_run_resumable(tmp_path):
         assert run_state(sweep_dir / "runs" / f"base-s{seed}") == "resumable"
 
 
-def test_the_readme_examples_plan_their_runs(tmp_path, monkeypatch):
-    """The README's SPEC file and one-line sweep are accepted: every setting
-    built into its run configuration, the run names as the README says."""
+def test_the_sweep_page_examples_plan_their_runs(tmp_path, monkeypatch):
+    """The SPEC file and one-line sweep of docs/sweeps.md are accepted: every
+    setting built into its run configuration, the run names as the page says."""
     import re
     import shlex
 
@@ -424,8 +424,7 @@ def test_the_readme_examples_plan_their_runs(tmp_path, monkeypatch):
     from npcomp.cli import sweep as sweep_command
     from npcomp.experiments.sweep_plan import plan_runs
     from npcomp.experiments.sweep_spec import read_spec
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
-    section = readme[readme.index("## Many runs: npcomp sweep"):]
+    section = (Path(__file__).resolve().parent.parent / "docs" / "sweeps.md").read_text()
     toml = re.search(r"\n((?:    .*\n)+)\n`npcomp sweep sweep.toml", section)[1]
     spec_file = tmp_path / "sweep.toml"
     spec_file.write_text("\n".join(line[4:] for line in toml.splitlines()) + "\n")

@@ -12,6 +12,7 @@ import argparse
 import os
 import sys
 
+from . import examples, gradcheck
 from . import (download, evaluate, explain, neighbours, parse, plot, predict, reproduce,
                summary, sweep, train)
 from .train import default_run_dir, given_options, train_config
@@ -22,7 +23,7 @@ __all__ = ["main", "build_parser", "flag", "run_parsed", "default_run_dir", "giv
 # command name -> its module
 COMMANDS = {"train": train, "eval": evaluate, "predict": predict, "neighbours": neighbours,
             "parse": parse, "summary": summary, "sweep": sweep, "reproduce": reproduce,
-            "plot": plot, "explain": explain, "download": download}
+            "plot": plot, "explain": explain, "download": download, "gradcheck": gradcheck}
 
 # exit statuses (README "Exit statuses")
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -64,7 +65,23 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in COMMANDS.values():
         module.add_parser(commands)
+    for name, command in commands.choices.items():   # each command's examples
+        if examples.epilog(name) and "examples:" not in (command.epilog or ""):
+            command.epilog = "\n\n".join(filter(None, (command.epilog, examples.epilog(name))))
+            if command.formatter_class is argparse.HelpFormatter:
+                command.formatter_class = _ExamplesFormatter
     return parser
+
+
+class _ExamplesFormatter(argparse.HelpFormatter):
+    """Help as argparse wraps it, the ``examples:`` block kept line by line."""
+
+    def _fill_text(self, text, width, indent):
+        before, found, block = text.partition("examples:\n")
+        if not found:
+            return super()._fill_text(text, width, indent)
+        kept = "".join(indent + line for line in (found + block).splitlines(keepends=True))
+        return (super()._fill_text(before, width, indent) + "\n\n" if before.strip() else "") + kept
 
 
 def _set_threads(threads: int | None) -> int:

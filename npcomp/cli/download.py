@@ -20,7 +20,7 @@ def add_parser(commands) -> None:
         "SST and SICK (a few MB instead of GBs;\n--full keeps every word); a JSON record "
         "beside each vector file says what was kept.\nA download that breaks off is "
         "resumed where it stopped when the command runs again.\n\ndata sets:\n" + names
-        + f"\n  all         every one of them, in this order\n(older name: "
+        + "\n  all         every one of them, in this order\n(older name: "
         + ", ".join(f"{old} = {new}" for old, new in ALIASES.items()) + ")",
         epilog="examples:\n"
                "  npcomp download --list                  what each is, its size, where "

@@ -122,7 +122,6 @@ def check_states(model, params, batch, entries: int | None = None,
     time left, once the checks have lasted a moment (``progress_bar``)."""
     if params.flat.dtype != np.float64:
         raise TypeError("state checks run in float64")
-    forest = getattr(batch, "forest", batch)
     check_size(model, params, batch, entries, max_nodes, **options)
     queue, states, terms, loss = _queue(model, params, batch, options)
     floor = RESOLUTION * max(1.0, abs(loss))
