@@ -281,7 +281,77 @@ TREELSTM_BUGS = (
                "eps_h", children, children_swapped),
 )
 
-BUGS = {bug.name: bug for bug in SLSTM_BUGS + TREELSTM_BUGS}
+# ---------------------------------------------------------------------------
+# errors a parent routes to its children wrongly: the parent's own terms
+# agree, its children's do not (the local check names the parent)
+# ---------------------------------------------------------------------------
+
+def _transpose_half_dropped(kernel, forest):
+    """The RNTN's S^[k] = V^[k] + V^[k]^T read as V^[k] alone."""
+    def symmetrised(V, out):
+        width = V.shape[0]
+        pair = 0
+        for r in range(width):
+            for s in range(r, width):
+                out[pair, :] = V[r, s, :]
+                pair += 1
+    return symmetrised
+
+
+def _candidate_errors_swapped(kernel, forest):
+    """The LSTM-RNN's delta_a1 and delta_a2 exchanged: each child's candidate
+    term a_k = h_k W_ck gets its sibling's error."""
+    from npcomp.cells.lstm_rnn import A1, A2
+
+    def cell_deltas(code, children, gates, u, state, g_c, d_h, d_c, eps_c_from_o, delta,
+                    delta_u, start, stop):
+        kernel(code, children, gates, u, state, g_c, d_h, d_c, eps_c_from_o, delta,
+               delta_u, start, stop)
+        d = u.shape[1]
+        first = delta[start:stop, A1 * d:(A1 + 1) * d].copy()
+        delta[start:stop, A1 * d:(A1 + 1) * d] = delta[start:stop, A2 * d:(A2 + 1) * d]
+        delta[start:stop, A2 * d:(A2 + 1) * d] = first
+    return cell_deltas
+
+
+def _forget_delta_other_child(kernel, forest):
+    """The N-ary Tree-LSTM's delta_fk read with the other child's c."""
+    def gate_deltas(kids, gates, c, tanh_c, d_h, d_c, delta, start, stop):
+        kernel(kids, gates, c, tanh_c, d_h, d_c, delta, start, stop)
+        d = c.shape[1]
+        for j in range(start, stop):
+            if kids.shape[1] == 2 and kids[j, 0] >= 0 and kids[j, 1] >= 0:
+                for k in range(2):
+                    f = gates[j, (3 + k) * d:(4 + k) * d]
+                    other = c[kids[j, 1 - k]]
+                    delta[j, (3 + k) * d:(4 + k) * d] = d_c[j] * other * f * (1.0 - f)
+    return gate_deltas
+
+
+def two_children_children(forest) -> np.ndarray:
+    """The children of the nodes with two children."""
+    parent = forest.parent
+    return (parent >= 0) & (forest.n_children[np.maximum(parent, 0)] == 2)
+
+
+ROUTING_BUGS = (
+    PlantedBug("rntn-transpose-half-dropped", "rntn",
+               "the error to the children through V^[k] alone, not S^[k] = V^[k] + V^[k]^T: "
+               "d(c V^[k] c^T)/dc read as c V^[k]",
+               "eps_h", children, kernel_bug("rntn", "_symmetrised", _transpose_half_dropped)),
+    PlantedBug("lstm-rnn-candidate-errors-swapped", "lstm-rnn",
+               "(L5) reversed with the two children's candidate errors exchanged: x gets "
+               "delta_u i_2 W_c1^T, y delta_u i_1 W_c2^T",
+               "eps_h", children,
+               kernel_bug("lstm_rnn", "_cell_deltas", _candidate_errors_swapped)),
+    PlantedBug("treelstm-forget-delta-other-child", "treelstm-nary",
+               "eq. 13 reversed for f_jk with the other child's c: delta_fk = eps_c c_jl "
+               "f_k (1 - f_k), l != k",
+               "eps_h", two_children_children,
+               kernel_bug("treelstm_nary", "_gate_deltas", _forget_delta_other_child)),
+)
+
+BUGS = {bug.name: bug for bug in SLSTM_BUGS + TREELSTM_BUGS + ROUTING_BUGS}
 
 
 def bug(name: str) -> PlantedBug:

@@ -97,7 +97,8 @@ def _planted_case(bug):
     rng = np.random.default_rng(11)
     trees = [random_binary_tree(n, rng, unary_rate=0.2) for n in (7, 1)]
     trees.append(branching_tree(["w1", "w2", "w3", "w4"], "right", root_label=2))
-    input_dim = 3 if bug.model == "slstm" else 4
+    # d_x = d where a leaf's state is its word vector (the RNTN, a tied LSTM-RNN)
+    input_dim = 4 if bug.model == "treelstm-nary" else 3
     return build_case(Setting(bug.model, input_dim=input_dim), trees, rng)
 
 

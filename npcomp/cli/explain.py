@@ -31,7 +31,8 @@ def add_parser(commands) -> None:
         "against it. A tree without labels is labelled at its root with the model's own "
         "prediction. Norms and the leading values by default; --node K prints node K's full "
         "vectors, --parts its eps_h and eps_c as the sums of their parts, --check-states "
-        "every node's error terms against finite differences in its states, --json "
+        "every node's error terms against finite differences in its states, --check-local "
+        "each node's backward on its own (the first failure names the culprit), --json "
         "everything. A warning names what the tree leaves unused (a parameter whose gradient "
         "is exactly 0, a part of a term that nothing reads).")
     explain.add_argument("tree", metavar="TREE",
@@ -68,6 +69,13 @@ def add_parser(commands) -> None:
                          "finite differences of J in that node's states, through the cell's "
                          "own forward, parents first: the first node and term that disagree "
                          "are where a backward goes wrong (exit status 1 if any does)")
+    explain.add_argument("--check-local", action="store_true",
+                         help="also check each node's backward on its own: with the error "
+                         "arriving from above held fixed, the error it routes to each "
+                         "child's states (and a root's own terms) against finite differences "
+                         "of that node's own equations, parents first; the first failure "
+                         "names the node, the quantity and the equations it reverses: the "
+                         "culprit, not the child it misleads (exit status 1 if any fails)")
     explain.add_argument("--max-nodes", type=int, default=None, metavar="N",
                          help="--check-states: the most nodes a tree may have (default "
                          "1,000; a larger tree is refused at once, saying how long its checks "
@@ -114,7 +122,8 @@ def run(args) -> int:
     rng = np.random.default_rng(args.seed)
     document = describe(config, model)
     document.update(explain(model, params, trees, vocab, entries=entries, rng=rng,
-                            check_states=args.check_states, progress=True,
+                            check_states=args.check_states, check_local=args.check_local,
+                            progress=True,
                             max_nodes=MAX_NODES if args.max_nodes is None else args.max_nodes))
     document["entries"] = "all" if entries is None else entries
     document["errata"] = errata(document)

@@ -83,14 +83,15 @@ def node_records(tree: Tree, outputs: np.ndarray, predicted: np.ndarray,
 def explain(model, params, trees: list, vocab, entries: int | None = None,
             rng: np.random.Generator | None = None, supervision: str = "all",
             check_states: bool = False, max_nodes: int | None = MAX_NODES,
-            progress: bool = False) -> dict:
+            progress: bool = False, check_local: bool = False) -> dict:
     """One forward and backward pass of ``model`` (a TreeModel) over
     ``trees`` in float64 with dropout off, and the finite-difference check
     of every named parameter.  Returns the document's ``sentences``,
     ``loss``, ``parameters``, ``warnings`` and ``supervision`` (module
     docstring); with ``check_states`` also ``state_checks``, every node's
     error terms against finite differences in its states
-    (``state_checks.py``).
+    (``state_checks.py``); with ``check_local`` also ``local_checks``, each
+    node's backward checked on its own (``local_checks.py``).
 
     A tree's labels are its own, kept where ``supervision`` supervises (only
     the root for a cell that classifies whole sequences); a tree with none
@@ -125,7 +126,7 @@ def explain(model, params, trees: list, vocab, entries: int | None = None,
             kept[tree.root] = predicted[root_row]
         labels.append(kept)
     forest = build_forest(trees, words, labels)
-    if check_states:   # a forest too large is refused before any check runs
+    if check_states or check_local:   # a forest too large is refused before any check runs
         check_size(model, params, forest, entries, max_nodes)
     trace: dict = {}
     grads = params.zeros_like()
@@ -154,6 +155,10 @@ def explain(model, params, trees: list, vocab, entries: int | None = None,
     document = {"sentences": sentences, "loss": float(loss), "parameters": checks,
                 "supervision": supervision, "floored": _floored(forest, trace["node_loss"]),
                 "warnings": unexercised_blocks(model, forest, grads) + unused_parts(parts)}
+    if check_local:
+        from .local_checks import check_local as run_local_checks, local_record
+        document["local_checks"] = [local_record(check) for check in run_local_checks(
+            model, params, forest, progress=progress)]
     if check_states:
         from .state_checks import check_states as run_state_checks
         document["state_checks"] = [_state_record(check) for check in run_state_checks(
@@ -306,7 +311,7 @@ def checked(document: dict, tolerance: float) -> dict:
     finite-difference error within it, and every node's error terms where
     they were checked."""
     worst = max(check["finite_difference_error"] for check in document["parameters"])
-    states = document.get("state_checks", [])
+    states = document.get("state_checks", []) + document.get("local_checks", [])
     agree = all(check["error"] <= tolerance for check in states)
     passed = bool(worst <= tolerance and agree)
     checked_document = {**document, "tolerance": tolerance, "passed": passed}
@@ -375,6 +380,9 @@ def format_explanation(document: dict, node: int | None = None, values: int = 3,
     lines.append(f"max relative error {worst:.2e}: {verdict} {document['tolerance']:g}"
                  + (" (the loss at its floor: see below)"
                     if "unchecked" in document and worst > document["tolerance"] else ""))
+    if "local_checks" in document:
+        from .local_checks import local_lines
+        lines += local_lines(document)
     if "state_checks" in document:
         lines += _state_lines(document)
     if "unchecked" in document:
@@ -448,9 +456,14 @@ def _state_lines(document: dict) -> list:
         return lines
     span = document["sentences"][first["sentence"]]["nodes"][first["node"]]["span"]
     count = sum(check["error"] > tolerance for check in checks)
+    nodes = document["sentences"][first["sentence"]]["nodes"]
+    parent = next((record["id"] for record in nodes if first["node"] in record["children"]),
+                  None)
+    maker = ("" if parent is None else f"; made by node {parent}'s backward, which routes it "
+             f"(--check-local checks node {parent} on its own)")
     lines += [f"first disagreement (parents first): node {first['node']} \"{span}\", "
               f"{first['term']}: rel. error {first['error']:.2e} ({count} of {len(checks)} "
-              "node states disagree)",
+              f"node states disagree){maker}",
               f"  {first['term'] + ' (the backward)':<28}" + _numbers(first["analytic"]),
               f"  {'dJ/d' + first['state'] + ' (differences)':<28}" + _numbers(first["numeric"])]
     return lines
