@@ -109,6 +109,7 @@ def explain(model, params, trees: list, vocab, entries: int | None = None,
     which gives the gradient of the loss unheld.  ``floored`` lists those
     nodes (sentence, node), and ``checked`` then says why the check fails."""
     from .finite_differences import parameter_checks
+    from .findings import sum_errors, sum_mismatches
     from .state_checks import check_size
     from npcomp.forest import build_forest, node_words, supervised_labels
     params = params.astype(np.float64)
@@ -152,9 +153,14 @@ def explain(model, params, trees: list, vocab, entries: int | None = None,
                               progress=progress)
     for check in checks:
         del check["unread_rows_error"]
+    for sentence in sentences:
+        sum_errors(sentence)
+    rows = {row for check in checks for row, _ in check.get("row_errors", [])}
     document = {"sentences": sentences, "loss": float(loss), "parameters": checks,
                 "supervision": supervision, "floored": _floored(forest, trace["node_loss"]),
-                "warnings": unexercised_blocks(model, forest, grads) + unused_parts(parts)}
+                "warnings": unexercised_blocks(model, forest, grads) + unused_parts(parts),
+                "vocabulary_rows": {str(row): vocab.words[row] for row in sorted(rows)}}
+    document["parts_mismatches"] = sum_mismatches(document)
     if check_local:
         from .local_checks import check_local as run_local_checks, local_record
         document["local_checks"] = [local_record(check) for check in run_local_checks(
@@ -197,28 +203,29 @@ def unexercised_blocks(model, forest, grads) -> list:
 
 
 def unused_parts(term_parts: list) -> list:
-    """One warning per error term with parts that this forest never puts to
-    use: each is 0 wherever it is defined, or where it is not 0, nothing
-    reads the term (an S-LSTM leaf's eps_c).  A bug in such a part passes
-    the parameter check; the warning says why each is idle."""
+    """One warning per error term with parts that this tree never puts to
+    use: wherever such a part is defined, it is 0 for a reason of the tree's
+    (``Part.zero``: a leaf's c^L = 0, ...) or nothing reads the term there
+    (an S-LSTM leaf's eps_c).  A bug in such a part passes the parameter
+    check; the warning says why each is idle.  A part that is 0 where the
+    tree gives no reason for it is not the tree's doing (a backward that
+    drops it makes it so): no warning blames the tree for it."""
     warnings = []
     for term in term_parts:
         idle, why = [], []
         for part in term.parts:
             values = np.asarray(part.values, dtype=np.float64).reshape(part.values.shape[0], -1)
             defined = ~np.isnan(values).all(axis=1)
-            moving = defined & (np.nan_to_num(values) != 0).any(axis=1)
             unread = (np.full(values.shape[0], "", dtype=object) if term.unread is None
                       else term.unread)
-            if not defined.any() or (moving & (unread == "")).any():
+            structural = np.asarray(part.zero) != ""
+            if not defined.any() or (defined & (unread == "") & ~structural).any():
                 continue
             idle.append(part.label)
-            # why: 0 where the term is read, and unread where the part is not 0
-            why += [reason for reason in part.zero[defined & ~moving & (unread == "")]
-                    if reason]
-            why += [reason for reason in unread[moving] if reason]
+            why += [reason for reason in part.zero[defined & (unread == "")] if reason]
+            why += [reason for reason in unread[defined] if reason]
         if idle:
-            reasons = "; ".join(dict.fromkeys(why)) or "0 at every node"
+            reasons = "; ".join(dict.fromkeys(why))
             warnings.append(f"this tree leaves {term.symbol}'s parts {', '.join(idle)} unused "
                             f"({reasons}): a bug in them passes the parameter check; "
                             f"--check-states checks every node's {term.symbol}, and a tree "
@@ -313,7 +320,7 @@ def checked(document: dict, tolerance: float) -> dict:
     worst = max(check["finite_difference_error"] for check in document["parameters"])
     states = document.get("state_checks", []) + document.get("local_checks", [])
     agree = all(check["error"] <= tolerance for check in states)
-    passed = bool(worst <= tolerance and agree)
+    passed = bool(worst <= tolerance and agree and not document.get("parts_mismatches"))
     checked_document = {**document, "tolerance": tolerance, "passed": passed}
     if not passed and document.get("floored"):
         checked_document["unchecked"] = floor_note(document)
@@ -345,6 +352,7 @@ def format_explanation(document: dict, node: int | None = None, values: int = 3,
     eps_h, eps_c (and their kin) at each node shown as the sum of their
     parts; then the parameters' check, the per-node state checks (when
     run), the warnings and the errata cited."""
+    from .findings import after_states, sum_lines
     sizes = (f"d = {document['dim']}, word vectors {document['embedding_dim']}, "
              f"{document['head']} head over {len(document['classes'])} classes; float64, "
              f"dropout off; loss J = {document['loss']:.6g}")
@@ -387,6 +395,7 @@ def format_explanation(document: dict, node: int | None = None, values: int = 3,
         lines += _state_lines(document)
     if "unchecked" in document:
         lines.append(document["unchecked"])
+    lines += sum_lines(document) + after_states(document)
     lines += [f"warning: {warning}" for warning in document.get("warnings", [])]
     cited = document.get("errata", {})
     if cited:
@@ -397,8 +406,10 @@ def format_explanation(document: dict, node: int | None = None, values: int = 3,
 
 
 def _parts_lines(sentence: dict, index: int, values: int | None) -> list:
-    """Each error term with parts at node ``index``: its value, then each
-    part with the equation it reverses, its value or why it is 0."""
+    """Each error term with parts at node ``index``: its value (marked where
+    it is not their sum), then each part with the equation it reverses, its
+    value or why it is 0."""
+    from .findings import SUM_TOLERANCE
     lines = []
     totals = {term["symbol"]: term for term in sentence["backward"]}
     for term in sentence.get("parts", []):
@@ -406,8 +417,13 @@ def _parts_lines(sentence: dict, index: int, values: int | None) -> list:
         if total is None:
             continue
         count = len(term["parts"])
-        lines.append(_value_line(f"  {term['symbol']:<10}", f"= the sum of {count} parts",
-                                 total, values, 34))
+        error = term.get("sum_error", [None] * (index + 1))[index]
+        summed = (f"= the sum of {count} parts" if error is None or error <= SUM_TOLERANCE
+                  else f"!= its {count} parts' sum")
+        lines.append(_value_line(f"  {term['symbol']:<10}", summed, total, values, 34))
+        if summed.startswith("!="):
+            lines.append(f"      (NOT the sum of its parts: rel. difference {error:.1e}; the "
+                         "backward adds them up wrongly at this node)")
         unread = term["unread"][index]
         if unread:
             lines.append(f"      (nothing reads {term['symbol']} here: {unread})")
