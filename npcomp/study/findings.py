@@ -91,9 +91,10 @@ def sum_lines(document: dict) -> list:
     several = len(document["sentences"]) > 1
     where = ((f"sentence {first['sentence'] + 1} " if several else "")
              + f"node {first['node']} \"{span}\"")
-    return [f"parts: at {where} {first['term']} is not the sum of its {first['parts']} parts "
+    line = (f"parts: at {where} {first['term']} is not the sum of its {first['parts']} parts "
             f"(rel. difference {first['error']:.1e}): the backward adds them up wrongly there "
-            f"({len(mismatches)} node term(s) in all; --parts shows them)"]
+            f"({len(mismatches)} node term(s) in all; --parts shows them)")
+    return [line]
 
 
 def after_states(document: dict) -> list:

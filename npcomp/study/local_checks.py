@@ -445,8 +445,9 @@ def local_lines(document: dict) -> list:
     """The terminal's lines for the local checks: per node, parents first,
     each quantity's relative error; then the first failure with its vectors."""
     tolerance = document["tolerance"]
-    lines = ["", "local checks (each node's backward against finite differences of its own "
-             "equations, the error from above held fixed; parents first):"]
+    heading = ("local checks (each node's backward against finite differences of its own "
+               "equations, the error from above held fixed; parents first):")
+    lines = ["", heading]
     rows: dict = {}
     for check in document["local_checks"]:
         rows.setdefault((check["sentence"], check["node"]), []).append(check)
