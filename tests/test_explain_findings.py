@@ -21,8 +21,9 @@ CHAIN = "(3 (2 not) (3 (3 very) (4 good)))"
 
 def _explain(capsys, *arguments) -> dict:
     status = main(["explain", "--json", *arguments])
-    document = json.loads(capsys.readouterr().out)
-    document["status"] = status
+    captured = capsys.readouterr()
+    document = json.loads(captured.out)
+    document["status"], document["stderr"] = status, captured.err
     return document
 
 
@@ -137,3 +138,15 @@ def test_the_word_rows_that_disagree_are_named(capsys, monkeypatch):
     line = next(line for line in out.splitlines() if "embedding gradient disagrees" in line)
     assert line.count("(row ") == 1
     assert "every node's error terms agree, yet embedding do not" in out
+
+
+def test_childsum_checks_the_bracketed_tree_as_written(capsys):
+    """No re-parse (nor a right-branching fallback): the brackets and labels
+    given are the tree explained, and stderr says so."""
+    document = _explain(capsys, "--model", "treelstm-childsum", TREE)
+    nodes = document["sentences"][0]["nodes"]
+    assert [node["span"] for node in nodes] == [
+        "not", "really", "not really", "very", "good", "very good", "not really very good"]
+    assert [node["label"] for node in nodes] == [2, 2, 2, 3, 4, 3, 3]
+    err = document["stderr"]
+    assert "checked as written" in err and "plain sentences" not in err

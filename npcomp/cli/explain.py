@@ -157,7 +157,8 @@ def _model_and_trees(args) -> tuple:
                                      "treelstm-childsum explains the cell on a dependency "
                                      "tree)")
         trees = _trees(args, config["structure"], TextTrees, model.n_classes,
-                       config.get("tree") if config["task"] == "files" else None)
+                       config.get("tree") if config["task"] == "files" else None,
+                       config["model"])
         return model, params, vocab, config, trees
     from npcomp.training.defaults import defaults_for, matrix_embedding_dim
     config = defaults_for(args.model, args.task)
@@ -166,17 +167,23 @@ def _model_and_trees(args) -> tuple:
     config.update(model=args.model, task=args.task, dim=args.dim, seed=args.seed,
                   oov="normal", oov_scale=1.0)
     config["embedding_dim"] = (args.embedding_dim or matrix_embedding_dim(config) or args.dim)
-    trees = _trees(args, config["structure"], TextTrees, TASK_CLASSES[args.task])
+    trees = _trees(args, config["structure"], TextTrees, TASK_CLASSES[args.task],
+                   model_name=args.model)
     vocab = Vocabulary(sorted({word for tree in trees for word in tree.tokens}))
     model = build_model(config, vocab, TASK_CLASSES[args.task])
     params = initial_parameters(config, model, vocab, None, np.random.default_rng(args.seed), {})
     return model, params, vocab, config, trees
 
 
-def _trees(args, structure: str, TextTrees, n_classes: int, run_tree: str | None = None) -> list:
+def _trees(args, structure: str, TextTrees, n_classes: int, run_tree: str | None = None,
+           model_name: str | None = None) -> list:
     """The trees of TREE (a file's lines, or the argument itself), their
     labels among the model's ``n_classes``; a plain sentence's tree as
-    --tree says, else ``run_tree`` (a run on a user's files: its own --tree)."""
+    --tree says, else ``run_tree`` (a run on a user's files: its own --tree).
+    A bracketed tree is the tree checked, as written, for every model that
+    composes trees (the Child-Sum Tree-LSTM's too: its inner nodes then read
+    no word, as a leaf-only input's); a sequence model reads its words in
+    order."""
     from npcomp.data.formats import read_text_lines
     from npcomp.data.errors import DataError
     path = Path(args.tree)
@@ -188,9 +195,17 @@ def _trees(args, structure: str, TextTrees, n_classes: int, run_tree: str | None
                         source)
     if args.parents is not None:
         return [_dependency_tree(lines, args.parents, source)]
+    from npcomp.cells import registry
+    as_written = registry.model(model_name).composes != "sequence" if model_name else False
     to_trees = TextTrees(structure, args.tree_kind or run_tree, warn=lambda message: print(
-        f"npcomp explain: {message}", file=sys.stderr), n_classes=n_classes)
-    return to_trees(lines, source, skip_blank=True)
+        f"npcomp explain: {message}", file=sys.stderr), n_classes=n_classes,
+        keep_given=as_written)
+    trees = to_trees(lines, source, skip_blank=True)
+    if as_written and structure == "dependency" and "given" in to_trees.made:
+        print("npcomp explain: the bracketed tree is checked as written (its inner nodes "
+              "read no word); --parents HEADS with the plain sentence gives a dependency "
+              "tree instead", file=sys.stderr)
+    return trees
 
 
 def _is_file(path: Path) -> bool:
