@@ -150,3 +150,35 @@ def test_childsum_checks_the_bracketed_tree_as_written(capsys):
     assert [node["label"] for node in nodes] == [2, 2, 2, 3, 4, 3, 3]
     err = document["stderr"]
     assert "checked as written" in err and "plain sentences" not in err
+
+
+def test_the_page_opens_with_the_first_failing_check_and_rings_its_node(tmp_path, capsys):
+    """The summary line at the top, the node ringed on the tree and pinned
+    (its panel shows the vectors), and no path of this machine anywhere."""
+    import re
+    from pathlib import Path
+
+    import npcomp
+    page = tmp_path / "page.html"
+    with planted(BUGS["rntn-transpose-half-dropped"]):
+        assert main(["explain", "--model", "rntn", "--dim", "3", "--check-local", "--html",
+                     str(page), TREE]) == 1
+    capsys.readouterr()
+    text = page.read_text(encoding="utf-8")
+    verdict = re.search(r'<p class="verdict fail" role="alert">(.*?)</p>', text).group(1)
+    assert text.index("verdict fail") < text.index('class="sentence"')
+    assert ("first failing local check: node 6 &quot;not really very good&quot;" in verdict
+            or 'first failing local check: node 6 "not really very good"' in verdict)
+    assert "node 6 of sentence 1, ringed on its tree" in verdict
+    ringed = re.findall(r'<g class="node" data-node="(\d+)"[^>]*>(?:(?!</g>).)*?'
+                        r'class="culprit"', text)
+    assert ringed == ["6"]
+    document = json.loads(re.search(r'<script type="application/json" id="document">(.*?)'
+                                    r"</script>", text, re.S).group(1))
+    assert document["verdict"]["node"] == 6
+    failing = [check for check in document["local_checks"]
+               if check["node"] == 6 and check["error"] > document["tolerance"]]
+    assert failing and len(failing[0]["analytic"]) == 3 == len(failing[0]["numeric"])
+    here = str(Path(npcomp.__file__).resolve().parent.parent)
+    assert here not in text and str(Path.home()) + "/" not in text
+    assert all(not entry["where"].startswith("/") for entry in document["errata"].values())

@@ -315,8 +315,10 @@ def errata(document: dict) -> dict:
 
 def checked(document: dict, tolerance: float) -> dict:
     """The document with ``tolerance`` and ``passed``: every parameter's
-    finite-difference error within it, and every node's error terms where
-    they were checked."""
+    finite-difference error within it, every node's error terms where they
+    were checked (states, local checks) and every term the sum of its parts;
+    when it fails, ``verdict``: the first finding and its node
+    (``findings.verdict``), which the page opens with and marks."""
     worst = max(check["finite_difference_error"] for check in document["parameters"])
     states = document.get("state_checks", []) + document.get("local_checks", [])
     agree = all(check["error"] <= tolerance for check in states)
@@ -324,6 +326,9 @@ def checked(document: dict, tolerance: float) -> dict:
     checked_document = {**document, "tolerance": tolerance, "passed": passed}
     if not passed and document.get("floored"):
         checked_document["unchecked"] = floor_note(document)
+    if not passed and not document.get("floored"):
+        from .findings import verdict
+        checked_document["verdict"] = verdict(checked_document)
     return checked_document
 
 

@@ -125,3 +125,35 @@ def after_states(document: dict) -> list:
                               for row, error in rows)
             lines.append(f"the embedding gradient disagrees at the word rows {named}")
     return lines
+
+
+def verdict(document: dict) -> dict | None:
+    """The one finding the page opens with and marks on its tree:
+    {"line", "sentence", "node"} of the first failing local check, else the
+    first node state that disagrees, else the first term not the sum of its
+    parts; a failing parameter check alone gives its line (node None);
+    None when everything passes."""
+    from .local_checks import first_failing_record, local_summary
+    tolerance = document["tolerance"]
+    first = first_failing_record(document)
+    if first is not None:
+        return {"line": local_summary(document), "sentence": first["sentence"],
+                "node": first["node"], "child": first["child"], "kind": "local"}
+    state = next((check for check in document.get("state_checks", [])
+                  if not check["error"] <= tolerance), None)
+    if state is not None:
+        span = document["sentences"][state["sentence"]]["nodes"][state["node"]]["span"]
+        return {"line": f"first disagreement (parents first): node {state['node']} "
+                        f"\"{span}\", {state['term']}: rel. error {state['error']:.2e} "
+                        "(--check-local names the node whose backward makes it)",
+                "sentence": state["sentence"], "node": state["node"], "child": None,
+                "kind": "state"}
+    mismatches = document.get("parts_mismatches", [])
+    if mismatches:
+        return {"line": sum_lines(document)[0], "sentence": mismatches[0]["sentence"],
+                "node": mismatches[0]["node"], "child": None, "kind": "parts"}
+    lines = after_states(document)
+    if lines:
+        return {"line": " ".join(lines), "sentence": None, "node": None, "child": None,
+                "kind": "parameters"}
+    return None
