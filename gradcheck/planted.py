@@ -351,7 +351,23 @@ ROUTING_BUGS = (
                kernel_bug("treelstm_nary", "_gate_deltas", _forget_delta_other_child)),
 )
 
-BUGS = {bug.name: bug for bug in SLSTM_BUGS + TREELSTM_BUGS + ROUTING_BUGS}
+def _derivative_as_sigmoid(kernel, forest):
+    """The RNTN's delta with p (1 - p), the sigmoid's derivative, for tanh's."""
+    def tanh_deltas(h, d_h, delta, start, stop, leaves):
+        kernel(h, d_h, delta, start, stop, leaves)
+        rows = slice(start, stop)
+        delta[start - leaves:stop - leaves] = d_h[rows] * h[rows] * (1.0 - h[rows])
+    return tanh_deltas
+
+
+RNTN_BUGS = (
+    PlantedBug("rntn-derivative-as-sigmoid", "rntn",
+               "eq. 3's f' read as the sigmoid's p (1 - p): every delta wrong, so the "
+               "error to the children too", "eps_h", children,
+               kernel_bug("rntn", "_tanh_deltas", _derivative_as_sigmoid)),
+)
+
+BUGS = {bug.name: bug for bug in SLSTM_BUGS + TREELSTM_BUGS + ROUTING_BUGS + RNTN_BUGS}
 
 
 def bug(name: str) -> PlantedBug:
@@ -388,3 +404,49 @@ def main(argv=None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+# ---------------------------------------------------------------------------
+# bugs a student hunts: names hidden, the prediction checked
+# ---------------------------------------------------------------------------
+
+class Mystery:
+    """A planted bug under a letter, its name and description out of sight
+    until ``check`` has compared a prediction with what the local check
+    finds."""
+
+    def __init__(self, letter: str, bug: PlantedBug):
+        self.letter = letter
+        self._bug = bug
+
+    def __repr__(self) -> str:
+        return f"<planted bug {self.letter}>"
+
+    def check(self, prediction: tuple, model, params, trees: list, vocab) -> str:
+        """``prediction`` = (node, term, equation): the node whose backward
+        is wrong (as numbered in the tree), the error term it gets wrong
+        (``eps_h``, ``eps_c``) and the number of the equation the bug
+        misreads.  Runs the backward with the bug and the local checks
+        (``explain --check-local``); AssertionError saying what they found
+        where the prediction differs, else the bug's name and description."""
+        from npcomp.study.explain import checked, explain
+        from npcomp.study.finite_differences import TOLERANCE
+        from npcomp.study.local_checks import first_failing_record
+        with planted(self._bug):
+            document = checked(explain(model, params, trees, vocab, check_local=True),
+                               TOLERANCE)
+        first = first_failing_record(document)
+        node, term, equation = prediction
+        found = (first["node"], first["term"])
+        if found != (node, term) or str(equation) not in first["equation"]:
+            raise AssertionError(f"bug {self.letter}: you predicted node {node}, {term}, eq. "
+                                 f"{equation}; the local check's first failure is node "
+                                 f"{found[0]}, {found[1]}: {first['quantity']} "
+                                 f"({first['equation']})")
+        return f"bug {self.letter}, right: {self._bug.name}: {self._bug.description}"
+
+
+def mysteries(*names: str) -> dict:
+    """{letter: Mystery} of the named bugs, lettered A, B, ... in order."""
+    return {chr(ord("A") + index): Mystery(chr(ord("A") + index), BUGS[name])
+            for index, name in enumerate(names)}
