@@ -367,7 +367,40 @@ RNTN_BUGS = (
                kernel_bug("rntn", "_tanh_deltas", _derivative_as_sigmoid)),
 )
 
-BUGS = {bug.name: bug for bug in SLSTM_BUGS + TREELSTM_BUGS + ROUTING_BUGS + RNTN_BUGS}
+def _no_forget_error_to_children(kernel, forest):
+    """The Child-Sum's eq. 4 not reversed for the children's h: no delta_fk U_f^T."""
+    def route(first_edge, edge_child, d_h_tilde, d_h_child, d_h, start, stop):
+        kernel(first_edge, edge_child, d_h_tilde, np.zeros_like(d_h_child), d_h, start, stop)
+    return route
+
+
+def _forget_delta_parents_c(kernel, forest):
+    """The Child-Sum's delta_fk read with the parent's c for the child's."""
+    def gate_deltas(first_edge, edge_child, gates, forget, c, tanh_c, d_h, d_c, delta,
+                    delta_f, start, stop):
+        kernel(first_edge, edge_child, gates, forget, c, tanh_c, d_h, d_c, delta, delta_f,
+               start, stop)
+        for j in range(start, stop):
+            for e in range(first_edge[j], first_edge[j + 1]):
+                f = forget[e]
+                delta_f[e] = d_c[j] * c[j] * f * (1.0 - f)
+    return gate_deltas
+
+
+CHILDSUM_BUGS = (
+    PlantedBug("childsum-forget-error-dropped", "treelstm-childsum",
+               "eq. 4 not reversed for h_k: a child's eps_h lacks delta_fk U^(f)T",
+               "eps_h", children,
+               kernel_bug("treelstm_childsum", "_route_to_children",
+                          _no_forget_error_to_children)),
+    PlantedBug("childsum-forget-delta-parents-c", "treelstm-childsum",
+               "eq. 7 reversed for f_jk with the parent's c_j for the child's c_k",
+               "eps_h", children,
+               kernel_bug("treelstm_childsum", "_gate_deltas", _forget_delta_parents_c)),
+)
+
+BUGS = {bug.name: bug for bug in SLSTM_BUGS + TREELSTM_BUGS + ROUTING_BUGS + RNTN_BUGS
+        + CHILDSUM_BUGS}
 
 
 def bug(name: str) -> PlantedBug:
@@ -438,12 +471,28 @@ class Mystery:
         first = first_failing_record(document)
         node, term, equation = prediction
         found = (first["node"], first["term"])
-        if found != (node, term) or str(equation) not in first["equation"]:
+        if found != (node, term) or not _names_equation(first["equation"], str(equation)):
             raise AssertionError(f"bug {self.letter}: you predicted node {node}, {term}, eq. "
                                  f"{equation}; the local check's first failure is node "
                                  f"{found[0]}, {found[1]}: {first['quantity']} "
                                  f"({first['equation']})")
         return f"bug {self.letter}, right: {self._bug.name}: {self._bug.description}"
+
+
+def _names_equation(reverses: str, equation: str) -> bool:
+    """Whether "reverses 9, 11, 12, 10: ..." (or "reverses 14, 13", "reverses
+    2-6") names ``equation`` among its numbers, ranges included."""
+    import re
+    numbers = reverses.removeprefix("reverses ").split(":")[0]
+    for item in re.split(r"[,;]\s*|\s+and\s+", numbers):
+        item = item.strip().removeprefix("eq. ").removeprefix("eqs. ")
+        if item == equation:
+            return True
+        bounds = item.split("-")
+        if len(bounds) == 2 and all(bound.isdigit() for bound in bounds) \
+                and equation.isdigit() and int(bounds[0]) <= int(equation) <= int(bounds[1]):
+            return True
+    return False
 
 
 def mysteries(*names: str) -> dict:

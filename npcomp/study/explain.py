@@ -108,8 +108,8 @@ def explain(model, params, trees: list, vocab, entries: int | None = None,
     J is flat there, and no finite difference can check the backward,
     which gives the gradient of the loss unheld.  ``floored`` lists those
     nodes (sentence, node), and ``checked`` then says why the check fails."""
-    from .finite_differences import parameter_checks
     from .findings import sum_errors, sum_mismatches
+    from .finite_differences import parameter_checks
     from .state_checks import check_size
     from npcomp.forest import build_forest, node_words, supervised_labels
     params = params.astype(np.float64)
@@ -162,7 +162,8 @@ def explain(model, params, trees: list, vocab, entries: int | None = None,
                 "vocabulary_rows": {str(row): vocab.words[row] for row in sorted(rows)}}
     document["parts_mismatches"] = sum_mismatches(document)
     if check_local:
-        from .local_checks import check_local as run_local_checks, local_record
+        from .local_checks import check_local as run_local_checks
+        from .local_checks import local_record
         document["local_checks"] = [local_record(check) for check in run_local_checks(
             model, params, forest, progress=progress)]
     if check_states:
@@ -301,8 +302,9 @@ def errata(document: dict) -> dict:
     where it is written out (Tai et al.'s and the shared readings, E1, S2,
     ..., in docs/EQUATIONS.md section 11, every other in the cell's own page,
     docs/cells/MODULE.md), as the path of the copy installed with the package
-    (``npcomp/study/errata_pages/``, which a wheel carries too), and what it says,
-    in a line (``errata.py``)."""
+    relative to the package's directory (``npcomp/study/errata_pages/...``,
+    which a wheel carries too; no machine's path), and what it says, in a
+    line (``errata.py``)."""
     from . import errata as written
     from npcomp.cells import registry
     module = registry.model(document["model"]).module

@@ -247,3 +247,72 @@ RNTN_WEIGHTS = Node(
     lambda inputs: float(np.einsum("nk,nr,rsk,ns->", inputs["deltas"], inputs["cs"],
                                    inputs["V"], inputs["cs"])),
     {"dV": ("V", "dV^[k] = the sum over the nodes of delta_k c^T c")})
+
+
+# ---------------------------------------------------------------------------
+# the Child-Sum Tree-LSTM (Tai et al. eqs. 2-8) at a node of three children
+# ---------------------------------------------------------------------------
+
+def _childsum_draw(rng) -> dict:
+    d, kids = 3, 3
+    inputs = {name: rng.normal(0, 1, d) for name in ("z_i", "z_o", "z_u", "eps_h",
+                                                      "eps_c_above")}
+    inputs.update(z_f=rng.normal(0, 1, (kids, d)), c_children=rng.normal(0, 1, (kids, d)),
+                  c_offset=np.zeros(d))
+    return inputs
+
+
+def _childsum_forward(inputs: dict) -> dict:
+    """Eqs. 3-8 from the pre-activations (their sums drawn), f one row a child."""
+    i, o, f = (_sigmoid(inputs[name]) for name in ("z_i", "z_o", "z_f"))
+    u = np.tanh(inputs["z_u"])
+    c = i * u + (f * inputs["c_children"]).sum(axis=0) + inputs["c_offset"]    # (7)
+    return {"i": i, "o": o, "u": u, "f": f, "c": c, "h": o * np.tanh(c)}
+
+
+def _childsum_shown(inputs: dict) -> dict:
+    forward = _childsum_forward(inputs)
+    del forward["h"]
+    return {**forward, "c_children": inputs["c_children"], "eps_h": inputs["eps_h"],
+            "eps_c_above": inputs["eps_c_above"]}
+
+
+CHILDSUM_NODE = Node(
+    "the Child-Sum Tree-LSTM's node backward", _childsum_draw, _childsum_shown,
+    lambda inputs: float(inputs["eps_h"] @ _childsum_forward(inputs)["h"]
+                         + inputs["eps_c_above"] @ _childsum_forward(inputs)["c"]),
+    {"eps_c": ("c_offset", "reverses 8, plus the error from above"),
+     "delta_o": ("z_o", "reverses 8 and 5"),
+     "delta_i": ("z_i", "reverses 7 and 3"),
+     "delta_u": ("z_u", "reverses 7 and 6"),
+     "delta_f": ("z_f", "reverses 7 and 4, one row a child"),
+     "eps_c_children": ("c_children", "reverses 7 for each child's c")})
+
+
+def _childsum_route_draw(rng) -> dict:
+    d, kids = 3, 3
+    return {"h_children": rng.normal(0, 1, (kids, d)), "U": rng.normal(0, 0.5, (d, 3 * d)),
+            "U_f": rng.normal(0, 0.5, (d, d)), "delta": rng.normal(0, 1, 3 * d),
+            "delta_f": rng.normal(0, 1, (kids, d))}
+
+
+CHILDSUM_ROUTE = Node(
+    "the Child-Sum Tree-LSTM's error to the children's h", _childsum_route_draw,
+    lambda inputs: {key: inputs[key] for key in ("delta", "delta_f", "U", "U_f")},
+    lambda inputs: float(inputs["delta"] @ (inputs["h_children"].sum(axis=0) @ inputs["U"])
+                         + np.sum(inputs["delta_f"] * (inputs["h_children"] @ inputs["U_f"]))),
+    {"eps_h_children": ("h_children", "reverses 3, 5, 6 through h~ (eq. 2) and 4 through "
+                                      "each child's own h")})
+
+
+def _childsum_weights_draw(rng) -> dict:
+    d, edges = 3, 5
+    return {"h_edges": rng.normal(0, 1, (edges, d)), "delta_f": rng.normal(0, 1, (edges, d)),
+            "h_tildes": rng.normal(0, 1, (edges, d)), "U_f": rng.normal(0, 0.5, (d, d))}
+
+
+CHILDSUM_WEIGHTS = Node(
+    "the Child-Sum Tree-LSTM's dU_f over the edges", _childsum_weights_draw,
+    lambda inputs: {key: inputs[key] for key in ("h_edges", "h_tildes", "delta_f")},
+    lambda inputs: float(np.sum(inputs["delta_f"] * (inputs["h_edges"] @ inputs["U_f"]))),
+    {"dU_f": ("U_f", "dU_f = the sum over the (parent, child) edges of h_k^T delta_fk")})

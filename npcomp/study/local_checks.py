@@ -184,6 +184,7 @@ class _Setup:
                                            trace["d_h"])
         self.equations = {term.symbol: term.equation
                           for term in model.cell.backward_terms(forest, cache)}
+        self.roots = np.flatnonzero(forest.parent < 0)
         self.above = np.zeros((forest.n_nodes, forest.n_nodes), dtype=bool)
         for node in range(forest.n_nodes):   # the node itself and its ancestors
             walk = node
@@ -377,13 +378,22 @@ def _through_parent(setup: _Setup, symbol: str, kid: int) -> str:
     for term in setup.parts:
         if term.symbol != symbol:
             continue
-        shares = [part for part in term.parts if ("parent" in part.equation
-                  or "parent" in part.label or "_p" in part.label) and not part.zero[kid]]
+        shares = [part for part in term.parts if _through_parent_part(part, setup.roots)
+                  and not part.zero[kid]]
         if shares:
             numbers = dict.fromkeys(_equation_number(part.equation) for part in shares)
             labels = " + ".join(part.label for part in shares)
             return f"reverses {', '.join(numbers)}: {labels}"
     return setup.equations.get(symbol, "")
+
+
+def _through_parent_part(part, roots: np.ndarray) -> bool:
+    """Whether a part is the parent's share: it says so, or it is 0 at every
+    root for the reason that a root has no parent."""
+    if "parent" in part.equation or "parent" in part.label or "_p" in part.label:
+        return True
+    reasons = [str(part.zero[root]) for root in roots]
+    return bool(reasons) and all("parent" in reason or "root" in reason for reason in reasons)
 
 
 def _equation_number(equation: str) -> str:
