@@ -167,8 +167,7 @@ def test_the_page_opens_with_the_first_failing_check_and_rings_its_node(tmp_path
     text = page.read_text(encoding="utf-8")
     verdict = re.search(r'<p class="verdict fail" role="alert">(.*?)</p>', text).group(1)
     assert text.index("verdict fail") < text.index('class="sentence"')
-    assert ("first failing local check: node 6 &quot;not really very good&quot;" in verdict
-            or 'first failing local check: node 6 "not really very good"' in verdict)
+    assert 'First failing local check: node 6 "not really very good"' in verdict
     assert "node 6 of sentence 1, ringed on its tree" in verdict
     ringed = re.findall(r'<g class="node" data-node="(\d+)"[^>]*>(?:(?!</g>).)*?'
                         r'class="culprit"', text)

@@ -336,8 +336,9 @@ def _verdict(document: dict) -> str:
     if isinstance(found.get("sentence"), int) and found.get("node") is not None:
         where = (f' <a href="#sentence-{found["sentence"]}">node {_text(found["node"])} of '
                  f'sentence {found["sentence"] + 1}, ringed on its tree</a>')
-    return (f'<p class="verdict fail" role="alert"><b>First failing check:</b> '
-            f'{_text(found.get("line"))}{where}</p>')
+    line = str(found.get("line") or "")
+    return (f'<p class="verdict fail" role="alert">{_text(line[:1].upper() + line[1:])}'
+            f'{where}</p>')
 
 
 def _warnings(document: dict) -> str:
