@@ -423,7 +423,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.list or args.bug is None:
         for entry in BUGS.values():
-            print(f"{entry.name:<34}{entry.model:<15}{entry.term:<7}{entry.description}")
+            print(f"{entry.name:<34}{entry.model:<19}{entry.term:<7}{entry.description}")
         return 0
     if args.command[:1] == ["gradcheck"]:
         from .__main__ import main as run

@@ -70,12 +70,10 @@ def add_parser(commands) -> None:
                          "own forward, parents first: the first node and term that disagree "
                          "are where a backward goes wrong (exit status 1 if any does)")
     explain.add_argument("--check-local", action="store_true",
-                         help="also check each node's backward on its own: with the error "
-                         "arriving from above held fixed, the error it routes to each "
-                         "child's states (and a root's own terms) against finite differences "
-                         "of that node's own equations, parents first; the first failure "
-                         "names the node, the quantity and the equations it reverses: the "
-                         "culprit, not the child it misleads (exit status 1 if any fails)")
+                         help="also check each node's backward on its own, the error from "
+                         "above held fixed, against finite differences of its own equations: "
+                         "the first failure names the node (the culprit, not the child it "
+                         "misleads) and the quantity (exit status 1 if any fails)")
     explain.add_argument("--max-nodes", type=int, default=None, metavar="N",
                          help="--check-states: the most nodes a tree may have (default "
                          "1,000; a larger tree is refused at once, saying how long its checks "

@@ -111,31 +111,53 @@ def explain(model, params, trees: list, vocab, entries: int | None = None,
     from .findings import sum_errors, sum_mismatches
     from .finite_differences import parameter_checks
     from .state_checks import check_size
-    from npcomp.forest import build_forest, node_words, supervised_labels
     params = params.astype(np.float64)
     if model.cell.labels_at_roots_only:
         supervision = "root"
-    words = [node_words(tree, vocab.encode(tree.tokens)) for tree in trees]
-    unlabelled = build_forest(trees, words)
-    predicted = model.head.decode(model.outputs(params, unlabelled))
-    labels = []
-    for index, tree in enumerate(trees):
-        kept = supervised_labels(tree, supervision).copy()
-        if (kept < 0).all():
-            root_row = np.flatnonzero((unlabelled.tree == index)
-                                      & (unlabelled.origin == tree.root))[0]
-            kept[tree.root] = predicted[root_row]
-        labels.append(kept)
-    forest = build_forest(trees, words, labels)
+    forest, labels = _labelled_forest(model, params, trees, vocab, supervision)
     if check_states or check_local:   # a forest too large is refused before any check runs
         check_size(model, params, forest, entries, max_nodes)
     trace: dict = {}
     grads = params.zeros_like()
     loss, _ = model.loss_and_gradient(params, forest, grads, trace=trace)
+    parts = model.cell.term_parts(params.prefixed("cell"), forest, trace["cell_cache"],
+                                  trace["d_h"])
+    sentences = _sentences(model, params, trees, labels, forest, trace, parts)
+    local = None
+    if check_local:   # first: a cell it cannot check is refused before any other work
+        from .local_checks import check_local as run_local_checks
+        from .local_checks import local_record
+        local = [local_record(check) for check in run_local_checks(model, params, forest,
+                                                                   progress=progress)]
+    checks = parameter_checks(model, params, forest, entries=entries, rng=rng,
+                              progress=progress)
+    for check in checks:
+        del check["unread_rows_error"]
+    for sentence in sentences:
+        sum_errors(sentence)
+    rows = {row for check in checks for row, _ in check.get("row_errors", [])}
+    document = {"sentences": sentences, "loss": float(loss), "parameters": checks,
+                "supervision": supervision, "floored": _floored(forest, trace["node_loss"]),
+                "warnings": unexercised_blocks(model, forest, grads) + unused_parts(parts),
+                "vocabulary_rows": {str(row): vocab.words[row] for row in sorted(rows)}}
+    document["parts_mismatches"] = sum_mismatches(document)
+    if local is not None:
+        document["local_checks"] = local
+    if check_states:
+        from .state_checks import check_states as run_state_checks
+        document["state_checks"] = [_state_record(check) for check in run_state_checks(
+            model, params, forest, entries=entries, rng=rng, max_nodes=max_nodes,
+            progress=progress)]
+    return document
+
+
+def _sentences(model, params, trees: list, labels: list, forest, trace: dict,
+               parts: list) -> list:
+    """The document's sentence records (module docstring) of the pass that
+    left ``trace``: nodes, forward and backward terms, parts."""
     cache = trace["cell_cache"]
     forward = model.cell.forward_terms(forest, cache)
     backward = model.cell.backward_terms(forest, cache)
-    parts = model.cell.term_parts(params.prefixed("cell"), forest, cache, trace["d_h"])
     outputs = model.outputs(params, forest)
     decoded = model.head.decode(outputs)
     softmax = model.head_name == "softmax"
@@ -149,29 +171,26 @@ def explain(model, params, trees: list, vocab, entries: int | None = None,
                           "forward": [_term_record(term, rows) for term in forward],
                           "backward": [_term_record(term, rows) for term in backward],
                           "parts": [_parts_record(term, rows) for term in parts]})
-    checks = parameter_checks(model, params, forest, entries=entries, rng=rng,
-                              progress=progress)
-    for check in checks:
-        del check["unread_rows_error"]
-    for sentence in sentences:
-        sum_errors(sentence)
-    rows = {row for check in checks for row, _ in check.get("row_errors", [])}
-    document = {"sentences": sentences, "loss": float(loss), "parameters": checks,
-                "supervision": supervision, "floored": _floored(forest, trace["node_loss"]),
-                "warnings": unexercised_blocks(model, forest, grads) + unused_parts(parts),
-                "vocabulary_rows": {str(row): vocab.words[row] for row in sorted(rows)}}
-    document["parts_mismatches"] = sum_mismatches(document)
-    if check_local:
-        from .local_checks import check_local as run_local_checks
-        from .local_checks import local_record
-        document["local_checks"] = [local_record(check) for check in run_local_checks(
-            model, params, forest, progress=progress)]
-    if check_states:
-        from .state_checks import check_states as run_state_checks
-        document["state_checks"] = [_state_record(check) for check in run_state_checks(
-            model, params, forest, entries=entries, rng=rng, max_nodes=max_nodes,
-            progress=progress)]
-    return document
+    return sentences
+
+
+def _labelled_forest(model, params, trees: list, vocab, supervision: str) -> tuple:
+    """(forest, labels per tree): each tree's own labels where ``supervision``
+    keeps them; a tree with none there labelled at its root with the model's
+    own prediction."""
+    from npcomp.forest import build_forest, node_words, supervised_labels
+    words = [node_words(tree, vocab.encode(tree.tokens)) for tree in trees]
+    unlabelled = build_forest(trees, words)
+    predicted = model.head.decode(model.outputs(params, unlabelled))
+    labels = []
+    for index, tree in enumerate(trees):
+        kept = supervised_labels(tree, supervision).copy()
+        if (kept < 0).all():
+            root_row = np.flatnonzero((unlabelled.tree == index)
+                                      & (unlabelled.origin == tree.root))[0]
+            kept[tree.root] = predicted[root_row]
+        labels.append(kept)
+    return build_forest(trees, words, labels), labels
 
 
 # the loss of a node whose label's probability is below the smallest float64:
