@@ -481,16 +481,15 @@ class Mystery:
 
 def _names_equation(reverses: str, equation: str) -> bool:
     """Whether "reverses 9, 11, 12, 10: ..." (or "reverses 14, 13", "reverses
-    2-6") names ``equation`` among its numbers, ranges included."""
+    2-6", "reverses 13 and 10 for k = l") names ``equation`` among its
+    numbers, ranges included."""
     import re
     numbers = reverses.removeprefix("reverses ").split(":")[0]
-    for item in re.split(r"[,;]\s*|\s+and\s+", numbers):
-        item = item.strip().removeprefix("eq. ").removeprefix("eqs. ")
-        if item == equation:
+    for first, last in re.findall(r"\b(L?\d+)(?:-(L?\d+))?\b", numbers):
+        if equation == first or equation == last:
             return True
-        bounds = item.split("-")
-        if len(bounds) == 2 and all(bound.isdigit() for bound in bounds) \
-                and equation.isdigit() and int(bounds[0]) <= int(equation) <= int(bounds[1]):
+        if last and first.isdigit() and last.isdigit() and equation.isdigit() \
+                and int(first) <= int(equation) <= int(last):
             return True
     return False
 

@@ -95,9 +95,10 @@ print(grade(weight_gradient, RNTN_WEIGHTS))
 #
 # Before running anything, predict for each where `npcomp explain
 # --check-local` fails first: the node whose backward is wrong (as numbered
-# above), the error term it gets wrong (the child's term an error it routes
-# lands in: here `"eps_h"`) and the number of the equation the bug
-# misreads.
+# above), the quantity it gets wrong (its `"delta"`, or the child's term an
+# error it routes lands in: here `"eps_h"`) and the number of the equation
+# the bug misreads. The local check takes a node's delta before what it
+# sends its children.
 
 # %%
 # BLANK predictions: {letter: (node, term, equation number)} for A and B

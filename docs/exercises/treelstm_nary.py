@@ -150,9 +150,12 @@ assert np.allclose(yours["eps_c"], record["numeric"], rtol=1e-6, atol=1e-9)
 #
 # Before running anything, predict for each where `npcomp explain
 # --check-local` fails first: the node whose backward is wrong (as numbered
-# above), the error term it gets wrong (`"eps_h"` or `"eps_c"`: for an
-# error a node routes to its child, the child's term it lands in) and the
-# number of the equation the bug misreads.
+# above), the quantity it gets wrong (one of its deltas, `"delta_i"`,
+# `"delta_f_l"`, ..., or, for an error it routes to a child, the child's
+# term it lands in, `"eps_h"` or `"eps_c"`; a root's own eps_c is
+# `"eps_c"`) and the number of the equation the bug misreads. The local
+# check takes a node's terms in the order its backward computes them: its
+# deltas before what it sends its children.
 
 # %%
 # BLANK predictions: {letter: (node, term, equation number)} for A, B and C

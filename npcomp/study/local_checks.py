@@ -38,9 +38,13 @@ equations add to it through its later states (moving c_k moves h_k = o
 tanh(c_k) too), so a wrong own term in a child (eps_c += eps_h o g'(c))
 shows as its parent's routing: it shows first at the root, where nothing
 is routed.  A delta (a gate pre-activation's error) is not a state the
-forward can move: the checks see it through the errors it routes (the
-children's eps_h = sum_g delta_g U^(g)T), and the failing check lists the
-deltas that feed the failing error (the parts of ``Cell.term_parts``).
+forward can move: for the cells whose node equations ``grading.py`` writes
+out (the N-ary Tree-LSTM, the RNTN) each delta at a node is checked, before
+what the node routes, against central differences of those equations run
+from the node's pre-activations (``local_deltas.py``); for the others the
+checks see a delta through the errors it routes (the children's eps_h =
+sum_g delta_g U^(g)T), and a failing check lists the deltas that feed it
+(the parts of ``Cell.term_parts``).
 
 A cell whose states are read beyond the parent (a bidirectional LSTM's
 backward direction, attention over every word) breaks (*): a nudge moves
@@ -171,6 +175,7 @@ class _Setup:
         loss, _ = model.loss_and_gradient(params, forest, params.zeros_like(), trace=trace,
                                           **options)
         cache = trace["cell_cache"]
+        self.cache = cache
         self.states = model.cell.state_terms(forest, cache)
         self.eps = []
         for state in self.states:
@@ -294,6 +299,7 @@ def check_local(model, params, forest, step: float = STEP, progress: bool = Fals
         eps = _flat(setup.eps, node, _present(setup.eps, node))
         if forest.parent[node] < 0:
             checks += _root_checks(forest, setup, node, probe, eps, floor)
+        checks += _delta_checks(model, params, forest, setup, node, probe, eps, floor)
         arriving = _arriving(probe, eps)
         for kid in forest.children[node][forest.children[node] >= 0]:
             checks += _routed_checks(forest, setup, node, int(kid), probes[int(kid)],
@@ -308,6 +314,26 @@ def _arriving(probe: _Probe, eps: np.ndarray) -> np.ndarray:
         return eps
     solution, *_ = np.linalg.lstsq(probe.own, eps - probe.own_loss, rcond=None)
     return solution
+
+
+def _delta_checks(model, params, forest, setup: _Setup, node: int, probe: _Probe,
+                  eps: np.ndarray, floor: float) -> list:
+    """The node's deltas (``local_deltas.py``), from the partial derivatives
+    of J in its states as its backward has them: eps[p] = M_p partials."""
+    from .local_deltas import delta_values
+    if eps.size == 0:
+        return []
+    partials, *_ = np.linalg.lstsq(probe.own, eps, rcond=None)
+    checks = []
+    for symbol, reverses, analytic, numeric in delta_values(model, params, forest,
+                                                             setup.cache, node, partials):
+        error = relative_errors(analytic, numeric, floor)
+        checks.append(LocalCheck(
+            node, int(forest.tree[node]), int(forest.origin[node]), None, None, symbol, "",
+            f"{symbol} at node {int(forest.origin[node])}, the error of a gate's "
+            "pre-activation", reverses, float(error.max()) if error.size else 0.0,
+            analytic, numeric))
+    return checks
 
 
 def _slices(setup: _Setup, node: int, coordinates: list) -> list:
