@@ -111,12 +111,15 @@ print(grade(weight_gradient, CHILDSUM_WEIGHTS))
 #
 # Before running anything, predict for each where `npcomp explain
 # --check-local` fails first: the node whose backward is wrong (as numbered
-# above), the error term it gets wrong (the child's term an error it routes
-# lands in) and the number of the equation the bug misreads.
+# above), the quantity it gets wrong (one of its deltas, `"delta_i"`, ...,
+# `"delta_f"`, or, for an error it routes to a child, the child's term it
+# lands in, `"eps_h"` or `"eps_c"`) and the number of the equation the bug
+# misreads. The local check takes a node's deltas before what it sends its
+# children.
 
 # %%
 # BLANK predictions: {letter: (node, term, equation number)} for A and B
-predictions = {"A": (4, "eps_h", 4), "B": (4, "eps_h", 4)}
+predictions = {"A": (4, "eps_h", 4), "B": (4, "delta_f", 7)}
 # END BLANK
 
 # %%

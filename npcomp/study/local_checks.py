@@ -39,7 +39,7 @@ tanh(c_k) too), so a wrong own term in a child (eps_c += eps_h o g'(c))
 shows as its parent's routing: it shows first at the root, where nothing
 is routed.  A delta (a gate pre-activation's error) is not a state the
 forward can move: for the cells whose node equations ``grading.py`` writes
-out (the N-ary Tree-LSTM, the RNTN) each delta at a node is checked, before
+out (the N-ary and Child-Sum Tree-LSTMs, the RNTN) each delta at a node is checked, before
 what the node routes, against central differences of those equations run
 from the node's pre-activations (``local_deltas.py``); for the others the
 checks see a delta through the errors it routes (the children's eps_h =
@@ -407,7 +407,8 @@ def _through_parent(setup: _Setup, symbol: str, kid: int) -> str:
         shares = [part for part in term.parts if _through_parent_part(part, setup.roots)
                   and not part.zero[kid]]
         if shares:
-            numbers = dict.fromkeys(_equation_number(part.equation) for part in shares)
+            numbers = dict.fromkeys(number for part in shares
+                                    for number in _equation_number(part.equation).split(", "))
             labels = " + ".join(part.label for part in shares)
             return f"reverses {', '.join(numbers)}: {labels}"
     return setup.equations.get(symbol, "")

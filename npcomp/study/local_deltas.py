@@ -1,8 +1,8 @@
 """The local checks' deltas: each gate pre-activation's error at a node,
 with the error from above held fixed, against central differences of the
 node's own equations, for the cells whose node equations ``grading.py``
-writes out (the N-ary Tree-LSTM at a node with both children, the RNTN at
-an inner node).
+writes out (the N-ary Tree-LSTM at a node with both children, the
+Child-Sum Tree-LSTM at an inner node, the RNTN at an inner node).
 
 A delta is no state a nudge can move in the cell's forward, so the node's
 equations are run from the pre-activations themselves: read back from the
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .grading import NARY_NODE, RNTN_NODE, expected
+from .grading import CHILDSUM_NODE, NARY_NODE, RNTN_NODE, expected
 
 
 def _nary_inputs(cell, terms: dict, forest, node: int, partials: np.ndarray) -> dict | None:
@@ -47,10 +47,29 @@ def _rntn_inputs(cell, terms: dict, forest, node: int, partials: np.ndarray,
             "z_offset": np.zeros(cell.hidden_dim)}
 
 
+def _childsum_inputs(cell, terms: dict, forest, node: int,
+                     partials: np.ndarray) -> dict | None:
+    """The Child-Sum node's inputs at an inner ``node`` (f_jk in child k's row)."""
+    if not cell.output_gate or forest.n_children[node] == 0:
+        return None
+    d = cell.hidden_dim
+    kids = [int(kid) for kid in forest.children[node] if kid >= 0]
+
+    def logit(gate):
+        return np.log(gate / (1.0 - gate))
+
+    return {"z_i": logit(terms["i"][node]), "z_o": logit(terms["o"][node]),
+            "z_u": np.arctanh(terms["u"][node]), "z_f": logit(terms["f"][kids]),
+            "c_children": terms["c"][kids], "eps_h": partials[:d],
+            "eps_c_above": partials[d:2 * d], "c_offset": np.zeros(d)}
+
+
 # cell name -> (its node, the deltas checked: part name -> backward term)
 NODES = {"treelstm-nary": (NARY_NODE, {"delta_o": "delta_o", "delta_i": "delta_i",
                                        "delta_u": "delta_u", "delta_f_l": "delta_f_l",
                                        "delta_f_r": "delta_f_r"}),
+         "treelstm-childsum": (CHILDSUM_NODE, {"delta_o": "delta_o", "delta_i": "delta_i",
+                                               "delta_u": "delta_u", "delta_f": "delta_f"}),
          "rntn": (RNTN_NODE, {"delta": "delta"})}
 
 
@@ -67,6 +86,8 @@ def delta_values(model, params, forest, cache, node: int, partials: np.ndarray) 
     if model.cell.name == "rntn":
         inputs = _rntn_inputs(model.cell, terms, forest, node, partials,
                               params.prefixed("cell"))
+    elif model.cell.name == "treelstm-childsum":
+        inputs = _childsum_inputs(model.cell, terms, forest, node, partials)
     else:
         inputs = _nary_inputs(model.cell, terms, forest, node, partials)
     if inputs is None:
@@ -74,5 +95,8 @@ def delta_values(model, params, forest, cache, node: int, partials: np.ndarray) 
     truth = expected(node_equations, inputs, tuple(deltas))
     backward = {term.symbol: np.asarray(term.values, dtype=np.float64)
                 for term in model.cell.backward_terms(forest, cache)}
-    return [(symbol, node_equations.parts[part][1], backward[symbol][node], truth[part])
-            for part, symbol in deltas.items()]
+    kids = [int(kid) for kid in forest.children[node] if kid >= 0]
+    # delta_fk is shown in the row of child k: one row a child, as the node's part
+    return [(symbol, node_equations.parts[part][1],
+             backward[symbol][kids] if part == "delta_f" else backward[symbol][node],
+             truth[part]) for part, symbol in deltas.items()]
