@@ -287,6 +287,8 @@ class Cell:
     leaf_classifier_reads_input: bool = False
     # the factor of the head's data term (1 - alpha beside the RAE's own term)
     head_weight: float = 1.0
+    # a state (``state_terms``) whose forward quantity has another symbol: {state: symbol}
+    state_symbols: dict = {}
 
     def recurrent_widths(self) -> list:
         return []

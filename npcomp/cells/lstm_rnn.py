@@ -184,6 +184,8 @@ class LSTMRNN(BinaryCell):
     """Le & Zuidema's LSTM-RNN cell; ``forward``/``backward`` over a whole forest."""
 
     name = "lstm-rnn"
+    # the paper calls a node's output p (L7); the per-node checks move it as h
+    state_symbols = {"h": "p"}
 
     def __init__(self, input_dim: int, hidden_dim: int, activation: str = "tanh",
                  untied: bool = False):

@@ -31,7 +31,8 @@ def add_parser(commands) -> None:
         "against it. A tree without labels is labelled at its root with the model's own "
         "prediction. Norms and the leading values by default; --node K prints node K's full "
         "vectors, --parts its eps_h and eps_c as the sums of their parts, --check-states "
-        "every node's error terms against finite differences in its states, --json "
+        "every node's error terms against finite differences in its states, --check-local "
+        "each node's backward on its own (the first failure names the culprit), --json "
         "everything. A warning names what the tree leaves unused (a parameter whose gradient "
         "is exactly 0, a part of a term that nothing reads).")
     explain.add_argument("tree", metavar="TREE",
@@ -68,6 +69,11 @@ def add_parser(commands) -> None:
                          "finite differences of J in that node's states, through the cell's "
                          "own forward, parents first: the first node and term that disagree "
                          "are where a backward goes wrong (exit status 1 if any does)")
+    explain.add_argument("--check-local", action="store_true",
+                         help="also check each node's backward on its own, the error from "
+                         "above held fixed, against finite differences of its own equations: "
+                         "the first failure names the node (the culprit, not the child it "
+                         "misleads) and the quantity (exit status 1 if any fails)")
     explain.add_argument("--max-nodes", type=int, default=None, metavar="N",
                          help="--check-states: the most nodes a tree may have (default "
                          "1,000; a larger tree is refused at once, saying how long its checks "
@@ -114,7 +120,8 @@ def run(args) -> int:
     rng = np.random.default_rng(args.seed)
     document = describe(config, model)
     document.update(explain(model, params, trees, vocab, entries=entries, rng=rng,
-                            check_states=args.check_states, progress=True,
+                            check_states=args.check_states, check_local=args.check_local,
+                            progress=True,
                             max_nodes=MAX_NODES if args.max_nodes is None else args.max_nodes))
     document["entries"] = "all" if entries is None else entries
     document["errata"] = errata(document)
@@ -148,7 +155,8 @@ def _model_and_trees(args) -> tuple:
                                      "treelstm-childsum explains the cell on a dependency "
                                      "tree)")
         trees = _trees(args, config["structure"], TextTrees, model.n_classes,
-                       config.get("tree") if config["task"] == "files" else None)
+                       config.get("tree") if config["task"] == "files" else None,
+                       config["model"])
         return model, params, vocab, config, trees
     from npcomp.training.defaults import defaults_for, matrix_embedding_dim
     config = defaults_for(args.model, args.task)
@@ -157,17 +165,23 @@ def _model_and_trees(args) -> tuple:
     config.update(model=args.model, task=args.task, dim=args.dim, seed=args.seed,
                   oov="normal", oov_scale=1.0)
     config["embedding_dim"] = (args.embedding_dim or matrix_embedding_dim(config) or args.dim)
-    trees = _trees(args, config["structure"], TextTrees, TASK_CLASSES[args.task])
+    trees = _trees(args, config["structure"], TextTrees, TASK_CLASSES[args.task],
+                   model_name=args.model)
     vocab = Vocabulary(sorted({word for tree in trees for word in tree.tokens}))
     model = build_model(config, vocab, TASK_CLASSES[args.task])
     params = initial_parameters(config, model, vocab, None, np.random.default_rng(args.seed), {})
     return model, params, vocab, config, trees
 
 
-def _trees(args, structure: str, TextTrees, n_classes: int, run_tree: str | None = None) -> list:
+def _trees(args, structure: str, TextTrees, n_classes: int, run_tree: str | None = None,
+           model_name: str | None = None) -> list:
     """The trees of TREE (a file's lines, or the argument itself), their
     labels among the model's ``n_classes``; a plain sentence's tree as
-    --tree says, else ``run_tree`` (a run on a user's files: its own --tree)."""
+    --tree says, else ``run_tree`` (a run on a user's files: its own --tree).
+    A bracketed tree is the tree checked, as written, for every model that
+    composes trees (the Child-Sum Tree-LSTM's too: its inner nodes then read
+    no word, as a leaf-only input's); a sequence model reads its words in
+    order."""
     from npcomp.data.formats import read_text_lines
     from npcomp.data.errors import DataError
     path = Path(args.tree)
@@ -179,9 +193,17 @@ def _trees(args, structure: str, TextTrees, n_classes: int, run_tree: str | None
                         source)
     if args.parents is not None:
         return [_dependency_tree(lines, args.parents, source)]
+    from npcomp.cells import registry
+    as_written = registry.model(model_name).composes != "sequence" if model_name else False
     to_trees = TextTrees(structure, args.tree_kind or run_tree, warn=lambda message: print(
-        f"npcomp explain: {message}", file=sys.stderr), n_classes=n_classes)
-    return to_trees(lines, source, skip_blank=True)
+        f"npcomp explain: {message}", file=sys.stderr), n_classes=n_classes,
+        keep_given=as_written)
+    trees = to_trees(lines, source, skip_blank=True)
+    if as_written and structure == "dependency" and "given" in to_trees.made:
+        print("npcomp explain: the bracketed tree is checked as written (its inner nodes "
+              "read no word); --parents HEADS with the plain sentence gives a dependency "
+              "tree instead", file=sys.stderr)
+    return trees
 
 
 def _is_file(path: Path) -> bool:

@@ -220,5 +220,10 @@ def summary(checks: list, forest=None, tolerance: float = TOLERANCE) -> str:
     where = (f"tree {first.tree} node {first.origin}" if forest is None
              else node_name(forest, first.node))
     count = sum(check.disagrees(tolerance) for check in checks)
+    maker = ""
+    if forest is not None and forest.parent[first.node] >= 0:
+        parent = int(forest.origin[forest.parent[first.node]])
+        maker = (f"; made by node {parent}'s backward, which routes it (node {parent}'s own "
+                 "terms agree: the local check names the quantity)")
     return (f"first disagreement, parents first: {where}, {first.term} (rel. error "
-            f"{first.error:.2e}); {count} of {len(checks)} node states disagree")
+            f"{first.error:.2e}){maker}; {count} of {len(checks)} node states disagree")
