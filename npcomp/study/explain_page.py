@@ -405,7 +405,8 @@ def render_page(document: dict) -> str:
     palette = {"classes": classes, "colours": colours, "ink": [_ink(c) for c in colours]}
     return string.Template(page_file("page.html")).substitute(
         title=_text(data.get("model") or "npcomp"), style=page_file("page.css"),
-        header=_header(data), verdict=_verdict(data), warnings=_warnings(data), legend=_legend(classes, colours, ordinal),
+        header=_header(data), verdict=_verdict(data), warnings=_warnings(data),
+        legend=_legend(classes, colours, ordinal),
         parameters=_parameters(data), sentences=body, document=_script_json(data),
         palette=_script_json(palette), script=page_file("page.js"))
 
