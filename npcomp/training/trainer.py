@@ -128,7 +128,7 @@ class Run:
 @pinned_thread_pools()
 def train(config: dict, run_dir: str | Path | RunDirectory | None = None, resume: bool = False,
           overwrite: bool = False, progress: bool = True, echo=print, data=None,
-          callbacks=()) -> dict:
+          callbacks=(), announce=None) -> dict:
     """Train ``config`` into ``run_dir``; returns the metrics record.
 
     run_dir:   the run directory; None: nothing is written (the run's files
@@ -144,6 +144,9 @@ def train(config: dict, run_dir: str | Path | RunDirectory | None = None, resume
                the best evaluation).  A true return stops training there: the
                best-dev model is then tested as at the end, and
                ``metrics["stopped"]`` says when and by which callback.
+    announce:  called (without arguments) once a fresh run's directory is
+               found usable, before anything is read: where a front end
+               says what it trains
 
     A fresh run refuses a directory holding a run unless ``overwrite`` (which
     keeps the old files aside until the new run has finished an epoch).  With
@@ -155,14 +158,7 @@ def train(config: dict, run_dir: str | Path | RunDirectory | None = None, resume
     retain_freed_memory()  # the steps reuse their work arrays' pages (memory.py)
     directory = (run_dir if isinstance(run_dir, RunDirectory) else
                  RunInMemory() if run_dir is None else RunDirectory(run_dir))
-    saved = None
-    if resume:
-        saved = read_checkpoint(directory)
-        config = resumed_config(with_defaults(saved["config"]), config)
-    else:
-        directory.check_usable(overwrite)
-        config = with_defaults(config, saved=False)
-    check(config)
+    config, saved = _run_config(config, directory, resume, overwrite, announce)
     run = prepare_run(config, directory, saved, echo, data)
     run.callbacks = tuple(callbacks)
     # a checkpoint holds the parameters and up to two optimiser states, written
@@ -205,6 +201,24 @@ def train(config: dict, run_dir: str | Path | RunDirectory | None = None, resume
             run.helper.shutdown()
         directory.unlock()
     return run.metrics
+
+
+def _run_config(config: dict, directory: RunDirectory, resume: bool, overwrite: bool,
+                announce) -> tuple:
+    """(the run's configuration, checked, and its checkpoint's record or
+    None): a resumed run's own with the changes asked for, or a fresh run's
+    once its directory is found usable (refused before anything is read)."""
+    saved = None
+    if resume:
+        saved = read_checkpoint(directory)
+        config = resumed_config(with_defaults(saved["config"]), config)
+    else:
+        directory.check_usable(overwrite)
+        if announce is not None:
+            announce()
+        config = with_defaults(config, saved=False)
+    check(config)
+    return config, saved
 
 
 def prepare_run(config: dict, directory: RunDirectory, saved: dict | None, echo,
