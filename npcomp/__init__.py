@@ -30,7 +30,8 @@ def config(model: str | None = None, task: str | None = None, **options) -> dict
 _ESTIMATORS = ("TreeClassifier", "PairRegressor", "PairClassifier")
 # what each command does, from Python (npcomp.runs), loaded when first named
 _RUNS = ("train", "evaluate", "predict", "sweep", "reproduce", "plot")
-__all__ = ["config", *_ESTIMATORS, *_RUNS]
+__all__ = ["config", "TreeClassifier", "PairRegressor", "PairClassifier", "train", "evaluate",
+           "predict", "sweep", "reproduce", "plot"]
 
 
 def __getattr__(name: str):

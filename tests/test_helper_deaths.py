@@ -285,7 +285,7 @@ def test_a_broken_pipe_other_than_the_output_is_a_failure(monkeypatch):
     """Only standard output closed by its reader (`npcomp predict | head`)
     ends a command quietly with status 0; another pipe that breaks is a
     failure like any other."""
-    from npcomp.experiments.failures import outcome
+    from npcomp.cli import outcome
     reader, writer = os.pipe()
     with open(writer, "w") as output:
         monkeypatch.setattr(sys, "stdout", output)

@@ -7,6 +7,7 @@ import json
 from contextlib import redirect_stdout
 
 import pytest
+from conftest import synthetic_of_size
 
 import npcomp
 import npcomp.data.synthetic
@@ -14,7 +15,6 @@ from npcomp.cells import registry
 from npcomp.training.baseline import baseline_config
 from npcomp.training.configuration import check
 from npcomp.training.rundir import RunDirectoryError
-from conftest import synthetic_of_size
 
 TINY = dict(dim=8, embedding_dim=8, epochs=1, threads=1, quiet=True)
 small_splits = synthetic_of_size((60, 30, 30))

@@ -15,7 +15,7 @@ import sys
 from . import (download, evaluate, explain, neighbours, parse, plot, predict, reproduce,
                summary, sweep, train)
 from npcomp.experiments.failures import (EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE,
-                                         flag, outcome)
+                                         flag)
 from npcomp.experiments.failures import failure as _failure
 
 __all__ = ["main", "build_parser", "flag", "run_parsed", "outcome", "failure", "EXIT_OK",
@@ -101,6 +101,36 @@ def run_parsed(args) -> tuple:
     """Run a parsed command: (exit status, None) or, for a failure, (exit
     status, its one-line message), which ``main`` prints."""
     return outcome(_run, args, argument=lambda option: _argument_name(args.command, option))
+
+
+def outcome(command, *arguments, argument=flag) -> tuple:
+    """(``command(*arguments)``, None), or for a failure (its exit status,
+    its one-line message): what `npcomp` prints and exits with; ``argument``
+    names a config key as the command's arguments do (its flag)."""
+    try:
+        return command(*arguments), None
+    except BrokenPipeError as error:
+        if not _output_closed():   # another pipe broke: a failure like any other
+            return _failure(error, argument)
+        # the reader of the output went away (`npcomp predict ... | head`): stop quietly
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - replaces the closed pipe
+        return EXIT_OK, None
+    except Exception as error:  # noqa: BLE001 - the command line's last word on any failure
+        if os.environ.get("NPCOMP_TRACEBACK"):
+            raise
+        return _failure(error, argument)
+
+
+def _output_closed() -> bool:
+    """Whether standard output is a pipe its reader has closed (poll says
+    so on Linux and macOS); True where that cannot be asked."""
+    import select
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0))
+    except (AttributeError, OSError, ValueError):   # no descriptor, or no poll
+        return True
 
 
 def _run(args) -> int:

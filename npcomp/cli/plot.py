@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import argparse
 
-
 DESCRIPTION = """\
 Draws the papers' figures from the files of a run directory or a sweep
 directory, nothing retrained. Each figure is written into --out as NAME.png,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 
 from npcomp.data.choices import TREE_CHOICES
 

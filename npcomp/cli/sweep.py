@@ -7,6 +7,7 @@ from pathlib import Path
 
 from npcomp.experiments.sweep_jobs import SET_BY_THE_SWEEP
 from npcomp.training.options import OPTIONS
+
 from . import train
 
 SPEC_EXAMPLE = """\

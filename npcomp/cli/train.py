@@ -8,8 +8,9 @@ import json
 import textwrap
 from pathlib import Path
 
-from ..cells import registry
 from npcomp.training.options import OPTIONS
+
+from ..cells import registry
 
 
 def add_parser(commands) -> None:

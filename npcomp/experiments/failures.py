@@ -4,9 +4,6 @@ fault.  The command line prints it; a sweep's Dask task records it for each
 run that fails, as `npcomp train` would have printed it."""
 from __future__ import annotations
 
-import os
-import sys
-
 # exit statuses (README "Exit statuses")
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -16,36 +13,6 @@ def flag(option: str) -> str:
     option table declares it, a switch's flags both)."""
     from npcomp.training.options import OPTIONS
     return OPTIONS[option].flag if option in OPTIONS else "--" + option.replace("_", "-")
-
-
-def outcome(command, *arguments, argument=flag) -> tuple:
-    """(``command(*arguments)``, None), or for a failure (its exit status,
-    its one-line message): what `npcomp` prints and exits with; ``argument``
-    names a config key as the command's arguments do (its flag)."""
-    try:
-        return command(*arguments), None
-    except BrokenPipeError as error:
-        if not _output_closed():   # another pipe broke: a failure like any other
-            return failure(error, argument)
-        # the reader of the output went away (`npcomp predict ... | head`): stop quietly
-        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - replaces the closed pipe
-        return EXIT_OK, None
-    except Exception as error:  # noqa: BLE001 - the command line's last word on any failure
-        if os.environ.get("NPCOMP_TRACEBACK"):
-            raise
-        return failure(error, argument)
-
-
-def _output_closed() -> bool:
-    """Whether standard output is a pipe its reader has closed (poll says
-    so on Linux and macOS); True where that cannot be asked."""
-    import select
-    try:
-        poller = select.poll()
-        poller.register(sys.stdout.fileno(), select.POLLOUT)
-        return any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0))
-    except (AttributeError, OSError, ValueError):   # no descriptor, or no poll
-        return True
 
 
 def failure(error: Exception, argument=flag) -> tuple:

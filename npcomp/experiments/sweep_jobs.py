@@ -102,10 +102,11 @@ def check_settings(spec, runs: list, threads: int, pinned: dict | None = None) -
     SpecError naming the setting and where it was given; a missing file
     (vectors) is named likewise."""
     from npcomp.data.errors import ConfigError
+    from npcomp.training.run_data import check_run_data
+
+    from .failures import failure
     from .sweep_plan import settings_of
     from .sweep_spec import SpecError
-    from npcomp.training.run_data import check_run_data
-    from .failures import failure
     sources = {name: sources for name, (_, sources) in settings_of(spec).items()}
     checked = set()
     for run in runs:

@@ -31,7 +31,6 @@ def train_in_worker(options: dict, resumed: dict, run_dir: str, log_file: str) -
     import numba
     from threadpoolctl import threadpool_info, threadpool_limits
 
-    from .failures import outcome
     from .sweep_plan import run_state
     state = run_state(run_dir)
     seen = {"compute": options["threads"]}
@@ -56,9 +55,9 @@ def train_in_worker(options: dict, resumed: dict, run_dir: str, log_file: str) -
         print(f"== {time.strftime('%Y-%m-%d %H:%M:%S')} {result['worker']} ({state}): "
               f"npcomp train --quiet {' '.join(command)}", flush=True)
         if state == "resumable":
-            status, message = outcome(_resume, run_dir, resumed)
+            status, message = _outcome(_resume, run_dir, resumed)
         else:
-            status, message = outcome(_train_afresh, options, run_dir, state == "started")
+            status, message = _outcome(_train_afresh, options, run_dir, state == "started")
         if message is not None:
             print(f"npcomp train: error: {message}", flush=True)
     result.update(status=status, error=message)
@@ -77,3 +76,16 @@ def _resume(run_dir: str, resumed: dict) -> int:
     from .trained_run import resume_run
     resume_run(run_dir, resumed, progress=False)
     return 0
+
+
+def _outcome(train, *arguments) -> tuple:
+    """(0, None), or for a failure (its exit status, the message `npcomp
+    train` prints, ``failures.failure``); with NPCOMP_TRACEBACK set the
+    failure is raised, for Dask to report with its traceback."""
+    from .failures import failure
+    try:
+        return train(*arguments), None
+    except Exception as error:  # noqa: BLE001 - any failure of the run is the run's
+        if os.environ.get("NPCOMP_TRACEBACK"):
+            raise
+        return failure(error)

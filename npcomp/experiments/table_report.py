@@ -7,8 +7,16 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from .table_sweep import (default_seeds, missing_data, planned_data_dir, planned_overrides,
-                          planned_seeds, shown_path, table_file, train_commands)
+from .table_sweep import (
+    default_seeds,
+    missing_data,
+    planned_data_dir,
+    planned_overrides,
+    planned_seeds,
+    shown_path,
+    table_file,
+    train_commands,
+)
 
 FIGURES = "-figures"
 
@@ -17,9 +25,10 @@ def write_report(table, out: Path, seeds: int | None, data_dir: str | None) -> N
     """DIR/TABLE.md, DIR/TABLE.json and DIR/TABLE-figures/ from the runs in
     DIR/TABLE/ (and, for rows another report measures, in theirs) alone: the
     same bytes wherever and whenever they are written from the same runs."""
+    from npcomp.training.rundir import RunDirectory
+
     from . import report
     from .report_markdown import markdown
-    from npcomp.training.rundir import RunDirectory
     sweep_dir = out / table.name
     results = report.committed_results(sweep_dir)
     others = {}
@@ -102,9 +111,10 @@ def _relative_sources(figures: list, out: Path) -> None:
 
 def reports_summary(out: Path) -> str:
     """The summary table of the reports in ``out``, in the order of TABLES."""
+    from npcomp.training.rundir import RunDirectory
+
     from .paper_tables import TABLES
     from .report import summary_table
-    from npcomp.training.rundir import RunDirectory
     directory = RunDirectory(out)   # a damaged report is named (RunFileError)
     reports = [directory.read_json(f"{name}.json")
                for name in TABLES if (out / f"{name}.json").is_file()]

@@ -9,6 +9,7 @@ import json
 import os
 from pathlib import Path
 
+
 def table_spec(table, rows, seeds: int, data_dir: str | None, parses_dir: Path | None = None,
                overrides: dict | None = None):
     """The sweep of a table: one named setting per (row, setting); a row
@@ -123,8 +124,8 @@ def train_commands(table, out: Path, overrides: dict) -> dict:
 def sst_parses(directory: Path, data_dir: str | None) -> Path:
     """``directory`` holding `npcomp parse`'s dependency parses of the SST,
     made there first (spaCy, the parse extra) when a split's are missing."""
-    from npcomp.data.sst_dependency import parse_sst
     from npcomp.data.dependency_parser import SpacyParser
+    from npcomp.data.sst_dependency import parse_sst
     from npcomp.data.tasks import SPLITS, default_data_dir
     if all((directory / f"{split}.parents").is_file() for split in SPLITS):
         return directory

@@ -94,9 +94,10 @@ def _seconds_per_seed(table, setting: str, options: dict, out: Path,
     key = json.dumps(options, sort_keys=True)
     if key not in estimates:
         from npcomp.data.errors import DataError
+        from npcomp.training.estimate import estimate_seconds
         from npcomp.training.options import OPTIONS
         from npcomp.training.run_config import MissingVectors
-        from npcomp.training.estimate import estimate_seconds
+
         from .sweep_jobs import config_of
         given = dict(options, threads=1, **({"data_dir": data_dir} if data_dir else {}))
         try:
@@ -116,6 +117,7 @@ def _downloads_line(table, data_dir: str | None) -> str:
     directory with the command that installs them and the bytes it fetches."""
     from npcomp.data.download_catalogue import DATASETS
     from npcomp.data.tasks import default_data_dir
+
     from .data_downloads import missing_downloads, table_downloads
     needs = table_downloads(table)
     if not needs:
@@ -132,6 +134,7 @@ def _downloads_line(table, data_dir: str | None) -> str:
 
 def _missing_downloads(table, row, data_dir: str | None) -> tuple:
     from npcomp.data.tasks import default_data_dir
+
     from .data_downloads import missing_downloads
     return missing_downloads(table, Path(data_dir) if data_dir else default_data_dir(),
                              rows=[row.name])

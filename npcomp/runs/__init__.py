@@ -16,6 +16,6 @@ from .reproduction import ReproductionResult, reproduce
 from .sweeps import SweepCluster, SweepResult, sweep
 from .training import TrainResult, train
 
-__all__ = ["train", "evaluate", "predict", "sweep", "reproduce", "plot", "TrainResult",
-           "EvaluationResult", "PredictionResult", "SweepResult", "SweepCluster",
-           "ReproductionResult", "PlotResult"]
+__all__ = ["EvaluationResult", "PlotResult", "PredictionResult", "ReproductionResult",
+           "SweepCluster", "SweepResult", "TrainResult", "evaluate", "plot", "predict",
+           "reproduce", "sweep", "train"]

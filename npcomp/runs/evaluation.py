@@ -143,7 +143,11 @@ def _stderr(message: str) -> None:
 def _run_on_trees(args, model, params, config, vocab) -> EvaluationResult:
     """The split scored on the trees ``--trees`` names (``parsed_trees.trees_for_scoring``)."""
     from npcomp.data.errors import ConfigError
-    from npcomp.data.parsed_trees import COPULA_HEAD_OF_KIND, span_recall, trees_for_scoring
+    from npcomp.data.parsed_trees import (
+        COPULA_HEAD_OF_KIND,
+        span_recall,
+        trees_for_scoring,
+    )
     from npcomp.data.tasks import PAIR_TASKS, TaskData, load_task
     from npcomp.data.text_trees import parsed_kind
     from npcomp.training.encoding import check_splits, encode_split
@@ -208,9 +212,9 @@ def _split_heads(args, config, data_dir, gold, kind) -> list:
 def _read_split_heads(path, sentences, task, data_dir, split) -> list:
     """Heads from a ``npcomp parse`` file, one line per sentence of the SST
     split's file (sst2 leaves some out: matched by their words)."""
-    from npcomp.data.ptb import read_ptb_file
     from npcomp.data.errors import DataError
     from npcomp.data.parents import read_parents
+    from npcomp.data.ptb import read_ptb_file
     from npcomp.data.tasks import default_data_dir
     if not path.is_file():
         raise DataError("no such file: make the parses with `npcomp parse --out DIR`, or "

@@ -45,7 +45,7 @@ class _Request:
     records: list = field(default_factory=list)
 
 
-def predict(run, lines=None, *, tree: str | None = None, input: str = "auto",  # noqa: A002
+def predict(run, lines=None, *, tree: str | None = None, input: str = "auto",
             html=None, overwrite: bool = False, file=None, data_dir=None) -> PredictionResult:
     """`npcomp predict --run RUN_DIR` from Python: each of ``lines`` (text
     or bracketed trees; None: standard input's; for a sick run, 'sentence
@@ -61,10 +61,11 @@ def predict(run, lines=None, *, tree: str | None = None, input: str = "auto",  #
 
 def _predict(args) -> PredictionResult:
     import numpy as np
+
+    from npcomp.data.choices import PAIR_TASKS
     from npcomp.training.encoding import encode
     from npcomp.training.evaluation import predict_split
     from npcomp.training.model_files import load_model
-    from npcomp.data.choices import PAIR_TASKS
     from npcomp.training.run_data import class_names, is_file_run
     _check_html_target(args)       # refused before a model is read
     model, params, config, vocab = load_model(args.run)
@@ -214,8 +215,8 @@ def _write_html(args, config: dict, model, sentences: list):
     """The page of ``sentences`` to --html FILE, when asked for: its path."""
     if args.html is None:
         return None
-    from npcomp.study.explain_page import render_page, write_page
     from npcomp.experiments.figures import class_names
+    from npcomp.study.explain_page import render_page, write_page
     names = class_names(config["task"], model.n_classes, given=config.get("classes"))
     document = {"model": config["model"], "task": config["task"], "classes": names,
                 "sentences": sentences}

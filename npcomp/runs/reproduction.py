@@ -28,7 +28,7 @@ class ReproductionResult:
     summary: str | None = None
 
 
-def reproduce(table: str | None = None, *, list: bool = False, summary: bool = False,  # noqa: A002
+def reproduce(table: str | None = None, *, list: bool = False, summary: bool = False,
               rows: str | None = None, seeds: int | None = None, folds: int | None = None,
               epochs: int | None = None, report_only: bool = False, out=DEFAULT_OUT,
               data_dir: str | None = None, scheduler: str | None = None,
@@ -80,8 +80,14 @@ def _train_table(table, rows, out: Path, seeds: int | None, data_dir: str | None
     ``RUN_OPTIONS``, then write its report."""
     from npcomp.experiments.paper_tables import RUN_OPTIONS
     from npcomp.experiments.table_report import write_report
-    from npcomp.experiments.table_sweep import (default_seeds, missing_data, sst_parses,
-                                                table_file, table_spec)
+    from npcomp.experiments.table_sweep import (
+        default_seeds,
+        missing_data,
+        sst_parses,
+        table_file,
+        table_spec,
+    )
+
     from .sweeps import run_sweep, sweep_result
     seeds = seeds or default_seeds(table)
     if not any(row.settings() for row in table.rows if rows is None or row.name in rows):

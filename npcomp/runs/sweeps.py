@@ -94,8 +94,13 @@ def build_spec(spec_file=None, seeds: str | None = None, grid=None, options=None
     """The sweep's SweepSpec: the SPEC file's (if given), with the training
     ``options`` given (config key -> value; None: not given), ``seeds``
     ("1-5") and ``grid`` (["lr=0.05,0.1", ...]) over it."""
-    from npcomp.experiments.sweep_spec import (SpecError, SweepSpec, grid_from_arguments,
-                                               parse_seeds, read_spec)
+    from npcomp.experiments.sweep_spec import (
+        SpecError,
+        SweepSpec,
+        grid_from_arguments,
+        parse_seeds,
+        read_spec,
+    )
     spec = read_spec(spec_file) if spec_file else SweepSpec()
     given = {name: value for name, value in (options or {}).items() if value is not None}
     for name, value in given.items():
@@ -144,7 +149,11 @@ def _locked_sweep(spec, planned: list, sweep_dir: Path, args: SweepCluster,
     from npcomp.experiments.sweep_cluster import dask_client, execute
     from npcomp.experiments.sweep_jobs import sweep_jobs
     from npcomp.experiments.sweep_plan import predating_options, settle_plan
-    from npcomp.experiments.sweep_results import settle_finished, sweep_results, write_results
+    from npcomp.experiments.sweep_results import (
+        settle_finished,
+        sweep_results,
+        write_results,
+    )
     runs = settle_plan(sweep_dir, spec, planned, extend=args.extend)
     pinned = {**predating_options(sweep_dir, runs), **(pinned or {})}
     to_do, states = sweep_jobs(runs, sweep_dir, args.threads_per_run, pinned)
