@@ -18,8 +18,11 @@ from npcomp.experiments.failures import (EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK,
                                          flag)
 from npcomp.experiments.failures import failure as _failure
 
+from .train import default_run_dir, given_options, train_config
+
 __all__ = ["main", "build_parser", "flag", "run_parsed", "outcome", "failure", "EXIT_OK",
-           "EXIT_FAILED", "EXIT_USAGE", "EXIT_INTERRUPTED"]
+           "EXIT_FAILED", "EXIT_USAGE", "EXIT_INTERRUPTED", "default_run_dir", "given_options",
+           "train_config"]
 
 # command name -> its module
 COMMANDS = {"train": train, "eval": evaluate, "predict": predict, "neighbours": neighbours,
