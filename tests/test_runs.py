@@ -92,3 +92,29 @@ def test_every_models_baseline_has_a_configuration_that_trains(model):
     own = npcomp.config("mean-vectors", "synthetic", threads=1)
     assert base["recurrent_dropout"] == own["recurrent_dropout"]
     assert base["protocol"] == own["protocol"] and base["epochs"] == own["epochs"]
+
+
+def test_a_configuration_is_checked_once(tmp_path, monkeypatch):
+    """`npcomp train`'s configuration (and its baseline's) is checked where it
+    is built, not again by the trainer; a configuration made by hand is
+    checked by the trainer."""
+    import npcomp.training.run_config
+    import npcomp.training.trainer
+    checked = []
+
+    def counting(where, check):
+        def counted(config):
+            checked.append((where, config["model"]))
+            return check(config)
+        return counted
+    for module in (npcomp.training.run_config, npcomp.training.trainer):
+        monkeypatch.setattr(module, "check", counting(module.__name__, module.check))
+    npcomp.train(task="synthetic", out=tmp_path / "run", echo=lambda line: None, **TINY)
+    assert checked == [("npcomp.training.run_config", "treelstm-nary"),
+                       ("npcomp.training.run_config", "mean-vectors")]
+    # a configuration handed to the trainer as a plain dict: checked there
+    config = dict(npcomp.config("mean-vectors", "synthetic", dim=8, epochs=1, threads=1),
+                  lr=0.2)
+    checked.clear()
+    npcomp.training.trainer.train(config, None, progress=False, echo=lambda line: None)
+    assert checked == [("npcomp.training.trainer", "mean-vectors")]

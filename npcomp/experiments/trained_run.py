@@ -13,16 +13,18 @@ from npcomp.data.choices import PAIR_TASKS
 
 def train_run(config: dict, run_dir: Path, given: set, overwrite: bool = False,
               progress: bool = True, echo=print) -> tuple:
-    """Train ``config`` into ``run_dir`` as `npcomp train` does, saying what
-    it says through ``echo``, with its baseline when the config asks for one
-    (``given``: the options set, which the baseline shares).  Returns (the
-    run's metrics, the baseline's or None)."""
+    """Train ``config`` (as ``run_config.build_config`` made it) into
+    ``run_dir`` as `npcomp train` does, saying what it says through
+    ``echo``, with its baseline when the config asks for one (``given``:
+    the options set, which the baseline shares).  Returns (the run's
+    metrics, the baseline's or None)."""
     from npcomp.training.trainer import train
 
     def announce() -> None:   # the directory is found usable: before anything is read
         echo(f"training {config['model']} on {data_named(config)} -> {run_dir}")
+    # built by run_config.build_config, which checked it
     metrics = train(config, run_dir, overwrite=overwrite, progress=progress, echo=echo,
-                    announce=announce)
+                    announce=announce, built=True)
     echo(result_line(metrics))
     return metrics, _baseline_beside(config, run_dir, metrics, given, overwrite, progress, echo)
 

@@ -82,4 +82,4 @@ def train_baseline(config: dict, run_dir: str | Path, given=(), overwrite: bool 
                      progress=progress, echo=echo)
     echo(f"training the bag-of-words baseline (mean-vectors) -> {directory.path}")
     return train(baseline_config(config, given), directory.path,
-                 overwrite=overwrite or bool(held), progress=progress, echo=echo)
+                 overwrite=overwrite or bool(held), progress=progress, echo=echo, built=True)

@@ -128,7 +128,7 @@ class Run:
 @pinned_thread_pools()
 def train(config: dict, run_dir: str | Path | RunDirectory | None = None, resume: bool = False,
           overwrite: bool = False, progress: bool = True, echo=print, data=None,
-          callbacks=(), announce=None) -> dict:
+          callbacks=(), announce=None, built: bool = False) -> dict:
     """Train ``config`` into ``run_dir``; returns the metrics record.
 
     run_dir:   the run directory; None: nothing is written (the run's files
@@ -147,6 +147,10 @@ def train(config: dict, run_dir: str | Path | RunDirectory | None = None, resume
     announce:  called (without arguments) once a fresh run's directory is
                found usable, before anything is read: where a front end
                says what it trains
+    built:     ``config`` is as ``run_config.build_config`` made it (the
+               runs layer's, a sweep's, the baseline's): its defaults were
+               applied and it was checked there, once; a configuration made
+               by hand takes the defaults it lacks and is checked here
 
     A fresh run refuses a directory holding a run unless ``overwrite`` (which
     keeps the old files aside until the new run has finished an epoch).  With
@@ -158,7 +162,7 @@ def train(config: dict, run_dir: str | Path | RunDirectory | None = None, resume
     retain_freed_memory()  # the steps reuse their work arrays' pages (memory.py)
     directory = (run_dir if isinstance(run_dir, RunDirectory) else
                  RunInMemory() if run_dir is None else RunDirectory(run_dir))
-    config, saved = _run_config(config, directory, resume, overwrite, announce)
+    config, saved = _run_config(config, directory, resume, overwrite, announce, built)
     run = prepare_run(config, directory, saved, echo, data)
     run.callbacks = tuple(callbacks)
     # a checkpoint holds the parameters and up to two optimiser states, written
@@ -204,21 +208,24 @@ def train(config: dict, run_dir: str | Path | RunDirectory | None = None, resume
 
 
 def _run_config(config: dict, directory: RunDirectory, resume: bool, overwrite: bool,
-                announce) -> tuple:
+                announce, built: bool) -> tuple:
     """(the run's configuration, checked, and its checkpoint's record or
     None): a resumed run's own with the changes asked for, or a fresh run's
-    once its directory is found usable (refused before anything is read)."""
-    saved = None
+    once its directory is found usable (refused before anything is read);
+    one ``built`` by ``run_config.build_config`` was checked there."""
     if resume:
         saved = read_checkpoint(directory)
         config = resumed_config(with_defaults(saved["config"]), config)
-    else:
-        directory.check_usable(overwrite)
-        if announce is not None:
-            announce()
-        config = with_defaults(config, saved=False)
+        check(config)
+        return config, saved
+    directory.check_usable(overwrite)
+    if announce is not None:
+        announce()
+    if built:
+        return dict(config), None
+    config = with_defaults(config, saved=False)
     check(config)
-    return config, saved
+    return config, None
 
 
 def prepare_run(config: dict, directory: RunDirectory, saved: dict | None, echo,
