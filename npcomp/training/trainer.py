@@ -144,13 +144,10 @@ def train(config: dict, run_dir: str | Path | RunDirectory | None = None, resume
                the best evaluation).  A true return stops training there: the
                best-dev model is then tested as at the end, and
                ``metrics["stopped"]`` says when and by which callback.
-    announce:  called (without arguments) once a fresh run's directory is
-               found usable, before anything is read: where a front end
-               says what it trains
-    built:     ``config`` is as ``run_config.build_config`` made it (the
-               runs layer's, a sweep's, the baseline's): its defaults were
-               applied and it was checked there, once; a configuration made
-               by hand takes the defaults it lacks and is checked here
+    announce:  called once a fresh run's directory is found usable, before
+               anything is read (where a front end says what it trains)
+    built:     ``config`` is as ``run_config.build_config`` made and checked
+               it; else it takes the defaults it lacks and is checked here
 
     A fresh run refuses a directory holding a run unless ``overwrite`` (which
     keeps the old files aside until the new run has finished an epoch).  With
