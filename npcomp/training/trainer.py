@@ -131,19 +131,18 @@ def train(config: dict, run_dir: str | Path | RunDirectory | None = None, resume
           callbacks=(), announce=None, built: bool = False) -> dict:
     """Train ``config`` into ``run_dir``; returns the metrics record.
 
-    run_dir:   the run directory; None: nothing is written (the run's files
-               are kept in memory, then dropped); a ``RunInMemory`` keeps them
+    run_dir:   the run directory; None: nothing is written (kept in memory,
+               then dropped); a ``RunInMemory`` keeps the run's files
     data:      a TaskData, or a dict {"train": ..., "dev": ..., "test": ...}
                of Trees (SickPairs for sick; test optional) to train on
                instead of ``config["task"]``'s files (``tasks.given_task``);
                given again to resume such a run
     callbacks: each called after every dev evaluation, once it is recorded, as
                ``callback(at, dev, metrics)``: ``at`` the epochs done (2.5: the
-               middle of epoch 3), ``dev`` that evaluation's metrics,
-               ``metrics`` the run's record so far (``best_at`` and ``dev``:
-               the best evaluation).  A true return stops training there: the
-               best-dev model is then tested as at the end, and
-               ``metrics["stopped"]`` says when and by which callback.
+               middle of epoch 3), ``dev`` that evaluation's metrics, ``metrics``
+               the run's record so far (``best_at``, ``dev``: the best one).  A
+               true return stops training there: the best-dev model is then
+               tested as at the end; ``metrics["stopped"]`` says when and why.
     announce:  called once a fresh run's directory is found usable, before
                anything is read (where a front end says what it trains)
     built:     ``config`` is as ``run_config.build_config`` made and checked
@@ -152,9 +151,9 @@ def train(config: dict, run_dir: str | Path | RunDirectory | None = None, resume
     A fresh run refuses a directory holding a run unless ``overwrite`` (which
     keeps the old files aside until the new run has finished an epoch).  With
     ``resume`` the run continues from its checkpoint and ``config`` holds only
-    the changes asked for (``RESUMABLE`` keys).  Raises ``step.TrainingStopped``
-    when the loss, a gradient, a parameter or the optimiser's state stops
-    being finite or the loss diverges."""
+    the changes asked for (``RESUMABLE`` keys).  ``step.TrainingStopped`` when
+    the loss, a gradient, a parameter or the optimiser's state stops being
+    finite or the loss diverges."""
     setup_start = time.perf_counter()
     retain_freed_memory()  # the steps reuse their work arrays' pages (memory.py)
     directory = (run_dir if isinstance(run_dir, RunDirectory) else
