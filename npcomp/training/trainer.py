@@ -142,7 +142,7 @@ def train(config: dict, run_dir: str | Path | RunDirectory | None = None, resume
                middle of epoch 3), ``dev`` that evaluation's metrics, ``metrics``
                the run's record so far (``best_at``, ``dev``: the best one).  A
                true return stops training there: the best-dev model is then
-               tested as at the end; ``metrics["stopped"]`` says when and why.
+               tested as at the end; ``metrics["stopped"]``: when, by which callback.
     announce:  called once a fresh run's directory is found usable, before
                anything is read (where a front end says what it trains)
     built:     ``config`` is as ``run_config.build_config`` made and checked
