@@ -28,14 +28,21 @@ def config(model: str | None = None, task: str | None = None, **options) -> dict
 
 # the estimators, loaded (with NumPy and numba) when first named
 _ESTIMATORS = ("TreeClassifier", "PairRegressor", "PairClassifier")
+# what each command does, from Python (npcomp.runs), loaded when first named
+_RUNS = ("train", "evaluate", "predict", "sweep", "reproduce", "plot")
+__all__ = ["config", "TreeClassifier", "PairRegressor", "PairClassifier", "train", "evaluate",
+           "predict", "sweep", "reproduce", "plot"]
 
 
 def __getattr__(name: str):
     if name in _ESTIMATORS:
         from npcomp import estimators
         return getattr(estimators, name)
+    if name in _RUNS:
+        from npcomp import runs
+        return getattr(runs, name)
     raise AttributeError(f"module 'npcomp' has no attribute {name!r}")
 
 
 def __dir__() -> list:
-    return sorted([*globals(), *_ESTIMATORS])
+    return sorted([*globals(), *_ESTIMATORS, *_RUNS])

@@ -17,7 +17,8 @@ import warnings
 
 import pytest
 
-from npcomp.cli import flag, main
+from npcomp.cli import main
+from npcomp.experiments.failures import flag
 from npcomp.data.errors import ConfigError, DataError
 from npcomp.data.own_data import load_files
 from npcomp.data.text_trees import TextTrees

@@ -9,8 +9,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "npcomp"
 # a layer may import its own and those below it; experiments, study and
 # estimators are side by side, each above training
 RANK = {"data": 0, "forest": 1, "params": 1, "cells": 2, "heads": 3, "model": 4,
-        "training": 5, "experiments": 6, "study": 6, "estimators": 6, "cli": 7,
-        "__main__": 8, "": 8}
+        "training": 5, "experiments": 6, "study": 6, "estimators": 6, "runs": 7, "cli": 8,
+        "__main__": 9, "": 9}
 MAX_TOP_LEVEL = 6
 MAX_MODULE_LINES = 600
 MAX_FUNCTION_LINES = 80

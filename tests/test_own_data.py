@@ -477,7 +477,7 @@ def test_bad_input_across_files(tmp_path):
                                         r"range, \[1, 3\].*score_range=\(lo, hi\)") as raised:
         load_files(train, test=wide, text_trees=right())
     # the command line names its flag where Python names the parameter
-    from npcomp.cli import flag
+    from npcomp.experiments.failures import flag
     assert raised.value.message(flag).endswith("(--score-range LO,HI)")
     # one tree, labelled with two classes at its nodes
     one = write(tmp_path / "one.txt", "(1 (0 a) (1 b))\n")

@@ -12,10 +12,13 @@ from pathlib import Path
 
 import pytest
 
+import npcomp
+from npcomp.data.errors import ConfigError
 from npcomp.experiments import paper_tables
-from npcomp.cli import main
-from npcomp.cli.reproduce import table_spec
-from npcomp.cli.sweep import config_of
+from npcomp.experiments.sweep_jobs import config_of
+from npcomp.experiments.table_report import reports_summary
+from npcomp.experiments.table_sweep import table_spec, train_commands
+from npcomp.runs.training import train_config
 from npcomp.training.options import command_line
 from npcomp.experiments.report import ABOVE, BELOW, REACHED, TOO_FEW, WITHIN_NOISE, verdict
 
@@ -33,8 +36,11 @@ tables.TABLES["tiny"] = tables.Table("tiny", "A tiny table on the synthetic task
                dict(dim=8, embedding_dim=8, epochs=4)),
 ))
 if __name__ == "__main__":
-    from npcomp.cli import main
-    sys.exit(main(["reproduce", "tiny", *sys.argv[1:]]))
+    import npcomp
+    arguments = sys.argv[1:]   # --seeds N --out DIR --quiet
+    sys.exit(npcomp.reproduce("tiny", seeds=int(arguments[arguments.index("--seeds") + 1]),
+                              out=arguments[arguments.index("--out") + 1],
+                              quiet="--quiet" in arguments).status)
 '''
 
 
@@ -47,20 +53,18 @@ def every_setting():
 
 @pytest.mark.parametrize("table,options", list(every_setting()))
 def test_every_row_is_a_configuration_train_accepts(table, options, data_dir, tmp_path):
-    """The row's command, as its report prints it, through train's own parser
-    and configuration check gives the configuration its sweep builds from
-    the row's options, without training (a table on a user's copy of a
+    """The row's options, as `npcomp train` takes them (its report's command),
+    give through train's configuration the configuration its sweep builds
+    from the row's options, without training (a table on a user's copy of a
     corpus on a few made-up rows of its format)."""
-    from npcomp.cli import build_parser, train_config
     table = paper_tables.table(table)
     task = options["task"]
     if table.own_data is not None:
         phrases = tmp_path / "phrases.tsv"
         phrases.write_text("text\tlabel\nvery good news\t4\nthe report\t2\nflawed\t0\n")
         options, task = dict(table.run_options(options, str(phrases)), fold=0), "files"
-    parsed = build_parser().parse_args(["train", *command_line(options), "--data-dir",
-                                        str(data_dir), "--threads", "1"])
-    config = train_config(parsed)
+    assert command_line(options)   # the report's command gives each as a flag
+    config = train_config(**dict(options, data_dir=str(data_dir), threads=1))
     assert config == config_of(dict(options, data_dir=str(data_dir), threads=1))
     assert config["model"] == options["model"] and config["task"] == task
 
@@ -77,12 +81,11 @@ def test_each_command_gives_an_option_once_and_a_rows_shards_over_the_tables():
     """A report's command trains one seed as its runs trained: the shards
     every reproduce run takes, unless the row sets its own (the shards
     table's two-shards row)."""
-    from npcomp.cli.reproduce import _commands
     for table in paper_tables.TABLES.values():
-        for name, command in _commands(table, Path("docs/results"), {}).items():
+        for name, command in train_commands(table, Path("docs/results"), {}).items():
             options = [word for word in command.split() if word.startswith("--")]
             assert len(options) == len(set(options)), (table.name, name, command)
-    commands = _commands(paper_tables.table("shards"), Path("docs/results"), {})
+    commands = train_commands(paper_tables.table("shards"), Path("docs/results"), {})
     assert "--shards 2 " in commands["two-shards"] and "--shards 1" not in commands["two-shards"]
     assert "--shards 1 " in commands["one-shard"]
 
@@ -157,13 +160,13 @@ def test_list_prints_each_row_with_its_time(tmp_path, monkeypatch, capsys):
                          dict(dim=8, embedding_dim=8, epochs=2),
                          dev=dict(dim=8, embedding_dim=8, epochs=2, lr=0.1)),))
     monkeypatch.setitem(paper_tables.TABLES, "tiny", table)
-    assert main(["reproduce", "--list", "tiny", "--out", str(tmp_path)]) == 0
+    assert npcomp.reproduce("tiny", list=True, out=tmp_path).status == 0
     out = capsys.readouterr().out
     assert "bag " in out and "bag-dev" in out and "a seed" in out and "5 seeds" in out
     cached = json.loads((tmp_path / "estimates.json").read_text())
     assert len(cached) == 2 and all(seconds > 0 for seconds in cached.values())
     assert all(json.loads(setting)["shards"] == 1 for setting in cached)   # as its runs train
-    assert main(["reproduce", "--list", "tiny", "--out", str(tmp_path)]) == 0
+    assert npcomp.reproduce("tiny", list=True, out=tmp_path).status == 0
     assert "measuring" not in capsys.readouterr().err   # the cache answers
 
 
@@ -172,7 +175,7 @@ def test_list_answers_without_the_data(tmp_path, monkeypatch, capsys):
     its data or vectors are not found, why not: a fresh install, before
     `npcomp download`."""
     monkeypatch.setenv("NPCOMP_DATA", str(tmp_path / "no-data"))
-    assert main(["reproduce", "--list", "--out", str(tmp_path / "out")]) == 0
+    assert npcomp.reproduce(list=True, out=tmp_path / "out").status == 0
     out = capsys.readouterr().out
     for table in paper_tables.TABLES.values():
         assert f"{table.name}: {table.title}" in out
@@ -182,20 +185,21 @@ def test_list_answers_without_the_data(tmp_path, monkeypatch, capsys):
     assert "a seed" not in out   # every table here trains on the real data
 
 
-def test_an_unknown_table_or_row_is_named(capsys):
-    assert main(["reproduce", "nosuch"]) == 2
-    assert "TABLE: no table 'nosuch'" in capsys.readouterr().err
-    assert main(["reproduce", "zhu", "--rows", "nosuch"]) == 2
-    assert "--rows: zhu has no row 'nosuch'" in capsys.readouterr().err
+def test_an_unknown_table_or_row_is_named():
+    with pytest.raises(ConfigError) as error:
+        npcomp.reproduce("nosuch")
+    assert error.value.option == "table" and "no table 'nosuch'" in str(error.value)
+    with pytest.raises(ConfigError) as error:
+        npcomp.reproduce("zhu", rows="nosuch")
+    assert error.value.option == "rows" and "zhu has no row 'nosuch'" in str(error.value)
 
 
 def test_the_readmes_results_table_is_the_reports_summary():
-    from npcomp.cli.reproduce import summary
     text = (REPO_ROOT / "README.md").read_text()
     start = text.index("<!-- npcomp reproduce --summary -->\n") + len(
         "<!-- npcomp reproduce --summary -->\n")
     end = text.index("\n<!-- end of npcomp reproduce --summary -->")
-    assert text[start:end] == summary(REPO_ROOT / "docs" / "results")
+    assert text[start:end] == reports_summary(REPO_ROOT / "docs" / "results")
 
 
 def test_rows_on_dependency_parses_read_the_tables_parses(tmp_path):
@@ -218,7 +222,7 @@ def test_list_measures_the_committed_runs_of_a_row_that_needs_parses(tmp_path, m
         (out / "tai-sst" / "runs" / run).mkdir(parents=True)
         shutil.copy(REPO_ROOT / "docs" / "results" / "tai-sst" / "runs" / run / "metrics.json",
                     out / "tai-sst" / "runs" / run / "metrics.json")
-    assert main(["reproduce", "--list", "tai-sst", "--out", str(out)]) == 0
+    assert npcomp.reproduce("tai-sst", list=True, out=out).status == 0
     listed = capsys.readouterr().out.splitlines()
     fine = next(line for line in listed if line.startswith("  dependency-fine "))
     binary = next(line for line in listed if line.startswith("  dependency-binary "))

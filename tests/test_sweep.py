@@ -421,7 +421,9 @@ def test_the_sweep_page_examples_plan_their_runs(tmp_path, monkeypatch):
     import shlex
 
     import npcomp.cli
-    from npcomp.cli import sweep as sweep_command
+    from npcomp.experiments.sweep_jobs import check_settings
+    from npcomp.runs.sweeps import build_spec
+    from npcomp.training.options import OPTIONS
     from npcomp.experiments.sweep_plan import plan_runs
     from npcomp.experiments.sweep_spec import read_spec
     section = (Path(__file__).resolve().parent.parent / "docs" / "sweeps.md").read_text()
@@ -438,14 +440,15 @@ def test_the_sweep_page_examples_plan_their_runs(tmp_path, monkeypatch):
     assert sorted({run.setting for run in runs}) == [
         "glove-lr0.05", "glove-lr0.1", "random-lr0.05", "random-lr0.1"]
     assert len(runs) == 20
-    sweep_command.check_settings(spec, runs, threads=1)
+    check_settings(spec, runs, threads=1)
     one_line = " ".join(re.search(r"\n    (npcomp sweep --model.*\\\n.*)\n", section)[1]
                         .replace("\\\n", " ").split())
     args = npcomp.cli.build_parser().parse_args(shlex.split(one_line)[1:])
-    spec = sweep_command.build_spec(args)
+    spec = build_spec(args.spec, args.seeds, args.grid,
+                      {name: value for name, value in vars(args).items() if name in OPTIONS})
     runs = plan_runs(spec)
     assert [run.name for run in runs][:2] == ["lr0.05-s1", "lr0.05-s2"] and len(runs) == 10
-    sweep_command.check_settings(spec, runs, threads=1)
+    check_settings(spec, runs, threads=1)
 
 
 def test_a_worker_compiles_its_kernels_on_a_first_sweep(tmp_path):

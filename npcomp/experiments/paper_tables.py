@@ -27,7 +27,7 @@ from .vector_files import GLOVE_50, WORD2VEC_300
 # more shards only add work, and the committed runs were trained before
 # minibatches had shards (their configs, without the option, read as one).
 # Given to the runs, not recorded in the tables' sweep plans, which predate it
-# (cli/sweep.py, ``run_sweep``'s ``pinned``)
+# (runs/sweeps.py, ``run_sweep``'s ``pinned``)
 RUN_OPTIONS = {"shards": 1}
 
 # what the shared vectors lack against the papers'

@@ -168,10 +168,11 @@ class Tally:
         return f"finished {self.finished}, running {self.running}, failed {self.failed}"
 
 
-def execute(client, jobs: dict, task, progress: bool = True, already_finished: int = 0,
+def execute(client, jobs: dict, progress: bool = True, already_finished: int = 0,
             total: int | None = None, echo=print) -> dict:
-    """Run ``task(*arguments)`` for each run name -> arguments of ``jobs`` on
-    the cluster of ``client``; name -> the task's result (a dict with
+    """Run the task of a run (``sweep_task.train_in_worker(*arguments)``) for
+    each run name -> arguments of ``jobs`` on the cluster of ``client``
+    (``sweep_jobs.sweep_jobs`` makes them); name -> the task's result (a dict with
     ``status``, 0 when the run finished, and ``error``), or {"status": 1,
     "error": ...} for a run the cluster could not carry out (its worker died
     ALLOWED_FAILURES times).  A progress bar over the runs shows finished,
@@ -179,9 +180,11 @@ def execute(client, jobs: dict, task, progress: bool = True, already_finished: i
     runs are cancelled and the workers running them restarted (an existing
     cluster keeps going for others), then the interrupt goes on."""
     from distributed import as_completed
+
+    from .sweep_task import train_in_worker
     token = uuid.uuid4().hex[:8]
-    futures = {client.submit(task, *arguments, key=f"npcomp-run-{name}-{token}", pure=False):
-               name for name, arguments in jobs.items()}
+    futures = {client.submit(train_in_worker, *arguments, key=f"npcomp-run-{name}-{token}",
+                             pure=False): name for name, arguments in jobs.items()}
     tally = Tally(finished=already_finished)
     bar = _progress_bar(total or len(jobs), already_finished, progress)
     results = {}

@@ -13,11 +13,15 @@ from pathlib import Path
 
 from npcomp.cells import registry
 from .defaults import defaults_for
+from .options import LIST_KINDS, OPTIONS
 from .trainer import train
 
 BASELINE_MODEL = registry.baseline_model()
 # options the baseline shares with the model's run when the user gave them
 SHARED = ("lr", "emb_lr", "l2", "dropout", "epochs", "batch_size")
+# the model's own settings, which the baseline takes from its own defaults:
+# its protocol (the baseline has the paper's alone) and its recurrence's dropout
+MODEL_SETTINGS = ("model", "task", "baseline", "dim", "protocol", "recurrent_dropout")
 
 
 def shared_options_set(config: dict) -> set:
@@ -29,18 +33,36 @@ def shared_options_set(config: dict) -> set:
 
 
 def baseline_config(config: dict, given=()) -> dict:
-    """The baseline's config beside the model's ``config``; ``given``: the
-    option names the user set."""
-    base = dict(config, model=BASELINE_MODEL, baseline=False)
-    for option in registry.CELL_OPTIONS:  # the model's cell options are not the baseline's
-        if option not in registry.model(BASELINE_MODEL).options:
-            base.pop(option, None)
+    """The baseline's config beside the model's ``config``, made where every
+    configuration is (``run_config.build_config``): the model's settings
+    given over the baseline's own defaults, but for the model's cell
+    options it does not take, its ``MODEL_SETTINGS`` and the shared options
+    (``SHARED``) the user did not set (``given``: the option names the user
+    set), which take the baseline's defaults; its state dimension is its
+    embedding dimension."""
+    from .run_config import build_config
+    entry = registry.model(BASELINE_MODEL)
     defaults = defaults_for(BASELINE_MODEL, config["task"])
-    for key in SHARED:
-        if key not in given:
-            base[key] = defaults[key]
-    base["dim"] = base["embedding_dim"]
-    return base
+    options = {}
+    for key, value in config.items():
+        if key not in OPTIONS or key in MODEL_SETTINGS \
+                or (key in registry.CELL_OPTIONS and key not in entry.options) \
+                or (key in SHARED and key not in given):
+            continue
+        if key in defaults and value == defaults[key]:
+            continue   # the baseline's own: not given
+        # random vectors (none read) are given as such, not left to the task's default
+        options[key] = "random" if key == "vectors" and value is None else value
+    return build_config(BASELINE_MODEL, config["task"],
+                        dict(_as_given(options), baseline=False))
+
+
+def _as_given(options: dict) -> dict:
+    """Values of a built configuration as options are given (a list of
+    rates or classes as its comma text)."""
+    return {key: ",".join(str(item) for item in value)
+            if OPTIONS[key].kind in LIST_KINDS and isinstance(value, (list, tuple)) else value
+            for key, value in options.items()}
 
 
 def train_baseline(config: dict, run_dir: str | Path, given=(), overwrite: bool = False,
@@ -60,4 +82,4 @@ def train_baseline(config: dict, run_dir: str | Path, given=(), overwrite: bool 
                      progress=progress, echo=echo)
     echo(f"training the bag-of-words baseline (mean-vectors) -> {directory.path}")
     return train(baseline_config(config, given), directory.path,
-                 overwrite=overwrite or bool(held), progress=progress, echo=echo)
+                 overwrite=overwrite or bool(held), progress=progress, echo=echo, built=True)

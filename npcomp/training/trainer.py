@@ -130,41 +130,37 @@ class Run:
 @pinned_thread_pools()
 def train(config: dict, run_dir: str | Path | RunDirectory | None = None, resume: bool = False,
           overwrite: bool = False, progress: bool = True, echo=print, data=None,
-          callbacks=()) -> dict:
+          callbacks=(), announce=None, built: bool = False) -> dict:
     """Train ``config`` into ``run_dir``; returns the metrics record.
 
-    run_dir:   the run directory; None: nothing is written (the run's files
-               are kept in memory, then dropped); a ``RunInMemory`` keeps them
+    run_dir:   the run directory; None: nothing is written (kept in memory,
+               then dropped); a ``RunInMemory`` keeps the run's files
     data:      a TaskData, or a dict {"train": ..., "dev": ..., "test": ...}
                of Trees (SickPairs for sick; test optional) to train on
                instead of ``config["task"]``'s files (``tasks.given_task``);
                given again to resume such a run
     callbacks: each called after every dev evaluation, once it is recorded, as
                ``callback(at, dev, metrics)``: ``at`` the epochs done (2.5: the
-               middle of epoch 3), ``dev`` that evaluation's metrics,
-               ``metrics`` the run's record so far (``best_at`` and ``dev``:
-               the best evaluation).  A true return stops training there: the
-               best-dev model is then tested as at the end, and
-               ``metrics["stopped"]`` says when and by which callback.
+               middle of epoch 3), ``dev`` that evaluation's metrics, ``metrics``
+               the run's record so far (``best_at``, ``dev``: the best one).  A
+               true return stops training there: the best-dev model is then
+               tested as at the end; ``metrics["stopped"]``: when, by which callback.
+    announce:  called once a fresh run's directory is found usable, before
+               anything is read (where a front end says what it trains)
+    built:     ``config`` is as ``run_config.build_config`` made and checked
+               it; else it takes the defaults it lacks and is checked here
 
     A fresh run refuses a directory holding a run unless ``overwrite`` (which
     keeps the old files aside until the new run has finished an epoch).  With
     ``resume`` the run continues from its checkpoint and ``config`` holds only
-    the changes asked for (``RESUMABLE`` keys).  Raises ``step.TrainingStopped``
-    when the loss, a gradient, a parameter or the optimiser's state stops
-    being finite or the loss diverges."""
+    the changes asked for (``RESUMABLE`` keys).  ``step.TrainingStopped`` when
+    the loss, a gradient, a parameter or the optimiser's state stops being
+    finite or the loss diverges."""
     setup_start = time.perf_counter()
     retain_freed_memory()  # the steps reuse their work arrays' pages (memory.py)
     directory = (run_dir if isinstance(run_dir, RunDirectory) else
                  RunInMemory() if run_dir is None else RunDirectory(run_dir))
-    saved = None
-    if resume:
-        saved = read_checkpoint(directory)
-        config = resumed_config(with_defaults(saved["config"]), config)
-    else:
-        directory.check_usable(overwrite)
-        config = with_defaults(config, saved=False)
-    check(config)
+    config, saved = _run_config(config, directory, resume, overwrite, announce, built)
     with files_read() as read:   # the data files' digests (provenance.py)
         run = prepare_run(config, directory, saved, echo, data)
     run.callbacks = tuple(callbacks)
@@ -209,6 +205,27 @@ def train(config: dict, run_dir: str | Path | RunDirectory | None = None, resume
             run.helper.shutdown()
         directory.unlock()
     return run.metrics
+
+
+def _run_config(config: dict, directory: RunDirectory, resume: bool, overwrite: bool,
+                announce, built: bool) -> tuple:
+    """(the run's configuration, checked, and its checkpoint's record or
+    None): a resumed run's own with the changes asked for, or a fresh run's
+    once its directory is found usable (refused before anything is read);
+    one ``built`` by ``run_config.build_config`` was checked there."""
+    if resume:
+        saved = read_checkpoint(directory)
+        config = resumed_config(with_defaults(saved["config"]), config)
+        check(config)
+        return config, saved
+    directory.check_usable(overwrite)
+    if announce is not None:
+        announce()
+    if built:
+        return dict(config), None
+    config = with_defaults(config, saved=False)
+    check(config)
+    return config, None
 
 
 def prepare_run(config: dict, directory: RunDirectory, saved: dict | None, echo,
