@@ -8,12 +8,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from npcomp.cells import make_cell, registry
-from npcomp.data.embeddings import Vocabulary
+from npcomp.data.readers.embeddings import Vocabulary
 from npcomp.forest import build_forest, node_words, supervised_labels
-from npcomp.data.formats import chain_tree
+from npcomp.data.readers.formats import chain_tree
 from npcomp.heads import PAIR_HEADS
-from npcomp.model import PairBatch, PairModel, TreeModel
-from npcomp.data.restructure import rebracket
+from npcomp.models import PairBatch, PairModel, TreeModel
+from npcomp.data.readers.restructure import rebracket
 
 from .check import STEP, check_gradients, gradient_rows
 from .trees import random_dependency_tree, random_dependency_trees, random_forest_trees

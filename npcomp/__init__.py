@@ -18,11 +18,11 @@ def config(model: str | None = None, task: str | None = None, **options) -> dict
     ``threads`` is given.  None (model, task): `npcomp train`'s default, the
     Constituency Tree-LSTM on the synthetic treebank.
 
-    ``npcomp.data.errors.ConfigError`` names the option at fault: an unknown
+    ``npcomp.errors.ConfigError`` names the option at fault: an unknown
     one, a value out of its range or of the wrong type, options that do not
     go together.
     """
-    from npcomp.training.run_config import keyword_config
+    from npcomp.configuration.run_config import keyword_config
     return keyword_config(model, task, options)
 
 

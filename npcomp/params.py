@@ -20,7 +20,7 @@ from typing import Iterable
 
 import numpy as np
 
-from npcomp.data.errors import DataError
+from npcomp.errors import DataError
 
 
 class ParameterFileError(DataError):

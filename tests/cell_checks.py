@@ -19,7 +19,7 @@ from gradcheck.planted import children_swapped
 from gradcheck.suite import Setting, build_case
 from gradcheck.trees import random_binary_tree
 from npcomp.cells import make_cell
-from npcomp.data.formats import Tree, branching_tree
+from npcomp.data.readers.formats import Tree, branching_tree
 from npcomp.forest import build_forest, node_words
 
 # ---------------------------------------------------------------------------

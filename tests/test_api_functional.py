@@ -13,13 +13,13 @@ import numpy as np
 import pytest
 
 import npcomp
-import npcomp.data.synthetic
+import npcomp.data.datasets.synthetic
 from gradcheck.suite import Setting, setting_case
 from npcomp.cli import build_parser, main, train_config
-from npcomp.data.errors import ConfigError
+from npcomp.errors import ConfigError
 from npcomp.params import Layout, ParameterFileError, Parameters
 from npcomp.training.optimizers import Optimizer, make_optimizer
-from npcomp.training.run_paths import recorded_config
+from npcomp.runfiles.run_paths import recorded_config
 
 # a constituency tree model with every kind of dropout, L2 and node averaging;
 # a sequence model with recurrent dropout; a pair of sentences (similarity head)
@@ -245,7 +245,7 @@ def test_optimizer_for_a_model_is_make_optimizer_with_its_offsets(name, options)
 # npcomp.config
 # --------------------------------------------------------------------------
 
-_original_splits = npcomp.data.synthetic.synthetic_splits
+_original_splits = npcomp.data.datasets.synthetic.synthetic_splits
 
 
 def _small_splits(seed=0, sizes=None) -> dict:
@@ -257,7 +257,7 @@ TINY = dict(dim=8, embedding_dim=8, epochs=1, batch_size=10, baseline=False,
 
 
 def _flags(options: dict) -> list:
-    from npcomp.training.options import command_line
+    from npcomp.configuration.options import command_line
     return command_line({name: ",".join(map(str, value)) if isinstance(value, list) else value
                          for name, value in options.items()})
 
@@ -270,7 +270,7 @@ def test_config_is_what_npcomp_train_records(tmp_path, monkeypatch, model, optio
     not the configuration's) records in metrics.json and log.jsonl what
     npcomp.config returns for the same options, its paths as a run records
     them."""
-    monkeypatch.setattr(npcomp.data.synthetic, "synthetic_splits", _small_splits)
+    monkeypatch.setattr(npcomp.data.datasets.synthetic, "synthetic_splits", _small_splits)
     for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         monkeypatch.setenv(variable, "1")   # `npcomp train` sets them: put back after
     options = dict(TINY, **options)

@@ -11,11 +11,11 @@ import sys
 import numpy as np
 import pytest
 
-import npcomp.data.synthetic
+import npcomp.data.datasets.synthetic
 from npcomp.cli import main
-from npcomp.data.embeddings import read_vectors
-from npcomp.data.ptb import parse_ptb
-from npcomp.data.errors import DataError
+from npcomp.data.readers.embeddings import read_vectors
+from npcomp.data.readers.ptb import parse_ptb
+from npcomp.errors import DataError
 from conftest import replace_line, synthetic_of_size, synthetic_sst_files
 
 TINY = ["--dim", "4", "--embedding-dim", "4", "--epochs", "1", "--quiet", "--no-baseline"]
@@ -23,7 +23,7 @@ TINY = ["--dim", "4", "--embedding-dim", "4", "--epochs", "1", "--quiet", "--no-
 
 @pytest.fixture(autouse=True)
 def small_synthetic(monkeypatch):
-    monkeypatch.setattr(npcomp.data.synthetic, "synthetic_splits",
+    monkeypatch.setattr(npcomp.data.datasets.synthetic, "synthetic_splits",
                         synthetic_of_size((40, 20, 20)))
 
 
@@ -32,7 +32,7 @@ def synthetic_run(tmp_path_factory):
     """A tiny trained treelstm-nary run on synthetic (5 classes)."""
     run_dir = tmp_path_factory.mktemp("bad-input") / "run"
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(npcomp.data.synthetic, "synthetic_splits",
+        patch.setattr(npcomp.data.datasets.synthetic, "synthetic_splits",
                       synthetic_of_size((40, 20, 20)))
         assert main(["train", *TINY, "--out", str(run_dir)]) == 0
     return run_dir

@@ -21,7 +21,7 @@ from gradcheck.suite import Setting, build_case
 from gradcheck.trees import random_binary_tree
 from npcomp.cells import drnn, make_cell
 from npcomp.cells.reference import drnn as drnn_reference
-from npcomp.data.formats import branching_tree
+from npcomp.data.readers.formats import branching_tree
 
 D, D_X = 3, 4
 

@@ -16,7 +16,7 @@ from gradcheck.check import TOLERANCE, assert_passes, check_gradients
 from gradcheck.suite import Setting, build_case
 from npcomp.cells import make_cell, matrix_space
 from npcomp.cells.reference import matrix_space as matrix_space_reference
-from npcomp.data.formats import chain_tree
+from npcomp.data.readers.formats import chain_tree
 from npcomp.forest import build_forest
 
 MODEL = "matrix-space"

@@ -20,7 +20,7 @@ from npcomp.cells import make_cell, mrnn, registry
 from npcomp.cells.kernels import recurrence
 from npcomp.cells.kernels.activations import activation_code
 from npcomp.cells.reference import mrnn as mrnn_reference
-from npcomp.data.formats import chain_tree
+from npcomp.data.readers.formats import chain_tree
 from npcomp.forest import build_forest
 
 MODEL = "mrnn"

@@ -22,7 +22,7 @@ from gradcheck.suite import Setting, build_case
 from gradcheck.trees import random_binary_tree
 from npcomp.cells import make_cell, mvrnn
 from npcomp.cells.reference import mvrnn as mvrnn_reference
-from npcomp.data.formats import branching_tree
+from npcomp.data.readers.formats import branching_tree
 
 D = 3
 WIDTH = D + D * D

@@ -22,7 +22,7 @@ from gradcheck.suite import Setting, build_case
 from gradcheck.trees import random_binary_tree
 from npcomp.cells import make_cell, rae
 from npcomp.cells.reference import rae as rae_reference
-from npcomp.data.formats import branching_tree
+from npcomp.data.readers.formats import branching_tree
 
 D = 3
 

@@ -19,8 +19,8 @@ from gradcheck.suite import VOCAB_SIZE, Setting, build_case, random_trees
 from gradcheck.trees import random_binary_tree, random_dependency_tree
 from npcomp.cells import make_cell, rntn
 from npcomp.cells.reference import rntn as rntn_reference
-from npcomp.data.embeddings import Vocabulary
-from npcomp.data.ptb import parse_ptb
+from npcomp.data.readers.embeddings import Vocabulary
+from npcomp.data.readers.ptb import parse_ptb
 from npcomp.forest import build_forest, node_words
 
 VOCABULARY = Vocabulary(f"w{k}" for k in range(VOCAB_SIZE))   # as build_case's

@@ -22,8 +22,8 @@ from gradcheck.suite import Setting, build_case
 from gradcheck.trees import random_binary_tree, random_dependency_tree, random_dependency_trees
 from npcomp.cells import dtrnn, make_cell
 from npcomp.cells.reference import sdtrnn as sdtrnn_reference
-from npcomp.data.dependency_relations import RELATIONS, relation_id
-from npcomp.data.sick import read_sick_dir
+from npcomp.data.readers.dependency_relations import RELATIONS, relation_id
+from npcomp.data.readers.sick import read_sick_dir
 
 MODEL = "sdtrnn"
 D, D_X = 3, 4
@@ -86,8 +86,8 @@ def test_sick_relations_reach_the_training_forest(tmp_path):
     """A split directory in SICK's layout with *.rels: the relations are read
     with the dependency trees and carried into the pair model's forests; a
     line with too few labels is refused naming its file and line."""
-    from npcomp.data.embeddings import Vocabulary
-    from npcomp.data.errors import DataError
+    from npcomp.data.readers.embeddings import Vocabulary
+    from npcomp.errors import DataError
     from npcomp.training.encoding import encode_split
     files = {"a.toks": "a dog runs\nthe man sleeps\n", "b.toks": "dogs run\na man sleeps\n",
              "a.parents": "2 3 0\n2 3 0\n", "b.parents": "2 0\n2 3 0\n",

@@ -17,8 +17,8 @@ from gradcheck.trees import random_binary_tree, random_dependency_tree, random_f
 from npcomp.cells.kernels import levels
 from npcomp.cells import make_cell, slstm
 from npcomp.cells.reference import slstm as slstm_reference
-from npcomp.data.embeddings import Vocabulary
-from npcomp.data.formats import branching_tree
+from npcomp.data.readers.embeddings import Vocabulary
+from npcomp.data.readers.formats import branching_tree
 
 SETTINGS = settings("slstm")
 VOCABULARY = Vocabulary(f"w{k}" for k in range(VOCAB_SIZE))   # as build_case's

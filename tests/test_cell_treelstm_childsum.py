@@ -17,7 +17,7 @@ from gradcheck.trees import random_binary_tree, random_dependency_tree, random_d
 from npcomp.cells import make_cell, treelstm_childsum
 from npcomp.cells.reference import lstm as lstm_reference
 from npcomp.cells.reference import treelstm_childsum as childsum_reference
-from npcomp.data.formats import chain_tree
+from npcomp.data.readers.formats import chain_tree
 from npcomp.forest import build_forest, node_words
 
 MODEL = "treelstm-childsum"

@@ -18,14 +18,14 @@ import pytest
 from sklearn.metrics import f1_score
 
 from npcomp.cli import main
-from npcomp.data.class_list import MAX_CLASSES, class_list, sort_key
-from npcomp.data.errors import ConfigError, DataError
-from npcomp.data.own_data import load_files
-from npcomp.data.ptb import parse_ptb
-from npcomp.data.tasks import given_task
-from npcomp.data.text_trees import TextTrees
+from npcomp.data.datasets.class_list import MAX_CLASSES, class_list, sort_key
+from npcomp.errors import ConfigError, DataError
+from npcomp.data.datasets.own_data import load_files
+from npcomp.data.readers.ptb import parse_ptb
+from npcomp.data.datasets.tasks import given_task
+from npcomp.data.text.text_trees import TextTrees
 from npcomp.estimators import TreeClassifier
-from npcomp.training.configuration import check_value
+from npcomp.configuration.checks import check_value
 from npcomp.training.evaluation import CONFUSION_LIMIT
 
 TINY = dict(dim=6, embedding_dim=6, epochs=1, batch_size=10, threads=1, seed=1, tree="right")
@@ -178,8 +178,8 @@ def test_the_class_order_does_not_depend_on_string_hashing(tmp_path):
     PYTHONHASHSEED changes from one process to the next."""
     labels = ["nan", "1", "-2", "10", "2.5", "0", "7", "3.5", "-1", "nan"] * 3
     path = _table(tmp_path / "train.csv", labels)
-    probe = ("import sys; from npcomp.data.own_data import read_files; "
-             "from npcomp.data.text_trees import TextTrees; "
+    probe = ("import sys; from npcomp.data.datasets.own_data import read_files; "
+             "from npcomp.data.text.text_trees import TextTrees; "
              "print(read_files(sys.argv[1], text_trees=TextTrees('gold', 'right'))"
              ".classes.names)")
     orders = set()

@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 
 import npcomp.cli
-import npcomp.data.synthetic
+import npcomp.data.datasets.synthetic
 from npcomp.cells import registry
 from npcomp.cli import main
-from npcomp.data.ptb import parse_ptb
-from npcomp.data.tasks import load_task
+from npcomp.data.readers.ptb import parse_ptb
+from npcomp.data.datasets.tasks import load_task
 from conftest import synthetic_of_size
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -29,7 +29,7 @@ small_splits = synthetic_of_size(SIZES)
 
 @pytest.fixture(autouse=True)
 def small_synthetic(monkeypatch):
-    monkeypatch.setattr(npcomp.data.synthetic, "synthetic_splits", small_splits)
+    monkeypatch.setattr(npcomp.data.datasets.synthetic, "synthetic_splits", small_splits)
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +38,7 @@ def trained_run(tmp_path_factory):
     run_dir = tmp_path_factory.mktemp("cli") / "run"
     output = io.StringIO()
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(npcomp.data.synthetic, "synthetic_splits", small_splits)
+        patch.setattr(npcomp.data.datasets.synthetic, "synthetic_splits", small_splits)
         patch.setattr(sys, "stdout", output)
         status = main(["train", "--task", "synthetic", *TINY, "--out", str(run_dir)])
     assert status == 0
@@ -349,7 +349,7 @@ def test_vectors_by_file_name_are_read_from_the_data_directory(tmp_path, capsys)
                  "--data-dir", str(tmp_path / "data"), "--out", str(run_dir)]) == 0
     config = json.loads((run_dir / "metrics.json").read_text())["config"]
     assert config["vectors"] == "tiny.txt"   # recorded by name, as --vectors takes it
-    from npcomp.training.model_files import load_model
+    from npcomp.runfiles.model_files import load_model
     assert load_model(run_dir)[2]["vectors"] == str(vectors_dir / "tiny.txt")
     capsys.readouterr()
     assert main(["train", "--model", "lstm", *TINY, "--vectors", "absent.txt",

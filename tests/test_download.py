@@ -19,13 +19,13 @@ import numpy as np
 import pytest
 
 from npcomp.cli import main
-from npcomp.data import download
-from npcomp.data.download import (ALL, DATASETS, DownloadError, MissingVocabulary,
-                                  archive_url, archive_urls, fetch, fetch_all, installed)
-from npcomp.data.download_catalogue import OFFICIAL_SICK, OFFICIAL_SST_SICK
-from npcomp.data.embeddings import read_vectors
-from npcomp.data.ptb import read_ptb_file
-from npcomp.data.vector_filter import data_vocabulary, vocabulary_digest
+from npcomp.data.downloads import download
+from npcomp.data.downloads.download import (ALL, DATASETS, DownloadError, MissingVocabulary,
+    archive_url, archive_urls, fetch, fetch_all, installed)
+from npcomp.data.downloads.catalogue import OFFICIAL_SICK, OFFICIAL_SST_SICK
+from npcomp.data.readers.embeddings import read_vectors
+from npcomp.data.readers.ptb import read_ptb_file
+from npcomp.data.downloads.vector_filter import data_vocabulary, vocabulary_digest
 from npcomp.experiments.data_downloads import table_downloads
 from npcomp.experiments.paper_tables import TABLES
 
@@ -257,7 +257,7 @@ def test_every_dataset_has_official_urls_and_checks():
 
 def test_the_reports_files_are_what_the_downloads_install():
     from npcomp.experiments.vector_files import GLOVE_50, WORD2VEC_300
-    from npcomp.training.defaults import SICK_VECTOR_FILES
+    from npcomp.configuration.defaults import SICK_VECTOR_FILES
     targets = {Path(member.target).name for entry in DATASETS.values()
                for archive in entry.archives for member in archive.members}
     assert {GLOVE_50, WORD2VEC_300, SICK_VECTOR_FILES[0]} <= targets

@@ -1,14 +1,14 @@
-"""Vocabulary, vector-file readers and the embedding matrix (npcomp.data.embeddings)."""
+"""Vocabulary, vector-file readers and the embedding matrix (npcomp.data.readers.embeddings)."""
 import struct
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from npcomp.data.embeddings import (UNKNOWN, Vocabulary, WordVectors, build_embedding_matrix,
-                               read_vectors)
-from npcomp.data.ptb import parse_ptb, read_ptb_file
-from npcomp.data.errors import DataError
+from npcomp.data.readers.embeddings import (UNKNOWN, Vocabulary, WordVectors,
+    build_embedding_matrix, read_vectors)
+from npcomp.data.readers.ptb import parse_ptb, read_ptb_file
+from npcomp.errors import DataError
 
 
 @pytest.fixture

@@ -19,21 +19,21 @@ from sklearn.model_selection import GridSearchCV
 from sklearn.utils import estimator_checks
 
 import npcomp
-import npcomp.data.synthetic
+import npcomp.data.datasets.synthetic
 from conftest import synthetic_of_size
 from npcomp.cli import main
-from npcomp.data.errors import ConfigError, DataError
-from npcomp.data.ptb import parse_ptb
-from npcomp.data.sick import SickPair
-from npcomp.data.tasks import TaskData, as_structure
-from npcomp.data.text_trees import TextTrees
+from npcomp.errors import ConfigError, DataError
+from npcomp.data.readers.ptb import parse_ptb
+from npcomp.data.readers.sick import SickPair
+from npcomp.data.datasets.tasks import TaskData, as_structure
+from npcomp.data.text.text_trees import TextTrees
 from npcomp.estimators.inputs import sentence_trees
 from npcomp.estimators import (EstimatorFileError, NotFittedError, PairClassifier, PairRegressor,
                                TreeClassifier)
 from npcomp.forest import build_forest, node_words
-from npcomp.training.model_files import load_model
-from npcomp.training.options import OPTIONS, command_line
-from npcomp.training.run_in_memory import RunInMemory
+from npcomp.runfiles.model_files import load_model
+from npcomp.configuration.options import OPTIONS, command_line
+from npcomp.runfiles.run_in_memory import RunInMemory
 from npcomp.training.trainer import train
 
 SIZES = (60, 20, 20)
@@ -173,7 +173,7 @@ def test_an_estimator_not_fitted_says_so():
 def test_fit_equals_npcomp_train_metric_for_metric(tmp_path, monkeypatch, splits, capsys):
     """`npcomp train` on the same synthetic treebank, seed and options, in
     a run directory; the estimator on the same trees in memory."""
-    monkeypatch.setattr(npcomp.data.synthetic, "synthetic_splits", synthetic_of_size(SIZES))
+    monkeypatch.setattr(npcomp.data.datasets.synthetic, "synthetic_splits", synthetic_of_size(SIZES))
     for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         monkeypatch.setenv(variable, "1")   # `npcomp train` sets them: put back after
     options = dict(TINY, evals_per_epoch=2)
@@ -624,7 +624,7 @@ def test_pair_classifier(tmp_path, splits):
 def test_pair_classifier_on_sick_pairs_own_labels(splits):
     """SickPairs carry their class numbers: y None trains on them, and the
     classes are the numbers 0..C-1."""
-    from npcomp.data.sick import SickPair
+    from npcomp.data.readers.sick import SickPair
     X, y = _classed_pairs(splits["train"])
     names = ["CONTRADICTION", "ENTAILMENT", "NEUTRAL"]
     pairs = [SickPair(a, b, float("nan"), str(k), names.index(label))

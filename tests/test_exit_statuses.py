@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-import npcomp.data.synthetic
-from npcomp.data import download
+import npcomp.data.datasets.synthetic
+from npcomp.data.downloads import download
 from npcomp.cli import COMMANDS, main
 from conftest import synthetic_of_size
 
@@ -34,7 +34,7 @@ small_splits = synthetic_of_size(SIZES)
 
 @pytest.fixture(autouse=True)
 def small_synthetic(monkeypatch):
-    monkeypatch.setattr(npcomp.data.synthetic, "synthetic_splits", small_splits)
+    monkeypatch.setattr(npcomp.data.datasets.synthetic, "synthetic_splits", small_splits)
 
 
 class Quiet(http.server.SimpleHTTPRequestHandler):
@@ -49,7 +49,7 @@ def place(tmp_path_factory):
     served SST archive and its checksums: name -> path or value."""
     root = tmp_path_factory.mktemp("statuses")
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(npcomp.data.synthetic, "synthetic_splits", small_splits)
+        patch.setattr(npcomp.data.datasets.synthetic, "synthetic_splits", small_splits)
         assert main(["train", *TINY, "--out", str(root / "run")]) == 0
         assert main(["sweep", "--task", "synthetic", *TINY, "--workers", "1",
                      "--out", str(root / "sweep")]) == 0
@@ -176,7 +176,7 @@ def test_each_command_exits_as_the_readme_says(command, status, place, request, 
     if command == "parse" and status == 0:
         pytest.importorskip("spacy")
         try:
-            from npcomp.data.dependency_parser import SpacyParser
+            from npcomp.data.text.dependency_parser import SpacyParser
             SpacyParser()
         except ImportError as error:
             pytest.skip(f"no spaCy pipeline: {error}")

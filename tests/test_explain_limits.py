@@ -12,13 +12,13 @@ import pytest
 import npcomp.cli.explain as explain_command
 import npcomp.study.finite_differences as finite_differences
 from npcomp.cli import main
-from npcomp.data.errors import ConfigError
-from npcomp.data.text_trees import TextTrees
+from npcomp.errors import ConfigError
+from npcomp.data.text.text_trees import TextTrees
 from npcomp.study.explain import explain
 from npcomp.study.state_checks import MAX_NODES
-from npcomp.training.defaults import defaults_for
-from npcomp.training.model_building import build_model, initial_parameters
-from npcomp.data.embeddings import Vocabulary
+from npcomp.configuration.defaults import defaults_for
+from npcomp.configuration.model_building import build_model, initial_parameters
+from npcomp.data.readers.embeddings import Vocabulary
 
 
 def right_branching(levels: int) -> str:

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import npcomp.data.synthetic
+import npcomp.data.datasets.synthetic
 from npcomp.cli import main
 from npcomp.study.explain_page import ANCHORS, class_colours, layout, render_page
 from conftest import synthetic_of_size
@@ -382,7 +382,7 @@ def tiny_run(tmp_path_factory):
     """A one-epoch N-ary Tree-LSTM on a small synthetic treebank."""
     run_dir = tmp_path_factory.mktemp("page") / "run"
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(npcomp.data.synthetic, "synthetic_splits", _small_splits)
+        patch.setattr(npcomp.data.datasets.synthetic, "synthetic_splits", _small_splits)
         patch.setattr(sys, "stdout", io.StringIO())
         assert main(["train", "--task", "synthetic", "--model", "treelstm-nary", "--dim", "4",
                      "--embedding-dim", "4", "--epochs", "1", "--quiet", "--no-baseline",
@@ -426,8 +426,8 @@ def test_predict_overwrite_needs_html(tiny_run, capsys, monkeypatch):
 
 def test_predict_html_refuses_a_sick_run(tmp_path, capsys, monkeypatch):
     """Pairs have no page; said before stdin is read."""
-    import npcomp.training.model_files
-    monkeypatch.setattr(npcomp.training.model_files, "load_model",
+    import npcomp.runfiles.model_files
+    monkeypatch.setattr(npcomp.runfiles.model_files, "load_model",
                         lambda run: (None, None, {"task": "sick"}, None))
     monkeypatch.setattr(sys, "stdin", io.StringIO("a\tb\n"))
     assert main(["predict", "--run", str(tmp_path), "--html", str(tmp_path / "p.html")]) == 2

@@ -13,7 +13,7 @@ import pytest
 from gradcheck.suite import VOCAB_SIZE, build_case, random_trees, settings
 from npcomp.cells import reference, registry
 from npcomp.cells.interface import Term
-from npcomp.data.embeddings import Vocabulary
+from npcomp.data.readers.embeddings import Vocabulary
 
 
 def _case(name: str, seed: int = 0):

@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 
 from npcomp.forest import (SUPERVISION_MODES, _heights_and_positions, build_forest, node_words,
                            supervised_labels)
-from npcomp.data.formats import NO_TOKEN, UNLABELLED, branching_tree, chain_tree
-from npcomp.data.ptb import parse_ptb
+from npcomp.data.readers.formats import NO_TOKEN, UNLABELLED, branching_tree, chain_tree
+from npcomp.data.readers.ptb import parse_ptb
 
 HAND_MADE = [
     "(3 (2 It) (4 (2 's) (4 good)))",

@@ -10,11 +10,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from npcomp.data.formats import NO_PARENT, NO_TOKEN, UNLABELLED, branching_tree, chain_tree
-from npcomp.data.ptb import parse_ptb, read_ptb_file
-from npcomp.data.sick import SickPair, read_sick_dir
-from npcomp.data.parents import parents_to_tree
-from npcomp.data.errors import DataError
+from npcomp.data.readers.formats import NO_PARENT, NO_TOKEN, UNLABELLED, branching_tree, chain_tree
+from npcomp.data.readers.ptb import parse_ptb, read_ptb_file
+from npcomp.data.readers.sick import SickPair, read_sick_dir
+from npcomp.data.readers.parents import parents_to_tree
+from npcomp.errors import DataError
 
 
 def assert_children_in_sentence_order(tree):
@@ -338,7 +338,7 @@ def test_real_sst_dev(data_dir):
 def test_a_treebank_file_is_parsed_once_and_again_when_it_changes(tmp_path):
     """Runs in one process (a sweep's worker) share the parse of a file; an
     edit of the same size made at once is still read anew."""
-    from npcomp.data.ptb import read_ptb_file
+    from npcomp.data.readers.ptb import read_ptb_file
     path = tmp_path / "train.txt"
     path.write_text("(3 (2 it) (3 good))\n(1 (2 it) (1 bad))\n")
     first = read_ptb_file(path)

@@ -33,14 +33,14 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from npcomp.cli.explain import _dependency_tree
-from npcomp.data.embeddings import read_vectors, vector_dimension
-from npcomp.data.formats import Tree, decode_lines
-from npcomp.data.ptb import parse_ptb, read_ptb_file
-from npcomp.data.sick import read_sick_dir
-from npcomp.data.errors import DataError
+from npcomp.data.readers.embeddings import read_vectors, vector_dimension
+from npcomp.data.readers.formats import Tree, decode_lines
+from npcomp.data.readers.ptb import parse_ptb, read_ptb_file
+from npcomp.data.readers.sick import read_sick_dir
+from npcomp.errors import DataError
 from npcomp.experiments.sweep_plan import plan_runs
 from npcomp.experiments.sweep_spec import SpecError, read_spec
-from npcomp.data.text_trees import TextTrees
+from npcomp.data.text.text_trees import TextTrees
 
 # every example within this many seconds (each takes milliseconds)
 TIME_BOUND = 10.0
@@ -611,7 +611,7 @@ def own_file(draw) -> tuple:
 def test_own_files(scratch, file):
     """A user's file loads (every row a valid tree, every score finite) or
     is refused naming the file, and the line where there is one."""
-    from npcomp.data.own_data import load_files
+    from npcomp.data.datasets.own_data import load_files
     name, data = file
     path = scratch / name
     path.write_bytes(data)

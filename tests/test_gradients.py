@@ -18,7 +18,7 @@ from gradcheck.check import TOLERANCE, assert_passes, check_gradients
 from gradcheck.suite import CHECKED_MODELS, Setting, build_case, run_setting, settings
 from gradcheck.trees import random_binary_tree
 from npcomp.cells.kernels.activations import activation_code
-from npcomp.data.formats import chain_tree
+from npcomp.data.readers.formats import chain_tree
 
 ALL_SETTINGS = [(model, setting) for model in CHECKED_MODELS for setting in settings(model)]
 

@@ -10,7 +10,7 @@ from gradcheck.check import assert_passes, check_gradients
 from gradcheck.suite import Setting, build_case, random_trees
 from npcomp.heads import (OrdinalClassifier, PairClassifierHead, SimilarityHead, SoftmaxClassifier,
                           make_head)
-from npcomp.model import DropoutMasks, layer_rates
+from npcomp.models import DropoutMasks, layer_rates
 
 
 def test_ordinal_targets_are_cumulative():
@@ -115,7 +115,7 @@ def _loss_with_words(model, params, forest, words, table):
     """The loss of ``forest`` reading ``words`` from ``table`` (a larger vocabulary)."""
     from dataclasses import replace
 
-    from npcomp.model import TreeModel
+    from npcomp.models import TreeModel
     wide = TreeModel(model.cell, model.n_classes, table.shape[0], model.embedding_dim)
     wide_params = wide.new_parameters(np.random.default_rng(0), table, dtype=np.float64)
     wide_params.flat[:wide.dense_size] = params.flat[:model.dense_size]

@@ -18,13 +18,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import npcomp.data.synthetic
+import npcomp.data.datasets.synthetic
 from npcomp.cli import main
 from npcomp.training import shard_processes
-from npcomp.training.checkpoints import epoch_in_progress, read_checkpoint
-from npcomp.training.defaults import defaults_for
-from npcomp.training.model_files import load_model
-from npcomp.training.rundir import RunDirectory
+from npcomp.runfiles.checkpoints import epoch_in_progress, read_checkpoint
+from npcomp.configuration.defaults import defaults_for
+from npcomp.runfiles.model_files import load_model
+from npcomp.runfiles.rundir import RunDirectory
 from npcomp.training.shard_processes import ShardProcesses, can_fork
 from npcomp.training.step import HelperLost
 from npcomp.training.trainer import train
@@ -54,7 +54,7 @@ def quiet_train(configuration, run_dir, **kwargs):
 
 @pytest.fixture(autouse=True)
 def small_synthetic(monkeypatch):
-    monkeypatch.setattr(npcomp.data.synthetic, "synthetic_splits",
+    monkeypatch.setattr(npcomp.data.datasets.synthetic, "synthetic_splits",
                         synthetic_of_size((60, 30, 30)))
 
 
@@ -62,7 +62,7 @@ def small_synthetic(monkeypatch):
 def uninterrupted(tmp_path_factory):
     run_dir = tmp_path_factory.mktemp("uninterrupted")
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(npcomp.data.synthetic, "synthetic_splits",
+        patch.setattr(npcomp.data.datasets.synthetic, "synthetic_splits",
                       synthetic_of_size((60, 30, 30)))
         metrics = quiet_train(config(), run_dir)
     return run_dir, metrics

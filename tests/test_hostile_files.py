@@ -18,9 +18,9 @@ import warnings
 import pytest
 
 from npcomp.cli import flag, main
-from npcomp.data.errors import ConfigError, DataError
-from npcomp.data.own_data import load_files
-from npcomp.data.text_trees import TextTrees
+from npcomp.errors import ConfigError, DataError
+from npcomp.data.datasets.own_data import load_files
+from npcomp.data.text.text_trees import TextTrees
 from npcomp.estimators import PairRegressor, TreeClassifier
 
 TINY = dict(dim=4, embedding_dim=4, epochs=1, batch_size=10, threads=1, seed=1, tree="right")

@@ -1,16 +1,25 @@
-"""The package's layers (SPEC 4): imports flow one way, with no cycle, even
-through a function-level import, and no module or function outgrows its job."""
+"""The package's layers (docs/API.md, "The package's layers"): imports flow
+one way, with no cycle, even through a function-level import, and no module or
+function outgrows its job."""
 import ast
 from pathlib import Path
 
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "npcomp"
-# a layer may import its own and those below it; experiments, study and
-# estimators are side by side, each above training
-RANK = {"data": 0, "forest": 1, "params": 1, "cells": 2, "heads": 3, "model": 4,
-        "training": 5, "experiments": 6, "study": 6, "estimators": 6, "cli": 7,
-        "__main__": 8, "": 8}
+# Each folder's rank (a module's layer is the longest key its path starts
+# with): a module may import its own folder and any folder of a lower rank.
+# Folders of equal rank sit side by side and import nothing of each other:
+# the fast kernels and the reference oracles they are checked against,
+# experiments, study and estimators.
+RANK = {"errors": 0,
+        "data/readers": 1, "data/text": 2, "data/datasets": 3, "data/downloads": 4, "data": 5,
+        "forest": 6, "params": 6,
+        "cells/registry": 7, "cells/kernels": 8, "cells/reference": 8, "cells": 9,
+        "heads": 10, "models": 11,
+        "configuration": 12, "runfiles": 13, "training": 14,
+        "experiments": 15, "study": 15, "estimators": 15, "runs": 16, "cli": 17,
+        "__main__": 18, "": 18}
 MAX_TOP_LEVEL = 6
 MAX_MODULE_LINES = 600
 MAX_FUNCTION_LINES = 80
@@ -65,14 +74,48 @@ def _graph() -> dict:
 
 
 def _layer(module: str) -> str:
-    return module.split(".")[1] if "." in module else ""
+    """The folder (a key of RANK) ``module`` sits in."""
+    parts = module.split(".")[1:]
+    for length in range(len(parts), 0, -1):
+        key = "/".join(parts[:length])
+        if key in RANK:
+            return key
+    return ""
+
+
+def layer_violations(graph: dict, where=lambda name, line: f"{name}:{line}") -> list:
+    """Every import in ``graph`` (module -> {imported module: line}) that goes
+    up the layers or across to a side-by-side folder."""
+    found = []
+    for name, targets in graph.items():
+        for target, line in targets.items():
+            if target == "npcomp":
+                continue
+            mine, theirs = _layer(name), _layer(target)
+            if RANK[theirs] > RANK[mine] or (RANK[theirs] == RANK[mine] and theirs != mine):
+                found.append(f"{where(name, line)}: {mine or 'npcomp'} imports {target} "
+                             f"({theirs or 'npcomp'})")
+    return found
+
+
+def test_every_folder_has_its_rank():
+    folders = {path.parent.relative_to(PACKAGE).as_posix() for path in PACKAGE.rglob("*.py")}
+    folders.discard(".")
+    unranked = sorted(folder for folder in folders
+                      if not any(folder == key or folder.startswith(key + "/") for key in RANK)
+                      and not _is_data_folder(folder))
+    assert not unranked, unranked
+
+
+def _is_data_folder(folder: str) -> bool:
+    """Python files that are not modules of the package: the page's and
+    errata's files shipped beside it."""
+    return any(part in ("page_files", "errata_pages") for part in folder.split("/"))
 
 
 def test_imports_flow_down_the_layers():
-    upward = [f"{MODULES[name][0].relative_to(PACKAGE.parent)}:{line}: {_layer(name)} "
-              f"imports {target} ({_layer(target)})"
-              for name, targets in _graph().items() for target, line in targets.items()
-              if target != "npcomp" and RANK[_layer(target)] > RANK[_layer(name)]]
+    upward = layer_violations(
+        _graph(), lambda name, line: f"{MODULES[name][0].relative_to(PACKAGE.parent)}:{line}")
     assert not upward, "\n".join(upward)
 
 

@@ -8,10 +8,10 @@ import sys
 
 import pytest
 
-from npcomp.training.machine import machine_description
+from npcomp.runfiles.machine import machine_description
 
 KERNELS = [sys.executable, "-c",
-           "from npcomp.training.machine import machine_description as m; print(m()['blas_kernels'])"]
+           "from npcomp.runfiles.machine import machine_description as m; print(m()['blas_kernels'])"]
 
 
 def test_blas_kernels_follow_openblas_coretype():

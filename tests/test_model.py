@@ -163,7 +163,7 @@ def test_kernel_activations_match_numpy():
 
 def _pair_model(model="treelstm-childsum"):
     from npcomp.cells import make_cell
-    from npcomp.model import PairModel
+    from npcomp.models import PairModel
     rng = np.random.default_rng(2)
     pair_model = PairModel(make_cell(model, 4, 3), vocab_size=10, embedding_dim=4, hidden_dim=5)
     params = pair_model.new_parameters(rng, rng.normal(0, 1, (10, 4)), dtype=np.float64)
@@ -176,8 +176,8 @@ def test_pair_forest_encodes_each_sentence_as_alone(model):
     trees, so each sentence's representation is what it gets alone, and the
     batch's scores are the head applied to those."""
     from gradcheck.trees import random_dependency_tree
-    from npcomp.data.formats import chain_tree
-    from npcomp.model import PairBatch
+    from npcomp.data.readers.formats import chain_tree
+    from npcomp.models import PairBatch
     rng = np.random.default_rng(8)
     if model == "bilstm":
         trees = [chain_tree([f"w{k}" for k in rng.integers(0, 10, n)]) for n in (3, 1, 6, 4)]
@@ -207,7 +207,7 @@ def test_pair_model_refuses_classifier_dropout():
 
 def _neutral_class_model():
     from npcomp.cells import make_cell
-    from npcomp.model import TreeModel
+    from npcomp.models import TreeModel
     model = TreeModel(make_cell("treelstm-nary", 4, 3), 2, 10, 4, training_only_classes=1)
     params = model.new_parameters(np.random.default_rng(4), dtype=np.float64)
     trees = _trees(sizes=(5, 8))
@@ -239,7 +239,7 @@ def test_training_only_class_is_trained_but_never_predicted():
 
 def test_training_only_class_needs_the_softmax_head():
     from npcomp.cells import make_cell
-    from npcomp.model import TreeModel
+    from npcomp.models import TreeModel
     with pytest.raises(ValueError, match="softmax head"):
         TreeModel(make_cell("treelstm-nary", 4, 3), 2, 10, 4, head="ordinal",
                   training_only_classes=1)

@@ -1,4 +1,4 @@
-"""The option table (npcomp/training/options.py): the command line's parser, a sweep's
+"""The option table (npcomp/configuration/options.py): the command line's parser, a sweep's
 reading of its SPEC values, the range checks and the defaults all follow the
 one declaration of each training option."""
 import json
@@ -7,12 +7,12 @@ import pytest
 
 from npcomp.cells import registry
 from npcomp.cli import build_parser, main, train_config
-from npcomp.training.configuration import read
-from npcomp.data.errors import ConfigError
-from npcomp.training.defaults import COMMON, SHARED, defaults_for, with_defaults
-from npcomp.training.options import (OPTIONS, PAPER, RESUMABLE, OptionFormError, command_line,
-                                     form)
-from npcomp.training.run_config import build_config
+from npcomp.configuration.checks import read
+from npcomp.errors import ConfigError
+from npcomp.configuration.defaults import COMMON, SHARED, defaults_for, with_defaults
+from npcomp.configuration.options import (OPTIONS, PAPER, RESUMABLE, OptionFormError, command_line,
+    form)
+from npcomp.configuration.run_config import build_config
 
 
 def test_the_parser_takes_every_option_of_the_table_and_no_other_training_option():
@@ -103,7 +103,7 @@ def test_a_configuration_saved_before_an_option_existed_reads_as_its_default():
 
 
 def test_the_resumable_options_are_the_tables(tmp_path, capsys):
-    from npcomp.training.checkpoints import resumed_config
+    from npcomp.runfiles.checkpoints import resumed_config
     saved = build_config("lstm", "synthetic", {"epochs": 2})
     # the resumable options a synthetic run has (a user's files are a file run's)
     changes = {name: saved[name] if name != "epochs" else 5
@@ -140,6 +140,6 @@ def test_the_table_and_the_parsers_load_no_numpy():
     numba thread counts: neither loads before the arguments are parsed."""
     from conftest import modules_loaded_by
     assert modules_loaded_by(
-        "import npcomp.training.options, npcomp.training.configuration, npcomp.cli; "
+        "import npcomp.configuration.options, npcomp.configuration.checks, npcomp.cli; "
         "npcomp.cli.build_parser().parse_args(['sweep', '--out', 'x', '--lr', '0.1'])",
         ("numpy", "numba")) == []

@@ -17,15 +17,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from npcomp.data.data_splits import dev_split, fold_indices, fold_split
-from npcomp.data.errors import ConfigError, DataError
-from npcomp.data.formats import UNLABELLED, branching_tree
-from npcomp.data.labelled_tables import detect_format
-from npcomp.data.own_data import load_files, read_files, read_labelled_file, split_files
-from npcomp.data.parents import parents_to_tree, read_parents
-from npcomp.data.score_scale import from_ratings, rating_classes, to_ratings
-from npcomp.data.tasks import load_task
-from npcomp.data.text_trees import TextTrees
+from npcomp.data.datasets.data_splits import dev_split, fold_indices, fold_split
+from npcomp.errors import ConfigError, DataError
+from npcomp.data.readers.formats import UNLABELLED, branching_tree
+from npcomp.data.datasets.labelled_tables import detect_format
+from npcomp.data.datasets.own_data import load_files, read_files, read_labelled_file, split_files
+from npcomp.data.readers.parents import parents_to_tree, read_parents
+from npcomp.data.datasets.score_scale import from_ratings, rating_classes, to_ratings
+from npcomp.data.datasets.tasks import load_task
+from npcomp.data.text.text_trees import TextTrees
 
 SST_NAMES = ("very negative", "negative", "neutral", "positive", "very positive")
 SPLITS = ("train", "dev", "test")
@@ -448,7 +448,7 @@ def test_labelled_pairs_read_with_their_classes(tmp_path):
 def test_one_more_file_of_pairs_read_with_a_runs_classes(tmp_path):
     """predict and eval --file: a run's classes name the labels; without a
     label column every pair is unlabelled (-1)."""
-    from npcomp.data.own_data import read_labelled_file
+    from npcomp.data.datasets.own_data import read_labelled_file
     labelled = write(tmp_path / "more.csv", "sentence_a,sentence_b,label\na,b,no\nc,d,yes\n")
     pairs = read_labelled_file(labelled, right(), classes=["yes", "no"], pairs=True)
     assert [pair.label for pair in pairs] == [1, 0]
@@ -549,7 +549,7 @@ def test_the_caller_checks_that_the_model_composes_the_trees(tmp_path):
     """The hook the trainer uses: a tree the cell cannot compose is named by
     its file and line (here a node of three children for a binary cell)."""
     from npcomp.cells import make_cell
-    from npcomp.data.tasks import task_trees
+    from npcomp.data.datasets.tasks import task_trees
     from npcomp.training.encoding import check_splits
     path = write(tmp_path / "a.tsv", "text\ttree\tlabel\nfine\t\t1\n"
                                      "a b c\t(X (X a) (X b) (X c))\t0\n")

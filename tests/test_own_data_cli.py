@@ -24,7 +24,7 @@ import pytest
 from scipy import stats
 
 from npcomp.cli import main as npcomp_main
-from npcomp.data.tasks import load_task
+from npcomp.data.datasets.tasks import load_task
 
 TINY = ["--dim", "4", "--embedding-dim", "4", "--epochs", "1", "--quiet"]
 README = Path(__file__).resolve().parent.parent / "README.md"
@@ -310,7 +310,7 @@ def test_an_ordinal_head_reports_the_ranking_loss_and_mae(small, tmp_path, capsy
     predicted = np.array([record["predicted"][-1] for record in records])
     assert test["ranking_loss"] == pytest.approx(np.mean(np.abs(predicted - gold)))
     assert 0.0 <= test["mae"] <= 2.0
-    from npcomp.training.model_files import load_model
+    from npcomp.runfiles.model_files import load_model
     from npcomp.training.run_data import read_run_file
     from npcomp.training.encoding import encode
     from npcomp.training.evaluation import predict_split
@@ -417,7 +417,7 @@ def test_options_that_do_not_go_together(small, tmp_path, capsys):
 def test_a_sequence_model_trains_on_the_sentences(small, tmp_path):
     """Its paper setting's phrase spans are the SST's: a file's sentences
     train as chains labelled at their last word."""
-    from npcomp.training.run_config import build_config
+    from npcomp.configuration.run_config import build_config
     config = build_config("lstm", None, {"train": str(small / "train.tsv")})
     assert (config["task"], config["structure"], config["supervision"]) == \
         ("files", "chain", "all")

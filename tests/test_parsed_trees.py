@@ -12,14 +12,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import npcomp.data.synthetic
+import npcomp.data.datasets.synthetic
 from npcomp.cli import main
-from npcomp.data.formats import UNLABELLED, branching_tree
-from npcomp.data.ptb import parse_ptb, read_ptb_file
-from npcomp.data.parsed_trees import (ORDERS, TextParser, binarise, cached_heads, carry_labels,
-                                 projective_heads, span_recall, trees_for_scoring)
-from npcomp.data.sst_tokens import sst_tokens
-from npcomp.data.text_trees import TextTrees
+from npcomp.data.readers.formats import UNLABELLED, branching_tree
+from npcomp.data.readers.ptb import parse_ptb, read_ptb_file
+from npcomp.data.text.parsed_trees import (ORDERS, TextParser, binarise, cached_heads, carry_labels,
+    projective_heads, span_recall, trees_for_scoring)
+from npcomp.data.text.sst_tokens import sst_tokens
+from npcomp.data.text.text_trees import TextTrees
 from conftest import synthetic_of_size
 
 TINY = ["--dim", "8", "--embedding-dim", "8", "--epochs", "1", "--quiet", "--no-baseline"]
@@ -244,7 +244,7 @@ def runs(tmp_path_factory):
     """A Constituency Tree-LSTM and an LSTM, tiny, on the small synthetic treebank."""
     directory = tmp_path_factory.mktemp("parsed")
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(npcomp.data.synthetic, "synthetic_splits", small_splits)
+        patch.setattr(npcomp.data.datasets.synthetic, "synthetic_splits", small_splits)
         patch.setattr(sys, "stdout", io.StringIO())
         for model in ("treelstm-nary", "lstm"):
             assert main(["train", "--model", model, "--task", "synthetic", *TINY,
@@ -254,7 +254,7 @@ def runs(tmp_path_factory):
 
 @pytest.fixture(autouse=True)
 def small_synthetic(monkeypatch):
-    monkeypatch.setattr(npcomp.data.synthetic, "synthetic_splits", small_splits)
+    monkeypatch.setattr(npcomp.data.datasets.synthetic, "synthetic_splits", small_splits)
 
 
 def predict(run_dir, text, capsys, monkeypatch, *options):
@@ -370,7 +370,7 @@ SST_HEADS = {"train": ["2 0 2 2", "3 3 0"], "dev": ["2 0"], "test": ["0 1"]}
 
 
 def _parsed_sst(tmp_path):
-    from npcomp.data.parents import write_parents
+    from npcomp.data.readers.parents import write_parents
     (tmp_path / "parses").mkdir()
     for split, lines in SST_LINES.items():
         (tmp_path / "sst").mkdir(exist_ok=True)
@@ -381,8 +381,8 @@ def _parsed_sst(tmp_path):
 
 
 def test_structure_parsed_reads_binarised_parses_labelled_from_the_sst(tmp_path):
-    from npcomp.data.parsed_trees import binarise
-    from npcomp.data.tasks import load_task
+    from npcomp.data.text.parsed_trees import binarise
+    from npcomp.data.datasets.tasks import load_task
     data_dir = _parsed_sst(tmp_path)
     task = load_task("sst5", data_dir, "parsed", parses_dir=data_dir / "parses")
     first = task.splits["train"][0]

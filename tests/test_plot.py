@@ -11,10 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import npcomp.data.synthetic
+import npcomp.data.datasets.synthetic
 from npcomp.cli import main
 from npcomp.forest import build_forest
-from npcomp.data.tasks import load_task
+from npcomp.data.datasets.tasks import load_task
 from conftest import modules_loaded_by, synthetic_of_size
 
 pytest.importorskip("matplotlib", reason="the plot extra (matplotlib) is not installed")
@@ -32,12 +32,12 @@ small_splits = synthetic_of_size(SIZES)
 
 @pytest.fixture(autouse=True)
 def small_synthetic(monkeypatch):
-    monkeypatch.setattr(npcomp.data.synthetic, "synthetic_splits", small_splits)
+    monkeypatch.setattr(npcomp.data.datasets.synthetic, "synthetic_splits", small_splits)
 
 
 def _train(run_dir: Path, *options) -> None:
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(npcomp.data.synthetic, "synthetic_splits", small_splits)
+        patch.setattr(npcomp.data.datasets.synthetic, "synthetic_splits", small_splits)
         assert main(["train", "--task", "synthetic", *TINY, *options, "--out",
                      str(run_dir)]) == 0
 
@@ -253,7 +253,7 @@ def test_a_run_without_predictions_says_how_to_make_them(plotted, tmp_path, caps
 def test_a_run_keeps_the_counts_its_figures_are_drawn_from(plotted, tmp_path):
     """Training writes test-counts.json beside the predictions: a few kB,
     from which the same figures follow when the predictions are gone."""
-    from npcomp.training.figure_counts import COUNTS, counts_of
+    from npcomp.runfiles.figure_counts import COUNTS, counts_of
     from npcomp.experiments.figures import run_figures
     run_dir, _ = plotted
     counts = json.loads((run_dir / COUNTS).read_text())
@@ -405,7 +405,7 @@ def test_sick_pearson_by_mean_length_matches_the_predictions(tmp_path, capsys, d
 def test_a_sweeps_confusion_matrices_sum_its_seeds(tmp_path):
     """Per setting, the root confusion matrix over every seed's test
     sentences: its counts are the sums of each run's own matrix."""
-    from npcomp.training.figure_counts import counts_of
+    from npcomp.runfiles.figure_counts import counts_of
     from npcomp.experiments.figures import PREDICTIONS, read_predictions, root_confusion
     from npcomp.experiments.sweep_figures import confusions_over_seeds
     runs = []

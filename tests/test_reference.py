@@ -1,6 +1,6 @@
 """The reference package (npcomp/cells/reference): one module per registered
 cell, taking only options the cell takes, and importing nothing but NumPy,
-npcomp.data.formats and its own modules (so it stays an independent oracle of the
+npcomp.data.readers.formats and its own modules (so it stays an independent oracle of the
 cells the tests compare it with)."""
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ def test_forward_takes_the_cells_options(name):
 
 @pytest.mark.parametrize("path", sorted(PACKAGE.glob("*.py")), ids=lambda p: p.name)
 def test_imports_flow_one_way(path):
-    """NumPy, npcomp.data.formats and sibling reference modules only:
+    """NumPy, npcomp.data.readers.formats and sibling reference modules only:
     no numba, no cell module, no test, gradcheck, trainer or CLI code."""
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
@@ -48,5 +48,5 @@ def test_imports_flow_one_way(path):
             allowed = (node.module in ("__future__", "importlib") or node.level == 1
                        or (node.level == 2 and node.module is None
                            and [alias.name for alias in node.names] == ["registry"])
-                       or (node.level == 0 and node.module == "npcomp.data.formats"))
+                       or (node.level == 0 and node.module == "npcomp.data.readers.formats"))
             assert allowed, f"{path.name}: from {'.' * node.level}{node.module} import ..."

@@ -14,9 +14,9 @@ from gradcheck.suite import CHECKED_MODELS
 from gradcheck.suite import settings, unchecked_models
 from npcomp.cells import cell_class, make_cell, registry
 from npcomp.cells.interface import EVERY_LEAF, EVERY_NODE, LEAVES_ONLY, Cell
-from npcomp.training.configuration import check
-from npcomp.data.errors import ConfigError
-from npcomp.training.defaults import TUNED_TASKS, defaults_for, protocols
+from npcomp.configuration.checks import check
+from npcomp.errors import ConfigError
+from npcomp.configuration.defaults import TUNED_TASKS, defaults_for, protocols
 from conftest import modules_loaded_by
 
 NAMES = sorted(registry.MODELS)

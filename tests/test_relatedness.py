@@ -1,4 +1,4 @@
-"""npcomp.training.relatedness (sentences to trees, scoring, nearest neighbours, mean
+"""npcomp.study.relatedness (sentences to trees, scoring, nearest neighbours, mean
 vectors, cosine, sampling) and evaluation.relatedness_metrics, on tiny objects."""
 import sys
 
@@ -6,14 +6,14 @@ import numpy as np
 import pytest
 from scipy.stats import pearsonr, spearmanr
 
-from npcomp.data.embeddings import Vocabulary
-from npcomp.data.formats import Tree, branching_tree, chain_tree
-from npcomp.data.errors import DataError
-from npcomp.training.relatedness import (SentenceTrees, cosine, encode_sentences, mean_vectors,
-                                neighbours, sample_sentences, score_pairs)
-from npcomp.data.tasks import TaskData, load_task, task_trees
+from npcomp.data.readers.embeddings import Vocabulary
+from npcomp.data.readers.formats import Tree, branching_tree, chain_tree
+from npcomp.errors import DataError
+from npcomp.study.relatedness import (SentenceTrees, cosine, encode_sentences, mean_vectors,
+    neighbours, sample_sentences, score_pairs)
+from npcomp.data.datasets.tasks import TaskData, load_task, task_trees
 from npcomp.training.evaluation import relatedness_metrics
-from npcomp.training.model_building import build_model
+from npcomp.configuration.model_building import build_model
 from test_sick_cli import sick_sentences, write_small_sick
 
 
@@ -151,7 +151,7 @@ def test_mean_vectors_leave_out_unknown_words(rng):
 
 def _pair_task(sentences):
     """A sick TaskData whose "test" pairs are consecutive sentences of ``sentences``."""
-    from npcomp.data.sick import SickPair
+    from npcomp.data.readers.sick import SickPair
     trees = [chain_tree(text.split()) for text in sentences]
     pairs = [SickPair(trees[k], trees[k + 1], 3.0, str(k)) for k in range(0, len(trees), 2)]
     return TaskData("sick", 5, {"train": [], "dev": [], "test": pairs})

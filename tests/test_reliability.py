@@ -15,9 +15,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import npcomp.data.synthetic
+import npcomp.data.datasets.synthetic
 from npcomp.cli import build_parser, default_run_dir, main
-from npcomp.training.rundir import RunDirectory, RunDirectoryError
+from npcomp.runfiles.rundir import RunDirectory, RunDirectoryError
 from conftest import replace_line, synthetic_of_size, synthetic_sst_files, write_sst
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -26,7 +26,7 @@ TINY = ["--dim", "8", "--embedding-dim", "8", "--epochs", "1", "--quiet", "--no-
 
 @pytest.fixture(autouse=True)
 def small_synthetic(monkeypatch):
-    monkeypatch.setattr(npcomp.data.synthetic, "synthetic_splits",
+    monkeypatch.setattr(npcomp.data.datasets.synthetic, "synthetic_splits",
                         synthetic_of_size((60, 30, 30)))
 
 
@@ -85,7 +85,7 @@ def test_a_second_process_is_refused_and_a_killed_one_leaves_no_lock(tmp_path, c
     run_dir.mkdir()
     holder = subprocess.Popen(
         [sys.executable, "-c", "import sys, time; sys.path.insert(0, sys.argv[1]);"
-         "from npcomp.training.rundir import RunDirectory; run = RunDirectory(sys.argv[2]); run.lock();"
+         "from npcomp.runfiles.rundir import RunDirectory; run = RunDirectory(sys.argv[2]); run.lock();"
          "print('locked', flush=True); time.sleep(60)", str(REPO_ROOT), str(run_dir)],
         stdout=subprocess.PIPE, text=True)
     try:
@@ -170,7 +170,7 @@ def test_a_diverging_run_stops_with_exit_1(tmp_path, capsys, lr):
 
 def test_huge_word_vectors_stop_training(tmp_path, capsys):
     """Vectors of 1e30 used to train 'successfully' with AdaGrad's state at inf."""
-    from npcomp.data.synthetic import synthetic_splits
+    from npcomp.data.datasets.synthetic import synthetic_splits
     words = sorted({word for tree in synthetic_splits()["train"] for word in tree.tokens})
     vectors = tmp_path / "huge.txt"
     vectors.write_text("".join(f"{word} {' '.join(['1e30'] * 8)}\n" for word in words))
@@ -497,8 +497,8 @@ def write_word2vec_binary(path: Path, words, vectors):
 
 def test_vector_files_byte_order_mark_gzip_and_dimension(tmp_path):
     import gzip
-    from npcomp.data.embeddings import read_vectors
-    from npcomp.data.errors import DataError
+    from npcomp.data.readers.embeddings import read_vectors
+    from npcomp.errors import DataError
     rows = {"the": [1.0, 2.0, 3.0], "film": [4.0, 5.0, 6.0], "good": [7.0, 8.0, 9.0]}
     text = "".join(f"{word} {' '.join(map(str, vector))}\n" for word, vector in rows.items())
     plain = tmp_path / "v.txt"
@@ -553,7 +553,7 @@ def test_a_checkpoint_whose_arrays_do_not_fit_the_run_is_named(finished_run, cap
 def test_a_write_that_fails_names_the_file_and_keeps_the_old_version(finished_run):
     """A full disk while a run file is written (its temporary file on /dev/full,
     where every write fails with ENOSPC)."""
-    from npcomp.training.rundir import RunFileError
+    from npcomp.runfiles.rundir import RunFileError
     before = (finished_run / "metrics.json").read_bytes()
     (finished_run / "metrics.json.tmp").symlink_to("/dev/full")
     with pytest.raises(RunFileError, match=r"metrics.json: could not be written \(No space "
@@ -564,7 +564,7 @@ def test_a_write_that_fails_names_the_file_and_keeps_the_old_version(finished_ru
 
 
 def test_a_byte_order_mark_before_a_word2vec_header(tmp_path):
-    from npcomp.data.embeddings import read_vectors
+    from npcomp.data.readers.embeddings import read_vectors
     path = tmp_path / "v.txt"
     path.write_bytes(b"\xef\xbb\xbf2 3\nthe 1 2 3\nfilm 4 5 6\n")
     vectors = read_vectors(path)

@@ -16,7 +16,7 @@ from npcomp.experiments.option_sources import setting_options
 from npcomp.experiments.paper_rows import NO_DATA, NOT_IMPLEMENTED
 from npcomp.experiments.report import (BELOW, MEASURED, MIN_SEEDS, NOT_YET, REACHED, best_of,
                                        comparison_records, report_record, summary_table)
-from npcomp.training.run_paths import absolute_values, recorded_config
+from npcomp.runfiles.run_paths import absolute_values, recorded_config
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 RESULTS = REPO_ROOT / "docs" / "results"

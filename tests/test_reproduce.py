@@ -16,7 +16,7 @@ from npcomp.experiments import paper_tables
 from npcomp.cli import main
 from npcomp.cli.reproduce import table_spec
 from npcomp.cli.sweep import config_of
-from npcomp.training.options import command_line
+from npcomp.configuration.options import command_line
 from npcomp.experiments.report import ABOVE, BELOW, REACHED, TOO_FEW, WITHIN_NOISE, verdict
 
 pytest.importorskip("distributed")

@@ -216,7 +216,7 @@ def test_a_shards_masks_go_through_shared_memory_and_come_back_equal():
     views hold the masks; masks larger than the memory are sent whole."""
     import pickle
 
-    from npcomp.model import DropoutMasks
+    from npcomp.models import DropoutMasks
     from npcomp.training.shard_processes import MaskMemory
     rng = np.random.default_rng(0)
     masks = DropoutMasks([rng.random((300, 150), dtype=np.float32), None],

@@ -13,24 +13,24 @@ import numpy as np
 import pytest
 from hypothesis import given, settings as hypothesis_settings, strategies as st
 
-import npcomp.data.synthetic
+import npcomp.data.datasets.synthetic
 import npcomp.training.shard_processes
 import npcomp.training.shards
 import npcomp.training.trainer
 from conftest import synthetic_of_size
 from gradcheck.suite import (CHECKED_MODELS, VOCAB_SIZE, _distinct_partners, build_case,
                              random_trees, settings)
-from npcomp.data.embeddings import Vocabulary
+from npcomp.data.readers.embeddings import Vocabulary
 from npcomp.forest import node_words, supervised_labels
 from npcomp.heads import PAIR_HEADS
-from npcomp.model import SentenceEncoder
+from npcomp.models import SentenceEncoder
 from npcomp.experiments.summary import setting_key
-from npcomp.training.checkpoints import config_digest
-from npcomp.training.defaults import defaults_for, with_defaults
+from npcomp.runfiles.checkpoints import config_digest
+from npcomp.configuration.defaults import defaults_for, with_defaults
 from npcomp.training.encoding import EncodedPairs, EncodedSplit
-from npcomp.training.model_files import load_model
-from npcomp.training.options import OPTIONS
-from npcomp.training.run_config import build_config
+from npcomp.runfiles.model_files import load_model
+from npcomp.configuration.options import OPTIONS
+from npcomp.configuration.run_config import build_config
 from npcomp.training.shard_processes import can_fork
 from npcomp.training.shards import ShardedGradient, shard_bounds
 from npcomp.training.trainer import train
@@ -204,7 +204,7 @@ def _small_run(model: str, threads: int, shards: int, run_dir, resume: bool = Fa
         return original(*args, **kwargs)
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(npcomp.data.synthetic, "synthetic_splits", synthetic_of_size((80, 20, 20)))
+        patch.setattr(npcomp.data.datasets.synthetic, "synthetic_splits", synthetic_of_size((80, 20, 20)))
         patch.setattr(SentenceEncoder, "loss_and_gradient", recorded)
         if not processes:
             patch.setattr(npcomp.training.shards, "can_fork", lambda: False)

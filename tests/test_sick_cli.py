@@ -11,10 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import npcomp.data.synthetic
+import npcomp.data.datasets.synthetic
 from npcomp.cli import main
-from npcomp.data.ptb import parse_ptb
-from npcomp.data.parents import write_parents
+from npcomp.data.readers.ptb import parse_ptb
+from npcomp.data.readers.parents import write_parents
 from conftest import synthetic_of_size
 
 # --------------------------------------------------------------------------
@@ -181,7 +181,7 @@ def _metrics(run_dir: Path) -> dict:
 
 def test_small_sick_reads_back(sick_data):
     """The helper's files are valid SICK in both layouts, with spread-out scores."""
-    from npcomp.data.sick import read_sick_dir
+    from npcomp.data.readers.sick import read_sick_dir
     data_dir, _ = sick_data
     for split, size in SICK_SIZES.items():
         for layout in ("dependency", "constituency"):
@@ -508,7 +508,7 @@ def test_neighbours_unknown_sentence_on_a_constituency_run(nary_run, sick_data, 
 
 
 def test_neighbours_on_a_non_sick_run(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(npcomp.data.synthetic, "synthetic_splits", small_synthetic_splits)
+    monkeypatch.setattr(npcomp.data.datasets.synthetic, "synthetic_splits", small_synthetic_splits)
     run_dir = tmp_path / "synthetic"
     assert main(["train", "--task", "synthetic", "--epochs", "1", "--dim", "4",
                  "--embedding-dim", "4", "--no-baseline", "--quiet", "--threads", "1",
@@ -761,7 +761,7 @@ def entailment_data(tmp_path_factory):
 
 @pytest.mark.parametrize("structure", ["dependency", "constituency", "chain"])
 def test_sick_entailment_reads_the_judgments_on_the_sick_pairs(entailment_data, structure):
-    from npcomp.data.tasks import load_task
+    from npcomp.data.datasets.tasks import load_task
     data_dir, _, judgments = entailment_data
     task = load_task("sick-entailment", data_dir, structure)
     sick = load_task("sick", data_dir, structure)
@@ -778,8 +778,8 @@ def test_sick_entailment_reads_the_judgments_on_the_sick_pairs(entailment_data, 
 
 
 def test_sick_entailment_without_its_release_files_says_what_to_do(entailment_data, tmp_path):
-    from npcomp.data.errors import DataError
-    from npcomp.data.tasks import load_task
+    from npcomp.errors import DataError
+    from npcomp.data.datasets.tasks import load_task
     data_dir = write_small_sick(tmp_path / "data")
     with pytest.raises(DataError, match=r"SICK_train\.txt: no such file.*npcomp download sick"):
         load_task("sick-entailment", data_dir, "dependency")

@@ -9,13 +9,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from npcomp.data.formats import UNLABELLED
-from npcomp.data.ptb import parse_ptb
-from npcomp.data.parents import parents_to_tree
-from npcomp.data.errors import DataError
-from npcomp.data.sst_dependency import labelled_dependency_tree, load_sst_dependency, parse_sst
-from npcomp.data.dependency_parser import PTB_ESCAPES, SpacyParser, parser_word, predicate_heads, single_root_heads
-from npcomp.data.parents import read_parents, write_parents
+from npcomp.data.readers.formats import UNLABELLED
+from npcomp.data.readers.ptb import parse_ptb
+from npcomp.data.readers.parents import parents_to_tree
+from npcomp.errors import DataError
+from npcomp.data.datasets.sst_dependency import (labelled_dependency_tree, load_sst_dependency,
+    parse_sst)
+from npcomp.data.text.dependency_parser import (PTB_ESCAPES, SpacyParser, parser_word,
+    predicate_heads, single_root_heads)
+from npcomp.data.readers.parents import read_parents, write_parents
 
 # It(0) is(1) very(2) good(3); spans: (1,3) 4, (2,3) 4, whole sentence 3
 SENTENCE = parse_ptb("(3 (2 It) (4 (2 is) (4 (3 very) (4 good))))")
@@ -370,7 +372,7 @@ def test_predicate_heads_keeps_a_non_root_copula_below_its_head():
 
 def test_spacy_parser_copula_heads(spacy_parser):
     """The default heads "It 's a fine film" by "film"; --copula-head copula by "'s"."""
-    from npcomp.data.dependency_parser import SpacyParser
+    from npcomp.data.text.dependency_parser import SpacyParser
     tokens = ("It", "'s", "a", "fine", "film", ".")
     predicate = spacy_parser.parse([tokens])[0]
     copula = SpacyParser(batch_size=2, copula_head="copula").parse([tokens])[0]

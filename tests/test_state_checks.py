@@ -18,8 +18,8 @@ from gradcheck.suite import CHECKED_MODELS, Setting, build_case, random_trees, s
 from gradcheck.trees import random_binary_tree
 from npcomp.cells.interface import Nudge
 from npcomp.cli import main
-from npcomp.data.formats import branching_tree
-from npcomp.data.ptb import parse_ptb
+from npcomp.data.readers.formats import branching_tree
+from npcomp.data.readers.ptb import parse_ptb
 from npcomp.forest import depths
 from npcomp.study.state_checks import check_states, first_disagreement, node_name, summary
 

@@ -134,8 +134,8 @@ def test_a_sweeps_files_hold_no_absolute_path(finished_sweep, tmp_path):
     """The data directory was given absolute: plan.json, sweep.json and the
     runs' metrics and logs record it relative, and each run keeps the counts
     of its figures."""
-    from npcomp.training.figure_counts import COUNTS
-    from npcomp.training.run_paths import absolute_values
+    from npcomp.runfiles.figure_counts import COUNTS
+    from npcomp.runfiles.run_paths import absolute_values
     sweep_dir, status, _ = finished_sweep
     again = tmp_path / "again"
     assert main(["sweep", *TINY, "--seeds", "1", "--data-dir", str(Path("data").resolve()),

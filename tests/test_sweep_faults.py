@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from npcomp.cli import main
-from npcomp.training.rundir import RunDirectory
+from npcomp.runfiles.rundir import RunDirectory
 from npcomp.experiments.scheduler import SCHEDULER_TIMEOUT
 from npcomp.experiments.sweep_plan import run_state
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from npcomp.training.figure_counts import COUNTS, sentence_counts
+from npcomp.runfiles.figure_counts import COUNTS, sentence_counts
 from npcomp.experiments.paper_rows import PaperFigure
 from npcomp.experiments.sweep_figures import LEGACY, MAX_SERIES, panels, sweep_figures
 

@@ -5,12 +5,11 @@ import numpy as np
 import pytest
 import scipy.optimize
 
-from npcomp.data.formats import NO_TOKEN, chain_tree
-from npcomp.data.ptb import parse_ptb
-from npcomp.data.errors import DataError
-from npcomp.data.synthetic import (DECISIVE_PHENOMENA, LEXICON, MAX_WORDS, MIN_WORDS, N_CLASSES,
-                              annotate, generate_treebank, phenomena, structure_to_tree,
-                              synthetic_splits)
+from npcomp.data.readers.formats import NO_TOKEN, chain_tree
+from npcomp.data.readers.ptb import parse_ptb
+from npcomp.errors import DataError
+from npcomp.data.datasets.synthetic import (DECISIVE_PHENOMENA, LEXICON, MAX_WORDS, MIN_WORDS,
+    N_CLASSES, annotate, generate_treebank, phenomena, structure_to_tree, synthetic_splits)
 
 
 @pytest.fixture(scope="module")

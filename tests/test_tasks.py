@@ -4,9 +4,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from npcomp.data.ptb import parse_ptb
-from npcomp.data.tasks import SpanGroups, load_task
-from npcomp.data.restructure import sentence_chain, span_chains
+from npcomp.data.readers.ptb import parse_ptb
+from npcomp.data.datasets.tasks import SpanGroups, load_task
+from npcomp.data.readers.restructure import sentence_chain, span_chains
 
 TREE = "(3 (2 (2 The) (2 film)) (4 (2 is) (4 (3 very) (4 good))))"
 
@@ -83,12 +83,12 @@ def test_span_draw_takes_every_sentence_and_k_of_its_phrases():
 
 
 def test_spans_need_every_training_sentence_labelled_at_its_root(monkeypatch):
-    import npcomp.data.synthetic
+    import npcomp.data.datasets.synthetic
     tree = parse_ptb(TREE)
     label = tree.label.copy()
     label[-1] = -1  # the root (children before parents: last)
     splits = {"train": [tree, tree.with_labels(label)], "dev": [tree], "test": [tree]}
-    monkeypatch.setattr(npcomp.data.synthetic, "synthetic_splits", lambda seed: splits)
+    monkeypatch.setattr(npcomp.data.datasets.synthetic, "synthetic_splits", lambda seed: splits)
     with pytest.raises(ValueError, match="labelled at its root"):
         load_task("synthetic", structure="chain", spans=True)
 
@@ -167,7 +167,7 @@ def test_train_sst2_with_the_neutral_class(sst2_dir, tmp_path, capsys):
     import json
 
     from npcomp.cli import main
-    from npcomp.training.model_files import load_model
+    from npcomp.runfiles.model_files import load_model
     run_dir = tmp_path / "run"
     argv = ["train", "--model", "lstm", "--task", "sst2", "--data-dir", str(sst2_dir),
             "--neutral", "train", "--dim", "4", "--embedding-dim", "4", "--epochs", "1",

@@ -55,7 +55,7 @@ def test_a_part_is_zero_for_the_reason_given():
     """The S-LSTM on the README's first tree: at the leaf "not", a left
     child, the parent's delta_fl is 0 because its own c^L = 0 (a leaf)."""
     from gradcheck.suite import Setting
-    from npcomp.data.ptb import parse_ptb
+    from npcomp.data.readers.ptb import parse_ptb
     tree = parse_ptb(LEAVES_ON_THE_LEFT.replace("not", "w1").replace("very", "w2")
                      .replace("good", "w3"))
     rng = np.random.default_rng(0)

@@ -14,11 +14,11 @@ import warnings
 import pytest
 from sklearn.base import clone
 
-import npcomp.data.synthetic
+import npcomp.data.datasets.synthetic
 from conftest import synthetic_of_size
 from npcomp.cli import main
-from npcomp.data.errors import ConfigError, DataError
-from npcomp.data.text_trees import TextTrees
+from npcomp.errors import ConfigError, DataError
+from npcomp.data.text.text_trees import TextTrees
 from npcomp.estimators import PairRegressor, TreeClassifier
 from npcomp.estimators.inputs import sentence_trees
 
@@ -121,7 +121,7 @@ def test_fit_on_the_sst_as_plain_text(data_dir, given):
     """The SST's training sentences as plain text (brackets as typed), those
     that start with "(" among them, fit with input="text", and with the
     default "auto", which says it reads them as text."""
-    from npcomp.data.ptb import read_ptb_file
+    from npcomp.data.readers.ptb import read_ptb_file
     brackets = {"-LRB-": "(", "-RRB-": ")"}
     sst = read_ptb_file(data_dir / "sst" / "train.txt")
     texts = [" ".join(brackets.get(word, word) for word in tree.tokens) for tree in sst]
@@ -171,7 +171,7 @@ def test_sentence_trees_warns_through_the_readers_warn():
 def run_dir(tmp_path_factory):
     run = tmp_path_factory.mktemp("text-input") / "run"
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(npcomp.data.synthetic, "synthetic_splits", synthetic_of_size((40, 20, 20)))
+        patch.setattr(npcomp.data.datasets.synthetic, "synthetic_splits", synthetic_of_size((40, 20, 20)))
         assert main(["train", *CLI_TINY, "--out", str(run)]) == 0
     return run
 

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 from threadpoolctl import threadpool_info, threadpool_limits
 
-from npcomp.training.options import command_line
+from npcomp.configuration.options import command_line
 from npcomp.training.thread_pools import BLAS_THREADS, pinned_thread_pools
 
 PACKAGE = Path(__file__).resolve().parents[1] / "npcomp"
@@ -116,7 +116,7 @@ def blas_threads():
 
 report = {"before": blas_threads(), "fits": []}
 import npcomp
-from npcomp.data.synthetic import synthetic_splits
+from npcomp.data.datasets.synthetic import synthetic_splits
 options, out = json.loads(sys.argv[1]), sys.argv[2]
 splits = synthetic_splits(seed=options["seed"])
 for threads in json.loads(sys.argv[3]):

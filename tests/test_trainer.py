@@ -10,16 +10,16 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
-import npcomp.data.synthetic
+import npcomp.data.datasets.synthetic
 import npcomp.training.trainer
-from npcomp.training.defaults import defaults_for
-from npcomp.data.embeddings import Vocabulary
-from npcomp.training.rundir import RunDirectoryError, RunFileError
-from npcomp.data.tasks import SPLITS, load_task
+from npcomp.configuration.defaults import defaults_for
+from npcomp.data.readers.embeddings import Vocabulary
+from npcomp.runfiles.rundir import RunDirectoryError, RunFileError
+from npcomp.data.datasets.tasks import SPLITS, load_task
 from npcomp.training.encoding import encode
 from npcomp.training.evaluation import batch_bounds, evaluate, predict_split
-from npcomp.training.model_building import build_model, initial_parameters
-from npcomp.training.model_files import load_model
+from npcomp.configuration.model_building import build_model, initial_parameters
+from npcomp.runfiles.model_files import load_model
 from npcomp.training.trainer import evaluation_points, train
 from conftest import synthetic_of_size
 
@@ -44,14 +44,14 @@ def quiet_train(config, run_dir, **kwargs):
 
 @pytest.fixture(autouse=True)
 def small_synthetic(monkeypatch):
-    monkeypatch.setattr(npcomp.data.synthetic, "synthetic_splits", small_splits)
+    monkeypatch.setattr(npcomp.data.datasets.synthetic, "synthetic_splits", small_splits)
 
 
 @pytest.fixture(scope="module")
 def basic_run(tmp_path_factory):
     run_dir = tmp_path_factory.mktemp("basic")
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(npcomp.data.synthetic, "synthetic_splits", small_splits)
+        patch.setattr(npcomp.data.datasets.synthetic, "synthetic_splits", small_splits)
         metrics = quiet_train(tiny_config(), run_dir)
     return run_dir, metrics
 
@@ -430,8 +430,8 @@ def test_no_train_eval_skips_the_curve(tmp_path):
 _COMPILED_KERNELS = """
 import functools, json, sys
 from numba.core.dispatcher import Dispatcher
-import npcomp.data.synthetic, npcomp.training.trainer as trainer
-npcomp.data.synthetic.synthetic_splits = functools.partial(npcomp.data.synthetic.synthetic_splits,
+import npcomp.data.datasets.synthetic, npcomp.training.trainer as trainer
+npcomp.data.datasets.synthetic.synthetic_splits = functools.partial(npcomp.data.datasets.synthetic.synthetic_splits,
                                                       sizes=%r)
 
 def compiled():

@@ -31,7 +31,7 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 def flag(option: str) -> str:
     """The command-line flag of a config key (a training option's as the
     option table declares it, a switch's flags both)."""
-    from npcomp.training.options import OPTIONS
+    from npcomp.configuration.options import OPTIONS
     return OPTIONS[option].flag if option in OPTIONS else "--" + option.replace("_", "-")
 
 
@@ -71,7 +71,7 @@ def _set_threads(threads: int | None) -> int:
     """Compute threads (default: every core, ``options.default_threads``).
     npcomp's own threads take the shards of a minibatch (training/shards.py),
     so BLAS and numba are kept to one thread each (set before numpy loads)."""
-    from npcomp.training.options import default_threads   # the table loads no NumPy
+    from npcomp.configuration.options import default_threads
     if threads is None:
         threads = default_threads()
     variables = ["OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"]
@@ -143,7 +143,7 @@ def _output_closed() -> bool:
 
 
 def _run(args) -> int:
-    from npcomp.training.configuration import check_value
+    from npcomp.configuration.checks import check_value
     check_value("threads", getattr(args, "threads", None))   # before numpy loads
     if hasattr(args, "threads"):
         args.threads_given = args.threads
@@ -153,14 +153,14 @@ def _run(args) -> int:
 
 def failure(error: Exception, command: str | None = None) -> tuple:
     """(exit status, message) for a failure of ``command``."""
-    from npcomp.data.errors import ConfigError
-    from npcomp.data.download import DownloadError
-    from npcomp.data.errors import DataError
-    from npcomp.training.options import OptionFormError
-    from npcomp.training.rundir import RunDirectoryError, RunFileError
+    from npcomp.errors import ConfigError
+    from npcomp.data.downloads.download import DownloadError
+    from npcomp.errors import DataError
+    from npcomp.configuration.options import OptionFormError
+    from npcomp.runfiles.rundir import RunDirectoryError, RunFileError
     from npcomp.experiments.sweep_spec import SpecError
     from npcomp.training.step import TrainingStopped
-    from npcomp.data.errors import for_command_line
+    from npcomp.errors import for_command_line
     if isinstance(error, ConfigError):
         return EXIT_USAGE, (f"{_argument_name(command, error.option)}: "
                             f"{for_command_line(error.reason, flag)}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
-from npcomp.data.choices import EVAL_TREES
+from npcomp.data.text import EVAL_TREES
 
 
 def add_parser(commands) -> None:
@@ -49,10 +49,10 @@ def add_parser(commands) -> None:
 
 
 def run(args) -> int:
-    from npcomp.data.tasks import load_task
+    from npcomp.data.datasets.tasks import load_task
     from npcomp.training.encoding import check_splits, encode_split
     from npcomp.training.evaluation import evaluate
-    from npcomp.training.model_files import load_model
+    from npcomp.runfiles.model_files import load_model
     from npcomp.training.run_data import is_file_run
     model, params, config, vocab = load_model(args.run)
     if args.file is not None:
@@ -60,7 +60,7 @@ def run(args) -> int:
     if args.trees is not None:
         return _run_on_trees(args, model, params, config, vocab)
     if args.parses_dir is not None:
-        from npcomp.data.errors import ConfigError
+        from npcomp.errors import ConfigError
         raise ConfigError("parses_dir", "goes with --trees parsed (the heads it reads)")
     if is_file_run(config):
         task = _files_task(args, config)
@@ -84,7 +84,7 @@ def _write(args, model, params, config: dict, split, split_name: str,
     from pathlib import Path
 
     from npcomp.training.predictions import write_predictions
-    from npcomp.training.rundir import predictions_name
+    from npcomp.runfiles.rundir import predictions_name
     replaced = (Path(args.run) / (name or predictions_name(split_name))).exists()
     path = write_predictions(args.run, model, params, split, split_name,
                              config["eval_batch_size"], name=name, task=config["task"],
@@ -96,7 +96,7 @@ def _write(args, model, params, config: dict, split, split_name: str,
 def _files_task(args, config: dict):
     """The split of a run's own files (read again as it read them), which
     has no test split without a test file."""
-    from npcomp.data.errors import ConfigError
+    from npcomp.errors import ConfigError
     from npcomp.training.run_data import run_task
     if args.data_dir is not None:
         raise ConfigError("data_dir", f"{args.run} was trained on your files, not a task's "
@@ -112,7 +112,7 @@ def _run_on_file(args, model, params, config: dict, vocab) -> int:
     """A labelled file scored by a run trained on files (``--file``)."""
     from pathlib import Path
 
-    from npcomp.data.errors import ConfigError
+    from npcomp.errors import ConfigError
     from npcomp.training.encoding import check_splits, encode_task
     from npcomp.training.evaluation import evaluate
     from npcomp.training.run_data import file_task_data, is_file_run, read_run_file
@@ -138,7 +138,7 @@ def _run_on_file(args, model, params, config: dict, vocab) -> int:
 
 def _classes(config: dict, model) -> list | None:
     """The names of the run's classes (``run_data.named_classes``), None for pairs."""
-    from npcomp.data.choices import PAIR_TASKS
+    from npcomp.data.datasets import PAIR_TASKS
     from npcomp.training.run_data import named_classes
     if config["task"] in PAIR_TASKS:
         return None
@@ -153,11 +153,11 @@ def _run_on_trees(args, model, params, config, vocab) -> int:
     """The split scored on the trees ``--trees`` names (``parsed_trees.trees_for_scoring``)."""
     from pathlib import Path
 
-    from npcomp.data.errors import ConfigError
-    from npcomp.data.parsed_trees import COPULA_HEAD_OF_KIND, span_recall, trees_for_scoring
+    from npcomp.errors import ConfigError
+    from npcomp.data.text.parsed_trees import COPULA_HEAD_OF_KIND, span_recall, trees_for_scoring
     from npcomp.training.predictions import write_predictions
-    from npcomp.data.tasks import PAIR_TASKS, TaskData, load_task
-    from npcomp.data.text_trees import parsed_kind
+    from npcomp.data.datasets.tasks import PAIR_TASKS, TaskData, load_task
+    from npcomp.data.text.text_trees import parsed_kind
     from npcomp.training.encoding import check_splits, encode_split
     from npcomp.training.evaluation import evaluate
     if config["task"] in PAIR_TASKS or config["task"] == "files":
@@ -206,8 +206,8 @@ def _split_heads(args, config, data_dir, gold, kind) -> list:
     once with spaCy and kept in RUN_DIR/parses/SPLIT-COPULA.parents."""
     from pathlib import Path
 
-    from npcomp.data.errors import DataError
-    from npcomp.data.parsed_trees import COPULA_HEAD_OF_KIND, TextParser, cached_heads
+    from npcomp.errors import DataError
+    from npcomp.data.text.parsed_trees import COPULA_HEAD_OF_KIND, TextParser, cached_heads
     sentences = [tree.tokens for tree in gold]
     if args.parses_dir is not None:
         return _read_split_heads(Path(args.parses_dir) / f"{args.split}.parents", sentences,
@@ -230,10 +230,10 @@ def _read_split_heads(path, sentences, task, data_dir, split) -> list:
     split's file (sst2 leaves some out: matched by their words)."""
     from pathlib import Path
 
-    from npcomp.data.ptb import read_ptb_file
-    from npcomp.data.errors import DataError
-    from npcomp.data.parents import read_parents
-    from npcomp.data.tasks import default_data_dir
+    from npcomp.data.readers.ptb import read_ptb_file
+    from npcomp.errors import DataError
+    from npcomp.data.readers.parents import read_parents
+    from npcomp.data.datasets.tasks import default_data_dir
     if not path.is_file():
         raise DataError("no such file: make the parses with `npcomp parse --out DIR`, or "
                         "leave --parses-dir out to parse the split here", path)
@@ -252,5 +252,5 @@ def _read_split_heads(path, sentences, task, data_dir, split) -> list:
 
 
 def _units(config: dict) -> str:
-    from npcomp.data.choices import PAIR_TASKS
+    from npcomp.data.datasets import PAIR_TASKS
     return "pairs" if config["task"] in PAIR_TASKS else "sentences"

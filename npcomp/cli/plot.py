@@ -61,7 +61,7 @@ def add_parser(commands) -> None:
 def run(args) -> int:
     from pathlib import Path
 
-    from npcomp.training.configuration import check_output_directory
+    from npcomp.configuration.checks import check_output_directory
     from npcomp.experiments.figures import FigureError, run_figures
     from npcomp.experiments.plots import file_names, write_figures
     from npcomp.experiments.sweep_figures import is_sweep, sweep_figures
@@ -73,7 +73,7 @@ def run(args) -> int:
     notes = []
     if is_sweep(directory):
         if args.split != "test":
-            from npcomp.data.errors import ConfigError
+            from npcomp.errors import ConfigError
             raise ConfigError("split", "a sweep's figures are drawn from its runs' test "
                                        "predictions (or their counts)")
         figures, notes = sweep_figures(directory)

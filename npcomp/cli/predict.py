@@ -4,9 +4,9 @@ from __future__ import annotations
 import json
 import sys
 
-from npcomp.data.choices import TREE_CHOICES
+from npcomp.data.text import TREE_CHOICES
 
-# the choices of --input (npcomp.data.text_trees.INPUT_CHOICES; the command
+# the choices of --input (npcomp.data.text.text_trees.INPUT_CHOICES; the command
 # line is read before the library loads)
 INPUT_CHOICES = ("auto", "text", "tree")
 
@@ -62,18 +62,18 @@ def run(args) -> int:
     import numpy as np
     from npcomp.training.encoding import encode
     from npcomp.training.evaluation import predict_split
-    from npcomp.training.model_files import load_model
-    from npcomp.data.choices import PAIR_TASKS
+    from npcomp.runfiles.model_files import load_model
+    from npcomp.data.datasets import PAIR_TASKS
     from npcomp.training.run_data import class_names, is_file_run
     _check_html_target(args)       # refused before a model is read
     model, params, config, vocab = load_model(args.run)
     if args.file is not None and not is_file_run(config):
-        from npcomp.data.errors import ConfigError
+        from npcomp.errors import ConfigError
         raise ConfigError("file", f"reads a file of a run trained on files (--train); a "
                                   f"{config['task']} run reads standard input")
     if config["task"] in PAIR_TASKS:
         if args.html is not None:
-            from npcomp.data.errors import ConfigError
+            from npcomp.errors import ConfigError
             raise ConfigError("html", f"a {config['task']} run scores sentence pairs; the "
                                       "page draws the trees of single sentences")
         return _predict_pairs(args, model, params, config, vocab)
@@ -116,8 +116,8 @@ def _sentence_trees(args, config: dict, model, names: list | None) -> tuple:
     refused) of the sentences to label: a file run's --file (every line
     read, or the file refused), or standard input's lines, each read on its
     own, made as the run made its own (``names``: the run's class names)."""
-    from npcomp.data.errors import DataError
-    from npcomp.data.text_trees import TextTrees, read_as_text
+    from npcomp.errors import DataError
+    from npcomp.data.text.text_trees import TextTrees, read_as_text
     from npcomp.training.run_data import is_file_run, read_run_file, text_trees_of
     if args.file is not None:
         trees, made = read_run_file(config, args.file, labelled=False, echo=_stderr,
@@ -157,7 +157,7 @@ def _each_built(to_trees, plans: dict, failed: dict):
     """(line, tree, how it was made) of each plan: built together (the
     sentences to parse parsed in one batch), or one by one where one of
     them fails, that line's error put in ``failed``."""
-    from npcomp.data.errors import DataError
+    from npcomp.errors import DataError
     try:
         trees = to_trees.build(list(plans.values()))
         yield from zip(plans, trees, list(to_trees.made))
@@ -189,7 +189,7 @@ def _failed_lines(failed: dict, lines: int) -> int:
     """0, or DataError (exit status 2) naming the first line refused and how many were."""
     if not failed:
         return 0
-    from npcomp.data.errors import DataError
+    from npcomp.errors import DataError
     first = min(failed)
     raise DataError(f"{failed[first].reason} ({len(failed)} of {lines} line(s) refused, each "
                     "in its own output record; the others labelled)", "<stdin>", first)
@@ -204,7 +204,7 @@ def _check_html_target(args) -> None:
     (unless --overwrite) or has no directory, before any work is done."""
     if args.html is None:
         if args.overwrite:
-            from npcomp.data.errors import ConfigError
+            from npcomp.errors import ConfigError
             raise ConfigError("overwrite", "replaces an existing --html FILE; no --html given")
         return
     from npcomp.study.explain_page import check_target
@@ -237,7 +237,7 @@ def _write_html(args, config: dict, model, sentences: list) -> int:
 def _check_composable(trees: list, cell) -> None:
     """DataError naming the line of a tree the model cannot compose (a chain
     for a binary-tree model)."""
-    from npcomp.data.tasks import TaskData
+    from npcomp.data.datasets.tasks import TaskData
     from npcomp.training.encoding import check_splits
     if trees:
         check_splits(TaskData("predict", 0, {"input": trees}), cell)
@@ -245,7 +245,7 @@ def _check_composable(trees: list, cell) -> None:
 
 def _stdin_lines() -> list:
     """Standard input's lines, decoded as formats.decode_lines does files."""
-    from npcomp.data.formats import decode_lines
+    from npcomp.data.readers.formats import decode_lines
     stream = getattr(sys.stdin, "buffer", None)
     data = stream.read() if stream is not None else sys.stdin.read().encode("utf-8")
     return decode_lines(data, "<stdin>")
@@ -255,8 +255,8 @@ def _predict_pairs(args, model, params, config, vocab) -> int:
     """Each pair's relatedness (on a file run's own score scale) and the
     distribution over the similarity head's ratings; or its class (number
     and name) and the class probabilities, for a run of classified pairs."""
-    from npcomp.data.score_scale import from_ratings
-    from npcomp.training.relatedness import score_pairs
+    from npcomp.data.datasets.score_scale import from_ratings
+    from npcomp.study.relatedness import score_pairs
     from npcomp.training.run_data import class_names, is_file_run, score_scale_of
     left, right = _pair_trees(args, config)
     if not left:
@@ -288,8 +288,8 @@ def _pair_trees(args, config: dict) -> tuple:
     or standard input's lines 'sentence A<TAB>sentence B', made into trees
     as the run made its own (a file run: tokenised as the SST is; sick:
     SICK's parses of its own sentences, text split at spaces)."""
-    from npcomp.data.errors import DataError
-    from npcomp.training.relatedness import run_sentence_trees
+    from npcomp.errors import DataError
+    from npcomp.study.relatedness import run_sentence_trees
     from npcomp.training.run_data import is_file_run, read_run_file, text_trees_of
     if args.file is not None:
         pairs, _ = read_run_file(config, args.file, labelled=False, echo=_stderr,

@@ -78,8 +78,8 @@ def add_parser(commands) -> None:
 
 
 def run(args) -> int:
-    from npcomp.training.configuration import check_output_directory
-    from npcomp.data.errors import ConfigError
+    from npcomp.configuration.checks import check_output_directory
+    from npcomp.errors import ConfigError
     if args.seeds is not None and args.seeds < 1:
         raise ConfigError("seeds", f"must be a whole number >= 1, not {args.seeds}")
     if args.summary:
@@ -111,7 +111,7 @@ def _overrides(table, args) -> dict:
     """The options given in place of the table's own (--folds, --epochs),
     checked: ConfigError names one out of range, or --folds for a table that
     does not cross-validate."""
-    from npcomp.data.errors import ConfigError
+    from npcomp.errors import ConfigError
     out = {}
     for option, lowest in (("folds", 2), ("epochs", 1)):
         value = getattr(args, option, None)
@@ -130,7 +130,7 @@ def summary(out: Path) -> str:
     """The summary table of the reports in ``out``, in the order of TABLES."""
     from npcomp.experiments.paper_tables import TABLES
     from npcomp.experiments.report import summary_table
-    from npcomp.training.rundir import RunDirectory
+    from npcomp.runfiles.rundir import RunDirectory
     directory = RunDirectory(out)   # a damaged report is named (RunFileError)
     reports = [directory.read_json(f"{name}.json")
                for name in TABLES if (out / f"{name}.json").is_file()]
@@ -139,7 +139,7 @@ def summary(out: Path) -> str:
 
 def _table(name: str):
     """The paper table ``name``; ConfigError naming TABLE for an unknown one."""
-    from npcomp.data.errors import ConfigError
+    from npcomp.errors import ConfigError
     from npcomp.experiments.paper_tables import table
     try:
         return table(name)
@@ -148,7 +148,7 @@ def _table(name: str):
 
 
 def _rows(table, text: str | None):
-    from npcomp.data.errors import ConfigError
+    from npcomp.errors import ConfigError
     if text is None:
         return None
     names = [name.strip() for name in text.split(",") if name.strip()]
@@ -188,7 +188,7 @@ def table_file(table, data_dir: str | None) -> Path | None:
     """The user's copy of a table's corpus in ``data_dir`` (default
     $NPCOMP_DATA, else ./data), or the first file it is looked for as when
     there is none; None for a table on the data here."""
-    from npcomp.data.tasks import default_data_dir
+    from npcomp.data.datasets.tasks import default_data_dir
     if table.own_data is None:
         return None
     directory = data_dir if data_dir is not None else default_data_dir()
@@ -237,7 +237,7 @@ def write_report(table, out: Path, seeds: int | None, data_dir: str | None) -> N
     same bytes wherever and whenever they are written from the same runs."""
     from npcomp.experiments import report
     from npcomp.experiments.report_markdown import markdown
-    from npcomp.training.rundir import RunDirectory
+    from npcomp.runfiles.rundir import RunDirectory
     sweep_dir = out / table.name
     results = report.committed_results(sweep_dir)
     others = {}
@@ -328,7 +328,7 @@ def _commands(table, out: Path, overrides: dict) -> dict:
     """Setting -> its `npcomp train` command for one seed (and one fold K of
     a table that cross-validates, on the copy in the data directory DATA_DIR)."""
     from npcomp.experiments.paper_tables import RUN_OPTIONS
-    from npcomp.training.options import command_line
+    from npcomp.configuration.options import command_line
     commands = {}
     train = f"DATA_DIR/{table.own_data.files[0]}" if table.own_data else None
     for row in table.rows:
@@ -391,9 +391,9 @@ def _relative_sources(figures: list, out: Path) -> None:
 def _sst_parses(directory: Path, data_dir: str | None) -> Path:
     """``directory`` holding `npcomp parse`'s dependency parses of the SST,
     made there first (spaCy, the parse extra) when a split's are missing."""
-    from npcomp.data.sst_dependency import parse_sst
-    from npcomp.data.dependency_parser import SpacyParser
-    from npcomp.data.tasks import SPLITS, default_data_dir
+    from npcomp.data.datasets.sst_dependency import parse_sst
+    from npcomp.data.text.dependency_parser import SpacyParser
+    from npcomp.data.datasets.tasks import SPLITS, default_data_dir
     if all((directory / f"{split}.parents").is_file() for split in SPLITS):
         return directory
     print(f"parsing the SST into {directory} (the Dependency Tree-LSTM's trees)", flush=True)
@@ -480,10 +480,10 @@ def _seconds_per_seed(table, setting: str, options: dict, out: Path,
     options = dict(RUN_OPTIONS, **options)   # as the table's runs train
     key = json.dumps(options, sort_keys=True)
     if key not in estimates:
-        from npcomp.data.errors import DataError
-        from npcomp.training.options import OPTIONS
-        from npcomp.training.run_config import MissingVectors
-        from npcomp.training.estimate import estimate_seconds
+        from npcomp.errors import DataError
+        from npcomp.configuration.options import OPTIONS
+        from npcomp.configuration.run_config import MissingVectors
+        from npcomp.experiments.estimate import estimate_seconds
         from .sweep import config_of
         given = dict(options, threads=1, **({"data_dir": data_dir} if data_dir else {}))
         try:
@@ -501,8 +501,8 @@ def _seconds_per_seed(table, setting: str, options: dict, out: Path,
 def _downloads_line(table, data_dir: str | None) -> str:
     """The downloads ``table`` reads and, of them, those missing in the data
     directory with the command that installs them and the bytes it fetches."""
-    from npcomp.data.download_catalogue import DATASETS
-    from npcomp.data.tasks import default_data_dir
+    from npcomp.data.downloads.catalogue import DATASETS
+    from npcomp.data.datasets.tasks import default_data_dir
     from npcomp.experiments.data_downloads import missing_downloads, table_downloads
     needs = table_downloads(table)
     if not needs:
@@ -518,7 +518,7 @@ def _downloads_line(table, data_dir: str | None) -> str:
 
 
 def _missing_downloads(table, row, data_dir: str | None) -> tuple:
-    from npcomp.data.tasks import default_data_dir
+    from npcomp.data.datasets.tasks import default_data_dir
     from npcomp.experiments.data_downloads import missing_downloads
     return missing_downloads(table, Path(data_dir) if data_dir else default_data_dir(),
                              rows=[row.name])
@@ -551,7 +551,7 @@ def _read_estimates(out: Path) -> dict:
 
 
 def _write_estimates(out: Path, estimates: dict) -> None:
-    from npcomp.training.rundir import RunDirectory
+    from npcomp.runfiles.rundir import RunDirectory
     out.mkdir(parents=True, exist_ok=True)
     RunDirectory(out).write_json(ESTIMATES, estimates)
 

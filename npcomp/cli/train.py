@@ -9,8 +9,8 @@ import textwrap
 from pathlib import Path
 
 from ..cells import registry
-from npcomp.training.options import OPTIONS
-from npcomp.data.choices import PAIR_TASKS
+from npcomp.configuration.options import OPTIONS
+from npcomp.data.datasets import PAIR_TASKS
 
 
 def add_parser(commands) -> None:
@@ -129,16 +129,16 @@ def fresh_run_dir(run_dir: Path) -> Path:
 
 def train_config(args) -> dict:
     """The run's config (``run_config.build_config``) of the options given."""
-    from npcomp.training.run_config import build_config
+    from npcomp.configuration.run_config import build_config
     return build_config(args.model, args.task, dict(given_options(args), threads=args.threads))
 
 
 def run(args) -> int:
-    from npcomp.training.defaults import defaults_for
+    from npcomp.configuration.defaults import defaults_for
     if args.help_defaults:
         task = args.task or OPTIONS["task"].default
         if args.train is not None:   # the defaults of the kind of file it holds
-            from npcomp.training.run_config import file_task
+            from npcomp.configuration.run_config import file_task
             task = file_task(args.train)
         print(json.dumps(defaults_for(args.model or OPTIONS["model"].default, task,
                                       args.protocol, args.supervision), indent=2))
@@ -146,7 +146,7 @@ def run(args) -> int:
     progress = not args.quiet
     if args.resume:
         if args.out is not None or args.overwrite:
-            from npcomp.data.errors import ConfigError
+            from npcomp.errors import ConfigError
             raise ConfigError("resume", "continues the run in its own directory: it takes "
                                         "no --out or --overwrite")
         return resume_run(args.resume, dict(given_options(args), threads=args.threads),
@@ -163,7 +163,7 @@ def train_run(config: dict, run_dir: Path, given: set, overwrite: bool = False,
     """Train ``config`` into ``run_dir`` as `npcomp train` does, printing what
     it prints, with its baseline when the config asks for one (``given``: the
     options set, which the baseline shares)."""
-    from npcomp.training.rundir import RunDirectory
+    from npcomp.runfiles.rundir import RunDirectory
     from npcomp.training.trainer import train
     RunDirectory(run_dir).check_usable(overwrite)   # refused before it is announced
     print(f"training {config['model']} on {_data_named(config)} -> {run_dir}")
@@ -175,8 +175,8 @@ def train_run(config: dict, run_dir: Path, given: set, overwrite: bool = False,
 def resume_run(run_dir, options: dict, progress: bool = True) -> int:
     """Continue the run in ``run_dir`` as `npcomp train --resume` does, with
     the ``options`` given (those a resumed run may take anew), and its baseline."""
-    from npcomp.training.baseline import shared_options_set
-    from npcomp.training.run_config import resume_changes
+    from npcomp.experiments.baseline import shared_options_set
+    from npcomp.configuration.run_config import resume_changes
     from npcomp.training.trainer import train
     metrics = train(resume_changes(options), run_dir, resume=True, progress=progress)
     _print_result(metrics)
@@ -187,7 +187,7 @@ def resume_run(run_dir, options: dict, progress: bool = True) -> int:
 def _baseline_beside(config: dict, run_dir, metrics: dict, given: set,
                      overwrite: bool = False, progress: bool = True) -> int:
     """The bag-of-words baseline beside a run that asks for one, and the two compared."""
-    from npcomp.training.baseline import train_baseline
+    from npcomp.experiments.baseline import train_baseline
     if config.get("baseline") and config["model"] != registry.baseline_model():
         base_metrics = train_baseline(config, run_dir, given, overwrite=overwrite,
                                       progress=progress)

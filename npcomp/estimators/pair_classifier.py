@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from npcomp.data.data_splits import check_fraction
-from npcomp.data.sick import SickPair
-from npcomp.data.tasks import TaskData
+from npcomp.data.datasets.data_splits import check_fraction
+from npcomp.data.readers.sick import SickPair
+from npcomp.data.datasets.tasks import TaskData
 from npcomp.training.evaluation import evaluate, pair_outputs
 from .inputs import class_numbers, classes_of, pair_classes
 from .pair_estimator import PairEstimator
@@ -75,7 +75,7 @@ class PairClassifier(PairEstimator):
     def _check_data(cls) -> tuple:
         """40 pairs of synthetic sentences as text, labelled "same" where their
         sentiment classes agree, "other" where they do not."""
-        from npcomp.data.synthetic import generate_treebank
+        from npcomp.data.datasets.synthetic import generate_treebank
         trees = generate_treebank(40, seed=1)
         pairs = [(tree, trees[(index + 1) % len(trees)]) for index, tree in enumerate(trees)]
         return ([(" ".join(a.tokens), " ".join(b.tokens)) for a, b in pairs],

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from npcomp.data.tasks import as_structure
+from npcomp.data.datasets.tasks import as_structure
 from npcomp.training.encoding import EncodedPairs, encode
 from .estimator import Estimator
 from .inputs import is_x_and_y, pair_trees

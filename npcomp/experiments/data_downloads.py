@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from npcomp.data.download import installed
-from npcomp.data.download_catalogue import ALL, DATASETS
+from npcomp.data.downloads.download import installed
+from npcomp.data.downloads.catalogue import ALL, DATASETS
 
 __all__ = ["TASK_DOWNLOADS", "dataset_tables", "missing_downloads", "table_downloads",
            "vectors_dataset"]

@@ -41,10 +41,10 @@ import json
 import math
 from pathlib import Path
 
-from npcomp.data.choices import PAIR_CLASS_TASKS, PAIR_TASKS, TASK_CLASSES
-from npcomp.training.figure_counts import (COUNTS, CountsError, counts_of, node_buckets, pair_sums,
-                            read_counts, root_items, write_counts)
-from npcomp.training.rundir import PREDICTIONS, predictions_name
+from npcomp.data.datasets import PAIR_CLASS_TASKS, PAIR_TASKS, TASK_CLASSES
+from npcomp.runfiles.figure_counts import (COUNTS, CountsError, counts_of, node_buckets, pair_sums,
+    read_counts, root_items, write_counts)
+from npcomp.runfiles.rundir import PREDICTIONS, predictions_name
 
 HALF_WIDTH = 2
 # Tai et al.'s last window: sentences of 45 words or more (SST), pairs of mean

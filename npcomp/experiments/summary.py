@@ -14,10 +14,10 @@ from pathlib import Path
 
 import numpy as np
 
-from npcomp.data.choices import PAIR_CLASS_TASKS, PAIR_TASKS
-from npcomp.training.options import NOT_A_SETTING, OPTIONS
+from npcomp.data.datasets import PAIR_CLASS_TASKS, PAIR_TASKS
+from npcomp.configuration.options import NOT_A_SETTING, OPTIONS
 from npcomp.training.run_data import run_finished
-from npcomp.training.rundir import RunDirectory, RunFileError
+from npcomp.runfiles.rundir import RunDirectory, RunFileError
 
 METRICS = ("root_acc", "all_acc", "accuracy", "macro_f1", "ranking_loss", "mae", "pearson",
            "spearman", "mse")

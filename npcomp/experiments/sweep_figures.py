@@ -29,7 +29,7 @@ import math
 import re
 from pathlib import Path
 
-from npcomp.data.choices import PAIR_CLASS_TASKS
+from npcomp.data.datasets import PAIR_CLASS_TASKS
 from .paper_rows import MIN_SEEDS
 from .figures import (FigureError, confusion_record, figure_template, prediction_figures,
                       read_run_counts, root_confusion, shared_tail)

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from npcomp.data.formats import Tree
+from npcomp.data.readers.formats import Tree
 from .state_checks import MAX_NODES
 from npcomp.training.thread_pools import pinned_thread_pools
 

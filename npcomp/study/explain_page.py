@@ -403,7 +403,7 @@ def write_page(text: str, path: str | Path, overwrite: bool = False) -> Path:
     """Write ``text`` to ``path`` as run files are written (``rundir``): a
     temporary file beside it, synced, then renamed, so a reader never sees
     half a page and a failed write leaves any earlier file as it was."""
-    from npcomp.training.rundir import write_atomically
+    from npcomp.runfiles.rundir import write_atomically
     path = check_target(path, overwrite)
     write_atomically(path, lambda handle: handle.write(text.encode("utf-8")))
     return path

@@ -1,5 +1,5 @@
 """A run's data, from its configuration: a built-in task, or a user's own
-files (``--train FILE``, ``data/own_data.py``).
+files (``--train FILE``, ``data/datasets/own_data.py``).
 
 ``run_task`` reads either into the ``TaskData`` the trainer trains on.  For
 a user's files it also settles in the configuration what reading them
@@ -13,12 +13,12 @@ folds), which ``metrics.json`` keeps under ``data``.
 """
 from __future__ import annotations
 
-from npcomp.data.choices import FILE_TASKS, PAIR_TASKS, TASK_CLASSES
-from npcomp.data.sick import ENTAILMENT_CLASSES
-from npcomp.data.errors import ConfigError, DataError
-from npcomp.data.own_data import TASK_NAMES, load_files, read_labelled_file
-from npcomp.data.tasks import TaskData, load_task
-from npcomp.data.text_trees import TextTrees
+from npcomp.data.datasets import FILE_TASKS, PAIR_TASKS, TASK_CLASSES
+from npcomp.data.readers.sick import ENTAILMENT_CLASSES
+from npcomp.errors import ConfigError, DataError
+from npcomp.data.datasets.own_data import TASK_NAMES, load_files, read_labelled_file
+from npcomp.data.datasets.tasks import TaskData, load_task
+from npcomp.data.text.text_trees import TextTrees
 
 
 def is_file_run(config: dict) -> bool:
@@ -123,9 +123,9 @@ def check_run_data(config: dict) -> None:
     if not is_file_run(config):
         return
     from npcomp.cells import make_cell
-    from .defaults import matrix_embedding_dim
+    from npcomp.configuration.defaults import matrix_embedding_dim
     from .encoding import check_splits
-    from .options import cell_options
+    from npcomp.configuration.options import cell_options
     task = run_task(dict(config))
     # the smallest cell of the run's kind: only its structure is checked
     small = dict(config, dim=2)

@@ -41,27 +41,27 @@ from pathlib import Path
 
 import numpy as np
 
-from npcomp.data.embeddings import Vocabulary, read_vectors
-from npcomp.data.choices import PAIR_TASKS
-from npcomp.data.tasks import SPLITS, given_task, task_trees
+from npcomp.data.readers.embeddings import Vocabulary, read_vectors
+from npcomp.data.datasets import PAIR_TASKS
+from npcomp.data.datasets.tasks import SPLITS, given_task, task_trees
 from npcomp.forest import supervised_labels
 from npcomp.params import Parameters
-from .checkpoints import (check_same_data, config_digest, data_fingerprints, epoch_in_progress,
-                          read_checkpoint, resumed_config, write_checkpoint)
-from .configuration import check
-from .defaults import dim_follows_embedding, with_defaults
+from npcomp.runfiles.checkpoints import (check_same_data, config_digest, data_fingerprints,
+    epoch_in_progress, read_checkpoint, resumed_config, write_checkpoint)
+from npcomp.configuration.checks import check
+from npcomp.configuration.defaults import dim_follows_embedding, with_defaults
 from .encoding import EncodedSplit, check_splits, encode, encode_task
 from .evaluation import evaluate, format_metrics, selection_metric
-from .machine import machine_description
+from npcomp.runfiles.machine import machine_description
 from .memory import retain_freed_memory
-from .model_building import DTYPES, build_model, initial_parameters
-from .model_files import load_model, save_model
+from npcomp.configuration.model_building import DTYPES, build_model, initial_parameters
+from npcomp.runfiles.model_files import load_model, save_model
 from .optimizers import make_optimizer
 from .predictions import write_predictions
-from .run_in_memory import RunInMemory
-from .rundir import RunDirectory, RunFileError
+from npcomp.runfiles.run_in_memory import RunInMemory
+from npcomp.runfiles.rundir import RunDirectory, RunFileError
 from .run_data import named_classes, run_task
-from .run_paths import recorded_config, recorded_metrics
+from npcomp.runfiles.run_paths import recorded_config, recorded_metrics
 from .shards import ShardedGradient, start_shards
 from .step import stop_run, train_step, warm_up
 from .thread_pools import pinned_thread_pools

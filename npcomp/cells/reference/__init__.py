@@ -14,7 +14,7 @@ user (or a command) print every forward quantity under the paper's symbols.
 One entry point per module, ``forward``:
 
 * tree cells: ``forward(tree, x, params, **options)`` with ``tree`` an
-  ``npcomp.data.formats.Tree`` and ``x`` (T, d_x) one vector per token of the
+  ``npcomp.data.readers.formats.Tree`` and ``x`` (T, d_x) one vector per token of the
   sentence (node j reads ``x[tree.token_index[j]]`` when it reads a word);
 * sequence cells: ``forward(x, params, **options)`` with ``x`` (T, d_x) the
   sentence's word vectors in word order;
@@ -47,7 +47,7 @@ what the fast cell outputs for these nodes, row for row.  A quantity a node
 does not have (a gate at a leaf that has no memory block) is NaN there.
 Each module's docstring lists its keys.
 
-Imports flow one way: these modules use NumPy and ``npcomp.data.formats`` only
+Imports flow one way: these modules use NumPy and ``npcomp.data.readers.formats`` only
 (the package, the registry to find them),
 never the cells they check, the tests, gradcheck, the trainer or the CLI.
 """

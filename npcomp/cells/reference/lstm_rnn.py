@@ -56,7 +56,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from npcomp.data.formats import Tree
+from npcomp.data.readers.formats import Tree
 from .functions import activation as activation_function, code_columns, column_block, \
     derivative, sigmoid, undefined, vector_block
 

@@ -1,0 +1,63 @@
+"""The bag-of-words baseline trained beside a model.
+
+``npcomp train`` on the synthetic task (or with ``--baseline``) also trains
+``mean-vectors`` on the same data into ``RUN_DIR/baseline`` and prints the
+two side by side: the tree model should win where negation and contrast
+decide the label.  The baseline takes its own paper defaults, except for
+the training options the user gave, which both runs share.  Resuming the
+model's run resumes (or starts) its baseline too.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from npcomp.cells import registry
+from npcomp.configuration.defaults import defaults_for
+from npcomp.training.trainer import train
+
+BASELINE_MODEL = registry.baseline_model()
+# options the baseline shares with the model's run when the user gave them
+SHARED = ("lr", "emb_lr", "l2", "dropout", "epochs", "batch_size")
+
+
+def shared_options_set(config: dict) -> set:
+    """The shared options a run's ``config`` sets away from its model's
+    defaults: what the user gave, as far as a resumed run can tell."""
+    defaults = defaults_for(config["model"], config["task"], config.get("protocol"),
+                            config.get("supervision"))
+    return {key for key in SHARED if config.get(key) != defaults.get(key)}
+
+
+def baseline_config(config: dict, given=()) -> dict:
+    """The baseline's config beside the model's ``config``; ``given``: the
+    option names the user set."""
+    base = dict(config, model=BASELINE_MODEL, baseline=False)
+    for option in registry.CELL_OPTIONS:  # the model's cell options are not the baseline's
+        if option not in registry.model(BASELINE_MODEL).options:
+            base.pop(option, None)
+    defaults = defaults_for(BASELINE_MODEL, config["task"])
+    for key in SHARED:
+        if key not in given:
+            base[key] = defaults[key]
+    base["dim"] = base["embedding_dim"]
+    return base
+
+
+def train_baseline(config: dict, run_dir: str | Path, given=(), overwrite: bool = False,
+                   progress: bool = True, echo=print) -> dict:
+    """Train (or resume, or find finished) the baseline of the run in
+    ``run_dir``; its metrics."""
+    from npcomp.runfiles.rundir import RunDirectory
+    directory = RunDirectory(Path(run_dir) / "baseline")
+    held = directory.run_files()
+    if "metrics.json" in held and directory.read_json("metrics.json").get("test") is not None \
+            and not overwrite:
+        echo(f"the bag-of-words baseline has finished in {directory.path}")
+        return directory.read_json("metrics.json")
+    if "checkpoint.npz" in held and not overwrite:
+        echo(f"resuming the bag-of-words baseline (mean-vectors) in {directory.path}")
+        return train({"threads": config.get("threads")}, directory.path, resume=True,
+                     progress=progress, echo=echo)
+    echo(f"training the bag-of-words baseline (mean-vectors) -> {directory.path}")
+    return train(baseline_config(config, given), directory.path,
+                 overwrite=overwrite or bool(held), progress=progress, echo=echo)
