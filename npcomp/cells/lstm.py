@@ -48,8 +48,7 @@ b^(i), b^(o), b^(u), b^(f)  ``b``                 (4d,)
 """
 from __future__ import annotations
 
-from .interface import EVERY_NODE
-from npcomp.cells.kernels.recurrence import LAST_WORD
+from .interface import EVERY_NODE, LAST_WORD
 from .treelstm_nary import TreeLSTMNary
 
 

@@ -138,12 +138,13 @@ from .interface import (
     node_rows,
     nudge_rows,
     reasons,
+    steps_after,
 )
 from npcomp.cells.kernels.levels import ROW_PAD, children_columns, padded_stop, sigmoid
 from .lstm import ChainLSTM
 from npcomp.cells.kernels.lstm_kernels import gather_children, scatter_to_children
 from npcomp.cells.kernels.prefix_attention import prefix_attention, prefix_attention_backward, prefix_sums
-from npcomp.cells.kernels.recurrence import chain_layout, steps_after
+from npcomp.cells.kernels.recurrence import chain_layout
 
 GATES = ("i", "o", "k", "f")     # column blocks of W_x, U_s, b_s
 # Srivastava et al. 2015, Nayebi Sec. 3.5: the transform gate starts closed (carry)

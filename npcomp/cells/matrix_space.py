@@ -71,9 +71,10 @@ from numba import njit
 
 from ..forest import Forest
 from npcomp.cells.kernels.activations import uniform_fan_in
-from .interface import Part, SequenceCell, StateTerm, Term, TermParts, head_part, nudge_rows
+from .interface import (Part, SequenceCell, StateTerm, Term, TermParts, head_part, nudge_rows,
+                        steps_after)
 from npcomp.cells.kernels.overflow import StateOverflow
-from npcomp.cells.kernels.recurrence import outer_products_by_word, steps_after
+from npcomp.cells.kernels.recurrence import outer_products_by_word
 
 
 @dataclass
