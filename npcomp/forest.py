@@ -41,9 +41,8 @@ import numpy as np
 from numba import njit
 
 from npcomp.data.readers.dependency_relations import node_relations
+from npcomp.data.datasets import SUPERVISION_MODES
 from npcomp.data.readers.formats import NO_TOKEN, UNLABELLED, Tree
-
-SUPERVISION_MODES = ("all", "root", "root+leaves", "spans")
 
 
 @dataclass

@@ -19,7 +19,7 @@ from cell_checks import (assert_composes_binary_trees_with_words_at_the_leaves,
 from gradcheck.check import STEP, TOLERANCE, assert_passes, check_gradients
 from gradcheck.suite import Setting, build_case, random_trees, run_setting, settings
 from gradcheck.trees import random_binary_tree, random_forest_trees
-from npcomp.cells.kernels import levels
+from npcomp.cells.kernels import levels, lstm_rnn_kernels
 from npcomp.cells import lstm_rnn, make_cell, registry
 from npcomp.cells.kernels.activations import activation_code
 from npcomp.cells.reference import lstm_rnn as lstm_rnn_reference
@@ -265,25 +265,25 @@ def _kernel_cases():
     state = rng.normal(size=(n + 3, 2 * d))
     normal = lambda *shape: rng.normal(size=shape)
     return [
-        (lstm_rnn._gather_child_terms, lambda: (
+        (lstm_rnn_kernels.gather_child_terms, lambda: (
             children, leaves, word_index, normal(6, 8 * d), normal(n + 3, 8 * d),
             lstm_rnn.TARGET, np.zeros((n, 7 * d)), start, stop)),
-        (lstm_rnn._output_deltas, lambda: (gates, np.tanh(normal(n, d)),
+        (lstm_rnn_kernels.output_deltas, lambda: (gates, np.tanh(normal(n, d)),
                                            normal(stop - start, 2 * d), normal(n, d),
                                            normal(n, d), np.zeros((n + 3, 7 * d)), start, stop)),
-        (lstm_rnn._route_to_children, lambda: (children, lstm_rnn.TARGET, normal(n + 3, 7 * d),
+        (lstm_rnn_kernels.route_to_children, lambda: (children, lstm_rnn.TARGET, normal(n + 3, 7 * d),
                                                np.zeros((n + 3, 8 * d)), start, stop)),
     ] + [
         case
         for code in map(activation_code, ACTIVATION_NAMES)
         for case in [
-            (lstm_rnn._cell_update, lambda code=code: (
+            (lstm_rnn_kernels.cell_update, lambda code=code: (
                 code, children, normal(7 * d), normal(d), normal(n, 7 * d), np.zeros((n, d)),
                 state.copy(), start, stop)),
-            (lstm_rnn._output, lambda code=code: (
+            (lstm_rnn_kernels.output_update, lambda code=code: (
                 code, gates.copy(), normal(stop - start, d), state.copy(), np.zeros((n, d)),
                 start, stop)),
-            (lstm_rnn._cell_deltas, lambda code=code: (
+            (lstm_rnn_kernels.cell_deltas, lambda code=code: (
                 code, children, gates, rng.uniform(0.05, 0.95, size=(n, d)), state,
                 rng.uniform(0.05, 0.95, size=(n, d)), normal(n, d), normal(n, d),
                 normal(stop - start, d), np.zeros((n + 3, 7 * d)), np.zeros((n, d)),

@@ -103,7 +103,9 @@ FILES = {"train", "dev", "test", "classes", "folds", "fold", "data_seed"}
 
 
 @pytest.mark.parametrize("kind,left_out", [
-    (TreeClassifier, {"baseline", "parses_dir", "neutral", "similarity_dim", *FILES}),
+    # each takes the options that apply to its tasks (the option table's ``tasks``)
+    (TreeClassifier, {"baseline", "parses_dir", "neutral", "similarity_dim", "score_range",
+                      *FILES}),
     (PairRegressor, {"task", "baseline", "parses_dir", "neutral", "head", "supervision",
                      "span_samples", "dropout", *FILES}),
     (PairClassifier, {"task", "baseline", "parses_dir", "neutral", "head", "supervision",

@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from npcomp.forest import (SUPERVISION_MODES, _heights_and_positions, build_forest, node_words,
+from npcomp.data.datasets import SUPERVISION_MODES
+from npcomp.forest import (_heights_and_positions, build_forest, node_words,
                            supervised_labels)
 from npcomp.data.readers.formats import NO_TOKEN, UNLABELLED, branching_tree, chain_tree
 from npcomp.data.readers.ptb import parse_ptb

@@ -10,7 +10,7 @@ from npcomp.cli import build_parser, main, train_config
 from npcomp.configuration.checks import read
 from npcomp.errors import ConfigError
 from npcomp.configuration.defaults import COMMON, SHARED, defaults_for, with_defaults
-from npcomp.configuration.options import (OPTIONS, PAPER, RESUMABLE, OptionFormError, command_line,
+from npcomp.configuration.options import (OPTIONS, PAPER_SETTING, RESUMABLE, OptionFormError, command_line,
     form)
 from npcomp.configuration.run_config import build_config
 
@@ -70,12 +70,12 @@ def test_every_range_is_checked_with_its_message(name):
 
 
 def test_the_shared_defaults_are_the_tables():
-    assert all(OPTIONS[name].default is not PAPER for name in SHARED)
+    assert all(OPTIONS[name].default is not PAPER_SETTING for name in SHARED)
     assert COMMON == {name: OPTIONS[name].default for name in SHARED}
     # every option of a value every run shares is a shared setting or one a run
     # records; how a user's files are split is the file runs' alone
     valued = {name for name, option in OPTIONS.items()
-              if option.default is not PAPER and option.default is not None}
+              if option.default is not PAPER_SETTING and option.default is not None}
     assert valued - set(SHARED) == {"model", "task", "train_eval", "dev_fraction", "data_seed"}
     assert all(OPTIONS[name].tasks == ("files", "file-pairs", "file-pair-labels")
                for name in ("dev_fraction", "data_seed"))
@@ -89,7 +89,7 @@ def test_a_built_configuration_is_complete(model, task):
     config = build_config(model, task, {"vectors": "random"} if task == "sick" else {})
     assert with_defaults(config) == config
     assert all(name in config for name, option in OPTIONS.items()
-               if option.default is PAPER and name != "similarity_dim")
+               if option.default is PAPER_SETTING and name != "similarity_dim")
 
 
 def test_a_configuration_saved_before_an_option_existed_reads_as_its_default():
@@ -143,3 +143,19 @@ def test_the_table_and_the_parsers_load_no_numpy():
         "import npcomp.configuration.options, npcomp.configuration.checks, npcomp.cli; "
         "npcomp.cli.build_parser().parse_args(['sweep', '--out', 'x', '--lr', '0.1'])",
         ("numpy", "numba")) == []
+
+
+def test_the_choices_kept_beside_their_code_are_the_tables():
+    """A choice list the option table cannot import (its module loads NumPy,
+    and the table loads before NumPy) is tied to the table's here; the others
+    have one home, the table (optimizers.py) or the data layer's names
+    (``npcomp.data.datasets``, ``npcomp.data.text``), which the table and the
+    code both read."""
+    from npcomp.configuration.model_building import DTYPES
+    from npcomp.data.readers.embeddings import OOV_POLICIES
+    from npcomp.heads import HEADS
+    from npcomp.models import AVERAGES
+    tied = {"average": AVERAGES, "head": tuple(HEADS), "dtype": tuple(DTYPES),
+            "oov": OOV_POLICIES}
+    for name, choices in tied.items():
+        assert set(OPTIONS[name].choices) == set(choices), name

@@ -1,5 +1,5 @@
 """The trainer end to end on a small synthetic treebank: the run directory's files
-(SPEC Sec. 3), the best-dev model reloading to the same dev metrics, a killed run
+(README.md, "Run directories"), the best-dev model reloading to the same dev metrics, a killed run
 resumed to exactly the uninterrupted result, and the main options."""
 import json
 import math
@@ -454,7 +454,7 @@ print(json.dumps([after_warm_up, compiled()]))
     ("lstm", {}), ("lstm", dict(embedding_dropout=0.3, recurrent_dropout=0.3)),
     ("treelstm-childsum", {})], ids=["lstm", "lstm-dropout", "treelstm-childsum"])
 def test_warm_up_compiles_every_kernel_of_the_run(model, changes, tmp_path):
-    """Compilation stays out of the timed steps (SPEC Sec. 3: training
+    """Compilation stays out of the timed steps (README.md, "Real data": training
     sentences per second exclude it): nothing compiles after the warm-up.  The
     sequence model's spans start with one-word spans, which have no inner node;
     dropout on the word vectors takes a path of its own."""

@@ -64,7 +64,7 @@ def run(args) -> int:
     from npcomp.training.evaluation import predict_split
     from npcomp.runfiles.model_files import load_model
     from npcomp.data.datasets import PAIR_TASKS
-    from npcomp.training.run_data import class_names, is_file_run
+    from npcomp.training.run_data import is_file_run, own_class_names
     _check_html_target(args)       # refused before a model is read
     model, params, config, vocab = load_model(args.run)
     if args.file is not None and not is_file_run(config):
@@ -77,7 +77,7 @@ def run(args) -> int:
             raise ConfigError("html", f"a {config['task']} run scores sentence pairs; the "
                                       "page draws the trees of single sentences")
         return _predict_pairs(args, model, params, config, vocab)
-    names = class_names(config, model.n_classes)
+    names = own_class_names(config, model.n_classes)
     trees, made, lines, failed = _sentence_trees(args, config, model, names)
     sentences = []
     if not trees:
@@ -224,8 +224,9 @@ def _write_html(args, config: dict, model, sentences: list) -> int:
     if args.html is None:
         return 0
     from npcomp.study.explain_page import render_page, write_page
-    from npcomp.experiments.figures import class_names
-    names = class_names(config["task"], model.n_classes, given=config.get("classes"))
+    from npcomp.data.datasets.class_list import class_names
+    names = class_names(config["task"], model.n_classes, given=config.get("classes"),
+                        unnamed="class {}")
     document = {"model": config["model"], "task": config["task"], "classes": names,
                 "sentences": sentences}
     path = write_page(render_page(document), args.html, args.overwrite)
@@ -257,7 +258,7 @@ def _predict_pairs(args, model, params, config, vocab) -> int:
     and name) and the class probabilities, for a run of classified pairs."""
     from npcomp.data.datasets.score_scale import from_ratings
     from npcomp.study.relatedness import score_pairs
-    from npcomp.training.run_data import class_names, is_file_run, score_scale_of
+    from npcomp.training.run_data import is_file_run, own_class_names, score_scale_of
     left, right = _pair_trees(args, config)
     if not left:
         return 0
@@ -267,7 +268,7 @@ def _predict_pairs(args, model, params, config, vocab) -> int:
     scale = score_scale_of(config, model.n_classes)
     if scale is not None:
         scores = from_ratings(scores, *scale)
-    names = class_names(config, model.n_classes)
+    names = own_class_names(config, model.n_classes)
     for a, b, score, distribution in zip(left, right, scores, distributions):
         record = {"sentence_a": " ".join(a.tokens), "sentence_b": " ".join(b.tokens)}
         if model.head.classifies:   # a class, by its name where the run has names

@@ -82,7 +82,7 @@ def run_options(run, threads: int, pinned: dict | None = None) -> dict:
                 threads=threads)
 
 
-def given_options(run, threads: int, pinned: dict | None = None) -> dict:
+def run_options_as_given(run, threads: int, pinned: dict | None = None) -> dict:
     """``run_options`` with the paths as given (relative to this directory),
     to check a run's data here before any worker trains it."""
     fold = {} if run.fold is None else {"fold": run.fold}
@@ -227,7 +227,7 @@ def check_settings(spec, runs: list, threads: int, pinned: dict | None = None) -
         try:
             # a user's files read and checked against the model, as the runs will,
             # here at the paths as given, so that a message names a file as given
-            check_run_data(config_of(given_options(run, threads, pinned)))
+            check_run_data(config_of(run_options_as_given(run, threads, pinned)))
             continue
         except ConfigError as error:
             option, message = error.option, failure(error)[1]

@@ -15,7 +15,7 @@ from npcomp.cells import registry
 from npcomp.data.datasets import FILE_TASKS, PAIR_TASKS
 from npcomp.errors import ConfigError
 
-from npcomp.configuration.options import LIST_KINDS, OPTIONS, class_names, form, rates, score_range
+from npcomp.configuration.options import LIST_KINDS, OPTIONS, class_name_list, form, rates, score_range
 
 FLOAT32_MAX = 3.4028234663852886e38
 
@@ -58,10 +58,12 @@ def check_value(option: str, value) -> None:
             raise ConfigError(option, f"must be {bounds}, not {value!r}")
     elif declared.kind is rates:
         values = value if isinstance(value, (list, tuple)) else [value]
-        if not values or not all(isinstance(rate, numbers.Real) and 0.0 <= rate < 1.0
+        lowest, below = declared.lowest, declared.below
+        if not values or not all(isinstance(rate, numbers.Real) and lowest <= rate < below
                                  for rate in values):
-            raise ConfigError(option, f"rates must be numbers in [0, 1), not {value!r}")
-    elif declared.kind is class_names:
+            raise ConfigError(option, f"rates must be numbers in [{lowest:g}, {below:g}), "
+                                      f"not {value!r}")
+    elif declared.kind is class_name_list:
         from npcomp.data.datasets.class_list import checked_classes
         checked_classes(value if isinstance(value, (list, tuple)) else [value])
     elif declared.kind is score_range:
@@ -130,11 +132,8 @@ def check(config: dict) -> None:
                                           "supervision 'spans'")
     if config.get("neutral", "unlabelled") != "unlabelled" and task != "sst2":
         raise ConfigError("neutral", "applies to sst2 alone: the other tasks predict neutral")
-    if task in PAIR_TASKS:
-        if config.get("dropout", 0.0) > 0.0:
-            raise ConfigError("dropout", "acts on a classifier's input; the pair heads "
-                                         "(the similarity head of sick, the pair classifier) "
-                                         "take none (Tai et al.): use embedding_dropout")
+    if task in PAIR_TASKS and config.get("dropout", 0.0) > 0.0:   # a pair config built by hand
+        raise ConfigError("dropout", f"does not apply to {task}: {OPTIONS['dropout'].help}")
     if task in FILE_TASKS:
         _check_file_options(config)
     recurrent = config.get("recurrent_dropout") or [0.0]

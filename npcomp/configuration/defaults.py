@@ -17,7 +17,7 @@ from npcomp.cells import registry
 from npcomp.cells.registry import leaves_are_words, sick_structure
 from npcomp.data.datasets import FILE_TASKS, PAIR_CLASS_TASKS, PAIR_TASKS
 from npcomp.errors import ConfigError
-from npcomp.configuration.options import OPTIONS, PAPER
+from npcomp.configuration.options import OPTIONS, PAPER_SETTING
 
 # the options whose value every model shares (the option table's default), in
 # the order --help-defaults and metrics.json have always listed them
@@ -35,7 +35,7 @@ SYNTHETIC = dict(dim=50, embedding_dim=50, epochs=10, batch_size=25, dropout=0.0
 SICK_SOURCE = "Tai et al. 2015, Table 1 (relatedness dimensions), Secs. 4.2 and 5.3"
 SICK = dict(embedding_dim=300, fixed_embeddings=True, vectors_name="glove.840B.300d",
             lr=0.05, emb_lr=0.05, batch_size=25, l2=1e-4, dropout=0.0, epochs=10,
-            similarity_dim=50, supervision="root", embedding_dropout=0.0,
+            similarity_dim=50, supervision="root", span_samples=0, embedding_dropout=0.0,
             recurrent_dropout=[0.0])
 # classified pairs (entailment): no paper gives their settings; they take SICK relatedness's
 NO_PAPER_FOR_CLASSES = ("no paper gives the settings of classified sentence pairs "
@@ -112,7 +112,7 @@ def defaults_for(model: str, task: str, protocol: str | None = None,
             config.update(supervision="all", span_samples=0)
     if task in PAIR_TASKS:   # SICK, or a user's sentence pairs: Tai et al.'s setting
         config.update(SICK, structure=sick_structure(model))
-        for name in [name for name in config if not applies(name, task)]:
+        for name in [name for name in config if not carried(name, task)]:
             del config[name]   # the head: the pair's head (similarity or classes), always
         sick = entry.sick or {}
         # Tai et al.'s relatedness encoders take Table 1's sizes; others keep theirs
@@ -138,6 +138,14 @@ def applies(option: str, task: str) -> bool:
     return tasks is None or task in tasks
 
 
+def carried(option: str, task: str) -> bool:
+    """Whether a configuration for ``task`` holds ``option``: where it
+    applies, and on sentence pairs where Tai et al.'s setting fixes it
+    (``SICK``: a pair's nodes are not supervised, its head takes no dropout)
+    though it may not be given."""
+    return applies(option, task) or (task in PAIR_TASKS and option in SICK)
+
+
 def with_defaults(config: dict, saved: bool = True) -> dict:
     """``config`` with every option of a value shared by all runs that it
     lacks at that value: a configuration built by ``run_config.build_config``
@@ -151,5 +159,5 @@ def with_defaults(config: dict, saved: bool = True) -> dict:
                                else option.default)
                for name, option in OPTIONS.items()
                if name not in config and option.default is not None
-               and option.default is not PAPER and applies(name, config["task"])}
+               and option.default is not PAPER_SETTING and carried(name, config["task"])}
     return {**config, **missing}

@@ -11,10 +11,11 @@ rather than what it trains.  The command line's parsers (``cli/train.py``,
 
 The options of the cells (``activation``, ``untied``, ...) are declared with
 the models in ``cells/registry.py``, which also says which model takes which
-value; the table takes them from there.  A default of ``PAPER`` is the
+value; the table takes them from there.  A default of ``PAPER_SETTING`` is the
 model's paper setting for the task (``cells/registry.py``, ``defaults.py``).
 
-The tasks (the ``task`` option's values) are declared here too.  The module
+The tasks (the ``task`` option's values) are the data layer's
+(``npcomp.data.datasets``), the trees of plain text ``npcomp.data.text``'s.  The module
 imports neither NumPy nor the cells' code (only their registry): the command
 line builds its parsers from it before anything heavy loads.
 """
@@ -25,17 +26,17 @@ from dataclasses import dataclass
 
 from npcomp.cells import registry
 from npcomp.data.datasets import (FILE_TASKS, NEUTRAL_POLICIES, PAIR_CLASS_TASKS, PAIR_TASKS,
-    STRUCTURES, TASKS)
+    STRUCTURES, SUPERVISION_MODES, TASKS)
 from npcomp.data.text import TREE_CHOICES
 
 
 class _Paper:
     def __repr__(self) -> str:
-        return "PAPER"
+        return "PAPER_SETTING"
 
 
 # the default of an option whose value is the model's paper setting for the task
-PAPER = _Paper()
+PAPER_SETTING = _Paper()
 PAPER_SOURCE = "the model's paper for the task (cells/registry.py, defaults.py)"
 
 
@@ -44,7 +45,7 @@ def rates(text) -> list:
     return [float(part) for part in str(text).split(",")]
 
 
-def class_names(text) -> list:
+def class_name_list(text) -> list:
     """``negative,neutral,positive`` -> the class names in order (checked by the range)."""
     return [part.strip() for part in str(text).split(",")]
 
@@ -58,7 +59,7 @@ def score_range(text) -> list:
 
 
 # the kinds whose value is a comma list, and what the list holds (for a message)
-LIST_KINDS = {rates: "rates separated by commas", class_names: "class names separated by "
+LIST_KINDS = {rates: "rates separated by commas", class_name_list: "class names separated by "
               "commas", score_range: "two numbers, LO,HI"}
 
 
@@ -67,12 +68,12 @@ class Option:
     """A training option: a config key and its flag.
 
     kind:       int, float, str, bool, or a comma list (``LIST_KINDS``: ``rates``,
-                ``class_names``, ``score_range``)
+                ``class_name_list``, ``score_range``)
     choices:    the values allowed (None: any value of the kind)
     lowest:     the lowest value allowed (numbers), allowed itself unless
                 ``above``; ``below``: a bound the values stay under
     counts:     what a whole-number option counts, for its range message
-    default:    the value a run takes when the option is not given, or PAPER;
+    default:    the value a run takes when the option is not given, or PAPER_SETTING;
                 ``source`` says where it comes from
     before:     the value runs made before the option existed ran at, when not
                 ``default``: a saved configuration without the option reads as
@@ -127,9 +128,14 @@ def _counted(name, help, counts, lowest=1, **fields) -> Option:
     return Option(name, int, help, lowest=lowest, counts=counts, **fields)
 
 
+# a dropout rate's range, [0, 1): every rate option's (``dropout``,
+# ``embedding_dropout``, each of ``recurrent_dropout``'s)
+RATE_RANGE = dict(lowest=0.0, below=1.0)
+
+
 def _rate(name, help, **fields) -> Option:
-    """A dropout rate, in [0, 1)."""
-    return Option(name, float, help, lowest=0.0, below=1.0, **fields)
+    """A dropout rate, in ``RATE_RANGE``."""
+    return Option(name, float, help, **RATE_RANGE, **fields)
 
 
 def _tuned_models() -> str:
@@ -155,6 +161,11 @@ def _fixed_by_their_papers() -> str:
 
 
 _OURS = "ours"
+# the tasks whose examples are single sentences, and those of sentence pairs: a
+# pair is scored (classified) by its head at the two sentences' roots, so the
+# options of a sentence's labelled nodes and of its classifier are given for
+# sentences alone, the pair head's for pairs alone (each option's ``tasks``)
+SENTENCE_TASKS = tuple(task for task in TASKS + FILE_TASKS if task not in PAIR_TASKS)
 # a user's files of classes (labelled sentences, labelled pairs) and of scores (scored pairs)
 _LABELS = tuple(task for task in FILE_TASKS if task not in PAIR_TASKS or task in PAIR_CLASS_TASKS)
 _PAIRS = tuple(task for task in FILE_TASKS if task not in _LABELS)
@@ -171,7 +182,7 @@ _FILE_OPTIONS = (
            tasks=FILE_TASKS),
     Option("test", str, "with --train: the test file (default: none, and no test metrics)",
            metavar="FILE", resumable=True, in_run_name=False, tasks=FILE_TASKS),
-    Option("classes", class_names, "with --train of labelled sentences or pairs: the class "
+    Option("classes", class_name_list, "with --train of labelled sentences or pairs: the class "
            "names in order, e.g. negative,neutral,positive (also the order --head ordinal "
            "ranks them in; default: "
            "whole-number labels as themselves, names sorted)", metavar="A,B,...",
@@ -225,17 +236,17 @@ _TRAINING_OPTIONS = (
            flags=("--fixed-embeddings", "--tuned-embeddings"),
            off_help="update the word vectors during training"),
     _counted("dim", "hidden (memory) dimension d (models whose leaves are the word vectors: "
-             "the embedding dimension)", "the hidden dimension", default=PAPER,
+             "the embedding dimension)", "the hidden dimension", default=PAPER_SETTING,
              source=PAPER_SOURCE),
     _counted("embedding_dim", "word vector dimension when vectors are random",
-             "the word vector dimension", default=PAPER, source=PAPER_SOURCE),
-    _counted("epochs", "training epochs", "the number of epochs", default=PAPER,
+             "the word vector dimension", default=PAPER_SETTING, source=PAPER_SOURCE),
+    _counted("epochs", "training epochs", "the number of epochs", default=PAPER_SETTING,
              source=PAPER_SOURCE, resumable=True),
     _counted("evals_per_epoch", "dev evaluations per epoch, evenly spaced over its "
              "minibatches (the last at its end); the best-dev checkpoint is chosen among all "
              "of them (default 1)", "dev evaluations per epoch", default=1, source=_OURS),
     _counted("batch_size", "sentences per minibatch", "sentences per minibatch",
-             default=PAPER, source=PAPER_SOURCE),
+             default=PAPER_SETTING, source=PAPER_SOURCE),
     # 2: a run on the typical 2-core machine computes on both cores; runs made
     # before minibatches had shards computed each one whole
     _counted("shards", "shards of each minibatch, runs of its sentences (pairs) of about "
@@ -247,9 +258,9 @@ _TRAINING_OPTIONS = (
     Option("optimizer", str, "optimiser", choices=("adagrad", "adadelta", "sgd"),
            default="adagrad", source="the papers' (Tai, Socher, Zhu, Irsoy)"),
     Option("lr", float, "learning rate of the composition and classifier weights",
-           lowest=0.0, above=True, default=PAPER, source=PAPER_SOURCE),
+           lowest=0.0, above=True, default=PAPER_SETTING, source=PAPER_SOURCE),
     Option("emb_lr", float, "learning rate of the word embeddings", lowest=0.0,
-           default=PAPER, source=PAPER_SOURCE),
+           default=PAPER_SETTING, source=PAPER_SOURCE),
     Option("epsilon", float, "the optimiser's epsilon (AdaGrad default 1e-10, Adadelta 1e-6)",
            lowest=0.0, above=True, source="the optimiser's own (optimizers.py)"),
     _counted("adagrad_reset", "reset the optimiser's state every N epochs (Socher et al.'s "
@@ -260,26 +271,28 @@ _TRAINING_OPTIONS = (
            "plain SGD (sgd, Tai et al.'s released code)", choices=("same", "sgd"),
            default="same", source=_OURS),
     Option("l2", float, "L2 strength lambda: J += lambda/2 ||theta||^2 per minibatch "
-           "(embeddings not regularised)", lowest=0.0, default=PAPER, source=PAPER_SOURCE),
-    _rate("dropout", "dropout rate on the classifier input", default=PAPER,
-          source=PAPER_SOURCE),
+           "(embeddings not regularised)", lowest=0.0, default=PAPER_SETTING, source=PAPER_SOURCE),
+    _rate("dropout", "dropout rate on the classifier input (the pair heads take none, Tai et "
+          "al.: use embedding_dropout)", default=PAPER_SETTING, source=PAPER_SOURCE,
+          tasks=SENTENCE_TASKS),
     _rate("embedding_dropout", "dropout rate on the word vectors entering the cell, one mask "
           "per sentence", default=0.0, source=_OURS),
     Option("recurrent_dropout", rates, "sequence models: dropout rate on the state entering "
            "each recurrence, one mask per sentence (Gal); a comma list gives one rate per "
            "recurrent layer, the last repeating (lstm-recurrent-attn: LSTM,transfer layer)",
-           default=[0.0], source=_OURS),
+           default=[0.0], source=_OURS, **RATE_RANGE),
     Option("head", str, "output layer: softmax, or ordinal regression (Irsoy & Cardie Sec. "
            "4.2)", choices=("softmax", "ordinal"), default="softmax", source=_OURS,
-           tasks=tuple(task for task in TASKS + FILE_TASKS if task not in PAIR_TASKS)),
+           tasks=SENTENCE_TASKS),
     Option("supervision", str, "labelled nodes trained on (spans: every labelled phrase as a "
            "sequence of its own, with --structure chain)",
-           choices=("all", "root", "root+leaves", "spans"), default="all", source=_OURS),
+           choices=SUPERVISION_MODES, default="all", source=_OURS,
+           tasks=SENTENCE_TASKS),
     _counted("span_samples", "with --supervision spans: train each epoch on every sentence "
              "and N of its phrases drawn at random (Tai et al.'s released code: 4) instead of "
              "on every labelled phrase (default 0: every phrase)",
              "phrases drawn per sentence (0: every phrase)", lowest=0, default=0,
-             source=_OURS),
+             source=_OURS, tasks=SENTENCE_TASKS),
     Option("structure", str, "tree structure (left/right: re-bracketed; chain: the sentence "
            "as a sequence, for the sequence models; dependency: SICK's *.parents or the SST "
            "parses of `npcomp parse`; parsed: the SST as the binary trees of those parses, "
@@ -297,7 +310,8 @@ _TRAINING_OPTIONS = (
     _counted("similarity_dim", "sentence pairs (sick, sick-entailment, a file of pairs): "
              "units of the pair head's hidden layer, h_s of Tai et al.'s eq. 15 (Tai: 50 for "
              "relatedness; no paper gives it for entailment, which takes the same)",
-             "the similarity layer's units", default=PAPER, source=PAPER_SOURCE),
+             "the similarity layer's units", default=PAPER_SETTING, source=PAPER_SOURCE,
+             tasks=PAIR_TASKS),
     Option("average", str, "loss average per minibatch: sentences (Tai) or labelled nodes",
            choices=("sentences", "nodes"), default="sentences", source=_OURS),
     Option("oov", str, "distribution of random embedding rows",
@@ -351,6 +365,13 @@ RESUMABLE = tuple(name for name, option in OPTIONS.items() if option.resumable)
 # default directory name leaves out, but the model and task, which lead it
 NOT_A_SETTING = tuple(name for name, option in OPTIONS.items()
                       if not option.in_run_name and name not in ("model", "task"))
+
+
+def given_on_none_of(tasks) -> tuple:
+    """The options that apply to none of ``tasks`` (each option's ``tasks``),
+    in the table's order: those an estimator of those tasks does not take."""
+    return tuple(name for name, option in OPTIONS.items()
+                 if option.tasks is not None and not set(option.tasks) & set(tasks))
 
 
 def default_threads() -> int:

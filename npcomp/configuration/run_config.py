@@ -22,9 +22,6 @@ from npcomp.configuration.defaults import (SICK_VECTOR_FILES, applies, defaults_
 from npcomp.configuration.options import LIST_KINDS, OPTIONS, OptionFormError, default_threads, form
 from npcomp.data.datasets import FILE_TASKS, PAIR_CLASS_TASKS, PAIR_TASKS
 
-# the options a task whose examples are sentence pairs refuses: a pair is
-# scored (classified) by its head at the two sentences' roots
-_NOT_FOR_PAIRS = ("head", "supervision")
 # a user's files, as an option's message names them
 _FILES_OF = {"files": "a file of labelled sentences or trees (--train)",
              "file-pairs": "a file of sentence pairs with a score column (--train)",
@@ -72,13 +69,6 @@ def build_config(model: str | None, task: str | None, options: dict) -> dict:
            "baseline": given.get("baseline", task == "synthetic")}
     config.update({name: value for name, value in given.items() if name not in run})
     config.update(run)
-    if task in PAIR_TASKS:
-        for option in _NOT_FOR_PAIRS:
-            if option in given:
-                head = ("classified by the pair classifier" if task in PAIR_CLASS_TASKS
-                        else "scored by the similarity head")
-                raise ConfigError(option, f"does not apply to {task}: a pair is {head} at the "
-                                          "two sentences' roots")
     _check_applies(given, task)
     if dim_follows_embedding(config):
         # the leaves' states are the word vectors: one dimension for both
@@ -122,9 +112,14 @@ def _check_applies(given: dict, task: str) -> None:
     """ConfigError for an option given that does not apply to ``task``
     (the option table's ``tasks``)."""
     for name in given:
-        if applies(name, task) or name in _NOT_FOR_PAIRS:
+        if applies(name, task):
             continue
         tasks = OPTIONS[name].tasks
+        if task in PAIR_TASKS and not set(tasks) & set(PAIR_TASKS):
+            head = ("classified by the pair classifier" if task in PAIR_CLASS_TASKS
+                    else "scored by the similarity head")
+            raise ConfigError(name, f"does not apply to {task}: a pair is {head} at the "
+                                    "two sentences' roots")
         if set(tasks) == set(FILE_TASKS):
             raise ConfigError(name, f"goes with --train FILE (your own files), not with the "
                                     f"{task} task's own data")

@@ -277,10 +277,10 @@ class Estimator:
         """The trees of the sentences ``X``; ``as_read``: as the run reads
         them (its structure's: chains for a sequence model, ...)."""
         structure = self.config_["structure"]
-        trees = sentence_trees(X, self._text_trees(structure, self._class_names()), what)
+        trees = sentence_trees(X, self._text_trees(structure, self._fitted_class_names()), what)
         return as_structure(trees, structure) if as_read else trees
 
-    def _class_names(self):
+    def _fitted_class_names(self):
         """The fitted classes where they are names (a node tag among them is
         refused), else None."""
         classes = getattr(self, "classes_", None)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from npcomp.configuration.options import given_on_none_of
+from npcomp.data.datasets import PAIR_CLASS_TASKS
 from npcomp.data.datasets.data_splits import check_fraction
 from npcomp.data.readers.sick import SickPair
 from npcomp.data.datasets.tasks import TaskData
@@ -36,8 +38,7 @@ class PairClassifier(PairEstimator):
     TASKS = ("sick-entailment",)
     OWN = {"tree": None, "input": "auto", "dev_fraction": 0.1, "warm_start": False,
            "callbacks": (), "verbose": False}
-    # the similarity head's scale
-    LEFT_OUT = PairEstimator.LEFT_OUT + ("score_range",)
+    LEFT_OUT = given_on_none_of(PAIR_CLASS_TASKS)
     _estimator_type = "classifier"
 
     def fit(self, X, y=None, dev=None, test=None):

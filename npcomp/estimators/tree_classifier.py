@@ -6,6 +6,7 @@ import json
 
 import numpy as np
 
+from npcomp.configuration.options import SENTENCE_TASKS, given_on_none_of
 from npcomp.data.datasets.class_list import require_two_classes
 from npcomp.data.datasets.data_splits import check_fraction
 from npcomp.data.readers.formats import Tree
@@ -55,8 +56,7 @@ class TreeClassifier(Estimator):
     TASKS = ("synthetic", "sst5", "sst2")
     OWN = {"task": None, "tree": None, "input": "auto", "dev_fraction": 0.1, "warm_start": False,
            "callbacks": (), "verbose": False}
-    # the similarity head's option
-    LEFT_OUT = ("similarity_dim",)
+    LEFT_OUT = given_on_none_of(SENTENCE_TASKS)
     _estimator_type = "classifier"
 
     def fit(self, X, y=None, dev=None, test=None):

@@ -3,8 +3,8 @@
 Runs whose configs differ only in the seed (and in where they ran: data
 directory, threads) form one group; each group is reported as mean, sample
 standard deviation, 95% confidence interval of the mean, median, minimum and
-maximum of its test and dev metrics (SPEC Sec. 2: the papers report the mean
-of 5 runs, or medians of 10).  ``npcomp sweep`` reports its settings with the
+maximum of its test and dev metrics (the papers report the mean of 5 runs, or
+medians of 10).  ``npcomp sweep`` reports its settings with the
 same functions, grouping by its setting names instead of the configs.
 """
 from __future__ import annotations

@@ -109,21 +109,12 @@ def explain(model, params, trees: list, vocab, entries: int | None = None,
     nodes (sentence, node), and ``checked`` then says why the check fails."""
     from .finite_differences import parameter_checks
     from .state_checks import check_size
-    from npcomp.forest import build_forest, node_words, supervised_labels
+    from npcomp.forest import build_forest, node_words
     params = params.astype(np.float64)
     if model.cell.labels_at_roots_only:
         supervision = "root"
     words = [node_words(tree, vocab.encode(tree.tokens)) for tree in trees]
-    unlabelled = build_forest(trees, words)
-    predicted = model.head.decode(model.outputs(params, unlabelled))
-    labels = []
-    for index, tree in enumerate(trees):
-        kept = supervised_labels(tree, supervision).copy()
-        if (kept < 0).all():
-            root_row = np.flatnonzero((unlabelled.tree == index)
-                                      & (unlabelled.origin == tree.root))[0]
-            kept[tree.root] = predicted[root_row]
-        labels.append(kept)
+    labels = _kept_labels(model, params, trees, words, supervision)
     forest = build_forest(trees, words, labels)
     if check_states:   # a forest too large is refused before any check runs
         check_size(model, params, forest, entries, max_nodes)
@@ -160,6 +151,23 @@ def explain(model, params, trees: list, vocab, entries: int | None = None,
             model, params, forest, entries=entries, rng=rng, max_nodes=max_nodes,
             progress=progress)]
     return document
+
+
+def _kept_labels(model, params, trees: list, words: list, supervision: str) -> list:
+    """Each tree's labels where ``supervision`` supervises; a tree with none
+    there labelled at its root with the model's own prediction."""
+    from npcomp.forest import build_forest, supervised_labels
+    unlabelled = build_forest(trees, words)
+    predicted = model.head.decode(model.outputs(params, unlabelled))
+    labels = []
+    for index, tree in enumerate(trees):
+        kept = supervised_labels(tree, supervision).copy()
+        if (kept < 0).all():
+            root_row = np.flatnonzero((unlabelled.tree == index)
+                                      & (unlabelled.origin == tree.root))[0]
+            kept[tree.root] = predicted[root_row]
+        labels.append(kept)
+    return labels
 
 
 # the loss of a node whose label's probability is below the smallest float64:
@@ -277,8 +285,9 @@ def _state_record(check) -> dict:
 def describe(config: dict, model) -> dict:
     """The document's head: the model, its paper, task, classes and sizes."""
     from npcomp.cells import registry
-    from npcomp.experiments.figures import class_names
-    classes = class_names(config["task"], model.n_classes, given=config.get("classes"))
+    from npcomp.data.datasets.class_list import class_names
+    classes = class_names(config["task"], model.n_classes, given=config.get("classes"),
+                          unnamed="class {}")
     return {"model": config["model"], "paper": registry.model(config["model"]).paper,
             "task": config["task"], "classes": classes, "dim": config["dim"],
             "embedding_dim": config["embedding_dim"], "head": model.head_name}

@@ -96,7 +96,7 @@ def _script_json(data) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def _class_names(document: dict) -> list:
+def _document_class_names(document: dict) -> list:
     """The document's class names, else "class 0".."class C-1" for the
     classes its nodes name."""
     if document.get("classes"):
@@ -354,7 +354,7 @@ def render_page(document: dict) -> str:
     if not isinstance(document, dict) or not isinstance(document.get("sentences", []), list):
         raise PageError("the page draws a document: a dict whose 'sentences' is a list")
     data = _plain(document)
-    classes = _class_names(data)
+    classes = _document_class_names(data)
     colours = class_colours(len(classes))
     sentences = data.get("sentences") or []
     for number, sentence in enumerate(sentences, start=1):

@@ -1,7 +1,7 @@
 """The training loop: a run's named steps, from reading its data to testing
 its best model (``train``).
 
-A run directory holds (SPEC Sec. 3):
+A run directory holds (README.md, "Run directories"):
 
 * ``metrics.json``: model, task, config, per-epoch records (train loss, dev
   and training-sentence accuracy: the learning curve), best epoch, dev and
@@ -187,16 +187,7 @@ def train(config: dict, run_dir: str | Path | RunDirectory | None = None, resume
             run.model, run.params, run.grads, config["shards"], config.get("threads") or 1,
             directory.held_descriptors())
         run.grads = run.sharded.grads
-        start_epoch = len(run.metrics["epochs"]) + 1
-        for epoch in range(start_epoch, config["epochs"] + 1):
-            if resumed_epoch is None:
-                state = _new_epoch(run, epoch)
-            else:
-                state, resumed_epoch = resumed_epoch, None
-            _train_epoch(run, epoch, state, progress)
-            directory.discard_replaced()  # a run it replaced is no longer needed
-            if run.stopped:
-                break
+        _epochs(run, directory, resumed_epoch, progress)
         _test(run)
     finally:
         if run.sharded is not None:
@@ -205,6 +196,21 @@ def train(config: dict, run_dir: str | Path | RunDirectory | None = None, resume
             run.helper.shutdown()
         directory.unlock()
     return run.metrics
+
+
+def _epochs(run: Run, directory, resumed_epoch, progress: bool) -> None:
+    """The run's epochs from the first it has not done (``resumed_epoch``:
+    the state of a resumed one), until the last or a callback stops it."""
+    start_epoch = len(run.metrics["epochs"]) + 1
+    for epoch in range(start_epoch, run.config["epochs"] + 1):
+        if resumed_epoch is None:
+            state = _new_epoch(run, epoch)
+        else:
+            state, resumed_epoch = resumed_epoch, None
+        _train_epoch(run, epoch, state, progress)
+        directory.discard_replaced()  # a run it replaced is no longer needed
+        if run.stopped:
+            break
 
 
 def prepare_run(config: dict, directory: RunDirectory, saved: dict | None, echo,

@@ -23,6 +23,8 @@ PAIR_TASKS = ("sick", "file-pairs", "sick-entailment", "file-pair-labels")
 PAIR_CLASS_TASKS = ("sick-entailment", "file-pair-labels")
 # the tasks whose examples carry class names of their own (a user's labels, SICK's)
 NAMED_CLASS_TASKS = ("files", "file-pair-labels", "sick-entailment")
+# the labelled nodes a run trains on (the option ``supervision``; forest.py)
+SUPERVISION_MODES = ("all", "root", "root+leaves", "spans")
 # the trees a task's sentences can be read as (the option ``structure``)
 STRUCTURES = ("gold", "left", "right", "chain", "dependency", "parsed", "constituency")
 # sst2: the neutral phrases of training sentences left unlabelled, or trained on

@@ -36,6 +36,7 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
+from npcomp.data.datasets import TASK_CLASSES
 from npcomp.errors import ConfigError, DataError, option
 
 ORDERS = ("numbers", "sorted", "given")
@@ -58,6 +59,18 @@ class ClassList:
     def number(self, label: str) -> int:
         """The class number of a label as written (already checked to have one)."""
         return self.names.index(label) if self.by_name else int(label)
+
+
+def class_names(task: str, n_classes: int, *, given: Sequence | None = None,
+                unnamed: str | None = None) -> list:
+    """The names of ``task``'s ``n_classes`` classes by class number:
+    ``given`` (a run's own, as its config's ``classes`` on a user's files),
+    else a built-in task's (``TASK_CLASSES``), else ``unnamed`` numbered
+    (``"class {}"``), or the class numbers themselves when ``unnamed`` is None."""
+    names = given or TASK_CLASSES.get(task)
+    if names is None or len(names) != n_classes:
+        return [k if unnamed is None else unnamed.format(k) for k in range(n_classes)]
+    return list(names)
 
 
 def is_class_number(label: str) -> bool:

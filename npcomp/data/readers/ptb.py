@@ -59,6 +59,14 @@ def parse_ptb(text: str, source: str = "", require_labels: bool = True,
         return Tree(tuple(tokens), np.array(parent, dtype=np.int32),
                     np.array(token_index, dtype=np.int32), np.array(label, dtype=np.int32),
                     source)
+    tokens, parent, token_index, label = _read_strict(pieces, fail)
+    return Tree(tuple(tokens), np.array(parent, dtype=np.int32),
+                np.array(token_index, dtype=np.int32), np.array(label, dtype=np.int32), source)
+
+
+def _read_strict(pieces: list, fail) -> tuple:
+    """(tokens, parent, token_index, label) of a tree labelled at every node
+    (the SST's format), from its pieces; ``fail(message)`` raises naming the line."""
     tokens: list = []
     parent: list = []
     token_index: list = []
@@ -76,7 +84,7 @@ def parse_ptb(text: str, source: str = "", require_labels: bool = True,
                 fail("'(' must be followed by a label")
             # the label ends at any white space (the word after it at ASCII white space)
             label_text, _, rest = pieces[position + 1].partition(" ")
-            stack.append([_read_label(label_text, require_labels, fail), [], None])
+            stack.append([_read_label(label_text, True, fail), [], None])
             if rest:
                 pieces[position + 1] = rest
                 position += 1
@@ -100,8 +108,7 @@ def parse_ptb(text: str, source: str = "", require_labels: bool = True,
         position += 1
     if stack:
         fail(f"unbalanced '(': {len(stack)} bracket(s) not closed (truncated line?)")
-    return Tree(tuple(tokens), np.array(parent, dtype=np.int32),
-                np.array(token_index, dtype=np.int32), np.array(label, dtype=np.int32), source)
+    return tokens, parent, token_index, label
 
 
 # a phrase-structure tag read as a label where labels are optional (NP, PRP$,
