@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+__all__ = ["ConfigError", "DataError"]
+
 # an option named inside a message: {option KEY|COMMAND-LINE VALUE|PYTHON VALUE}
 _OPTION = re.compile(r"\{option (\w+)\|([^{}|]*)\|([^{}|]*)\}")
 

@@ -44,6 +44,8 @@ from npcomp.data.readers.dependency_relations import node_relations
 from npcomp.data.datasets import SUPERVISION_MODES
 from npcomp.data.readers.formats import NO_TOKEN, UNLABELLED, Tree
 
+__all__ = ["Forest", "build_forest", "node_words", "supervised_labels", "depths", "reverse_chains"]
+
 
 @dataclass
 class Forest:

@@ -22,6 +22,8 @@ import numpy as np
 
 from npcomp.errors import DataError
 
+__all__ = ["Layout", "Parameters", "ParameterFileError"]
+
 
 class ParameterFileError(DataError):
     """A parameter file that cannot be read, or that does not fit the

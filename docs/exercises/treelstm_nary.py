@@ -23,9 +23,9 @@ import numpy as np
 
 from gradcheck.planted import BUGS, planted
 from npcomp.cells import make_cell
-from npcomp.data.readers.embeddings import Vocabulary
-from npcomp.study.explain import explain
-from npcomp.data.readers.ptb import parse_ptb
+from npcomp.data.readers import Vocabulary
+from npcomp import explain
+from npcomp.data.readers import parse_ptb
 from npcomp.models import TreeModel
 
 np.set_printoptions(precision=4, suppress=True)

@@ -5,3 +5,24 @@ page's files in ``page_files/``), finite differences per parameter and per
 node state, and the errata the cells cite (``errata.py``, the pages in
 ``errata_pages/``).
 """
+
+# the package's public names, each loaded from its module when first named
+_HOMES = {"check_states": "state_checks", "first_disagreement": "state_checks",
+          "check_gradients": "finite_differences", "render_page": "explain_page",
+          "write_page": "explain_page", "neighbours": "relatedness",
+          "score_pairs": "relatedness"}
+__all__ = ["check_states", "first_disagreement", "check_gradients", "render_page", "write_page",
+           "neighbours", "score_pairs"]
+
+
+def __getattr__(name: str):
+    if name in _HOMES:
+        from importlib import import_module
+        home = _HOMES[name]
+        module = import_module(f"{__name__}.{home or name}")
+        return module if home is None else getattr(module, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list:
+    return sorted({*globals(), *__all__})

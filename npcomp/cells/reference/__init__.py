@@ -57,6 +57,8 @@ from importlib import import_module
 
 from .. import registry
 
+__all__ = ["reference_module", "reads_trees"]
+
 
 def reference_module(name: str):
     """The reference module of the model registered as ``name``: the module

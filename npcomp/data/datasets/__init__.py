@@ -29,3 +29,29 @@ SUPERVISION_MODES = ("all", "root", "root+leaves", "spans")
 STRUCTURES = ("gold", "left", "right", "chain", "dependency", "parsed", "constituency")
 # sst2: the neutral phrases of training sentences left unlabelled, or trained on
 NEUTRAL_POLICIES = ("unlabelled", "train")
+
+# the package's public names, each loaded from its module when first named
+_HOMES = {"load_task": "tasks", "TaskData": "tasks", "SPLITS": "tasks",
+          "default_data_dir": "tasks", "synthetic_splits": "synthetic",
+          "generate_treebank": "synthetic", "load_files": "own_data",
+          "read_files": "own_data", "split_files": "own_data",
+          "class_names": "class_list", "load_sst_dependency": "sst_dependency",
+          "dev_split": "data_splits", "fold_split": "data_splits"}
+__all__ = ["TASKS", "FILE_TASKS", "TASK_CLASSES", "PAIR_TASKS", "PAIR_CLASS_TASKS",
+           "NAMED_CLASS_TASKS", "SUPERVISION_MODES", "STRUCTURES", "NEUTRAL_POLICIES",
+           "load_task", "TaskData", "SPLITS", "default_data_dir", "synthetic_splits",
+           "generate_treebank", "load_files", "read_files", "split_files",
+           "class_names", "load_sst_dependency", "dev_split", "fold_split"]
+
+
+def __getattr__(name: str):
+    if name in _HOMES:
+        from importlib import import_module
+        home = _HOMES[name]
+        module = import_module(f"{__name__}.{home or name}")
+        return module if home is None else getattr(module, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list:
+    return sorted({*globals(), *__all__})
