@@ -13,7 +13,7 @@ import pytest
 
 import npcomp.data.datasets.synthetic
 from npcomp.cli import main
-from npcomp.data.readers.embeddings import read_vectors
+from npcomp.data.readers.vectors import read_vectors
 from npcomp.data.readers.ptb import parse_ptb
 from npcomp.errors import DataError
 from conftest import replace_line, synthetic_of_size, synthetic_sst_files

@@ -271,8 +271,9 @@ def _kernel_cases():
         (lstm_rnn_kernels.output_deltas, lambda: (gates, np.tanh(normal(n, d)),
                                            normal(stop - start, 2 * d), normal(n, d),
                                            normal(n, d), np.zeros((n + 3, 7 * d)), start, stop)),
-        (lstm_rnn_kernels.route_to_children, lambda: (children, lstm_rnn.TARGET, normal(n + 3, 7 * d),
-                                               np.zeros((n + 3, 8 * d)), start, stop)),
+        (lstm_rnn_kernels.route_to_children, lambda: (
+            children, lstm_rnn.TARGET, normal(n + 3, 7 * d), np.zeros((n + 3, 8 * d)), start,
+            stop)),
     ] + [
         case
         for code in map(activation_code, ACTIVATION_NAMES)

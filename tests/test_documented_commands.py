@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import npcomp.cli
-import npcomp.data.readers.embeddings
+import npcomp.data.readers.vectors
 import npcomp.configuration.run_config
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -78,11 +78,12 @@ def test_documented_command_is_accepted(document, command, monkeypatch, tmp_path
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text, encoding="utf-8")
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(npcomp.configuration.run_config, "vectors_file", lambda data_dir, name: Path(name))
+    monkeypatch.setattr(npcomp.configuration.run_config, "vectors_file",
+                        lambda data_dir, name: Path(name))
     monkeypatch.setattr(npcomp.configuration.run_config, "_default_vectors",
                         lambda data_dir, name: Path(name))
     # the files need not be here: their names say their dimension (glove.6B.50d...)
-    monkeypatch.setattr(npcomp.data.readers.embeddings, "vector_dimension", dimension_in_the_name)
+    monkeypatch.setattr(npcomp.data.readers.vectors, "vector_dimension", dimension_in_the_name)
     argv = [PLACEHOLDER_VALUES.get(word, word) for word in shlex.split(command)[1:]]
     args = npcomp.cli.build_parser().parse_args(argv)
     if args.help_defaults:

@@ -21,9 +21,9 @@ import pytest
 from npcomp.cli import main
 from npcomp.data.downloads import download
 from npcomp.data.downloads.download import (ALL, DATASETS, DownloadError, MissingVocabulary,
-    archive_url, archive_urls, fetch, fetch_all, installed)
+                                            archive_url, archive_urls, fetch, fetch_all, installed)
 from npcomp.data.downloads.catalogue import OFFICIAL_SICK, OFFICIAL_SST_SICK
-from npcomp.data.readers.embeddings import read_vectors
+from npcomp.data.readers.vectors import read_vectors
 from npcomp.data.readers.ptb import read_ptb_file
 from npcomp.data.downloads.vector_filter import data_vocabulary, vocabulary_digest
 from npcomp.experiments.data_downloads import table_downloads

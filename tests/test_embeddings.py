@@ -5,8 +5,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from npcomp.data.readers.embeddings import (UNKNOWN, Vocabulary, WordVectors,
-    build_embedding_matrix, read_vectors)
+from npcomp.data.readers.embeddings import UNKNOWN, Vocabulary, build_embedding_matrix
+from npcomp.data.readers.vectors import WordVectors, read_vectors
 from npcomp.data.readers.ptb import parse_ptb, read_ptb_file
 from npcomp.errors import DataError
 

@@ -175,7 +175,8 @@ def test_an_estimator_not_fitted_says_so():
 def test_fit_equals_npcomp_train_metric_for_metric(tmp_path, monkeypatch, splits, capsys):
     """`npcomp train` on the same synthetic treebank, seed and options, in
     a run directory; the estimator on the same trees in memory."""
-    monkeypatch.setattr(npcomp.data.datasets.synthetic, "synthetic_splits", synthetic_of_size(SIZES))
+    monkeypatch.setattr(npcomp.data.datasets.synthetic, "synthetic_splits",
+                        synthetic_of_size(SIZES))
     for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         monkeypatch.setenv(variable, "1")   # `npcomp train` sets them: put back after
     options = dict(TINY, evals_per_epoch=2)

@@ -1,6 +1,6 @@
-"""The package's layers (docs/API.md, "The package's layers"): imports flow
-one way, with no cycle, even through a function-level import, and no module or
-function outgrows its job."""
+"""The package's layers (README.md, "Layout"): imports flow one way, with no
+cycle, even through a function-level import, and no module or function
+outgrows its job."""
 import ast
 from pathlib import Path
 

@@ -11,7 +11,8 @@ import pytest
 from npcomp.runfiles.machine import machine_description
 
 KERNELS = [sys.executable, "-c",
-           "from npcomp.runfiles.machine import machine_description as m; print(m()['blas_kernels'])"]
+           "from npcomp.runfiles.machine import machine_description as m; "
+           "print(m()['blas_kernels'])"]
 
 
 def test_blas_kernels_follow_openblas_coretype():

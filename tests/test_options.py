@@ -10,8 +10,8 @@ from npcomp.cli import build_parser, main, train_config
 from npcomp.configuration.checks import read
 from npcomp.errors import ConfigError
 from npcomp.configuration.defaults import COMMON, SHARED, defaults_for, with_defaults
-from npcomp.configuration.options import (OPTIONS, PAPER_SETTING, RESUMABLE, OptionFormError, command_line,
-    form)
+from npcomp.configuration.options import (OPTIONS, PAPER_SETTING, RESUMABLE, OptionFormError,
+                                          command_line, form)
 from npcomp.configuration.run_config import build_config
 
 

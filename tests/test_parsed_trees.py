@@ -17,7 +17,7 @@ from npcomp.cli import main
 from npcomp.data.readers.formats import UNLABELLED, branching_tree
 from npcomp.data.readers.ptb import parse_ptb, read_ptb_file
 from npcomp.data.text.parsed_trees import (ORDERS, TextParser, binarise, cached_heads, carry_labels,
-    projective_heads, span_recall, trees_for_scoring)
+                                           projective_heads, span_recall, trees_for_scoring)
 from npcomp.data.text.sst_tokens import sst_tokens
 from npcomp.data.text.text_trees import TextTrees
 from conftest import synthetic_of_size

@@ -10,7 +10,7 @@ from npcomp.data.readers.embeddings import Vocabulary
 from npcomp.data.readers.formats import Tree, branching_tree, chain_tree
 from npcomp.errors import DataError
 from npcomp.study.relatedness import (SentenceTrees, cosine, encode_sentences, mean_vectors,
-    neighbours, sample_sentences, score_pairs)
+                                      neighbours, sample_sentences, score_pairs)
 from npcomp.data.datasets.tasks import TaskData, load_task, task_trees
 from npcomp.training.evaluation import relatedness_metrics
 from npcomp.configuration.model_building import build_model

@@ -85,7 +85,8 @@ def test_a_second_process_is_refused_and_a_killed_one_leaves_no_lock(tmp_path, c
     run_dir.mkdir()
     holder = subprocess.Popen(
         [sys.executable, "-c", "import sys, time; sys.path.insert(0, sys.argv[1]);"
-         "from npcomp.runfiles.rundir import RunDirectory; run = RunDirectory(sys.argv[2]); run.lock();"
+         "from npcomp.runfiles.rundir import RunDirectory; "
+         "run = RunDirectory(sys.argv[2]); run.lock();"
          "print('locked', flush=True); time.sleep(60)", str(REPO_ROOT), str(run_dir)],
         stdout=subprocess.PIPE, text=True)
     try:
@@ -497,7 +498,7 @@ def write_word2vec_binary(path: Path, words, vectors):
 
 def test_vector_files_byte_order_mark_gzip_and_dimension(tmp_path):
     import gzip
-    from npcomp.data.readers.embeddings import read_vectors
+    from npcomp.data.readers.vectors import read_vectors
     from npcomp.errors import DataError
     rows = {"the": [1.0, 2.0, 3.0], "film": [4.0, 5.0, 6.0], "good": [7.0, 8.0, 9.0]}
     text = "".join(f"{word} {' '.join(map(str, vector))}\n" for word, vector in rows.items())
@@ -564,7 +565,7 @@ def test_a_write_that_fails_names_the_file_and_keeps_the_old_version(finished_ru
 
 
 def test_a_byte_order_mark_before_a_word2vec_header(tmp_path):
-    from npcomp.data.readers.embeddings import read_vectors
+    from npcomp.data.readers.vectors import read_vectors
     path = tmp_path / "v.txt"
     path.write_bytes(b"\xef\xbb\xbf2 3\nthe 1 2 3\nfilm 4 5 6\n")
     vectors = read_vectors(path)

@@ -204,7 +204,8 @@ def _small_run(model: str, threads: int, shards: int, run_dir, resume: bool = Fa
         return original(*args, **kwargs)
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(npcomp.data.datasets.synthetic, "synthetic_splits", synthetic_of_size((80, 20, 20)))
+        patch.setattr(npcomp.data.datasets.synthetic, "synthetic_splits",
+                      synthetic_of_size((80, 20, 20)))
         patch.setattr(SentenceEncoder, "loss_and_gradient", recorded)
         if not processes:
             patch.setattr(npcomp.training.shards, "can_fork", lambda: False)

@@ -14,9 +14,9 @@ from npcomp.data.readers.ptb import parse_ptb
 from npcomp.data.readers.parents import parents_to_tree
 from npcomp.errors import DataError
 from npcomp.data.datasets.sst_dependency import (labelled_dependency_tree, load_sst_dependency,
-    parse_sst)
+                                                 parse_sst)
 from npcomp.data.text.dependency_parser import (PTB_ESCAPES, SpacyParser, parser_word,
-    predicate_heads, single_root_heads)
+                                                predicate_heads, single_root_heads)
 from npcomp.data.readers.parents import read_parents, write_parents
 
 # It(0) is(1) very(2) good(3); spans: (1,3) 4, (2,3) 4, whole sentence 3

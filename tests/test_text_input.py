@@ -171,7 +171,8 @@ def test_sentence_trees_warns_through_the_readers_warn():
 def run_dir(tmp_path_factory):
     run = tmp_path_factory.mktemp("text-input") / "run"
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(npcomp.data.datasets.synthetic, "synthetic_splits", synthetic_of_size((40, 20, 20)))
+        patch.setattr(npcomp.data.datasets.synthetic, "synthetic_splits",
+                      synthetic_of_size((40, 20, 20)))
         assert main(["train", *CLI_TINY, "--out", str(run)]) == 0
     return run
 

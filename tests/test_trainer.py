@@ -431,8 +431,8 @@ _COMPILED_KERNELS = """
 import functools, json, sys
 from numba.core.dispatcher import Dispatcher
 import npcomp.data.datasets.synthetic, npcomp.training.trainer as trainer
-npcomp.data.datasets.synthetic.synthetic_splits = functools.partial(npcomp.data.datasets.synthetic.synthetic_splits,
-                                                      sizes=%r)
+npcomp.data.datasets.synthetic.synthetic_splits = functools.partial(
+    npcomp.data.datasets.synthetic.synthetic_splits, sizes=%r)
 
 def compiled():
     return {f"{name}.{attribute}": len(value.overloads)

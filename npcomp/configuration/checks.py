@@ -15,7 +15,8 @@ from npcomp.cells import registry
 from npcomp.data.datasets import FILE_TASKS, PAIR_TASKS
 from npcomp.errors import ConfigError
 
-from npcomp.configuration.options import LIST_KINDS, OPTIONS, class_name_list, form, rates, score_range
+from npcomp.configuration.options import (LIST_KINDS, OPTIONS, class_name_list, form, rates,
+                                          score_range)
 
 FLOAT32_MAX = 3.4028234663852886e38
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from npcomp.cells import registry
 from npcomp.data.datasets import (FILE_TASKS, NEUTRAL_POLICIES, PAIR_CLASS_TASKS, PAIR_TASKS,
-    STRUCTURES, SUPERVISION_MODES, TASKS)
+                                  STRUCTURES, SUPERVISION_MODES, TASKS)
 from npcomp.data.text import TREE_CHOICES
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from npcomp.configuration.checks import check, check_value, read
 from npcomp.errors import ConfigError
 from npcomp.configuration.defaults import (SICK_VECTOR_FILES, applies, defaults_for,
-    dim_follows_embedding, matrix_embedding_dim)
+                                           dim_follows_embedding, matrix_embedding_dim)
 from npcomp.configuration.options import LIST_KINDS, OPTIONS, OptionFormError, default_threads, form
 from npcomp.data.datasets import FILE_TASKS, PAIR_CLASS_TASKS, PAIR_TASKS
 
@@ -156,7 +156,7 @@ def _take_vector_dimension(config: dict, given: dict) -> None:
     """Pretrained vectors fix the embedding dimension (and the state
     dimension of a model whose leaves are the word vectors): a different
     one ``given`` is refused, naming its option."""
-    from npcomp.data.readers.embeddings import vector_dimension
+    from npcomp.data.readers.vectors import vector_dimension
     dim = vector_dimension(config["vectors"])
     follows = dim_follows_embedding(config)
     for option in ("embedding_dim", "dim") if follows else ("embedding_dim",):

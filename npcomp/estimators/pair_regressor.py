@@ -10,7 +10,7 @@ import numpy as np
 from npcomp.data.datasets.data_splits import check_fraction
 from npcomp.errors import ConfigError
 from npcomp.data.datasets.score_scale import (check_scores, checked_range, from_ratings, range_of,
-    rating_classes, to_ratings)
+                                              rating_classes, to_ratings)
 from npcomp.data.readers.sick import SickPair
 from npcomp.data.datasets.tasks import TaskData
 from npcomp.training.evaluation import predict_relatedness, relatedness_metrics

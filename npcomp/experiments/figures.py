@@ -44,7 +44,7 @@ from pathlib import Path
 from npcomp.data.datasets import PAIR_CLASS_TASKS, PAIR_TASKS, TASK_CLASSES
 from npcomp.data.datasets.class_list import class_names
 from npcomp.runfiles.figure_counts import (COUNTS, CountsError, counts_of, node_buckets, pair_sums,
-    read_counts, root_items, write_counts)
+                                           read_counts, root_items, write_counts)
 from npcomp.runfiles.rundir import PREDICTIONS, predictions_name
 
 HALF_WIDTH = 2

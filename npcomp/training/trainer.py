@@ -41,7 +41,8 @@ from pathlib import Path
 
 import numpy as np
 
-from npcomp.data.readers.embeddings import Vocabulary, read_vectors
+from npcomp.data.readers.embeddings import Vocabulary
+from npcomp.data.readers.vectors import read_vectors
 from npcomp.data.datasets import PAIR_TASKS
 from npcomp.data.datasets.tasks import SPLITS, given_task, task_trees
 from npcomp.forest import supervised_labels

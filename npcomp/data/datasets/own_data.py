@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Sequence
 
 from npcomp.data.datasets.class_list import (RUN_CLASSES, ClassList, check_largest_number,
-    class_list, require_two_classes)
+                                             class_list, require_two_classes)
 from npcomp.data.datasets.data_splits import check_fraction, dev_split, fold_split
 from npcomp.errors import ConfigError, DataError
 from npcomp.data.datasets.file_examples import FileExamples, read_examples

@@ -58,7 +58,7 @@ from npcomp.data.datasets.class_list import MAX_CLASSES, check_largest_number
 from npcomp.data.readers.formats import UNLABELLED, Tree, branching_tree, chain_tree
 from npcomp.data.readers.ptb import read_ptb_file
 from npcomp.data.readers.sick import (ENTAILMENT_CLASSES, RELEASE_FILES, SickPair, read_sick_dir,
-    with_entailment)
+                                      with_entailment)
 from npcomp.errors import DataError
 from npcomp.data.readers.restructure import rebracket, sentence_chain, span_chains
 

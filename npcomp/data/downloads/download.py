@@ -54,12 +54,12 @@ from tqdm import tqdm
 
 from npcomp import __version__
 from npcomp.data.downloads.catalogue import (ALIASES, ALL, DATASETS, Archive, Dataset, Member,
-    dataset)
+                                             dataset)
 from npcomp.errors import DataError
 from npcomp.data.downloads.http_download import (CHUNK, RETRIES, BrokenOff, DownloadError,
-    download_file, sha256_of)
+                                                 download_file, sha256_of)
 from npcomp.data.downloads.vector_filter import (MissingVocabulary, Vocabulary, data_vocabulary,
-    filter_vectors)
+                                                 filter_vectors)
 
 __all__ = ["ALIASES", "ALL", "BASE_URL_ENV", "DATASETS", "DownloadError", "MissingVocabulary",
            "archive_urls", "fetch", "fetch_all", "installed", "record_path"]

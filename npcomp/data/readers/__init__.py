@@ -9,14 +9,14 @@ _HOMES = {"Tree": "formats", "UNLABELLED": "formats", "NO_TOKEN": "formats",
           "read_parents": "parents", "write_parents": "parents",
           "parents_to_tree": "parents", "SickPair": "sick", "read_sick_dir": "sick",
           "ENTAILMENT_CLASSES": "sick", "Vocabulary": "embeddings",
-          "WordVectors": "embeddings", "read_vectors": "embeddings",
-          "build_embedding_matrix": "embeddings", "rebracket": "restructure",
+          "build_embedding_matrix": "embeddings", "WordVectors": "vectors",
+          "read_vectors": "vectors", "rebracket": "restructure",
           "sentence_chain": "restructure", "span_chains": "restructure",
           "RELATIONS": "dependency_relations"}
 __all__ = ["Tree", "UNLABELLED", "NO_TOKEN", "NO_PARENT", "chain_tree", "branching_tree",
            "parse_ptb", "read_ptb_file", "read_parents", "write_parents",
            "parents_to_tree", "SickPair", "read_sick_dir", "ENTAILMENT_CLASSES",
-           "Vocabulary", "WordVectors", "read_vectors", "build_embedding_matrix",
+           "Vocabulary", "build_embedding_matrix", "WordVectors", "read_vectors",
            "rebracket", "sentence_chain", "span_chains", "RELATIONS"]
 
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from npcomp.errors import DataError
 from npcomp.data.readers.formats import (INT32_MAX, NO_TOKEN, UNLABELLED, Tree, _split_source,
-    read_text_lines, renumber_postorder)
+                                         read_text_lines, renumber_postorder)
 
 
 def write_parents(path: str | Path, heads_per_sentence: Sequence[Sequence[int]]) -> Path:

@@ -43,7 +43,7 @@ from typing import Sequence
 import numpy as np
 
 from npcomp.data.readers.formats import (NO_PARENT, NO_TOKEN, UNLABELLED, Tree, _split_source,
-    renumber_postorder)
+                                         renumber_postorder)
 from npcomp.data.readers.parents import parents_to_tree
 from npcomp.errors import DataError
 

@@ -55,7 +55,7 @@ from typing import Callable, NamedTuple, Sequence
 from npcomp.data.text import TREE_CHOICES
 from npcomp.errors import ConfigError
 from npcomp.data.readers.formats import (Tree, _split_source, branching_tree, chain_tree,
-    check_control)
+                                         check_control)
 from npcomp.data.readers.ptb import parse_ptb
 from npcomp.errors import DataError
 from npcomp.data.readers.parents import parents_to_tree
