@@ -24,6 +24,7 @@ RANK = {"errors": 0,
 # oracles, which the fast path is checked against, import nothing of it (no
 # kernel, cell, forest, parameter vector, head or model): only the data
 # layer, the errors and the registry's declarations
+ROOT_IMPORTERS = ("cli", "__main__", "")
 ONLY = {"cells/reference": ("cells/reference", "cells/registry", "data", "errors")}
 MAX_TOP_LEVEL = 6
 # the caps, and the margin below them nothing may sit in: a module or function
@@ -97,9 +98,13 @@ def layer_violations(graph: dict, where=lambda name, line: f"{name}:{line}") -> 
     found = []
     for name, targets in graph.items():
         for target, line in targets.items():
-            if target == "npcomp":
-                continue
             mine, theirs = _layer(name), _layer(target)
+            if target == "npcomp":
+                # the root package (its version, the names it exports) is the
+                # face of every layer: only the command line above it imports it
+                if mine not in ROOT_IMPORTERS:
+                    found.append(f"{where(name, line)}: {mine} imports the root package npcomp")
+                continue
             barred = mine in ONLY and not any(theirs == key or theirs.startswith(key + "/")
                                               for key in ONLY[mine])
             if barred or RANK[theirs] > RANK[mine] or (RANK[theirs] == RANK[mine]

@@ -52,12 +52,11 @@ from pathlib import Path, PurePosixPath
 
 from tqdm import tqdm
 
-from npcomp import __version__
 from npcomp.data.downloads.catalogue import (ALIASES, ALL, DATASETS, Archive, Dataset, Member,
                                              dataset)
 from npcomp.errors import DataError
 from npcomp.data.downloads.http_download import (CHUNK, RETRIES, BrokenOff, DownloadError,
-                                                 download_file, sha256_of)
+                                                 download_file, npcomp_version, sha256_of)
 from npcomp.data.downloads.vector_filter import (MissingVocabulary, Vocabulary, data_vocabulary,
                                                  filter_vectors)
 
@@ -320,7 +319,7 @@ def _filter_member(zipped, entry: str, member: Member, staged_file: Path, url: s
     record = {"member": entry, "member_md5": digest.hexdigest() if digest else None,
               "format": "GloVe text (word, then the values; no header)", "dim": member.dim,
               "words_read": result.read, "words_kept": result.kept, "md5": result.md5,
-              "npcomp": __version__}
+              "npcomp": npcomp_version()}
     if full:
         record["filter"] = None
         return record

@@ -17,15 +17,23 @@ import http.client
 import re
 import urllib.error
 import urllib.request
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from tqdm import tqdm
 
-from npcomp import __version__
-
 TIMEOUT_S = 60
 CHUNK = 1 << 20
 RETRIES = 3
+
+
+def npcomp_version() -> str:
+    """npcomp's version as installed (the package's metadata: the data layer
+    imports nothing above it, the root package included)."""
+    try:
+        return version("npcomp")
+    except PackageNotFoundError:   # a source tree on the path, not installed
+        return "unknown"
 
 
 class DownloadError(RuntimeError):
@@ -84,7 +92,7 @@ def download_file(url: str, directory: Path, progress: bool = True,
 def _fetch(url: str, part: Path, progress: bool) -> None:
     """Fetch ``url`` into ``part``, from its current size on."""
     have = part.stat().st_size if part.is_file() else 0
-    headers = {"User-Agent": f"npcomp/{__version__}"}
+    headers = {"User-Agent": f"npcomp/{npcomp_version()}"}
     if have:
         headers["Range"] = f"bytes={have}-"
     request = urllib.request.Request(url, headers=headers)
