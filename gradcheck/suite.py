@@ -23,7 +23,7 @@ VOCAB_SIZE = 10
 # tanh's at most 16): close to 0 the fourth-order difference's truncation
 # (~h^4/30 times the 5th derivative) passes the tolerance at h = 1e-3; half
 # the step divides it by 16 while the rounding noise (~1/h) only doubles
-# (tests/test_cell_lstm_rnn.py::test_softsign_difference_error_is_truncation)
+# (tests/cells/test_cell_lstm_rnn.py::test_softsign_difference_error_is_truncation)
 SOFTSIGN_STEP = 5e-4
 N_CLASSES = 5
 

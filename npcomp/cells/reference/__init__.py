@@ -37,7 +37,7 @@ and docs/cells/ as comments where they decide a line:
   cell's ``backward_terms`` shows, under the same symbol, one row per node
   (NaN where a node has none), ``grads`` (dJ/d each of the cell's parameters
   in the cell's own layout: the paper matrices' gradients transposed back)
-  and ``d_x`` (T, d_x), dJ/dx per token (tests/test_reference_backward.py).
+  and ``d_x`` (T, d_x), dJ/dx per token (tests/cells/test_reference_backward.py).
 
 ``forward`` returns a dict of float64 arrays keyed by the paper's symbols,
 one row per node (tree order) or per time step (word order), for every
