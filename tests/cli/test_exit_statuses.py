@@ -80,7 +80,7 @@ def place(tmp_path_factory):
 @pytest.fixture(scope="module")
 def sick_run(tmp_path_factory):
     """A tiny trained sick run (test_sick_cli.py's data), for neighbours."""
-    from test_sick_cli import write_small_sick, write_vectors
+    from sick_files import write_small_sick, write_vectors
     root = tmp_path_factory.mktemp("sick")
     data_dir = write_small_sick(root / "data")
     vectors = write_vectors(root / "vectors.txt")

@@ -209,7 +209,7 @@ def test_sick_as_a_tsv_of_scores_and_sentences_trains_relatedness(data_dir, tmp_
 def test_pairs_with_their_parses_train_exactly_as_sick(tmp_path):
     """SICK's files (a small made one) written as TSVs with parents columns,
     trained with the same options, give the `--task sick` metrics."""
-    from test_sick_cli import write_small_sick, write_vectors
+    from sick_files import write_small_sick, write_vectors
     data_dir = write_small_sick(tmp_path / "data")
     vectors = write_vectors(tmp_path / "vectors.txt")
     paths = {}

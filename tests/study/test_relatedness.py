@@ -14,7 +14,7 @@ from npcomp.study.relatedness import (SentenceTrees, cosine, encode_sentences, m
 from npcomp.data.datasets.tasks import TaskData, load_task, task_trees
 from npcomp.training.evaluation import relatedness_metrics
 from npcomp.configuration.model_building import build_model
-from test_sick_cli import sick_sentences, write_small_sick
+from sick_files import sick_sentences, write_small_sick
 
 
 @pytest.fixture(scope="module")
