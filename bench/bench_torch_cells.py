@@ -32,7 +32,7 @@ binarised constituency trees (the Child-Sum Tree-LSTM too, as any-arity
 trees whose inner nodes read no word; ``--childsum-structure dependency``
 reads dependency parses instead, which need ``npcomp parse``'s files in
 DATA_DIR/sst); ``lstm`` and ``bilstm`` read the same sentences as chains
-labelled at their last word (``npcomp.data.tasks.sentence_chain``).
+labelled at their last word (``npcomp.data.datasets.tasks.sentence_chain``).
 
 Threads: npcomp's BLAS runs one thread (set before NumPy loads, as ``npcomp
 train`` does) and npcomp computes each minibatch in ``S`` shards (``--shards``,
@@ -107,8 +107,8 @@ def main(argv=None) -> int:
     import numpy as np
     import torch
 
-    from npcomp.data.tasks import load_task
-    from npcomp.data.restructure import sentence_chain
+    from npcomp.data.datasets.tasks import load_task
+    from npcomp.data.readers.restructure import sentence_chain
     from npcomp.training.encoding import encode
 
     torch.sparse.check_sparse_tensor_invariants.disable()  # opting out, as its warning asks
@@ -152,7 +152,7 @@ def _npcomp_model(name: str, setting: dict, vocab, dtype):
     import numpy as np
 
     from npcomp.cells import make_cell
-    from npcomp.model import TreeModel
+    from npcomp.models import TreeModel
     cell = make_cell(name, setting["input_dim"], setting["hidden_dim"], **OPTIONS.get(name, {}))
     model = TreeModel(cell, 5, len(vocab), setting["input_dim"])
     return model, initial_parameters(model, np.random.default_rng(1), dtype)

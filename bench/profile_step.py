@@ -94,7 +94,7 @@ def level_cost(model_name: str, trees: int = 25, words: int = 40, rounds: int = 
     import numpy as np
 
     from npcomp.cells import make_cell, registry
-    from npcomp.data.formats import branching_tree
+    from npcomp.data.readers.formats import branching_tree
     from npcomp.forest import build_forest, node_words
 
     rng = np.random.default_rng(0)
@@ -127,7 +127,7 @@ def profile(model_name: str, setting: dict, shards: int, vocab_size: int, train,
     import numpy as np
 
     from npcomp.cells import make_cell
-    from npcomp.model import TreeModel
+    from npcomp.models import TreeModel
 
     input_dim = setting["input_dim"]
     cell = make_cell(model_name, input_dim, setting["hidden_dim"], **OPTIONS.get(model_name, {}))

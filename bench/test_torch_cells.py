@@ -24,8 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 torch = pytest.importorskip("torch") if __name__ != "__main__" else __import__("torch")
 
 from npcomp.cells import make_cell  # noqa: E402
-from npcomp.data.embeddings import Vocabulary  # noqa: E402
-from npcomp.model import TreeModel  # noqa: E402
+from npcomp.data.readers.embeddings import Vocabulary  # noqa: E402
+from npcomp.models import TreeModel  # noqa: E402
 from npcomp.training.encoding import encode  # noqa: E402
 from counterpart_checks import partly_labelled, random_trees, report  # noqa: E402
 from counterparts import worst_gradient  # noqa: E402

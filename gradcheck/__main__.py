@@ -85,7 +85,7 @@ def _state_check(case: tuple, setting, tolerance: float) -> str:
 def _local_check(case: tuple, setting, tolerance: float) -> str:
     """The local checks' verdict (each node's backward on its own, the error
     from above held fixed) on a failing setting's case."""
-    from npcomp.data.errors import ConfigError
+    from npcomp.errors import ConfigError
     from npcomp.study.local_checks import check_local, summary
     model, params, batch, options = case
     try:

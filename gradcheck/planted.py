@@ -5,7 +5,7 @@ replacing one of the cell's kernels (or its whole backward) while the cell's
 backward runs; the forward is untouched, so J and its finite differences are
 the true ones.  The parameter check must fail on each (tests/test_cell_*.py);
 the per-node state check (``npcomp/study/state_checks.py``) must name the node and
-the error term where it goes wrong first (tests/test_state_checks.py): ``term``
+the error term where it goes wrong first (tests/study/test_state_checks.py): ``term``
 at the first node of ``wrong(forest)``, parents first.  The exercise
 notebooks (docs/exercises/) plant them for a student to find.
 

@@ -8,12 +8,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from npcomp.cells import make_cell, registry
-from npcomp.data.embeddings import Vocabulary
+from npcomp.data.readers.embeddings import Vocabulary
 from npcomp.forest import build_forest, node_words, supervised_labels
-from npcomp.data.formats import chain_tree
+from npcomp.data.readers.formats import chain_tree
 from npcomp.heads import PAIR_HEADS
-from npcomp.model import PairBatch, PairModel, TreeModel
-from npcomp.data.restructure import rebracket
+from npcomp.models import PairBatch, PairModel, TreeModel
+from npcomp.data.readers.restructure import rebracket
 
 from .check import STEP, check_gradients, gradient_rows
 from .trees import (
@@ -28,7 +28,7 @@ VOCAB_SIZE = 10
 # tanh's at most 16): close to 0 the fourth-order difference's truncation
 # (~h^4/30 times the 5th derivative) passes the tolerance at h = 1e-3; half
 # the step divides it by 16 while the rounding noise (~1/h) only doubles
-# (tests/test_cell_lstm_rnn.py::test_softsign_difference_error_is_truncation)
+# (tests/cells/test_cell_lstm_rnn.py::test_softsign_difference_error_is_truncation)
 SOFTSIGN_STEP = 5e-4
 N_CLASSES = 5
 

@@ -5,8 +5,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from npcomp.data.formats import Tree, branching_tree, renumber_postorder
-from npcomp.data.parents import parents_to_tree
+from npcomp.data.readers.formats import Tree, branching_tree, renumber_postorder
+from npcomp.data.readers.parents import parents_to_tree
 
 # the dependency relations random dependency trees carry, a few of SICK's commonest
 RANDOM_RELATIONS = ("det", "nsubj", "prep", "pobj", "dobj", "amod")

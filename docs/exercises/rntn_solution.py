@@ -20,11 +20,11 @@ import numpy as np
 
 from gradcheck.planted import mysteries
 from npcomp.cells import make_cell
-from npcomp.data.embeddings import Vocabulary
-from npcomp.data.ptb import parse_ptb
-from npcomp.model import TreeModel
-from npcomp.study.explain import explain
-from npcomp.study.grading import RNTN_NODE, RNTN_WEIGHTS, grade
+from npcomp.data.readers import Vocabulary
+from npcomp.data.readers import parse_ptb
+from npcomp.models import TreeModel
+from npcomp import explain
+from npcomp.study import RNTN_NODE, RNTN_WEIGHTS, grade
 
 np.set_printoptions(precision=4, suppress=True)
 

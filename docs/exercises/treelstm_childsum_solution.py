@@ -21,11 +21,11 @@ import numpy as np
 
 from gradcheck.planted import mysteries
 from npcomp.cells import make_cell
-from npcomp.data.embeddings import Vocabulary
-from npcomp.data.parents import parents_to_tree
-from npcomp.model import TreeModel
-from npcomp.study.explain import explain
-from npcomp.study.grading import CHILDSUM_NODE, CHILDSUM_ROUTE, CHILDSUM_WEIGHTS, grade
+from npcomp.data.readers import Vocabulary
+from npcomp.data.readers import parents_to_tree
+from npcomp.models import TreeModel
+from npcomp import explain
+from npcomp.study import CHILDSUM_NODE, CHILDSUM_ROUTE, CHILDSUM_WEIGHTS, grade
 
 np.set_printoptions(precision=4, suppress=True)
 

@@ -60,7 +60,7 @@ class CellOption:
     a switch's flag that turns it off (default --no-NAME); ``in_equations``:
     False for an option that only sets the initial parameters (no gradient
     check can see it: the check draws its own).  The training options' table
-    (``npcomp/training/options.py``) takes the command line's from here."""
+    (``npcomp/configuration/options.py``) takes the command line's from here."""
 
     kind: type
     help: str

@@ -84,7 +84,7 @@ def _set_threads(threads: int | None) -> int:
     """Compute threads (default: every core, ``options.default_threads``).
     npcomp's own threads take the shards of a minibatch (training/shards.py),
     so BLAS and numba are kept to one thread each (set before numpy loads)."""
-    from npcomp.training.options import default_threads   # the table loads no NumPy
+    from npcomp.configuration.options import default_threads
     if threads is None:
         threads = default_threads()
     variables = ["OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"]
@@ -154,7 +154,7 @@ def _output_closed() -> bool:
 
 
 def _run(args) -> int:
-    from npcomp.training.configuration import check_value
+    from npcomp.configuration.checks import check_value
     check_value("threads", getattr(args, "threads", None))   # before numpy loads
     if hasattr(args, "threads"):
         args.threads_given = args.threads

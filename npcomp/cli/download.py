@@ -8,7 +8,7 @@ from pathlib import Path
 
 def add_parser(commands) -> None:
     """The download command's options."""
-    from npcomp.data.download_catalogue import ALIASES, ALL, DATASETS
+    from npcomp.data.downloads.catalogue import ALIASES, ALL, DATASETS
     names = "\n".join(f"  {name:<11} {DATASETS[name].description}" for name in ALL)
     download = commands.add_parser(
         "download", help="fetch the data the reports read, from its official sources",
@@ -54,10 +54,10 @@ def add_parser(commands) -> None:
 
 
 def run(args) -> int:
-    from npcomp.data.download import fetch
-    from npcomp.data.download_catalogue import ALL, dataset
-    from npcomp.data.errors import ConfigError
-    from npcomp.data.tasks import default_data_dir
+    from npcomp.data.downloads.download import fetch
+    from npcomp.data.downloads.catalogue import ALL, dataset
+    from npcomp.errors import ConfigError
+    from npcomp.data.datasets.tasks import default_data_dir
     data_dir = Path(args.data_dir) if args.data_dir else default_data_dir()
     if args.list:
         print(listing(data_dir))
@@ -77,7 +77,7 @@ def run(args) -> int:
     # each once, vectors after the data whose words they keep
     names = [name for name in ALL if name in names]
     if "sick-trees" in names:   # refused before anything is fetched
-        from npcomp.data.sick_trees import parser_missing
+        from npcomp.data.downloads.sick_trees import parser_missing
         if parser_missing():
             raise ConfigError("datasets", f"{parser_missing()}; or name the others (npcomp "
                               f"download {' '.join(n for n in names if n != 'sick-trees')})")
@@ -91,8 +91,8 @@ def run(args) -> int:
 def listing(data_dir: Path) -> str:
     """`npcomp download --list`: every data set with its source, sizes,
     files, state in ``data_dir`` and the reports and commands that read it."""
-    from npcomp.data.download import installed
-    from npcomp.data.download_catalogue import ALL, DATASETS
+    from npcomp.data.downloads.download import installed
+    from npcomp.data.downloads.catalogue import ALL, DATASETS
     from npcomp.experiments.data_downloads import dataset_tables
     from npcomp.experiments.paper_tables import TABLES
     users = dataset_tables(TABLES.values())

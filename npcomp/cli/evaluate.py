@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
-from npcomp.data.choices import EVAL_TREES
+from npcomp.data.text import EVAL_TREES
 
 
 def add_parser(commands) -> None:

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from ..cells import registry
-from npcomp.data.choices import TREE_CHOICES
+from npcomp.data.text import TREE_CHOICES
 
 # the classification tasks a fresh model can be built for, and their classes
 TASK_CLASSES = {"sst5": 5, "sst2": 2, "synthetic": 5}
@@ -104,7 +104,7 @@ def run(args) -> int:
     from npcomp.study.explain import checked, describe, errata, explain, format_explanation
     from npcomp.study.finite_differences import TOLERANCE
     from npcomp.study.state_checks import MAX_NODES
-    from npcomp.data.errors import ConfigError
+    from npcomp.errors import ConfigError
     if (args.model is None) == (args.run is None):
         raise ConfigError("model", "give exactly one of --model M (a fresh model) and "
                                    "--run RUN_DIR (a trained one)")
@@ -142,14 +142,14 @@ def _model_and_trees(args) -> tuple:
     """(model, params, vocab, config, trees) of a run or a fresh model."""
     import numpy as np
 
-    from npcomp.data.embeddings import Vocabulary
-    from npcomp.data.text_trees import TextTrees
-    from npcomp.training.model_building import build_model, initial_parameters
-    from npcomp.training.model_files import load_model
+    from npcomp.data.readers.embeddings import Vocabulary
+    from npcomp.data.text.text_trees import TextTrees
+    from npcomp.configuration.model_building import build_model, initial_parameters
+    from npcomp.runfiles.model_files import load_model
     if args.run is not None:
         model, params, config, vocab = load_model(args.run)
         if config["task"] not in TASK_CLASSES and config["task"] != "files":
-            from npcomp.data.errors import ConfigError
+            from npcomp.errors import ConfigError
             raise ConfigError("run", f"{args.run}: a {config['task']} run scores sentence "
                                      "pairs; explain shows classifiers (--model "
                                      "treelstm-childsum explains the cell on a dependency "
@@ -158,7 +158,7 @@ def _model_and_trees(args) -> tuple:
                        config.get("tree") if config["task"] == "files" else None,
                        config["model"])
         return model, params, vocab, config, trees
-    from npcomp.training.defaults import defaults_for, matrix_embedding_dim
+    from npcomp.configuration.defaults import defaults_for, matrix_embedding_dim
     config = defaults_for(args.model, args.task)
     # words drawn N(0, 1) (Nayebi & Blundell's unknown words), so that the
     # gates leave their linear regime on a fresh model
@@ -182,8 +182,8 @@ def _trees(args, structure: str, TextTrees, n_classes: int, run_tree: str | None
     composes trees (the Child-Sum Tree-LSTM's too: its inner nodes then read
     no word, as a leaf-only input's); a sequence model reads its words in
     order."""
-    from npcomp.data.formats import read_text_lines
-    from npcomp.data.errors import DataError
+    from npcomp.data.readers.formats import read_text_lines
+    from npcomp.errors import DataError
     path = Path(args.tree)
     lines, source = ([args.tree], "TREE") if not _is_file(path) else (
         read_text_lines(path), str(path))
@@ -215,9 +215,9 @@ def _is_file(path: Path) -> bool:
 
 def _dependency_tree(lines: list, parents: str, source: str):
     """A plain sentence's tree from its words' heads (SICK's .parents)."""
-    from npcomp.data.parents import parents_to_tree
-    from npcomp.data.errors import DataError
-    from npcomp.data.sst_tokens import sst_tokens
+    from npcomp.data.readers.parents import parents_to_tree
+    from npcomp.errors import DataError
+    from npcomp.data.text.sst_tokens import sst_tokens
     if len(lines) != 1 or lines[0].lstrip().startswith("("):
         raise DataError("--parents gives the heads of one plain sentence's words", source, 1)
     tokens = sst_tokens(lines[0])
@@ -242,7 +242,7 @@ def _entries(given: str | None, model, trees: list, vocab) -> int | None:
         except ValueError:
             count = 0
         if count < 1:
-            from npcomp.data.errors import ConfigError
+            from npcomp.errors import ConfigError
             raise ConfigError("entries", f"a whole number >= 1 or 'all', not {given!r}")
         return count
     words = {word for tree in trees for word in vocab.encode(tree.tokens).tolist()}

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from npcomp.data.choices import TREE_CHOICES
+from npcomp.data.text import TREE_CHOICES
 
-# the choices of --input (npcomp.data.text_trees.INPUT_CHOICES; the command
+# the choices of --input (npcomp.data.text.text_trees.INPUT_CHOICES; the command
 # line is read before the library loads)
 INPUT_CHOICES = ("auto", "text", "tree")
 

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from npcomp.experiments.sweep_jobs import SET_BY_THE_SWEEP
-from npcomp.training.options import OPTIONS
+from npcomp.configuration.options import OPTIONS
 
 from . import train
 

@@ -8,7 +8,7 @@ import json
 import textwrap
 from pathlib import Path
 
-from npcomp.training.options import OPTIONS
+from npcomp.configuration.options import OPTIONS
 
 from ..cells import registry
 

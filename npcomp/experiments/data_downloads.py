@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from npcomp.data.download import installed
-from npcomp.data.download_catalogue import ALL, DATASETS
+from npcomp.data.downloads.download import installed
+from npcomp.data.downloads.catalogue import ALL, DATASETS
 
 __all__ = ["ASSUMED_RATE", "MAKE_SECONDS", "TASK_DOWNLOADS", "dataset_tables",
            "download_seconds", "downloads_line", "missing_downloads", "table_downloads",

@@ -11,18 +11,18 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 def flag(option: str) -> str:
     """The command-line flag of a config key (a training option's as the
     option table declares it, a switch's flags both)."""
-    from npcomp.training.options import OPTIONS
+    from npcomp.configuration.options import OPTIONS
     return OPTIONS[option].flag if option in OPTIONS else "--" + option.replace("_", "-")
 
 
 def failure(error: Exception, argument=flag) -> tuple:
     """(exit status, message) for a failure; ``argument(option)`` names the
     config key of a ConfigError as the command's arguments do."""
-    from npcomp.data.download import DownloadError
-    from npcomp.data.errors import ConfigError, DataError, for_command_line
+    from npcomp.data.downloads.download import DownloadError
+    from npcomp.errors import ConfigError, DataError, for_command_line
     from npcomp.experiments.sweep_spec import SpecError
-    from npcomp.training.options import OptionFormError
-    from npcomp.training.rundir import RunDirectoryError, RunFileError
+    from npcomp.configuration.options import OptionFormError
+    from npcomp.runfiles.rundir import RunDirectoryError, RunFileError
     from npcomp.training.step import TrainingStopped
     if isinstance(error, ConfigError):
         return EXIT_USAGE, (f"{argument(error.option)}: "

@@ -19,8 +19,8 @@ Imports neither NumPy nor the cells.
 """
 from __future__ import annotations
 
-from npcomp.training.defaults import SICK, defaults_for, dim_follows_embedding
-from npcomp.training.options import NOT_A_SETTING, OPTIONS
+from npcomp.configuration.defaults import SICK, defaults_for, dim_follows_embedding
+from npcomp.configuration.options import NOT_A_SETTING, OPTIONS
 from .paper_rows import DEFAULT, DEV, PAPER, SUBSTITUTE, VECTORS, config_task
 
 ALTERNATIVE, UNDECIDED = "alternative", "undecided"

@@ -41,7 +41,7 @@ def file_names(figures: list) -> list:
 
 def write_figures(figures: list, out_dir: str | Path) -> list:
     """Draw every record into ``out_dir``; the paths written."""
-    from npcomp.training.rundir import RunDirectory
+    from npcomp.runfiles.rundir import RunDirectory
     out = RunDirectory(out_dir)
     out.path.mkdir(parents=True, exist_ok=True)
     written = []

@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from npcomp.training.machine import machine_summary
+from npcomp.runfiles.machine import machine_summary
 
 from .differences import (MEASURED, NOT_YET, against_paper_runs, claim_records,
                           comparison_records)

@@ -31,7 +31,7 @@ import math
 import re
 from pathlib import Path
 
-from npcomp.data.choices import PAIR_CLASS_TASKS
+from npcomp.data.datasets import PAIR_CLASS_TASKS
 from .paper_rows import MIN_SEEDS
 from .figures import (FigureError, confusion_record, figure_template, prediction_figures,
                       read_run_counts, root_confusion, shared_tail)
@@ -57,7 +57,7 @@ NODE_SETS = {"dependency": "dependency spans", "parsed": "spans of the parsed tr
 
 
 def is_sweep(directory: str | Path) -> bool:
-    """A sweep directory holds its runs in ``runs/`` (SPEC Sec. 3)."""
+    """A sweep directory holds its runs in ``runs/`` (README.md, "Many runs: npcomp sweep")."""
     directory = Path(directory)
     return (directory / "runs").is_dir() and not (directory / "metrics.json").is_file()
 
@@ -419,7 +419,7 @@ def confusions_over_seeds(settings: list, legacy: dict | None = None) -> list:
         else:
             continue
         label = _label(setting)
-        names = _class_names(setting)
+        names = _recorded_class_names(setting)
         if names is not None and len(names) == len(figure["classes"]):
             figure["classes"] = names   # a run on a user's files names its classes
         what = "Confusion" if setting["task"] in PAIR_CLASS_TASKS else "Root confusion"
@@ -430,7 +430,7 @@ def confusions_over_seeds(settings: list, legacy: dict | None = None) -> list:
     return figures
 
 
-def _class_names(setting: dict) -> list | None:
+def _recorded_class_names(setting: dict) -> list | None:
     """The class names a setting's runs recorded (runs on a user's files), or None."""
     names = [(run.get("config") or {}).get("classes") for run in setting.get("metrics", [])]
     return list(names[0]) if names and names[0] and all(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from npcomp.training.options import OPTIONS, form
+from npcomp.configuration.options import OPTIONS, form
 
 # train options a sweep sets for each run itself, and why
 SET_BY_THE_SWEEP = {
@@ -25,7 +25,7 @@ def check_forms(options: dict, where) -> None:
     """SpecError unless every option of ``options`` (config key -> value) is a
     training option in the form it takes and not one the sweep sets itself;
     ``where(option)`` names the place an option was given."""
-    from npcomp.training.options import OptionFormError
+    from npcomp.configuration.options import OptionFormError
     for option, value in options.items():
         if option in SET_BY_THE_SWEEP:
             raise _refused(where(option), f"{option} is set by the sweep: "
@@ -56,8 +56,8 @@ def options_as_given(run, threads: int, pinned: dict | None = None) -> dict:
 def config_of(options: dict) -> dict:
     """The configuration of a run given ``options`` (``run_options``; model and
     task among them), as ``run_config.build_config`` builds it."""
-    from npcomp.training.configuration import read
-    from npcomp.training.run_config import build_config
+    from npcomp.configuration.checks import read
+    from npcomp.configuration.run_config import build_config
     options = dict(options)
     model, task = (read(name, options.pop(name, None)) for name in ("model", "task"))
     return build_config(model, task, options)
@@ -76,7 +76,7 @@ def absolute_paths(options: dict) -> dict:
     process's default when not given: $NPCOMP_DATA, else ./data), the parses,
     and a vector file found here (a bare name is looked up in the data
     directory's vectors/)."""
-    from npcomp.data.tasks import default_data_dir
+    from npcomp.data.datasets.tasks import default_data_dir
     options = dict(options)
     data_dir = options.get("data_dir")
     options["data_dir"] = str(Path(data_dir if data_dir is not None
@@ -101,7 +101,7 @@ def check_settings(spec, runs: list, threads: int, pinned: dict | None = None) -
     options): a bad option raises
     SpecError naming the setting and where it was given; a missing file
     (vectors) is named likewise."""
-    from npcomp.data.errors import ConfigError
+    from npcomp.errors import ConfigError
     from npcomp.training.run_data import check_run_data
 
     from .failures import failure

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from npcomp.training.options import command_line
+from npcomp.configuration.options import command_line
 
 
 def train_in_worker(options: dict, resumed: dict, run_dir: str, log_file: str) -> dict:

@@ -25,7 +25,7 @@ def write_report(table, out: Path, seeds: int | None, data_dir: str | None) -> N
     """DIR/TABLE.md, DIR/TABLE.json and DIR/TABLE-figures/ from the runs in
     DIR/TABLE/ (and, for rows another report measures, in theirs) alone: the
     same bytes wherever and whenever they are written from the same runs."""
-    from npcomp.training.rundir import RunDirectory
+    from npcomp.runfiles.rundir import RunDirectory
 
     from . import report
     from .report_markdown import markdown
@@ -112,7 +112,7 @@ def _relative_sources(figures: list, out: Path) -> None:
 
 def reports_summary(out: Path) -> str:
     """The summary table of the reports in ``out``, in the order of TABLES."""
-    from npcomp.training.rundir import RunDirectory
+    from npcomp.runfiles.rundir import RunDirectory
 
     from .paper_tables import TABLES
     from .report import summary_table

@@ -38,7 +38,7 @@ def table_file(table, data_dir: str | None) -> Path | None:
     """The user's copy of a table's corpus in ``data_dir`` (default
     $NPCOMP_DATA, else ./data), or the first file it is looked for as when
     there is none; None for a table on the data here."""
-    from npcomp.data.tasks import default_data_dir
+    from npcomp.data.datasets.tasks import default_data_dir
     if table.own_data is None:
         return None
     directory = data_dir if data_dir is not None else default_data_dir()
@@ -101,7 +101,7 @@ def train_commands(table, out: Path, overrides: dict) -> dict:
     """Setting -> its `npcomp train` command for one seed (and one fold K of
     a table that cross-validates, on the copy in the data directory DATA_DIR)."""
     from npcomp.experiments.paper_tables import RUN_OPTIONS
-    from npcomp.training.options import command_line
+    from npcomp.configuration.options import command_line
     commands = {}
     train = f"DATA_DIR/{table.own_data.files[0]}" if table.own_data else None
     for row in table.rows:
@@ -124,9 +124,9 @@ def train_commands(table, out: Path, overrides: dict) -> dict:
 def sst_parses(directory: Path, data_dir: str | None) -> Path:
     """``directory`` holding `npcomp parse`'s dependency parses of the SST,
     made there first (spaCy, the parse extra) when a split's are missing."""
-    from npcomp.data.dependency_parser import SpacyParser
-    from npcomp.data.sst_dependency import parse_sst
-    from npcomp.data.tasks import SPLITS, default_data_dir
+    from npcomp.data.text.dependency_parser import SpacyParser
+    from npcomp.data.datasets.sst_dependency import parse_sst
+    from npcomp.data.datasets.tasks import SPLITS, default_data_dir
     if all((directory / f"{split}.parents").is_file() for split in SPLITS):
         return directory
     print(f"parsing the SST into {directory} (the Dependency Tree-LSTM's trees)", flush=True)

@@ -94,10 +94,10 @@ def _seconds_per_seed(table, setting: str, options: dict, out: Path,
     options = dict(RUN_OPTIONS, **options)   # as the table's runs train
     key = json.dumps(options, sort_keys=True)
     if key not in estimates:
-        from npcomp.data.errors import DataError
-        from npcomp.training.estimate import estimate_seconds
-        from npcomp.training.options import OPTIONS
-        from npcomp.training.run_config import MissingVectors
+        from npcomp.errors import DataError
+        from npcomp.experiments.estimate import estimate_seconds
+        from npcomp.configuration.options import OPTIONS
+        from npcomp.configuration.run_config import MissingVectors
 
         from .sweep_jobs import config_of
         given = dict(options, threads=1, **({"data_dir": data_dir} if data_dir else {}))
@@ -114,14 +114,14 @@ def _seconds_per_seed(table, setting: str, options: dict, out: Path,
 
 
 def _downloads_line(table, data_dir: str | None) -> str:
-    from npcomp.data.tasks import default_data_dir
+    from npcomp.data.datasets.tasks import default_data_dir
 
     from .data_downloads import downloads_line
     return downloads_line(table, Path(data_dir) if data_dir else default_data_dir())
 
 
 def _missing_downloads(table, row, data_dir: str | None) -> tuple:
-    from npcomp.data.tasks import default_data_dir
+    from npcomp.data.datasets.tasks import default_data_dir
 
     from .data_downloads import missing_downloads
     return missing_downloads(table, Path(data_dir) if data_dir else default_data_dir(),
@@ -155,7 +155,7 @@ def _read_estimates(out: Path) -> dict:
 
 
 def _write_estimates(out: Path, estimates: dict) -> None:
-    from npcomp.training.rundir import RunDirectory
+    from npcomp.runfiles.rundir import RunDirectory
     out.mkdir(parents=True, exist_ok=True)
     RunDirectory(out).write_json(ESTIMATES, estimates)
 

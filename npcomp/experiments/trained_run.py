@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from npcomp.cells import registry
-from npcomp.data.choices import PAIR_TASKS
+from npcomp.data.datasets import PAIR_TASKS
 
 
 def train_run(config: dict, run_dir: Path, given: set, overwrite: bool = False,
@@ -33,8 +33,8 @@ def resume_run(run_dir, options: dict, progress: bool = True, echo=print) -> tup
     """Continue the run in ``run_dir`` as `npcomp train --resume` does, with
     the ``options`` given (those a resumed run may take anew), and its
     baseline: (the run's metrics, the baseline's or None)."""
-    from npcomp.training.baseline import shared_options_set
-    from npcomp.training.run_config import resume_changes
+    from npcomp.experiments.baseline import shared_options_set
+    from npcomp.configuration.run_config import resume_changes
     from npcomp.training.trainer import train
     metrics = train(resume_changes(options), run_dir, resume=True, progress=progress,
                     echo=echo)
@@ -48,7 +48,7 @@ def _baseline_beside(config: dict, run_dir, metrics: dict, given: set,
                      overwrite: bool = False, progress: bool = True, echo=print):
     """The bag-of-words baseline's metrics beside a run that asks for one
     (the two compared), else None."""
-    from npcomp.training.baseline import train_baseline
+    from npcomp.experiments.baseline import train_baseline
     if not config.get("baseline") or config["model"] == registry.baseline_model():
         return None
     base_metrics = train_baseline(config, run_dir, given, overwrite=overwrite,

@@ -44,10 +44,10 @@ def evaluate(run, *, split: str = "test", file=None, trees: str | None = None,
 
 
 def _evaluate(args) -> EvaluationResult:
-    from npcomp.data.tasks import load_task
+    from npcomp.data.datasets.tasks import load_task
     from npcomp.training.encoding import check_splits, encode_split
     from npcomp.training.evaluation import evaluate
-    from npcomp.training.model_files import load_model
+    from npcomp.runfiles.model_files import load_model
     from npcomp.training.run_data import is_file_run
     model, params, config, vocab = load_model(args.run)
     if args.file is not None:
@@ -55,7 +55,7 @@ def _evaluate(args) -> EvaluationResult:
     if args.trees is not None:
         return _run_on_trees(args, model, params, config, vocab)
     if args.parses_dir is not None:
-        from npcomp.data.errors import ConfigError
+        from npcomp.errors import ConfigError
         raise ConfigError("parses_dir", "goes with --trees parsed (the heads it reads)")
     if is_file_run(config):
         task = _files_task(args, config)
@@ -79,7 +79,7 @@ def _with_predictions(args, record: dict, model, params, config: dict, split,
     if not args.predictions:
         return EvaluationResult(record)
     from npcomp.training.predictions import write_predictions
-    from npcomp.training.rundir import predictions_name
+    from npcomp.runfiles.rundir import predictions_name
     replaced = (Path(args.run) / (name or predictions_name(split_name))).exists()
     path = write_predictions(args.run, model, params, split, split_name,
                              config["eval_batch_size"], name=name,
@@ -91,7 +91,7 @@ def _with_predictions(args, record: dict, model, params, config: dict, split,
 def _files_task(args, config: dict):
     """The split of a run's own files (read again as it read them), which
     has no test split without a test file."""
-    from npcomp.data.errors import ConfigError
+    from npcomp.errors import ConfigError
     from npcomp.training.run_data import run_task
     if args.data_dir is not None:
         raise ConfigError("data_dir", f"{args.run} was trained on your files, not a task's "
@@ -105,7 +105,7 @@ def _files_task(args, config: dict):
 
 def _run_on_file(args, model, params, config: dict, vocab) -> EvaluationResult:
     """A labelled file scored by a run trained on files (``--file``)."""
-    from npcomp.data.errors import ConfigError
+    from npcomp.errors import ConfigError
     from npcomp.training.encoding import check_splits, encode_task
     from npcomp.training.evaluation import evaluate
     from npcomp.training.run_data import file_task_data, is_file_run, read_run_file
@@ -129,7 +129,7 @@ def _run_on_file(args, model, params, config: dict, vocab) -> EvaluationResult:
 
 def _classes(config: dict, model) -> list | None:
     """The names of the run's classes (``run_data.named_classes``), None for pairs."""
-    from npcomp.data.choices import PAIR_TASKS
+    from npcomp.data.datasets import PAIR_TASKS
     from npcomp.training.run_data import named_classes
     if config["task"] in PAIR_TASKS:
         return None
@@ -142,14 +142,14 @@ def _stderr(message: str) -> None:
 
 def _run_on_trees(args, model, params, config, vocab) -> EvaluationResult:
     """The split scored on the trees ``--trees`` names (``parsed_trees.trees_for_scoring``)."""
-    from npcomp.data.errors import ConfigError
-    from npcomp.data.parsed_trees import (
+    from npcomp.errors import ConfigError
+    from npcomp.data.text.parsed_trees import (
         COPULA_HEAD_OF_KIND,
         span_recall,
         trees_for_scoring,
     )
-    from npcomp.data.tasks import PAIR_TASKS, TaskData, load_task
-    from npcomp.data.text_trees import parsed_kind
+    from npcomp.data.datasets.tasks import PAIR_TASKS, TaskData, load_task
+    from npcomp.data.text.text_trees import parsed_kind
     from npcomp.training.encoding import check_splits, encode_split
     from npcomp.training.evaluation import evaluate
     if config["task"] in PAIR_TASKS or config["task"] == "files":
@@ -190,8 +190,8 @@ def _run_on_trees(args, model, params, config, vocab) -> EvaluationResult:
 def _split_heads(args, config, data_dir, gold, kind) -> list:
     """The heads of the split's sentences: from --parses-dir, else parsed
     once with spaCy and kept in RUN_DIR/parses/SPLIT-COPULA.parents."""
-    from npcomp.data.errors import DataError
-    from npcomp.data.parsed_trees import COPULA_HEAD_OF_KIND, TextParser, cached_heads
+    from npcomp.errors import DataError
+    from npcomp.data.text.parsed_trees import COPULA_HEAD_OF_KIND, TextParser, cached_heads
     sentences = [tree.tokens for tree in gold]
     if args.parses_dir is not None:
         return _read_split_heads(Path(args.parses_dir) / f"{args.split}.parents", sentences,
@@ -212,10 +212,10 @@ def _split_heads(args, config, data_dir, gold, kind) -> list:
 def _read_split_heads(path, sentences, task, data_dir, split) -> list:
     """Heads from a ``npcomp parse`` file, one line per sentence of the SST
     split's file (sst2 leaves some out: matched by their words)."""
-    from npcomp.data.errors import DataError
-    from npcomp.data.parents import read_parents
-    from npcomp.data.ptb import read_ptb_file
-    from npcomp.data.tasks import default_data_dir
+    from npcomp.errors import DataError
+    from npcomp.data.readers.parents import read_parents
+    from npcomp.data.readers.ptb import read_ptb_file
+    from npcomp.data.datasets.tasks import default_data_dir
     if not path.is_file():
         raise DataError("no such file: make the parses with `npcomp parse --out DIR`, or "
                         "leave --parses-dir out to parse the split here", path)
@@ -234,5 +234,5 @@ def _read_split_heads(path, sentences, task, data_dir, split) -> list:
 
 
 def _units(config: dict) -> str:
-    from npcomp.data.choices import PAIR_TASKS
+    from npcomp.data.datasets import PAIR_TASKS
     return "pairs" if config["task"] in PAIR_TASKS else "sentences"

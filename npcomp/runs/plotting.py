@@ -24,7 +24,7 @@ def plot(directory, *, out, split: str = "test", overwrite: bool = False) -> Plo
     from npcomp.experiments.figures import FigureError, run_figures
     from npcomp.experiments.plots import file_names, write_figures
     from npcomp.experiments.sweep_figures import is_sweep, sweep_figures
-    from npcomp.training.configuration import check_output_directory
+    from npcomp.configuration.checks import check_output_directory
     directory = Path(directory)
     check_output_directory("out", out)   # refused before anything is read
     if not directory.is_dir():
@@ -33,7 +33,7 @@ def plot(directory, *, out, split: str = "test", overwrite: bool = False) -> Plo
     notes = []
     if is_sweep(directory):
         if split != "test":
-            from npcomp.data.errors import ConfigError
+            from npcomp.errors import ConfigError
             raise ConfigError("split", "a sweep's figures are drawn from its runs' test "
                                        "predictions (or their counts)")
         figures, notes = sweep_figures(directory)

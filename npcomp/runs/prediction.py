@@ -25,7 +25,7 @@ class PredictionResult:
         many were (`npcomp predict` exits with status 2 on it)."""
         if not self.refused:
             return None
-        from npcomp.data.errors import DataError
+        from npcomp.errors import DataError
         first = min(self.refused)
         return DataError(f"{self.refused[first].reason} ({len(self.refused)} of {self.lines} "
                          "line(s) refused, each in its own output record; the others "
@@ -62,20 +62,21 @@ def predict(run, lines=None, *, tree: str | None = None, input: str = "auto",
 def _predict(args) -> PredictionResult:
     import numpy as np
 
-    from npcomp.data.choices import PAIR_TASKS
+    from npcomp.data.datasets import PAIR_TASKS
     from npcomp.training.encoding import encode
     from npcomp.training.evaluation import predict_split
-    from npcomp.training.model_files import load_model
-    from npcomp.training.run_data import class_names, is_file_run
+    from npcomp.runfiles.model_files import load_model
+    from npcomp.training.run_data import is_file_run
+    from npcomp.training.run_data import own_class_names as class_names
     _check_html_target(args)       # refused before a model is read
     model, params, config, vocab = load_model(args.run)
     if args.file is not None and not is_file_run(config):
-        from npcomp.data.errors import ConfigError
+        from npcomp.errors import ConfigError
         raise ConfigError("file", f"reads a file of a run trained on files (--train); a "
                                   f"{config['task']} run reads standard input")
     if config["task"] in PAIR_TASKS:
         if args.html is not None:
-            from npcomp.data.errors import ConfigError
+            from npcomp.errors import ConfigError
             raise ConfigError("html", f"a {config['task']} run scores sentence pairs; the "
                                       "page draws the trees of single sentences")
         return _predict_pairs(args, model, params, config, vocab)
@@ -118,8 +119,8 @@ def _sentence_trees(args, config: dict, model, names: list | None) -> tuple:
     refused) of the sentences to label: a file run's --file (every line
     read, or the file refused), or standard input's lines, each read on its
     own, made as the run made its own (``names``: the run's class names)."""
-    from npcomp.data.errors import DataError
-    from npcomp.data.text_trees import TextTrees, read_as_text
+    from npcomp.errors import DataError
+    from npcomp.data.text.text_trees import TextTrees, read_as_text
     from npcomp.training.run_data import is_file_run, read_run_file, text_trees_of
     if args.file is not None:
         trees, made = read_run_file(config, args.file, labelled=False, echo=_stderr,
@@ -159,7 +160,7 @@ def _each_built(to_trees, plans: dict, failed: dict):
     """(line, tree, how it was made) of each plan: built together (the
     sentences to parse parsed in one batch), or one by one where one of
     them fails, that line's error put in ``failed``."""
-    from npcomp.data.errors import DataError
+    from npcomp.errors import DataError
     try:
         trees = to_trees.build(list(plans.values()))
         yield from zip(plans, trees, list(to_trees.made))
@@ -196,7 +197,7 @@ def _check_html_target(args) -> None:
     (unless --overwrite) or has no directory, before any work is done."""
     if args.html is None:
         if args.overwrite:
-            from npcomp.data.errors import ConfigError
+            from npcomp.errors import ConfigError
             raise ConfigError("overwrite", "replaces an existing --html FILE; no --html given")
         return
     from npcomp.study.explain_page import check_target
@@ -215,7 +216,7 @@ def _write_html(args, config: dict, model, sentences: list):
     """The page of ``sentences`` to --html FILE, when asked for: its path."""
     if args.html is None:
         return None
-    from npcomp.experiments.figures import class_names
+    from npcomp.data.datasets.class_list import class_names
     from npcomp.study.explain_page import render_page, write_page
     names = class_names(config["task"], model.n_classes, given=config.get("classes"))
     document = {"model": config["model"], "task": config["task"], "classes": names,
@@ -229,7 +230,7 @@ def _write_html(args, config: dict, model, sentences: list):
 def _check_composable(trees: list, cell) -> None:
     """DataError naming the line of a tree the model cannot compose (a chain
     for a binary-tree model)."""
-    from npcomp.data.tasks import TaskData
+    from npcomp.data.datasets.tasks import TaskData
     from npcomp.training.encoding import check_splits
     if trees:
         check_splits(TaskData("predict", 0, {"input": trees}), cell)
@@ -240,7 +241,7 @@ def _input_lines(args) -> list:
     does files."""
     if args.lines is not None:
         return [line.rstrip("\n") for line in args.lines]
-    from npcomp.data.formats import decode_lines
+    from npcomp.data.readers.formats import decode_lines
     stream = getattr(sys.stdin, "buffer", None)
     data = stream.read() if stream is not None else sys.stdin.read().encode("utf-8")
     return decode_lines(data, "<stdin>")
@@ -250,9 +251,10 @@ def _predict_pairs(args, model, params, config, vocab) -> PredictionResult:
     """Each pair's relatedness (on a file run's own score scale) and the
     distribution over the similarity head's ratings; or its class (number
     and name) and the class probabilities, for a run of classified pairs."""
-    from npcomp.data.score_scale import from_ratings
-    from npcomp.training.relatedness import score_pairs
-    from npcomp.training.run_data import class_names, is_file_run, score_scale_of
+    from npcomp.data.datasets.score_scale import from_ratings
+    from npcomp.study.relatedness import score_pairs
+    from npcomp.training.run_data import is_file_run, score_scale_of
+    from npcomp.training.run_data import own_class_names as class_names
     left, right = _pair_trees(args, config)
     if not left:
         return PredictionResult(args.records)
@@ -283,8 +285,8 @@ def _pair_trees(args, config: dict) -> tuple:
     or standard input's lines 'sentence A<TAB>sentence B', made into trees
     as the run made its own (a file run: tokenised as the SST is; sick:
     SICK's parses of its own sentences, text split at spaces)."""
-    from npcomp.data.errors import DataError
-    from npcomp.training.relatedness import run_sentence_trees
+    from npcomp.errors import DataError
+    from npcomp.study.relatedness import run_sentence_trees
     from npcomp.training.run_data import is_file_run, read_run_file, text_trees_of
     if args.file is not None:
         pairs, _ = read_run_file(config, args.file, labelled=False, echo=_stderr,

@@ -40,9 +40,9 @@ def reproduce(table: str | None = None, *, list: bool = False, summary: bool = F
     Dask, then write its report into ``out``; ``report_only``: the report
     alone, from the runs in OUT/TABLE/.  ConfigError names an option at
     fault before anything is read or written."""
-    from npcomp.data.errors import ConfigError
+    from npcomp.errors import ConfigError
     from npcomp.experiments.table_report import reports_summary, write_report
-    from npcomp.training.configuration import check_output_directory
+    from npcomp.configuration.checks import check_output_directory
     if seeds is not None and seeds < 1:
         raise ConfigError("seeds", f"must be a whole number >= 1, not {seeds}")
     if summary:
@@ -120,7 +120,7 @@ def _overrides(table, **given) -> dict:
     """The options given in place of the table's own (``folds``, ``epochs``),
     checked: ConfigError names one out of range, or ``folds`` for a table
     that does not cross-validate."""
-    from npcomp.data.errors import ConfigError
+    from npcomp.errors import ConfigError
     out = {}
     for option, lowest in (("folds", 2), ("epochs", 1)):
         value = given.get(option)
@@ -137,7 +137,7 @@ def _overrides(table, **given) -> dict:
 
 def _table(name: str):
     """The paper table ``name``; ConfigError naming TABLE for an unknown one."""
-    from npcomp.data.errors import ConfigError
+    from npcomp.errors import ConfigError
     from npcomp.experiments.paper_tables import table
     try:
         return table(name)
@@ -147,7 +147,7 @@ def _table(name: str):
 
 def _rows(table, text: str | None):
     """The row names of ``text`` ("a,b"), each one of the table's; None: all."""
-    from npcomp.data.errors import ConfigError
+    from npcomp.errors import ConfigError
     if text is None:
         return None
     names = [name.strip() for name in text.split(",") if name.strip()]

@@ -65,7 +65,7 @@ def sweep(spec=None, *, out, seeds: str | None = None, grid=None, scheduler: str
     them) that are the base of every run.  Running it again resumes.
     ConfigError names a cluster setting out of range; SpecError a bad SPEC
     or setting, before anything trains."""
-    from npcomp.data.errors import ConfigError
+    from npcomp.errors import ConfigError
     if threads_per_run < 1:
         raise ConfigError("threads_per_run", f"must be a whole number >= 1, not "
                                              f"{threads_per_run}")

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from npcomp.training.options import OPTIONS
+from npcomp.configuration.options import OPTIONS
 
 
 @dataclass(frozen=True)
@@ -22,7 +22,7 @@ class TrainResult:
     @property
     def predictions(self) -> Path:
         """The best model's test predictions (RUN_DIR/predictions.jsonl)."""
-        from npcomp.training.rundir import PREDICTIONS
+        from npcomp.runfiles.rundir import PREDICTIONS
         return self.run_dir / PREDICTIONS
 
 
@@ -40,13 +40,13 @@ def train(model: str | None = None, task: str | None = None, *, out=None,
     progress bar.  ConfigError names an option at fault, RunDirectoryError
     a run directory that cannot be used, before anything is read."""
     from npcomp.experiments.trained_run import resume_run, train_run
-    from npcomp.training.options import default_threads
+    from npcomp.configuration.options import default_threads
     given = {name: value for name, value in options.items() if value is not None}
     threads = given.pop("threads", None)
     resolved = dict(given, threads=threads if threads is not None else default_threads())
     if resume:
         if out is not None or overwrite:
-            from npcomp.data.errors import ConfigError
+            from npcomp.errors import ConfigError
             raise ConfigError("resume", "continues the run in its own directory: it takes "
                                         "no --out or --overwrite")
         if model is not None or task is not None:
@@ -66,7 +66,7 @@ def train(model: str | None = None, task: str | None = None, *, out=None,
 def train_config(model: str | None = None, task: str | None = None, **options) -> dict:
     """The configuration `npcomp train` runs for ``model`` on ``task`` with
     the training ``options`` given (``npcomp.config``'s)."""
-    from npcomp.training.run_config import keyword_config
+    from npcomp.configuration.run_config import keyword_config
     return keyword_config(model, task, options)
 
 
@@ -110,9 +110,9 @@ def run_defaults(model: str | None = None, task: str | None = None, train=None,
     """The default settings of ``model`` for ``task`` (`npcomp train
     --help-defaults`): for a user's training file ``train``, those of the
     kind of file it holds."""
-    from npcomp.training.defaults import defaults_for
+    from npcomp.configuration.defaults import defaults_for
     task = task or OPTIONS["task"].default
     if train is not None:
-        from npcomp.training.run_config import file_task
+        from npcomp.configuration.run_config import file_task
         task = file_task(train)
     return defaults_for(model or OPTIONS["model"].default, task, protocol, supervision)

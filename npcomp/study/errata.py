@@ -7,7 +7,7 @@ below beside the badge.  Tai et al.'s and the shared readings (E1, E2, ...)
 are entries of docs/EQUATIONS.md section 11, every other id an entry of the
 cell's own page, docs/cells/MODULE.md, where each gives the printed
 equation, what the code does and the planted-bug test backing it
-(tests/test_explain_terms.py checks that every cited id has its line here
+(tests/study/test_explain_terms.py checks that every cited id has its line here
 and its entry there).
 """
 from __future__ import annotations

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from npcomp.data.formats import Tree
+from npcomp.data.readers.formats import Tree
 from .state_checks import MAX_NODES
 from npcomp.training.thread_pools import pinned_thread_pools
 
@@ -309,8 +309,9 @@ def _state_record(check) -> dict:
 def describe(config: dict, model) -> dict:
     """The document's head: the model, its paper, task, classes and sizes."""
     from npcomp.cells import registry
-    from npcomp.experiments.figures import class_names
-    classes = class_names(config["task"], model.n_classes, given=config.get("classes"))
+    from npcomp.data.datasets.class_list import class_names
+    classes = class_names(config["task"], model.n_classes, given=config.get("classes"),
+                          unnamed="class {}")
     return {"model": config["model"], "paper": registry.model(config["model"]).paper,
             "task": config["task"], "classes": classes, "dim": config["dim"],
             "embedding_dim": config["embedding_dim"], "head": model.head_name}

@@ -96,7 +96,7 @@ def _script_json(data) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def _class_names(document: dict) -> list:
+def _document_class_names(document: dict) -> list:
     """The document's class names, else "class 0".."class C-1" for the
     classes its nodes name."""
     if document.get("classes"):
@@ -387,7 +387,7 @@ def render_page(document: dict) -> str:
     if not isinstance(document, dict) or not isinstance(document.get("sentences", []), list):
         raise PageError("the page draws a document: a dict whose 'sentences' is a list")
     data = _plain(document)
-    classes = _class_names(data)
+    classes = _document_class_names(data)
     colours = class_colours(len(classes))
     sentences = data.get("sentences") or []
     for number, sentence in enumerate(sentences, start=1):
@@ -438,7 +438,7 @@ def write_page(text: str, path: str | Path, overwrite: bool = False) -> Path:
     """Write ``text`` to ``path`` as run files are written (``rundir``): a
     temporary file beside it, synced, then renamed, so a reader never sees
     half a page and a failed write leaves any earlier file as it was."""
-    from npcomp.training.rundir import write_atomically
+    from npcomp.runfiles.rundir import write_atomically
     path = check_target(path, overwrite)
     write_atomically(path, lambda handle: handle.write(text.encode("utf-8")))
     return path

@@ -63,7 +63,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from npcomp.cells.interface import Nudge
-from npcomp.data.errors import ConfigError
+from npcomp.errors import ConfigError
 from npcomp.forest import depths
 from npcomp.training.thread_pools import pinned_thread_pools
 

@@ -161,7 +161,7 @@ def record_provenance(metrics: dict, config: dict, paths) -> dict:
     """``metrics["provenance"]`` (module docstring) for a run that read
     ``paths``; a resumed run's record (already there) keeps its start and
     notes the code it resumes under when that differs."""
-    from npcomp.data.tasks import default_data_dir
+    from npcomp.data.datasets.tasks import default_data_dir
     code = code_revision()
     old = metrics.get("provenance")
     if isinstance(old, dict) and old.get("code"):

@@ -1,7 +1,7 @@
 """The training loop: a run's named steps, from reading its data to testing
 its best model (``train``).
 
-A run directory holds (SPEC Sec. 3):
+A run directory holds (README.md, "Run directories"):
 
 * ``metrics.json``: model, task, config, per-epoch records (train loss, dev
   and training-sentence accuracy: the learning curve), best epoch, dev and
@@ -41,28 +41,29 @@ from pathlib import Path
 
 import numpy as np
 
-from npcomp.data.embeddings import Vocabulary, read_vectors
-from npcomp.data.choices import PAIR_TASKS
-from npcomp.data.tasks import SPLITS, given_task, task_trees
+from npcomp.data.readers.embeddings import Vocabulary
+from npcomp.data.readers.vectors import read_vectors
+from npcomp.data.datasets import PAIR_TASKS
+from npcomp.data.datasets.tasks import SPLITS, given_task, task_trees
 from npcomp.forest import supervised_labels
 from npcomp.params import Parameters
-from .checkpoints import (check_same_data, config_digest, data_fingerprints, epoch_in_progress,
-                          read_checkpoint, resumed_config, write_checkpoint)
-from .configuration import check
-from .defaults import dim_follows_embedding, with_defaults
+from npcomp.runfiles.checkpoints import (check_same_data, config_digest, data_fingerprints,
+    epoch_in_progress, read_checkpoint, resumed_config, write_checkpoint)
+from npcomp.configuration.checks import check
+from npcomp.configuration.defaults import dim_follows_embedding, with_defaults
 from .encoding import EncodedSplit, check_splits, encode, encode_task
 from .evaluation import evaluate, format_metrics, selection_metric
-from .machine import machine_description
+from npcomp.runfiles.machine import machine_description
 from .memory import retain_freed_memory
-from .model_building import DTYPES, build_model, initial_parameters
-from .model_files import load_model, save_model
+from npcomp.configuration.model_building import DTYPES, build_model, initial_parameters
+from npcomp.runfiles.model_files import load_model, save_model
 from .optimizers import make_optimizer
 from .predictions import write_predictions
 from .provenance import files_read, note_load, record_provenance
-from .run_in_memory import RunInMemory
-from .rundir import RunDirectory, RunFileError
+from npcomp.runfiles.run_in_memory import RunInMemory
+from npcomp.runfiles.rundir import RunDirectory, RunFileError
 from .run_data import named_classes, run_task
-from .run_paths import recorded_config, recorded_metrics
+from npcomp.runfiles.run_paths import recorded_config, recorded_metrics
 from .shards import ShardedGradient, start_shards
 from .step import stop_run, train_step, warm_up
 from .thread_pools import pinned_thread_pools
@@ -187,16 +188,7 @@ def train(config: dict, run_dir: str | Path | RunDirectory | None = None, resume
             run.model, run.params, run.grads, config["shards"], config.get("threads") or 1,
             directory.held_descriptors())
         run.grads = run.sharded.grads
-        start_epoch = len(run.metrics["epochs"]) + 1
-        for epoch in range(start_epoch, config["epochs"] + 1):
-            if resumed_epoch is None:
-                state = _new_epoch(run, epoch)
-            else:
-                state, resumed_epoch = resumed_epoch, None
-            _train_epoch(run, epoch, state, progress)
-            directory.discard_replaced()  # a run it replaced is no longer needed
-            if run.stopped:
-                break
+        _epochs(run, directory, resumed_epoch, progress)
         _test(run)
     finally:
         if run.sharded is not None:
@@ -226,6 +218,21 @@ def _run_config(config: dict, directory: RunDirectory, resume: bool, overwrite: 
     config = with_defaults(config, saved=False)
     check(config)
     return config, None
+
+
+def _epochs(run: Run, directory, resumed_epoch, progress: bool) -> None:
+    """The run's epochs from the first it has not done (``resumed_epoch``:
+    the state of a resumed one), until the last or a callback stops it."""
+    start_epoch = len(run.metrics["epochs"]) + 1
+    for epoch in range(start_epoch, run.config["epochs"] + 1):
+        if resumed_epoch is None:
+            state = _new_epoch(run, epoch)
+        else:
+            state, resumed_epoch = resumed_epoch, None
+        _train_epoch(run, epoch, state, progress)
+        directory.discard_replaced()  # a run it replaced is no longer needed
+        if run.stopped:
+            break
 
 
 def prepare_run(config: dict, directory: RunDirectory, saved: dict | None, echo,
