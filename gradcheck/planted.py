@@ -343,7 +343,7 @@ ROUTING_BUGS = (
                "(L5) reversed with the two children's candidate errors exchanged: x gets "
                "delta_u i_2 W_c1^T, y delta_u i_1 W_c2^T",
                "eps_h", children,
-               kernel_bug("lstm_rnn", "_cell_deltas", _candidate_errors_swapped)),
+               kernel_bug("lstm_rnn", "cell_deltas", _candidate_errors_swapped)),
     PlantedBug("treelstm-forget-delta-other-child", "treelstm-nary",
                "eq. 13 reversed for f_jk with the other child's c: delta_fk = eps_c c_jl "
                "f_k (1 - f_k), l != k",
