@@ -40,7 +40,7 @@ def baseline_config(config: dict, given=()) -> dict:
     (``SHARED``) the user did not set (``given``: the option names the user
     set), which take the baseline's defaults; its state dimension is its
     embedding dimension."""
-    from .run_config import build_config
+    from npcomp.configuration.run_config import build_config
     entry = registry.model(BASELINE_MODEL)
     defaults = defaults_for(BASELINE_MODEL, config["task"])
     options = {}

@@ -32,7 +32,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from npcomp.cli.explain import _dependency_tree
+from npcomp.runs.explanations import _dependency_tree
 from npcomp.data.readers.vectors import read_vectors, vector_dimension
 from npcomp.data.readers.formats import Tree, decode_lines
 from npcomp.data.readers.ptb import parse_ptb, read_ptb_file

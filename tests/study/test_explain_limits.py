@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 
-import npcomp.cli.explain as explain_command
+import npcomp.runs.explanations as explain_run
 import npcomp.study.finite_differences as finite_differences
 from npcomp.cli import main
 from npcomp.errors import ConfigError
@@ -100,14 +100,14 @@ def test_a_loss_at_its_floor_is_named_not_called_a_wrong_gradient(monkeypatch, c
     training far can make them): labelled 0, the tree's root gets a
     probability below the smallest float64, its loss held at 708.4, and
     finite differences of the flat J disagree with the backward."""
-    original = explain_command._model_and_trees
+    original = explain_run.model_and_trees
 
     def large_head(args):
         model, params, vocab, config, trees = original(args)
         params["softmax.W"][...] *= 1e4
         return model, params, vocab, config, trees
 
-    monkeypatch.setattr(explain_command, "_model_and_trees", large_head)
+    monkeypatch.setattr(explain_run, "model_and_trees", large_head)
     tree = "(0 (2 a) (2 (2 b) (2 c)))"
     assert main(["explain", "--model", "matrix-space", "--check-states", tree]) == 1
     out = capsys.readouterr().out
