@@ -59,29 +59,9 @@ def add_parser(commands) -> None:
                          help="show eps_h and eps_c (and their kin) at each node, or at node "
                          "K, as the sum of their contributions, each with the equation it "
                          "reverses and why it is 0 where it is")
-    explain.add_argument("--check-states", action="store_true",
-                         help="also check every node's error terms (eps_h, eps_c, ...) against "
-                         "finite differences of J in that node's states, through the cell's "
-                         "own forward, parents first: the first node and term that disagree "
-                         "are where a backward goes wrong (exit status 1 if any does)")
-    explain.add_argument("--check-local", action="store_true",
-                         help="also check each node's backward on its own, the error from "
-                         "above held fixed, against finite differences of its own equations: "
-                         "the first failure names the node (the culprit, not the child it "
-                         "misleads) and the quantity (exit status 1 if any fails)")
-    explain.add_argument("--max-nodes", type=int, default=None, metavar="N",
-                         help="--check-states: the most nodes a tree may have (default "
-                         "1,000; a larger tree is refused at once, saying how long its checks "
-                         "would take: they grow with the square of the nodes, a 200-level "
-                         "tree's taking about a minute). A larger N checks it, with a progress "
-                         "bar and the time left")
+    _check_options(explain.add_argument_group("the checks beyond the parameters'"))
     explain.add_argument("--values", type=int, default=3, metavar="N",
                          help="leading values shown per quantity (default 3; 0: norms alone)")
-    explain.add_argument("--entries", default=None, metavar="N|all",
-                         help="entries of each parameter (and, with --check-states, of each "
-                         "node's state) checked by finite differences (default: all when the "
-                         f"model has at most {ALL_ENTRIES_UP_TO:,} in all, else "
-                         f"{SAMPLED_ENTRIES} drawn per parameter and per state)")
     explain.add_argument("--json", action="store_true", help="print everything as JSON")
     explain.add_argument("--html", metavar="FILE", default=None,
                          help="also write one self-contained interactive page: the tree "
@@ -91,6 +71,32 @@ def add_parser(commands) -> None:
                          help="replace an existing --html FILE")
     explain.add_argument("--threads", type=int, default=None,
                          help="compute threads (default: every core)")
+
+
+
+def _check_options(checks) -> None:
+    """explain's options of the per-node checks and of the entries checked."""
+    checks.add_argument("--check-states", action="store_true",
+                         help="also check every node's error terms (eps_h, eps_c, ...) against "
+                         "finite differences of J in that node's states, through the cell's "
+                         "own forward, parents first: the first node and term that disagree "
+                         "are where a backward goes wrong (exit status 1 if any does)")
+    checks.add_argument("--check-local", action="store_true",
+                         help="also check each node's backward on its own, the error from "
+                         "above held fixed, against finite differences of its own equations: "
+                         "the first failure names the node (the culprit, not the child it "
+                         "misleads) and the quantity (exit status 1 if any fails)")
+    checks.add_argument("--max-nodes", type=int, default=None, metavar="N",
+                         help="--check-states: the most nodes a tree may have (default "
+                         "1,000; a larger tree is refused at once, saying how long its checks "
+                         "would take: they grow with the square of the nodes, a 200-level "
+                         "tree's taking about a minute). A larger N checks it, with a progress "
+                         "bar and the time left")
+    checks.add_argument("--entries", default=None, metavar="N|all",
+                         help="entries of each parameter (and, with --check-states, of each "
+                         "node's state) checked by finite differences (default: all when the "
+                         f"model has at most {ALL_ENTRIES_UP_TO:,} in all, else "
+                         f"{SAMPLED_ENTRIES} drawn per parameter and per state)")
 
 
 def run(args) -> int:

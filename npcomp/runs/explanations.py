@@ -30,7 +30,7 @@ class ExplanationResult:
 
 def explanation(tree: str, *, model: str | None = None, run: str | None = None,
                 task: str = "sst5", dim: int = 4, embedding_dim: int | None = None,
-                seed: int = 0, parents: str | None = None, tree_kind: str | None = None,
+                seed: int = 1, parents: str | None = None, tree_kind: str | None = None,
                 entries: str | int | None = None, check_states: bool = False,
                 check_local: bool = False, max_nodes: int | None = None,
                 html: str | Path | None = None, overwrite: bool = False,

@@ -52,8 +52,8 @@ def code_revision() -> dict:
     """npcomp's version, and the checkout's commit and cleanliness when the
     package runs from a git checkout (None for both otherwise).  Read once
     per process: the code a process runs is the code it imported."""
-    from npcomp import __version__
-    out = {"version": __version__, "commit": None, "clean": None}
+    from npcomp.data.downloads.http_download import npcomp_version
+    out = {"version": npcomp_version(), "commit": None, "clean": None}
     root = _PACKAGE.parent
 
     def git(*arguments) -> str | None:

@@ -268,8 +268,8 @@ def _write_split(directory: Path, pairs: list, parser, bar, split: str) -> dict:
 
 
 def _record(parser, sick: Path, files: dict, pairs: dict) -> dict:
-    from npcomp import __version__
-    return {"made_by": f"npcomp {__version__}", **parser.versions(),
+    from .http_download import npcomp_version
+    return {"made_by": f"npcomp {npcomp_version()}", **parser.versions(),
             "tokens": TOKENISER, "constituency": CONSTITUENCY_RULE,
             "release_files": {name: hashlib.md5((sick / name).read_bytes()).hexdigest()
                               for name in RELEASE_FILES.values()},
