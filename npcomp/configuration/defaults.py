@@ -41,7 +41,7 @@ SICK = dict(embedding_dim=300, fixed_embeddings=True, vectors_name="glove.840B.3
 NO_PAPER_FOR_CLASSES = ("no paper gives the settings of classified sentence pairs "
                         "(entailment): Tai et al.'s SICK relatedness settings, ")
 # the vector files the SICK default looks for in DATA_DIR/vectors, in this order: the
-# shared copy filtered to the SST + SICK vocabulary, then `npcomp download glove`'s file
+# file `npcomp download glove.840B` makes (filtered to the SST + SICK vocabulary), then the whole file
 SICK_VECTOR_FILES = ("glove.840B.300d.sick.txt", "glove.840B.300d.txt")
 
 

@@ -221,5 +221,5 @@ def _default_vectors(data_dir, name: str) -> Path:
     files = ", ".join(str(directory / file_name) for file_name in SICK_VECTOR_FILES)
     raise MissingVectors("vectors", f"sentence pairs train on fixed {name} vectors (Tai et "
                                     "al.'s SICK setting), but "
-                                    f"none of {files} exists: run `npcomp download glove`, "
+                                    f"none of {files} exists: run `npcomp download glove.840B`, "
                                     "pass --vectors FILE, or --vectors random")
