@@ -11,6 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
+# gradcheck/ is the checkout's, beside tests/ (the wheel installs npcomp alone)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from gradcheck.suite import CHECKED_MODELS, build_case, random_trees, settings
 from npcomp.training.optimizers import make_optimizer
 
