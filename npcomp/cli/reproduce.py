@@ -11,6 +11,7 @@ from npcomp.runs.reproduction import DEFAULT_OUT
 
 def add_parser(commands) -> None:
     from npcomp.experiments.paper_tables import TABLES
+    width = max(map(len, TABLES)) + 2   # the names' column, the longest name and two spaces
     reproduce = commands.add_parser(
         "reproduce", help="train a paper table's rows over seeds and write its report",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -23,7 +24,7 @@ def add_parser(commands) -> None:
         "below). Running the command again resumes what\nis unfinished and rewrites the "
         "report; --report-only rewrites the report alone from\nthe runs in DIR/TABLE/ (no "
         "data needed).",
-        epilog="tables:\n" + "\n".join(f"  {name:<12}{table.title}"
+        epilog="tables:\n" + "\n".join(f"  {name:<{width}}{table.title}"
                                        for name, table in TABLES.items()))
     reproduce.add_argument("table", nargs="?", metavar="TABLE", help="the table (see below)")
     reproduce.add_argument("--list", action="store_true",
