@@ -77,11 +77,14 @@ def dask_client(scheduler: str | None = None, workers: int = 1, dashboard: str |
         # without a dashboard the scheduler still serves its health check over
         # HTTP: on a free port of 127.0.0.1, not Dask's default 8787 (which a
         # second sweep would find taken, with a warning)
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                               host="127.0.0.1", scheduler_port=0,
-                               dashboard_address=dashboard, silence_logs=logging.ERROR,
-                               scheduler_kwargs=None if dashboard else
-                               {"dashboard_address": "127.0.0.1:0"})
+        try:
+            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                   host="127.0.0.1", scheduler_port=0,
+                                   dashboard_address=dashboard, silence_logs=logging.ERROR,
+                                   scheduler_kwargs=None if dashboard else
+                                   {"dashboard_address": "127.0.0.1:0"})
+        except RuntimeError as error:
+            raise RuntimeError(_unstarted_workers(error)) from error
     from .sweep_workers import CLOSING_LOGGERS, IgnoreInterrupts, quiet_closing
     levels = {name: logging.getLogger(name).level for name in CLOSING_LOGGERS}
     # as the sweep's own process is ended from outside, the cluster closes as on Ctrl-C
@@ -282,3 +285,16 @@ def _progress_bar(total: int, initial: int, enabled: bool):
                 mininterval=0.5 if sys.stderr.isatty() else 10.0,
                 bar_format="{desc} |{bar}| {n_fmt}/{total_fmt} runs done "
                            "[{elapsed} elapsed, {remaining} left]")
+
+
+def _unstarted_workers(error: RuntimeError) -> str:
+    """Why the local cluster's worker processes may not have started: each
+    imports the script that started the sweep, and a script whose sweep is
+    not under ``if __name__ == "__main__":`` runs it again there."""
+    import __main__
+    script = getattr(__main__, "__file__", None)
+    hint = (f" {script} is imported again by each worker process: start the sweep "
+            "under `if __name__ == \"__main__\":` there (see the error above it)"
+            if script and not script.endswith(("npcomp", "__main__.py")) else "")
+    return f"the local cluster's worker processes did not start ({error}).{hint}"
+

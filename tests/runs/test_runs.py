@@ -118,3 +118,24 @@ def test_a_configuration_is_checked_once(tmp_path, monkeypatch):
     checked.clear()
     npcomp.training.trainer.train(config, None, progress=False, echo=lambda line: None)
     assert checked == [("npcomp.training.trainer", "mean-vectors")]
+
+
+def test_a_script_without_a_main_guard_is_told_why_its_sweep_did_not_start(tmp_path):
+    """Each of the local cluster's worker processes imports the script that
+    started the sweep: one that calls npcomp.sweep at its top level runs it
+    again there, and the workers never start. The error says so, naming the
+    script and the guard."""
+    import subprocess
+    import sys
+    script = tmp_path / "unguarded.py"
+    script.write_text("import npcomp\n"
+                      "npcomp.sweep(out='sweep', seeds='1', workers=1, quiet=True, "
+                      "model='recnn', task='synthetic', epochs=1, dim=2, embedding_dim=2)\n",
+                      encoding="utf-8")
+    done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode != 0
+    last = done.stderr.strip().splitlines()[-1]
+    assert "worker processes did not start" in last
+    assert f"{script} is imported again by each worker process" in last
+    assert 'if __name__ == "__main__":' in last
