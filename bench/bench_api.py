@@ -135,7 +135,7 @@ def without_pinning() -> None:
 
 def rounds(args, data_dir: Path, scratch: Path) -> list:
     """Every round's API and CLI epochs, the first of the two alternating."""
-    from npcomp.data.tasks import load_task
+    from npcomp.data.datasets.tasks import load_task
     task = load_task(TASK, data_dir)
     splits = {split: task.splits[split] for split in ("train", "dev", "test")}
     records = []
@@ -174,7 +174,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.rounds < 1 or (args.sentences is not None and args.sentences < 1):
         parser.error("--rounds and --sentences take a positive count")
-    from npcomp.training.machine import machine_description
+    from npcomp.runfiles.machine import machine_description
     if args.without_pinning:
         without_pinning()
     user_blas = blas_threads()

@@ -85,7 +85,7 @@ def main(argv=None) -> int:
     import numpy as np
 
     from npcomp.cells import make_cell
-    from npcomp.model import TreeModel
+    from npcomp.models import TreeModel
 
     _, vocab, train = load_sst(args.data_dir)
     dim, batch_size = args.dim, 25

@@ -35,9 +35,9 @@ def main(argv=None) -> int:
     import numpy as np
 
     from npcomp.cells import make_cell
-    from npcomp.data.embeddings import Vocabulary
-    from npcomp.data.tasks import load_task
-    from npcomp.model import TreeModel
+    from npcomp.data.readers.embeddings import Vocabulary
+    from npcomp.data.datasets.tasks import load_task
+    from npcomp.models import TreeModel
     from npcomp.training.memory import retain_freed_memory
     from npcomp.training.optimizers import Optimizer
     from npcomp.training.trainer import encode

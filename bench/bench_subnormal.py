@@ -42,7 +42,7 @@ def main(argv=None) -> int:
 
     from npcomp.cells import make_cell
     from npcomp.forest import supervised_labels
-    from npcomp.model import TreeModel
+    from npcomp.models import TreeModel
     from npcomp.training.optimizers import AdaGrad, smallest_normal
 
     @njit(error_model="numpy")

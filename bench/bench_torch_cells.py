@@ -19,13 +19,20 @@ Settings.  ``treelstm-nary`` trains in Tai et al.'s setting, as
 ``bench_treelstm.py``: d = 150, 300-d word vectors, dropout 0.5 on the
 classifier input.  The other cells train as in ``bench_cells.py``: d = d_x =
 ``--dim`` (100), no dropout, tanh where a cell takes an activation, tied
-leaves.  All: float32, minibatch 25, AdaGrad (lr 0.05, word vectors 0.1,
+leaves.  The recursive family trains at its own options (``OPTIONS``: the
+RAE's alpha = 0.2, the DRNN's 3 layers of rectifiers, the DT-RNN's 3
+positions a side) and the MV-RNN at d = 25, a word d + d^2 = 650 numbers (at 100,
+2e8 numbers for the SST's words).  The DT-RNN and SDT-RNN read the SST's
+constituency trees, whose inner nodes read no word (every child right of
+its head); the SDT-RNN there reads every child through W_dep (no relations:
+docs/cells/sdtrnn.md, SD1), so it times the DT-RNN's computation with one
+matrix, not SICK's 49 relations.  All: float32, minibatch 25, AdaGrad (lr 0.05, word vectors 0.1,
 lambda 1e-4), every labelled node supervised.  The tree cells read the SST's
 binarised constituency trees (the Child-Sum Tree-LSTM too, as any-arity
 trees whose inner nodes read no word; ``--childsum-structure dependency``
 reads dependency parses instead, which need ``npcomp parse``'s files in
 DATA_DIR/sst); ``lstm`` and ``bilstm`` read the same sentences as chains
-labelled at their last word (``npcomp.data.tasks.sentence_chain``).
+labelled at their last word (``npcomp.data.datasets.tasks.sentence_chain``).
 
 Threads: npcomp's BLAS runs one thread (set before NumPy loads, as ``npcomp
 train`` does) and npcomp computes each minibatch in ``S`` shards (``--shards``,
@@ -47,11 +54,19 @@ from harness import (adagrad, add_shards_option, alternate_epochs, as_npcomp_tra
                      ratios, set_up_process, training_step, write_results)
 
 MODELS = ("treelstm-nary", "treelstm-childsum", "slstm", "lstm-rnn", "rntn", "recnn",
-          "lstm", "bilstm")
+          "lstm", "bilstm", "mvrnn", "rae", "drnn", "dtrnn", "sdtrnn")
 CHAINS = ("lstm", "bilstm")
 TARGET = 2.0
+# the recursive family's own options where the papers fix them (the registry's
+# defaults: the RAE's alpha, the DRNN's 3 layers of rectifiers, the DT-RNN's 3
+# positions a side), as they train in the reports
 OPTIONS = {"lstm-rnn": dict(activation="tanh", untied=False),
-           "recnn": dict(activation="tanh", untied=False)}
+           "recnn": dict(activation="tanh", untied=False),
+           "rae": dict(reconstruction_weight=0.2), "drnn": dict(layers=3, activation="relu"),
+           "dtrnn": dict(positions=3)}
+# the MV-RNN keeps a d x d matrix per word: at d = 100 the SST's vocabulary
+# would hold 2e8 numbers (and PyTorch a copy); Socher et al. 2013's d = 25
+MVRNN_DIM = 25
 BATCH_SIZE = 25
 LR, EMBEDDING_LR, L2 = 0.05, 0.1, 1e-4
 # the float64 check on one minibatch: the two sum the same terms in another
@@ -63,6 +78,8 @@ GRADIENT_TOLERANCE = 1e-7
 def settings(name: str, dim: int) -> dict:
     if name == "treelstm-nary":
         return dict(input_dim=300, hidden_dim=150, dropout=0.5)
+    if name == "mvrnn":
+        return dict(input_dim=MVRNN_DIM + MVRNN_DIM ** 2, hidden_dim=MVRNN_DIM, dropout=0.0)
     return dict(input_dim=dim, hidden_dim=dim, dropout=0.0)
 
 
@@ -90,8 +107,8 @@ def main(argv=None) -> int:
     import numpy as np
     import torch
 
-    from npcomp.data.tasks import load_task
-    from npcomp.data.restructure import sentence_chain
+    from npcomp.data.datasets.tasks import load_task
+    from npcomp.data.readers.restructure import sentence_chain
     from npcomp.training.encoding import encode
 
     torch.sparse.check_sparse_tensor_invariants.disable()  # opting out, as its warning asks
@@ -135,7 +152,7 @@ def _npcomp_model(name: str, setting: dict, vocab, dtype):
     import numpy as np
 
     from npcomp.cells import make_cell
-    from npcomp.model import TreeModel
+    from npcomp.models import TreeModel
     cell = make_cell(name, setting["input_dim"], setting["hidden_dim"], **OPTIONS.get(name, {}))
     model = TreeModel(cell, 5, len(vocab), setting["input_dim"])
     return model, initial_parameters(model, np.random.default_rng(1), dtype)

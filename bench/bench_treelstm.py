@@ -102,7 +102,7 @@ def main(argv=None) -> int:
 
     import numpy as np
 
-    from npcomp.training.machine import machine_description
+    from npcomp.runfiles.machine import machine_description
 
     machine = matmul_throughput(np, args.threads)
     print(f"machine: {args.threads} thread(s); float32 matrix product "
@@ -157,7 +157,7 @@ def _sst_dtype(dtype, data: dict, vocab_size: int, args, machine_gflops: float, 
     import numpy as np
 
     from npcomp.cells import make_cell
-    from npcomp.model import TreeModel
+    from npcomp.models import TreeModel
     from npcomp.training.evaluation import batch_bounds, evaluate
 
     train, test = data["train"], data["test"]
@@ -312,9 +312,9 @@ def sick(args, helpers, dynet) -> dict | None:
     import numpy as np
 
     from npcomp.cells import make_cell
-    from npcomp.data.embeddings import Vocabulary
-    from npcomp.data.tasks import load_task
-    from npcomp.model import PairModel
+    from npcomp.data.readers.embeddings import Vocabulary
+    from npcomp.data.datasets.tasks import load_task
+    from npcomp.models import PairModel
     from npcomp.training.encoding import encode_split
     from npcomp.training.shards import ShardedGradient
 

@@ -7,7 +7,7 @@ import numpy as np
 
 from counterparts import worst_gradient
 from gradcheck.trees import random_binary_tree, random_dependency_trees, random_forest_trees
-from npcomp.data.formats import chain_tree
+from npcomp.data.readers.formats import chain_tree
 
 
 def random_trees(kind: str, rng: np.random.Generator) -> list:

@@ -36,7 +36,7 @@ reads no word)::
     f_k = sigma(W_f x + U_f h_k + b_f)                                       (4)
     c = i * u + sum_k f_k * c_k,   h = o * tanh(c)                           (7), (8)
 
-Objectives (``npcomp/model.py``, ``npcomp/heads.py``), lambda/2 ||theta||^2
+Objectives (``npcomp/models/``, ``npcomp/heads.py``), lambda/2 ||theta||^2
 over every weight but the embedding table added to each as a term of the
 loss (DyNet's own weight decay shrinks the weights at every update instead,
 another rule)::

@@ -40,7 +40,7 @@ def add_threads_option(parser: argparse.ArgumentParser) -> None:
 def add_shards_option(parser: argparse.ArgumentParser) -> None:
     """``--shards S``: the shards of an npcomp minibatch (default: npcomp
     train's)."""
-    from npcomp.training.options import OPTIONS   # the option table loads no NumPy
+    from npcomp.configuration.options import OPTIONS
     parser.add_argument("--shards", type=int, default=OPTIONS["shards"].default,
                         help="shards of an npcomp minibatch (default: npcomp train's, "
                         f"{OPTIONS['shards'].default})")
@@ -90,8 +90,8 @@ def write_results(path: str | None, results: dict) -> None:
 def load_sst(data_dir: str, **load_options) -> tuple:
     """The SST (``load_task``'s options), the vocabulary of all its splits,
     and its training split encoded: (task, vocabulary, train)."""
-    from npcomp.data.embeddings import Vocabulary
-    from npcomp.data.tasks import load_task
+    from npcomp.data.readers.embeddings import Vocabulary
+    from npcomp.data.datasets.tasks import load_task
     from npcomp.training.encoding import encode
 
     task = load_task("sst5", data_dir, **load_options)

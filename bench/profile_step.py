@@ -93,16 +93,18 @@ def level_cost(model_name: str, trees: int = 25, words: int = 40, rounds: int = 
     cell over ``trees`` left-branching trees of ``words`` words, d = d_x = 2."""
     import numpy as np
 
-    from npcomp.cells import make_cell
-    from npcomp.data.formats import branching_tree
+    from npcomp.cells import make_cell, registry
+    from npcomp.data.readers.formats import branching_tree
     from npcomp.forest import build_forest, node_words
 
     rng = np.random.default_rng(0)
-    cell = make_cell(model_name, 2, 2)
+    # a word of a cell with word matrices (the MV-RNN) is a vector and a d x d matrix
+    width = 2 + 4 * registry.model(model_name).word_matrices
+    cell = make_cell(model_name, width, 2)
     params = {name: rng.uniform(-0.5, 0.5, shape) for name, shape in cell.parameter_shapes()}
     tree = branching_tree([f"w{k}" for k in range(words)], "left")
     forest = build_forest([tree] * trees, [node_words(tree, np.arange(words))] * trees)
-    x = rng.normal(size=(words, 2))
+    x = rng.normal(size=(words, width))
     word_index = forest.word[forest.word_nodes()].astype(np.int64)
     levels = forest.n_levels - 1
     best = {"forward": float("inf"), "backward": float("inf")}
@@ -125,7 +127,7 @@ def profile(model_name: str, setting: dict, shards: int, vocab_size: int, train,
     import numpy as np
 
     from npcomp.cells import make_cell
-    from npcomp.model import TreeModel
+    from npcomp.models import TreeModel
 
     input_dim = setting["input_dim"]
     cell = make_cell(model_name, input_dim, setting["hidden_dim"], **OPTIONS.get(model_name, {}))

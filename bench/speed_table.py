@@ -24,7 +24,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from npcomp.training.machine import machine_summary
+from npcomp.runfiles.machine import machine_summary
 
 HERE = Path(__file__).resolve().parent
 FILES = {"one": "treelstm-1-thread.json", "two": "treelstm-2-threads.json",

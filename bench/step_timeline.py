@@ -80,7 +80,7 @@ def main(argv=None) -> int:
     import numpy as np
 
     from npcomp.cells import make_cell
-    from npcomp.model import TreeModel
+    from npcomp.models import TreeModel
     from npcomp.training.shard_processes import can_fork
 
     if not can_fork():

@@ -33,8 +33,8 @@ if __name__ != "__main__":
 import dynet_cells  # noqa: E402
 from dynet_cells import GRADIENT_TOLERANCE, LOSS_TOLERANCE, passes  # noqa: E402
 from npcomp.cells import make_cell  # noqa: E402
-from npcomp.data.embeddings import Vocabulary  # noqa: E402
-from npcomp.model import PairBatch, PairModel, TreeModel  # noqa: E402
+from npcomp.data.readers.embeddings import Vocabulary
+from npcomp.models import PairBatch, PairModel, TreeModel
 from npcomp.training.encoding import encode  # noqa: E402
 from counterpart_checks import partly_labelled, random_trees, report  # noqa: E402
 

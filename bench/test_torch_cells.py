@@ -24,8 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 torch = pytest.importorskip("torch") if __name__ != "__main__" else __import__("torch")
 
 from npcomp.cells import make_cell  # noqa: E402
-from npcomp.data.embeddings import Vocabulary  # noqa: E402
-from npcomp.model import TreeModel  # noqa: E402
+from npcomp.data.readers.embeddings import Vocabulary  # noqa: E402
+from npcomp.models import TreeModel  # noqa: E402
 from npcomp.training.encoding import encode  # noqa: E402
 from counterpart_checks import partly_labelled, random_trees, report  # noqa: E402
 from counterparts import worst_gradient  # noqa: E402
@@ -33,6 +33,17 @@ from torch_cells import check_against_npcomp  # noqa: E402
 
 LOSS_TOLERANCE = 1e-10
 GRADIENT_TOLERANCE = 1e-9
+# the recursive family is held to 1e-12 on both (its acceptance: agreement to
+# 1e-12 in float64; they sum the same terms in another order, ~1e-15 apart)
+FAMILY = ("mvrnn", "rae", "drnn", "dtrnn", "sdtrnn")
+FAMILY_TOLERANCE = 1e-12
+
+
+def tolerances(name: str) -> tuple:
+    """(loss, gradient) tolerance of cell ``name``."""
+    if name in FAMILY:
+        return FAMILY_TOLERANCE, FAMILY_TOLERANCE
+    return LOSS_TOLERANCE, GRADIENT_TOLERANCE
 
 # (cell, options, input dim, hidden dim, trees)
 CASES = [
@@ -79,16 +90,18 @@ def check_case(name, options, input_dim, hidden_dim, kind, seed=0) -> dict:
                          ids=[f"{case[0]}-{case[4]}-{i}" for i, case in enumerate(CASES)])
 def test_same_loss_and_gradients(name, options, input_dim, hidden_dim, kind):
     result = check_case(name, options, input_dim, hidden_dim, kind)
-    assert result["loss_difference"] < LOSS_TOLERANCE, result
-    assert worst_gradient(result)[1] < GRADIENT_TOLERANCE, result["gradient_difference"]
+    loss_tolerance, gradient_tolerance = tolerances(name)
+    assert result["loss_difference"] < loss_tolerance, result
+    assert worst_gradient(result)[1] < gradient_tolerance, result["gradient_difference"]
 
 
 def main() -> int:
     def outcomes():
         for name, options, input_dim, hidden_dim, kind in CASES:
             result = check_case(name, options, input_dim, hidden_dim, kind)
-            ok = (result["loss_difference"] < LOSS_TOLERANCE
-                  and worst_gradient(result)[1] < GRADIENT_TOLERANCE)
+            loss_tolerance, gradient_tolerance = tolerances(name)
+            ok = (result["loss_difference"] < loss_tolerance
+                  and worst_gradient(result)[1] < gradient_tolerance)
             yield ok, f"{name} {options or ''} d_x={input_dim} d={hidden_dim} {kind} trees", result
     return report(outcomes(), 62)
 

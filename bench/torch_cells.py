@@ -18,7 +18,7 @@ Every counterpart keeps npcomp's parameter names, shapes and column layout
 (``cell.<name>`` of ``npcomp.params.Parameters``), so ``load_npcomp`` copies
 an npcomp model's weights and ``npcomp_gradients`` hands back the gradients
 in npcomp's layout; ``check_against_npcomp`` compares both on one forest.
-The objective is npcomp's (``npcomp/model.py``, ``average="sentences"``):
+The objective is npcomp's (``npcomp/models/``, ``average="sentences"``):
 the summed negative log-likelihood of the labelled nodes' classes over the
 number of trees, with dropout on the classifier input.  Row-vector
 orientation throughout (``x @ W`` is the paper's W x); sigma is the logistic
@@ -549,12 +549,12 @@ class SDTRNN(DTRNN):
     """Semantic dependency-tree RNN (sdtrnn.py): a matrix per dependency relation."""
 
     def __init__(self, input_dim: int, hidden_dim: int):
-        from npcomp.data.dependency_relations import RELATIONS
+        from npcomp.data.readers.dependency_relations import RELATIONS
         super().__init__(input_dim, hidden_dim, positions=1, n_matrices=len(RELATIONS))
 
     def slots(self, forest, input_dim: int) -> np.ndarray:
         """Each child's matrix: its relation's id (W_dep's where it has none)."""
-        from npcomp.data.dependency_relations import relation_id
+        from npcomp.data.readers.dependency_relations import relation_id
         slots = np.full(forest.n_nodes, -1, dtype=np.int64)
         child = forest.parent >= 0
         relation = (np.full(forest.n_nodes, -1) if forest.relation is None

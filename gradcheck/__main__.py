@@ -57,6 +57,7 @@ def main(argv=None) -> int:
             failures += failed_here
             if failed_here:
                 print(f"    state check: {_state_check(case, setting, args.tolerance)}")
+                print(f"    local check: {_local_check(case, setting, args.tolerance)}")
         # a block no setting exercises, or an option no setting gives, is never checked
         for name in sorted(names - exercised):
             failures += 1
@@ -76,6 +77,22 @@ def _state_check(case: tuple, setting, tolerance: float) -> str:
     model, params, batch, options = case
     checks = check_states(model, params, batch, step=setting.step, **options)
     verdict = summary(checks, getattr(batch, "forest", batch), tolerance)
+    if not any(check.disagrees(tolerance) for check in checks):
+        verdict += ": the error is after them, in the weight or word-vector gradients"
+    return verdict
+
+
+def _local_check(case: tuple, setting, tolerance: float) -> str:
+    """The local checks' verdict (each node's backward on its own, the error
+    from above held fixed) on a failing setting's case."""
+    from npcomp.errors import ConfigError
+    from npcomp.study.local_checks import check_local, summary
+    model, params, batch, options = case
+    try:
+        checks = check_local(model, params, batch, step=setting.step, **options)
+    except ConfigError as error:   # sentence pairs, or states read beyond the parent
+        return f"not run: {error}"
+    verdict = summary(checks, tolerance, several=True)
     if not any(check.disagrees(tolerance) for check in checks):
         verdict += ": the error is after them, in the weight or word-vector gradients"
     return verdict

@@ -5,7 +5,7 @@ replacing one of the cell's kernels (or its whole backward) while the cell's
 backward runs; the forward is untouched, so J and its finite differences are
 the true ones.  The parameter check must fail on each (tests/test_cell_*.py);
 the per-node state check (``npcomp/study/state_checks.py``) must name the node and
-the error term where it goes wrong first (tests/test_state_checks.py): ``term``
+the error term where it goes wrong first (tests/study/test_state_checks.py): ``term``
 at the first node of ``wrong(forest)``, parents first.  The exercise
 notebooks (docs/exercises/) plant them for a student to find.
 
@@ -281,7 +281,126 @@ TREELSTM_BUGS = (
                "eps_h", children, children_swapped),
 )
 
-BUGS = {bug.name: bug for bug in SLSTM_BUGS + TREELSTM_BUGS}
+# ---------------------------------------------------------------------------
+# errors a parent routes to its children wrongly: the parent's own terms
+# agree, its children's do not (the local check names the parent)
+# ---------------------------------------------------------------------------
+
+def _transpose_half_dropped(kernel, forest):
+    """The RNTN's S^[k] = V^[k] + V^[k]^T read as V^[k] alone."""
+    def symmetrised(V, out):
+        width = V.shape[0]
+        pair = 0
+        for r in range(width):
+            for s in range(r, width):
+                out[pair, :] = V[r, s, :]
+                pair += 1
+    return symmetrised
+
+
+def _candidate_errors_swapped(kernel, forest):
+    """The LSTM-RNN's delta_a1 and delta_a2 exchanged: each child's candidate
+    term a_k = h_k W_ck gets its sibling's error."""
+    from npcomp.cells.lstm_rnn import A1, A2
+
+    def cell_deltas(code, children, gates, u, state, g_c, d_h, d_c, eps_c_from_o, delta,
+                    delta_u, start, stop):
+        kernel(code, children, gates, u, state, g_c, d_h, d_c, eps_c_from_o, delta,
+               delta_u, start, stop)
+        d = u.shape[1]
+        first = delta[start:stop, A1 * d:(A1 + 1) * d].copy()
+        delta[start:stop, A1 * d:(A1 + 1) * d] = delta[start:stop, A2 * d:(A2 + 1) * d]
+        delta[start:stop, A2 * d:(A2 + 1) * d] = first
+    return cell_deltas
+
+
+def _forget_delta_other_child(kernel, forest):
+    """The N-ary Tree-LSTM's delta_fk read with the other child's c."""
+    def gate_deltas(kids, gates, c, tanh_c, d_h, d_c, delta, start, stop):
+        kernel(kids, gates, c, tanh_c, d_h, d_c, delta, start, stop)
+        d = c.shape[1]
+        for j in range(start, stop):
+            if kids.shape[1] == 2 and kids[j, 0] >= 0 and kids[j, 1] >= 0:
+                for k in range(2):
+                    f = gates[j, (3 + k) * d:(4 + k) * d]
+                    other = c[kids[j, 1 - k]]
+                    delta[j, (3 + k) * d:(4 + k) * d] = d_c[j] * other * f * (1.0 - f)
+    return gate_deltas
+
+
+def two_children_children(forest) -> np.ndarray:
+    """The children of the nodes with two children."""
+    parent = forest.parent
+    return (parent >= 0) & (forest.n_children[np.maximum(parent, 0)] == 2)
+
+
+ROUTING_BUGS = (
+    PlantedBug("rntn-transpose-half-dropped", "rntn",
+               "the error to the children through V^[k] alone, not S^[k] = V^[k] + V^[k]^T: "
+               "d(c V^[k] c^T)/dc read as c V^[k]",
+               "eps_h", children, kernel_bug("rntn", "_symmetrised", _transpose_half_dropped)),
+    PlantedBug("lstm-rnn-candidate-errors-swapped", "lstm-rnn",
+               "(L5) reversed with the two children's candidate errors exchanged: x gets "
+               "delta_u i_2 W_c1^T, y delta_u i_1 W_c2^T",
+               "eps_h", children,
+               kernel_bug("lstm_rnn", "cell_deltas", _candidate_errors_swapped)),
+    PlantedBug("treelstm-forget-delta-other-child", "treelstm-nary",
+               "eq. 13 reversed for f_jk with the other child's c: delta_fk = eps_c c_jl "
+               "f_k (1 - f_k), l != k",
+               "eps_h", two_children_children,
+               kernel_bug("treelstm_nary", "_gate_deltas", _forget_delta_other_child)),
+)
+
+def _derivative_as_sigmoid(kernel, forest):
+    """The RNTN's delta with p (1 - p), the sigmoid's derivative, for tanh's."""
+    def tanh_deltas(h, d_h, delta, start, stop, leaves):
+        kernel(h, d_h, delta, start, stop, leaves)
+        rows = slice(start, stop)
+        delta[start - leaves:stop - leaves] = d_h[rows] * h[rows] * (1.0 - h[rows])
+    return tanh_deltas
+
+
+RNTN_BUGS = (
+    PlantedBug("rntn-derivative-as-sigmoid", "rntn",
+               "eq. 3's f' read as the sigmoid's p (1 - p): every delta wrong, so the "
+               "error to the children too", "eps_h", children,
+               kernel_bug("rntn", "_tanh_deltas", _derivative_as_sigmoid)),
+)
+
+def _no_forget_error_to_children(kernel, forest):
+    """The Child-Sum's eq. 4 not reversed for the children's h: no delta_fk U_f^T."""
+    def route(first_edge, edge_child, d_h_tilde, d_h_child, d_h, start, stop):
+        kernel(first_edge, edge_child, d_h_tilde, np.zeros_like(d_h_child), d_h, start, stop)
+    return route
+
+
+def _forget_delta_parents_c(kernel, forest):
+    """The Child-Sum's delta_fk read with the parent's c for the child's."""
+    def gate_deltas(first_edge, edge_child, gates, forget, c, tanh_c, d_h, d_c, delta,
+                    delta_f, start, stop):
+        kernel(first_edge, edge_child, gates, forget, c, tanh_c, d_h, d_c, delta, delta_f,
+               start, stop)
+        for j in range(start, stop):
+            for e in range(first_edge[j], first_edge[j + 1]):
+                f = forget[e]
+                delta_f[e] = d_c[j] * c[j] * f * (1.0 - f)
+    return gate_deltas
+
+
+CHILDSUM_BUGS = (
+    PlantedBug("childsum-forget-error-dropped", "treelstm-childsum",
+               "eq. 4 not reversed for h_k: a child's eps_h lacks delta_fk U^(f)T",
+               "eps_h", children,
+               kernel_bug("treelstm_childsum", "_route_to_children",
+                          _no_forget_error_to_children)),
+    PlantedBug("childsum-forget-delta-parents-c", "treelstm-childsum",
+               "eq. 7 reversed for f_jk with the parent's c_j for the child's c_k",
+               "eps_h", children,
+               kernel_bug("treelstm_childsum", "_gate_deltas", _forget_delta_parents_c)),
+)
+
+BUGS = {bug.name: bug for bug in SLSTM_BUGS + TREELSTM_BUGS + ROUTING_BUGS + RNTN_BUGS
+        + CHILDSUM_BUGS}
 
 
 def bug(name: str) -> PlantedBug:
@@ -304,7 +423,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.list or args.bug is None:
         for entry in BUGS.values():
-            print(f"{entry.name:<34}{entry.model:<15}{entry.term:<7}{entry.description}")
+            print(f"{entry.name:<34}{entry.model:<19}{entry.term:<7}{entry.description}")
         return 0
     if args.command[:1] == ["gradcheck"]:
         from .__main__ import main as run
@@ -318,3 +437,64 @@ def main(argv=None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+# ---------------------------------------------------------------------------
+# bugs a student hunts: names hidden, the prediction checked
+# ---------------------------------------------------------------------------
+
+class Mystery:
+    """A planted bug under a letter, its name and description out of sight
+    until ``check`` has compared a prediction with what the local check
+    finds."""
+
+    def __init__(self, letter: str, bug: PlantedBug):
+        self.letter = letter
+        self._bug = bug
+
+    def __repr__(self) -> str:
+        return f"<planted bug {self.letter}>"
+
+    def check(self, prediction: tuple, model, params, trees: list, vocab) -> str:
+        """``prediction`` = (node, term, equation): the node whose backward
+        is wrong (as numbered in the tree), the error term it gets wrong
+        (``eps_h``, ``eps_c``) and the number of the equation the bug
+        misreads.  Runs the backward with the bug and the local checks
+        (``explain --check-local``); AssertionError saying what they found
+        where the prediction differs, else the bug's name and description."""
+        from npcomp.study.explain import checked, explain
+        from npcomp.study.finite_differences import TOLERANCE
+        from npcomp.study.local_checks import first_failing_record
+        with planted(self._bug):
+            document = checked(explain(model, params, trees, vocab, check_local=True),
+                               TOLERANCE)
+        first = first_failing_record(document)
+        node, term, equation = prediction
+        found = (first["node"], first["term"])
+        if found != (node, term) or not _names_equation(first["equation"], str(equation)):
+            raise AssertionError(f"bug {self.letter}: you predicted node {node}, {term}, eq. "
+                                 f"{equation}; the local check's first failure is node "
+                                 f"{found[0]}, {found[1]}: {first['quantity']} "
+                                 f"({first['equation']})")
+        return f"bug {self.letter}, right: {self._bug.name}: {self._bug.description}"
+
+
+def _names_equation(reverses: str, equation: str) -> bool:
+    """Whether "reverses 9, 11, 12, 10: ..." (or "reverses 14, 13", "reverses
+    2-6", "reverses 13 and 10 for k = l") names ``equation`` among its
+    numbers, ranges included."""
+    import re
+    numbers = reverses.removeprefix("reverses ").split(":")[0]
+    for first, last in re.findall(r"\b(L?\d+)(?:-(L?\d+))?\b", numbers):
+        if equation == first or equation == last:
+            return True
+        if last and first.isdigit() and last.isdigit() and equation.isdigit() \
+                and int(first) <= int(equation) <= int(last):
+            return True
+    return False
+
+
+def mysteries(*names: str) -> dict:
+    """{letter: Mystery} of the named bugs, lettered A, B, ... in order."""
+    return {chr(ord("A") + index): Mystery(chr(ord("A") + index), BUGS[name])
+            for index, name in enumerate(names)}

@@ -8,22 +8,27 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from npcomp.cells import make_cell, registry
-from npcomp.data.embeddings import Vocabulary
+from npcomp.data.readers.embeddings import Vocabulary
 from npcomp.forest import build_forest, node_words, supervised_labels
-from npcomp.data.formats import chain_tree
+from npcomp.data.readers.formats import chain_tree
 from npcomp.heads import PAIR_HEADS
-from npcomp.model import PairBatch, PairModel, TreeModel
-from npcomp.data.restructure import rebracket
+from npcomp.models import PairBatch, PairModel, TreeModel
+from npcomp.data.readers.restructure import rebracket
 
 from .check import STEP, check_gradients, gradient_rows
-from .trees import random_dependency_tree, random_dependency_trees, random_forest_trees
+from .trees import (
+    constituency_and_dependency_trees,
+    random_dependency_tree,
+    random_dependency_trees,
+    random_forest_trees,
+)
 
 VOCAB_SIZE = 10
 # softsign's higher derivatives near 0 are large (its 5th is 120/(1+|z|)^6,
 # tanh's at most 16): close to 0 the fourth-order difference's truncation
 # (~h^4/30 times the 5th derivative) passes the tolerance at h = 1e-3; half
 # the step divides it by 16 while the rounding noise (~1/h) only doubles
-# (tests/test_cell_lstm_rnn.py::test_softsign_difference_error_is_truncation)
+# (tests/cells/test_cell_lstm_rnn.py::test_softsign_difference_error_is_truncation)
 SOFTSIGN_STEP = 5e-4
 N_CLASSES = 5
 
@@ -33,7 +38,8 @@ class Setting:
     """One checked configuration: model, cell options, objective options and
     the kind of random trees (``binary``: constituency-like, words at the
     leaves; ``dependency``: a word at every node, 0..8 children; ``chain``:
-    every node one child and a word)."""
+    every node one child and a word; ``constituency and dependency``: a
+    minibatch of both binary and dependency trees)."""
 
     model: str
     input_dim: int = 4
@@ -153,6 +159,9 @@ def random_trees(setting: Setting, rng: np.random.Generator) -> list:
         return [chain_tree([f"w{k}" for k in rng.integers(0, VOCAB_SIZE, size=length)],
                            rng.integers(0, N_CLASSES, size=length))
                 for length in (1, 3, 7)]
+    if setting.trees == "constituency and dependency":
+        return constituency_and_dependency_trees(rng, n_classes=N_CLASSES,
+                                                 vocab_size=VOCAB_SIZE)
     if setting.trees == "dependency-binary":
         # at most two children, a word at every node
         return [random_dependency_tree(int(n), rng, max_children=2, n_classes=N_CLASSES,

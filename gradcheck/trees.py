@@ -5,8 +5,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from npcomp.data.formats import Tree, branching_tree, renumber_postorder
-from npcomp.data.parents import parents_to_tree
+from npcomp.data.readers.formats import Tree, branching_tree, renumber_postorder
+from npcomp.data.readers.parents import parents_to_tree
 
 # the dependency relations random dependency trees carry, a few of SICK's commonest
 RANDOM_RELATIONS = ("det", "nsubj", "prep", "pobj", "dobj", "amod")
@@ -109,6 +109,35 @@ def random_dependency_tree(n_words: int, rng: np.random.Generator, max_children:
     label[rng.random(tree.n_nodes) >= label_rate] = -1
     label[tree.root] = rng.integers(0, n_classes)
     return tree.with_labels(label).validate(n_classes)
+
+
+def headed_tree(side: int, rng: np.random.Generator, n_classes: int = 5,
+                vocab_size: int = 10) -> Tree:
+    """A dependency tree of ``2 side + 1`` random words whose middle word heads
+    all the others: ``side`` dependents on each side of it, so a DT-RNN with
+    up to ``side`` positions a side reads a child through every one of its
+    matrices (random heads leave a far position unused at some seeds)."""
+    n_words = 2 * side + 1
+    tokens = tuple(f"w{k}" for k in rng.integers(0, vocab_size, size=n_words))
+    heads = np.full(n_words, side + 1, dtype=np.int64)  # 1-based
+    heads[side] = 0
+    tree = replace(parents_to_tree(heads, tokens, source="random"),
+                   relations=tuple(RANDOM_RELATIONS[t % len(RANDOM_RELATIONS)]
+                                   for t in range(n_words)))
+    return tree.with_labels(rng.integers(0, n_classes, size=n_words).astype(np.int32)
+                            ).validate(n_classes)
+
+
+def constituency_and_dependency_trees(rng: np.random.Generator, side: int = 3,
+                                      n_classes: int = 5, vocab_size: int = 10) -> list:
+    """A minibatch of both layouts at once: binary constituency trees (inner
+    nodes read no word, so every child is right of its head) and dependency
+    trees (a word at every node, children on both sides, ``headed_tree``'s
+    ``side`` a side), for a cell that reads either."""
+    trees = random_forest_trees(rng, n_trees=2, max_leaves=8, n_classes=n_classes,
+                                vocab_size=vocab_size)
+    return trees + [headed_tree(side, rng, n_classes, vocab_size),
+                    random_dependency_tree(5, rng, n_classes=n_classes, vocab_size=vocab_size)]
 
 
 def random_dependency_trees(rng: np.random.Generator, n_trees: int = 3, max_words: int = 12,

@@ -3,8 +3,14 @@
 ``npcomp.TreeClassifier``, ``npcomp.PairRegressor`` and
 ``npcomp.PairClassifier`` are estimators with
 scikit-learn's conventions (``npcomp.estimators``); ``npcomp.config`` is the
-configuration `npcomp train` runs.  ``import npcomp`` loads neither NumPy
-nor numba: what follows imports them when it is used.
+configuration `npcomp train` runs; ``npcomp.TreeModel`` the model itself and
+``npcomp.MODELS`` the registry of models; ``parse_ptb``, ``read_ptb_file``
+and ``read_vectors`` read trees and word vectors; ``explain`` lays a cell's
+forward and backward open; ``train``, ``evaluate``, ``predict``, ``sweep``,
+``reproduce`` and ``plot`` do what the commands of those names do
+(``npcomp.runs``).  Each layer's package exports its own names
+(``__all__``; docs/API.md).  ``import npcomp`` loads neither NumPy nor
+numba: what follows imports them when it is used.
 """
 __version__ = "0.1.0"
 
@@ -18,24 +24,38 @@ def config(model: str | None = None, task: str | None = None, **options) -> dict
     ``threads`` is given.  None (model, task): `npcomp train`'s default, the
     Constituency Tree-LSTM on the synthetic treebank.
 
-    ``npcomp.data.errors.ConfigError`` names the option at fault: an unknown
+    ``npcomp.errors.ConfigError`` names the option at fault: an unknown
     one, a value out of its range or of the wrong type, options that do not
     go together.
     """
-    from npcomp.training.run_config import keyword_config
+    from npcomp.configuration.run_config import keyword_config
     return keyword_config(model, task, options)
 
 
-# the estimators, loaded (with NumPy and numba) when first named
-_ESTIMATORS = ("TreeClassifier", "PairRegressor", "PairClassifier")
+# what a user starts from, each loaded (with NumPy and numba where it needs
+# them) when first named: the estimators, the model and its registry, reading
+# trees and word vectors, the explain document, the two kinds of bad input,
+# and what each command does, from Python (npcomp.runs)
+_HOMES = {"TreeClassifier": "npcomp.estimators", "PairRegressor": "npcomp.estimators",
+          "PairClassifier": "npcomp.estimators", "TreeModel": "npcomp.models",
+          "MODELS": "npcomp.cells", "Tree": "npcomp.data.readers",
+          "parse_ptb": "npcomp.data.readers", "read_ptb_file": "npcomp.data.readers",
+          "Vocabulary": "npcomp.data.readers", "read_vectors": "npcomp.data.readers",
+          "explain": "npcomp.study.explain", "ConfigError": "npcomp.errors",
+          "DataError": "npcomp.errors",
+          **{name: "npcomp.runs" for name in ("train", "evaluate", "predict", "sweep",
+                                               "reproduce", "plot")}}
+__all__ = ["TreeClassifier", "PairRegressor", "PairClassifier", "config", "train", "evaluate",
+           "predict", "sweep", "reproduce", "plot", "TreeModel", "MODELS", "Tree", "parse_ptb",
+           "read_ptb_file", "Vocabulary", "read_vectors", "explain", "ConfigError", "DataError"]
 
 
 def __getattr__(name: str):
-    if name in _ESTIMATORS:
-        from npcomp import estimators
-        return getattr(estimators, name)
+    if name in _HOMES:
+        from importlib import import_module
+        return getattr(import_module(_HOMES[name]), name)
     raise AttributeError(f"module 'npcomp' has no attribute {name!r}")
 
 
 def __dir__() -> list:
-    return sorted([*globals(), *_ESTIMATORS])
+    return sorted({*globals(), *__all__})

@@ -28,7 +28,7 @@ name            shape, dtype     meaning
 ``token``       (n,) int32       the token (sentence position) a node reads, -1
                                  for none (``build_forest``'s; None otherwise)
 ``relation``    (n,) int32       the dependency relation id of a node's word to
-                                 its head (``data/dependency_relations.py``), -1
+                                 its head (``data/readers/dependency_relations.py``), -1
                                  for none; None when a tree has no relations
 ==============  ===============  ================================================
 """
@@ -40,10 +40,11 @@ from typing import Sequence
 import numpy as np
 from numba import njit
 
-from npcomp.data.dependency_relations import node_relations
-from npcomp.data.formats import NO_TOKEN, UNLABELLED, Tree
+from npcomp.data.readers.dependency_relations import node_relations
+from npcomp.data.datasets import SUPERVISION_MODES
+from npcomp.data.readers.formats import NO_TOKEN, UNLABELLED, Tree
 
-SUPERVISION_MODES = ("all", "root", "root+leaves", "spans")
+__all__ = ["Forest", "build_forest", "node_words", "supervised_labels", "depths", "reverse_chains"]
 
 
 @dataclass

@@ -29,6 +29,9 @@ import numpy as np
 
 from npcomp.cells.kernels.activations import uniform_fan_in
 
+__all__ = ["HEADS", "PAIR_HEADS", "SoftmaxClassifier", "OrdinalClassifier", "SimilarityHead",
+           "PairClassifierHead", "make_head", "softmax", "dropout_mask"]
+
 
 def softmax(logits: np.ndarray) -> np.ndarray:
     """Row-wise softmax, max subtracted first."""

@@ -20,7 +20,9 @@ from typing import Iterable
 
 import numpy as np
 
-from npcomp.data.errors import DataError
+from npcomp.errors import DataError
+
+__all__ = ["Layout", "Parameters", "ParameterFileError"]
 
 
 class ParameterFileError(DataError):

@@ -1,5 +1,5 @@
 """Test helpers shared by the cell tests (tests/test_cell_*.py and
-tests/test_gradients.py): the forests and parameters they build, the
+tests/cells/test_gradients.py): the forests and parameters they build, the
 comparisons with a reference or a kernel's Python function, the terms
 ``npcomp explain`` shows, the gradient checks, and the bugs they plant in a
 backward.  What only the sequence cells need is in chain_checks.py; the test
@@ -19,7 +19,7 @@ from gradcheck.planted import children_swapped
 from gradcheck.suite import Setting, build_case
 from gradcheck.trees import random_binary_tree
 from npcomp.cells import make_cell
-from npcomp.data.formats import Tree, branching_tree
+from npcomp.data.readers.formats import Tree, branching_tree
 from npcomp.forest import build_forest, node_words
 
 # ---------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from cell_checks import cell_gradient_errors, random_params
 from gradcheck.check import assert_passes, check_gradients
 from gradcheck.suite import N_CLASSES, VOCAB_SIZE, Setting, build_case
 from npcomp.cells import make_cell
-from npcomp.data.formats import chain_tree
+from npcomp.data.readers.formats import chain_tree
 from npcomp.forest import build_forest
 from npcomp.heads import dropout_mask
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from hypothesis import settings
 
-import npcomp.data.synthetic
+import npcomp.data.datasets.synthetic
 
 settings.register_profile("ci", deadline=None, max_examples=25, derandomize=True)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
@@ -53,13 +53,13 @@ def data_dir() -> Path:
 
 
 # the synthetic treebank's own maker, kept before a test patches a smaller one in
-SYNTHETIC_SPLITS = npcomp.data.synthetic.synthetic_splits
+SYNTHETIC_SPLITS = npcomp.data.datasets.synthetic.synthetic_splits
 
 
 def synthetic_of_size(fixed: tuple):
     """The synthetic treebank's maker at (train, dev, test) = ``fixed``
     sentences whatever sizes are asked: patched in for
-    ``npcomp.data.synthetic.synthetic_splits``, it keeps every run small."""
+    ``npcomp.data.datasets.synthetic.synthetic_splits``, it keeps every run small."""
     def splits(seed=0, sizes=None):
         return SYNTHETIC_SPLITS(seed=seed, sizes=fixed)
     return splits

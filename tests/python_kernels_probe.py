@@ -1,4 +1,4 @@
-"""Run by tests/test_python_kernels.py with NUMBA_DISABLE_JIT=1 (and imported
+"""Run by tests/cells/test_python_kernels.py with NUMBA_DISABLE_JIT=1 (and imported
 by it to run the same cases compiled): the loss and gradient of every
 gradient-check setting and a step of each optimiser; as a script it prints
 them with the numba kernels of npcomp that did not run."""

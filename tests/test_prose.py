@@ -28,7 +28,8 @@ import pytest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 RESULTS = REPO_ROOT / "docs" / "results"
-DOCUMENTS = ("README.md", "docs/RESULTS.md", "docs/results/README.md")
+DOCUMENTS = ("README.md", "docs/RESULTS.md", "docs/results/README.md", "docs/models.md",
+             "docs/sick.md", "docs/reproducing.md", "docs/plain-sentences.md")
 REFERENCE = re.compile(r"\[([^\[\]]+)\]\(([^)\s]+\.md)(?:#[^)\s]*)? \"([^\"]+)\"\)")
 NUMBER = re.compile(r"(?<![\w.])-?\d+\.\d{2,}(?![\w.])")
 SUMMARY = re.compile(r"<!-- npcomp reproduce --summary -->.*?<!-- end of npcomp reproduce "

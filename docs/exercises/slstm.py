@@ -21,10 +21,10 @@ import numpy as np
 
 from gradcheck.planted import BUGS, planted
 from npcomp.cells import make_cell
-from npcomp.data.embeddings import Vocabulary
-from npcomp.study.explain import explain
-from npcomp.data.ptb import parse_ptb
-from npcomp.model import TreeModel
+from npcomp.data.readers import Vocabulary
+from npcomp import explain
+from npcomp.data.readers import parse_ptb
+from npcomp.models import TreeModel
 
 np.set_printoptions(precision=4, suppress=True)
 

@@ -2,12 +2,13 @@
 # # The N-ary Tree-LSTM's backward at one node, by hand
 #
 # Tai, Socher & Manning 2015 print the forward of their N-ary Tree-LSTM
-# (eqs. 9-14) and leave the backward to the reader. Here you derive it at
-# one node of a real tree and check what you derive against the cell's own
-# backward (the terms `npcomp explain` prints) and against finite
-# differences of the loss. Then you look for bugs planted in the backward,
-# first with the parameter check, then with the per-node check that says
-# where a backward goes wrong.
+# (eqs. 9-14) and leave the backward to the reader. Here you write it, one
+# node at a time, as functions of the node's inputs. Each function is
+# graded on inputs the grader draws at random, part by part, against
+# central differences of the node's own forward (`npcomp/study/grading.py`):
+# the feedback names the first part that is wrong. Then you write a weight
+# gradient, where no per-node check can see, and hunt bugs planted in the
+# cell's backward, predicting where each is before you run the checks.
 #
 # Read first: the equations at the top of `npcomp/cells/treelstm_nary.py`
 # (the code's row orientation: `x @ W` is the paper's W x), section 3 of
@@ -21,16 +22,17 @@
 # %%
 import numpy as np
 
-from gradcheck.planted import BUGS, planted
+from gradcheck.planted import mysteries
 from npcomp.cells import make_cell
-from npcomp.data.embeddings import Vocabulary
-from npcomp.study.explain import explain
-from npcomp.data.ptb import parse_ptb
-from npcomp.model import TreeModel
+from npcomp.data.readers import Vocabulary
+from npcomp.data.readers import parse_ptb
+from npcomp.models import TreeModel
+from npcomp import explain
+from npcomp.study import NARY_NODE, NARY_ROUTE, NARY_WEIGHTS, grade
 
 np.set_printoptions(precision=4, suppress=True)
 
-# the README's tree: t = "not really" (node 2) is the root's first (left) child
+# the README's tree: node 2 "not really" is the root's (node 6's) left child
 tree = parse_ptb("(3 (2 (2 not) (2 really)) (3 (3 very) (4 good)))")
 vocab = Vocabulary(tree.tokens)
 d = 3
@@ -39,138 +41,129 @@ model = TreeModel(make_cell("treelstm-nary", d, d), n_classes=5, vocab_size=len(
 params = model.new_parameters(np.random.default_rng(0),
                               np.random.default_rng(1).normal(size=(len(vocab), d)),
                               dtype=np.float64)
-W = params.prefixed("cell")        # W (d_x, 3d): i|o|u; U (2d, 5d): i|o|u|f_1|f_2; b (4d,)
 document = explain(model, params, [tree], vocab, check_states=True)
 sentence = document["sentences"][0]
 for node in sentence["nodes"]:
     print(node["id"], node["span"], "children", node["children"])
 
+# %% [markdown]
+# ## 1. The node's own terms
+#
+# At an inner node j with children l and r the backward starts from the
+# error arriving from above: eps_h (the head's and the parent's share of
+# dJ/dh_j) and `eps_c_above` (the parent's share of dJ/dc_j, through its
+# eq. 13). Write eps_c, all of dJ/dc_j (eq. 14 reads c_j too), and delta_o,
+# the error of o's pre-activation. The function receives the node's forward
+# quantities by name (i, o, u, f_l, f_r, c, c_l, c_r) and the two errors;
+# `**rest` takes the ones you do not need.
 
+# %%
+# BLANK own-terms: def own_terms(eps_h, eps_c_above, o, c, **rest) -> {"eps_c", "delta_o"}
+raise NotImplementedError('blank own-terms: the comment above says what to write')
+
+
+# %%
+print(grade(own_terms, NARY_NODE, parts=("eps_c", "delta_o")))
+
+# %% [markdown]
+# ## 2. The gates' deltas and the children's eps_c
+#
+# From eps_c, back through eq. 13 into i, u and the two forget gates, then
+# through their non-linearities (eqs. 9, 12, 10), and into each child's c.
+
+# %%
+# BLANK gate-deltas: def gate_deltas(eps_h, eps_c_above, i, o, u, f_l, f_r, c, c_l, c_r) -> {"delta_i", "delta_u", "delta_f_l", "delta_f_r", "eps_c_l", "eps_c_r"} (own_terms gives eps_c)
+raise NotImplementedError('blank gate-deltas: the comment above says what to write')
+
+
+# %%
+print(grade(gate_deltas, NARY_NODE,
+            parts=("delta_i", "delta_u", "delta_f_l", "delta_f_r", "eps_c_l", "eps_c_r")))
+
+# %% [markdown]
+# ## 3. What the node sends its children's h
+#
+# Each child's h enters all five pre-activations (eqs. 9-12, the two forget
+# gates with U_1l^(f) and U_2l^(f)) through the rows of `U` that read its
+# child slot (rows 0:d for l, d:2d for r; column blocks i | o | u | f_1 |
+# f_2). `delta` is the node's five deltas side by side, in that order.
+
+# %%
+# BLANK route: def route(delta, U) -> {"eps_h_l", "eps_h_r"}: delta (5d,), U (2d, 5d)
+raise NotImplementedError('blank route: the comment above says what to write')
+
+
+# %%
+print(grade(route, NARY_ROUTE))
+
+# %% [markdown]
+# ## 4. A weight gradient: dU over the nodes
+#
+# The per-node checks (`npcomp explain --check-local`, `--check-states`)
+# check error terms; a weight's gradient is summed over the nodes after
+# them, and only the parameter check sees it. Given each inner node's
+# children's h side by side (`hc`, one row per node, [h_l h_r]) and its five
+# deltas (`deltas`, one row per node), write dU.
+
+# %%
+# BLANK weight-gradient: def weight_gradient(hc, deltas) -> {"dU"}: hc (nodes, 2d), deltas (nodes, 5d)
+raise NotImplementedError('blank weight-gradient: the comment above says what to write')
+
+
+# %%
+print(grade(weight_gradient, NARY_WEIGHTS))
+
+# %% [markdown]
+# Your functions at a node of the tree: node 2 "not really", with the
+# quantities `npcomp explain` shows, against the finite differences of the
+# loss in node 2's c that `check_states` took through the cell's own
+# forward (this is no grade: the grader above drew its own inputs).
+
+# %%
 def quantity(symbol: str, node: int) -> np.ndarray:
-    """A forward quantity or an error term at a node (tree numbering), looked
-    up by its symbol, as `npcomp explain` shows it."""
     for term in sentence["forward"] + sentence["backward"]:
         if term["symbol"] == symbol:
             return np.array(term["values"][node], dtype=np.float64)
     raise KeyError(symbol)
 
 
-t, p = 2, 6                        # "not really" and its parent, the root
-left_leaf, right_leaf = 0, 1       # t's children, the leaves "not" and "really"
-print("c_t", quantity("c", t), " o_t", quantity("o", t), " f_l of p", quantity("f_l", p))
-
-# %% [markdown]
-# ## 1. eps_c at t
-#
-# c_t reaches the loss two ways: through h_t = o_t tanh(c_t) (eq. 14) and
-# through its parent's cell, c_p = i_p u_p + f_pl c_t + f_pr c_r (eq. 13),
-# where t is the parent's child l = 1 (its left one).
-
-# %%
-# BLANK eps_c: eps_c_t, from eps_h_t and the parent's eps_c
-raise NotImplementedError('blank eps_c: the comment above says what to write')
-
-# %%
-print("yours    ", eps_c)
-print("explain's", quantity("eps_c", t))
-assert np.allclose(eps_c, quantity("eps_c", t), rtol=1e-10, atol=1e-12)
-
-# %% [markdown]
-# ## 2. The deltas at t
-#
-# From eps_c_t, back through eq. 13 into i, u and the two forget gates, then
-# through their non-linearities (eqs. 9, 12, 10); from eps_h_t, back through
-# eq. 14 into o and eq. 11. Unlike the S-LSTM's, this cell's leaves have a
-# memory cell (c = i u, erratum E2), so the forget gates' deltas are not 0.
-
-# %%
-# BLANK deltas: delta_o, delta_i, delta_u, delta_f_l, delta_f_r at t
-raise NotImplementedError('blank deltas: the comment above says what to write')
-
-# %%
-for symbol, yours in (("delta_o", delta_o), ("delta_i", delta_i), ("delta_u", delta_u),
-                      ("delta_f_l", delta_f_l), ("delta_f_r", delta_f_r)):
-    print(f"{symbol:<10} yours {yours}  explain's {quantity(symbol, t)}")
-    assert np.allclose(yours, quantity(symbol, t), rtol=1e-10, atol=1e-12), symbol
-
-# %% [markdown]
-# ## 3. What t sends its left child's h
-#
-# The left child's h enters all five of t's pre-activations (eqs. 9-12, the
-# two forget gates with U_11^(f) and U_21^(f)) through the rows of `U` that
-# read child slot 1 (rows 0:d; column blocks i | o | u | f_1 | f_2). Add that
-# to the head's dJ/dh at the leaf "not" (its part of eps_h labelled "dJ/dh
-# from the head": `npcomp explain --node 0 --parts` shows them all).
-
-# %%
-parts = {term["symbol"]: term for term in sentence["parts"]}
-
-
-def part(symbol: str, label: str, node: int) -> np.ndarray:
-    """One part of an error term at a node, by its label."""
-    for entry in parts[symbol]["parts"]:
-        if entry["label"] == label:
-            return np.array(entry["values"][node], dtype=np.float64)
-    raise KeyError(label)
-
-
-head = part("eps_h", "dJ/dh from the head", left_leaf)
-
-# %%
-# BLANK eps_h: eps_h at "not": the head's, plus t's deltas through U's slot-1 rows
-raise NotImplementedError('blank eps_h: the comment above says what to write')
-
-# %%
-print("yours    ", eps_h_leaf)
-print("explain's", quantity("eps_h", left_leaf))
-assert np.allclose(eps_h_leaf, quantity("eps_h", left_leaf), rtol=1e-10, atol=1e-12)
-
-# %% [markdown]
-# ## 4. Against finite differences
-#
-# `explain(..., check_states=True)` moved each node's c (and h) by +-1e-3
-# and +-2e-3 where the forward computes it and took the loss's central
-# differences (`npcomp/study/state_checks.py`). Find the record of node t and
-# term eps_c in `document["state_checks"]` and compare its `numeric` values
-# with your eps_c.
-
-# %%
-# BLANK differences: the state check of eps_c at t, and its numeric values
-raise NotImplementedError('blank differences: the comment above says what to write')
-
-# %%
-print("finite differences", numeric, " relative error", record["error"])
-assert np.allclose(numeric, eps_c, rtol=1e-6, atol=1e-9)
+t, p = 2, 6
+eps_c_above = quantity("eps_c", p) * quantity("f_l", p)
+yours = own_terms(quantity("eps_h", t), eps_c_above, quantity("o", t), quantity("c", t))
+record = next(check for check in document["state_checks"]
+              if check["node"] == t and check["term"] == "eps_c")
+print("your eps_c at node 2 ", yours["eps_c"])
+print("finite differences   ", np.array(record["numeric"]))
+assert np.allclose(yours["eps_c"], record["numeric"], rtol=1e-6, atol=1e-9)
 
 # %% [markdown]
 # ## 5. Find the planted bugs
 #
-# Three backward passes below each carry one bug (`gradcheck/planted.py`
-# describes them: do not read it yet). The forward is untouched, so the loss
-# and its finite differences stay true. For each, the parameter check says
-# whether the backward is wrong; the per-node check says where. Run the
-# cell, then write down for each bug the node (its span) and the error term
-# of the first disagreement, parents first, and the equation you think the
-# bug misreads.
+# Three backward passes carry one bug each, lettered A, B and C (their
+# names stay hidden until you have found them). The forward is untouched,
+# so the loss and its finite differences stay true. Each bug is described
+# here only by what it does:
+#
+# * A: a child's memory cell gets the wrong share of its parent's eps_c;
+# * B: every node's eps_c gets its own term (through h = o tanh(c)) wrong;
+# * C: a forget gate's delta reads the wrong memory cell.
+#
+# Before running anything, predict for each where `npcomp explain
+# --check-local` fails first: the node whose backward is wrong (as numbered
+# above), the quantity it gets wrong (one of its deltas, `"delta_i"`,
+# `"delta_f_l"`, ..., or, for an error it routes to a child, the child's
+# term it lands in, `"eps_h"` or `"eps_c"`; a root's own eps_c is
+# `"eps_c"`) and the number of the equation the bug misreads. The local
+# check takes a node's terms in the order its backward computes them: its
+# deltas before what it sends its children.
 
 # %%
-suspects = {"A": "treelstm-forget-path-dropped", "B": "treelstm-own-term-without-o",
-            "C": "treelstm-u-derivative-as-sigmoid"}
-found = {}
-for letter, name in suspects.items():
-    with planted(BUGS[name]):
-        checked = explain(model, params, [tree], vocab, check_states=True)
-    worst = max(check["finite_difference_error"] for check in checked["parameters"])
-    first = next((check for check in checked["state_checks"] if check["error"] > 1e-6), None)
-    spans = [node["span"] for node in checked["sentences"][0]["nodes"]]
-    found[letter] = None if first is None else (spans[first["node"]], first["term"])
-    print(f"bug {letter}: parameter check {'FAILS' if worst > 1e-6 else 'passes'} "
-          f"({worst:.1e}); first disagreement {found[letter]}")
+# BLANK predictions: {letter: (node, term, equation number)} for A, B and C
+raise NotImplementedError('blank predictions: the comment above says what to write')
 
 # %%
-# BLANK answers: for each bug, (the node's span, the term)
-raise NotImplementedError('blank answers: the comment above says what to write')
-
-# %%
-assert found == answers, found
+bugs = mysteries("treelstm-forget-path-dropped", "treelstm-own-term-without-o",
+                 "treelstm-forget-delta-other-child")
+for letter, bug in bugs.items():
+    print(bug.check(predictions[letter], model, params, [tree], vocab))
 print("all checks passed: now read gradcheck/planted.py and docs/EQUATIONS.md section 3")

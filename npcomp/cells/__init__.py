@@ -11,7 +11,16 @@ from importlib import import_module
 
 from .registry import MODELS, model
 
-__all__ = ["MODELS", "cell_class", "make_cell", "model"]
+# what every cell implements (``interface.py``), loaded with NumPy when first named
+_INTERFACE = ("Cell", "Nudge", "Term", "StructureError")
+__all__ = ["MODELS", "cell_class", "make_cell", "model", "registry", *_INTERFACE]
+
+
+def __getattr__(name: str):
+    if name in _INTERFACE:
+        from . import interface
+        return getattr(interface, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def cell_class(name: str):

@@ -70,9 +70,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..forest import Forest, depths, reverse_chains
-from .interface import Part, SequenceCell, Term, TermParts
+from .interface import LAST_WORD, Part, SequenceCell, Term, TermParts
 from .lstm import ChainLSTM
-from npcomp.cells.kernels.recurrence import LAST_WORD
 
 BACKWARD = "_backward"
 

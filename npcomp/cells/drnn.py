@@ -97,6 +97,12 @@ class DRNN(BinaryCell):
 
     name = "drnn"
 
+    @property
+    def state_symbols(self) -> dict:
+        """Each layer's state as the per-node checks move it (h1) and as the
+        forward shows it (h^(1))."""
+        return {f"h{k + 1}": f"h^({k + 1})" for k in range(self.layers)}
+
     def __init__(self, input_dim: int, hidden_dim: int, layers: int = 3,
                  activation: str = "relu"):
         if layers < 2:

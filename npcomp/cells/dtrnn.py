@@ -60,7 +60,6 @@ from .interface import (
     Term,
     TermParts,
     head_part,
-    node_rows,
     nudge_rows,
     reasons,
 )

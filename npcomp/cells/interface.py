@@ -246,6 +246,18 @@ def reasons(n_nodes: int, *assignments) -> np.ndarray:
     return out
 
 
+# why a part a step receives from the step after it is 0 at a sentence's end
+LAST_WORD = "the last word: no step after it"
+
+
+def steps_after(forest: Forest) -> tuple:
+    """(steps with a step after them, the steps after them, (n,) why a part
+    from the next step is 0 at each node: the last word has none)."""
+    steps = np.flatnonzero(forest.parent >= 0)
+    return steps, forest.parent[steps], reasons(forest.n_nodes,
+                                                (forest.parent < 0, LAST_WORD))
+
+
 def head_part(forest: Forest, d_out: np.ndarray, label: str = "dJ/dh from the head",
               equation: str = "reverses the classifier") -> Part:
     """The head's share of eps_h: d_out's rows, exactly 0 at an unlabelled node."""
@@ -287,6 +299,8 @@ class Cell:
     leaf_classifier_reads_input: bool = False
     # the factor of the head's data term (1 - alpha beside the RAE's own term)
     head_weight: float = 1.0
+    # a state (``state_terms``) whose forward quantity has another symbol: {state: symbol}
+    state_symbols: dict = {}
 
     def recurrent_widths(self) -> list:
         return []

@@ -18,7 +18,7 @@ every node (Tai: "the standard LSTM can then be considered a special case
 of the Tree-LSTM where each internal node has exactly one child"), so this
 cell *is* ``TreeLSTMNary(arity=1, inner_inputs=True)``: the forward, the
 backward and their kernels are that module's, and the chain test
-(``tests/test_cell_treelstm_childsum.py::test_chain_equals_chain_lstm``)
+(``tests/cells/test_cell_treelstm_childsum.py::test_chain_equals_chain_lstm``)
 checks both Tree-LSTMs against eq. 1 written out in NumPy.  The backward,
 in the symbols of treelstm_nary.py with one child:
 
@@ -48,8 +48,7 @@ b^(i), b^(o), b^(u), b^(f)  ``b``                 (4d,)
 """
 from __future__ import annotations
 
-from .interface import EVERY_NODE
-from npcomp.cells.kernels.recurrence import LAST_WORD
+from .interface import EVERY_NODE, LAST_WORD
 from .treelstm_nary import TreeLSTMNary
 
 

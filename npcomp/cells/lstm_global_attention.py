@@ -49,7 +49,7 @@ line reversing the forward equation named:
 The delta_a line is the softmax Jacobian da_t'/de_t = a_t' (1[t = t'] - a_t):
 sum_{t'} eps_a_t' a_t' (1[t = t'] - a_t) = a_t (eps_a_t - sum_{t'} a_t' eps_a_t').
 The subtracted sum is the term a planted-bug test removes
-(tests/test_cell_lstm_global_attention.py).  The backward keeps eps_h~_T,
+(tests/cells/test_cell_lstm_global_attention.py).  The backward keeps eps_h~_T,
 delta_c, [eps_cT | eps_hT], eps_a and delta_a on the cache (``backward_terms``).
 
 =====================  =========================  ==================

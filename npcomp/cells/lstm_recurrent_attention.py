@@ -95,7 +95,7 @@ t.  So suffix sums computed from t = T down give them in O(T d):
 
 Every factor is <= 1 (M is non-decreasing in t) and Z >= 1.  q is the
 softmax Jacobian's subtraction term; a planted-bug test removes it
-(tests/test_cell_lstm_recurrent_attention.py).  Last, eps_v = [eps_h | eps_m]
+(tests/cells/test_cell_lstm_recurrent_attention.py).  Last, eps_v = [eps_h | eps_m]
 enters the LSTM's backward: eps_h on its states and eps_m on its memory
 cells (``d_c`` of treelstm_nary.py's backward, which adds eps_m_t to eps_c_t
 before step t's gate deltas; a test checks it by finite differences).  The
@@ -138,12 +138,13 @@ from .interface import (
     node_rows,
     nudge_rows,
     reasons,
+    steps_after,
 )
 from npcomp.cells.kernels.levels import ROW_PAD, children_columns, padded_stop, sigmoid
 from .lstm import ChainLSTM
 from npcomp.cells.kernels.lstm_kernels import gather_children, scatter_to_children
 from npcomp.cells.kernels.prefix_attention import prefix_attention, prefix_attention_backward, prefix_sums
-from npcomp.cells.kernels.recurrence import chain_layout, steps_after
+from npcomp.cells.kernels.recurrence import chain_layout
 
 GATES = ("i", "o", "k", "f")     # column blocks of W_x, U_s, b_s
 # Srivastava et al. 2015, Nayebi Sec. 3.5: the transform gate starts closed (carry)

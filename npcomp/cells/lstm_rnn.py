@@ -115,7 +115,7 @@ dJ/d(node_terms)                ``delta_terms``                         (n, 8d)
 delta_u; eps_h; eps_c           ``delta_u``; ``d_h``; ``d_c``           (n, d)
 ==============================  ======================================  ============
 
-``d_c[j]`` holds the parent's share of eps_c until ``_cell_deltas`` makes it
+``d_c[j]`` holds the parent's share of eps_c until ``cell_deltas`` makes it
 the full eps_c; ``backward`` keeps eps_h, eps_c, delta_u and delta on the
 cache for ``backward_terms``.
 """
@@ -124,13 +124,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
 from ..forest import Forest
 from npcomp.cells.kernels.activations import (
-    ONE,
-    SIGMOID,
-    activate,
     activation_code,
     derivative_from_output,
     uniform_fan_in,
@@ -148,14 +144,15 @@ from .interface import (
     reasons,
 )
 from npcomp.cells.kernels.levels import ROW_PAD, binary_children, padded_stop
+from npcomp.cells.kernels.lstm_rnn_kernels import (A1, A2, F1, F2, GATE_BLOCKS, I1, I2, O,
+                                                   cell_deltas, cell_update,
+                                                   gather_child_terms, output_update,
+                                                   output_deltas, route_to_children)
 
 # column blocks of W and W_leaf (the weights reading a child's h); blocks
 # 0..3 are also those of W_peephole (reading a child's c)
 WEIGHT_BLOCKS = ("i1", "i2", "f1", "f2", "c1", "c2", "o1", "o2")
 PEEPHOLE_BLOCKS = ("ci1", "ci2", "cf1", "cf2")
-# column blocks of the gate pre-activations of a node
-I1, I2, F1, F2, A1, A2, O = range(7)
-GATE_BLOCKS = 7
 # TARGET[slot, block]: the gate block into which weight block ``block``
 # carries the child in ``slot`` (0: left x, 1: right y), -1 for none.  Row 1
 # is row 0 with the children swapped: (L2) is (L1) with x, y exchanged, and
@@ -184,6 +181,8 @@ class LSTMRNN(BinaryCell):
     """Le & Zuidema's LSTM-RNN cell; ``forward``/``backward`` over a whole forest."""
 
     name = "lstm-rnn"
+    # the paper calls a node's output p (L7); the per-node checks move it as h
+    state_symbols = {"h": "p"}
 
     def __init__(self, input_dim: int, hidden_dim: int, activation: str = "tanh",
                  untied: bool = False):
@@ -271,13 +270,13 @@ class LSTMRNN(BinaryCell):
         cell_terms = np.empty((widest, d), dtype=dtype)           # c_p W_co of one level
         for start, stop in forest.levels(first=1):
             padded = padded_stop(start, stop)
-            _gather_child_terms(children, leaves, word_index, word_terms, node_terms, TARGET,
+            gather_child_terms(children, leaves, word_index, word_terms, node_terms, TARGET,
                                 gates, start, stop)
-            _cell_update(self.code, children, gate_bias, candidate_bias, gates, u, state,
+            cell_update(self.code, children, gate_bias, candidate_bias, gates, u, state,
                          start, stop)                                        # (L1)-(L5)
             nudge_rows(nudge, "c", state[:, d:], start, stop)
             np.matmul(state[start:padded, d:], params["W_co"], out=cell_terms[:padded - start])
-            _output(self.code, gates, cell_terms, state, g_c, start, stop)   # (L6), (L7)
+            output_update(self.code, gates, cell_terms, state, g_c, start, stop)   # (L6), (L7)
             nudge_rows(nudge, "h", state[:, :d], start, stop)
             if stop < n:  # the top level has roots only
                 # this level's terms in its parents' (L1)-(L6): [h | c] S
@@ -306,12 +305,12 @@ class LSTMRNN(BinaryCell):
             padded = padded_stop(start, stop)
             # the parents' share of [eps_h | eps_c]: reverses node_terms = [h | c] S
             eps_state = delta_terms[start:padded] @ projection_transposed
-            _output_deltas(cache.gates, cache.g_c, eps_state, d_h, d_c, delta, start, stop)
+            output_deltas(cache.gates, cache.g_c, eps_state, d_h, d_c, delta, start, stop)
             # the output gate's peephole: delta_o W_co^T reaches c_p (reverses (L6))
             eps_c_from_o = delta[start:padded, O * d:] @ co_transposed
-            _cell_deltas(self.code, children, cache.gates, cache.u, cache.state, cache.g_c,
+            cell_deltas(self.code, children, cache.gates, cache.u, cache.state, cache.g_c,
                          d_h, d_c, eps_c_from_o, delta, delta_u, start, stop)
-            _route_to_children(children, TARGET, delta, delta_terms, start, stop)
+            route_to_children(children, TARGET, delta, delta_terms, start, stop)
         inner = slice(leaves, n)
         d_projection = cache.state[inner].T @ delta_terms[inner]      # (2d, 8d) = dS
         grads["W"] += d_projection[:d]
@@ -464,128 +463,3 @@ def _projection(W: np.ndarray, W_peephole: np.ndarray) -> np.ndarray:
     out[:d] = W
     out[d:, :4 * d] = W_peephole
     return out
-
-
-@njit(cache=True, nogil=True)
-def _gather_child_terms(children, leaves, word_index, word_terms, node_terms, target, gates,
-                        start, stop):
-    """gates[j] = the sum of the children's terms of (L1)-(L6), each weight
-    block into the gate block its slot feeds (TARGET): a leaf child's from its
-    word's row of word_terms, an inner child's from node_terms; a missing
-    child adds nothing."""
-    d = gates.shape[1] // 7
-    for j in range(start, stop):
-        for q in range(7 * d):
-            gates[j, q] = 0.0
-        for slot in range(2):
-            kid = children[j, slot]
-            if kid < 0:
-                continue
-            terms = word_terms[word_index[kid]] if kid < leaves else node_terms[kid]
-            for block in range(8):
-                column = target[slot, block]
-                if column >= 0:
-                    for q in range(d):
-                        gates[j, column * d + q] += terms[block * d + q]
-
-
-@njit(cache=True, nogil=True)
-def _cell_update(code, children, gate_bias, candidate_bias, gates, u, state, start, stop):
-    """(L1)-(L5) from the children's terms in ``gates``: + biases, sigma on
-    i_1 i_2 f_1 f_2, then u = g(i_1 a_1 + i_2 a_2 + b_c) and
-    c_p = f_1 c_x + f_2 c_y + u into state[:, d:] (a leaf has c = 0 there).
-    The o block gets b_o only: c_p W_co comes after (``_output``)."""
-    d = u.shape[1]
-    for j in range(start, stop):
-        for q in range(7 * d):
-            gates[j, q] += gate_bias[q]
-        for q in range(4 * d):
-            gates[j, q] = activate(SIGMOID, gates[j, q])
-        for q in range(d):
-            candidate = activate(code, gates[j, I1 * d + q] * gates[j, A1 * d + q]
-                                 + gates[j, I2 * d + q] * gates[j, A2 * d + q]
-                                 + candidate_bias[q])
-            u[j, q] = candidate
-            cell = candidate
-            for slot in range(2):
-                kid = children[j, slot]
-                if kid >= 0:
-                    cell += gates[j, (F1 + slot) * d + q] * state[kid, d + q]
-            state[j, d + q] = cell
-
-
-@njit(cache=True, nogil=True)
-def _output(code, gates, cell_terms, state, g_c, start, stop):
-    """(L6) o = sigma(terms so far + c_p W_co) (cell_terms: rows from
-    ``start``), then (L7) p = o * g(c_p) into state[:, :d]."""
-    d = g_c.shape[1]
-    for j in range(start, stop):
-        for q in range(d):
-            o = activate(SIGMOID, gates[j, O * d + q] + cell_terms[j - start, q])
-            gates[j, O * d + q] = o
-            g = activate(code, state[j, d + q])
-            g_c[j, q] = g
-            state[j, q] = o * g
-
-
-@njit(cache=True, nogil=True)
-def _output_deltas(gates, g_c, eps_state, d_h, d_c, delta, start, stop):
-    """Completes eps_h (in d_h) and the parent's part of eps_c (in d_c) with
-    the parents' product share eps_state (rows from ``start``: [eps_h |
-    eps_c]), then delta_o = eps_h * g(c_p) * o (1 - o): reverses (L7), (L6)."""
-    d = g_c.shape[1]
-    for j in range(start, stop):
-        for q in range(d):
-            eps_h = d_h[j, q] + eps_state[j - start, q]
-            d_h[j, q] = eps_h
-            d_c[j, q] += eps_state[j - start, d + q]
-            o = gates[j, O * d + q]
-            delta[j, O * d + q] = eps_h * g_c[j, q] * o * (ONE - o)
-
-
-@njit(cache=True, nogil=True)
-def _cell_deltas(code, children, gates, u, state, g_c, d_h, d_c, eps_c_from_o, delta,
-                 delta_u, start, stop):
-    """Backward through (L7) for c_p and through (L5) to the pre-activations
-    of i_1 i_2 f_1 f_2 and the terms a_1 a_2 of one level; the children's
-    d_c gets eps_c * f (eps_c_from_o: rows from ``start``, delta_o W_co^T)."""
-    d = u.shape[1]
-    for j in range(start, stop):
-        for q in range(d):
-            o = gates[j, O * d + q]
-            eps_c = (d_c[j, q] + d_h[j, q] * o * derivative_from_output(code, g_c[j, q])
-                     + eps_c_from_o[j - start, q])
-            candidate = eps_c * derivative_from_output(code, u[j, q])      # delta_u
-            delta_u[j, q] = candidate
-            i_1 = gates[j, I1 * d + q]
-            i_2 = gates[j, I2 * d + q]
-            delta[j, I1 * d + q] = candidate * gates[j, A1 * d + q] * i_1 * (ONE - i_1)
-            delta[j, I2 * d + q] = candidate * gates[j, A2 * d + q] * i_2 * (ONE - i_2)
-            delta[j, A1 * d + q] = candidate * i_1                          # delta_a1
-            delta[j, A2 * d + q] = candidate * i_2                          # delta_a2
-            for slot in range(2):
-                kid = children[j, slot]
-                if kid >= 0:  # a leaf's c is 0: its delta_f is 0 and its d_c unused
-                    f = gates[j, (F1 + slot) * d + q]
-                    delta[j, (F1 + slot) * d + q] = (eps_c * state[kid, d + q]
-                                                     * f * (ONE - f))
-                    d_c[kid, q] = eps_c * f                          # eps_c of the child
-            d_c[j, q] = eps_c  # kept for backward_terms: eps_c in full
-
-
-@njit(cache=True, nogil=True)
-def _route_to_children(children, target, delta, delta_terms, start, stop):
-    """delta_terms[child] = the deltas of the gate blocks its terms fed
-    (TARGET): reverses ``_gather_child_terms``.  A block that fed nothing
-    (c2, o2 of x; c1, o1 of y) stays 0."""
-    d = delta.shape[1] // 7
-    for j in range(start, stop):
-        for slot in range(2):
-            kid = children[j, slot]
-            if kid < 0:
-                continue
-            for block in range(8):
-                column = target[slot, block]
-                if column >= 0:
-                    for q in range(d):
-                        delta_terms[kid, block * d + q] = delta[j, column * d + q]

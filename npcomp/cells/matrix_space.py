@@ -36,7 +36,7 @@ standard deviation a / sqrt(3) = 0.058 / sqrt(d) and mean (a^2/3)(d/2 - 1)
 0.62).  A word repeated in the sentence applies the same E again, which
 widens the spread (300 words from a 40-word vocabulary, d = 3: mean 1.2,
 spread 1.3), but nothing comes near overflow
-(``tests/test_cell_matrix_space.py::test_long_chain_stays_finite``).
+(``tests/cells/test_cell_matrix_space.py::test_long_chain_stays_finite``).
 h_0 is drawn from U(+-1/sqrt(d)) (fan-in d, as the other cells' biases).
 
 Sentences beyond the floating-point range.  Training can make word matrices
@@ -71,9 +71,10 @@ from numba import njit
 
 from ..forest import Forest
 from npcomp.cells.kernels.activations import uniform_fan_in
-from .interface import Part, SequenceCell, StateTerm, Term, TermParts, head_part, nudge_rows
+from .interface import (Part, SequenceCell, StateTerm, Term, TermParts, head_part, nudge_rows,
+                        steps_after)
 from npcomp.cells.kernels.overflow import StateOverflow
-from npcomp.cells.kernels.recurrence import outer_products_by_word, steps_after
+from npcomp.cells.kernels.recurrence import outer_products_by_word
 
 
 @dataclass

@@ -73,13 +73,13 @@ from numba import njit
 from ..forest import Forest
 from npcomp.cells.kernels.activations import activate, activation_code, uniform_fan_in
 from npcomp.cells.kernels.inputs import sum_by_index
-from .interface import Part, SequenceCell, StateTerm, Term, TermParts, head_part, nudge_rows
+from .interface import (Part, SequenceCell, StateTerm, Term, TermParts, head_part, nudge_rows,
+                        steps_after)
 from npcomp.cells.kernels.recurrence import (
     activation_deltas,
     gather_previous,
     outer_products_by_word,
     recurrent_mask,
-    steps_after,
 )
 
 

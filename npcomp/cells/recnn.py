@@ -18,7 +18,7 @@ composed: a leaf's vector is its word vector x (d_x = d_w).
 
   The leaves' own h rows are not defined in d dimensions: they are returned
   as 0 and the model classifies leaves from their word vectors
-  (``leaf_classifier_reads_input``, ``softmax_leaf`` in npcomp/model.py).
+  (``leaf_classifier_reads_input``, ``softmax_leaf`` in npcomp/models/).
 
 Computation.  A leaf child's term depends on its word only: once per
 distinct word, word_terms = x [W_leaf,1 | W_leaf,2] (U, 2d), its left and

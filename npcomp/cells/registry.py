@@ -60,7 +60,7 @@ class CellOption:
     a switch's flag that turns it off (default --no-NAME); ``in_equations``:
     False for an option that only sets the initial parameters (no gradient
     check can see it: the check draws its own).  The training options' table
-    (``npcomp/training/options.py``) takes the command line's from here."""
+    (``npcomp/configuration/options.py``) takes the command line's from here."""
 
     kind: type
     help: str
@@ -441,9 +441,11 @@ MODELS = {model.name: model for model in (
                         l2=1e-3, dropout=0.0, epochs=40, adagrad_reset=1,
                         reconstruction_weight=0.2),
           gradcheck=tuple(objective_checks(input_dim=3) + rebracketed_checks(input_dim=3)[:2]
+                          # alpha = 0 leaves W2 and b2 out of J (rows that check nothing):
+                          # tests/test_cell_rae.py checks that case; here alpha near 1
                           + [dict(input_dim=3, extra=dict(reconstruction_weight=0.6)),
                              dict(input_dim=3, supervision="root", unary_rate=0.3,
-                                  extra=dict(reconstruction_weight=0.0))])),
+                                  extra=dict(reconstruction_weight=0.9))])),
     # Irsoy & Cardie 2014 as Le & Zuidema 2015 Sec. 5 report it: 3 layers of d = 200 with
     # dropout (46.06 -> 49.5 fine-grained), rectifiers; the paper's text was not available:
     # the dropout rate, optimiser, rates, lambda, minibatch and epochs are ours
@@ -465,8 +467,10 @@ MODELS = {model.name: model for model in (
                           + [dict(input_dim=4, extra=dict(layers=3), step=1e-4),
                              dict(input_dim=4, activation="tanh", unary_rate=0.3,
                                   extra=dict(layers=3)),
+                             # root labels only; gold trees: a re-bracketed one has leaves
+                             # alone on one side, whose inner-child matrix stays unread
                              dict(input_dim=4, activation="tanh", supervision="root",
-                                  structure="right", extra=dict(layers=2))])),
+                                  extra=dict(layers=2))])),
     # Socher et al. 2014's DT-RNN as Tai et al. 2015 train it on SICK (Table 3: their runs,
     # with the similarity head and their SICK setting); the papers give no dimension for
     # it here: d = 150 and 3 positions a side are ours
@@ -479,8 +483,10 @@ MODELS = {model.name: model for model in (
                         dropout=0.0),
           sick=dict(),
           gradcheck=tuple(objective_checks(trees="dependency")
+                          # constituency trees' wordless heads (every child right of them)
+                          # beside dependency ones, so that setting reads every matrix too
                           + [dict(trees="dependency", extra=dict(positions=1)),
-                             dict(trees="binary", supervision="root")])),
+                             dict(trees="constituency and dependency", supervision="root")])),
     # the SDT-RNN (Socher et al. 2014) as Tai et al. 2015 train it on SICK (Table 3): the
     # DT-RNN with a matrix per dependency relation (SICK's *.rels); d = 150 ours
     Model("sdtrnn", "sdtrnn", "SDTRNN",

@@ -64,9 +64,10 @@ from numba import njit
 from ..forest import Forest
 from npcomp.cells.kernels.activations import activate, activation_code, uniform_fan_in
 from npcomp.cells.kernels.inputs import sum_by_index
-from .interface import Part, SequenceCell, StateTerm, Term, TermParts, head_part, nudge_rows
+from .interface import (Part, SequenceCell, StateTerm, Term, TermParts, head_part, nudge_rows,
+                        steps_after)
 from npcomp.cells.kernels.levels import ROW_PAD, padded_stop
-from npcomp.cells.kernels.recurrence import activation_deltas, gather_previous, recurrent_mask, steps_after
+from npcomp.cells.kernels.recurrence import activation_deltas, gather_previous, recurrent_mask
 
 
 @dataclass

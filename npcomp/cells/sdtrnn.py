@@ -6,7 +6,7 @@ relation to its head instead of its position:
     h_i = f( (1/l(i)) ( W_v x_i + sum_{j in C(i)} l(j) W_rel(i,j) h_j ) + b )    (SDT1)
 
 rel(i, j) the relation of child j's word to its head i (SICK's ``*.rels``),
-one of the fixed table ``npcomp/data/dependency_relations.py`` (49 Stanford
+one of the fixed table ``npcomp/data/readers/dependency_relations.py`` (49 Stanford
 basic dependencies; an unknown label reads as ``dep``).  A tree without
 relations (a bare ``*.parents`` tree) reads every child through W_dep (SD1).
 
@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..forest import Forest
-from npcomp.data.dependency_relations import GENERIC, RELATIONS, relation_id
+from npcomp.data.readers.dependency_relations import GENERIC, RELATIONS, relation_id
 from .dtrnn import DTRNN
 from .interface import Term
 

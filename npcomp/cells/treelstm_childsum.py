@@ -188,20 +188,8 @@ class TreeLSTMChildSum(Cell):
         inputs[:n_words] += params["b"]
         inputs[n_words] = params["b"]
         with np.errstate(over="ignore"):  # exp overflow in the sigmoid gives exactly 0
-            # leaves: h~ = 0 and no forget gate, so a leaf's state depends on
-            # its word only: computed once per distinct word, copied to the leaves
-            z = inputs[:n_words, :3 * d].copy()
-            gate_functions(z, d, self.output_gate)                # eqs. 3, 5, 6
-            cell = z[:, :d] * z[:, 2 * d:]                         # eq. 7: c = i * u
-            tanh_cell = np.tanh(cell)
-            leaf_rows = input_row[:leaves]
-            gates[:leaves] = z[leaf_rows]
-            c[:leaves] = cell[leaf_rows]
-            tanh_c[:leaves] = tanh_cell[leaf_rows]
-            h[:leaves] = (z[:, d:2 * d] * tanh_cell)[leaf_rows]    # eq. 8
-            if nudge_rows(nudge, "c", c, 0, leaves):              # eq. 8 reads the moved c
-                hidden_state(gates, c, tanh_c, h, 0, leaves)
-            nudge_rows(nudge, "h", h, 0, leaves)
+            self._leaves_forward(inputs[:n_words], input_row[:leaves], (gates, c, tanh_c, h),
+                                 nudge)
 
             def rows_forward(start: int, stop: int) -> None:
                 first, last = first_edge[start], first_edge[stop]
@@ -230,6 +218,26 @@ class TreeLSTMChildSum(Cell):
         cache = TreeLSTMChildSumCache(x, input_row, first_edge, edge_child, h_tilde, h_child,
                                       gates, forget, c, tanh_c, h)
         return h, cache
+
+    def _leaves_forward(self, word_inputs: np.ndarray, leaf_rows: np.ndarray, states: tuple,
+                        nudge) -> None:
+        """The leaves' gates, c, tanh(c) and h (``states``, written in place):
+        h~ = 0 and no forget gate, so a leaf's state depends on its word only,
+        computed once per distinct word (``word_inputs``: x W + b) and copied
+        to the leaves (``leaf_rows``: the word each reads)."""
+        gates, c, tanh_c, h = states
+        d, leaves = self.hidden_dim, leaf_rows.shape[0]
+        z = word_inputs[:, :3 * d].copy()
+        gate_functions(z, d, self.output_gate)                # eqs. 3, 5, 6
+        cell = z[:, :d] * z[:, 2 * d:]                         # eq. 7: c = i * u
+        tanh_cell = np.tanh(cell)
+        gates[:leaves] = z[leaf_rows]
+        c[:leaves] = cell[leaf_rows]
+        tanh_c[:leaves] = tanh_cell[leaf_rows]
+        h[:leaves] = (z[:, d:2 * d] * tanh_cell)[leaf_rows]    # eq. 8
+        if nudge_rows(nudge, "c", c, 0, leaves):              # eq. 8 reads the moved c
+            hidden_state(gates, c, tanh_c, h, 0, leaves)
+        nudge_rows(nudge, "h", h, 0, leaves)
 
     def backward(self, params: dict, forest: Forest, cache: TreeLSTMChildSumCache,
                  d_h: np.ndarray, grads: dict) -> np.ndarray:

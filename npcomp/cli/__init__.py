@@ -12,27 +12,24 @@ import argparse
 import os
 import sys
 
+from . import examples, gradcheck
 from . import (download, evaluate, explain, neighbours, parse, plot, predict, reproduce,
                summary, sweep, train)
+from npcomp.experiments.failures import (EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE,
+                                         flag)
+from npcomp.experiments.failures import failure as _failure
+
 from .train import default_run_dir, given_options, train_config
 
-__all__ = ["main", "build_parser", "flag", "run_parsed", "default_run_dir", "given_options",
+__all__ = ["main", "build_parser", "flag", "run_parsed", "outcome", "failure", "EXIT_OK",
+           "EXIT_FAILED", "EXIT_USAGE", "EXIT_INTERRUPTED", "default_run_dir", "given_options",
            "train_config"]
 
 # command name -> its module
 COMMANDS = {"train": train, "eval": evaluate, "predict": predict, "neighbours": neighbours,
             "parse": parse, "summary": summary, "sweep": sweep, "reproduce": reproduce,
-            "plot": plot, "explain": explain, "download": download}
+            "plot": plot, "explain": explain, "download": download, "gradcheck": gradcheck}
 
-# exit statuses (README "Exit statuses")
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
-
-
-def flag(option: str) -> str:
-    """The command-line flag of a config key (a training option's as the
-    option table declares it, a switch's flags both)."""
-    from npcomp.training.options import OPTIONS
-    return OPTIONS[option].flag if option in OPTIONS else "--" + option.replace("_", "-")
 
 
 def _argument_name(command: str | None, option: str) -> str:
@@ -64,14 +61,30 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in COMMANDS.values():
         module.add_parser(commands)
+    for name, command in commands.choices.items():   # each command's examples
+        if examples.epilog(name) and "examples:" not in (command.epilog or ""):
+            command.epilog = "\n\n".join(filter(None, (command.epilog, examples.epilog(name))))
+            if command.formatter_class is argparse.HelpFormatter:
+                command.formatter_class = _ExamplesFormatter
     return parser
+
+
+class _ExamplesFormatter(argparse.HelpFormatter):
+    """Help as argparse wraps it, the ``examples:`` block kept line by line."""
+
+    def _fill_text(self, text, width, indent):
+        before, found, block = text.partition("examples:\n")
+        if not found:
+            return super()._fill_text(text, width, indent)
+        kept = "".join(indent + line for line in (found + block).splitlines(keepends=True))
+        return (super()._fill_text(before, width, indent) + "\n\n" if before.strip() else "") + kept
 
 
 def _set_threads(threads: int | None) -> int:
     """Compute threads (default: every core, ``options.default_threads``).
     npcomp's own threads take the shards of a minibatch (training/shards.py),
     so BLAS and numba are kept to one thread each (set before numpy loads)."""
-    from npcomp.training.options import default_threads   # the table loads no NumPy
+    from npcomp.configuration.options import default_threads
     if threads is None:
         threads = default_threads()
     variables = ["OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"]
@@ -106,28 +119,26 @@ def main(argv=None) -> int:
 
 def run_parsed(args) -> tuple:
     """Run a parsed command: (exit status, None) or, for a failure, (exit
-    status, its one-line message).  ``main`` prints the message; ``npcomp
-    sweep`` runs each of its ``npcomp train`` commands so in a Dask worker
-    and reports it."""
-    return outcome(_run, args, name=args.command)
+    status, its one-line message), which ``main`` prints."""
+    return outcome(_run, args, argument=lambda option: _argument_name(args.command, option))
 
 
-def outcome(command, *arguments, name: str = "train") -> tuple:
+def outcome(command, *arguments, argument=flag) -> tuple:
     """(``command(*arguments)``, None), or for a failure (its exit status,
-    its one-line message): what `npcomp` prints and exits with; ``name``:
-    the `npcomp` command it runs as, whose arguments the message names."""
+    its one-line message): what `npcomp` prints and exits with; ``argument``
+    names a config key as the command's arguments do (its flag)."""
     try:
         return command(*arguments), None
     except BrokenPipeError as error:
         if not _output_closed():   # another pipe broke: a failure like any other
-            return failure(error, name)
+            return _failure(error, argument)
         # the reader of the output went away (`npcomp predict ... | head`): stop quietly
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - replaces the closed pipe
         return EXIT_OK, None
     except Exception as error:  # noqa: BLE001 - the command line's last word on any failure
         if os.environ.get("NPCOMP_TRACEBACK"):
             raise
-        return failure(error, name)
+        return _failure(error, argument)
 
 
 def _output_closed() -> bool:
@@ -143,7 +154,7 @@ def _output_closed() -> bool:
 
 
 def _run(args) -> int:
-    from npcomp.training.configuration import check_value
+    from npcomp.configuration.checks import check_value
     check_value("threads", getattr(args, "threads", None))   # before numpy loads
     if hasattr(args, "threads"):
         args.threads_given = args.threads
@@ -153,35 +164,4 @@ def _run(args) -> int:
 
 def failure(error: Exception, command: str | None = None) -> tuple:
     """(exit status, message) for a failure of ``command``."""
-    from npcomp.data.errors import ConfigError
-    from npcomp.data.download import DownloadError
-    from npcomp.data.errors import DataError
-    from npcomp.training.options import OptionFormError
-    from npcomp.training.rundir import RunDirectoryError, RunFileError
-    from npcomp.experiments.sweep_spec import SpecError
-    from npcomp.training.step import TrainingStopped
-    from npcomp.data.errors import for_command_line
-    if isinstance(error, ConfigError):
-        return EXIT_USAGE, (f"{_argument_name(command, error.option)}: "
-                            f"{for_command_line(error.reason, flag)}")
-    # bad input, named by file and line (or by the option given in a wrong form)
-    if isinstance(error, DataError):
-        return EXIT_USAGE, error.message(flag)
-    if isinstance(error, (SpecError, OptionFormError)):
-        return EXIT_USAGE, str(error)
-    if isinstance(error, RunDirectoryError) and error.ways_on:
-        flags = {"resume": f"--resume {error.path}", "run_dir": "another --out",
-                 "overwrite": "--overwrite"}
-        return EXIT_FAILED, (f"{error.reason} Ways on: "
-                             f"{', '.join(flags[way] for way in error.ways_on)}.")
-    if isinstance(error, (DownloadError, RunDirectoryError, RunFileError,
-                          TrainingStopped, ValueError, ImportError)):
-        return EXIT_FAILED, str(error)
-    if isinstance(error, OSError):
-        where = f"{error.filename}: " if error.filename else ""
-        return EXIT_FAILED, f"{where}{error.strerror or error}"
-    if isinstance(error, MemoryError):
-        return EXIT_FAILED, "out of memory (a smaller --batch-size or --eval-batch-size helps)"
-    return EXIT_FAILED, (f"internal error, {type(error).__name__}: {error} (please report it; "
-                         "NPCOMP_TRACEBACK=1 shows where)")
-
+    return _failure(error, lambda option: _argument_name(command, option))

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from npcomp.data.choices import TREE_CHOICES
+from npcomp.data.text import TREE_CHOICES
 
 
 def add_parser(commands) -> None:
@@ -38,11 +38,11 @@ def add_parser(commands) -> None:
 
 def run(args) -> int:
     import numpy as np
-    from npcomp.data.errors import ConfigError
-    from npcomp.data.formats import read_text_lines
-    from npcomp.training.relatedness import neighbours, run_sentence_trees, sample_sentences
-    from npcomp.data.tasks import load_task
-    from npcomp.training.model_files import load_model
+    from npcomp.errors import ConfigError
+    from npcomp.data.readers.formats import read_text_lines
+    from npcomp.study.relatedness import neighbours, run_sentence_trees, sample_sentences
+    from npcomp.data.datasets.tasks import load_task
+    from npcomp.runfiles.model_files import load_model
     if args.top < 1:
         raise ConfigError("top", f"must be at least 1, not {args.top}")
     if args.sample < 0:

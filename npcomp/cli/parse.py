@@ -24,10 +24,10 @@ def add_parser(commands) -> None:
 
 
 def run(args) -> int:
-    from npcomp.training.configuration import check_output_directory
-    from npcomp.data.sst_dependency import parse_sst
-    from npcomp.data.dependency_parser import SpacyParser
-    from npcomp.data.tasks import default_data_dir
+    from npcomp.configuration.checks import check_output_directory
+    from npcomp.data.datasets.sst_dependency import parse_sst
+    from npcomp.data.text.dependency_parser import SpacyParser
+    from npcomp.data.datasets.tasks import default_data_dir
     data_dir = Path(args.data_dir) if args.data_dir else default_data_dir()
     out_dir = Path(args.out) if args.out else data_dir / "sst"
     check_output_directory("out" if args.out else "data_dir", out_dir)

@@ -2,8 +2,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
-
 
 DESCRIPTION = """\
 Draws the papers' figures from the files of a run directory or a sweep
@@ -59,39 +57,8 @@ def add_parser(commands) -> None:
 
 
 def run(args) -> int:
-    from pathlib import Path
-
-    from npcomp.training.configuration import check_output_directory
-    from npcomp.experiments.figures import FigureError, run_figures
-    from npcomp.experiments.plots import file_names, write_figures
-    from npcomp.experiments.sweep_figures import is_sweep, sweep_figures
-    directory = Path(args.directory)
-    check_output_directory("out", args.out)   # refused before anything is read
-    if not directory.is_dir():
-        raise FigureError(f"{directory}: no such directory (a run directory or a sweep "
-                          "directory)")
-    notes = []
-    if is_sweep(directory):
-        if args.split != "test":
-            from npcomp.data.errors import ConfigError
-            raise ConfigError("split", "a sweep's figures are drawn from its runs' test "
-                                       "predictions (or their counts)")
-        figures, notes = sweep_figures(directory)
-    elif (directory / "metrics.json").is_file():
-        figures = run_figures(directory, args.split)
-    else:
-        raise FigureError(f"{directory}: neither a run directory (no metrics.json) nor a "
-                          "sweep directory (no runs/)")
-    out = Path(args.out)
-    existing = [name for name in file_names(figures) if (out / name).exists()]
-    if existing and not args.overwrite:
-        listed = ", ".join(existing[:6]) + (f" and {len(existing) - 6} more"
-                                           if len(existing) > 6 else "")
-        raise FigureError(f"{out} already holds figure files ({listed}); nothing was written. "
-                          "Ways on: --overwrite replaces them, or another --out.")
-    for note in notes:
-        print(f"npcomp plot: {note}", file=sys.stderr)
-    written = write_figures(figures, out)
-    print(f"npcomp plot: {len(figures)} figures ({len(written)} files) in {out}: "
-          + ", ".join(figure["figure"] for figure in figures))
+    from npcomp.runs import plot
+    result = plot(args.directory, out=args.out, split=args.split, overwrite=args.overwrite)
+    print(f"npcomp plot: {len(result.figures)} figures ({len(result.files)} files) in "
+          f"{result.out}: " + ", ".join(result.figures))
     return 0

@@ -1,6 +1,6 @@
-"""`npcomp train`: the run's configuration from the model's paper defaults
-and the options given, a fresh, replacing or resumed run, and its
-bag-of-words baseline."""
+"""`npcomp train`: its options, read into ``npcomp.runs.train`` (the run's
+configuration from the model's paper defaults and the options given, a
+fresh, replacing or resumed run, and its bag-of-words baseline)."""
 from __future__ import annotations
 
 import argparse
@@ -8,9 +8,9 @@ import json
 import textwrap
 from pathlib import Path
 
+from npcomp.configuration.options import OPTIONS
+
 from ..cells import registry
-from npcomp.training.options import OPTIONS
-from npcomp.data.choices import PAIR_TASKS
 
 
 def add_parser(commands) -> None:
@@ -94,133 +94,29 @@ def given_options(args) -> dict:
 
 
 def default_run_dir(args) -> Path:
-    """runs/MODEL-TASK[-OPTION-VALUE...]-sSEED: the options given that change
-    what is trained are in the name, so distinct settings get distinct
-    directories; a run on a user's files is named by its training file's
-    name in place of the task (runs/treelstm-nary-reviews-s1)."""
-    train = getattr(args, "train", None)
-    data = Path(train).stem if train else args.task or OPTIONS["task"].default
-    parts = [args.model or OPTIONS["model"].default, data]
-    for name, value in given_options(args).items():
-        if not OPTIONS[name].in_run_name or name == "train":
-            continue
-        if name == "vectors":
-            value = Path(value).name.removesuffix(".gz").removesuffix(".txt").removesuffix(".bin")
-        name = name.replace("_", "-")
-        if isinstance(value, bool):
-            parts.append(name if value else "no-" + name)
-        else:
-            text = f"{value:g}" if isinstance(value, float) else str(value)
-            parts.append(f"{name}{text}".replace("/", "_").replace(" ", ""))
-    seed = args.seed or OPTIONS["seed"].default   # seed 0 is named as the default
-    return Path("runs") / ("-".join(str(part) for part in parts) + f"-s{seed}")
-
-
-def fresh_run_dir(run_dir: Path) -> Path:
-    """``run_dir``, or where it holds something already, the first of
-    ``run_dir-2``, ``run_dir-3``, ... that does not: a run without --out never
-    meets an earlier one, and `npcomp train` prints the directory it takes."""
-    candidate, number = run_dir, 1
-    while candidate.exists() and (not candidate.is_dir() or any(candidate.iterdir())):
-        number += 1
-        candidate = run_dir.with_name(f"{run_dir.name}-{number}")
-    return candidate
+    """The run directory `npcomp train` names for ``args`` without --out
+    (``runs.training.default_run_dir``)."""
+    from npcomp.runs.training import default_run_dir as named
+    given = given_options(args)
+    return named(given.pop("model", None), given.pop("task", None), given)
 
 
 def train_config(args) -> dict:
-    """The run's config (``run_config.build_config``) of the options given."""
-    from npcomp.training.run_config import build_config
-    return build_config(args.model, args.task, dict(given_options(args), threads=args.threads))
+    """The run's config of the options given (``runs.training.train_config``)."""
+    from npcomp.runs.training import train_config as config
+    given = dict(given_options(args), threads=args.threads)
+    return config(given.pop("model", None), given.pop("task", None), **given)
 
 
 def run(args) -> int:
-    from npcomp.training.defaults import defaults_for
+    from npcomp.runs import training
+    given = dict(given_options(args), threads=args.threads)
+    model, task = given.pop("model", None), given.pop("task", None)
     if args.help_defaults:
-        task = args.task or OPTIONS["task"].default
-        if args.train is not None:   # the defaults of the kind of file it holds
-            from npcomp.training.run_config import file_task
-            task = file_task(args.train)
-        print(json.dumps(defaults_for(args.model or OPTIONS["model"].default, task,
-                                      args.protocol, args.supervision), indent=2))
+        print(json.dumps(training.run_defaults(model, task, given.get("train"),
+                                               given.get("protocol"), given.get("supervision")),
+                         indent=2))
         return 0
-    progress = not args.quiet
-    if args.resume:
-        if args.out is not None or args.overwrite:
-            from npcomp.data.errors import ConfigError
-            raise ConfigError("resume", "continues the run in its own directory: it takes "
-                                        "no --out or --overwrite")
-        return resume_run(args.resume, dict(given_options(args), threads=args.threads),
-                          progress)
-    config = train_config(args)
-    run_dir = (Path(args.out) if args.out else default_run_dir(args) if args.overwrite
-               else fresh_run_dir(default_run_dir(args)))
-    return train_run(config, run_dir, set(given_options(args)), overwrite=args.overwrite,
-                     progress=progress)
-
-
-def train_run(config: dict, run_dir: Path, given: set, overwrite: bool = False,
-              progress: bool = True) -> int:
-    """Train ``config`` into ``run_dir`` as `npcomp train` does, printing what
-    it prints, with its baseline when the config asks for one (``given``: the
-    options set, which the baseline shares)."""
-    from npcomp.training.rundir import RunDirectory
-    from npcomp.training.trainer import train
-    RunDirectory(run_dir).check_usable(overwrite)   # refused before it is announced
-    print(f"training {config['model']} on {_data_named(config)} -> {run_dir}")
-    metrics = train(config, run_dir, overwrite=overwrite, progress=progress)
-    _print_result(metrics)
-    return _baseline_beside(config, run_dir, metrics, given, overwrite, progress)
-
-
-def resume_run(run_dir, options: dict, progress: bool = True) -> int:
-    """Continue the run in ``run_dir`` as `npcomp train --resume` does, with
-    the ``options`` given (those a resumed run may take anew), and its baseline."""
-    from npcomp.training.baseline import shared_options_set
-    from npcomp.training.run_config import resume_changes
-    from npcomp.training.trainer import train
-    metrics = train(resume_changes(options), run_dir, resume=True, progress=progress)
-    _print_result(metrics)
-    return _baseline_beside(metrics["config"], run_dir, metrics,
-                            shared_options_set(metrics["config"]), progress=progress)
-
-
-def _baseline_beside(config: dict, run_dir, metrics: dict, given: set,
-                     overwrite: bool = False, progress: bool = True) -> int:
-    """The bag-of-words baseline beside a run that asks for one, and the two compared."""
-    from npcomp.training.baseline import train_baseline
-    if config.get("baseline") and config["model"] != registry.baseline_model():
-        base_metrics = train_baseline(config, run_dir, given, overwrite=overwrite,
-                                      progress=progress)
-        _print_comparison(metrics, base_metrics)
+    training.train(model, task, out=args.out, overwrite=args.overwrite, resume=args.resume,
+                   quiet=args.quiet, **given)
     return 0
-
-
-def _print_result(metrics: dict) -> None:
-    from npcomp.training.evaluation import format_metrics
-    unit = "pairs" if metrics["task"] in PAIR_TASKS else "sentences"
-    # a fractional epoch when the best dev evaluation fell inside an epoch
-    best = metrics.get("best_at") or metrics["best_epoch"]
-    test = (format_metrics(metrics["test"]) if metrics["test"] is not None else
-            "none (no test split: --test FILE)")
-    print(f"{metrics['model']} on {_data_named(metrics['config'])}: best epoch {best:g}, "
-          f"dev {format_metrics(metrics['dev'])}; test {test}; "
-          f"{metrics['train_sentences_per_s']:.0f} {unit}/s")
-
-
-def _data_named(config: dict) -> str:
-    """The task, or a user's training file (and the fold it holds out)."""
-    if not config.get("train"):
-        return config["task"]
-    fold = (f", fold {config['fold']} of {config['folds']}" if config.get("folds") is not None
-            else "")
-    return f"{config['train']}{fold}"
-
-
-def _print_comparison(tree_metrics: dict, bag_metrics: dict) -> None:
-    if tree_metrics["test"] is None or "root_acc" not in tree_metrics["test"]:
-        return   # no test split, or sentence pairs: the two runs' lines say it
-    print()
-    print(f"{'test set':<28}{'root acc':>10}{'all-node acc':>14}")
-    for label, metrics in ((tree_metrics["model"] + " (tree)", tree_metrics),
-                           (f"{registry.baseline_model()} (bag of words)", bag_metrics)):
-        print(f"{label:<28}{metrics['test']['root_acc']:>10.2f}{metrics['test']['all_acc']:>14.2f}")

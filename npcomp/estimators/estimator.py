@@ -2,7 +2,7 @@
 
 An estimator's parameters are its model and a few of its own (``tree``,
 ``input``, ``dev_fraction``, ``warm_start``, ``callbacks``, ``verbose``), then the
-training options of the option table (``npcomp/training/options.py``) by
+training options of the option table (``npcomp/configuration/options.py``) by
 their config keys, every one defaulting to None: not given, so the run takes
 what `npcomp train` takes, the model's paper setting for the task or the
 option's own default (``npcomp.config``).  The signature of ``__init__`` is
@@ -32,17 +32,17 @@ import warnings
 
 import numpy as np
 
-from npcomp.data.data_splits import check_fraction, dev_split
-from npcomp.data.errors import ConfigError
-from npcomp.data.tasks import as_structure
-from npcomp.data.text_trees import TextTrees, check_input, check_tree
+from npcomp.data.datasets.data_splits import check_fraction, dev_split
+from npcomp.errors import ConfigError
+from npcomp.data.datasets.tasks import as_structure
+from npcomp.data.text.text_trees import TextTrees, check_input, check_tree
 from npcomp.training.finite_outputs import naming_the_sentence
 from npcomp.training.encoding import encode
-from npcomp.training.configuration import check_value
-from npcomp.training.model_files import load_model
-from npcomp.training.options import OPTIONS
-from npcomp.training.run_config import keyword_config
-from npcomp.training.run_in_memory import RunInMemory
+from npcomp.configuration.checks import check_value
+from npcomp.runfiles.model_files import load_model
+from npcomp.configuration.options import OPTIONS
+from npcomp.configuration.run_config import keyword_config
+from npcomp.runfiles.run_in_memory import RunInMemory
 from npcomp.training.thread_pools import pinned_thread_pools
 from npcomp.training.trainer import train
 from .inputs import sentence_trees
@@ -277,10 +277,10 @@ class Estimator:
         """The trees of the sentences ``X``; ``as_read``: as the run reads
         them (its structure's: chains for a sequence model, ...)."""
         structure = self.config_["structure"]
-        trees = sentence_trees(X, self._text_trees(structure, self._class_names()), what)
+        trees = sentence_trees(X, self._text_trees(structure, self._fitted_class_names()), what)
         return as_structure(trees, structure) if as_read else trees
 
-    def _class_names(self):
+    def _fitted_class_names(self):
         """The fitted classes where they are names (a node tag among them is
         refused), else None."""
         classes = getattr(self, "classes_", None)

@@ -2,8 +2,8 @@
 
 An estimator's ``X`` is a sequence of sentences, each one of
 
-* a ``Tree`` (``npcomp.data.formats``), e.g. a treebank file's
-  (``npcomp.data.ptb.read_ptb_file``);
+* a ``Tree`` (``npcomp.data.readers.formats``), e.g. a treebank file's
+  (``npcomp.data.readers.ptb.read_ptb_file``);
 * a bracketed tree as text, ``"(3 (2 it) (4 (2 is) (4 good)))"``, labelled at
   any of its nodes or at none (``"((it is) good)"``);
 * a plain sentence, ``"it is good"``, tokenised as the SST is.
@@ -35,11 +35,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from npcomp.data.class_list import MAX_CLASSES, check_largest_number
-from npcomp.data.errors import DataError
-from npcomp.data.formats import UNLABELLED, Tree, _split_source
-from npcomp.data.sick import SickPair
-from npcomp.data.text_trees import TextTrees, read_as_text
+from npcomp.data.datasets.class_list import MAX_CLASSES, check_largest_number
+from npcomp.errors import DataError
+from npcomp.data.readers.formats import UNLABELLED, Tree, _split_source
+from npcomp.data.readers.sick import SickPair
+from npcomp.data.text.text_trees import TextTrees, read_as_text
 
 
 def as_sequence(X, what: str) -> list:

@@ -38,15 +38,15 @@ from pathlib import Path
 
 import numpy as np
 
-from npcomp.data.embeddings import Vocabulary
-from npcomp.data.errors import ConfigError, DataError
-from npcomp.training.checkpoints import config_digest
-from npcomp.training.configuration import check
-from npcomp.training.defaults import with_defaults
-from npcomp.training.model_building import DTYPES, build_model
+from npcomp.data.readers.embeddings import Vocabulary
+from npcomp.errors import ConfigError, DataError
+from npcomp.runfiles.checkpoints import config_digest
+from npcomp.configuration.checks import check
+from npcomp.configuration.defaults import with_defaults
+from npcomp.configuration.model_building import DTYPES, build_model
 from npcomp.training.optimizers import Optimizer
-from npcomp.training.run_in_memory import RunInMemory
-from npcomp.training.rundir import write_atomically
+from npcomp.runfiles.run_in_memory import RunInMemory
+from npcomp.runfiles.rundir import write_atomically
 
 FORMAT = "npcomp estimator 1"
 _REQUIRED = ("format", "estimator", "config", "vocab", "metrics", "state.params", "state.rng",

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from npcomp.data.data_splits import check_fraction
-from npcomp.data.sick import SickPair
-from npcomp.data.tasks import TaskData
+from npcomp.configuration.options import given_on_none_of
+from npcomp.data.datasets import PAIR_CLASS_TASKS
+from npcomp.data.datasets.data_splits import check_fraction
+from npcomp.data.readers.sick import SickPair
+from npcomp.data.datasets.tasks import TaskData
 from npcomp.training.evaluation import evaluate, pair_outputs
 from .inputs import class_numbers, classes_of, pair_classes
 from .pair_estimator import PairEstimator
@@ -36,8 +38,7 @@ class PairClassifier(PairEstimator):
     TASKS = ("sick-entailment",)
     OWN = {"tree": None, "input": "auto", "dev_fraction": 0.1, "warm_start": False,
            "callbacks": (), "verbose": False}
-    # the similarity head's scale
-    LEFT_OUT = PairEstimator.LEFT_OUT + ("score_range",)
+    LEFT_OUT = given_on_none_of(PAIR_CLASS_TASKS)
     _estimator_type = "classifier"
 
     def fit(self, X, y=None, dev=None, test=None):
@@ -75,7 +76,7 @@ class PairClassifier(PairEstimator):
     def _check_data(cls) -> tuple:
         """40 pairs of synthetic sentences as text, labelled "same" where their
         sentiment classes agree, "other" where they do not."""
-        from npcomp.data.synthetic import generate_treebank
+        from npcomp.data.datasets.synthetic import generate_treebank
         trees = generate_treebank(40, seed=1)
         pairs = [(tree, trees[(index + 1) % len(trees)]) for index, tree in enumerate(trees)]
         return ([(" ".join(a.tokens), " ".join(b.tokens)) for a, b in pairs],

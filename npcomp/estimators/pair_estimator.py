@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from npcomp.data.tasks import as_structure
+from npcomp.configuration.options import given_on_none_of
+from npcomp.data.datasets import PAIR_TASKS
+from npcomp.data.datasets.tasks import as_structure
 from npcomp.training.encoding import EncodedPairs, encode
 from .estimator import Estimator
 from .inputs import is_x_and_y, pair_trees
@@ -16,8 +18,7 @@ class PairEstimator(Estimator):
     composition cell encodes both sentences of a pair, a pair head (Tai et
     al.'s eq. 15) scores or classifies it."""
 
-    # the classifier's options: a pair is scored (classified) by its head at the two roots
-    LEFT_OUT = ("head", "supervision", "span_samples", "dropout")
+    LEFT_OUT = given_on_none_of(PAIR_TASKS)
 
     @staticmethod
     def _given(X, y, dev, test) -> dict:

@@ -7,12 +7,12 @@ import math
 
 import numpy as np
 
-from npcomp.data.data_splits import check_fraction
-from npcomp.data.errors import ConfigError
-from npcomp.data.score_scale import (check_scores, checked_range, from_ratings, range_of,
-                                     rating_classes, to_ratings)
-from npcomp.data.sick import SickPair
-from npcomp.data.tasks import TaskData
+from npcomp.data.datasets.data_splits import check_fraction
+from npcomp.errors import ConfigError
+from npcomp.data.datasets.score_scale import (check_scores, checked_range, from_ratings, range_of,
+                                              rating_classes, to_ratings)
+from npcomp.data.readers.sick import SickPair
+from npcomp.data.datasets.tasks import TaskData
 from npcomp.training.evaluation import predict_relatedness, relatedness_metrics
 from .pair_estimator import PairEstimator
 
@@ -133,7 +133,7 @@ class PairRegressor(PairEstimator):
     def _check_data(cls) -> tuple:
         """40 pairs of synthetic sentences as text, scored 1 + the distance of
         their sentiment classes (1..5)."""
-        from npcomp.data.synthetic import generate_treebank
+        from npcomp.data.datasets.synthetic import generate_treebank
         trees = generate_treebank(40, seed=1)
         pairs = [(tree, trees[(index + 1) % len(trees)]) for index, tree in enumerate(trees)]
         return ([(" ".join(a.tokens), " ".join(b.tokens)) for a, b in pairs],

@@ -6,10 +6,11 @@ import json
 
 import numpy as np
 
-from npcomp.data.class_list import require_two_classes
-from npcomp.data.data_splits import check_fraction
-from npcomp.data.formats import Tree
-from npcomp.data.tasks import TaskData, as_structure, restructured
+from npcomp.configuration.options import SENTENCE_TASKS, given_on_none_of
+from npcomp.data.datasets.class_list import require_two_classes
+from npcomp.data.datasets.data_splits import check_fraction
+from npcomp.data.readers.formats import Tree
+from npcomp.data.datasets.tasks import TaskData, as_structure, restructured
 from npcomp.training.encoding import encode
 from npcomp.training.evaluation import evaluate, predict_split
 from npcomp.training.predictions import class_probabilities
@@ -42,7 +43,7 @@ class TreeClassifier(Estimator):
                   metrics)`` (``trainer.train``); a true return stops training
     verbose:      print each evaluation and show a progress bar
     lr, dim, epochs, ...: every training option of ``npcomp train`` by its
-                  config key (``npcomp/training/options.py``), None: not given,
+                  config key (``npcomp/configuration/options.py``), None: not given,
                   so the model's paper setting for ``task`` or the option's
                   own default, as ``npcomp.config`` makes it
 
@@ -55,8 +56,7 @@ class TreeClassifier(Estimator):
     TASKS = ("synthetic", "sst5", "sst2")
     OWN = {"task": None, "tree": None, "input": "auto", "dev_fraction": 0.1, "warm_start": False,
            "callbacks": (), "verbose": False}
-    # the similarity head's option
-    LEFT_OUT = ("similarity_dim",)
+    LEFT_OUT = given_on_none_of(SENTENCE_TASKS)
     _estimator_type = "classifier"
 
     def fit(self, X, y=None, dev=None, test=None):
@@ -165,7 +165,7 @@ class TreeClassifier(Estimator):
     @classmethod
     def _check_data(cls) -> tuple:
         """40 sentences of the synthetic treebank as text, with their polarity."""
-        from npcomp.data.synthetic import generate_treebank
+        from npcomp.data.datasets.synthetic import generate_treebank
         trees = generate_treebank(40, seed=0)
         polarity = ("negative", "negative", "neutral", "positive", "positive")
         return [" ".join(tree.tokens) for tree in trees], [polarity[tree.root_label]

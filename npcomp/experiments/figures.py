@@ -41,10 +41,11 @@ import json
 import math
 from pathlib import Path
 
-from npcomp.data.choices import PAIR_CLASS_TASKS, PAIR_TASKS, TASK_CLASSES
-from npcomp.training.figure_counts import (COUNTS, CountsError, counts_of, node_buckets, pair_sums,
-                            read_counts, root_items, write_counts)
-from npcomp.training.rundir import PREDICTIONS, predictions_name
+from npcomp.data.datasets import PAIR_CLASS_TASKS, PAIR_TASKS, TASK_CLASSES
+from npcomp.data.datasets.class_list import class_names
+from npcomp.runfiles.figure_counts import (COUNTS, CountsError, counts_of, node_buckets, pair_sums,
+                                           read_counts, root_items, write_counts)
+from npcomp.runfiles.rundir import PREDICTIONS, predictions_name
 
 HALF_WIDTH = 2
 # Tai et al.'s last window: sentences of 45 words or more (SST), pairs of mean
@@ -53,21 +54,6 @@ LENGTH_TAILS = {"sst5": 45, "sst2": 45}
 PAIR_TAIL = 18.5
 PHRASE_LENGTH_CAP = 30
 HEIGHT_CAP = 20
-# the class names of the confusion matrix (Nayebi & Blundell Fig. 2's)
-CLASS_NAMES = {task: list(names) for task, names in TASK_CLASSES.items()}
-
-
-def class_names(task: str, n_classes: int, unnamed: str = "class {}",
-                given: list | None = None) -> list:
-    """The names of ``task``'s classes (``given``: a run's own, its config's
-    ``classes`` on a user's files), or ``unnamed`` numbered where the task
-    has none for ``n_classes``."""
-    names = given or CLASS_NAMES.get(task)
-    if names is None or len(names) != n_classes:
-        names = [unnamed.format(k) for k in range(n_classes)]
-    return list(names)
-
-
 class FigureError(ValueError):
     """A file a figure needs is missing or cannot be read; the message names it."""
 
@@ -301,7 +287,7 @@ def root_confusion(counts, task: str, source: str = "") -> dict:
     counts, or of several runs' (a list: their sentences together)."""
     items = [item for one in (counts if isinstance(counts, list) else [counts])
              for item in root_items(one)]
-    n_classes = max([len(CLASS_NAMES.get(task, []))]
+    n_classes = max([len(TASK_CLASSES.get(task, ()))]
                     + [max(gold, predicted) + 1 for _, gold, predicted, _ in items])
     matrix = [[0] * n_classes for _ in range(n_classes)]
     for _, gold, predicted, count in items:
@@ -317,7 +303,7 @@ def confusion_record(matrix: list, task: str, source: str = "") -> dict:
     return {"figure": "root_confusion", "kind": "confusion",
             "title": f"Root confusion matrix ({task} test)",
             "x_label": "predicted label", "y_label": "gold label", "source": [source],
-            "task": task, "classes": class_names(task, n_classes, "{}"), "counts": matrix,
+            "task": task, "classes": class_names(task, n_classes, unnamed="{}"), "counts": matrix,
             "row_percent": rows,
             "accuracy": percent(sum(matrix[k][k] for k in range(n_classes)), total)}
 

@@ -6,6 +6,9 @@ Every option a setting trains with (the model's defaults for the task,
 * ``paper``: the paper prints it; ``where`` names the section (``PRINTED``,
   per model and protocol, and the row's ``option_sources``);
 * ``default``: npcomp's, where the paper is silent;
+* ``substitute``: what the row runs in place of what the paper used (50-d
+  GloVe 6B for the paper's 300-d 840B: a row's ``Deviation`` of its
+  vectors), never called the paper's;
 * ``dev``: an option of a row's ``-dev`` setting that differs from the
   printed one, when the committed runs chose that setting on dev
   (``report.dev_choices``); otherwise such an option is ``alternative``
@@ -16,9 +19,9 @@ Imports neither NumPy nor the cells.
 """
 from __future__ import annotations
 
-from npcomp.training.defaults import SICK, defaults_for, dim_follows_embedding
-from npcomp.training.options import NOT_A_SETTING, OPTIONS
-from .paper_rows import DEFAULT, DEV, PAPER, config_task
+from npcomp.configuration.defaults import SICK, defaults_for, dim_follows_embedding
+from npcomp.configuration.options import NOT_A_SETTING, OPTIONS
+from .paper_rows import DEFAULT, DEV, PAPER, SUBSTITUTE, VECTORS, config_task
 
 ALTERNATIVE, UNDECIDED = "alternative", "undecided"
 # config keys a setting's options leave out, as how or where a run runs rather
@@ -138,6 +141,8 @@ def printed_sources(row, options: dict) -> dict:
     for key in config:
         if key in row.option_sources:
             out[key] = row.option_sources[key]
+        elif key == "vectors" and any(one.what == VECTORS for one in row.deviations):
+            out[key] = (SUBSTITUTE, row.vectors)   # not the paper's, whatever it is called
         elif key in options and key not in ("model", "task"):
             out[key] = (PAPER, row.vectors if key == "vectors" else
                         f"{row.source}: the row's setting" if row.source else "the row")

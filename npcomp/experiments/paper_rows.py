@@ -35,12 +35,35 @@ from npcomp.cells import registry
 
 NO_DATA, NOT_IMPLEMENTED = "no data", "not implemented"
 PAPER, DEFAULT, DEV = "paper", "default", "dev"
+# an option's source where the row runs something in place of what the paper used
+SUBSTITUTE = "substitute"
+# what a row's departure from the paper concerns (``Deviation``)
+VECTORS, PARSES, PROTOCOL, PARAMETERS = "vectors", "parses", "protocol", "parameters"
 # the metric a row on a task is judged on
 # a row is measured once this many of its seeds have finished
 MIN_SEEDS = 5
 MAIN_METRIC = {"sick": "pearson", "mpqa": "ranking_loss", "sick-entailment": "accuracy"}
 # the metrics where lower is better: a verdict and a choice on dev turn round
 LOWER_IS_BETTER = ("ranking_loss", "mae", "mse")
+
+
+@dataclass(frozen=True)
+class Deviation:
+    """A departure of a row from the paper: ``what`` it concerns (``VECTORS``
+    and their dimension, ``PARSES``, ``PROTOCOL``: how the figure is made,
+    ``PARAMETERS``), what the row runs (``ours``) and what the paper did."""
+
+    what: str
+    ours: str
+    paper: str
+    # for a table's ``paper_protocol``: the models of the paper's own runs it
+    # concerns (the figures it quotes from other papers were made otherwise)
+    models: tuple = ()
+
+    def record(self) -> dict:
+        """As the report's JSON carries it, with the text its table shows."""
+        return {"what": self.what, "ours": self.ours, "paper": self.paper,
+                "text": f"{self.ours}, not {self.paper}"}
 
 
 @dataclass(frozen=True)
@@ -72,6 +95,8 @@ class Row:
     # metric -> the standard deviation the paper prints beside its figure (over
     # ``Table.paper_runs`` runs where the paper says how many)
     paper_std: dict = field(default_factory=dict)
+    # its departures from the paper (``Deviation``) beyond the table's own
+    deviations: tuple = ()
 
     def settings(self) -> dict:
         """Setting name -> the options of ``npcomp train`` (model, task and the
@@ -202,6 +227,14 @@ class Table:
     claims: tuple = ()
     # how many runs the paper's means and standard deviations are over (0: not said)
     paper_runs: int = 0
+    # how the paper made the figures of its own models (``Deviation.models``)
+    # where that departs from a mean over our seeds (one run tuned on dev)
+    paper_protocol: Deviation | None = None
+    # model -> the parameter count the paper prints for it (Tai et al.'s Table 1)
+    paper_parameters: dict = field(default_factory=dict)
+    # metrics beside the main one whose paper figures the report tests too
+    # (Zhu et al.'s PHRASES column: every phrase node's accuracy, ``all_acc``)
+    also: tuple = ()
 
     def run_options(self, options: dict, train: str, folds: int | None = None) -> dict:
         """A setting's options (``Row.settings``) as `npcomp train` takes them:

@@ -41,7 +41,7 @@ def file_names(figures: list) -> list:
 
 def write_figures(figures: list, out_dir: str | Path) -> list:
     """Draw every record into ``out_dir``; the paths written."""
-    from npcomp.training.rundir import RunDirectory
+    from npcomp.runfiles.rundir import RunDirectory
     out = RunDirectory(out_dir)
     out.path.mkdir(parents=True, exist_ok=True)
     written = []
@@ -243,7 +243,7 @@ def draw_learning(record: dict):
 
 def draw_boxes(record: dict):
     """One box per setting over its seeds, each run a dot; each panel (a
-    task, at most MAX_SERIES settings) on axes of its own; the paper's
+    task, at most MAX_BOXES settings) on axes of its own; the paper's
     figure marked where the record gives it; a key to the markers."""
     groups = _panels_of(record, record["boxes"])
     widest = max(len(boxes) for _, boxes in groups)

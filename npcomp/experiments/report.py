@@ -29,12 +29,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from npcomp.training.machine import machine_summary
+from npcomp.runfiles.machine import machine_summary
 
 from .differences import (MEASURED, NOT_YET, against_paper_runs, claim_records,
                           comparison_records)
 from .option_sources import setting_kind, setting_options
-from .paper_rows import LOWER_IS_BETTER, MIN_SEEDS, NO_DATA, Table
+from .paper_rows import (LOWER_IS_BETTER, MIN_SEEDS, NO_DATA, PARAMETERS, PROTOCOL, Deviation,
+                         Table)
+from .report_provenance import run_provenance
 
 __all__ = ["report_record", "summary_table", "committed_results", "verdict",
            "comparison_records", "claim_records", "MEASURED", "NOT_YET"]
@@ -168,6 +170,47 @@ def best_of(sweep_dir: Path, record: dict, metric: str, count: int, paper) -> di
     return out
 
 
+def deviations(table: Table, row, record: dict, sweep_dir: Path) -> list:
+    """A row's departures from the paper, as the report's JSON carries them
+    (``Deviation.record``): the row's own; the paper's protocol where its
+    figure is not a mean over runs (a best of N on dev, or the table's: one
+    run tuned on dev); for a setting trained here whose model the paper
+    gives a parameter count, ours (from its first run) against it."""
+    out = [one.record() for one in row.deviations]
+    if row.best_of:
+        out.append(Deviation(PROTOCOL, "a mean over seeds",
+                             f"the best of {row.best_of} runs on dev").record())
+    elif table.paper_protocol is not None and row.paper.get(row.metric) is not None and \
+            row.model in table.paper_protocol.models:
+        out.append(table.paper_protocol.record())
+    paper = table.paper_parameters.get(row.model)
+    runs = record.get("runs") or []
+    if paper and runs and not row.same_as:
+        ours = _run_metrics(sweep_dir, runs[0]).get("parameters")
+        if ours is not None:
+            out.append({"what": PARAMETERS, "ours": ours, "paper": paper,
+                        "counted": "ours: every weight but the word vectors; the paper's: "
+                                   "its Table 1's |θ|, matched across its models",
+                        "text": f"{ours:,} parameters, the paper's {paper:,}"})
+    return out
+
+
+def also_records(table: Table, row, record: dict) -> dict:
+    """Metric -> the paper's figure, ours and the verdict, for each metric the
+    table tests beside its main one (``Table.also``) where the row has a
+    paper figure of it."""
+    out = {}
+    for metric in table.also:
+        paper, stats = row.paper.get(metric), record.get(f"test_{metric}")
+        if paper is None:
+            continue
+        measured = stats is not None and stats["n"] >= MIN_SEEDS
+        out[metric] = {"paper": paper, "ours": stats if measured else None,
+                       "n": stats["n"] if stats else 0,
+                       "verdict": verdict(paper, stats, metric) if measured else NOT_YET}
+    return out
+
+
 def _entry(row, name: str | None, record: dict, choice: dict | None,
            folds: int = 0, missing: str | None = None, paper_runs: int = 0) -> dict:
     """The record of one (row, setting): status, statistics, verdict, options;
@@ -233,6 +276,7 @@ def report_record(table: Table, results: dict | None, out: Path,
             found = (other_results(other) if other_results else None) or {}
             record = {one["setting"]: one for one in found.get("settings", [])}.get(setting, {})
             entries.append(_entry(row, setting, record, None))
+            _beside(entries[-1], table, row, record, out / other)
         else:
             for name in row.settings():
                 entry = _entry(row, name, by_setting.get(name, {}), choices.get(row.name),
@@ -242,6 +286,7 @@ def report_record(table: Table, results: dict | None, out: Path,
                                                row.metric, row.best_of,
                                                row.paper.get(row.metric))
                 entries.append(entry)
+                _beside(entry, table, row, by_setting.get(name, {}), out / table.name)
     record = {"table": table.name, "title": table.title, "note": table.note,
               "rows": entries, "dev_choices": choices}
     if table.comparisons:
@@ -250,7 +295,18 @@ def report_record(table: Table, results: dict | None, out: Path,
         record["claims"] = claim_records(table, results, out, other_results)
     if folds:
         record["folds"] = folds
+    record["provenance"] = run_provenance(out / table.name, results)
     return record
+
+
+def _beside(entry: dict, table: Table, row, record: dict, sweep_dir: Path) -> None:
+    """An entry's departures from the paper and its other tested columns."""
+    departures = deviations(table, row, record, sweep_dir)
+    if departures:
+        entry["deviations"] = departures
+    also = also_records(table, row, record)
+    if also:
+        entry["also"] = also
 
 
 def machine_line(sweep_dir: Path, results: dict | None) -> str:
@@ -260,18 +316,6 @@ def machine_line(sweep_dir: Path, results: dict | None) -> str:
             continue
         return machine_summary(_run_metrics(sweep_dir, record["run_dir"]).get("machine") or {})
     return "no finished run"
-
-
-def training_seconds(sweep_dir: Path, record: dict) -> float | None:
-    """Mean training time per seed (training and setup), from the runs' metrics."""
-    seconds = []
-    for run_dir in record.get("runs", []):
-        path = sweep_dir / run_dir / "metrics.json"
-        if path.is_file():
-            metrics = json.loads(path.read_text(encoding="utf-8"))
-            if metrics.get("train_wall_s") is not None:
-                seconds.append(metrics["train_wall_s"] + (metrics.get("setup_s") or 0.0))
-    return sum(seconds) / len(seconds) if seconds else None
 
 
 def summary_table(reports: list) -> str:

@@ -8,10 +8,10 @@ from __future__ import annotations
 from .paper_rows import LOWER_IS_BETTER, MIN_SEEDS
 from .differences import HOLDS, NO_DIFFERENCE, REVERSED
 from .report import KINDS, METRIC_NAMES, number, paper_number, without_paper
-from .report import training_seconds as _seconds
+from .report_provenance import revision_lines, timing
 
 # the order an option's sources are listed in
-SOURCE_ORDER = ("paper", "dev", "alternative", "undecided", "default")
+SOURCE_ORDER = ("paper", "substitute", "dev", "alternative", "undecided", "default")
 
 
 def _spread(stats: dict, metric: str) -> tuple:
@@ -22,10 +22,13 @@ def _spread(stats: dict, metric: str) -> tuple:
     return mean, ci, f"{number(stats['min'], metric)}-{number(stats['max'], metric)}"
 
 
-def _minutes(seconds) -> str:
-    if seconds is None:
+def _time(timed: dict | None) -> str:
+    """A training time with the load it ran under."""
+    if timed is None:
         return "-"
-    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.1f} min"
+    seconds = timed["seconds"]
+    shown = f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.1f} min"
+    return f"{shown} (load {timed['load']:.1f} on {timed['cores']} cores)"
 
 
 def _setting_cell(entry: dict) -> str:
@@ -37,18 +40,51 @@ def _setting_cell(entry: dict) -> str:
     return f"`{entry['setting']}` ({KINDS[entry['kind']]})"
 
 
-def table_lines(record: dict, sweep_dir, results, other_sweep) -> list:
-    """The report's table: a line per row and setting."""
+def _timings(record: dict, sweep_dir, results, other_sweep) -> list:
+    """Each entry's training time and load (``report_provenance.timing``), or None."""
     by_setting = {one["setting"]: one for one in (results or {}).get("settings", [])}
+    out = []
+    for entry in record["rows"]:
+        timed = None
+        if entry["setting"] is not None and not entry.get("same_as"):
+            timed = timing(sweep_dir, by_setting.get(entry["setting"], {}))
+        elif entry.get("same_as"):
+            other, setting = entry["same_as"].split("/")
+            directory, found = other_sweep(other)
+            timed = timing(directory, {one["setting"]: one for one in
+                                       (found or {}).get("settings", [])}.get(setting, {}))
+        out.append(timed)
+    return out
+
+
+def _verdict_cell(entry: dict) -> str:
+    """The verdict, the paper's protocol where it is a best of N, and the
+    row's departures from the paper (``deviations``)."""
+    verdict = entry["verdict"]
+    if "best_of" in entry:   # the paper's figure is a best of N on dev: ours beside
+        best = entry["best_of"]
+        verdict += (f"; best of {best['count']} on dev: "
+                    + (best.get("verdict", "-") if best["finished"] == best["count"]
+                       else "pending"))
+    for deviation in entry.get("deviations", []):
+        if not ("best_of" in entry and deviation["what"] == "protocol"):   # said just above
+            verdict += f"; {deviation['text']}"
+    return verdict
+
+
+def table_lines(record: dict, sweep_dir, results, other_sweep) -> list:
+    """The report's table: a line per row and setting; a training time
+    column only where some run recorded the load it trained under."""
     per = "fold" if record.get("folds") else "seed"
     paperless = without_paper(record)
-    lines = (["| row | setting | mean ± std | 95% CI | min-max | n | status | "
-              f"training time per {per} |", "|---|---|---|---|---|---|---|---|"]
-             if paperless else
-             ["| paper's table | row | setting | paper | ours: mean ± std | 95% CI | min-max | "
-              f"n | verdict | training time per {per} |",
-              "|---|---|---|---|---|---|---|---|---|---|"])
-    for entry in record["rows"]:
+    timings = _timings(record, sweep_dir, results, other_sweep)
+    timed = any(one is not None for one in timings)
+    head = ["row", "setting", "mean ± std", "95% CI", "min-max", "n", "status"] if paperless \
+        else ["paper's table", "row", "setting", "paper", "ours: mean ± std", "95% CI",
+              "min-max", "n", "verdict"]
+    head += [f"training time per {per} (machine load)"] if timed else []
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for entry, timed_entry in zip(record["rows"], timings):
         metric = entry["metric"]
         paper = entry["paper"].get(metric)
         paper_text = "-" if paper is None else paper_number(paper, metric)
@@ -58,28 +94,43 @@ def table_lines(record: dict, sweep_dir, results, other_sweep) -> list:
         if entry.get("ours"):
             ours, ci, extent = _spread(entry["ours"], metric)
         n = entry.get("n", "-")
-        seconds = None
-        if entry["setting"] is not None and not entry.get("same_as"):
-            seconds = _seconds(sweep_dir, by_setting.get(entry["setting"], {}))
-        elif entry.get("same_as"):
-            other, setting = entry["same_as"].split("/")
-            directory, found = other_sweep(other)
-            seconds = _seconds(directory, {one["setting"]: one for one in
-                                           (found or {}).get("settings", [])}.get(setting, {}))
-        verdict = entry["verdict"]
-        if "best_of" in entry:   # the paper's figure is a best of N on dev: ours beside
-            best = entry["best_of"]
-            verdict += (f"; best of {best['count']} on dev: "
-                        + (best.get("verdict", "-") if best["finished"] == best["count"]
-                           else "pending"))
+        time_cell = f" {_time(timed_entry)} |" if timed else ""
         if paperless:
+            status = entry["status"] if entry.get("ours") else _verdict_cell(entry)
             lines.append(f"| {entry['label']} | {_setting_cell(entry)} | {ours} | {ci} | "
-                         f"{extent} | {n} | {entry['status'] if entry.get('ours') else verdict} | "
-                         f"{_minutes(seconds)} |")
+                         f"{extent} | {n} | {status} |{time_cell}")
             continue
         lines.append(f"| {entry['source'] or '-'} | {entry['label']} | {_setting_cell(entry)} | "
-                     f"{paper_text} | {ours} | {ci} | {extent} | {n} | {verdict} | "
-                     f"{_minutes(seconds)} |")
+                     f"{paper_text} | {ours} | {ci} | {extent} | {n} | {_verdict_cell(entry)} |"
+                     f"{time_cell}")
+    return lines
+
+
+def _also(record: dict) -> list:
+    """The paper's other columns a table tests (``Table.also``): per metric,
+    each row's paper figure beside ours and the verdict."""
+    metrics = list(dict.fromkeys(metric for entry in record["rows"]
+                                 for metric in entry.get("also", {})))
+    lines = []
+    for metric in metrics:
+        lines += [f"## The paper's other column: {METRIC_NAMES[metric]}", "",
+                  "The same runs on the paper's other column, each row's paper figure beside "
+                  "our mean over its seeds, with the verdicts of the table above.", "",
+                  "| row | setting | paper | ours: mean ± std | 95% CI | min-max | n | verdict |",
+                  "|---|---|---|---|---|---|---|---|"]
+        for entry in record["rows"]:
+            one = entry.get("also", {}).get(metric)
+            if one is None:
+                continue
+            ours = ci = extent = "-"
+            if one["ours"]:
+                ours, ci, extent = _spread(one["ours"], metric)
+            verdict = (one["verdict"] if one["ours"] else
+                       f"{one['verdict']} ({one['n']} of {MIN_SEEDS} seeds)")
+            lines.append(f"| {entry['label']} | {_setting_cell(entry)} | "
+                         f"{paper_number(one['paper'], metric)} | {ours} | {ci} | {extent} | "
+                         f"{one['n']} | {verdict} |")
+        lines.append("")
     return lines
 
 
@@ -275,6 +326,19 @@ def _paper_std_sentence(record: dict, table) -> str:
             "many runs, so the verdict is against our interval alone.")
 
 
+def _deviations_sentence(record: dict) -> str:
+    """What the departures beside a verdict are; nothing where no row has one."""
+    found = {one["what"] for entry in record["rows"] for one in entry.get("deviations", [])}
+    if not found:
+        return ""
+    text = (" Beside a verdict: the row's departures from the paper (ours, not the "
+            "paper's: vectors, parses, how the figure is made).")
+    if "parameters" in found:
+        text += (" Parameters: ours count every weight but the word vectors, the paper's its "
+                 "Table 1's, its models' counts matched to one another.")
+    return text
+
+
 def markdown(record: dict, table, machine: str, rerun_with, sweep_dir, results,
              other_sweep, commands: dict, figures=()) -> str:
     """DIR/TABLE.md (``figures``: PNG paths relative to DIR; ``rerun_with(N)``:
@@ -299,7 +363,8 @@ def markdown(record: dict, table, machine: str, rerun_with, sweep_dir, results,
                  "paper's figure below our interval), *reached* (our mean at or above it), "
                  "*within noise* (inside our interval), *below*. Settings: *paper* (no option "
                  "chosen on dev), *chosen on dev*, or an *alternative* tried and not chosen "
-                 f"(below, \"Choices on dev\").{_paper_std_sentence(record, table)} Machine: "
+                 f"(below, \"Choices on dev\").{_paper_std_sentence(record, table)}"
+                 f"{_deviations_sentence(record)} Machine: "
                  f"{machine}. Rerun: `{rerun}`.")
     lines = [f"# {table.title}", "", intro, ""]
     if record.get("overrides"):
@@ -313,8 +378,8 @@ def markdown(record: dict, table, machine: str, rerun_with, sweep_dir, results,
         next(row.metric for row in table.rows if row.trained)
     lower = " (lower is better)" if metric in LOWER_IS_BETTER else ""
     lines += ["", f"Metric: {METRIC_NAMES[metric]}{lower}.", ""]
-    lines += (_claims(record) + _comparisons(record) + _not_measured(record) + _dev_choices(record)
-              + _protocol(record, rerun_with))
+    lines += (_also(record) + _claims(record) + _comparisons(record) + _not_measured(record) + _dev_choices(record)
+              + _protocol(record, rerun_with) + revision_lines(record, results))
     lines += [f"![{path.rsplit('/', 1)[-1].removesuffix('.png')}]({path})" for path in figures]
     if figures:
         lines.append("")

@@ -11,7 +11,7 @@ import asyncio
 import re
 import socket
 
-from npcomp.data.errors import ConfigError
+from npcomp.errors import ConfigError
 
 
 # seconds an existing scheduler has to accept a connection, and again to

@@ -3,8 +3,8 @@
 Runs whose configs differ only in the seed (and in where they ran: data
 directory, threads) form one group; each group is reported as mean, sample
 standard deviation, 95% confidence interval of the mean, median, minimum and
-maximum of its test and dev metrics (SPEC Sec. 2: the papers report the mean
-of 5 runs, or medians of 10).  ``npcomp sweep`` reports its settings with the
+maximum of its test and dev metrics (the papers report the mean of 5 runs, or
+medians of 10).  ``npcomp sweep`` reports its settings with the
 same functions, grouping by its setting names instead of the configs.
 """
 from __future__ import annotations
@@ -14,10 +14,10 @@ from pathlib import Path
 
 import numpy as np
 
-from npcomp.data.choices import PAIR_CLASS_TASKS, PAIR_TASKS
-from npcomp.training.options import NOT_A_SETTING, OPTIONS
+from npcomp.data.datasets import PAIR_CLASS_TASKS, PAIR_TASKS
+from npcomp.configuration.options import NOT_A_SETTING, OPTIONS
 from npcomp.training.run_data import run_finished
-from npcomp.training.rundir import RunDirectory, RunFileError
+from npcomp.runfiles.rundir import RunDirectory, RunFileError
 
 METRICS = ("root_acc", "all_acc", "accuracy", "macro_f1", "ranking_loss", "mae", "pearson",
            "spearman", "mse")

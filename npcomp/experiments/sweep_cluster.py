@@ -84,27 +84,31 @@ def dask_client(scheduler: str | None = None, workers: int = 1, dashboard: str |
                                {"dashboard_address": "127.0.0.1:0"})
     from .sweep_workers import CLOSING_LOGGERS, IgnoreInterrupts, quiet_closing
     levels = {name: logging.getLogger(name).level for name in CLOSING_LOGGERS}
-    try:
-        client = Client(cluster)
+    # as the sweep's own process is ended from outside, the cluster closes as on Ctrl-C
+    with _terminations_as_interrupts():
         try:
-            # and so do the workers a nanny starts again after one died
-            client.register_plugin(IgnoreInterrupts())
-            yield client
-        finally:
-            # what is left to say has been said (every run reported): the
-            # comms that break as the cluster closes print no traceback
+            client = Client(cluster)
             try:
-                client.run(quiet_closing)
-            except Exception:  # noqa: BLE001 - a worker gone already says nothing either
-                pass
-            quiet_closing()
-            client.close()
-    finally:
-        try:
-            cluster.close()
+                # and so do the workers a nanny starts again after one died
+                client.register_plugin(IgnoreInterrupts())
+                yield client
+            finally:
+                # what is left to say has been said (every run reported): the
+                # comms that break as the cluster closes print no traceback;
+                # this process first, whose scheduler logs the broadcast to a
+                # worker already gone (ended with this one by the same signal)
+                quiet_closing()
+                try:
+                    client.run(quiet_closing)
+                except Exception:  # noqa: BLE001 - a worker gone already says nothing either
+                    pass
+                client.close()
         finally:
-            for name, level in levels.items():
-                logging.getLogger(name).setLevel(level)
+            try:
+                cluster.close()
+            finally:
+                for name, level in levels.items():
+                    logging.getLogger(name).setLevel(level)
 
 
 @contextmanager
@@ -124,6 +128,35 @@ def _interrupts_ignored():
         signal.signal(signal.SIGINT, previous)
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (``kill PID``, a job scheduler's time limit) while a sweep's
+    local cluster runs: taken as Ctrl-C is, so the sweep stops its cluster,
+    writes its results and says how to continue.  Killed outright instead,
+    its worker processes would be left to notice on their own, and Python's
+    resource tracker would warn of the semaphores their start left behind."""
+
+
+@contextmanager
+def _terminations_as_interrupts():
+    """SIGTERM raises :class:`Terminated` in this process (main thread only);
+    a second SIGTERM, while the cluster closes, ends the process at once."""
+    import signal
+    import threading
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminated(number, frame):
+        signal.signal(signal.SIGTERM, previous)
+        raise Terminated()
+
+    previous = signal.signal(signal.SIGTERM, terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 @dataclass
 class Tally:
     """Runs of this sweep by state, for the progress bar."""
@@ -135,10 +168,11 @@ class Tally:
         return f"finished {self.finished}, running {self.running}, failed {self.failed}"
 
 
-def execute(client, jobs: dict, task, progress: bool = True, already_finished: int = 0,
+def execute(client, jobs: dict, progress: bool = True, already_finished: int = 0,
             total: int | None = None, echo=print) -> dict:
-    """Run ``task(*arguments)`` for each run name -> arguments of ``jobs`` on
-    the cluster of ``client``; name -> the task's result (a dict with
+    """Run the task of a run (``sweep_task.train_in_worker(*arguments)``) for
+    each run name -> arguments of ``jobs`` on the cluster of ``client``
+    (``sweep_jobs.sweep_jobs`` makes them); name -> the task's result (a dict with
     ``status``, 0 when the run finished, and ``error``), or {"status": 1,
     "error": ...} for a run the cluster could not carry out (its worker died
     ALLOWED_FAILURES times).  A progress bar over the runs shows finished,
@@ -146,9 +180,11 @@ def execute(client, jobs: dict, task, progress: bool = True, already_finished: i
     runs are cancelled and the workers running them restarted (an existing
     cluster keeps going for others), then the interrupt goes on."""
     from distributed import as_completed
+
+    from .sweep_task import train_in_worker
     token = uuid.uuid4().hex[:8]
-    futures = {client.submit(task, *arguments, key=f"npcomp-run-{name}-{token}", pure=False):
-               name for name, arguments in jobs.items()}
+    futures = {client.submit(train_in_worker, *arguments, key=f"npcomp-run-{name}-{token}",
+                             pure=False): name for name, arguments in jobs.items()}
     tally = Tally(finished=already_finished)
     bar = _progress_bar(total or len(jobs), already_finished, progress)
     results = {}

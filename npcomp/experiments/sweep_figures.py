@@ -5,12 +5,14 @@ setting as ``npcomp summary`` groups them, or by the setting names of its
 
 * ``seeds_SPLIT_METRIC``: each setting's test and dev metric over its seeds
   (Le & Zuidema 2015, Figs. 6-7, box plots), each task on axes of its own and
-  at most ``MAX_SERIES`` settings on one axes; on the test figures the
+  at most ``MAX_BOXES`` settings on one axes, the all-node figures one node
+  set an axes (``node_set``); on the test figures the
   paper's figure of each setting when the caller gives it (``paper``);
 * the per-length figures of ``figures.py`` (sentence length, phrase length,
   node height; Pearson's r by pair length) with one series per setting,
   each point the mean over its seeds (Tai's points are means over 5 runs),
-  at most ``MAX_SERIES`` series on one axes;
+  at most ``MAX_SERIES`` series on one axes, the node figures one node set
+  an axes;
 * ``root_confusion_SETTING``: a setting's root confusion matrix over all its
   seeds' test sentences (Nayebi & Blundell, Fig. 2);
 * a paper's figure (``paper_figures``): chosen settings' per-length series
@@ -29,12 +31,13 @@ import math
 import re
 from pathlib import Path
 
-from npcomp.data.choices import PAIR_CLASS_TASKS
+from npcomp.data.datasets import PAIR_CLASS_TASKS
 from .paper_rows import MIN_SEEDS
 from .figures import (FigureError, confusion_record, figure_template, prediction_figures,
                       read_run_counts, root_confusion, shared_tail)
 
-MAX_SERIES = 8
+# lines on one axes of a per-length figure; boxes on one axes of a seed plot
+MAX_SERIES, MAX_BOXES = 6, 8
 SWEEP_METRICS = {"root_acc": "root accuracy (%)", "all_acc": "all-node accuracy (%)",
                  "pearson": "Pearson's r", "ranking_loss": "ranking loss",
                  "accuracy": "accuracy (%)"}
@@ -42,10 +45,19 @@ TASK_NAMES = {"sst5": "fine-grained (sst5)", "sst2": "binary (sst2)", "sick": "S
               "synthetic": "synthetic", "sick-entailment": "SICK entailment"}
 LEGACY = "figure-data.json"
 PER_LENGTH = ("length_accuracy", "phrase_length_accuracy", "height_accuracy", "length_pearson")
+# the figures of every labelled node, not the roots alone: drawn one node set a
+# panel, as a model's all-node figure depends on which nodes its trees label
+# (the SST's 82,600 test phrases, a dependency parse's 38,509 spans, ...)
+NODE_FIGURES = ("all_acc", "phrase_length_accuracy", "height_accuracy")
+# the node set of a run's labelled test nodes, by the trees it reads (the
+# treebank's own: its phrases); left- and right-branching trees label their
+# roots and words alone, the same nodes both
+NODE_SETS = {"dependency": "dependency spans", "parsed": "spans of the parsed trees",
+             "left": "roots and words", "right": "roots and words"}
 
 
 def is_sweep(directory: str | Path) -> bool:
-    """A sweep directory holds its runs in ``runs/`` (SPEC Sec. 3)."""
+    """A sweep directory holds its runs in ``runs/`` (README.md, "Many runs: npcomp sweep")."""
     directory = Path(directory)
     return (directory / "runs").is_dir() and not (directory / "metrics.json").is_file()
 
@@ -129,29 +141,59 @@ def units(labels: list) -> list:
     return out
 
 
-def panels(items: list) -> list:
+def node_set(setting: dict, split: str = "test") -> tuple | None:
+    """(task, name, count, split) of the labelled nodes of ``split`` a
+    setting's all-node figures count (its first run's; the count None where
+    its run did not record it); None when they are its roots alone, which
+    the root figures draw."""
+    first = (setting.get("metrics") or [{}])[0]
+    test = first.get(split) or {}
+    nodes = test.get("labelled_nodes")
+    if nodes is not None and nodes == test.get("sentences"):
+        return None
+    structure = (first.get("config") or {}).get("structure")
+    return (setting["task"], NODE_SETS.get(structure, "phrases") if nodes is not None
+            else "labelled nodes", nodes, split)
+
+
+def node_panels(items: list, most: int = MAX_SERIES) -> list:
+    """(node set, label) pairs -> ``panels``, one node set (and task) an axes,
+    each titled by its task, nodes and their count."""
+    sets = list(dict.fromkeys(nodes for nodes, _ in items))
+    tasks = {nodes[0] for nodes in sets}
+    titles = {}
+    for task, name, count, split in sets:
+        counted = f"{name} ({count:,} {split} nodes)" if count is not None else name
+        titles[(task, name, count, split)] = (f"{TASK_NAMES.get(task, task)}: {counted}"
+                                              if len(tasks) > 1 else counted)
+    return panels(items, titles, most)
+
+
+def panels(items: list, titles: dict | None = None, most: int = MAX_SERIES) -> list:
     """(task, label) pairs -> the axes they are drawn on: one task an axes,
-    at most MAX_SERIES labels each (a task's labels in even chunks, in
+    at most ``most`` labels each (a task's labels in even chunks, in
     order, a row's settings together: ``units``), each {"title", "task",
-    "labels"}."""
+    "labels"}; ``titles``: the title of each task's axes, where the
+    "task" is another grouping (``node_panels``)."""
     tasks = list(dict.fromkeys(task for task, _ in items))
     out = []
     for task in tasks:
-        chunks = _chunks(units([label for one, label in items if one == task]))
+        chunks = _chunks(units([label for one, label in items if one == task]), most)
         for number, chunk in enumerate(chunks, start=1):
-            title = TASK_NAMES.get(task, task) if len(tasks) > 1 else ""
+            title = (titles[task] if titles is not None else
+                     TASK_NAMES.get(task, task) if len(tasks) > 1 else "")
             if len(chunks) > 1:
                 title = (f"{title}, " if title else "") + f"part {number} of {len(chunks)}"
-            out.append({"title": title, "task": task, "labels": chunk})
+            out.append({"title": title, "task": task[0] if titles else task, "labels": chunk})
     return out
 
 
-def _chunks(runs: list) -> list:
+def _chunks(runs: list, most: int) -> list:
     """Runs of labels (``units``) packed in order into the fewest axes of at
-    most MAX_SERIES labels, as even as that allows."""
+    most ``most`` labels, as even as that allows."""
     total = sum(len(run) for run in runs)
-    for count in range(max(1, math.ceil(total / MAX_SERIES)), total + 1):
-        for target in range(math.ceil(total / count), MAX_SERIES + 1):
+    for count in range(max(1, math.ceil(total / most)), total + 1):
+        for target in range(math.ceil(total / count), most + 1):
             chunks = [[]]
             for run in runs:
                 if chunks[-1] and len(chunks[-1]) + len(run) > target:
@@ -181,7 +223,8 @@ def seed_distributions(settings: list, source: str = "", paper: dict | None = No
             for setting in settings:
                 values = [run[split][metric] for run in setting["metrics"]
                           if isinstance(run.get(split), dict) and metric in run[split]]
-                if values:
+                nodes = node_set(setting, split) if metric in NODE_FIGURES else ()
+                if values and nodes is not None:
                     box = {"label": _label(setting), "task": setting["task"],
                            "seeds": setting["seeds"], "runs": setting["runs"],
                            "values": values, "median": _median(values),
@@ -189,14 +232,21 @@ def seed_distributions(settings: list, source: str = "", paper: dict | None = No
                     figure = (paper.get(_label(setting)) or {}).get(metric)
                     if split == "test" and figure is not None:
                         box["paper"] = figure
+                    if nodes:
+                        box["nodes"] = list(nodes)
                     boxes.append(box)
             if boxes:
+                by_nodes = metric in NODE_FIGURES
                 figures.append({
                     "figure": f"seeds_{split}_{metric}", "kind": "boxes",
-                    "title": f"{split.capitalize()} {label} over {over}, per setting",
+                    "title": f"{split.capitalize()} {label} over {over}, per setting"
+                             + (", one node set a panel" if by_nodes else ""),
                     "x_label": "setting", "y_label": f"{split} {label}",
                     "source": [source], "split": split, "metric": metric, "boxes": boxes,
-                    "panels": panels([(box["task"], box["label"]) for box in boxes]),
+                    "panels": (node_panels([(tuple(box["nodes"]), box["label"]) for box in boxes],
+                                           MAX_BOXES) if by_nodes else
+                               panels([(box["task"], box["label"]) for box in boxes],
+                                      most=MAX_BOXES)),
                     **({"over": over} if over != "seeds" else {})})
     return figures
 
@@ -269,14 +319,18 @@ def mean_curves(settings: list, legacy: dict | None = None) -> tuple:
         suffix = f"_{task}" if len(tasks) > 1 else ""
         run_dirs, runs, shown = next(((dirs, runs, shown) for one, dirs, runs, shown in counted
                                       if one is setting), (None, None, None))
+        nodes = node_set(setting)
         if runs is not None:
             per_run = [[figure for figure in prediction_figures(counts, task, str(run_dir),
                                                                 tail=tails[task])
-                        if figure["kind"] in ("curve", "bars")]
+                        if figure["kind"] in ("curve", "bars")
+                        and (nodes is not None or figure["figure"] not in NODE_FIGURES)]
                        for run_dir, counts in zip(run_dirs, runs)]
             for figures in zip(*per_run):
                 one = {"label": shown, "runs": len(figures),
                        "points": _mean_points(figures, figures[0]["x"], figures[0]["y"])}
+                if figures[0]["figure"] in NODE_FIGURES:
+                    one["nodes"] = list(nodes)
                 _add(merged, figures[0], one, suffix, [figure["source"][0] for figure in figures])
                 series[(figures[0]["figure"], task, _label(setting))] = one
             continue
@@ -284,12 +338,18 @@ def mean_curves(settings: list, legacy: dict | None = None) -> tuple:
         if record is None:
             continue
         for base, curve in record["curves"].items():
-            one = dict(curve["series"], label=_label(setting))
+            if base in NODE_FIGURES and nodes is None:
+                continue
+            one = dict(curve["series"], label=_label(setting),
+                       **({"nodes": list(nodes)} if base in NODE_FIGURES else {}))
             _add(merged, figure_template(base, task, curve.get("tail")), one, suffix,
                  [str(Path(setting["runs"][0]).parent.parent / LEGACY)])
             series[(base, task, _label(setting))] = one
     for figure in merged.values():
-        figure["panels"] = panels([(figure["task"], one["label"]) for one in figure["series"]])
+        figure["panels"] = (node_panels([(tuple(one["nodes"]), one["label"])
+                                         for one in figure["series"]])
+                            if all("nodes" in one for one in figure["series"]) else
+                            panels([(figure["task"], one["label"]) for one in figure["series"]]))
     return list(merged.values()), notes, series
 
 
@@ -359,7 +419,7 @@ def confusions_over_seeds(settings: list, legacy: dict | None = None) -> list:
         else:
             continue
         label = _label(setting)
-        names = _class_names(setting)
+        names = _recorded_class_names(setting)
         if names is not None and len(names) == len(figure["classes"]):
             figure["classes"] = names   # a run on a user's files names its classes
         what = "Confusion" if setting["task"] in PAIR_CLASS_TASKS else "Root confusion"
@@ -370,7 +430,7 @@ def confusions_over_seeds(settings: list, legacy: dict | None = None) -> list:
     return figures
 
 
-def _class_names(setting: dict) -> list | None:
+def _recorded_class_names(setting: dict) -> list | None:
     """The class names a setting's runs recorded (runs on a user's files), or None."""
     names = [(run.get("config") or {}).get("classes") for run in setting.get("metrics", [])]
     return list(names[0]) if names and names[0] and all(

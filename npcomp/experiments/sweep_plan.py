@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from npcomp.cells import registry
-from npcomp.training.options import OPTIONS
+from npcomp.configuration.options import OPTIONS
 from npcomp.training.run_data import run_finished
-from npcomp.training.rundir import RunDirectory, RunDirectoryError, RunFileError
+from npcomp.runfiles.rundir import RunDirectory, RunDirectoryError, RunFileError
 from .sweep_spec import SpecError, SweepSpec
 
 PLAN = "plan.json"
@@ -157,7 +157,7 @@ def plan_record(spec: SweepSpec, runs: list) -> dict:
     """SWEEP_DIR/plan.json's record of ``spec``, its paths where the runs
     run (data, parses) relative to this directory, as run files record them
     (``run_paths.py``)."""
-    from npcomp.training.run_paths import relative_where
+    from npcomp.runfiles.run_paths import relative_where
     return {"specs": [{"source": spec.source, "base": relative_where(spec.base),
                        "seeds": spec.seeds, "grid": spec.grid,
                        "settings": {name: relative_where(options)

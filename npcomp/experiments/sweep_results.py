@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from npcomp.training.rundir import RunDirectory, RunFileError
+from npcomp.runfiles.rundir import RunDirectory, RunFileError
 from .sweep_plan import run_directory, run_state
 
 RESULTS = "sweep.json"
@@ -31,7 +31,7 @@ def settle_finished(sweep_dir: str | Path, runs: list) -> int:
     and their figures' counts beside their predictions (``test-counts.json``);
     the number of runs changed."""
     from .figures import ensure_counts
-    from npcomp.training.run_paths import settle_run
+    from npcomp.runfiles.run_paths import settle_run
     changed = 0
     for run in runs:
         run_dir = run_directory(sweep_dir, run)
@@ -48,7 +48,7 @@ def sweep_results(sweep_dir: str | Path, runs: list, outcomes: dict | None = Non
     (finished, failed, unfinished), error and the thread counts its worker
     reported (``outcomes``: name -> the task's result, for the runs run this
     time)."""
-    from npcomp.training.run_paths import relative_where
+    from npcomp.runfiles.run_paths import relative_where
     from .summary import read_runs, summarise
     from npcomp.training.evaluation import selection_metric
     outcomes = outcomes or {}

@@ -7,14 +7,14 @@ below beside the badge.  Tai et al.'s and the shared readings (E1, E2, ...)
 are entries of docs/EQUATIONS.md section 11, every other id an entry of the
 cell's own page, docs/cells/MODULE.md, where each gives the printed
 equation, what the code does and the planted-bug test backing it
-(tests/test_explain_terms.py checks that every cited id has its line here
+(tests/study/test_explain_terms.py checks that every cited id has its line here
 and its entry there).
 """
 from __future__ import annotations
 
 import re
 from importlib import resources
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 SHARED_PAGE = "docs/EQUATIONS.md"
 SHARED = re.compile(r"[ES]\d+$")
@@ -116,11 +116,19 @@ def page(module: str, erratum: str) -> str:
 
 
 def installed_copy(page: str) -> str:
-    """The path of ``page`` (docs/...) as installed with the package: the
-    pages explain cites are package data (``npcomp/study/errata_pages/``, links
-    into docs/ in a checkout, copies in a wheel)."""
+    """Where ``page`` (docs/...) is installed with the package, relative to
+    the directory that holds the package (``npcomp/study/errata_pages/...``:
+    the pages explain cites are package data, links into docs/ in a
+    checkout, copies in a wheel).  Relative, so that no document or page
+    explain writes carries the path of the machine that wrote it;
+    ``installed_file`` finds it in this installation."""
     within = PurePosixPath(page).relative_to("docs")
-    return str(resources.files("npcomp.study").joinpath("errata_pages", *within.parts))
+    return str(PurePosixPath("npcomp", "study", "errata_pages", *within.parts))
+
+
+def installed_file(where: str) -> Path:
+    """The file an erratum's ``where`` (``installed_copy``) names here."""
+    return Path(str(resources.files("npcomp"))).parent / where
 
 
 def text(module: str, erratum: str) -> str:

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from npcomp.data.formats import Tree
+from npcomp.data.readers.formats import Tree
 from .state_checks import MAX_NODES
 from npcomp.training.thread_pools import pinned_thread_pools
 
@@ -83,14 +83,15 @@ def node_records(tree: Tree, outputs: np.ndarray, predicted: np.ndarray,
 def explain(model, params, trees: list, vocab, entries: int | None = None,
             rng: np.random.Generator | None = None, supervision: str = "all",
             check_states: bool = False, max_nodes: int | None = MAX_NODES,
-            progress: bool = False) -> dict:
+            progress: bool = False, check_local: bool = False) -> dict:
     """One forward and backward pass of ``model`` (a TreeModel) over
     ``trees`` in float64 with dropout off, and the finite-difference check
     of every named parameter.  Returns the document's ``sentences``,
     ``loss``, ``parameters``, ``warnings`` and ``supervision`` (module
     docstring); with ``check_states`` also ``state_checks``, every node's
     error terms against finite differences in its states
-    (``state_checks.py``).
+    (``state_checks.py``); with ``check_local`` also ``local_checks``, each
+    node's backward checked on its own (``local_checks.py``).
 
     A tree's labels are its own, kept where ``supervision`` supervises (only
     the root for a cell that classifies whole sequences); a tree with none
@@ -107,33 +108,56 @@ def explain(model, params, trees: list, vocab, entries: int | None = None,
     J is flat there, and no finite difference can check the backward,
     which gives the gradient of the loss unheld.  ``floored`` lists those
     nodes (sentence, node), and ``checked`` then says why the check fails."""
+    from .findings import sum_errors, sum_mismatches
     from .finite_differences import parameter_checks
     from .state_checks import check_size
-    from npcomp.forest import build_forest, node_words, supervised_labels
     params = params.astype(np.float64)
     if model.cell.labels_at_roots_only:
         supervision = "root"
-    words = [node_words(tree, vocab.encode(tree.tokens)) for tree in trees]
-    unlabelled = build_forest(trees, words)
-    predicted = model.head.decode(model.outputs(params, unlabelled))
-    labels = []
-    for index, tree in enumerate(trees):
-        kept = supervised_labels(tree, supervision).copy()
-        if (kept < 0).all():
-            root_row = np.flatnonzero((unlabelled.tree == index)
-                                      & (unlabelled.origin == tree.root))[0]
-            kept[tree.root] = predicted[root_row]
-        labels.append(kept)
-    forest = build_forest(trees, words, labels)
-    if check_states:   # a forest too large is refused before any check runs
+    forest, labels = _labelled_forest(model, params, trees, vocab, supervision)
+    if check_states or check_local:   # a forest too large is refused before any check runs
         check_size(model, params, forest, entries, max_nodes)
     trace: dict = {}
     grads = params.zeros_like()
     loss, _ = model.loss_and_gradient(params, forest, grads, trace=trace)
+    parts = model.cell.term_parts(params.prefixed("cell"), forest, trace["cell_cache"],
+                                  trace["d_h"])
+    sentences = _sentences(model, params, trees, labels, forest, trace, parts)
+    local = None
+    if check_local:   # first: a cell it cannot check is refused before any other work
+        from .local_checks import check_local as run_local_checks
+        from .local_checks import local_record
+        local = [local_record(check) for check in run_local_checks(model, params, forest,
+                                                                   progress=progress)]
+    checks = parameter_checks(model, params, forest, entries=entries, rng=rng,
+                              progress=progress)
+    for check in checks:
+        del check["unread_rows_error"]
+    for sentence in sentences:
+        sum_errors(sentence)
+    rows = {row for check in checks for row, _ in check.get("row_errors", [])}
+    document = {"sentences": sentences, "loss": float(loss), "parameters": checks,
+                "supervision": supervision, "floored": _floored(forest, trace["node_loss"]),
+                "warnings": unexercised_blocks(model, forest, grads) + unused_parts(parts),
+                "vocabulary_rows": {str(row): vocab.words[row] for row in sorted(rows)}}
+    document["parts_mismatches"] = sum_mismatches(document)
+    if local is not None:
+        document["local_checks"] = local
+    if check_states:
+        from .state_checks import check_states as run_state_checks
+        document["state_checks"] = [_state_record(check) for check in run_state_checks(
+            model, params, forest, entries=entries, rng=rng, max_nodes=max_nodes,
+            progress=progress)]
+    return document
+
+
+def _sentences(model, params, trees: list, labels: list, forest, trace: dict,
+               parts: list) -> list:
+    """The document's sentence records (module docstring) of the pass that
+    left ``trace``: nodes, forward and backward terms, parts."""
     cache = trace["cell_cache"]
     forward = model.cell.forward_terms(forest, cache)
     backward = model.cell.backward_terms(forest, cache)
-    parts = model.cell.term_parts(params.prefixed("cell"), forest, cache, trace["d_h"])
     outputs = model.outputs(params, forest)
     decoded = model.head.decode(outputs)
     softmax = model.head_name == "softmax"
@@ -147,19 +171,26 @@ def explain(model, params, trees: list, vocab, entries: int | None = None,
                           "forward": [_term_record(term, rows) for term in forward],
                           "backward": [_term_record(term, rows) for term in backward],
                           "parts": [_parts_record(term, rows) for term in parts]})
-    checks = parameter_checks(model, params, forest, entries=entries, rng=rng,
-                              progress=progress)
-    for check in checks:
-        del check["unread_rows_error"]
-    document = {"sentences": sentences, "loss": float(loss), "parameters": checks,
-                "supervision": supervision, "floored": _floored(forest, trace["node_loss"]),
-                "warnings": unexercised_blocks(model, forest, grads) + unused_parts(parts)}
-    if check_states:
-        from .state_checks import check_states as run_state_checks
-        document["state_checks"] = [_state_record(check) for check in run_state_checks(
-            model, params, forest, entries=entries, rng=rng, max_nodes=max_nodes,
-            progress=progress)]
-    return document
+    return sentences
+
+
+def _labelled_forest(model, params, trees: list, vocab, supervision: str) -> tuple:
+    """(forest, labels per tree): each tree's own labels where ``supervision``
+    keeps them; a tree with none there labelled at its root with the model's
+    own prediction."""
+    from npcomp.forest import build_forest, node_words, supervised_labels
+    words = [node_words(tree, vocab.encode(tree.tokens)) for tree in trees]
+    unlabelled = build_forest(trees, words)
+    predicted = model.head.decode(model.outputs(params, unlabelled))
+    labels = []
+    for index, tree in enumerate(trees):
+        kept = supervised_labels(tree, supervision).copy()
+        if (kept < 0).all():
+            root_row = np.flatnonzero((unlabelled.tree == index)
+                                      & (unlabelled.origin == tree.root))[0]
+            kept[tree.root] = predicted[root_row]
+        labels.append(kept)
+    return build_forest(trees, words, labels), labels
 
 
 # the loss of a node whose label's probability is below the smallest float64:
@@ -192,28 +223,29 @@ def unexercised_blocks(model, forest, grads) -> list:
 
 
 def unused_parts(term_parts: list) -> list:
-    """One warning per error term with parts that this forest never puts to
-    use: each is 0 wherever it is defined, or where it is not 0, nothing
-    reads the term (an S-LSTM leaf's eps_c).  A bug in such a part passes
-    the parameter check; the warning says why each is idle."""
+    """One warning per error term with parts that this tree never puts to
+    use: wherever such a part is defined, it is 0 for a reason of the tree's
+    (``Part.zero``: a leaf's c^L = 0, ...) or nothing reads the term there
+    (an S-LSTM leaf's eps_c).  A bug in such a part passes the parameter
+    check; the warning says why each is idle.  A part that is 0 where the
+    tree gives no reason for it is not the tree's doing (a backward that
+    drops it makes it so): no warning blames the tree for it."""
     warnings = []
     for term in term_parts:
         idle, why = [], []
         for part in term.parts:
             values = np.asarray(part.values, dtype=np.float64).reshape(part.values.shape[0], -1)
             defined = ~np.isnan(values).all(axis=1)
-            moving = defined & (np.nan_to_num(values) != 0).any(axis=1)
             unread = (np.full(values.shape[0], "", dtype=object) if term.unread is None
                       else term.unread)
-            if not defined.any() or (moving & (unread == "")).any():
+            structural = np.asarray(part.zero) != ""
+            if not defined.any() or (defined & (unread == "") & ~structural).any():
                 continue
             idle.append(part.label)
-            # why: 0 where the term is read, and unread where the part is not 0
-            why += [reason for reason in part.zero[defined & ~moving & (unread == "")]
-                    if reason]
-            why += [reason for reason in unread[moving] if reason]
+            why += [reason for reason in part.zero[defined & (unread == "")] if reason]
+            why += [reason for reason in unread[defined] if reason]
         if idle:
-            reasons = "; ".join(dict.fromkeys(why)) or "0 at every node"
+            reasons = "; ".join(dict.fromkeys(why))
             warnings.append(f"this tree leaves {term.symbol}'s parts {', '.join(idle)} unused "
                             f"({reasons}): a bug in them passes the parameter check; "
                             f"--check-states checks every node's {term.symbol}, and a tree "
@@ -277,8 +309,9 @@ def _state_record(check) -> dict:
 def describe(config: dict, model) -> dict:
     """The document's head: the model, its paper, task, classes and sizes."""
     from npcomp.cells import registry
-    from npcomp.experiments.figures import class_names
-    classes = class_names(config["task"], model.n_classes, given=config.get("classes"))
+    from npcomp.data.datasets.class_list import class_names
+    classes = class_names(config["task"], model.n_classes, given=config.get("classes"),
+                          unnamed="class {}")
     return {"model": config["model"], "paper": registry.model(config["model"]).paper,
             "task": config["task"], "classes": classes, "dim": config["dim"],
             "embedding_dim": config["embedding_dim"], "head": model.head_name}
@@ -289,8 +322,9 @@ def errata(document: dict) -> dict:
     where it is written out (Tai et al.'s and the shared readings, E1, S2,
     ..., in docs/EQUATIONS.md section 11, every other in the cell's own page,
     docs/cells/MODULE.md), as the path of the copy installed with the package
-    (``npcomp/study/errata_pages/``, which a wheel carries too), and what it says,
-    in a line (``errata.py``)."""
+    relative to the package's directory (``npcomp/study/errata_pages/...``,
+    which a wheel carries too; no machine's path), and what it says, in a
+    line (``errata.py``)."""
     from . import errata as written
     from npcomp.cells import registry
     module = registry.model(document["model"]).module
@@ -303,15 +337,20 @@ def errata(document: dict) -> dict:
 
 def checked(document: dict, tolerance: float) -> dict:
     """The document with ``tolerance`` and ``passed``: every parameter's
-    finite-difference error within it, and every node's error terms where
-    they were checked."""
+    finite-difference error within it, every node's error terms where they
+    were checked (states, local checks) and every term the sum of its parts;
+    when it fails, ``verdict``: the first finding and its node
+    (``findings.verdict``), which the page opens with and marks."""
     worst = max(check["finite_difference_error"] for check in document["parameters"])
-    states = document.get("state_checks", [])
+    states = document.get("state_checks", []) + document.get("local_checks", [])
     agree = all(check["error"] <= tolerance for check in states)
-    passed = bool(worst <= tolerance and agree)
+    passed = bool(worst <= tolerance and agree and not document.get("parts_mismatches"))
     checked_document = {**document, "tolerance": tolerance, "passed": passed}
     if not passed and document.get("floored"):
         checked_document["unchecked"] = floor_note(document)
+    if not passed and not document.get("floored"):
+        from .findings import verdict
+        checked_document["verdict"] = verdict(checked_document)
     return checked_document
 
 
@@ -340,6 +379,7 @@ def format_explanation(document: dict, node: int | None = None, values: int = 3,
     eps_h, eps_c (and their kin) at each node shown as the sum of their
     parts; then the parameters' check, the per-node state checks (when
     run), the warnings and the errata cited."""
+    from .findings import after_states, sum_lines
     sizes = (f"d = {document['dim']}, word vectors {document['embedding_dim']}, "
              f"{document['head']} head over {len(document['classes'])} classes; float64, "
              f"dropout off; loss J = {document['loss']:.6g}")
@@ -375,10 +415,14 @@ def format_explanation(document: dict, node: int | None = None, values: int = 3,
     lines.append(f"max relative error {worst:.2e}: {verdict} {document['tolerance']:g}"
                  + (" (the loss at its floor: see below)"
                     if "unchecked" in document and worst > document["tolerance"] else ""))
+    if "local_checks" in document:
+        from .local_checks import local_lines
+        lines += local_lines(document)
     if "state_checks" in document:
         lines += _state_lines(document)
     if "unchecked" in document:
         lines.append(document["unchecked"])
+    lines += sum_lines(document) + after_states(document)
     lines += [f"warning: {warning}" for warning in document.get("warnings", [])]
     cited = document.get("errata", {})
     if cited:
@@ -389,8 +433,10 @@ def format_explanation(document: dict, node: int | None = None, values: int = 3,
 
 
 def _parts_lines(sentence: dict, index: int, values: int | None) -> list:
-    """Each error term with parts at node ``index``: its value, then each
-    part with the equation it reverses, its value or why it is 0."""
+    """Each error term with parts at node ``index``: its value (marked where
+    it is not their sum), then each part with the equation it reverses, its
+    value or why it is 0."""
+    from .findings import SUM_TOLERANCE
     lines = []
     totals = {term["symbol"]: term for term in sentence["backward"]}
     for term in sentence.get("parts", []):
@@ -398,8 +444,13 @@ def _parts_lines(sentence: dict, index: int, values: int | None) -> list:
         if total is None:
             continue
         count = len(term["parts"])
-        lines.append(_value_line(f"  {term['symbol']:<10}", f"= the sum of {count} parts",
-                                 total, values, 34))
+        error = term.get("sum_error", [None] * (index + 1))[index]
+        summed = (f"= the sum of {count} parts" if error is None or error <= SUM_TOLERANCE
+                  else f"!= its {count} parts' sum")
+        lines.append(_value_line(f"  {term['symbol']:<10}", summed, total, values, 34))
+        if summed.startswith("!="):
+            lines.append(f"      (NOT the sum of its parts: rel. difference {error:.1e}; the "
+                         "backward adds them up wrongly at this node)")
         unread = term["unread"][index]
         if unread:
             lines.append(f"      (nothing reads {term['symbol']} here: {unread})")
@@ -448,9 +499,14 @@ def _state_lines(document: dict) -> list:
         return lines
     span = document["sentences"][first["sentence"]]["nodes"][first["node"]]["span"]
     count = sum(check["error"] > tolerance for check in checks)
+    nodes = document["sentences"][first["sentence"]]["nodes"]
+    parent = next((record["id"] for record in nodes if first["node"] in record["children"]),
+                  None)
+    maker = ("" if parent is None else f"; made by node {parent}'s backward, which routes it "
+             f"(--check-local checks node {parent} on its own)")
     lines += [f"first disagreement (parents first): node {first['node']} \"{span}\", "
               f"{first['term']}: rel. error {first['error']:.2e} ({count} of {len(checks)} "
-              "node states disagree)",
+              f"node states disagree){maker}",
               f"  {first['term'] + ' (the backward)':<28}" + _numbers(first["analytic"]),
               f"  {'dJ/d' + first['state'] + ' (differences)':<28}" + _numbers(first["numeric"])]
     return lines

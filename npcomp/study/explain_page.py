@@ -96,7 +96,7 @@ def _script_json(data) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def _class_names(document: dict) -> list:
+def _document_class_names(document: dict) -> list:
     """The document's class names, else "class 0".."class C-1" for the
     classes its nodes name."""
     if document.get("classes"):
@@ -208,6 +208,8 @@ def _node_svg(node: dict, sentence_index: int, x: float, y: float, classes: list
     fill = _nth(colours, predicted, "#ffffff")
     probability = _number(node.get("probability"))
     tip = f"{node.get('span') or ''} \N{EM DASH} predicted {_nth(classes, predicted)}"
+    if node.get("culprit"):
+        tip = "the first failing check: " + tip
     if probability is not None:
         tip += f" (p = {probability:.2f})"
     if isinstance(gold, int):
@@ -219,6 +221,8 @@ def _node_svg(node: dict, sentence_index: int, x: float, y: float, classes: list
     if isinstance(gold, int):
         parts.append(f'<circle class="gold" r="{RADIUS + 4}" '
                      f'stroke="{_nth(colours, gold, "#000000")}"/>')
+    if node.get("culprit"):   # the verdict's node: a dashed red ring
+        parts.append(f'<circle class="culprit" r="{RADIUS + 8}"/>')
     parts.append(f'<circle class="disc" r="{RADIUS}" fill="{fill}"/>')
     parts.append(f'<text class="cls" dy="0.35em" fill="{_ink(fill)}">'
                  f'{_text(predicted)}</text>')
@@ -308,6 +312,35 @@ def _parameters(document: dict) -> str:
             f"<tbody>{''.join(body)}</tbody></table></details>")
 
 
+def _mark_culprit(data: dict) -> None:
+    """In place: the verdict's node (explain's first failing check) flagged
+    ``culprit``, so its disc gets the mark."""
+    found = data.get("verdict") or {}
+    sentence, node = found.get("sentence"), found.get("node")
+    sentences = data.get("sentences") or []
+    if isinstance(sentence, int) and 0 <= sentence < len(sentences):
+        for record in sentences[sentence]["nodes"]:
+            if record.get("id") == node:
+                record["culprit"] = True
+
+
+def _verdict(document: dict) -> str:
+    """The summary line at the top: the first failing check and where its
+    node is marked, or that every check passes."""
+    found = document.get("verdict")
+    if not found:
+        if document.get("passed"):
+            return '<p class="verdict pass">Every check passes.</p>'
+        return ""
+    where = ""
+    if isinstance(found.get("sentence"), int) and found.get("node") is not None:
+        where = (f' <a href="#sentence-{found["sentence"]}">node {_text(found["node"])} of '
+                 f'sentence {found["sentence"] + 1}, ringed on its tree</a>')
+    line = str(found.get("line") or "")
+    return (f'<p class="verdict fail" role="alert">{_text(line[:1].upper() + line[1:])}'
+            f'{where}</p>')
+
+
 def _warnings(document: dict) -> str:
     """What the tree leaves unexercised or unused, as explain warns."""
     warnings = document.get("warnings") or []
@@ -354,7 +387,7 @@ def render_page(document: dict) -> str:
     if not isinstance(document, dict) or not isinstance(document.get("sentences", []), list):
         raise PageError("the page draws a document: a dict whose 'sentences' is a list")
     data = _plain(document)
-    classes = _class_names(data)
+    classes = _document_class_names(data)
     colours = class_colours(len(classes))
     sentences = data.get("sentences") or []
     for number, sentence in enumerate(sentences, start=1):
@@ -365,13 +398,15 @@ def render_page(document: dict) -> str:
                             "with an 'id'")
     ordinal = any(node.get("probability") is None for sentence in sentences
                   for node in sentence["nodes"])
+    _mark_culprit(data)
     body = "".join(_sentence_section(sentence, k, classes, colours)
                    for k, sentence in enumerate(sentences)) \
         or '<p class="muted">No sentences.</p>'
     palette = {"classes": classes, "colours": colours, "ink": [_ink(c) for c in colours]}
     return string.Template(page_file("page.html")).substitute(
         title=_text(data.get("model") or "npcomp"), style=page_file("page.css"),
-        header=_header(data), warnings=_warnings(data), legend=_legend(classes, colours, ordinal),
+        header=_header(data), verdict=_verdict(data), warnings=_warnings(data),
+        legend=_legend(classes, colours, ordinal),
         parameters=_parameters(data), sentences=body, document=_script_json(data),
         palette=_script_json(palette), script=page_file("page.js"))
 
@@ -403,7 +438,7 @@ def write_page(text: str, path: str | Path, overwrite: bool = False) -> Path:
     """Write ``text`` to ``path`` as run files are written (``rundir``): a
     temporary file beside it, synced, then renamed, so a reader never sees
     half a page and a failed write leaves any earlier file as it was."""
-    from npcomp.training.rundir import write_atomically
+    from npcomp.runfiles.rundir import write_atomically
     path = check_target(path, overwrite)
     write_atomically(path, lambda handle: handle.write(text.encode("utf-8")))
     return path

@@ -178,12 +178,17 @@ def _check_blocks(model, params: Parameters, batch, step: float, entries: int | 
         block_errors = relative_errors(grads.flat[indices], numeric, floor)
         full_error[indices] = block_errors
         touched[indices] = (grads.flat[indices] != 0) | (numeric != 0)
-        checks.append({"name": block.name, "shape": list(block.shape),
-                       "gradient_norm": float(np.linalg.norm(grads[block.name])),
-                       "finite_difference_error": (float(block_errors.max())
-                                                   if block_errors.size else 0.0),
-                       "entries_checked": int(indices.size),
-                       "unread_rows_error": stray_error})
+        check = {"name": block.name, "shape": list(block.shape),
+                 "gradient_norm": float(np.linalg.norm(grads[block.name])),
+                 "finite_difference_error": (float(block_errors.max())
+                                             if block_errors.size else 0.0),
+                 "entries_checked": int(indices.size),
+                 "unread_rows_error": stray_error}
+        if block.name == "embedding":   # per word row: which words' gradients disagree
+            row_of = (indices - block.offset) // block.shape[1]
+            check["row_errors"] = [[int(row), float(block_errors[row_of == row].max())]
+                                   for row in np.unique(row_of)]
+        checks.append(check)
     if bar is not None:
         bar.close()
     return checks, full_error, touched

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from npcomp.cells.interface import Nudge
-from npcomp.data.errors import ConfigError
+from npcomp.errors import ConfigError
 from .finite_differences import RESOLUTION, STEP, TOLERANCE, progress_bar, relative_errors
 from npcomp.forest import depths
 from npcomp.training.thread_pools import pinned_thread_pools
@@ -122,7 +122,6 @@ def check_states(model, params, batch, entries: int | None = None,
     time left, once the checks have lasted a moment (``progress_bar``)."""
     if params.flat.dtype != np.float64:
         raise TypeError("state checks run in float64")
-    forest = getattr(batch, "forest", batch)
     check_size(model, params, batch, entries, max_nodes, **options)
     queue, states, terms, loss = _queue(model, params, batch, options)
     floor = RESOLUTION * max(1.0, abs(loss))
@@ -221,5 +220,10 @@ def summary(checks: list, forest=None, tolerance: float = TOLERANCE) -> str:
     where = (f"tree {first.tree} node {first.origin}" if forest is None
              else node_name(forest, first.node))
     count = sum(check.disagrees(tolerance) for check in checks)
+    maker = ""
+    if forest is not None and forest.parent[first.node] >= 0:
+        parent = int(forest.origin[forest.parent[first.node]])
+        maker = (f"; made by node {parent}'s backward, which routes it (node {parent}'s own "
+                 "terms agree: the local check names the quantity)")
     return (f"first disagreement, parents first: {where}, {first.term} (rel. error "
-            f"{first.error:.2e}); {count} of {len(checks)} node states disagree")
+            f"{first.error:.2e}){maker}; {count} of {len(checks)} node states disagree")

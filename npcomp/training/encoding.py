@@ -9,14 +9,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from npcomp.cells.interface import StructureError
-from npcomp.data.embeddings import Vocabulary
-from npcomp.data.errors import DataError
-from npcomp.data.formats import _split_source
-from npcomp.data.sick import SickPair
-from npcomp.data.score_scale import from_ratings, to_ratings
-from npcomp.data.tasks import task_trees
+from npcomp.data.readers.embeddings import Vocabulary
+from npcomp.errors import DataError
+from npcomp.data.readers.formats import _split_source
+from npcomp.data.readers.sick import SickPair
+from npcomp.data.datasets.score_scale import from_ratings, to_ratings
+from npcomp.data.datasets.tasks import task_trees
 from npcomp.forest import build_forest, node_words
-from npcomp.model import PairBatch
+from npcomp.models import PairBatch
 
 
 @dataclass
@@ -53,7 +53,7 @@ class EncodedPairs:
     """A split's sentence pairs: left trees, right trees, word ids, and their
     scores (m,) as the similarity head's ratings 1..K; ``scale`` ((lo, hi),
     K) when the pairs' own scores lie on another scale (a user's file:
-    ``data/score_scale.py``), None when they are the ratings (SICK's);
+    ``data/datasets/score_scale.py``), None when they are the ratings (SICK's);
     ``labels`` (m,) their class numbers (-1: none) and ``class_names`` the
     classes' names, for a task of pair classes."""
     left: EncodedSplit

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from npcomp.data.choices import PAIR_CLASS_TASKS, PAIR_TASKS
-from npcomp.model import PairModel, TreeModel
+from npcomp.data.datasets import PAIR_CLASS_TASKS, PAIR_TASKS
+from npcomp.models import PairModel, TreeModel
 from .finite_outputs import naming_the_sentence, require_finite_outputs
 from npcomp.params import Parameters
 from .encoding import EncodedPairs, EncodedSplit

@@ -39,9 +39,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from npcomp.configuration.options import OPTIONS
 
-OPTIMIZERS = ("adagrad", "adadelta", "sgd")
-EMBEDDING_RULES = ("same", "sgd")
+# the option table's choices (``--optimizer``, ``--emb-optimizer``)
+OPTIMIZERS = OPTIONS["optimizer"].choices
+EMBEDDING_RULES = OPTIONS["emb_optimizer"].choices
 _FIRST_ROW = np.zeros(1, dtype=np.int64)
 
 

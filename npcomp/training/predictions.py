@@ -58,8 +58,8 @@ import numpy as np
 
 from .encoding import EncodedPairs
 from .evaluation import pair_outputs, predict_relatedness, predict_split
-from .figure_counts import counts_of, write_counts
-from .rundir import RunDirectory, predictions_name
+from npcomp.runfiles.figure_counts import counts_of, write_counts
+from npcomp.runfiles.rundir import RunDirectory, predictions_name
 
 def tree_shape(tree) -> tuple:
     """(height, span) of every node of ``tree``: the longest distance down to

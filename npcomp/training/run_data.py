@@ -1,5 +1,5 @@
 """A run's data, from its configuration: a built-in task, or a user's own
-files (``--train FILE``, ``data/own_data.py``).
+files (``--train FILE``, ``data/datasets/own_data.py``).
 
 ``run_task`` reads either into the ``TaskData`` the trainer trains on.  For
 a user's files it also settles in the configuration what reading them
@@ -13,12 +13,13 @@ folds), which ``metrics.json`` keeps under ``data``.
 """
 from __future__ import annotations
 
-from npcomp.data.choices import FILE_TASKS, PAIR_TASKS, TASK_CLASSES
-from npcomp.data.sick import ENTAILMENT_CLASSES
-from npcomp.data.errors import ConfigError, DataError
-from npcomp.data.own_data import TASK_NAMES, load_files, read_labelled_file
-from npcomp.data.tasks import TaskData, load_task
-from npcomp.data.text_trees import TextTrees
+from npcomp.data.datasets import FILE_TASKS, PAIR_TASKS
+from npcomp.data.datasets.class_list import class_names
+from npcomp.data.readers.sick import ENTAILMENT_CLASSES
+from npcomp.errors import ConfigError, DataError
+from npcomp.data.datasets.own_data import TASK_NAMES, load_files, read_labelled_file
+from npcomp.data.datasets.tasks import TaskData, load_task
+from npcomp.data.text.text_trees import TextTrees
 
 
 def is_file_run(config: dict) -> bool:
@@ -89,7 +90,7 @@ def read_run_file(config: dict, path, labelled: bool = True, echo=None,
     return items, list(to_trees.made)
 
 
-def class_names(config: dict, n_classes: int) -> list | None:
+def own_class_names(config: dict, n_classes: int) -> list | None:
     """The names of a run's classes: a file run's (its config's), SICK's
     entailment judgments; None for the other built-in tasks."""
     if config.get("task") == "sick-entailment":
@@ -101,12 +102,11 @@ def class_names(config: dict, n_classes: int) -> list | None:
 def named_classes(config: dict, n_classes: int, given: list | None = None) -> list:
     """The names of a run's ``n_classes`` classes by class number, as its
     metrics and predictions name them: ``given`` (``TaskData.class_names``),
-    a file run's, a built-in task's (``choices.TASK_CLASSES``), else the
-    class numbers themselves."""
-    for names in (given, class_names(config, n_classes), TASK_CLASSES.get(config.get("task"))):
-        if names is not None and len(names) == n_classes:
-            return list(names)
-    return list(range(n_classes))
+    a file run's, SICK's entailment judgments, a built-in task's
+    (``class_list.class_names``), else the class numbers themselves."""
+    if given is None or len(given) != n_classes:
+        given = own_class_names(config, n_classes)
+    return class_names(config.get("task"), n_classes, given=given)
 
 
 def run_finished(metrics: dict) -> bool:
@@ -123,9 +123,9 @@ def check_run_data(config: dict) -> None:
     if not is_file_run(config):
         return
     from npcomp.cells import make_cell
-    from .defaults import matrix_embedding_dim
+    from npcomp.configuration.defaults import matrix_embedding_dim
     from .encoding import check_splits
-    from .options import cell_options
+    from npcomp.configuration.options import cell_options
     task = run_task(dict(config))
     # the smallest cell of the run's kind: only its structure is checked
     small = dict(config, dim=2)
@@ -147,4 +147,4 @@ def file_task_data(config: dict, n_classes: int, items: list, name: str = "file"
     ``name``, for ``encoding.check_splits`` and ``encode_task``."""
     return TaskData(config["task"], n_classes, {name: items},
                     score_scale=score_scale_of(config, n_classes),
-                    class_names=tuple(class_names(config, n_classes) or ()) or None)
+                    class_names=tuple(own_class_names(config, n_classes) or ()) or None)

@@ -39,7 +39,7 @@ import sys
 
 import numpy as np
 
-from npcomp.model import DropoutMasks
+from npcomp.models import DropoutMasks
 from .finite_outputs import naming_the_sentence
 from npcomp.params import Parameters
 

@@ -16,7 +16,7 @@ same numbers, bit for bit, on one thread or on several.  For shard k:
 
 Z is the whole minibatch's (its sentences, labelled nodes or pairs: the
 model's ``units`` summed over the shards), so J and g are the minibatch's
-objective and gradient up to the order of floating-point sums (model.py).
+objective and gradient up to the order of floating-point sums (models/).
 The word-vector rows of g are the union of the shards' rows, sorted; each
 row is summed in shard order.
 
@@ -40,7 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from npcomp.model import DropoutMasks
+from npcomp.models import DropoutMasks
 from .finite_outputs import naming_the_sentence
 from npcomp.params import Parameters
 from npcomp.training.shard_processes import ShardProcesses, add_and_zero, can_fork, share

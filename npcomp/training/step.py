@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from npcomp.data.choices import PAIR_TASKS
+from npcomp.data.datasets import PAIR_TASKS
 from npcomp.forest import Forest
 from .encoding import EncodedPairs
 from .shard_processes import HelperStopped

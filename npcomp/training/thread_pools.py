@@ -28,7 +28,7 @@ is under way, since the pools belong to the process; the last one out
 restores the limits.
 
 numba's threads are left alone: no kernel is compiled ``parallel=True``,
-so numba never starts a pool of its own (tests/test_thread_pools.py
+so numba never starts a pool of its own (tests/training/test_thread_pools.py
 checks the kernels).
 """
 from __future__ import annotations

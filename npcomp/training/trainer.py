@@ -1,7 +1,7 @@
 """The training loop: a run's named steps, from reading its data to testing
 its best model (``train``).
 
-A run directory holds (SPEC Sec. 3):
+A run directory holds (README.md, "Run directories"):
 
 * ``metrics.json``: model, task, config, per-epoch records (train loss, dev
   and training-sentence accuracy: the learning curve), best epoch, dev and
@@ -41,27 +41,29 @@ from pathlib import Path
 
 import numpy as np
 
-from npcomp.data.embeddings import Vocabulary, read_vectors
-from npcomp.data.choices import PAIR_TASKS
-from npcomp.data.tasks import SPLITS, given_task, task_trees
+from npcomp.data.readers.embeddings import Vocabulary
+from npcomp.data.readers.vectors import read_vectors
+from npcomp.data.datasets import PAIR_TASKS
+from npcomp.data.datasets.tasks import SPLITS, given_task, task_trees
 from npcomp.forest import supervised_labels
 from npcomp.params import Parameters
-from .checkpoints import (check_same_data, config_digest, data_fingerprints, epoch_in_progress,
-                          read_checkpoint, resumed_config, write_checkpoint)
-from .configuration import check
-from .defaults import dim_follows_embedding, with_defaults
+from npcomp.runfiles.checkpoints import (check_same_data, config_digest, data_fingerprints,
+    epoch_in_progress, read_checkpoint, resumed_config, write_checkpoint)
+from npcomp.configuration.checks import check
+from npcomp.configuration.defaults import dim_follows_embedding, with_defaults
 from .encoding import EncodedSplit, check_splits, encode, encode_task
 from .evaluation import evaluate, format_metrics, selection_metric
-from .machine import machine_description
+from npcomp.runfiles.machine import machine_description
 from .memory import retain_freed_memory
-from .model_building import DTYPES, build_model, initial_parameters
-from .model_files import load_model, save_model
+from npcomp.configuration.model_building import DTYPES, build_model, initial_parameters
+from npcomp.runfiles.model_files import load_model, save_model
 from .optimizers import make_optimizer
 from .predictions import write_predictions
-from .run_in_memory import RunInMemory
-from .rundir import RunDirectory, RunFileError
+from .provenance import files_read, note_load, record_provenance
+from npcomp.runfiles.run_in_memory import RunInMemory
+from npcomp.runfiles.rundir import RunDirectory, RunFileError
 from .run_data import named_classes, run_task
-from .run_paths import recorded_config, recorded_metrics
+from npcomp.runfiles.run_paths import recorded_config, recorded_metrics
 from .shards import ShardedGradient, start_shards
 from .step import stop_run, train_step, warm_up
 from .thread_pools import pinned_thread_pools
@@ -94,6 +96,7 @@ def evaluation_points(n_batches: int, evals_per_epoch: int) -> list:
 
 def write_metrics(directory: RunDirectory, metrics: dict) -> None:
     """``metrics.json``, its config's paths relative (``run_paths.py``)."""
+    note_load(metrics)   # the machine's load beside the training time (provenance.py)
     directory.write_json("metrics.json", recorded_metrics(metrics))
 
 
@@ -128,42 +131,39 @@ class Run:
 @pinned_thread_pools()
 def train(config: dict, run_dir: str | Path | RunDirectory | None = None, resume: bool = False,
           overwrite: bool = False, progress: bool = True, echo=print, data=None,
-          callbacks=()) -> dict:
+          callbacks=(), announce=None, built: bool = False) -> dict:
     """Train ``config`` into ``run_dir``; returns the metrics record.
 
-    run_dir:   the run directory; None: nothing is written (the run's files
-               are kept in memory, then dropped); a ``RunInMemory`` keeps them
+    run_dir:   the run directory; None: nothing is written (kept in memory,
+               then dropped); a ``RunInMemory`` keeps the run's files
     data:      a TaskData, or a dict {"train": ..., "dev": ..., "test": ...}
                of Trees (SickPairs for sick; test optional) to train on
                instead of ``config["task"]``'s files (``tasks.given_task``);
                given again to resume such a run
     callbacks: each called after every dev evaluation, once it is recorded, as
                ``callback(at, dev, metrics)``: ``at`` the epochs done (2.5: the
-               middle of epoch 3), ``dev`` that evaluation's metrics,
-               ``metrics`` the run's record so far (``best_at`` and ``dev``:
-               the best evaluation).  A true return stops training there: the
-               best-dev model is then tested as at the end, and
-               ``metrics["stopped"]`` says when and by which callback.
+               middle of epoch 3), ``dev`` that evaluation's metrics, ``metrics``
+               the run's record so far (``best_at``, ``dev``: the best one).  A
+               true return stops training there: the best-dev model is then
+               tested as at the end; ``metrics["stopped"]``: when, by which callback.
+    announce:  called once a fresh run's directory is found usable, before
+               anything is read (where a front end says what it trains)
+    built:     ``config`` is as ``run_config.build_config`` made and checked
+               it; else it takes the defaults it lacks and is checked here
 
     A fresh run refuses a directory holding a run unless ``overwrite`` (which
     keeps the old files aside until the new run has finished an epoch).  With
     ``resume`` the run continues from its checkpoint and ``config`` holds only
-    the changes asked for (``RESUMABLE`` keys).  Raises ``step.TrainingStopped``
-    when the loss, a gradient, a parameter or the optimiser's state stops
-    being finite or the loss diverges."""
+    the changes asked for (``RESUMABLE`` keys).  ``step.TrainingStopped`` when
+    the loss, a gradient, a parameter or the optimiser's state stops being
+    finite or the loss diverges."""
     setup_start = time.perf_counter()
     retain_freed_memory()  # the steps reuse their work arrays' pages (memory.py)
     directory = (run_dir if isinstance(run_dir, RunDirectory) else
                  RunInMemory() if run_dir is None else RunDirectory(run_dir))
-    saved = None
-    if resume:
-        saved = read_checkpoint(directory)
-        config = resumed_config(with_defaults(saved["config"]), config)
-    else:
-        directory.check_usable(overwrite)
-        config = with_defaults(config, saved=False)
-    check(config)
-    run = prepare_run(config, directory, saved, echo, data)
+    config, saved = _run_config(config, directory, resume, overwrite, announce, built)
+    with files_read() as read:   # the data files' digests (provenance.py)
+        run = prepare_run(config, directory, saved, echo, data)
     run.callbacks = tuple(callbacks)
     # a checkpoint holds the parameters and up to two optimiser states, written
     # beside the previous one: room for both, before anything is written
@@ -175,6 +175,7 @@ def train(config: dict, run_dir: str | Path | RunDirectory | None = None, resume
             resumed_epoch = None
         else:
             resumed_epoch = _restore(run, saved)
+        record_provenance(run.metrics, run.config, read)
         tick = time.perf_counter()
         warm_up(run.model, run.params, run.optimizer, run.splits["train"], config)
         run.metrics["warm_up_s"] = time.perf_counter() - tick
@@ -187,16 +188,7 @@ def train(config: dict, run_dir: str | Path | RunDirectory | None = None, resume
             run.model, run.params, run.grads, config["shards"], config.get("threads") or 1,
             directory.held_descriptors())
         run.grads = run.sharded.grads
-        start_epoch = len(run.metrics["epochs"]) + 1
-        for epoch in range(start_epoch, config["epochs"] + 1):
-            if resumed_epoch is None:
-                state = _new_epoch(run, epoch)
-            else:
-                state, resumed_epoch = resumed_epoch, None
-            _train_epoch(run, epoch, state, progress)
-            directory.discard_replaced()  # a run it replaced is no longer needed
-            if run.stopped:
-                break
+        _epochs(run, directory, resumed_epoch, progress)
         _test(run)
     finally:
         if run.sharded is not None:
@@ -205,6 +197,42 @@ def train(config: dict, run_dir: str | Path | RunDirectory | None = None, resume
             run.helper.shutdown()
         directory.unlock()
     return run.metrics
+
+
+def _run_config(config: dict, directory: RunDirectory, resume: bool, overwrite: bool,
+                announce, built: bool) -> tuple:
+    """(the run's configuration, checked, and its checkpoint's record or
+    None): a resumed run's own with the changes asked for, or a fresh run's
+    once its directory is found usable (refused before anything is read);
+    one ``built`` by ``run_config.build_config`` was checked there."""
+    if resume:
+        saved = read_checkpoint(directory)
+        config = resumed_config(with_defaults(saved["config"]), config)
+        check(config)
+        return config, saved
+    directory.check_usable(overwrite)
+    if announce is not None:
+        announce()
+    if built:
+        return dict(config), None
+    config = with_defaults(config, saved=False)
+    check(config)
+    return config, None
+
+
+def _epochs(run: Run, directory, resumed_epoch, progress: bool) -> None:
+    """The run's epochs from the first it has not done (``resumed_epoch``:
+    the state of a resumed one), until the last or a callback stops it."""
+    start_epoch = len(run.metrics["epochs"]) + 1
+    for epoch in range(start_epoch, run.config["epochs"] + 1):
+        if resumed_epoch is None:
+            state = _new_epoch(run, epoch)
+        else:
+            state, resumed_epoch = resumed_epoch, None
+        _train_epoch(run, epoch, state, progress)
+        directory.discard_replaced()  # a run it replaced is no longer needed
+        if run.stopped:
+            break
 
 
 def prepare_run(config: dict, directory: RunDirectory, saved: dict | None, echo,

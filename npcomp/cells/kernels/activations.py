@@ -1,10 +1,13 @@
 """The numba kernels of the pointwise non-linearities and their derivatives.
 
-The non-linearities a cell's ``activation`` option can name are declared in
-one table, ``reference/functions.py``'s ``ACTIVATIONS``: each one's kernel
-code, g and g' in NumPy; which of them a model takes is its registry
-entry's (``cells/registry.py``).  Kernels take an activation as its code
-and dispatch on it here (``activate``, ``derivative_from_output``).
+The non-linearities a cell's ``activation`` option can name, by their kernel
+codes (``CODES``); which of them a model takes is its registry entry's
+(``cells/registry.py``).  Kernels take an activation as its code and
+dispatch on it here (``activate``, ``derivative_from_output``).  The
+reference cells compute the same functions in NumPy, on their own
+(``reference/functions.py``'s ``ACTIVATIONS``): the kernels import nothing of
+the oracle they are checked against, and a test holds the two tables to the
+same names and values.
 
 Derivatives are computed from the cached *outputs* (sigma' = s(1-s),
 tanh' = 1-t^2, softsign' = (1-|s|)^2), never by recomputing pre-activations.
@@ -20,7 +23,6 @@ import math
 import numpy as np
 from numba import njit
 
-from npcomp.cells.reference.functions import ACTIVATIONS, activation
 
 ONE = np.float32(1.0)
 ZERO = np.float32(0.0)
@@ -38,14 +40,16 @@ def tanh(z):
     return value if z >= 0 else -value
 
 
-# the codes, as the kernels' dispatch reads them (numba freezes module constants)
-TANH, SIGMOID, SOFTSIGN, RELU, IDENTITY = (ACTIVATIONS[name].code for name in (
+# each activation's code, as the kernels' dispatch reads it (numba freezes
+# module constants)
+CODES = {"tanh": 0, "sigmoid": 1, "softsign": 2, "relu": 3, "identity": 4}
+TANH, SIGMOID, SOFTSIGN, RELU, IDENTITY = (CODES[name] for name in (
     "tanh", "sigmoid", "softsign", "relu", "identity"))
 
 
 @njit(cache=True, inline="always")
 def activate(code, z):
-    """g(z) for the activation of kernel code ``code`` (``ACTIVATIONS``)."""
+    """g(z) for the activation of kernel code ``code`` (``CODES``)."""
     if code == TANH:
         return tanh(z)
     if code == SIGMOID:
@@ -73,8 +77,13 @@ def derivative_from_output(code, g):
 
 
 def activation_code(name: str) -> int:
-    """The kernel code of activation ``name``."""
-    return activation(name).code
+    """The kernel code of activation ``name``; ValueError naming them for an
+    unknown one."""
+    try:
+        return CODES[name]
+    except KeyError:
+        raise ValueError(f"activation must be one of {sorted(CODES)}, not {name!r}") \
+            from None
 
 
 def uniform_fan_in(array: np.ndarray, fan_in: int, rng: np.random.Generator) -> None:

@@ -12,19 +12,6 @@ from numba import njit
 
 from npcomp.forest import Forest
 from .activations import derivative_from_output
-from npcomp.cells.interface import reasons
-
-# why a part a step receives from the step after it is 0 at a sentence's end
-LAST_WORD = "the last word: no step after it"
-
-
-def steps_after(forest: Forest) -> tuple:
-    """(steps with a step after them, the steps after them, (n,) why a part
-    from the next step is 0 at each node: the last word has none)."""
-    steps = np.flatnonzero(forest.parent >= 0)
-    return steps, forest.parent[steps], reasons(forest.n_nodes,
-                                                (forest.parent < 0, LAST_WORD))
-
 
 def chain_layout(forest: Forest) -> tuple:
     """(order, chain_ptr): the nodes of sentence k in time order are

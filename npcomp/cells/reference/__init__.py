@@ -14,7 +14,7 @@ user (or a command) print every forward quantity under the paper's symbols.
 One entry point per module, ``forward``:
 
 * tree cells: ``forward(tree, x, params, **options)`` with ``tree`` an
-  ``npcomp.data.formats.Tree`` and ``x`` (T, d_x) one vector per token of the
+  ``npcomp.data.readers.formats.Tree`` and ``x`` (T, d_x) one vector per token of the
   sentence (node j reads ``x[tree.token_index[j]]`` when it reads a word);
 * sequence cells: ``forward(x, params, **options)`` with ``x`` (T, d_x) the
   sentence's word vectors in word order;
@@ -37,7 +37,7 @@ and docs/cells/ as comments where they decide a line:
   cell's ``backward_terms`` shows, under the same symbol, one row per node
   (NaN where a node has none), ``grads`` (dJ/d each of the cell's parameters
   in the cell's own layout: the paper matrices' gradients transposed back)
-  and ``d_x`` (T, d_x), dJ/dx per token (tests/test_reference_backward.py).
+  and ``d_x`` (T, d_x), dJ/dx per token (tests/cells/test_reference_backward.py).
 
 ``forward`` returns a dict of float64 arrays keyed by the paper's symbols,
 one row per node (tree order) or per time step (word order), for every
@@ -47,7 +47,7 @@ what the fast cell outputs for these nodes, row for row.  A quantity a node
 does not have (a gate at a leaf that has no memory block) is NaN there.
 Each module's docstring lists its keys.
 
-Imports flow one way: these modules use NumPy and ``npcomp.data.formats`` only
+Imports flow one way: these modules use NumPy and ``npcomp.data.readers.formats`` only
 (the package, the registry to find them),
 never the cells they check, the tests, gradcheck, the trainer or the CLI.
 """
@@ -56,6 +56,8 @@ from __future__ import annotations
 from importlib import import_module
 
 from .. import registry
+
+__all__ = ["reference_module", "reads_trees"]
 
 
 def reference_module(name: str):

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from npcomp.data.formats import Tree
+from npcomp.data.readers.formats import Tree
 from .functions import activation as activation_function, derivative, undefined
 
 OPTIONS = ("layers", "activation")

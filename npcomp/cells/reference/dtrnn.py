@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from npcomp.data.formats import Tree
+from npcomp.data.readers.formats import Tree
 
 OPTIONS = ("positions",)
 

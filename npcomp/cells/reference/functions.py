@@ -1,8 +1,9 @@
 """The pointwise functions of the reference cells, written out in NumPy, and
-the one table of the non-linearities a cell's ``activation`` option can name
-(``ACTIVATIONS``): each one's kernel code, g and g'.  The cells compute them
-with numba versions in ``npcomp/cells/kernels/activations.py``, which dispatch on the
-codes declared here (the tests hold them to g and g')."""
+the table of the non-linearities a cell's ``activation`` option can name
+(``ACTIVATIONS``): each one's g and g'.  The cells compute them with numba
+versions of their own (``npcomp/cells/kernels/activations.py``, by kernel
+code); the oracle imports nothing of them, and the tests hold the kernels to
+these g and g'."""
 from __future__ import annotations
 
 import numpy as np
@@ -27,25 +28,24 @@ def identity(z):
 
 
 class Activation:
-    """A non-linearity: ``code``, how the numba kernels take it; ``g`` in
-    NumPy; ``slope``, g' written in g = g(z) (the cells keep outputs, not
-    pre-activations)."""
+    """A non-linearity: ``g`` in NumPy; ``slope``, g' written in g = g(z)
+    (the cells keep outputs, not pre-activations)."""
 
-    __slots__ = ("code", "g", "slope")
+    __slots__ = ("g", "slope")
 
-    def __init__(self, code: int, g, slope):
-        self.code, self.g, self.slope = code, g, slope
+    def __init__(self, g, slope):
+        self.g, self.slope = g, slope
 
 
 # which of them a model takes is its registry entry's (cells/registry.py)
 ACTIVATIONS = {
-    "tanh": Activation(0, np.tanh, lambda g: 1.0 - g * g),
-    "sigmoid": Activation(1, sigmoid, lambda g: g * (1.0 - g)),
-    "softsign": Activation(2, softsign, lambda g: (1.0 - np.abs(g)) ** 2),
+    "tanh": Activation(np.tanh, lambda g: 1.0 - g * g),
+    "sigmoid": Activation(sigmoid, lambda g: g * (1.0 - g)),
+    "softsign": Activation(softsign, lambda g: (1.0 - np.abs(g)) ** 2),
     # Irsoy & Cardie's recurrent cells also take the rectifier ("+" in their
     # tables) and no non-linearity ("I"); relu's slope at the kink z = 0 is 0
-    "relu": Activation(3, relu, lambda g: (np.asarray(g) > 0).astype(np.asarray(g).dtype)),
-    "identity": Activation(4, identity, lambda g: np.ones_like(g)),
+    "relu": Activation(relu, lambda g: (np.asarray(g) > 0).astype(np.asarray(g).dtype)),
+    "identity": Activation(identity, lambda g: np.ones_like(g)),
 }
 
 

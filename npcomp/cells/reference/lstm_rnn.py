@@ -56,7 +56,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from npcomp.data.formats import Tree
+from npcomp.data.readers.formats import Tree
 from .functions import activation as activation_function, code_columns, column_block, \
     derivative, sigmoid, undefined, vector_block
 
@@ -208,6 +208,13 @@ def backward(tree: Tree, x: np.ndarray, params: dict, d_h: np.ndarray,
         G["b_f"] += delta["f_1"][j] + delta["f_2"][j]
         G["b_c"] += delta["u"][j]
         G["b_o"] += delta["o"][j]
+    return _backward_result(kids, eps_h, eps_c, delta, G, untied, d_word)
+
+
+def _backward_result(kids: list, eps_h, eps_c, delta: dict, G: dict, untied: bool,
+                     d_word) -> dict:
+    """``backward``'s terms (eps at inner nodes, NaN at leaves; the deltas),
+    the gradients in the cell's layout, and d_x."""
     inner = np.array([bool(k) for k in kids])
     terms = {"eps_h": np.where(inner[:, None], eps_h, np.nan),
              "eps_c": np.where(inner[:, None], eps_c, np.nan)}

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from npcomp.data.formats import Tree
+from npcomp.data.readers.formats import Tree
 from .functions import undefined
 
 OPTIONS = ()

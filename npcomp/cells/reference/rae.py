@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from npcomp.data.formats import Tree
+from npcomp.data.readers.formats import Tree
 from .functions import undefined
 
 OPTIONS = ("reconstruction_weight",)

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from npcomp.data.formats import Tree
+from npcomp.data.readers.formats import Tree
 from .dtrnn import composed, composed_backward
 
 OPTIONS = ()
 
-# the relations' fixed order (npcomp/data/dependency_relations.py), written out
+# the relations' fixed order (npcomp/data/readers/dependency_relations.py), written out
 # again here so the oracle does not read the code it checks
 RELATIONS = (
     "acomp", "advcl", "advmod", "agent", "amod", "appos", "aux", "auxpass", "cc", "ccomp",

@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from npcomp.data.formats import Tree
+from npcomp.data.readers.formats import Tree
 from .functions import sigmoid, undefined
 
 GATES = ("i", "fl", "fr", "x", "o")       # column blocks of the code's W_h and b

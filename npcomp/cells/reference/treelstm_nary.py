@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from npcomp.data.formats import Tree
+from npcomp.data.readers.formats import Tree
 from .functions import code_columns, column_block, sigmoid, undefined, vector_block
 
 GATES = ("i", "o", "u", "f")   # column blocks of the code's W and b; U: i|o|u|f_1..f_N

@@ -282,6 +282,40 @@
       row.appendChild(el("span", "val", " rel. error " + fmt(check.error) +
                          (bad ? " \u2014 disagrees" : "")));
       box.appendChild(row);
+      if (bad) { vectors(box, check.analytic, check.numeric); }
+    });
+    return box;
+  }
+
+  // the backward's values against the finite differences, one line each
+  function vectors(box, analytic, numeric) {
+    var numbers = function (values) { return "[" + (values || []).map(fmt).join(", ") + "]"; };
+    box.appendChild(el("div", "vectors", "backward            " + numbers(analytic)));
+    box.appendChild(el("div", "vectors", "finite differences  " + numbers(numeric)));
+  }
+
+  // the node's own backward checked with the error from above held fixed
+  function localChecks(sentenceIndex, node) {
+    var found = (doc.local_checks || []).filter(function (check) {
+      return check.sentence === sentenceIndex && check.node === node.id;
+    });
+    if (!found.length) { return null; }
+    var box = el("div", "locals");
+    box.appendChild(el("h4", null, "Local checks: this node's backward, the error from " +
+                       "above held fixed"));
+    found.forEach(function (check) {
+      var bad = !(check.error <= doc.tolerance);
+      var row = el("div", "local" + (bad ? " fail" : ""));
+      row.setAttribute("data-term", check.term);
+      row.appendChild(el("span", null, check.child === null ? check.term + " (its own)" :
+                         check.term + " to node " + check.child + " "));
+      row.appendChild(el("span", "val", " rel. error " + fmt(check.error) +
+                         (bad ? " \u2014 fails" : "")));
+      box.appendChild(row);
+      if (bad) {
+        box.appendChild(el("div", "muted", check.quantity + " (" + check.equation + ")"));
+        vectors(box, check.analytic, check.numeric);
+      }
     });
     return box;
   }
@@ -321,6 +355,8 @@
     if (sentence.backward && sentence.backward.length) {
       panel.appendChild(terms("Backward", sentence.backward, index, sentence.parts));
     }
+    var locals = localChecks(where[0], node);
+    if (locals) { panel.appendChild(locals); }
     var states = stateChecks(where[0], node);
     if (states) { panel.appendChild(states); }
   }
@@ -354,6 +390,14 @@
     pinned = same ? null : where;
     mark(pinned);
     show(pinned || where);
+  }
+
+  // the first failing check's node, pinned from the start: its panel shows the vectors
+  if (doc.verdict && doc.verdict.node !== null && doc.verdict.node !== undefined &&
+      doc.verdict.sentence !== null && doc.verdict.sentence !== undefined) {
+    pinned = [doc.verdict.sentence, doc.verdict.node];
+    mark(pinned);
+    show(pinned);
   }
 
   document.querySelectorAll("g.node").forEach(function (g) {

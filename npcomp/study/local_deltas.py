@@ -1,0 +1,102 @@
+"""The local checks' deltas: each gate pre-activation's error at a node,
+with the error from above held fixed, against central differences of the
+node's own equations, for the cells whose node equations ``grading.py``
+writes out (the N-ary Tree-LSTM at a node with both children, the
+Child-Sum Tree-LSTM at an inner node, the RNTN at an inner node).
+
+A delta is no state a nudge can move in the cell's forward, so the node's
+equations are run from the pre-activations themselves: read back from the
+cell's forward quantities at the node (logit of a sigmoid gate, artanh of
+tanh's), with the children's states and the error arriving from above (the
+partial derivatives of J in the node's states, as the backward implies
+them: ``local_checks``).  ``tests/test_grading.py`` checks the node
+equations against the cells' own forwards.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .grading import CHILDSUM_NODE, NARY_NODE, RNTN_NODE, expected
+
+
+def _nary_inputs(cell, terms: dict, forest, node: int, partials: np.ndarray) -> dict | None:
+    """The N-ary node's inputs at ``node`` (None where it has not both children)."""
+    if cell.arity != 2 or not cell.output_gate or forest.n_children[node] != 2:
+        return None
+    d = cell.hidden_dim
+    left, right = (int(kid) for kid in forest.children[node][:2])
+
+    def logit(gate):
+        return np.log(gate / (1.0 - gate))
+
+    return {"z_i": logit(terms["i"][node]), "z_o": logit(terms["o"][node]),
+            "z_u": np.arctanh(terms["u"][node]), "z_fl": logit(terms["f_l"][node]),
+            "z_fr": logit(terms["f_r"][node]), "c_l": terms["c"][left],
+            "c_r": terms["c"][right], "eps_h": partials[:d], "eps_c_above": partials[d:2 * d],
+            "c_offset": np.zeros(d)}
+
+
+def _rntn_inputs(cell, terms: dict, forest, node: int, partials: np.ndarray,
+                 params) -> dict | None:
+    """The RNTN node's inputs at an inner ``node`` with two children."""
+    if forest.n_children[node] != 2:
+        return None
+    left, right = (int(kid) for kid in forest.children[node][:2])
+    return {"c_1": terms["h"][left], "c_2": terms["h"][right], "V": params["V"],
+            "W": params["W"], "b": params["b"], "eps_h": partials,
+            "z_offset": np.zeros(cell.hidden_dim)}
+
+
+def _childsum_inputs(cell, terms: dict, forest, node: int,
+                     partials: np.ndarray) -> dict | None:
+    """The Child-Sum node's inputs at an inner ``node`` (f_jk in child k's row)."""
+    if not cell.output_gate or forest.n_children[node] == 0:
+        return None
+    d = cell.hidden_dim
+    kids = [int(kid) for kid in forest.children[node] if kid >= 0]
+
+    def logit(gate):
+        return np.log(gate / (1.0 - gate))
+
+    return {"z_i": logit(terms["i"][node]), "z_o": logit(terms["o"][node]),
+            "z_u": np.arctanh(terms["u"][node]), "z_f": logit(terms["f"][kids]),
+            "c_children": terms["c"][kids], "eps_h": partials[:d],
+            "eps_c_above": partials[d:2 * d], "c_offset": np.zeros(d)}
+
+
+# cell name -> (its node, the deltas checked: part name -> backward term)
+NODES = {"treelstm-nary": (NARY_NODE, {"delta_o": "delta_o", "delta_i": "delta_i",
+                                       "delta_u": "delta_u", "delta_f_l": "delta_f_l",
+                                       "delta_f_r": "delta_f_r"}),
+         "treelstm-childsum": (CHILDSUM_NODE, {"delta_o": "delta_o", "delta_i": "delta_i",
+                                               "delta_u": "delta_u", "delta_f": "delta_f"}),
+         "rntn": (RNTN_NODE, {"delta": "delta"})}
+
+
+def delta_values(model, params, forest, cache, node: int, partials: np.ndarray) -> list:
+    """[(delta symbol, what it reverses, the backward's value, the
+    differences' value)] at ``node``; [] for a cell or node without node
+    equations here.  ``partials``: dJ/d(the node's states), each with the
+    others held, as the backward has them (h before c)."""
+    if model.cell.name not in NODES:
+        return []
+    node_equations, deltas = NODES[model.cell.name]
+    terms = {term.symbol: np.asarray(term.values, dtype=np.float64)
+             for term in model.cell.forward_terms(forest, cache)}
+    if model.cell.name == "rntn":
+        inputs = _rntn_inputs(model.cell, terms, forest, node, partials,
+                              params.prefixed("cell"))
+    elif model.cell.name == "treelstm-childsum":
+        inputs = _childsum_inputs(model.cell, terms, forest, node, partials)
+    else:
+        inputs = _nary_inputs(model.cell, terms, forest, node, partials)
+    if inputs is None:
+        return []
+    truth = expected(node_equations, inputs, tuple(deltas))
+    backward = {term.symbol: np.asarray(term.values, dtype=np.float64)
+                for term in model.cell.backward_terms(forest, cache)}
+    kids = [int(kid) for kid in forest.children[node] if kid >= 0]
+    # delta_fk is shown in the row of child k: one row a child, as the node's part
+    return [(symbol, node_equations.parts[part][1],
+             backward[symbol][kids] if part == "delta_f" else backward[symbol][node],
+             truth[part]) for part, symbol in deltas.items()]

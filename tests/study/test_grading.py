@@ -1,0 +1,134 @@
+"""The exercises' grader (npcomp/study/grading.py): a student's backward,
+functions of one node's inputs, checked on inputs the grader draws against
+central differences of the node's forward.  A wrong part's feedback names
+it; values copied from one tree's explanation fail; the grader's node
+forwards are the cells' own equations; a wrong prediction of where a
+hidden bug is says what the local check found."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gradcheck.planted import mysteries
+from gradcheck.suite import Setting, build_case
+from npcomp.cells import make_cell
+from npcomp.data.readers.embeddings import Vocabulary
+from npcomp.data.readers.ptb import parse_ptb
+from npcomp.models import TreeModel
+from npcomp.study.explain import explain
+from npcomp.study.grading import (
+    NARY_NODE,
+    NARY_ROUTE,
+    RNTN_NODE,
+    Wrong,
+    _nary_forward,
+    _rntn_p,
+    grade,
+)
+
+TREE = "(3 (2 (2 not) (2 really)) (3 (3 very) (4 good)))"
+
+
+def _gate_deltas(eps_h, eps_c_above, i, o, u, f_l, f_r, c, c_l, c_r):
+    eps_c = eps_c_above + eps_h * o * (1 - np.tanh(c) ** 2)
+    return {"eps_c": eps_c, "delta_o": eps_h * np.tanh(c) * o * (1 - o),
+            "delta_i": eps_c * u * i * (1 - i), "delta_u": eps_c * i * (1 - u ** 2),
+            "delta_f_l": eps_c * c_l * f_l * (1 - f_l),
+            "delta_f_r": eps_c * c_r * f_r * (1 - f_r),
+            "eps_c_l": eps_c * f_l, "eps_c_r": eps_c * f_r}
+
+
+def test_a_right_answer_passes():
+    assert "every part right" in grade(_gate_deltas, NARY_NODE, seed=0)
+
+
+@pytest.mark.parametrize("part, wrong", [
+    ("delta_f_l", lambda answer, k: {**answer, "delta_f_l": answer["eps_c"] * k["c_r"]
+                                     * k["f_l"] * (1 - k["f_l"])}),
+    ("eps_c", lambda answer, k: {**answer, "eps_c": k["eps_c_above"]}),
+    ("delta_u", lambda answer, k: {**answer, "delta_u": answer["eps_c"] * k["i"] * k["u"]
+                                   * (1 - k["u"])}),
+])
+def test_a_wrong_part_is_named(part, wrong):
+    def answer(**inputs):
+        return wrong(_gate_deltas(**inputs), inputs)
+    with pytest.raises(Wrong, match=f": {part} is wrong") as raised:
+        grade(answer, NARY_NODE, seed=0)
+    assert raised.value.part == part
+
+
+def test_values_copied_from_one_trees_explanation_fail():
+    """The blank answered with node 2's terms as `npcomp explain` shows them."""
+    tree = parse_ptb(TREE)
+    vocab = Vocabulary(tree.tokens)
+    model = TreeModel(make_cell("treelstm-nary", 3, 3), n_classes=5, vocab_size=len(vocab),
+                      embedding_dim=3)
+    params = model.new_parameters(np.random.default_rng(0),
+                                  np.random.default_rng(1).normal(size=(len(vocab), 3)),
+                                  dtype=np.float64)
+    sentence = explain(model, params, [tree], vocab)["sentences"][0]
+    shown = {term["symbol"]: np.array(term["values"][2], dtype=np.float64)
+             for term in sentence["backward"] if term["values"][2] is not None}
+
+    def copied(**inputs):
+        return {"eps_c": shown["eps_c"], "delta_o": shown["delta_o"]}
+    with pytest.raises(Wrong, match="eps_c is wrong"):
+        grade(copied, NARY_NODE, parts=("eps_c", "delta_o"))
+
+
+def test_a_missing_part_or_a_wrong_shape_is_named():
+    with pytest.raises(Wrong, match="no part 'eps_h_r'"):
+        grade(lambda delta, U: {"eps_h_l": U[:3] @ delta}, NARY_ROUTE)
+    with pytest.raises(Wrong, match="eps_h_l has shape"):
+        grade(lambda delta, U: {"eps_h_l": U @ delta, "eps_h_r": U[3:] @ delta}, NARY_ROUTE)
+
+
+def _cell_case(model_name: str):
+    rng = np.random.default_rng(3)
+    model, params, forest, options = build_case(Setting(model_name, input_dim=3),
+                                                [parse_ptb("(3 (2 w1) (2 w2))")], rng)
+    trace = {}
+    model.loss_and_gradient(params, forest, params.zeros_like(), trace=trace, **options)
+    return params.prefixed("cell"), forest, trace["cell_cache"]
+
+
+def test_the_nary_node_forward_is_the_cells():
+    _, forest, cache = _cell_case("treelstm-nary")
+    root, (left, right) = forest.root[0], forest.children[forest.root[0]]
+    d = 3
+    gates = cache.gates[root]
+
+    def logit(a):   # the sigmoid's inverse
+        return np.log(a / (1 - a))
+    inputs = {"z_i": logit(gates[:d]), "z_o": logit(gates[d:2 * d]),
+              "z_u": np.arctanh(gates[2 * d:3 * d]), "z_fl": logit(gates[3 * d:4 * d]),
+              "z_fr": logit(gates[4 * d:]), "c_l": cache.c[left], "c_r": cache.c[right],
+              "c_offset": np.zeros(d)}
+    forward = _nary_forward(inputs)
+    np.testing.assert_allclose(forward["c"], cache.c[root], rtol=1e-10)
+    np.testing.assert_allclose(forward["h"], cache.h[root], rtol=1e-10)
+
+
+def test_the_rntn_node_forward_is_the_cells():
+    cell, forest, cache = _cell_case("rntn")
+    root, (left, right) = forest.root[0], forest.children[forest.root[0]]
+    p = _rntn_p({"c_1": cache.h[left], "c_2": cache.h[right], "V": cell["V"], "W": cell["W"],
+                 "b": cell["b"], "z_offset": np.zeros(3)})
+    np.testing.assert_allclose(p, cache.h[root], rtol=1e-10)
+    assert set(RNTN_NODE.parts) == {"delta", "eps_1", "eps_2"}
+
+
+def test_a_wrong_prediction_says_what_the_local_check_found():
+    tree = parse_ptb(TREE)
+    vocab = Vocabulary(tree.tokens)
+    model = TreeModel(make_cell("rntn", 3, 3), n_classes=5, vocab_size=len(vocab),
+                      embedding_dim=3)
+    params = model.new_parameters(np.random.default_rng(0),
+                                  np.random.default_rng(1).normal(size=(len(vocab), 3)),
+                                  dtype=np.float64)
+    bug = mysteries("rntn-transpose-half-dropped")["A"]
+    assert "rntn" not in repr(bug)
+    with pytest.raises(AssertionError, match="the local check's first failure is node 6, "
+                                             "eps_h"):
+        bug.check((2, "eps_h", 3), model, params, [tree], vocab)
+    assert "V^[k] + V^[k]^T" in bug.check((6, "eps_h", 3), model, params, [tree], vocab)

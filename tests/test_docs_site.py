@@ -1,0 +1,192 @@
+"""The documentation site: built strictly (a warning fails the build) from
+docs/, as the README's command builds it, then opened in a headless
+Chromium from a local HTTP server: the front page with its navigation and
+search box, a search that finds ``TreeClassifier``, and the API reference's
+page for it.  A planted broken link fails a build with the site's own
+configuration."""
+import functools
+import http.server
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+import sphinx  # noqa: F401  (the test extra: its absence is an error, not a skip)
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DOCS = REPO_ROOT / "docs"
+
+
+def sphinx_build(source: Path, out: Path) -> subprocess.CompletedProcess:
+    """The README's build command, into ``out`` (a fresh environment)."""
+    return subprocess.run(
+        [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-E", "-q", "-b", "html",
+         "-d", str(out / ".doctrees"), str(source), str(out)],
+        capture_output=True, text=True, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("site")
+    built = sphinx_build(DOCS, out)
+    assert built.returncode == 0, built.stderr[-4000:]
+    assert "WARNING" not in built.stderr and "ERROR" not in built.stderr, built.stderr[-4000:]
+    return out
+
+
+def test_the_site_has_its_pages(site):
+    for page in ("index", "getting-started", "own-data", "API", "cli", "api/index",
+                 "exit-statuses", "reproducing", "studying", "speed", "architecture",
+                 "EQUATIONS", "RESULTS", "DATA", "SPEED", "cells/index",
+                 "exercises/README", "results/README", "search"):
+        assert (site / f"{page}.html").is_file(), page
+
+
+def test_the_api_reference_follows_every_packages_exports(site):
+    """A page for each name each package's ``__all__`` lists, nothing else."""
+    import importlib
+    import pkgutil
+
+    import npcomp
+    expected = set()
+    names = ["npcomp"] + [info.name for info in pkgutil.walk_packages(npcomp.__path__, "npcomp.")
+                          if info.ispkg]
+    for name in names:
+        exports = getattr(importlib.import_module(name), "__all__", None)
+        if exports is not None:
+            expected |= {name} | {f"{name}.{export}" for export in exports}
+    pages = {path.stem for path in (site / "api").glob("*.html")} - {"index"}
+    assert "npcomp.estimators.TreeClassifier" in expected
+    assert pages == expected
+
+
+def test_the_command_line_reference_is_every_commands_help(site):
+    from npcomp.cli import build_parser
+    text = (site / "cli.html").read_text(encoding="utf-8")
+    subcommands = next(action for action in build_parser()._actions
+                       if action.__class__.__name__ == "_SubParsersAction")
+    assert len(subcommands.choices) >= 11
+    for name, parser in subcommands.choices.items():
+        assert f"usage: npcomp {name}" in text, name
+        for action in parser._actions:
+            for option in action.option_strings:
+                assert option in text, f"npcomp {name} {option}"
+
+
+def test_a_broken_link_fails_the_build(tmp_path):
+    """The site's configuration (the API reference left out) on two pages:
+    whole, the build passes; with a link to a page that is not there, it
+    fails naming the link."""
+    source = tmp_path / "source"
+    source.mkdir()
+    (source / "conf.py").write_text(
+        f"__file__ = {str(DOCS / 'conf.py')!r}\n"
+        "exec(compile(open(__file__).read(), __file__, 'exec'))\n"
+        "npcomp_api_packages = []\n")
+    (source / "index.md").write_text("# Home\n\n```{toctree}\npage\n```\n")
+    (source / "page.md").write_text("# Page\n\nBack [home](index.md).\n")
+    built = sphinx_build(source, tmp_path / "whole")
+    assert built.returncode == 0, built.stderr
+    (source / "page.md").write_text("# Page\n\nBack [home](index.md), on to [a page](gone.md).\n")
+    built = sphinx_build(source, tmp_path / "broken")
+    assert built.returncode != 0
+    assert "gone.md" in built.stderr
+
+
+# ---------------------------------------------------------------- in Chromium
+
+@pytest.fixture(scope="module")
+def served(site):
+    """The built site on a local HTTP server (127.0.0.1, a free port)."""
+    handler = functools.partial(_QuietHandler, directory=str(site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    """A headless Chromium under selenium (Debian's chromium and
+    chromedriver), quit at the end of the module."""
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    driver_path = shutil.which("chromedriver")
+    missing = [name for name, path in (("chromium", browser), ("chromedriver", driver_path))
+               if path is None]
+    if missing:
+        message = (f"{' and '.join(missing)} not on PATH (Debian: apt-get install chromium "
+                   "chromium-driver)")
+        if os.environ.get("NPCOMP_REQUIRE_BROWSER"):   # CI: a skip would hide the test
+            pytest.fail(message)
+        pytest.skip(message)
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    options = webdriver.ChromeOptions()
+    options.binary_location = browser
+    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu",
+                     "--disable-dev-shm-usage", "--window-size=1400,1000"):
+        options.add_argument(argument)
+    driver = webdriver.Chrome(service=Service(executable_path=driver_path), options=options)
+    yield driver
+    driver.quit()
+
+
+def _wait(driver, condition, seconds=20):
+    from selenium.webdriver.support.ui import WebDriverWait
+    return WebDriverWait(driver, seconds).until(condition)
+
+
+def test_the_front_page_renders_with_navigation_and_search(chromium, served, site):
+    from selenium.webdriver.common.by import By
+    chromium.get(f"{served}/index.html")
+    assert chromium.title.startswith("npcomp")
+    assert chromium.find_element(By.TAG_NAME, "h1").text.startswith("npcomp")
+    navigation = chromium.find_elements(By.CSS_SELECTOR, "header nav a.nav-link")
+    titles = {link.get_attribute("textContent").strip() for link in navigation}
+    assert {"Getting started", "Command-line reference", "API reference"} <= titles, titles
+    # the search box: the navbar's button opens it, a query goes to the search page
+    chromium.find_element(By.CSS_SELECTOR, "header button.search-button-field").click()
+    box = _wait(chromium, lambda driver: next(
+        (field for field in driver.find_elements(By.CSS_SELECTOR, "input[name='q']")
+         if field.is_displayed()), False))
+    box.send_keys("TreeClassifier\n")
+    _wait(chromium, lambda driver: "search.html" in driver.current_url)
+    found = _wait(chromium, lambda driver: [
+        link.get_attribute("href") for link in
+        driver.find_elements(By.CSS_SELECTOR, "#search-results a")
+        if "TreeClassifier" in (link.get_attribute("href") or "")])
+    page = tree_classifier_page(site)
+    assert any(href.split("#")[0].endswith(f"api/{page}.html") for href in found), found
+
+
+def tree_classifier_page(site: Path) -> str:
+    """The API page that documents TreeClassifier (the first package
+    exporting it; another exporting it shows it unindexed)."""
+    pages = sorted(path.stem for path in (site / "api").glob("*.TreeClassifier.html")
+                   if f'id="{path.stem}"' in path.read_text(encoding="utf-8"))
+    assert len(pages) == 1, pages
+    return pages[0]
+
+
+def test_the_api_page_of_tree_classifier_renders(chromium, served, site):
+    from selenium.webdriver.common.by import By
+    name = tree_classifier_page(site)
+    chromium.get(f"{served}/api/{name}.html")
+    assert "TreeClassifier" in chromium.title
+    signature = chromium.find_element(By.ID, name)
+    assert "TreeClassifier" in signature.text
+    methods = {element.get_attribute("id") for element in
+               chromium.find_elements(By.CSS_SELECTOR, "dt.sig[id]")}
+    assert {f"{name}.fit", f"{name}.predict"} <= methods, methods
+    assert chromium.find_elements(By.CSS_SELECTOR, "header nav a.nav-link")
