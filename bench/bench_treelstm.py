@@ -247,7 +247,8 @@ def _products_alone(speeds: dict, fraction_of_machine: float) -> dict:
                                "fraction_of_machine": ceiling}}
 
 
-# the target of 2 threads over one (README, "Speed")
+# the target of 2 threads over one (docs/SPEED.md, "The Constituency Tree-LSTM
+# against PyTorch and DyNet")
 SCALING_TARGET = 1.7
 
 

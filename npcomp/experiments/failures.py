@@ -4,7 +4,7 @@ fault.  The command line prints it; a sweep's Dask task records it for each
 run that fails, as `npcomp train` would have printed it."""
 from __future__ import annotations
 
-# exit statuses (README "Exit statuses")
+# exit statuses (docs/exit-statuses.md)
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 

@@ -57,7 +57,7 @@ NODE_SETS = {"dependency": "dependency spans", "parsed": "spans of the parsed tr
 
 
 def is_sweep(directory: str | Path) -> bool:
-    """A sweep directory holds its runs in ``runs/`` (README.md, "Many runs: npcomp sweep")."""
+    """A sweep directory holds its runs in ``runs/`` (docs/sweeps.md)."""
     directory = Path(directory)
     return (directory / "runs").is_dir() and not (directory / "metrics.json").is_file()
 

@@ -1,6 +1,6 @@
 """The files of a run directory, and the rules that keep them safe.
 
-A run directory holds one training run (README.md, "Run directories"): ``metrics.json``,
+A run directory holds one training run (docs/run-directories.md): ``metrics.json``,
 ``model.npz``, ``checkpoint.npz`` and ``log.jsonl``, and the per-sentence
 predictions of its best model (``predictions.jsonl`` for the test split,
 ``predictions-SPLIT.jsonl`` for another one, ``predictions.py``) with the

@@ -1,7 +1,7 @@
 """The training loop: a run's named steps, from reading its data to testing
 its best model (``train``).
 
-A run directory holds (README.md, "Run directories"):
+A run directory holds (docs/run-directories.md):
 
 * ``metrics.json``: model, task, config, per-epoch records (train loss, dev
   and training-sentence accuracy: the learning curve), best epoch, dev and

@@ -13,8 +13,8 @@ one at a time (:func:`binarise`).  The order of joining is the rule:
   is the head-outward order of the Penn Treebank's phrase structure (a VP
   inside the S), which the SST's trees are binarisations of, and on the
   SST's dev sentences it reproduces more of the treebank's phrases than
-  joining by distance or the left dependents first (README, "Trees for
-  plain sentences": span recall of each rule).
+  joining by distance or the left dependents first (docs/plain-sentences.md:
+  span recall of each rule).
 * ``left-first``: the left dependents first, then the right ones.
 * ``nearest``: by distance from the head, the right one first at a tie.
 
@@ -263,7 +263,7 @@ def span_recall(gold_trees: Sequence[Tree], trees: Sequence[Tree]) -> dict:
 # Binarised trees: spaCy's own, the copula: "is" then joins its predicate and
 # the final period before the subject, (it ((is good) .)), as the SST brackets
 # a sentence; on the SST's dev sentences that reproduces 60.7% of the phrases
-# against 56.5% with the predicate as head (README).
+# against 56.5% with the predicate as head (docs/plain-sentences.md).
 COPULA_HEAD_OF_KIND = {"dependency": "predicate", "binary": "copula"}
 
 
