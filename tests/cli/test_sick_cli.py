@@ -188,7 +188,7 @@ def test_train_sick_without_vectors_is_an_error(sick_data, tmp_path, capsys):
                    "--epochs", "1", *TINY, "--out", str(tmp_path / "run")])
     assert status == 2
     error = capsys.readouterr().err
-    assert "npcomp download glove" in error and "--vectors random" in error
+    assert "npcomp download glove.840B" in error and "--vectors random" in error
     assert str(data_dir / "vectors" / "glove.840B.300d.txt") in error
     assert "Traceback" not in error
     assert not (tmp_path / "run" / "metrics.json").exists()
@@ -199,7 +199,7 @@ def test_train_sick_without_vectors_is_an_error(sick_data, tmp_path, capsys):
     (["glove.840B.300d.txt", "glove.840B.300d.sick.txt"], "glove.840B.300d.sick.txt")])
 def test_train_sick_finds_the_default_vectors(present, chosen, sick_data, tmp_path):
     """Without --vectors, DATA_DIR/vectors/ is searched: the SICK-filtered copy
-    first, then `npcomp download glove`'s file."""
+    first, then `npcomp download glove.840B`'s file."""
     import shutil
     data_dir, vectors = sick_data
     shutil.copytree(data_dir / "sick", tmp_path / "data" / "sick")
