@@ -186,6 +186,29 @@ def _no_x_delta(kernel, forest):
     return cell_deltas
 
 
+def _forget_deltas_other_child(kernel, forest):
+    """Eqs. 10 and 11 with the other child's cell: delta_fl = eps_c c^R f^L
+    (1 - f^L), delta_fr = eps_c c^L f^R (1 - f^R), at the nodes with two children."""
+    def cell_deltas(kids, gates, c, tanh_c, eps_h, co_term, eps_c, delta, start, stop):
+        kernel(kids, gates, c, tanh_c, eps_h, co_term, eps_c, delta, start, stop)
+        d = c.shape[1]
+        for t in range(start, stop):
+            left, right = kids[t]
+            if left >= 0 and right >= 0:
+                for k, other in ((1, right), (2, left)):
+                    f = gates[t, k * d:(k + 1) * d]
+                    delta[t, k * d:(k + 1) * d] = eps_c[t] * c[other] * f * (1.0 - f)
+    return cell_deltas
+
+
+def children_of_an_inner_childs_parent(forest) -> np.ndarray:
+    """The children of the nodes with two children, one of them inner (the
+    two children's c differ: a leaf's is 0)."""
+    inner_kid = (forest.children >= forest.n_leaves).any(axis=1)
+    differ = inner_kid & (forest.n_children == 2)
+    return (forest.parent >= 0) & differ[np.maximum(forest.parent, 0)]
+
+
 SLSTM_BUGS = (
     PlantedBug("slstm-children-swapped", "slstm",
                "eqs. 13 and 14 exchanged: the left child gets f^R and the W_c.^R "
@@ -221,6 +244,11 @@ SLSTM_BUGS = (
                "eps_c", left_children,
                kernel_bug("slstm", "_route_to_children",
                           _slstm_route(change_d_hc=_no_left_peepholes))),
+    PlantedBug("slstm-forget-deltas-other-child", "slstm",
+               "eqs. 10 and 11 with the other child's cell: delta_fl = eps_c c^R f^L "
+               "(1 - f^L), delta_fr = eps_c c^L f^R (1 - f^R)",
+               "eps_h", children_of_an_inner_childs_parent,
+               kernel_bug("slstm", "_cell_deltas", _forget_deltas_other_child)),
 )
 
 

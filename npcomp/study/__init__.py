@@ -14,11 +14,12 @@ _HOMES = {"check_states": "state_checks", "first_disagreement": "state_checks",
           "score_pairs": "relatedness", "check_local": "local_checks", "grade": "grading",
           **{name: "grading" for name in ("NARY_NODE", "NARY_ROUTE", "NARY_WEIGHTS", "RNTN_NODE",
                                           "RNTN_WEIGHTS", "CHILDSUM_NODE", "CHILDSUM_ROUTE",
-                                          "CHILDSUM_WEIGHTS")}}
+                                          "CHILDSUM_WEIGHTS", "SLSTM_NODE", "SLSTM_ROUTE",
+                                          "SLSTM_WEIGHTS")}}
 __all__ = ["check_states", "first_disagreement", "check_local", "check_gradients", "render_page",
            "write_page", "neighbours", "score_pairs", "grade", "NARY_NODE", "NARY_ROUTE",
            "NARY_WEIGHTS", "RNTN_NODE", "RNTN_WEIGHTS", "CHILDSUM_NODE", "CHILDSUM_ROUTE",
-           "CHILDSUM_WEIGHTS"]
+           "CHILDSUM_WEIGHTS", "SLSTM_NODE", "SLSTM_ROUTE", "SLSTM_WEIGHTS"]
 
 
 def __getattr__(name: str):

@@ -316,3 +316,100 @@ CHILDSUM_WEIGHTS = Node(
     lambda inputs: {key: inputs[key] for key in ("h_edges", "h_tildes", "delta_f")},
     lambda inputs: float(np.sum(inputs["delta_f"] * (inputs["h_edges"] @ inputs["U_f"]))),
     {"dU_f": ("U_f", "dU_f = the sum over the (parent, child) edges of h_k^T delta_fk")})
+
+
+# ---------------------------------------------------------------------------
+# the S-LSTM (Zhu et al. 2015 eqs. 1-7, backward 8-14) at an inner node
+# ---------------------------------------------------------------------------
+
+def _slstm_draw(rng) -> dict:
+    """z_o is the children's part of eq. 6; the node adds c_t W_co itself."""
+    d = 3
+    names = ("z_i", "z_fl", "z_fr", "z_x", "z_o", "c_l", "c_r", "eps_h", "eps_c_above")
+    inputs = {name: rng.normal(0, 1, d) for name in names}
+    inputs.update(W_co=rng.normal(0, 0.5, (d, d)), c_offset=np.zeros(d))
+    return inputs
+
+
+def _slstm_forward(inputs: dict) -> dict:
+    """Eqs. 1-7 from the pre-activations (the children's sums of 1-4 and 6 drawn)."""
+    i, f_l, f_r = (_sigmoid(inputs[name]) for name in ("z_i", "z_fl", "z_fr"))   # (1)-(3)
+    tanh_x = np.tanh(inputs["z_x"])                                              # (4)
+    c = f_l * inputs["c_l"] + f_r * inputs["c_r"] + i * tanh_x + inputs["c_offset"]  # (5)
+    o = _sigmoid(inputs["z_o"] + c @ inputs["W_co"])                             # (6)
+    return {"i": i, "f_l": f_l, "f_r": f_r, "tanh_x": tanh_x, "c": c, "o": o,
+            "h": o * np.tanh(c)}                                                 # (7)
+
+
+def _slstm_shown(inputs: dict) -> dict:
+    forward = _slstm_forward(inputs)
+    del forward["h"]
+    return {**forward, **{name: inputs[name] for name in ("c_l", "c_r", "eps_h", "eps_c_above",
+                                                          "W_co")}}
+
+
+def _slstm_objective(inputs: dict) -> float:
+    forward = _slstm_forward(inputs)
+    return float(inputs["eps_h"] @ forward["h"] + inputs["eps_c_above"] @ forward["c"])
+
+
+SLSTM_NODE = Node(
+    "the S-LSTM's node backward", _slstm_draw, _slstm_shown, _slstm_objective,
+    {"delta_o": ("z_o", "reverses 7 and 6; printed as (9)"),
+     "eps_c": ("c_offset", "reverses 7, and 6 through W_co, plus the parent's share; "
+                           "printed in (13), (14), errata Z1, Z3"),
+     "delta_fl": ("z_fl", "reverses 5 and 2; printed as (10)"),
+     "delta_fr": ("z_fr", "reverses 5 and 3; printed as (11)"),
+     "delta_i": ("z_i", "reverses 5 and 1; printed as (12)"),
+     "delta_x": ("z_x", "reverses 5 and 4; not printed (Z2)")})
+
+
+def _slstm_route_draw(rng) -> dict:
+    d = 3
+    inputs = {name: rng.normal(0, 1, d) for name in ("h_l", "h_r", "c_l", "c_r", "eps_c")}
+    inputs.update(f_l=_sigmoid(rng.normal(0, 1, d)), f_r=_sigmoid(rng.normal(0, 1, d)),
+                  W_h=rng.normal(0, 0.5, (2 * d, 5 * d)), W_c=rng.normal(0, 0.5, (2 * d, 3 * d)),
+                  delta=rng.normal(0, 1, 5 * d))
+    return inputs
+
+
+def _slstm_route_objective(inputs: dict) -> float:
+    """The parent's terms that read its children's states: the children's
+    sums of eqs. 1-4 and 6 (the deltas the error of each) and eq. 5."""
+    d = inputs["h_l"].size
+    h = np.concatenate([inputs["h_l"], inputs["h_r"]])
+    c = np.concatenate([inputs["c_l"], inputs["c_r"]])
+    sums = inputs["delta"] @ (h @ inputs["W_h"]) + inputs["delta"][:3 * d] @ (c @ inputs["W_c"])
+    cell = inputs["f_l"] * inputs["c_l"] + inputs["f_r"] * inputs["c_r"]
+    return float(sums + inputs["eps_c"] @ cell)
+
+
+SLSTM_ROUTE = Node(
+    "the S-LSTM's error to its children", _slstm_route_draw,
+    lambda inputs: {key: inputs[key] for key in ("delta", "eps_c", "f_l", "f_r", "W_h", "W_c")},
+    _slstm_route_objective,
+    {"eps_h_l": ("h_l", "reverses 1-4 and 6 through W_h's L rows (not printed, Z2)"),
+     "eps_h_r": ("h_r", "reverses 1-4 and 6 through W_h's R rows (not printed, Z2)"),
+     "eps_c_l": ("c_l", "the parent's share of eq. 13: reverses 5 and the peepholes of 1-3 "
+                        "through W_c's L rows"),
+     "eps_c_r": ("c_r", "the parent's share of eq. 14: reverses 5 and the peepholes of 1-3 "
+                        "through W_c's R rows")})
+
+
+def _slstm_weights_draw(rng) -> dict:
+    d, nodes = 3, 4
+    return {"hc": rng.normal(0, 1, (nodes, 4 * d)), "c": rng.normal(0, 1, (nodes, d)),
+            "deltas": rng.normal(0, 1, (nodes, 5 * d)), "W_c": rng.normal(0, 0.5, (2 * d, 3 * d))}
+
+
+def _slstm_peepholes(inputs: dict) -> float:
+    """The peephole terms of eqs. 1-3 over the nodes, times their deltas."""
+    d = inputs["c"].shape[1]
+    return float(np.sum(inputs["deltas"][:, :3 * d] * (inputs["hc"][:, 2 * d:] @ inputs["W_c"])))
+
+
+SLSTM_WEIGHTS = Node(
+    "the S-LSTM's dW_c over the nodes", _slstm_weights_draw,
+    lambda inputs: {key: inputs[key] for key in ("hc", "c", "deltas")}, _slstm_peepholes,
+    {"dW_c": ("W_c", "dW_c = the sum over the inner nodes of [c^L c^R]^T "
+                     "[delta_i delta_fl delta_fr]")})

@@ -3,7 +3,8 @@ functions of one node's inputs, checked on inputs the grader draws against
 central differences of the node's forward.  A wrong part's feedback names
 it; values copied from one tree's explanation fail; the grader's node
 forwards are the cells' own equations; a wrong prediction of where a
-hidden bug is says what the local check found."""
+hidden bug is says what the local check found.  The same for the S-LSTM's
+nodes."""
 from __future__ import annotations
 
 import numpy as np
@@ -20,9 +21,13 @@ from npcomp.study.grading import (
     NARY_NODE,
     NARY_ROUTE,
     RNTN_NODE,
+    SLSTM_NODE,
+    SLSTM_ROUTE,
+    SLSTM_WEIGHTS,
     Wrong,
     _nary_forward,
     _rntn_p,
+    _slstm_forward,
     grade,
 )
 
@@ -132,3 +137,105 @@ def test_a_wrong_prediction_says_what_the_local_check_found():
                                              "eps_h"):
         bug.check((2, "eps_h", 3), model, params, [tree], vocab)
     assert "V^[k] + V^[k]^T" in bug.check((6, "eps_h", 3), model, params, [tree], vocab)
+
+
+# ---------------------------------------------------------------------------
+# the S-LSTM (Zhu et al. eqs. 1-7, backward 8-14)
+# ---------------------------------------------------------------------------
+
+def _slstm_node(eps_h, eps_c_above, i, f_l, f_r, tanh_x, c, o, c_l, c_r, W_co):
+    delta_o = eps_h * np.tanh(c) * o * (1 - o)
+    eps_c = eps_c_above + eps_h * o * (1 - np.tanh(c) ** 2) + delta_o @ W_co.T
+    return {"delta_o": delta_o, "eps_c": eps_c, "delta_fl": eps_c * c_l * f_l * (1 - f_l),
+            "delta_fr": eps_c * c_r * f_r * (1 - f_r), "delta_i": eps_c * tanh_x * i * (1 - i),
+            "delta_x": eps_c * i * (1 - tanh_x ** 2)}
+
+
+def _slstm_route(delta, eps_c, f_l, f_r, W_h, W_c):
+    d = eps_c.size
+    return {"eps_h_l": W_h[:d] @ delta, "eps_h_r": W_h[d:] @ delta,
+            "eps_c_l": eps_c * f_l + W_c[:d] @ delta[:3 * d],
+            "eps_c_r": eps_c * f_r + W_c[d:] @ delta[:3 * d]}
+
+
+def _slstm_weights(hc, c, deltas):
+    d = c.shape[1]
+    return {"dW_c": hc[:, 2 * d:].T @ deltas[:, :3 * d]}
+
+
+def test_right_slstm_answers_pass():
+    for answer, node in ((_slstm_node, SLSTM_NODE), (_slstm_route, SLSTM_ROUTE),
+                         (_slstm_weights, SLSTM_WEIGHTS)):
+        assert "every part right" in grade(answer, node, seed=0)
+
+
+@pytest.mark.parametrize("node, part, wrong", [
+    # erratum Z3: g'(c_t) read as 1 - c_t^2
+    (SLSTM_NODE, "eps_c", lambda answer, k: {
+        **answer, "eps_c": k["eps_c_above"] + k["eps_h"] * k["o"] * (1 - k["c"] ** 2)
+        + answer["delta_o"] @ k["W_co"].T}),
+    # eq. 10 with the right child's cell
+    (SLSTM_NODE, "delta_fl", lambda answer, k: {
+        **answer, "delta_fl": answer["eps_c"] * k["c_r"] * k["f_l"] * (1 - k["f_l"])}),
+    # eq. 14 without its peepholes
+    (SLSTM_ROUTE, "eps_c_r", lambda answer, k: {**answer, "eps_c_r": k["eps_c"] * k["f_r"]}),
+    # dW_c with the node's own c for its children's
+    (SLSTM_WEIGHTS, "dW_c", lambda answer, k: {"dW_c": np.tile(k["c"], 2).T
+                                               @ k["deltas"][:, :9]}),
+])
+def test_a_wrong_slstm_part_is_named(node, part, wrong):
+    right = {SLSTM_NODE.name: _slstm_node, SLSTM_ROUTE.name: _slstm_route,
+             SLSTM_WEIGHTS.name: _slstm_weights}[node.name]
+
+    def answer(**inputs):
+        return wrong(right(**inputs), inputs)
+    with pytest.raises(Wrong, match=f": {part} is wrong") as raised:
+        grade(answer, node, seed=0)
+    assert raised.value.part == part
+
+
+def test_slstm_values_copied_from_one_trees_explanation_fail():
+    """The node blank answered with node 2's deltas as `npcomp explain` shows them."""
+    tree = parse_ptb(TREE)
+    vocab = Vocabulary(tree.tokens)
+    model = TreeModel(make_cell("slstm", 3, 3), n_classes=5, vocab_size=len(vocab),
+                      embedding_dim=3)
+    params = model.new_parameters(np.random.default_rng(0),
+                                  np.random.default_rng(1).normal(size=(len(vocab), 3)),
+                                  dtype=np.float64)
+    sentence = explain(model, params, [tree], vocab)["sentences"][0]
+    shown = {term["symbol"]: np.array(term["values"][2], dtype=np.float64)
+             for term in sentence["backward"] if term["values"][2] is not None}
+
+    def copied(**inputs):
+        return {part: shown[part] for part in SLSTM_NODE.parts}
+    with pytest.raises(Wrong, match="delta_o is wrong"):
+        grade(copied, SLSTM_NODE)
+
+
+def test_the_slstm_node_forward_is_the_cells():
+    """At the root of a tree whose children are both inner (so c^L, c^R are
+    not 0), the node's pre-activations from the cell's parameters and its
+    children's states: the grader's eqs. 1-7 give the cell's c and h."""
+    rng = np.random.default_rng(3)
+    model, params, forest, options = build_case(
+        Setting("slstm", input_dim=3), [parse_ptb("(3 (2 (2 w1) (2 w2)) (2 (2 w3) (2 w4)))")],
+        rng)
+    trace = {}
+    model.loss_and_gradient(params, forest, params.zeros_like(), trace=trace, **options)
+    cell, cache = params.prefixed("cell"), trace["cell_cache"]
+    root = int(forest.root[0])
+    left, right = (int(kid) for kid in forest.children[root][:2])
+    d = cache.c.shape[1]
+    h = np.concatenate([cache.h[left], cache.h[right]])
+    c = np.concatenate([cache.c[left], cache.c[right]])
+    z = h @ cell["W_h"] + cell["b"]
+    z[:3 * d] += c @ cell["W_c"]
+    assert np.abs(c).min() > 0
+    inputs = {"z_i": z[:d], "z_fl": z[d:2 * d], "z_fr": z[2 * d:3 * d], "z_x": z[3 * d:4 * d],
+              "z_o": z[4 * d:], "W_co": cell["W_co"], "c_l": cache.c[left],
+              "c_r": cache.c[right], "c_offset": np.zeros(d)}
+    forward = _slstm_forward(inputs)
+    np.testing.assert_allclose(forward["c"], cache.c[root], rtol=1e-10)
+    np.testing.assert_allclose(forward["o"], cache.gates[root, 4 * d:], rtol=1e-10)
+    np.testing.assert_allclose(forward["h"], cache.h[root], rtol=1e-10)
