@@ -58,6 +58,7 @@ nodes only.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -409,8 +410,12 @@ def _through_parent(setup: _Setup, symbol: str, kid: int) -> str:
         if shares:
             numbers = dict.fromkeys(number for part in shares
                                     for number in _equation_number(part.equation).split(", "))
+            # where the paper prints the backward (the S-LSTM's (13), (14)), its number too
+            printed = dict.fromkeys(number for part in shares for number in
+                                    re.findall(r"printed (?:as|in) \((\d+)\)", part.equation))
             labels = " + ".join(part.label for part in shares)
-            return f"reverses {', '.join(numbers)}: {labels}"
+            return (f"reverses {', '.join(numbers)}"
+                    + (f", printed as ({', '.join(printed)})" if printed else "") + f": {labels}")
     return setup.equations.get(symbol, "")
 
 
