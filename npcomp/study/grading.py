@@ -413,3 +413,61 @@ SLSTM_WEIGHTS = Node(
     lambda inputs: {key: inputs[key] for key in ("hc", "c", "deltas")}, _slstm_peepholes,
     {"dW_c": ("W_c", "dW_c = the sum over the inner nodes of [c^L c^R]^T "
                      "[delta_i delta_fl delta_fr]")})
+
+
+# ---------------------------------------------------------------------------
+# the LSTM-RNN (Le & Zuidema 2015, (L1)-(L7) in npcomp/cells/lstm_rnn.py)
+# ---------------------------------------------------------------------------
+
+ACTIVATIONS = {"tanh": np.tanh, "sigmoid": _sigmoid,
+               "softsign": lambda z: z / (1.0 + np.abs(z))}
+
+
+def _lstm_rnn_draw(rng) -> dict:
+    """z_o is the children's part of (L6); a_1, a_2 the children's terms of (L5)."""
+    d = 3
+    names = ("z_i1", "z_i2", "z_f1", "z_f2", "a_1", "a_2", "z_o", "c_x", "c_y", "eps_h",
+             "eps_c_above")
+    inputs = {name: rng.normal(0, 1, d) for name in names}
+    inputs.update(b_c=rng.normal(0, 0.5, d), W_co=rng.normal(0, 0.5, (d, d)),
+                  u_offset=np.zeros(d), c_offset=np.zeros(d))
+    return inputs
+
+
+def lstm_rnn_forward(inputs: dict, activation: str = "tanh") -> dict:
+    """(L1)-(L7) from the gates' pre-activations and the children's terms."""
+    g = ACTIVATIONS[activation]
+    i_1, i_2, f_1, f_2 = (_sigmoid(inputs[name]) for name in ("z_i1", "z_i2", "z_f1", "z_f2"))
+    u = g(i_1 * inputs["a_1"] + i_2 * inputs["a_2"] + inputs["b_c"] + inputs["u_offset"])
+    c = f_1 * inputs["c_x"] + f_2 * inputs["c_y"] + u + inputs["c_offset"]          # (L5)
+    o = _sigmoid(inputs["z_o"] + c @ inputs["W_co"])                                # (L6)
+    return {"i_1": i_1, "i_2": i_2, "f_1": f_1, "f_2": f_2, "u": u, "c": c, "o": o,
+            "p": o * g(c)}                                                          # (L7)
+
+
+def lstm_rnn_node(activation: str = "tanh") -> Node:
+    """The LSTM-RNN's node backward with g = ``activation``."""
+    def objective(inputs: dict) -> float:
+        forward = lstm_rnn_forward(inputs, activation)
+        return float(inputs["eps_h"] @ forward["p"] + inputs["eps_c_above"] @ forward["c"])
+
+    def shown(inputs: dict) -> dict:
+        forward = lstm_rnn_forward(inputs, activation)
+        del forward["p"]
+        return {**forward, **{name: inputs[name] for name in ("a_1", "a_2", "c_x", "c_y",
+                                                              "eps_h", "eps_c_above", "W_co")}}
+
+    return Node(
+        f"the LSTM-RNN's node backward (g = {activation})", _lstm_rnn_draw, shown, objective,
+        {"delta_o": ("z_o", "reverses L7, L6"),
+         "eps_c": ("c_offset", "reverses L7, and L6 through W_co, plus the parent's share"),
+         "delta_u": ("u_offset", "reverses L5 for u"),
+         "delta_i1": ("z_i1", "reverses L5, L1"),
+         "delta_i2": ("z_i2", "reverses L5, L2"),
+         "delta_a1": ("a_1", "reverses L5 for a_1 = x W_c1"),
+         "delta_a2": ("a_2", "reverses L5 for a_2 = y W_c2"),
+         "delta_f1": ("z_f1", "reverses L5, L3"),
+         "delta_f2": ("z_f2", "reverses L5, L4")})
+
+
+LSTM_RNN_NODE = lstm_rnn_node()

@@ -39,9 +39,10 @@ tanh(c_k) too), so a wrong own term in a child (eps_c += eps_h o g'(c))
 shows as its parent's routing: it shows first at the root, where nothing
 is routed.  A delta (a gate pre-activation's error) is not a state the
 forward can move: for the cells whose node equations ``grading.py`` writes
-out (the N-ary and Child-Sum Tree-LSTMs, the RNTN, the S-LSTM) each delta
-at a node is checked, before what the node routes, against central
-differences of those equations run from the node's pre-activations (``local_deltas.py``); for the others the
+out (the N-ary and Child-Sum Tree-LSTMs, the RNTN, the S-LSTM, the
+LSTM-RNN) each delta at a node is checked, before what the node routes,
+against central differences of those equations run from the node's
+pre-activations (``local_deltas.py``); for the others the
 checks see a delta through the errors it routes (the children's eps_h =
 sum_g delta_g U^(g)T), and a failing check lists the deltas that feed it
 (the parts of ``Cell.term_parts``).

@@ -3,7 +3,7 @@ with the error from above held fixed, against central differences of the
 node's own equations, for the cells whose node equations ``grading.py``
 writes out (the N-ary Tree-LSTM at a node with both children, the
 Child-Sum Tree-LSTM at an inner node, the RNTN at an inner node, the
-S-LSTM at an inner node).
+S-LSTM and the LSTM-RNN at an inner node).
 
 A delta is no state a nudge can move in the cell's forward, so the node's
 equations are run from the pre-activations themselves: read back from the
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .grading import CHILDSUM_NODE, NARY_NODE, RNTN_NODE, SLSTM_NODE, expected
+from .grading import CHILDSUM_NODE, NARY_NODE, RNTN_NODE, SLSTM_NODE, expected, lstm_rnn_node
 
 
 def _logit(gate: np.ndarray) -> np.ndarray:
@@ -80,18 +80,40 @@ def _slstm_inputs(cell, terms: dict, forest, node: int, partials: np.ndarray,
             "eps_h": partials[:d], "eps_c_above": partials[d:2 * d], "c_offset": np.zeros(d)}
 
 
-# cell name -> (its node, its inputs at a node of a forest, the deltas
-# checked: part name -> backward term)
-NODES = {"treelstm-nary": (NARY_NODE, _nary_inputs,
+def _lstm_rnn_inputs(cell, terms: dict, forest, node: int, partials: np.ndarray,
+                     params) -> dict | None:
+    """The LSTM-RNN node's inputs at an inner ``node`` (a unary node's
+    missing y: c_y = 0); z_o is the children's part of (L6)."""
+    if forest.n_children[node] == 0:
+        return None
+    d = cell.hidden_dim
+    x, y = (int(kid) for kid in forest.children[node][:2])
+    c = terms["c"][node]
+    return {"z_i1": _logit(terms["i_1"][node]), "z_i2": _logit(terms["i_2"][node]),
+            "z_f1": _logit(terms["f_1"][node]), "z_f2": _logit(terms["f_2"][node]),
+            "a_1": terms["a_1"][node], "a_2": terms["a_2"][node],
+            "b_c": params["b"][2 * d:3 * d], "u_offset": np.zeros(d),
+            "z_o": _logit(terms["o"][node]) - c @ params["W_co"], "W_co": params["W_co"],
+            "c_x": terms["c"][x], "c_y": terms["c"][y] if y >= 0 else np.zeros(d),
+            "eps_h": partials[:d], "eps_c_above": partials[d:2 * d], "c_offset": np.zeros(d)}
+
+
+# cell name -> (its node's equations for a cell, its inputs at a node of a
+# forest, the deltas checked: part name -> backward term)
+NODES = {"treelstm-nary": (lambda cell: NARY_NODE, _nary_inputs,
                            {"delta_o": "delta_o", "delta_i": "delta_i", "delta_u": "delta_u",
                             "delta_f_l": "delta_f_l", "delta_f_r": "delta_f_r"}),
-         "treelstm-childsum": (CHILDSUM_NODE, _childsum_inputs,
+         "treelstm-childsum": (lambda cell: CHILDSUM_NODE, _childsum_inputs,
                                {"delta_o": "delta_o", "delta_i": "delta_i",
                                 "delta_u": "delta_u", "delta_f": "delta_f"}),
-         "rntn": (RNTN_NODE, _rntn_inputs, {"delta": "delta"}),
-         "slstm": (SLSTM_NODE, _slstm_inputs,
+         "rntn": (lambda cell: RNTN_NODE, _rntn_inputs, {"delta": "delta"}),
+         "slstm": (lambda cell: SLSTM_NODE, _slstm_inputs,
                    {"delta_o": "delta_o", "delta_fl": "delta_fl", "delta_fr": "delta_fr",
-                    "delta_i": "delta_i", "delta_x": "delta_x"})}
+                    "delta_i": "delta_i", "delta_x": "delta_x"}),
+         "lstm-rnn": (lambda cell: lstm_rnn_node(cell.activation), _lstm_rnn_inputs,
+                      {name: name for name in ("delta_o", "delta_u", "delta_i1", "delta_i2",
+                                               "delta_a1", "delta_a2", "delta_f1",
+                                               "delta_f2")})}
 
 
 def delta_values(model, params, forest, cache, node: int, partials: np.ndarray) -> list:
@@ -101,7 +123,8 @@ def delta_values(model, params, forest, cache, node: int, partials: np.ndarray) 
     others held, as the backward has them (h before c)."""
     if model.cell.name not in NODES:
         return []
-    node_equations, node_inputs, deltas = NODES[model.cell.name]
+    equations_of, node_inputs, deltas = NODES[model.cell.name]
+    node_equations = equations_of(model.cell)
     terms = {term.symbol: np.asarray(term.values, dtype=np.float64)
              for term in model.cell.forward_terms(forest, cache)}
     inputs = node_inputs(model.cell, terms, forest, node, partials, params.prefixed("cell"))

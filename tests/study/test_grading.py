@@ -29,6 +29,8 @@ from npcomp.study.grading import (
     _rntn_p,
     _slstm_forward,
     grade,
+    lstm_rnn_forward,
+    lstm_rnn_node,
 )
 
 TREE = "(3 (2 (2 not) (2 really)) (3 (3 very) (4 good)))"
@@ -239,3 +241,61 @@ def test_the_slstm_node_forward_is_the_cells():
     np.testing.assert_allclose(forward["c"], cache.c[root], rtol=1e-10)
     np.testing.assert_allclose(forward["o"], cache.gates[root, 4 * d:], rtol=1e-10)
     np.testing.assert_allclose(forward["h"], cache.h[root], rtol=1e-10)
+
+
+def test_a_wrong_slstm_prediction_says_what_the_local_check_found():
+    """The victim (node 2's own eps_c) predicted for the left peepholes
+    dropped: the check names the parent, node 6, and Zhu's eq. 13."""
+    tree = parse_ptb(TREE)
+    vocab = Vocabulary(tree.tokens)
+    model = TreeModel(make_cell("slstm", 3, 3), n_classes=5, vocab_size=len(vocab),
+                      embedding_dim=3)
+    params = model.new_parameters(np.random.default_rng(0),
+                                  np.random.default_rng(1).normal(size=(len(vocab), 3)),
+                                  dtype=np.float64)
+    bug = mysteries("slstm-left-peephole-dropped")["A"]
+    with pytest.raises(AssertionError, match=r"first failure is node 6, eps_c: the error node "
+                                             r"6 routes to its left child .*printed as \(13\)"):
+        bug.check((2, "eps_c", 13), model, params, [tree], vocab)
+    assert "peephole" in bug.check((6, "eps_c", 13), model, params, [tree], vocab)
+
+
+@pytest.mark.parametrize("activation", ["tanh", "sigmoid", "softsign"])
+def test_the_lstm_rnn_node_forward_is_the_cells(activation):
+    """At the root of a tree whose children are both inner, the gates'
+    pre-activations and the children's terms a_1, a_2 from the cell's
+    parameters and its children's states ((L1)-(L4) with the children
+    swapped for i_2, f_2): the grader's (L5)-(L7) give the cell's c and p."""
+    rng = np.random.default_rng(3)
+    model, params, forest, options = build_case(
+        Setting("lstm-rnn", input_dim=3, activation=activation),
+        [parse_ptb("(3 (2 (2 w1) (2 w2)) (2 (2 w3) (2 w4)))")], rng)
+    trace = {}
+    model.loss_and_gradient(params, forest, params.zeros_like(), trace=trace, **options)
+    cell, cache = params.prefixed("cell"), trace["cell_cache"]
+    root = int(forest.root[0])
+    x, y = (int(kid) for kid in forest.children[root][:2])
+    d = 3
+    h_x, h_y, c_x, c_y = cache.state[x, :d], cache.state[y, :d], cache.state[x, d:], \
+        cache.state[y, d:]
+    assert np.abs(c_x).min() > 0 and np.abs(c_y).min() > 0
+
+    def block(matrix, k):
+        return cell[matrix][:, k * d:(k + 1) * d]
+    b = [cell["b"][k * d:(k + 1) * d] for k in range(4)]
+
+    def gate(first, second, peep_first, peep_second, bias, near, far, c_near, c_far):
+        return (near @ block("W", first) + far @ block("W", second)
+                + c_near @ block("W_peephole", peep_first)
+                + c_far @ block("W_peephole", peep_second) + bias)
+    inputs = {"z_i1": gate(0, 1, 0, 1, b[0], h_x, h_y, c_x, c_y),
+              "z_i2": gate(0, 1, 0, 1, b[0], h_y, h_x, c_y, c_x),
+              "z_f1": gate(2, 3, 2, 3, b[1], h_x, h_y, c_x, c_y),
+              "z_f2": gate(2, 3, 2, 3, b[1], h_y, h_x, c_y, c_x),
+              "a_1": h_x @ block("W", 4), "a_2": h_y @ block("W", 5), "b_c": b[2],
+              "z_o": h_x @ block("W", 6) + h_y @ block("W", 7) + b[3], "W_co": cell["W_co"],
+              "c_x": c_x, "c_y": c_y, "u_offset": np.zeros(d), "c_offset": np.zeros(d)}
+    forward = lstm_rnn_forward(inputs, activation)
+    np.testing.assert_allclose(forward["c"], cache.state[root, d:], rtol=1e-10)
+    np.testing.assert_allclose(forward["p"], cache.state[root, :d], rtol=1e-10)
+    assert lstm_rnn_node(activation).name.endswith(f"(g = {activation})")

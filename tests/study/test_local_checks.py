@@ -74,7 +74,8 @@ def test_the_first_failure_is_the_planted_nodes_parent_and_term(name):
 # equations) the delta that makes it wrong
 NAMED = {"rntn-transpose-half-dropped": "the error node 6 routes to its left child (node 2)'s h",
          "lstm-rnn-candidate-errors-swapped":
-             "the error node 6 routes to its left child (node 2)'s h",
+             "delta_a1 at node 6, the error of a gate's pre-activation (reverses L5 for a_1 = "
+             "x W_c1)",
          "treelstm-forget-delta-other-child": "delta_f_l at node 6, the error of a gate's "
                                               "pre-activation (reverses 13 and 10 for k = l)"}
 
