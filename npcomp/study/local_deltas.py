@@ -1,23 +1,24 @@
 """The local checks' deltas: each gate pre-activation's error at a node,
 with the error from above held fixed, against central differences of the
 node's own equations, for the cells whose node equations ``grading.py``
-writes out (the N-ary Tree-LSTM at a node with both children, the
-Child-Sum Tree-LSTM at an inner node, the RNTN at an inner node, the
-S-LSTM and the LSTM-RNN at an inner node).
+and ``peephole_nodes.py`` write out (the N-ary Tree-LSTM at a node with
+both children, the Child-Sum Tree-LSTM, the RNTN, the S-LSTM and the
+LSTM-RNN at an inner node).
 
 A delta is no state a nudge can move in the cell's forward, so the node's
 equations are run from the pre-activations themselves: read back from the
 cell's forward quantities at the node (logit of a sigmoid gate, artanh of
 tanh's), with the children's states and the error arriving from above (the
 partial derivatives of J in the node's states, as the backward implies
-them: ``local_checks``).  ``tests/test_grading.py`` checks the node
+them: ``local_checks``).  ``tests/study/test_grading.py`` checks the node
 equations against the cells' own forwards.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .grading import CHILDSUM_NODE, NARY_NODE, RNTN_NODE, SLSTM_NODE, expected, lstm_rnn_node
+from .grading import CHILDSUM_NODE, NARY_NODE, RNTN_NODE, expected
+from .peephole_nodes import SLSTM_NODE, lstm_rnn_node
 
 
 def _logit(gate: np.ndarray) -> np.ndarray:

@@ -21,14 +21,16 @@ from npcomp.study.grading import (
     NARY_NODE,
     NARY_ROUTE,
     RNTN_NODE,
-    SLSTM_NODE,
-    SLSTM_ROUTE,
-    SLSTM_WEIGHTS,
     Wrong,
     _nary_forward,
     _rntn_p,
-    _slstm_forward,
     grade,
+)
+from npcomp.study.peephole_nodes import (
+    SLSTM_NODE,
+    SLSTM_ROUTE,
+    SLSTM_WEIGHTS,
+    _slstm_forward,
     lstm_rnn_forward,
     lstm_rnn_node,
 )
