@@ -16,11 +16,14 @@ _HOMES = {"check_states": "state_checks", "first_disagreement": "state_checks",
           **{name: "grading" for name in ("NARY_NODE", "NARY_ROUTE", "NARY_WEIGHTS", "RNTN_NODE",
                                           "RNTN_WEIGHTS", "CHILDSUM_NODE", "CHILDSUM_ROUTE",
                                           "CHILDSUM_WEIGHTS")},
-          **{name: "peephole_nodes" for name in ("SLSTM_NODE", "SLSTM_ROUTE", "SLSTM_WEIGHTS")}}
+          **{name: "peephole_nodes" for name in ("SLSTM_NODE", "SLSTM_ROUTE", "SLSTM_WEIGHTS",
+                                                 "LSTM_RNN_NODE", "LSTM_RNN_ROUTE",
+                                                 "LSTM_RNN_WEIGHTS")}}
 __all__ = ["check_states", "first_disagreement", "check_local", "check_gradients", "render_page",
            "write_page", "neighbours", "score_pairs", "grade", "NARY_NODE", "NARY_ROUTE",
            "NARY_WEIGHTS", "RNTN_NODE", "RNTN_WEIGHTS", "CHILDSUM_NODE", "CHILDSUM_ROUTE",
-           "CHILDSUM_WEIGHTS", "SLSTM_NODE", "SLSTM_ROUTE", "SLSTM_WEIGHTS"]
+           "CHILDSUM_WEIGHTS", "SLSTM_NODE", "SLSTM_ROUTE", "SLSTM_WEIGHTS", "LSTM_RNN_NODE",
+           "LSTM_RNN_ROUTE", "LSTM_RNN_WEIGHTS"]
 
 
 def __getattr__(name: str):

@@ -168,3 +168,70 @@ def lstm_rnn_node(activation: str = "tanh") -> Node:
 
 
 LSTM_RNN_NODE = lstm_rnn_node()
+
+
+def _lstm_rnn_route_draw(rng) -> dict:
+    d = 3
+    inputs = {name: rng.normal(0, 1, d) for name in ("x", "y", "c_x", "c_y", "eps_c")}
+    inputs.update(f_1=_sigmoid(rng.normal(0, 1, d)), f_2=_sigmoid(rng.normal(0, 1, d)),
+                  W=rng.normal(0, 0.5, (d, 8 * d)), W_peephole=rng.normal(0, 0.5, (d, 4 * d)),
+                  delta=rng.normal(0, 1, 7 * d))
+    return inputs
+
+
+def lstm_rnn_children_sums(inputs: dict) -> np.ndarray:
+    """(7d,) the parent's terms that read its children x, y (and c_x, c_y),
+    blocks i_1 | i_2 | f_1 | f_2 | a_1 | a_2 | o: the gates' pre-activations
+    of (L1)-(L4) less the biases (child k's gate reads child k through the
+    "1" matrices, its sibling through the "2" ones), a_1 = x W_c1, a_2 = y
+    W_c2 of (L5), and the children's part of (L6)."""
+    d = inputs["x"].size
+    x, y, c_x, c_y = (inputs[name] for name in ("x", "y", "c_x", "c_y"))
+
+    def block(matrix, k):
+        return inputs[matrix][:, k * d:(k + 1) * d]
+
+    def gate(first, near, far, c_near, c_far):   # first: W_i1's block (0) or W_f1's (2)
+        return (near @ block("W", first) + far @ block("W", first + 1)
+                + c_near @ block("W_peephole", first) + c_far @ block("W_peephole", first + 1))
+
+    return np.concatenate([gate(0, x, y, c_x, c_y), gate(0, y, x, c_y, c_x),       # (L1), (L2)
+                           gate(2, x, y, c_x, c_y), gate(2, y, x, c_y, c_x),       # (L3), (L4)
+                           x @ block("W", 4), y @ block("W", 5),                   # a_1, a_2
+                           x @ block("W", 6) + y @ block("W", 7)])                 # (L6)
+
+
+def _lstm_rnn_route_objective(inputs: dict) -> float:
+    """Each of the children's terms times its error, and c_p's forget terms (L5)."""
+    cell = inputs["f_1"] * inputs["c_x"] + inputs["f_2"] * inputs["c_y"]
+    return float(inputs["delta"] @ lstm_rnn_children_sums(inputs) + inputs["eps_c"] @ cell)
+
+
+LSTM_RNN_ROUTE = Node(
+    "the LSTM-RNN's error to its children", _lstm_rnn_route_draw,
+    lambda inputs: {key: inputs[key] for key in ("delta", "eps_c", "f_1", "f_2", "W",
+                                                 "W_peephole")},
+    _lstm_rnn_route_objective,
+    {"eps_h_x": ("x", "reverses L1-L6 for x"), "eps_h_y": ("y", "reverses L1-L6 for y"),
+     "eps_c_x": ("c_x", "reverses L5 and L1-L4 for c_x"),
+     "eps_c_y": ("c_y", "reverses L5 and L1-L4 for c_y")})
+
+
+def _lstm_rnn_weights_draw(rng) -> dict:
+    d, nodes = 3, 4
+    return {"xs": rng.normal(0, 1, (nodes, d)), "ys": rng.normal(0, 1, (nodes, d)),
+            "deltas": rng.normal(0, 1, (nodes, 7 * d)), "W_i1": rng.normal(0, 0.5, (d, d))}
+
+
+def _lstm_rnn_w_i1_terms(inputs: dict) -> float:
+    """W_i1's terms over the nodes: x W_i1 in i_1's pre-activation, y W_i1 in i_2's."""
+    d = inputs["xs"].shape[1]
+    deltas = inputs["deltas"]
+    return float(np.sum(deltas[:, :d] * (inputs["xs"] @ inputs["W_i1"]))
+                 + np.sum(deltas[:, d:2 * d] * (inputs["ys"] @ inputs["W_i1"])))
+
+
+LSTM_RNN_WEIGHTS = Node(
+    "the LSTM-RNN's dW_i1 over the nodes", _lstm_rnn_weights_draw,
+    lambda inputs: {key: inputs[key] for key in ("xs", "ys", "deltas")}, _lstm_rnn_w_i1_terms,
+    {"dW_i1": ("W_i1", "dW_i1 = the sum over the inner nodes of x^T delta_i1 + y^T delta_i2")})

@@ -27,10 +27,13 @@ from npcomp.study.grading import (
     grade,
 )
 from npcomp.study.peephole_nodes import (
+    LSTM_RNN_ROUTE,
+    LSTM_RNN_WEIGHTS,
     SLSTM_NODE,
     SLSTM_ROUTE,
     SLSTM_WEIGHTS,
     _slstm_forward,
+    lstm_rnn_children_sums,
     lstm_rnn_forward,
     lstm_rnn_node,
 )
@@ -264,10 +267,10 @@ def test_a_wrong_slstm_prediction_says_what_the_local_check_found():
 
 @pytest.mark.parametrize("activation", ["tanh", "sigmoid", "softsign"])
 def test_the_lstm_rnn_node_forward_is_the_cells(activation):
-    """At the root of a tree whose children are both inner, the gates'
-    pre-activations and the children's terms a_1, a_2 from the cell's
-    parameters and its children's states ((L1)-(L4) with the children
-    swapped for i_2, f_2): the grader's (L5)-(L7) give the cell's c and p."""
+    """At the root of a tree whose children are both inner, the children's
+    terms as the route exercise's node has them (lstm_rnn_children_sums)
+    from the cell's parameters and its children's states, plus the biases:
+    the grader's (L5)-(L7) give the cell's c and p."""
     rng = np.random.default_rng(3)
     model, params, forest, options = build_case(
         Setting("lstm-rnn", input_dim=3, activation=activation),
@@ -282,22 +285,46 @@ def test_the_lstm_rnn_node_forward_is_the_cells(activation):
         cache.state[y, d:]
     assert np.abs(c_x).min() > 0 and np.abs(c_y).min() > 0
 
-    def block(matrix, k):
-        return cell[matrix][:, k * d:(k + 1) * d]
-    b = [cell["b"][k * d:(k + 1) * d] for k in range(4)]
-
-    def gate(first, second, peep_first, peep_second, bias, near, far, c_near, c_far):
-        return (near @ block("W", first) + far @ block("W", second)
-                + c_near @ block("W_peephole", peep_first)
-                + c_far @ block("W_peephole", peep_second) + bias)
-    inputs = {"z_i1": gate(0, 1, 0, 1, b[0], h_x, h_y, c_x, c_y),
-              "z_i2": gate(0, 1, 0, 1, b[0], h_y, h_x, c_y, c_x),
-              "z_f1": gate(2, 3, 2, 3, b[1], h_x, h_y, c_x, c_y),
-              "z_f2": gate(2, 3, 2, 3, b[1], h_y, h_x, c_y, c_x),
-              "a_1": h_x @ block("W", 4), "a_2": h_y @ block("W", 5), "b_c": b[2],
-              "z_o": h_x @ block("W", 6) + h_y @ block("W", 7) + b[3], "W_co": cell["W_co"],
+    sums = lstm_rnn_children_sums({"x": h_x, "y": h_y, "c_x": c_x, "c_y": c_y, "W": cell["W"],
+                                   "W_peephole": cell["W_peephole"]})
+    b_i, b_f, b_c, b_o = (cell["b"][k * d:(k + 1) * d] for k in range(4))
+    z = {name: sums[k * d:(k + 1) * d] for k, name in enumerate(
+        ("z_i1", "z_i2", "z_f1", "z_f2", "a_1", "a_2", "z_o"))}
+    inputs = {**z, "z_i1": z["z_i1"] + b_i, "z_i2": z["z_i2"] + b_i, "z_f1": z["z_f1"] + b_f,
+              "z_f2": z["z_f2"] + b_f, "z_o": z["z_o"] + b_o, "b_c": b_c, "W_co": cell["W_co"],
               "c_x": c_x, "c_y": c_y, "u_offset": np.zeros(d), "c_offset": np.zeros(d)}
     forward = lstm_rnn_forward(inputs, activation)
     np.testing.assert_allclose(forward["c"], cache.state[root, d:], rtol=1e-10)
     np.testing.assert_allclose(forward["p"], cache.state[root, :d], rtol=1e-10)
     assert lstm_rnn_node(activation).name.endswith(f"(g = {activation})")
+
+
+def _lstm_rnn_route(delta, eps_c, f_1, f_2, W, W_peephole, swapped=True):
+    d = eps_c.size
+    i1, i2, f1, f2, a1, a2, o = (delta[k * d:(k + 1) * d] for k in range(7))
+
+    def back(matrix, k):
+        return matrix[:, k * d:(k + 1) * d].T
+    near, far = (1, 0) if swapped else (0, 1)     # y's i_1 reads it through W_i2
+    return {"eps_h_x": i1 @ back(W, 0) + i2 @ back(W, 1) + f1 @ back(W, 2) + f2 @ back(W, 3)
+            + a1 @ back(W, 4) + o @ back(W, 6),
+            "eps_h_y": i1 @ back(W, near) + i2 @ back(W, far) + f1 @ back(W, 2 + near)
+            + f2 @ back(W, 2 + far) + a2 @ back(W, 5) + o @ back(W, 7),
+            "eps_c_x": eps_c * f_1 + i1 @ back(W_peephole, 0) + i2 @ back(W_peephole, 1)
+            + f1 @ back(W_peephole, 2) + f2 @ back(W_peephole, 3),
+            "eps_c_y": eps_c * f_2 + i1 @ back(W_peephole, 1) + i2 @ back(W_peephole, 0)
+            + f1 @ back(W_peephole, 3) + f2 @ back(W_peephole, 2)}
+
+
+def test_the_lstm_rnn_route_and_weights_grade_the_swap():
+    """Right answers pass; y's deltas read as x's (the swap of (L2), (L4)
+    forgotten) fail naming eps_h_y; dW_i1 without y's use of W_i1 fails."""
+    assert "every part right" in grade(_lstm_rnn_route, LSTM_RNN_ROUTE, seed=0)
+    with pytest.raises(Wrong, match=": eps_h_y is wrong") as raised:
+        grade(lambda **inputs: _lstm_rnn_route(**inputs, swapped=False), LSTM_RNN_ROUTE, seed=0)
+    assert "right so far: eps_h_x" in str(raised.value)
+    assert "every part right" in grade(
+        lambda xs, ys, deltas: {"dW_i1": xs.T @ deltas[:, :3] + ys.T @ deltas[:, 3:6]},
+        LSTM_RNN_WEIGHTS, seed=0)
+    with pytest.raises(Wrong, match=": dW_i1 is wrong"):
+        grade(lambda xs, ys, deltas: {"dW_i1": xs.T @ deltas[:, :3]}, LSTM_RNN_WEIGHTS, seed=0)
