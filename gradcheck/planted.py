@@ -186,6 +186,29 @@ def _no_x_delta(kernel, forest):
     return cell_deltas
 
 
+def _forget_deltas_other_child(kernel, forest):
+    """Eqs. 10 and 11 with the other child's cell: delta_fl = eps_c c^R f^L
+    (1 - f^L), delta_fr = eps_c c^L f^R (1 - f^R), at the nodes with two children."""
+    def cell_deltas(kids, gates, c, tanh_c, eps_h, co_term, eps_c, delta, start, stop):
+        kernel(kids, gates, c, tanh_c, eps_h, co_term, eps_c, delta, start, stop)
+        d = c.shape[1]
+        for t in range(start, stop):
+            left, right = kids[t]
+            if left >= 0 and right >= 0:
+                for k, other in ((1, right), (2, left)):
+                    f = gates[t, k * d:(k + 1) * d]
+                    delta[t, k * d:(k + 1) * d] = eps_c[t] * c[other] * f * (1.0 - f)
+    return cell_deltas
+
+
+def children_of_an_inner_childs_parent(forest) -> np.ndarray:
+    """The children of the nodes with two children, one of them inner (the
+    two children's c differ: a leaf's is 0)."""
+    inner_kid = (forest.children >= forest.n_leaves).any(axis=1)
+    differ = inner_kid & (forest.n_children == 2)
+    return (forest.parent >= 0) & differ[np.maximum(forest.parent, 0)]
+
+
 SLSTM_BUGS = (
     PlantedBug("slstm-children-swapped", "slstm",
                "eqs. 13 and 14 exchanged: the left child gets f^R and the W_c.^R "
@@ -221,6 +244,11 @@ SLSTM_BUGS = (
                "eps_c", left_children,
                kernel_bug("slstm", "_route_to_children",
                           _slstm_route(change_d_hc=_no_left_peepholes))),
+    PlantedBug("slstm-forget-deltas-other-child", "slstm",
+               "eqs. 10 and 11 with the other child's cell: delta_fl = eps_c c^R f^L "
+               "(1 - f^L), delta_fr = eps_c c^L f^R (1 - f^R)",
+               "eps_h", children_of_an_inner_childs_parent,
+               kernel_bug("slstm", "_cell_deltas", _forget_deltas_other_child)),
 )
 
 
@@ -314,6 +342,17 @@ def _candidate_errors_swapped(kernel, forest):
     return cell_deltas
 
 
+def _right_child_unswapped(kernel, forest):
+    """The LSTM-RNN's right child y sent the deltas as if it were x: the
+    swap of (L2), (L4) (y's gate reads y through the "1" matrices) and the
+    "2" blocks of (L5), (L6) not reversed for y."""
+    def route(children, target, delta, delta_terms, start, stop):
+        unswapped = target.copy()
+        unswapped[1] = target[0]
+        kernel(children, unswapped, delta, delta_terms, start, stop)
+    return route
+
+
 def _forget_delta_other_child(kernel, forest):
     """The N-ary Tree-LSTM's delta_fk read with the other child's c."""
     def gate_deltas(kids, gates, c, tanh_c, d_h, d_c, delta, start, stop):
@@ -399,8 +438,16 @@ CHILDSUM_BUGS = (
                kernel_bug("treelstm_childsum", "_gate_deltas", _forget_delta_parents_c)),
 )
 
+LSTM_RNN_BUGS = (
+    PlantedBug("lstm-rnn-right-child-unswapped", "lstm-rnn",
+               "(L1)-(L6) reversed for y as for x: the right child gets the deltas of the "
+               "blocks that read x (delta_i1 through W_i1, not delta_i2; delta_a1, not delta_a2)",
+               "eps_h", lambda forest: (forest.parent >= 0) & (forest.position == 1),
+               kernel_bug("lstm_rnn", "route_to_children", _right_child_unswapped)),
+)
+
 BUGS = {bug.name: bug for bug in SLSTM_BUGS + TREELSTM_BUGS + ROUTING_BUGS + RNTN_BUGS
-        + CHILDSUM_BUGS}
+        + CHILDSUM_BUGS + LSTM_RNN_BUGS}
 
 
 def bug(name: str) -> PlantedBug:
@@ -488,8 +535,11 @@ def _names_equation(reverses: str, equation: str) -> bool:
     for first, last in re.findall(r"\b(L?\d+)(?:-(L?\d+))?\b", numbers):
         if equation == first or equation == last:
             return True
-        if last and first.isdigit() and last.isdigit() and equation.isdigit() \
-                and int(first) <= int(equation) <= int(last):
+        # a range, "9-12" or "L1-L6": the same prefix on its ends and the equation
+        prefix = "L" if first.startswith("L") else ""
+        ends = [value.removeprefix(prefix) for value in (first, last, equation)]
+        if last and equation.startswith(prefix) and all(end.isdigit() for end in ends) \
+                and last.startswith(prefix) and int(ends[0]) <= int(ends[2]) <= int(ends[1]):
             return True
     return False
 

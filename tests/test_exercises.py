@@ -38,7 +38,8 @@ def _run(source: str, name: str) -> str:
 def test_there_are_notebooks_for_the_tree_cells():
     assert {path.name for path in SOLUTIONS} == {"slstm_solution.py", "rntn_solution.py",
                                                 "treelstm_nary_solution.py",
-                                                "treelstm_childsum_solution.py"}
+                                                "treelstm_childsum_solution.py",
+                                                "lstm_rnn_solution.py"}
 
 
 @pytest.mark.parametrize("path", SOLUTIONS, ids=lambda path: path.stem)

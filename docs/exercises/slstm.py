@@ -1,12 +1,15 @@
 # %% [markdown]
 # # The S-LSTM's backward at one node, by hand
 #
-# Zhu, Sobhani & Guo 2015 print the backward pass of their S-LSTM as eqs.
-# (8)-(14). Here you derive it at one node of a real tree and check what you
-# derive against the cell's own backward (the terms `npcomp explain` prints)
-# and against finite differences of the loss. Then you look for bugs planted
-# in the backward, first with the parameter check, then with the per-node
-# check that says where a backward goes wrong.
+# Zhu, Sobhani & Guo 2015 print the forward of their S-LSTM (eqs. 1-7) and
+# its backward (eqs. 8-14), with three errata (Z1-Z3). Here you write the
+# backward one node at a time, as functions of the node's inputs. Each
+# function is graded on inputs the grader draws at random, part by part,
+# against central differences of the node's own forward
+# (`npcomp/study/grading.py`): the feedback names the first part that is
+# wrong. Then you write a weight gradient, where no per-node check can see,
+# and hunt bugs planted in the cell's backward, predicting where each is
+# before you run the checks.
 #
 # Read first: the equations at the top of `npcomp/cells/slstm.py` (the code's
 # row orientation: `h @ W` is the paper's W h) and the errata Z1-Z3 of
@@ -19,16 +22,16 @@
 # %%
 import numpy as np
 
-from gradcheck.planted import BUGS, planted
-from npcomp.cells import make_cell
-from npcomp.data.readers import Vocabulary
+from gradcheck.planted import mysteries
 from npcomp import explain
-from npcomp.data.readers import parse_ptb
+from npcomp.cells import make_cell
+from npcomp.data.readers import Vocabulary, parse_ptb
 from npcomp.models import TreeModel
+from npcomp.study import SLSTM_NODE, SLSTM_ROUTE, SLSTM_WEIGHTS, grade
 
 np.set_printoptions(precision=4, suppress=True)
 
-# the README's tree: t = "not really" (node 2) is an inner left child of the root
+# the README's tree: node 2 "not really" is the root's (node 6's) left child
 tree = parse_ptb("(3 (2 (2 not) (2 really)) (3 (3 very) (4 good)))")
 vocab = Vocabulary(tree.tokens)
 d = 3
@@ -42,146 +45,140 @@ sentence = document["sentences"][0]
 for node in sentence["nodes"]:
     print(node["id"], node["span"], "children", node["children"])
 
+# %% [markdown]
+# ## 1. The node's own terms
+#
+# At an inner node t with children L and R the backward starts from the
+# error arriving from above: eps_h (eq. 8: the head's and the parent's
+# share of dJ/dh_t) and `eps_c_above` (the parent's share of dJ/dc_t, its
+# terms of eq. 13 or 14). Write delta_o (eq. 9), the error of o's
+# pre-activation, and eps_c, all of dJ/dc_t: besides the parent's share, c_t
+# reaches J through h_t = o_t tanh(c_t) (eq. 7; mind Z1 and Z3) and through
+# its own output gate's peephole c_t W_co (eq. 6). The function receives
+# the node's forward quantities by name (i, f_l, f_r, tanh_x, c, o, the
+# children's c_l, c_r, and W_co) and the two errors; `**rest` takes the
+# ones you do not need.
 
+# %%
+# BLANK own-terms: def own_terms(eps_h, eps_c_above, o, c, W_co, **rest) -> {"delta_o", "eps_c"}
+raise NotImplementedError('blank own-terms: the comment above says what to write')
+
+
+# %%
+print(grade(own_terms, SLSTM_NODE, parts=("delta_o", "eps_c")))
+
+# %% [markdown]
+# ## 2. The gates' deltas
+#
+# From eps_c, back through eq. 5 into the two forget gates, the input gate
+# and x_t, then through their non-linearities: delta_fl (10), delta_fr (11),
+# delta_i (12) and delta_x, which Zhu do not print (Z2). `tanh_x` is
+# tanh(x_t), the value eq. 5 reads.
+
+# %%
+# BLANK gate-deltas: def gate_deltas(eps_h, eps_c_above, i, f_l, f_r, tanh_x, c, o, c_l, c_r, W_co) -> {"delta_fl", "delta_fr", "delta_i", "delta_x"} (own_terms gives eps_c)
+raise NotImplementedError('blank gate-deltas: the comment above says what to write')
+
+
+# %%
+print(grade(gate_deltas, SLSTM_NODE, parts=("delta_fl", "delta_fr", "delta_i", "delta_x")))
+
+# %% [markdown]
+# ## 3. What the node sends its children
+#
+# Each child's h enters all five pre-activations (1)-(4) and (6) through the
+# rows of `W_h` of its side (0:d for L, d:2d for R; column blocks i | fl |
+# fr | x | o): Zhu route nothing there (Z2). Each child's c enters eq. 5
+# through its forget gate, and the pre-activations of i, f^L and f^R (1)-(3)
+# through the rows of `W_c` of its side (column blocks i | fl | fr): these
+# are the parent's terms of eqs. 13 (L) and 14 (R). `delta` is the node's
+# five deltas side by side, i | fl | fr | x | o; `eps_c` the node's own.
+
+# %%
+# BLANK route: def route(delta, eps_c, f_l, f_r, W_h, W_c) -> {"eps_h_l", "eps_h_r", "eps_c_l", "eps_c_r"}: delta (5d,), W_h (2d, 5d), W_c (2d, 3d)
+raise NotImplementedError('blank route: the comment above says what to write')
+
+
+# %%
+print(grade(route, SLSTM_ROUTE))
+
+# %% [markdown]
+# ## 4. A weight gradient: dW_c over the nodes
+#
+# The per-node checks (`npcomp explain --check-local`, `--check-states`)
+# check error terms; a weight's gradient is summed over the nodes after
+# them, and only the parameter check sees it. Given each inner node's
+# children's states side by side (`hc`, one row per node, [h^L h^R c^L
+# c^R]), its own memory cell (`c`: not every input is needed) and its five
+# deltas (`deltas`, one row per node, i | fl | fr | x | o), write dW_c, the
+# peepholes' gradient (rows c^L | c^R, columns i | fl | fr).
+
+# %%
+# BLANK weight-gradient: def weight_gradient(hc, c, deltas) -> {"dW_c"}: hc (nodes, 4d), c (nodes, d), deltas (nodes, 5d)
+raise NotImplementedError('blank weight-gradient: the comment above says what to write')
+
+
+# %%
+print(grade(weight_gradient, SLSTM_WEIGHTS))
+
+# %% [markdown]
+# Your functions at a node of the tree: node 2 "not really", the root's
+# left child. The root's backward as `npcomp explain` shows it gives, through
+# your `route`, the share of eps_c it sends node 2; your `own_terms` adds
+# node 2's own; the result against the finite differences of the loss in
+# node 2's c that `check_states` took through the cell's own forward (this
+# is no grade: the grader above drew its own inputs).
+
+# %%
 def quantity(symbol: str, node: int) -> np.ndarray:
-    """A forward quantity or an error term at a node (tree numbering), looked
-    up by its symbol, as `npcomp explain` shows it."""
     for term in sentence["forward"] + sentence["backward"]:
         if term["symbol"] == symbol:
             return np.array(term["values"][node], dtype=np.float64)
     raise KeyError(symbol)
 
 
-t, p = 2, 6                        # "not really" and its parent, the root
-left_leaf = 0                      # t's left child, the leaf "not": its c is 0
-print("c_t", quantity("c", t), " o_t", quantity("o", t), " c of 'not'", quantity("c", 0))
-
-# %% [markdown]
-# ## 1. eps_c at t
-#
-# t is its parent's *left* child, so eq. (13) gives the parent's part of
-# eps_c_t: the forget term eps_c,p * f^L_p and the three peepholes of the
-# parent's gates i, f^L, f^R through the L matrices (in the code, the rows
-# 0:d of `W_c`, column blocks i | fl | fr; row form: `delta @ block.T`).
-# t's own part: the error through h_t = o_t tanh(c_t) (mind Z1: it is
-# eps_t^h, and Z3: g' is tanh') and through its own output gate's peephole
-# o_t = sigma(... + c_t W_co) of (6).
-
-# %%
-# BLANK eps_c: eps_c_t, the sum of its own two terms and its parent's four
-raise NotImplementedError('blank eps_c: the comment above says what to write')
-
-# %%
-print("yours    ", eps_c)
-print("explain's", quantity("eps_c", t))
-assert np.allclose(eps_c, quantity("eps_c", t), rtol=1e-10, atol=1e-12)
-
-# %% [markdown]
-# ## 2. The deltas at t
-#
-# From eps_c_t: delta_fl (10), delta_fr (11), delta_i (12) and delta_x, the
-# error of x_t through the tanh of (5), which Zhu do not print (Z2); from
-# eps_h_t: delta_o (9). c^L and c^R are t's children's cells: both leaves
-# here. Which of your deltas must then be exactly 0?
-
-# %%
-# BLANK deltas: delta_o, delta_fl, delta_fr, delta_i, delta_x at t
-raise NotImplementedError('blank deltas: the comment above says what to write')
-
-# %%
-for symbol, yours in (("delta_o", delta_o), ("delta_fl", delta_fl), ("delta_fr", delta_fr),
-                      ("delta_i", delta_i), ("delta_x", delta_x)):
-    print(f"{symbol:<9} yours {yours}  explain's {quantity(symbol, t)}")
-    assert np.allclose(yours, quantity(symbol, t), rtol=1e-10, atol=1e-12), symbol
-assert not delta_fl.any() and not delta_fr.any()     # c^L = c^R = 0: both children leaves
-
-# %% [markdown]
-# ## 3. What t sends its left child's h
-#
-# Zhu's equations route only eps_c to the children (Z2). The left child's h
-# enters all five of t's pre-activations (1)-(4) and (6) through the L rows
-# of `W_h` (0:d; column blocks i | fl | fr | x | o). Add that to the head's
-# dJ/dh at the leaf "not" (its part of eps_h labelled "dJ/dh_t from the
-# head": `npcomp explain --node 0 --parts` shows them all).
-
-# %%
-parts = {term["symbol"]: term for term in sentence["parts"]}
-
-
-def part(symbol: str, label: str, node: int) -> np.ndarray:
-    """One part of an error term at a node, by its label."""
-    for entry in parts[symbol]["parts"]:
-        if entry["label"] == label:
-            return np.array(entry["values"][node], dtype=np.float64)
-    raise KeyError(label)
-
-
-head = part("eps_h", "dJ/dh_t from the head", left_leaf)
-
-# %%
-# BLANK eps_h: eps_h at "not": the head's, plus t's five deltas through W_h's L rows
-raise NotImplementedError('blank eps_h: the comment above says what to write')
-
-# %%
-print("yours    ", eps_h_leaf)
-print("explain's", quantity("eps_h", left_leaf))
-assert np.allclose(eps_h_leaf, quantity("eps_h", left_leaf), rtol=1e-10, atol=1e-12)
-
-# %% [markdown]
-# ## 4. Against finite differences
-#
-# `explain(..., check_states=True)` moved each node's c (and h) by +-1e-3
-# and +-2e-3 where the forward computes it and took the loss's central
-# differences (`npcomp/study/state_checks.py`). Find the record of node t and
-# term eps_c in `document["state_checks"]` and compare its `numeric` values
-# with your eps_c.
-
-# %%
-# BLANK differences: the state check of eps_c at t, and its numeric values
-raise NotImplementedError('blank differences: the comment above says what to write')
-
-# %%
-print("finite differences", numeric, " relative error", record["error"])
-assert np.allclose(numeric, eps_c, rtol=1e-6, atol=1e-9)
+t, p = 2, 6
+deltas_p = np.concatenate([quantity(f"delta_{gate}", p) for gate in ("i", "fl", "fr", "x", "o")])
+sent = route(deltas_p, quantity("eps_c", p), quantity("f^L", p), quantity("f^R", p),
+             W["W_h"], W["W_c"])
+yours = own_terms(quantity("eps_h", t), sent["eps_c_l"], quantity("o", t), quantity("c", t),
+                  W["W_co"])
+record = next(check for check in document["state_checks"]
+              if check["node"] == t and check["term"] == "eps_c")
+print("your eps_c at node 2 ", yours["eps_c"])
+print("finite differences   ", np.array(record["numeric"]))
+assert np.allclose(yours["eps_c"], record["numeric"], rtol=1e-6, atol=1e-9)
 
 # %% [markdown]
 # ## 5. Find the planted bugs
 #
-# Three backward passes below each carry one bug (`gradcheck/planted.py`
-# describes them: do not read it yet). The forward is untouched, so the loss
-# and its finite differences stay true. For each, the parameter check says
-# whether the backward is wrong; the per-node check says where. Run the
-# cell, then write down for each bug the node (its span) and the error term
-# of the first disagreement, parents first, and the equation you think the
-# bug misreads.
+# Three backward passes carry one bug each, lettered A, B and C (their
+# names stay hidden until you have found them). The forward is untouched,
+# so the loss and its finite differences stay true. Each bug is described
+# here only by what it does:
+#
+# * A: a left child's memory cell misses part of what its parent sends it;
+# * B: the forget gates' deltas read the wrong memory cells;
+# * C: one of the gates' deltas is never computed (it stays 0).
+#
+# Before running anything, predict for each where `npcomp explain
+# --check-local` fails first: the node whose backward is wrong (as numbered
+# above), the quantity it gets wrong (one of its deltas, `"delta_o"`,
+# `"delta_fl"`, ..., or, for an error it routes to a child, the child's term
+# it lands in, `"eps_h"` or `"eps_c"`) and the number of an equation the bug
+# misreads: the forward equation (1-7) whose reversal is wrong, or Zhu's
+# printed backward equation (8-14) where there is one. The local check takes
+# a node's terms in the order its backward computes them: its deltas before
+# what it sends its children, the left child before the right, eps_h before
+# eps_c.
 
 # %%
-suspects = {"A": "slstm-printed-eq-14", "B": "slstm-output-peephole-dropped",
-            "C": "slstm-left-peephole-dropped"}
-# the README's first example tree: every left child is a leaf
-leaves_on_the_left = parse_ptb("(3 (2 not) (3 (3 very) (4 good)))")
-found = {}
-cases = [(letter, tree) for letter in suspects] + [("C", leaves_on_the_left)]
-for letter, example in cases:
-    with planted(BUGS[suspects[letter]]):
-        checked = explain(model, params, [example], vocab, check_states=True)
-    worst = max(check["finite_difference_error"] for check in checked["parameters"])
-    first = next((check for check in checked["state_checks"] if check["error"] > 1e-6), None)
-    spans = [node["span"] for node in checked["sentences"][0]["nodes"]]
-    where = None if first is None else (spans[first["node"]], first["term"])
-    found[letter, " ".join(example.tokens)] = where
-    print(f"bug {letter} on '{' '.join(example.tokens)}': parameter check "
-          f"{'FAILS' if worst > 1e-6 else 'passes'} ({worst:.1e}); first disagreement {where}")
+# BLANK predictions: {letter: (node, term, equation number)} for A, B and C
+raise NotImplementedError('blank predictions: the comment above says what to write')
 
 # %%
-# BLANK answers: for each bug on the README's tree, (the node's span, the term)
-raise NotImplementedError('blank answers: the comment above says what to write')
-
-# %%
-for letter, answer in answers.items():
-    assert found[letter, "not really very good"] == answer, (letter, answer)
-# bug C on the tree whose every left child is a leaf: the parameter check
-# passes (the peepholes W_c.^L get a gradient of exactly 0 there), the
-# per-node check does not
-assert found["C", "not very good"] == ("not", "eps_c")
+bugs = mysteries("slstm-left-peephole-dropped", "slstm-forget-deltas-other-child",
+                 "slstm-x-delta-dropped")
+for letter, bug in bugs.items():
+    print(bug.check(predictions[letter], model, params, [tree], vocab))
 print("all checks passed: now read gradcheck/planted.py and docs/cells/slstm.md's errata")

@@ -3,8 +3,9 @@
 ``npcomp explain`` and its page (``explain.py``, ``explain_page.py``, the
 page's files in ``page_files/``), finite differences per parameter and per
 node state (and each node's backward on its own: ``local_checks.py``),
-the exercises' grader (``grading.py``), and the errata the cells cite (``errata.py``, the pages in
-``errata_pages/``).
+the exercises' grader (``grading.py``; the S-LSTM's and LSTM-RNN's nodes in
+``peephole_nodes.py``), and the errata the cells cite (``errata.py``, the
+pages in ``errata_pages/``).
 """
 
 # the package's public names, each loaded from its module when first named
@@ -14,11 +15,15 @@ _HOMES = {"check_states": "state_checks", "first_disagreement": "state_checks",
           "score_pairs": "relatedness", "check_local": "local_checks", "grade": "grading",
           **{name: "grading" for name in ("NARY_NODE", "NARY_ROUTE", "NARY_WEIGHTS", "RNTN_NODE",
                                           "RNTN_WEIGHTS", "CHILDSUM_NODE", "CHILDSUM_ROUTE",
-                                          "CHILDSUM_WEIGHTS")}}
+                                          "CHILDSUM_WEIGHTS")},
+          **{name: "peephole_nodes" for name in ("SLSTM_NODE", "SLSTM_ROUTE", "SLSTM_WEIGHTS",
+                                                 "LSTM_RNN_NODE", "LSTM_RNN_ROUTE",
+                                                 "LSTM_RNN_WEIGHTS")}}
 __all__ = ["check_states", "first_disagreement", "check_local", "check_gradients", "render_page",
            "write_page", "neighbours", "score_pairs", "grade", "NARY_NODE", "NARY_ROUTE",
            "NARY_WEIGHTS", "RNTN_NODE", "RNTN_WEIGHTS", "CHILDSUM_NODE", "CHILDSUM_ROUTE",
-           "CHILDSUM_WEIGHTS"]
+           "CHILDSUM_WEIGHTS", "SLSTM_NODE", "SLSTM_ROUTE", "SLSTM_WEIGHTS", "LSTM_RNN_NODE",
+           "LSTM_RNN_ROUTE", "LSTM_RNN_WEIGHTS"]
 
 
 def __getattr__(name: str):

@@ -17,8 +17,10 @@ saying which parts are right), so the feedback points at one equation; a
 function that returns values copied from one tree's explanation fails,
 since the grader's inputs are not that tree's.
 
-The node forwards here are the cells' equations for one node, plain NumPy
-(tests/test_grading.py checks each against its cell's own forward).
+The node forwards here (and those of the two binary-tree LSTMs whose gates
+peek at the cells, in ``peephole_nodes.py``) are the cells' equations for
+one node, plain NumPy (tests/study/test_grading.py checks each against its
+cell's own forward).
 """
 from __future__ import annotations
 

@@ -39,9 +39,10 @@ tanh(c_k) too), so a wrong own term in a child (eps_c += eps_h o g'(c))
 shows as its parent's routing: it shows first at the root, where nothing
 is routed.  A delta (a gate pre-activation's error) is not a state the
 forward can move: for the cells whose node equations ``grading.py`` writes
-out (the N-ary and Child-Sum Tree-LSTMs, the RNTN) each delta at a node is checked, before
-what the node routes, against central differences of those equations run
-from the node's pre-activations (``local_deltas.py``); for the others the
+out (the N-ary and Child-Sum Tree-LSTMs, the RNTN, the S-LSTM, the
+LSTM-RNN) each delta at a node is checked, before what the node routes,
+against central differences of those equations run from the node's
+pre-activations (``local_deltas.py``); for the others the
 checks see a delta through the errors it routes (the children's eps_h =
 sum_g delta_g U^(g)T), and a failing check lists the deltas that feed it
 (the parts of ``Cell.term_parts``).
@@ -58,6 +59,7 @@ nodes only.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -409,8 +411,12 @@ def _through_parent(setup: _Setup, symbol: str, kid: int) -> str:
         if shares:
             numbers = dict.fromkeys(number for part in shares
                                     for number in _equation_number(part.equation).split(", "))
+            # where the paper prints the backward (the S-LSTM's (13), (14)), its number too
+            printed = dict.fromkeys(number for part in shares for number in
+                                    re.findall(r"printed (?:as|in) \((\d+)\)", part.equation))
             labels = " + ".join(part.label for part in shares)
-            return f"reverses {', '.join(numbers)}: {labels}"
+            return (f"reverses {', '.join(numbers)}"
+                    + (f", printed as ({', '.join(printed)})" if printed else "") + f": {labels}")
     return setup.equations.get(symbol, "")
 
 

@@ -6,7 +6,8 @@ quantity, where the whole-J state check names the child it misleads.
 Every bug of gradcheck/planted.py (the routing bugs among them: the RNTN's
 V^T half dropped, the LSTM-RNN's candidate errors swapped, the N-ary
 Tree-LSTM's forget-gate delta read with the other child's c) is named at
-the parent of the first node it makes wrong, with the term it makes wrong;
+the parent of the first node it makes wrong, with the term it makes wrong
+(a bug in an S-LSTM gate's delta: that delta, at its node);
 no model's honest backward fails on 20 random trees; the cells whose states
 are read beyond the parent are refused, saying so."""
 from __future__ import annotations
@@ -73,7 +74,8 @@ def test_the_first_failure_is_the_planted_nodes_parent_and_term(name):
 # equations) the delta that makes it wrong
 NAMED = {"rntn-transpose-half-dropped": "the error node 6 routes to its left child (node 2)'s h",
          "lstm-rnn-candidate-errors-swapped":
-             "the error node 6 routes to its left child (node 2)'s h",
+             "delta_a1 at node 6, the error of a gate's pre-activation (reverses L5 for a_1 = "
+             "x W_c1)",
          "treelstm-forget-delta-other-child": "delta_f_l at node 6, the error of a gate's "
                                               "pre-activation (reverses 13 and 10 for k = l)"}
 
@@ -87,6 +89,35 @@ def test_explain_names_the_parent_where_the_state_check_names_the_child(bug, cap
     assert f'first failing local check: node 6 "not really very good", {NAMED[bug.name]}' in out
     assert ('first disagreement (parents first): node 2 "not really", eps_h') in out
     assert "made by node 6's backward" in out
+
+
+# the S-LSTM's delta bugs: each named at the root, by the delta it gets wrong
+SLSTM_DELTAS = {"slstm-x-delta-dropped": "delta_x at node 6, the error of a gate's "
+                                         "pre-activation (reverses 5 and 4; not printed (Z2))",
+                "slstm-forget-deltas-other-child":
+                    "delta_fl at node 6, the error of a gate's pre-activation (reverses 5 and "
+                    "2; printed as (10))"}
+
+
+@pytest.mark.parametrize("name", sorted(SLSTM_DELTAS))
+def test_an_slstm_delta_bug_is_named_at_its_node_and_delta(name, capsys):
+    with planted(BUGS[name]):
+        assert main(["explain", "--model", "slstm", "--dim", "3", "--check-local", TREE]) == 1
+    out = capsys.readouterr().out
+    assert (f'first failing local check: node 6 "not really very good", {SLSTM_DELTAS[name]}'
+            in out)
+
+
+def test_each_slstm_delta_is_checked_at_each_inner_node(capsys):
+    """The clean S-LSTM: five deltas at each of 3 inner nodes, each passing."""
+    assert main(["explain", "--model", "slstm", "--dim", "3", "--check-local", "--json",
+                 TREE]) == 0
+    import json
+    checks = json.loads(capsys.readouterr().out)["local_checks"]
+    deltas = {(check["node"], check["term"]) for check in checks
+              if check["term"].startswith("delta")}
+    assert deltas == {(node, term) for node in (2, 5, 6) for term in
+                      ("delta_o", "delta_fl", "delta_fr", "delta_i", "delta_x")}
 
 
 def test_an_honest_backward_passes_in_explain(capsys):
