@@ -1,5 +1,7 @@
 """The documentation site: Sphinx, the PyData theme, the Markdown pages as
-they are (myst-parser), the command-line reference from the real parser
+they are (myst-parser, through myst-nb), the exercise notebooks rendered as
+written (myst-nb, not executed here: tests/test_exercises.py runs them), the
+command-line reference from the real parser
 (each command's ``--help``) and an API reference generated from each package's
 ``__all__``.
 
@@ -26,7 +28,8 @@ copyright = "the npcomp authors, MIT License"
 version = release = npcomp.__version__
 
 extensions = [
-    "myst_parser",
+    # myst-nb: myst-parser for the pages, and the .ipynb notebooks as pages
+    "myst_nb",
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "npcomp_site",
@@ -34,10 +37,8 @@ extensions = [
 npcomp_api_packages = ["npcomp"]
 
 root_doc = "index"
-source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
-exclude_patterns = [
-    "_build", "**/runs/**", "exercises/*.ipynb",
-]
+source_suffix = {".md": "myst-nb", ".rst": "restructuredtext", ".ipynb": "myst-nb"}
+exclude_patterns = ["_build", "**/runs/**"]
 # options in prose stay as typed (--tree, not an en dash)
 smartquotes = False
 # the pages' indented blocks are commands, files and output, not Python
@@ -46,6 +47,11 @@ highlight_language = "none"
 myst_enable_extensions = ["dollarmath", "colon_fence"]
 myst_heading_anchors = 4
 suppress_warnings = []
+
+# The exercise notebooks are shown as written, never run by the build: an
+# exercise stops at its first blank (NotImplementedError), and the solutions
+# and each blank's stop are run by tests/test_exercises.py already.
+nb_execution_mode = "off"
 
 autosummary_generate = False      # the pages are written below, from __all__
 autodoc_member_order = "bysource"

@@ -1,8 +1,9 @@
 """The documentation site: built strictly (a warning fails the build) from
 docs/, as the README's command builds it, then opened in a headless
 Chromium from a local HTTP server: the front page with its navigation and
-search box, a search that finds ``TreeClassifier``, and the API reference's
-page for it.  A planted broken link fails a build with the site's own
+search box, a search that finds ``TreeClassifier``, the API reference's
+page for it, and an exercise notebook's page (its cells shown as written,
+not run).  A planted broken link fails a build with the site's own
 configuration."""
 import functools
 import http.server
@@ -44,6 +45,20 @@ def test_the_site_has_its_pages(site):
                  "EQUATIONS", "RESULTS", "DATA", "SPEED", "cells/index",
                  "exercises/README", "results/README", "search"):
         assert (site / f"{page}.html").is_file(), page
+
+
+def test_every_exercise_notebook_is_a_page_linked_from_studying(site):
+    """Each .ipynb of docs/exercises/ is a page, its code cells shown and
+    none run (an exercise would stop at its first blank); studying.html
+    links each."""
+    notebooks = sorted((DOCS / "exercises").glob("*.ipynb"))
+    assert len(notebooks) >= 8
+    studying = (site / "studying.html").read_text(encoding="utf-8")
+    for notebook in notebooks:
+        page = (site / "exercises" / f"{notebook.stem}.html").read_text(encoding="utf-8")
+        assert 'class="cell_input' in page, notebook.name
+        assert 'class="cell_output' not in page, notebook.name
+        assert f'href="exercises/{notebook.stem}.html"' in studying, notebook.name
 
 
 def test_the_api_reference_follows_every_packages_exports(site):
@@ -189,4 +204,23 @@ def test_the_api_page_of_tree_classifier_renders(chromium, served, site):
     methods = {element.get_attribute("id") for element in
                chromium.find_elements(By.CSS_SELECTOR, "dt.sig[id]")}
     assert {f"{name}.fit", f"{name}.predict"} <= methods, methods
+    assert chromium.find_elements(By.CSS_SELECTOR, "header nav a.nav-link")
+
+
+def test_an_exercise_notebook_renders(chromium, served, site):
+    """The N-ary Tree-LSTM's exercise: its title, the section navigation
+    to every notebook, its code cells (a blank's raise shown, not run)."""
+    from selenium.webdriver.common.by import By
+    chromium.get(f"{served}/exercises/treelstm_nary.html")
+    assert chromium.title.startswith("The N-ary Tree-LSTM")
+    assert chromium.find_element(By.TAG_NAME, "h1").text.startswith("The N-ary Tree-LSTM")
+    cells = chromium.find_elements(By.CSS_SELECTOR, "div.cell_input")
+    assert len(cells) >= 8 and all(cell.is_displayed() for cell in cells[:1])
+    assert any("raise NotImplementedError" in cell.text for cell in cells)
+    assert not chromium.find_elements(By.CSS_SELECTOR, "div.cell_output")
+    # the section's navigation: every notebook, each solution titled as one
+    section = {" ".join(link.get_attribute("textContent").split()) for link in
+               chromium.find_elements(By.CSS_SELECTOR, "nav.bd-docs-nav a")}
+    assert "The S-LSTM's backward at one node, by hand: the solution" in section, section
+    assert len(section) == len(list((DOCS / "exercises").glob("*.ipynb"))), section
     assert chromium.find_elements(By.CSS_SELECTOR, "header nav a.nav-link")

@@ -2,7 +2,8 @@
 resolving to a file of the repository, its Python example run as a doctest,
 and every `npcomp` command it prints accepted by the command line's parser
 (the training commands are built into their configurations by
-test_documented_commands.py)."""
+test_documented_commands.py); and CI runs the README's install, test and
+site-build commands as printed, in that order."""
 import doctest
 import re
 import shlex
@@ -55,3 +56,17 @@ def test_each_readme_command_is_one_the_parser_accepts(command):
 def test_the_readme_prints_commands():
     assert {command.split()[1] for command in readme_commands()} >= {
         "download", "train", "eval", "predict", "explain"}
+
+
+def test_ci_runs_the_readmes_install_tests_and_site_build_in_order():
+    """.ci/run holds the README's commands verbatim (the install, the test
+    suite, the site's strict build), the site built after the tests."""
+    printed = [line.strip() for line in README.splitlines() if line.startswith("    python -m ")]
+    steps = {step: next((line for line in printed if line.startswith(f"python -m {step} ")), None)
+             for step in ("pip", "pytest", "sphinx")}
+    assert None not in steps.values(), printed
+    assert steps["sphinx"].startswith("python -m sphinx -W ")
+    ci = [line.strip() for line in (REPO_ROOT / ".ci" / "run").read_text().splitlines()]
+    where = {step: ci.index(command) if command in ci else None for step, command in steps.items()}
+    assert None not in where.values(), where
+    assert where["pip"] < where["pytest"] < where["sphinx"], where

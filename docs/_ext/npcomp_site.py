@@ -257,6 +257,19 @@ def _cli_directive():
     return CommandLineReference
 
 
+def _solution_titles(app, doctree):
+    """An exercise's solution notebook (``exercises/NAME_solution``) is
+    titled as its exercise is (both are written from one source): its page,
+    its entry in the navigation and the search results say "solution"."""
+    from docutils import nodes
+    if not (app.env.docname.startswith("exercises/")
+            and app.env.docname.endswith("_solution")):
+        return
+    title = next(iter(doctree.findall(nodes.title)), None)
+    if title is not None:
+        title += nodes.Text(": the solution")
+
+
 def setup(app):
     app.add_config_value("npcomp_api_packages", [], "env")
     app.connect("builder-inited", write_api_pages)
@@ -264,4 +277,6 @@ def setup(app):
     app.connect("autodoc-process-docstring", plain_docstrings)
     app.connect("doctree-read", _directory_links)
     app.connect("doctree-read", _file_named_blocks)
+    # before Sphinx's own title collector (priority 500) reads the title
+    app.connect("doctree-read", _solution_titles, priority=400)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -124,10 +124,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 import numpy as np
-from numba import njit
 
 from ..forest import Forest
-from npcomp.cells.kernels.activations import ONE, uniform_fan_in
+from npcomp.cells.kernels.activations import uniform_fan_in
 from .interface import (
     Part,
     SequenceCell,
@@ -145,6 +144,10 @@ from .lstm import ChainLSTM
 from npcomp.cells.kernels.lstm_kernels import gather_children, scatter_to_children
 from npcomp.cells.kernels.prefix_attention import prefix_attention, prefix_attention_backward, prefix_sums
 from npcomp.cells.kernels.recurrence import chain_layout
+from npcomp.cells.kernels.transfer_layer import (highway_backward as _highway_backward,
+                                                 transfer_cell as _transfer_cell,
+                                                 transfer_deltas as _transfer_deltas,
+                                                 transfer_gate_functions)
 
 GATES = ("i", "o", "k", "f")     # column blocks of W_x, U_s, b_s
 # Srivastava et al. 2015, Nayebi Sec. 3.5: the transform gate starts closed (carry)
@@ -269,31 +272,8 @@ class RecurrentAttentionLSTM(SequenceCell):
             sigmoid(r)
             # the x_t terms of eq. 11 for every step at once: x_t = v~_t is known
             inputs = v_tilde @ params["W_x"] + params["b_s"]
-            children = children_columns(forest, 1)
-            previous = np.zeros((n + ROW_PAD, d), dtype=dtype)
-            gates = np.empty((n + ROW_PAD, 4 * d), dtype=dtype)
-            k = np.empty((n, d), dtype=dtype)
-            tanh_k = np.empty((n, d), dtype=dtype)
-            s = np.empty((n, d), dtype=dtype)
-            u_s = params["U_s"]
-
-            def rows_forward(start: int, stop: int) -> None:
-                gather_children(children, s, previous, start, stop)            # s_{t-1}
-                if node_mask is not None:
-                    previous[start:stop] *= node_mask[start:stop]               # * m^s
-                padded = padded_stop(start, stop)
-                np.matmul(previous[start:padded], u_s, out=gates[start:padded])  # (11)
-                z = gates[start:stop]
-                z += inputs[start:stop]
-                _transfer_gate_functions(z, d)
-                _transfer_cell(children, gates, r, v_tilde, k, start, stop)      # (10) k_t
-                nudge_rows(nudge, "k", k, start, stop)
-                np.tanh(k[start:stop], out=tanh_k[start:stop])
-                np.multiply(z[:, d:2 * d], tanh_k[start:stop], out=s[start:stop])  # (10) s_t
-                nudge_rows(nudge, "s", s, start, stop)
-
-            for start, stop in forest.levels():
-                rows_forward(start, stop)
+            previous, gates, k, tanh_k, s = self._transfer_forward(
+                params, forest, inputs, r, v_tilde, node_mask, nudge)
             s_T = s[forest.root]
             H = s_T @ params["W_H"] + params["b_H"]                              # (12)
             T = s_T @ params["W_T"] + params["b_T"]
@@ -304,6 +284,36 @@ class RecurrentAttentionLSTM(SequenceCell):
         return out, RecurrentAttentionCache(lstm_cache, v, score, order, chain_ptr, v_tilde,
                                             run_max, run_sum, r, previous, gates, k, tanh_k,
                                             s, s_T, H, T, s_hat, node_mask)
+
+    def _transfer_forward(self, params: dict, forest: Forest, inputs: np.ndarray,
+                          r: np.ndarray, v_tilde: np.ndarray, node_mask, nudge) -> tuple:
+        """The transfer layer's recurrence over the steps, a level (one step of
+        every sentence) at a time: eq. 11's gates (``inputs``: their x_t terms
+        and bias, every step at once), eq. 10's k_t and s_t.  Returns the
+        (masked) s_{t-1} rows, the gates, k, tanh(k) and s."""
+        n, d, dtype = forest.n_nodes, self.hidden_dim, inputs.dtype
+        children = children_columns(forest, 1)
+        previous = np.zeros((n + ROW_PAD, d), dtype=dtype)
+        gates = np.empty((n + ROW_PAD, 4 * d), dtype=dtype)
+        k = np.empty((n, d), dtype=dtype)
+        tanh_k = np.empty((n, d), dtype=dtype)
+        s = np.empty((n, d), dtype=dtype)
+        u_s = params["U_s"]
+        for start, stop in forest.levels():
+            gather_children(children, s, previous, start, stop)            # s_{t-1}
+            if node_mask is not None:
+                previous[start:stop] *= node_mask[start:stop]               # * m^s
+            padded = padded_stop(start, stop)
+            np.matmul(previous[start:padded], u_s, out=gates[start:padded])  # (11)
+            z = gates[start:stop]
+            z += inputs[start:stop]
+            transfer_gate_functions(z, d)
+            _transfer_cell(children, gates, r, v_tilde, k, start, stop)      # (10) k_t
+            nudge_rows(nudge, "k", k, start, stop)
+            np.tanh(k[start:stop], out=tanh_k[start:stop])
+            np.multiply(z[:, d:2 * d], tanh_k[start:stop], out=s[start:stop])  # (10) s_t
+            nudge_rows(nudge, "s", s, start, stop)
+        return previous, gates, k, tanh_k, s
 
     def backward(self, params: dict, forest: Forest, cache: RecurrentAttentionCache,
                  d_out: np.ndarray, grads: dict) -> np.ndarray:
@@ -465,65 +475,3 @@ LSTM_SYMBOLS = {"c": "m", "eps_c": "eps_m"}
 def _lstm_terms(terms: list, equation: str) -> list:
     return [replace(term, symbol=LSTM_SYMBOLS.get(term.symbol, term.symbol), equation=equation)
             for term in terms]
-
-
-def _highway_backward(params: dict, grads: dict, s_T, H, T, eps_out) -> tuple:
-    """Reverses eq. 12 at the roots; adds the highway's weight gradients and
-    returns eps_s_T = dJ/ds_T, eps_H and delta_T, each (sentences, d)."""
-    eps_H = eps_out * T
-    delta_T = eps_out * (H - s_T) * T * (1 - T)     # carry term s_T (1 - T) depends on T too
-    grads["W_H"] += s_T.T @ eps_H
-    grads["b_H"] += eps_H.sum(axis=0)
-    grads["W_T"] += s_T.T @ delta_T
-    grads["b_T"] += delta_T.sum(axis=0)
-    eps_s_T = eps_out * (1 - T) + eps_H @ params["W_H"].T + delta_T @ params["W_T"].T
-    return eps_s_T, eps_H, delta_T
-
-
-def _transfer_gate_functions(z: np.ndarray, d: int) -> None:
-    """In place: sigma on the i, o, f columns, tanh on the k~ columns (eq. 11)."""
-    candidate = np.tanh(z[:, 2 * d:3 * d])
-    sigmoid(z)
-    z[:, 2 * d:3 * d] = candidate
-
-
-@njit(cache=True, nogil=True)
-def _transfer_cell(children, gates, r, v_tilde, k, start, stop):
-    """Eq. 10: k_t = f_t * k_{t-1} + i_t * k~_t + r_t * m~_t (k_0 = 0)."""
-    d = k.shape[1]
-    for j in range(start, stop):
-        previous = children[j, 0]
-        for q in range(d):
-            cell = gates[j, q] * gates[j, 2 * d + q] + r[j, q] * v_tilde[j, d + q]
-            if previous >= 0:
-                cell += gates[j, 3 * d + q] * k[previous, q]
-            k[j, q] = cell
-
-
-@njit(cache=True, nogil=True)
-def _transfer_deltas(children, gates, k, tanh_k, r, v_tilde, eps_s, eps_k, delta, delta_r,
-                     eps_m_direct, start, stop):
-    """Backward through eqs. 10 and 11 for one level (one time step of every
-    sentence): gate deltas, delta_r, the direct eps_m~, and eps_k routed to
-    step t-1."""
-    d = k.shape[1]
-    for j in range(start, stop):
-        previous = children[j, 0]
-        for q in range(d):
-            i = gates[j, q]
-            o = gates[j, d + q]
-            candidate = gates[j, 2 * d + q]
-            t = tanh_k[j, q]
-            eps = eps_s[j, q]
-            delta[j, d + q] = eps * t * o * (ONE - o)                       # delta_o
-            cell = eps_k[j, q] + eps * o * (ONE - t * t)                    # eps_k_t
-            delta[j, q] = cell * candidate * i * (ONE - i)                  # delta_i
-            delta[j, 2 * d + q] = cell * i * (ONE - candidate * candidate)  # delta_k
-            gate = r[j, q]
-            delta_r[j, q] = cell * v_tilde[j, d + q] * gate * (ONE - gate)  # delta_r
-            eps_m_direct[j, q] = cell * gate                                # eps_m~ (direct)
-            eps_k[j, q] = cell              # kept for backward_terms: eps_k_t in full
-            if previous >= 0:
-                f = gates[j, 3 * d + q]
-                delta[j, 3 * d + q] = cell * k[previous, q] * f * (ONE - f)  # delta_f
-                eps_k[previous, q] = cell * f                               # eps_k_{t-1}

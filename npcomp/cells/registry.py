@@ -36,11 +36,16 @@ An entry's fields:
 * ``baseline``: the bag-of-words baseline ``npcomp train`` trains beside a
   model on the synthetic task (``baseline_model()``);
 * ``gradcheck``: the variations the gradient check must cover, as keyword
-  arguments of ``gradcheck.suite.Setting``.
+  arguments of ``gradcheck.suite.Setting`` (built by ``check_variations.py``).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+# what each model's entry declares the gradient check must cover
+from .check_variations import (SUPERVISIONS, activation_tying_checks, bidirectional_checks,
+                               objective_checks, rebracketed_checks, sequence_checks,
+                               sequence_dropout_check)
 
 # what trees a cell composes
 COMPOSES = {
@@ -70,6 +75,7 @@ class CellOption:
     in_equations: bool = True
 
 
+# fmt: off
 CELL_OPTIONS = {
     # the activations each model takes are in its entry (the functions: cells/activations.py)
     "activation": CellOption(str, "the non-linearity"),
@@ -104,6 +110,7 @@ CELL_OPTIONS = {
                                                "2011: 0.2)"),
     "inner_inputs": CellOption(bool, "inner nodes may read a word too", command_line=False),
 }
+# fmt: on
 
 LSTM_OPTIONS = {"output_gate": None, "forget_bias": None}
 
@@ -155,6 +162,7 @@ class Model:
 # lambda/2 = 0.01; out-of-vocabulary words N(0, 1); 20 epochs ("all of our
 # models ... started to overfit either at or before 20 epochs"); forget-gate biases
 # started at 1, as Keras' LSTM layer (which Nayebi & Blundell used) starts them
+# fmt: off
 NAYEBI = dict(source="Nayebi & Blundell, Sec. 4.1", embedding_dim=300, structure="chain",
               supervision="root", optimizer="adagrad", lr=0.01, emb_lr=0.01, epsilon=1e-8,
               l2=0.02, dropout=0.0, epochs=20, oov="normal", oov_scale=1.0, forget_bias=1.0)
@@ -193,6 +201,7 @@ NAYEBI_TUNED = dict(dim=150, batch_size=25, optimizer="adadelta", lr=1.0, emb_lr
                     recurrent_dropout=[0.0], epochs=30,
                     source="Adadelta, word-vector dropout 0.5, d = 150, 30 epochs, chosen on "
                            "SST dev: docs/results/nayebi.md, the rows chosen on dev")
+# fmt: on
 
 # Tai et al.'s relatedness encoders on SICK (Table 1, relatedness column: d chosen
 # so every model has about 203k LSTM parameters).  Table 1's counts are those of
@@ -205,66 +214,10 @@ SICK_STACKED = dict(SICK_LSTM, layer_outputs="all")
 
 
 # ---------------------------------------------------------------------------
-# the gradient check's variations (keyword arguments of gradcheck.suite.Setting)
-# ---------------------------------------------------------------------------
-
-SUPERVISIONS = ("all", "root", "root+leaves")
-
-
-def objective_checks(**cell) -> list:
-    """Every supervision mode; dropout with L2 and per-node averaging; unary nodes."""
-    out = [dict(cell, supervision=mode) for mode in SUPERVISIONS]
-    out.append(dict(cell, dropout=0.5, l2=0.1, average="nodes"))
-    if cell.get("trees", "binary") == "binary":
-        out.append(dict(cell, unary_rate=0.3))
-    return out
-
-
-def rebracketed_checks(**cell) -> list:
-    """Zhu's S-LSTM-LR / -RR: re-bracketed trees, root or root+leaf labels."""
-    return [dict(cell, structure=structure, supervision=mode)
-            for structure in ("left", "right") for mode in ("root", "root+leaves")]
-
-
-def activation_tying_checks() -> list:
-    """Le & Zuidema's three non-linearities, each with tied leaves (d = d_x)
-    and untied ones (d_x = 4)."""
-    return [dict(activation=activation, untied=untied, input_dim=4 if untied else 3)
-            for activation in ("tanh", "sigmoid", "softsign") for untied in (False, True)]
-
-
-def sequence_dropout_check(**options) -> dict:
-    """Word-vector and recurrent dropout (one mask per sequence) with a fixed mask."""
-    return dict(dict(trees="chain", supervision="all", dropout=0.5, embedding_dropout=0.3,
-                     recurrent_dropout=0.3), **options)
-
-
-def sequence_checks(activations: tuple = (), dropout: bool = True, **cell) -> list:
-    """A chain model: all and root labels, each activation, dropout with L2
-    and per-node averaging, the ordinal head, sequence dropout."""
-    out = [dict(cell, trees="chain", supervision=mode) for mode in ("all", "root")]
-    out += [dict(cell, trees="chain", activation=activation) for activation in activations]
-    out.append(dict(cell, trees="chain", dropout=0.5, l2=0.1, average="nodes"))
-    out.append(dict(cell, trees="chain", head="ordinal"))
-    if dropout:
-        out.append(sequence_dropout_check())
-    return out
-
-
-def bidirectional_checks() -> list:
-    """Both weight tyings under both supervisions, dropout, word-vector masks per direction."""
-    return ([dict(trees="chain", untied=untied, supervision=mode)
-             for untied in (False, True) for mode in ("all", "root")]
-            + [dict(trees="chain", dropout=0.5, l2=0.1, average="nodes"),
-               sequence_dropout_check(untied=True)]
-            + [sequence_dropout_check(untied=untied, extra=dict(embedding_masks="per-direction"))
-               for untied in (False, True)])
-
-
-# ---------------------------------------------------------------------------
 # the models
 # ---------------------------------------------------------------------------
 
+# fmt: off
 MODELS = {model.name: model for model in (
     Model("recnn", "recnn", "RecNN",
           paper="Le & Zuidema 2015 Sec. 2.2 (tanh, sigmoid, softsign; tied or untied leaves)",
@@ -517,6 +470,7 @@ MODELS = {model.name: model for model in (
           gradcheck=tuple(dict(input_dim=4, hidden_dim=4, supervision=mode)
                           for mode in SUPERVISIONS)),
 )}
+# fmt: on
 
 
 def model(name: str) -> Model:

@@ -32,6 +32,31 @@ def add_parser(commands) -> None:
         "is exactly 0, a part of a term that nothing reads).")
     explain.add_argument("tree", metavar="TREE",
                          help="a bracketed tree, a plain sentence, or a file of them")
+    _model_options(explain)
+    explain.add_argument("--node", type=int, default=None, metavar="K",
+                         help="print node K's full vectors (K as numbered in the output)")
+    explain.add_argument("--parts", action="store_true",
+                         help="show eps_h and eps_c (and their kin) at each node, or at node "
+                         "K, as the sum of their contributions, each with the equation it "
+                         "reverses and why it is 0 where it is")
+    _check_options(explain.add_argument_group("the checks beyond the parameters'"))
+    explain.add_argument("--values", type=int, default=3, metavar="N",
+                         help="leading values shown per quantity (default 3; 0: norms alone)")
+    explain.add_argument("--json", action="store_true", help="print everything as JSON")
+    explain.add_argument("--html", metavar="FILE", default=None,
+                         help="also write one self-contained interactive page: the tree "
+                         "coloured by prediction, each node's quantities on a hover or click; "
+                         "an existing FILE is kept unless --overwrite")
+    explain.add_argument("--overwrite", action="store_true",
+                         help="replace an existing --html FILE")
+    explain.add_argument("--threads", type=int, default=None,
+                         help="compute threads (default: every core)")
+
+
+
+def _model_options(explain) -> None:
+    """explain's options of the model (a fresh one or a trained run's) and
+    of how a plain sentence becomes a tree."""
     source = explain.add_argument_group("the model (one of)")
     source.add_argument("--model", choices=sorted(registry.MODELS), default=None,
                         help="a freshly initialised model of this kind (with --dim, --seed)")
@@ -53,25 +78,6 @@ def add_parser(commands) -> None:
                          help="a dependency tree for TREE, a plain sentence: each word's head "
                          "as SICK's .parents files give it (1-based, 0 for the root), "
                          "e.g. '2 0 2'")
-    explain.add_argument("--node", type=int, default=None, metavar="K",
-                         help="print node K's full vectors (K as numbered in the output)")
-    explain.add_argument("--parts", action="store_true",
-                         help="show eps_h and eps_c (and their kin) at each node, or at node "
-                         "K, as the sum of their contributions, each with the equation it "
-                         "reverses and why it is 0 where it is")
-    _check_options(explain.add_argument_group("the checks beyond the parameters'"))
-    explain.add_argument("--values", type=int, default=3, metavar="N",
-                         help="leading values shown per quantity (default 3; 0: norms alone)")
-    explain.add_argument("--json", action="store_true", help="print everything as JSON")
-    explain.add_argument("--html", metavar="FILE", default=None,
-                         help="also write one self-contained interactive page: the tree "
-                         "coloured by prediction, each node's quantities on a hover or click; "
-                         "an existing FILE is kept unless --overwrite")
-    explain.add_argument("--overwrite", action="store_true",
-                         help="replace an existing --html FILE")
-    explain.add_argument("--threads", type=int, default=None,
-                         help="compute threads (default: every core)")
-
 
 
 def _check_options(checks) -> None:
@@ -102,7 +108,7 @@ def _check_options(checks) -> None:
 def run(args) -> int:
     from npcomp.errors import ConfigError
     from npcomp.runs import explanation
-    from npcomp.study.explain import format_explanation
+    from npcomp.study.explanation_text import format_explanation
     if args.values < 0:   # how much is printed: the command line's own option
         raise ConfigError("values", f"a whole number >= 0 (0: norms alone), not {args.values}")
     result = explanation(args.tree, model=args.model, run=args.run, task=args.task,

@@ -54,6 +54,12 @@ def add_parser(commands) -> None:
                            help=f"directory of the reports and sweeps (default {DEFAULT_OUT})")
     reproduce.add_argument("--data-dir", default=None,
                            help="data directory (default $NPCOMP_DATA, else ./data)")
+    _cluster_options(reproduce)
+    reproduce.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def _cluster_options(reproduce) -> None:
+    """reproduce's options of the Dask cluster the runs train on."""
     reproduce.add_argument("--scheduler", default=None, metavar="ADDRESS",
                            help="an existing Dask scheduler, tcp://HOST:PORT (default: a "
                            "local cluster on 127.0.0.1)")
@@ -64,7 +70,6 @@ def add_parser(commands) -> None:
                            help="compute threads of each run (default 1)")
     reproduce.add_argument("--dashboard", default=None, metavar="ADDRESS",
                            help="local cluster: serve Dask's dashboard there (default off)")
-    reproduce.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
 def run(args) -> int:

@@ -61,6 +61,19 @@ def add_parser(commands) -> None:
     sweep.add_argument("--grid", action="append", metavar="OPTION=V1,V2,...",
                        help="an option and its values (repeat for more options: every "
                        "combination is a setting), e.g. --grid lr=0.05,0.1")
+    _cluster_options(sweep)
+    sweep.add_argument("--extend", action="store_true",
+                       help="accept a SPEC that adds runs to those SWEEP_DIR holds (more "
+                       "seeds, settings); the runs it has must keep their options")
+    sweep.add_argument("--quiet", action="store_true", help="no progress bar")
+    options = sweep.add_argument_group(
+        "training options", "the base of every run, as npcomp train takes them (npcomp train "
+        "--help); the sweep sets --out, --seed and --threads of each run itself")
+    train.add_training_options(options, leave_out=SET_BY_THE_SWEEP)
+
+
+def _cluster_options(sweep) -> None:
+    """sweep's options of the Dask cluster the runs train on."""
     sweep.add_argument("--scheduler", metavar="tcp://HOST:PORT",
                        help="an existing Dask scheduler (`dask scheduler`) whose workers "
                        "(`dask worker ADDRESS --nthreads 1`) have npcomp installed and see the "
@@ -75,14 +88,6 @@ def add_parser(commands) -> None:
     sweep.add_argument("--dashboard", nargs="?", const="127.0.0.1:8787", default=None,
                        metavar="ADDRESS", help="serve the local cluster's Dask dashboard "
                        "(default address 127.0.0.1:8787; off unless given)")
-    sweep.add_argument("--extend", action="store_true",
-                       help="accept a SPEC that adds runs to those SWEEP_DIR holds (more "
-                       "seeds, settings); the runs it has must keep their options")
-    sweep.add_argument("--quiet", action="store_true", help="no progress bar")
-    options = sweep.add_argument_group(
-        "training options", "the base of every run, as npcomp train takes them (npcomp train "
-        "--help); the sweep sets --out, --seed and --threads of each run itself")
-    train.add_training_options(options, leave_out=SET_BY_THE_SWEEP)
 
 
 def run(args) -> int:

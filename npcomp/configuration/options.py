@@ -171,6 +171,7 @@ _LABELS = tuple(task for task in FILE_TASKS if task not in PAIR_TASKS or task in
 _PAIRS = tuple(task for task in FILE_TASKS if task not in _LABELS)
 # a user's own files in place of --task (docs/DATA.md, data/datasets/own_data.py); the
 # paths are resumable: the files' digest checks that they hold the same bytes
+# fmt: off
 _FILE_OPTIONS = (
     Option("train", str, "a labelled file to train on in place of --task: bracketed trees "
            "(the SST's format), or CSV, TSV or JSON lines of text and label, or of "
@@ -324,6 +325,7 @@ _TRAINING_OPTIONS = (
              "sentences per evaluation forest", default=512, source=_OURS, resumable=True,
              in_run_name=False, where_it_runs=True),
 )
+# fmt: on
 
 
 def _cell_option(name: str, option: registry.CellOption) -> Option:
@@ -338,6 +340,7 @@ def _cell_option(name: str, option: registry.CellOption) -> Option:
                   source=source)
 
 
+# fmt: off
 _RUN_OPTIONS = (
     _counted("threads", "compute threads: shards 1.. of a minibatch (--shards) go to N - 1 "
              "helper processes (helper threads where the process cannot fork), evaluation's "
@@ -351,6 +354,7 @@ _RUN_OPTIONS = (
            "learning curve in metrics.json)", default=True, source=_OURS, resumable=True,
            in_run_name=False, where_it_runs=True, flags=(None, "--no-train-eval")),
 )
+# fmt: on
 
 # config key -> Option, in the order of `npcomp train --help` (and of the
 # parts of a run's default directory name)

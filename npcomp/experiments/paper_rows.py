@@ -253,6 +253,10 @@ class Table:
                          f"{', '.join(row.name for row in self.rows)}")
 
 
+# a not-implemented row's reason, for a model of another paper
+OTHER_MODEL = "{model} ({paper}) is a model npcomp does not implement; the figure is that paper's"
+
+
 def not_implemented(name: str, label: str, paper: dict, reason: str, source: str,
                     task: str = "sst5") -> Row:
     """A row of another paper's model, which npcomp does not implement."""

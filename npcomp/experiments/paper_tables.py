@@ -15,12 +15,13 @@ MPQA.  Nothing here imports NumPy.
 """
 from __future__ import annotations
 
+from .mpqa_table import MPQA_TABLE
 from .own_tables import OWN_TABLES
 from .paper_claims import CLAIMS
-from .paper_rows import (DEFAULT, NOT_IMPLEMENTED, PAPER, PARSES, PROTOCOL, SUBSTITUTE,
-                         VECTORS, Deviation, OwnData, PaperFigure, Row, Table, measured_in,
-                         no_data, not_implemented)
-from .vector_files import GLOVE_50, WORD2VEC_300
+from .paper_rows import (DEFAULT, OTHER_MODEL, PAPER, PARSES, PROTOCOL, SUBSTITUTE, VECTORS,
+                         Deviation, PaperFigure, Row, Table, measured_in, no_data,
+                         not_implemented)
+from .vector_files import GLOVE_50, WORD2VEC_26K, WORD2VEC_300, WORD2VEC_SOURCE
 
 # what every run of a table takes beside its row's setting: each minibatch in
 # one shard.  `npcomp reproduce` runs one thread per run on each worker, where
@@ -43,15 +44,16 @@ WORD2VEC_NOTE = ("300-d word2vec GoogleNews as the paper, but only the 26k-word 
 # the rows' departures from the papers (the report shows them beside the verdict)
 GLOVE_840B = (Deviation(VECTORS, "50-d GloVe 6B", "300-d 840B"),)
 GLOVE_100 = (Deviation(VECTORS, "50-d GloVe 6B", "100-d"),)
-WORD2VEC_26K = (Deviation(VECTORS, "word2vec's 26k-word subset", "its 3M words"),)
 SPACY_PARSES = (Deviation(PARSES, "spaCy's parses", "the Stanford parser's"),)
 # Zhu et al. print one run of the S-LSTM, tuned on dev (Sec. 5)
 ONE_RUN = Deviation(PROTOCOL, "a mean over seeds", "one dev-tuned run", ("slstm",))
 # Tai et al.'s Table 1: each model's parameter count, matched within a task
+# fmt: off
 TAI_PARAMETERS_SST = {"lstm": 315840, "bilstm": 315840, "lstm2": 318720, "bilstm2": 318720,
                       "treelstm-nary": 316800, "treelstm-childsum": 315840}
 TAI_PARAMETERS_SICK = {"lstm": 203400, "bilstm": 203400, "lstm2": 203472, "bilstm2": 203472,
                        "treelstm-nary": 205190, "treelstm-childsum": 203400}
+# fmt: on
 
 
 def _glove(**options) -> dict:
@@ -61,6 +63,7 @@ def _glove(**options) -> dict:
 # the alternative setting of Nayebi & Blundell's four rows, one for all of them:
 # Adadelta, word-vector dropout 0.5, 30 epochs, GloVe 50d, d = 150 (its values first
 # screened on runs not kept here; the report compares it with the printed one on dev)
+# fmt: off
 NAYEBI_DEV = _glove(supervision="root", structure="chain", dim=150, batch_size=25,
                     optimizer="adadelta", lr=1.0, emb_lr=1.0, epsilon=1e-6, l2=1e-4,
                     dropout=0.0, embedding_dropout=0.5, recurrent_dropout="0", epochs=30,
@@ -73,34 +76,15 @@ NAYEBI_DEV_SOURCE = ("one alternative for the four rows: Adadelta, word-vector d
 GLOVE_SOURCE = (SUBSTITUTE, "50-d GloVe 6B in place of the paper's 300-d GloVe 840B (see "
                             "vectors)")
 FIXED = {"fixed_embeddings": (PAPER, "Tai et al. 2015, Table 2 ('Glove vectors, fixed')")}
-WORD2VEC_SOURCE = {"vectors": (SUBSTITUTE, "the 26k-word subset of the word2vec GoogleNews "
-                                           "of Irsoy & Cardie 2015, Sec. 5.1 (see vectors)")}
 # the paper prints no learning rate: npcomp's default rates (0.001 for the
 # weights, 0.02 for the vectors) against the rate of Socher et al.'s released
 # code (CoreNLP's RNNTrainOptions: 0.01 for every parameter), compared on dev
 RNTN_RELEASED_RATE = dict(lr=0.01, emb_lr=0.01)
 RNTN_RELEASED_SOURCE = ("learning rate 0.01 for the weights and the vectors, the rate of "
                         "Socher et al.'s released code (CoreNLP)")
-OTHER_MODEL = "{model} ({paper}) is a model npcomp does not implement; the figure is that paper's"
 NO_840B = ("300-d GloVe 840B for the SST's words is not in the data here (SOURCES.md: only "
            "SICK's words); the row cannot be run as printed")
-# Irsoy & Cardie 2015, Sec. 5.1: MPQA's phrases (Yessenalina & Cardie's preprocessing),
-# each an integer ordinal label 0-4 from negative to positive, in ten folds
-MPQA = OwnData(
-    "mpqa", ("mpqa/phrases.tsv", "mpqa/phrases.jsonl", "mpqa/phrases.csv"),
-    "Irsoy & Cardie's 8022 phrases of the MPQA opinion corpus (Wiebe et al. 2005)",
-    "one phrase a row: a `text` column and a `label` 0 (most negative) to 4 (most positive)",
-    ("0", "1", "2", "3", "4"))
-IRSOY_MPQA = "Irsoy & Cardie 2015"
-MPQA_SOURCES = {
-    "head": (PAPER, f"{IRSOY_MPQA}, Secs. 4.2 and 5.1 (ordinal regression on MPQA)"),
-    "classes": (PAPER, f"{IRSOY_MPQA}, Sec. 5.1 (labels 0-4, negative to positive)"),
-    "supervision": (PAPER, f"{IRSOY_MPQA}, Sec. 3.2 (a phrase's label at its last word)"),
-    "structure": (PAPER, f"{IRSOY_MPQA}, Sec. 3.2 (the phrase as a sequence)")}
-MPQA_VECTORS_NOTE = ("300-d word2vec GoogleNews as the paper, held fixed, but only the "
-                     "26k-word subset of Bolukbasi et al. 2016 restricted here to the SST's "
-                     "and SICK's words, every vector scaled to unit length: MPQA's newswire "
-                     "words it lacks get random vectors, held fixed like the others")
+# fmt: on
 
 
 def _baselines(source: str, rows: tuple, task_names: dict = None) -> tuple:
@@ -117,6 +101,7 @@ def _baselines(source: str, rows: tuple, task_names: dict = None) -> tuple:
     return tuple(out)
 
 
+# fmt: off
 TAI_SST_BASELINES = _baselines("Table 2", (
     ("dcnn", "DCNN", "Kalchbrenner et al. 2014", {"sst5": 48.5, "sst2": 86.8}),
     ("paragraph-vec", "Paragraph-Vec", "Le & Mikolov 2014", {"sst5": 48.7, "sst2": 87.8}),
@@ -167,6 +152,7 @@ DRNN_SOURCES = {
                             "non-linearity"),
     "fixed_embeddings": (DEFAULT, "the papers here do not say whether Irsoy & Cardie 2014 "
                                   "tuned their vectors; npcomp tunes them")}
+# fmt: on
 
 
 def _tai_family(name: str, label: str, model: str, figures: tuple, quoted: str,
@@ -179,6 +165,7 @@ def _tai_family(name: str, label: str, model: str, figures: tuple, quoted: str,
                                                       figures))
 
 
+# fmt: off
 TAI_SST_FAMILY = (
     *_tai_family("rae", "RAE on the given trees", "rae", (43.2, 82.4), "Socher et al. 2013",
                  vectors="random vectors, as Socher et al. 2013", option_sources=RAE_ALPHA),
@@ -227,47 +214,10 @@ TAI_SICK_NOTE = (
     "follows Socher et al. 2014 (children weighted by the words under them, normalised by the "
     "phrase's); the size and the DT-RNN's matrices per position are npcomp's, as each option's "
     "source says.")
+# fmt: on
 
 
-def _mpqa(name: str, label: str, model: str, loss: float, vectors: bool = True,
-          **options) -> Row:
-    """A row of Irsoy & Cardie's Table 1: ``model`` with an ordinal head on
-    the MPQA phrases, word2vec held fixed (``vectors``) or random vectors
-    learned, and the row's printed size and activation (``options``)."""
-    printed = dict(options, head="ordinal", classes=",".join(MPQA.classes))
-    sources = {**MPQA_SOURCES,
-               **{key: (PAPER, f"{IRSOY_MPQA}, Table 1 ({label})") for key in options}}
-    if vectors:
-        printed["vectors"] = WORD2VEC_300
-        sources.update(WORD2VEC_SOURCE)
-    elif model == "matrix-space":
-        sources.update(vectors=(PAPER, f"{IRSOY_MPQA}, Table 1 (Rand: random word matrices)"),
-                       embedding_dim=(PAPER, f"{IRSOY_MPQA}, Sec. 3.1 (a d_h x d_h matrix "
-                                             "per word)"))
-    else:
-        printed["fixed_embeddings"] = False
-        sources.update(
-            vectors=(PAPER, f"{IRSOY_MPQA}, Table 1 (Rand: random vectors)"),
-            embedding_dim=(DEFAULT, "the paper gives none for random vectors; its word2vec's"),
-            fixed_embeddings=(DEFAULT, "random vectors are learned; the paper holds its "
-                                       "pretrained ones fixed (Sec. 5.1)"))
-    return Row(name, label, model, "mpqa", {"ranking_loss": loss}, printed,
-               vectors=MPQA_VECTORS_NOTE if vectors else (
-                   "a 3 x 3 matrix per word, random, as the paper" if model == "matrix-space"
-                   else "random vectors, as the paper"),
-               source="Table 1", option_sources=sources,
-               deviations=WORD2VEC_26K if vectors else ())
-
-
-MPQA_NOTE = ("Table 1 is on MPQA's phrases, which are not in the data here: every row reads a "
-             "user's copy (docs/DATA.md) and trains it in 10-fold cross-validation as the "
-             "paper, each fold the test split of one run and a tenth of the rest its dev "
-             "split. The folds are a seeded random partition, not the authors' own (the "
-             "paper's figure is its mean over their ten folds); our figures are the mean, "
-             "std and interval over the folds. The ranking loss is mean |y - r| of the "
-             "decoded class against the label (lower is better: *reached* is our loss at or "
-             "below the paper's, *above* the paper's loss above our interval). Models are "
-             "selected on dev by root accuracy, npcomp's rule.")
+# fmt: off
 
 TABLES = {table.name: table for table in (
     Table("tai-sst", "Tai et al. 2015, Table 2: sentiment classification on the SST", (
@@ -503,33 +453,7 @@ TABLES = {table.name: table for table in (
         note="The paper's Table 1 (MPQA phrases: ordinal regression, ranking loss, 10-fold "
             "cross-validation) is the report [irsoy-mpqa](irsoy-mpqa.md), on a user's copy "
             "of the phrases."),
-    Table("irsoy-mpqa", "Irsoy & Cardie 2015, Table 1 (MPQA): ordinal regression, ranking "
-          "loss, 10-fold cross-validation", (
-        not_implemented("prank", "PRank", {"ranking_loss": 0.7808},
-                        OTHER_MODEL.format(model="PRank", paper="Yessenalina & Cardie 2011"),
-                        "Table 1", task="mpqa"),
-        not_implemented("bow-logreg", "Bag-of-words LogReg", {"ranking_loss": 0.6665},
-                        OTHER_MODEL.format(model="Bag-of-words logistic regression",
-                                           paper="Yessenalina & Cardie 2011"),
-                        "Table 1", task="mpqa"),
-        _mpqa("matrix-space-rand", "Matrix-space, random (d_h = 3)", "matrix-space", 0.7417,
-              vectors=False, dim=3),
-        Row("matrix-space-bow", "Matrix-space, bag-of-words start (d_h = 3)", "matrix-space",
-            "mpqa", {"ranking_loss": 0.6375}, status=NOT_IMPLEMENTED, source="Table 1",
-            reason="npcomp's matrix-space model starts from near-identity random word "
-                   "matrices (docs/EQUATIONS.md, MS4); the start from a bag-of-words "
-                   "regression's weights (Yessenalina & Cardie 2011) is not implemented"),
-        _mpqa("rnn", "RNN, word2vec, rectifier (d_h = 315)", "rnn", 0.5265, dim=315,
-              activation="relu"),
-        _mpqa("mrnn-rand", "mRNN, random, identity (d_h = 2)", "mrnn", 0.6799, vectors=False,
-              dim=2, activation="identity"),
-        _mpqa("mrnn-identity", "mRNN, word2vec, identity (d_h = 25)", "mrnn", 0.5278, dim=25,
-              activation="identity"),
-        _mpqa("mrnn", "mRNN, word2vec, rectifier (d_h = 25)", "mrnn", 0.5232, dim=25,
-              activation="relu"),
-        _mpqa("mrnn-tanh", "mRNN, word2vec, tanh (d_h = 25)", "mrnn", 0.5147, dim=25,
-              activation="tanh"),
-    ), note=MPQA_NOTE, own_data=MPQA, folds=10),
+    MPQA_TABLE,
     *OWN_TABLES,
     Table("rntn", "Socher et al. 2013: the RNTN on the SST", (
         Row("fine", "RNTN, fine", "rntn", "sst5", {"root_acc": 45.7, "all_acc": 80.7},
@@ -538,6 +462,7 @@ TABLES = {table.name: table for table in (
             dev=RNTN_RELEASED_RATE, dev_source=RNTN_RELEASED_SOURCE, source="Table 1"),
     ), also=("all_acc",)),
 )}
+# fmt: on
 
 
 def table(name: str) -> Table:

@@ -43,28 +43,46 @@ def dask_client(scheduler: str | None = None, workers: int = 1, dashboard: str |
     or of a new ``LocalCluster`` of ``workers`` processes, one task slot
     each, bound to 127.0.0.1 (the dashboard at ``dashboard`` if given, off
     otherwise), closed on leaving."""
+    if scheduler:
+        with _scheduler_client(scheduler) as client:
+            yield client
+    else:
+        with _local_cluster_client(workers, dashboard) as client:
+            yield client
+
+
+@contextmanager
+def _scheduler_client(scheduler: str):
+    """A client of the existing Dask scheduler at ``scheduler``."""
+    import logging
+
+    from distributed import Client
+    address = check_scheduler(scheduler)
+    try:
+        client = Client(address, timeout=f"{SCHEDULER_TIMEOUT:g}s")
+    except (OSError, TimeoutError) as error:
+        raise ClusterError(f"--scheduler {scheduler}: the Dask scheduler there stopped "
+                           f"answering ({error})") from None
+    # a lost scheduler is reported by the sweep, run by run: not by the
+    # client's own log, with its traceback of each attempt to reconnect
+    client_log = logging.getLogger("distributed.client")
+    level = client_log.level
+    client_log.setLevel(logging.CRITICAL)
+    try:
+        yield client
+    finally:
+        client.close()
+        client_log.setLevel(level)
+
+
+@contextmanager
+def _local_cluster_client(workers: int, dashboard: str | None):
+    """A client of a new local cluster (127.0.0.1) of ``workers`` processes,
+    closed with it on leaving."""
     import logging
 
     import dask
     from distributed import Client, LocalCluster
-    if scheduler:
-        address = check_scheduler(scheduler)
-        try:
-            client = Client(address, timeout=f"{SCHEDULER_TIMEOUT:g}s")
-        except (OSError, TimeoutError) as error:
-            raise ClusterError(f"--scheduler {scheduler}: the Dask scheduler there stopped "
-                               f"answering ({error})") from None
-        # a lost scheduler is reported by the sweep, run by run: not by the
-        # client's own log, with its traceback of each attempt to reconnect
-        client_log = logging.getLogger("distributed.client")
-        level = client_log.level
-        client_log.setLevel(logging.CRITICAL)
-        try:
-            yield client
-        finally:
-            client.close()
-            client_log.setLevel(level)
-        return
     # a run whose worker died is resubmitted ALLOWED_FAILURES times; a worker
     # holds one run at a time (Dask's default saturation, 1.1, lets a worker
     # of one thread take a second run, which may then wait there while

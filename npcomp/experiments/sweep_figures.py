@@ -33,6 +33,7 @@ from pathlib import Path
 
 from npcomp.data.datasets import PAIR_CLASS_TASKS
 from .paper_rows import MIN_SEEDS
+from .sweep_settings import _label, sweep_settings
 from .figures import (FigureError, confusion_record, figure_template, prediction_figures,
                       read_run_counts, root_confusion, shared_tail)
 
@@ -60,73 +61,6 @@ def is_sweep(directory: str | Path) -> bool:
     """A sweep directory holds its runs in ``runs/`` (docs/sweeps.md)."""
     directory = Path(directory)
     return (directory / "runs").is_dir() and not (directory / "metrics.json").is_file()
-
-
-# --------------------------------------------------------------------------
-# the settings and their runs
-# --------------------------------------------------------------------------
-
-def sweep_settings(sweep_dir: str | Path) -> tuple:
-    """(settings, notes): the finished runs of ``SWEEP_DIR/runs/*`` grouped by
-    setting (``summary.summarise``), in the plan's order when it names them,
-    each with its label, its runs and their metrics; notes name the runs
-    left out (unfinished)."""
-    from .summary import read_runs, summarise
-    runs_dir = Path(sweep_dir) / "runs"
-    runs, notes = [], []
-    for run_dir in sorted(path for path in runs_dir.iterdir() if path.is_dir()):
-        if not (run_dir / "metrics.json").is_file():
-            notes.append(f"{run_dir}: left out, no metrics.json")
-            continue
-        try:
-            runs.extend(read_runs([run_dir]))
-        except ValueError as error:  # not finished yet: no test metrics
-            notes.append(f"{error}; left out")
-    if not runs:
-        raise FigureError(f"{runs_dir}: no finished run to draw")
-    by_dir = {run["run_dir"]: run for run in runs}
-    # a sweep of npcomp sweep names its settings (plan.json): group and label by them
-    named = _planned_settings(Path(sweep_dir))
-    records = summarise(runs, group_of=(lambda run: named.get(Path(run["run_dir"]).name))
-                        if named else None)
-    models = {record["model"] for record in records}
-    tasks = {record["task"] for record in records}
-    settings = []
-    for record in records:
-        parts = ([record["model"]] if len(models) > 1 or not record["differs"] else [])
-        parts += [record["task"]] if len(tasks) > 1 else []
-        parts += [f"{key}={_shown(value)}" for key, value in record["differs"].items()]
-        label = named.get(Path(record["runs"][0]).name) if named else ", ".join(parts)
-        settings.append({"label": label, "model": record["model"],
-                         "task": record["task"], "seeds": record["seeds"],
-                         "runs": record["runs"],
-                         "metrics": [by_dir[run_dir] for run_dir in record["runs"]]})
-    if named:
-        order = list(dict.fromkeys(named.values()))
-        settings.sort(key=lambda setting: order.index(setting["label"]))
-    return settings, notes
-
-
-def _planned_settings(sweep_dir: Path) -> dict:
-    """Run directory name -> its setting's name, from SWEEP_DIR/plan.json, in
-    the plan's order ({} for a directory of runs without one)."""
-    path = sweep_dir / "plan.json"
-    if not path.is_file():
-        return {}
-    try:
-        runs = json.loads(path.read_text(encoding="utf-8"))["runs"]
-        return {name: run["setting"] for name, run in runs.items()}
-    except (ValueError, KeyError, TypeError, AttributeError):
-        raise FigureError(f"{path}: damaged sweep file (no runs with their settings)") from None
-
-
-def _shown(value):
-    """A setting's value as a label shows it: a file by its name."""
-    return Path(value).name if isinstance(value, str) and "/" in value else value
-
-
-def _label(setting: dict) -> str:
-    return setting["label"] or setting["model"]
 
 
 def units(labels: list) -> list:
@@ -285,29 +219,7 @@ def mean_curves(settings: list, legacy: dict | None = None) -> tuple:
     seed has one), one series per setting; ``series``: (figure, task,
     label) -> the setting's series, for a paper's figure."""
     legacy = legacy or {}
-    counted, notes = [], []
-    for setting in settings:
-        if setting["task"] in PAIR_CLASS_TASKS:   # classified pairs: no per-length figure
-            continue
-        runs = [read_run_counts(run_dir, setting["task"]) for run_dir in setting["runs"]]
-        kept = [(run, counts) for run, counts in zip(setting["runs"], runs) if counts is not None]
-        if len(kept) == len(runs):
-            counted.append((setting, setting["runs"], runs, _label(setting)))
-        elif _legacy_of(setting, legacy) is None:
-            missing = next(run for run, counts in zip(setting["runs"], runs) if counts is None)
-            if len(kept) < MIN_SEEDS:
-                notes.append(f"{missing}: no test predictions or counts (`npcomp eval --run "
-                             f"{missing}` writes them); setting {_label(setting)} left out of "
-                             "the per-length figures")
-                continue
-            # seeds trained before counts were kept, beside later ones: the
-            # curves of the seeds that have them, as many as measure a row, saying which
-            counted.append((setting, [run for run, _ in kept], [counts for _, counts in kept],
-                            f"{_label(setting)} ({len(kept)} of {len(runs)} seeds)"))
-            notes.append(f"setting {_label(setting)}: per-length figures over the "
-                         f"{len(kept)} of its {len(runs)} seeds whose test counts are kept "
-                         f"({', '.join(Path(run).name for run, _ in kept)}); the others "
-                         "were trained before counts were kept")
+    counted, notes = _runs_with_counts(settings, legacy)
     counted = _seed_counts_shown(counted)
     tasks = list(dict.fromkeys(setting["task"] for setting in settings))
     tails = {task: shared_tail([counts for setting, _, runs, _ in counted
@@ -351,6 +263,37 @@ def mean_curves(settings: list, legacy: dict | None = None) -> tuple:
                             if all("nodes" in one for one in figure["series"]) else
                             panels([(figure["task"], one["label"]) for one in figure["series"]]))
     return list(merged.values()), notes, series
+
+
+def _runs_with_counts(settings: list, legacy: dict) -> tuple:
+    """(counted, notes): per setting whose runs kept their test counts,
+    (setting, run directories, counts, label); a setting with some seeds
+    trained before counts were kept has the others', if enough, and a note
+    says so; one with too few (and no legacy record) is left out, named."""
+    counted, notes = [], []
+    for setting in settings:
+        if setting["task"] in PAIR_CLASS_TASKS:   # classified pairs: no per-length figure
+            continue
+        runs = [read_run_counts(run_dir, setting["task"]) for run_dir in setting["runs"]]
+        kept = [(run, counts) for run, counts in zip(setting["runs"], runs) if counts is not None]
+        if len(kept) == len(runs):
+            counted.append((setting, setting["runs"], runs, _label(setting)))
+        elif _legacy_of(setting, legacy) is None:
+            missing = next(run for run, counts in zip(setting["runs"], runs) if counts is None)
+            if len(kept) < MIN_SEEDS:
+                notes.append(f"{missing}: no test predictions or counts (`npcomp eval --run "
+                             f"{missing}` writes them); setting {_label(setting)} left out of "
+                             "the per-length figures")
+                continue
+            # seeds trained before counts were kept, beside later ones: the
+            # curves of the seeds that have them, as many as measure a row, saying which
+            counted.append((setting, [run for run, _ in kept], [counts for _, counts in kept],
+                            f"{_label(setting)} ({len(kept)} of {len(runs)} seeds)"))
+            notes.append(f"setting {_label(setting)}: per-length figures over the "
+                         f"{len(kept)} of its {len(runs)} seeds whose test counts are kept "
+                         f"({', '.join(Path(run).name for run, _ in kept)}); the others "
+                         "were trained before counts were kept")
+    return counted, notes
 
 
 def _seed_counts_shown(counted: list) -> list:

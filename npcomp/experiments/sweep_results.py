@@ -62,21 +62,7 @@ def sweep_results(sweep_dir: str | Path, runs: list, outcomes: dict | None = Non
                                              earlier.get(run.name, {}).items()
                                              if key in ("threads", "resumed", "worker")}
         state = run_state(run_dir)
-        status = ("finished" if state == "finished" else
-                  "failed" if outcome.get("status") not in (None, 0) else "unfinished")
-        # relative to the sweep directory, so sweep.json reads the same wherever it is
-        record = {"setting": run.setting, "seed": run.seed,
-                  "run_dir": run_dir.relative_to(sweep_dir).as_posix(), "status": status}
-        if run.fold is not None:
-            record["fold"] = run.fold
-        if status == "failed":
-            record["error"] = outcome.get("error")
-        if status == "unfinished" and outcome.get("stopped"):
-            record["stopped"] = outcome["stopped"]
-        for key in ("threads", "resumed", "worker"):
-            if key in outcome:
-                record[key] = outcome[key]
-        run_records[run.name] = record
+        run_records[run.name] = _run_record(run, run_dir, sweep_dir, state, outcome)
         if state == "finished":
             setting_of[str(run_dir)] = run.setting
     finished = read_runs(list(setting_of))
@@ -109,6 +95,27 @@ def sweep_results(sweep_dir: str | Path, runs: list, outcomes: dict | None = Non
             "failed": sum(r["status"] == "failed" for r in run_records.values()),
             "unfinished": sum(r["status"] == "unfinished" for r in run_records.values()),
             "best": best, "settings": settings, "runs": run_records}
+
+
+def _run_record(run, run_dir: Path, sweep_dir: Path, state: str, outcome: dict) -> dict:
+    """A run's entry in sweep.json's ``runs``: its setting, seed (and fold),
+    directory, status (finished, failed, unfinished) and, as its worker
+    reported them (``outcome``), its error, why it stopped, its threads."""
+    status = ("finished" if state == "finished" else
+              "failed" if outcome.get("status") not in (None, 0) else "unfinished")
+    # relative to the sweep directory, so sweep.json reads the same wherever it is
+    record = {"setting": run.setting, "seed": run.seed,
+              "run_dir": run_dir.relative_to(sweep_dir).as_posix(), "status": status}
+    if run.fold is not None:
+        record["fold"] = run.fold
+    if status == "failed":
+        record["error"] = outcome.get("error")
+    if status == "unfinished" and outcome.get("stopped"):
+        record["stopped"] = outcome["stopped"]
+    for key in ("threads", "resumed", "worker"):
+        if key in outcome:
+            record[key] = outcome[key]
+    return record
 
 
 def _earlier_runs(sweep_dir: Path) -> dict:

@@ -169,25 +169,8 @@ def evaluate(model, params: Parameters, split, batch_size: int = 512, helpers=No
         with naming_the_sentence(split.trees[start:start + len(indices)]):
             outputs = model.outputs(params, forest)
         require_finite_outputs(outputs, forest.tree, split.trees, start)
-        predicted = model.head.decode(outputs)
-        labelled = forest.label >= 0
-        roots = forest.root[forest.label[forest.root] >= 0]
-        gold_roots, predicted_roots = forest.label[roots], predicted[roots]
-        confusion = None
-        if with_matrix:
-            confusion = np.zeros((n_classes, n_classes), dtype=np.int64)
-            np.add.at(confusion, (gold_roots, predicted_roots), 1)
-        # per class: right at the roots, gold roots, predicted roots (macro-F1's counts)
-        per_class = np.stack([
-            np.bincount(gold_roots[gold_roots == predicted_roots], minlength=n_classes),
-            np.bincount(gold_roots, minlength=n_classes),
-            np.bincount(predicted_roots, minlength=n_classes)])
-        # the ordinal head's expected class at the roots, sum_k P(y > k)
-        expected_error = (float(np.abs(outputs[roots].sum(axis=1) - gold_roots).sum())
-                          if ordinal else 0.0)
-        distance = int(np.abs(predicted_roots.astype(np.int64) - gold_roots).sum())
-        return (confusion, per_class, int(np.sum(predicted[labelled] == forest.label[labelled])),
-                int(labelled.sum()), expected_error, distance)
+        return _forest_counts(forest, outputs, model.head.decode(outputs), n_classes,
+                              with_matrix, ordinal)
 
     counts = _over_batches(count, len(split), batch_size, helpers)
     right, gold, chosen = sum((c[1] for c in counts), np.zeros((3, n_classes), np.int64))
@@ -205,6 +188,32 @@ def evaluate(model, params: Parameters, split, batch_size: int = 512, helpers=No
         metrics.update(ranking_loss=sum(c[5] for c in counts) / roots,
                        mae=sum(c[4] for c in counts) / roots)
     return metrics
+
+
+def _forest_counts(forest, outputs: np.ndarray, predicted: np.ndarray, n_classes: int,
+                   with_matrix: bool, ordinal: bool) -> tuple:
+    """One forest's counts for ``evaluate``: the roots' confusion matrix
+    (None without ``with_matrix``), per class the right, gold and predicted
+    roots, the nodes right and labelled, the ordinal head's summed error of
+    the expected class and summed |y - r| at the roots."""
+    labelled = forest.label >= 0
+    roots = forest.root[forest.label[forest.root] >= 0]
+    gold_roots, predicted_roots = forest.label[roots], predicted[roots]
+    confusion = None
+    if with_matrix:
+        confusion = np.zeros((n_classes, n_classes), dtype=np.int64)
+        np.add.at(confusion, (gold_roots, predicted_roots), 1)
+    # per class: right at the roots, gold roots, predicted roots (macro-F1's counts)
+    per_class = np.stack([
+        np.bincount(gold_roots[gold_roots == predicted_roots], minlength=n_classes),
+        np.bincount(gold_roots, minlength=n_classes),
+        np.bincount(predicted_roots, minlength=n_classes)])
+    # the ordinal head's expected class at the roots, sum_k P(y > k)
+    expected_error = (float(np.abs(outputs[roots].sum(axis=1) - gold_roots).sum())
+                      if ordinal else 0.0)
+    distance = int(np.abs(predicted_roots.astype(np.int64) - gold_roots).sum())
+    return (confusion, per_class, int(np.sum(predicted[labelled] == forest.label[labelled])),
+            int(labelled.sum()), expected_error, distance)
 
 
 def _class_list(classes: list | None, n_classes: int) -> list:

@@ -41,31 +41,22 @@ from pathlib import Path
 
 import numpy as np
 
-from npcomp.data.readers.embeddings import Vocabulary
-from npcomp.data.readers.vectors import read_vectors
 from npcomp.data.datasets import PAIR_TASKS
-from npcomp.data.datasets.tasks import SPLITS, given_task, task_trees
-from npcomp.forest import supervised_labels
-from npcomp.params import Parameters
-from npcomp.runfiles.checkpoints import (check_same_data, config_digest, data_fingerprints,
-    epoch_in_progress, read_checkpoint, resumed_config, write_checkpoint)
+from npcomp.runfiles.checkpoints import epoch_in_progress, read_checkpoint, resumed_config, write_checkpoint
 from npcomp.configuration.checks import check
-from npcomp.configuration.defaults import dim_follows_embedding, with_defaults
-from .encoding import EncodedSplit, check_splits, encode, encode_task
-from .evaluation import evaluate, format_metrics, selection_metric
-from npcomp.runfiles.machine import machine_description
+from npcomp.configuration.defaults import with_defaults
+from .evaluation import evaluate, format_metrics
 from .memory import retain_freed_memory
-from npcomp.configuration.model_building import DTYPES, build_model, initial_parameters
 from npcomp.runfiles.model_files import load_model, save_model
-from .optimizers import make_optimizer
 from .predictions import write_predictions
 from .provenance import files_read, note_load, record_provenance
 from npcomp.runfiles.run_in_memory import RunInMemory
 from npcomp.runfiles.rundir import RunDirectory, RunFileError
-from .run_data import named_classes, run_task
+from .run_data import named_classes
 from npcomp.runfiles.run_paths import recorded_config, recorded_metrics
-from .shards import ShardedGradient, start_shards
+from .shards import start_shards
 from .step import stop_run, train_step, warm_up
+from .run_setup import Run, prepare_run
 from .thread_pools import pinned_thread_pools
 
 
@@ -98,34 +89,6 @@ def write_metrics(directory: RunDirectory, metrics: dict) -> None:
     """``metrics.json``, its config's paths relative (``run_paths.py``)."""
     note_load(metrics)   # the machine's load beside the training time (provenance.py)
     directory.write_json("metrics.json", recorded_metrics(metrics))
-
-
-@dataclass
-class Run:
-    """A training run under way: what its steps share."""
-    config: dict
-    directory: RunDirectory
-    task: object
-    vocab: Vocabulary
-    splits: dict
-    train_sentences: object
-    model: object
-    params: Parameters
-    grads: Parameters
-    optimizer: object
-    rng: np.random.Generator
-    metrics: dict
-    fingerprints: dict
-    helper: object = None
-    sharded: ShardedGradient | None = None
-    echo: object = print
-    recent_losses: list = field(default_factory=list)
-    callbacks: tuple = ()
-    stopped: bool = False   # a callback asked to stop
-
-    @property
-    def selected(self) -> str:
-        return selection_metric(self.config["task"])
 
 
 @pinned_thread_pools()
@@ -170,24 +133,7 @@ def train(config: dict, run_dir: str | Path | RunDirectory | None = None, resume
     directory.check_space(2 * 4 * run.params.flat.nbytes + (1 << 20))
     directory.create()
     try:
-        if saved is None:
-            _start(run, overwrite)
-            resumed_epoch = None
-        else:
-            resumed_epoch = _restore(run, saved)
-        record_provenance(run.metrics, run.config, read)
-        tick = time.perf_counter()
-        warm_up(run.model, run.params, run.optimizer, run.splits["train"], config)
-        run.metrics["warm_up_s"] = time.perf_counter() - tick
-        # what a user waits before the first epoch: reading the data and vectors, then
-        # compiling the kernels (or loading them from numba's cache on later runs)
-        run.metrics["setup_s"] = time.perf_counter() - setup_start
-        # the shards' helpers; with helper processes the parameters and the
-        # gradient move into memory they share (shards.py)
-        run.sharded, run.params, run.helper = start_shards(
-            run.model, run.params, run.grads, config["shards"], config.get("threads") or 1,
-            directory.held_descriptors())
-        run.grads = run.sharded.grads
+        resumed_epoch = _set_going(run, config, directory, saved, overwrite, read, setup_start)
         _epochs(run, directory, resumed_epoch, progress)
         _test(run)
     finally:
@@ -197,6 +143,33 @@ def train(config: dict, run_dir: str | Path | RunDirectory | None = None, resume
             run.helper.shutdown()
         directory.unlock()
     return run.metrics
+
+
+def _set_going(run: Run, config: dict, directory: RunDirectory, saved: dict | None,
+               overwrite: bool, read, setup_start: float):
+    """A prepared run made ready for its first minibatch: started fresh or
+    restored from ``saved`` (the epoch it resumes inside, else None), its
+    provenance recorded (``read``: the files' digests), the kernels warmed
+    up, the shards' helpers started."""
+    if saved is None:
+        _start(run, overwrite)
+        resumed_epoch = None
+    else:
+        resumed_epoch = _restore(run, saved)
+    record_provenance(run.metrics, run.config, read)
+    tick = time.perf_counter()
+    warm_up(run.model, run.params, run.optimizer, run.splits["train"], config)
+    run.metrics["warm_up_s"] = time.perf_counter() - tick
+    # what a user waits before the first epoch: reading the data and vectors, then
+    # compiling the kernels (or loading them from numba's cache on later runs)
+    run.metrics["setup_s"] = time.perf_counter() - setup_start
+    # the shards' helpers; with helper processes the parameters and the
+    # gradient move into memory they share (shards.py)
+    run.sharded, run.params, run.helper = start_shards(
+        run.model, run.params, run.grads, config["shards"], config.get("threads") or 1,
+        directory.held_descriptors())
+    run.grads = run.sharded.grads
+    return resumed_epoch
 
 
 def _run_config(config: dict, directory: RunDirectory, resume: bool, overwrite: bool,
@@ -233,58 +206,6 @@ def _epochs(run: Run, directory, resumed_epoch, progress: bool) -> None:
         directory.discard_replaced()  # a run it replaced is no longer needed
         if run.stopped:
             break
-
-
-def prepare_run(config: dict, directory: RunDirectory, saved: dict | None, echo,
-                data=None) -> Run:
-    """Read the data (``data`` when given) and the vectors of a fresh run,
-    check every split against the model, and build the model, parameters and
-    optimiser."""
-    vectors = None
-    if saved is None and config.get("vectors"):
-        vectors = read_vectors(config["vectors"])
-        config["embedding_dim"] = vectors.dim
-    if dim_follows_embedding(config):
-        config["dim"] = config["embedding_dim"]
-    # tasks given in memory, a built-in task, or the user's files (run_data.py)
-    task = given_task(data, config["task"]) if data is not None else run_task(config, echo)
-    fingerprints = data_fingerprints(task)
-    fingerprints["config"] = config_digest(config)
-    if saved is not None:
-        check_same_data(saved, fingerprints, config, directory)
-        vocab = Vocabulary.from_list(list(saved["vocab"]))
-    else:
-        vocab = Vocabulary.from_trees(t for split in SPLITS if split in task.splits
-                                      for t in task_trees(task, split))
-    model = build_model(config, vocab, task.n_classes)
-    check_splits(task, model.cell)
-    splits = encode_task(task, vocab)   # a user's pair scores as the head's ratings
-    # per-epoch training accuracy (Nayebi's curves) on the training sentences
-    train_sentences = (encode(task.train_sentences, vocab) if task.train_sentences is not None
-                       else splits["train"])
-    if isinstance(splits["train"], EncodedSplit):
-        splits["train"].labels = [supervised_labels(tree, config["supervision"])
-                                  for tree in splits["train"].trees]
-    rng = np.random.default_rng(config["seed"])
-    report = {}
-    params = initial_parameters(config, model, vocab, vectors, rng, report)
-    dtype = DTYPES[config["dtype"]]
-    optimizer = make_optimizer(
-        config["optimizer"], size=model.layout.size, dense_size=model.dense_size,
-        embedding_offset=model.layout["embedding"].offset,
-        embedding_dim=config["embedding_dim"], lr=config["lr"], embedding_lr=config["emb_lr"],
-        dtype=dtype, embedding_rule=config["emb_optimizer"], epsilon=config.get("epsilon"))
-    metrics = {"model": config["model"], "task": config["task"], "config": config,
-               "epochs": [], "best_epoch": None, "best_at": None, "dev": None, "test": None,
-               "train_wall_s": 0.0, "train_sentences_per_s": None,
-               "parameters": int(model.dense_size), "vocabulary": len(vocab),
-               "embedding": report.get("embedding"), "machine": machine_description()}
-    if task.record is not None:   # what the run read of the user's files
-        metrics["data"] = task.record
-    return Run(config=config, directory=directory, task=task, vocab=vocab, splits=splits,
-               train_sentences=train_sentences, model=model, params=params,
-               grads=params.zeros_like(), optimizer=optimizer, rng=rng, metrics=metrics,
-               fingerprints=fingerprints, echo=echo)
 
 
 def _start(run: Run, overwrite: bool) -> None:

@@ -350,29 +350,35 @@ def _check_finite(block: np.ndarray, numbers: Sequence[int], path: Path, unit: s
                         f"on {unit} {numbers[row]}", path, numbers[row])
 
 
-def _read_binary(path: Path):
-    """words, float32 (n, dim) vectors and the duplicate count of a word2vec binary file."""
-    compressed = _is_gzip(path)
-    size = None if compressed else path.stat().st_size
-    with _open(path) as handle:
-        header_line = handle.readline()
-        header = _parse_header(header_line)
-        if header is None:
-            raise DataError("expected a word2vec header 'count dim'", path, 1)
-        count, dim = header
-        if count == 0 or dim == 0:
-            raise DataError("the file holds no vectors", path)
-        entry_bytes = 4 * dim
-        # Allocate no more rows than the file can hold (each entry takes a
-        # word of at least one byte, a space and the floats), so a corrupt
-        # header cannot ask for terabytes; a short file is then reported at
-        # the entry that breaks off.
-        # (A gzip file's size says nothing of its content: rows grow as read.)
-        capacity = count if compressed else min(count, (size - len(header_line))
-                                                // (entry_bytes + 2))
-        if compressed and count * entry_bytes > _MAX_GZIP_VECTOR_BYTES:
+def _binary_header(handle, path: Path, size: int | None) -> tuple:
+    """count, dim and the rows to allocate of a word2vec binary file whose
+    header line ``handle`` reads next; ``size`` its bytes (None: gzip)."""
+    header_line = handle.readline()
+    header = _parse_header(header_line)
+    if header is None:
+        raise DataError("expected a word2vec header 'count dim'", path, 1)
+    count, dim = header
+    if count == 0 or dim == 0:
+        raise DataError("the file holds no vectors", path)
+    # Allocate no more rows than the file can hold (each entry takes a
+    # word of at least one byte, a space and the floats), so a corrupt
+    # header cannot ask for terabytes; a short file is then reported at
+    # the entry that breaks off.
+    # (A gzip file's size says nothing of its content: rows grow as read.)
+    if size is None:
+        if count * 4 * dim > _MAX_GZIP_VECTOR_BYTES:
             raise DataError(f"the header announces {count} vectors of dimension {dim}, more "
                             "than npcomp reads from a gzip file (decompress it first)", path, 1)
+        return count, dim, count
+    return count, dim, min(count, (size - len(header_line)) // (4 * dim + 2))
+
+
+def _read_binary(path: Path):
+    """words, float32 (n, dim) vectors and the duplicate count of a word2vec binary file."""
+    size = None if _is_gzip(path) else path.stat().st_size
+    with _open(path) as handle:
+        count, dim, capacity = _binary_header(handle, path, size)
+        entry_bytes = 4 * dim
         vectors = np.empty((capacity, dim), dtype=np.float32)
         keep = np.ones(capacity, dtype=bool)
         words: list = []
