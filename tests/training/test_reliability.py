@@ -470,10 +470,12 @@ def test_a_resumed_run_logs_each_evaluation_once(tmp_path):
     log = tmp_path / "checkpoint only" / "log.jsonl"
     log.write_text("".join(log.read_text().splitlines(keepends=True)[:-1]))
     assert len(evaluation_points(tmp_path / "checkpoint only")) == 1
-    for case in ("logged", "checkpoint only"):
+    # the two resumes run side by side, each in its own run directory
+    resumed = {case: npcomp_process("train", "--resume", str(tmp_path / case), "--quiet")
+               for case in ("logged", "checkpoint only")}
+    for case, process in resumed.items():
         run_dir = tmp_path / case
-        resumed = npcomp_process("train", "--resume", str(run_dir), "--quiet")
-        assert resumed.wait(timeout=120) == 0, resumed.stderr.read()
+        assert process.wait(timeout=120) == 0, process.stderr.read()
         assert evaluation_points(run_dir) == every, case
         events = [record["event"] for record in RunDirectory(run_dir).log_records()]
         assert events.count("resumed") == 1 and events.count("start") == 1
