@@ -25,10 +25,18 @@ from npcomp.experiments.report import ABOVE, BELOW, REACHED, TOO_FEW, WITHIN_NOI
 pytest.importorskip("distributed")
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
-# two rows of two seeds on the synthetic task, long enough to be killed mid-way
+# two rows of two seeds on the synthetic task, long enough to be killed mid-way: the
+# kill comes at the first checkpoint (a first run's first dev evaluation), with most
+# of its 4 epochs and the other runs still to go (the assertions below fail otherwise).
+# The synthetic treebank is made 800/100/100 sentences (its default, 3000/500/500,
+# adds time and nothing to check): every process of the table, each worker of its
+# cluster included, runs this module, so each trains on the same smaller treebank
 TINY_TABLE = '''
 import sys
+import npcomp.data.datasets.synthetic as synthetic
 from npcomp.experiments import paper_tables as tables
+_full_size = synthetic.synthetic_splits
+synthetic.synthetic_splits = lambda seed=0, sizes=None: _full_size(seed, (800, 100, 100))
 tables.TABLES["tiny"] = tables.Table("tiny", "A tiny table on the synthetic task", (
     tables.Row("tree", "Tree-LSTM", "treelstm-nary", "synthetic", {"root_acc": 60.0},
                dict(dim=8, embedding_dim=8, epochs=4, evals_per_epoch=2, baseline=False)),
@@ -148,6 +156,9 @@ def test_a_table_killed_and_run_again_resumes_and_reports_the_same(tmp_path):
     # each minibatch whole, as the committed runs were trained (paper_tables.RUN_OPTIONS)
     assert {json.loads(path.read_text())["config"]["shards"]
             for path in killed.glob("tiny/runs/*/metrics.json")} == {1}
+    # the workers trained on the smaller treebank
+    assert {json.loads(path.read_text())["test"]["sentences"]
+            for path in killed.glob("tiny/runs/*/metrics.json")} == {100}
     report = (killed / "tiny.md").read_text()
     assert "| - | Tree-LSTM | `tree` (paper) | 60.0 |" in report
     assert "not yet measured (2 of 5 seeds)" in report and "npcomp train --model" in report

@@ -35,11 +35,24 @@ def run_files(run_dir: Path) -> dict:
             and path.name != ".lock"}
 
 
-@pytest.fixture
-def finished_run(tmp_path):
-    run_dir = tmp_path / "run"
-    assert main(["train", *TINY, "--out", str(run_dir)]) == 0
+@pytest.fixture(scope="module")
+def trained_run(tmp_path_factory):
+    """A finished run of the small synthetic treebank, trained once for the
+    module: the tests that damage a run get copies of it (``finished_run``)."""
+    run_dir = tmp_path_factory.mktemp("trained") / "run"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(npcomp.data.datasets.synthetic, "synthetic_splits",
+                      synthetic_of_size((60, 30, 30)))
+        assert main(["train", *TINY, "--out", str(run_dir)]) == 0
     return run_dir
+
+
+@pytest.fixture
+def finished_run(trained_run, tmp_path):
+    """A copy of ``trained_run`` of its own (every file, byte for byte), which
+    the test may damage: a run records no path of its own, so the copy is the
+    run as training left it."""
+    return Path(shutil.copytree(trained_run, tmp_path / "run"))
 
 
 def synthetic_sst(directory: Path) -> Path:
@@ -368,7 +381,10 @@ def npcomp_process(*argv, **kwargs):
 def test_sigkill_at_several_moments_then_resume(data_dir, tmp_path):
     """A small SST slice; kills after the 1st, 3rd and 6th dev evaluations, each
     with a little more delay; every resumed run completes with the
-    uninterrupted run's test metrics, and eval reads it."""
+    uninterrupted run's test metrics, and eval reads it.  The reference and
+    the three runs to kill train side by side (each its own process and run
+    directory), as do the three resumes and the three evals: the test waits
+    on the slowest of each, not on the sum of them."""
     lines = {split: (data_dir / "sst" / f"{split}.txt").read_text().splitlines()[:size]
              for split, size in (("train", 120), ("dev", 40), ("test", 40))}
     slice_dir = write_sst(tmp_path / "slice", lines)
@@ -376,28 +392,46 @@ def test_sigkill_at_several_moments_then_resume(data_dir, tmp_path):
             "--embedding-dim", "8", "--epochs", "3", "--evals-per-epoch", "3",
             "--batch-size", "10", "--quiet", "--no-baseline"]
     reference = npcomp_process(*argv, "--out", str(tmp_path / "reference"))
+    kills = {tmp_path / f"killed-{kill_after}": (kill_after, delay)
+             for kill_after, delay in ((1, 0.0), (3, 0.05), (6, 0.1))}
+    running = {run_dir: npcomp_process(*argv, "--out", str(run_dir)) for run_dir in kills}
+    _kill_when_logged(running, kills, deadline=time.monotonic() + 300)
     assert reference.wait(timeout=300) == 0, reference.stderr.read()
     expected = json.loads((tmp_path / "reference" / "metrics.json").read_text())["test"]
-    for kill_after, delay in ((1, 0.0), (3, 0.05), (6, 0.1)):
-        run_dir = tmp_path / f"killed-{kill_after}"
-        process = npcomp_process(*argv, "--out", str(run_dir))
-        log = run_dir / "log.jsonl"
-        deadline = time.monotonic() + 300
-        while time.monotonic() < deadline and process.poll() is None:
-            if (run_dir / "checkpoint.npz").is_file() and sum('"evaluation"' in line or '"epoch"' in line
-                                     for line in log.read_text().splitlines()) >= kill_after:
-                break
-            time.sleep(0.005)
-        time.sleep(delay)
-        process.send_signal(signal.SIGKILL)
-        process.wait()
-        resumed = npcomp_process("train", "--resume", str(run_dir), "--quiet")
-        assert resumed.wait(timeout=300) == 0, resumed.stderr.read()
+    resumed = {run_dir: npcomp_process("train", "--resume", str(run_dir), "--quiet")
+               for run_dir in kills}
+    for run_dir, process in resumed.items():
+        assert process.wait(timeout=300) == 0, process.stderr.read()
         assert json.loads((run_dir / "metrics.json").read_text())["test"] == expected
-        evaluated = npcomp_process("eval", "--run", str(run_dir))
-        assert evaluated.wait(timeout=300) == 0, evaluated.stderr.read()
-        assert json.loads(evaluated.stdout.read())["root_acc"] == expected["root_acc"]
+    evaluated = {run_dir: npcomp_process("eval", "--run", str(run_dir)) for run_dir in kills}
+    for run_dir, process in evaluated.items():
+        assert process.wait(timeout=300) == 0, process.stderr.read()
+        assert json.loads(process.stdout.read())["root_acc"] == expected["root_acc"]
         assert evaluation_points(run_dir) == evaluation_points(tmp_path / "reference")
+
+
+def _kill_when_logged(running: dict, kills: dict, deadline: float) -> None:
+    """SIGKILL each process of ``running`` ({run dir: process}) ``delay``
+    seconds after its run has a checkpoint and its log holds ``kill_after``
+    evaluation or epoch records (``kills``: {run dir: (kill_after, delay)}),
+    or when it has ended, or at ``deadline`` (time.monotonic)."""
+    due = {}
+    while running:
+        now = time.monotonic()
+        for run_dir, process in list(running.items()):
+            kill_after, delay = kills[run_dir]
+            log = run_dir / "log.jsonl"
+            if run_dir not in due and (
+                    now >= deadline or process.poll() is not None
+                    or ((run_dir / "checkpoint.npz").is_file()
+                        and sum('"evaluation"' in line or '"epoch"' in line
+                                for line in log.read_text().splitlines()) >= kill_after)):
+                due[run_dir] = now + delay
+            if run_dir in due and now >= due[run_dir]:
+                process.send_signal(signal.SIGKILL)
+                process.wait()
+                del running[run_dir]
+        time.sleep(0.005)
 
 
 def evaluation_points(run_dir: Path) -> list:
@@ -436,10 +470,12 @@ def test_a_resumed_run_logs_each_evaluation_once(tmp_path):
     log = tmp_path / "checkpoint only" / "log.jsonl"
     log.write_text("".join(log.read_text().splitlines(keepends=True)[:-1]))
     assert len(evaluation_points(tmp_path / "checkpoint only")) == 1
-    for case in ("logged", "checkpoint only"):
+    # the two resumes run side by side, each in its own run directory
+    resumed = {case: npcomp_process("train", "--resume", str(tmp_path / case), "--quiet")
+               for case in ("logged", "checkpoint only")}
+    for case, process in resumed.items():
         run_dir = tmp_path / case
-        resumed = npcomp_process("train", "--resume", str(run_dir), "--quiet")
-        assert resumed.wait(timeout=120) == 0, resumed.stderr.read()
+        assert process.wait(timeout=120) == 0, process.stderr.read()
         assert evaluation_points(run_dir) == every, case
         events = [record["event"] for record in RunDirectory(run_dir).log_records()]
         assert events.count("resumed") == 1 and events.count("start") == 1
@@ -620,7 +656,9 @@ def test_predict_into_a_closed_pipe_stops_quietly(finished_run):
     """`npcomp predict ... | head -1`: the reader goes away after one line.
     Right-branching trees asked for, so nothing is printed with or without the
     parse extra (its absence is otherwise noted on stderr)."""
-    sentences = "a good film\n" * 20000
+    # 4000 lines print about 600 KiB of predictions, ten times what a pipe
+    # holds (64 KiB on Linux): the writer is still writing when the reader goes
+    sentences = "a good film\n" * 4000
     process = npcomp_process("predict", "--run", str(finished_run), "--tree", "right",
                              stdin=subprocess.PIPE)
     process.stdin.write(sentences)
