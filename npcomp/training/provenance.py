@@ -1,9 +1,13 @@
 """What made a run, as ``metrics.json`` records it under ``provenance``:
 
 * ``code``: npcomp's version and, run from a git checkout, the commit of
-  the checkout and whether its package tree was clean (``clean``: no change
-  to a tracked file under ``npcomp/`` and no untracked module there); run
-  from an installed wheel, ``commit`` and ``clean`` are None;
+  the checkout, the git object of its package tree at that commit (``tree``:
+  ``git rev-parse HEAD:npcomp``, the same for every commit that leaves the
+  code as it was, so the runs of one sweep committed as they finish, each
+  commit moving HEAD, show as one code) and whether that tree was clean
+  (``clean``: no change to a tracked file under ``npcomp/`` and no
+  untracked module there); run from an installed wheel, ``commit``,
+  ``tree`` and ``clean`` are None;
 * ``data``: the SHA-256 of every file the run read while reading its data
   and its vectors, by path (relative to the data directory where the file is
   under it, else to the directory the run ran in, never absolute);
@@ -49,11 +53,11 @@ _PACKAGE = Path(__file__).resolve().parent.parent
 
 @lru_cache(maxsize=1)
 def code_revision() -> dict:
-    """npcomp's version, and the checkout's commit and cleanliness when the
-    package runs from a git checkout (None for both otherwise).  Read once
+    """npcomp's version, and the checkout's commit, package tree and
+    cleanliness when the package runs from a git checkout (None otherwise).  Read once
     per process: the code a process runs is the code it imported."""
     from npcomp.data.downloads.http_download import npcomp_version
-    out = {"version": npcomp_version(), "commit": None, "clean": None}
+    out = {"version": npcomp_version(), "commit": None, "tree": None, "clean": None}
     root = _PACKAGE.parent
 
     def git(*arguments) -> str | None:
@@ -70,6 +74,7 @@ def code_revision() -> dict:
             git("ls-files", "--error-unmatch", "npcomp/__init__.py") is None:
         return out
     out["commit"] = git("rev-parse", "HEAD")
+    out["tree"] = git("rev-parse", "HEAD:npcomp")
     status = git("status", "--porcelain", "--untracked-files=normal", "--", "npcomp")
     out["clean"] = None if status is None else status == ""
     return out

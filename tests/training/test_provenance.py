@@ -35,6 +35,12 @@ def test_the_code_revision_is_the_checkouts_commit():
     assert code["commit"] == head.stdout.strip()
     assert re.fullmatch(r"[0-9a-f]{40}", code["commit"])
     assert isinstance(code["clean"], bool)
+    # the package tree's object at that commit: one code across the commits
+    # that only add runs
+    tree = subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", "HEAD:npcomp"],
+                          capture_output=True, text=True, check=True)
+    assert code["tree"] == tree.stdout.strip()
+    assert re.fullmatch(r"[0-9a-f]{40}", code["tree"])
     from npcomp import __version__
     assert code["version"] == __version__
 
