@@ -164,19 +164,21 @@ def _variants(record: dict) -> list:
     for variant in record.get("variants") or []:
         lines += [f"## On {variant['label']}", "", variant["note"], "",
                   "Each row's paper setting, its seeds there (the report in "
-                  f"[{variant['directory']}/]({variant['directory']}/{record['table']}.md)) "
+                  f"[{variant['directory']}/{record['table']}.md]"
+                  f"({variant['directory']}/{record['table']}.md)) "
                   "against here: the difference of the mean test figures (there minus here), "
                   "Welch's 95% confidence interval of it and its two-sided p, the seeds of each "
                   f"side taken as independent samples. *{HIGHER.capitalize()}* or "
                   f"*{LOWER}*: the interval lies wholly on one side of 0; *{NO_DIFFERENCE}*: "
                   "it holds 0.", "",
-                  "| row | here: mean ± std (n) | there: mean ± std (n) | difference | 95% CI | "
-                  "p | verdict |", "|---|---|---|---|---|---|---|"]
+                  f"| row | here: mean ± std (n) | there ({variant['label']}): mean ± std (n) | "
+                  "difference | 95% CI | p | verdict |", "|---|---|---|---|---|---|---|"]
         for one in variant["rows"]:
             metric = one["metric"]
             if one["status"] != "measured":
-                figures = (f"- | - | - | - | - | not yet measured ({min(one['n'])} of "
-                           f"{MIN_SEEDS} seeds)")
+                there, here = one["n"]
+                figures = (f"- | - | - | - | - | not yet measured ({there} seeds there, {here} "
+                           f"here, of {MIN_SEEDS})")
             else:
                 sides = [f"{number(mean, metric)} ± {number(std, metric)} ({n})" for mean, std, n
                          in zip(one["means"][::-1], one["stds"][::-1], one["n"][::-1])]

@@ -212,5 +212,5 @@ def test_tai_sicks_rows_on_npcomps_trees_are_compared_row_by_row(tmp_path):
     assert ("| Dependency Tree-LSTM | 0.8600 ± 0.0016 (5) | 0.8700 ± 0.0016 (5) | 0.0100 | "
             f"[{dependency['ci95'][0]:.4f}, {dependency['ci95'][1]:.4f}] | "
             f"{welch.pvalue:.2g} | higher there |") in lines
-    assert "| Constituency Tree-LSTM | - | - | - | - | - | not yet measured (0 of 5 seeds) |" \
-        in lines
+    assert ("| Constituency Tree-LSTM | - | - | - | - | - | not yet measured (2 seeds there, 0 "
+            "here, of 5) |") in lines
