@@ -10,9 +10,11 @@ min, max, n, ci_low, ci_high, paper (the paper's figure), best (the test
 figure of the seed best on dev, a best-of-N row's protocol); without STAT the
 text is ``mean ± std``.  Terms joined by `` - `` give a difference.  A
 comparison of a report's ("Comparisons") is ``TABLE comparison NAME STAT``,
-and a test of a paper's claim ("The paper's claims") ``TABLE claim NAME
-STAT``, STAT one of difference, ci_low, ci_high, p.  The text must be the
-value at the precision the text shows.
+a test of a paper's claim ("The paper's claims") ``TABLE claim NAME
+STAT``, and a row against its runs on other data (a report's variant, "On
+..."), ``TABLE variant VARIANT/ROW STAT``, STAT one of difference, ci_low,
+ci_high, p (and for a variant here and there, the two means).  The text
+must be the value at the precision the text shows.
 
 Sentences that compare or explain are held to the tests behind them
 (``test_a_comparative_sentence_links_a_comparison_it_agrees_with``): a
@@ -29,13 +31,13 @@ import pytest
 REPO_ROOT = Path(__file__).resolve().parent.parent
 RESULTS = REPO_ROOT / "docs" / "results"
 DOCUMENTS = ("README.md", "docs/RESULTS.md", "docs/results/README.md", "docs/models.md",
-             "docs/sick.md", "docs/reproducing.md", "docs/plain-sentences.md")
+             "docs/sick.md", "docs/reproducing.md", "docs/plain-sentences.md", "docs/DATA.md")
 REFERENCE = re.compile(r"\[([^\[\]]+)\]\(([^)\s]+\.md)(?:#[^)\s]*)? \"([^\"]+)\"\)")
 NUMBER = re.compile(r"(?<![\w.])-?\d+\.\d{2,}(?![\w.])")
 SUMMARY = re.compile(r"<!-- npcomp reproduce --summary -->.*?<!-- end of npcomp reproduce "
                      r"--summary -->", re.S)
 STATS = ("mean", "std", "median", "min", "max", "n", "ci_low", "ci_high", "paper", "best",
-         "difference", "p")
+         "difference", "p", "here", "there")
 
 
 def _report(table: str) -> dict:
@@ -48,7 +50,7 @@ def _report(table: str) -> dict:
 def resolve(term: str) -> float:
     """The value a term names (module docstring)."""
     words = term.split()
-    if words[1] in ("comparison", "claim"):
+    if words[1] in ("comparison", "claim", "variant"):
         return _comparison(*words)
     stat = words.pop() if words[-1] in STATS else None
     table, setting, *split, metric = words
@@ -69,7 +71,14 @@ def resolve(term: str) -> float:
 
 
 def _measured(table: str, kind: str, name: str) -> dict:
-    """A report's comparison or claim test (``kind``), measured."""
+    """A report's comparison, claim test or variant row (``kind``), measured."""
+    if kind == "variant":
+        variant, row = name.split("/")
+        found = [one for record in _report(table).get("variants", [])
+                 if record["variant"] == variant for one in record["rows"] if one["row"] == row]
+        assert found, f"no variant row {name} in {table}.json"
+        assert found[0]["status"] == "measured", f"{table} variant {name}: not yet measured"
+        return found[0]
     key = "comparisons" if kind == "comparison" else "claims"
     found = [one for one in _report(table).get(key, []) if one[kind] == name]
     assert found, f"no {kind} {name} in {table}.json"
@@ -79,6 +88,8 @@ def _measured(table: str, kind: str, name: str) -> dict:
 
 def _comparison(table: str, kind: str, name: str, stat: str) -> float:
     found = _measured(table, kind, name)
+    if stat in ("here", "there"):   # a variant's two means: (there, here) as recorded
+        return found["means"][0 if stat == "there" else 1]
     if stat in ("ci_low", "ci_high"):
         return found["ci95"][0 if stat == "ci_low" else 1]
     return found[stat]
@@ -168,13 +179,15 @@ SAYS = {
                          r"\b[^.;:]{0,60}\bholds?\b"), ("holds", "first above")),
     "no difference": (re.compile(r"\bno difference\b"), ("no difference detected",
                                                           "within noise")),
+    "higher": (re.compile(r"\bhigher (?:there|on npcomp's)\b"), ("higher there",)),
+    "lower": (re.compile(r"\blower (?:there|on npcomp's)\b"), ("lower there",)),
 }
 RANKING = re.compile(r"\branking\b(?! loss)|\bthe (?:paper's )?order of the\b|"
                      r"\bhas the high(?:er|est) mean\b")
 CAUSE = re.compile(r"\bbecause\b|\bdue to\b|\battributable\b|\bthe gap is\b|"
                    r"\bwhat differs between\b", re.I)
 OPEN = re.compile(r"open question", re.I)
-LINKED = re.compile(r"\"(\S+) (comparison|claim) (\S+) [a-z_]+\"")
+LINKED = re.compile(r"\"(\S+) (comparison|claim|variant) (\S+) [a-z_]+\"")
 
 
 def sentences(text: str) -> list:

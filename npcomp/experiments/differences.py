@@ -1,9 +1,10 @@
 """Differences a report measures, each with Welch's 95% confidence interval
 and two-sided p (scipy): between two settings of a table of no paper
 (``Comparison``), between two rows of a paper's table where the paper claims
-one better than the other (``Claim``), and between a row's mean and the
-paper's where the paper prints its standard deviation over a stated number
-of runs (``Table.paper_runs``).
+one better than the other (``Claim``), between a row's runs here and on
+other data (``Variant``), and between a row's mean and the paper's where
+the paper prints its standard deviation over a stated number of runs
+(``Table.paper_runs``).
 
 Each setting's seeds are taken as independent samples of its test figure;
 for a loss (``LOWER_IS_BETTER``) a claim's difference is turned round, so
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import statistics
 from pathlib import Path
 
 from .paper_rows import LOWER_IS_BETTER, MIN_SEEDS, Table
@@ -20,6 +22,8 @@ from .paper_rows import LOWER_IS_BETTER, MIN_SEEDS, Table
 MEASURED, NOT_YET = "measured", "not yet measured"
 # a claim's verdicts: the interval of (first - second) above 0, below it, or holding it
 HOLDS, REVERSED, NO_DIFFERENCE = "holds", "reversed", "no difference detected"
+# a variant's verdicts: the interval of (there - here) above 0, below it, or holding it
+HIGHER, LOWER = "higher there", "lower there"
 
 
 def welch(first: list, second: list) -> dict:
@@ -135,3 +139,43 @@ def _row_values(row, table: Table, own: dict, out: Path, other_results) -> list:
     found = (other_results(other) if other_results else None) or {}
     record = {one["setting"]: one for one in found.get("settings", [])}.get(setting, {})
     return _test_values(Path(out) / other, record, row.metric)
+
+
+def variant_records(table: Table, results: dict | None, out: Path, load_results) -> list:
+    """Each of the table's variants (``Variant``) whose sweep is there
+    (OUT/DIRECTORY/TABLE/ with a plan): per trained row, its paper setting's
+    test figures there against here (the difference there minus here, so a
+    positive one means a higher figure on the other data; for a loss the
+    figures as they are, the verdict saying higher or lower), Welch's 95%
+    interval and p, and each side's mean, std and n.  ``load_results(sweep
+    directory)``: that sweep's results record (``report.committed_results``)."""
+    here = {record["setting"]: record for record in (results or {}).get("settings", [])}
+    out = Path(out)
+    records = []
+    for variant in table.variants:
+        sweep = out / variant.directory / table.name
+        found = load_results(sweep) if (sweep / "plan.json").is_file() else None
+        if found is None:
+            continue
+        there = {record["setting"]: record for record in found.get("settings", [])}
+        rows = []
+        for row in table.rows:
+            if not row.trained or row.same_as:
+                continue
+            values = [_test_values(sweep, there.get(row.name, {}), row.metric),
+                      _test_values(out / table.name, here.get(row.name, {}), row.metric)]
+            entry = {"row": row.name, "label": row.label, "metric": row.metric,
+                     "n": [len(one) for one in values]}
+            if min(entry["n"]) < MIN_SEEDS:
+                rows.append(dict(entry, status=NOT_YET))
+                continue
+            test = welch(*values)
+            low, high = test["ci95"]
+            means = [statistics.fmean(one) for one in values]
+            stds = [statistics.stdev(one) for one in values]
+            rows.append(dict(entry, status=MEASURED, means=means, stds=stds, **test,
+                             verdict=HIGHER if low > 0 else LOWER if high < 0
+                             else NO_DIFFERENCE))
+        records.append({"variant": variant.name, "label": variant.label, "note": variant.note,
+                        "directory": variant.directory, "rows": rows})
+    return records

@@ -191,6 +191,21 @@ class Comparison:
 
 
 @dataclass(frozen=True)
+class Variant:
+    """The same table's rows run again on other data (``directory``: the
+    report directory of that sweep, relative to this report's, holding
+    TABLE/ and its own TABLE.md): each row's mean test figure there against
+    here, Welch's 95% interval and p (``differences.variant_records``).
+    ``label`` names the other data, ``note`` says how it differs and how the
+    sweep is rerun."""
+
+    name: str
+    directory: str
+    label: str
+    note: str
+
+
+@dataclass(frozen=True)
 class Claim:
     """A comparison the paper makes between two rows of its table: ``first``
     is better than ``second`` (higher; for a loss, lower) on the table's
@@ -235,6 +250,8 @@ class Table:
     # metrics beside the main one whose paper figures the report tests too
     # (Zhu et al.'s PHRASES column: every phrase node's accuracy, ``all_acc``)
     also: tuple = ()
+    # the rows run again on other data (``Variant``), compared row by row
+    variants: tuple = ()
 
     def run_options(self, options: dict, train: str, folds: int | None = None) -> dict:
         """A setting's options (``Row.settings``) as `npcomp train` takes them:

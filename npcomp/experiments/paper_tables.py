@@ -18,9 +18,9 @@ from __future__ import annotations
 from .mpqa_table import MPQA_TABLE
 from .own_tables import OWN_TABLES
 from .paper_claims import CLAIMS
-from .paper_rows import (DEFAULT, OTHER_MODEL, PAPER, PARSES, PROTOCOL, SUBSTITUTE, VECTORS,
-                         Deviation, PaperFigure, Row, Table, measured_in, no_data,
-                         not_implemented)
+from .paper_rows import (DEFAULT, OTHER_MODEL, PAPER, PARSES, PROTOCOL,
+                         SUBSTITUTE, VECTORS, Deviation, PaperFigure, Row, Table,
+                         Variant, measured_in, no_data, not_implemented)
 from .vector_files import GLOVE_50, WORD2VEC_26K, WORD2VEC_300, WORD2VEC_SOURCE
 
 # what every run of a table takes beside its row's setting: each minibatch in
@@ -215,6 +215,18 @@ TAI_SICK_NOTE = (
     "phrase's); the size and the DT-RNN's matrices per position are npcomp's, as each option's "
     "source says.")
 # fmt: on
+# tai-sick's rows on SICK's Tree-LSTM layout as `npcomp download sick-trees` makes it
+SICK_TREES = Variant(
+    "npcomp-trees", "sick-layout", "SICK's trees made by npcomp",
+    "The same rows and seeds on the SICK layout `npcomp download sick-trees` makes from the "
+    "release files with spaCy (docs/DATA.md, \"SICK's trees\") in place of the Tree-LSTM "
+    "authors' Stanford-parser files: the same sentences, scores and tokens, byte for byte; "
+    "spaCy's dependency heads and labels; constituency trees binarised from the dependency "
+    "tree head-outward, where the authors' come from the Stanford PCFG parser. Only the rows "
+    "that read trees can differ: the sequence models and the mean vectors read the tokens "
+    "alone. Rerun: `npcomp download sick-trees` into a data directory of its own holding "
+    "SICK's release files and the vectors, then `npcomp reproduce tai-sick --seeds 5 --out "
+    "docs/results/sick-layout --data-dir DIR`.")
 
 
 # fmt: off
@@ -304,7 +316,7 @@ TABLES = {table.name: table for table in (
             {"pearson": 0.7577, "spearman": 0.6738, "mse": 0.4557},
             vectors="300-d GloVe 840B held fixed, as the paper", source="Table 3",
             paper_std={"pearson": 0.0013, "spearman": 0.0027, "mse": 0.0090}),
-    ), claims=CLAIMS["tai-sick"], paper_runs=5, note=TAI_SICK_NOTE,
+    ), claims=CLAIMS["tai-sick"], paper_runs=5, note=TAI_SICK_NOTE, variants=(SICK_TREES,),
         paper_parameters=TAI_PARAMETERS_SICK, figures=(PaperFigure(
         "tai_fig4", "Tai et al. 2015, Fig. 4: Pearson's r against the pairs' mean sentence "
         "length (mean over seeds)",

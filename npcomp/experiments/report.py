@@ -32,7 +32,7 @@ from pathlib import Path
 from npcomp.runfiles.machine import machine_summary
 
 from .differences import (MEASURED, NOT_YET, against_paper_runs, claim_records,
-                          comparison_records)
+                          comparison_records, variant_records)
 from .option_sources import setting_kind, setting_options
 from .paper_rows import (LOWER_IS_BETTER, MIN_SEEDS, NO_DATA, PARAMETERS, PROTOCOL, Deviation,
                          Table)
@@ -293,6 +293,9 @@ def report_record(table: Table, results: dict | None, out: Path,
         record["comparisons"] = comparison_records(table, results, out / table.name)
     if table.claims:
         record["claims"] = claim_records(table, results, out, other_results)
+    variants = variant_records(table, results, out, committed_results)
+    if variants:
+        record["variants"] = variants
     if folds:
         record["folds"] = folds
     record["provenance"] = run_provenance(out / table.name, results)

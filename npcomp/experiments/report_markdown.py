@@ -6,7 +6,7 @@ command that trains it."""
 from __future__ import annotations
 
 from .paper_rows import LOWER_IS_BETTER, MIN_SEEDS
-from .differences import HOLDS, NO_DIFFERENCE, REVERSED
+from .differences import HIGHER, HOLDS, LOWER, NO_DIFFERENCE, REVERSED
 from .report import KINDS, METRIC_NAMES, number, paper_number, without_paper
 from .report_provenance import revision_lines, timing
 
@@ -157,6 +157,38 @@ def _comparisons(record: dict) -> list:
                        f"{_signed(high, metric)}] | {one['p']:.2g} | {verdict}")
         lines.append(f"| {one['label']} | `{one['first']}` | `{one['second']}` | {figures} |")
     return lines + [""]
+
+
+def _variants(record: dict) -> list:
+    lines = []
+    for variant in record.get("variants") or []:
+        lines += [f"## On {variant['label']}", "", variant["note"], "",
+                  "Each row's paper setting, its seeds there (the report in "
+                  f"[{variant['directory']}/{record['table']}.md]"
+                  f"({variant['directory']}/{record['table']}.md)) "
+                  "against here: the difference of the mean test figures (there minus here), "
+                  "Welch's 95% confidence interval of it and its two-sided p, the seeds of each "
+                  f"side taken as independent samples. *{HIGHER.capitalize()}* or "
+                  f"*{LOWER}*: the interval lies wholly on one side of 0; *{NO_DIFFERENCE}*: "
+                  "it holds 0.", "",
+                  f"| row | here: mean ± std (n) | there ({variant['label']}): mean ± std (n) | "
+                  "difference | 95% CI | p | verdict |", "|---|---|---|---|---|---|---|"]
+        for one in variant["rows"]:
+            metric = one["metric"]
+            if one["status"] != "measured":
+                there, here = one["n"]
+                figures = (f"- | - | - | - | - | not yet measured ({there} seeds there, {here} "
+                           f"here, of {MIN_SEEDS})")
+            else:
+                sides = [f"{number(mean, metric)} ± {number(std, metric)} ({n})" for mean, std, n
+                         in zip(one["means"][::-1], one["stds"][::-1], one["n"][::-1])]
+                low, high = one["ci95"]
+                figures = (f"{sides[0]} | {sides[1]} | {_signed(one['difference'], metric)} | "
+                           f"[{_signed(low, metric)}, {_signed(high, metric)}] | "
+                           f"{one['p']:.2g} | {one['verdict']}")
+            lines.append(f"| {one['label']} | {figures} |")
+        lines.append("")
+    return lines
 
 
 def paper_std_number(value: float, metric: str) -> str:
@@ -378,7 +410,8 @@ def markdown(record: dict, table, machine: str, rerun_with, sweep_dir, results,
         next(row.metric for row in table.rows if row.trained)
     lower = " (lower is better)" if metric in LOWER_IS_BETTER else ""
     lines += ["", f"Metric: {METRIC_NAMES[metric]}{lower}.", ""]
-    lines += (_also(record) + _claims(record) + _comparisons(record) + _not_measured(record) + _dev_choices(record)
+    lines += (_also(record) + _claims(record) + _comparisons(record) + _variants(record)
+              + _not_measured(record) + _dev_choices(record)
               + _protocol(record, rerun_with) + revision_lines(record, results))
     lines += [f"![{path.rsplit('/', 1)[-1].removesuffix('.png')}]({path})" for path in figures]
     if figures:

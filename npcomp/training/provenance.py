@@ -1,16 +1,22 @@
 """What made a run, as ``metrics.json`` records it under ``provenance``:
 
 * ``code``: npcomp's version and, run from a git checkout, the commit of
-  the checkout and whether its package tree was clean (``clean``: no change
-  to a tracked file under ``npcomp/`` and no untracked module there); run
-  from an installed wheel, ``commit`` and ``clean`` are None;
+  the checkout, the git object of its package tree at that commit (``tree``:
+  ``git rev-parse HEAD:npcomp``, the same for every commit that leaves the
+  code as it was, so the runs of one sweep committed as they finish, each
+  commit moving HEAD, show as one code) and whether that tree was clean
+  (``clean``: no change to a tracked file under ``npcomp/`` and no
+  untracked module there); run from an installed wheel, ``commit``,
+  ``tree`` and ``clean`` are None;
 * ``data``: the SHA-256 of every file the run read while reading its data
   and its vectors, by path (relative to the data directory where the file is
   under it, else to the directory the run ran in, never absolute);
 * ``parses``, for a run on dependency parses or their binary trees: the
   digest of the parse files read (a SHA-256 over their digests, in order of
   path) and, where the parses' directory holds ``parser.json`` (written by
-  ``npcomp parse``), the parser and its model's versions;
+  ``npcomp parse``), or its parent ``trees.json`` (SICK's layout as
+  ``npcomp download sick-trees`` makes it), the parser and its model's
+  versions;
 * ``load``: the machine's load while the run trained (the 1-minute load
   average, sampled at every write of ``metrics.json``: mean and maximum, and
   the logical cores), without which a training time says little.
@@ -38,6 +44,8 @@ __all__ = ["PARSER_FILE", "code_revision", "files_read", "note_load", "record_pr
 
 # what `npcomp parse` writes beside the parses: the parser and its model's versions
 PARSER_FILE = "parser.json"
+# what `npcomp download sick-trees` writes above its splits' parses (sick/trees.json)
+TREES_FILE = "trees.json"
 # files opened while the data is read that are not data: code, compiled kernels
 _NOT_DATA = (".py", ".pyc", ".so", ".pyd", ".nbi", ".nbc", ".pth")
 # what the system shows as files (the machine's description reads /proc)
@@ -49,11 +57,11 @@ _PACKAGE = Path(__file__).resolve().parent.parent
 
 @lru_cache(maxsize=1)
 def code_revision() -> dict:
-    """npcomp's version, and the checkout's commit and cleanliness when the
-    package runs from a git checkout (None for both otherwise).  Read once
+    """npcomp's version, and the checkout's commit, package tree and
+    cleanliness when the package runs from a git checkout (None otherwise).  Read once
     per process: the code a process runs is the code it imported."""
     from npcomp.data.downloads.http_download import npcomp_version
-    out = {"version": npcomp_version(), "commit": None, "clean": None}
+    out = {"version": npcomp_version(), "commit": None, "tree": None, "clean": None}
     root = _PACKAGE.parent
 
     def git(*arguments) -> str | None:
@@ -70,6 +78,7 @@ def code_revision() -> dict:
             git("ls-files", "--error-unmatch", "npcomp/__init__.py") is None:
         return out
     out["commit"] = git("rev-parse", "HEAD")
+    out["tree"] = git("rev-parse", "HEAD:npcomp")
     status = git("status", "--porcelain", "--untracked-files=normal", "--", "npcomp")
     out["clean"] = None if status is None else status == ""
     return out
@@ -150,9 +159,11 @@ def parses_record(config: dict, paths, data_dir: str | Path) -> dict | None:
     combined = hashlib.sha256("".join(f"{name} {digest}\n" for name, digest in
                                       digests.items()).encode()).hexdigest()
     record = {"digest": combined if digests else None, "files": sorted(digests)}
-    parser = {path.parent / PARSER_FILE for path in parses}
+    parser = {path.parent / PARSER_FILE for path in parses} | {
+        path.parent.parent / TREES_FILE for path in parses}
     records = [json.loads(path.read_text(encoding="utf-8")) for path in sorted(parser)
                if path.is_file()]
+    records = [record for record in records if isinstance(record, dict) and "parser" in record]
     record["parser"] = records[0] if len(records) == 1 else (records or None)
     return record
 

@@ -277,6 +277,33 @@ def test_a_report_rebuilds_from_the_committed_runs_byte_for_byte(name, tmp_path,
     assert {path.name: path.read_bytes() for path in figures.glob("*.png")} == first
 
 
+def test_the_report_on_npcomps_sick_trees_rebuilds_byte_for_byte(tmp_path, monkeypatch):
+    """tai-sick's rows on SICK's trees made by npcomp are a report of their
+    own, in docs/results/sick-layout/: rebuilt from its committed runs alone
+    with `--report-only --out docs/results/sick-layout`, the same bytes; its
+    rerun command names its own directory and data."""
+    pytest.importorskip("matplotlib")
+    out = "docs/results/sick-layout"
+    if subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, capture_output=True,
+                      check=False).returncode != 0:
+        pytest.skip("not a git checkout")
+    files = _tracked([out])
+    assert f"{out}/tai-sick.md" in files and f"{out}/tai-sick/plan.json" in files
+    clone = tmp_path / "clone"
+    for path in files:
+        (clone / path).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(REPO_ROOT / path, clone / path)
+    monkeypatch.chdir(clone)
+    monkeypatch.setenv("NPCOMP_DATA", str(tmp_path / "no-data"))
+    assert main(["reproduce", "tai-sick", "--report-only", "--out", out]) == 0
+    for path in files:
+        if not path.endswith(".png"):
+            assert (clone / path).read_bytes() == (REPO_ROOT / path).read_bytes(), path
+    record = json.loads((clone / out / "tai-sick.json").read_text())
+    assert f"--out {out} --data-dir " in record["rerun"]
+    assert "variants" not in record   # the comparison is the authors' report's
+
+
 def test_the_entailment_report_compares_its_three_models_on_accuracy():
     """sick-entailment: a table of no paper, each model at sick's settings,
     its figures the test accuracy, every pair of models compared (Welch)."""

