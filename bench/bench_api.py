@@ -37,6 +37,7 @@ their speed drifts within minutes: the ratio of epochs timed side by
 side is the comparable figure.  Results also as JSON (``--out``).  A
 benchmark, not a test.
 """
+
 from __future__ import annotations
 
 import json
@@ -47,15 +48,16 @@ import sys
 import tempfile
 from pathlib import Path
 
-from harness import add_threads_option, option_parser, write_results   # loads no NumPy
+from harness import add_threads_option, option_parser, write_results  # loads no NumPy
 
-THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
-                    "NUMBA_NUM_THREADS")
+THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")
 if __name__ == "__main__" and any(variable in os.environ for variable in THREAD_VARIABLES):
     # a user's script has none of them: start again without
-    os.execve(sys.executable, [sys.executable, os.path.abspath(__file__), *sys.argv[1:]],
-              {name: value for name, value in os.environ.items()
-               if name not in THREAD_VARIABLES})
+    os.execve(
+        sys.executable,
+        [sys.executable, os.path.abspath(__file__), *sys.argv[1:]],
+        {name: value for name, value in os.environ.items() if name not in THREAD_VARIABLES},
+    )
 
 import numpy  # noqa: E402,F401  before npcomp, as a user's script: OpenBLAS on every core
 
@@ -66,8 +68,8 @@ ACCEPTED_RATIO = 0.95
 def blas_threads() -> list:
     """The thread counts of the BLAS pools loaded in this process."""
     from threadpoolctl import threadpool_info
-    return sorted({pool["num_threads"] for pool in threadpool_info()
-                   if pool["user_api"] == "blas"})
+
+    return sorted({pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"})
 
 
 def data_directory(data_dir: str, sentences: int | None, scratch: Path) -> Path:
@@ -80,8 +82,7 @@ def data_directory(data_dir: str, sentences: int | None, scratch: Path) -> Path:
         return Path(data_dir)
     target = scratch / "data"
     (target / "sst").mkdir(parents=True)
-    for split, count in (("train", sentences), ("dev", max(sentences // 4, 50)),
-                         ("test", max(sentences // 4, 50))):
+    for split, count in (("train", sentences), ("dev", max(sentences // 4, 50)), ("test", max(sentences // 4, 50))):
         with open(source / f"{split}.txt", encoding="utf-8") as lines:
             kept = [line for _, line in zip(range(count), lines)]
         (target / "sst" / f"{split}.txt").write_text("".join(kept), encoding="utf-8")
@@ -91,18 +92,37 @@ def data_directory(data_dir: str, sentences: int | None, scratch: Path) -> Path:
 def api_epoch(splits: dict, threads: int, seed: int) -> dict:
     """One epoch fitted through the estimator in this process."""
     from npcomp import TreeClassifier
-    classifier = TreeClassifier.from_paper(MODEL, TASK, epochs=1, threads=threads, seed=seed,
-                                           train_eval=False)
+
+    classifier = TreeClassifier.from_paper(MODEL, TASK, epochs=1, threads=threads, seed=seed, train_eval=False)
     classifier.fit(splits["train"], dev=splits["dev"], test=splits["test"])
     return _record(classifier.metrics_)
 
 
 def cli_epoch(data_dir: Path, threads: int, seed: int, run_dir: Path) -> dict:
     """One epoch of `npcomp train` in a process of its own."""
-    command = [sys.executable, "-m", "npcomp", "train", "--model", MODEL, "--task", TASK,
-               "--data-dir", str(data_dir), "--epochs", "1", "--threads", str(threads),
-               "--seed", str(seed), "--no-baseline", "--no-train-eval", "--quiet",
-               "--out", str(run_dir)]
+    command = [
+        sys.executable,
+        "-m",
+        "npcomp",
+        "train",
+        "--model",
+        MODEL,
+        "--task",
+        TASK,
+        "--data-dir",
+        str(data_dir),
+        "--epochs",
+        "1",
+        "--threads",
+        str(threads),
+        "--seed",
+        str(seed),
+        "--no-baseline",
+        "--no-train-eval",
+        "--quiet",
+        "--out",
+        str(run_dir),
+    ]
     finished = subprocess.run(command, capture_output=True, text=True)
     if finished.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} failed:\n{finished.stderr}")
@@ -110,9 +130,11 @@ def cli_epoch(data_dir: Path, threads: int, seed: int, run_dir: Path) -> dict:
 
 
 def _record(metrics: dict) -> dict:
-    return {"sentences_per_s": metrics["train_sentences_per_s"],
-            "losses": [epoch["train_loss"] for epoch in metrics["epochs"]],
-            "dev_root_acc": metrics["dev"]["root_acc"]}
+    return {
+        "sentences_per_s": metrics["train_sentences_per_s"],
+        "losses": [epoch["train_loss"] for epoch in metrics["epochs"]],
+        "dev_root_acc": metrics["dev"]["root_acc"],
+    }
 
 
 def busy_loop():
@@ -129,6 +151,7 @@ def busy_loop():
 def without_pinning() -> None:
     """The library's pinned thread pools made to do nothing (--without-pinning)."""
     from npcomp.training import thread_pools
+
     thread_pools.pinned_thread_pools.__enter__ = lambda self: self
     thread_pools.pinned_thread_pools.__exit__ = lambda self, *exception: False
 
@@ -136,6 +159,7 @@ def without_pinning() -> None:
 def rounds(args, data_dir: Path, scratch: Path) -> list:
     """Every round's API and CLI epochs, the first of the two alternating."""
     from npcomp.data.datasets.tasks import load_task
+
     task = load_task(TASK, data_dir)
     splits = {split: task.splits[split] for split in ("train", "dev", "test")}
     records = []
@@ -143,54 +167,61 @@ def rounds(args, data_dir: Path, scratch: Path) -> list:
         sides = ["api", "cli"] if number % 2 else ["cli", "api"]
         record = {"round": number, "first": sides[0]}
         for side in sides:
-            record[side] = (api_epoch(splits, args.threads, args.seed) if side == "api" else
-                            cli_epoch(data_dir, args.threads, args.seed,
-                                      scratch / f"run-{number}"))
+            record[side] = (
+                api_epoch(splits, args.threads, args.seed)
+                if side == "api"
+                else cli_epoch(data_dir, args.threads, args.seed, scratch / f"run-{number}")
+            )
         record["ratio"] = record["api"]["sentences_per_s"] / record["cli"]["sentences_per_s"]
         record["identical_losses"] = record["api"]["losses"] == record["cli"]["losses"]
         records.append(record)
-        print(f"round {number} ({sides[0]} first): API {record['api']['sentences_per_s']:,.0f} "
-              f"sent/s, CLI {record['cli']['sentences_per_s']:,.0f} sent/s, ratio "
-              f"{record['ratio']:.3f}; loss API {record['api']['losses'][0]!r}, CLI "
-              f"{record['cli']['losses'][0]!r}: "
-              f"{'identical' if record['identical_losses'] else 'DIFFERENT'}", flush=True)
+        print(
+            f"round {number} ({sides[0]} first): API {record['api']['sentences_per_s']:,.0f} "
+            f"sent/s, CLI {record['cli']['sentences_per_s']:,.0f} sent/s, ratio "
+            f"{record['ratio']:.3f}; loss API {record['api']['losses'][0]!r}, CLI "
+            f"{record['cli']['losses'][0]!r}: "
+            f"{'identical' if record['identical_losses'] else 'DIFFERENT'}",
+            flush=True,
+        )
     return records
 
 
 def main(argv=None) -> int:
     parser = option_parser(__doc__)
     add_threads_option(parser)
-    parser.add_argument("--rounds", type=int, default=5,
-                        help="API and CLI epochs timed side by side (default 5)")
-    parser.add_argument("--sentences", type=int, default=None,
-                        help="train on the SST's first N training sentences (default: all)")
+    parser.add_argument("--rounds", type=int, default=5, help="API and CLI epochs timed side by side (default 5)")
+    parser.add_argument(
+        "--sentences", type=int, default=None, help="train on the SST's first N training sentences (default: all)"
+    )
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--busy", action="store_true",
-                        help="keep one core busy with another process throughout")
-    parser.add_argument("--without-pinning", action="store_true",
-                        help="the API without the library's pinned thread pools (as before)")
-    parser.add_argument("--out", "--json", dest="out", default=None,
-                        help="write the results to this JSON file")
+    parser.add_argument("--busy", action="store_true", help="keep one core busy with another process throughout")
+    parser.add_argument(
+        "--without-pinning", action="store_true", help="the API without the library's pinned thread pools (as before)"
+    )
+    parser.add_argument("--out", "--json", dest="out", default=None, help="write the results to this JSON file")
     args = parser.parse_args(argv)
     if args.rounds < 1 or (args.sentences is not None and args.sentences < 1):
         parser.error("--rounds and --sentences take a positive count")
     from npcomp.runfiles.machine import machine_description
+
     if args.without_pinning:
         without_pinning()
     user_blas = blas_threads()
     busy, core = busy_loop() if args.busy else (None, None)
-    condition = (f"another process busy on core {core}" if core is not None else
-                 "another process busy" if args.busy else "quiet")
-    print(f"{MODEL} on {TASK}, one epoch, {args.threads} thread(s), "
-          f"{args.sentences or 'all'} training sentences; this process loaded NumPy first "
-          f"(BLAS pools at {user_blas} threads); {condition}"
-          f"{'; API WITHOUT the pinned thread pools' if args.without_pinning else ''}",
-          flush=True)
+    condition = (
+        f"another process busy on core {core}" if core is not None else "another process busy" if args.busy else "quiet"
+    )
+    print(
+        f"{MODEL} on {TASK}, one epoch, {args.threads} thread(s), "
+        f"{args.sentences or 'all'} training sentences; this process loaded NumPy first "
+        f"(BLAS pools at {user_blas} threads); {condition}"
+        f"{'; API WITHOUT the pinned thread pools' if args.without_pinning else ''}",
+        flush=True,
+    )
     try:
         with tempfile.TemporaryDirectory(prefix="bench_api-") as scratch:
             scratch = Path(scratch)
-            records = rounds(args, data_directory(args.data_dir, args.sentences, scratch),
-                             scratch)
+            records = rounds(args, data_directory(args.data_dir, args.sentences, scratch), scratch)
     finally:
         if busy is not None:
             busy.kill()
@@ -198,17 +229,31 @@ def main(argv=None) -> int:
     ratio = statistics.median(record["ratio"] for record in records)
     identical = all(record["identical_losses"] for record in records)
     met = ratio >= ACCEPTED_RATIO and identical
-    print(f"API / CLI: median ratio {ratio:.3f} over {len(records)} round(s) "
-          f"({', '.join(format(record['ratio'], '.3f') for record in records)}); losses "
-          f"{'identical in every round' if identical else 'DIFFER'}; BLAS pools here after: "
-          f"{blas_threads()} threads")
-    print(f"acceptance (API >= {ACCEPTED_RATIO}x the CLI, losses identical): "
-          f"{'met' if met else 'NOT met'}")
-    write_results(args.out, {
-        "model": MODEL, "task": TASK, "threads": args.threads, "sentences": args.sentences,
-        "seed": args.seed, "condition": condition, "pinned": not args.without_pinning,
-        "user_blas_threads": user_blas, "rounds": records, "median_ratio": ratio,
-        "identical_losses": identical, "accepted": met, "machine": machine_description()})
+    print(
+        f"API / CLI: median ratio {ratio:.3f} over {len(records)} round(s) "
+        f"({', '.join(format(record['ratio'], '.3f') for record in records)}); losses "
+        f"{'identical in every round' if identical else 'DIFFER'}; BLAS pools here after: "
+        f"{blas_threads()} threads"
+    )
+    print(f"acceptance (API >= {ACCEPTED_RATIO}x the CLI, losses identical): {'met' if met else 'NOT met'}")
+    write_results(
+        args.out,
+        {
+            "model": MODEL,
+            "task": TASK,
+            "threads": args.threads,
+            "sentences": args.sentences,
+            "seed": args.seed,
+            "condition": condition,
+            "pinned": not args.without_pinning,
+            "user_blas_threads": user_blas,
+            "rounds": records,
+            "median_ratio": ratio,
+            "identical_losses": identical,
+            "accepted": met,
+            "machine": machine_description(),
+        },
+    )
     return 0
 
 

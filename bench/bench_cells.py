@@ -21,14 +21,26 @@ no dropout, float32, each minibatch in ``S`` shards (``--shards``, default
 
 A benchmark, not a test.
 """
+
 from __future__ import annotations
 
 import sys
 
-from harness import (adagrad, add_shards_option, add_threads_option, as_npcomp_trains,
-                     initial_parameters, load_sst, minibatches,
-                     option_parser, parse_options, set_up_process, timed, training_step,
-                     write_results)
+from harness import (
+    adagrad,
+    add_shards_option,
+    add_threads_option,
+    as_npcomp_trains,
+    initial_parameters,
+    load_sst,
+    minibatches,
+    option_parser,
+    parse_options,
+    set_up_process,
+    timed,
+    training_step,
+    write_results,
+)
 
 BENCHED_MODELS = ("treelstm-nary", "treelstm-childsum", "slstm", "lstm-rnn", "rntn", "recnn")
 
@@ -50,6 +62,7 @@ def applied_entries(model_name: str, name: str, shape: tuple) -> int:
     for the RNTN's tensor V (2d, 2d, d), whose forms c V^[k] c^T npcomp
     computes from the pairs r <= s of the symmetrised slices (d (2d + 1) d)."""
     import numpy as np
+
     if (model_name, name) == ("rntn", "V"):
         width = shape[0]
         return width * (width + 1) // 2 * shape[2]
@@ -59,13 +72,17 @@ def applied_entries(model_name: str, name: str, shape: tuple) -> int:
 def training_flops(model_name: str, shapes: dict, forest) -> float:
     """Matrix-product FLOPs of one training step on ``forest``: 3 x forward."""
     import numpy as np
+
     counts = {
         "inner": forest.n_nodes - forest.n_leaves,
         "child": int(np.sum(forest.parent >= 0)),
         "word": np.unique(forest.word[forest.word >= 0]).shape[0],
     }
-    forward = sum(2.0 * applied_entries(model_name, name, shapes[name]) * counts[use]
-                  for name, use in USES[model_name].items() if name in shapes)
+    forward = sum(
+        2.0 * applied_entries(model_name, name, shapes[name]) * counts[use]
+        for name, use in USES[model_name].items()
+        if name in shapes
+    )
     return 3.0 * forward
 
 
@@ -73,8 +90,7 @@ def main(argv=None) -> int:
     parser = option_parser(__doc__)
     add_threads_option(parser)
     add_shards_option(parser)
-    parser.add_argument("--sentences", type=int, default=3000,
-                        help="training sentences timed per cell")
+    parser.add_argument("--sentences", type=int, default=3000, help="training sentences timed per cell")
     parser.add_argument("--dim", type=int, default=100)
     parser.add_argument("--models", default=",".join(BENCHED_MODELS))
     args = parse_options(parser, argv)
@@ -89,14 +105,14 @@ def main(argv=None) -> int:
 
     _, vocab, train = load_sst(args.data_dir)
     dim, batch_size = args.dim, 25
-    order, batches = minibatches(np.random.default_rng(1), len(train), args.sentences,
-                                 batch_size)
+    order, batches = minibatches(np.random.default_rng(1), len(train), args.sentences, batch_size)
     labels = [tree.label for tree in train.trees]
-    print(f"{len(order)} SST training sentences, d = d_x = {dim}, minibatch {batch_size} in "
-          f"{args.shards} shard(s), float32, {args.threads} thread(s)")
+    print(
+        f"{len(order)} SST training sentences, d = d_x = {dim}, minibatch {batch_size} in "
+        f"{args.shards} shard(s), float32, {args.threads} thread(s)"
+    )
 
-    results = {"threads": args.threads, "shards": args.shards, "dim": dim,
-               "sentences": len(order), "cells": {}}
+    results = {"threads": args.threads, "shards": args.shards, "dim": dim, "sentences": len(order), "cells": {}}
     for name in args.models.split(","):
         options = dict(activation="tanh", untied=False) if name in ("recnn", "lstm-rnn") else {}
         cell = make_cell(name, dim, dim, **options)
@@ -104,11 +120,19 @@ def main(argv=None) -> int:
         params = initial_parameters(model, np.random.default_rng(1), np.float32)
         params, processes = as_npcomp_trains(params, args.shards, args.threads)
         optimizer = adagrad(model, 0.05, 0.1, np.float32)
-        helpers = (ThreadPoolExecutor(max_workers=args.threads - 1) if args.threads > 1
-                   else None)
-        step = training_step(model, params, optimizer, train, labels, shards=args.shards,
-                             helpers=helpers, l2=1e-4, threads=args.threads,
-                             processes=processes)
+        helpers = ThreadPoolExecutor(max_workers=args.threads - 1) if args.threads > 1 else None
+        step = training_step(
+            model,
+            params,
+            optimizer,
+            train,
+            labels,
+            shards=args.shards,
+            helpers=helpers,
+            l2=1e-4,
+            threads=args.threads,
+            processes=processes,
+        )
         step(batches[0])  # compile or load the kernels
         seconds = timed(step, batches)
         step.close()
@@ -116,18 +140,22 @@ def main(argv=None) -> int:
             helpers.shutdown()
         shapes = dict(cell.parameter_shapes())
         flops = sum(training_flops(name, shapes, train.forest(indices)) for indices in batches)
-        results["cells"][name] = {"train_sentences_per_s": len(order) / seconds,
-                                  "gflop": flops / 1e9, "gflops": flops / seconds / 1e9,
-                                  "parameters": model.dense_size}
+        results["cells"][name] = {
+            "train_sentences_per_s": len(order) / seconds,
+            "gflop": flops / 1e9,
+            "gflops": flops / seconds / 1e9,
+            "parameters": model.dense_size,
+        }
     reference = results["cells"].get("treelstm-nary", {}).get("gflops")
-    print(f"{'cell':<20}{'sentences/s':>12}{'GFLOP':>8}{'GFLOP/s':>9}{'cost/FLOP':>11}"
-          f"{'parameters':>12}")
+    print(f"{'cell':<20}{'sentences/s':>12}{'GFLOP':>8}{'GFLOP/s':>9}{'cost/FLOP':>11}{'parameters':>12}")
     for name, record in results["cells"].items():
         relative = reference / record["gflops"] if reference else float("nan")
         record["cost_per_flop_vs_treelstm"] = relative
-        print(f"{name:<20}{record['train_sentences_per_s']:>12.0f}{record['gflop']:>8.1f}"
-              f"{record['gflops']:>9.2f}{relative:>10.2f}x{record['parameters']:>12,}"
-              f"{'  (over 3x)' if relative > 3 else ''}")
+        print(
+            f"{name:<20}{record['train_sentences_per_s']:>12.0f}{record['gflop']:>8.1f}"
+            f"{record['gflops']:>9.2f}{relative:>10.2f}x{record['parameters']:>12,}"
+            f"{'  (over 3x)' if relative > 3 else ''}"
+        )
     write_results(args.json, results)
     return 0
 

@@ -22,6 +22,7 @@ The synthetic task exercises every kernel of the tree and sequence models
 except the relatedness head's, which only the ``sick`` task calls. A
 benchmark, not a test.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,25 +38,43 @@ from pathlib import Path
 def timed_run(model: str, cache_dir: Path, run_dir: Path, threads: int) -> dict:
     """One ``npcomp train`` process; its wall time and its metrics' timings."""
     environment = dict(os.environ, NUMBA_CACHE_DIR=str(cache_dir))
-    command = [sys.executable, "-m", "npcomp", "train", "--model", model, "--task", "synthetic",
-               "--epochs", "1", "--no-baseline", "--quiet", "--threads", str(threads),
-               "--out", str(run_dir)]
+    command = [
+        sys.executable,
+        "-m",
+        "npcomp",
+        "train",
+        "--model",
+        model,
+        "--task",
+        "synthetic",
+        "--epochs",
+        "1",
+        "--no-baseline",
+        "--quiet",
+        "--threads",
+        str(threads),
+        "--out",
+        str(run_dir),
+    ]
     tick = time.perf_counter()
     finished = subprocess.run(command, env=environment, capture_output=True, text=True)
     wall = time.perf_counter() - tick
     if finished.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} failed:\n{finished.stderr}")
     metrics = json.loads((run_dir / "metrics.json").read_text())
-    return {"wall_s": wall, "setup_s": metrics["setup_s"], "warm_up_s": metrics["warm_up_s"],
-            "epoch_s": metrics["epochs"][0]["wall_s"]}
+    return {
+        "wall_s": wall,
+        "setup_s": metrics["setup_s"],
+        "warm_up_s": metrics["warm_up_s"],
+        "epoch_s": metrics["epochs"][0]["wall_s"],
+    }
 
 
 def main(argv=None) -> int:
     from npcomp.cells.registry import MODELS
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--models", default=",".join(MODELS),
-                        help="comma-separated model names (default: every model)")
+    parser.add_argument("--models", default=",".join(MODELS), help="comma-separated model names (default: every model)")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--json", help="also write the results to this file")
     args = parser.parse_args(argv)
@@ -72,12 +91,14 @@ def main(argv=None) -> int:
             cache_dir.mkdir(parents=True)
             record = {}
             for state in ("cold", "warm"):
-                record[state] = timed_run(name, cache_dir, Path(scratch) / name / state,
-                                          args.threads)
+                record[state] = timed_run(name, cache_dir, Path(scratch) / name / state, args.threads)
                 timing = record[state]
-                print(f"{name if state == 'cold' else '':<22}{state:>6}{timing['wall_s']:>9.1f}"
-                      f"{timing['setup_s']:>9.1f}{timing['warm_up_s']:>11.1f}"
-                      f"{timing['epoch_s']:>9.2f}", flush=True)
+                print(
+                    f"{name if state == 'cold' else '':<22}{state:>6}{timing['wall_s']:>9.1f}"
+                    f"{timing['setup_s']:>9.1f}{timing['warm_up_s']:>11.1f}"
+                    f"{timing['epoch_s']:>9.2f}",
+                    flush=True,
+                )
             results["models"][name] = record
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2) + "\n")

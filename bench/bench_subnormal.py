@@ -22,18 +22,28 @@ entries of the parameters at the end, and how far apart the two final
 parameter vectors are.  The ratio of the two speeds is measured in the same
 run, so it holds on a noisy machine.  A benchmark, not a test.
 """
+
 from __future__ import annotations
 
 import sys
 
-from harness import (adagrad, initial_parameters, load_sst, minibatches, option_parser,
-                     parse_options, set_up_process, timed, training_step, write_results)
+from harness import (
+    adagrad,
+    initial_parameters,
+    load_sst,
+    minibatches,
+    option_parser,
+    parse_options,
+    set_up_process,
+    timed,
+    training_step,
+    write_results,
+)
 
 
 def main(argv=None) -> int:
     parser = option_parser(__doc__)
-    parser.add_argument("--sentences", type=int, default=8544,
-                        help="training sentences per run (default: one epoch)")
+    parser.add_argument("--sentences", type=int, default=8544, help="training sentences per run (default: one epoch)")
     args = parse_options(parser, argv)
     set_up_process(override_blas_threads=True)
 
@@ -56,26 +66,25 @@ def main(argv=None) -> int:
     class UnflushedAdaGrad(AdaGrad):
         def _update(self, table, gradient, states, rows, lr):
             scalar = table.dtype.type
-            unflushed_adagrad_rows(table, gradient, states[0], rows, scalar(lr),
-                                   scalar(self.epsilon))
+            unflushed_adagrad_rows(table, gradient, states[0], rows, scalar(lr), scalar(self.epsilon))
 
     _, vocab, train = load_sst(args.data_dir, structure="left")
     labels = [supervised_labels(tree, "root") for tree in train.trees]
     dim, batch_size, l2 = 100, 10, 1e-4
-    order, batches = minibatches(np.random.default_rng(1), len(train), args.sentences,
-                                 batch_size)
+    order, batches = minibatches(np.random.default_rng(1), len(train), args.sentences, batch_size)
     tenths = np.array_split(np.arange(len(batches)), 10)
-    print(f"S-LSTM on {len(order)} left-branching SST training trees, root labels, "
-          f"d = d_x = {dim}, minibatch {batch_size}, AdaGrad lr 0.01, lambda {l2}, "
-          "float32, 1 thread")
+    print(
+        f"S-LSTM on {len(order)} left-branching SST training trees, root labels, "
+        f"d = d_x = {dim}, minibatch {batch_size}, AdaGrad lr 0.01, lambda {l2}, "
+        "float32, 1 thread"
+    )
 
     cell = make_cell("slstm", dim, dim)
     model = TreeModel(cell, 5, len(vocab), dim)
     start = initial_parameters(model, np.random.default_rng(1), np.float32)
     smallest = smallest_normal(np.float32)
     results, final = {"sentences": len(order), "runs": {}}, {}
-    for name, optimizer_class in (("flushed (npcomp)", AdaGrad),
-                                  ("unflushed", UnflushedAdaGrad)):
+    for name, optimizer_class in (("flushed (npcomp)", AdaGrad), ("unflushed", UnflushedAdaGrad)):
         params = start.copy()
         optimizer = adagrad(model, 0.01, 0.01, np.float32, rule=optimizer_class)
         # compile or load the kernels on a throwaway copy, then start afresh
@@ -90,17 +99,24 @@ def main(argv=None) -> int:
             speeds.append(sum(len(indices) for indices in part) / elapsed)
         subnormal = int(np.sum((params.flat != 0) & (np.abs(params.flat) < smallest)))
         total = len(order) / seconds
-        results["runs"][name] = {"sentences_per_s_by_tenth": speeds, "sentences_per_s": total,
-                                 "subnormal_parameters": subnormal}
+        results["runs"][name] = {
+            "sentences_per_s_by_tenth": speeds,
+            "sentences_per_s": total,
+            "subnormal_parameters": subnormal,
+        }
         final[name] = params.flat.astype(np.float64)
-        print(f"{name:<18} {total:7.0f} sentences/s; by tenth of the run: "
-              + " ".join(f"{s:.0f}" for s in speeds) + f"; subnormal parameters: {subnormal:,}")
+        print(
+            f"{name:<18} {total:7.0f} sentences/s; by tenth of the run: "
+            + " ".join(f"{s:.0f}" for s in speeds)
+            + f"; subnormal parameters: {subnormal:,}"
+        )
     flushed, unflushed = (results["runs"][k]["sentences_per_s"] for k in results["runs"])
     difference = float(np.max(np.abs(final["flushed (npcomp)"] - final["unflushed"])))
     results["speedup"] = flushed / unflushed
     results["max_parameter_difference"] = difference
-    print(f"the flush trains {flushed / unflushed:.2f}x as fast; the final parameters differ "
-          f"by at most {difference:.3g}")
+    print(
+        f"the flush trains {flushed / unflushed:.2f}x as fast; the final parameters differ by at most {difference:.3g}"
+    )
     write_results(args.json, results)
     return 0
 

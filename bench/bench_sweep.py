@@ -25,6 +25,7 @@ on one core each against one run's two threads).
 the SST (copied into a scratch data directory) and one epoch: a check that
 the benchmark runs, not a measurement. A benchmark, not a test.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -47,8 +48,9 @@ def npcomp(*arguments: str) -> float:
     finished = subprocess.run(command, capture_output=True, text=True)
     wall = time.perf_counter() - tick
     if finished.returncode != 0:
-        raise RuntimeError(f"{' '.join(command)} failed (exit status {finished.returncode}):\n"
-                           f"{finished.stderr[-3000:]}")
+        raise RuntimeError(
+            f"{' '.join(command)} failed (exit status {finished.returncode}):\n{finished.stderr[-3000:]}"
+        )
     return wall
 
 
@@ -57,10 +59,13 @@ def runs_record(run_dirs: list, wall_s: float) -> dict:
     over that wall time, and each run's own training speed (metrics.json)."""
     metrics = [json.loads((Path(run_dir) / "metrics.json").read_text()) for run_dir in run_dirs]
     examples = sum(epoch["train_examples"] for run in metrics for epoch in run["epochs"])
-    return {"wall_s": wall_s, "train_examples": examples,
-            "examples_per_wall_s": examples / wall_s,
-            "runs_train_sentences_per_s": [run["train_sentences_per_s"] for run in metrics],
-            "test_root_acc": [run["test"]["root_acc"] for run in metrics]}
+    return {
+        "wall_s": wall_s,
+        "train_examples": examples,
+        "examples_per_wall_s": examples / wall_s,
+        "runs_train_sentences_per_s": [run["train_sentences_per_s"] for run in metrics],
+        "test_root_acc": [run["test"]["root_acc"] for run in metrics],
+    }
 
 
 def scratch_data(data_dir: Path, scratch: Path, sizes=(400, 100, 100)) -> Path:
@@ -75,19 +80,23 @@ def scratch_data(data_dir: Path, scratch: Path, sizes=(400, 100, 100)) -> Path:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data-dir", default=os.environ.get("NPCOMP_DATA", "data"),
-                        help="the data directory, with sst/ (default $NPCOMP_DATA, else ./data)")
+    parser.add_argument(
+        "--data-dir",
+        default=os.environ.get("NPCOMP_DATA", "data"),
+        help="the data directory, with sst/ (default $NPCOMP_DATA, else ./data)",
+    )
     parser.add_argument("--epochs", type=int, default=2)
-    parser.add_argument("--quick", action="store_true",
-                        help="400 training sentences, one epoch: a check that it runs")
-    parser.add_argument("--keep", metavar="DIR",
-                        help="write the runs here and keep them (default: a scratch directory)")
+    parser.add_argument("--quick", action="store_true", help="400 training sentences, one epoch: a check that it runs")
+    parser.add_argument(
+        "--keep", metavar="DIR", help="write the runs here and keep them (default: a scratch directory)"
+    )
     parser.add_argument("--json", help="also write the results to this file")
     args = parser.parse_args(argv)
     data_dir = Path(args.data_dir)
     if not (data_dir / "sst" / "train.txt").is_file():
-        parser.error(f"{data_dir / 'sst' / 'train.txt'}: not found (--data-dir: the data "
-                     "directory of `npcomp download sst`)")
+        parser.error(
+            f"{data_dir / 'sst' / 'train.txt'}: not found (--data-dir: the data directory of `npcomp download sst`)"
+        )
     epochs = 1 if args.quick else args.epochs
     with tempfile.TemporaryDirectory(prefix="npcomp-bench-sweep-") as scratch:
         work = Path(args.keep) if args.keep else Path(scratch)
@@ -95,38 +104,76 @@ def main(argv=None) -> int:
             data_dir = scratch_data(data_dir, Path(scratch))
         common = [*MODEL, "--data-dir", str(data_dir), "--epochs", str(epochs), "--quiet"]
         # numba compiles each kernel once and caches it: not in either timing
-        npcomp("train", *MODEL[:2], "--task", "synthetic", "--epochs", "1", "--no-baseline",
-               "--quiet", "--out", str(work / "compile"))
-        print(f"{len(SEEDS)} runs of {' '.join(MODEL)}, {epochs} epoch"
-              f"{'s' * (epochs > 1)} each{' (--quick)' if args.quick else ''}, "
-              f"{os.cpu_count()} cores", flush=True)
+        npcomp(
+            "train",
+            *MODEL[:2],
+            "--task",
+            "synthetic",
+            "--epochs",
+            "1",
+            "--no-baseline",
+            "--quiet",
+            "--out",
+            str(work / "compile"),
+        )
+        print(
+            f"{len(SEEDS)} runs of {' '.join(MODEL)}, {epochs} epoch"
+            f"{'s' * (epochs > 1)} each{' (--quick)' if args.quick else ''}, "
+            f"{os.cpu_count()} cores",
+            flush=True,
+        )
 
         sequential_dirs = [work / "sequential" / f"s{seed}" for seed in SEEDS]
-        wall = sum(npcomp("train", *common, "--seed", str(seed), "--threads", "2",
-                          "--out", str(run_dir))
-                   for seed, run_dir in zip(SEEDS, sequential_dirs))
+        wall = sum(
+            npcomp("train", *common, "--seed", str(seed), "--threads", "2", "--out", str(run_dir))
+            for seed, run_dir in zip(SEEDS, sequential_dirs)
+        )
         sequential = runs_record(sequential_dirs, wall)
         report("one after another, 2 threads each", sequential)
 
         sweep_dir = work / "sweep"
-        wall = npcomp("sweep", *common, "--seeds", f"{SEEDS[0]}-{SEEDS[-1]}", "--workers", "2",
-                      "--threads-per-run", "1", "--out", str(sweep_dir))
+        wall = npcomp(
+            "sweep",
+            *common,
+            "--seeds",
+            f"{SEEDS[0]}-{SEEDS[-1]}",
+            "--workers",
+            "2",
+            "--threads-per-run",
+            "1",
+            "--out",
+            str(sweep_dir),
+        )
         swept = runs_record([sweep_dir / "runs" / f"base-s{seed}" for seed in SEEDS], wall)
         report("npcomp sweep, 2 workers x 1 thread", swept)
 
         ratio = swept["examples_per_wall_s"] / sequential["examples_per_wall_s"]
         print(f"throughput ratio, sweep / one after another: {ratio:.2f}x (target >= 1.6)")
         if args.json:
-            Path(args.json).write_text(json.dumps(
-                {"epochs": epochs, "quick": args.quick, "cpu_count": os.cpu_count(),
-                 "sequential": sequential, "sweep": swept, "ratio": ratio}, indent=2) + "\n")
+            Path(args.json).write_text(
+                json.dumps(
+                    {
+                        "epochs": epochs,
+                        "quick": args.quick,
+                        "cpu_count": os.cpu_count(),
+                        "sequential": sequential,
+                        "sweep": swept,
+                        "ratio": ratio,
+                    },
+                    indent=2,
+                )
+                + "\n"
+            )
     return 0
 
 
 def report(label: str, record: dict) -> None:
     speeds = ", ".join(f"{speed:.0f}" for speed in record["runs_train_sentences_per_s"])
-    print(f"{label:<36} {record['wall_s']:8.1f} s wall, {record['examples_per_wall_s']:7.1f} "
-          f"training sentences per second of it (the runs train at {speeds}/s)", flush=True)
+    print(
+        f"{label:<36} {record['wall_s']:8.1f} s wall, {record['examples_per_wall_s']:7.1f} "
+        f"training sentences per second of it (the runs train at {speeds}/s)",
+        flush=True,
+    )
 
 
 if __name__ == "__main__":

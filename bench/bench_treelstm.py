@@ -63,16 +63,32 @@ no similarity head, so PyTorch sits this one out.
 
 Results are also written as JSON (``--json``).  A benchmark, not a test.
 """
+
 from __future__ import annotations
 
 import statistics
 import sys
 from pathlib import Path
 
-from harness import (adagrad, add_shards_option, as_npcomp_trains, add_threads_option, alternate_epochs,
-                     best_of_3, initial_parameters, load_sst, matmul_throughput, minibatches,
-                     option_parser, optional_module, parse_options, ratios, set_up_process,
-                     training_step, write_results)
+from harness import (
+    adagrad,
+    add_shards_option,
+    as_npcomp_trains,
+    add_threads_option,
+    alternate_epochs,
+    best_of_3,
+    initial_parameters,
+    load_sst,
+    matmul_throughput,
+    minibatches,
+    option_parser,
+    optional_module,
+    parse_options,
+    ratios,
+    set_up_process,
+    training_step,
+    write_results,
+)
 
 INPUT_DIM, HIDDEN_DIM, BATCH_SIZE = 300, 150, 25
 LR, EMBEDDING_LR, L2, DROPOUT = 0.05, 0.1, 1e-4, 0.5
@@ -83,18 +99,21 @@ def main(argv=None) -> int:
     parser = option_parser(__doc__)
     add_threads_option(parser)
     add_shards_option(parser)
-    parser.add_argument("--sentences", type=int, default=8544,
-                        help="training sentences timed per epoch (default: the SST's 8544)")
-    parser.add_argument("--rounds", type=int, default=3,
-                        help="timed float32 epochs of each implementation (default 3)")
+    parser.add_argument(
+        "--sentences", type=int, default=8544, help="training sentences timed per epoch (default: the SST's 8544)"
+    )
+    parser.add_argument("--rounds", type=int, default=3, help="timed float32 epochs of each implementation (default 3)")
     parser.add_argument("--dtypes", default="float32,float64")
-    parser.add_argument("--no-torch", action="store_true",
-                        help="skip the PyTorch baseline even if PyTorch is installed")
-    parser.add_argument("--no-dynet", action="store_true",
-                        help="skip the DyNet baselines even if DyNet is installed")
-    parser.add_argument("--pairs", type=int, default=4500,
-                        help="SICK training pairs timed per epoch (default: all 4500; "
-                             "0 leaves SICK out)")
+    parser.add_argument(
+        "--no-torch", action="store_true", help="skip the PyTorch baseline even if PyTorch is installed"
+    )
+    parser.add_argument("--no-dynet", action="store_true", help="skip the DyNet baselines even if DyNet is installed")
+    parser.add_argument(
+        "--pairs",
+        type=int,
+        default=4500,
+        help="SICK training pairs timed per epoch (default: all 4500; 0 leaves SICK out)",
+    )
     args = parse_options(parser, argv)
     set_up_process()
 
@@ -105,18 +124,32 @@ def main(argv=None) -> int:
     from npcomp.runfiles.machine import machine_description
 
     machine = matmul_throughput(np, args.threads)
-    print(f"machine: {args.threads} thread(s); float32 matrix product "
-          f"{machine['float32']:.1f} GFLOP/s, float64 {machine['float64']:.1f} GFLOP/s")
-    torch_baseline = None if args.no_torch else optional_module(
-        "torch", "torch_cells",
-        "PyTorch baseline skipped: PyTorch is not installed (pip install torch)")
+    print(
+        f"machine: {args.threads} thread(s); float32 matrix product "
+        f"{machine['float32']:.1f} GFLOP/s, float64 {machine['float64']:.1f} GFLOP/s"
+    )
+    torch_baseline = (
+        None
+        if args.no_torch
+        else optional_module(
+            "torch", "torch_cells", "PyTorch baseline skipped: PyTorch is not installed (pip install torch)"
+        )
+    )
     # dynet_config, not dynet: dynet_cells configures DyNet before it loads
-    dynet = None if args.no_dynet else optional_module(
-        "dynet_config", "dynet_cells",
-        "DyNet baselines skipped: DyNet is not installed (pip install dynet38)")
+    dynet = (
+        None
+        if args.no_dynet
+        else optional_module(
+            "dynet_config", "dynet_cells", "DyNet baselines skipped: DyNet is not installed (pip install dynet38)"
+        )
+    )
 
-    results = {"threads": args.threads, "shards": args.shards, "machine_gflops": machine,
-               "machine": machine_description()}
+    results = {
+        "threads": args.threads,
+        "shards": args.shards,
+        "machine_gflops": machine,
+        "machine": machine_description(),
+    }
     # the calling thread and N - 1 helpers (BLAS runs one thread in each)
     helpers = ThreadPoolExecutor(max_workers=args.threads - 1) if args.threads > 1 else None
     try:
@@ -142,15 +175,20 @@ def sst(args, machine: dict, helpers, torch_baseline, dynet) -> dict:
     records = {}
     for dtype_name in args.dtypes.split(","):
         baselines = dtype_name == "float32"
-        records[dtype_name] = _sst_dtype(np.dtype(dtype_name).type, data, len(vocab), args,
-                                         machine[dtype_name], helpers,
-                                         torch_baseline if baselines else None,
-                                         dynet if baselines else None)
+        records[dtype_name] = _sst_dtype(
+            np.dtype(dtype_name).type,
+            data,
+            len(vocab),
+            args,
+            machine[dtype_name],
+            helpers,
+            torch_baseline if baselines else None,
+            dynet if baselines else None,
+        )
     return records
 
 
-def _sst_dtype(dtype, data: dict, vocab_size: int, args, machine_gflops: float, helpers,
-               torch_baseline, dynet) -> dict:
+def _sst_dtype(dtype, data: dict, vocab_size: int, args, machine_gflops: float, helpers, torch_baseline, dynet) -> dict:
     """Training and test-set speed of npcomp in ``dtype``, each epoch
     followed by one on a single thread (at N > 1 threads) and one of each
     baseline given (PyTorch, DyNet)."""
@@ -163,63 +201,91 @@ def _sst_dtype(dtype, data: dict, vocab_size: int, args, machine_gflops: float, 
     train, test = data["train"], data["test"]
     labels = [tree.label for tree in train.trees]
     rng = np.random.default_rng(1)
-    model = TreeModel(make_cell("treelstm-nary", INPUT_DIM, HIDDEN_DIM), 5, vocab_size,
-                      INPUT_DIM)
+    model = TreeModel(make_cell("treelstm-nary", INPUT_DIM, HIDDEN_DIM), 5, vocab_size, INPUT_DIM)
     params = initial_parameters(model, rng, dtype)
     params, processes = as_npcomp_trains(params, args.shards, args.threads)
     optimizer = adagrad(model, LR, EMBEDDING_LR, dtype)
     order, batches = minibatches(rng, len(train), args.sentences, BATCH_SIZE)
-    step = training_step(model, params, optimizer, train, labels, shards=args.shards,
-                         helpers=helpers, rng=rng, dropout=DROPOUT, l2=L2,
-                         threads=args.threads, processes=processes)
+    step = training_step(
+        model,
+        params,
+        optimizer,
+        train,
+        labels,
+        shards=args.shards,
+        helpers=helpers,
+        rng=rng,
+        dropout=DROPOUT,
+        l2=L2,
+        threads=args.threads,
+        processes=processes,
+    )
     step(batches[0])  # compile or load the kernels
     evaluate(model, params, test, 512, helpers)
     steps = {"npcomp": step}
-    if helpers is not None:   # the same run on one thread, alternating
-        steps["npcomp_1"] = training_step(model, params, optimizer, train, labels,
-                                          shards=args.shards, rng=rng, dropout=DROPOUT, l2=L2)
-    if args.threads == 1:   # its products alone, alternating
+    if helpers is not None:  # the same run on one thread, alternating
+        steps["npcomp_1"] = training_step(
+            model, params, optimizer, train, labels, shards=args.shards, rng=rng, dropout=DROPOUT, l2=L2
+        )
+    if args.threads == 1:  # its products alone, alternating
         steps["products"] = products_alone(params, train, batches, args.shards)
-    if processes:   # and on helper threads, the GIL between them
-        steps["npcomp_threads"] = training_step(model, params, optimizer, train, labels,
-                                                shards=args.shards, helpers=helpers, rng=rng,
-                                                dropout=DROPOUT, l2=L2, threads=args.threads)
+    if processes:  # and on helper threads, the GIL between them
+        steps["npcomp_threads"] = training_step(
+            model,
+            params,
+            optimizer,
+            train,
+            labels,
+            shards=args.shards,
+            helpers=helpers,
+            rng=rng,
+            dropout=DROPOUT,
+            l2=L2,
+            threads=args.threads,
+        )
     baselines = {}
     if torch_baseline is not None:
-        baselines["torch"] = _torch_trees(torch_baseline, model, params, train, labels, batches,
-                                          args.threads)
+        baselines["torch"] = _torch_trees(torch_baseline, model, params, train, labels, batches, args.threads)
     if dynet is not None:
         baselines["dynet"] = _dynet_trees(dynet, model, params, train, labels, batches, test)
     steps.update({name: baseline["step"] for name, baseline in baselines.items()})
     try:
-        speeds = alternate_epochs(steps, batches, len(order),
-                                  args.rounds if dtype == np.float32 else 1)
+        speeds = alternate_epochs(steps, batches, len(order), args.rounds if dtype == np.float32 else 1)
     finally:
         step.close()
     speed = statistics.median(speeds["npcomp"])
-    flops = sum(matmul_flops(train.forest(indices), INPUT_DIM, HIDDEN_DIM)
-                for indices in batches)
+    flops = sum(matmul_flops(train.forest(indices), INPUT_DIM, HIDDEN_DIM) for indices in batches)
     eval_times = best_of_3(lambda: evaluate(model, params, test, 512, helpers))
     test_time = min(eval_times)
     # the forward's products over the forests evaluate cuts the test set into
-    eval_flops = sum(matmul_flops(test.forest(range(start, stop)), INPUT_DIM, HIDDEN_DIM) / 3
-                     for start, stop in batch_bounds(len(test), 512))
+    eval_flops = sum(
+        matmul_flops(test.forest(range(start, stop)), INPUT_DIM, HIDDEN_DIM) / 3
+        for start, stop in batch_bounds(len(test), 512)
+    )
     epoch_flops = flops * len(train) / len(order)
     achieved = flops * speed / len(order) / 1e9
-    record = {"train_sentences_per_s": speed, "train_sentences_per_s_all": speeds["npcomp"],
-              "epoch_seconds": len(train) / speed,
-              "test_eval_s": test_time, "test_eval_s_all": eval_times,
-              "test_sentences": len(test), "test_eval_gflop": eval_flops / 1e9,
-              "test_eval_product_floor_s": eval_flops / 1e9 / machine_gflops,
-              "epoch_gflop": epoch_flops / 1e9, "achieved_gflops": achieved,
-              "fraction_of_machine": achieved / machine_gflops}
-    print(f"{np.dtype(dtype).name}: {speed:7.0f} training sentences/s (epoch "
-          f"{len(train) / speed:5.1f} s{_spread(speeds['npcomp'])}), test eval {test_time:5.2f} s "
-          f"(best of 3) for {len(test)} sentences, whose {eval_flops / 1e9:.1f} GFLOP of "
-          f"products alone take {eval_flops / 1e9 / machine_gflops:.2f} s at the measured "
-          f"rate; {epoch_flops / 1e9:6.1f} GFLOP/epoch at "
-          f"{achieved:5.1f} GFLOP/s = {100 * record['fraction_of_machine']:4.1f}% of the "
-          f"measured matrix product")
+    record = {
+        "train_sentences_per_s": speed,
+        "train_sentences_per_s_all": speeds["npcomp"],
+        "epoch_seconds": len(train) / speed,
+        "test_eval_s": test_time,
+        "test_eval_s_all": eval_times,
+        "test_sentences": len(test),
+        "test_eval_gflop": eval_flops / 1e9,
+        "test_eval_product_floor_s": eval_flops / 1e9 / machine_gflops,
+        "epoch_gflop": epoch_flops / 1e9,
+        "achieved_gflops": achieved,
+        "fraction_of_machine": achieved / machine_gflops,
+    }
+    print(
+        f"{np.dtype(dtype).name}: {speed:7.0f} training sentences/s (epoch "
+        f"{len(train) / speed:5.1f} s{_spread(speeds['npcomp'])}), test eval {test_time:5.2f} s "
+        f"(best of 3) for {len(test)} sentences, whose {eval_flops / 1e9:.1f} GFLOP of "
+        f"products alone take {eval_flops / 1e9 / machine_gflops:.2f} s at the measured "
+        f"rate; {epoch_flops / 1e9:6.1f} GFLOP/epoch at "
+        f"{achieved:5.1f} GFLOP/s = {100 * record['fraction_of_machine']:4.1f}% of the "
+        f"measured matrix product"
+    )
     if "products" in speeds:
         record.update(_products_alone(speeds, record["fraction_of_machine"]))
     if "npcomp_1" in speeds:
@@ -235,16 +301,22 @@ def _products_alone(speeds: dict, fraction_of_machine: float) -> dict:
     each = [step / products for step, products in zip(speeds["npcomp"], speeds["products"])]
     time_share = statistics.median(each)
     ceiling = fraction_of_machine / time_share
-    print(f"  its matrix products alone, replayed at the step's shapes, epochs alternating: "
-          f"{statistics.median(speeds['products']):7.0f} sentences/s{_spread(speeds['products'])}; "
-          f"{100 * time_share:.1f}% of the step's time ({', '.join(f'{100 * r:.1f}' for r in each)})"
-          f": a step of nothing else would run at {100 * ceiling:.1f}% of the measured matrix "
-          f"product")
-    return {"products_alone": {"sentences_per_s": statistics.median(speeds["products"]),
-                               "sentences_per_s_all": speeds["products"],
-                               "share_of_step_time": time_share,
-                               "share_of_step_time_all": each,
-                               "fraction_of_machine": ceiling}}
+    print(
+        f"  its matrix products alone, replayed at the step's shapes, epochs alternating: "
+        f"{statistics.median(speeds['products']):7.0f} sentences/s{_spread(speeds['products'])}; "
+        f"{100 * time_share:.1f}% of the step's time ({', '.join(f'{100 * r:.1f}' for r in each)})"
+        f": a step of nothing else would run at {100 * ceiling:.1f}% of the measured matrix "
+        f"product"
+    )
+    return {
+        "products_alone": {
+            "sentences_per_s": statistics.median(speeds["products"]),
+            "sentences_per_s_all": speeds["products"],
+            "share_of_step_time": time_share,
+            "share_of_step_time_all": each,
+            "fraction_of_machine": ceiling,
+        }
+    }
 
 
 # the target of 2 threads over one (docs/SPEED.md, "The Constituency Tree-LSTM
@@ -259,26 +331,36 @@ def _thread_scaling(speeds: dict, threads: int, processes: bool) -> dict:
     each = [many / one for many, one in zip(speeds["npcomp"], speeds["npcomp_1"])]
     speed_up = statistics.median(each)
     helpers = "processes" if processes else "threads"
-    print(f"  the same run on 1 thread, epochs alternating: "
-          f"{statistics.median(speeds['npcomp_1']):7.0f} training sentences/s"
-          f"{_spread(speeds['npcomp_1'])}; {threads} threads ({threads - 1} helper "
-          f"{helpers}) / 1: {speed_up:.2f}x ({', '.join(f'{ratio:.2f}' for ratio in each)})"
-          + (f", target {SCALING_TARGET}x {'met' if speed_up >= SCALING_TARGET else 'not met'}"
-             if threads == 2 else ""))
-    record = {"one_thread": {"train_sentences_per_s": statistics.median(speeds["npcomp_1"]),
-                             "train_sentences_per_s_all": speeds["npcomp_1"]},
-              "thread_speed_up": speed_up, "thread_speed_up_all": each, "helpers": helpers}
+    print(
+        f"  the same run on 1 thread, epochs alternating: "
+        f"{statistics.median(speeds['npcomp_1']):7.0f} training sentences/s"
+        f"{_spread(speeds['npcomp_1'])}; {threads} threads ({threads - 1} helper "
+        f"{helpers}) / 1: {speed_up:.2f}x ({', '.join(f'{ratio:.2f}' for ratio in each)})"
+        + (f", target {SCALING_TARGET}x {'met' if speed_up >= SCALING_TARGET else 'not met'}" if threads == 2 else "")
+    )
+    record = {
+        "one_thread": {
+            "train_sentences_per_s": statistics.median(speeds["npcomp_1"]),
+            "train_sentences_per_s_all": speeds["npcomp_1"],
+        },
+        "thread_speed_up": speed_up,
+        "thread_speed_up_all": each,
+        "helpers": helpers,
+    }
     if processes:
-        on_threads = [many / one for many, one in zip(speeds["npcomp_threads"],
-                                                      speeds["npcomp_1"])]
-        print(f"  on {threads - 1} helper thread(s) instead of processes: "
-              f"{statistics.median(speeds['npcomp_threads']):7.0f} training sentences/s"
-              f"{_spread(speeds['npcomp_threads'])}; / 1 thread: "
-              f"{statistics.median(on_threads):.2f}x")
+        on_threads = [many / one for many, one in zip(speeds["npcomp_threads"], speeds["npcomp_1"])]
+        print(
+            f"  on {threads - 1} helper thread(s) instead of processes: "
+            f"{statistics.median(speeds['npcomp_threads']):7.0f} training sentences/s"
+            f"{_spread(speeds['npcomp_threads'])}; / 1 thread: "
+            f"{statistics.median(on_threads):.2f}x"
+        )
         record["helper_threads"] = {
             "train_sentences_per_s": statistics.median(speeds["npcomp_threads"]),
             "train_sentences_per_s_all": speeds["npcomp_threads"],
-            "speed_up": statistics.median(on_threads), "speed_up_all": on_threads}
+            "speed_up": statistics.median(on_threads),
+            "speed_up_all": on_threads,
+        }
     return record
 
 
@@ -288,22 +370,33 @@ def _baseline_records(speeds: dict, baselines: dict) -> dict:
     records = {}
     if "torch" in baselines:
         baseline = baselines["torch"]
-        records["torch"] = _compared(speeds["npcomp"], speeds["torch"], baseline["version"],
-                                     loss_relative_difference=baseline["loss_difference"])
-        print(f"  PyTorch {baseline['version']} level-batched, same minibatches: "
-              f"{_speeds(records['torch'], 'training sentences')} (loss on one forest within "
-              f"{baseline['loss_difference']:.1e} of npcomp's); npcomp / PyTorch, "
-              f"{_ratios(records['torch'])}")
+        records["torch"] = _compared(
+            speeds["npcomp"], speeds["torch"], baseline["version"], loss_relative_difference=baseline["loss_difference"]
+        )
+        print(
+            f"  PyTorch {baseline['version']} level-batched, same minibatches: "
+            f"{_speeds(records['torch'], 'training sentences')} (loss on one forest within "
+            f"{baseline['loss_difference']:.1e} of npcomp's); npcomp / PyTorch, "
+            f"{_ratios(records['torch'])}"
+        )
     if "dynet" in baselines:
         baseline = baselines["dynet"]
         eval_times = best_of_3(baseline["evaluate"])
-        records["dynet"] = _compared(speeds["npcomp"], speeds["dynet"], baseline["version"],
-                                     threads=1, check=baseline["check"],
-                                     test_eval_s=min(eval_times), test_eval_s_all=eval_times)
-        print(f"  DyNet {baseline['version']} node by node, autobatching, one thread, same "
-              f"minibatches: {_speeds(records['dynet'], 'training sentences')} "
-              f"({_checked(baseline['check'])}), test eval {min(eval_times):5.2f} s "
-              f"(best of 3); npcomp / DyNet, {_ratios(records['dynet'])}")
+        records["dynet"] = _compared(
+            speeds["npcomp"],
+            speeds["dynet"],
+            baseline["version"],
+            threads=1,
+            check=baseline["check"],
+            test_eval_s=min(eval_times),
+            test_eval_s_all=eval_times,
+        )
+        print(
+            f"  DyNet {baseline['version']} node by node, autobatching, one thread, same "
+            f"minibatches: {_speeds(records['dynet'], 'training sentences')} "
+            f"({_checked(baseline['check'])}), test eval {min(eval_times):5.2f} s "
+            f"(best of 3); npcomp / DyNet, {_ratios(records['dynet'])}"
+        )
     return records
 
 
@@ -320,16 +413,15 @@ def sick(args, helpers, dynet) -> dict | None:
     from npcomp.training.shards import ShardedGradient
 
     if not (Path(args.data_dir) / "sick" / "train").is_dir():
-        print(f"SICK skipped: no {Path(args.data_dir) / 'sick' / 'train'} "
-              "(npcomp download sick, or --pairs 0)")
+        print(f"SICK skipped: no {Path(args.data_dir) / 'sick' / 'train'} (npcomp download sick, or --pairs 0)")
         return None
-    pairs = load_task("sick", args.data_dir, structure="dependency",
-                      splits=("train",)).splits["train"]
+    pairs = load_task("sick", args.data_dir, structure="dependency", splits=("train",)).splits["train"]
     vocab = Vocabulary.from_trees(tree for pair in pairs for tree in (pair.tree_a, pair.tree_b))
     train = encode_split(pairs, vocab)
     rng = np.random.default_rng(1)
-    model = PairModel(make_cell("treelstm-childsum", INPUT_DIM, HIDDEN_DIM), len(vocab),
-                      INPUT_DIM, hidden_dim=SIMILARITY_DIM)
+    model = PairModel(
+        make_cell("treelstm-childsum", INPUT_DIM, HIDDEN_DIM), len(vocab), INPUT_DIM, hidden_dim=SIMILARITY_DIM
+    )
     params = initial_parameters(model, rng, np.float32)
     optimizer = adagrad(model, LR, LR, np.float32)
     order, batches = minibatches(rng, len(train), args.pairs, BATCH_SIZE)
@@ -343,8 +435,7 @@ def sick(args, helpers, dynet) -> dict | None:
     def step(indices):
         # the buffers are zero where it matters, as in npcomp train: the step
         # and the line below zero what it consumed
-        _, rows = sharded.loss_and_gradient(params, sharded.shards_of(params, train, indices),
-                                            l2=L2)
+        _, rows = sharded.loss_and_gradient(params, sharded.shards_of(params, train, indices), l2=L2)
         optimizer.step(params.flat, grads.flat, None)  # the word vectors stay fixed
         grads["embedding"][rows] = 0.0
 
@@ -358,35 +449,45 @@ def sick(args, helpers, dynet) -> dict | None:
     finally:
         sharded.close()
     speed = statistics.median(speeds["npcomp"])
-    record = {"pairs": len(order), "train_pairs_per_s": speed,
-              "train_pairs_per_s_all": speeds["npcomp"]}
-    print(f"SICK, Child-Sum Tree-LSTM over dependency parses, float32, {len(order)} training "
-          f"pairs: {speed:7.0f} training pairs/s{_spread(speeds['npcomp'])}")
+    record = {"pairs": len(order), "train_pairs_per_s": speed, "train_pairs_per_s_all": speeds["npcomp"]}
+    print(
+        f"SICK, Child-Sum Tree-LSTM over dependency parses, float32, {len(order)} training "
+        f"pairs: {speed:7.0f} training pairs/s{_spread(speeds['npcomp'])}"
+    )
     if dynet is not None:
-        record["dynet"] = _compared(speeds["npcomp"], speeds["dynet"], baseline["version"],
-                                    unit="pairs", threads=1, check=baseline["check"])
-        print(f"  DyNet {baseline['version']} node by node, autobatching, one thread, same "
-              f"minibatches: {_speeds(record['dynet'], 'training pairs', 'pairs')} "
-              f"({_checked(baseline['check'])}); npcomp / DyNet, {_ratios(record['dynet'])}")
+        record["dynet"] = _compared(
+            speeds["npcomp"], speeds["dynet"], baseline["version"], unit="pairs", threads=1, check=baseline["check"]
+        )
+        print(
+            f"  DyNet {baseline['version']} node by node, autobatching, one thread, same "
+            f"minibatches: {_speeds(record['dynet'], 'training pairs', 'pairs')} "
+            f"({_checked(baseline['check'])}); npcomp / DyNet, {_ratios(record['dynet'])}"
+        )
     return record
 
 
 def _compared(ours: list, theirs: list, version: str, unit: str = "sentences", **extra) -> dict:
     """A baseline's record: its speeds and npcomp's ratio, round by round."""
     median, each = ratios(ours, theirs)
-    return {"version": version, f"train_{unit}_per_s": statistics.median(theirs),
-            f"train_{unit}_per_s_all": theirs, **extra,
-            "speed_ratio": median, "speed_ratio_all": each}
+    return {
+        "version": version,
+        f"train_{unit}_per_s": statistics.median(theirs),
+        f"train_{unit}_per_s_all": theirs,
+        **extra,
+        "speed_ratio": median,
+        "speed_ratio_all": each,
+    }
 
 
 def _speeds(record: dict, what: str, unit: str = "sentences") -> str:
-    return (f"{record[f'train_{unit}_per_s']:7.0f} {what}/s"
-            f"{_spread(record[f'train_{unit}_per_s_all'])}")
+    return f"{record[f'train_{unit}_per_s']:7.0f} {what}/s{_spread(record[f'train_{unit}_per_s_all'])}"
 
 
 def _ratios(record: dict) -> str:
-    return (f"epochs side by side: {record['speed_ratio']:.2f}x "
-            f"({', '.join(f'{ratio:.2f}' for ratio in record['speed_ratio_all'])})")
+    return (
+        f"epochs side by side: {record['speed_ratio']:.2f}x "
+        f"({', '.join(f'{ratio:.2f}' for ratio in record['speed_ratio_all'])})"
+    )
 
 
 def _spread(values) -> str:
@@ -408,30 +509,32 @@ def _torch_trees(torch_cells, model, params, train, labels, batches, threads) ->
     ours, _ = model.loss_and_gradient(params, forest, params.zeros_like())
     with torch.no_grad():
         theirs = float(baseline.loss(forest))
-    step = baseline.training_step(train, labels, lr=LR, embedding_lr=EMBEDDING_LR, l2=L2,
-                                  dropout=DROPOUT)
+    step = baseline.training_step(train, labels, lr=LR, embedding_lr=EMBEDDING_LR, l2=L2, dropout=DROPOUT)
     step(batches[0])
-    return {"step": step, "version": torch.__version__,
-            "loss_difference": abs(ours - theirs) / abs(ours)}
+    return {"step": step, "version": torch.__version__, "loss_difference": abs(ours - theirs) / abs(ours)}
 
 
 def _dynet_check(dynet, model, params, batch) -> dict:
     """DyNet's loss and gradients on ``batch`` against npcomp's (the
     objective timed, lambda included); stops the benchmark if they differ."""
     from counterparts import worst_gradient
+
     check = dynet.check_against_npcomp(model, params, batch, l2=L2)
     _, gradient = worst_gradient(check)
     if not dynet.passes(check):
-        sys.exit(f"the DyNet {model.cell.name} differs from npcomp's on one minibatch: loss "
-                 f"by {check['loss_difference']:.1e} (tolerance {dynet.LOSS_TOLERANCE:.0e}), "
-                 f"gradients by {gradient:.1e} ({dynet.GRADIENT_TOLERANCE:.0e}); not timed")
-    return {"loss_relative_difference": check["loss_difference"],
-            "gradient_relative_difference": gradient}
+        sys.exit(
+            f"the DyNet {model.cell.name} differs from npcomp's on one minibatch: loss "
+            f"by {check['loss_difference']:.1e} (tolerance {dynet.LOSS_TOLERANCE:.0e}), "
+            f"gradients by {gradient:.1e} ({dynet.GRADIENT_TOLERANCE:.0e}); not timed"
+        )
+    return {"loss_relative_difference": check["loss_difference"], "gradient_relative_difference": gradient}
 
 
 def _checked(check: dict) -> str:
-    return (f"on one minibatch loss within {check['loss_relative_difference']:.1e} and "
-            f"gradients within {check['gradient_relative_difference']:.1e} of npcomp's")
+    return (
+        f"on one minibatch loss within {check['loss_relative_difference']:.1e} and "
+        f"gradients within {check['gradient_relative_difference']:.1e} of npcomp's"
+    )
 
 
 def _dynet_trees(dynet, model, params, train, labels, batches, test) -> dict:
@@ -502,11 +605,15 @@ def products_alone(params, train, batches, shards: int):
     shapes = {}
     for indices in map(np.asarray, batches):
         shapes[indices.tobytes()] = [
-            (np.unique(forest.word[forest.word >= 0]).shape[0],
-             [(start, padded_stop(start, stop)) for start, stop in forest.levels(first=1)],
-             slice(forest.n_leaves, forest.n_nodes))
-            for forest in (train.batch(indices[start:stop]) for start, stop
-                           in shard_bounds(train.node_counts(indices), shards))]
+            (
+                np.unique(forest.word[forest.word >= 0]).shape[0],
+                [(start, padded_stop(start, stop)) for start, stop in forest.levels(first=1)],
+                slice(forest.n_leaves, forest.n_nodes),
+            )
+            for forest in (
+                train.batch(indices[start:stop]) for start, stop in shard_bounds(train.node_counts(indices), shards)
+            )
+        ]
 
     def step(indices):
         for words, levels, inner in shapes[np.asarray(indices).tobytes()]:
@@ -515,7 +622,7 @@ def products_alone(params, train, batches, shards: int):
             grad_w[...] += x[:words].T @ delta_word[:words]
             for start, padded in levels:
                 np.matmul(hc[start:padded], u, out=gates[start:padded])
-                np.matmul(delta[start:padded], u_transposed, out=d_hc[:padded - start])
+                np.matmul(delta[start:padded], u_transposed, out=d_hc[: padded - start])
             grad_u[...] += hc[inner].T @ delta[inner]
 
     return step
@@ -529,6 +636,7 @@ def matmul_flops(forest, input_dim: int, hidden_dim: int, arity: int = 2) -> flo
     U's gradient: 3 products of N d by (3+N) d.  The classifier is negligible.
     """
     import numpy as np
+
     distinct_words = np.unique(forest.word[forest.word >= 0]).shape[0]
     inner = forest.n_nodes - forest.n_leaves
     leaf_flops = 2.0 * distinct_words * input_dim * 3 * hidden_dim

@@ -1,6 +1,7 @@
 """What the checks of the counterparts against npcomp share
 (test_torch_cells.py, test_dynet_cells.py): random labelled trees from
 ``gradcheck.trees``, and the line a check prints when run as a script."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -19,8 +20,7 @@ def random_trees(kind: str, rng: np.random.Generator) -> list:
     if kind == "dependency":
         return random_dependency_trees(rng, n_trees=4)
     lengths = [1, 2, 5, 7, 7, 12]
-    return [chain_tree([f"w{k}" for k in rng.integers(0, 10, size=n)],
-                       rng.integers(0, 5, size=n)) for n in lengths]
+    return [chain_tree([f"w{k}" for k in rng.integers(0, 10, size=n)], rng.integers(0, 5, size=n)) for n in lengths]
 
 
 def partly_labelled(trees: list, rng: np.random.Generator) -> list:
@@ -49,6 +49,8 @@ def check_line(ok: bool, label: str, result: dict, width: int) -> str:
     ``width``), npcomp's loss, and how far the counterpart's loss and its
     farthest gradient are from npcomp's (a ``comparison`` ``result``)."""
     worst_name, worst = worst_gradient(result)
-    return (f"{'ok  ' if ok else 'FAIL'} {label:<{width}} loss {result['loss']:.6f}, relative "
-            f"difference {result['loss_difference']:.1e}; gradients within {worst:.1e} "
-            f"({worst_name})")
+    return (
+        f"{'ok  ' if ok else 'FAIL'} {label:<{width}} loss {result['loss']:.6f}, relative "
+        f"difference {result['loss_difference']:.1e}; gradients within {worst:.1e} "
+        f"({worst_name})"
+    )

@@ -1,6 +1,7 @@
 """What the PyTorch and DyNet counterparts of npcomp's models share
 (``torch_cells.py``, ``dynet_cells.py``): the npcomp models they can copy,
 and how their loss and gradients are compared with npcomp's."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -31,5 +32,4 @@ def comparison(ours: float, theirs: float, gradients: dict, grads) -> dict:
         expected = grads[name]
         scale = max(float(np.abs(expected).max()), 1e-300)
         differences[name] = float(np.abs(value - expected).max()) / scale
-    return {"loss": ours, "loss_difference": abs(ours - theirs) / abs(ours),
-            "gradient_difference": differences}
+    return {"loss": ours, "loss_difference": abs(ours - theirs) / abs(ours), "gradient_difference": differences}

@@ -56,6 +56,7 @@ they do not clip, as npcomp does not.  DyNet computes in float32 only; the
 CPU build on PyPI (``pip install dynet38``: DyNet 2.1's sources, published
 as 2.2; not an npcomp dependency) runs on one thread.
 """
+
 from __future__ import annotations
 
 import sys
@@ -66,8 +67,10 @@ from counterparts import comparison, softmax_model_sizes
 
 if "dynet" in sys.modules:
     # dynet_config only takes effect before DyNet's first import
-    raise ImportError("dynet_cells switches DyNet's autobatching on, which must happen "
-                      "before dynet is first imported; import dynet_cells first")
+    raise ImportError(
+        "dynet_cells switches DyNet's autobatching on, which must happen "
+        "before dynet is first imported; import dynet_cells first"
+    )
 import dynet_config  # noqa: E402
 
 # autobatching on; a fixed seed for the dropout masks; the memory pools grow
@@ -86,6 +89,7 @@ GRADIENT_TOLERANCE = 2e-5
 def version() -> str:
     """The installed DyNet's version as PyPI names it, with its sources'."""
     from importlib.metadata import PackageNotFoundError, version as package_version
+
     try:
         published = package_version("dyNET38")
     except PackageNotFoundError:
@@ -103,8 +107,7 @@ class Weights:
         self.dense = self.collection.add_subcollection("weights")
         self.words = self.collection.add_subcollection("words")
         self.shapes = dict(shapes)
-        self.parameters = {name: self.dense.add_parameters(tuple(reversed(shape)))
-                           for name, shape in shapes.items()}
+        self.parameters = {name: self.dense.add_parameters(tuple(reversed(shape))) for name, shape in shapes.items()}
         self.embedding = self.words.add_lookup_parameters((vocab_size, input_dim))
 
     def expressions(self) -> dict:
@@ -119,14 +122,14 @@ class Weights:
     def load_npcomp(self, params) -> None:
         """Copies npcomp's parameters (``npcomp.params.Parameters``)."""
         for name, parameter in self.parameters.items():
-            parameter.set_value(np.ascontiguousarray(np.asarray(params[name]).T,
-                                                     dtype=np.float32))
+            parameter.set_value(np.ascontiguousarray(np.asarray(params[name]).T, dtype=np.float32))
         self.embedding.init_from_array(np.asarray(params["embedding"], dtype=np.float32))
 
     def npcomp_gradients(self) -> dict:
         """The gradients DyNet's backward left, under npcomp's names and layout."""
-        out = {name: parameter.grad_as_array().T.reshape(self.shapes[name])
-               for name, parameter in self.parameters.items()}
+        out = {
+            name: parameter.grad_as_array().T.reshape(self.shapes[name]) for name, parameter in self.parameters.items()
+        }
         out["embedding"] = self.embedding.grad_as_array()
         return out
 
@@ -142,8 +145,7 @@ class Trainer:
     def __init__(self, weights: Weights, lr: float, embedding_lr: float | None):
         self.trainers = [dy.AdagradTrainer(weights.dense, lr, ADAGRAD_EPSILON)]
         if embedding_lr is not None:
-            self.trainers.append(dy.AdagradTrainer(weights.words, embedding_lr,
-                                                   ADAGRAD_EPSILON))
+            self.trainers.append(dy.AdagradTrainer(weights.words, embedding_lr, ADAGRAD_EPSILON))
         for trainer in self.trainers:
             trainer.set_clip_threshold(0.0)  # 0 switches DyNet's clipping off
 
@@ -175,7 +177,7 @@ def _tree_states(forest, leaf_state, inner_state) -> list:
     node j from those of its children ``kids`` (the lists ``h``, ``c``)."""
     h, c = [None] * forest.n_nodes, [None] * forest.n_nodes
     leaf_states = {}
-    for j, word in enumerate(forest.word[:forest.n_leaves].tolist()):
+    for j, word in enumerate(forest.word[: forest.n_leaves].tolist()):
         if word not in leaf_states:
             leaf_states[word] = leaf_state(word)
         h[j], c[j] = leaf_states[word]
@@ -209,7 +211,7 @@ class NaryTreeLSTM(_TreeLSTM):
         expressions by npcomp name, ``word_vector`` a word's x."""
         if forest.max_children > 2:
             raise ValueError("the Constituency Tree-LSTM reads binary trees")
-        if np.any(forest.word[forest.n_leaves:] >= 0):
+        if np.any(forest.word[forest.n_leaves :] >= 0):
             raise ValueError("the Constituency Tree-LSTM reads words at its leaves only")
         d = self.hidden_dim
         W, U, b = weights["W"], weights["U"], weights["b"]
@@ -226,14 +228,15 @@ class NaryTreeLSTM(_TreeLSTM):
 
         def inner_state(j, kids, h, c):
             h_kids = [h[k] for k in kids] + [zero] * (2 - len(kids))
-            z = dy.affine_transform([inner_bias, U, dy.concatenate(h_kids)])           # (9)-(12)
+            z = dy.affine_transform([inner_bias, U, dy.concatenate(h_kids)])  # (9)-(12)
             gates = dy.logistic(z)  # one sigma over the five blocks; u's goes unused
             i, o = dy.pick_range(gates, 0, d), dy.pick_range(gates, d, 2 * d)
             u = dy.tanh(dy.pick_range(z, 2 * d, 3 * d))
-            carried = [dy.cmult(dy.pick_range(gates, (3 + slot) * d, (4 + slot) * d), c[k])
-                       for slot, k in enumerate(kids)]                                  # f_k * c_k
-            c_j = dy.esum([dy.cmult(i, u)] + carried)                                  # (13)
-            return dy.cmult(o, dy.tanh(c_j)), c_j                                      # (14)
+            carried = [
+                dy.cmult(dy.pick_range(gates, (3 + slot) * d, (4 + slot) * d), c[k]) for slot, k in enumerate(kids)
+            ]  # f_k * c_k
+            c_j = dy.esum([dy.cmult(i, u)] + carried)  # (13)
+            return dy.cmult(o, dy.tanh(c_j)), c_j  # (14)
 
         return _tree_states(forest, leaf_state, inner_state)
 
@@ -264,9 +267,10 @@ class ChildSumTreeLSTM(_TreeLSTM):
         def update(iou, carried):
             """(h, c) from the i|o|u pre-activations and the children's f_k * c_k."""
             gates = dy.logistic(dy.pick_range(iou, 0, 2 * d))
-            c = dy.esum([dy.cmult(dy.pick_range(gates, 0, d),
-                                  dy.tanh(dy.pick_range(iou, 2 * d, 3 * d)))] + carried)  # (7)
-            return dy.cmult(dy.pick_range(gates, d, 2 * d), dy.tanh(c)), c             # (8)
+            c = dy.esum(
+                [dy.cmult(dy.pick_range(gates, 0, d), dy.tanh(dy.pick_range(iou, 2 * d, 3 * d)))] + carried
+            )  # (7)
+            return dy.cmult(dy.pick_range(gates, d, 2 * d), dy.tanh(c)), c  # (8)
 
         def leaf_state(word):  # h~ = 0 and no forget gate
             if word < 0:
@@ -277,7 +281,7 @@ class ChildSumTreeLSTM(_TreeLSTM):
 
         def inner_state(j, kids, h, c):
             x_terms = node_input(words[j])
-            h_tilde = dy.esum([h[k] for k in kids])                                   # (2)
+            h_tilde = dy.esum([h[k] for k in kids])  # (2)
             # (3), (5), (6)
             iou = dy.affine_transform([dy.pick_range(x_terms, 0, 3 * d), U, h_tilde])
             x_forget = dy.pick_range(x_terms, 3 * d, 4 * d)
@@ -285,8 +289,7 @@ class ChildSumTreeLSTM(_TreeLSTM):
             # fails in the backward ("broadcasting over columns with
             # mini-batched inputs is not implemented yet") when siblings share
             # its bias term
-            carried = [dy.cmult(dy.logistic(x_forget + U_f * h[k]), c[k])
-                       for k in kids]                                                   # (4), (7)
+            carried = [dy.cmult(dy.logistic(x_forget + U_f * h[k]), c[k]) for k in kids]  # (4), (7)
             return update(iou, carried)
 
         return _tree_states(forest, leaf_state, inner_state)
@@ -294,8 +297,10 @@ class ChildSumTreeLSTM(_TreeLSTM):
 
 CELLS = {"treelstm-nary": NaryTreeLSTM, "treelstm-childsum": ChildSumTreeLSTM}
 # the options of npcomp's cells the counterparts follow only at these values
-REQUIRED = {"treelstm-nary": {"arity": 2, "inner_inputs": False, "output_gate": True},
-            "treelstm-childsum": {"output_gate": True}}
+REQUIRED = {
+    "treelstm-nary": {"arity": 2, "inner_inputs": False, "output_gate": True},
+    "treelstm-childsum": {"output_gate": True},
+}
 
 
 def counterpart_cell(npcomp_cell):
@@ -316,10 +321,8 @@ def _new_graph(weights: Weights, cell, forest, fixed_embeddings: bool) -> tuple:
     ``fixed_embeddings``)."""
     dy.renew_cg()
     expressions = weights.expressions()
-    cell_weights = {name[len("cell."):]: value for name, value in expressions.items()
-                    if name.startswith("cell.")}
-    return expressions, cell.states(cell_weights, forest,
-                                    _word_vectors(weights.embedding, fixed_embeddings))
+    cell_weights = {name[len("cell.") :]: value for name, value in expressions.items() if name.startswith("cell.")}
+    return expressions, cell.states(cell_weights, forest, _word_vectors(weights.embedding, fixed_embeddings))
 
 
 class DynetTreeModel:
@@ -350,8 +353,7 @@ class DynetTreeModel:
         losses = []
         for j in np.flatnonzero(forest.label >= 0).tolist():
             inputs = dy.dropout(h[j], dropout) if dropout > 0.0 else h[j]
-            losses.append(dy.pickneglogsoftmax(dy.affine_transform([b_s, W_s, inputs]),
-                                               int(forest.label[j])))
+            losses.append(dy.pickneglogsoftmax(dy.affine_transform([b_s, W_s, inputs]), int(forest.label[j])))
         loss = dy.esum(losses) / forest.n_trees
         if l2 > 0.0:
             loss = loss + self.weights.squared_norm(weights) * (0.5 * l2)
@@ -380,23 +382,36 @@ class DynetPairModel:
     similarity head: npcomp's ``PairModel``.  ``fixed_embeddings`` keeps the
     word vectors fixed (Tai et al. on SICK): no gradient reaches the table."""
 
-    def __init__(self, cell, vocab_size: int, input_dim: int, hidden_dim: int,
-                 n_classes: int, fixed_embeddings: bool = True):
+    def __init__(
+        self, cell, vocab_size: int, input_dim: int, hidden_dim: int, n_classes: int, fixed_embeddings: bool = True
+    ):
         self.cell = cell
         self.n_classes = n_classes
         self.fixed_embeddings = fixed_embeddings
         d = cell.output_dim
         shapes = {"cell." + name: shape for name, shape in cell.parameter_shapes().items()}
-        shapes.update({"similarity.W_times": (d, hidden_dim), "similarity.W_plus": (d, hidden_dim),
-                       "similarity.b_h": (hidden_dim,), "similarity.W_p": (hidden_dim, n_classes),
-                       "similarity.b_p": (n_classes,)})
+        shapes.update(
+            {
+                "similarity.W_times": (d, hidden_dim),
+                "similarity.W_plus": (d, hidden_dim),
+                "similarity.b_h": (hidden_dim,),
+                "similarity.W_p": (hidden_dim, n_classes),
+                "similarity.b_p": (n_classes,),
+            }
+        )
         self.weights = Weights(shapes, vocab_size, input_dim)
 
     @classmethod
     def of(cls, model, fixed_embeddings: bool = True) -> "DynetPairModel":
         """The counterpart of an npcomp ``PairModel``."""
-        return cls(counterpart_cell(model.cell), model.vocab_size, model.embedding_dim,
-                   model.head.hidden_dim, model.n_classes, fixed_embeddings)
+        return cls(
+            counterpart_cell(model.cell),
+            model.vocab_size,
+            model.embedding_dim,
+            model.head.hidden_dim,
+            model.n_classes,
+            fixed_embeddings,
+        )
 
     def loss(self, batch, l2: float = 0.0) -> dy.Expression:
         """J of a ``PairBatch`` (left sentences first, then their partners) on
@@ -411,12 +426,20 @@ class DynetPairModel:
         entropy = float(np.sum(target[target > 0.0] * np.log(target[target > 0.0])))
         for k in range(pairs):
             h_left, h_right = h[roots[k]], h[roots[pairs + k]]
-            h_s = dy.logistic(dy.affine_transform([
-                weights["similarity.b_h"], weights["similarity.W_times"],
-                dy.cmult(h_left, h_right), weights["similarity.W_plus"],
-                dy.abs(h_left - h_right)]))                                   # (15a)-(15c)
-            log_p_hat = dy.log_softmax(dy.affine_transform(
-                [weights["similarity.b_p"], weights["similarity.W_p"], h_s]))  # (15d)
+            h_s = dy.logistic(
+                dy.affine_transform(
+                    [
+                        weights["similarity.b_h"],
+                        weights["similarity.W_times"],
+                        dy.cmult(h_left, h_right),
+                        weights["similarity.W_plus"],
+                        dy.abs(h_left - h_right),
+                    ]
+                )
+            )  # (15a)-(15c)
+            log_p_hat = dy.log_softmax(
+                dy.affine_transform([weights["similarity.b_p"], weights["similarity.W_p"], h_s])
+            )  # (15d)
             losses.append(-dy.dot_product(dy.inputTensor(target[k]), log_p_hat))
         loss = (dy.esum(losses) + entropy) / pairs
         if l2 > 0.0:
@@ -458,5 +481,6 @@ def check_against_npcomp(model, params, batch, l2: float = 0.0) -> dict:
 
 def passes(result: dict) -> bool:
     """Whether a ``compare`` result is within the tolerances."""
-    return (result["loss_difference"] < LOSS_TOLERANCE
-            and max(result["gradient_difference"].values()) < GRADIENT_TOLERANCE)
+    return (
+        result["loss_difference"] < LOSS_TOLERANCE and max(result["gradient_difference"].values()) < GRADIENT_TOLERANCE
+    )

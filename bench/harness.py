@@ -5,6 +5,7 @@ by side, the machine's matrix-product rate, and the results file.
 
 The benchmarks import this before NumPy: nothing here loads it at import.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -22,13 +23,16 @@ BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THR
 # options and the process
 # ---------------------------------------------------------------------------
 
+
 def option_parser(doc: str) -> argparse.ArgumentParser:
     """A benchmark's option parser, described by the first paragraph of its
     docstring ``doc``, with ``--data-dir``: $NPCOMP_DATA, else the shared
     data beside the checkout (../shared/data)."""
     parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
-    parser.add_argument("--data-dir", default=os.environ.get(
-        "NPCOMP_DATA", str(Path(__file__).resolve().parents[2] / "shared" / "data")))
+    parser.add_argument(
+        "--data-dir",
+        default=os.environ.get("NPCOMP_DATA", str(Path(__file__).resolve().parents[2] / "shared" / "data")),
+    )
     return parser
 
 
@@ -41,9 +45,13 @@ def add_shards_option(parser: argparse.ArgumentParser) -> None:
     """``--shards S``: the shards of an npcomp minibatch (default: npcomp
     train's)."""
     from npcomp.configuration.options import OPTIONS
-    parser.add_argument("--shards", type=int, default=OPTIONS["shards"].default,
-                        help="shards of an npcomp minibatch (default: npcomp train's, "
-                        f"{OPTIONS['shards'].default})")
+
+    parser.add_argument(
+        "--shards",
+        type=int,
+        default=OPTIONS["shards"].default,
+        help=f"shards of an npcomp minibatch (default: npcomp train's, {OPTIONS['shards'].default})",
+    )
 
 
 def parse_options(parser: argparse.ArgumentParser, argv) -> argparse.Namespace:
@@ -63,6 +71,7 @@ def set_up_process(override_blas_threads: bool = False) -> None:
         else:
             os.environ.setdefault(variable, "1")
     from npcomp.training.memory import retain_freed_memory
+
     retain_freed_memory()
 
 
@@ -87,6 +96,7 @@ def write_results(path: str | None, results: dict) -> None:
 # data, starting weights, training
 # ---------------------------------------------------------------------------
 
+
 def load_sst(data_dir: str, **load_options) -> tuple:
     """The SST (``load_task``'s options), the vocabulary of all its splits,
     and its training split encoded: (task, vocabulary, train)."""
@@ -103,14 +113,13 @@ def minibatches(rng, n_sentences: int, count: int, batch_size: int) -> tuple:
     """``count`` of ``n_sentences`` sentences drawn by ``rng`` in random
     order, cut into minibatches of ``batch_size``: (order, batches)."""
     order = rng.permutation(n_sentences)[:count]
-    return order, [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
+    return order, [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
 
 
 def initial_parameters(model, rng, dtype):
     """``model``'s starting parameters in ``dtype``: npcomp's initialisation,
     the word vectors uniform in [-0.05, 0.05)."""
-    return model.new_parameters(
-        rng, rng.uniform(-0.05, 0.05, (model.vocab_size, model.embedding_dim)), dtype=dtype)
+    return model.new_parameters(rng, rng.uniform(-0.05, 0.05, (model.vocab_size, model.embedding_dim)), dtype=dtype)
 
 
 def adagrad(model, lr: float, embedding_lr: float, dtype, rule=None):
@@ -119,10 +128,15 @@ def adagrad(model, lr: float, embedding_lr: float, dtype, rule=None):
     of the same signature than npcomp's ``AdaGrad``."""
     from npcomp.training.optimizers import AdaGrad
 
-    return (rule or AdaGrad)(size=model.layout.size, dense_size=model.dense_size,
-                             embedding_offset=model.layout["embedding"].offset,
-                             embedding_dim=model.embedding_dim, lr=lr,
-                             embedding_lr=embedding_lr, dtype=dtype)
+    return (rule or AdaGrad)(
+        size=model.layout.size,
+        dense_size=model.dense_size,
+        embedding_offset=model.layout["embedding"].offset,
+        embedding_dim=model.embedding_dim,
+        lr=lr,
+        embedding_lr=embedding_lr,
+        dtype=dtype,
+    )
 
 
 def as_npcomp_trains(params, shards: int, threads: int) -> tuple:
@@ -135,9 +149,20 @@ def as_npcomp_trains(params, shards: int, threads: int) -> tuple:
     return (share(params) if processes else params), processes
 
 
-def training_step(model, params, optimizer, split, labels, shards: int = 1, helpers=None,
-                  rng=None, dropout: float = 0.0, l2: float = 0.0, threads: int = 1,
-                  processes: bool = False):
+def training_step(
+    model,
+    params,
+    optimizer,
+    split,
+    labels,
+    shards: int = 1,
+    helpers=None,
+    rng=None,
+    dropout: float = 0.0,
+    l2: float = 0.0,
+    threads: int = 1,
+    processes: bool = False,
+):
     """step(indices, following=None): one training step of ``model`` on
     ``split``'s sentences ``indices`` labelled by ``labels``, as ``npcomp
     train`` takes it (forest building, forward and backward in ``shards``
@@ -159,7 +184,7 @@ def training_step(model, params, optimizer, split, labels, shards: int = 1, help
     grads = sharded.grads
     labelled = EncodedSplit(split.trees, split.words, labels)
 
-    ahead = []   # (indices, shards) of the minibatch the step before cut
+    ahead = []  # (indices, shards) of the minibatch the step before cut
 
     def step(indices, following=None):
         cut = ahead.pop() if ahead else (None, None)
@@ -168,12 +193,14 @@ def training_step(model, params, optimizer, split, labels, shards: int = 1, help
             parts = sharded.shards_of(params, labelled, indices, rng, dropout=dropout)
 
         def cut_the_next():
-            ahead.append((following, sharded.shards_of(params, labelled, following, rng,
-                                                        dropout=dropout)))
+            ahead.append((following, sharded.shards_of(params, labelled, following, rng, dropout=dropout)))
+
         # the buffers are zero where it matters: the step zeroes what it consumed
-        _, rows = sharded.loss_and_gradient(params, parts, l2=l2, meanwhile=(
-            None if following is None else cut_the_next))
+        _, rows = sharded.loss_and_gradient(
+            params, parts, l2=l2, meanwhile=(None if following is None else cut_the_next)
+        )
         optimizer.step(params.flat, grads.flat, rows)
+
     step.close = sharded.close
     step.looks_ahead = True
     return step
@@ -182,6 +209,7 @@ def training_step(model, params, optimizer, split, labels, shards: int = 1, help
 # ---------------------------------------------------------------------------
 # timing
 # ---------------------------------------------------------------------------
+
 
 def timed(step, batches) -> float:
     """Seconds ``step`` takes over ``batches``, one call each (with the next
@@ -227,6 +255,7 @@ def matmul_throughput(np, threads: int, size: int = 256, seconds: float = 1.0) -
     """GFLOP/s of ``threads`` concurrent single-threaded products of two
     ``size`` x ``size`` matrices: what the machine's cores deliver to BLAS."""
     from concurrent.futures import ThreadPoolExecutor
+
     out = {}
     with ThreadPoolExecutor(threads) as pool:
         for name in ("float32", "float64"):
@@ -244,5 +273,5 @@ def matmul_throughput(np, threads: int, size: int = 256, seconds: float = 1.0) -
 
             tick = time.perf_counter()
             total = sum(pool.map(work, range(threads)))
-            out[name] = 2.0 * size ** 3 * total / (time.perf_counter() - tick) / 1e9
+            out[name] = 2.0 * size**3 * total / (time.perf_counter() - tick) / 1e9
     return out

@@ -36,6 +36,7 @@ did, not what the machine did for others, but a machine busy with other
 work still slows it (caches, memory bandwidth): compare counts taken on
 the same machine in the same state.  A benchmark, not a test.
 """
+
 from __future__ import annotations
 
 import cProfile
@@ -43,25 +44,33 @@ import pstats
 import sys
 import time
 
-from harness import (adagrad, initial_parameters, load_sst, minibatches, option_parser,
-                     parse_options, set_up_process, training_step, write_results)
+from harness import (
+    adagrad,
+    initial_parameters,
+    load_sst,
+    minibatches,
+    option_parser,
+    parse_options,
+    set_up_process,
+    training_step,
+    write_results,
+)
 
 from bench_torch_cells import BATCH_SIZE, EMBEDDING_LR, L2, LR, OPTIONS, settings
 
-DIM = 100   # d = d_x of every cell but treelstm-nary, as bench_torch_cells.py's default
+DIM = 100  # d = d_x of every cell but treelstm-nary, as bench_torch_cells.py's default
 # a function the cell's forward pass calls once per level
 LEVEL_FUNCTIONS = {"treelstm-nary": "rows_forward", "rntn": "_gather_features"}
 
 
 def main(argv=None) -> int:
     parser = option_parser(__doc__)
-    parser.add_argument("--minibatches", type=int, default=300,
-                        help="minibatches per run (default 300)")
-    parser.add_argument("--shards", default="1,2",
-                        help="shard counts, comma-separated (default 1,2)")
+    parser.add_argument("--minibatches", type=int, default=300, help="minibatches per run (default 300)")
+    parser.add_argument("--shards", default="1,2", help="shard counts, comma-separated (default 1,2)")
     parser.add_argument("--model", default="treelstm-nary")
-    parser.add_argument("--top", type=int, default=15,
-                        help="functions listed per count, by their own time (default 15)")
+    parser.add_argument(
+        "--top", type=int, default=15, help="functions listed per count, by their own time (default 15)"
+    )
     args = parse_options(parser, argv)
     set_up_process(override_blas_threads=True)
 
@@ -69,21 +78,23 @@ def main(argv=None) -> int:
 
     _, vocab, train = load_sst(args.data_dir)
     labels = [tree.label for tree in train.trees]
-    _, batches = minibatches(np.random.default_rng(1), len(train),
-                             args.minibatches * BATCH_SIZE, BATCH_SIZE)
+    _, batches = minibatches(np.random.default_rng(1), len(train), args.minibatches * BATCH_SIZE, BATCH_SIZE)
     setting = settings(args.model, DIM)
-    print(f"{args.model}, {len(batches)} SST minibatches of {BATCH_SIZE}, "
-          f"d = {setting['hidden_dim']}, d_x = {setting['input_dim']}, "
-          f"dropout {setting['dropout']}, float32, one thread")
+    print(
+        f"{args.model}, {len(batches)} SST minibatches of {BATCH_SIZE}, "
+        f"d = {setting['hidden_dim']}, d_x = {setting['input_dim']}, "
+        f"dropout {setting['dropout']}, float32, one thread"
+    )
     results = {"model": args.model, "minibatches": len(batches), "shards": {}}
     for shards in (int(count) for count in args.shards.split(",")):
-        record = profile(args.model, setting, shards, len(vocab), train, labels, batches,
-                         args.top)
+        record = profile(args.model, setting, shards, len(vocab), train, labels, batches, args.top)
         results["shards"][str(shards)] = record
     results["level_us"] = level_cost(args.model)
-    print(f"\na level with next to no arithmetic (d = 2, 25 nodes): "
-          f"{results['level_us']['forward']:.1f} us forward, "
-          f"{results['level_us']['backward']:.1f} us backward (CPU)")
+    print(
+        f"\na level with next to no arithmetic (d = 2, 25 nodes): "
+        f"{results['level_us']['forward']:.1f} us forward, "
+        f"{results['level_us']['backward']:.1f} us backward (CPU)"
+    )
     write_results(args.json, results)
     return 0
 
@@ -121,8 +132,7 @@ def level_cost(model_name: str, trees: int = 25, words: int = 40, rounds: int = 
     return {name: 1e6 * seconds / levels for name, seconds in best.items()}
 
 
-def profile(model_name: str, setting: dict, shards: int, vocab_size: int, train, labels,
-            batches, top: int) -> dict:
+def profile(model_name: str, setting: dict, shards: int, vocab_size: int, train, labels, batches, top: int) -> dict:
     """CPU per step (unprofiled), then the calls of the same steps under cProfile."""
     import numpy as np
 
@@ -136,11 +146,19 @@ def profile(model_name: str, setting: dict, shards: int, vocab_size: int, train,
 
     def fresh_step():
         params = start.copy()
-        return training_step(model, params, adagrad(model, LR, EMBEDDING_LR, np.float32),
-                             train, labels, shards=shards, rng=np.random.default_rng(2),
-                             dropout=setting["dropout"], l2=L2)
+        return training_step(
+            model,
+            params,
+            adagrad(model, LR, EMBEDDING_LR, np.float32),
+            train,
+            labels,
+            shards=shards,
+            rng=np.random.default_rng(2),
+            dropout=setting["dropout"],
+            l2=L2,
+        )
 
-    fresh_step()(batches[0])   # compile or load the kernels
+    fresh_step()(batches[0])  # compile or load the kernels
     step = fresh_step()
     tick, wall = time.process_time(), time.perf_counter()
     for indices in batches:
@@ -156,13 +174,16 @@ def profile(model_name: str, setting: dict, shards: int, vocab_size: int, train,
     profiler.disable()
     stats = pstats.Stats(profiler)
     steps = len(batches)
-    levels = sum(entry[1] for (_, _, name), entry in stats.stats.items()
-                 if name == LEVEL_FUNCTIONS.get(model_name)) / steps
+    levels = (
+        sum(entry[1] for (_, _, name), entry in stats.stats.items() if name == LEVEL_FUNCTIONS.get(model_name)) / steps
+    )
     calls = stats.total_calls / steps
     per_level = calls / levels if levels else None
-    counted = (f"{levels:.1f} levels a step, {calls:.0f} Python calls a step, "
-               f"{per_level:.1f} a level" if levels else
-               f"{calls:.0f} Python calls a step (levels not counted for {model_name})")
+    counted = (
+        f"{levels:.1f} levels a step, {calls:.0f} Python calls a step, {per_level:.1f} a level"
+        if levels
+        else f"{calls:.0f} Python calls a step (levels not counted for {model_name})"
+    )
     print(f"\nshards {shards}: {cpu_ms:.1f} ms CPU a step ({wall_ms:.1f} ms wall); {counted}")
     print(f"  {'own s':>7} {'calls/step':>10}  function")
     own = sorted(stats.stats.items(), key=lambda item: item[1][2], reverse=True)[:top]
@@ -171,9 +192,14 @@ def profile(model_name: str, setting: dict, shards: int, vocab_size: int, train,
         where = f"{path.rsplit('/', 2)[-1] if '/' in path else path}:{line}({name})"
         print(f"  {tottime:7.3f} {ncalls / steps:10.1f}  {where}")
         listed.append({"function": where, "own_s": tottime, "calls_per_step": ncalls / steps})
-    return {"cpu_ms_per_step": cpu_ms, "wall_ms_per_step": wall_ms, "levels_per_step": levels,
-            "calls_per_step": calls, "calls_per_level": per_level,
-            "top": listed}
+    return {
+        "cpu_ms_per_step": cpu_ms,
+        "wall_ms_per_step": wall_ms,
+        "levels_per_step": levels,
+        "calls_per_step": calls,
+        "calls_per_level": per_level,
+        "top": listed,
+    }
 
 
 if __name__ == "__main__":

@@ -47,33 +47,51 @@ gradients and the optimiser's state (``step.train_step``) are not part
 of the step timed here.  A benchmark, not a test: run it with nothing else
 running.
 """
+
 from __future__ import annotations
 
 import statistics
 import sys
 import time
 
-from harness import (adagrad, as_npcomp_trains, initial_parameters, load_sst, minibatches,
-                     option_parser, parse_options, set_up_process, training_step,
-                     write_results)
+from harness import (
+    adagrad,
+    as_npcomp_trains,
+    initial_parameters,
+    load_sst,
+    minibatches,
+    option_parser,
+    parse_options,
+    set_up_process,
+    training_step,
+    write_results,
+)
 
 from bench_torch_cells import BATCH_SIZE, EMBEDDING_LR, L2, LR, OPTIONS, settings
 
-DIM = 100   # d = d_x of every cell but treelstm-nary, as bench_torch_cells.py's default
-PARTS = ("cutting into shards", "sending shard 1", "computing shard 0",
-         "waiting for shard 1", "summing the gradients", "the optimiser's update")
-HELPER = "the helper's shard 1"   # its pass, timed in the helper process
+DIM = 100  # d = d_x of every cell but treelstm-nary, as bench_torch_cells.py's default
+PARTS = (
+    "cutting into shards",
+    "sending shard 1",
+    "computing shard 0",
+    "waiting for shard 1",
+    "summing the gradients",
+    "the optimiser's update",
+)
+HELPER = "the helper's shard 1"  # its pass, timed in the helper process
 
 
 def main(argv=None) -> int:
     parser = option_parser(__doc__)
-    parser.add_argument("--minibatches", type=int, default=200,
-                        help="minibatches timed per round (default 200)")
+    parser.add_argument("--minibatches", type=int, default=200, help="minibatches timed per round (default 200)")
     parser.add_argument("--rounds", type=int, default=2, help="rounds (default 2)")
     parser.add_argument("--model", default="treelstm-nary")
-    parser.add_argument("--without-look-ahead", action="store_true",
-                        help="each round also times the same steps cutting each minibatch in "
-                             "its own step, not during the step before (alternating)")
+    parser.add_argument(
+        "--without-look-ahead",
+        action="store_true",
+        help="each round also times the same steps cutting each minibatch in "
+        "its own step, not during the step before (alternating)",
+    )
     args = parse_options(parser, argv)
     set_up_process(override_blas_threads=True)
 
@@ -88,30 +106,40 @@ def main(argv=None) -> int:
         return 1
     _, vocab, train = load_sst(args.data_dir)
     labels = [tree.label for tree in train.trees]
-    _, batches = minibatches(np.random.default_rng(1), len(train),
-                             (args.minibatches + 1) * BATCH_SIZE, BATCH_SIZE)
+    _, batches = minibatches(np.random.default_rng(1), len(train), (args.minibatches + 1) * BATCH_SIZE, BATCH_SIZE)
     setting = settings(args.model, DIM)
-    cell = make_cell(args.model, setting["input_dim"], setting["hidden_dim"],
-                     **OPTIONS.get(args.model, {}))
+    cell = make_cell(args.model, setting["input_dim"], setting["hidden_dim"], **OPTIONS.get(args.model, {}))
     model = TreeModel(cell, 5, len(vocab), setting["input_dim"])
     start = initial_parameters(model, np.random.default_rng(1), np.float32)
-    print(f"{args.model}, {len(batches) - 1} SST minibatches of {BATCH_SIZE}, 2 shards, "
-          f"shard 1 on a helper process; milliseconds a step, wall time")
+    print(
+        f"{args.model}, {len(batches) - 1} SST minibatches of {BATCH_SIZE}, 2 shards, "
+        f"shard 1 on a helper process; milliseconds a step, wall time"
+    )
     clock = StepClock()
     rounds = []
     ways = (True, False) if args.without_look_ahead else (True,)
 
     def timed_round(look_ahead: bool) -> dict:
         params, _ = as_npcomp_trains(start.copy(), 2, 2)
-        step = training_step(model, params, adagrad(model, LR, EMBEDDING_LR, np.float32),
-                             train, labels, shards=2, rng=np.random.default_rng(2),
-                             dropout=setting["dropout"], l2=L2, threads=2, processes=True)
-        step(batches[0])   # the helper's first shard loads its kernels
+        step = training_step(
+            model,
+            params,
+            adagrad(model, LR, EMBEDDING_LR, np.float32),
+            train,
+            labels,
+            shards=2,
+            rng=np.random.default_rng(2),
+            dropout=setting["dropout"],
+            l2=L2,
+            threads=2,
+            processes=True,
+        )
+        step(batches[0])  # the helper's first shard loads its kernels
         clock.spent.clear()
         clock.helper[:] = 0.0
         timed_batches = batches[1:]
         tick = time.perf_counter()
-        for k, indices in enumerate(timed_batches):   # as npcomp train: the next cut ahead
+        for k, indices in enumerate(timed_batches):  # as npcomp train: the next cut ahead
             following = timed_batches[k + 1] if k + 1 < len(timed_batches) else None
             step(indices, following if look_ahead else None)
         seconds = time.perf_counter() - tick
@@ -126,17 +154,17 @@ def main(argv=None) -> int:
         for _ in range(args.rounds):
             rounds += [timed_round(look_ahead) for look_ahead in ways]
     _print(rounds)
-    write_results(args.json, {"model": args.model, "minibatches": len(batches) - 1,
-                              "rounds": rounds})
+    write_results(args.json, {"model": args.model, "minibatches": len(batches) - 1, "rounds": rounds})
     return 0
 
 
 def _print(rounds: list) -> None:
     both = not all(record["look_ahead"] for record in rounds)
     width = 16 if both else 10
-    labels = [f"round {k // (2 if both else 1) + 1}"
-              + ((" ahead" if record["look_ahead"] else " own") if both else "")
-              for k, record in enumerate(rounds)]
+    labels = [
+        f"round {k // (2 if both else 1) + 1}" + ((" ahead" if record["look_ahead"] else " own") if both else "")
+        for k, record in enumerate(rounds)
+    ]
     print(f"  {'':<24}" + "".join(f"{label:>{width}}" for label in labels))
     for record in rounds:
         record["outside shard 0"] = record["step_ms"] - record["computing shard 0"]
@@ -145,8 +173,10 @@ def _print(rounds: list) -> None:
         print(f"  {label:<24}" + "".join(f"{record[part]:{width}.2f}" for record in rounds))
     if both:
         ratios = [own["step_ms"] / ahead["step_ms"] for ahead, own in zip(rounds[::2], rounds[1::2])]
-        print(f"  a step without the look-ahead / with it: {statistics.median(ratios):.3f} "
-              f"(rounds {', '.join(f'{ratio:.3f}' for ratio in ratios)})")
+        print(
+            f"  a step without the look-ahead / with it: {statistics.median(ratios):.3f} "
+            f"(rounds {', '.join(f'{ratio:.3f}' for ratio in ratios)})"
+        )
 
 
 class StepClock:
@@ -157,10 +187,10 @@ class StepClock:
         import mmap
 
         import numpy as np
+
         self.spent = {}
         # the helper's seconds and passes, in memory the forked helper shares
-        memory = mmap.mmap(-1, 16, flags=mmap.MAP_SHARED,
-                           prot=mmap.PROT_READ | mmap.PROT_WRITE)
+        memory = mmap.mmap(-1, 16, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ | mmap.PROT_WRITE)
         self.helper = np.frombuffer(memory, dtype=np.float64, count=2)
 
     def _add(self, part: str, seconds: float) -> None:
@@ -173,6 +203,7 @@ class StepClock:
                 return function(*args, **kwargs)
             finally:
                 self._add(part, time.perf_counter() - tick)
+
         return timed
 
     def installed(self):
@@ -183,13 +214,15 @@ class StepClock:
         from npcomp.training.shards import ShardedGradient
 
         clock = self
-        replaced = [(ShardedGradient, "shards_of", "cutting into shards"),
-                    (ShardedGradient, "_sum_gradients", "summing the gradients"),
-                    (Optimizer, "step", "the optimiser's update")]
+        replaced = [
+            (ShardedGradient, "shards_of", "cutting into shards"),
+            (ShardedGradient, "_sum_gradients", "summing the gradients"),
+            (Optimizer, "step", "the optimiser's update"),
+        ]
         compute = ShardProcesses.compute
         helper_pass = ShardProcesses._pass
 
-        def timed_pass(processes, *arguments):   # runs in the helper
+        def timed_pass(processes, *arguments):  # runs in the helper
             tick = time.perf_counter()
             try:
                 return helper_pass(processes, *arguments)
@@ -199,11 +232,9 @@ class StepClock:
 
         def timed_compute(processes, shards, local_pass, *rest):
             connections = processes.connections
-            processes.connections = [_TimedConnection(connection, clock)
-                                     for connection in connections]
+            processes.connections = [_TimedConnection(connection, clock) for connection in connections]
             try:
-                return compute(processes, shards,
-                               clock.timing(local_pass, "computing shard 0"), *rest)
+                return compute(processes, shards, clock.timing(local_pass, "computing shard 0"), *rest)
             finally:
                 processes.connections = connections
 
@@ -221,6 +252,7 @@ class StepClock:
                     setattr(owner, name, original)
                 ShardProcesses.compute = compute
                 ShardProcesses._pass = helper_pass
+
         return context()
 
 

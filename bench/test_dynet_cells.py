@@ -15,6 +15,7 @@ reading no word) for the Child-Sum Tree-LSTM's similarity model; tiny
 dimensions, nodes labelled with probability 0.7.  A check with one weight of
 DyNet's copy moved must fail: the check can see a wrong model.
 """
+
 from __future__ import annotations
 
 import sys
@@ -67,13 +68,13 @@ def case(name, input_dim, hidden_dim, kind, seed=0) -> tuple:
         scores = np.concatenate([[1.0, 5.0, 3.0], rng.uniform(1.0, 5.0, pairs - 3)])
         batch = PairBatch(encode(trees, vocab).forest(range(2 * pairs)), scores)
         model = PairModel(cell, len(vocab), input_dim, hidden_dim=3)
-    params = model.new_parameters(rng, rng.uniform(-0.5, 0.5, (len(vocab), input_dim)),
-                                  dtype=np.float64)
+    params = model.new_parameters(rng, rng.uniform(-0.5, 0.5, (len(vocab), input_dim)), dtype=np.float64)
     return model, params, batch
 
 
-@pytest.mark.parametrize("name, input_dim, hidden_dim, kind, l2", CASES,
-                         ids=[f"{case[0]}-{case[3]}-{i}" for i, case in enumerate(CASES)])
+@pytest.mark.parametrize(
+    "name, input_dim, hidden_dim, kind, l2", CASES, ids=[f"{case[0]}-{case[3]}-{i}" for i, case in enumerate(CASES)]
+)
 def test_same_loss_and_gradients(name, input_dim, hidden_dim, kind, l2):
     model, params, batch = case(name, input_dim, hidden_dim, kind)
     result = dynet_cells.check_against_npcomp(model, params, batch, l2=l2)
@@ -83,12 +84,15 @@ def test_same_loss_and_gradients(name, input_dim, hidden_dim, kind, l2):
     assert worst < GRADIENT_TOLERANCE, result["gradient_difference"]
 
 
-@pytest.mark.parametrize("name, kind, moved", [
-    ("treelstm-nary", "binary", "cell.b"),        # the forget gates' bias b_f
-    ("treelstm-nary", "binary", "cell.U"),        # the second child's forget gate
-    ("treelstm-childsum", "dependency", "cell.U_f"),
-    ("treelstm-childsum", "dependency", "similarity.W_plus"),
-])
+@pytest.mark.parametrize(
+    "name, kind, moved",
+    [
+        ("treelstm-nary", "binary", "cell.b"),  # the forget gates' bias b_f
+        ("treelstm-nary", "binary", "cell.U"),  # the second child's forget gate
+        ("treelstm-childsum", "dependency", "cell.U_f"),
+        ("treelstm-childsum", "dependency", "similarity.W_plus"),
+    ],
+)
 def test_check_sees_a_moved_weight(name, kind, moved):
     """One entry of DyNet's copy moved by 1% (at least 0.01): the check fails."""
     model, params, batch = case(name, 3, 4, kind)
@@ -116,8 +120,7 @@ def test_fixed_embeddings_get_no_gradient():
     assert trained["gradient_difference"]["embedding"] < GRADIENT_TOLERANCE
     grads = params.astype(np.float64).zeros_like()
     model.loss_and_gradient(weights.astype(np.float64), batch, grads)
-    assert np.abs(gradients["cell.W"] - grads["cell.W"]).max() < (
-        GRADIENT_TOLERANCE * np.abs(grads["cell.W"]).max())
+    assert np.abs(gradients["cell.W"] - grads["cell.W"]).max() < (GRADIENT_TOLERANCE * np.abs(grads["cell.W"]).max())
 
 
 def test_training_steps_lower_the_loss():
@@ -141,8 +144,8 @@ def main() -> int:
         for name, input_dim, hidden_dim, kind, l2 in CASES:
             model, params, batch = case(name, input_dim, hidden_dim, kind)
             result = dynet_cells.check_against_npcomp(model, params, batch, l2=l2)
-            yield (passes(result), f"{name} d_x={input_dim} d={hidden_dim} {kind} trees "
-                   f"lambda={l2:g}", result)
+            yield (passes(result), f"{name} d_x={input_dim} d={hidden_dim} {kind} trees lambda={l2:g}", result)
+
     return report(outcomes(), 58)
 
 

@@ -10,6 +10,7 @@ dependency-shaped trees and binary constituency trees (inner nodes reading
 no word) for the Child-Sum Tree-LSTM, chains of random lengths for the
 chain LSTMs; tiny dimensions, every node labelled with probability 0.7.
 """
+
 from __future__ import annotations
 
 import sys
@@ -45,6 +46,7 @@ def tolerances(name: str) -> tuple:
         return FAMILY_TOLERANCE, FAMILY_TOLERANCE
     return LOSS_TOLERANCE, GRADIENT_TOLERANCE
 
+
 # (cell, options, input dim, hidden dim, trees)
 CASES = [
     ("treelstm-nary", {}, 3, 4, "binary"),
@@ -79,15 +81,16 @@ def check_case(name, options, input_dim, hidden_dim, kind, seed=0) -> dict:
     vocab = Vocabulary.from_trees(trees)
     split = encode(trees, vocab)
     forest = split.forest(range(len(trees)), partly_labelled(trees, rng))
-    model = TreeModel(make_cell(name, input_dim, hidden_dim, **options), 5, len(vocab),
-                      input_dim)
-    params = model.new_parameters(rng, rng.uniform(-0.5, 0.5, (len(vocab), input_dim)),
-                                  dtype=np.float64)
+    model = TreeModel(make_cell(name, input_dim, hidden_dim, **options), 5, len(vocab), input_dim)
+    params = model.new_parameters(rng, rng.uniform(-0.5, 0.5, (len(vocab), input_dim)), dtype=np.float64)
     return check_against_npcomp(model, params, forest)
 
 
-@pytest.mark.parametrize("name, options, input_dim, hidden_dim, kind", CASES,
-                         ids=[f"{case[0]}-{case[4]}-{i}" for i, case in enumerate(CASES)])
+@pytest.mark.parametrize(
+    "name, options, input_dim, hidden_dim, kind",
+    CASES,
+    ids=[f"{case[0]}-{case[4]}-{i}" for i, case in enumerate(CASES)],
+)
 def test_same_loss_and_gradients(name, options, input_dim, hidden_dim, kind):
     result = check_case(name, options, input_dim, hidden_dim, kind)
     loss_tolerance, gradient_tolerance = tolerances(name)
@@ -100,9 +103,9 @@ def main() -> int:
         for name, options, input_dim, hidden_dim, kind in CASES:
             result = check_case(name, options, input_dim, hidden_dim, kind)
             loss_tolerance, gradient_tolerance = tolerances(name)
-            ok = (result["loss_difference"] < loss_tolerance
-                  and worst_gradient(result)[1] < gradient_tolerance)
+            ok = result["loss_difference"] < loss_tolerance and worst_gradient(result)[1] < gradient_tolerance
             yield ok, f"{name} {options or ''} d_x={input_dim} d={hidden_dim} {kind} trees", result
+
     return report(outcomes(), 62)
 
 

@@ -115,6 +115,7 @@ Not covered: options the benchmarks do not use (untied leaves of ``recnn``
 and ``lstm-rnn``, word-vector and recurrent dropout, the ordinal head).
 Needs ``pip install torch`` (not an npcomp dependency).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -143,15 +144,19 @@ def _binary_children(forest) -> torch.Tensor:
     """(n, 2) children as rows of a state table whose row 0 is the zero state
     of a missing child (node j is row j + 1)."""
     kids = np.full((forest.n_nodes, 2), -1, dtype=np.int64)
-    kids[:, :min(2, forest.max_children)] = forest.children[:, :2]
+    kids[:, : min(2, forest.max_children)] = forest.children[:, :2]
     return _index(kids + 1)
 
 
 def _lstm_gates(z: torch.Tensor, d: int):
     """sigma on i, o (and any forget columns after u), tanh on u: columns
     i|o|u|f..., the layout of the Tree-LSTMs and the chain LSTM."""
-    return (torch.sigmoid(z[:, :d]), torch.sigmoid(z[:, d:2 * d]), torch.tanh(z[:, 2 * d:3 * d]),
-            torch.sigmoid(z[:, 3 * d:]))
+    return (
+        torch.sigmoid(z[:, :d]),
+        torch.sigmoid(z[:, d : 2 * d]),
+        torch.tanh(z[:, 2 * d : 3 * d]),
+        torch.sigmoid(z[:, 3 * d :]),
+    )
 
 
 def _childless_lstm(z: torch.Tensor, d: int):
@@ -209,18 +214,17 @@ class NaryTreeLSTM(Cell):
     def forward(self, forest, x, word_index):
         d = self.hidden_dim
         # leaves once per distinct word: eqs. 9, 11-14 without children
-        word_h, word_c = _childless_lstm(x @ self.W + self.b[:3 * d], d)
-        leaf_rows = _index(word_index[:forest.n_leaves])
-        bias = torch.cat([self.b[:3 * d], self.b[3 * d:], self.b[3 * d:]])
+        word_h, word_c = _childless_lstm(x @ self.W + self.b[: 3 * d], d)
+        leaf_rows = _index(word_index[: forest.n_leaves])
+        bias = torch.cat([self.b[: 3 * d], self.b[3 * d :], self.b[3 * d :]])
 
         def compose(h_kids, c_kids):
             m = h_kids.shape[0]
-            i, o, u, forget = _lstm_gates(h_kids @ self.U + bias, d)              # eqs. 9-12
+            i, o, u, forget = _lstm_gates(h_kids @ self.U + bias, d)  # eqs. 9-12
             c = i * u + (forget.reshape(m, 2, d) * c_kids.reshape(m, 2, d)).sum(dim=1)  # eq. 13
-            return o * torch.tanh(c), c                                         # eq. 14
+            return o * torch.tanh(c), c  # eq. 14
 
-        return _up_binary_levels(forest, word_h.index_select(0, leaf_rows),
-                                 word_c.index_select(0, leaf_rows), compose)
+        return _up_binary_levels(forest, word_h.index_select(0, leaf_rows), word_c.index_select(0, leaf_rows), compose)
 
 
 class ChildSumTreeLSTM(Cell):
@@ -228,8 +232,7 @@ class ChildSumTreeLSTM(Cell):
 
     def __init__(self, input_dim: int, hidden_dim: int):
         d = hidden_dim
-        super().__init__({"W": (input_dim, 4 * d), "U": (d, 3 * d), "U_f": (d, d),
-                          "b": (4 * d,)}, d)
+        super().__init__({"W": (input_dim, 4 * d), "U": (d, 3 * d), "U_f": (d, d), "b": (4 * d,)}, d)
 
     @staticmethod
     def _plan(forest, word_index, n_words):
@@ -241,8 +244,9 @@ class ChildSumTreeLSTM(Cell):
         for start, stop in _levels(forest):
             kids = forest.children[start:stop]
             parent_row, slot = np.nonzero(kids >= 0)
-            plan.append((start, stop, _index(input_row[start:stop]),
-                         _index(kids[parent_row, slot]), _index(parent_row)))
+            plan.append(
+                (start, stop, _index(input_row[start:stop]), _index(kids[parent_row, slot]), _index(parent_row))
+            )
         return input_row, plan
 
     def forward(self, forest, x, word_index):
@@ -253,21 +257,23 @@ class ChildSumTreeLSTM(Cell):
         # serves the nodes that read no word
         inputs = torch.cat([x @ self.W + self.b, self.b[None]])
         # leaves: h~ = 0 and no forget gate, so once per distinct word
-        word_h, word_c = _childless_lstm(inputs[:n_words, :3 * d], d)
-        leaf_rows = _index(input_row[:forest.n_leaves])
+        word_h, word_c = _childless_lstm(inputs[:n_words, : 3 * d], d)
+        leaf_rows = _index(input_row[: forest.n_leaves])
         h_all = word_h.index_select(0, leaf_rows)
         c_all = word_c.index_select(0, leaf_rows)
         for start, stop, rows, edge_child, edge_parent in plan:
             m = stop - start
             node_inputs = inputs.index_select(0, rows)
             h_kids = h_all.index_select(0, edge_child)
-            h_tilde = h_kids.new_zeros((m, d)).index_add_(0, edge_parent, h_kids)      # eq. 2
-            i, o, u, _ = _lstm_gates(h_tilde @ self.U + node_inputs[:, :3 * d], d)   # eqs. 3, 5, 6
-            forget = torch.sigmoid(h_kids @ self.U_f                                  # eq. 4
-                                   + node_inputs[:, 3 * d:].index_select(0, edge_parent))
+            h_tilde = h_kids.new_zeros((m, d)).index_add_(0, edge_parent, h_kids)  # eq. 2
+            i, o, u, _ = _lstm_gates(h_tilde @ self.U + node_inputs[:, : 3 * d], d)  # eqs. 3, 5, 6
+            forget = torch.sigmoid(
+                h_kids @ self.U_f  # eq. 4
+                + node_inputs[:, 3 * d :].index_select(0, edge_parent)
+            )
             carried = forget * c_all.index_select(0, edge_child)
             c = i * u + carried.new_zeros((m, d)).index_add_(0, edge_parent, carried)  # eq. 7
-            h = o * torch.tanh(c)                                                     # eq. 8
+            h = o * torch.tanh(c)  # eq. 8
             h_all = torch.cat([h_all, h])
             c_all = torch.cat([c_all, c])
         return h_all
@@ -287,16 +293,15 @@ class SLSTM(Cell):
     def forward(self, forest, x, word_index):
         d = self.hidden_dim
         words = x @ self.W_leaf if self.projected else x
-        h_leaves = words.index_select(0, _index(word_index[:forest.n_leaves]))
+        h_leaves = words.index_select(0, _index(word_index[: forest.n_leaves]))
 
         def compose(h_kids, c_kids):
             z = h_kids @ self.W_h + self.b
-            gates = torch.sigmoid(z[:, :3 * d] + c_kids @ self.W_c)                 # (1)-(3)
-            i, f_left, f_right = gates[:, :d], gates[:, d:2 * d], gates[:, 2 * d:]
-            c = (f_left * c_kids[:, :d] + f_right * c_kids[:, d:]
-                 + i * torch.tanh(z[:, 3 * d:4 * d]))                                # (4), (5)
-            o = torch.sigmoid(z[:, 4 * d:] + c @ self.W_co)                          # (6)
-            return o * torch.tanh(c), c                                              # (7)
+            gates = torch.sigmoid(z[:, : 3 * d] + c_kids @ self.W_c)  # (1)-(3)
+            i, f_left, f_right = gates[:, :d], gates[:, d : 2 * d], gates[:, 2 * d :]
+            c = f_left * c_kids[:, :d] + f_right * c_kids[:, d:] + i * torch.tanh(z[:, 3 * d : 4 * d])  # (4), (5)
+            o = torch.sigmoid(z[:, 4 * d :] + c @ self.W_co)  # (6)
+            return o * torch.tanh(c), c  # (7)
 
         # a leaf has no memory: c = 0
         return _up_binary_levels(forest, h_leaves, torch.zeros_like(h_leaves), compose)
@@ -309,8 +314,7 @@ class LSTMRNN(Cell):
         if input_dim != hidden_dim:
             raise ValueError("tied leaves need input_dim == hidden_dim")
         d = hidden_dim
-        super().__init__({"W": (d, 8 * d), "W_peephole": (d, 4 * d), "W_co": (d, d),
-                          "b": (4 * d,)}, d)
+        super().__init__({"W": (d, 8 * d), "W_peephole": (d, 4 * d), "W_co": (d, d), "b": (4 * d,)}, d)
         self.g = _activation(activation)
 
     def _stacked(self):
@@ -319,8 +323,8 @@ class LSTMRNN(Cell):
         W's blocks are i1 i2 f1 f2 c1 c2 o1 o2, W_peephole's ci1 ci2 cf1 cf2;
         the right child reads the input and forget weights swapped."""
         d = self.hidden_dim
-        w = [self.W[:, k * d:(k + 1) * d] for k in range(8)]
-        p = [self.W_peephole[:, k * d:(k + 1) * d] for k in range(4)]
+        w = [self.W[:, k * d : (k + 1) * d] for k in range(8)]
+        p = [self.W_peephole[:, k * d : (k + 1) * d] for k in range(4)]
         zero = self.W.new_zeros((d, d))
         left = torch.cat([w[0], w[1], w[2], w[3], w[4], zero, w[6]], dim=1)
         right = torch.cat([w[1], w[0], w[3], w[2], zero, w[5], w[7]], dim=1)
@@ -332,17 +336,17 @@ class LSTMRNN(Cell):
         d = self.hidden_dim
         stacked_h, stacked_c = self._stacked()
         b = self.b
-        gate_bias = torch.cat([b[:d], b[:d], b[d:2 * d], b[d:2 * d]])
-        h_leaves = x.index_select(0, _index(word_index[:forest.n_leaves]))            # h = x
+        gate_bias = torch.cat([b[:d], b[:d], b[d : 2 * d], b[d : 2 * d]])
+        h_leaves = x.index_select(0, _index(word_index[: forest.n_leaves]))  # h = x
 
         def compose(h_kids, c_kids):
             z = h_kids @ stacked_h
-            gates = torch.sigmoid(z[:, :4 * d] + c_kids @ stacked_c + gate_bias)    # (L1)-(L4)
+            gates = torch.sigmoid(z[:, : 4 * d] + c_kids @ stacked_c + gate_bias)  # (L1)-(L4)
             i_1, i_2, f_1, f_2 = gates.split(d, dim=1)
-            u = self.g(i_1 * z[:, 4 * d:5 * d] + i_2 * z[:, 5 * d:6 * d] + b[2 * d:3 * d])
-            c = f_1 * c_kids[:, :d] + f_2 * c_kids[:, d:] + u                        # (L5)
-            o = torch.sigmoid(z[:, 6 * d:] + c @ self.W_co + b[3 * d:])              # (L6)
-            return o * self.g(c), c                                                  # (L7)
+            u = self.g(i_1 * z[:, 4 * d : 5 * d] + i_2 * z[:, 5 * d : 6 * d] + b[2 * d : 3 * d])
+            c = f_1 * c_kids[:, :d] + f_2 * c_kids[:, d:] + u  # (L5)
+            o = torch.sigmoid(z[:, 6 * d :] + c @ self.W_co + b[3 * d :])  # (L6)
+            return o * self.g(c), c  # (L7)
 
         # a leaf has no memory: c = 0
         return _up_binary_levels(forest, h_leaves, torch.zeros_like(h_leaves), compose)
@@ -368,8 +372,7 @@ class RNTN(Cell):
             tensor = torch.bmm(c[:, None, :], (c @ v).reshape(c.shape[0], 2 * d, d))[:, 0]
             return torch.tanh(tensor + c @ self.W + self.b), None
 
-        return _up_binary_levels(
-            forest, words.index_select(0, _index(word_index[:forest.n_leaves])), None, compose)
+        return _up_binary_levels(forest, words.index_select(0, _index(word_index[: forest.n_leaves])), None, compose)
 
 
 class RecNN(Cell):
@@ -384,8 +387,11 @@ class RecNN(Cell):
 
     def forward(self, forest, x, word_index):
         return _up_binary_levels(
-            forest, x.index_select(0, _index(word_index[:forest.n_leaves])), None,
-            lambda hc, _: (self.g(hc @ self.W + self.b), None))
+            forest,
+            x.index_select(0, _index(word_index[: forest.n_leaves])),
+            None,
+            lambda hc, _: (self.g(hc @ self.W + self.b), None),
+        )
 
 
 class MVRNN(Cell):
@@ -399,7 +405,7 @@ class MVRNN(Cell):
 
     def forward(self, forest, x, word_index):
         d = self.hidden_dim
-        words = x.index_select(0, _index(word_index[:forest.n_leaves]))
+        words = x.index_select(0, _index(word_index[: forest.n_leaves]))
         # row 0 of the tables: a missing right child, (0, I)
         h_all = torch.cat([words.new_zeros((1, d)), words[:, :d]])
         M_all = torch.cat([torch.eye(d, dtype=x.dtype)[None], words[:, d:].reshape(-1, d, d)])
@@ -434,7 +440,7 @@ class RAE(Cell):
         children = _binary_children(forest)
         # the words under each node, row 0 a missing child's 0
         span = np.zeros(forest.n_nodes + 1)
-        span[1:forest.n_leaves + 1] = 1
+        span[1 : forest.n_leaves + 1] = 1
         for j in range(forest.n_leaves, forest.n_nodes):
             span[j + 1] = span[children[j].numpy()].sum()
         span = torch.from_numpy(span).to(x.dtype)
@@ -446,10 +452,9 @@ class RAE(Cell):
             errors.append(((h @ self.W2 + self.b2 - c) ** 2).reshape(-1, 2, d).sum(dim=2))
             return h, None
 
-        h = _up_binary_levels(
-            forest, x.index_select(0, _index(word_index[:forest.n_leaves])), None, compose)
+        h = _up_binary_levels(forest, x.index_select(0, _index(word_index[: forest.n_leaves])), None, compose)
         if errors:
-            under = span[children[forest.n_leaves:].reshape(-1)].reshape(-1, 2)
+            under = span[children[forest.n_leaves :].reshape(-1)].reshape(-1, 2)
             omega = under / under.sum(dim=1, keepdim=True)
             self.reconstruction = 0.5 * (omega * torch.cat(errors)).sum()
         else:
@@ -460,12 +465,18 @@ class RAE(Cell):
 class DRNN(Cell):
     """Deep recursive network (drnn.py, D1-D2): the top layer's states."""
 
-    def __init__(self, input_dim: int, hidden_dim: int, layers: int = 3,
-                 activation: str = "relu"):
+    def __init__(self, input_dim: int, hidden_dim: int, layers: int = 3, activation: str = "relu"):
         d = hidden_dim
-        super().__init__({"W": (layers, 2 * d, d), "W_leaf": (2 * input_dim, d),
-                          "V": (layers - 1, d, d), "V_leaf": (input_dim, d),
-                          "b": (layers, d)}, d)
+        super().__init__(
+            {
+                "W": (layers, 2 * d, d),
+                "W_leaf": (2 * input_dim, d),
+                "V": (layers - 1, d, d),
+                "V_leaf": (input_dim, d),
+                "b": (layers, d),
+            },
+            d,
+        )
         self.layers = layers
         self.f = {"relu": torch.relu, "tanh": torch.tanh}[activation]
         self.input_dim = input_dim
@@ -480,12 +491,13 @@ class DRNN(Cell):
         # layer 1's table: row 0 a missing child (0), leaves read through W_leaf
         zero = x.new_zeros((1, d))
         tables = [torch.cat([zero, x.new_zeros((leaves, d))])] + [
-            torch.cat([zero, leaf_states[k]]) for k in range(1, self.layers)]
-        words_padded = torch.cat([x.new_zeros((1, d_x)), words,
-                                  x.new_zeros((forest.n_nodes - leaves, d_x))])
+            torch.cat([zero, leaf_states[k]]) for k in range(1, self.layers)
+        ]
+        words_padded = torch.cat([x.new_zeros((1, d_x)), words, x.new_zeros((forest.n_nodes - leaves, d_x))])
         kids = _binary_children(forest)
-        is_leaf = torch.from_numpy(np.concatenate([[False], np.ones(leaves, bool),
-                                                   np.zeros(forest.n_nodes - leaves, bool)]))
+        is_leaf = torch.from_numpy(
+            np.concatenate([[False], np.ones(leaves, bool), np.zeros(forest.n_nodes - leaves, bool)])
+        )
         for start, stop in _levels(forest):
             left, right = kids[start:stop, 0], kids[start:stop, 1]
             below = None
@@ -496,7 +508,7 @@ class DRNN(Cell):
                     for slot, index in enumerate((left, right)):
                         word = words_padded.index_select(0, index)
                         leaf = is_leaf.index_select(0, index)[:, None].to(x.dtype)
-                        z = z + leaf * (word @ self.W_leaf[slot * d_x:(slot + 1) * d_x])
+                        z = z + leaf * (word @ self.W_leaf[slot * d_x : (slot + 1) * d_x])
                 else:
                     z = z + below @ self.V[k - 1]
                 below = self.f(z)
@@ -507,8 +519,7 @@ class DRNN(Cell):
 class DTRNN(Cell):
     """Dependency-tree RNN (dtrnn.py, DT1)."""
 
-    def __init__(self, input_dim: int, hidden_dim: int, positions: int = 3,
-                 n_matrices: int | None = None):
+    def __init__(self, input_dim: int, hidden_dim: int, positions: int = 3, n_matrices: int | None = None):
         d = hidden_dim
         self.n_matrices = 2 * positions if n_matrices is None else n_matrices
         super().__init__({"W_v": (input_dim, d), "W": (self.n_matrices * d, d), "b": (d,)}, d)
@@ -517,6 +528,7 @@ class DTRNN(Cell):
     def slots(self, forest, input_dim: int) -> np.ndarray:
         """Each child's matrix: its position, as npcomp's cell counts it."""
         from npcomp.cells.dtrnn import DTRNN as Fast
+
         return Fast(input_dim, self.hidden_dim, self.positions).child_slots(forest)
 
     def forward(self, forest, x, word_index):
@@ -524,7 +536,8 @@ class DTRNN(Cell):
         slots = _index(self.slots(forest, x.shape[1]))
         word_nodes = forest.word_nodes()
         inputs = x.new_zeros((n, d)).index_copy(
-            0, _index(word_nodes), (x @ self.W_v).index_select(0, _index(word_index)))
+            0, _index(word_nodes), (x @ self.W_v).index_select(0, _index(word_index))
+        )
         reads = torch.from_numpy((forest.word >= 0).astype(np.float64)).to(x.dtype)
         blocks = self.W.reshape(self.n_matrices, d, d)
         h = x.new_zeros((0, d))
@@ -537,8 +550,10 @@ class DTRNN(Cell):
             child = _index(kids[parent_row, column])
             l_child = span.index_select(0, child)
             l_node = reads[start:stop].index_add(0, _index(parent_row), l_child)
-            terms = torch.bmm((l_child[:, None] * h.index_select(0, child))[:, None, :],
-                              blocks.index_select(0, slots.index_select(0, child)))[:, 0]
+            terms = torch.bmm(
+                (l_child[:, None] * h.index_select(0, child))[:, None, :],
+                blocks.index_select(0, slots.index_select(0, child)),
+            )[:, 0]
             total = inputs[start:stop].index_add(0, _index(parent_row), terms)
             h = torch.cat([h, torch.tanh(total / l_node[:, None] + self.b)])
             span = torch.cat([span, l_node])
@@ -550,15 +565,16 @@ class SDTRNN(DTRNN):
 
     def __init__(self, input_dim: int, hidden_dim: int):
         from npcomp.data.readers.dependency_relations import RELATIONS
+
         super().__init__(input_dim, hidden_dim, positions=1, n_matrices=len(RELATIONS))
 
     def slots(self, forest, input_dim: int) -> np.ndarray:
         """Each child's matrix: its relation's id (W_dep's where it has none)."""
         from npcomp.data.readers.dependency_relations import relation_id
+
         slots = np.full(forest.n_nodes, -1, dtype=np.int64)
         child = forest.parent >= 0
-        relation = (np.full(forest.n_nodes, -1) if forest.relation is None
-                    else forest.relation)
+        relation = np.full(forest.n_nodes, -1) if forest.relation is None else forest.relation
         slots[child] = np.where(relation[child] >= 0, relation[child], relation_id("dep"))
         return slots
 
@@ -574,7 +590,7 @@ def chain_lstm(W, U, b, forest, inputs, word_index) -> torch.Tensor:
     d = U.shape[0]
     ptr = forest.level_ptr.tolist()
     rows = _index(word_index)
-    h, c = _childless_lstm(inputs.index_select(0, rows[:ptr[1]])[:, :3 * d], d)   # h_0 = c_0 = 0
+    h, c = _childless_lstm(inputs.index_select(0, rows[: ptr[1]])[:, : 3 * d], d)  # h_0 = c_0 = 0
     states = [h]
     for level in range(1, forest.n_levels):
         start, stop = ptr[level], ptr[level + 1]
@@ -611,6 +627,7 @@ class BiLSTM(Cell):
 
     def forward(self, forest, x, word_index):
         from npcomp.forest import reverse_chains
+
         reversed_forest, order = reverse_chains(forest)
         # node order[r] shows h^B of reversed node r; a chain's root shows h^B
         # at its first word, the reversed root
@@ -628,21 +645,41 @@ class BiLSTM(Cell):
         return torch.cat([h_forward, h_backward.index_select(0, _index(backward_row))], dim=1)
 
 
-CELLS = {"treelstm-nary": NaryTreeLSTM, "treelstm-childsum": ChildSumTreeLSTM, "slstm": SLSTM,
-         "lstm-rnn": LSTMRNN, "rntn": RNTN, "recnn": RecNN, "mvrnn": MVRNN, "rae": RAE,
-         "drnn": DRNN, "dtrnn": DTRNN, "sdtrnn": SDTRNN, "lstm": ChainLSTM,
-         "bilstm": BiLSTM}
+CELLS = {
+    "treelstm-nary": NaryTreeLSTM,
+    "treelstm-childsum": ChildSumTreeLSTM,
+    "slstm": SLSTM,
+    "lstm-rnn": LSTMRNN,
+    "rntn": RNTN,
+    "recnn": RecNN,
+    "mvrnn": MVRNN,
+    "rae": RAE,
+    "drnn": DRNN,
+    "dtrnn": DTRNN,
+    "sdtrnn": SDTRNN,
+    "lstm": ChainLSTM,
+    "bilstm": BiLSTM,
+}
 
 # the options of npcomp's cells each counterpart follows: {option: value it needs}
 # (an option missing here must keep npcomp's default)
-FOLLOWED = {"lstm-rnn": ("activation",), "recnn": ("activation",),
-            "rntn": ("leaf_activation",), "bilstm": ("untied",),
-            "rae": ("reconstruction_weight",), "drnn": ("layers", "activation"),
-            "dtrnn": ("positions",)}
-REQUIRED = {"lstm-rnn": {"untied": False}, "recnn": {"untied": False},
-            "treelstm-nary": {"arity": 2, "inner_inputs": False},
-            "treelstm-childsum": {"output_gate": True}, "lstm": {"output_gate": True},
-            "bilstm": {"output_gate": True, "embedding_masks": "shared"}}
+FOLLOWED = {
+    "lstm-rnn": ("activation",),
+    "recnn": ("activation",),
+    "rntn": ("leaf_activation",),
+    "bilstm": ("untied",),
+    "rae": ("reconstruction_weight",),
+    "drnn": ("layers", "activation"),
+    "dtrnn": ("positions",),
+}
+REQUIRED = {
+    "lstm-rnn": {"untied": False},
+    "recnn": {"untied": False},
+    "treelstm-nary": {"arity": 2, "inner_inputs": False},
+    "treelstm-childsum": {"output_gate": True},
+    "lstm": {"output_gate": True},
+    "bilstm": {"output_gate": True, "embedding_masks": "shared"},
+}
 
 
 def counterpart(npcomp_cell) -> Cell:
@@ -681,15 +718,13 @@ class TorchModel(torch.nn.Module):
         with torch.no_grad():
             for name, parameter in self.cell.named_parameters():
                 parameter.copy_(torch.from_numpy(np.ascontiguousarray(params["cell." + name])))
-            self.embedding.weight.copy_(torch.from_numpy(np.ascontiguousarray(
-                params["embedding"])))
+            self.embedding.weight.copy_(torch.from_numpy(np.ascontiguousarray(params["embedding"])))
             self.classifier.weight.copy_(torch.from_numpy(params["softmax.W"].T.copy()))
             self.classifier.bias.copy_(torch.from_numpy(params["softmax.b"].copy()))
 
     def npcomp_gradients(self) -> dict:
         """The gradients autograd left, under npcomp's names and layout."""
-        out = {"cell." + name: parameter.grad.detach().numpy()
-               for name, parameter in self.cell.named_parameters()}
+        out = {"cell." + name: parameter.grad.detach().numpy() for name, parameter in self.cell.named_parameters()}
         out["softmax.W"] = self.classifier.weight.grad.detach().numpy().T
         out["softmax.b"] = self.classifier.bias.grad.detach().numpy()
         embedding = self.embedding.weight.grad
@@ -709,20 +744,22 @@ class TorchModel(torch.nn.Module):
         labels = _index(forest.label[labelled])
         data = F.cross_entropy(self.classifier(inputs), labels, reduction="sum")
         alpha = getattr(self.cell, "reconstruction_weight", None)
-        if alpha is not None:   # the RAE: alpha E_rec + (1 - alpha) E_cE
+        if alpha is not None:  # the RAE: alpha E_rec + (1 - alpha) E_cE
             data = alpha * self.cell.reconstruction + (1 - alpha) * data
         return data / forest.n_trees
 
     def optimizer(self, lr: float, embedding_lr: float, l2: float) -> torch.optim.Adagrad:
         """AdaGrad as npcomp's: lambda on every weight but the embedding table."""
         dense = [*self.cell.parameters(), *self.classifier.parameters()]
-        return torch.optim.Adagrad([
-            {"params": dense, "lr": lr, "weight_decay": l2},
-            {"params": [self.embedding.weight], "lr": embedding_lr, "weight_decay": 0.0},
-        ], eps=1e-10)
+        return torch.optim.Adagrad(
+            [
+                {"params": dense, "lr": lr, "weight_decay": l2},
+                {"params": [self.embedding.weight], "lr": embedding_lr, "weight_decay": 0.0},
+            ],
+            eps=1e-10,
+        )
 
-    def training_step(self, split, labels, lr: float, embedding_lr: float, l2: float,
-                      dropout: float):
+    def training_step(self, split, labels, lr: float, embedding_lr: float, l2: float, dropout: float):
         """step(indices): one training step on the forest of ``split``'s
         sentences ``indices`` labelled by ``labels``, as npcomp's (forest
         building, forward, autograd's backward, ``optimizer``'s update),
@@ -734,6 +771,7 @@ class TorchModel(torch.nn.Module):
             optimizer.zero_grad()
             self.loss(forest, dropout=dropout).backward()
             optimizer.step()
+
         return step
 
 

@@ -13,11 +13,12 @@ The API pages are written at build time into ``docs/api/`` (not committed):
 one page per package that declares ``__all__``, one per name it exports, so
 the reference follows the exports as they change (``_ext/npcomp_site.py``).
 """
+
 import sys
 from pathlib import Path
 
 DOCS = Path(__file__).resolve().parent
-sys.path.insert(0, str(DOCS.parent))   # a checkout's npcomp, installed or not
+sys.path.insert(0, str(DOCS.parent))  # a checkout's npcomp, installed or not
 sys.path.insert(0, str(DOCS / "_ext"))
 
 import npcomp  # noqa: E402
@@ -53,7 +54,7 @@ suppress_warnings = []
 # and each blank's stop are run by tests/test_exercises.py already.
 nb_execution_mode = "off"
 
-autosummary_generate = False      # the pages are written below, from __all__
+autosummary_generate = False  # the pages are written below, from __all__
 autodoc_member_order = "bysource"
 autodoc_default_options = {"members": True, "undoc-members": False}
 autodoc_typehints = "signature"
@@ -68,7 +69,11 @@ html_theme_options = {
 }
 # a section's navigation where a page has sub-pages (the cells, the reports,
 # the API reference); none beside a page of the top bar
-html_sidebars = {"*": [], "cells/*": ["sidebar-nav-bs"], "results/**": ["sidebar-nav-bs"],
-                 "api/*": ["sidebar-nav-bs"], "exercises/*": ["sidebar-nav-bs"]}
+html_sidebars = {
+    "*": [],
+    "cells/*": ["sidebar-nav-bs"],
+    "results/**": ["sidebar-nav-bs"],
+    "api/*": ["sidebar-nav-bs"],
+    "exercises/*": ["sidebar-nav-bs"],
+}
 html_show_sourcelink = False
-

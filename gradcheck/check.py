@@ -1,5 +1,6 @@
 """The finite-difference check the suite runs (``npcomp/study/finite_differences.py``,
 which ``npcomp explain`` shares), and the assertion the tests use."""
+
 from __future__ import annotations
 
 from npcomp.study.finite_differences import (  # noqa: F401 (the suite's and the tests' names)

@@ -1,4 +1,5 @@
 """The settings ``python -m gradcheck`` checks: every model, option and supervision mode."""
+
 from __future__ import annotations
 
 import importlib
@@ -63,8 +64,7 @@ class Setting:
 
     def describe(self) -> str:
         # a pair is scored at its two roots: no supervision mode
-        parts = (["sentence pairs"] if self.head in PAIR_HEADS
-                 else [f"supervision={self.supervision}"])
+        parts = ["sentence pairs"] if self.head in PAIR_HEADS else [f"supervision={self.supervision}"]
         if self.activation is not None:
             parts.append(f"g={self.activation}")
         if self.untied is not None:
@@ -98,8 +98,7 @@ def settings(model: str) -> list:
     declares, then the pair heads' (the similarity head's and the pair
     classifier's) where the model is one of Tai et al.'s relatedness encoders."""
     entry = registry.model(model)
-    return ([_setting(entry, variation) for variation in entry.gradcheck]
-            + _similarity_settings(entry))
+    return [_setting(entry, variation) for variation in entry.gradcheck] + _similarity_settings(entry)
 
 
 def _setting(entry: registry.Model, variation: dict) -> Setting:
@@ -128,8 +127,7 @@ def _similarity_settings(entry: registry.Model) -> list:
         return []
     trees = SIMILARITY_TREES[registry.sick_structure(entry.name)]
     # the cell options of its SICK setting, the output gate varied below
-    extra = {key: value for key, value in entry.sick.items()
-             if key in entry.options and key != "output_gate"}
+    extra = {key: value for key, value in entry.sick.items() if key in entry.options and key != "output_gate"}
     pair = dict(head="similarity", trees=trees, supervision="root", extra=extra)
     out = [_setting(entry, dict(pair, l2=0.1))]
     if trees == "chain":
@@ -147,8 +145,7 @@ CHECKED_MODELS = tuple(registry.MODELS)
 def unchecked_models(models=None) -> list:
     """The registered models (or those of ``models``) that declare no
     variation for the gradient check."""
-    return [model for model in (registry.MODELS if models is None else models)
-            if not registry.model(model).gradcheck]
+    return [model for model in (registry.MODELS if models is None else models) if not registry.model(model).gradcheck]
 
 
 def random_trees(setting: Setting, rng: np.random.Generator) -> list:
@@ -156,18 +153,23 @@ def random_trees(setting: Setting, rng: np.random.Generator) -> list:
     if setting.trees == "dependency":
         return random_dependency_trees(rng, n_classes=N_CLASSES, vocab_size=VOCAB_SIZE)
     if setting.trees == "chain":
-        return [chain_tree([f"w{k}" for k in rng.integers(0, VOCAB_SIZE, size=length)],
-                           rng.integers(0, N_CLASSES, size=length))
-                for length in (1, 3, 7)]
+        return [
+            chain_tree(
+                [f"w{k}" for k in rng.integers(0, VOCAB_SIZE, size=length)], rng.integers(0, N_CLASSES, size=length)
+            )
+            for length in (1, 3, 7)
+        ]
     if setting.trees == "constituency and dependency":
-        return constituency_and_dependency_trees(rng, n_classes=N_CLASSES,
-                                                 vocab_size=VOCAB_SIZE)
+        return constituency_and_dependency_trees(rng, n_classes=N_CLASSES, vocab_size=VOCAB_SIZE)
     if setting.trees == "dependency-binary":
         # at most two children, a word at every node
-        return [random_dependency_tree(int(n), rng, max_children=2, n_classes=N_CLASSES,
-                                       vocab_size=VOCAB_SIZE) for n in (1, 4, 9)]
-    trees = random_forest_trees(rng, n_trees=3, max_leaves=8, n_classes=N_CLASSES,
-                                vocab_size=VOCAB_SIZE, unary_rate=setting.unary_rate)
+        return [
+            random_dependency_tree(int(n), rng, max_children=2, n_classes=N_CLASSES, vocab_size=VOCAB_SIZE)
+            for n in (1, 4, 9)
+        ]
+    trees = random_forest_trees(
+        rng, n_trees=3, max_leaves=8, n_classes=N_CLASSES, vocab_size=VOCAB_SIZE, unary_rate=setting.unary_rate
+    )
     if setting.structure != "gold":
         trees = [rebracket(tree, setting.structure) for tree in trees]
     return trees
@@ -181,29 +183,44 @@ PAIR_LABELS = (2, 0, 1)
 PAIR_CLASSES = {"similarity": 5, "pair_softmax": 3}
 
 
-def build_case(setting: Setting, trees: list, rng: np.random.Generator,
-               partners: list | None = None):
+def build_case(setting: Setting, trees: list, rng: np.random.Generator, partners: list | None = None):
     """(model, float64 params, batch, loss options) for one setting and
     minibatch: the batch is a forest, or for a pair head a PairBatch
     whose left sentences are ``trees`` and right ones ``partners`` (default a
     second random draw, each differing from its left sentence)."""
     vocab = Vocabulary(f"w{k}" for k in range(VOCAB_SIZE))
-    cell = make_cell(setting.model, setting.input_dim, setting.hidden_dim,
-                     activation=setting.activation, untied=setting.untied, **setting.extra)
+    cell = make_cell(
+        setting.model,
+        setting.input_dim,
+        setting.hidden_dim,
+        activation=setting.activation,
+        untied=setting.untied,
+        **setting.extra,
+    )
     if setting.head in PAIR_HEADS:
-        model = PairModel(cell, len(vocab), setting.input_dim, hidden_dim=3,
-                          n_classes=PAIR_CLASSES.get(setting.head, 5), head=setting.head)
+        model = PairModel(
+            cell,
+            len(vocab),
+            setting.input_dim,
+            hidden_dim=3,
+            n_classes=PAIR_CLASSES.get(setting.head, 5),
+            head=setting.head,
+        )
     else:
         model = TreeModel(cell, N_CLASSES, len(vocab), setting.input_dim, head=setting.head)
     params = _draw_parameters(model, setting, vocab, rng)
     if setting.head in PAIR_HEADS:
         if partners is None:
             partners = _distinct_partners(setting, trees, rng)
-        trees = list(trees[:len(partners)]) + list(partners[:len(trees)])
-    forest = build_forest(trees, [node_words(t, vocab.encode(t.tokens)) for t in trees],
-                          [supervised_labels(t, setting.supervision) for t in trees])
-    masks = model.dropout_masks(forest, setting.dropout, rng, np.float64,
-                                setting.embedding_dropout, setting.recurrent_dropout)
+        trees = list(trees[: len(partners)]) + list(partners[: len(trees)])
+    forest = build_forest(
+        trees,
+        [node_words(t, vocab.encode(t.tokens)) for t in trees],
+        [supervised_labels(t, setting.supervision) for t in trees],
+    )
+    masks = model.dropout_masks(
+        forest, setting.dropout, rng, np.float64, setting.embedding_dropout, setting.recurrent_dropout
+    )
     options = dict(l2=setting.l2, masks=masks, average=setting.average)
     if setting.head not in PAIR_HEADS:
         return model, params, forest, options
@@ -215,11 +232,14 @@ def build_case(setting: Setting, trees: list, rng: np.random.Generator,
         h = model.sentence_states(params, forest, masks)
         n_pairs = forest.n_trees // 2
         if np.abs(h[:n_pairs] - h[n_pairs:]).min() >= KINK_MARGIN:
-            return model, params, PairBatch(forest, np.resize(PAIR_SCORES, n_pairs),
-                                            np.resize(PAIR_LABELS, n_pairs)), options
+            return (
+                model,
+                params,
+                PairBatch(forest, np.resize(PAIR_SCORES, n_pairs), np.resize(PAIR_LABELS, n_pairs)),
+                options,
+            )
         params = _draw_parameters(model, setting, vocab, rng)
-    raise ValueError(f"every draw put some |h_L - h_R| within {KINK_MARGIN} of 0: are two "
-                     "paired sentences the same?")
+    raise ValueError(f"every draw put some |h_L - h_R| within {KINK_MARGIN} of 0: are two paired sentences the same?")
 
 
 KINK_MARGIN = 1e-2
@@ -227,8 +247,7 @@ KINK_ATTEMPTS = 50
 
 
 def _draw_parameters(model, setting: Setting, vocab, rng: np.random.Generator):
-    params = model.new_parameters(rng, rng.normal(0, 1, (len(vocab), setting.input_dim)),
-                                  dtype=np.float64)
+    params = model.new_parameters(rng, rng.normal(0, 1, (len(vocab), setting.input_dim)), dtype=np.float64)
     # larger than initial weights, so gates leave their linear regime and every
     # bias is clearly non-zero; weights with many inputs per unit (the RNTN's
     # tensor: 4d^2) get proportionally less, or pre-activations reach ~20 and
@@ -237,8 +256,8 @@ def _draw_parameters(model, setting: Setting, vocab, rng: np.random.Generator):
     for block in model.layout.blocks:
         if block.name != "embedding" and len(block.shape) > 1:
             fan_in = int(np.prod(block.shape[:-1]))
-            noise[block.offset:block.offset + block.size] *= min(1.0, np.sqrt(6 / fan_in))
-    params.flat[:model.dense_size] += noise
+            noise[block.offset : block.offset + block.size] *= min(1.0, np.sqrt(6 / fan_in))
+    params.flat[: model.dense_size] += noise
     return params
 
 
@@ -280,15 +299,16 @@ def option_values(model: str) -> dict:
     """{cell option: the values the model's settings give it, the cell's
     default counted where a setting leaves it unset}."""
     entry = registry.model(model)
-    cell_class = getattr(importlib.import_module(f"npcomp.cells.{entry.module}"),
-                         entry.class_name)
+    cell_class = getattr(importlib.import_module(f"npcomp.cells.{entry.module}"), entry.class_name)
     defaults = {}
     # a bidirectional cell hands the options it does not take to its direction cell
     for owner in (getattr(cell_class, "direction_cell", None), cell_class):
         if owner is not None:
-            defaults.update((name, parameter.default) for name, parameter
-                            in inspect.signature(owner).parameters.items()
-                            if parameter.default is not inspect.Parameter.empty)
+            defaults.update(
+                (name, parameter.default)
+                for name, parameter in inspect.signature(owner).parameters.items()
+                if parameter.default is not inspect.Parameter.empty
+            )
     out = {option: set() for option in entry.options}
     for setting in settings(model):
         given = dict(setting.extra, activation=setting.activation, untied=setting.untied)

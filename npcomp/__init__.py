@@ -12,6 +12,7 @@ forward and backward open; ``train``, ``evaluate``, ``predict``, ``sweep``,
 (``__all__``; docs/API.md).  ``import npcomp`` loads neither NumPy nor
 numba: what follows imports them when it is used.
 """
+
 __version__ = "0.1.0"
 
 
@@ -29,6 +30,7 @@ def config(model: str | None = None, task: str | None = None, **options) -> dict
     go together.
     """
     from npcomp.configuration.run_config import keyword_config
+
     return keyword_config(model, task, options)
 
 
@@ -36,23 +38,50 @@ def config(model: str | None = None, task: str | None = None, **options) -> dict
 # them) when first named: the estimators, the model and its registry, reading
 # trees and word vectors, the explain document, the two kinds of bad input,
 # and what each command does, from Python (npcomp.runs)
-_HOMES = {"TreeClassifier": "npcomp.estimators", "PairRegressor": "npcomp.estimators",
-          "PairClassifier": "npcomp.estimators", "TreeModel": "npcomp.models",
-          "MODELS": "npcomp.cells", "Tree": "npcomp.data.readers",
-          "parse_ptb": "npcomp.data.readers", "read_ptb_file": "npcomp.data.readers",
-          "Vocabulary": "npcomp.data.readers", "read_vectors": "npcomp.data.readers",
-          "explain": "npcomp.study.explain", "ConfigError": "npcomp.errors",
-          "DataError": "npcomp.errors",
-          **{name: "npcomp.runs" for name in ("train", "evaluate", "predict", "sweep",
-                                               "reproduce", "plot")}}
-__all__ = ["TreeClassifier", "PairRegressor", "PairClassifier", "config", "train", "evaluate",
-           "predict", "sweep", "reproduce", "plot", "TreeModel", "MODELS", "Tree", "parse_ptb",
-           "read_ptb_file", "Vocabulary", "read_vectors", "explain", "ConfigError", "DataError"]
+_HOMES = {
+    "TreeClassifier": "npcomp.estimators",
+    "PairRegressor": "npcomp.estimators",
+    "PairClassifier": "npcomp.estimators",
+    "TreeModel": "npcomp.models",
+    "MODELS": "npcomp.cells",
+    "Tree": "npcomp.data.readers",
+    "parse_ptb": "npcomp.data.readers",
+    "read_ptb_file": "npcomp.data.readers",
+    "Vocabulary": "npcomp.data.readers",
+    "read_vectors": "npcomp.data.readers",
+    "explain": "npcomp.study.explain",
+    "ConfigError": "npcomp.errors",
+    "DataError": "npcomp.errors",
+    **{name: "npcomp.runs" for name in ("train", "evaluate", "predict", "sweep", "reproduce", "plot")},
+}
+__all__ = [
+    "TreeClassifier",
+    "PairRegressor",
+    "PairClassifier",
+    "config",
+    "train",
+    "evaluate",
+    "predict",
+    "sweep",
+    "reproduce",
+    "plot",
+    "TreeModel",
+    "MODELS",
+    "Tree",
+    "parse_ptb",
+    "read_ptb_file",
+    "Vocabulary",
+    "read_vectors",
+    "explain",
+    "ConfigError",
+    "DataError",
+]
 
 
 def __getattr__(name: str):
     if name in _HOMES:
         from importlib import import_module
+
         return getattr(import_module(_HOMES[name]), name)
     raise AttributeError(f"module 'npcomp' has no attribute {name!r}")
 

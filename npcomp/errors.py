@@ -7,6 +7,7 @@ gives it: ``option("score_range", "LO,HI", "(lo, hi)")`` in a message is
 and ``--score-range LO,HI`` where the command line prints it
 (``error.message(flag)``, ``npcomp.cli.failure``).
 """
+
 from __future__ import annotations
 
 import re
@@ -45,7 +46,7 @@ class DataError(ValueError):
 
     @property
     def where(self) -> str:
-        """"path:line: ", "path: " or ""."""
+        """ "path:line: ", "path: " or ""."""
         if self.path is None:
             return ""
         return self.path + (f":{self.line}" if self.line is not None else "") + ": "

@@ -32,6 +32,7 @@ name            shape, dtype     meaning
                                  for none; None when a tree has no relations
 ==============  ===============  ================================================
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -156,8 +157,9 @@ def _heights_and_positions(parent):
     return height, position, count
 
 
-def build_forest(trees: Sequence[Tree], words: Sequence[np.ndarray],
-                 labels: Sequence[np.ndarray] | None = None) -> Forest:
+def build_forest(
+    trees: Sequence[Tree], words: Sequence[np.ndarray], labels: Sequence[np.ndarray] | None = None
+) -> Forest:
     """Pack trees into one height-ordered forest.
 
     trees:  the trees of the minibatch
@@ -196,12 +198,21 @@ def build_forest(trees: Sequence[Tree], words: Sequence[np.ndarray],
     level_ptr = np.zeros(int(height[-1]) + 2, dtype=np.int64)
     np.cumsum(np.bincount(height), out=level_ptr[1:])
     root = new_of_old[offsets[1:] - 1].astype(np.int32)
-    return Forest(word=word_old[order], children=children, n_children=n_children,
-                  position=position, parent=parent, label=label_old[order].astype(np.int32),
-                  height=height, level_ptr=level_ptr, root=root, tree=tree_old[order],
-                  origin=(order - offsets[tree_old[order]]).astype(np.int32),
-                  token=np.concatenate([t.token_index for t in trees])[order].astype(np.int32),
-                  relation=_relations(trees, order))
+    return Forest(
+        word=word_old[order],
+        children=children,
+        n_children=n_children,
+        position=position,
+        parent=parent,
+        label=label_old[order].astype(np.int32),
+        height=height,
+        level_ptr=level_ptr,
+        root=root,
+        tree=tree_old[order],
+        origin=(order - offsets[tree_old[order]]).astype(np.int32),
+        token=np.concatenate([t.token_index for t in trees])[order].astype(np.int32),
+        relation=_relations(trees, order),
+    )
 
 
 def _relations(trees: Sequence[Tree], order: np.ndarray) -> np.ndarray | None:
@@ -224,16 +235,16 @@ def reverse_chains(forest: Forest) -> tuple:
     """
     if forest.max_children > 1:
         raise ValueError("only chains can be reversed: a node has more than one child")
-    length = forest.height[forest.root] + 1                 # per tree
+    length = forest.height[forest.root] + 1  # per tree
     height = (length[forest.tree] - 1 - forest.height).astype(np.int32)
     order = np.argsort(height, kind="stable")
     new_of_old = np.empty_like(order)
     new_of_old[order] = np.arange(order.shape[0])
-    old_child = forest.parent[order]                        # the next word becomes the child
+    old_child = forest.parent[order]  # the next word becomes the child
     children = np.full((order.shape[0], 1), -1, dtype=np.int32)
     has_child = old_child >= 0
     children[has_child, 0] = new_of_old[old_child[has_child]]
-    old_parent = forest.children[order, 0]                  # the previous word becomes the parent
+    old_parent = forest.children[order, 0]  # the previous word becomes the parent
     parent = np.full(order.shape[0], -1, dtype=np.int32)
     parent[old_parent >= 0] = new_of_old[old_parent[old_parent >= 0]]
     first_words = np.flatnonzero(forest.n_children == 0)
@@ -242,9 +253,16 @@ def reverse_chains(forest: Forest) -> tuple:
     level_ptr = np.zeros(int(new_height[-1]) + 2, dtype=np.int64)
     np.cumsum(np.bincount(new_height), out=level_ptr[1:])
     reversed_forest = Forest(
-        word=forest.word[order], children=children, n_children=has_child.astype(np.int32),
-        position=np.zeros(order.shape[0], dtype=np.int32), parent=parent,
-        label=np.full(order.shape[0], -1, dtype=np.int32), height=new_height,
-        level_ptr=level_ptr, root=root.astype(np.int32), tree=forest.tree[order],
-        origin=new_height.copy())
+        word=forest.word[order],
+        children=children,
+        n_children=has_child.astype(np.int32),
+        position=np.zeros(order.shape[0], dtype=np.int32),
+        parent=parent,
+        label=np.full(order.shape[0], -1, dtype=np.int32),
+        height=new_height,
+        level_ptr=level_ptr,
+        root=root.astype(np.int32),
+        tree=forest.tree[order],
+        origin=new_height.copy(),
+    )
     return reversed_forest, order

@@ -21,6 +21,7 @@ evaluation uses h_j unchanged).
 Backward: d logits = p_hat - onehot(y); dW^(s) = h^T d logits;
 db^(s) = sum of d logits; dh = d logits W^(s)^T (times the mask).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -29,8 +30,17 @@ import numpy as np
 
 from npcomp.cells.kernels.activations import uniform_fan_in
 
-__all__ = ["HEADS", "PAIR_HEADS", "SoftmaxClassifier", "OrdinalClassifier", "SimilarityHead",
-           "PairClassifierHead", "make_head", "softmax", "dropout_mask"]
+__all__ = [
+    "HEADS",
+    "PAIR_HEADS",
+    "SoftmaxClassifier",
+    "OrdinalClassifier",
+    "SimilarityHead",
+    "PairClassifierHead",
+    "make_head",
+    "softmax",
+    "dropout_mask",
+]
 
 
 def softmax(logits: np.ndarray) -> np.ndarray:
@@ -52,9 +62,9 @@ def dropout_mask(shape, rate: float, rng: np.random.Generator, dtype) -> np.ndar
 
 @dataclass
 class HeadCache:
-    inputs: np.ndarray         # (m, d) classifier inputs after dropout
-    outputs: np.ndarray        # (m, C) probabilities, or (m, C-1) cumulative ones
-    mask: np.ndarray | None    # (m, d) dropout mask or None
+    inputs: np.ndarray  # (m, d) classifier inputs after dropout
+    outputs: np.ndarray  # (m, C) probabilities, or (m, C-1) cumulative ones
+    mask: np.ndarray | None  # (m, d) dropout mask or None
     losses: np.ndarray | None = None  # (m,) each row's loss (their sum is the loss)
 
 
@@ -62,7 +72,7 @@ class AffineHead:
     """What both heads share: logits = h W + b with W (d, width), b (width,),
     dropout on h, and the backward from dLoss/dlogits."""
 
-    width_less_than_classes = 0   # the ordinal head has C-1 outputs
+    width_less_than_classes = 0  # the ordinal head has C-1 outputs
 
     def __init__(self, input_dim: int, n_classes: int):
         self.input_dim = input_dim
@@ -83,8 +93,9 @@ class AffineHead:
         return inputs, inputs @ params["W"] + params["b"]
 
     @staticmethod
-    def _backward_from_logits(params: dict, cache: HeadCache, d_logits: np.ndarray,
-                              scale: float, grads: dict) -> np.ndarray:
+    def _backward_from_logits(
+        params: dict, cache: HeadCache, d_logits: np.ndarray, scale: float, grads: dict
+    ) -> np.ndarray:
         """Adds scale * dW, db into ``grads``; returns scale * dLoss/dh (m, d)."""
         d_logits *= scale
         grads["W"] += cache.inputs.T @ d_logits
@@ -107,8 +118,7 @@ class SoftmaxClassifier(AffineHead):
         """The most probable class of each row."""
         return outputs.argmax(axis=1)
 
-    def loss(self, params: dict, h: np.ndarray, labels: np.ndarray,
-             mask: np.ndarray | None = None):
+    def loss(self, params: dict, h: np.ndarray, labels: np.ndarray, mask: np.ndarray | None = None):
         """Summed negative log-likelihood of ``labels`` (m,) and its cache."""
         inputs, logits = self._logits(params, h, mask)
         probabilities = softmax(logits)
@@ -116,8 +126,7 @@ class SoftmaxClassifier(AffineHead):
         losses = -np.log(np.maximum(picked, np.finfo(picked.dtype).tiny))
         return float(losses.sum()), HeadCache(inputs, probabilities, mask, losses)
 
-    def backward(self, params: dict, cache: HeadCache, labels: np.ndarray,
-                 scale: float, grads: dict) -> np.ndarray:
+    def backward(self, params: dict, cache: HeadCache, labels: np.ndarray, scale: float, grads: dict) -> np.ndarray:
         """Gradient of ``scale`` * loss: adds into ``grads``, returns dLoss/dh (m, d)."""
         d_logits = cache.outputs.copy()
         d_logits[np.arange(labels.shape[0]), labels] -= 1.0
@@ -165,18 +174,15 @@ class OrdinalClassifier(AffineHead):
         """(m, C-1) cumulative targets r of ``labels``."""
         return (labels[:, None] > np.arange(self.n_classes - 1)[None, :]).astype(dtype)
 
-    def loss(self, params: dict, h: np.ndarray, labels: np.ndarray,
-             mask: np.ndarray | None = None):
+    def loss(self, params: dict, h: np.ndarray, labels: np.ndarray, mask: np.ndarray | None = None):
         inputs, logits = self._logits(params, h, mask)
         q = _sigmoid(logits)
         r = self.targets(labels, logits.dtype)
         # log sigma(z) = -log(1 + e^-z), log(1 - sigma(z)) = -log(1 + e^z): stable forms
-        losses = (r * np.logaddexp(0.0, -logits)
-                  + (1.0 - r) * np.logaddexp(0.0, logits)).sum(axis=1)
+        losses = (r * np.logaddexp(0.0, -logits) + (1.0 - r) * np.logaddexp(0.0, logits)).sum(axis=1)
         return float(losses.sum()), HeadCache(inputs, q, mask, losses)
 
-    def backward(self, params: dict, cache: HeadCache, labels: np.ndarray,
-                 scale: float, grads: dict) -> np.ndarray:
+    def backward(self, params: dict, cache: HeadCache, labels: np.ndarray, scale: float, grads: dict) -> np.ndarray:
         d_logits = cache.outputs - self.targets(labels, cache.outputs.dtype)
         return self._backward_from_logits(params, cache, d_logits, scale, grads)
 
@@ -225,8 +231,13 @@ class PairFeatureHead:
 
     def parameter_shapes(self) -> list:
         d, hidden, classes = self.input_dim, self.hidden_dim, self.n_classes
-        return [("W_times", (d, hidden)), ("W_plus", (d, hidden)), ("b_h", (hidden,)),
-                ("W_p", (hidden, classes)), ("b_p", (classes,))]
+        return [
+            ("W_times", (d, hidden)),
+            ("W_plus", (d, hidden)),
+            ("b_h", (hidden,)),
+            ("W_p", (hidden, classes)),
+            ("b_p", (classes,)),
+        ]
 
     def initialise(self, params: dict, rng: np.random.Generator) -> None:
         # h_x and h_+ both feed the hidden layer: its fan-in is 2d
@@ -236,12 +247,11 @@ class PairFeatureHead:
             uniform_fan_in(params[name], self.hidden_dim, rng)
 
     def _forward(self, params: dict, h_left: np.ndarray, h_right: np.ndarray):
-        h_times = h_left * h_right                                     # (15a)
+        h_times = h_left * h_right  # (15a)
         difference = h_left - h_right
-        h_plus = np.abs(difference)                                    # (15b)
-        h_s = _sigmoid(h_times @ params["W_times"] + h_plus @ params["W_plus"]
-                       + params["b_h"])                                # (15c)
-        p_hat = softmax(h_s @ params["W_p"] + params["b_p"])           # (15d)
+        h_plus = np.abs(difference)  # (15b)
+        h_s = _sigmoid(h_times @ params["W_times"] + h_plus @ params["W_plus"] + params["b_h"])  # (15c)
+        p_hat = softmax(h_s @ params["W_p"] + params["b_p"])  # (15d)
         return h_times, h_plus, difference, h_s, p_hat
 
     def outputs(self, params: dict, h_left: np.ndarray, h_right: np.ndarray) -> np.ndarray:
@@ -255,21 +265,29 @@ class PairFeatureHead:
     @staticmethod
     def _cache(h_left, h_right, forward: tuple, target: np.ndarray) -> dict:
         h_times, h_plus, difference, h_s, p_hat = forward
-        return dict(h_left=h_left, h_right=h_right, h_times=h_times, h_plus=h_plus,
-                    difference=difference, h_s=h_s, p_hat=p_hat, target=target)
+        return dict(
+            h_left=h_left,
+            h_right=h_right,
+            h_times=h_times,
+            h_plus=h_plus,
+            difference=difference,
+            h_s=h_s,
+            p_hat=p_hat,
+            target=target,
+        )
 
     def backward(self, params: dict, cache: dict, scale: float, grads: dict):
         """Gradient of ``scale`` * loss: adds into ``grads``; returns (dh_L, dh_R), (m, d) each.
         Both losses have delta_p = p_hat - target (the target sums to 1 per pair)."""
         delta_p = (cache["p_hat"] - cache["target"]) * scale
         h_s = cache["h_s"]
-        grads["W_p"] += h_s.T @ delta_p                                # (15d)
+        grads["W_p"] += h_s.T @ delta_p  # (15d)
         grads["b_p"] += delta_p.sum(axis=0)
-        delta_s = (delta_p @ params["W_p"].T) * h_s * (1.0 - h_s)      # (15c)
+        delta_s = (delta_p @ params["W_p"].T) * h_s * (1.0 - h_s)  # (15c)
         grads["W_times"] += cache["h_times"].T @ delta_s
         grads["W_plus"] += cache["h_plus"].T @ delta_s
         grads["b_h"] += delta_s.sum(axis=0)
-        delta_times = delta_s @ params["W_times"].T                    # (15a)
+        delta_times = delta_s @ params["W_times"].T  # (15a)
         delta_plus = (delta_s @ params["W_plus"].T) * np.sign(cache["difference"])  # (15b)
         d_left = delta_times * cache["h_right"] + delta_plus
         d_right = delta_times * cache["h_left"] - delta_plus
@@ -306,7 +324,7 @@ class SimilarityHead(PairFeatureHead):
         if not np.all((scores >= 1.0) & (scores <= self.n_classes)):  # NaN fails too
             raise ValueError(f"relatedness scores must lie in [1, {self.n_classes}]")
         lower = np.minimum(np.floor(scores), self.n_classes - 1).astype(np.int64)  # 1-based
-        upper_share = scores - lower          # mass on class lower + 1, in [0, 1]
+        upper_share = scores - lower  # mass on class lower + 1, in [0, 1]
         target = np.zeros((scores.shape[0], self.n_classes), dtype=dtype)
         rows = np.arange(scores.shape[0])
         target[rows, lower - 1] = 1.0 - upper_share
@@ -320,8 +338,9 @@ class SimilarityHead(PairFeatureHead):
         target = self.target_distribution(scores, p_hat.dtype)
         tiny = np.finfo(p_hat.dtype).tiny
         supported = target > 0.0
-        loss = float(np.sum(target[supported] * (np.log(target[supported])
-                                                 - np.log(np.maximum(p_hat[supported], tiny)))))
+        loss = float(
+            np.sum(target[supported] * (np.log(target[supported]) - np.log(np.maximum(p_hat[supported], tiny))))
+        )
         return loss, self._cache(h_left, h_right, forward, target)
 
 

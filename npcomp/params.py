@@ -10,6 +10,7 @@ NumPy archive (.npz) of one array per named block, under its name and in its
 shape, in the layout's order: the file says which model it fits, and
 loading it into a layout checks every name and shape.
 """
+
 from __future__ import annotations
 
 import os
@@ -84,8 +85,7 @@ class Parameters:
         if flat.shape != (layout.size,):
             raise ValueError(f"flat vector has shape {flat.shape}, layout needs ({layout.size},)")
         self.flat = flat
-        self._views = {b.name: flat[b.offset:b.offset + b.size].reshape(b.shape)
-                       for b in layout.blocks}
+        self._views = {b.name: flat[b.offset : b.offset + b.size].reshape(b.shape) for b in layout.blocks}
 
     def __getitem__(self, name: str) -> np.ndarray:
         return self._views[name]
@@ -108,8 +108,7 @@ class Parameters:
     def prefixed(self, prefix: str) -> dict:
         """Views whose names start with ``prefix + '.'``, keyed without it."""
         start = prefix + "."
-        return {name[len(start):]: view for name, view in self._views.items()
-                if name.startswith(start)}
+        return {name[len(start) :]: view for name, view in self._views.items() if name.startswith(start)}
 
     def save(self, path: str | Path) -> None:
         """Write the parameters to ``path``, a NumPy archive named exactly so
@@ -151,24 +150,24 @@ def _read_archive(path: Path) -> dict:
     """name -> array of a parameter file, read into memory; every array of floats."""
     try:
         loaded = np.load(path, allow_pickle=False)
-    except (EOFError, ValueError) as error:   # neither an archive nor an array
+    except (EOFError, ValueError) as error:  # neither an archive nor an array
         raise ParameterFileError(f"not a NumPy archive of parameters ({error})", path) from None
     if not isinstance(loaded, np.lib.npyio.NpzFile):
-        raise ParameterFileError("a single array, not an archive of named parameters "
-                                 "(Parameters.save writes one)", path)
+        raise ParameterFileError(
+            "a single array, not an archive of named parameters (Parameters.save writes one)", path
+        )
     try:
         with loaded as archive:
             arrays = {name: archive[name] for name in archive.files}
     except (zipfile.BadZipFile, EOFError, ValueError, KeyError, OSError) as error:
-        raise ParameterFileError(f"a damaged NumPy archive ({type(error).__name__}: "
-                                 f"{error})", path) from None
+        raise ParameterFileError(f"a damaged NumPy archive ({type(error).__name__}: {error})", path) from None
     if not arrays:
         raise ParameterFileError("holds no parameters", path)
-    not_float = [f"{name} ({array.dtype})" for name, array in arrays.items()
-                 if not np.issubdtype(array.dtype, np.floating)]
+    not_float = [
+        f"{name} ({array.dtype})" for name, array in arrays.items() if not np.issubdtype(array.dtype, np.floating)
+    ]
     if not_float:
-        raise ParameterFileError(f"parameters must be floating point: {', '.join(not_float)}",
-                                 path)
+        raise ParameterFileError(f"parameters must be floating point: {', '.join(not_float)}", path)
     return arrays
 
 
@@ -177,13 +176,18 @@ def _check_fits(path, arrays: dict, layout: Layout) -> None:
     missing = [name for name in layout.names if name not in arrays]
     unexpected = [name for name in arrays if name not in layout]
     if missing or unexpected:
-        parts = ([f"lacks {', '.join(missing)}"] if missing else []) + \
-                ([f"holds {', '.join(unexpected)}, which the model has not"] if unexpected else [])
-        raise ParameterFileError(f"parameters of another model: it {' and '.join(parts)} "
-                                 f"(the model's: {', '.join(layout.names)})", path)
-    wrong = [f"{name} has shape {arrays[name].shape} where the model's is "
-             f"{layout[name].shape}{_what_differs(name, arrays[name].shape, layout[name].shape)}"
-             for name in layout.names if arrays[name].shape != layout[name].shape]
+        parts = ([f"lacks {', '.join(missing)}"] if missing else []) + (
+            [f"holds {', '.join(unexpected)}, which the model has not"] if unexpected else []
+        )
+        raise ParameterFileError(
+            f"parameters of another model: it {' and '.join(parts)} (the model's: {', '.join(layout.names)})", path
+        )
+    wrong = [
+        f"{name} has shape {arrays[name].shape} where the model's is "
+        f"{layout[name].shape}{_what_differs(name, arrays[name].shape, layout[name].shape)}"
+        for name in layout.names
+        if arrays[name].shape != layout[name].shape
+    ]
     if wrong:
         raise ParameterFileError("parameters of another model: " + "; ".join(wrong), path)
 

@@ -3,6 +3,7 @@ bidirectional and 2-layer LSTMs, the Elman and multiplicative RNNs, the
 matrix-space model, the attention LSTMs): forests of chains, cases with
 random parameters and recurrent masks, the forward against a per-sentence
 reference, and the finite differences of the cells read at the roots only."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -36,10 +37,10 @@ def chain_forest(lengths, labels=None) -> tuple:
     """A forest of chains in which word t of sentence k is a word of its own,
     id offsets[k] + t.  Returns (forest, offsets)."""
     offsets = np.cumsum((0,) + tuple(lengths))
-    trees = [chain_tree([f"w{t}" for t in range(n)],
-                        None if labels is None else labels[k]) for k, n in enumerate(lengths)]
-    forest = build_forest(trees, [np.arange(n, dtype=np.int32) + offsets[k]
-                                  for k, n in enumerate(lengths)])
+    trees = [
+        chain_tree([f"w{t}" for t in range(n)], None if labels is None else labels[k]) for k, n in enumerate(lengths)
+    ]
+    forest = build_forest(trees, [np.arange(n, dtype=np.int32) + offsets[k] for k, n in enumerate(lengths)])
     return forest, offsets
 
 
@@ -95,17 +96,23 @@ class ChainCase:
 
     def forward(self, masks=None):
         """The cell's (output, cache), with recurrent ``masks`` if given."""
-        return self.cell.forward(self.params, self.forest, self.x, self.index,
-                                 recurrent_masks=masks)
+        return self.cell.forward(self.params, self.forest, self.x, self.index, recurrent_masks=masks)
 
     def gradient_errors(self, rng, names=None) -> dict:
         """``cell_gradient_errors`` of the case, its masks fixed."""
-        return cell_gradient_errors(self.cell, self.params, self.forest, self.x, self.index,
-                                    self.masks, rng, names)
+        return cell_gradient_errors(self.cell, self.params, self.forest, self.x, self.index, self.masks, rng, names)
 
 
-def chain_cell_case(model: str, rng, lengths=LENGTHS, input_dim: int = 4, hidden_dim: int = 3,
-                    scale: float = 0.7, masked: bool = False, **options) -> ChainCase:
+def chain_cell_case(
+    model: str,
+    rng,
+    lengths=LENGTHS,
+    input_dim: int = 4,
+    hidden_dim: int = 3,
+    scale: float = 0.7,
+    masked: bool = False,
+    **options,
+) -> ChainCase:
     """``model``'s cell (with ``options``), random parameters (``scale``) and
     a ``chain_case`` of ``lengths``, drawn from ``rng`` in that order, then
     ``recurrent_masks`` if ``masked``."""
@@ -120,12 +127,14 @@ def chain_cell_case(model: str, rng, lengths=LENGTHS, input_dim: int = 4, hidden
 # the forward against a per-sentence reference, the error terms
 # ---------------------------------------------------------------------------
 
+
 def assert_float32_chain_forward_is_close(model: str, seed: int, scale: float = 0.7):
     """``chain_cell_case``'s forward in float32 stays float32 and close to float64."""
     case = chain_cell_case(model, np.random.default_rng(seed), scale=scale)
     h64, _ = case.forward()
-    h32, _ = case.cell.forward({k: v.astype(np.float32) for k, v in case.params.items()},
-                               case.forest, case.x.astype(np.float32), case.index)
+    h32, _ = case.cell.forward(
+        {k: v.astype(np.float32) for k, v in case.params.items()}, case.forest, case.x.astype(np.float32), case.index
+    )
     assert h32.dtype == np.float32
     np.testing.assert_allclose(h32, h64, rtol=1e-5, atol=1e-6)
 
@@ -140,18 +149,20 @@ def lstm_deltas(terms: dict, suffix: str = "") -> np.ndarray:
     """(n, 4d) an LSTM's gate deltas from ``backward_terms`` (by symbol, each
     symbol + ``suffix``) in the columns of its W, U, b: i|o|u|f, a first
     step's missing delta_f as 0."""
-    return np.nan_to_num(np.concatenate([terms[f"delta_{gate}{suffix}"]
-                                         for gate in ("i", "o", "u", "f")], axis=1))
+    return np.nan_to_num(np.concatenate([terms[f"delta_{gate}{suffix}"] for gate in ("i", "o", "u", "f")], axis=1))
 
 
 # ---------------------------------------------------------------------------
 # gradient checks through the model
 # ---------------------------------------------------------------------------
 
+
 def chain_trees(rng, lengths=LENGTHS) -> list:
     """Chains of random words of the gradcheck vocabulary, every node labelled."""
-    return [chain_tree([f"w{k}" for k in rng.integers(0, VOCAB_SIZE, size=n)],
-                       rng.integers(0, N_CLASSES, size=n)) for n in lengths]
+    return [
+        chain_tree([f"w{k}" for k in rng.integers(0, VOCAB_SIZE, size=n)], rng.integers(0, N_CLASSES, size=n))
+        for n in lengths
+    ]
 
 
 def chain_model_case(model: str, states, activation: str, seed: int) -> tuple:
@@ -162,10 +173,8 @@ def chain_model_case(model: str, states, activation: str, seed: int) -> tuple:
     setting = Setting(model, trees="chain", activation=activation)
     case = build_case(setting, chain_trees(rng), rng)
     params, forest = case[1], case[2]
-    sentences = [params["embedding"][forest.word[chain_nodes(forest, k)]]
-                 for k in range(forest.n_trees)]
-    margin = min(np.abs(states(vectors, params.prefixed("cell"), activation)["z"]).min()
-                 for vectors in sentences)
+    sentences = [params["embedding"][forest.word[chain_nodes(forest, k)]] for k in range(forest.n_trees)]
+    margin = min(np.abs(states(vectors, params.prefixed("cell"), activation)["z"]).min() for vectors in sentences)
     return (*case, margin)
 
 
@@ -181,6 +190,7 @@ def assert_chain_gradients_pass(model: str, states, activation: str, seed: int) 
 # ---------------------------------------------------------------------------
 # the attention LSTMs, read at the roots only
 # ---------------------------------------------------------------------------
+
 
 def root_read_cell_errors(model: str, mask_rates: tuple, seed: int = 6, **options) -> tuple:
     """``root_gradient_errors`` of ``model``'s cell (d = 2, d_x = 3, with
@@ -202,10 +212,8 @@ def small_chain_case(model: str, seed: int = 7, **extra) -> tuple:
     evaluation runs the patched backward): d = d_x = 2, sentences of 2 and 5
     words labelled at the root, as the suite builds it."""
     rng = np.random.default_rng(seed)
-    setting = Setting(model, input_dim=2, hidden_dim=2, trees="chain", supervision="root",
-                      extra=extra)
-    trees = [chain_tree(["w1", "w2"], [0, 3]), chain_tree(["w3", "w4", "w1", "w5", "w6"],
-                                                          [1, 2, 0, 4, 2])]
+    setting = Setting(model, input_dim=2, hidden_dim=2, trees="chain", supervision="root", extra=extra)
+    trees = [chain_tree(["w1", "w2"], [0, 3]), chain_tree(["w3", "w4", "w1", "w5", "w6"], [1, 2, 0, 4, 2])]
     return build_case(setting, trees, rng)
 
 
@@ -219,8 +227,7 @@ def run_forward(cell, params: dict, forest, vectors: list, dtype=np.float64, mas
     return cell.forward(cast, forest, x, index, recurrent_masks=cast_masks)
 
 
-def root_gradient_errors(cell, params, forest, x, word_index, masks, rng,
-                         step: float = 1e-5) -> dict:
+def root_gradient_errors(cell, params, forest, x, word_index, masks, rng, step: float = 1e-5) -> dict:
     """Finite differences of the cell alone for the cells read at the roots
     only (the attention LSTMs): J = sum(out[roots] * G) for a random G, masks
     fixed, second-order central differences at ``step``; max relative error

@@ -2,6 +2,7 @@
 the synthetic treebank made small or written as SST files, a line of a data
 file changed, the modules a new interpreter loads, and the hypothesis
 profile used by every property test."""
+
 import json
 import os
 import subprocess
@@ -47,8 +48,10 @@ def data_dir() -> Path:
     directory = real_data_directory()
     missing = _missing_data(directory)
     if missing:
-        pytest.skip(f"real data not found at {directory} (no {', '.join(missing)}): run "
-                    "`npcomp download all` or set NPCOMP_DATA to the data directory")
+        pytest.skip(
+            f"real data not found at {directory} (no {', '.join(missing)}): run "
+            "`npcomp download all` or set NPCOMP_DATA to the data directory"
+        )
     return directory
 
 
@@ -60,8 +63,10 @@ def synthetic_of_size(fixed: tuple):
     """The synthetic treebank's maker at (train, dev, test) = ``fixed``
     sentences whatever sizes are asked: patched in for
     ``npcomp.data.datasets.synthetic.synthetic_splits``, it keeps every run small."""
+
     def splits(seed=0, sizes=None):
         return SYNTHETIC_SPLITS(seed=seed, sizes=fixed)
+
     return splits
 
 
@@ -70,8 +75,7 @@ def write_sst(directory: Path, splits: dict) -> Path:
     lines}).  Returns DIRECTORY."""
     (directory / "sst").mkdir(parents=True)
     for split, lines in splits.items():
-        (directory / "sst" / f"{split}.txt").write_text("\n".join(lines) + "\n",
-                                                        encoding="utf-8")
+        (directory / "sst" / f"{split}.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return directory
 
 
@@ -79,8 +83,7 @@ def synthetic_sst_files(directory: Path, sizes: tuple) -> Path:
     """The synthetic treebank at (train, dev, test) = ``sizes`` sentences
     written as SST files under DIRECTORY/sst.  Returns DIRECTORY."""
     splits = SYNTHETIC_SPLITS(seed=0, sizes=sizes)
-    return write_sst(directory, {name: [tree.to_ptb() for tree in trees]
-                                 for name, trees in splits.items()})
+    return write_sst(directory, {name: [tree.to_ptb() for tree in trees] for name, trees in splits.items()})
 
 
 def replace_line(path: Path, index: int, line: str) -> Path:
@@ -94,10 +97,10 @@ def replace_line(path: Path, index: int, line: str) -> Path:
 def modules_loaded_by(statements: str, modules: tuple) -> list:
     """Which of ``modules`` a new interpreter holds after running
     ``statements`` (its imports and calls), sorted."""
-    probe = (f"import json, sys; {statements}; "
-             f"print(json.dumps(sorted(m for m in {tuple(modules)!r} if m in sys.modules)))")
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                         check=True).stdout
+    probe = (
+        f"import json, sys; {statements}; print(json.dumps(sorted(m for m in {tuple(modules)!r} if m in sys.modules)))"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     return json.loads(out)
 
 

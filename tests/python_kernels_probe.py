@@ -2,6 +2,7 @@
 by it to run the same cases compiled): the loss and gradient of every
 gradient-check setting and a step of each optimiser; as a script it prints
 them with the numba kernels of npcomp that did not run."""
+
 from __future__ import annotations
 
 import ast
@@ -30,9 +31,9 @@ def run_everything() -> dict:
     rng = np.random.default_rng(0)
     for name in ("adagrad", "adadelta", "sgd"):
         params = rng.normal(size=12)
-        optimizer = make_optimizer(name, size=12, dense_size=8, embedding_offset=8,
-                                   embedding_dim=2, lr=0.1, embedding_lr=0.2,
-                                   dtype=np.float64)
+        optimizer = make_optimizer(
+            name, size=12, dense_size=8, embedding_offset=8, embedding_dim=2, lr=0.1, embedding_lr=0.2, dtype=np.float64
+        )
         for _ in range(3):
             optimizer.step(params, rng.normal(size=12), np.array([1]))
         results[f"optimiser {name}"] = params.tolist()
@@ -45,13 +46,15 @@ def kernels(root: Path) -> list:
     for path in sorted(root.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.FunctionDef) and any(
-                    "njit" in ast.unparse(decorator) for decorator in node.decorator_list):
+                "njit" in ast.unparse(decorator) for decorator in node.decorator_list
+            ):
                 out.append((str(path), node.name))
     return out
 
 
 def main() -> None:
     import npcomp
+
     called = set()
 
     def profile(frame, event, arg):
@@ -63,8 +66,7 @@ def main() -> None:
     sys.setprofile(None)
     root = Path(npcomp.__file__).parent
     found = kernels(root)
-    not_run = [f"{Path(path).relative_to(root)}:{name}" for path, name in found
-               if (path, name) not in called]
+    not_run = [f"{Path(path).relative_to(root)}:{name}" for path, name in found if (path, name) not in called]
     print(json.dumps({"kernels": len(found), "not_run": not_run, "results": results}))
 
 

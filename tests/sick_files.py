@@ -2,13 +2,30 @@
 written into a temporary directory: shared by the tests of the command line
 on SICK (cli/test_sick_cli.py), of the exit statuses and own data, and of the
 relatedness tools (study/test_relatedness.py)."""
+
 from pathlib import Path
 
 import numpy as np
 
 
-VOCABULARY = ("a", "man", "woman", "dog", "cat", "is", "playing", "running", "eating",
-              "sleeping", "the", "guitar", "ball", "in", "park", "food")
+VOCABULARY = (
+    "a",
+    "man",
+    "woman",
+    "dog",
+    "cat",
+    "is",
+    "playing",
+    "running",
+    "eating",
+    "sleeping",
+    "the",
+    "guitar",
+    "ball",
+    "in",
+    "park",
+    "food",
+)
 # every vocabulary word but these has a vector in the tiny vectors file
 NO_VECTOR = ("sleeping", "food")
 VECTOR_DIM = 6
@@ -54,8 +71,10 @@ def write_small_sick(data_dir: Path, sizes=None) -> Path:
     for split, n_pairs in sizes.items():
         directory = data_dir / "sick" / split
         directory.mkdir(parents=True, exist_ok=True)
-        files = {name: [] for name in ("a.toks", "b.toks", "a.parents", "b.parents",
-                                       "a.cparents", "b.cparents", "sim.txt", "id.txt")}
+        files = {
+            name: []
+            for name in ("a.toks", "b.toks", "a.parents", "b.parents", "a.cparents", "b.cparents", "sim.txt", "id.txt")
+        }
         for a, b, score in sick_pairs(split, n_pairs):
             for side, tokens in (("a", a), ("b", b)):
                 n = len(tokens)
@@ -74,18 +93,18 @@ def write_small_sick(data_dir: Path, sizes=None) -> Path:
 def vector_rows() -> dict:
     """word -> its float vector in the tiny GloVe file."""
     rng = np.random.default_rng(7)
-    return {word: np.round(rng.normal(0.0, 0.5, size=VECTOR_DIM), 4)
-            for word in VOCABULARY if word not in NO_VECTOR}
+    return {word: np.round(rng.normal(0.0, 0.5, size=VECTOR_DIM), 4) for word in VOCABULARY if word not in NO_VECTOR}
 
 
 def write_vectors(path: Path) -> Path:
     """A GloVe-format text file (word, then VECTOR_DIM floats) of most of the vocabulary."""
-    path.write_text("".join(f"{word} {' '.join(repr(float(v)) for v in row)}\n"
-                            for word, row in vector_rows().items()), encoding="utf-8")
+    path.write_text(
+        "".join(f"{word} {' '.join(repr(float(v)) for v in row)}\n" for word, row in vector_rows().items()),
+        encoding="utf-8",
+    )
     return path
 
 
 def sick_sentences(split: str) -> list:
     """The split's sentences (a, b of every pair), as text."""
-    return [" ".join(tokens) for a, b, _ in sick_pairs(split, SICK_SIZES[split])
-            for tokens in (a, b)]
+    return [" ".join(tokens) for a, b, _ in sick_pairs(split, SICK_SIZES[split]) for tokens in (a, b)]

@@ -2,6 +2,7 @@
 as shown (the ones that use scikit-learn where it is installed, each naming
 the extra that installs it); and so do the worked examples of the cells'
 pages, whose numbers are the cells' own (they cannot drift from the code)."""
+
 import doctest
 import importlib.util
 import re
@@ -25,7 +26,8 @@ def code_blocks(test: doctest.DocTest) -> list:
     for example in test.examples:
         previous = blocks[-1][-1] if blocks else None
         if previous is not None and example.lineno == (
-                previous.lineno + previous.source.count("\n") + previous.want.count("\n")):
+            previous.lineno + previous.source.count("\n") + previous.want.count("\n")
+        ):
             blocks[-1].append(example)
         else:
             blocks.append([example])
@@ -46,16 +48,17 @@ def test_the_api_documents_examples_run():
     assert len(left_out) >= 4
     sklearn_installed = importlib.util.find_spec("sklearn") is not None
     if not sklearn_installed:
-        test.examples = [example for block in blocks if not needs_sklearn(block)
-                         for example in block]
+        test.examples = [example for block in blocks if not needs_sklearn(block) for example in block]
     runner = doctest.DocTestRunner(optionflags=FLAGS)
     runner.run(test)
     result = runner.summarize(verbose=False)
     assert result.attempted > 20
     assert result.failed == 0
     if not sklearn_installed:
-        pytest.skip(f"{result.attempted} examples passed; the {len(left_out)} blocks that use "
-                    f"scikit-learn were not run: it is not installed ({SKLEARN_EXTRA})")
+        pytest.skip(
+            f"{result.attempted} examples passed; the {len(left_out)} blocks that use "
+            f"scikit-learn were not run: it is not installed ({SKLEARN_EXTRA})"
+        )
 
 
 def test_each_scikit_learn_example_names_its_extra():
@@ -73,8 +76,9 @@ def test_each_scikit_learn_example_names_its_extra():
         while before >= 0 and lines[before].strip():
             paragraph.insert(0, lines[before])
             before -= 1
-        assert SKLEARN_EXTRA in " ".join(" ".join(paragraph).split()), \
+        assert SKLEARN_EXTRA in " ".join(" ".join(paragraph).split()), (
             f"docs/API.md line {start + 1}: {block[0].source.strip()}"
+        )
 
 
 @pytest.mark.parametrize("page", WORKED_EXAMPLES)
@@ -89,8 +93,8 @@ def test_the_gradient_path_figures_are_drawn_and_shown(tmp_path):
     ones are on the pages that show them."""
     pytest.importorskip("matplotlib", reason="matplotlib (the plot extra) is absent")
     import importlib.util
-    spec = importlib.util.spec_from_file_location("gradient_paths",
-                                                  DOCS / "cells" / "gradient_paths.py")
+
+    spec = importlib.util.spec_from_file_location("gradient_paths", DOCS / "cells" / "gradient_paths.py")
     figures = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(figures)
     assert figures.main(["--out", str(tmp_path)]) == 0

@@ -5,6 +5,7 @@ search box, a search that finds ``TreeClassifier``, the API reference's
 page for it, and an exercise notebook's page (its cells shown as written,
 not run).  A planted broken link fails a build with the site's own
 configuration."""
+
 import functools
 import http.server
 import os
@@ -25,9 +26,25 @@ DOCS = REPO_ROOT / "docs"
 def sphinx_build(source: Path, out: Path) -> subprocess.CompletedProcess:
     """The README's build command, into ``out`` (a fresh environment)."""
     return subprocess.run(
-        [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-E", "-q", "-b", "html",
-         "-d", str(out / ".doctrees"), str(source), str(out)],
-        capture_output=True, text=True, timeout=600)
+        [
+            sys.executable,
+            "-m",
+            "sphinx",
+            "-W",
+            "--keep-going",
+            "-E",
+            "-q",
+            "-b",
+            "html",
+            "-d",
+            str(out / ".doctrees"),
+            str(source),
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -40,10 +57,27 @@ def site(tmp_path_factory) -> Path:
 
 
 def test_the_site_has_its_pages(site):
-    for page in ("index", "getting-started", "own-data", "API", "cli", "api/index",
-                 "exit-statuses", "reproducing", "studying", "speed", "architecture",
-                 "EQUATIONS", "RESULTS", "DATA", "SPEED", "cells/index",
-                 "exercises/README", "results/README", "search"):
+    for page in (
+        "index",
+        "getting-started",
+        "own-data",
+        "API",
+        "cli",
+        "api/index",
+        "exit-statuses",
+        "reproducing",
+        "studying",
+        "speed",
+        "architecture",
+        "EQUATIONS",
+        "RESULTS",
+        "DATA",
+        "SPEED",
+        "cells/index",
+        "exercises/README",
+        "results/README",
+        "search",
+    ):
         assert (site / f"{page}.html").is_file(), page
 
 
@@ -67,9 +101,9 @@ def test_the_api_reference_follows_every_packages_exports(site):
     import pkgutil
 
     import npcomp
+
     expected = set()
-    names = ["npcomp"] + [info.name for info in pkgutil.walk_packages(npcomp.__path__, "npcomp.")
-                          if info.ispkg]
+    names = ["npcomp"] + [info.name for info in pkgutil.walk_packages(npcomp.__path__, "npcomp.") if info.ispkg]
     for name in names:
         exports = getattr(importlib.import_module(name), "__all__", None)
         if exports is not None:
@@ -81,9 +115,9 @@ def test_the_api_reference_follows_every_packages_exports(site):
 
 def test_the_command_line_reference_is_every_commands_help(site):
     from npcomp.cli import build_parser
+
     text = (site / "cli.html").read_text(encoding="utf-8")
-    subcommands = next(action for action in build_parser()._actions
-                       if action.__class__.__name__ == "_SubParsersAction")
+    subcommands = next(action for action in build_parser()._actions if action.__class__.__name__ == "_SubParsersAction")
     assert len(subcommands.choices) >= 11
     for name, parser in subcommands.choices.items():
         assert f"usage: npcomp {name}" in text, name
@@ -101,7 +135,8 @@ def test_a_broken_link_fails_the_build(tmp_path):
     (source / "conf.py").write_text(
         f"__file__ = {str(DOCS / 'conf.py')!r}\n"
         "exec(compile(open(__file__).read(), __file__, 'exec'))\n"
-        "npcomp_api_packages = []\n")
+        "npcomp_api_packages = []\n"
+    )
     (source / "index.md").write_text("# Home\n\n```{toctree}\npage\n```\n")
     (source / "page.md").write_text("# Page\n\nBack [home](index.md).\n")
     built = sphinx_build(source, tmp_path / "whole")
@@ -113,6 +148,7 @@ def test_a_broken_link_fails_the_build(tmp_path):
 
 
 # ---------------------------------------------------------------- in Chromium
+
 
 @pytest.fixture(scope="module")
 def served(site):
@@ -137,20 +173,24 @@ def chromium():
     chromedriver), quit at the end of the module."""
     browser = shutil.which("chromium") or shutil.which("chromium-browser")
     driver_path = shutil.which("chromedriver")
-    missing = [name for name, path in (("chromium", browser), ("chromedriver", driver_path))
-               if path is None]
+    missing = [name for name, path in (("chromium", browser), ("chromedriver", driver_path)) if path is None]
     if missing:
-        message = (f"{' and '.join(missing)} not on PATH (Debian: apt-get install chromium "
-                   "chromium-driver)")
-        if os.environ.get("NPCOMP_REQUIRE_BROWSER"):   # CI: a skip would hide the test
+        message = f"{' and '.join(missing)} not on PATH (Debian: apt-get install chromium chromium-driver)"
+        if os.environ.get("NPCOMP_REQUIRE_BROWSER"):  # CI: a skip would hide the test
             pytest.fail(message)
         pytest.skip(message)
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
+
     options = webdriver.ChromeOptions()
     options.binary_location = browser
-    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu",
-                     "--disable-dev-shm-usage", "--window-size=1400,1000"):
+    for argument in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--window-size=1400,1000",
+    ):
         options.add_argument(argument)
     driver = webdriver.Chrome(service=Service(executable_path=driver_path), options=options)
     yield driver
@@ -159,11 +199,13 @@ def chromium():
 
 def _wait(driver, condition, seconds=20):
     from selenium.webdriver.support.ui import WebDriverWait
+
     return WebDriverWait(driver, seconds).until(condition)
 
 
 def test_the_front_page_renders_with_navigation_and_search(chromium, served, site):
     from selenium.webdriver.common.by import By
+
     chromium.get(f"{served}/index.html")
     assert chromium.title.startswith("npcomp")
     assert chromium.find_element(By.TAG_NAME, "h1").text.startswith("npcomp")
@@ -172,15 +214,22 @@ def test_the_front_page_renders_with_navigation_and_search(chromium, served, sit
     assert {"Getting started", "Command-line reference", "API reference"} <= titles, titles
     # the search box: the navbar's button opens it, a query goes to the search page
     chromium.find_element(By.CSS_SELECTOR, "header button.search-button-field").click()
-    box = _wait(chromium, lambda driver: next(
-        (field for field in driver.find_elements(By.CSS_SELECTOR, "input[name='q']")
-         if field.is_displayed()), False))
+    box = _wait(
+        chromium,
+        lambda driver: next(
+            (field for field in driver.find_elements(By.CSS_SELECTOR, "input[name='q']") if field.is_displayed()), False
+        ),
+    )
     box.send_keys("TreeClassifier\n")
     _wait(chromium, lambda driver: "search.html" in driver.current_url)
-    found = _wait(chromium, lambda driver: [
-        link.get_attribute("href") for link in
-        driver.find_elements(By.CSS_SELECTOR, "#search-results a")
-        if "TreeClassifier" in (link.get_attribute("href") or "")])
+    found = _wait(
+        chromium,
+        lambda driver: [
+            link.get_attribute("href")
+            for link in driver.find_elements(By.CSS_SELECTOR, "#search-results a")
+            if "TreeClassifier" in (link.get_attribute("href") or "")
+        ],
+    )
     page = tree_classifier_page(site)
     assert any(href.split("#")[0].endswith(f"api/{page}.html") for href in found), found
 
@@ -188,21 +237,24 @@ def test_the_front_page_renders_with_navigation_and_search(chromium, served, sit
 def tree_classifier_page(site: Path) -> str:
     """The API page that documents TreeClassifier (the first package
     exporting it; another exporting it shows it unindexed)."""
-    pages = sorted(path.stem for path in (site / "api").glob("*.TreeClassifier.html")
-                   if f'id="{path.stem}"' in path.read_text(encoding="utf-8"))
+    pages = sorted(
+        path.stem
+        for path in (site / "api").glob("*.TreeClassifier.html")
+        if f'id="{path.stem}"' in path.read_text(encoding="utf-8")
+    )
     assert len(pages) == 1, pages
     return pages[0]
 
 
 def test_the_api_page_of_tree_classifier_renders(chromium, served, site):
     from selenium.webdriver.common.by import By
+
     name = tree_classifier_page(site)
     chromium.get(f"{served}/api/{name}.html")
     assert "TreeClassifier" in chromium.title
     signature = chromium.find_element(By.ID, name)
     assert "TreeClassifier" in signature.text
-    methods = {element.get_attribute("id") for element in
-               chromium.find_elements(By.CSS_SELECTOR, "dt.sig[id]")}
+    methods = {element.get_attribute("id") for element in chromium.find_elements(By.CSS_SELECTOR, "dt.sig[id]")}
     assert {f"{name}.fit", f"{name}.predict"} <= methods, methods
     assert chromium.find_elements(By.CSS_SELECTOR, "header nav a.nav-link")
 
@@ -211,6 +263,7 @@ def test_an_exercise_notebook_renders(chromium, served, site):
     """The N-ary Tree-LSTM's exercise: its title, the section navigation
     to every notebook, its code cells (a blank's raise shown, not run)."""
     from selenium.webdriver.common.by import By
+
     chromium.get(f"{served}/exercises/treelstm_nary.html")
     assert chromium.title.startswith("The N-ary Tree-LSTM")
     assert chromium.find_element(By.TAG_NAME, "h1").text.startswith("The N-ary Tree-LSTM")
@@ -219,8 +272,10 @@ def test_an_exercise_notebook_renders(chromium, served, site):
     assert any("raise NotImplementedError" in cell.text for cell in cells)
     assert not chromium.find_elements(By.CSS_SELECTOR, "div.cell_output")
     # the section's navigation: every notebook, each solution titled as one
-    section = {" ".join(link.get_attribute("textContent").split()) for link in
-               chromium.find_elements(By.CSS_SELECTOR, "nav.bd-docs-nav a")}
+    section = {
+        " ".join(link.get_attribute("textContent").split())
+        for link in chromium.find_elements(By.CSS_SELECTOR, "nav.bd-docs-nav a")
+    }
     assert "The S-LSTM's backward at one node, by hand: the solution" in section, section
     assert len(section) == len(list((DOCS / "exercises").glob("*.ipynb"))), section
     assert chromium.find_elements(By.CSS_SELECTOR, "header nav a.nav-link")

@@ -3,6 +3,7 @@ every check in them passing; the exercises stop at each blank, in order,
 with NotImplementedError naming it (each blank before it filled with the
 solution's code); and the exercise files and the .ipynb twins are the ones
 docs/exercises/build.py writes from the solutions, valid nbformat 4."""
+
 from __future__ import annotations
 
 import contextlib
@@ -36,10 +37,13 @@ def _run(source: str, name: str) -> str:
 
 
 def test_there_are_notebooks_for_the_tree_cells():
-    assert {path.name for path in SOLUTIONS} == {"slstm_solution.py", "rntn_solution.py",
-                                                "treelstm_nary_solution.py",
-                                                "treelstm_childsum_solution.py",
-                                                "lstm_rnn_solution.py"}
+    assert {path.name for path in SOLUTIONS} == {
+        "slstm_solution.py",
+        "rntn_solution.py",
+        "treelstm_nary_solution.py",
+        "treelstm_childsum_solution.py",
+        "lstm_rnn_solution.py",
+    }
 
 
 @pytest.mark.parametrize("path", SOLUTIONS, ids=lambda path: path.stem)
@@ -64,8 +68,9 @@ def test_the_exercises_and_twins_are_written_from_the_solutions():
     written = build.outputs()
     assert len(written) == 3 * len(SOLUTIONS)
     for target, text in written.items():
-        assert target.read_text(encoding="utf-8") == text, \
+        assert target.read_text(encoding="utf-8") == text, (
             f"{target.name} is out of date: python docs/exercises/build.py"
+        )
     assert build.main(["--check"]) == 0
 
 

@@ -3,6 +3,7 @@ sub-block) of every model is exercised by some gradient-check setting -- a
 row whose gradients are both exactly 0 checks nothing -- and ``python -m
 gradcheck`` marks such rows "unexercised", counts them, and fails a block
 that no setting exercises or an option no setting gives."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -47,8 +48,9 @@ def test_the_coverage_checks_can_fail(monkeypatch):
         names |= every
         moved |= nonzero
     assert {"cell.W.ci.L", "cell.W.cfl.L", "cell.W.cfr.L"} <= names - moved
-    entry = dataclasses.replace(registry.model("treelstm-nary"), sick=None,
-                                gradcheck=tuple(registry.objective_checks()))
+    entry = dataclasses.replace(
+        registry.model("treelstm-nary"), sick=None, gradcheck=tuple(registry.objective_checks())
+    )
     monkeypatch.setitem(registry.MODELS, "treelstm-nary", entry)
     missing = unexercised_options("treelstm-nary")
     assert any(option.startswith("arity") for option in missing)

@@ -1,6 +1,7 @@
 """The package's layers (README.md, "Layout"): imports flow one way, with no
 cycle, even through a function-level import, and no module or function
 outgrows its job."""
+
 import ast
 from pathlib import Path
 
@@ -12,16 +13,34 @@ PACKAGE = Path(__file__).resolve().parents[1] / "npcomp"
 # Folders of equal rank sit side by side and import nothing of each other:
 # the fast kernels and the reference oracles they are checked against,
 # experiments, study and estimators.
-RANK = {"errors": 0,
-        "data/readers": 1, "data/text": 2, "data/datasets": 3, "data/downloads": 4, "data": 5,
-        "forest": 6, "params": 6,
-        # the gradient check's variations, which the registry's entries declare
-        "cells/check_variations": 6,
-        "cells/registry": 7, "cells/kernels": 8, "cells/reference": 8, "cells": 9,
-        "heads": 10, "models": 11,
-        "configuration": 12, "runfiles": 13, "training": 14,
-        "experiments": 15, "study": 15, "estimators": 15, "runs": 16, "cli": 17,
-        "__main__": 18, "": 18}
+RANK = {
+    "errors": 0,
+    "data/readers": 1,
+    "data/text": 2,
+    "data/datasets": 3,
+    "data/downloads": 4,
+    "data": 5,
+    "forest": 6,
+    "params": 6,
+    # the gradient check's variations, which the registry's entries declare
+    "cells/check_variations": 6,
+    "cells/registry": 7,
+    "cells/kernels": 8,
+    "cells/reference": 8,
+    "cells": 9,
+    "heads": 10,
+    "models": 11,
+    "configuration": 12,
+    "runfiles": 13,
+    "training": 14,
+    "experiments": 15,
+    "study": 15,
+    "estimators": 15,
+    "runs": 16,
+    "cli": 17,
+    "__main__": 18,
+    "": 18,
+}
 # folders held to fewer imports than their rank allows: the reference
 # oracles, which the fast path is checked against, import nothing of it (no
 # kernel, cell, forest, parameter vector, head or model): only the data
@@ -107,12 +126,9 @@ def layer_violations(graph: dict, where=lambda name, line: f"{name}:{line}") -> 
                 if mine not in ROOT_IMPORTERS:
                     found.append(f"{where(name, line)}: {mine} imports the root package npcomp")
                 continue
-            barred = mine in ONLY and not any(theirs == key or theirs.startswith(key + "/")
-                                              for key in ONLY[mine])
-            if barred or RANK[theirs] > RANK[mine] or (RANK[theirs] == RANK[mine]
-                                                      and theirs != mine):
-                found.append(f"{where(name, line)}: {mine or 'npcomp'} imports {target} "
-                             f"({theirs or 'npcomp'})")
+            barred = mine in ONLY and not any(theirs == key or theirs.startswith(key + "/") for key in ONLY[mine])
+            if barred or RANK[theirs] > RANK[mine] or (RANK[theirs] == RANK[mine] and theirs != mine):
+                found.append(f"{where(name, line)}: {mine or 'npcomp'} imports {target} ({theirs or 'npcomp'})")
     return found
 
 
@@ -136,16 +152,19 @@ def test_every_folder_has_its_rank():
 
 
 def test_imports_flow_down_the_layers():
-    upward = layer_violations(
-        _graph(), lambda name, line: f"{MODULES[name][0].relative_to(PACKAGE.parent)}:{line}")
+    upward = layer_violations(_graph(), lambda name, line: f"{MODULES[name][0].relative_to(PACKAGE.parent)}:{line}")
     assert not upward, "\n".join(upward)
 
 
-@pytest.mark.parametrize("planted", [
-    "from npcomp.cells.reference.functions import ACTIVATIONS",
-    "from ..reference import functions",
-    "import npcomp.cells.reference.functions",
-    "def late():\n    from npcomp.study.explain import explain"])
+@pytest.mark.parametrize(
+    "planted",
+    [
+        "from npcomp.cells.reference.functions import ACTIVATIONS",
+        "from ..reference import functions",
+        "import npcomp.cells.reference.functions",
+        "def late():\n    from npcomp.study.explain import explain",
+    ],
+)
 def test_a_kernel_importing_the_oracle_or_the_study_is_refused(planted, tmp_path):
     """The check above, on a copy of a kernel with one import planted: it
     fails, naming the planted line; the copy as it is passes."""
@@ -163,8 +182,9 @@ def test_a_kernel_importing_the_oracle_or_the_study_is_refused(planted, tmp_path
 def test_the_oracle_importing_the_fast_path_is_refused(tmp_path):
     reference = PACKAGE / "cells" / "reference" / "recnn.py"
     copy = tmp_path / "recnn.py"
-    copy.write_text(reference.read_text(encoding="utf-8")
-                    + "\nfrom npcomp.forest import build_forest\n", encoding="utf-8")
+    copy.write_text(
+        reference.read_text(encoding="utf-8") + "\nfrom npcomp.forest import build_forest\n", encoding="utf-8"
+    )
     found = file_violations(copy, "npcomp.cells.reference.recnn")
     assert len(found) == 1 and "npcomp.forest" in found[0], found
 
@@ -173,9 +193,10 @@ def test_no_import_cycle():
     graph = _graph()
     # a package's __init__ importing its own modules is how packages work;
     # a cycle through other modules is not
-    edges = {name: {t for t in targets if not name.startswith(t + ".")
-                    and not (t == "npcomp" and "." in name)}
-             for name, targets in graph.items()}
+    edges = {
+        name: {t for t in targets if not name.startswith(t + ".") and not (t == "npcomp" and "." in name)}
+        for name, targets in graph.items()
+    }
     state, stack, cycles = {}, [], []
 
     def visit(node):
@@ -183,7 +204,7 @@ def test_no_import_cycle():
         stack.append(node)
         for nxt in sorted(edges.get(node, ())):
             if state.get(nxt) == "open":
-                cycles.append(" -> ".join(stack[stack.index(nxt):] + [nxt]))
+                cycles.append(" -> ".join(stack[stack.index(nxt) :] + [nxt]))
             elif nxt not in state:
                 visit(nxt)
         stack.pop()
@@ -207,10 +228,12 @@ def test_modules_and_functions_keep_to_one_job(name):
     module_cap = int(MAX_MODULE_LINES * (1 - MARGIN))
     function_cap = int(MAX_FUNCTION_LINES * (1 - MARGIN))
     assert text.count("\n") <= module_cap, (
-        f"{path}: {text.count(chr(10))} lines, over {module_cap} "
-        f"({MARGIN:.0%} below the cap of {MAX_MODULE_LINES})")
-    long = [f"{path.name}:{node.lineno} {node.name}: {node.end_lineno - node.lineno + 1} lines"
-            for node in ast.walk(ast.parse(text))
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-            and node.end_lineno - node.lineno + 1 > function_cap]
+        f"{path}: {text.count(chr(10))} lines, over {module_cap} ({MARGIN:.0%} below the cap of {MAX_MODULE_LINES})"
+    )
+    long = [
+        f"{path.name}:{node.lineno} {node.name}: {node.end_lineno - node.lineno + 1} lines"
+        for node in ast.walk(ast.parse(text))
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.end_lineno - node.lineno + 1 > function_cap
+    ]
     assert not long, f"over {function_cap} lines:\n" + "\n".join(long)

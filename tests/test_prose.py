@@ -22,6 +22,7 @@ sentence that ranks, reverses, holds, outperforms or gives a cause must
 link a report's comparison or claim, and say what its verdict says; a cause
 no experiment isolates is written as an open question.
 """
+
 import json
 import re
 from pathlib import Path
@@ -30,14 +31,39 @@ import pytest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 RESULTS = REPO_ROOT / "docs" / "results"
-DOCUMENTS = ("README.md", "docs/RESULTS.md", "docs/results/README.md", "docs/models.md",
-             "docs/sick.md", "docs/reproducing.md", "docs/plain-sentences.md", "docs/DATA.md")
+DOCUMENTS = (
+    "README.md",
+    "docs/RESULTS.md",
+    "docs/results/README.md",
+    "docs/models.md",
+    "docs/sick.md",
+    "docs/reproducing.md",
+    "docs/plain-sentences.md",
+    "docs/DATA.md",
+)
 REFERENCE = re.compile(r"\[([^\[\]]+)\]\(([^)\s]+\.md)(?:#[^)\s]*)? \"([^\"]+)\"\)")
 NUMBER = re.compile(r"(?<![\w.])-?\d+\.\d{2,}(?![\w.])")
-SUMMARY = re.compile(r"<!-- npcomp reproduce --summary -->.*?<!-- end of npcomp reproduce "
-                     r"--summary -->", re.S)
-STATS = ("mean", "std", "median", "min", "max", "n", "ci_low", "ci_high", "paper", "best",
-         "difference", "p", "here", "there")
+SUMMARY = re.compile(
+    r"<!-- npcomp reproduce --summary -->.*?<!-- end of npcomp reproduce "
+    r"--summary -->",
+    re.S,
+)
+STATS = (
+    "mean",
+    "std",
+    "median",
+    "min",
+    "max",
+    "n",
+    "ci_low",
+    "ci_high",
+    "paper",
+    "best",
+    "difference",
+    "p",
+    "here",
+    "there",
+)
 
 
 def _report(table: str) -> dict:
@@ -74,8 +100,13 @@ def _measured(table: str, kind: str, name: str) -> dict:
     """A report's comparison, claim test or variant row (``kind``), measured."""
     if kind == "variant":
         variant, row = name.split("/")
-        found = [one for record in _report(table).get("variants", [])
-                 if record["variant"] == variant for one in record["rows"] if one["row"] == row]
+        found = [
+            one
+            for record in _report(table).get("variants", [])
+            if record["variant"] == variant
+            for one in record["rows"]
+            if one["row"] == row
+        ]
         assert found, f"no variant row {name} in {table}.json"
         assert found[0]["status"] == "measured", f"{table} variant {name}: not yet measured"
         return found[0]
@@ -88,7 +119,7 @@ def _measured(table: str, kind: str, name: str) -> dict:
 
 def _comparison(table: str, kind: str, name: str, stat: str) -> float:
     found = _measured(table, kind, name)
-    if stat in ("here", "there"):   # a variant's two means: (there, here) as recorded
+    if stat in ("here", "there"):  # a variant's two means: (there, here) as recorded
         return found["means"][0 if stat == "there" else 1]
     if stat in ("ci_low", "ci_high"):
         return found["ci95"][0 if stat == "ci_low" else 1]
@@ -104,7 +135,7 @@ def check(text: str, title: str, target: str) -> None:
     tables = {term.split()[0] for term in title.split(" - ")}
     assert Path(target).stem in tables, f"{title}: linked to {target}"
     words = title.split()
-    if words[-1] not in STATS and " - " not in title:   # mean ± std
+    if words[-1] not in STATS and " - " not in title:  # mean ± std
         mean, std = (part.strip() for part in text.split("±"))
         assert mean == f"{resolve(title + ' mean'):.{_decimals(mean)}f}", (title, text)
         assert std == f"{resolve(title + ' std'):.{_decimals(std)}f}", (title, text)
@@ -138,8 +169,7 @@ def _report_figures() -> set:
     for path in RESULTS.glob("*.json"):
         record = json.loads(path.read_text())
         for entry in record.get("rows", []):
-            papers.update(f"{value:.4f}" for value in entry["paper"].values()
-                          if value is not None)
+            papers.update(f"{value:.4f}" for value in entry["paper"].values() if value is not None)
             for split in ("test", "dev"):
                 for metric, stats in (entry.get(split) or {}).items():
                     values = [stats[key] for key in ("mean", "std", "median", "min", "max")]
@@ -175,17 +205,26 @@ def test_the_checker_refuses_a_figure_that_drifted():
 # what a comparative or causal sentence says, and the verdicts that say the same
 SAYS = {
     "reversed": (re.compile(r"\breversed\b|\breverse of\b"), ("reversed", "first below")),
-    "holds": (re.compile(r"\boutperforms?\b|\bbeats?\b|\b(?:claim|order|ranking|comparison)s?"
-                         r"\b[^.;:]{0,60}\bholds?\b"), ("holds", "first above")),
-    "no difference": (re.compile(r"\bno difference\b"), ("no difference detected",
-                                                          "within noise")),
+    "holds": (
+        re.compile(
+            r"\boutperforms?\b|\bbeats?\b|\b(?:claim|order|ranking|comparison)s?"
+            r"\b[^.;:]{0,60}\bholds?\b"
+        ),
+        ("holds", "first above"),
+    ),
+    "no difference": (re.compile(r"\bno difference\b"), ("no difference detected", "within noise")),
     "higher": (re.compile(r"\bhigher (?:there|on npcomp's)\b"), ("higher there",)),
     "lower": (re.compile(r"\blower (?:there|on npcomp's)\b"), ("lower there",)),
 }
-RANKING = re.compile(r"\branking\b(?! loss)|\bthe (?:paper's )?order of the\b|"
-                     r"\bhas the high(?:er|est) mean\b")
-CAUSE = re.compile(r"\bbecause\b|\bdue to\b|\battributable\b|\bthe gap is\b|"
-                   r"\bwhat differs between\b", re.I)
+RANKING = re.compile(
+    r"\branking\b(?! loss)|\bthe (?:paper's )?order of the\b|"
+    r"\bhas the high(?:er|est) mean\b"
+)
+CAUSE = re.compile(
+    r"\bbecause\b|\bdue to\b|\battributable\b|\bthe gap is\b|"
+    r"\bwhat differs between\b",
+    re.I,
+)
 OPEN = re.compile(r"open question", re.I)
 LINKED = re.compile(r"\"(\S+) (comparison|claim|variant) (\S+) [a-z_]+\"")
 
@@ -202,7 +241,7 @@ def sentences(text: str) -> list:
         if fenced or line.startswith(("    ", "|", "#", "<!--")):
             prose.append("")
             continue
-        if re.match(r"\s*(?:[-*]|\d+\.) ", line):   # a list item starts a paragraph of its own
+        if re.match(r"\s*(?:[-*]|\d+\.) ", line):  # a list item starts a paragraph of its own
             prose.append("")
         prose.append(line)
     paragraphs = "\n".join(prose).split("\n\n")
@@ -216,8 +255,7 @@ def sentences(text: str) -> list:
 def comparative_problems(sentence: str) -> list:
     """What is wrong with a sentence that compares or explains: no linked
     comparison or claim, or wording its verdicts do not bear out."""
-    linked = [_measured(table, kind, name)["verdict"]
-              for table, kind, name in LINKED.findall(sentence)]
+    linked = [_measured(table, kind, name)["verdict"] for table, kind, name in LINKED.findall(sentence)]
     problems = []
     plain = LINKED.sub("", sentence)
     said = [what for what, (pattern, _) in SAYS.items() if pattern.search(plain)]
@@ -234,8 +272,7 @@ def comparative_problems(sentence: str) -> list:
 @pytest.mark.parametrize("path", list(_documents()))
 def test_a_comparative_sentence_links_a_comparison_it_agrees_with(path):
     text = SUMMARY.sub("", path.read_text())
-    found = [(sentence, problems) for sentence in sentences(text)
-             if (problems := comparative_problems(sentence))]
+    found = [(sentence, problems) for sentence in sentences(text) if (problems := comparative_problems(sentence))]
     assert not found, "\n\n".join(f"{problems}: {sentence}" for sentence, problems in found)
 
 
@@ -243,14 +280,18 @@ def test_a_planted_reversal_over_no_difference_is_refused():
     """Tai's two Tree-LSTMs on SICK differ by +0.0010, p = 0.61: not a reversal."""
     claim = _measured("tai-sick", "claim", "dependency-above-constituency")
     assert claim["verdict"] == "no difference detected"
-    planted = ("Tai's ranking of the Tree-LSTMs is reversed here ([−0.0010](results/tai-sick.md "
-               "\"tai-sick claim dependency-above-constituency difference\")).")
+    planted = (
+        "Tai's ranking of the Tree-LSTMs is reversed here ([−0.0010](results/tai-sick.md "
+        '"tai-sick claim dependency-above-constituency difference")).'
+    )
     assert any("says 'reversed'" in problem for problem in comparative_problems(planted))
     unlinked = "Tai's ranking of the Tree-LSTMs is reversed here."
     assert comparative_problems(unlinked) == ["compares with no comparison or claim linked"]
-    honest = ("No difference is detected between Tai's two Tree-LSTMs here ([−0.0010]"
-              "(results/tai-sick.md \"tai-sick claim dependency-above-constituency "
-              "difference\")).")
+    honest = (
+        "No difference is detected between Tai's two Tree-LSTMs here ([−0.0010]"
+        '(results/tai-sick.md "tai-sick claim dependency-above-constituency '
+        'difference")).'
+    )
     assert comparative_problems(honest) == []
     cause = "The gap is because of the vectors."
     assert comparative_problems(cause)[0].startswith("gives a cause")

@@ -4,6 +4,7 @@ and every `npcomp` command it prints accepted by the command line's parser
 (the training commands are built into their configurations by
 test_documented_commands.py); and CI runs the README's install, test and
 site-build commands as printed, in that order."""
+
 import doctest
 import re
 import shlex
@@ -50,20 +51,22 @@ def readme_commands() -> list:
 @pytest.mark.parametrize("command", readme_commands())
 def test_each_readme_command_is_one_the_parser_accepts(command):
     from npcomp.cli import build_parser
+
     build_parser().parse_args(shlex.split(command)[1:])
 
 
 def test_the_readme_prints_commands():
-    assert {command.split()[1] for command in readme_commands()} >= {
-        "download", "train", "eval", "predict", "explain"}
+    assert {command.split()[1] for command in readme_commands()} >= {"download", "train", "eval", "predict", "explain"}
 
 
 def test_ci_runs_the_readmes_install_tests_and_site_build_in_order():
     """.ci/run holds the README's commands verbatim (the install, the test
     suite, the site's strict build), the site built after the tests."""
     printed = [line.strip() for line in README.splitlines() if line.startswith("    python -m ")]
-    steps = {step: next((line for line in printed if line.startswith(f"python -m {step} ")), None)
-             for step in ("pip", "pytest", "sphinx")}
+    steps = {
+        step: next((line for line in printed if line.startswith(f"python -m {step} ")), None)
+        for step in ("pip", "pytest", "sphinx")
+    }
     assert None not in steps.values(), printed
     assert steps["sphinx"].startswith("python -m sphinx -W ")
     ci = [line.strip() for line in (REPO_ROOT / ".ci" / "run").read_text().splitlines()]

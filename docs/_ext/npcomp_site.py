@@ -6,6 +6,7 @@ repository's folders.
 ``npcomp_api_packages`` (a list of top-level package names) says whose
 packages the reference covers; ``[]`` writes none.
 """
+
 import importlib
 import inspect
 import os
@@ -16,14 +17,14 @@ from pathlib import Path
 # the API reference, from __all__
 # --------------------------------------------------------------------------
 
+
 def public_packages(tops) -> list:
     """Every package under the packages ``tops`` that declares ``__all__``,
     imported, in the order of their dotted names."""
     found = []
     for top in tops:
         package = importlib.import_module(top)
-        modules = [top] + [info.name for info in pkgutil.walk_packages(package.__path__, top + ".")
-                           if info.ispkg]
+        modules = [top] + [info.name for info in pkgutil.walk_packages(package.__path__, top + ".") if info.ispkg]
         for name in sorted(modules):
             module = importlib.import_module(name)
             if isinstance(getattr(module, "__all__", None), (list, tuple)):
@@ -70,14 +71,14 @@ def write_api_pages(app) -> None:
                 obj = getattr(module, export)
             except AttributeError as error:
                 from sphinx.errors import ExtensionError
-                raise ExtensionError(f"{name}.__all__ names {export!r}, which {name} does "
-                                     "not have") from error
+
+                raise ExtensionError(f"{name}.__all__ names {export!r}, which {name} does not have") from error
             full = f"{name}.{export}"
             options = ""
             if id(obj) in seen and not isinstance(obj, (int, float, str, tuple, dict, list)):
                 options = "   :no-index:\n"
             seen.add(id(obj))
-            if inspect.ismodule(obj):   # a module exported by name: its docstring
+            if inspect.ismodule(obj):  # a module exported by name: its docstring
                 body = f".. automodule:: {obj.__name__}\n   :no-members:\n   :no-index:\n"
             else:
                 body = f".. currentmodule:: {name}\n\n.. {_directive(obj)}:: {export}\n{options}"
@@ -86,19 +87,24 @@ def write_api_pages(app) -> None:
             rows.append(export)
         table = "\n".join(f"   {export}" for export in rows)
         toctree = "\n".join(f"   {name}.{export}" for export in rows)
-        _write(api / f"{name}.rst",
-               f"{_title(name)}\n.. automodule:: {name}\n   :no-members:\n\n"
-               f".. currentmodule:: {name}\n\n.. autosummary::\n   :nosignatures:\n\n{table}\n\n"
-               f".. toctree::\n   :hidden:\n\n{toctree}\n")
+        _write(
+            api / f"{name}.rst",
+            f"{_title(name)}\n.. automodule:: {name}\n   :no-members:\n\n"
+            f".. currentmodule:: {name}\n\n.. autosummary::\n   :nosignatures:\n\n{table}\n\n"
+            f".. toctree::\n   :hidden:\n\n{toctree}\n",
+        )
         pages.append(name)
         written.add(f"{name}.rst")
     listed = "\n".join(f"   {name}" for name in pages)
-    _write(api / "index.rst",
-           f"{_title('API reference')}\nGenerated from the docstrings of the names each "
-           f"package exports (its ``__all__``).\n\n.. toctree::\n   :maxdepth: 1\n\n{listed}\n")
-    for stale in api.glob("*.rst"):   # a name no longer exported
+    _write(
+        api / "index.rst",
+        f"{_title('API reference')}\nGenerated from the docstrings of the names each "
+        f"package exports (its ``__all__``).\n\n.. toctree::\n   :maxdepth: 1\n\n{listed}\n",
+    )
+    for stale in api.glob("*.rst"):  # a name no longer exported
         if stale.name not in written:
             stale.unlink()
+
 
 # --------------------------------------------------------------------------
 # docstrings written as plain text
@@ -108,8 +114,7 @@ def write_api_pages(app) -> None:
 # reads cleanly is rendered as reST; any other as its own text, preformatted
 # (its first sentence, escaped, stays the summary), never as broken markup.
 
-_HARMLESS = ("Unknown interpreted text role", "Unknown directive type",
-             "No role entry", "No directive entry")
+_HARMLESS = ("Unknown interpreted text role", "Unknown directive type", "No role entry", "No directive entry")
 
 
 def _clean_rest(text: str, env=None) -> bool:
@@ -122,6 +127,7 @@ def _clean_rest(text: str, env=None) -> bool:
     from docutils.parsers.rst import Parser
     from docutils.transforms.references import Substitutions
     from docutils.utils import new_document
+
     settings = get_default_settings(Parser)
     settings.report_level, settings.halt_level = 5, 5
     settings.warning_stream = io.StringIO()
@@ -134,10 +140,9 @@ def _clean_rest(text: str, env=None) -> bool:
         Parser().parse(text, document)
         document.transformer.add_transform(Substitutions)
         document.transformer.apply_transforms()
-    except Exception:   # noqa: BLE001 - markup the parser cannot take is not clean reST
+    except Exception:  # noqa: BLE001 - markup the parser cannot take is not clean reST
         return False
-    return not any(message["level"] >= 2 and not message[0].astext().startswith(_HARMLESS)
-                   for message in messages)
+    return not any(message["level"] >= 2 and not message[0].astext().startswith(_HARMLESS) for message in messages)
 
 
 def _escaped(text: str) -> str:
@@ -164,6 +169,7 @@ def plain_docstrings(app, what, name, obj, options, lines) -> None:
 # what the pages link to that is not a page
 # --------------------------------------------------------------------------
 
+
 def _directory_links(app, doctree) -> None:
     """A link to a folder of the repository (``[runs](zhu/runs)``): to the
     folder's README where it is a page, else the folder's path as text (its
@@ -171,6 +177,7 @@ def _directory_links(app, doctree) -> None:
     does not exist is left alone, to fail the build."""
     from docutils import nodes
     from sphinx import addnodes
+
     env = app.env
     for node in list(doctree.findall(addnodes.pending_xref)):
         if node.get("reftype") != "myst" or node.get("refdomain"):
@@ -192,14 +199,14 @@ def _file_named_blocks(app, doctree) -> None:
     """A fenced block named by its file (```` ```reviews.tsv ````) is shown
     as plain text under its file's name."""
     from docutils import nodes
+
     for block in list(doctree.findall(nodes.literal_block)):
         language = block.get("language", "")
         if "." not in language and "/" not in language:
             continue
         block["language"] = "none"
         caption = nodes.caption(text=language)
-        wrapper = nodes.container("", caption, classes=["literal-block-wrapper"],
-                                  literal_block=True)
+        wrapper = nodes.container("", caption, classes=["literal-block-wrapper"], literal_block=True)
         block.replace_self(wrapper)
         wrapper.append(block)
         doctree.set_id(wrapper)
@@ -209,12 +216,14 @@ def _file_named_blocks(app, doctree) -> None:
 # the command-line reference, from the parser
 # --------------------------------------------------------------------------
 
+
 def command_parsers() -> list:
     """(name, parser) of ``npcomp`` and each of its commands, in the order of
     ``npcomp --help``."""
     import argparse
 
     from npcomp.cli import build_parser
+
     parser = build_parser()
     found = [("npcomp", parser)]
     for action in parser._actions:
@@ -262,8 +271,8 @@ def _solution_titles(app, doctree):
     titled as its exercise is (both are written from one source): its page,
     its entry in the navigation and the search results say "solution"."""
     from docutils import nodes
-    if not (app.env.docname.startswith("exercises/")
-            and app.env.docname.endswith("_solution")):
+
+    if not (app.env.docname.startswith("exercises/") and app.env.docname.endswith("_solution")):
         return
     title = next(iter(doctree.findall(nodes.title)), None)
     if title is not None:

@@ -5,6 +5,7 @@ settings); ``interface.py`` the interface every cell implements.  Cell
 modules are imported when first used, so reading the registry loads
 neither NumPy nor numba.
 """
+
 from __future__ import annotations
 
 from importlib import import_module
@@ -19,6 +20,7 @@ __all__ = ["MODELS", "cell_class", "make_cell", "model", "registry", *_INTERFACE
 def __getattr__(name: str):
     if name in _INTERFACE:
         from . import interface
+
         return getattr(interface, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 

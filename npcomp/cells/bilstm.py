@@ -63,6 +63,7 @@ backward LSTM, untied  ``W_backward``, ``U_backward``,  the same
                        ``b_backward``
 =====================  ==============================  ==========
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -78,13 +79,13 @@ BACKWARD = "_backward"
 
 @dataclass
 class BiLSTMCache:
-    forward: object          # the forward direction's cache
-    backward: object         # the backward direction's cache (reversed-forest order)
+    forward: object  # the forward direction's cache
+    backward: object  # the backward direction's cache (reversed-forest order)
     reversed_forest: Forest
-    order: np.ndarray        # reversed node r is node order[r]
+    order: np.ndarray  # reversed node r is node order[r]
     backward_row: np.ndarray  # (n,) reversed node whose h^B each node's output holds
-    split_input: bool        # x held one block per direction
-    out: np.ndarray          # (n, 2 d) the cell's output
+    split_input: bool  # x held one block per direction
+    out: np.ndarray  # (n, 2 d) the cell's output
 
 
 class BiLSTM(SequenceCell):
@@ -95,8 +96,14 @@ class BiLSTM(SequenceCell):
     name = "bilstm"
     direction_cell = ChainLSTM
 
-    def __init__(self, input_dim: int, hidden_dim: int, untied: bool = False,
-                 embedding_masks: str = "shared", **direction_options):
+    def __init__(
+        self,
+        input_dim: int,
+        hidden_dim: int,
+        untied: bool = False,
+        embedding_masks: str = "shared",
+        **direction_options,
+    ):
         # options other than ``untied`` and ``embedding_masks`` are the direction cell's
         # (make_cell checks the values against the registry)
         self.direction = self.direction_cell(input_dim, hidden_dim, **direction_options)
@@ -114,15 +121,18 @@ class BiLSTM(SequenceCell):
     def parameter_shapes(self) -> list:
         shapes = self.direction.parameter_shapes()
         if self.untied:
-            shapes += [(name + BACKWARD, shape)
-                       for name, shape in self.direction.parameter_shapes()]
+            shapes += [(name + BACKWARD, shape) for name, shape in self.direction.parameter_shapes()]
         return shapes
 
     def report_slices(self) -> dict:
         out = dict(self.direction.report_slices())
         if self.untied:
-            out.update({sub + BACKWARD: (block + BACKWARD, index)
-                        for sub, (block, index) in self.direction.report_slices().items()})
+            out.update(
+                {
+                    sub + BACKWARD: (block + BACKWARD, index)
+                    for sub, (block, index) in self.direction.report_slices().items()
+                }
+            )
         return out
 
     def initialise(self, params: dict, rng: np.random.Generator) -> None:
@@ -146,12 +156,15 @@ class BiLSTM(SequenceCell):
             return None, None
         half = len(self.direction.recurrent_widths())
         if len(recurrent_masks) != 2 * half:
-            raise ValueError(f"{self.name} has {2 * half} recurrent connections (forward, "
-                             f"then backward), got {len(recurrent_masks)} masks")
+            raise ValueError(
+                f"{self.name} has {2 * half} recurrent connections (forward, "
+                f"then backward), got {len(recurrent_masks)} masks"
+            )
         return list(recurrent_masks[:half]), list(recurrent_masks[half:])
 
-    def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
-                recurrent_masks=None, nudge=None):
+    def forward(
+        self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray, recurrent_masks=None, nudge=None
+    ):
         """x: (U, d_x) distinct words, or (U, 2 d_x) a block per direction (the
         forward's first; ``input_copies``); word_index: (n,) row of x per node
         (every node reads a word); recurrent_masks: None or one (sentences,
@@ -161,17 +174,22 @@ class BiLSTM(SequenceCell):
         direction's state, named with its suffix (``c^B``), at a word."""
         forward_masks, backward_masks = self._split_masks(recurrent_masks)
         split_input = x.shape[1] == 2 * self.input_dim
-        x_forward = x[:, :self.input_dim] if split_input else x
-        x_backward = x[:, self.input_dim:] if split_input else x
+        x_forward = x[:, : self.input_dim] if split_input else x
+        x_backward = x[:, self.input_dim :] if split_input else x
         reversed_forest, order = reverse_chains(forest)
         nudges = _direction_nudges(nudge, order)
         h_forward, forward_cache = self.direction.forward(
-            params, forest, x_forward, word_index, recurrent_masks=forward_masks,
-            **nudges[0])
+            params, forest, x_forward, word_index, recurrent_masks=forward_masks, **nudges[0]
+        )
         h_backward, backward_cache = self.direction.forward(
-            self._backward(params), reversed_forest, x_backward, word_index[order],
-            recurrent_masks=backward_masks, **nudges[1])
-        backward_row = np.empty_like(order)    # node order[r] holds h^B of reversed node r
+            self._backward(params),
+            reversed_forest,
+            x_backward,
+            word_index[order],
+            recurrent_masks=backward_masks,
+            **nudges[1],
+        )
+        backward_row = np.empty_like(order)  # node order[r] holds h^B of reversed node r
         backward_row[order] = np.arange(order.shape[0])
         # a chain's root reads h^B at the chain's first word: the reversed root
         backward_row[forest.root] = reversed_forest.root
@@ -179,19 +197,17 @@ class BiLSTM(SequenceCell):
         out = np.empty((forest.n_nodes, 2 * d), dtype=x.dtype)
         out[:, :d] = h_forward
         out[:, d:] = h_backward[backward_row]
-        return out, BiLSTMCache(forward_cache, backward_cache, reversed_forest, order,
-                                backward_row, split_input, out)
+        return out, BiLSTMCache(forward_cache, backward_cache, reversed_forest, order, backward_row, split_input, out)
 
-    def backward(self, params: dict, forest: Forest, cache: BiLSTMCache, d_out: np.ndarray,
-                 grads: dict) -> np.ndarray:
+    def backward(self, params: dict, forest: Forest, cache: BiLSTMCache, d_out: np.ndarray, grads: dict) -> np.ndarray:
         d = self.direction.output_dim
         d_forward = np.ascontiguousarray(d_out[:, :d])
         d_backward = np.zeros_like(d_forward)
         np.add.at(d_backward, cache.backward_row, d_out[:, d:])
         d_x_forward = self.direction.backward(params, forest, cache.forward, d_forward, grads)
-        d_x_backward = self.direction.backward(self._backward(params), cache.reversed_forest,
-                                               cache.backward, d_backward,
-                                               self._backward(grads))
+        d_x_backward = self.direction.backward(
+            self._backward(params), cache.reversed_forest, cache.backward, d_backward, self._backward(grads)
+        )
         if cache.split_input:
             return np.concatenate([d_x_forward, d_x_backward], axis=1)
         return d_x_forward + d_x_backward
@@ -200,46 +216,48 @@ class BiLSTM(SequenceCell):
         """The direction cell's quantities for each reading, suffixed ^F and ^B
         (row t of a ^B term: the backward reading at word t), then ``out``."""
         terms = _suffixed(self.direction.forward_terms(forest, cache.forward), "^F")
-        terms += _suffixed(self.direction.forward_terms(cache.reversed_forest, cache.backward),
-                           "^B", cache.order)
+        terms += _suffixed(self.direction.forward_terms(cache.reversed_forest, cache.backward), "^B", cache.order)
         return terms + [Term("out", "Sec. 2.2", cache.out)]
 
     def backward_terms(self, forest: Forest, cache: BiLSTMCache) -> list:
         """The direction cell's error terms for each reading, suffixed ^F and ^B."""
         terms = _suffixed(self.direction.backward_terms(forest, cache.forward), "^F")
-        return terms + _suffixed(self.direction.backward_terms(cache.reversed_forest,
-                                                               cache.backward), "^B", cache.order)
+        return terms + _suffixed(
+            self.direction.backward_terms(cache.reversed_forest, cache.backward), "^B", cache.order
+        )
 
     def state_terms(self, forest: Forest, cache: BiLSTMCache) -> list:
         """The direction cell's states for each reading, suffixed ^F and ^B; a
         ^B state is checked from the first word on, where its backward starts."""
-        out = [replace(state, state=state.state + "^F", symbol=state.symbol + "^F")
-               for state in self.direction.state_terms(forest, cache.forward)]
+        out = [
+            replace(state, state=state.state + "^F", symbol=state.symbol + "^F")
+            for state in self.direction.state_terms(forest, cache.forward)
+        ]
         reversed_depth = np.empty(forest.n_nodes, dtype=np.int64)
         reversed_depth[cache.order] = depths(cache.reversed_forest)
-        return out + [replace(state, state=state.state + "^B", symbol=state.symbol + "^B",
-                              depth=reversed_depth)
-                      for state in self.direction.state_terms(cache.reversed_forest,
-                                                              cache.backward)]
+        return out + [
+            replace(state, state=state.state + "^B", symbol=state.symbol + "^B", depth=reversed_depth)
+            for state in self.direction.state_terms(cache.reversed_forest, cache.backward)
+        ]
 
-    def term_parts(self, params: dict, forest: Forest, cache: BiLSTMCache,
-                   d_out: np.ndarray) -> list:
+    def term_parts(self, params: dict, forest: Forest, cache: BiLSTMCache, d_out: np.ndarray) -> list:
         """Each reading's parts from its share of the head's gradient (row t's
         second half to h^B_t, the root's to h^B_1), suffixed ^F and ^B."""
         d = self.direction.output_dim
         d_backward = np.zeros((forest.n_nodes, d))
         np.add.at(d_backward, cache.backward_row, d_out[:, d:])
         forward = self.direction.term_parts(params, forest, cache.forward, d_out[:, :d])
-        backward = self.direction.term_parts(self._backward(params), cache.reversed_forest,
-                                             cache.backward, d_backward)
-        return ([_suffixed_parts(parts, "^F") for parts in forward]
-                + [_suffixed_parts(parts, "^B", cache.order) for parts in backward])
+        backward = self.direction.term_parts(self._backward(params), cache.reversed_forest, cache.backward, d_backward)
+        return [_suffixed_parts(parts, "^F") for parts in forward] + [
+            _suffixed_parts(parts, "^B", cache.order) for parts in backward
+        ]
 
 
 def _suffixed(terms: list, suffix: str, order: np.ndarray | None = None) -> list:
     """``terms`` under ``symbol + suffix``; with ``order`` (reversed node r is
     node order[r]) their rows moved from the reversed forest's order to the
     forest's."""
+
     def moved(rows):
         if order is None or rows is None:
             return rows
@@ -247,8 +265,10 @@ def _suffixed(terms: list, suffix: str, order: np.ndarray | None = None) -> list
         out[order] = rows
         return out
 
-    return [replace(term, symbol=term.symbol + suffix, values=moved(term.values),
-                    node_errata=moved(term.node_errata)) for term in terms]
+    return [
+        replace(term, symbol=term.symbol + suffix, values=moved(term.values), node_errata=moved(term.node_errata))
+        for term in terms
+    ]
 
 
 # the backward reading ends at a sentence's first word
@@ -258,6 +278,7 @@ FIRST_WORD = "the first word: the backward reading ends there"
 def _suffixed_parts(term: TermParts, suffix: str, order: np.ndarray | None = None) -> TermParts:
     """``term`` under ``symbol + suffix``; with ``order`` its rows moved from the
     reversed forest's order to the forest's (and "last word" read as the first)."""
+
     def moved(values):
         if order is None:
             return values
@@ -269,8 +290,7 @@ def _suffixed_parts(term: TermParts, suffix: str, order: np.ndarray | None = Non
         out = moved(reasons)
         return out if order is None else np.where(out == LAST_WORD, FIRST_WORD, out)
 
-    parts = [Part(part.label, part.equation, moved(part.values), zero(part.zero))
-             for part in term.parts]
+    parts = [Part(part.label, part.equation, moved(part.values), zero(part.zero)) for part in term.parts]
     unread = None if term.unread is None else moved(term.unread)
     return TermParts(term.symbol + suffix, parts, unread)
 

@@ -85,6 +85,7 @@ backward layer 2, untied    ``W_2_backward``, ``U_2_backward``,         (d, 4d),
 (``lstm2``'s names, plus ``_backward`` for the untied backward stack; gate
 sub-blocks for reports ``W_2.i``, ``W_2.i_backward``, ...)
 """
+
 from __future__ import annotations
 
 from .bilstm import BiLSTM

@@ -4,6 +4,7 @@ trees, activations, sequence dropout), from which each ``Model`` entry of
 ``registry.py`` declares what ``python -m gradcheck`` must cover.  Like
 the registry, this imports neither NumPy nor the cells.
 """
+
 from __future__ import annotations
 
 
@@ -21,21 +22,28 @@ def objective_checks(**cell) -> list:
 
 def rebracketed_checks(**cell) -> list:
     """Zhu's S-LSTM-LR / -RR: re-bracketed trees, root or root+leaf labels."""
-    return [dict(cell, structure=structure, supervision=mode)
-            for structure in ("left", "right") for mode in ("root", "root+leaves")]
+    return [
+        dict(cell, structure=structure, supervision=mode)
+        for structure in ("left", "right")
+        for mode in ("root", "root+leaves")
+    ]
 
 
 def activation_tying_checks() -> list:
     """Le & Zuidema's three non-linearities, each with tied leaves (d = d_x)
     and untied ones (d_x = 4)."""
-    return [dict(activation=activation, untied=untied, input_dim=4 if untied else 3)
-            for activation in ("tanh", "sigmoid", "softsign") for untied in (False, True)]
+    return [
+        dict(activation=activation, untied=untied, input_dim=4 if untied else 3)
+        for activation in ("tanh", "sigmoid", "softsign")
+        for untied in (False, True)
+    ]
 
 
 def sequence_dropout_check(**options) -> dict:
     """Word-vector and recurrent dropout (one mask per sequence) with a fixed mask."""
-    return dict(dict(trees="chain", supervision="all", dropout=0.5, embedding_dropout=0.3,
-                     recurrent_dropout=0.3), **options)
+    return dict(
+        dict(trees="chain", supervision="all", dropout=0.5, embedding_dropout=0.3, recurrent_dropout=0.3), **options
+    )
 
 
 def sequence_checks(activations: tuple = (), dropout: bool = True, **cell) -> list:
@@ -52,9 +60,11 @@ def sequence_checks(activations: tuple = (), dropout: bool = True, **cell) -> li
 
 def bidirectional_checks() -> list:
     """Both weight tyings under both supervisions, dropout, word-vector masks per direction."""
-    return ([dict(trees="chain", untied=untied, supervision=mode)
-             for untied in (False, True) for mode in ("all", "root")]
-            + [dict(trees="chain", dropout=0.5, l2=0.1, average="nodes"),
-               sequence_dropout_check(untied=True)]
-            + [sequence_dropout_check(untied=untied, extra=dict(embedding_masks="per-direction"))
-               for untied in (False, True)])
+    return (
+        [dict(trees="chain", untied=untied, supervision=mode) for untied in (False, True) for mode in ("all", "root")]
+        + [dict(trees="chain", dropout=0.5, l2=0.1, average="nodes"), sequence_dropout_check(untied=True)]
+        + [
+            sequence_dropout_check(untied=untied, extra=dict(embedding_masks="per-direction"))
+            for untied in (False, True)
+        ]
+    )

@@ -52,6 +52,7 @@ b^(i)                              ``b[i-1]``                       (L, d)
 h^(i)_eta                          ``H[i-1, eta]``                  (d,)
 =========  ==========================  =============================
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -83,13 +84,13 @@ from .interface import (
 
 @dataclass
 class DRNNCache:
-    x: np.ndarray            # (U, d_x) distinct words' vectors
-    word_index: np.ndarray   # (L,) row of x each leaf reads
-    H: np.ndarray            # (layers, n, d) states; H[0] 0 at the leaves
-    inputs: np.ndarray       # (layers, n, 3d) what each layer's product read per node
-    eps: np.ndarray | None = None          # (layers, n, d)
-    delta: np.ndarray | None = None        # (layers, n, d)
-    leaf_delta: np.ndarray | None = None   # (L, 2d): a leaf child's parent delta at layer 1
+    x: np.ndarray  # (U, d_x) distinct words' vectors
+    word_index: np.ndarray  # (L,) row of x each leaf reads
+    H: np.ndarray  # (layers, n, d) states; H[0] 0 at the leaves
+    inputs: np.ndarray  # (layers, n, 3d) what each layer's product read per node
+    eps: np.ndarray | None = None  # (layers, n, d)
+    delta: np.ndarray | None = None  # (layers, n, d)
+    leaf_delta: np.ndarray | None = None  # (L, 2d): a leaf child's parent delta at layer 1
 
 
 class DRNN(BinaryCell):
@@ -103,12 +104,13 @@ class DRNN(BinaryCell):
         forward shows it (h^(1))."""
         return {f"h{k + 1}": f"h^({k + 1})" for k in range(self.layers)}
 
-    def __init__(self, input_dim: int, hidden_dim: int, layers: int = 3,
-                 activation: str = "relu"):
+    def __init__(self, input_dim: int, hidden_dim: int, layers: int = 3, activation: str = "relu"):
         if layers < 2:
-            raise ValueError(f"drnn: layers must be at least 2, not {layers} (the head reads "
-                             "the top layer, and a leaf's first layer is its word vector; one "
-                             "layer is the untied RecNN)")
+            raise ValueError(
+                f"drnn: layers must be at least 2, not {layers} (the head reads "
+                "the top layer, and a leaf's first layer is its word vector; one "
+                "layer is the untied RecNN)"
+            )
         self.input_dim = input_dim
         self.hidden_dim = hidden_dim
         self.output_dim = hidden_dim
@@ -118,8 +120,13 @@ class DRNN(BinaryCell):
 
     def parameter_shapes(self) -> list:
         d, d_x, depth = self.hidden_dim, self.input_dim, self.layers
-        return [("W", (depth, 2 * d, d)), ("W_leaf", (2 * d_x, d)), ("V", (depth - 1, d, d)),
-                ("V_leaf", (d_x, d)), ("b", (depth, d))]
+        return [
+            ("W", (depth, 2 * d, d)),
+            ("W_leaf", (2 * d_x, d)),
+            ("V", (depth - 1, d, d)),
+            ("V_leaf", (d_x, d)),
+            ("b", (depth, d)),
+        ]
 
     def report_slices(self) -> dict:
         d = self.hidden_dim
@@ -143,8 +150,7 @@ class DRNN(BinaryCell):
         uniform_fan_in(params["V_leaf"], d_x, rng)
         params["b"][...] = 0.1
 
-    def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
-                nudge=None):
+    def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray, nudge=None):
         """x: (U, d_x) distinct words' vectors; word_index: (L,) row of x per
         leaf.  Returns the top layer's h (n, d) and the cache.  ``nudge``
         moves a node's state at layer i ("h1", "h2", ...) once computed."""
@@ -153,18 +159,16 @@ class DRNN(BinaryCell):
         children = binary_children(forest)
         H = np.zeros((depth, n, d), dtype=x.dtype)
         inputs = np.zeros((depth, n, 3 * d), dtype=x.dtype)
-        word_x = x[word_index]                                        # (L, d_x)
+        word_x = x[word_index]  # (L, d_x)
         # leaves: layers 2..L from their own word alone (D2 without children)
         for k in range(1, depth):
             below = word_x @ params["V_leaf"] if k == 1 else H[k - 1, :leaves] @ params["V"][k - 1]
             if k > 1:
-                inputs[k, :leaves, 2 * d:] = H[k - 1, :leaves]
+                inputs[k, :leaves, 2 * d :] = H[k - 1, :leaves]
             _activate_rows(self.code, below + params["b"][k], H[k, :leaves])
             nudge_rows(nudge, f"h{k + 1}", H[k], 0, leaves)
-        word_terms = x @ np.hstack((params["W_leaf"][:self.input_dim],
-                                    params["W_leaf"][self.input_dim:]))   # (U, 2d)
-        stacked = [np.ascontiguousarray(np.vstack((params["W"][k], params["V"][k - 1])))
-                   for k in range(1, depth)]
+        word_terms = x @ np.hstack((params["W_leaf"][: self.input_dim], params["W_leaf"][self.input_dim :]))  # (U, 2d)
+        stacked = [np.ascontiguousarray(np.vstack((params["W"][k], params["V"][k - 1]))) for k in range(1, depth)]
         for start, stop in forest.levels(first=1):
             for k in range(depth):
                 _gather_layer(children, H, inputs, k, start, stop, leaves)
@@ -177,8 +181,7 @@ class DRNN(BinaryCell):
                 nudge_rows(nudge, f"h{k + 1}", H[k], start, stop)
         return H[depth - 1], DRNNCache(x, word_index, H, inputs)
 
-    def backward(self, params: dict, forest: Forest, cache: DRNNCache, d_h: np.ndarray,
-                 grads: dict) -> np.ndarray:
+    def backward(self, params: dict, forest: Forest, cache: DRNNCache, d_h: np.ndarray, grads: dict) -> np.ndarray:
         """d_h: (n, d) dJ/dh^(L) from the head.  Adds every weight's gradient;
         returns dJ/dx (U, d_x)."""
         n, d, leaves, depth = forest.n_nodes, self.hidden_dim, forest.n_leaves, self.layers
@@ -190,22 +193,21 @@ class DRNN(BinaryCell):
         delta = np.zeros((depth, n, d), dtype=d_h.dtype)
         leaf_delta = np.zeros((leaves, 2 * d), dtype=d_h.dtype)
         transposed = [np.ascontiguousarray(params["W"][0].T)] + [
-            np.ascontiguousarray(np.vstack((params["W"][k], params["V"][k - 1])).T)
-            for k in range(1, depth)]
+            np.ascontiguousarray(np.vstack((params["W"][k], params["V"][k - 1])).T) for k in range(1, depth)
+        ]
         for start, stop in forest.levels(first=1, downward=True):
             for k in range(depth - 1, -1, -1):
-                _deltas(self.code, H[k], eps[k], delta[k], start, stop)       # reverses f
-                d_inputs = delta[k, start:stop] @ transposed[k]               # reverses D1, D2
-                _route_layer(children, d_inputs, delta, eps, leaf_delta, k, start, stop,
-                             leaves)
+                _deltas(self.code, H[k], eps[k], delta[k], start, stop)  # reverses f
+                d_inputs = delta[k, start:stop] @ transposed[k]  # reverses D1, D2
+                _route_layer(children, d_inputs, delta, eps, leaf_delta, k, start, stop, leaves)
         # weight gradients over the inner nodes, layer by layer
         inner = slice(leaves, n)
-        grads["W"][0] += cache.inputs[0, inner, :2 * d].T @ delta[0, inner]
+        grads["W"][0] += cache.inputs[0, inner, : 2 * d].T @ delta[0, inner]
         grads["b"][0] += delta[0, inner].sum(axis=0)
         for k in range(1, depth):
             gradient = cache.inputs[k, inner].T @ delta[k, inner]
-            grads["W"][k] += gradient[:2 * d]
-            grads["V"][k - 1] += gradient[2 * d:]
+            grads["W"][k] += gradient[: 2 * d]
+            grads["V"][k - 1] += gradient[2 * d :]
             grads["b"][k] += delta[k, inner].sum(axis=0)
         # leaves, from the top layer down to layer 2 (D2 without children)
         word_x = cache.x[cache.word_index]
@@ -242,13 +244,16 @@ class DRNN(BinaryCell):
         """eps^(i) and delta^(i) at every node (layer 1: inner nodes)."""
         n, leaves = forest.n_nodes, forest.n_leaves
         inner = np.arange(leaves, n)
-        terms = [Term("eps^(1)", "reverses D1, D2", node_rows(n, inner, cache.eps[0, inner])),
-                 Term("delta^(1)", "reverses D1", node_rows(n, inner, cache.delta[0, inner]))]
+        terms = [
+            Term("eps^(1)", "reverses D1, D2", node_rows(n, inner, cache.eps[0, inner])),
+            Term("delta^(1)", "reverses D1", node_rows(n, inner, cache.delta[0, inner])),
+        ]
         for k in range(1, self.layers):
             symbol = "eps_h" if k == self.layers - 1 else f"eps^({k + 1})"
-            terms += [Term(symbol, "reverses D2, D3" if k == self.layers - 1 else "reverses D2",
-                           cache.eps[k]),
-                      Term(f"delta^({k + 1})", "reverses D2", cache.delta[k])]
+            terms += [
+                Term(symbol, "reverses D2, D3" if k == self.layers - 1 else "reverses D2", cache.eps[k]),
+                Term(f"delta^({k + 1})", "reverses D2", cache.delta[k]),
+            ]
         return terms
 
     def state_terms(self, forest: Forest, cache: DRNNCache) -> list:
@@ -256,8 +261,7 @@ class DRNN(BinaryCell):
         states = [StateTerm(f"h{k + 1}", f"eps^({k + 1})") for k in range(self.layers - 1)]
         return states + [StateTerm(f"h{self.layers}", "eps_h")]
 
-    def term_parts(self, params: dict, forest: Forest, cache: DRNNCache,
-                   d_out: np.ndarray) -> list:
+    def term_parts(self, params: dict, forest: Forest, cache: DRNNCache, d_out: np.ndarray) -> list:
         """eps_h (the top layer's): the head's and the parent's delta^(L)
         through W_L^(L) or W_R^(L)."""
         n, d, top = forest.n_nodes, self.hidden_dim, self.layers - 1
@@ -266,12 +270,21 @@ class DRNN(BinaryCell):
         through_parent = np.zeros((n, d))
         W = params["W"][top]
         for node in child:
-            through_parent[node] = cache.delta[top, parent[node]] @ W[slot[node] * d:
-                                                                      (slot[node] + 1) * d].T
-        return [TermParts("eps_h", [
-            head_part(forest, d_out, equation="reverses D3"),
-            Part("delta^(L)_p W_k^(L)T", "reverses D2 (through the parent)", through_parent,
-                 reasons(n, (parent < 0, "root: no parent")))])]
+            through_parent[node] = cache.delta[top, parent[node]] @ W[slot[node] * d : (slot[node] + 1) * d].T
+        return [
+            TermParts(
+                "eps_h",
+                [
+                    head_part(forest, d_out, equation="reverses D3"),
+                    Part(
+                        "delta^(L)_p W_k^(L)T",
+                        "reverses D2 (through the parent)",
+                        through_parent,
+                        reasons(n, (parent < 0, "root: no parent")),
+                    ),
+                ],
+            )
+        ]
 
 
 @njit(cache=True, nogil=True)
@@ -342,4 +355,3 @@ def _route_layer(children, d_inputs, delta, eps, leaf_delta, k, start, stop, lea
         if k > 0:
             for q in range(d):
                 eps[k - 1, j, q] += d_inputs[row, 2 * d + q]
-

@@ -42,6 +42,7 @@ b                     ``b``                               (d,)
 l(i)                  ``span[i]``                         (n,)
 ====================  ==================================  ==============
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -67,13 +68,13 @@ from .interface import (
 
 @dataclass
 class DTRNNCache:
-    x: np.ndarray           # (U, d_x) distinct words' vectors
+    x: np.ndarray  # (U, d_x) distinct words' vectors
     word_nodes: np.ndarray  # (w,) the nodes that read a word
     word_index: np.ndarray  # (w,) their rows of x
-    span: np.ndarray        # (n,) l(i)
-    slot: np.ndarray        # (n,) pos(parent, i): the matrix a node is read through (-1: root)
-    S: np.ndarray           # (n, P d) the children's l(j) h_j, one block per position
-    h: np.ndarray           # (n, d)
+    span: np.ndarray  # (n,) l(i)
+    slot: np.ndarray  # (n,) pos(parent, i): the matrix a node is read through (-1: root)
+    S: np.ndarray  # (n, P d) the children's l(j) h_j, one block per position
+    h: np.ndarray  # (n, d)
     eps_h: np.ndarray | None = None
     delta: np.ndarray | None = None
     eps_S: np.ndarray | None = None
@@ -101,9 +102,12 @@ class DTRNN(Cell):
 
     def report_slices(self) -> dict:
         d, K = self.hidden_dim, self.positions
-        return {f"W.{side}{rank + 1}": ("W", (slice(p * d, (p + 1) * d), slice(None)))
-                for side, first in (("l", 0), ("r", K)) for rank in range(K)
-                for p in (first + rank,)}
+        return {
+            f"W.{side}{rank + 1}": ("W", (slice(p * d, (p + 1) * d), slice(None)))
+            for side, first in (("l", 0), ("r", K))
+            for rank in range(K)
+            for p in (first + rank,)
+        }
 
     def initialise(self, params: dict, rng: np.random.Generator) -> None:
         """U(+-1/sqrt(fan-in)) (ours: the papers give none), b = 0."""
@@ -120,8 +124,7 @@ class DTRNN(Cell):
             raise ValueError("dtrnn needs the forest's token positions (build_forest's)")
         return _position_slots(forest.children, forest.token, self.positions)
 
-    def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
-                nudge=None):
+    def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray, nudge=None):
         """x: (U, d_x) distinct words' vectors; word_index: the row of x of
         each word-reading node (in node order).  Returns h (n, d), cache."""
         n, d = forest.n_nodes, self.hidden_dim
@@ -129,21 +132,20 @@ class DTRNN(Cell):
         span = _span_sizes(forest.children, forest.word >= 0).astype(x.dtype)
         slot = self.child_slots(forest)
         word_terms = np.zeros((n, d), dtype=x.dtype)
-        word_terms[word_nodes] = (x @ params["W_v"])[word_index]       # x_i W_v, per word once
+        word_terms[word_nodes] = (x @ params["W_v"])[word_index]  # x_i W_v, per word once
         S = np.zeros((n, self.n_matrices * d), dtype=x.dtype)
         h = np.empty((n, d), dtype=x.dtype)
         for start, stop in forest.levels():
             _gather_positions(forest.children, slot, span, h, S, start, stop)
-            used = self._used_columns(forest, slot, start, stop)         # S's non-zero blocks
+            used = self._used_columns(forest, slot, start, stop)  # S's non-zero blocks
             z = word_terms[start:stop] + S[start:stop, used] @ params["W"][used]
             z /= span[start:stop, None]
             z += params["b"]
-            np.tanh(z, out=h[start:stop])                                  # (DT1)
+            np.tanh(z, out=h[start:stop])  # (DT1)
             nudge_rows(nudge, "h", h, start, stop)
         return h, DTRNNCache(x, word_nodes, np.asarray(word_index), span, slot, S, h)
 
-    def backward(self, params: dict, forest: Forest, cache: DTRNNCache, d_h: np.ndarray,
-                 grads: dict) -> np.ndarray:
+    def backward(self, params: dict, forest: Forest, cache: DTRNNCache, d_h: np.ndarray, grads: dict) -> np.ndarray:
         """d_h: (n, d) dJ/dh from the head (eps_h accumulates in it).  Adds
         dW_v, dW, db; returns dJ/dx (U, d_x)."""
         n, d = forest.n_nodes, self.hidden_dim
@@ -151,9 +153,9 @@ class DTRNN(Cell):
         eps_S = np.zeros((n, self.n_matrices * d), dtype=d_h.dtype)
         for start, stop in forest.levels(downward=True):
             np.multiply(d_h[start:stop], ONE - cache.h[start:stop] ** 2, out=delta[start:stop])
-            g = delta[start:stop] / cache.span[start:stop, None]            # reverses f, 1/l
+            g = delta[start:stop] / cache.span[start:stop, None]  # reverses f, 1/l
             used = self._used_columns(forest, cache.slot, start, stop)
-            eps_S[start:stop, used] = g @ params["W"][used].T               # the blocks read
+            eps_S[start:stop, used] = g @ params["W"][used].T  # the blocks read
             _route_positions(forest.children, cache.slot, cache.span, eps_S, d_h, start, stop)
         g = delta / cache.span[:, None]
         used = self._used_columns(forest, cache.slot, 0, n)
@@ -164,8 +166,7 @@ class DTRNN(Cell):
         cache.eps_h, cache.delta, cache.eps_S = d_h, delta, eps_S
         return per_word @ params["W_v"].T
 
-    def _used_columns(self, forest: Forest, slot: np.ndarray, start: int,
-                      stop: int) -> np.ndarray:
+    def _used_columns(self, forest: Forest, slot: np.ndarray, start: int, stop: int) -> np.ndarray:
         """The columns of S (and rows of W) of the matrices the children of
         nodes [start, stop) are read through: S is 0 in every other block, so
         the products skip them (most of the SDT-RNN's 49 at every level)."""
@@ -178,9 +179,11 @@ class DTRNN(Cell):
 
     def forward_terms(self, forest: Forest, cache: DTRNNCache) -> list:
         """l(i), the children's positional sums S and h at every node."""
-        return [Term("l", "DT1", cache.span[:, None].astype(np.float64)),
-                Term("sum_j l(j) h_j by position", "DT1", cache.S, "DT2"),
-                Term("h", "DT1", cache.h, "DT3")]
+        return [
+            Term("l", "DT1", cache.span[:, None].astype(np.float64)),
+            Term("sum_j l(j) h_j by position", "DT1", cache.S, "DT2"),
+            Term("h", "DT1", cache.h, "DT3"),
+        ]
 
     def backward_terms(self, forest: Forest, cache: DTRNNCache) -> list:
         """eps_h and delta at every node; eps_S in the blocks of the matrices
@@ -190,27 +193,37 @@ class DTRNN(Cell):
         child = np.flatnonzero(forest.parent >= 0)
         read[forest.parent[child], cache.slot[child]] = True
         eps_S = np.where(np.repeat(read, d, axis=1), cache.eps_S, np.nan)
-        return [Term("eps_h", "reverses DT1", cache.eps_h),
-                Term("delta", "reverses DT1", cache.delta),
-                Term("eps_S", "reverses DT1", eps_S, "DT2")]
+        return [
+            Term("eps_h", "reverses DT1", cache.eps_h),
+            Term("delta", "reverses DT1", cache.delta),
+            Term("eps_S", "reverses DT1", eps_S, "DT2"),
+        ]
 
     def state_terms(self, forest: Forest, cache: DTRNNCache) -> list:
         return [StateTerm("h", "eps_h")]
 
-    def term_parts(self, params: dict, forest: Forest, cache: DTRNNCache,
-                   d_out: np.ndarray) -> list:
+    def term_parts(self, params: dict, forest: Forest, cache: DTRNNCache, d_out: np.ndarray) -> list:
         """eps_h: the head's and the parent's, l(j) times its position's block of eps_S."""
         n, d = forest.n_nodes, self.hidden_dim
         parent = forest.parent
         child = np.flatnonzero(parent >= 0)
         through_parent = np.zeros((n, d))
         blocks = cache.slot[child][:, None] * d + np.arange(d)
-        through_parent[child] = cache.span[child, None] * cache.eps_S[parent[child][:, None],
-                                                                      blocks]
-        return [TermParts("eps_h", [
-            head_part(forest, d_out, equation="reverses the similarity head or classifier"),
-            Part("l(j) W_pos^T delta_p / l(p)", "reverses DT1 (through the parent)",
-                 through_parent, reasons(n, (parent < 0, "root: no parent")))])]
+        through_parent[child] = cache.span[child, None] * cache.eps_S[parent[child][:, None], blocks]
+        return [
+            TermParts(
+                "eps_h",
+                [
+                    head_part(forest, d_out, equation="reverses the similarity head or classifier"),
+                    Part(
+                        "l(j) W_pos^T delta_p / l(p)",
+                        "reverses DT1 (through the parent)",
+                        through_parent,
+                        reasons(n, (parent < 0, "root: no parent")),
+                    ),
+                ],
+            )
+        ]
 
 
 @njit(cache=True, nogil=True)

@@ -72,6 +72,7 @@ and, for the per-node checks and the parts ``npcomp explain`` shows:
   the equation it reverses and, where it is exactly 0, why; ``d_out`` is the
   head's dJ/d(output) (n, output_dim).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -81,9 +82,9 @@ import numpy as np
 from ..forest import Forest
 
 # where a cell reads words (``Cell.words``)
-LEAVES_ONLY = "leaves only"      # every leaf a word, no inner node one
-EVERY_LEAF = "every leaf"        # every leaf a word, inner nodes may read one
-EVERY_NODE = "every node"        # sequences: every step reads its word
+LEAVES_ONLY = "leaves only"  # every leaf a word, no inner node one
+EVERY_LEAF = "every leaf"  # every leaf a word, inner nodes may read one
+EVERY_NODE = "every node"  # sequences: every step reads its word
 
 
 @dataclass(frozen=True)
@@ -140,8 +141,7 @@ def term_named(terms: list, symbol: str) -> Term:
     for term in terms:
         if term.symbol == symbol:
             return term
-    raise KeyError(f"no term {symbol!r}; the terms are "
-                   f"{', '.join(term.symbol for term in terms)}")
+    raise KeyError(f"no term {symbol!r}; the terms are {', '.join(term.symbol for term in terms)}")
 
 
 @dataclass(frozen=True)
@@ -164,8 +164,7 @@ class Nudge:
         return Nudge(state, self.node if node is None else int(node), self.offset)
 
 
-def nudge_rows(nudge: Nudge | None, state: str, values: np.ndarray, start: int = 0,
-               stop: int | None = None) -> bool:
+def nudge_rows(nudge: Nudge | None, state: str, values: np.ndarray, start: int = 0, stop: int | None = None) -> bool:
     """In place: values[node] += offset when ``nudge`` moves ``state`` at a
     node in [start, stop) (rows of ``values`` are forest rows); whether it
     did.  Without a nudge (every training step) it does nothing."""
@@ -254,17 +253,16 @@ def steps_after(forest: Forest) -> tuple:
     """(steps with a step after them, the steps after them, (n,) why a part
     from the next step is 0 at each node: the last word has none)."""
     steps = np.flatnonzero(forest.parent >= 0)
-    return steps, forest.parent[steps], reasons(forest.n_nodes,
-                                                (forest.parent < 0, LAST_WORD))
+    return steps, forest.parent[steps], reasons(forest.n_nodes, (forest.parent < 0, LAST_WORD))
 
 
-def head_part(forest: Forest, d_out: np.ndarray, label: str = "dJ/dh from the head",
-              equation: str = "reverses the classifier") -> Part:
+def head_part(
+    forest: Forest, d_out: np.ndarray, label: str = "dJ/dh from the head", equation: str = "reverses the classifier"
+) -> Part:
     """The head's share of eps_h: d_out's rows, exactly 0 at an unlabelled node."""
     values = np.asarray(d_out, dtype=np.float64)
     silent = (forest.label < 0) & ~values.reshape(values.shape[0], -1).any(axis=1)
-    return Part(label, equation, values, reasons(forest.n_nodes,
-                                                 (silent, "unlabelled: no loss at this node")))
+    return Part(label, equation, values, reasons(forest.n_nodes, (silent, "unlabelled: no loss at this node")))
 
 
 def node_rows(n_nodes: int, nodes: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -314,8 +312,7 @@ class Cell:
     def report_slices(self) -> dict:
         return {}
 
-    def own_loss(self, forest: Forest, cache, normaliser: int,
-                 node_loss: np.ndarray | None = None) -> float:
+    def own_loss(self, forest: Forest, cache, normaliser: int, node_loss: np.ndarray | None = None) -> float:
         """The cell's own term of J over Z = ``normaliser`` (0: none); the
         backward on ``cache`` then adds that term's gradient.  ``node_loss``
         (n,), each node's term of J so far (NaN: none), takes each node's share."""
@@ -351,10 +348,14 @@ class Cell:
         if self.labels_at_roots_only:
             inner = forest.label >= 0
             inner[forest.root] = False
-            _refuse(forest, inner, f"{self.name} classifies whole sequences at their last "
-                                   f"word: only a chain's root may be labelled, "
-                                   f"{int(inner.sum())} other nodes are (supervision 'root' "
-                                   "or 'spans')")
+            _refuse(
+                forest,
+                inner,
+                f"{self.name} classifies whole sequences at their last "
+                f"word: only a chain's root may be labelled, "
+                f"{int(inner.sum())} other nodes are (supervision 'root' "
+                "or 'spans')",
+            )
 
 
 class SequenceCell(Cell):
@@ -379,18 +380,22 @@ def check_structure(name: str, forest: Forest, max_children: int | None, words: 
     reads = forest.word >= 0
     if words == EVERY_NODE:
         bad = ~reads if max_children is None else ~reads | (forest.n_children > max_children)
-        _refuse(forest, bad, f"{name} reads sequences (structure 'chain'): every node one "
-                             "child at most and a word")
+        _refuse(forest, bad, f"{name} reads sequences (structure 'chain'): every node one child at most and a word")
     if max_children is not None:
         wide = forest.n_children > max_children
-        kind = ("composes binary trees" if max_children == 2 else
-                f"composes trees of at most {max_children} children a node")
+        kind = (
+            "composes binary trees"
+            if max_children == 2
+            else f"composes trees of at most {max_children} children a node"
+        )
         if wide.any():
-            _refuse(forest, wide, f"{name} {kind}: a node has "
-                                  f"{int(forest.n_children[wide].max())} children")
+            _refuse(forest, wide, f"{name} {kind}: a node has {int(forest.n_children[wide].max())} children")
     if words == LEAVES_ONLY:
-        _refuse(forest, leaf != reads, f"{name} reads words at the leaves only: every leaf "
-                                       "needs a word and no inner node may have one")
+        _refuse(
+            forest,
+            leaf != reads,
+            f"{name} reads words at the leaves only: every leaf needs a word and no inner node may have one",
+        )
     _refuse(forest, leaf & ~reads, f"{name}: every leaf must read a word")
 
 

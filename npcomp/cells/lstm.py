@@ -46,6 +46,7 @@ U^(i), U^(o), U^(u), U^(f)  ``U`` columns i|o|u|f  (d, 4d)
 b^(i), b^(o), b^(u), b^(f)  ``b``                 (4d,)
 =========================  ===================  ==========
 """
+
 from __future__ import annotations
 
 from .interface import EVERY_NODE, LAST_WORD
@@ -61,10 +62,10 @@ class ChainLSTM(TreeLSTMNary):
     # a step's parent is the next step
     NO_PARENT = LAST_WORD
 
-    def __init__(self, input_dim: int, hidden_dim: int, output_gate: bool = True,
-                 forget_bias: float = 0.0):
-        super().__init__(input_dim, hidden_dim, arity=1, inner_inputs=True,
-                         output_gate=output_gate, forget_bias=forget_bias)
+    def __init__(self, input_dim: int, hidden_dim: int, output_gate: bool = True, forget_bias: float = 0.0):
+        super().__init__(
+            input_dim, hidden_dim, arity=1, inner_inputs=True, output_gate=output_gate, forget_bias=forget_bias
+        )
         self.words = EVERY_NODE
 
     def recurrent_widths(self) -> list:

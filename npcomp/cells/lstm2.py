@@ -44,6 +44,7 @@ The quantities and error terms ``npcomp explain`` shows are each layer's own
 (lstm.py's symbols) suffixed with the layer: ``i1``, ``h2``, ``eps_h1``,
 ``delta_f2``.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -64,8 +65,8 @@ from .lstm import ChainLSTM
 
 @dataclass
 class StackedCache:
-    first: object    # layer 1's cache
-    second: object   # layer 2's cache (its x is layer 1's output)
+    first: object  # layer 1's cache
+    second: object  # layer 2's cache (its x is layer 1's output)
 
 
 def layer_suffix(layer: int) -> str:
@@ -81,22 +82,29 @@ class StackedLSTM(SequenceCell):
 
     name = "lstm2"
 
-    def __init__(self, input_dim: int, hidden_dim: int, output_gate: bool = True,
-                 layer_outputs: str = "top", forget_bias: float = 0.0):
+    def __init__(
+        self,
+        input_dim: int,
+        hidden_dim: int,
+        output_gate: bool = True,
+        layer_outputs: str = "top",
+        forget_bias: float = 0.0,
+    ):
         self.input_dim = input_dim
         self.hidden_dim = hidden_dim
         self.layer_outputs = layer_outputs
         self.output_dim = hidden_dim * (2 if layer_outputs == "all" else 1)
-        self.layers = (ChainLSTM(input_dim, hidden_dim, output_gate, forget_bias),
-                       ChainLSTM(hidden_dim, hidden_dim, output_gate, forget_bias))
+        self.layers = (
+            ChainLSTM(input_dim, hidden_dim, output_gate, forget_bias),
+            ChainLSTM(hidden_dim, hidden_dim, output_gate, forget_bias),
+        )
 
     # ---- names: layer l's parameters are the layer cell's names + suffix ----
 
     def _named(self, layer: int) -> list:
         """[(this cell's name, layer cell's name, shape)] for layer 1 or 2."""
         suffix = layer_suffix(layer)
-        return [(name + suffix, name, shape)
-                for name, shape in self.layers[layer - 1].parameter_shapes()]
+        return [(name + suffix, name, shape) for name, shape in self.layers[layer - 1].parameter_shapes()]
 
     def _views(self, params: dict, layer: int) -> dict:
         """Layer ``layer``'s parameters (or gradients: same names) under the layer
@@ -112,7 +120,7 @@ class StackedLSTM(SequenceCell):
             suffix = layer_suffix(layer)
             for sub, (block, index) in self.layers[layer - 1].report_slices().items():
                 # "W.i" (block W) -> "W_2.i" (block W_2)
-                out[block + suffix + sub[len(block):]] = (block + suffix, index)
+                out[block + suffix + sub[len(block) :]] = (block + suffix, index)
         return out
 
     def initialise(self, params: dict, rng: np.random.Generator) -> None:
@@ -128,81 +136,93 @@ class StackedLSTM(SequenceCell):
             return None, None
         first = len(self.layers[0].recurrent_widths())
         if len(recurrent_masks) != len(self.recurrent_widths()):
-            raise ValueError(f"{self.name} has {len(self.recurrent_widths())} recurrent "
-                             f"connections, got {len(recurrent_masks)} masks")
+            raise ValueError(
+                f"{self.name} has {len(self.recurrent_widths())} recurrent "
+                f"connections, got {len(recurrent_masks)} masks"
+            )
         return list(recurrent_masks[:first]), list(recurrent_masks[first:])
 
-    def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
-                recurrent_masks=None, nudge=None):
+    def forward(
+        self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray, recurrent_masks=None, nudge=None
+    ):
         """x: (U, d_x) distinct words; word_index: (n,) row of x per node;
         recurrent_masks: None or one (sentences, d) mask per recurrent
         connection (``recurrent_widths``).  Returns out (n, output_dim), cache.
         ``nudge`` (interface.Nudge) moves a layer's state: h1, c1, h2, c2."""
         first_masks, second_masks = self._split_masks(recurrent_masks)
-        h1, first = self.layers[0].forward(self._views(params, 1), forest, x, word_index,
-                                           recurrent_masks=first_masks,
-                                           nudge=inner_nudge(nudge, {"h1": "h", "c1": "c"}))
+        h1, first = self.layers[0].forward(
+            self._views(params, 1),
+            forest,
+            x,
+            word_index,
+            recurrent_masks=first_masks,
+            nudge=inner_nudge(nudge, {"h1": "h", "c1": "c"}),
+        )
         # layer 2 reads h1_t at node t: row t of h1 is node t's "word"
         steps = np.arange(forest.n_nodes)
-        h2, second = self.layers[1].forward(self._views(params, 2), forest, h1, steps,
-                                            recurrent_masks=second_masks,
-                                            nudge=inner_nudge(nudge, {"h2": "h", "c2": "c"}))
+        h2, second = self.layers[1].forward(
+            self._views(params, 2),
+            forest,
+            h1,
+            steps,
+            recurrent_masks=second_masks,
+            nudge=inner_nudge(nudge, {"h2": "h", "c2": "c"}),
+        )
         out = np.concatenate([h1, h2], axis=1) if self.layer_outputs == "all" else h2
         return out, StackedCache(first, second)
 
-    def backward(self, params: dict, forest: Forest, cache: StackedCache, d_out: np.ndarray,
-                 grads: dict) -> np.ndarray:
+    def backward(self, params: dict, forest: Forest, cache: StackedCache, d_out: np.ndarray, grads: dict) -> np.ndarray:
         """d_out: (n, output_dim) dLoss/dout.  Adds both layers' parameter gradients
         into ``grads``; returns dLoss/dx (U, d_x)."""
         d = self.hidden_dim
         d_h2 = d_out if self.layer_outputs == "top" else np.ascontiguousarray(d_out[:, d:])
         # layer 2 first: its input gradient, one row per node, is eps_h1
-        d_h1 = self.layers[1].backward(self._views(params, 2), forest, cache.second, d_h2,
-                                       self._views(grads, 2))
+        d_h1 = self.layers[1].backward(self._views(params, 2), forest, cache.second, d_h2, self._views(grads, 2))
         if self.layer_outputs == "all":  # h1_t also reaches the output directly
             d_h1 += d_out[:, :d]
-        return self.layers[0].backward(self._views(params, 1), forest, cache.first, d_h1,
-                                       self._views(grads, 1))
+        return self.layers[0].backward(self._views(params, 1), forest, cache.first, d_h1, self._views(grads, 1))
 
     def forward_terms(self, forest: Forest, cache: StackedCache) -> list:
         """Layer 1's quantities suffixed 1 (``i1`` .. ``h1``), then layer 2's
         suffixed 2, as reference/lstm2.py names them."""
-        return (_layer_terms(self.layers[0].forward_terms(forest, cache.first), 1)
-                + _layer_terms(self.layers[1].forward_terms(forest, cache.second), 2))
+        return _layer_terms(self.layers[0].forward_terms(forest, cache.first), 1) + _layer_terms(
+            self.layers[1].forward_terms(forest, cache.second), 2
+        )
 
     def backward_terms(self, forest: Forest, cache: StackedCache) -> list:
         """Layer 2's error terms (``eps_h2``, ``delta_o2``, ...), then layer 1's:
         eps_h1 is layer 2's input gradient plus layer 1's own recurrence."""
-        return (_layer_terms(self.layers[1].backward_terms(forest, cache.second), 2)
-                + _layer_terms(self.layers[0].backward_terms(forest, cache.first), 1))
-
+        return _layer_terms(self.layers[1].backward_terms(forest, cache.second), 2) + _layer_terms(
+            self.layers[0].backward_terms(forest, cache.first), 1
+        )
 
     def state_terms(self, forest: Forest, cache: StackedCache) -> list:
         """Layer 2's h2, c2, then layer 1's h1, c1 (the order the backward
         completes them at a step)."""
-        return [StateTerm(state + str(layer), symbol + str(layer))
-                for layer in (2, 1) for state, symbol in (("h", "eps_h"), ("c", "eps_c"))]
+        return [
+            StateTerm(state + str(layer), symbol + str(layer))
+            for layer in (2, 1)
+            for state, symbol in (("h", "eps_h"), ("c", "eps_c"))
+        ]
 
-    def term_parts(self, params: dict, forest: Forest, cache: StackedCache,
-                   d_out: np.ndarray) -> list:
+    def term_parts(self, params: dict, forest: Forest, cache: StackedCache, d_out: np.ndarray) -> list:
         """Layer 2's parts from the head; layer 1's eps_h1 from layer 2's input
         gates (delta2_t W_2^T, where layer 2 reads h1_t as its x_t) and, with
         ``layer_outputs="all"``, the head's share of h1_t."""
         d, n = self.hidden_dim, forest.n_nodes
         top = self.layer_outputs == "top"
         second = self.layers[1].parts_from(
-            self._views(params, 2), forest, cache.second,
-            [head_part(forest, d_out if top else d_out[:, d:])], [])
+            self._views(params, 2), forest, cache.second, [head_part(forest, d_out if top else d_out[:, d:])], []
+        )
         # layer 2's x_t is h1_t: its input deltas i|o|u|f through W_2 (lstm.py, inner inputs)
         read = cache.second.delta[:n] @ self._views(params, 2)["W"].T
-        upstream = [Part("delta2_t (W_2)^T", "reverses 1 (layer 2 reads h1_t as x_t)", read,
-                         reasons(n))]
+        upstream = [Part("delta2_t (W_2)^T", "reverses 1 (layer 2 reads h1_t as x_t)", read, reasons(n))]
         if not top:
             upstream.append(head_part(forest, d_out[:, :d], "dJ/dh1 from the head (all layers)"))
-        first = self.layers[0].parts_from(self._views(params, 1), forest, cache.first,
-                                          upstream, [])
-        return ([replace(term, symbol=term.symbol + "2") for term in second]
-                + [replace(term, symbol=term.symbol + "1") for term in first])
+        first = self.layers[0].parts_from(self._views(params, 1), forest, cache.first, upstream, [])
+        return [replace(term, symbol=term.symbol + "2") for term in second] + [
+            replace(term, symbol=term.symbol + "1") for term in first
+        ]
 
 
 def _layer_terms(terms: list, layer: int) -> list:

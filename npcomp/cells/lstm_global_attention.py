@@ -65,6 +65,7 @@ c_T                    ``cache.context[k]``       (sentences, d)
 h~_T                   ``out[root]``              (A,); A = attention_dim, 25
 =====================  =========================  ==================
 """
+
 from __future__ import annotations
 
 import math
@@ -93,14 +94,14 @@ ATTENTION_DIM = 25
 
 @dataclass
 class GlobalAttentionCache:
-    lstm: object            # the LSTM's cache (lstm.py)
-    h: np.ndarray           # (n, d) LSTM states
-    order: np.ndarray       # chain_layout
+    lstm: object  # the LSTM's cache (lstm.py)
+    h: np.ndarray  # (n, d) LSTM states
+    order: np.ndarray  # chain_layout
     chain_ptr: np.ndarray
-    score: np.ndarray       # (n,) e_t
-    a: np.ndarray           # (n,) attention weight of each step in its sentence, eq. 6
-    features: np.ndarray    # (sentences, 2d) [c_T | h_T]
-    h_tilde: np.ndarray     # (sentences, A) eq. 7
+    score: np.ndarray  # (n,) e_t
+    a: np.ndarray  # (n,) attention weight of each step in its sentence, eq. 6
+    features: np.ndarray  # (sentences, 2d) [c_T | h_T]
+    h_tilde: np.ndarray  # (sentences, A) eq. 7
     # what the backward leaves for ``backward_terms``: eps_h~_T and delta_c
     # (sentences, A), [eps_cT | eps_hT] (sentences, 2d), eps_a and delta_a (n,)
     eps_h_tilde: np.ndarray | None = None
@@ -116,8 +117,7 @@ class GlobalAttentionLSTM(SequenceCell):
     name = "lstm-global-attn"
     labels_at_roots_only = True
 
-    def __init__(self, input_dim: int, hidden_dim: int, attention_dim: int = ATTENTION_DIM,
-                 forget_bias: float = 0.0):
+    def __init__(self, input_dim: int, hidden_dim: int, attention_dim: int = ATTENTION_DIM, forget_bias: float = 0.0):
         if attention_dim < 1:
             raise ValueError(f"{self.name}: attention_dim must be at least 1, not {attention_dim}")
         self.input_dim = input_dim
@@ -128,8 +128,7 @@ class GlobalAttentionLSTM(SequenceCell):
 
     def parameter_shapes(self) -> list:
         d, attention = self.hidden_dim, self.attention_dim
-        return self.lstm.parameter_shapes() + [("W_a", (d,)), ("W_c", (2 * d, attention)),
-                                               ("b_c", (attention,))]
+        return self.lstm.parameter_shapes() + [("W_a", (d,)), ("W_c", (2 * d, attention)), ("b_c", (attention,))]
 
     def report_slices(self) -> dict:
         d = self.hidden_dim
@@ -149,55 +148,72 @@ class GlobalAttentionLSTM(SequenceCell):
         """[d]: the LSTM's h_{t-1} -> step t connection."""
         return [self.hidden_dim]
 
-    def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
-                recurrent_masks=None, nudge=None):
+    def forward(
+        self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray, recurrent_masks=None, nudge=None
+    ):
         """x: (U, d_x) distinct words; word_index: (n,) row of x per node;
         recurrent_masks: None or [m], m (sentences, d).  Returns out (n, A)
         (h~_T at each chain's root, 0 elsewhere) and the cache.  ``nudge``
         (interface.Nudge) moves the LSTM's h or c at a step, a_t once eq. 6
         has made it, or c_T or the h_T that eq. 7 reads (at the last step)."""
         if recurrent_masks is not None and len(recurrent_masks) != 1:
-            raise ValueError(f"{self.name} has one recurrent connection, got "
-                             f"{len(recurrent_masks)} masks")
+            raise ValueError(f"{self.name} has one recurrent connection, got {len(recurrent_masks)} masks")
         masks = {} if recurrent_masks is None else {"recurrent_masks": recurrent_masks}
-        h, lstm_cache = self.lstm.forward(params, forest, x, word_index, **masks,
-                                          nudge=inner_nudge(nudge, {"h": "h", "c": "c"}))  # (4)
+        h, lstm_cache = self.lstm.forward(
+            params, forest, x, word_index, **masks, nudge=inner_nudge(nudge, {"h": "h", "c": "c"})
+        )  # (4)
         d, dtype = self.hidden_dim, h.dtype
         order, chain_ptr = chain_layout(forest)
-        score = h @ params["W_a"]                                           # e_t
+        score = h @ params["W_a"]  # e_t
         a = np.empty(forest.n_nodes, dtype=dtype)
         features = np.empty((forest.n_trees, 2 * d), dtype=dtype)
         moved = nudge is not None and nudge.state == "a"
-        _attention(order, chain_ptr, score, h, a, features, nudge.node if moved else -1,
-                   float(nudge.offset.ravel()[0]) if moved else 0.0)       # (6), (5)
-        features[:, d:] = h[forest.root]                                    # [c_T | h_T]
+        _attention(
+            order,
+            chain_ptr,
+            score,
+            h,
+            a,
+            features,
+            nudge.node if moved else -1,
+            float(nudge.offset.ravel()[0]) if moved else 0.0,
+        )  # (6), (5)
+        features[:, d:] = h[forest.root]  # [c_T | h_T]
         if nudge is not None and nudge.state in ("c_T", "h_T"):
             sentence = np.flatnonzero(forest.root == nudge.node)
             columns = slice(0, d) if nudge.state == "c_T" else slice(d, 2 * d)
             features[sentence, columns] += nudge.offset
-        h_tilde = np.tanh(features @ params["W_c"] + params["b_c"])         # (7)
+        h_tilde = np.tanh(features @ params["W_c"] + params["b_c"])  # (7)
         out = np.zeros((forest.n_nodes, self.output_dim), dtype=dtype)
         out[forest.root] = h_tilde
-        return out, GlobalAttentionCache(lstm_cache, h, order, chain_ptr, score, a, features,
-                                         h_tilde)
+        return out, GlobalAttentionCache(lstm_cache, h, order, chain_ptr, score, a, features, h_tilde)
 
-    def backward(self, params: dict, forest: Forest, cache: GlobalAttentionCache,
-                 d_out: np.ndarray, grads: dict) -> np.ndarray:
+    def backward(
+        self, params: dict, forest: Forest, cache: GlobalAttentionCache, d_out: np.ndarray, grads: dict
+    ) -> np.ndarray:
         """d_out: (n, A) dJ/dout (only the roots' rows are read).  Adds dJ/dparams
         into ``grads``; returns dJ/dx (U, d_x)."""
         d = self.hidden_dim
         eps_h_tilde = d_out[forest.root]
-        delta_c = eps_h_tilde * (1 - cache.h_tilde ** 2)                    # reverses (7)
+        delta_c = eps_h_tilde * (1 - cache.h_tilde**2)  # reverses (7)
         grads["W_c"] += cache.features.T @ delta_c
         grads["b_c"] += delta_c.sum(axis=0)
-        eps_features = delta_c @ params["W_c"].T                            # [eps_cT | eps_hT]
+        eps_features = delta_c @ params["W_c"].T  # [eps_cT | eps_hT]
         eps_h = np.zeros_like(cache.h)
         eps_a = np.empty_like(cache.a)
         delta_a = np.empty_like(cache.a)
-        _attention_backward(cache.order, cache.chain_ptr, cache.h, cache.a,
-                            np.ascontiguousarray(eps_features[:, :d]), params["W_a"],
-                            eps_h, eps_a, delta_a)                          # reverses (5), (6)
-        eps_h[forest.root] += eps_features[:, d:]                           # h_T in (7)
+        _attention_backward(
+            cache.order,
+            cache.chain_ptr,
+            cache.h,
+            cache.a,
+            np.ascontiguousarray(eps_features[:, :d]),
+            params["W_a"],
+            eps_h,
+            eps_a,
+            delta_a,
+        )  # reverses (5), (6)
+        eps_h[forest.root] += eps_features[:, d:]  # h_T in (7)
         grads["W_a"] += delta_a @ cache.h
         cache.eps_h_tilde, cache.delta_c, cache.eps_features = eps_h_tilde, delta_c, eps_features
         cache.eps_a, cache.delta_a = eps_a, delta_a
@@ -211,7 +227,8 @@ class GlobalAttentionLSTM(SequenceCell):
             Term("e", "6", cache.score, "G2"),
             Term("a", "6", cache.a, "G1"),
             Term("c_T", "5", node_rows(n, forest.root, cache.features[:, :d])),
-            Term("h~_T", "7", node_rows(n, forest.root, cache.h_tilde), "G3")]
+            Term("h~_T", "7", node_rows(n, forest.root, cache.h_tilde), "G3"),
+        ]
 
     def backward_terms(self, forest: Forest, cache: GlobalAttentionCache) -> list:
         """eps_h~_T, delta_c, eps_cT, eps_hT at the last steps, eps_a and delta_a
@@ -219,21 +236,24 @@ class GlobalAttentionLSTM(SequenceCell):
         dJ/dh_t: attention, eq. 7 and the recurrence)."""
         n, d = forest.n_nodes, self.hidden_dim
         root = forest.root
-        return [Term("eps_h~_T", "reverses 8", node_rows(n, root, cache.eps_h_tilde)),
-                Term("delta_c", "reverses 7", node_rows(n, root, cache.delta_c)),
-                Term("eps_cT", "reverses 7", node_rows(n, root, cache.eps_features[:, :d])),
-                Term("eps_hT", "reverses 7", node_rows(n, root, cache.eps_features[:, d:])),
-                Term("eps_a", "reverses 5", cache.eps_a),
-                Term("delta_a", "reverses 6", cache.delta_a, "G1"),
-                ] + self.lstm.backward_terms(forest, cache.lstm)
+        return [
+            Term("eps_h~_T", "reverses 8", node_rows(n, root, cache.eps_h_tilde)),
+            Term("delta_c", "reverses 7", node_rows(n, root, cache.delta_c)),
+            Term("eps_cT", "reverses 7", node_rows(n, root, cache.eps_features[:, :d])),
+            Term("eps_hT", "reverses 7", node_rows(n, root, cache.eps_features[:, d:])),
+            Term("eps_a", "reverses 5", cache.eps_a),
+            Term("delta_a", "reverses 6", cache.delta_a, "G1"),
+        ] + self.lstm.backward_terms(forest, cache.lstm)
 
     def state_terms(self, forest: Forest, cache: GlobalAttentionCache) -> list:
         """c_T and h_T as eq. 7 reads them (last steps), a_t, then the LSTM's h, c."""
-        return ([StateTerm("c_T", "eps_cT"), StateTerm("h_T", "eps_hT"),
-                 StateTerm("a", "eps_a")] + self.lstm.state_terms(forest, cache.lstm))
+        return [
+            StateTerm("c_T", "eps_cT"),
+            StateTerm("h_T", "eps_hT"),
+            StateTerm("a", "eps_a"),
+        ] + self.lstm.state_terms(forest, cache.lstm)
 
-    def term_parts(self, params: dict, forest: Forest, cache: GlobalAttentionCache,
-                   d_out: np.ndarray) -> list:
+    def term_parts(self, params: dict, forest: Forest, cache: GlobalAttentionCache, d_out: np.ndarray) -> list:
         """The LSTM's eps_h_t from attention (nothing else reads h): a_t eps_cT
         through eq. 5, delta_a_t w_a through the score of eq. 6, and at the
         last step eps_hT through eq. 7; then the LSTM's own parts."""
@@ -242,11 +262,16 @@ class GlobalAttentionLSTM(SequenceCell):
         context = cache.a[:, None] * cache.eps_features[sentence, :d]
         last = np.zeros((n, d))
         last[forest.root] = cache.eps_features[:, d:]
-        upstream = [Part("a_t eps_cT", "reverses 5", context, reasons(n)),
-                    Part("delta_a_t w_a", "reverses 6 (e_t = h_t w_a)",
-                         cache.delta_a[:, None] * params["W_a"], reasons(n)),
-                    Part("eps_hT", "reverses 7 (at the last step)", last,
-                         reasons(n, (forest.parent >= 0, "not the last step: (7) reads h_T")))]
+        upstream = [
+            Part("a_t eps_cT", "reverses 5", context, reasons(n)),
+            Part("delta_a_t w_a", "reverses 6 (e_t = h_t w_a)", cache.delta_a[:, None] * params["W_a"], reasons(n)),
+            Part(
+                "eps_hT",
+                "reverses 7 (at the last step)",
+                last,
+                reasons(n, (forest.parent >= 0, "not the last step: (7) reads h_T")),
+            ),
+        ]
         return self.lstm.parts_from(params, forest, cache.lstm, upstream, [])
 
 
@@ -285,7 +310,7 @@ def _attention_backward(order, chain_ptr, h, a, eps_context, w_a, eps_h, eps_a, 
     d = h.shape[1]
     for k in range(chain_ptr.shape[0] - 1):
         first, last = chain_ptr[k], chain_ptr[k + 1]
-        mean = a[0] * 0                          # sum_t' a_t' eps_a_t'
+        mean = a[0] * 0  # sum_t' a_t' eps_a_t'
         for p in range(first, last):
             t = order[p]
             total = a[0] * 0

@@ -119,6 +119,7 @@ W_T, b_T                   ``W_T``, ``b_T`` (b_T init -2)        (d, d), (d,)
 s^_T                       ``out[root]``                         (d,)
 =========================  ====================================  ==========
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -144,37 +145,39 @@ from .lstm import ChainLSTM
 from npcomp.cells.kernels.lstm_kernels import gather_children, scatter_to_children
 from npcomp.cells.kernels.prefix_attention import prefix_attention, prefix_attention_backward, prefix_sums
 from npcomp.cells.kernels.recurrence import chain_layout
-from npcomp.cells.kernels.transfer_layer import (highway_backward as _highway_backward,
-                                                 transfer_cell as _transfer_cell,
-                                                 transfer_deltas as _transfer_deltas,
-                                                 transfer_gate_functions)
+from npcomp.cells.kernels.transfer_layer import (
+    highway_backward as _highway_backward,
+    transfer_cell as _transfer_cell,
+    transfer_deltas as _transfer_deltas,
+    transfer_gate_functions,
+)
 
-GATES = ("i", "o", "k", "f")     # column blocks of W_x, U_s, b_s
+GATES = ("i", "o", "k", "f")  # column blocks of W_x, U_s, b_s
 # Srivastava et al. 2015, Nayebi Sec. 3.5: the transform gate starts closed (carry)
 TRANSFORM_BIAS = -2.0
 
 
 @dataclass
 class RecurrentAttentionCache:
-    lstm: object            # the LSTM's cache (lstm.py); lstm.c holds m_t
-    v: np.ndarray           # (n, 2d) [h_t | m_t]
-    score: np.ndarray       # (n,) e_t
-    order: np.ndarray       # chain_layout
+    lstm: object  # the LSTM's cache (lstm.py); lstm.c holds m_t
+    v: np.ndarray  # (n, 2d) [h_t | m_t]
+    score: np.ndarray  # (n,) e_t
+    order: np.ndarray  # chain_layout
     chain_ptr: np.ndarray
-    v_tilde: np.ndarray     # (n, 2d) [h~_t | m~_t], eq. 9
-    run_max: np.ndarray     # (n,) M_t
-    run_sum: np.ndarray     # (n,) Z_t
-    r: np.ndarray           # (n, d) eq. 10
-    previous: np.ndarray    # (n + 3, d) s_{t-1} * m^s (0 at t = 1; 3 spare rows)
-    gates: np.ndarray       # (n + 3, 4d) i|o|k~|f activations (3 spare rows)
-    k: np.ndarray           # (n, d)
-    tanh_k: np.ndarray      # (n, d)
-    s: np.ndarray           # (n, d)
-    s_T: np.ndarray         # (sentences, d)
-    H: np.ndarray           # (sentences, d) eq. 12
-    T: np.ndarray           # (sentences, d) eq. 12
-    s_hat: np.ndarray       # (sentences, d) s^_T, eq. 12
-    node_mask: np.ndarray | None   # (n, d) m^s of each node's sentence, or None
+    v_tilde: np.ndarray  # (n, 2d) [h~_t | m~_t], eq. 9
+    run_max: np.ndarray  # (n,) M_t
+    run_sum: np.ndarray  # (n,) Z_t
+    r: np.ndarray  # (n, d) eq. 10
+    previous: np.ndarray  # (n + 3, d) s_{t-1} * m^s (0 at t = 1; 3 spare rows)
+    gates: np.ndarray  # (n + 3, 4d) i|o|k~|f activations (3 spare rows)
+    k: np.ndarray  # (n, d)
+    tanh_k: np.ndarray  # (n, d)
+    s: np.ndarray  # (n, d)
+    s_T: np.ndarray  # (sentences, d)
+    H: np.ndarray  # (sentences, d) eq. 12
+    T: np.ndarray  # (sentences, d) eq. 12
+    s_hat: np.ndarray  # (sentences, d) s^_T, eq. 12
+    node_mask: np.ndarray | None  # (n, d) m^s of each node's sentence, or None
     # what the backward leaves for ``backward_terms`` (module docstring's
     # symbols): eps_s^, eps_H, delta_T (sentences, d); eps_s, eps_k, delta_r,
     # eps_m~ (n, d); delta (n + 3, 4d) columns i|o|k|f; eps_v~, eps_v (n, 2d);
@@ -207,9 +210,17 @@ class RecurrentAttentionLSTM(SequenceCell):
     def parameter_shapes(self) -> list:
         d = self.hidden_dim
         return self.lstm.parameter_shapes() + [
-            ("W_a", (2 * d,)), ("W_r", (d, d)), ("b_r", (d,)),
-            ("W_x", (2 * d, 4 * d)), ("U_s", (d, 4 * d)), ("b_s", (4 * d,)),
-            ("W_H", (d, d)), ("b_H", (d,)), ("W_T", (d, d)), ("b_T", (d,))]
+            ("W_a", (2 * d,)),
+            ("W_r", (d, d)),
+            ("b_r", (d,)),
+            ("W_x", (2 * d, 4 * d)),
+            ("U_s", (d, 4 * d)),
+            ("b_s", (4 * d,)),
+            ("W_H", (d, d)),
+            ("b_H", (d,)),
+            ("W_T", (d, d)),
+            ("b_T", (d,)),
+        ]
 
     def report_slices(self) -> dict:
         d = self.hidden_dim
@@ -228,8 +239,16 @@ class RecurrentAttentionLSTM(SequenceCell):
         d = self.hidden_dim
         self.lstm.initialise(params, rng)
         uniform_fan_in(params["W_a"], 2 * d, rng)
-        for name, fan_in in (("W_r", d), ("b_r", d), ("W_x", 2 * d), ("U_s", d), ("b_s", d),
-                             ("W_H", d), ("b_H", d), ("W_T", d)):
+        for name, fan_in in (
+            ("W_r", d),
+            ("b_r", d),
+            ("W_x", 2 * d),
+            ("U_s", d),
+            ("b_s", d),
+            ("W_H", d),
+            ("b_H", d),
+            ("W_T", d),
+        ):
             uniform_fan_in(params[name], fan_in, rng)
         params["b_T"][...] = TRANSFORM_BIAS
 
@@ -237,8 +256,9 @@ class RecurrentAttentionLSTM(SequenceCell):
         """[d, d]: the LSTM's h_{t-1} -> step t and the transfer layer's s_{t-1} -> step t."""
         return [self.hidden_dim, self.hidden_dim]
 
-    def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
-                recurrent_masks=None, nudge=None):
+    def forward(
+        self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray, recurrent_masks=None, nudge=None
+    ):
         """x: (U, d_x) distinct words; word_index: (n,) row of x per node;
         recurrent_masks: None or [m^h, m^s], each (sentences, d).  Returns out
         (n, d) (s^_T at each chain's root, 0 elsewhere) and the cache.
@@ -249,18 +269,23 @@ class RecurrentAttentionLSTM(SequenceCell):
         lstm_masks, node_mask = {}, None
         if recurrent_masks is not None:
             if len(recurrent_masks) != 2:
-                raise ValueError(f"{self.name} has two recurrent connections (LSTM, transfer "
-                                 f"layer), got {len(recurrent_masks)} masks")
+                raise ValueError(
+                    f"{self.name} has two recurrent connections (LSTM, transfer "
+                    f"layer), got {len(recurrent_masks)} masks"
+                )
             if recurrent_masks[1].shape != (forest.n_trees, d):
-                raise ValueError(f"{self.name}: a recurrent mask must be (trees, d) = "
-                                 f"{(forest.n_trees, d)}, not {recurrent_masks[1].shape}")
+                raise ValueError(
+                    f"{self.name}: a recurrent mask must be (trees, d) = "
+                    f"{(forest.n_trees, d)}, not {recurrent_masks[1].shape}"
+                )
             lstm_masks = {"recurrent_masks": [recurrent_masks[0]]}
             node_mask = np.ascontiguousarray(recurrent_masks[1][forest.tree], dtype=dtype)
-        h, lstm_cache = self.lstm.forward(params, forest, x, word_index, **lstm_masks,
-                                          nudge=inner_nudge(nudge, {"h": "h", "m": "c"}))  # (4)
-        v = np.concatenate([h, lstm_cache.c], axis=1)                            # [h_t | m_t]
+        h, lstm_cache = self.lstm.forward(
+            params, forest, x, word_index, **lstm_masks, nudge=inner_nudge(nudge, {"h": "h", "m": "c"})
+        )  # (4)
+        v = np.concatenate([h, lstm_cache.c], axis=1)  # [h_t | m_t]
         nudge_rows(nudge, "v", v)
-        score = v @ params["W_a"]                                                # e_t
+        score = v @ params["W_a"]  # e_t
         order, chain_ptr = chain_layout(forest)
         v_tilde = np.empty_like(v)
         run_max = np.empty(n, dtype=dtype)
@@ -268,25 +293,43 @@ class RecurrentAttentionLSTM(SequenceCell):
         prefix_attention(order, chain_ptr, v, score, v_tilde, run_max, run_sum)  # (9)
         nudge_rows(nudge, "v~", v_tilde)
         with np.errstate(over="ignore"):  # exp overflow in the sigmoid gives exactly 0
-            r = v_tilde[:, :d] @ params["W_r"] + params["b_r"]                   # (10) r_t
+            r = v_tilde[:, :d] @ params["W_r"] + params["b_r"]  # (10) r_t
             sigmoid(r)
             # the x_t terms of eq. 11 for every step at once: x_t = v~_t is known
             inputs = v_tilde @ params["W_x"] + params["b_s"]
-            previous, gates, k, tanh_k, s = self._transfer_forward(
-                params, forest, inputs, r, v_tilde, node_mask, nudge)
+            previous, gates, k, tanh_k, s = self._transfer_forward(params, forest, inputs, r, v_tilde, node_mask, nudge)
             s_T = s[forest.root]
-            H = s_T @ params["W_H"] + params["b_H"]                              # (12)
+            H = s_T @ params["W_H"] + params["b_H"]  # (12)
             T = s_T @ params["W_T"] + params["b_T"]
             sigmoid(T)
-        s_hat = H * T + s_T * (1 - T)                                            # (12)
+        s_hat = H * T + s_T * (1 - T)  # (12)
         out = np.zeros((n, d), dtype=dtype)
         out[forest.root] = s_hat
-        return out, RecurrentAttentionCache(lstm_cache, v, score, order, chain_ptr, v_tilde,
-                                            run_max, run_sum, r, previous, gates, k, tanh_k,
-                                            s, s_T, H, T, s_hat, node_mask)
+        return out, RecurrentAttentionCache(
+            lstm_cache,
+            v,
+            score,
+            order,
+            chain_ptr,
+            v_tilde,
+            run_max,
+            run_sum,
+            r,
+            previous,
+            gates,
+            k,
+            tanh_k,
+            s,
+            s_T,
+            H,
+            T,
+            s_hat,
+            node_mask,
+        )
 
-    def _transfer_forward(self, params: dict, forest: Forest, inputs: np.ndarray,
-                          r: np.ndarray, v_tilde: np.ndarray, node_mask, nudge) -> tuple:
+    def _transfer_forward(
+        self, params: dict, forest: Forest, inputs: np.ndarray, r: np.ndarray, v_tilde: np.ndarray, node_mask, nudge
+    ) -> tuple:
         """The transfer layer's recurrence over the steps, a level (one step of
         every sentence) at a time: eq. 11's gates (``inputs``: their x_t terms
         and bias, every step at once), eq. 10's k_t and s_t.  Returns the
@@ -300,23 +343,24 @@ class RecurrentAttentionLSTM(SequenceCell):
         s = np.empty((n, d), dtype=dtype)
         u_s = params["U_s"]
         for start, stop in forest.levels():
-            gather_children(children, s, previous, start, stop)            # s_{t-1}
+            gather_children(children, s, previous, start, stop)  # s_{t-1}
             if node_mask is not None:
-                previous[start:stop] *= node_mask[start:stop]               # * m^s
+                previous[start:stop] *= node_mask[start:stop]  # * m^s
             padded = padded_stop(start, stop)
             np.matmul(previous[start:padded], u_s, out=gates[start:padded])  # (11)
             z = gates[start:stop]
             z += inputs[start:stop]
             transfer_gate_functions(z, d)
-            _transfer_cell(children, gates, r, v_tilde, k, start, stop)      # (10) k_t
+            _transfer_cell(children, gates, r, v_tilde, k, start, stop)  # (10) k_t
             nudge_rows(nudge, "k", k, start, stop)
             np.tanh(k[start:stop], out=tanh_k[start:stop])
-            np.multiply(z[:, d:2 * d], tanh_k[start:stop], out=s[start:stop])  # (10) s_t
+            np.multiply(z[:, d : 2 * d], tanh_k[start:stop], out=s[start:stop])  # (10) s_t
             nudge_rows(nudge, "s", s, start, stop)
         return previous, gates, k, tanh_k, s
 
-    def backward(self, params: dict, forest: Forest, cache: RecurrentAttentionCache,
-                 d_out: np.ndarray, grads: dict) -> np.ndarray:
+    def backward(
+        self, params: dict, forest: Forest, cache: RecurrentAttentionCache, d_out: np.ndarray, grads: dict
+    ) -> np.ndarray:
         """d_out: (n, d) dJ/dout (only the roots' rows are read).  Adds dJ/dparams
         into ``grads``; returns dJ/dx (U, d_x)."""
         n, d = forest.n_nodes, self.hidden_dim
@@ -324,7 +368,8 @@ class RecurrentAttentionLSTM(SequenceCell):
         eps_s = np.zeros((n, d), dtype=dtype)
         eps_s_hat = d_out[forest.root]
         eps_s[forest.root], eps_H, delta_T = _highway_backward(
-            params, grads, cache.s_T, cache.H, cache.T, eps_s_hat)               # (12)
+            params, grads, cache.s_T, cache.H, cache.T, eps_s_hat
+        )  # (12)
         children = children_columns(forest, 1)
         eps_k = np.zeros((n, d), dtype=dtype)
         delta = np.zeros((n + ROW_PAD, 4 * d), dtype=dtype)
@@ -334,40 +379,61 @@ class RecurrentAttentionLSTM(SequenceCell):
         node_mask = cache.node_mask
 
         def rows_backward(start: int, stop: int) -> None:
-            _transfer_deltas(children, cache.gates, cache.k, cache.tanh_k, cache.r,
-                             cache.v_tilde, eps_s, eps_k, delta, delta_r, eps_m_direct,
-                             start, stop)                                        # (10), (11)
-            d_previous = delta[start:padded_stop(start, stop)] @ u_s_transposed  # (11)
+            _transfer_deltas(
+                children,
+                cache.gates,
+                cache.k,
+                cache.tanh_k,
+                cache.r,
+                cache.v_tilde,
+                eps_s,
+                eps_k,
+                delta,
+                delta_r,
+                eps_m_direct,
+                start,
+                stop,
+            )  # (10), (11)
+            d_previous = delta[start : padded_stop(start, stop)] @ u_s_transposed  # (11)
             if node_mask is not None:
-                d_previous[:stop - start] *= node_mask[start:stop]               # * m^s
+                d_previous[: stop - start] *= node_mask[start:stop]  # * m^s
             scatter_to_children(children, d_previous, eps_s, start, stop)
 
         for start, stop in forest.levels(downward=True):
             rows_backward(start, stop)
-        first = forest.n_leaves         # the first steps read s_0 = 0
+        first = forest.n_leaves  # the first steps read s_0 = 0
         grads["U_s"] += cache.previous[first:n].T @ delta[first:n]
         grads["W_x"] += cache.v_tilde.T @ delta[:n]
         grads["b_s"] += delta[:n].sum(axis=0)
         grads["W_r"] += cache.v_tilde[:, :d].T @ delta_r
         grads["b_r"] += delta_r.sum(axis=0)
-        eps_v_tilde = delta[:n] @ params["W_x"].T                                # (11)
-        eps_v_tilde[:, :d] += delta_r @ params["W_r"].T                          # (10) r_t
-        eps_v_tilde[:, d:] += eps_m_direct                                       # (10) r_t * m~_t
+        eps_v_tilde = delta[:n] @ params["W_x"].T  # (11)
+        eps_v_tilde[:, :d] += delta_r @ params["W_r"].T  # (10) r_t
+        eps_v_tilde[:, d:] += eps_m_direct  # (10) r_t * m~_t
         eps_v = np.zeros_like(cache.v)
         delta_a = np.empty_like(cache.score)
-        prefix_attention_backward(cache.order, cache.chain_ptr, cache.v, cache.score,
-                                   cache.v_tilde, cache.run_max, cache.run_sum, eps_v_tilde,
-                                   eps_v, delta_a)                               # (9)
-        eps_v += delta_a[:, None] * params["W_a"]                                # e_j = v_j w_a
+        prefix_attention_backward(
+            cache.order,
+            cache.chain_ptr,
+            cache.v,
+            cache.score,
+            cache.v_tilde,
+            cache.run_max,
+            cache.run_sum,
+            eps_v_tilde,
+            eps_v,
+            delta_a,
+        )  # (9)
+        eps_v += delta_a[:, None] * params["W_a"]  # e_j = v_j w_a
         grads["W_a"] += delta_a @ cache.v
         cache.eps_s_hat, cache.eps_H, cache.delta_T = eps_s_hat, eps_H, delta_T
         cache.eps_s, cache.eps_k, cache.delta, cache.delta_r = eps_s, eps_k, delta, delta_r
         cache.eps_m_direct, cache.eps_v_tilde, cache.eps_v = eps_m_direct, eps_v_tilde, eps_v
         cache.delta_a = delta_a
         # (4): the LSTM's backward with gradients on its states h_j and its cells m_j
-        return self.lstm.backward_from_states(params, forest, cache.lstm,
-                                              np.ascontiguousarray(eps_v[:, :d]),
-                                              np.ascontiguousarray(eps_v[:, d:]), grads)
+        return self.lstm.backward_from_states(
+            params, forest, cache.lstm, np.ascontiguousarray(eps_v[:, :d]), np.ascontiguousarray(eps_v[:, d:]), grads
+        )
 
     def forward_terms(self, forest: Forest, cache: RecurrentAttentionCache) -> list:
         """The LSTM's i, f, o, u, m, h (eq. 4), e_j, h~_t and m~_t (eq. 9), r_t,
@@ -376,7 +442,7 @@ class RecurrentAttentionLSTM(SequenceCell):
         step, as reference/lstm_recurrent_attention.py names them."""
         n, d = forest.n_nodes, self.hidden_dim
         gates = cache.gates[:n]
-        later = np.flatnonzero(forest.n_children > 0)     # steps with a k_{t-1} to forget
+        later = np.flatnonzero(forest.n_children > 0)  # steps with a k_{t-1} to forget
         root = forest.root
         return _lstm_terms(self.lstm.forward_terms(forest, cache.lstm), "4") + [
             Term("e", "9", cache.score, "A2"),
@@ -384,14 +450,15 @@ class RecurrentAttentionLSTM(SequenceCell):
             Term("m~", "9", cache.v_tilde[:, d:], "A1"),
             Term("r", "10", cache.r, "A3"),
             Term("i_s", "11", gates[:, :d]),
-            Term("f_s", "11", node_rows(n, later, gates[later, 3 * d:]), "A5"),
-            Term("k~", "11", gates[:, 2 * d:3 * d]),
-            Term("o_s", "11", gates[:, d:2 * d]),
+            Term("f_s", "11", node_rows(n, later, gates[later, 3 * d :]), "A5"),
+            Term("k~", "11", gates[:, 2 * d : 3 * d]),
+            Term("o_s", "11", gates[:, d : 2 * d]),
             Term("k", "10", cache.k, "A4"),
             Term("s", "10", cache.s, "A5"),
             Term("H", "12", node_rows(n, root, cache.H), "A6"),
             Term("T", "12", node_rows(n, root, cache.T), "A6"),
-            Term("s^_T", "12", node_rows(n, root, cache.s_hat), "A6")]
+            Term("s^_T", "12", node_rows(n, root, cache.s_hat), "A6"),
+        ]
 
     def backward_terms(self, forest: Forest, cache: RecurrentAttentionCache) -> list:
         """The highway's eps_s^, eps_H, delta_T at the last steps; the transfer
@@ -403,31 +470,36 @@ class RecurrentAttentionLSTM(SequenceCell):
         delta = cache.delta[:n]
         later = np.flatnonzero(forest.n_children > 0)
         root = forest.root
-        return [Term("eps_s^", "reverses 13", node_rows(n, root, cache.eps_s_hat)),
-                Term("eps_H", "reverses 12", node_rows(n, root, cache.eps_H), "A6"),
-                Term("delta_T", "reverses 12", node_rows(n, root, cache.delta_T), "A6"),
-                Term("eps_s", "reverses 12, 11", cache.eps_s, "A7"),
-                Term("eps_k", "reverses 10", cache.eps_k),
-                Term("delta_o_s", "reverses 10, 11", delta[:, d:2 * d]),
-                Term("delta_i_s", "reverses 10, 11", delta[:, :d]),
-                Term("delta_k", "reverses 10, 11", delta[:, 2 * d:3 * d]),
-                Term("delta_f_s", "reverses 10, 11", node_rows(n, later, delta[later, 3 * d:]),
-                     "A5"),
-                Term("delta_r", "reverses 10", cache.delta_r, "A3"),
-                Term("eps_m~", "reverses 10", cache.eps_m_direct),
-                Term("eps_v~", "reverses 11, 10", cache.eps_v_tilde),
-                Term("eps_v", "reverses 9", cache.eps_v, "A1"),
-                Term("delta_a", "reverses 9", cache.delta_a, "A1"),
-                ] + _lstm_terms(self.lstm.backward_terms(forest, cache.lstm), "reverses 4")
+        return [
+            Term("eps_s^", "reverses 13", node_rows(n, root, cache.eps_s_hat)),
+            Term("eps_H", "reverses 12", node_rows(n, root, cache.eps_H), "A6"),
+            Term("delta_T", "reverses 12", node_rows(n, root, cache.delta_T), "A6"),
+            Term("eps_s", "reverses 12, 11", cache.eps_s, "A7"),
+            Term("eps_k", "reverses 10", cache.eps_k),
+            Term("delta_o_s", "reverses 10, 11", delta[:, d : 2 * d]),
+            Term("delta_i_s", "reverses 10, 11", delta[:, :d]),
+            Term("delta_k", "reverses 10, 11", delta[:, 2 * d : 3 * d]),
+            Term("delta_f_s", "reverses 10, 11", node_rows(n, later, delta[later, 3 * d :]), "A5"),
+            Term("delta_r", "reverses 10", cache.delta_r, "A3"),
+            Term("eps_m~", "reverses 10", cache.eps_m_direct),
+            Term("eps_v~", "reverses 11, 10", cache.eps_v_tilde),
+            Term("eps_v", "reverses 9", cache.eps_v, "A1"),
+            Term("delta_a", "reverses 9", cache.delta_a, "A1"),
+        ] + _lstm_terms(self.lstm.backward_terms(forest, cache.lstm), "reverses 4")
 
     def state_terms(self, forest: Forest, cache: RecurrentAttentionCache) -> list:
         """The transfer layer's s and k, the attended v~ and the attended v =
         [h | m], then the LSTM's h and m (its c)."""
-        return [StateTerm("s", "eps_s"), StateTerm("k", "eps_k"), StateTerm("v~", "eps_v~"),
-                StateTerm("v", "eps_v"), StateTerm("h", "eps_h"), StateTerm("m", "eps_m")]
+        return [
+            StateTerm("s", "eps_s"),
+            StateTerm("k", "eps_k"),
+            StateTerm("v~", "eps_v~"),
+            StateTerm("v", "eps_v"),
+            StateTerm("h", "eps_h"),
+            StateTerm("m", "eps_m"),
+        ]
 
-    def term_parts(self, params: dict, forest: Forest, cache: RecurrentAttentionCache,
-                   d_out: np.ndarray) -> list:
+    def term_parts(self, params: dict, forest: Forest, cache: RecurrentAttentionCache, d_out: np.ndarray) -> list:
         """eps_s_t: the highway's at the last step (carry, H, T) and step t+1's
         through U_s; eps_k_t: its own eps_s o tanh'(k) and step t+1's forget
         gate; the LSTM's eps_h and eps_m: the prefix attention's sums
@@ -439,33 +511,44 @@ class RecurrentAttentionLSTM(SequenceCell):
         mask = np.ones((n, d)) if cache.node_mask is None else cache.node_mask
         highway_zero = reasons(n, (forest.parent >= 0, "not the last step: (12) reads s_T"))
         highway = []
-        for label, values in (("eps_s^ (1 - T)", cache.eps_s_hat * (1 - cache.T)),
-                              ("(W_H)^T eps_H", cache.eps_H @ params["W_H"].T),
-                              ("(W_T)^T delta_T", cache.delta_T @ params["W_T"].T)):
+        for label, values in (
+            ("eps_s^ (1 - T)", cache.eps_s_hat * (1 - cache.T)),
+            ("(W_H)^T eps_H", cache.eps_H @ params["W_H"].T),
+            ("(W_T)^T delta_T", cache.delta_T @ params["W_T"].T),
+        ):
             rows = np.zeros((n, d))
             rows[root] = values
             highway.append(Part(label, "reverses 12", rows, highway_zero))
         recurrence, forget = np.zeros((n, d)), np.zeros((n, d))
         recurrence[steps] = (cache.delta[after] @ params["U_s"].T) * mask[steps]
-        forget[steps] = cache.eps_k[after] * cache.gates[after, 3 * d:]
-        o = cache.gates[:n, d:2 * d]
+        forget[steps] = cache.eps_k[after] * cache.gates[after, 3 * d :]
+        o = cache.gates[:n, d : 2 * d]
         transfer = [
-            TermParts("eps_s", highway + [Part("(delta_{t+1} U_s^T) * m^s", "reverses 11",
-                                               recurrence, last_word)]),
-            TermParts("eps_k", [Part("eps_s o (1 - tanh(k)^2)", "reverses 10 (s_t)",
-                                     cache.eps_s * o * (1 - cache.tanh_k ** 2), reasons(n)),
-                                Part("eps_k_{t+1} f_{t+1}", "reverses 10 (k_{t+1})", forget,
-                                     last_word)])]
+            TermParts("eps_s", highway + [Part("(delta_{t+1} U_s^T) * m^s", "reverses 11", recurrence, last_word)]),
+            TermParts(
+                "eps_k",
+                [
+                    Part(
+                        "eps_s o (1 - tanh(k)^2)",
+                        "reverses 10 (s_t)",
+                        cache.eps_s * o * (1 - cache.tanh_k**2),
+                        reasons(n),
+                    ),
+                    Part("eps_k_{t+1} f_{t+1}", "reverses 10 (k_{t+1})", forget, last_word),
+                ],
+            ),
+        ]
         attended = prefix_sums(cache.order, cache.chain_ptr, cache.score, cache.eps_v_tilde)
         score = cache.delta_a[:, None] * params["W_a"]
-        upstream = [[Part(f"sum_t alpha_j^t eps_{name}~_t", "reverses 9", attended[:, half],
-                          reasons(n)),
-                     Part(f"delta_a_j w_a^{name}", "reverses 9 (e_j = v_j w_a)",
-                          score[:, half], reasons(n))]
-                    for name, half in (("h", slice(0, d)), ("m", slice(d, 2 * d)))]
+        upstream = [
+            [
+                Part(f"sum_t alpha_j^t eps_{name}~_t", "reverses 9", attended[:, half], reasons(n)),
+                Part(f"delta_a_j w_a^{name}", "reverses 9 (e_j = v_j w_a)", score[:, half], reasons(n)),
+            ]
+            for name, half in (("h", slice(0, d)), ("m", slice(d, 2 * d)))
+        ]
         lstm = self.lstm.parts_from(params, forest, cache.lstm, upstream[0], upstream[1])
-        return transfer + [replace(term, symbol=LSTM_SYMBOLS.get(term.symbol, term.symbol))
-                           for term in lstm]
+        return transfer + [replace(term, symbol=LSTM_SYMBOLS.get(term.symbol, term.symbol)) for term in lstm]
 
 
 # the LSTM's memory cell c_t is eq. 4's m_t; Tai's eq. 1 is Nayebi's eq. 4
@@ -473,5 +556,4 @@ LSTM_SYMBOLS = {"c": "m", "eps_c": "eps_m"}
 
 
 def _lstm_terms(terms: list, equation: str) -> list:
-    return [replace(term, symbol=LSTM_SYMBOLS.get(term.symbol, term.symbol), equation=equation)
-            for term in terms]
+    return [replace(term, symbol=LSTM_SYMBOLS.get(term.symbol, term.symbol), equation=equation) for term in terms]

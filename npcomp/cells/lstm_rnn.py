@@ -119,6 +119,7 @@ delta_u; eps_h; eps_c           ``delta_u``; ``d_h``; ``d_c``           (n, d)
 the full eps_c; ``backward`` keeps eps_h, eps_c, delta_u and delta on the
 cache for ``backward_terms``.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -144,10 +145,22 @@ from .interface import (
     reasons,
 )
 from npcomp.cells.kernels.levels import ROW_PAD, binary_children, padded_stop
-from npcomp.cells.kernels.lstm_rnn_kernels import (A1, A2, F1, F2, GATE_BLOCKS, I1, I2, O,
-                                                   cell_deltas, cell_update,
-                                                   gather_child_terms, output_update,
-                                                   output_deltas, route_to_children)
+from npcomp.cells.kernels.lstm_rnn_kernels import (
+    A1,
+    A2,
+    F1,
+    F2,
+    GATE_BLOCKS,
+    I1,
+    I2,
+    O,
+    cell_deltas,
+    cell_update,
+    gather_child_terms,
+    output_update,
+    output_deltas,
+    route_to_children,
+)
 
 # column blocks of W and W_leaf (the weights reading a child's h); blocks
 # 0..3 are also those of W_peephole (reading a child's c)
@@ -157,18 +170,17 @@ PEEPHOLE_BLOCKS = ("ci1", "ci2", "cf1", "cf2")
 # carries the child in ``slot`` (0: left x, 1: right y), -1 for none.  Row 1
 # is row 0 with the children swapped: (L2) is (L1) with x, y exchanged, and
 # (L4) is (L3) likewise.
-TARGET = np.array([[I1, I2, F1, F2, A1, -1, O, -1],
-                   [I2, I1, F2, F1, -1, A2, -1, O]], dtype=np.int64)
+TARGET = np.array([[I1, I2, F1, F2, A1, -1, O, -1], [I2, I1, F2, F1, -1, A2, -1, O]], dtype=np.int64)
 
 
 @dataclass
 class LSTMRNNCache:
-    x: np.ndarray           # (U, d_x) distinct words' vectors
+    x: np.ndarray  # (U, d_x) distinct words' vectors
     word_index: np.ndarray  # (L,) row of x each leaf reads
-    gates: np.ndarray       # (n, 7d) i_1 i_2 f_1 f_2 (sigma), a_1 a_2, o (sigma)
-    u: np.ndarray           # (n, d) g( i_1 a_1 + i_2 a_2 + b_c )
-    state: np.ndarray       # (n + ROW_PAD, 2d) [p | c_p], 0 at leaves
-    g_c: np.ndarray         # (n, d) g(c_p)
+    gates: np.ndarray  # (n, 7d) i_1 i_2 f_1 f_2 (sigma), a_1 a_2, o (sigma)
+    u: np.ndarray  # (n, d) g( i_1 a_1 + i_2 a_2 + b_c )
+    state: np.ndarray  # (n + ROW_PAD, 2d) [p | c_p], 0 at leaves
+    g_c: np.ndarray  # (n, d) g(c_p)
     # what the backward leaves for ``backward_terms`` (inner rows): eps_h,
     # eps_c, delta_u (n, d) and the gate deltas (n + ROW_PAD, 7d), as ``gates``
     eps_h: np.ndarray | None = None
@@ -184,12 +196,13 @@ class LSTMRNN(BinaryCell):
     # the paper calls a node's output p (L7); the per-node checks move it as h
     state_symbols = {"h": "p"}
 
-    def __init__(self, input_dim: int, hidden_dim: int, activation: str = "tanh",
-                 untied: bool = False):
+    def __init__(self, input_dim: int, hidden_dim: int, activation: str = "tanh", untied: bool = False):
         if not untied and input_dim != hidden_dim:
-            raise ValueError(f"lstm-rnn with tied leaves reads a leaf's word vector as its "
-                             f"state, so hidden_dim must equal input_dim ({hidden_dim} != "
-                             f"{input_dim}); or untied leaves")
+            raise ValueError(
+                f"lstm-rnn with tied leaves reads a leaf's word vector as its "
+                f"state, so hidden_dim must equal input_dim ({hidden_dim} != "
+                f"{input_dim}); or untied leaves"
+            )
         self.input_dim = input_dim
         self.hidden_dim = hidden_dim
         self.output_dim = hidden_dim
@@ -201,8 +214,7 @@ class LSTMRNN(BinaryCell):
 
     def parameter_shapes(self) -> list:
         d = self.hidden_dim
-        shapes = [("W", (d, 8 * d)), ("W_peephole", (d, 4 * d)), ("W_co", (d, d)),
-                  ("b", (4 * d,))]
+        shapes = [("W", (d, 8 * d)), ("W_peephole", (d, 4 * d)), ("W_co", (d, d)), ("b", (4 * d,))]
         if self.untied:
             shapes.insert(1, ("W_leaf", (self.input_dim, 8 * d)))
         return shapes
@@ -237,10 +249,9 @@ class LSTMRNN(BinaryCell):
         uniform_fan_in(params["W_peephole"], fan_in["i"], rng)
         uniform_fan_in(params["W_co"], fan_in["o"], rng)
         for k, gate in enumerate("ifco"):
-            uniform_fan_in(params["b"][k * d:(k + 1) * d], fan_in[gate], rng)
+            uniform_fan_in(params["b"][k * d : (k + 1) * d], fan_in[gate], rng)
 
-    def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
-                nudge=None):
+    def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray, nudge=None):
         """x: (U, d_x) vectors of the distinct words; word_index: (L,) the row of x
         each leaf (nodes 0..L-1) reads.  Returns h (n, d), cache.
 
@@ -254,48 +265,45 @@ class LSTMRNN(BinaryCell):
         dtype = x.dtype
         children = binary_children(forest)
         word_index = np.asarray(word_index)[:leaves]
-        word_terms = x @ self._input_weights(params)        # (U, 8d): a leaf child's terms
-        projection = _projection(params["W"], params["W_peephole"])   # S
+        word_terms = x @ self._input_weights(params)  # (U, 8d): a leaf child's terms
+        projection = _projection(params["W"], params["W_peephole"])  # S
         b = params["b"]
         # the bias of each gate block: b_i twice, b_f twice, none on a_1, a_2, b_o
-        gate_bias = np.concatenate((b[:d], b[:d], b[d:2 * d], b[d:2 * d],
-                                    np.zeros(2 * d, dtype=b.dtype), b[3 * d:]))
-        candidate_bias = b[2 * d:3 * d]
+        gate_bias = np.concatenate(
+            (b[:d], b[:d], b[d : 2 * d], b[d : 2 * d], np.zeros(2 * d, dtype=b.dtype), b[3 * d :])
+        )
+        candidate_bias = b[2 * d : 3 * d]
         gates = np.zeros((n, GATE_BLOCKS * d), dtype=dtype)
         u = np.zeros((n, d), dtype=dtype)
         state = np.zeros((n + ROW_PAD, 2 * d), dtype=dtype)
         g_c = np.zeros((n, d), dtype=dtype)
         node_terms = np.zeros((n + ROW_PAD, 8 * d), dtype=dtype)
         widest = int(np.diff(forest.level_ptr).max()) + ROW_PAD
-        cell_terms = np.empty((widest, d), dtype=dtype)           # c_p W_co of one level
+        cell_terms = np.empty((widest, d), dtype=dtype)  # c_p W_co of one level
         for start, stop in forest.levels(first=1):
             padded = padded_stop(start, stop)
-            gather_child_terms(children, leaves, word_index, word_terms, node_terms, TARGET,
-                                gates, start, stop)
-            cell_update(self.code, children, gate_bias, candidate_bias, gates, u, state,
-                         start, stop)                                        # (L1)-(L5)
+            gather_child_terms(children, leaves, word_index, word_terms, node_terms, TARGET, gates, start, stop)
+            cell_update(self.code, children, gate_bias, candidate_bias, gates, u, state, start, stop)  # (L1)-(L5)
             nudge_rows(nudge, "c", state[:, d:], start, stop)
-            np.matmul(state[start:padded, d:], params["W_co"], out=cell_terms[:padded - start])
-            output_update(self.code, gates, cell_terms, state, g_c, start, stop)   # (L6), (L7)
+            np.matmul(state[start:padded, d:], params["W_co"], out=cell_terms[: padded - start])
+            output_update(self.code, gates, cell_terms, state, g_c, start, stop)  # (L6), (L7)
             nudge_rows(nudge, "h", state[:, :d], start, stop)
             if stop < n:  # the top level has roots only
                 # this level's terms in its parents' (L1)-(L6): [h | c] S
                 np.matmul(state[start:padded], projection, out=node_terms[start:padded])
         h = np.ascontiguousarray(state[:n, :d])
         if not self.untied:
-            h[:leaves] = x[word_index]                            # a leaf's h is its word
+            h[:leaves] = x[word_index]  # a leaf's h is its word
         return h, LSTMRNNCache(x, word_index, gates, u, state, g_c)
 
-    def backward(self, params: dict, forest: Forest, cache: LSTMRNNCache,
-                 d_h: np.ndarray, grads: dict) -> np.ndarray:
+    def backward(self, params: dict, forest: Forest, cache: LSTMRNNCache, d_h: np.ndarray, grads: dict) -> np.ndarray:
         """d_h: (n, d) dLoss/dh from the head (overwritten: eps_h accumulates in
         it; untied: its leaf rows are ignored).  Adds dLoss/dparams into
         ``grads``; returns dLoss/dx (U, d_x), per distinct word."""
         n, d, leaves = forest.n_nodes, self.hidden_dim, forest.n_leaves
         dtype = d_h.dtype
         children = binary_children(forest)
-        projection_transposed = np.ascontiguousarray(
-            _projection(params["W"], params["W_peephole"]).T)
+        projection_transposed = np.ascontiguousarray(_projection(params["W"], params["W_peephole"]).T)
         co_transposed = np.ascontiguousarray(params["W_co"].T)
         delta = np.zeros((n + ROW_PAD, GATE_BLOCKS * d), dtype=dtype)
         delta_u = np.zeros((n, d), dtype=dtype)
@@ -307,20 +315,33 @@ class LSTMRNN(BinaryCell):
             eps_state = delta_terms[start:padded] @ projection_transposed
             output_deltas(cache.gates, cache.g_c, eps_state, d_h, d_c, delta, start, stop)
             # the output gate's peephole: delta_o W_co^T reaches c_p (reverses (L6))
-            eps_c_from_o = delta[start:padded, O * d:] @ co_transposed
-            cell_deltas(self.code, children, cache.gates, cache.u, cache.state, cache.g_c,
-                         d_h, d_c, eps_c_from_o, delta, delta_u, start, stop)
+            eps_c_from_o = delta[start:padded, O * d :] @ co_transposed
+            cell_deltas(
+                self.code,
+                children,
+                cache.gates,
+                cache.u,
+                cache.state,
+                cache.g_c,
+                d_h,
+                d_c,
+                eps_c_from_o,
+                delta,
+                delta_u,
+                start,
+                stop,
+            )
             route_to_children(children, TARGET, delta, delta_terms, start, stop)
         inner = slice(leaves, n)
-        d_projection = cache.state[inner].T @ delta_terms[inner]      # (2d, 8d) = dS
+        d_projection = cache.state[inner].T @ delta_terms[inner]  # (2d, 8d) = dS
         grads["W"] += d_projection[:d]
-        grads["W_peephole"] += d_projection[d:, :4 * d]
-        grads["W_co"] += cache.state[inner, d:].T @ delta[inner, O * d:]
+        grads["W_peephole"] += d_projection[d:, : 4 * d]
+        grads["W_co"] += cache.state[inner, d:].T @ delta[inner, O * d :]
         sums = delta[inner].sum(axis=0)
-        grads["b"][:d] += sums[I1 * d:(I1 + 1) * d] + sums[I2 * d:(I2 + 1) * d]
-        grads["b"][d:2 * d] += sums[F1 * d:(F1 + 1) * d] + sums[F2 * d:(F2 + 1) * d]
-        grads["b"][2 * d:3 * d] += delta_u[inner].sum(axis=0)
-        grads["b"][3 * d:] += sums[O * d:]
+        grads["b"][:d] += sums[I1 * d : (I1 + 1) * d] + sums[I2 * d : (I2 + 1) * d]
+        grads["b"][d : 2 * d] += sums[F1 * d : (F1 + 1) * d] + sums[F2 * d : (F2 + 1) * d]
+        grads["b"][2 * d : 3 * d] += delta_u[inner].sum(axis=0)
+        grads["b"][3 * d :] += sums[O * d :]
         # leaf children: their terms' deltas summed per word (reverses x @ W_in)
         n_words = cache.x.shape[0]
         delta_word = sum_by_index(delta_terms[:leaves], cache.word_index, n_words)
@@ -342,18 +363,20 @@ class LSTMRNN(BinaryCell):
             return node_rows(n, inner, values[inner])
 
         def gate(block):
-            return rows(cache.gates[:, block * d:(block + 1) * d])
+            return rows(cache.gates[:, block * d : (block + 1) * d])
 
-        return [Term("i_1", "L1", gate(I1), "L4"),
-                Term("i_2", "L2", gate(I2), "L4"),
-                Term("f_1", "L3", gate(F1), "L4"),
-                Term("f_2", "L4", gate(F2), "L4"),
-                Term("a_1", "L5", gate(A1), "L2"),
-                Term("a_2", "L5", gate(A2), "L2"),
-                Term("u", "L5", rows(cache.u), "L2"),
-                Term("c", "L5", cache.state[:n, d:], "L7"),
-                Term("o", "L6", gate(O), "L1"),
-                Term("p", "L7", rows(cache.state[:, :d]), "L5")]
+        return [
+            Term("i_1", "L1", gate(I1), "L4"),
+            Term("i_2", "L2", gate(I2), "L4"),
+            Term("f_1", "L3", gate(F1), "L4"),
+            Term("f_2", "L4", gate(F2), "L4"),
+            Term("a_1", "L5", gate(A1), "L2"),
+            Term("a_2", "L5", gate(A2), "L2"),
+            Term("u", "L5", rows(cache.u), "L2"),
+            Term("c", "L5", cache.state[:n, d:], "L7"),
+            Term("o", "L6", gate(O), "L1"),
+            Term("p", "L7", rows(cache.state[:, :d]), "L5"),
+        ]
 
     def backward_terms(self, forest: Forest, cache: LSTMRNNCache) -> list:
         """eps_h, eps_c and the deltas at the inner nodes.  A leaf's error
@@ -365,25 +388,26 @@ class LSTMRNN(BinaryCell):
             return node_rows(n, inner, values[inner])
 
         def delta(block):
-            return rows(cache.delta[:, block * d:(block + 1) * d])
+            return rows(cache.delta[:, block * d : (block + 1) * d])
 
-        return [Term("eps_h", "reverses L1-L6", rows(cache.eps_h), "L4"),
-                Term("delta_o", "reverses L7, L6", delta(O)),
-                Term("eps_c", "reverses L7, L6, L5", rows(cache.eps_c), "L1"),
-                Term("delta_u", "reverses L5", rows(cache.delta_u), "L5"),
-                Term("delta_i1", "reverses L5, L1", delta(I1), "L2"),
-                Term("delta_i2", "reverses L5, L2", delta(I2), "L2"),
-                Term("delta_a1", "reverses L5", delta(A1), "L2"),
-                Term("delta_a2", "reverses L5", delta(A2), "L2"),
-                Term("delta_f1", "reverses L5, L3", delta(F1)),
-                Term("delta_f2", "reverses L5, L4", delta(F2))]
+        return [
+            Term("eps_h", "reverses L1-L6", rows(cache.eps_h), "L4"),
+            Term("delta_o", "reverses L7, L6", delta(O)),
+            Term("eps_c", "reverses L7, L6, L5", rows(cache.eps_c), "L1"),
+            Term("delta_u", "reverses L5", rows(cache.delta_u), "L5"),
+            Term("delta_i1", "reverses L5, L1", delta(I1), "L2"),
+            Term("delta_i2", "reverses L5, L2", delta(I2), "L2"),
+            Term("delta_a1", "reverses L5", delta(A1), "L2"),
+            Term("delta_a2", "reverses L5", delta(A2), "L2"),
+            Term("delta_f1", "reverses L5, L3", delta(F1)),
+            Term("delta_f2", "reverses L5, L4", delta(F2)),
+        ]
 
     def state_terms(self, forest: Forest, cache: LSTMRNNCache) -> list:
         """p (h) and c_p at the inner nodes (a leaf is its word vector, c = 0)."""
         return [StateTerm("h", "eps_h"), StateTerm("c", "eps_c")]
 
-    def term_parts(self, params: dict, forest: Forest, cache: LSTMRNNCache,
-                   d_out: np.ndarray) -> list:
+    def term_parts(self, params: dict, forest: Forest, cache: LSTMRNNCache, d_out: np.ndarray) -> list:
         """At an inner node j in slot x (left) or y (right) of its parent p:
         eps_h_j, the head's and the parent's gate deltas through each weight
         block that reads j (``TARGET``: W_i1 carries x into i_1 and y into
@@ -408,37 +432,35 @@ class LSTMRNN(BinaryCell):
                 if gate < 0:
                     zero[child[at]] = f"{'x' if k == 0 else 'y'} is not read through it"
                     continue
-                values[child[at]] = (delta[up[at], gate * d:(gate + 1) * d]
-                                     @ weights[:, block * d:(block + 1) * d].T)
-            if WEIGHT_BLOCKS[block] == "f2":   # the sibling's forget gate: c of a leaf is 0
+                values[child[at]] = delta[up[at], gate * d : (gate + 1) * d] @ weights[:, block * d : (block + 1) * d].T
+            if WEIGHT_BLOCKS[block] == "f2":  # the sibling's forget gate: c of a leaf is 0
                 quiet = (sibling < 0) | (sibling < forest.n_leaves)
                 zero[child[quiet]] = "the sibling's c = 0: a leaf, or no sibling"
             return np.where(leaf[:, None], np.nan, values), zero
 
-        eps_h = [head_part(forest, np.where(leaf[:, None], np.nan, d_out),
-                           equation="reverses the classifier")]
+        eps_h = [head_part(forest, np.where(leaf[:, None], np.nan, d_out), equation="reverses the classifier")]
         for block, name in enumerate(WEIGHT_BLOCKS):
             values, zero = through(params["W"], block)
-            eps_h.append(Part(f"(W_{name})^T delta_p", "reverses L1-L6 (through the parent)",
-                              values, zero))
-        o = cache.gates[:n, O * d:]
+            eps_h.append(Part(f"(W_{name})^T delta_p", "reverses L1-L6 (through the parent)", values, zero))
+        o = cache.gates[:n, O * d :]
         own = cache.eps_h * o * self._derivative(cache.g_c[:n])
         forget = np.zeros((n, d))
         for k in range(2):
             at = slot[child] == k
-            forget[child[at]] = (cache.eps_c[up[at]]
-                                 * cache.gates[up[at], (F1 + k) * d:(F2 + k) * d])
-        eps_c = [Part("eps_h o g'(c_p)", "reverses L7", np.where(leaf[:, None], np.nan, own),
-                      reasons(n)),
-                 Part("(W_co)^T delta_o", "reverses L6",
-                      np.where(leaf[:, None], np.nan, delta[:, O * d:] @ params["W_co"].T),
-                      reasons(n)),
-                 Part("eps_c,p f_k", "reverses L5 (through the parent)",
-                      np.where(leaf[:, None], np.nan, forget), orphan)]
+            forget[child[at]] = cache.eps_c[up[at]] * cache.gates[up[at], (F1 + k) * d : (F2 + k) * d]
+        eps_c = [
+            Part("eps_h o g'(c_p)", "reverses L7", np.where(leaf[:, None], np.nan, own), reasons(n)),
+            Part(
+                "(W_co)^T delta_o",
+                "reverses L6",
+                np.where(leaf[:, None], np.nan, delta[:, O * d :] @ params["W_co"].T),
+                reasons(n),
+            ),
+            Part("eps_c,p f_k", "reverses L5 (through the parent)", np.where(leaf[:, None], np.nan, forget), orphan),
+        ]
         for block, name in enumerate(PEEPHOLE_BLOCKS):
             values, zero = through(params["W_peephole"], block)
-            eps_c.append(Part(f"(W_{name})^T delta_p", "reverses L1-L4 (through the parent)",
-                              values, zero))
+            eps_c.append(Part(f"(W_{name})^T delta_p", "reverses L1-L4 (through the parent)", values, zero))
         return [TermParts("eps_h", eps_h), TermParts("eps_c", eps_c)]
 
     def _derivative(self, g_c: np.ndarray) -> np.ndarray:
@@ -461,5 +483,5 @@ def _projection(W: np.ndarray, W_peephole: np.ndarray) -> np.ndarray:
     d = W.shape[0]
     out = np.zeros((2 * d, 8 * d), dtype=W.dtype)
     out[:d] = W
-    out[d:, :4 * d] = W_peephole
+    out[d:, : 4 * d] = W_peephole
     return out

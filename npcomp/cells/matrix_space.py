@@ -62,6 +62,7 @@ u (eq. 2)                  the softmax head ``softmax.W``      (d, classes)
 
 Parameters: d (h0) and the embedding table, |V| d^2.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -71,18 +72,17 @@ from numba import njit
 
 from ..forest import Forest
 from npcomp.cells.kernels.activations import uniform_fan_in
-from .interface import (Part, SequenceCell, StateTerm, Term, TermParts, head_part, nudge_rows,
-                        steps_after)
+from .interface import Part, SequenceCell, StateTerm, Term, TermParts, head_part, nudge_rows, steps_after
 from npcomp.cells.kernels.overflow import StateOverflow
 from npcomp.cells.kernels.recurrence import outer_products_by_word
 
 
 @dataclass
 class MatrixSpaceCache:
-    matrices: np.ndarray    # (U, d, d) M_w per distinct word
+    matrices: np.ndarray  # (U, d, d) M_w per distinct word
     word_index: np.ndarray  # (n,) row of x each node reads
-    previous: np.ndarray    # (n, d) h_{t-1} per node, h_0 at first words
-    h: np.ndarray           # (n, d) prefix states h_t, the forward's output
+    previous: np.ndarray  # (n, d) h_{t-1} per node, h_0 at first words
+    h: np.ndarray  # (n, d) prefix states h_t, the forward's output
     # what the backward leaves for ``backward_terms``: eps_h (n, d) and
     # d_previous (n, d), step t's share eps_h_t M_{w_t}^T of dLoss/dh_{t-1}
     eps_h: np.ndarray | None = None
@@ -96,9 +96,11 @@ class MatrixSpace(SequenceCell):
 
     def __init__(self, input_dim: int, hidden_dim: int):
         if input_dim != hidden_dim * hidden_dim:
-            raise ValueError(f"matrix-space: a word is a d x d matrix, so the embedding "
-                             f"dimension must be d^2 = {hidden_dim * hidden_dim} for d = "
-                             f"{hidden_dim}, not {input_dim}")
+            raise ValueError(
+                f"matrix-space: a word is a d x d matrix, so the embedding "
+                f"dimension must be d^2 = {hidden_dim * hidden_dim} for d = "
+                f"{hidden_dim}, not {input_dim}"
+            )
         self.input_dim = input_dim
         self.hidden_dim = hidden_dim
         self.output_dim = hidden_dim
@@ -123,8 +125,9 @@ class MatrixSpace(SequenceCell):
         out += np.eye(d)
         return out.reshape(vocab_size, d * d)
 
-    def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
-                recurrent_masks=None, nudge=None):
+    def forward(
+        self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray, recurrent_masks=None, nudge=None
+    ):
         """x: (U, d^2) distinct words' matrices (row-major); word_index: (n,) the
         row of x each node reads.  Returns h (n, d), cache.  ``nudge``
         (interface.Nudge) moves one step's h once it is computed."""
@@ -146,8 +149,9 @@ class MatrixSpace(SequenceCell):
         _refuse_overflow(forest, h, matrices, h0)
         return h, MatrixSpaceCache(matrices, word_index, previous, h)
 
-    def backward(self, params: dict, forest: Forest, cache: MatrixSpaceCache, d_h: np.ndarray,
-                 grads: dict) -> np.ndarray:
+    def backward(
+        self, params: dict, forest: Forest, cache: MatrixSpaceCache, d_h: np.ndarray, grads: dict
+    ) -> np.ndarray:
         """d_h: (n, d) dLoss/dh from the head (overwritten: eps_h accumulates in
         it).  Adds dLoss/dh0 into ``grads``; returns dLoss/dx (U, d^2)."""
         n, d = forest.n_nodes, self.hidden_dim
@@ -155,8 +159,7 @@ class MatrixSpace(SequenceCell):
         d_previous = np.empty((n, d), dtype=d_h.dtype)
 
         def rows_backward(start: int, stop: int) -> None:
-            _route_to_previous(previous_node, cache.matrices, cache.word_index, d_h,
-                               d_previous, start, stop)
+            _route_to_previous(previous_node, cache.matrices, cache.word_index, d_h, d_previous, start, stop)
 
         for start, stop in forest.levels(downward=True):
             rows_backward(start, stop)
@@ -170,35 +173,39 @@ class MatrixSpace(SequenceCell):
     def forward_terms(self, forest: Forest, cache: MatrixSpaceCache) -> list:
         """Per node t: its word's matrix M (d, d), h_{t-1} (h_0 at a first
         word, MS2) and the prefix state h_t = h_0 M_{w_1} .. M_{w_t} (MS3)."""
-        return [Term("M", "1", cache.matrices[cache.word_index]),
-                Term("h_{t-1}", "2", cache.previous, "MS2"),
-                Term("h", "2", cache.h, "MS3")]
+        return [
+            Term("M", "1", cache.matrices[cache.word_index]),
+            Term("h_{t-1}", "2", cache.previous, "MS2"),
+            Term("h", "2", cache.h, "MS3"),
+        ]
 
     def backward_terms(self, forest: Forest, cache: MatrixSpaceCache) -> list:
         """eps_h_t (the head's and step t+1's share; no non-linearity, so it is
         also delta_t) and eps_h_{t-1} = eps_h_t M_{w_t}^T, step t's share of
         dLoss/dh_{t-1} (at a first word, of dLoss/dh_0)."""
-        return [Term("eps_h", "reverses 2", cache.eps_h),
-                Term("eps_h_{t-1}", "reverses 2", cache.d_previous)]
+        return [Term("eps_h", "reverses 2", cache.eps_h), Term("eps_h_{t-1}", "reverses 2", cache.d_previous)]
 
     def state_terms(self, forest: Forest, cache: MatrixSpaceCache) -> list:
         """h at every step."""
         return [StateTerm("h", "eps_h")]
 
-    def term_parts(self, params: dict, forest: Forest, cache: MatrixSpaceCache,
-                   d_out: np.ndarray) -> list:
+    def term_parts(self, params: dict, forest: Forest, cache: MatrixSpaceCache, d_out: np.ndarray) -> list:
         """eps_h_t: the head's, and step t+1's eps_h_{t+1} M_{w_{t+1}}^T."""
         steps, after, last = steps_after(forest)
         recurrence = np.zeros(cache.eps_h.shape)
-        recurrence[steps] = np.einsum("mki,mi->mk", cache.matrices[cache.word_index[after]],
-                                      cache.eps_h[after])
-        return [TermParts("eps_h", [
-            head_part(forest, d_out, equation="reverses the classifier"),
-            Part("eps_h_{t+1} M_{w_{t+1}}^T", "reverses 2 (step t+1)", recurrence, last)])]
+        recurrence[steps] = np.einsum("mki,mi->mk", cache.matrices[cache.word_index[after]], cache.eps_h[after])
+        return [
+            TermParts(
+                "eps_h",
+                [
+                    head_part(forest, d_out, equation="reverses the classifier"),
+                    Part("eps_h_{t+1} M_{w_{t+1}}^T", "reverses 2 (step t+1)", recurrence, last),
+                ],
+            )
+        ]
 
 
-def _refuse_overflow(forest: Forest, h: np.ndarray, matrices: np.ndarray,
-                     h0: np.ndarray) -> None:
+def _refuse_overflow(forest: Forest, h: np.ndarray, matrices: np.ndarray, h0: np.ndarray) -> None:
     """Raise StateOverflow when a prefix product left the floating-point range
     although every word matrix and h_0 are finite: eq. 1's product of a long
     sentence whose matrices grow the state at each word has no finite value
@@ -213,7 +220,9 @@ def _refuse_overflow(forest: Forest, h: np.ndarray, matrices: np.ndarray,
     raise StateOverflow(
         f"matrix-space: the product of the word matrices of this {length}-word sentence "
         f"leaves the {h.dtype} range (|h| > {limit:.3g}) at word {int(forest.origin[node]) + 1}, "
-        "so eq. 1 has no finite value to score", tree)
+        "so eq. 1 has no finite value to score",
+        tree,
+    )
 
 
 @njit(cache=True, nogil=True)

@@ -11,6 +11,7 @@ Backward, parents first:  eps_s_j = eps_h_j / n_j + eps_s_parent(j);
 dLoss/dx_j = eps_s_j.  No parameters of its own.  (The equation numbers
 M1-M3 of s, n, h are docs/EQUATIONS.md's: the papers print none.)
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -27,10 +28,10 @@ from .interface import Cell, Part, StateTerm, Term, TermParts, head_part, nudge_
 class MeanVectorsCache:
     word_nodes: np.ndarray  # nodes that read a word, in node order
     word_index: np.ndarray  # row of x each of them reads
-    n_words: int            # U, rows of x
-    count: np.ndarray       # (n,) n_j, the words in each span
-    span_sum: np.ndarray    # (n, d) s_j
-    h: np.ndarray           # (n, d) h_j = s_j / n_j, the forward's output
+    n_words: int  # U, rows of x
+    count: np.ndarray  # (n,) n_j, the words in each span
+    span_sum: np.ndarray  # (n, d) s_j
+    h: np.ndarray  # (n, d) h_j = s_j / n_j, the forward's output
     # what the backward leaves for ``backward_terms``: eps_h, eps_s (n, d)
     eps_h: np.ndarray | None = None
     eps_s: np.ndarray | None = None
@@ -52,8 +53,7 @@ class MeanVectors(Cell):
     def initialise(self, params: dict, rng: np.random.Generator) -> None:
         pass
 
-    def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
-                nudge=None):
+    def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray, nudge=None):
         """x: (U, d) distinct words' vectors; word_index: row of x per word-reading
         node, in node order.  Returns h (n, d) and a cache.  ``nudge``
         (interface.Nudge) moves one node's s (added before the sums go up:
@@ -69,8 +69,9 @@ class MeanVectors(Cell):
         nudge_rows(nudge, "h", h)
         return h, MeanVectorsCache(word_nodes, word_index, x.shape[0], count, span_sum, h)
 
-    def backward(self, params: dict, forest: Forest, cache: MeanVectorsCache, d_h: np.ndarray,
-                 grads: dict) -> np.ndarray:
+    def backward(
+        self, params: dict, forest: Forest, cache: MeanVectorsCache, d_h: np.ndarray, grads: dict
+    ) -> np.ndarray:
         eps_s = d_h / cache.count[:, None]
         _push_down(forest.parent, eps_s)
         cache.eps_h, cache.eps_s = d_h, eps_s
@@ -78,22 +79,18 @@ class MeanVectors(Cell):
 
     def forward_terms(self, forest: Forest, cache: MeanVectorsCache) -> list:
         """s (the span's sum), n (its words) and the mean vector h."""
-        return [Term("s", "M1", cache.span_sum),
-                Term("n", "M2", cache.count),
-                Term("h", "M3", cache.h)]
+        return [Term("s", "M1", cache.span_sum), Term("n", "M2", cache.count), Term("h", "M3", cache.h)]
 
     def backward_terms(self, forest: Forest, cache: MeanVectorsCache) -> list:
         """eps_h (the head's dLoss/dh) and eps_s = eps_h / n + eps_s of the
         parent: at a word-reading node, dLoss/dx of its word there."""
-        return [Term("eps_h", "reverses M3", cache.eps_h),
-                Term("eps_s", "reverses M3, M1", cache.eps_s)]
+        return [Term("eps_h", "reverses M3", cache.eps_h), Term("eps_s", "reverses M3, M1", cache.eps_s)]
 
     def state_terms(self, forest: Forest, cache: MeanVectorsCache) -> list:
         """h and s at every node."""
         return [StateTerm("h", "eps_h"), StateTerm("s", "eps_s")]
 
-    def term_parts(self, params: dict, forest: Forest, cache: MeanVectorsCache,
-                   d_out: np.ndarray) -> list:
+    def term_parts(self, params: dict, forest: Forest, cache: MeanVectorsCache, d_out: np.ndarray) -> list:
         """eps_h: the head's alone (nothing else reads h); eps_s: eps_h / n and
         the parent's eps_s (its span sums this one's)."""
         n = forest.n_nodes
@@ -101,12 +98,21 @@ class MeanVectors(Cell):
         child = np.flatnonzero(parent >= 0)
         inherited = np.zeros(cache.eps_s.shape)
         inherited[child] = cache.eps_s[parent[child]]
-        return [TermParts("eps_h", [head_part(forest, d_out, equation="reverses the classifier")]),
-                TermParts("eps_s", [
-                    Part("eps_h / n", "reverses M3", cache.eps_h / cache.count[:, None],
-                         reasons(n)),
-                    Part("eps_s,p", "reverses M1 (the parent's sum)", inherited,
-                         reasons(n, (parent < 0, "root: no parent")))])]
+        return [
+            TermParts("eps_h", [head_part(forest, d_out, equation="reverses the classifier")]),
+            TermParts(
+                "eps_s",
+                [
+                    Part("eps_h / n", "reverses M3", cache.eps_h / cache.count[:, None], reasons(n)),
+                    Part(
+                        "eps_s,p",
+                        "reverses M1 (the parent's sum)",
+                        inherited,
+                        reasons(n, (parent < 0, "root: no parent")),
+                    ),
+                ],
+            ),
+        ]
 
 
 @njit(cache=True, nogil=True)

@@ -63,6 +63,7 @@ the cache, for ``forward_terms`` and ``backward_terms``.
 
 Parameters: d^2 d_x + d d_x + d^2 + d.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -73,8 +74,7 @@ from numba import njit
 from ..forest import Forest
 from npcomp.cells.kernels.activations import activate, activation_code, uniform_fan_in
 from npcomp.cells.kernels.inputs import sum_by_index
-from .interface import (Part, SequenceCell, StateTerm, Term, TermParts, head_part, nudge_rows,
-                        steps_after)
+from .interface import Part, SequenceCell, StateTerm, Term, TermParts, head_part, nudge_rows, steps_after
 from npcomp.cells.kernels.recurrence import (
     activation_deltas,
     gather_previous,
@@ -85,13 +85,13 @@ from npcomp.cells.kernels.recurrence import (
 
 @dataclass
 class MultiplicativeRNNCache:
-    x: np.ndarray           # (U, d_x) distinct words' vectors
+    x: np.ndarray  # (U, d_x) distinct words' vectors
     word_index: np.ndarray  # (n,) row of x each node reads
-    matrices: np.ndarray    # (U, d, d) G_w = x_w A + V per distinct word
-    previous: np.ndarray    # (n, d) h~_{t-1} = h_{t-1} * m_s per node, 0 at first words
-    h: np.ndarray           # (n, d) states h_t
-    mask: np.ndarray        # (trees, d) recurrent-dropout mask per sentence (ones: none)
-    z: np.ndarray           # (n, d) pre-activations h~_{t-1} G_{w_t} + x_t W + b
+    matrices: np.ndarray  # (U, d, d) G_w = x_w A + V per distinct word
+    previous: np.ndarray  # (n, d) h~_{t-1} = h_{t-1} * m_s per node, 0 at first words
+    h: np.ndarray  # (n, d) states h_t
+    mask: np.ndarray  # (trees, d) recurrent-dropout mask per sentence (ones: none)
+    z: np.ndarray  # (n, d) pre-activations h~_{t-1} G_{w_t} + x_t W + b
     # what the backward leaves for ``backward_terms``: eps_h, delta (n, d)
     eps_h: np.ndarray | None = None
     delta: np.ndarray | None = None
@@ -128,8 +128,9 @@ class MultiplicativeRNN(SequenceCell):
         uniform_fan_in(params["V"], self.hidden_dim, rng)
         uniform_fan_in(params["b"], self.hidden_dim, rng)
 
-    def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
-                recurrent_masks=None, nudge=None):
+    def forward(
+        self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray, recurrent_masks=None, nudge=None
+    ):
         """x: (U, d_x) distinct words' vectors; word_index: (n,) the row of x each
         node reads; ``recurrent_masks``: None or [m], m (trees, d).  Returns
         h (n, d), cache.  ``nudge`` (interface.Nudge) moves one step's h once
@@ -149,16 +150,16 @@ class MultiplicativeRNN(SequenceCell):
 
         def rows_forward(start: int, stop: int) -> None:
             gather_previous(previous_node, forest.tree, mask, h, previous, start, stop)
-            _bilinear_rows(self.code, previous, matrices, word_terms, word_index, z, h,
-                           start, stop)
+            _bilinear_rows(self.code, previous, matrices, word_terms, word_index, z, h, start, stop)
             nudge_rows(nudge, "h", h, start, stop)
 
-        for start, stop in forest.levels():   # level 0: previous = h_0 = 0
+        for start, stop in forest.levels():  # level 0: previous = h_0 = 0
             rows_forward(start, stop)
         return h, MultiplicativeRNNCache(x, word_index, matrices, previous, h, mask, z)
 
-    def backward(self, params: dict, forest: Forest, cache: MultiplicativeRNNCache,
-                 d_h: np.ndarray, grads: dict) -> np.ndarray:
+    def backward(
+        self, params: dict, forest: Forest, cache: MultiplicativeRNNCache, d_h: np.ndarray, grads: dict
+    ) -> np.ndarray:
         """d_h: (n, d) dLoss/dh from the head (overwritten: eps_h accumulates in
         it).  Adds dLoss/dA, dW, dV, db into ``grads``; returns dLoss/dx (U, d_x)."""
         n, d, d_x = forest.n_nodes, self.hidden_dim, self.input_dim
@@ -166,9 +167,10 @@ class MultiplicativeRNN(SequenceCell):
         delta = np.zeros((n, d), dtype=d_h.dtype)
 
         def rows_backward(start: int, stop: int) -> None:
-            activation_deltas(self.code, cache.h, d_h, delta, start, stop)      # reverses f of eq. 5
-            _route_to_previous(previous_node, forest.tree, cache.mask, cache.matrices,
-                               cache.word_index, delta, d_h, start, stop)
+            activation_deltas(self.code, cache.h, d_h, delta, start, stop)  # reverses f of eq. 5
+            _route_to_previous(
+                previous_node, forest.tree, cache.mask, cache.matrices, cache.word_index, delta, d_h, start, stop
+            )
 
         for start, stop in forest.levels(first=1, downward=True):
             rows_backward(start, stop)
@@ -176,8 +178,7 @@ class MultiplicativeRNN(SequenceCell):
         n_words = cache.x.shape[0]
         d_matrices = np.zeros((n_words, d, d), dtype=d_h.dtype)
         # the first words' h~_0 = 0 add nothing to dG
-        outer_products_by_word(cache.previous, delta, cache.word_index, d_matrices,
-                                forest.n_leaves, n)
+        outer_products_by_word(cache.previous, delta, cache.word_index, d_matrices, forest.n_leaves, n)
         grads["V"] += d_matrices.sum(axis=0)
         d_matrices_flat = d_matrices.reshape(n_words, d * d)
         a_flat = params["A"].reshape(d_x, d * d)
@@ -191,36 +192,38 @@ class MultiplicativeRNN(SequenceCell):
     def forward_terms(self, forest: Forest, cache: MultiplicativeRNNCache) -> list:
         """h~_{t-1} (h_0 = 0 at first words; masked in both recurrent terms,
         M6), the pre-activation z and h_t."""
-        return [Term("h~_{t-1}", "5", cache.previous, "M6"),
-                Term("z", "5", cache.z),
-                Term("h", "5", cache.h)]
+        return [Term("h~_{t-1}", "5", cache.previous, "M6"), Term("z", "5", cache.z), Term("h", "5", cache.h)]
 
     def backward_terms(self, forest: Forest, cache: MultiplicativeRNNCache) -> list:
         """eps_h_t (the head's and step t+1's share) and delta_t = eps_h_t f'(h_t)."""
-        return [Term("eps_h", "reverses 6, 5", cache.eps_h),
-                Term("delta", "reverses 5", cache.delta)]
+        return [Term("eps_h", "reverses 6, 5", cache.eps_h), Term("delta", "reverses 5", cache.delta)]
 
     def state_terms(self, forest: Forest, cache: MultiplicativeRNNCache) -> list:
         """h at every step."""
         return [StateTerm("h", "eps_h")]
 
-    def term_parts(self, params: dict, forest: Forest, cache: MultiplicativeRNNCache,
-                   d_out: np.ndarray) -> list:
+    def term_parts(self, params: dict, forest: Forest, cache: MultiplicativeRNNCache, d_out: np.ndarray) -> list:
         """eps_h_t: the head's, and step t+1's through h~_t G_{w_{t+1}}, G = x A
         + V: its bilinear (x_{t+1} A) and its V part, each times m_s."""
         n, d, d_x = forest.n_nodes, self.hidden_dim, self.input_dim
         steps, after, last = steps_after(forest)
         mask = cache.mask[forest.tree[steps]]
         delta = cache.delta[after]
-        words = cache.x[cache.word_index[after]]                       # x_{t+1}
+        words = cache.x[cache.word_index[after]]  # x_{t+1}
         bilinear, linear = np.zeros((n, d)), np.zeros((n, d))
         tensor = (words @ params["A"].reshape(d_x, d * d)).reshape(-1, d, d)
         bilinear[steps] = np.einsum("mki,mi->mk", tensor, delta) * mask
         linear[steps] = (delta @ params["V"].T) * mask
-        return [TermParts("eps_h", [
-            head_part(forest, d_out, equation="reverses 6"),
-            Part("(delta_{t+1} (x_{t+1} A)^T) * m", "reverses 5 (step t+1)", bilinear, last),
-            Part("(delta_{t+1} V^T) * m", "reverses 5 (step t+1)", linear, last)])]
+        return [
+            TermParts(
+                "eps_h",
+                [
+                    head_part(forest, d_out, equation="reverses 6"),
+                    Part("(delta_{t+1} (x_{t+1} A)^T) * m", "reverses 5 (step t+1)", bilinear, last),
+                    Part("(delta_{t+1} V^T) * m", "reverses 5 (step t+1)", linear, last),
+                ],
+            )
+        ]
 
 
 @njit(cache=True, nogil=True)
@@ -234,7 +237,7 @@ def _bilinear_rows(code, previous, matrices, word_terms, word_index, z, h, start
             h[t, i] = word_terms[row, i]
         for k in range(d):
             state = previous[t, k]
-            if state != 0.0:   # a first word's h_0 = 0 (and dropped units) add nothing
+            if state != 0.0:  # a first word's h_0 = 0 (and dropped units) add nothing
                 for i in range(d):
                     h[t, i] += state * matrices[row, k, i]
         for i in range(d):
@@ -243,8 +246,7 @@ def _bilinear_rows(code, previous, matrices, word_terms, word_index, z, h, start
 
 
 @njit(cache=True, nogil=True)
-def _route_to_previous(previous_node, tree, mask, matrices, word_index, delta, d_h,
-                       start, stop):
+def _route_to_previous(previous_node, tree, mask, matrices, word_index, delta, d_h, start, stop):
     """eps_h_{t-1} += (delta_t G_{w_t}^T) * m_s: reverses h~_{t-1} G_{w_t}."""
     d = d_h.shape[1]
     for t in range(start, stop):
@@ -258,4 +260,3 @@ def _route_to_previous(previous_node, tree, mask, matrices, word_index, delta, d
             for i in range(d):
                 total += matrices[row, k, i] * delta[t, i]
             d_h[before, k] += total * mask[sentence, k]
-

@@ -51,6 +51,7 @@ P          ``M[j]``                  (d, d)
 [Ba; Ab]   ``uv[j - L]``             (2d,)
 =========  ========================  =====================================
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -78,15 +79,15 @@ from .interface import (
 @dataclass
 class MVRNNCache:
     word_index: np.ndarray  # (L,) row of x each leaf reads
-    n_words: int            # U, rows of x
-    h: np.ndarray           # (n, d) vectors p (a leaf's: a)
-    M: np.ndarray           # (n, d, d) matrices P (a leaf's: A)
-    uv: np.ndarray          # (n - L, 2d) [B a | A b] per inner node
+    n_words: int  # U, rows of x
+    h: np.ndarray  # (n, d) vectors p (a leaf's: a)
+    M: np.ndarray  # (n, d, d) matrices P (a leaf's: A)
+    uv: np.ndarray  # (n - L, 2d) [B a | A b] per inner node
     # what the backward leaves for ``backward_terms``
-    eps_h: np.ndarray | None = None    # (n, d) eps_h
-    eps_P: np.ndarray | None = None    # (n, d, d)
-    delta: np.ndarray | None = None    # (n - L, d)
-    eps_uv: np.ndarray | None = None   # (n - L, 2d)
+    eps_h: np.ndarray | None = None  # (n, d) eps_h
+    eps_P: np.ndarray | None = None  # (n, d, d)
+    delta: np.ndarray | None = None  # (n - L, d)
+    eps_uv: np.ndarray | None = None  # (n - L, 2d)
 
 
 class MVRNN(BinaryCell):
@@ -97,8 +98,10 @@ class MVRNN(BinaryCell):
     def __init__(self, input_dim: int, hidden_dim: int):
         d = hidden_dim
         if input_dim != d + d * d:
-            raise ValueError(f"mvrnn: a word is a vector and a d x d matrix, so the embedding "
-                             f"is d + d^2 = {d + d * d} wide for d = {d}, not {input_dim}")
+            raise ValueError(
+                f"mvrnn: a word is a vector and a d x d matrix, so the embedding "
+                f"is d + d^2 = {d + d * d} wide for d = {d}, not {input_dim}"
+            )
         self.input_dim = input_dim
         self.hidden_dim = d
         self.output_dim = d
@@ -110,9 +113,12 @@ class MVRNN(BinaryCell):
     def report_slices(self) -> dict:
         d = self.hidden_dim
         halves = (slice(0, d), slice(d, 2 * d))
-        return {"W.1": ("W", (halves[0], slice(None))), "W.2": ("W", (halves[1], slice(None))),
-                "W_M.1": ("W_M", (halves[0], slice(None))),
-                "W_M.2": ("W_M", (halves[1], slice(None)))}
+        return {
+            "W.1": ("W", (halves[0], slice(None))),
+            "W.2": ("W", (halves[1], slice(None))),
+            "W_M.1": ("W_M", (halves[0], slice(None))),
+            "W_M.2": ("W_M", (halves[1], slice(None))),
+        }
 
     def initialise(self, params: dict, rng: np.random.Generator) -> None:
         """W from U(+-1/sqrt(2d)), b = 0; W_M,1 = W_M,2 = I/2 plus
@@ -137,8 +143,7 @@ class MVRNN(BinaryCell):
         out[:, d:] = matrices.reshape(vocab_size, d * d)
         return out
 
-    def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
-                nudge=None):
+    def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray, nudge=None):
         """x: (U, d + d^2) distinct words' [a | vec(A)]; word_index: (L,) row of
         x per leaf.  Returns h (n, d) = p, cache.  ``nudge`` moves a node's
         vector ("h") or matrix ("P", its d^2 entries row-major) once computed."""
@@ -155,18 +160,17 @@ class MVRNN(BinaryCell):
         W_M = params["W_M"]
         for start, stop in forest.levels(first=1):
             rows = slice(start - leaves, stop - leaves)
-            _gather_uv(children, h, M, uv, start, stop, leaves)           # [B a | A b]
+            _gather_uv(children, h, M, uv, start, stop, leaves)  # [B a | A b]
             p = h[start:stop]
-            np.matmul(uv[rows], params["W"], out=p)                        # (MV1)
+            np.matmul(uv[rows], params["W"], out=p)  # (MV1)
             p += params["b"]
             np.tanh(p, out=p)
-            _compose_matrices(children, M, W_M, start, stop)               # (MV2)
+            _compose_matrices(children, M, W_M, start, stop)  # (MV2)
             nudge_rows(nudge, "h", h, start, stop)
             nudge_rows(nudge, "P", M, start, stop)
         return h, MVRNNCache(word_index, x.shape[0], h, M, uv)
 
-    def backward(self, params: dict, forest: Forest, cache: MVRNNCache, d_h: np.ndarray,
-                 grads: dict) -> np.ndarray:
+    def backward(self, params: dict, forest: Forest, cache: MVRNNCache, d_h: np.ndarray, grads: dict) -> np.ndarray:
         """d_h: (n, d) dJ/dp from the head (eps_h accumulates in it).  Adds
         dW, db, dW_M into ``grads``; returns dJ/dx (U, d + d^2)."""
         n, d, leaves = forest.n_nodes, self.hidden_dim, forest.n_leaves
@@ -179,9 +183,10 @@ class MVRNN(BinaryCell):
         for start, stop in forest.levels(first=1, downward=True):
             rows = slice(start - leaves, stop - leaves)
             np.multiply(d_h[start:stop], ONE - cache.h[start:stop] ** 2, out=delta[rows])
-            np.matmul(delta[rows], w_transposed, out=eps_uv[rows])          # reverses (MV1)
-            _route_to_children(children, cache.h, cache.M, W_M, eps_uv, d_h, eps_P, start,
-                               stop, leaves)                                # reverses Ba, Ab, (MV2)
+            np.matmul(delta[rows], w_transposed, out=eps_uv[rows])  # reverses (MV1)
+            _route_to_children(
+                children, cache.h, cache.M, W_M, eps_uv, d_h, eps_P, start, stop, leaves
+            )  # reverses Ba, Ab, (MV2)
         grads["W"] += cache.uv.T @ delta
         grads["b"] += delta.sum(axis=0)
         _add_matrix_gradient(children, cache.M, eps_P, grads["W_M"], leaves)
@@ -196,35 +201,37 @@ class MVRNN(BinaryCell):
         every node (a leaf's: its word matrix), h = p at every node."""
         n, d, leaves = forest.n_nodes, self.hidden_dim, forest.n_leaves
         inner = np.arange(leaves, n)
-        return [Term("Ba", "MV1", node_rows(n, inner, cache.uv[:, :d]), "MV4"),
-                Term("Ab", "MV1", node_rows(n, inner, cache.uv[:, d:]), "MV4"),
-                Term("p", "MV1", node_rows(n, inner, cache.h[inner]), "MV3"),
-                Term("P", "MV2", cache.M.reshape(n, d * d), "MV4"),
-                Term("h", "MV1", cache.h)]
+        return [
+            Term("Ba", "MV1", node_rows(n, inner, cache.uv[:, :d]), "MV4"),
+            Term("Ab", "MV1", node_rows(n, inner, cache.uv[:, d:]), "MV4"),
+            Term("p", "MV1", node_rows(n, inner, cache.h[inner]), "MV3"),
+            Term("P", "MV2", cache.M.reshape(n, d * d), "MV4"),
+            Term("h", "MV1", cache.h),
+        ]
 
     def backward_terms(self, forest: Forest, cache: MVRNNCache) -> list:
         """eps_h and eps_P at every node; delta and eps_[Ba;Ab] at inner nodes."""
         n, d, leaves = forest.n_nodes, self.hidden_dim, forest.n_leaves
         inner = np.arange(leaves, n)
-        return [Term("eps_h", "reverses MV1", cache.eps_h),
-                Term("eps_P", "reverses MV1, MV2", cache.eps_P.reshape(n, d * d), "MV4"),
-                Term("delta", "reverses MV1", node_rows(n, inner, cache.delta)),
-                Term("eps_[Ba;Ab]", "reverses MV1", node_rows(n, inner, cache.eps_uv))]
+        return [
+            Term("eps_h", "reverses MV1", cache.eps_h),
+            Term("eps_P", "reverses MV1, MV2", cache.eps_P.reshape(n, d * d), "MV4"),
+            Term("delta", "reverses MV1", node_rows(n, inner, cache.delta)),
+            Term("eps_[Ba;Ab]", "reverses MV1", node_rows(n, inner, cache.eps_uv)),
+        ]
 
     def state_terms(self, forest: Forest, cache: MVRNNCache) -> list:
         """p (h) and P at every node."""
         return [StateTerm("h", "eps_h"), StateTerm("P", "eps_P")]
 
-    def term_parts(self, params: dict, forest: Forest, cache: MVRNNCache,
-                   d_out: np.ndarray) -> list:
+    def term_parts(self, params: dict, forest: Forest, cache: MVRNNCache, d_out: np.ndarray) -> list:
         """eps_h: the head's and the parent's, B^T eps_u (left child) or
         A^T eps_v (right child).  eps_P: the parent's through the sibling's
         vector (eps_u a^T or eps_v b^T) and through W_M (W_M,k^T eps_P)."""
         n, d, leaves = forest.n_nodes, self.hidden_dim, forest.n_leaves
         parent, slot = forest.parent, forest.position
         children = binary_children(forest)
-        through_vector, through_sibling, through_W_M = (np.zeros((n, d)), np.zeros((n, d * d)),
-                                                        np.zeros((n, d * d)))
+        through_vector, through_sibling, through_W_M = (np.zeros((n, d)), np.zeros((n, d * d)), np.zeros((n, d * d)))
         W_M = params["W_M"]
         for child in np.flatnonzero(parent >= 0):
             j = parent[child]
@@ -235,25 +242,41 @@ class MVRNN(BinaryCell):
                 sibling_h, sibling_M = cache.h[sibling], cache.M[sibling]
             else:
                 sibling_h, sibling_M = np.zeros(d), np.eye(d)
-            if k == 0:    # the left child (a, A): u = B a reads a, v = A b reads A
+            if k == 0:  # the left child (a, A): u = B a reads a, v = A b reads A
                 through_vector[child] = sibling_M.T @ eps_u
                 through_sibling[child] = np.outer(eps_v, sibling_h).ravel()
-            else:         # the right child (b, B): v = A b reads b, u = B a reads B
+            else:  # the right child (b, B): v = A b reads b, u = B a reads B
                 through_vector[child] = sibling_M.T @ eps_v
                 through_sibling[child] = np.outer(eps_u, sibling_h).ravel()
-            through_W_M[child] = (W_M[k * d:(k + 1) * d] @ cache.eps_P[j]).ravel()
+            through_W_M[child] = (W_M[k * d : (k + 1) * d] @ cache.eps_P[j]).ravel()
         orphan = reasons(n, (parent < 0, "root: no parent"))
-        return [TermParts("eps_h", [
+        return [
+            TermParts(
+                "eps_h",
+                [
                     head_part(forest, d_out, equation="reverses the classifier"),
-                    Part("B^T eps_u (left child), A^T eps_v (right child)",
-                         "reverses MV1 (through the parent)", through_vector, orphan)]),
-                TermParts("eps_P", [
-                    Part("eps_v b^T (left child), eps_u a^T (right child)",
-                         "reverses MV1 (through the parent)", through_sibling, orphan),
-                    Part("W_M,k^T eps_P,parent", "reverses MV2 (through the parent)",
-                         through_W_M, orphan)],
-                    unread=reasons(n, (parent < 0, "root: no parent reads P, the head "
-                                                   "reads p alone")))]
+                    Part(
+                        "B^T eps_u (left child), A^T eps_v (right child)",
+                        "reverses MV1 (through the parent)",
+                        through_vector,
+                        orphan,
+                    ),
+                ],
+            ),
+            TermParts(
+                "eps_P",
+                [
+                    Part(
+                        "eps_v b^T (left child), eps_u a^T (right child)",
+                        "reverses MV1 (through the parent)",
+                        through_sibling,
+                        orphan,
+                    ),
+                    Part("W_M,k^T eps_P,parent", "reverses MV2 (through the parent)", through_W_M, orphan),
+                ],
+                unread=reasons(n, (parent < 0, "root: no parent reads P, the head reads p alone")),
+            ),
+        ]
 
 
 @njit(cache=True, nogil=True)
@@ -265,7 +288,7 @@ def _gather_uv(children, h, M, uv, start, stop, leaves):
         left, right = children[j, 0], children[j, 1]
         row = uv[j - leaves]
         for r in range(d):
-            u = h[left, r]                  # B = I for a missing right child
+            u = h[left, r]  # B = I for a missing right child
             v = h.dtype.type(0.0)
             if right >= 0:
                 u = h.dtype.type(0.0)
@@ -308,7 +331,7 @@ def _route_to_children(children, h, M, W_M, eps_uv, d_h, eps_P, start, stop, lea
         eps_v = eps_uv[j - leaves, d:]
         if right < 0:
             for c in range(d):
-                d_h[left, c] += eps_u[c]             # u = I a
+                d_h[left, c] += eps_u[c]  # u = I a
         else:
             for c in range(d):
                 a_part = h.dtype.type(0.0)

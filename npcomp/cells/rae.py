@@ -52,6 +52,7 @@ p (RA1)     ``a[j - L]``  (d,)
 p (RA2)     ``h[j]``      (d,)
 ==========  ===========  ======================================
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -79,20 +80,20 @@ from .interface import (
 @dataclass
 class RAECache:
     word_index: np.ndarray  # (L,) row of x each leaf reads
-    n_words: int            # U, rows of x
-    h: np.ndarray           # (n, d) normalised states (a leaf's: its word vector)
-    c: np.ndarray           # (n - L, 2d) [c_1 | c_2] per inner node
-    a: np.ndarray           # (n - L, d) tanh(c W1 + b1)
-    norm: np.ndarray        # (n - L,) ||a||
-    errors: np.ndarray      # (n - L, 2d) [e_1 | e_2] = r - c
-    omega: np.ndarray       # (n - L, 2) n_k / (n_1 + n_2)
-    E_rec: np.ndarray       # (n - L,) (RA4)
-    scale: float            # s: the reconstruction term's weight in J (alpha, or alpha / Z)
+    n_words: int  # U, rows of x
+    h: np.ndarray  # (n, d) normalised states (a leaf's: its word vector)
+    c: np.ndarray  # (n - L, 2d) [c_1 | c_2] per inner node
+    a: np.ndarray  # (n - L, d) tanh(c W1 + b1)
+    norm: np.ndarray  # (n - L,) ||a||
+    errors: np.ndarray  # (n - L, 2d) [e_1 | e_2] = r - c
+    omega: np.ndarray  # (n - L, 2) n_k / (n_1 + n_2)
+    E_rec: np.ndarray  # (n - L,) (RA4)
+    scale: float  # s: the reconstruction term's weight in J (alpha, or alpha / Z)
     eps_h: np.ndarray | None = None
     eps_r: np.ndarray | None = None
     delta: np.ndarray | None = None
     eps_c: np.ndarray | None = None
-    target: np.ndarray | None = None   # (n, d) what each node's eps_h got as a parent's target
+    target: np.ndarray | None = None  # (n, d) what each node's eps_h got as a parent's target
 
 
 class RAE(BinaryCell):
@@ -102,11 +103,12 @@ class RAE(BinaryCell):
 
     def __init__(self, input_dim: int, hidden_dim: int, reconstruction_weight: float = 0.2):
         if input_dim != hidden_dim:
-            raise ValueError(f"rae: a leaf's state is its word vector, so hidden_dim must "
-                             f"equal input_dim ({hidden_dim} != {input_dim})")
+            raise ValueError(
+                f"rae: a leaf's state is its word vector, so hidden_dim must "
+                f"equal input_dim ({hidden_dim} != {input_dim})"
+            )
         if not 0.0 <= reconstruction_weight < 1.0:
-            raise ValueError(f"rae: reconstruction_weight (alpha) must be in [0, 1), not "
-                             f"{reconstruction_weight}")
+            raise ValueError(f"rae: reconstruction_weight (alpha) must be in [0, 1), not {reconstruction_weight}")
         self.input_dim = input_dim
         self.hidden_dim = hidden_dim
         self.output_dim = hidden_dim
@@ -120,8 +122,12 @@ class RAE(BinaryCell):
     def report_slices(self) -> dict:
         d = self.hidden_dim
         halves = (slice(0, d), slice(d, 2 * d))
-        return {"W1.1": ("W1", (halves[0], slice(None))), "W1.2": ("W1", (halves[1], slice(None))),
-                "W2.1": ("W2", (slice(None), halves[0])), "W2.2": ("W2", (slice(None), halves[1]))}
+        return {
+            "W1.1": ("W1", (halves[0], slice(None))),
+            "W1.2": ("W1", (halves[1], slice(None))),
+            "W2.1": ("W2", (slice(None), halves[0])),
+            "W2.2": ("W2", (slice(None), halves[1])),
+        }
 
     def initialise(self, params: dict, rng: np.random.Generator) -> None:
         """W1 from U(+-1/sqrt(2d)), W2 from U(+-1/sqrt(d)), biases 0 (ours)."""
@@ -131,8 +137,7 @@ class RAE(BinaryCell):
         params["b1"][...] = 0.0
         params["b2"][...] = 0.0
 
-    def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
-                nudge=None):
+    def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray, nudge=None):
         """x: (U, d) distinct words' vectors; word_index: (L,) row of x per leaf.
         Returns h (n, d), the normalised states, and the cache (with E_rec
         per inner node).  ``nudge`` moves a node's h once computed (before its
@@ -152,22 +157,20 @@ class RAE(BinaryCell):
         for start, stop in forest.levels(first=1):
             rows = slice(start - leaves, stop - leaves)
             _gather_children(children, h, c, start, stop, leaves)
-            np.matmul(c[rows], params["W1"], out=a[rows])                   # (RA1)
+            np.matmul(c[rows], params["W1"], out=a[rows])  # (RA1)
             a[rows] += params["b1"]
             np.tanh(a[rows], out=a[rows])
             norm[rows] = np.sqrt(np.einsum("ij,ij->i", a[rows], a[rows]))
-            np.divide(a[rows], norm[rows, None], out=h[start:stop])         # (RA2)
+            np.divide(a[rows], norm[rows, None], out=h[start:stop])  # (RA2)
             nudge_rows(nudge, "h", h, start, stop)
-            np.matmul(h[start:stop], params["W2"], out=errors[rows])        # (RA3)
+            np.matmul(h[start:stop], params["W2"], out=errors[rows])  # (RA3)
             errors[rows] += params["b2"]
-            errors[rows] -= c[rows]                                        # e = c' - c
+            errors[rows] -= c[rows]  # e = c' - c
         squared = (errors * errors).reshape(inner, 2, d).sum(axis=2)
-        E_rec = 0.5 * (omega * squared).sum(axis=1)                         # (RA4)
-        return h, RAECache(word_index, x.shape[0], h, c, a, norm, errors, omega, E_rec,
-                           self.reconstruction_weight)
+        E_rec = 0.5 * (omega * squared).sum(axis=1)  # (RA4)
+        return h, RAECache(word_index, x.shape[0], h, c, a, norm, errors, omega, E_rec, self.reconstruction_weight)
 
-    def own_loss(self, forest: Forest, cache: RAECache, normaliser: int,
-                 node_loss: np.ndarray | None = None) -> float:
+    def own_loss(self, forest: Forest, cache: RAECache, normaliser: int, node_loss: np.ndarray | None = None) -> float:
         """alpha sum_j E_rec,j / Z (RA5); the backward then takes s = alpha / Z.
         ``node_loss`` (n,) gets each inner node's s E_rec,j added (NaN: 0 before)."""
         cache.scale = self.reconstruction_weight / normaliser
@@ -176,16 +179,14 @@ class RAE(BinaryCell):
             node_loss[inner] = np.nan_to_num(node_loss[inner]) + cache.scale * cache.E_rec
         return float(cache.scale * cache.E_rec.sum())
 
-    def backward(self, params: dict, forest: Forest, cache: RAECache, d_h: np.ndarray,
-                 grads: dict) -> np.ndarray:
+    def backward(self, params: dict, forest: Forest, cache: RAECache, d_h: np.ndarray, grads: dict) -> np.ndarray:
         """d_h: (n, d) dJ/dh from the head (eps_h accumulates in it).  Adds dW1,
         db1, dW2, db2; returns dJ/dx (U, d)."""
         n, d, leaves = forest.n_nodes, self.hidden_dim, forest.n_leaves
         children = binary_children(forest)
         inner = n - leaves
         # reverses (RA4) in r: eps_r = s [omega_1 e_1 | omega_2 e_2], every node at once
-        eps_r = cache.scale * (cache.errors.reshape(inner, 2, d)
-                               * cache.omega[:, :, None]).reshape(inner, 2 * d)
+        eps_r = cache.scale * (cache.errors.reshape(inner, 2, d) * cache.omega[:, :, None]).reshape(inner, 2 * d)
         delta = np.empty((inner, d), dtype=d_h.dtype)
         eps_c = np.empty((inner, 2 * d), dtype=d_h.dtype)
         target = np.zeros((n, d), dtype=d_h.dtype)
@@ -193,18 +194,15 @@ class RAE(BinaryCell):
         w1_transposed = np.ascontiguousarray(params["W1"].T)
         for start, stop in forest.levels(first=1, downward=True):
             rows = slice(start - leaves, stop - leaves)
-            d_h[start:stop] += eps_r[rows] @ w2_transposed                   # reverses (RA3)
-            _normalised_tanh_deltas(cache.h, cache.a, cache.norm, d_h, delta, start, stop,
-                                    leaves)                                 # (RA2), (RA1)
-            np.matmul(delta[rows], w1_transposed, out=eps_c[rows])          # reverses (RA1)
-            _route_to_children(children, eps_c, eps_r, cache.omega, d_h, target, start, stop,
-                               leaves)
+            d_h[start:stop] += eps_r[rows] @ w2_transposed  # reverses (RA3)
+            _normalised_tanh_deltas(cache.h, cache.a, cache.norm, d_h, delta, start, stop, leaves)  # (RA2), (RA1)
+            np.matmul(delta[rows], w1_transposed, out=eps_c[rows])  # reverses (RA1)
+            _route_to_children(children, eps_c, eps_r, cache.omega, d_h, target, start, stop, leaves)
         grads["W1"] += cache.c.T @ delta
         grads["b1"] += delta.sum(axis=0)
         grads["W2"] += cache.h[leaves:].T @ eps_r
         grads["b2"] += eps_r.sum(axis=0)
-        cache.eps_h, cache.eps_r, cache.delta, cache.eps_c, cache.target = (
-            d_h, eps_r, delta, eps_c, target)
+        cache.eps_h, cache.eps_r, cache.delta, cache.eps_c, cache.target = (d_h, eps_r, delta, eps_c, target)
         return sum_by_index(d_h[:leaves], cache.word_index, cache.n_words)
 
     # -- what npcomp explain shows ---------------------------------------------------------
@@ -213,26 +211,29 @@ class RAE(BinaryCell):
         n, leaves = forest.n_nodes, forest.n_leaves
         inner = np.arange(leaves, n)
         reconstruction = cache.errors + cache.c
-        return [Term("c", "RA1", node_rows(n, inner, cache.c), "RE1"),
-                Term("p", "RA1", node_rows(n, inner, cache.a)),
-                Term("p/||p||", "RA2", node_rows(n, inner, cache.h[inner])),
-                Term("[c_1';c_2']", "RA3", node_rows(n, inner, reconstruction)),
-                Term("E_rec", "RA4", node_rows(n, inner, cache.E_rec[:, None]), "RE1"),
-                Term("h", "RA2", cache.h)]
+        return [
+            Term("c", "RA1", node_rows(n, inner, cache.c), "RE1"),
+            Term("p", "RA1", node_rows(n, inner, cache.a)),
+            Term("p/||p||", "RA2", node_rows(n, inner, cache.h[inner])),
+            Term("[c_1';c_2']", "RA3", node_rows(n, inner, reconstruction)),
+            Term("E_rec", "RA4", node_rows(n, inner, cache.E_rec[:, None]), "RE1"),
+            Term("h", "RA2", cache.h),
+        ]
 
     def backward_terms(self, forest: Forest, cache: RAECache) -> list:
         n, leaves = forest.n_nodes, forest.n_leaves
         inner = np.arange(leaves, n)
-        return [Term("eps_h", "reverses RA1-RA4", cache.eps_h, "RE2"),
-                Term("eps_r", "reverses RA4", node_rows(n, inner, cache.eps_r), "RE1, RE2"),
-                Term("delta", "reverses RA1, RA2", node_rows(n, inner, cache.delta)),
-                Term("eps_c", "reverses RA1", node_rows(n, inner, cache.eps_c), "RE1")]
+        return [
+            Term("eps_h", "reverses RA1-RA4", cache.eps_h, "RE2"),
+            Term("eps_r", "reverses RA4", node_rows(n, inner, cache.eps_r), "RE1, RE2"),
+            Term("delta", "reverses RA1, RA2", node_rows(n, inner, cache.delta)),
+            Term("eps_c", "reverses RA1", node_rows(n, inner, cache.eps_c), "RE1"),
+        ]
 
     def state_terms(self, forest: Forest, cache: RAECache) -> list:
         return [StateTerm("h", "eps_h")]
 
-    def term_parts(self, params: dict, forest: Forest, cache: RAECache,
-                   d_out: np.ndarray) -> list:
+    def term_parts(self, params: dict, forest: Forest, cache: RAECache, d_out: np.ndarray) -> list:
         """eps_h: the head's; the node's own reconstruction, eps_r W2^T; the
         parent's composition, its half of eps_c; the parent's reconstruction
         error read at its target, -s omega_k e_k."""
@@ -242,17 +243,34 @@ class RAE(BinaryCell):
         own[leaves:] = cache.eps_r @ params["W2"].T
         composed = np.zeros((n, d))
         child = np.flatnonzero(parent >= 0)
-        composed[child] = cache.eps_c[parent[child][:, None] - leaves,
-                                      slot[child][:, None] * d + np.arange(d)]
+        composed[child] = cache.eps_c[parent[child][:, None] - leaves, slot[child][:, None] * d + np.arange(d)]
         orphan = reasons(n, (parent < 0, "root: no parent"))
-        return [TermParts("eps_h", [
-            head_part(forest, d_out, equation="reverses the classifier"),
-            Part("eps_r W^(2)T (its own reconstruction)", "reverses RA3", own,
-                 reasons(n, (np.arange(n) < leaves, "leaf: nothing reconstructed"))),
-            Part("delta_p W^(1)T (the parent's composition)", "reverses RA1 (through the parent)",
-                 composed, orphan),
-            Part("-s omega_k e_k (the parent's reconstruction target)",
-                 "reverses RA4 (through the parent)", cache.target, orphan)])]
+        return [
+            TermParts(
+                "eps_h",
+                [
+                    head_part(forest, d_out, equation="reverses the classifier"),
+                    Part(
+                        "eps_r W^(2)T (its own reconstruction)",
+                        "reverses RA3",
+                        own,
+                        reasons(n, (np.arange(n) < leaves, "leaf: nothing reconstructed")),
+                    ),
+                    Part(
+                        "delta_p W^(1)T (the parent's composition)",
+                        "reverses RA1 (through the parent)",
+                        composed,
+                        orphan,
+                    ),
+                    Part(
+                        "-s omega_k e_k (the parent's reconstruction target)",
+                        "reverses RA4 (through the parent)",
+                        cache.target,
+                        orphan,
+                    ),
+                ],
+            )
+        ]
 
 
 def _child_weights(children: np.ndarray, level_ptr: np.ndarray, leaves: int) -> np.ndarray:
@@ -271,7 +289,7 @@ def _span_sizes(children, level_ptr):
     span = np.zeros(n, dtype=np.int64)
     for j in range(level_ptr[1]):
         span[j] = 1
-    for j in range(level_ptr[1], n):        # children before parents
+    for j in range(level_ptr[1], n):  # children before parents
         for k in range(children.shape[1]):
             kid = children[j, k]
             if kid >= 0:

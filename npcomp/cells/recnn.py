@@ -47,6 +47,7 @@ W_1; W_2   ``W_leaf``  (2 d_x, d): rows W_1 then W_2 (leaf children, untied)
 b          ``b``       (d,)
 =========  ==========  ==========================================
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -78,11 +79,11 @@ from npcomp.cells.kernels.levels import binary_children
 
 @dataclass
 class RecNNCache:
-    x: np.ndarray           # (U, d_x) distinct words' vectors
+    x: np.ndarray  # (U, d_x) distinct words' vectors
     word_index: np.ndarray  # (L,) row of x each leaf reads
-    hc: np.ndarray          # (n, 2d) inner children's states per node (untied: 0 for a leaf child)
-    h: np.ndarray           # (n, d) node states (untied: 0 at the leaves)
-    z: np.ndarray           # (n, d) pre-activations x W_1 + y W_2 + b (inner nodes)
+    hc: np.ndarray  # (n, 2d) inner children's states per node (untied: 0 for a leaf child)
+    h: np.ndarray  # (n, d) node states (untied: 0 at the leaves)
+    z: np.ndarray  # (n, d) pre-activations x W_1 + y W_2 + b (inner nodes)
     # what the backward leaves for ``backward_terms`` (inner rows, leaves as noted):
     # eps_h (n, d), delta (n, d), d_hc (n, 2d) = delta [W_1 | W_2]^T per parent
     eps_h: np.ndarray | None = None
@@ -93,12 +94,13 @@ class RecNNCache:
 class RecNN(BinaryCell):
     name = "recnn"
 
-    def __init__(self, input_dim: int, hidden_dim: int, activation: str = "tanh",
-                 untied: bool = False):
+    def __init__(self, input_dim: int, hidden_dim: int, activation: str = "tanh", untied: bool = False):
         if not untied and input_dim != hidden_dim:
-            raise ValueError(f"recnn with tied leaves reads a leaf's word vector as its "
-                             f"state, so hidden_dim must equal input_dim ({hidden_dim} != "
-                             f"{input_dim}); or untied leaves")
+            raise ValueError(
+                f"recnn with tied leaves reads a leaf's word vector as its "
+                f"state, so hidden_dim must equal input_dim ({hidden_dim} != "
+                f"{input_dim}); or untied leaves"
+            )
         self.input_dim = input_dim
         self.hidden_dim = hidden_dim
         self.output_dim = hidden_dim
@@ -131,8 +133,7 @@ class RecNN(BinaryCell):
         if self.untied:
             uniform_fan_in(params["W_leaf"], 2 * self.input_dim, rng)
 
-    def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
-                nudge=None):
+    def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray, nudge=None):
         """x: (U, d_x) distinct words' vectors; word_index: (L,) row of x per leaf.
         ``nudge`` (interface.Nudge) moves one node's h after eqs. 2-3 (a tied
         leaf's: its word vector as the parent reads it)."""
@@ -140,24 +141,34 @@ class RecNN(BinaryCell):
         word_index = np.asarray(word_index)[:leaves]
         h = np.zeros((n, d), dtype=x.dtype)
         if self.untied:
-            word_terms = x @ self._leaf_weights(params)        # (U, 2d): [x W_1 | x W_2]
+            word_terms = x @ self._leaf_weights(params)  # (U, 2d): [x W_1 | x W_2]
             leaf_children = leaves
         else:
-            h[:leaves] = x[word_index]                           # a leaf's h is its word
+            h[:leaves] = x[word_index]  # a leaf's h is its word
             nudge_rows(nudge, "h", h, 0, leaves)
             word_terms = np.zeros((0, 2 * d), dtype=x.dtype)
-            leaf_children = 0                                    # every child read from h
+            leaf_children = 0  # every child read from h
         hc = np.zeros((n, 2 * d), dtype=x.dtype)
         z = np.empty((n, d), dtype=x.dtype)
         moved = nudge is not None and nudge.state == "h" and nudge.node >= leaves
-        _inner_forward(self.code, forest.level_ptr, binary_children(forest), leaf_children,
-                       word_index, word_terms, params["W"], params["b"], hc, z, h,
-                       nudge.node if moved else -1,
-                       np.asarray(nudge.offset if moved else np.zeros(d), dtype=x.dtype))
+        _inner_forward(
+            self.code,
+            forest.level_ptr,
+            binary_children(forest),
+            leaf_children,
+            word_index,
+            word_terms,
+            params["W"],
+            params["b"],
+            hc,
+            z,
+            h,
+            nudge.node if moved else -1,
+            np.asarray(nudge.offset if moved else np.zeros(d), dtype=x.dtype),
+        )
         return h, RecNNCache(x, word_index, hc, h, z)
 
-    def backward(self, params: dict, forest: Forest, cache: RecNNCache, d_h: np.ndarray,
-                 grads: dict) -> np.ndarray:
+    def backward(self, params: dict, forest: Forest, cache: RecNNCache, d_h: np.ndarray, grads: dict) -> np.ndarray:
         """d_h: (n, d) dLoss/dh from the head (overwritten: eps_h accumulates in
         it; untied: its leaf rows are ignored).  Returns dLoss/dx (U, d_x)."""
         n, d, leaves = forest.n_nodes, self.hidden_dim, forest.n_leaves
@@ -165,9 +176,18 @@ class RecNN(BinaryCell):
         delta = np.zeros((n, d), dtype=d_h.dtype)
         d_hc = np.empty((n, 2 * d), dtype=d_h.dtype)
         leaf_delta = np.zeros((leaf_children, 2 * d), dtype=d_h.dtype)
-        _inner_backward(self.code, forest.level_ptr, binary_children(forest), leaf_children,
-                        np.ascontiguousarray(params["W"].T), cache.h, d_h, delta, d_hc,
-                        leaf_delta)
+        _inner_backward(
+            self.code,
+            forest.level_ptr,
+            binary_children(forest),
+            leaf_children,
+            np.ascontiguousarray(params["W"].T),
+            cache.h,
+            d_h,
+            delta,
+            d_hc,
+            leaf_delta,
+        )
         grads["W"] += cache.hc[leaves:].T @ delta[leaves:]
         grads["b"] += delta[leaves:].sum(axis=0)
         cache.eps_h, cache.delta, cache.d_hc = d_h, delta, d_hc
@@ -175,8 +195,8 @@ class RecNN(BinaryCell):
         if not self.untied:
             return sum_by_index(d_h[:leaves], cache.word_index, n_words)
         # leaf children: their parents' deltas summed per word (reverses x @ [W_1 | W_2])
-        delta_word = sum_by_index(leaf_delta, cache.word_index, n_words)   # (U, 2d)
-        d_leaf = cache.x.T @ delta_word                                    # (d_x, 2d)
+        delta_word = sum_by_index(leaf_delta, cache.word_index, n_words)  # (U, 2d)
+        d_leaf = cache.x.T @ delta_word  # (d_x, 2d)
         d_x = self.input_dim
         grads["W_leaf"][:d_x] += d_leaf[:, :d]
         grads["W_leaf"][d_x:] += d_leaf[:, d:]
@@ -187,9 +207,11 @@ class RecNN(BinaryCell):
         word vector; untied, 0 at the leaves: E4)."""
         n = forest.n_nodes
         inner = np.arange(forest.n_leaves, n)
-        return [Term("z", "2, 3", node_rows(n, inner, cache.z[inner]), self._reading()),
-                Term("p", "2, 3", node_rows(n, inner, cache.h[inner])),
-                Term("h", "2, 3", cache.h, "E4" if self.untied else "")]
+        return [
+            Term("z", "2, 3", node_rows(n, inner, cache.z[inner]), self._reading()),
+            Term("p", "2, 3", node_rows(n, inner, cache.h[inner])),
+            Term("h", "2, 3", cache.h, "E4" if self.untied else ""),
+        ]
 
     def backward_terms(self, forest: Forest, cache: RecNNCache) -> list:
         """eps_h (untied: NaN at the leaves, whose error is their parent's delta
@@ -201,41 +223,53 @@ class RecNN(BinaryCell):
         eps_h = cache.eps_h
         if self.untied:
             eps_h = node_rows(n, inner, eps_h[inner])
-        terms = [Term("eps_h", "reverses 2, 3", eps_h, "E4" if self.untied else ""),
-                 Term("delta", "reverses 2, 3", node_rows(n, inner, cache.delta[inner]))]
+        terms = [
+            Term("eps_h", "reverses 2, 3", eps_h, "E4" if self.untied else ""),
+            Term("delta", "reverses 2, 3", node_rows(n, inner, cache.delta[inner])),
+        ]
         children = binary_children(forest)
         first_inner_child = leaves if self.untied else 0
         for k, symbol in enumerate(("eps_x", "eps_y")):
             parents = np.flatnonzero(children[:, k] >= first_inner_child)
-            terms.append(Term(symbol, "reverses 2, 3",
-                              node_rows(n, parents, cache.d_hc[parents, k * d:(k + 1) * d]),
-                              self._reading()))
+            terms.append(
+                Term(
+                    symbol,
+                    "reverses 2, 3",
+                    node_rows(n, parents, cache.d_hc[parents, k * d : (k + 1) * d]),
+                    self._reading(),
+                )
+            )
         return terms
 
     def state_terms(self, forest: Forest, cache: RecNNCache) -> list:
         """h at every node (untied: the inner nodes; a leaf is its word vector)."""
         return [StateTerm("h", "eps_h")]
 
-    def term_parts(self, params: dict, forest: Forest, cache: RecNNCache,
-                   d_out: np.ndarray) -> list:
+    def term_parts(self, params: dict, forest: Forest, cache: RecNNCache, d_out: np.ndarray) -> list:
         """eps_h: the head's and the parent's delta through the transposed W_k
         of the node's slot k (eps_x, eps_y)."""
         n, d, leaves = forest.n_nodes, self.hidden_dim, forest.n_leaves
         parent, slot = forest.parent, forest.position
         child = np.flatnonzero(parent >= 0)
         values = np.zeros((n, d))
-        values[child] = cache.d_hc[parent[child][:, None], slot[child][:, None] * d
-                                   + np.arange(d)]
+        values[child] = cache.d_hc[parent[child][:, None], slot[child][:, None] * d + np.arange(d)]
         head = head_part(forest, d_out, equation="reverses the classifier")
         if self.untied:  # leaves: not in d dimensions (E4)
             undefined = np.arange(n) < leaves
             values[undefined] = np.nan
-            head = Part(head.label, head.equation, np.where(undefined[:, None], np.nan,
-                                                            head.values), head.zero)
+            head = Part(head.label, head.equation, np.where(undefined[:, None], np.nan, head.values), head.zero)
         label = "delta_p W_k^T (eps_x, eps_y of the parent)"
-        return [TermParts("eps_h", [head, Part(label, "reverses 2, 3 (through the parent)",
-                                               values,
-                                               reasons(n, (parent < 0, "root: no parent")))])]
+        return [
+            TermParts(
+                "eps_h",
+                [
+                    head,
+                    Part(
+                        label, "reverses 2, 3 (through the parent)", values, reasons(n, (parent < 0, "root: no parent"))
+                    ),
+                ],
+            )
+        ]
 
     def _reading(self) -> str:
         """The erratum behind the children's terms: untied leaf children (E4),
@@ -249,8 +283,9 @@ class RecNN(BinaryCell):
 
 
 @njit(cache=True, nogil=True)
-def _inner_forward(code, level_ptr, children, leaf_children, word_index, word_terms, W, b,
-                   hc, z, h, nudge_node, nudge_offset):
+def _inner_forward(
+    code, level_ptr, children, leaf_children, word_index, word_terms, W, b, hc, z, h, nudge_node, nudge_offset
+):
     """Eqs. 2-3 level by level.  A child below ``leaf_children`` (untied: the
     leaves; tied: none) adds its word's half of ``word_terms`` after the
     product; any other child is gathered into hc and read through W.
@@ -262,7 +297,7 @@ def _inner_forward(code, level_ptr, children, leaf_children, word_index, word_te
             for k in range(2):
                 kid = children[j, k]
                 if kid >= leaf_children:
-                    hc[j, k * d:(k + 1) * d] = h[kid]
+                    hc[j, k * d : (k + 1) * d] = h[kid]
         np.dot(hc[start:stop], W, z[start:stop])
         for j in range(start, stop):
             for q in range(d):
@@ -281,8 +316,7 @@ def _inner_forward(code, level_ptr, children, leaf_children, word_index, word_te
 
 
 @njit(cache=True, nogil=True)
-def _inner_backward(code, level_ptr, children, leaf_children, w_transposed, h, d_h, delta,
-                    d_hc, leaf_delta):
+def _inner_backward(code, level_ptr, children, leaf_children, w_transposed, h, d_h, delta, d_hc, leaf_delta):
     """Levels from the top down: delta = eps_h g'(h), one product delta W^T,
     scattered to the inner children's eps_h; a child below ``leaf_children``
     gets its parent's delta in its slot's half of ``leaf_delta`` instead."""
@@ -297,6 +331,6 @@ def _inner_backward(code, level_ptr, children, leaf_children, w_transposed, h, d
             for k in range(2):
                 kid = children[j, k]
                 if kid >= leaf_children:
-                    d_h[kid] += d_hc[j, k * d:(k + 1) * d]
+                    d_h[kid] += d_hc[j, k * d : (k + 1) * d]
                 elif kid >= 0:
-                    leaf_delta[kid, k * d:(k + 1) * d] = delta[j]
+                    leaf_delta[kid, k * d : (k + 1) * d] = delta[j]

@@ -38,14 +38,21 @@ An entry's fields:
 * ``gradcheck``: the variations the gradient check must cover, as keyword
   arguments of ``gradcheck.suite.Setting`` (built by ``check_variations.py``).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 # what each model's entry declares the gradient check must cover
-from .check_variations import (SUPERVISIONS, activation_tying_checks, bidirectional_checks,
-                               objective_checks, rebracketed_checks, sequence_checks,
-                               sequence_dropout_check)
+from .check_variations import (
+    SUPERVISIONS,
+    activation_tying_checks,
+    bidirectional_checks,
+    objective_checks,
+    rebracketed_checks,
+    sequence_checks,
+    sequence_dropout_check,
+)
 
 # what trees a cell composes
 COMPOSES = {
@@ -148,8 +155,7 @@ class Model:
 
     def allowed(self, option: str) -> tuple | None:
         """The values ``option`` may take for this model (None: any of its type)."""
-        return self.options[option] if self.options[option] is not None \
-            else choices(option)
+        return self.options[option] if self.options[option] is not None else choices(option)
 
 
 # ---------------------------------------------------------------------------
@@ -485,8 +491,7 @@ def sick_structure(name: str) -> str:
     """The trees a model reads SICK's sentences as: dependency trees for the
     cells of any arity (Tai's Dependency Tree-LSTM) and the bag of words,
     chains for the sequence models, binarised constituency trees otherwise."""
-    return {"any": "dependency", "sequence": "chain",
-            "binary": "constituency"}[model(name).composes]
+    return {"any": "dependency", "sequence": "chain", "binary": "constituency"}[model(name).composes]
 
 
 def leaves_are_words(name: str, untied: bool | None) -> bool:

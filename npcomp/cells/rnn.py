@@ -54,6 +54,7 @@ the cache, for ``forward_terms`` and ``backward_terms``.
 
 Parameters: d d_x + d^2 + d.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -64,20 +65,19 @@ from numba import njit
 from ..forest import Forest
 from npcomp.cells.kernels.activations import activate, activation_code, uniform_fan_in
 from npcomp.cells.kernels.inputs import sum_by_index
-from .interface import (Part, SequenceCell, StateTerm, Term, TermParts, head_part, nudge_rows,
-                        steps_after)
+from .interface import Part, SequenceCell, StateTerm, Term, TermParts, head_part, nudge_rows, steps_after
 from npcomp.cells.kernels.levels import ROW_PAD, padded_stop
 from npcomp.cells.kernels.recurrence import activation_deltas, gather_previous, recurrent_mask
 
 
 @dataclass
 class ElmanRNNCache:
-    x: np.ndarray           # (U, d_x) distinct words' vectors
+    x: np.ndarray  # (U, d_x) distinct words' vectors
     word_index: np.ndarray  # (n,) row of x each node reads
-    previous: np.ndarray    # (n + ROW_PAD, d) h~_{t-1} = h_{t-1} * m_s per node, 0 at first words
-    h: np.ndarray           # (n, d) states h_t
-    mask: np.ndarray        # (trees, d) recurrent-dropout mask per sentence (ones: none)
-    z: np.ndarray           # (n + ROW_PAD, d) pre-activations x_t W + h~_{t-1} V + b
+    previous: np.ndarray  # (n + ROW_PAD, d) h~_{t-1} = h_{t-1} * m_s per node, 0 at first words
+    h: np.ndarray  # (n, d) states h_t
+    mask: np.ndarray  # (trees, d) recurrent-dropout mask per sentence (ones: none)
+    z: np.ndarray  # (n + ROW_PAD, d) pre-activations x_t W + h~_{t-1} V + b
     # what the backward leaves for ``backward_terms``: eps_h (n, d), delta (n + ROW_PAD, d)
     eps_h: np.ndarray | None = None
     delta: np.ndarray | None = None
@@ -113,8 +113,9 @@ class ElmanRNN(SequenceCell):
         uniform_fan_in(params["V"], self.hidden_dim, rng)
         uniform_fan_in(params["b"], self.hidden_dim, rng)
 
-    def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
-                recurrent_masks=None, nudge=None):
+    def forward(
+        self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray, recurrent_masks=None, nudge=None
+    ):
         """x: (U, d_x) distinct words' vectors; word_index: (n,) the row of x each
         node reads; ``recurrent_masks``: None or [m], m (trees, d).  Returns
         h (n, d), cache.  ``nudge`` (interface.Nudge) moves one step's h once
@@ -123,7 +124,7 @@ class ElmanRNN(SequenceCell):
         dtype = x.dtype
         previous_node = np.ascontiguousarray(forest.children[:, 0])
         mask = recurrent_mask(self.name, forest, recurrent_masks, d, dtype)
-        word_terms = x @ params["W"] + params["b"]                  # x_t W + b, per word
+        word_terms = x @ params["W"] + params["b"]  # x_t W + b, per word
         previous = np.zeros((n + ROW_PAD, d), dtype=dtype)
         # h~_{t-1} V per level, completed to the pre-activation by _activate_rows
         recurrent = np.zeros((n + ROW_PAD, d), dtype=dtype)
@@ -145,8 +146,7 @@ class ElmanRNN(SequenceCell):
             rows_forward(start, stop)
         return h, ElmanRNNCache(x, word_index, previous, h, mask, recurrent)
 
-    def backward(self, params: dict, forest: Forest, cache: ElmanRNNCache, d_h: np.ndarray,
-                 grads: dict) -> np.ndarray:
+    def backward(self, params: dict, forest: Forest, cache: ElmanRNNCache, d_h: np.ndarray, grads: dict) -> np.ndarray:
         """d_h: (n, d) dLoss/dh from the head (overwritten: eps_h accumulates in
         it).  Adds dLoss/dW, dV, db into ``grads``; returns dLoss/dx (U, d_x)."""
         n, d = forest.n_nodes, self.hidden_dim
@@ -156,11 +156,12 @@ class ElmanRNN(SequenceCell):
         v_transposed = np.ascontiguousarray(params["V"].T)
 
         def rows_backward(start: int, stop: int) -> None:
-            activation_deltas(self.code, cache.h, d_h, delta, start, stop)      # reverses f of eq. 3
+            activation_deltas(self.code, cache.h, d_h, delta, start, stop)  # reverses f of eq. 3
             padded = padded_stop(start, stop)
             np.matmul(delta[start:padded], v_transposed, out=d_previous[start:padded])
-            _route_to_previous(previous_node, forest.tree, cache.mask, d_previous, d_h,
-                               start, stop)                           # reverses h~_{t-1} V
+            _route_to_previous(
+                previous_node, forest.tree, cache.mask, d_previous, d_h, start, stop
+            )  # reverses h~_{t-1} V
 
         for start, stop in forest.levels(first=1, downward=True):
             rows_backward(start, stop)
@@ -178,29 +179,35 @@ class ElmanRNN(SequenceCell):
         """h~_{t-1} (h_0 = 0 at first words, I2), the pre-activation z and h_t."""
         n = forest.n_nodes
         rectifier = "I1" if self.activation == "relu" else ""
-        return [Term("h~_{t-1}", "3", cache.previous[:n], "I2"),
-                Term("z", "3", cache.z[:n]),
-                Term("h", "3", cache.h, rectifier)]
+        return [
+            Term("h~_{t-1}", "3", cache.previous[:n], "I2"),
+            Term("z", "3", cache.z[:n]),
+            Term("h", "3", cache.h, rectifier),
+        ]
 
     def backward_terms(self, forest: Forest, cache: ElmanRNNCache) -> list:
         """eps_h_t (the head's and step t+1's share) and delta_t = eps_h_t f'(h_t)."""
         n = forest.n_nodes
-        return [Term("eps_h", "reverses 4, 3", cache.eps_h),
-                Term("delta", "reverses 3", cache.delta[:n])]
+        return [Term("eps_h", "reverses 4, 3", cache.eps_h), Term("delta", "reverses 3", cache.delta[:n])]
 
     def state_terms(self, forest: Forest, cache: ElmanRNNCache) -> list:
         """h at every step."""
         return [StateTerm("h", "eps_h")]
 
-    def term_parts(self, params: dict, forest: Forest, cache: ElmanRNNCache,
-                   d_out: np.ndarray) -> list:
+    def term_parts(self, params: dict, forest: Forest, cache: ElmanRNNCache, d_out: np.ndarray) -> list:
         """eps_h_t: the head's, and step t+1's (delta_{t+1} V^T) * m_s."""
         steps, after, last = steps_after(forest)
         recurrence = np.zeros(cache.eps_h.shape)
         recurrence[steps] = (cache.delta[after] @ params["V"].T) * cache.mask[forest.tree[steps]]
-        return [TermParts("eps_h", [
-            head_part(forest, d_out, equation="reverses 4"),
-            Part("(delta_{t+1} V^T) * m", "reverses 3 (step t+1)", recurrence, last)])]
+        return [
+            TermParts(
+                "eps_h",
+                [
+                    head_part(forest, d_out, equation="reverses 4"),
+                    Part("(delta_{t+1} V^T) * m", "reverses 3 (step t+1)", recurrence, last),
+                ],
+            )
+        ]
 
 
 @njit(cache=True, nogil=True)

@@ -72,6 +72,7 @@ c W      ``standard[j - L]``                   (d,)
 p        ``h[j]``                              (d,)
 =======  ====================================  ========================
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -99,12 +100,12 @@ from npcomp.cells.kernels.levels import binary_children
 @dataclass
 class RNTNCache:
     word_index: np.ndarray  # (L,) row of x each leaf reads
-    n_words: int            # U, rows of x
+    n_words: int  # U, rows of x
     word_h: np.ndarray | None  # (U, d) tanh(x) with leaf_activation="tanh", else None
-    h: np.ndarray           # (n, d) node states
-    features: np.ndarray    # (n - L, P + 2d) [(c_r c_s)_{r<=s} | c] per inner node
-    tensor: np.ndarray      # (n - L, d) (c V^[k] c^T)_k per inner node
-    standard: np.ndarray    # (n - L, d) c W per inner node
+    h: np.ndarray  # (n, d) node states
+    features: np.ndarray  # (n - L, P + 2d) [(c_r c_s)_{r<=s} | c] per inner node
+    tensor: np.ndarray  # (n - L, d) (c V^[k] c^T)_k per inner node
+    standard: np.ndarray  # (n - L, d) c W per inner node
     # what the backward leaves for ``backward_terms``: eps_h (n, d), and per
     # inner node delta (n - L, d) and eps_c (n - L, 2d) (NaN in a missing child's half)
     eps_h: np.ndarray | None = None
@@ -119,8 +120,10 @@ class RNTN(BinaryCell):
 
     def __init__(self, input_dim: int, hidden_dim: int, leaf_activation: str = "identity"):
         if input_dim != hidden_dim:
-            raise ValueError(f"rntn: a leaf's state is its word vector, so hidden_dim must "
-                             f"equal input_dim ({hidden_dim} != {input_dim})")
+            raise ValueError(
+                f"rntn: a leaf's state is its word vector, so hidden_dim must "
+                f"equal input_dim ({hidden_dim} != {input_dim})"
+            )
         self.leaf_activation = leaf_activation
         self.input_dim = input_dim
         self.hidden_dim = hidden_dim
@@ -134,8 +137,7 @@ class RNTN(BinaryCell):
         """The tensor's blocks by children (V.12: a's rows, b's columns) and W_1, W_2."""
         d = self.hidden_dim
         halves = (slice(0, d), slice(d, 2 * d))
-        out = {f"V.{r + 1}{s + 1}": ("V", (halves[r], halves[s], slice(None)))
-               for r in range(2) for s in range(2)}
+        out = {f"V.{r + 1}{s + 1}": ("V", (halves[r], halves[s], slice(None))) for r in range(2) for s in range(2)}
         out["W.1"] = ("W", (halves[0], slice(None)))
         out["W.2"] = ("W", (halves[1], slice(None)))
         return out
@@ -153,8 +155,7 @@ class RNTN(BinaryCell):
         params["b"][...] = 0.0
         params["V"][...] = rng.uniform(-1.0 / (4 * d), 1.0 / (4 * d), size=params["V"].shape)
 
-    def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
-                nudge=None):
+    def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray, nudge=None):
         """x: (U, d) distinct words' vectors; word_index: (L,) the row of x each
         leaf (nodes 0..L-1) reads.  Returns h (n, d), cache.  ``nudge``
         (interface.Nudge) moves one node's h once it is computed."""
@@ -162,7 +163,7 @@ class RNTN(BinaryCell):
         children = binary_children(forest)
         h = np.empty((n, d), dtype=x.dtype)
         word_h = np.tanh(x) if self.leaf_activation == "tanh" else None
-        h[:leaves] = (x if word_h is None else word_h)[word_index]   # leaves: h = x or tanh(x)
+        h[:leaves] = (x if word_h is None else word_h)[word_index]  # leaves: h = x or tanh(x)
         nudge_rows(nudge, "h", h, 0, leaves)
         pairs = _pair_count(d)
         features = np.empty((n - leaves, pairs + 2 * d), dtype=x.dtype)
@@ -170,7 +171,7 @@ class RNTN(BinaryCell):
         standard = np.empty((n - leaves, d), dtype=x.dtype)
         U = np.empty((pairs, d), dtype=x.dtype)
         _symmetrised(params["V"], U)
-        U[_diagonal_pairs(d)] *= 0.5           # S^[k]_rr = 2 V^[k]_rr: exact
+        U[_diagonal_pairs(d)] *= 0.5  # S^[k]_rr = 2 V^[k]_rr: exact
         for start, stop in forest.levels(first=1):
             rows = slice(start - leaves, stop - leaves)
             _gather_features(children, h, features, start, stop, leaves)
@@ -184,8 +185,7 @@ class RNTN(BinaryCell):
             nudge_rows(nudge, "h", h, start, stop)
         return h, RNTNCache(word_index, x.shape[0], word_h, h, features, tensor, standard)
 
-    def backward(self, params: dict, forest: Forest, cache: RNTNCache, d_h: np.ndarray,
-                 grads: dict) -> np.ndarray:
+    def backward(self, params: dict, forest: Forest, cache: RNTNCache, d_h: np.ndarray, grads: dict) -> np.ndarray:
         """d_h: (n, d) dLoss/dh from the head (overwritten: eps_h accumulates in it).
         Adds dLoss/dV, dW, db into ``grads``; returns dLoss/dx (U, d)."""
         n, d, leaves = forest.n_nodes, self.hidden_dim, forest.n_leaves
@@ -200,11 +200,11 @@ class RNTN(BinaryCell):
         products = np.empty((widest, pairs + 2 * d), dtype=d_h.dtype)
         eps_c = np.empty((n - leaves, 2 * d), dtype=d_h.dtype)
         for start, stop in forest.levels(first=1, downward=True):
-            _tanh_deltas(cache.h, d_h, delta, start, stop, leaves)   # reverses f of eq. 3
-            np.matmul(delta[start - leaves:stop - leaves], theta_transposed,
-                      out=products[:stop - start])
-            _route_to_children(children, cache.features, products, d_h, eps_c, start, stop,
-                               leaves)                              # reverses eq. 3's c
+            _tanh_deltas(cache.h, d_h, delta, start, stop, leaves)  # reverses f of eq. 3
+            np.matmul(delta[start - leaves : stop - leaves], theta_transposed, out=products[: stop - start])
+            _route_to_children(
+                children, cache.features, products, d_h, eps_c, start, stop, leaves
+            )  # reverses eq. 3's c
         # [G ; dW] = Phi^T delta over all inner nodes at once; dV^[k] is G's
         # symmetric matrix, the pair (r, s) at [r, s] and at [s, r]
         gradient = cache.features.T @ delta
@@ -225,12 +225,14 @@ class RNTN(BinaryCell):
         bias); h, the state, at every node (a leaf's word vector, or its tanh)."""
         n, d, leaves = forest.n_nodes, self.hidden_dim, forest.n_leaves
         inner = np.arange(leaves, n)
-        c = cache.features[:, _pair_count(d):]
-        return [Term("c", "3", node_rows(n, inner, c), "R2"),
-                Term("c V^[1:d] c^T", "3", node_rows(n, inner, cache.tensor)),
-                Term("c W", "3", node_rows(n, inner, cache.standard)),
-                Term("p", "3", node_rows(n, inner, cache.h[inner]), "R1"),
-                Term("h", "3", cache.h)]
+        c = cache.features[:, _pair_count(d) :]
+        return [
+            Term("c", "3", node_rows(n, inner, c), "R2"),
+            Term("c V^[1:d] c^T", "3", node_rows(n, inner, cache.tensor)),
+            Term("c W", "3", node_rows(n, inner, cache.standard)),
+            Term("p", "3", node_rows(n, inner, cache.h[inner]), "R1"),
+            Term("h", "3", cache.h),
+        ]
 
     def backward_terms(self, forest: Forest, cache: RNTNCache) -> list:
         """eps_h at every node; at inner nodes delta = eps_h (1 - p^2) and
@@ -238,24 +240,25 @@ class RNTN(BinaryCell):
         children's eps_h (NaN in a missing child's half)."""
         n, leaves = forest.n_nodes, forest.n_leaves
         inner = np.arange(leaves, n)
-        return [Term("eps_h", "reverses 3", cache.eps_h),
-                Term("delta", "reverses 3", node_rows(n, inner, cache.delta)),
-                Term("eps_c", "reverses 3", node_rows(n, inner, cache.eps_c), "R2")]
+        return [
+            Term("eps_h", "reverses 3", cache.eps_h),
+            Term("delta", "reverses 3", node_rows(n, inner, cache.delta)),
+            Term("eps_c", "reverses 3", node_rows(n, inner, cache.eps_c), "R2"),
+        ]
 
     def state_terms(self, forest: Forest, cache: RNTNCache) -> list:
         """h at every node (a leaf's: its word vector, or its tanh)."""
         return [StateTerm("h", "eps_h")]
 
-    def term_parts(self, params: dict, forest: Forest, cache: RNTNCache,
-                   d_out: np.ndarray) -> list:
+    def term_parts(self, params: dict, forest: Forest, cache: RNTNCache, d_out: np.ndarray) -> list:
         """eps_h: the head's, and the node's half of its parent's eps_c in two
         parts, the tensor's sum_k delta_k c S^[k] and the standard delta W^T."""
         n, d, leaves = forest.n_nodes, self.hidden_dim, forest.n_leaves
         parent, slot = forest.parent, forest.position
         child = np.flatnonzero(parent >= 0)
         rows = parent[child] - leaves
-        c = cache.features[rows, _pair_count(d):]                   # (m, 2d)
-        delta = cache.delta[rows]                                   # (m, d)
+        c = cache.features[rows, _pair_count(d) :]  # (m, 2d)
+        delta = cache.delta[rows]  # (m, d)
         halves = slot[child][:, None] * d + np.arange(d)
         tensor, standard = np.zeros((n, d)), np.zeros((n, d))
         V = params["V"]
@@ -263,11 +266,16 @@ class RNTN(BinaryCell):
         tensor[child] = np.take_along_axis(whole, halves, axis=1)
         standard[child] = np.take_along_axis(delta @ params["W"].T, halves, axis=1)
         orphan = reasons(n, (parent < 0, "root: no parent"))
-        return [TermParts("eps_h", [
-            head_part(forest, d_out, equation="reverses the classifier"),
-            Part("sum_k delta_p,k c_p S^[k]", "reverses 3 (the tensor, through the parent)",
-                 tensor, orphan),
-            Part("delta_p W^T", "reverses 3 (c W, through the parent)", standard, orphan)])]
+        return [
+            TermParts(
+                "eps_h",
+                [
+                    head_part(forest, d_out, equation="reverses the classifier"),
+                    Part("sum_k delta_p,k c_p S^[k]", "reverses 3 (the tensor, through the parent)", tensor, orphan),
+                    Part("delta_p W^T", "reverses 3 (c W, through the parent)", standard, orphan),
+                ],
+            )
+        ]
 
 
 def _pair_count(d: int) -> int:
@@ -325,10 +333,10 @@ def _gather_features(children, h, features, start, stop, leaves):
             kid = children[j, k]
             for q in range(d):
                 c[k * d + q] = h[kid, q] if kid >= 0 else 0.0
-        first = 0                                   # the pair (r, r)
+        first = 0  # the pair (r, r)
         for r in range(width):
             # row r of the pairs, (c_r c_s)_{s >= r}; slices let the loop vectorise
-            row, c_tail, c_r = phi[first:first + width - r], c[r:], c[r]
+            row, c_tail, c_r = phi[first : first + width - r], c[r:], c[r]
             for t in range(width - r):
                 row[t] = c_r * c_tail[t]
             first += width - r
@@ -358,11 +366,11 @@ def _route_to_children(children, features, products, d_h, eps_c, start, stop, le
         c = features[j - leaves, pairs:]
         eps = eps_c[j - leaves]
         eps[:] = A[pairs:]
-        first = 0                                   # the pair (r, r)
+        first = 0  # the pair (r, r)
         for r in range(width):
             # row r of A's pairs, A_rs for s >= r: A_sr = A_rs, so A_rs c_r goes
             # to entry s (s >= r), and A_rs c_s for s > r to entry r
-            row, c_tail, eps_tail, c_r = A[first:first + width - r], c[r:], eps[r:], c[r]
+            row, c_tail, eps_tail, c_r = A[first : first + width - r], c[r:], eps[r:], c[r]
             for t in range(width - r):
                 eps_tail[t] += row[t] * c_r
             eps[r] += _dot_after_first(row, c_tail)

@@ -22,6 +22,7 @@ W_r (r a relation)         ``W[r * d:(r + 1) * d]`` (its transpose)  (49 d, d)
 b                          ``b``                               (d,)
 =========================  ==================================  ================
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -47,14 +48,18 @@ class SDTRNN(DTRNN):
     def forward_terms(self, forest: Forest, cache) -> list:
         """The DT-RNN's terms, the children's sums by relation (SD1)."""
         terms = super().forward_terms(forest, cache)
-        return [Term("sum_j l(j) h_j by relation", "SDT1", term.values, "SD1")
-                if term.symbol.endswith("by position") else
-                Term(term.symbol, "SDT1", term.values) for term in terms]
+        return [
+            Term("sum_j l(j) h_j by relation", "SDT1", term.values, "SD1")
+            if term.symbol.endswith("by position")
+            else Term(term.symbol, "SDT1", term.values)
+            for term in terms
+        ]
 
     def backward_terms(self, forest: Forest, cache) -> list:
-        return [Term(term.symbol, term.equation.replace("DT1", "SDT1"), term.values,
-                     "SD1" if term.erratum else "") for term in super().backward_terms(
-                         forest, cache)]
+        return [
+            Term(term.symbol, term.equation.replace("DT1", "SDT1"), term.values, "SD1" if term.erratum else "")
+            for term in super().backward_terms(forest, cache)
+        ]
 
     def child_slots(self, forest: Forest) -> np.ndarray:
         """(n,) every node's relation id to its head (-1 at a root); W_dep's

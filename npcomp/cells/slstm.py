@@ -74,6 +74,7 @@ delta_i .. delta_o           ``delta[t]`` blocks i|fl|fr|x|o            (5d,)
 
 ``backward`` keeps eps_h, eps_c and delta on the cache for ``backward_terms``.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -101,20 +102,20 @@ from npcomp.cells.kernels.levels import ROW_PAD, binary_children, padded_stop, s
 # gate column blocks of W_h, b, gates and delta (W_c has the first three)
 GATES = ("i", "fl", "fr", "x", "o")
 I, F_LEFT, F_RIGHT, X, O = range(5)
-PEEPHOLE_GATES = 3          # i, fl, fr read the children's cells (eqs. 1-3)
+PEEPHOLE_GATES = 3  # i, fl, fr read the children's cells (eqs. 1-3)
 SIDES = ("L", "R")
 
 
 @dataclass
 class SLSTMCache:
-    x: np.ndarray           # (U, d_x) distinct words' vectors
+    x: np.ndarray  # (U, d_x) distinct words' vectors
     word_index: np.ndarray  # (L,) row of x each leaf reads
-    hc: np.ndarray          # (n + ROW_PAD, 4d) [h^L | h^R | c^L | c^R] per node
-    gates: np.ndarray       # (n + ROW_PAD, 5d) i | f^L | f^R | tanh(x) | o
-    c: np.ndarray           # (n, d) memory cells (0 at leaves)
-    tanh_c: np.ndarray      # (n, d)
-    x_t: np.ndarray         # (n, d) x_t of eq. 4 before its tanh (0 at leaves)
-    h: np.ndarray           # (n, d) hidden states, the forward's output
+    hc: np.ndarray  # (n + ROW_PAD, 4d) [h^L | h^R | c^L | c^R] per node
+    gates: np.ndarray  # (n + ROW_PAD, 5d) i | f^L | f^R | tanh(x) | o
+    c: np.ndarray  # (n, d) memory cells (0 at leaves)
+    tanh_c: np.ndarray  # (n, d)
+    x_t: np.ndarray  # (n, d) x_t of eq. 4 before its tanh (0 at leaves)
+    h: np.ndarray  # (n, d) hidden states, the forward's output
     # what the backward leaves for ``backward_terms``: eps_h, eps_c (n, d) and
     # the gate deltas (n + ROW_PAD, 5d), columns as ``gates``
     eps_h: np.ndarray | None = None
@@ -136,8 +137,7 @@ class SLSTM(BinaryCell):
 
     def parameter_shapes(self) -> list:
         d = self.hidden_dim
-        shapes = [("W_h", (2 * d, 5 * d)), ("W_c", (2 * d, PEEPHOLE_GATES * d)),
-                  ("W_co", (d, d)), ("b", (5 * d,))]
+        shapes = [("W_h", (2 * d, 5 * d)), ("W_c", (2 * d, PEEPHOLE_GATES * d)), ("W_co", (d, d)), ("b", (5 * d,))]
         if self.projected:
             shapes.append(("W_leaf", (self.input_dim, d)))
         return shapes
@@ -170,12 +170,11 @@ class SLSTM(BinaryCell):
         uniform_fan_in(params["W_co"], fan_in[O], rng)
         # the forget bias of activations.add_forget_bias, on both forget gates (this
         # cell's gate layout is i|fl|fr|x|o, not i|o|u|f)
-        params["b"][F_LEFT * d:(F_RIGHT + 1) * d] += self.forget_bias
+        params["b"][F_LEFT * d : (F_RIGHT + 1) * d] += self.forget_bias
         if self.projected:
             uniform_fan_in(params["W_leaf"], self.input_dim, rng)
 
-    def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
-                nudge=None):
+    def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray, nudge=None):
         """x: (U, d_x) vectors of the distinct words; word_index: (L,) the row of x
         each leaf (nodes 0..L-1) reads.  Returns h (n, d), cache.
 
@@ -193,7 +192,7 @@ class SLSTM(BinaryCell):
         bias, w_co = params["b"], params["W_co"]
         hc = np.zeros((n + ROW_PAD, 4 * d), dtype=dtype)
         gates = np.zeros((n + ROW_PAD, 5 * d), dtype=dtype)
-        c = np.zeros((n, d), dtype=dtype)        # leaves keep c = 0
+        c = np.zeros((n, d), dtype=dtype)  # leaves keep c = 0
         tanh_c = np.zeros((n, d), dtype=dtype)
         x_t = np.zeros((n, d), dtype=dtype)
         h = np.empty((n, d), dtype=dtype)
@@ -212,20 +211,19 @@ class SLSTM(BinaryCell):
                 np.matmul(hc[start:padded], stacked, out=gates[start:padded])
                 z = gates[start:stop]
                 z += bias
-                sigmoid(z[:, :PEEPHOLE_GATES * d])                          # (1)-(3)
-                x_t[start:stop] = z[:, X * d:O * d]                          # (4)
-                np.tanh(x_t[start:stop], out=z[:, X * d:O * d])              # tanh of (4)
-                _cell_update(children, gates, c, start, stop)                # (5)
+                sigmoid(z[:, : PEEPHOLE_GATES * d])  # (1)-(3)
+                x_t[start:stop] = z[:, X * d : O * d]  # (4)
+                np.tanh(x_t[start:stop], out=z[:, X * d : O * d])  # tanh of (4)
+                _cell_update(children, gates, c, start, stop)  # (5)
                 nudge_rows(nudge, "c", c, start, stop)
                 np.tanh(c[start:stop], out=tanh_c[start:stop])
-                z[:, O * d:] += c[start:stop] @ w_co                         # (6): c_t W_co
-                sigmoid(z[:, O * d:])                                       # (6)
-                np.multiply(z[:, O * d:], tanh_c[start:stop], out=h[start:stop])  # (7)
+                z[:, O * d :] += c[start:stop] @ w_co  # (6): c_t W_co
+                sigmoid(z[:, O * d :])  # (6)
+                np.multiply(z[:, O * d :], tanh_c[start:stop], out=h[start:stop])  # (7)
                 nudge_rows(nudge, "h", h, start, stop)
         return h, SLSTMCache(x, word_index, hc, gates, c, tanh_c, x_t, h)
 
-    def backward(self, params: dict, forest: Forest, cache: SLSTMCache, d_h: np.ndarray,
-                 grads: dict) -> np.ndarray:
+    def backward(self, params: dict, forest: Forest, cache: SLSTMCache, d_h: np.ndarray, grads: dict) -> np.ndarray:
         """d_h: (n, d) dJ/dh from the head (overwritten: becomes eps_h).  Adds
         dJ/dparams into ``grads``; returns dJ/dx (U, d_x), per distinct word.
 
@@ -240,23 +238,24 @@ class SLSTM(BinaryCell):
         stacked_transposed = np.ascontiguousarray(_stacked_weights(params).T)  # (5d, 4d)
         w_co_transposed = np.ascontiguousarray(params["W_co"].T)
         delta = np.zeros((n + ROW_PAD, 5 * d), dtype=dtype)
-        eps_c = np.zeros((n, d), dtype=dtype)     # the parents' shares, then the full eps_c
-        co_term = np.zeros((n, d), dtype=dtype)   # delta_o W_co^T, last term of (13)/(14)
+        eps_c = np.zeros((n, d), dtype=dtype)  # the parents' shares, then the full eps_c
+        co_term = np.zeros((n, d), dtype=dtype)  # delta_o W_co^T, last term of (13)/(14)
         d_hc = np.zeros((n + ROW_PAD, 4 * d), dtype=dtype)
         for start, stop in forest.levels(first=1, downward=True):
             _output_gate_deltas(cache.gates, cache.tanh_c, d_h, delta, start, stop)  # (9)
-            np.matmul(delta[start:stop, O * d:], w_co_transposed, out=co_term[start:stop])
-            _cell_deltas(children, cache.gates, cache.c, cache.tanh_c, d_h, co_term, eps_c,
-                         delta, start, stop)                                   # (10)-(14)
+            np.matmul(delta[start:stop, O * d :], w_co_transposed, out=co_term[start:stop])
+            _cell_deltas(
+                children, cache.gates, cache.c, cache.tanh_c, d_h, co_term, eps_c, delta, start, stop
+            )  # (10)-(14)
             # [eps_h^L | eps_h^R | c^L part | c^R part] for every node's children
             padded = padded_stop(start, stop)
             np.matmul(delta[start:padded], stacked_transposed, out=d_hc[start:padded])
             _route_to_children(children, cache.gates, eps_c, d_hc, d_h, start, stop)
         inner = slice(leaves, n)
         hc, gate_deltas = cache.hc[inner], delta[inner]
-        grads["W_h"] += hc[:, :2 * d].T @ gate_deltas
-        grads["W_c"] += hc[:, 2 * d:].T @ gate_deltas[:, :PEEPHOLE_GATES * d]
-        grads["W_co"] += cache.c[inner].T @ gate_deltas[:, O * d:]
+        grads["W_h"] += hc[:, : 2 * d].T @ gate_deltas
+        grads["W_c"] += hc[:, 2 * d :].T @ gate_deltas[:, : PEEPHOLE_GATES * d]
+        grads["W_co"] += cache.c[inner].T @ gate_deltas[:, O * d :]
         grads["b"] += gate_deltas.sum(axis=0)
         cache.eps_h, cache.eps_c, cache.delta = d_h, eps_c, delta
         # leaves: d_h[:L] is now the full eps_h; c = 0 is constant, so eps_c stops here
@@ -273,15 +272,17 @@ class SLSTM(BinaryCell):
         inner, n, d = self._inner(forest), forest.n_nodes, self.hidden_dim
 
         def block(g):
-            return node_rows(n, inner, cache.gates[inner, g * d:(g + 1) * d])
+            return node_rows(n, inner, cache.gates[inner, g * d : (g + 1) * d])
 
-        return [Term("i", "1", block(I)),
-                Term("f^L", "2", block(F_LEFT), "Z4"),
-                Term("f^R", "3", block(F_RIGHT)),
-                Term("x", "4", node_rows(n, inner, cache.x_t[inner])),
-                Term("c", "5", cache.c),
-                Term("o", "6", block(O)),
-                Term("h", "7", cache.h)]
+        return [
+            Term("i", "1", block(I)),
+            Term("f^L", "2", block(F_LEFT), "Z4"),
+            Term("f^R", "3", block(F_RIGHT)),
+            Term("x", "4", node_rows(n, inner, cache.x_t[inner])),
+            Term("c", "5", cache.c),
+            Term("o", "6", block(O)),
+            Term("h", "7", cache.h),
+        ]
 
     def backward_terms(self, forest: Forest, cache: SLSTMCache) -> list:
         """eps_h, eps_c and the deltas, numbered by Zhu's backward equations
@@ -292,24 +293,25 @@ class SLSTM(BinaryCell):
         inner, n, d = self._inner(forest), forest.n_nodes, self.hidden_dim
 
         def block(g):
-            return node_rows(n, inner, cache.delta[inner, g * d:(g + 1) * d])
+            return node_rows(n, inner, cache.delta[inner, g * d : (g + 1) * d])
 
         right_inner = inner[forest.position[inner] == 1] if inner.size else inner
         right_inner = right_inner[forest.parent[right_inner] >= 0]
-        return [errata_term("eps_h", "8", cache.eps_h, (forest.parent >= 0, "Z2")),
-                Term("delta_o", "9", block(O)),
-                errata_term("eps_c", "13, 14", cache.eps_c, (right_inner, "Z1"), (inner, "Z3")),
-                Term("delta_fl", "10", block(F_LEFT)),
-                Term("delta_fr", "11", block(F_RIGHT)),
-                Term("delta_i", "12", block(I)),
-                Term("delta_x", "reverses 5, 4", block(X), "Z2")]
+        return [
+            errata_term("eps_h", "8", cache.eps_h, (forest.parent >= 0, "Z2")),
+            Term("delta_o", "9", block(O)),
+            errata_term("eps_c", "13, 14", cache.eps_c, (right_inner, "Z1"), (inner, "Z3")),
+            Term("delta_fl", "10", block(F_LEFT)),
+            Term("delta_fr", "11", block(F_RIGHT)),
+            Term("delta_i", "12", block(I)),
+            Term("delta_x", "reverses 5, 4", block(X), "Z2"),
+        ]
 
     def state_terms(self, forest: Forest, cache: SLSTMCache) -> list:
         """h and c at every node (a leaf's c = 0 included: its parent reads it)."""
         return [StateTerm("h", "eps_h"), StateTerm("c", "eps_c")]
 
-    def term_parts(self, params: dict, forest: Forest, cache: SLSTMCache,
-                   d_out: np.ndarray) -> list:
+    def term_parts(self, params: dict, forest: Forest, cache: SLSTMCache, d_out: np.ndarray) -> list:
         """eps_h_t: the head's (8) and, from the parent p, each gate's delta
         through the transposed W_h of t's side S (not printed, Z2).  eps_c_t:
         its own eps_t^h o_t g'(c_t) (Z1, Z3) and (W_co)^T delta_t^o, then the
@@ -320,31 +322,42 @@ class SLSTM(BinaryCell):
         children = binary_children(forest)
         delta, gates = cache.delta[:n], cache.gates[:n]
         side_of = _sides(forest, children)
-        o = gates[:, O * d:]
+        o = gates[:, O * d :]
         own = cache.eps_h * o * (ONE - cache.tanh_c * cache.tanh_c)
-        eps_c = [Part("eps_t^h o_t g'(c_t)", "reverses 7", own,
-                      reasons(n, (leaf, "leaf: no memory block (h is the word)"))),
-                 Part("(W_co)^T delta_t^o", "reverses 6", delta[:, O * d:] @ params["W_co"].T,
-                      reasons(n, (leaf, "leaf: no output gate")))]
+        eps_c = [
+            Part("eps_t^h o_t g'(c_t)", "reverses 7", own, reasons(n, (leaf, "leaf: no memory block (h is the word)"))),
+            Part(
+                "(W_co)^T delta_t^o",
+                "reverses 6",
+                delta[:, O * d :] @ params["W_co"].T,
+                reasons(n, (leaf, "leaf: no output gate")),
+            ),
+        ]
         eps_h = [head_part(forest, d_out, "dJ/dh_t from the head", "8")]
         for k, side in enumerate(SIDES):
             nodes, parents, away = side_of[side]
             rows = slice(k * d, (k + 1) * d)
             forget = np.zeros((n, d))
-            forget[nodes] = cache.eps_c[parents] * gates[parents, (F_LEFT + k) * d:
-                                                         (F_LEFT + k + 1) * d]
-            eps_c.append(Part(f"eps_c,p f^{side}_p", f"reverses 5; printed as ({13 + k})",
-                              forget, away))
+            forget[nodes] = cache.eps_c[parents] * gates[parents, (F_LEFT + k) * d : (F_LEFT + k + 1) * d]
+            eps_c.append(Part(f"eps_c,p f^{side}_p", f"reverses 5; printed as ({13 + k})", forget, away))
             for g in range(PEEPHOLE_GATES):
-                eps_c.append(Part(f"(W_c{GATES[g]}^{side})^T delta_p^{GATES[g]}",
-                                  f"reverses {g + 1}; printed in ({13 + k})",
-                                  _through(delta, params["W_c"], nodes, parents, rows, g, d),
-                                  _peephole_zero(forest, children, side_of, side, g)))
+                eps_c.append(
+                    Part(
+                        f"(W_c{GATES[g]}^{side})^T delta_p^{GATES[g]}",
+                        f"reverses {g + 1}; printed in ({13 + k})",
+                        _through(delta, params["W_c"], nodes, parents, rows, g, d),
+                        _peephole_zero(forest, children, side_of, side, g),
+                    )
+                )
             for g, gate in enumerate(GATES):
-                eps_h.append(Part(f"(W_h{gate}^{side})^T delta_p^{gate}",
-                                  f"reverses {GATE_EQUATIONS[gate]}; not printed (Z2)",
-                                  _through(delta, params["W_h"], nodes, parents, rows, g, d),
-                                  _peephole_zero(forest, children, side_of, side, g)))
+                eps_h.append(
+                    Part(
+                        f"(W_h{gate}^{side})^T delta_p^{gate}",
+                        f"reverses {GATE_EQUATIONS[gate]}; not printed (Z2)",
+                        _through(delta, params["W_h"], nodes, parents, rows, g, d),
+                        _peephole_zero(forest, children, side_of, side, g),
+                    )
+                )
         unread = reasons(n, (leaf, "leaf: its c = 0 is a constant, no equation reads eps_c"))
         return [TermParts("eps_h", eps_h), TermParts("eps_c", eps_c, unread)]
 
@@ -362,8 +375,8 @@ def _stacked_weights(params: dict) -> np.ndarray:
     w_h, w_c = params["W_h"], params["W_c"]
     d = w_h.shape[0] // 2
     out = np.zeros((4 * d, 5 * d), dtype=w_h.dtype)
-    out[:2 * d] = w_h
-    out[2 * d:, :PEEPHOLE_GATES * d] = w_c
+    out[: 2 * d] = w_h
+    out[2 * d :, : PEEPHOLE_GATES * d] = w_c
     return out
 
 
@@ -380,13 +393,13 @@ def _sides(forest: Forest, children: np.ndarray) -> dict:
     for k, side in enumerate(SIDES):
         nodes = np.flatnonzero(~root & (position == k))
         other = f"a {'right' if k == 0 else 'left'} child: ({14 - k}) has the other side's terms"
-        out[side] = (nodes, parent[nodes],
-                     reasons(n, (root, "root: no parent"), (~root & (position != k), other)))
+        out[side] = (nodes, parent[nodes], reasons(n, (root, "root: no parent"), (~root & (position != k), other)))
     return out
 
 
-def _through(delta: np.ndarray, weights: np.ndarray, nodes: np.ndarray, parents: np.ndarray,
-             rows: slice, gate: int, d: int) -> np.ndarray:
+def _through(
+    delta: np.ndarray, weights: np.ndarray, nodes: np.ndarray, parents: np.ndarray, rows: slice, gate: int, d: int
+) -> np.ndarray:
     """(n, d): at each of ``nodes``, its parent's delta of ``gate`` through the
     transposed weights of the node's side (``rows`` of the stacked matrix)."""
     out = np.zeros((delta.shape[0], d))
@@ -395,8 +408,7 @@ def _through(delta: np.ndarray, weights: np.ndarray, nodes: np.ndarray, parents:
     return out
 
 
-def _peephole_zero(forest: Forest, children: np.ndarray, side_of: dict, side: str,
-                   gate: int) -> np.ndarray:
+def _peephole_zero(forest: Forest, children: np.ndarray, side_of: dict, side: str, gate: int) -> np.ndarray:
     """Why a part through ``gate`` of the parent is 0 at a node of ``side``: on
     top of the other side's reasons, delta_fl,p = 0 where the parent's c^L is
     0 (a leaf), delta_fr,p where its c^R is (a leaf, or no right child)."""
@@ -407,9 +419,11 @@ def _peephole_zero(forest: Forest, children: np.ndarray, side_of: dict, side: st
         kid = children[parents, slot]
         name = f"c^{SIDES[slot]}"
         leaf_kid = (kid >= 0) & (kid < forest.n_leaves)
-        out[nodes[leaf_kid]] = (f"{name} = 0: leaf" if SIDES[slot] == side else
-                                f"{name} = 0: the {'left' if slot == 0 else 'right'} "
-                                "sibling is a leaf")
+        out[nodes[leaf_kid]] = (
+            f"{name} = 0: leaf"
+            if SIDES[slot] == side
+            else f"{name} = 0: the {'left' if slot == 0 else 'right'} sibling is a leaf"
+        )
         out[nodes[kid < 0]] = f"{name} = 0: the parent has no right child (a unary node)"
     return out
 
@@ -422,10 +436,10 @@ def _gather_children(children, h, c, hc, start, stop):
         left, right = children[t, 0], children[t, 1]
         if left >= 0:
             hc[t, 0:d] = h[left]
-            hc[t, 2 * d:3 * d] = c[left]
+            hc[t, 2 * d : 3 * d] = c[left]
         if right >= 0:
-            hc[t, d:2 * d] = h[right]
-            hc[t, 3 * d:4 * d] = c[right]
+            hc[t, d : 2 * d] = h[right]
+            hc[t, 3 * d : 4 * d] = c[right]
 
 
 @njit(cache=True, nogil=True)
@@ -464,20 +478,22 @@ def _cell_deltas(children, gates, c, tanh_c, eps_h, co_term, eps_c, delta, start
         for q in range(d):
             o = gates[t, O * d + q]
             tanh_cell = tanh_c[t, q]
-            e = (eps_c[t, q]                                   # parent's terms of (13)/(14)
-                 + eps_h[t, q] * o * (ONE - tanh_cell * tanh_cell)  # eps_t^h o_t g'(c_t)
-                 + co_term[t, q])                              # (W_co)^T delta_t^o
+            e = (
+                eps_c[t, q]  # parent's terms of (13)/(14)
+                + eps_h[t, q] * o * (ONE - tanh_cell * tanh_cell)  # eps_t^h o_t g'(c_t)
+                + co_term[t, q]
+            )  # (W_co)^T delta_t^o
             eps_c[t, q] = e
             i = gates[t, I * d + q]
             tanh_x = gates[t, X * d + q]
             if left >= 0:
                 f = gates[t, F_LEFT * d + q]
-                delta[t, F_LEFT * d + q] = e * c[left, q] * f * (ONE - f)    # (10)
+                delta[t, F_LEFT * d + q] = e * c[left, q] * f * (ONE - f)  # (10)
             if right >= 0:
                 f = gates[t, F_RIGHT * d + q]
                 delta[t, F_RIGHT * d + q] = e * c[right, q] * f * (ONE - f)  # (11)
-            delta[t, I * d + q] = e * tanh_x * i * (ONE - i)                  # (12)
-            delta[t, X * d + q] = e * i * (ONE - tanh_x * tanh_x)             # delta_x
+            delta[t, I * d + q] = e * tanh_x * i * (ONE - i)  # (12)
+            delta[t, X * d + q] = e * i * (ONE - tanh_x * tanh_x)  # delta_x
 
 
 @njit(cache=True, nogil=True)
@@ -497,13 +513,11 @@ def _route_to_children(children, gates, eps_c, d_hc, eps_h, start, stop):
                 eps_h[left, q] += d_hc[t, q]
                 # (13): eps_{t+1}^c f_{t+1}^L
                 #       + (W_ci^L)^T delta^i + (W_cfl^L)^T delta^fl + (W_cfr^L)^T delta^fr
-                eps_c[left, q] = (eps_c[t, q] * gates[t, F_LEFT * d + q]
-                                  + d_hc[t, 2 * d + q])
+                eps_c[left, q] = eps_c[t, q] * gates[t, F_LEFT * d + q] + d_hc[t, 2 * d + q]
         if right >= 0:
             for q in range(d):
                 # not printed: delta_{i,fl,fr,x,o} W_h{i,fl,fr,x,o}^R^T
                 eps_h[right, q] += d_hc[t, d + q]
                 # (14): eps_{t+1}^c f_{t+1}^R
                 #       + (W_ci^R)^T delta^i + (W_cfl^R)^T delta^fl + (W_cfr^R)^T delta^fr
-                eps_c[right, q] = (eps_c[t, q] * gates[t, F_RIGHT * d + q]
-                                   + d_hc[t, 3 * d + q])
+                eps_c[right, q] = eps_c[t, q] * gates[t, F_RIGHT * d + q] + d_hc[t, 3 * d + q]

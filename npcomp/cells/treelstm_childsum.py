@@ -62,6 +62,7 @@ edges ``first_edge[j]`` .. ``first_edge[j+1] - 1`` in sentence order, so the
 edges of a level of parents form one contiguous block and eq. 4's h_k U^(f)
 is one matrix product per level.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -85,25 +86,30 @@ from .interface import (
 
 # level-batching helpers shared with the N-ary Tree-LSTM (same gate layout i|o|u)
 from npcomp.cells.kernels.levels import ROW_PAD, add_product, padded_stop
-from npcomp.cells.kernels.lstm_kernels import (gate_functions, hidden_state, sigmoid_from_expm1,
-                                               tanh_argument, tanh_from_expm1)
+from npcomp.cells.kernels.lstm_kernels import (
+    gate_functions,
+    hidden_state,
+    sigmoid_from_expm1,
+    tanh_argument,
+    tanh_from_expm1,
+)
 
 GATE_NAMES = ("i", "o", "u", "f")
 
 
 @dataclass
 class TreeLSTMChildSumCache:
-    x: np.ndarray           # (U, d_x) distinct words' vectors
-    input_row: np.ndarray   # (n,) row of ``inputs`` per node: its word, or U for none
+    x: np.ndarray  # (U, d_x) distinct words' vectors
+    input_row: np.ndarray  # (n,) row of ``inputs`` per node: its word, or U for none
     first_edge: np.ndarray  # (n + 1,) node j's child edges are first_edge[j]..first_edge[j+1]-1
     edge_child: np.ndarray  # (E,) the child of each edge
-    h_tilde: np.ndarray     # (n + 3, d) sum of the children's h (eq. 2); 0 at leaves
-    h_child: np.ndarray     # (E + 3, d) h of each edge's child
-    gates: np.ndarray       # (n + 3, 3d) i|o|u activations
-    forget: np.ndarray      # (E + 3, d) f_jk of each edge
-    c: np.ndarray           # (n, d) memory cells
-    tanh_c: np.ndarray      # (n, d)
-    h: np.ndarray           # (n, d) hidden states, the forward's output
+    h_tilde: np.ndarray  # (n + 3, d) sum of the children's h (eq. 2); 0 at leaves
+    h_child: np.ndarray  # (E + 3, d) h of each edge's child
+    gates: np.ndarray  # (n + 3, 3d) i|o|u activations
+    forget: np.ndarray  # (E + 3, d) f_jk of each edge
+    c: np.ndarray  # (n, d) memory cells
+    tanh_c: np.ndarray  # (n, d)
+    h: np.ndarray  # (n, d) hidden states, the forward's output
     # what the backward leaves for ``backward_terms``: eps_h, eps_c (n, d),
     # delta_i|o|u (n + 3, 3d) per node and delta_fk (E + 3, d) per edge
     eps_h: np.ndarray | None = None
@@ -117,8 +123,7 @@ class TreeLSTMChildSum(Cell):
 
     name = "treelstm-childsum"
 
-    def __init__(self, input_dim: int, hidden_dim: int, output_gate: bool = True,
-                 forget_bias: float = 0.0):
+    def __init__(self, input_dim: int, hidden_dim: int, output_gate: bool = True, forget_bias: float = 0.0):
         self.input_dim = input_dim
         self.hidden_dim = hidden_dim
         self.output_gate = output_gate
@@ -127,8 +132,7 @@ class TreeLSTMChildSum(Cell):
 
     def parameter_shapes(self) -> list:
         d = self.hidden_dim
-        return [("W", (self.input_dim, 4 * d)), ("U", (d, 3 * d)), ("U_f", (d, d)),
-                ("b", (4 * d,))]
+        return [("W", (self.input_dim, 4 * d)), ("U", (d, 3 * d)), ("U_f", (d, d)), ("b", (4 * d,))]
 
     def report_slices(self) -> dict:
         """Gate-level sub-blocks for per-parameter gradient-check reports."""
@@ -151,8 +155,7 @@ class TreeLSTMChildSum(Cell):
         uniform_fan_in(params["b"], self.hidden_dim, rng)
         add_forget_bias(params["b"], self.hidden_dim, self.forget_bias)
 
-    def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
-                nudge=None):
+    def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray, nudge=None):
         """x: (U, d_x) vectors of the distinct words; word_index: (number of
         word-reading nodes,) the row of x each reads, in node order.
         Returns h (n, d), cache.
@@ -188,8 +191,7 @@ class TreeLSTMChildSum(Cell):
         inputs[:n_words] += params["b"]
         inputs[n_words] = params["b"]
         with np.errstate(over="ignore"):  # exp overflow in the sigmoid gives exactly 0
-            self._leaves_forward(inputs[:n_words], input_row[:leaves], (gates, c, tanh_c, h),
-                                 nudge)
+            self._leaves_forward(inputs[:n_words], input_row[:leaves], (gates, c, tanh_c, h), nudge)
 
             def rows_forward(start: int, stop: int) -> None:
                 first, last = first_edge[start], first_edge[stop]
@@ -205,42 +207,42 @@ class TreeLSTMChildSum(Cell):
                 _gate_exponents(input_row, inputs, first_edge, gates, forget, start, stop)
                 np.expm1(gates[start:stop], out=gates[start:stop])
                 np.expm1(forget[first:last], out=forget[first:last])
-                _cell_update(first_edge, edge_child, gates, forget, c, start, stop,
-                             output_gate)                          # eqs. 3-7
+                _cell_update(first_edge, edge_child, gates, forget, c, start, stop, output_gate)  # eqs. 3-7
                 if nudge is not None:
                     nudge_rows(nudge, "c", c, start, stop)
-                hidden_state(gates, c, tanh_c, h, start, stop)          # eq. 8
+                hidden_state(gates, c, tanh_c, h, start, stop)  # eq. 8
                 if nudge is not None:
                     nudge_rows(nudge, "h", h, start, stop)
 
             for start, stop in forest.levels(first=1):
                 rows_forward(start, stop)
-        cache = TreeLSTMChildSumCache(x, input_row, first_edge, edge_child, h_tilde, h_child,
-                                      gates, forget, c, tanh_c, h)
+        cache = TreeLSTMChildSumCache(
+            x, input_row, first_edge, edge_child, h_tilde, h_child, gates, forget, c, tanh_c, h
+        )
         return h, cache
 
-    def _leaves_forward(self, word_inputs: np.ndarray, leaf_rows: np.ndarray, states: tuple,
-                        nudge) -> None:
+    def _leaves_forward(self, word_inputs: np.ndarray, leaf_rows: np.ndarray, states: tuple, nudge) -> None:
         """The leaves' gates, c, tanh(c) and h (``states``, written in place):
         h~ = 0 and no forget gate, so a leaf's state depends on its word only,
         computed once per distinct word (``word_inputs``: x W + b) and copied
         to the leaves (``leaf_rows``: the word each reads)."""
         gates, c, tanh_c, h = states
         d, leaves = self.hidden_dim, leaf_rows.shape[0]
-        z = word_inputs[:, :3 * d].copy()
-        gate_functions(z, d, self.output_gate)                # eqs. 3, 5, 6
-        cell = z[:, :d] * z[:, 2 * d:]                         # eq. 7: c = i * u
+        z = word_inputs[:, : 3 * d].copy()
+        gate_functions(z, d, self.output_gate)  # eqs. 3, 5, 6
+        cell = z[:, :d] * z[:, 2 * d :]  # eq. 7: c = i * u
         tanh_cell = np.tanh(cell)
         gates[:leaves] = z[leaf_rows]
         c[:leaves] = cell[leaf_rows]
         tanh_c[:leaves] = tanh_cell[leaf_rows]
-        h[:leaves] = (z[:, d:2 * d] * tanh_cell)[leaf_rows]    # eq. 8
-        if nudge_rows(nudge, "c", c, 0, leaves):              # eq. 8 reads the moved c
+        h[:leaves] = (z[:, d : 2 * d] * tanh_cell)[leaf_rows]  # eq. 8
+        if nudge_rows(nudge, "c", c, 0, leaves):  # eq. 8 reads the moved c
             hidden_state(gates, c, tanh_c, h, 0, leaves)
         nudge_rows(nudge, "h", h, 0, leaves)
 
-    def backward(self, params: dict, forest: Forest, cache: TreeLSTMChildSumCache,
-                 d_h: np.ndarray, grads: dict) -> np.ndarray:
+    def backward(
+        self, params: dict, forest: Forest, cache: TreeLSTMChildSumCache, d_h: np.ndarray, grads: dict
+    ) -> np.ndarray:
         """d_h: (n, d) dLoss/dh from the head (overwritten).  Adds dLoss/dparams
         into ``grads``; returns dLoss/dx (U, d_x), per distinct word.
         """
@@ -248,7 +250,7 @@ class TreeLSTMChildSum(Cell):
         leaves = forest.n_leaves
         first_edge, edge_child = cache.first_edge, cache.edge_child
         n_edges = edge_child.shape[0]
-        delta = np.zeros((n + ROW_PAD, 3 * d), dtype=d_h.dtype)      # delta_i|o|u per node
+        delta = np.zeros((n + ROW_PAD, 3 * d), dtype=d_h.dtype)  # delta_i|o|u per node
         delta_f = np.zeros((n_edges + ROW_PAD, d), dtype=d_h.dtype)  # delta_fk per edge
         # eps_c_k as routed by the parent, then eps_c_k in full
         d_c = np.zeros((n, d), dtype=d_h.dtype)
@@ -260,19 +262,30 @@ class TreeLSTMChildSum(Cell):
         # rows and edges (and the padding)
         bounds = forest.level_ptr
         d_h_tilde = np.empty((int(np.diff(bounds).max()) + ROW_PAD, d), dtype=d_h.dtype)
-        d_h_child = np.empty((int(np.diff(first_edge[bounds]).max()) + ROW_PAD, d),
-                             dtype=d_h.dtype)
+        d_h_child = np.empty((int(np.diff(first_edge[bounds]).max()) + ROW_PAD, d), dtype=d_h.dtype)
 
         def rows_backward(start: int, stop: int) -> None:
-            _gate_deltas(first_edge, edge_child, cache.gates, cache.forget, cache.c,
-                         cache.tanh_c, d_h, d_c, delta, delta_f, start, stop)
+            _gate_deltas(
+                first_edge,
+                edge_child,
+                cache.gates,
+                cache.forget,
+                cache.c,
+                cache.tanh_c,
+                d_h,
+                d_c,
+                delta,
+                delta_f,
+                start,
+                stop,
+            )
             first, last = first_edge[start], first_edge[stop]
             # reverses eqs. 3, 5, 6 (h~ U) and 2: one row per parent, shared by its children
             padded = padded_stop(start, stop)
-            np.matmul(delta[start:padded], u_transposed, out=d_h_tilde[:padded - start])
+            np.matmul(delta[start:padded], u_transposed, out=d_h_tilde[: padded - start])
             # reverses eq. 4 (h_k U_f): one row per edge, for its child only
             padded = padded_stop(first, last)
-            np.matmul(delta_f[first:padded], u_f_transposed, out=d_h_child[:padded - first])
+            np.matmul(delta_f[first:padded], u_f_transposed, out=d_h_child[: padded - first])
             _route_to_children(first_edge, edge_child, d_h_tilde, d_h_child, d_h, start, stop)
 
         for start, stop in forest.levels(first=1, downward=True):
@@ -280,8 +293,20 @@ class TreeLSTMChildSum(Cell):
         # dU over the inner nodes and dU_f over the edges
         add_product(grads["U"], cache.h_tilde[leaves:n], delta[leaves:n])
         add_product(grads["U_f"], cache.h_child[:n_edges], delta_f[:n_edges])
-        _gate_deltas(first_edge, edge_child, cache.gates, cache.forget, cache.c, cache.tanh_c,
-                     d_h, d_c, delta, delta_f, 0, leaves)
+        _gate_deltas(
+            first_edge,
+            edge_child,
+            cache.gates,
+            cache.forget,
+            cache.c,
+            cache.tanh_c,
+            d_h,
+            d_c,
+            delta,
+            delta_f,
+            0,
+            leaves,
+        )
         n_words = cache.x.shape[0]
         # dLoss/d(x_j W + b) summed per row of the input table: distinct words,
         # then the nodes without a word
@@ -297,33 +322,35 @@ class TreeLSTMChildSum(Cell):
         as the reference module returns it."""
         n, d = forest.n_nodes, self.hidden_dim
         gates, edges = cache.gates, cache.edge_child.shape[0]
-        return [Term("h~", "2", cache.h_tilde[:n], "CS3"),
-                Term("i", "3", gates[:n, :d], "CS2"),
-                Term("f", "4", node_rows(n, cache.edge_child, cache.forget[:edges]), "CS2"),
-                Term("o", "5", gates[:n, d:2 * d], "CS2"),
-                Term("u", "6", gates[:n, 2 * d:3 * d], "CS2"),
-                Term("c", "7", cache.c, "CS3"),
-                Term("h", "8", cache.h)]
+        return [
+            Term("h~", "2", cache.h_tilde[:n], "CS3"),
+            Term("i", "3", gates[:n, :d], "CS2"),
+            Term("f", "4", node_rows(n, cache.edge_child, cache.forget[:edges]), "CS2"),
+            Term("o", "5", gates[:n, d : 2 * d], "CS2"),
+            Term("u", "6", gates[:n, 2 * d : 3 * d], "CS2"),
+            Term("c", "7", cache.c, "CS3"),
+            Term("h", "8", cache.h),
+        ]
 
     def backward_terms(self, forest: Forest, cache: TreeLSTMChildSumCache) -> list:
         """eps_h, eps_c and the gate deltas (docs/cells/treelstm_childsum.md);
         delta_f in the row of the child its forget gate reads, like f."""
         n, d = forest.n_nodes, self.hidden_dim
         delta, edges = cache.delta, cache.edge_child.shape[0]
-        return [Term("eps_h", "reverses 2-6", cache.eps_h),
-                Term("eps_c", "reverses 8, 7", cache.eps_c),
-                Term("delta_o", "reverses 8, 5", delta[:n, d:2 * d]),
-                Term("delta_i", "reverses 7, 3", delta[:n, :d]),
-                Term("delta_u", "reverses 7, 6", delta[:n, 2 * d:3 * d]),
-                Term("delta_f", "reverses 7, 4",
-                     node_rows(n, cache.edge_child, cache.delta_f[:edges]))]
+        return [
+            Term("eps_h", "reverses 2-6", cache.eps_h),
+            Term("eps_c", "reverses 8, 7", cache.eps_c),
+            Term("delta_o", "reverses 8, 5", delta[:n, d : 2 * d]),
+            Term("delta_i", "reverses 7, 3", delta[:n, :d]),
+            Term("delta_u", "reverses 7, 6", delta[:n, 2 * d : 3 * d]),
+            Term("delta_f", "reverses 7, 4", node_rows(n, cache.edge_child, cache.delta_f[:edges])),
+        ]
 
     def state_terms(self, forest: Forest, cache: TreeLSTMChildSumCache) -> list:
         """h and c at every node."""
         return [StateTerm("h", "eps_h"), StateTerm("c", "eps_c")]
 
-    def term_parts(self, params: dict, forest: Forest, cache: TreeLSTMChildSumCache,
-                   d_out: np.ndarray) -> list:
+    def term_parts(self, params: dict, forest: Forest, cache: TreeLSTMChildSumCache, d_out: np.ndarray) -> list:
         """eps_h_k: the head's; the parent j's delta_i, delta_o, delta_u through
         the transposed U (h~_j sums every child alike, eq. 2) and j's forget
         gate for k, delta_jk^f U^(f)T (eq. 4).  eps_c_k: its own eps_h o
@@ -342,17 +369,22 @@ class TreeLSTMChildSum(Cell):
             zero = orphan.copy()
             if gate == "o" and not self.output_gate:
                 zero[zero == ""] = "no output gate: h = tanh(c), delta_o = 0"
-            eps_h.append(Part(f"(U^({gate}))^T delta_j^{gate}", f"reverses {equation}, 2",
-                              values, zero))
+            eps_h.append(Part(f"(U^({gate}))^T delta_j^{gate}", f"reverses {equation}, 2", values, zero))
         own_forget = np.zeros((n, d))
         own_forget[kids] = cache.delta_f[:edges] @ params["U_f"].T
         eps_h.append(Part("(U^(f))^T delta_jk^f", "reverses 4", own_forget, orphan))
-        o = cache.gates[:n, d:2 * d]
+        o = cache.gates[:n, d : 2 * d]
         forget = np.zeros((n, d))
         forget[kids] = cache.eps_c[parents] * cache.forget[:edges]
-        eps_c = [Part("eps_h o (1 - tanh(c)^2)", "reverses 8", cache.eps_h * o
-                      * (ONE - cache.tanh_c * cache.tanh_c), reasons(n)),
-                 Part("eps_c,j f_jk", "reverses 7", forget, orphan)]
+        eps_c = [
+            Part(
+                "eps_h o (1 - tanh(c)^2)",
+                "reverses 8",
+                cache.eps_h * o * (ONE - cache.tanh_c * cache.tanh_c),
+                reasons(n),
+            ),
+            Part("eps_c,j f_jk", "reverses 7", forget, orphan),
+        ]
         return [TermParts("eps_h", eps_h), TermParts("eps_c", eps_c)]
 
 
@@ -413,15 +445,15 @@ def _cell_update(first_edge, edge_child, gates, forget, c, start, stop, output_g
     d = c.shape[1]
     for j in range(start, stop):
         for q in range(2 * d):
-            gates[j, q] = sigmoid_from_expm1(gates[j, q])              # i, o
+            gates[j, q] = sigmoid_from_expm1(gates[j, q])  # i, o
         for q in range(2 * d, 3 * d):
-            gates[j, q] = tanh_from_expm1(gates[j, q])                 # u
+            gates[j, q] = tanh_from_expm1(gates[j, q])  # u
         if not output_gate:
             for q in range(d, 2 * d):
                 gates[j, q] = ONE
         for e in range(first_edge[j], first_edge[j + 1]):
             for q in range(d):
-                forget[e, q] = sigmoid_from_expm1(forget[e, q])        # f_jk
+                forget[e, q] = sigmoid_from_expm1(forget[e, q])  # f_jk
         for q in range(d):
             cell = gates[j, q] * gates[j, 2 * d + q]
             for e in range(first_edge[j], first_edge[j + 1]):
@@ -430,8 +462,7 @@ def _cell_update(first_edge, edge_child, gates, forget, c, start, stop, output_g
 
 
 @njit(cache=True, nogil=True)
-def _gate_deltas(first_edge, edge_child, gates, forget, c, tanh_c, d_h, d_c, delta, delta_f,
-                 start, stop):
+def _gate_deltas(first_edge, edge_child, gates, forget, c, tanh_c, d_h, d_c, delta, delta_f, start, stop):
     """Backward through eqs. 8 and 7 to the pre-activations of one level:
     delta_i|o|u per node, delta_fk per edge; routes eps_c to the children.
     Leaves are the level without edges."""
@@ -443,15 +474,15 @@ def _gate_deltas(first_edge, edge_child, gates, forget, c, tanh_c, d_h, d_c, del
             u = gates[j, 2 * d + q]
             t = tanh_c[j, q]
             eps_h = d_h[j, q]
-            delta[j, d + q] = eps_h * t * o * (ONE - o)             # delta_o
+            delta[j, d + q] = eps_h * t * o * (ONE - o)  # delta_o
             eps_c = d_c[j, q] + eps_h * o * (ONE - t * t)
-            delta[j, q] = eps_c * u * i * (ONE - i)                 # delta_i
-            delta[j, 2 * d + q] = eps_c * i * (ONE - u * u)         # delta_u
+            delta[j, q] = eps_c * u * i * (ONE - i)  # delta_i
+            delta[j, 2 * d + q] = eps_c * i * (ONE - u * u)  # delta_u
             for e in range(first_edge[j], first_edge[j + 1]):
                 kid = edge_child[e]
                 f = forget[e, q]
-                delta_f[e, q] = eps_c * c[kid, q] * f * (ONE - f)   # delta_fk
-                d_c[kid, q] = eps_c * f                             # eps_c of child k
+                delta_f[e, q] = eps_c * c[kid, q] * f * (ONE - f)  # delta_fk
+                d_c[kid, q] = eps_c * f  # eps_c of child k
             d_c[j, q] = eps_c  # kept for backward_terms: eps_c_j in full
 
 

@@ -58,6 +58,7 @@ U_l^(g)    ``U`` rows l, col. g  (N d, (3+N) d): columns i|o|u|f_1..f_N
 b^(g)      ``b``                 (4d,): i|o|u|f
 =========  ====================  =========================================
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -98,13 +99,13 @@ GATE_NAMES = ("i", "o", "u")
 
 @dataclass
 class TreeLSTMNaryCache:
-    x: np.ndarray        # (U, d_x) distinct words' vectors
+    x: np.ndarray  # (U, d_x) distinct words' vectors
     word_index: np.ndarray  # (L,) row of x each leaf reads
-    hc: np.ndarray       # (n, N d) children's hidden states, per node
-    gates: np.ndarray    # (n + 3, (3+N) d) i|o|u|f_1..f_N activations (3 spare rows)
-    c: np.ndarray        # (n, d) memory cells
-    tanh_c: np.ndarray   # (n, d)
-    h: np.ndarray        # (n, d) hidden states, the forward's output
+    hc: np.ndarray  # (n, N d) children's hidden states, per node
+    gates: np.ndarray  # (n + 3, (3+N) d) i|o|u|f_1..f_N activations (3 spare rows)
+    c: np.ndarray  # (n, d) memory cells
+    tanh_c: np.ndarray  # (n, d)
+    h: np.ndarray  # (n, d) hidden states, the forward's output
     # (n, d) recurrent-dropout mask of each node's tree, or None (no dropout)
     node_mask: np.ndarray | None = None
     # what the backward leaves for ``backward_terms``: eps_h, eps_c (n, d) and
@@ -119,9 +120,15 @@ class TreeLSTMNary(Cell):
 
     name = "treelstm-nary"
 
-    def __init__(self, input_dim: int, hidden_dim: int, arity: int = 2,
-                 inner_inputs: bool = False, output_gate: bool = True,
-                 forget_bias: float = 0.0):
+    def __init__(
+        self,
+        input_dim: int,
+        hidden_dim: int,
+        arity: int = 2,
+        inner_inputs: bool = False,
+        output_gate: bool = True,
+        forget_bias: float = 0.0,
+    ):
         if arity < 1:
             raise ValueError(f"{self.name}: arity must be at least 1, not {arity}")
         self.input_dim = input_dim
@@ -137,8 +144,7 @@ class TreeLSTMNary(Cell):
     def parameter_shapes(self) -> list:
         d, n = self.hidden_dim, self.arity
         input_gates = 4 if self.inner_inputs else 3
-        return [("W", (self.input_dim, input_gates * d)), ("U", (n * d, (3 + n) * d)),
-                ("b", (4 * d,))]
+        return [("W", (self.input_dim, input_gates * d)), ("U", (n * d, (3 + n) * d)), ("b", (4 * d,))]
 
     def report_slices(self) -> dict:
         """Gate-level sub-blocks for per-parameter gradient-check reports."""
@@ -170,16 +176,18 @@ class TreeLSTMNary(Cell):
         if recurrent_masks is None:
             return None
         if len(recurrent_masks) != 1:
-            raise ValueError(f"{self.name} has one recurrent connection, got "
-                             f"{len(recurrent_masks)} masks")
+            raise ValueError(f"{self.name} has one recurrent connection, got {len(recurrent_masks)} masks")
         mask = recurrent_masks[0]
         if mask.shape != (forest.n_trees, self.hidden_dim):
-            raise ValueError(f"{self.name}: a recurrent mask must be (trees, d) = "
-                             f"{(forest.n_trees, self.hidden_dim)}, not {mask.shape}")
+            raise ValueError(
+                f"{self.name}: a recurrent mask must be (trees, d) = "
+                f"{(forest.n_trees, self.hidden_dim)}, not {mask.shape}"
+            )
         return np.ascontiguousarray(mask[forest.tree], dtype=dtype)
 
-    def forward(self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray,
-                recurrent_masks=None, nudge=None):
+    def forward(
+        self, params: dict, forest: Forest, x: np.ndarray, word_index: np.ndarray, recurrent_masks=None, nudge=None
+    ):
         """x: (U, d_x) vectors of the distinct words; word_index: (L,) the row of x
         each leaf (nodes 0..L-1) reads.  ``recurrent_masks``: None or [m], m
         (trees, d), the recurrent-dropout mask on the children's h (module
@@ -206,21 +214,21 @@ class TreeLSTMNary(Cell):
         node_mask = self._node_mask(forest, recurrent_masks, dtype)
         b = params["b"]
         # the shared b^(f) repeated for the N forget gates (eq. 10)
-        bias = np.concatenate([b[:3 * d]] + [b[3 * d:]] * arity)
+        bias = np.concatenate([b[: 3 * d]] + [b[3 * d :]] * arity)
         with np.errstate(over="ignore"):  # exp overflow in the sigmoid gives exactly 0
             # leaves: a leaf's state depends on its word only, so compute it
             # once per distinct word, then copy it to the leaves
-            x_terms = x @ params["W"]                             # eqs. 9-12, x W
-            z = x_terms[:, :3 * d] + b[:3 * d]
+            x_terms = x @ params["W"]  # eqs. 9-12, x W
+            z = x_terms[:, : 3 * d] + b[: 3 * d]
             gate_functions(z, d, self.output_gate)
-            cell = z[:, :d] * z[:, 2 * d:3 * d]                   # eq. 13: c = i * u
+            cell = z[:, :d] * z[:, 2 * d : 3 * d]  # eq. 13: c = i * u
             tanh_cell = np.tanh(cell)
             leaf_rows = word_index[:leaves]
-            gates[:leaves, :3 * d] = z[leaf_rows]
+            gates[:leaves, : 3 * d] = z[leaf_rows]
             c[:leaves] = cell[leaf_rows]
             tanh_c[:leaves] = tanh_cell[leaf_rows]
-            h[:leaves] = (z[:, d:2 * d] * tanh_cell)[leaf_rows]   # eq. 14
-            if nudge_rows(nudge, "c", c, 0, leaves):              # eq. 14 reads the moved c
+            h[:leaves] = (z[:, d : 2 * d] * tanh_cell)[leaf_rows]  # eq. 14
+            if nudge_rows(nudge, "c", c, 0, leaves):  # eq. 14 reads the moved c
                 hidden_state(gates, c, tanh_c, h, 0, leaves)
             nudge_rows(nudge, "h", h, 0, leaves)
             word_row = _word_rows(forest, word_index) if self.inner_inputs else None
@@ -233,12 +241,12 @@ class TreeLSTMNary(Cell):
                 # (padding rows belong to higher levels, which overwrite them later)
                 padded = padded_stop(start, stop)
                 np.matmul(hc[start:padded], u, out=gates[start:padded])
-                _gate_exponents(gates, bias, start, stop, d, word_row, x_terms)   # + b (+ x W)
+                _gate_exponents(gates, bias, start, stop, d, word_row, x_terms)  # + b (+ x W)
                 np.expm1(gates[start:stop], out=gates[start:stop])
-                _cell_update(children, gates, c, start, stop, output_gate)   # eqs. 9-13
+                _cell_update(children, gates, c, start, stop, output_gate)  # eqs. 9-13
                 if nudge is not None:
                     nudge_rows(nudge, "c", c, start, stop)
-                hidden_state(gates, c, tanh_c, h, start, stop)        # eq. 14
+                hidden_state(gates, c, tanh_c, h, start, stop)  # eq. 14
                 if nudge is not None:
                     nudge_rows(nudge, "h", h, start, stop)
 
@@ -246,15 +254,17 @@ class TreeLSTMNary(Cell):
                 rows_forward(start, stop)
         return h, TreeLSTMNaryCache(x, word_index, hc, gates, c, tanh_c, h, node_mask)
 
-    def backward(self, params: dict, forest: Forest, cache: TreeLSTMNaryCache,
-                 d_h: np.ndarray, grads: dict) -> np.ndarray:
+    def backward(
+        self, params: dict, forest: Forest, cache: TreeLSTMNaryCache, d_h: np.ndarray, grads: dict
+    ) -> np.ndarray:
         """d_h: (n, d) dLoss/dh from the head (overwritten).  Adds dLoss/dparams
         into ``grads``; returns dLoss/dx (U, d_x), per distinct word."""
         d_c = np.zeros((forest.n_nodes, self.hidden_dim), dtype=d_h.dtype)
         return self.backward_from_states(params, forest, cache, d_h, d_c, grads)
 
-    def backward_from_states(self, params: dict, forest: Forest, cache: TreeLSTMNaryCache,
-                             d_h: np.ndarray, d_c: np.ndarray, grads: dict) -> np.ndarray:
+    def backward_from_states(
+        self, params: dict, forest: Forest, cache: TreeLSTMNaryCache, d_h: np.ndarray, d_c: np.ndarray, grads: dict
+    ) -> np.ndarray:
         """The backward pass from gradients on both parts of the state (h, c):
         d_h and d_c (n, d), both overwritten, where another layer reads the
         memory cells as well as h (the recurrent attention); d_c joins eps_c
@@ -268,15 +278,13 @@ class TreeLSTMNary(Cell):
         # takes many times longer per level from the transposed view of U)
         u_transposed = np.ascontiguousarray(params["U"].T)
         # a level's delta U^T, the widest level's rows (and the padding)
-        d_hc = np.empty((int(np.diff(forest.level_ptr).max()) + ROW_PAD, arity * d),
-                        dtype=d_h.dtype)
+        d_hc = np.empty((int(np.diff(forest.level_ptr).max()) + ROW_PAD, arity * d), dtype=d_h.dtype)
         node_mask = cache.node_mask
 
         def rows_backward(start: int, stop: int) -> None:
-            _gate_deltas(children, cache.gates, cache.c, cache.tanh_c, d_h, d_c, delta,
-                         start, stop)
+            _gate_deltas(children, cache.gates, cache.c, cache.tanh_c, d_h, d_c, delta, start, stop)
             padded = padded_stop(start, stop)
-            np.matmul(delta[start:padded], u_transposed, out=d_hc[:padded - start])
+            np.matmul(delta[start:padded], u_transposed, out=d_hc[: padded - start])
             # reverses eqs. 9-12 (and h~_jl = h_jl * m_s with recurrent dropout)
             scatter_to_children(children, d_hc, d_h, start, stop, node_mask)
 
@@ -288,14 +296,13 @@ class TreeLSTMNary(Cell):
         # dW over the distinct words (a word's nodes summed first)
         n_words = cache.x.shape[0]
         if self.inner_inputs:
-            delta_word = _input_deltas(_word_rows(forest, cache.word_index), delta, n_words,
-                                       arity, d)
+            delta_word = _input_deltas(_word_rows(forest, cache.word_index), delta, n_words, arity, d)
         else:
-            delta_word = sum_by_index(delta[:leaves, :3 * d], cache.word_index, n_words)
+            delta_word = sum_by_index(delta[:leaves, : 3 * d], cache.word_index, n_words)
         add_product(grads["W"], cache.x, delta_word)
         column_sums = delta[:n].sum(axis=0)
-        grads["b"][:3 * d] += column_sums[:3 * d]
-        grads["b"][3 * d:] += column_sums[3 * d:].reshape(arity, d).sum(axis=0)
+        grads["b"][: 3 * d] += column_sums[: 3 * d]
+        grads["b"][3 * d :] += column_sums[3 * d :].reshape(arity, d).sum(axis=0)
         d_x = delta_word @ params["W"].T
         cache.eps_h, cache.eps_c, cache.delta = d_h, d_c, delta
         return d_x
@@ -318,18 +325,25 @@ class TreeLSTMNary(Cell):
         terms = [Term("i", equation["i"], cache.gates[:n, :d])]
         for k, symbol in enumerate(self._forget_symbols()):
             nodes = np.flatnonzero(present[:, k])
-            block = cache.gates[nodes, (3 + k) * d:(4 + k) * d]
+            block = cache.gates[nodes, (3 + k) * d : (4 + k) * d]
             terms.append(Term(symbol, equation["f"], node_rows(n, nodes, block), shared_bias))
         leaves = np.arange(n) < forest.n_leaves
         # E2 at the leaves (c = i u, no forget gate, unless inner inputs read
         # the equations in full), E3 where a child is missing
         reading_leaves = leaves if missing_children and not self.inner_inputs else []
         missing = (forest.n_children > 0) & (forest.n_children < self.arity)
-        terms += [Term("o", equation["o"], cache.gates[:n, d:2 * d]),
-                  Term("u", equation["u"], cache.gates[:n, 2 * d:3 * d]),
-                  errata_term("c", equation["c"], cache.c, (reading_leaves, "E2"),
-                              (missing if missing_children else [], missing_children)),
-                  Term("h", equation["h"], cache.h)]
+        terms += [
+            Term("o", equation["o"], cache.gates[:n, d : 2 * d]),
+            Term("u", equation["u"], cache.gates[:n, 2 * d : 3 * d]),
+            errata_term(
+                "c",
+                equation["c"],
+                cache.c,
+                (reading_leaves, "E2"),
+                (missing if missing_children else [], missing_children),
+            ),
+            Term("h", equation["h"], cache.h),
+        ]
         return terms
 
     def _errata(self) -> tuple:
@@ -346,32 +360,32 @@ class TreeLSTMNary(Cell):
         delta = cache.delta
         shared_bias, _ = self._errata()
         present = children_columns(forest, self.arity)[:n] >= 0
-        terms = [Term("eps_h", self._reverses("h"), cache.eps_h),
-                 Term("eps_c", self._reverses("h", "c"), cache.eps_c),
-                 Term("delta_o", self._reverses("h", "o"), delta[:n, d:2 * d]),
-                 Term("delta_i", self._reverses("c", "i"), delta[:n, :d]),
-                 Term("delta_u", self._reverses("c", "u"), delta[:n, 2 * d:3 * d])]
+        terms = [
+            Term("eps_h", self._reverses("h"), cache.eps_h),
+            Term("eps_c", self._reverses("h", "c"), cache.eps_c),
+            Term("delta_o", self._reverses("h", "o"), delta[:n, d : 2 * d]),
+            Term("delta_i", self._reverses("c", "i"), delta[:n, :d]),
+            Term("delta_u", self._reverses("c", "u"), delta[:n, 2 * d : 3 * d]),
+        ]
         for k, symbol in enumerate(self._forget_symbols()):
             nodes = np.flatnonzero(present[:, k])
-            block = delta[nodes, (3 + k) * d:(4 + k) * d]
-            terms.append(Term(f"delta_{symbol}", self._reverses("c", "f"),
-                              node_rows(n, nodes, block), shared_bias))
+            block = delta[nodes, (3 + k) * d : (4 + k) * d]
+            terms.append(Term(f"delta_{symbol}", self._reverses("c", "f"), node_rows(n, nodes, block), shared_bias))
         return terms
 
     def state_terms(self, forest: Forest, cache: TreeLSTMNaryCache) -> list:
         """h and c at every node."""
         return [StateTerm("h", "eps_h"), StateTerm("c", "eps_c")]
 
-    def term_parts(self, params: dict, forest: Forest, cache: TreeLSTMNaryCache,
-                   d_out: np.ndarray) -> list:
+    def term_parts(self, params: dict, forest: Forest, cache: TreeLSTMNaryCache, d_out: np.ndarray) -> list:
         """eps_h_j: the head's dJ/dh_j and, from the parent p, each gate's delta
         through the transposed U of j's child slot l; eps_c_j: its own
         eps_h o (1 - tanh(c)^2) and the parent's eps_c,p f_pl."""
-        return self.parts_from(params, forest, cache,
-                               [head_part(forest, d_out, equation=self._reverses("h"))], [])
+        return self.parts_from(params, forest, cache, [head_part(forest, d_out, equation=self._reverses("h"))], [])
 
-    def parts_from(self, params: dict, forest: Forest, cache: TreeLSTMNaryCache,
-                   upstream_h: list, upstream_c: list) -> list:
+    def parts_from(
+        self, params: dict, forest: Forest, cache: TreeLSTMNaryCache, upstream_h: list, upstream_c: list
+    ) -> list:
         """``term_parts`` with the given parts of what reached eps_h and eps_c
         from outside the cell (the head's; another layer's) in place of the head's."""
         n, d = forest.n_nodes, self.hidden_dim
@@ -381,11 +395,12 @@ class TreeLSTMNary(Cell):
         orphan = reasons(n, (parent < 0, self.NO_PARENT))
         mask = np.ones((n, d)) if cache.node_mask is None else cache.node_mask
         gates, delta, U = cache.gates[:n], cache.delta[:n], params["U"]
-        blocks = [(g, gate, f"(U_l^({gate}))^T delta_p^{gate}", self._reverses(name))
-                  for g, (gate, name) in enumerate((("i", "i"), ("o", "o"), ("u", "u")))]
+        blocks = [
+            (g, gate, f"(U_l^({gate}))^T delta_p^{gate}", self._reverses(name))
+            for g, (gate, name) in enumerate((("i", "i"), ("o", "o"), ("u", "u")))
+        ]
         for k, symbol in enumerate(self._forget_symbols()):
-            label = ("(U^(f))^T delta_p^f" if self.arity == 1 else
-                     f"(U_{k + 1}l^(f))^T delta_p^{symbol}")
+            label = "(U^(f))^T delta_p^f" if self.arity == 1 else f"(U_{k + 1}l^(f))^T delta_p^{symbol}"
             blocks.append((3 + k, symbol, label, self._reverses("f")))
         eps_h = list(upstream_h)
         for column, gate, label, equation in blocks:
@@ -393,8 +408,7 @@ class TreeLSTMNary(Cell):
             columns = slice(column * d, (column + 1) * d)
             for l in range(self.arity):
                 at = child[slot[child] == l]
-                values[at] = (delta[parent[at], columns] @ U[l * d:(l + 1) * d, columns].T
-                              * mask[at])
+                values[at] = delta[parent[at], columns] @ U[l * d : (l + 1) * d, columns].T * mask[at]
             zero = orphan.copy()
             if gate == "o" and not self.output_gate:
                 zero[zero == ""] = "no output gate: h = tanh(c), delta_o = 0"
@@ -403,19 +417,18 @@ class TreeLSTMNary(Cell):
                 missing = child[children_columns(forest, self.arity)[up, column - 3] < 0]
                 zero[missing] = f"the parent has no child {column - 2}: c_p{column - 2} = 0"
             eps_h.append(Part(label, equation + " (through the parent)", values, zero))
-        o = gates[:, d:2 * d]
+        o = gates[:, d : 2 * d]
         own = cache.eps_h * o * (ONE - cache.tanh_c * cache.tanh_c)
         forget = np.zeros((n, d))
-        forget[child] = cache.eps_c[up] * gates[up[:, None], (3 + slot[child])[:, None] * d
-                                                + np.arange(d)]
+        forget[child] = cache.eps_c[up] * gates[up[:, None], (3 + slot[child])[:, None] * d + np.arange(d)]
         eps_c = list(upstream_c) + [
             Part("eps_h o (1 - tanh(c)^2)", self._reverses("h"), own, reasons(n)),
-            Part("eps_c,p f_pl", self._reverses("c") + " (through the parent)", forget,
-                 orphan)]
+            Part("eps_c,p f_pl", self._reverses("c") + " (through the parent)", forget, orphan),
+        ]
         return [TermParts("eps_h", eps_h), TermParts("eps_c", eps_c)]
 
     def _reverses(self, *quantities: str) -> str:
-        """"reverses 13, 9": the equations of ``quantities``, each once."""
+        """ "reverses 13, 9": the equations of ``quantities``, each once."""
         numbers = dict.fromkeys(self.EQUATIONS[quantity] for quantity in quantities)
         return "reverses " + ", ".join(numbers)
 
@@ -484,11 +497,11 @@ def _cell_update(children, gates, c, start, stop, output_gate=True):
     width = gates.shape[1]
     for j in range(start, stop):
         for q in range(2 * d):
-            gates[j, q] = sigmoid_from_expm1(gates[j, q])              # i, o
+            gates[j, q] = sigmoid_from_expm1(gates[j, q])  # i, o
         for q in range(2 * d, 3 * d):
-            gates[j, q] = tanh_from_expm1(gates[j, q])                 # u
+            gates[j, q] = tanh_from_expm1(gates[j, q])  # u
         for q in range(3 * d, width):
-            gates[j, q] = sigmoid_from_expm1(gates[j, q])              # f_1 .. f_N
+            gates[j, q] = sigmoid_from_expm1(gates[j, q])  # f_1 .. f_N
         if not output_gate:
             for q in range(d, 2 * d):
                 gates[j, q] = ONE
@@ -517,10 +530,10 @@ def _gate_deltas(children, gates, c, tanh_c, d_h, d_c, delta, start, stop):
             u = gates[j, 2 * d + q]
             t = tanh_c[j, q]
             eps_h = d_h[j, q]
-            delta[j, d + q] = eps_h * t * o * (ONE - o)          # delta_o
+            delta[j, d + q] = eps_h * t * o * (ONE - o)  # delta_o
             eps_c[q] = d_c[j, q] + eps_h * o * (ONE - t * t)
-            delta[j, q] = eps_c[q] * u * i * (ONE - i)           # delta_i
-            delta[j, 2 * d + q] = eps_c[q] * i * (ONE - u * u)   # delta_u
+            delta[j, q] = eps_c[q] * u * i * (ONE - i)  # delta_i
+            delta[j, 2 * d + q] = eps_c[q] * i * (ONE - u * u)  # delta_u
         for k in range(children.shape[1]):
             kid = children[j, k]
             if kid >= 0:
@@ -528,7 +541,6 @@ def _gate_deltas(children, gates, c, tanh_c, d_h, d_c, delta, start, stop):
                 for q in range(d):
                     f = gates[j, column + q]
                     delta[j, column + q] = eps_c[q] * c[kid, q] * f * (ONE - f)  # delta_fk
-                    d_c[kid, q] += eps_c[q] * f                  # eps_c of child k
+                    d_c[kid, q] += eps_c[q] * f  # eps_c of child k
         for q in range(d):  # kept for backward_terms: eps_c_j in full
             d_c[j, q] = eps_c[q]
-

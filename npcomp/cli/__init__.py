@@ -6,6 +6,7 @@ and ``run(args) -> exit status``.
 Heavy modules (numpy, numba) are imported only after the arguments are read,
 so ``--threads`` can set the BLAS and numba thread counts before they load.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -13,23 +14,43 @@ import os
 import sys
 
 from . import examples, gradcheck
-from . import (download, evaluate, explain, neighbours, parse, plot, predict, reproduce,
-               summary, sweep, train)
-from npcomp.experiments.failures import (EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE,
-                                         flag)
+from . import download, evaluate, explain, neighbours, parse, plot, predict, reproduce, summary, sweep, train
+from npcomp.experiments.failures import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, flag
 from npcomp.experiments.failures import failure as _failure
 
 from .train import default_run_dir, given_options, train_config
 
-__all__ = ["main", "build_parser", "flag", "run_parsed", "outcome", "failure", "EXIT_OK",
-           "EXIT_FAILED", "EXIT_USAGE", "EXIT_INTERRUPTED", "default_run_dir", "given_options",
-           "train_config"]
+__all__ = [
+    "main",
+    "build_parser",
+    "flag",
+    "run_parsed",
+    "outcome",
+    "failure",
+    "EXIT_OK",
+    "EXIT_FAILED",
+    "EXIT_USAGE",
+    "EXIT_INTERRUPTED",
+    "default_run_dir",
+    "given_options",
+    "train_config",
+]
 
 # command name -> its module
-COMMANDS = {"train": train, "eval": evaluate, "predict": predict, "neighbours": neighbours,
-            "parse": parse, "summary": summary, "sweep": sweep, "reproduce": reproduce,
-            "plot": plot, "explain": explain, "download": download, "gradcheck": gradcheck}
-
+COMMANDS = {
+    "train": train,
+    "eval": evaluate,
+    "predict": predict,
+    "neighbours": neighbours,
+    "parse": parse,
+    "summary": summary,
+    "sweep": sweep,
+    "reproduce": reproduce,
+    "plot": plot,
+    "explain": explain,
+    "download": download,
+    "gradcheck": gradcheck,
+}
 
 
 def _argument_name(command: str | None, option: str) -> str:
@@ -47,21 +68,24 @@ def _argument_name(command: str | None, option: str) -> str:
 def build_parser() -> argparse.ArgumentParser:
     """The parser of every command."""
     parser = argparse.ArgumentParser(
-        prog="npcomp", description="Compositional sentence models with hand-written, "
+        prog="npcomp",
+        description="Compositional sentence models with hand-written, "
         "gradient-checked backpropagation (NumPy + numba, CPU).",
         epilog="examples:\n"
-               "  npcomp train                      the N-ary Tree-LSTM on the synthetic "
-               "treebank\n"
-               "  npcomp train --model lstm --task sst5 --data-dir data --seed 1\n"
-               "  npcomp explain --model treelstm-nary \"(3 (2 not) (3 good))\"\n"
-               "  npcomp COMMAND --help             a command's options and examples",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+        "  npcomp train                      the N-ary Tree-LSTM on the synthetic "
+        "treebank\n"
+        "  npcomp train --model lstm --task sst5 --data-dir data --seed 1\n"
+        '  npcomp explain --model treelstm-nary "(3 (2 not) (3 good))"\n'
+        "  npcomp COMMAND --help             a command's options and examples",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     from npcomp import __version__
+
     parser.add_argument("--version", action="version", version=f"npcomp {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in COMMANDS.values():
         module.add_parser(commands)
-    for name, command in commands.choices.items():   # each command's examples
+    for name, command in commands.choices.items():  # each command's examples
         if examples.epilog(name) and "examples:" not in (command.epilog or ""):
             command.epilog = "\n\n".join(filter(None, (command.epilog, examples.epilog(name))))
             if command.formatter_class is argparse.HelpFormatter:
@@ -85,6 +109,7 @@ def _set_threads(threads: int | None) -> int:
     npcomp's own threads take the shards of a minibatch (training/shards.py),
     so BLAS and numba are kept to one thread each (set before numpy loads)."""
     from npcomp.configuration.options import default_threads
+
     if threads is None:
         threads = default_threads()
     variables = ["OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"]
@@ -109,8 +134,11 @@ def main(argv=None) -> int:
     try:
         status, message = run_parsed(args)
     except KeyboardInterrupt:
-        print("\nnpcomp: interrupted; a run is saved as of its latest dev evaluation "
-              "(continue it with npcomp train --resume RUN_DIR)", file=sys.stderr)
+        print(
+            "\nnpcomp: interrupted; a run is saved as of its latest dev evaluation "
+            "(continue it with npcomp train --resume RUN_DIR)",
+            file=sys.stderr,
+        )
         return EXIT_INTERRUPTED
     if message is not None:
         print(f"npcomp {args.command}: error: {message}", file=sys.stderr)
@@ -130,7 +158,7 @@ def outcome(command, *arguments, argument=flag) -> tuple:
     try:
         return command(*arguments), None
     except BrokenPipeError as error:
-        if not _output_closed():   # another pipe broke: a failure like any other
+        if not _output_closed():  # another pipe broke: a failure like any other
             return _failure(error, argument)
         # the reader of the output went away (`npcomp predict ... | head`): stop quietly
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - replaces the closed pipe
@@ -145,17 +173,19 @@ def _output_closed() -> bool:
     """Whether standard output is a pipe its reader has closed (poll says
     so on Linux and macOS); True where that cannot be asked."""
     import select
+
     try:
         poller = select.poll()
         poller.register(sys.stdout.fileno(), select.POLLOUT)
         return any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0))
-    except (AttributeError, OSError, ValueError):   # no descriptor, or no poll
+    except (AttributeError, OSError, ValueError):  # no descriptor, or no poll
         return True
 
 
 def _run(args) -> int:
     from npcomp.configuration.checks import check_value
-    check_value("threads", getattr(args, "threads", None))   # before numpy loads
+
+    check_value("threads", getattr(args, "threads", None))  # before numpy loads
     if hasattr(args, "threads"):
         args.threads_given = args.threads
         args.threads = _set_threads(args.threads)

@@ -1,4 +1,5 @@
 """`npcomp plot`: the papers' figures from a run's (or a sweep's) files."""
+
 from __future__ import annotations
 
 import argparse
@@ -40,25 +41,36 @@ Needs matplotlib (the plot extra: pip install "npcomp[plot]").
 def add_parser(commands) -> None:
     """The plot command's options."""
     plot = commands.add_parser(
-        "plot", help="draw the papers' figures (PNG and SVG) from a run or sweep directory",
+        "plot",
+        help="draw the papers' figures (PNG and SVG) from a run or sweep directory",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        description=DESCRIPTION)
-    plot.add_argument("directory", metavar="RUN_DIR|SWEEP_DIR",
-                      help="a run directory (holds metrics.json) or a sweep directory "
-                      "(holds runs/)")
-    plot.add_argument("--out", required=True, metavar="DIR",
-                      help="where the figures are written (made if missing)")
-    plot.add_argument("--split", default="test", choices=("test", "dev", "train"),
-                      help="a run's predictions to draw: test (predictions.jsonl, the "
-                      "default) or another split's (predictions-SPLIT.jsonl, from `npcomp "
-                      "eval --split SPLIT`)")
-    plot.add_argument("--overwrite", action="store_true",
-                      help="replace figure files already in --out (refused otherwise)")
+        description=DESCRIPTION,
+    )
+    plot.add_argument(
+        "directory",
+        metavar="RUN_DIR|SWEEP_DIR",
+        help="a run directory (holds metrics.json) or a sweep directory (holds runs/)",
+    )
+    plot.add_argument("--out", required=True, metavar="DIR", help="where the figures are written (made if missing)")
+    plot.add_argument(
+        "--split",
+        default="test",
+        choices=("test", "dev", "train"),
+        help="a run's predictions to draw: test (predictions.jsonl, the "
+        "default) or another split's (predictions-SPLIT.jsonl, from `npcomp "
+        "eval --split SPLIT`)",
+    )
+    plot.add_argument(
+        "--overwrite", action="store_true", help="replace figure files already in --out (refused otherwise)"
+    )
 
 
 def run(args) -> int:
     from npcomp.runs import plot
+
     result = plot(args.directory, out=args.out, split=args.split, overwrite=args.overwrite)
-    print(f"npcomp plot: {len(result.figures)} figures ({len(result.files)} files) in "
-          f"{result.out}: " + ", ".join(result.figures))
+    print(
+        f"npcomp plot: {len(result.figures)} figures ({len(result.files)} files) in "
+        f"{result.out}: " + ", ".join(result.figures)
+    )
     return 0

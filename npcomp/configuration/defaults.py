@@ -9,6 +9,7 @@ combine and how a task adjusts them.
 of M's paper; ``npcomp train --model M --help-defaults`` prints it.  The
 synthetic task is ours: small sizes so a fresh install trains in seconds.
 """
+
 from __future__ import annotations
 
 import copy
@@ -21,10 +22,30 @@ from npcomp.configuration.options import OPTIONS, PAPER_SETTING
 
 # the options whose value every model shares (the option table's default), in
 # the order --help-defaults and metrics.json have always listed them
-SHARED = ("optimizer", "epsilon", "adagrad_reset", "emb_optimizer", "supervision",
-          "span_samples", "structure", "neutral", "average", "head", "embedding_dropout",
-          "recurrent_dropout", "activation", "untied", "oov", "oov_scale", "dtype",
-          "fixed_embeddings", "seed", "eval_batch_size", "evals_per_epoch", "shards")
+SHARED = (
+    "optimizer",
+    "epsilon",
+    "adagrad_reset",
+    "emb_optimizer",
+    "supervision",
+    "span_samples",
+    "structure",
+    "neutral",
+    "average",
+    "head",
+    "embedding_dropout",
+    "recurrent_dropout",
+    "activation",
+    "untied",
+    "oov",
+    "oov_scale",
+    "dtype",
+    "fixed_embeddings",
+    "seed",
+    "eval_batch_size",
+    "evals_per_epoch",
+    "shards",
+)
 COMMON = {name: OPTIONS[name].default for name in SHARED}
 
 SYNTHETIC = dict(dim=50, embedding_dim=50, epochs=10, batch_size=25, dropout=0.0, l2=1e-4)
@@ -33,13 +54,26 @@ SYNTHETIC = dict(dim=50, embedding_dim=50, epochs=10, batch_size=25, dropout=0.0
 # 0.05, minibatch 25, lambda 1e-4 per minibatch, no dropout, a 50-unit similarity layer;
 # 10 epochs as their released code
 SICK_SOURCE = "Tai et al. 2015, Table 1 (relatedness dimensions), Secs. 4.2 and 5.3"
-SICK = dict(embedding_dim=300, fixed_embeddings=True, vectors_name="glove.840B.300d",
-            lr=0.05, emb_lr=0.05, batch_size=25, l2=1e-4, dropout=0.0, epochs=10,
-            similarity_dim=50, supervision="root", span_samples=0, embedding_dropout=0.0,
-            recurrent_dropout=[0.0])
+SICK = dict(
+    embedding_dim=300,
+    fixed_embeddings=True,
+    vectors_name="glove.840B.300d",
+    lr=0.05,
+    emb_lr=0.05,
+    batch_size=25,
+    l2=1e-4,
+    dropout=0.0,
+    epochs=10,
+    similarity_dim=50,
+    supervision="root",
+    span_samples=0,
+    embedding_dropout=0.0,
+    recurrent_dropout=[0.0],
+)
 # classified pairs (entailment): no paper gives their settings; they take SICK relatedness's
-NO_PAPER_FOR_CLASSES = ("no paper gives the settings of classified sentence pairs "
-                        "(entailment): Tai et al.'s SICK relatedness settings, ")
+NO_PAPER_FOR_CLASSES = (
+    "no paper gives the settings of classified sentence pairs (entailment): Tai et al.'s SICK relatedness settings, "
+)
 # the vector files the SICK default looks for in DATA_DIR/vectors, in this order: the
 # file `npcomp download glove.840B` makes (filtered to the SST + SICK vocabulary), then the whole file
 SICK_VECTOR_FILES = ("glove.840B.300d.sick.txt", "glove.840B.300d.txt")
@@ -72,8 +106,7 @@ def protocols(model: str) -> list:
     return ["paper"] + (["tuned"] if entry.tuned else []) + sorted(entry.protocols)
 
 
-def defaults_for(model: str, task: str, protocol: str | None = None,
-                 supervision: str | None = None) -> dict:
+def defaults_for(model: str, task: str, protocol: str | None = None, supervision: str | None = None) -> dict:
     """The configuration of ``model`` on ``task`` under ``protocol``, with
     ``source`` saying where it comes from.  ``protocol``: "paper" (its own
     paper's printed setting), "tuned" (the setting chosen on SST dev for
@@ -87,37 +120,39 @@ def defaults_for(model: str, task: str, protocol: str | None = None,
     elif protocol in entry.protocols:
         config.update(entry.protocols[protocol])
     else:
-        raise ConfigError("protocol", f"for {model} must be one of {protocols(model)}, "
-                                      f"not {protocol!r}")
+        raise ConfigError("protocol", f"for {model} must be one of {protocols(model)}, not {protocol!r}")
     mode = supervision or config["supervision"]
     tuned = entry.tuned.get(mode) if task in TUNED_TASKS else None
     if protocol == "tuned" and not entry.tuned:
-        raise ConfigError("protocol", f"for {model} must be one of {protocols(model)}: it has "
-                                      "no setting chosen on dev")
+        raise ConfigError("protocol", f"for {model} must be one of {protocols(model)}: it has no setting chosen on dev")
     if protocol == "tuned" and tuned is None:
-        raise ConfigError("protocol", f"{model}'s setting chosen on dev is for "
-                                      f"{' and '.join(entry.tuned)} supervision on "
-                                      f"{' and '.join(TUNED_TASKS)}, not {mode} on {task}")
+        raise ConfigError(
+            "protocol",
+            f"{model}'s setting chosen on dev is for "
+            f"{' and '.join(entry.tuned)} supervision on "
+            f"{' and '.join(TUNED_TASKS)}, not {mode} on {task}",
+        )
     if tuned is not None and protocol in (None, "tuned"):
         config.update(tuned, source=f"{tuned['source']}; otherwise {config['source']}")
         protocol = "tuned"
     config["protocol"] = protocol or "paper"
-    if task in FILE_TASKS:   # how a user's files are split, unless given
-        config.update((name, option.default) for name, option in OPTIONS.items()
-                      if option.tasks is not None and set(option.tasks) <= set(FILE_TASKS)
-                      and option.default is not None)
+    if task in FILE_TASKS:  # how a user's files are split, unless given
+        config.update(
+            (name, option.default)
+            for name, option in OPTIONS.items()
+            if option.tasks is not None and set(option.tasks) <= set(FILE_TASKS) and option.default is not None
+        )
         if config["supervision"] == "spans":
             # a sequence model's phrase spans are the SST's: a user's sentences
             # (chains labelled at their last word) train on what is labelled
             config.update(supervision="all", span_samples=0)
-    if task in PAIR_TASKS:   # SICK, or a user's sentence pairs: Tai et al.'s setting
+    if task in PAIR_TASKS:  # SICK, or a user's sentence pairs: Tai et al.'s setting
         config.update(SICK, structure=sick_structure(model))
         for name in [name for name in config if not carried(name, task)]:
-            del config[name]   # the head: the pair's head (similarity or classes), always
+            del config[name]  # the head: the pair's head (similarity or classes), always
         sick = entry.sick or {}
         # Tai et al.'s relatedness encoders take Table 1's sizes; others keep theirs
-        config["source"] = SICK_SOURCE if "dim" in sick else (
-            config["source"] + "; SICK training: " + SICK_SOURCE)
+        config["source"] = SICK_SOURCE if "dim" in sick else (config["source"] + "; SICK training: " + SICK_SOURCE)
         if task in PAIR_CLASS_TASKS:
             config["source"] = NO_PAPER_FOR_CLASSES + config["source"]
         config.update(sick)
@@ -155,9 +190,12 @@ def with_defaults(config: dict, saved: bool = True) -> dict:
     minibatch whole), else at its default; one not saved (made by hand)
     takes the defaults.  Options whose default is the model's paper setting
     or None (not given) are not added."""
-    missing = {name: copy.copy(option.before if saved and option.before is not None
-                               else option.default)
-               for name, option in OPTIONS.items()
-               if name not in config and option.default is not None
-               and option.default is not PAPER_SETTING and carried(name, config["task"])}
+    missing = {
+        name: copy.copy(option.before if saved and option.before is not None else option.default)
+        for name, option in OPTIONS.items()
+        if name not in config
+        and option.default is not None
+        and option.default is not PAPER_SETTING
+        and carried(name, config["task"])
+    }
     return {**config, **missing}

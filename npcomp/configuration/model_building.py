@@ -2,6 +2,7 @@
 (``build_model``), and a new model's parameters (``initial_parameters``) in
 the configuration's dtype (``DTYPES``).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -19,17 +20,31 @@ def build_model(config: dict, vocab: Vocabulary, n_classes: int):
     """A TreeModel, or a PairModel for a pair task (SICK's relatedness or
     entailment); ``n_classes`` are the classes (ratings) it predicts."""
     # a cell option not in the config is not given: the cell's own default
-    cell = make_cell(config["model"], config["embedding_dim"], config["dim"],
-                     **{option: config.get(option) for option in cell_options()})
+    cell = make_cell(
+        config["model"],
+        config["embedding_dim"],
+        config["dim"],
+        **{option: config.get(option) for option in cell_options()},
+    )
     if config["task"] in PAIR_TASKS:
         # entailment and other classes of pairs: the similarity head's hidden
         # layer into a softmax over the classes (heads.PairClassifierHead)
-        return PairModel(cell, len(vocab), config["embedding_dim"],
-                         hidden_dim=config["similarity_dim"], n_classes=n_classes,
-                         head="pair_softmax" if config["task"] in PAIR_CLASS_TASKS
-                         else "similarity")
-    return TreeModel(cell, n_classes, len(vocab), config["embedding_dim"],
-                     head=config["head"], training_only_classes=int(config["neutral"] == "train"))
+        return PairModel(
+            cell,
+            len(vocab),
+            config["embedding_dim"],
+            hidden_dim=config["similarity_dim"],
+            n_classes=n_classes,
+            head="pair_softmax" if config["task"] in PAIR_CLASS_TASKS else "similarity",
+        )
+    return TreeModel(
+        cell,
+        n_classes,
+        len(vocab),
+        config["embedding_dim"],
+        head=config["head"],
+        training_only_classes=int(config["neutral"] == "train"),
+    )
 
 
 def initial_parameters(config, model, vocab, vectors, rng, report):
@@ -42,6 +57,12 @@ def initial_parameters(config, model, vocab, vectors, rng, report):
         report["embedding"] = {"initialised_by": config["model"]}
     else:
         embedding, report["embedding"] = build_embedding_matrix(
-            vocab, config["embedding_dim"], rng, vectors=vectors, oov=config["oov"],
-            scale=config["oov_scale"], dtype=np.float64)
+            vocab,
+            config["embedding_dim"],
+            rng,
+            vectors=vectors,
+            oov=config["oov"],
+            scale=config["oov_scale"],
+            dtype=np.float64,
+        )
     return model.new_parameters(rng, embedding, dtype=DTYPES[config["dtype"]])

@@ -19,14 +19,22 @@ The tasks (the ``task`` option's values) are the data layer's
 imports neither NumPy nor the cells' code (only their registry): the command
 line builds its parsers from it before anything heavy loads.
 """
+
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
 
 from npcomp.cells import registry
-from npcomp.data.datasets import (FILE_TASKS, NEUTRAL_POLICIES, PAIR_CLASS_TASKS, PAIR_TASKS,
-                                  STRUCTURES, SUPERVISION_MODES, TASKS)
+from npcomp.data.datasets import (
+    FILE_TASKS,
+    NEUTRAL_POLICIES,
+    PAIR_CLASS_TASKS,
+    PAIR_TASKS,
+    STRUCTURES,
+    SUPERVISION_MODES,
+    TASKS,
+)
 from npcomp.data.text import TREE_CHOICES
 
 
@@ -59,8 +67,11 @@ def score_range(text) -> list:
 
 
 # the kinds whose value is a comma list, and what the list holds (for a message)
-LIST_KINDS = {rates: "rates separated by commas", class_name_list: "class names separated by "
-              "commas", score_range: "two numbers, LO,HI"}
+LIST_KINDS = {
+    rates: "rates separated by commas",
+    class_name_list: "class names separated by commas",
+    score_range: "two numbers, LO,HI",
+}
 
 
 @dataclass(frozen=True)
@@ -140,8 +151,9 @@ def _rate(name, help, **fields) -> Option:
 
 def _tuned_models() -> str:
     """The models with a setting chosen on dev, and for which labels."""
-    return ", ".join(f"{name} ({' or '.join(entry.tuned)} labels)"
-                     for name, entry in registry.MODELS.items() if entry.tuned)
+    return ", ".join(
+        f"{name} ({' or '.join(entry.tuned)} labels)" for name, entry in registry.MODELS.items() if entry.tuned
+    )
 
 
 def _other_protocols() -> str:
@@ -150,14 +162,14 @@ def _other_protocols() -> str:
     for name, entry in registry.MODELS.items():
         for protocol, setting in entry.protocols.items():
             protocols.setdefault(protocol, (setting["source"], []))[1].append(name)
-    return "; ".join(f"'{protocol}' ({source}) for {', '.join(models)}"
-                     for protocol, (source, models) in protocols.items())
+    return "; ".join(
+        f"'{protocol}' ({source}) for {', '.join(models)}" for protocol, (source, models) in protocols.items()
+    )
 
 
 def _fixed_by_their_papers() -> str:
     """The models whose papers keep the word vectors fixed."""
-    return "/".join(name for name, entry in registry.MODELS.items()
-                    if entry.defaults.get("fixed_embeddings"))
+    return "/".join(name for name, entry in registry.MODELS.items() if entry.defaults.get("fixed_embeddings"))
 
 
 _OURS = "ours"
@@ -334,10 +346,10 @@ def _cell_option(name: str, option: registry.CellOption) -> Option:
     if option.kind is bool:
         on = "--" + name.replace("_", "-")
         off = option.off_flag or "--no-" + name.replace("_", "-")
-        return Option(name, bool, option.help, flags=(on, off),
-                      off_help=f"the opposite of {on}", cell=True, source=source)
-    return Option(name, option.kind, option.help, choices=registry.choices(name), cell=True,
-                  source=source)
+        return Option(
+            name, bool, option.help, flags=(on, off), off_help=f"the opposite of {on}", cell=True, source=source
+        )
+    return Option(name, option.kind, option.help, choices=registry.choices(name), cell=True, source=source)
 
 
 # fmt: off
@@ -358,24 +370,29 @@ _RUN_OPTIONS = (
 
 # config key -> Option, in the order of `npcomp train --help` (and of the
 # parts of a run's default directory name)
-OPTIONS = {option.name: option for option in (
-    *_TRAINING_OPTIONS,
-    *(_cell_option(name, option) for name, option in registry.CELL_OPTIONS.items()
-      if option.command_line),
-    *_RUN_OPTIONS)}
+OPTIONS = {
+    option.name: option
+    for option in (
+        *_TRAINING_OPTIONS,
+        *(_cell_option(name, option) for name, option in registry.CELL_OPTIONS.items() if option.command_line),
+        *_RUN_OPTIONS,
+    )
+}
 
 RESUMABLE = tuple(name for name, option in OPTIONS.items() if option.resumable)
 # the options that do not set one setting apart from another: those a run's
 # default directory name leaves out, but the model and task, which lead it
-NOT_A_SETTING = tuple(name for name, option in OPTIONS.items()
-                      if not option.in_run_name and name not in ("model", "task"))
+NOT_A_SETTING = tuple(
+    name for name, option in OPTIONS.items() if not option.in_run_name and name not in ("model", "task")
+)
 
 
 def given_on_none_of(tasks) -> tuple:
     """The options that apply to none of ``tasks`` (each option's ``tasks``),
     in the table's order: those an estimator of those tasks does not take."""
-    return tuple(name for name, option in OPTIONS.items()
-                 if option.tasks is not None and not set(option.tasks) & set(tasks))
+    return tuple(
+        name for name, option in OPTIONS.items() if option.tasks is not None and not set(option.tasks) & set(tasks)
+    )
 
 
 def default_threads() -> int:
@@ -392,6 +409,7 @@ def cell_options() -> tuple:
 # options given as text or TOML scalars (a sweep's SPEC, the command line)
 # --------------------------------------------------------------------------
 
+
 class OptionFormError(ValueError):
     """An option given in a form it cannot take (an unknown name, a switch given
     a value, a valued option given true/false); the message names it."""
@@ -402,18 +420,15 @@ def form(name: str, value):
     (given as a bool or as true/false text), any other option's value as
     given (not true/false).  OptionFormError otherwise."""
     if name not in OPTIONS:
-        raise OptionFormError(f"{name} is not an npcomp train option (npcomp train --help "
-                              "lists them)")
+        raise OptionFormError(f"{name} is not an npcomp train option (npcomp train --help lists them)")
     option = OPTIONS[name]
     if option.kind is bool:
-        found = {"true": True, "false": False}.get(value.lower()) \
-            if isinstance(value, str) else value
+        found = {"true": True, "false": False}.get(value.lower()) if isinstance(value, str) else value
         if not isinstance(found, bool):
             raise OptionFormError(f"{name} is a switch: true or false, not {value!r}")
         return found
     if isinstance(value, bool):
-        raise OptionFormError(f"{name} takes a value ({option.flag} VALUE), not "
-                              f"{str(value).lower()}")
+        raise OptionFormError(f"{name} takes a value ({option.flag} VALUE), not {str(value).lower()}")
     return value
 
 

@@ -10,6 +10,7 @@ Options are given as config keys (``lr``, ``data_dir``) mapped to values: the
 command line's parsed values, or a sweep's TOML scalars and text, read as
 `npcomp train`'s parser reads its arguments (``configuration.read``).
 """
+
 from __future__ import annotations
 
 import difflib
@@ -17,15 +18,22 @@ from pathlib import Path
 
 from npcomp.configuration.checks import check, check_value, read
 from npcomp.errors import ConfigError
-from npcomp.configuration.defaults import (SICK_VECTOR_FILES, applies, defaults_for,
-                                           dim_follows_embedding, matrix_embedding_dim)
+from npcomp.configuration.defaults import (
+    SICK_VECTOR_FILES,
+    applies,
+    defaults_for,
+    dim_follows_embedding,
+    matrix_embedding_dim,
+)
 from npcomp.configuration.options import LIST_KINDS, OPTIONS, OptionFormError, default_threads, form
 from npcomp.data.datasets import FILE_TASKS, PAIR_CLASS_TASKS, PAIR_TASKS
 
 # a user's files, as an option's message names them
-_FILES_OF = {"files": "a file of labelled sentences or trees (--train)",
-             "file-pairs": "a file of sentence pairs with a score column (--train)",
-             "file-pair-labels": "a file of sentence pairs with a label column (--train)"}
+_FILES_OF = {
+    "files": "a file of labelled sentences or trees (--train)",
+    "file-pairs": "a file of sentence pairs with a score column (--train)",
+    "file-pair-labels": "a file of sentence pairs with a label column (--train)",
+}
 
 
 class MissingVectors(ConfigError):
@@ -39,9 +47,8 @@ def read_options(options: dict) -> dict:
     option table's order; OptionFormError names one of the wrong form."""
     for name in options:
         if name not in OPTIONS:
-            form(name, None)   # OptionFormError naming the unknown option
-    return {name: read(name, options[name]) for name in OPTIONS
-            if options.get(name) is not None}
+            form(name, None)  # OptionFormError naming the unknown option
+    return {name: read(name, options[name]) for name in OPTIONS if options.get(name) is not None}
 
 
 def build_config(model: str | None, task: str | None, options: dict) -> dict:
@@ -62,11 +69,17 @@ def build_config(model: str | None, task: str | None, options: dict) -> dict:
         check_value(name, value)
     data_dir = given.get("data_dir")
     vectors = _vectors(given.get("vectors"), config.pop("vectors_name", None), data_dir)
-    run = {"model": model, "task": task, "seed": given.get("seed", config["seed"]),
-           "vectors": vectors, "data_dir": data_dir, "threads": given.get("threads"),
-           "train_eval": given.get("train_eval", OPTIONS["train_eval"].default),
-           # the synthetic treebank is made so that trees beat a bag of words
-           "baseline": given.get("baseline", task == "synthetic")}
+    run = {
+        "model": model,
+        "task": task,
+        "seed": given.get("seed", config["seed"]),
+        "vectors": vectors,
+        "data_dir": data_dir,
+        "threads": given.get("threads"),
+        "train_eval": given.get("train_eval", OPTIONS["train_eval"].default),
+        # the synthetic treebank is made so that trees beat a bag of words
+        "baseline": given.get("baseline", task == "synthetic"),
+    }
     config.update({name: value for name, value in given.items() if name not in run})
     config.update(run)
     _check_applies(given, task)
@@ -77,8 +90,7 @@ def build_config(model: str | None, task: str | None, options: dict) -> dict:
         config["dim"] = config["embedding_dim"]
     if matrix_embedding_dim(config) is not None:
         if given.get("vectors"):
-            raise ConfigError("vectors", f"{model} learns a matrix per word: it takes no "
-                                         "word vectors")
+            raise ConfigError("vectors", f"{model} learns a matrix per word: it takes no word vectors")
         config["embedding_dim"] = matrix_embedding_dim(config)
     if vectors is not None:
         _take_vector_dimension(config, given)
@@ -94,8 +106,9 @@ def _task(task: str | None, given: dict) -> str:
     if given.get("train") is None:
         return task or OPTIONS["task"].default
     if task is not None:
-        raise ConfigError("task", f"{task}, and --train: a run trains on a task's own data or "
-                                  "on your files, not both (leave one out)")
+        raise ConfigError(
+            "task", f"{task}, and --train: a run trains on a task's own data or on your files, not both (leave one out)"
+        )
     return file_task(given["train"])
 
 
@@ -105,6 +118,7 @@ def file_task(path) -> str:
     or holds none of them)."""
     from npcomp.data.datasets.file_examples import file_kind
     from npcomp.data.datasets.own_data import TASK_NAMES
+
     return TASK_NAMES[file_kind(path)]
 
 
@@ -116,15 +130,13 @@ def _check_applies(given: dict, task: str) -> None:
             continue
         tasks = OPTIONS[name].tasks
         if task in PAIR_TASKS and not set(tasks) & set(PAIR_TASKS):
-            head = ("classified by the pair classifier" if task in PAIR_CLASS_TASKS
-                    else "scored by the similarity head")
-            raise ConfigError(name, f"does not apply to {task}: a pair is {head} at the "
-                                    "two sentences' roots")
+            head = "classified by the pair classifier" if task in PAIR_CLASS_TASKS else "scored by the similarity head"
+            raise ConfigError(name, f"does not apply to {task}: a pair is {head} at the two sentences' roots")
         if set(tasks) == set(FILE_TASKS):
-            raise ConfigError(name, f"goes with --train FILE (your own files), not with the "
-                                    f"{task} task's own data")
-        raise ConfigError(name, f"applies to {' or '.join(_FILES_OF.get(t, t) for t in tasks)}"
-                                f", not to {_FILES_OF.get(task, task)}")
+            raise ConfigError(name, f"goes with --train FILE (your own files), not with the {task} task's own data")
+        raise ConfigError(
+            name, f"applies to {' or '.join(_FILES_OF.get(t, t) for t in tasks)}, not to {_FILES_OF.get(task, task)}"
+        )
 
 
 def keyword_config(model: str | None, task: str | None, options: dict) -> dict:
@@ -139,16 +151,19 @@ def keyword_config(model: str | None, task: str | None, options: dict) -> dict:
         if name not in OPTIONS:
             close = difflib.get_close_matches(name, OPTIONS, n=1)
             hint = f" (did you mean {close[0]}?)" if close else ""
-            raise ConfigError(name, f"is not a training option{hint}: the options are the "
-                                    "config keys of npcomp/configuration/options.py, the flags of "
-                                    "`npcomp train --help`")
+            raise ConfigError(
+                name,
+                f"is not a training option{hint}: the options are the "
+                "config keys of npcomp/configuration/options.py, the flags of "
+                "`npcomp train --help`",
+            )
         if OPTIONS[name].kind in LIST_KINDS and isinstance(value, (list, tuple)):
             given[name] = ",".join(str(item) for item in value)
         try:
             form(name, value)
         except OptionFormError as error:
             raise ConfigError(name, str(error).removeprefix(f"{name} ")) from None
-    given.setdefault("threads", default_threads())   # as `npcomp train`
+    given.setdefault("threads", default_threads())  # as `npcomp train`
     return build_config(read("model", model), read("task", task), given)
 
 
@@ -157,16 +172,23 @@ def _take_vector_dimension(config: dict, given: dict) -> None:
     dimension of a model whose leaves are the word vectors): a different
     one ``given`` is refused, naming its option."""
     from npcomp.data.readers.vectors import vector_dimension
+
     dim = vector_dimension(config["vectors"])
     follows = dim_follows_embedding(config)
     for option in ("embedding_dim", "dim") if follows else ("embedding_dim",):
         if option in given and given[option] != dim:
-            because = (f"{config['model']}'s leaf states are the word vectors, so its "
-                       "dimension is theirs" if option == "dim" else "they set it")
-            raise ConfigError(option, f"{given[option]}, but the vectors {config['vectors']} "
-                                      f"have dimension {dim} ({because}): leave "
-                                      f"{OPTIONS[option].flag} out, or give vectors of "
-                                      f"dimension {given[option]}")
+            because = (
+                f"{config['model']}'s leaf states are the word vectors, so its dimension is theirs"
+                if option == "dim"
+                else "they set it"
+            )
+            raise ConfigError(
+                option,
+                f"{given[option]}, but the vectors {config['vectors']} "
+                f"have dimension {dim} ({because}): leave "
+                f"{OPTIONS[option].flag} out, or give vectors of "
+                f"dimension {given[option]}",
+            )
     config["embedding_dim"] = dim
     if follows:
         config["dim"] = dim
@@ -197,6 +219,7 @@ def _vectors(given: str | None, task_default: str | None, data_dir) -> str | Non
 def _vectors_directory(data_dir) -> Path:
     """DATA_DIR/vectors, where `npcomp download` puts vector files."""
     from npcomp.data.datasets.tasks import default_data_dir
+
     return (Path(data_dir) if data_dir else default_data_dir()) / "vectors"
 
 
@@ -219,7 +242,10 @@ def _default_vectors(data_dir, name: str) -> Path:
         if (directory / file_name).is_file():
             return directory / file_name
     files = ", ".join(str(directory / file_name) for file_name in SICK_VECTOR_FILES)
-    raise MissingVectors("vectors", f"sentence pairs train on fixed {name} vectors (Tai et "
-                                    "al.'s SICK setting), but "
-                                    f"none of {files} exists: run `npcomp download glove.840B`, "
-                                    "pass --vectors FILE, or --vectors random")
+    raise MissingVectors(
+        "vectors",
+        f"sentence pairs train on fixed {name} vectors (Tai et "
+        "al.'s SICK setting), but "
+        f"none of {files} exists: run `npcomp download glove.840B`, "
+        "pass --vectors FILE, or --vectors random",
+    )

@@ -17,6 +17,7 @@ __all__ = ["readers", "text", "datasets", "downloads"]
 def __getattr__(name: str):
     if name in _HOMES:
         from importlib import import_module
+
         home = _HOMES[name]
         module = import_module(f"{__name__}.{home or name}")
         return module if home is None else getattr(module, name)

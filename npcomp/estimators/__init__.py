@@ -7,6 +7,7 @@ scikit-learn's conventions without importing it: ``NotFittedError``, a
 subclass of scikit-learn's where it is installed, is made (and scikit-learn
 imported) when first named.  ``check_estimator`` runs npcomp's estimator
 checks (``checks.py``)."""
+
 from .checks import EstimatorCheckError, check_estimator
 from .estimator import not_fitted_error
 from .model_file import EstimatorFileError
@@ -14,8 +15,15 @@ from .pair_classifier import PairClassifier
 from .pair_regressor import PairRegressor
 from .tree_classifier import TreeClassifier
 
-__all__ = ["TreeClassifier", "PairRegressor", "PairClassifier", "NotFittedError",
-           "EstimatorFileError", "check_estimator", "EstimatorCheckError"]
+__all__ = [
+    "TreeClassifier",
+    "PairRegressor",
+    "PairClassifier",
+    "NotFittedError",
+    "EstimatorFileError",
+    "check_estimator",
+    "EstimatorCheckError",
+]
 
 
 def __getattr__(name: str):

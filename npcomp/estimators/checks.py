@@ -44,6 +44,7 @@ since a warm start continues on purpose): give it small settings (``dim``,
 ``estimator.Estimator``) can be checked; one that has no default data
 (``_check_data``) is given ``X`` and ``y``.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -53,10 +54,15 @@ from pathlib import Path
 
 import numpy as np
 
-CHECKS = ("fit_twice_gives_the_same_model", "clone_then_fit_equals_fit",
-          "pickling_round_trips_predictions", "set_params_then_fit_equals_construction",
-          "predict_does_not_change_the_model", "seeds_decide_the_result",
-          "thread_count_does_not_change_the_result")
+CHECKS = (
+    "fit_twice_gives_the_same_model",
+    "clone_then_fit_equals_fit",
+    "pickling_round_trips_predictions",
+    "set_params_then_fit_equals_construction",
+    "predict_does_not_change_the_model",
+    "seeds_decide_the_result",
+    "thread_count_does_not_change_the_result",
+)
 # what a fitted estimator computes from sentences, compared byte for byte
 _OUTPUTS = ("predict", "predict_proba", "transform")
 # fitted attributes that are objects (compared through what they compute) or times
@@ -104,8 +110,7 @@ def _default_data(estimator) -> tuple:
     try:
         return data()
     except (TypeError, NotImplementedError):
-        raise TypeError(f"{type(estimator).__name__} has no default data to check it on: give "
-                        "X and y") from None
+        raise TypeError(f"{type(estimator).__name__} has no default data to check it on: give X and y") from None
 
 
 def _construct(estimator, params: dict):
@@ -121,6 +126,7 @@ def _seed(estimator, params: dict) -> int:
 # what is compared
 # --------------------------------------------------------------------------
 
+
 def _array(value) -> tuple:
     """An output as something ``==`` compares byte for byte (NaN equal to itself)."""
     value = np.asarray(value)
@@ -131,15 +137,20 @@ def _array(value) -> tuple:
 
 def _snapshot(estimator, X) -> dict:
     """What "the same model" compares (module docstring)."""
-    fitted = {name: _array(value) for name, value in vars(estimator).items()
-              if name.endswith("_") and not name.startswith("_") and name not in _OBJECTS}
+    fitted = {
+        name: _array(value)
+        for name, value in vars(estimator).items()
+        if name.endswith("_") and not name.startswith("_") and name not in _OBJECTS
+    }
     config = {key: value for key, value in estimator.config_.items() if key != "threads"}
-    return {"parameters": _array(estimator.params_.flat),
-            "vocabulary": tuple(estimator.vocabulary_.words),
-            "fitted attributes": fitted, "configuration": config,
-            "training losses": [epoch["train_loss"] for epoch in estimator.metrics_["epochs"]],
-            **{f"{method}(X)": _array(getattr(estimator, method)(X))
-               for method in _OUTPUTS if hasattr(estimator, method)}}
+    return {
+        "parameters": _array(estimator.params_.flat),
+        "vocabulary": tuple(estimator.vocabulary_.words),
+        "fitted attributes": fitted,
+        "configuration": config,
+        "training losses": [epoch["train_loss"] for epoch in estimator.metrics_["epochs"]],
+        **{f"{method}(X)": _array(getattr(estimator, method)(X)) for method in _OUTPUTS if hasattr(estimator, method)},
+    }
 
 
 def _require_same(check: str, first: dict, second: dict, what: str) -> None:
@@ -152,20 +163,20 @@ def _require_same(check: str, first: dict, second: dict, what: str) -> None:
 # the checks
 # --------------------------------------------------------------------------
 
+
 def _fit_twice(check, estimator, params, fitted, base, X, y) -> None:
-    again = pickle.loads(pickle.dumps(fitted))   # the fitted estimator, fitted once more
+    again = pickle.loads(pickle.dumps(fitted))  # the fitted estimator, fitted once more
     _require_same(check, base, _snapshot(again.fit(X, y), X), "one estimator fitted twice")
 
 
 def _clone(check, estimator, params, fitted, base, X, y) -> None:
     twin = _construct(estimator, estimator.get_params()).set_params(warm_start=False)
     if twin.get_params() != params:
-        raise EstimatorCheckError(check, "the constructor given get_params() makes an "
-                                         "estimator of other parameters")
-    _require_same(check, base, _snapshot(twin.fit(X, y), X), "a clone (the constructor "
-                                                              "given get_params())")
+        raise EstimatorCheckError(check, "the constructor given get_params() makes an estimator of other parameters")
+    _require_same(check, base, _snapshot(twin.fit(X, y), X), "a clone (the constructor given get_params())")
     if importlib.util.find_spec("sklearn") is not None:
         from sklearn.base import clone
+
         twin = clone(estimator).set_params(warm_start=False)
         _require_same(check, base, _snapshot(twin.fit(X, y), X), "sklearn.base.clone's clone")
 
@@ -186,9 +197,12 @@ def _set_params(check, estimator, params, fitted, base, X, y) -> None:
     if changed.get_params() != dict(params, seed=seed):
         raise EstimatorCheckError(check, "set_params(seed=...) changed other parameters")
     constructed = _construct(estimator, dict(params, seed=seed))
-    _require_same(check, _snapshot(constructed.fit(X, y), X),
-                  _snapshot(changed.fit(X, y), X), "set_params(seed=...) then fit against "
-                                                   "the constructor given the seed")
+    _require_same(
+        check,
+        _snapshot(constructed.fit(X, y), X),
+        _snapshot(changed.fit(X, y), X),
+        "set_params(seed=...) then fit against the constructor given the seed",
+    )
 
 
 def _predict(check, estimator, params, fitted, base, X, y) -> None:
@@ -200,8 +214,7 @@ def _predict(check, estimator, params, fitted, base, X, y) -> None:
             getattr(fitted, method)(X, y) if method == "score" else getattr(fitted, method)(X)
     _require_same(check, base, _snapshot(fitted, X), "the model after predicting")
     if fitted.get_params() != parameters or sorted(vars(fitted)) != attributes:
-        raise EstimatorCheckError(check, "predicting changed the estimator's parameters or "
-                                         "attributes")
+        raise EstimatorCheckError(check, "predicting changed the estimator's parameters or attributes")
     if pickle.dumps(fitted) != state:
         raise EstimatorCheckError(check, "predicting changed the estimator's pickled state")
 
@@ -210,8 +223,9 @@ def _seeds(check, estimator, params, fitted, base, X, y) -> None:
     seed = _seed(estimator, params) + 1
     other = _snapshot(_construct(estimator, dict(params, seed=seed)).fit(X, y), X)
     if other["parameters"] == base["parameters"]:
-        raise EstimatorCheckError(check, f"seeds {seed - 1} and {seed} fit the same parameters: "
-                                         "the seed does not decide the result")
+        raise EstimatorCheckError(
+            check, f"seeds {seed - 1} and {seed} fit the same parameters: the seed does not decide the result"
+        )
 
 
 def _threads(check, estimator, params, fitted, base, X, y) -> None:
@@ -220,5 +234,4 @@ def _threads(check, estimator, params, fitted, base, X, y) -> None:
     _require_same(check, one, two, "threads=1 against threads=2")
 
 
-_RUNNERS = dict(zip(CHECKS, (_fit_twice, _clone, _pickling, _set_params, _predict, _seeds,
-                             _threads)))
+_RUNNERS = dict(zip(CHECKS, (_fit_twice, _clone, _pickling, _set_params, _predict, _seeds, _threads)))

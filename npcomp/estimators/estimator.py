@@ -23,6 +23,7 @@ Every method that computes (``fit``, ``predict``, ``score``, ``transform``,
 caller's thread limits back after (``training/thread_pools.py``): the
 numbers and the speed of the command line from any script.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -62,12 +63,15 @@ def not_fitted_error() -> type:
         if importlib.util.find_spec("sklearn") is not None:
             try:
                 from sklearn.exceptions import NotFittedError as sklearns
-                bases = (sklearns,)   # itself a ValueError and an AttributeError
-            except ImportError:   # a broken installation: npcomp's own then
+
+                bases = (sklearns,)  # itself a ValueError and an AttributeError
+            except ImportError:  # a broken installation: npcomp's own then
                 pass
-        _NOT_FITTED = type("NotFittedError", bases, {
-            "__doc__": "An estimator asked for what only fitting (or ``load``) gives it.",
-            "__module__": __name__})
+        _NOT_FITTED = type(
+            "NotFittedError",
+            bases,
+            {"__doc__": "An estimator asked for what only fitting (or ``load``) gives it.", "__module__": __name__},
+        )
     return _NOT_FITTED
 
 
@@ -83,14 +87,25 @@ def __getattr__(name: str):
 # options of the table no estimator takes: the bag-of-words run `npcomp train`
 # trains beside, what only a built-in task's files have, and a user's files
 # (an estimator's data come to fit)
-_NOT_TAKEN = ("model", "task", "baseline", "parses_dir", "neutral",
-              "train", "dev", "test", "classes", "folds", "fold", "data_seed")
+_NOT_TAKEN = (
+    "model",
+    "task",
+    "baseline",
+    "parses_dir",
+    "neutral",
+    "train",
+    "dev",
+    "test",
+    "classes",
+    "folds",
+    "fold",
+    "data_seed",
+)
 # options that say where a run runs, not what it trains: from_paper leaves them unset
 _WHERE_IT_RUNS = tuple(name for name, option in OPTIONS.items() if option.where_it_runs)
 # the methods that compute: each runs on the thread pools `npcomp train` runs
 # on, whatever the caller's process has (thread_pools.py), a subclass's own too
-_COMPUTING = ("fit", "predict", "predict_proba", "score", "evaluate", "transform",
-              "sentence_vectors")
+_COMPUTING = ("fit", "predict", "predict_proba", "score", "evaluate", "transform", "sentence_vectors")
 
 
 def _silent(*_args) -> None:
@@ -113,8 +128,7 @@ class Estimator:
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        options = {name: None for name in OPTIONS
-                   if name not in _NOT_TAKEN + cls.LEFT_OUT + tuple(cls.OWN)}
+        options = {name: None for name in OPTIONS if name not in _NOT_TAKEN + cls.LEFT_OUT + tuple(cls.OWN)}
         cls._PARAMETERS = {"model": cls.MODEL, **cls.OWN, **options}
         cls.__init__ = _initialiser(cls._PARAMETERS)
         for name in _COMPUTING:
@@ -124,8 +138,7 @@ class Estimator:
     @classmethod
     def _options(cls) -> list:
         """The training options the estimator takes, in the table's order."""
-        return [name for name in cls._PARAMETERS
-                if name in OPTIONS and name not in _NOT_TAKEN and name not in cls.OWN]
+        return [name for name in cls._PARAMETERS if name in OPTIONS and name not in _NOT_TAKEN and name not in cls.OWN]
 
     # ------------------------------------------------------------------
     # parameters, as scikit-learn reads them
@@ -139,26 +152,34 @@ class Estimator:
         """Set parameters by name; returns the estimator."""
         for name, value in params.items():
             if name not in self._PARAMETERS:
-                raise ValueError(f"Invalid parameter {name!r} for estimator {self!r}. Valid "
-                                 f"parameters are: {sorted(self._PARAMETERS)!r}.")
+                raise ValueError(
+                    f"Invalid parameter {name!r} for estimator {self!r}. Valid "
+                    f"parameters are: {sorted(self._PARAMETERS)!r}."
+                )
             setattr(self, name, value)
         return self
 
     def __repr__(self) -> str:
-        given = [f"{name}={value!r}" for name, value in self.get_params().items()
-                 if value is not self._PARAMETERS[name] and value != self._PARAMETERS[name]]
+        given = [
+            f"{name}={value!r}"
+            for name, value in self.get_params().items()
+            if value is not self._PARAMETERS[name] and value != self._PARAMETERS[name]
+        ]
         return f"{type(self).__name__}({', '.join(given)})"
 
     def __sklearn_tags__(self):
         """What scikit-learn asks of an estimator (it is loaded when it asks)."""
-        from sklearn.utils import (ClassifierTags, InputTags, RegressorTags, Tags, TargetTags,
-                                   TransformerTags)
+        from sklearn.utils import ClassifierTags, InputTags, RegressorTags, Tags, TargetTags, TransformerTags
+
         classifier = self._estimator_type == "classifier"
-        return Tags(estimator_type=self._estimator_type, target_tags=TargetTags(required=False),
-                    transformer_tags=TransformerTags(),
-                    classifier_tags=ClassifierTags() if classifier else None,
-                    regressor_tags=None if classifier else RegressorTags(),
-                    input_tags=InputTags(two_d_array=False, string=True))
+        return Tags(
+            estimator_type=self._estimator_type,
+            target_tags=TargetTags(required=False),
+            transformer_tags=TransformerTags(),
+            classifier_tags=ClassifierTags() if classifier else None,
+            regressor_tags=None if classifier else RegressorTags(),
+            input_tags=InputTags(two_d_array=False, string=True),
+        )
 
     @classmethod
     def _check_data(cls) -> tuple:
@@ -171,8 +192,7 @@ class Estimator:
 
     def __getstate__(self) -> dict:
         """Pickled without the sentence reader it keeps (a parser, made again on need)."""
-        return {name: value for name, value in vars(self).items()
-                if name not in ("_trees", "_trees_key")}
+        return {name: value for name, value in vars(self).items() if name not in ("_trees", "_trees_key")}
 
     @classmethod
     def from_paper(cls, model: str, task: str | None = None, **overrides):
@@ -184,13 +204,14 @@ class Estimator:
         task = cls._checked_task(task or cls.TASKS[0])
         unknown = [name for name in overrides if name not in cls._PARAMETERS or name == "model"]
         if unknown:
-            raise TypeError(f"{cls.__name__}.from_paper() got an unexpected keyword argument "
-                            f"{unknown[0]!r}")
+            raise TypeError(f"{cls.__name__}.from_paper() got an unexpected keyword argument {unknown[0]!r}")
         options = {name: value for name, value in overrides.items() if name in OPTIONS}
         config = keyword_config(model, task, dict(options, baseline=False))
-        params = {name: tuple(config[name]) if isinstance(config[name], list) else config[name]
-                  for name in cls._options()
-                  if config.get(name) is not None and name not in _WHERE_IT_RUNS}
+        params = {
+            name: tuple(config[name]) if isinstance(config[name], list) else config[name]
+            for name in cls._options()
+            if config.get(name) is not None and name not in _WHERE_IT_RUNS
+        }
         # no vectors: none by default, or "random" given in place of the task's default
         params["vectors"] = config["vectors"] or overrides.get("vectors")
         params.update(overrides)
@@ -201,16 +222,20 @@ class Estimator:
     @classmethod
     def _checked_task(cls, task: str) -> str:
         if task not in cls.TASKS:
-            raise ConfigError("task", f"{cls.__name__} takes the paper setting of "
-                                      f"{' or '.join(cls.TASKS)}, not {task!r}")
+            raise ConfigError(
+                "task", f"{cls.__name__} takes the paper setting of {' or '.join(cls.TASKS)}, not {task!r}"
+            )
         return task
 
     def training_config(self) -> dict:
         """The configuration ``fit`` trains with: ``npcomp.config`` of the
         model, the task and the options given (not None); ConfigError names
         an option at fault."""
-        options = {name: list(value) if isinstance(value, tuple) else value
-                   for name in self._options() if (value := getattr(self, name)) is not None}
+        options = {
+            name: list(value) if isinstance(value, tuple) else value
+            for name in self._options()
+            if (value := getattr(self, name)) is not None
+        }
         task = self._checked_task(getattr(self, "task", None) or self.TASKS[0])
         # no bag-of-words run beside (the command line's): the configuration says so
         return keyword_config(self.model, task, dict(options, baseline=False))
@@ -226,8 +251,13 @@ class Estimator:
         check_input(given)
         key = (structure, self.tree, given)
         if getattr(self, "_trees_key", None) != key:
-            self._trees = TextTrees(structure, self.tree, keep_given=True, input=given,
-                                    warn=lambda message: warnings.warn(message, stacklevel=4))
+            self._trees = TextTrees(
+                structure,
+                self.tree,
+                keep_given=True,
+                input=given,
+                warn=lambda message: warnings.warn(message, stacklevel=4),
+            )
             self._trees_key = key
         self._trees.class_names = class_names
         return self._trees
@@ -244,18 +274,26 @@ class Estimator:
         warm = bool(self.warm_start) and hasattr(self, "run_")
         run = self.run_ if warm else RunInMemory()
         try:
-            metrics = train(config, run, resume=warm, progress=bool(self.verbose),
-                            echo=print if self.verbose else _silent, data=task,
-                            callbacks=tuple(self.callbacks or ()))
+            metrics = train(
+                config,
+                run,
+                resume=warm,
+                progress=bool(self.verbose),
+                echo=print if self.verbose else _silent,
+                data=task,
+                callbacks=tuple(self.callbacks or ()),
+            )
         except ConfigError as error:
             if not warm:
                 raise
-            if error.option == "data_dir":   # check_same_data: other examples
-                raise ConfigError("warm_start", "continues training on the examples it was "
-                                                "fitted on (X, y, dev and test the same); fit "
-                                                "without warm_start for others") from None
-            raise ConfigError("warm_start", f"continues the fitted run with its own settings: "
-                                            f"{error}") from None
+            if error.option == "data_dir":  # check_same_data: other examples
+                raise ConfigError(
+                    "warm_start",
+                    "continues training on the examples it was "
+                    "fitted on (X, y, dev and test the same); fit "
+                    "without warm_start for others",
+                ) from None
+            raise ConfigError("warm_start", f"continues the fitted run with its own settings: {error}") from None
         self._take(run, json.loads(json.dumps(metrics)))
 
     def _take(self, run: RunInMemory, metrics: dict) -> None:
@@ -270,8 +308,9 @@ class Estimator:
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "run_"):
-            raise not_fitted_error()(f"this {type(self).__name__} is not fitted yet: call fit, "
-                                     f"or {type(self).__name__}.load a saved one")
+            raise not_fitted_error()(
+                f"this {type(self).__name__} is not fitted yet: call fit, or {type(self).__name__}.load a saved one"
+            )
 
     def _read_sentences(self, X, what: str = "X", as_read: bool = True) -> list:
         """The trees of the sentences ``X``; ``as_read``: as the run reads
@@ -325,8 +364,11 @@ class Estimator:
         state), the vocabulary, what fitting found (``classes_``) and the
         configuration (``model_file.py``).  The callbacks are code: not saved."""
         self._check_fitted()
-        params = {name: list(value) if isinstance(value, tuple) else value
-                  for name, value in self.get_params().items() if name != "callbacks"}
+        params = {
+            name: list(value) if isinstance(value, tuple) else value
+            for name, value in self.get_params().items()
+            if name != "callbacks"
+        }
         record = {"class": type(self).__name__, "params": params, **self._fitted_record()}
         write_estimator(path, record, self.run_, self.metrics_)
 
@@ -336,20 +378,23 @@ class Estimator:
         each other (``model_file.EstimatorFileError`` names the file and
         what disagrees)."""
         record, run, metrics = read_estimator(path, cls.__name__)
-        params = {name: tuple(value) if isinstance(value, list) else value
-                  for name, value in record["params"].items() if name in cls._PARAMETERS}
+        params = {
+            name: tuple(value) if isinstance(value, list) else value
+            for name, value in record["params"].items()
+            if name in cls._PARAMETERS
+        }
         try:
             _check_params(params, run)
         except (ConfigError, TypeError, ValueError) as error:
-            raise EstimatorFileError(f"a damaged estimator file: its parameters do not make "
-                                     f"an estimator ({error})", path) from None
+            raise EstimatorFileError(
+                f"a damaged estimator file: its parameters do not make an estimator ({error})", path
+            ) from None
         estimator = cls(**params)
         estimator._take(run, metrics)
         try:
             estimator._take_record(record)
         except KeyError as error:
-            raise EstimatorFileError(f"a damaged estimator file: its estimator entry lacks "
-                                     f"{error}", path) from None
+            raise EstimatorFileError(f"a damaged estimator file: its estimator entry lacks {error}", path) from None
         except (TypeError, ValueError) as error:
             raise EstimatorFileError(f"a damaged estimator file: {error}", path) from None
         return estimator
@@ -376,8 +421,7 @@ def _initialiser(parameters: dict):
     def __init__(self, model=model_default, **given):
         unknown = [name for name in given if name not in parameters]
         if unknown:
-            raise TypeError(f"{type(self).__name__}() got an unexpected keyword argument "
-                            f"{unknown[0]!r}")
+            raise TypeError(f"{type(self).__name__}() got an unexpected keyword argument {unknown[0]!r}")
         self.model = model
         for name, default in parameters.items():
             if name != "model":
@@ -385,8 +429,7 @@ def _initialiser(parameters: dict):
 
     kind = inspect.Parameter
     __init__.__signature__ = inspect.Signature(
-        [kind("self", kind.POSITIONAL_OR_KEYWORD),
-         kind("model", kind.POSITIONAL_OR_KEYWORD, default=model_default)]
-        + [kind(name, kind.KEYWORD_ONLY, default=default)
-           for name, default in parameters.items() if name != "model"])
+        [kind("self", kind.POSITIONAL_OR_KEYWORD), kind("model", kind.POSITIONAL_OR_KEYWORD, default=model_default)]
+        + [kind(name, kind.KEYWORD_ONLY, default=default) for name, default in parameters.items() if name != "model"]
+    )
     return __init__

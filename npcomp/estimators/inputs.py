@@ -28,6 +28,7 @@ Labels are class numbers, indices into the estimator's ``classes_``: a
 tree's own labels (its root's the sentence's class, its phrases' where it
 has them), or the root's class from ``y``.
 """
+
 from __future__ import annotations
 
 import numbers
@@ -45,8 +46,7 @@ from npcomp.data.text.text_trees import TextTrees, read_as_text
 def as_sequence(X, what: str) -> list:
     """``X`` as a list; a lone string or Tree is refused (one sentence is ``[text]``)."""
     if isinstance(X, (str, bytes, Tree)) or not isinstance(X, (Sequence, np.ndarray)):
-        raise TypeError(f"{what} must be a sequence of sentences (a list), not a "
-                        f"{type(X).__name__}")
+        raise TypeError(f"{what} must be a sequence of sentences (a list), not a {type(X).__name__}")
     return list(X)
 
 
@@ -68,14 +68,15 @@ def sentence_trees(X, text_trees: TextTrees, what: str = "X", names: list | None
             except DataError as error:
                 raise DataError(error.reason, names[index]) from None
         else:
-            raise TypeError(f"{names[index]} is a {type(item).__name__}: a sentence is a Tree, "
-                            "a bracketed tree or plain text (str)")
+            raise TypeError(
+                f"{names[index]} is a {type(item).__name__}: a sentence is a Tree, a bracketed tree or plain text (str)"
+            )
     warning = read_as_text(plans, names, "input='text'")
     if warning is not None and text_trees.warn is not None:
         text_trees.warn(warning)
     trees = text_trees.build(plans)
     for index, (item, tree) in enumerate(zip(items, trees)):
-        if isinstance(item, str):   # a tree made here from text: named by its place
+        if isinstance(item, str):  # a tree made here from text: named by its place
             tree.source = names[index]
     return trees
 
@@ -92,24 +93,23 @@ def pair_trees(X, text_trees: TextTrees, what: str = "X") -> tuple:
             left.append(item.tree_a)
             right.append(item.tree_b)
             scores.append(item.score)
-        elif isinstance(item, (Sequence, np.ndarray)) and not isinstance(item, str) \
-                and len(item) == 2:
+        elif isinstance(item, (Sequence, np.ndarray)) and not isinstance(item, str) and len(item) == 2:
             left.append(item[0])
             right.append(item[1])
             scores.append(None)
         else:
-            raise TypeError(f"{what}[{index}] is not a sentence pair: a pair is a SickPair or "
-                            "two sentences (a, b)")
-    return (sentence_trees(left, text_trees, what, [f"{what}[{i}][0]" for i in range(len(left))]),
-            sentence_trees(right, text_trees, what, [f"{what}[{i}][1]" for i in range(len(right))]),
-            scores)
+            raise TypeError(f"{what}[{index}] is not a sentence pair: a pair is a SickPair or two sentences (a, b)")
+    return (
+        sentence_trees(left, text_trees, what, [f"{what}[{i}][0]" for i in range(len(left))]),
+        sentence_trees(right, text_trees, what, [f"{what}[{i}][1]" for i in range(len(right))]),
+        scores,
+    )
 
 
 def largest_label(trees: list, what: str = "X") -> int:
     """The largest class number of ``trees`` (-1: none labelled); DataError
     naming the tree of one past ``MAX_CLASSES``."""
-    largest = max(range(len(trees)), key=lambda index: int(trees[index].label.max()),
-                  default=None)
+    largest = max(range(len(trees)), key=lambda index: int(trees[index].label.max()), default=None)
     if largest is None:
         return UNLABELLED
     number = int(trees[largest].label.max())
@@ -123,12 +123,12 @@ def check_labels(trees: list, n_classes: int, what: str, roots: bool = True) -> 
     for index, tree in enumerate(trees):
         where = _named(tree, what, index)
         if roots and tree.root_label == UNLABELLED:
-            raise DataError("no class at its root: give the sentences' classes (y), or "
-                            "trees labelled at their roots", *where)
+            raise DataError(
+                "no class at its root: give the sentences' classes (y), or trees labelled at their roots", *where
+            )
         bad = tree.label >= n_classes
         if bad.any():
-            raise DataError(f"label {int(tree.label[np.argmax(bad)])} is not a class number "
-                            f"0..{n_classes - 1}", *where)
+            raise DataError(f"label {int(tree.label[np.argmax(bad)])} is not a class number 0..{n_classes - 1}", *where)
 
 
 def classes_of(y, what: str = "y") -> np.ndarray:
@@ -142,23 +142,28 @@ def classes_of(y, what: str = "y") -> np.ndarray:
     kinds = [_kind(label) for label in labels]
     for index, (label, kind) in enumerate(zip(labels, kinds)):
         if kind is None:
-            raise ValueError(f"{what}[{index}] is {label!r}, not a class label: labels are "
-                             "all whole numbers or all strings")
+            raise ValueError(
+                f"{what}[{index}] is {label!r}, not a class label: labels are all whole numbers or all strings"
+            )
         if kind != kinds[0]:
-            raise ValueError(f"{what}[{index}] is {label!r}, {kind}, but {what}[0] is "
-                             f"{kinds[0]}: labels are all whole numbers or all strings")
+            raise ValueError(
+                f"{what}[{index}] is {label!r}, {kind}, but {what}[0] is "
+                f"{kinds[0]}: labels are all whole numbers or all strings"
+            )
     classes = np.unique(np.asarray(labels))
     if len(classes) < 2:
-        raise ValueError(f"every label of {what} is {classes[0].item()!r}: a classifier needs "
-                         "examples of two classes or more")
+        raise ValueError(
+            f"every label of {what} is {classes[0].item()!r}: a classifier needs examples of two classes or more"
+        )
     if len(classes) > MAX_CLASSES:
-        raise ValueError(f"{what} holds {len(classes)} classes: npcomp takes at most "
-                         f"{MAX_CLASSES} (are these the labels?)")
+        raise ValueError(
+            f"{what} holds {len(classes)} classes: npcomp takes at most {MAX_CLASSES} (are these the labels?)"
+        )
     return classes
 
 
 def _kind(label) -> str | None:
-    """"a string", "a whole number" (NumPy's too), or None for anything else
+    """ "a string", "a whole number" (NumPy's too), or None for anything else
     (a float, nan, None, a bool)."""
     if isinstance(label, str):
         return "a string"
@@ -177,14 +182,14 @@ def class_numbers(y, classes: np.ndarray, n: int, what: str = "y") -> np.ndarray
     found = []
     for index, label in enumerate(np.asarray(labels).tolist()):
         if label not in numbers:
-            raise ValueError(f"{what}[{index}] is {label!r}, not one of the classes "
-                             f"{classes.tolist()} the estimator was fitted on")
+            raise ValueError(
+                f"{what}[{index}] is {label!r}, not one of the classes {classes.tolist()} the estimator was fitted on"
+            )
         found.append(numbers[label])
     return np.array(found, dtype=np.int32)
 
 
-def with_root_classes(trees: list, numbers: np.ndarray, classes: np.ndarray,
-                      what: str) -> list:
+def with_root_classes(trees: list, numbers: np.ndarray, classes: np.ndarray, what: str) -> list:
     """``trees`` labelled at their roots with the class ``numbers`` given
     (``y``'s); their phrase labels kept where the classes are the numbers
     0..C-1 they mean, refused otherwise."""
@@ -194,14 +199,19 @@ def with_root_classes(trees: list, numbers: np.ndarray, classes: np.ndarray,
         where = _named(tree, what, index)
         root = tree.root_label
         if root != UNLABELLED and root != number:
-            raise DataError(f"the tree's root is labelled {root}, but y gives class {number} "
-                            f"({classes[number]!r}): leave the root's label to y, or make them "
-                            "agree", *where)
+            raise DataError(
+                f"the tree's root is labelled {root}, but y gives class {number} "
+                f"({classes[number]!r}): leave the root's label to y, or make them "
+                "agree",
+                *where,
+            )
         if not numbered and (tree.label[:-1] >= 0).any():
-            raise DataError("the tree is labelled at its phrases with class numbers, but y "
-                            f"names the classes {classes.tolist()}: give y=None to train on "
-                            "the trees' own labels, or trees labelled at their roots alone",
-                            *where)
+            raise DataError(
+                "the tree is labelled at its phrases with class numbers, but y "
+                f"names the classes {classes.tolist()}: give y=None to train on "
+                "the trees' own labels, or trees labelled at their roots alone",
+                *where,
+            )
         label = tree.label.copy()
         label[tree.root] = number
         labelled.append(tree.with_labels(label))
@@ -216,12 +226,16 @@ def _named(tree: Tree, what: str, index: int) -> tuple:
 def pair_classes(X) -> list:
     """Each pair's own class number: a ``SickPair``'s ``label`` (None where it
     is -1, or for two sentences ``(a, b)``)."""
-    return [int(item.label) if isinstance(item, SickPair) and item.label >= 0 else None
-            for item in X]
+    return [int(item.label) if isinstance(item, SickPair) and item.label >= 0 else None for item in X]
 
 
 def is_x_and_y(given) -> bool:
     """Whether a dev or test split of pairs is given as ``(pairs, targets)``
     rather than as pairs (SickPairs, or two sentences each)."""
-    return (isinstance(given, tuple) and len(given) == 2 and not isinstance(given[0], SickPair)
-            and len(given[0]) > 0 and not isinstance(given[0][0], (str, Tree)))
+    return (
+        isinstance(given, tuple)
+        and len(given) == 2
+        and not isinstance(given[0], SickPair)
+        and len(given[0]) > 0
+        and not isinstance(given[0][0], (str, Tree))
+    )

@@ -30,6 +30,7 @@ training state against the parameters and the configuration's optimiser,
 the configuration against the digest recorded when it trained, the
 estimator's class and model against the configuration's.
 """
+
 from __future__ import annotations
 
 import json
@@ -49,8 +50,17 @@ from npcomp.runfiles.run_in_memory import RunInMemory
 from npcomp.runfiles.rundir import write_atomically
 
 FORMAT = "npcomp estimator 1"
-_REQUIRED = ("format", "estimator", "config", "vocab", "metrics", "state.params", "state.rng",
-             "state.metrics", "state.fingerprints")
+_REQUIRED = (
+    "format",
+    "estimator",
+    "config",
+    "vocab",
+    "metrics",
+    "state.params",
+    "state.rng",
+    "state.metrics",
+    "state.fingerprints",
+)
 # the keys of a checkpoint the file keeps once, at its top level
 _SHARED = ("config", "vocab")
 
@@ -64,18 +74,21 @@ def write_estimator(path: str | Path, record: dict, run: RunInMemory, metrics: d
     """The file of an estimator whose run is ``run`` (``record``: the
     ``estimator`` entry)."""
     model, state = run.files["model.npz"], run.files["checkpoint.npz"]
-    arrays = {"format": np.array(FORMAT),
-              "estimator": np.array(json.dumps(record, default=_plain)),
-              # the latest configuration: a continued run may have taken more epochs since
-              # its best model was saved, nothing that changes the model
-              "config": state["config"], "vocab": state["vocab"],
-              "metrics": np.array(json.dumps(metrics))}
+    arrays = {
+        "format": np.array(FORMAT),
+        "estimator": np.array(json.dumps(record, default=_plain)),
+        # the latest configuration: a continued run may have taken more epochs since
+        # its best model was saved, nothing that changes the model
+        "config": state["config"],
+        "vocab": state["vocab"],
+        "metrics": np.array(json.dumps(metrics)),
+    }
     arrays.update((key, value) for key, value in model.items() if key.startswith("param."))
     arrays.update((f"state.{key}", value) for key, value in state.items() if key not in _SHARED)
     path = Path(path)
     try:
         write_atomically(path, lambda handle: np.savez(handle, **arrays))
-    except Exception as error:   # RunFileError: the message names the path
+    except Exception as error:  # RunFileError: the message names the path
         raise EstimatorFileError(str(error).removeprefix(f"{path}: "), path) from None
 
 
@@ -91,17 +104,18 @@ def read_estimator(path: str | Path, kind: str) -> tuple:
     name): the run in memory holds its model.npz and checkpoint.npz again."""
     path = Path(path)
     arrays = _read_archive(path)
-    record, config, metrics = (_json_object(arrays, key, path) for key in ("estimator", "config",
-                                                                              "metrics"))
+    record, config, metrics = (_json_object(arrays, key, path) for key in ("estimator", "config", "metrics"))
     _check_record(path, record, kind)
     try:
         config = with_defaults(config)
     except (KeyError, TypeError, ValueError) as error:
-        raise EstimatorFileError(f"its configuration does not make a model ({error})",
-                                 path) from None
+        raise EstimatorFileError(f"its configuration does not make a model ({error})", path) from None
     if record["params"].get("model") != config.get("model"):
-        raise EstimatorFileError(f"the estimator's model is {record['params'].get('model')!r} "
-                                 f"but its configuration's is {config.get('model')!r}", path)
+        raise EstimatorFileError(
+            f"the estimator's model is {record['params'].get('model')!r} "
+            f"but its configuration's is {config.get('model')!r}",
+            path,
+        )
     try:
         vocab = Vocabulary.from_list([str(word) for word in arrays["vocab"]])
     except DataError as error:
@@ -110,19 +124,21 @@ def read_estimator(path: str | Path, kind: str) -> tuple:
         check(config)
         model = build_model(config, vocab, int(record["n_classes"]))
     except (ConfigError, DataError, KeyError, TypeError, ValueError) as error:
-        raise EstimatorFileError(f"its configuration does not make a model ({error})",
-                                 path) from None
+        raise EstimatorFileError(f"its configuration does not make a model ({error})", path) from None
     _check_parameters(path, arrays, model, config, record, len(vocab))
     _check_state(path, arrays, model, config)
     run = RunInMemory()
-    run.files["model.npz"] = {"config": arrays["config"], "vocab": arrays["vocab"],
-                              "n_classes": np.array(int(record["n_classes"])),
-                              **{key: value for key, value in arrays.items()
-                                 if key.startswith("param.")}}
+    run.files["model.npz"] = {
+        "config": arrays["config"],
+        "vocab": arrays["vocab"],
+        "n_classes": np.array(int(record["n_classes"])),
+        **{key: value for key, value in arrays.items() if key.startswith("param.")},
+    }
     run.files["checkpoint.npz"] = {
-        "config": arrays["config"], "vocab": arrays["vocab"],
-        **{key.removeprefix("state."): value for key, value in arrays.items()
-           if key.startswith("state.")}}
+        "config": arrays["config"],
+        "vocab": arrays["vocab"],
+        **{key.removeprefix("state."): value for key, value in arrays.items() if key.startswith("state.")},
+    }
     run.files["metrics.json"] = json.dumps(metrics)
     return record, run, metrics
 
@@ -133,32 +149,44 @@ def _read_archive(path: Path) -> dict:
     try:
         with np.load(path, allow_pickle=False) as archive:
             arrays = {key: archive[key] for key in archive.files}
-    except (zipfile.BadZipFile, EOFError, ValueError, OSError, KeyError,
-            AttributeError) as error:
-        raise EstimatorFileError(f"not a saved estimator, nor any NumPy archive "
-                                 f"({type(error).__name__}: {error})", path) from None
+    except (zipfile.BadZipFile, EOFError, ValueError, OSError, KeyError, AttributeError) as error:
+        raise EstimatorFileError(
+            f"not a saved estimator, nor any NumPy archive ({type(error).__name__}: {error})", path
+        ) from None
     if "format" not in arrays:
-        raise EstimatorFileError("not a saved estimator (save(path) writes one): it has no "
-                                 f"format entry {FORMAT!r}", path)
+        raise EstimatorFileError(
+            f"not a saved estimator (save(path) writes one): it has no format entry {FORMAT!r}", path
+        )
     found = str(arrays["format"])
     if found != FORMAT:
         if found.startswith(FORMAT.rpartition(" ")[0]):
-            raise EstimatorFileError(f"saved in the format {found!r}, and this npcomp reads "
-                                     f"{FORMAT!r} only: load it with the npcomp version that "
-                                     "saved it (and fit again here)", path)
-        raise EstimatorFileError(f"not a saved estimator (save(path) writes one): its format "
-                                 f"entry is {found[:60]!r}, not {FORMAT!r}", path)
+            raise EstimatorFileError(
+                f"saved in the format {found!r}, and this npcomp reads "
+                f"{FORMAT!r} only: load it with the npcomp version that "
+                "saved it (and fit again here)",
+                path,
+            )
+        raise EstimatorFileError(
+            f"not a saved estimator (save(path) writes one): its format entry is {found[:60]!r}, not {FORMAT!r}", path
+        )
     missing = [key for key in _REQUIRED if key not in arrays]
     if missing:
-        raise EstimatorFileError(f"a damaged estimator file: it lacks {', '.join(missing)}",
-                                 path)
+        raise EstimatorFileError(f"a damaged estimator file: it lacks {', '.join(missing)}", path)
     _check_kinds(path, arrays)
     return arrays
 
 
 # the entries that are one text each (JSON but the format), and the rest by kind
-_TEXTS = ("format", "estimator", "config", "metrics", "state.rng", "state.metrics",
-          "state.fingerprints", "state.epoch_state")
+_TEXTS = (
+    "format",
+    "estimator",
+    "config",
+    "metrics",
+    "state.rng",
+    "state.metrics",
+    "state.fingerprints",
+    "state.epoch_state",
+)
 _NUMBERS = ("param.", "state.params", "state.optimizer.")
 
 
@@ -181,31 +209,34 @@ def _check_kinds(path: Path, arrays: dict) -> None:
         else:
             continue
         if wrong:
-            raise EstimatorFileError(f"a damaged estimator file: its {key} entry is not "
-                                     f"{kind} (it holds {array.dtype} of shape {array.shape})",
-                                     path)
+            raise EstimatorFileError(
+                f"a damaged estimator file: its {key} entry is not "
+                f"{kind} (it holds {array.dtype} of shape {array.shape})",
+                path,
+            )
 
 
 def _json(arrays: dict, key: str, path: Path):
     try:
         return json.loads(str(arrays[key]))
     except (json.JSONDecodeError, RecursionError) as error:
-        raise EstimatorFileError(f"a damaged estimator file: its {key} is not JSON "
-                                 f"({error})", path) from None
+        raise EstimatorFileError(f"a damaged estimator file: its {key} is not JSON ({error})", path) from None
 
 
 def _json_object(arrays: dict, key: str, path: Path) -> dict:
     """The JSON object of entry ``key`` (the estimator, config and metrics entries are objects)."""
     value = _json(arrays, key, path)
     if not isinstance(value, dict):
-        raise EstimatorFileError(f"a damaged estimator file: its {key} entry is a JSON "
-                                 f"{_json_kind(value)}, not an object", path)
+        raise EstimatorFileError(
+            f"a damaged estimator file: its {key} entry is a JSON {_json_kind(value)}, not an object", path
+        )
     return value
 
 
 def _json_kind(value) -> str:
-    return {dict: "object", list: "array", str: "string", bool: "true or false",
-            type(None): "null"}.get(type(value), "number")
+    return {dict: "object", list: "array", str: "string", bool: "true or false", type(None): "null"}.get(
+        type(value), "number"
+    )
 
 
 def _check_record(path: Path, record: dict, kind: str) -> None:
@@ -218,88 +249,107 @@ def _check_record(path: Path, record: dict, kind: str) -> None:
         raise EstimatorFileError(f"holds {what}, not a {kind}", path)
     params = record.get("params")
     if not isinstance(params, dict):
-        raise EstimatorFileError("a damaged estimator file: its estimator entry has no "
-                                 "parameters (params, a JSON object)", path)
+        raise EstimatorFileError(
+            "a damaged estimator file: its estimator entry has no parameters (params, a JSON object)", path
+        )
     n_classes = record.get("n_classes")
     if isinstance(n_classes, bool) or not isinstance(n_classes, int) or n_classes < 2:
-        raise EstimatorFileError(f"a damaged estimator file: its estimator entry's n_classes "
-                                 f"is {json.dumps(n_classes)[:40]}, not a whole number >= 2",
-                                 path)
+        raise EstimatorFileError(
+            f"a damaged estimator file: its estimator entry's n_classes "
+            f"is {json.dumps(n_classes)[:40]}, not a whole number >= 2",
+            path,
+        )
 
 
 def _model_words(config: dict, record: dict, vocabulary: int) -> str:
     """The model the configuration makes, in words, for a message."""
     what = "ratings" if "score_range" in record else "classes"
-    return (f"{config['model']}, dim {config['dim']}, embedding_dim {config['embedding_dim']}, "
-            f"{record['n_classes']} {what}, a vocabulary of {vocabulary} words")
+    return (
+        f"{config['model']}, dim {config['dim']}, embedding_dim {config['embedding_dim']}, "
+        f"{record['n_classes']} {what}, a vocabulary of {vocabulary} words"
+    )
 
 
-def _check_parameters(path: Path, arrays: dict, model, config: dict, record: dict,
-                      vocabulary: int) -> None:
+def _check_parameters(path: Path, arrays: dict, model, config: dict, record: dict, vocabulary: int) -> None:
     """The best-dev parameters: the names, shapes and dtype of the model the
     configuration, vocabulary and classes make."""
-    found = {key.removeprefix("param."): value for key, value in arrays.items()
-             if key.startswith("param.")}
+    found = {key.removeprefix("param."): value for key, value in arrays.items() if key.startswith("param.")}
     names = model.layout.names
     missing = [name for name in names if name not in found]
     unexpected = [name for name in found if name not in names]
     if missing or unexpected:
-        parts = ([f"lack {', '.join(missing)}"] if missing else []) + \
-                ([f"hold {', '.join(unexpected)}"] if unexpected else [])
-        raise EstimatorFileError(f"the parameters {' and '.join(parts)}, but the "
-                                 f"configuration's model ({_model_words(config, record, vocabulary)})"
-                                 f" has {', '.join(names)}", path)
+        parts = ([f"lack {', '.join(missing)}"] if missing else []) + (
+            [f"hold {', '.join(unexpected)}"] if unexpected else []
+        )
+        raise EstimatorFileError(
+            f"the parameters {' and '.join(parts)}, but the "
+            f"configuration's model ({_model_words(config, record, vocabulary)})"
+            f" has {', '.join(names)}",
+            path,
+        )
     rows, width = model.layout["embedding"].shape
     if found["embedding"].shape != (rows, width):
         found_rows, found_width = (found["embedding"].shape + (None, None))[:2]
-        reason = (f"{found_rows} rows but the vocabulary holds {rows} words"
-                  if found_rows != rows else
-                  f"rows of {found_width} numbers but the configuration's embedding_dim is "
-                  f"{width}")
+        reason = (
+            f"{found_rows} rows but the vocabulary holds {rows} words"
+            if found_rows != rows
+            else f"rows of {found_width} numbers but the configuration's embedding_dim is {width}"
+        )
         raise EstimatorFileError(f"the parameters' embedding table has {reason}", path)
     for name in names:
         if found[name].shape != model.layout[name].shape:
             raise EstimatorFileError(
                 f"the parameters' {name} has shape {found[name].shape} where the "
                 f"configuration's model ({_model_words(config, record, vocabulary)}) has "
-                f"{model.layout[name].shape}", path)
+                f"{model.layout[name].shape}",
+                path,
+            )
     dtype = np.dtype(DTYPES[config["dtype"]])
     wrong = sorted({str(array.dtype) for array in found.values() if array.dtype != dtype})
     if wrong:
-        raise EstimatorFileError(f"the parameters are {', '.join(wrong)} but the "
-                                 f"configuration trains in {dtype}", path)
+        raise EstimatorFileError(f"the parameters are {', '.join(wrong)} but the configuration trains in {dtype}", path)
 
 
 def _check_state(path: Path, arrays: dict, model, config: dict) -> None:
     """The training state: parameters of the model's size, the state of the
     configuration's optimiser, the configuration it was recorded with."""
     if arrays["state.params"].shape != (model.layout.size,):
-        raise EstimatorFileError(f"the training state holds {arrays['state.params'].size} "
-                                 f"parameters but the configuration's model has "
-                                 f"{model.layout.size}", path)
-    optimizer = Optimizer.for_model(model, config["optimizer"], lr=config["lr"],
-                                    dtype=DTYPES[config["dtype"]])
+        raise EstimatorFileError(
+            f"the training state holds {arrays['state.params'].size} "
+            f"parameters but the configuration's model has "
+            f"{model.layout.size}",
+            path,
+        )
+    optimizer = Optimizer.for_model(model, config["optimizer"], lr=config["lr"], dtype=DTYPES[config["dtype"]])
     for name, state in optimizer.state_dict().items():
         key = f"state.{name}"
         if key not in arrays or arrays[key].shape != state.shape:
             found = f"of shape {arrays[key].shape}" if key in arrays else "none"
-            raise EstimatorFileError(f"the training state's {name} is {found}, but the "
-                                     f"configuration's optimiser ({config['optimizer']}) keeps "
-                                     f"one of shape {state.shape}", path)
+            raise EstimatorFileError(
+                f"the training state's {name} is {found}, but the "
+                f"configuration's optimiser ({config['optimizer']}) keeps "
+                f"one of shape {state.shape}",
+                path,
+            )
     dtype = np.dtype(DTYPES[config["dtype"]])
-    wrong = sorted({str(arrays[key].dtype) for key in arrays
-                    if key.startswith(_NUMBERS[1:]) and arrays[key].dtype != dtype})
+    wrong = sorted(
+        {str(arrays[key].dtype) for key in arrays if key.startswith(_NUMBERS[1:]) and arrays[key].dtype != dtype}
+    )
     if wrong:
-        raise EstimatorFileError(f"the training state is {', '.join(wrong)} but the "
-                                 f"configuration trains in {dtype}", path)
+        raise EstimatorFileError(
+            f"the training state is {', '.join(wrong)} but the configuration trains in {dtype}", path
+        )
     try:
         np.random.default_rng().bit_generator.state = _json_object(arrays, "state.rng", path)
     except (KeyError, TypeError, ValueError, OverflowError) as error:
-        raise EstimatorFileError(f"a damaged estimator file: its state.rng is not a random "
-                                 f"generator's state ({error})", path) from None
+        raise EstimatorFileError(
+            f"a damaged estimator file: its state.rng is not a random generator's state ({error})", path
+        ) from None
     _json_object(arrays, "state.metrics", path)
     fingerprints = _json_object(arrays, "state.fingerprints", path)
     if fingerprints.get("config") != config_digest(json.loads(str(arrays["config"]))):
-        raise EstimatorFileError("its configuration is not the one its training state was "
-                                 "recorded with (the digest differs: edited after training?)",
-                                 path)
+        raise EstimatorFileError(
+            "its configuration is not the one its training state was "
+            "recorded with (the digest differs: edited after training?)",
+            path,
+        )

@@ -1,6 +1,7 @@
 """``PairClassifier``: the class of a sentence pair (entailment, paraphrase,
 NLI), the scikit-learn way (``estimator.py`` for what the estimators share,
 ``pair_estimator.py`` for what the two of pairs share)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -36,8 +37,7 @@ class PairClassifier(PairEstimator):
 
     MODEL = "treelstm-childsum"
     TASKS = ("sick-entailment",)
-    OWN = {"tree": None, "input": "auto", "dev_fraction": 0.1, "warm_start": False,
-           "callbacks": (), "verbose": False}
+    OWN = {"tree": None, "input": "auto", "dev_fraction": 0.1, "warm_start": False, "callbacks": (), "verbose": False}
     LEFT_OUT = given_on_none_of(PAIR_CLASS_TASKS)
     _estimator_type = "classifier"
 
@@ -56,19 +56,23 @@ class PairClassifier(PairEstimator):
         config = self.training_config()
         check_fraction(self.dev_fraction)
         text_trees = self._text_trees(config["structure"])
-        read = {split: (*self._read_sides(pairs, split, text_trees)[:2], labels,
-                        pair_classes(pairs))
-                for split, (pairs, labels) in self._given(X, y, dev, test).items()}
+        read = {
+            split: (*self._read_sides(pairs, split, text_trees)[:2], labels, pair_classes(pairs))
+            for split, (pairs, labels) in self._given(X, y, dev, test).items()
+        }
         classes = self._classes(y, read)
         splits = {}
         for split, (left, right, labels, own) in read.items():
             numbers = self._numbers(labels, own, classes, split)
-            splits[split] = [SickPair(a, b, float("nan"), str(index), int(number))
-                             for index, (a, b, number) in enumerate(zip(left, right, numbers))]
+            splits[split] = [
+                SickPair(a, b, float("nan"), str(index), int(number))
+                for index, (a, b, number) in enumerate(zip(left, right, numbers))
+            ]
         if "dev" not in splits:
             splits["train"], splits["dev"] = self._split_dev(splits["train"], config)
-        self._train(config, TaskData(config["task"], len(classes), splits,
-                                     class_names=tuple(str(name) for name in classes)))
+        self._train(
+            config, TaskData(config["task"], len(classes), splits, class_names=tuple(str(name) for name in classes))
+        )
         self.classes_ = classes
         return self
 
@@ -77,10 +81,13 @@ class PairClassifier(PairEstimator):
         """40 pairs of synthetic sentences as text, labelled "same" where their
         sentiment classes agree, "other" where they do not."""
         from npcomp.data.datasets.synthetic import generate_treebank
+
         trees = generate_treebank(40, seed=1)
         pairs = [(tree, trees[(index + 1) % len(trees)]) for index, tree in enumerate(trees)]
-        return ([(" ".join(a.tokens), " ".join(b.tokens)) for a, b in pairs],
-                ["same" if a.root_label == b.root_label else "other" for a, b in pairs])
+        return (
+            [(" ".join(a.tokens), " ".join(b.tokens)) for a, b in pairs],
+            ["same" if a.root_label == b.root_label else "other" for a, b in pairs],
+        )
 
     @staticmethod
     def _classes(y, read: dict) -> np.ndarray:
@@ -88,8 +95,7 @@ class PairClassifier(PairEstimator):
         own class numbers 0..C-1 (at least two)."""
         if y is not None:
             return classes_of(y)
-        own = [number for *_, numbers in read.values() for number in numbers
-               if number is not None]
+        own = [number for *_, numbers in read.values() for number in numbers if number is not None]
         return np.arange(max(max(own, default=-1) + 1, 2))
 
     @staticmethod
@@ -102,18 +108,18 @@ class PairClassifier(PairEstimator):
         missing = [index for index, number in enumerate(own) if number is None]
         if missing:
             where = "X" if split == "train" else split
-            raise ValueError(f"{where}[{missing[0]}] has no class: give the classes (y), or "
-                             "SickPairs labelled with their class numbers")
+            raise ValueError(
+                f"{where}[{missing[0]}] has no class: give the classes (y), or "
+                "SickPairs labelled with their class numbers"
+            )
         bad = [index for index, number in enumerate(own) if number >= len(classes)]
         if bad:
-            raise ValueError(f"{split}[{bad[0]}] is labelled {own[bad[0]]}, not a class number "
-                             f"0..{len(classes) - 1}")
+            raise ValueError(f"{split}[{bad[0]}] is labelled {own[bad[0]]}, not a class number 0..{len(classes) - 1}")
         return np.array(own, dtype=np.int64)
 
     def _outputs(self, X) -> np.ndarray:
         """(n, C): the pair head's class probabilities p_hat of each pair."""
-        return pair_outputs(self.model_, self.params_, self._encoded(*self._pairs(X)),
-                            self.config_["eval_batch_size"])
+        return pair_outputs(self.model_, self.params_, self._encoded(*self._pairs(X)), self.config_["eval_batch_size"])
 
     def predict(self, X) -> np.ndarray:
         """(n,): the class of each pair (of ``classes_``)."""

@@ -1,6 +1,7 @@
 """What the two estimators of sentence pairs share (``PairRegressor``,
 ``PairClassifier``): their splits as given to ``fit``, the pairs read as the
 run reads them, encoded for the model, and ``transform``."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -47,9 +48,13 @@ class PairEstimator(Estimator):
 
     def _encoded(self, left: list, right: list, scores=None, labels=None) -> EncodedPairs:
         """The pairs of trees ``left[i]``, ``right[i]`` encoded with the fitted vocabulary."""
-        return EncodedPairs(encode(left, self.vocabulary_), encode(right, self.vocabulary_),
-                            np.zeros(len(left)) if scores is None else scores, None,
-                            None if labels is None else np.asarray(labels, dtype=np.int64))
+        return EncodedPairs(
+            encode(left, self.vocabulary_),
+            encode(right, self.vocabulary_),
+            np.zeros(len(left)) if scores is None else scores,
+            None,
+            None if labels is None else np.asarray(labels, dtype=np.int64),
+        )
 
     def transform(self, X) -> np.ndarray:
         """(n, 2 d): each pair's two sentence vectors side by side, (h_a, h_b),

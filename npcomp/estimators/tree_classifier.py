@@ -1,5 +1,6 @@
 """``TreeClassifier``: a compositional model classifying sentences, the
 scikit-learn way (``estimator.py`` for what the two estimators share)."""
+
 from __future__ import annotations
 
 import json
@@ -15,8 +16,7 @@ from npcomp.training.encoding import encode
 from npcomp.training.evaluation import evaluate, predict_split
 from npcomp.training.predictions import class_probabilities
 from .estimator import Estimator
-from .inputs import (check_labels, class_numbers, classes_of, largest_label, sentence_trees,
-                     with_root_classes)
+from .inputs import check_labels, class_numbers, classes_of, largest_label, sentence_trees, with_root_classes
 
 
 class TreeClassifier(Estimator):
@@ -54,8 +54,15 @@ class TreeClassifier(Estimator):
 
     MODEL = "treelstm-nary"
     TASKS = ("synthetic", "sst5", "sst2")
-    OWN = {"task": None, "tree": None, "input": "auto", "dev_fraction": 0.1, "warm_start": False,
-           "callbacks": (), "verbose": False}
+    OWN = {
+        "task": None,
+        "tree": None,
+        "input": "auto",
+        "dev_fraction": 0.1,
+        "warm_start": False,
+        "callbacks": (),
+        "verbose": False,
+    }
     LEFT_OUT = given_on_none_of(SENTENCE_TASKS)
     _estimator_type = "classifier"
 
@@ -81,23 +88,29 @@ class TreeClassifier(Estimator):
         for split, given in (("dev", dev), ("test", test)):
             if given is not None:
                 splits[split], labels[split] = _examples(given, text_trees, split)
-        if y is None:   # the trees' own class numbers
-            classes = np.arange(max(max(largest_label(part, "X" if split == "train" else split)
-                                        for split, part in splits.items()) + 1, 2))
+        if y is None:  # the trees' own class numbers
+            classes = np.arange(
+                max(
+                    max(largest_label(part, "X" if split == "train" else split) for split, part in splits.items()) + 1,
+                    2,
+                )
+            )
         for split, part in splits.items():
             what = "X" if split == "train" else split
             if labels[split] is not None:
-                numbers = class_numbers(labels[split], classes, len(part),
-                                        "y" if split == "train" else f"{split}'s y")
+                numbers = class_numbers(labels[split], classes, len(part), "y" if split == "train" else f"{split}'s y")
                 splits[split] = part = with_root_classes(part, numbers, classes, what)
             check_labels(part, len(classes), what)
         require_two_classes(splits["train"], classes.tolist(), "X")
         if "dev" not in splits:
             splits["train"], splits["dev"] = self._split_dev(splits["train"], config)
-        spans = config["supervision"] == "spans"   # the sequence models' phrases
-        self._train(config, restructured(TaskData(config["task"], len(classes), splits,
-                                                  class_names=classes.tolist()),
-                                         config["structure"], spans))
+        spans = config["supervision"] == "spans"  # the sequence models' phrases
+        self._train(
+            config,
+            restructured(
+                TaskData(config["task"], len(classes), splits, class_names=classes.tolist()), config["structure"], spans
+            ),
+        )
         self.classes_ = classes
         return self
 
@@ -145,8 +158,13 @@ class TreeClassifier(Estimator):
         (``root_confusion[gold][predicted]``, rows and columns in ``classes_``'s
         order, which ``classes`` repeats; None past 50 classes)."""
         self._check_fitted()
-        return evaluate(self.model_, self.params_, encode(self._labelled(X, y), self.vocabulary_),
-                        self.config_["eval_batch_size"], classes=self.classes_.tolist())
+        return evaluate(
+            self.model_,
+            self.params_,
+            encode(self._labelled(X, y), self.vocabulary_),
+            self.config_["eval_batch_size"],
+            classes=self.classes_.tolist(),
+        )
 
     def transform(self, X) -> np.ndarray:
         """(n, d): the sentence vectors, the encoder's state at each tree's
@@ -157,8 +175,7 @@ class TreeClassifier(Estimator):
         """The trees of ``X`` labelled with ``y``'s classes (None: their own)."""
         trees = self._read_sentences(X, as_read=False)
         if y is not None:
-            trees = with_root_classes(trees, class_numbers(y, self.classes_, len(trees)),
-                                      self.classes_, "X")
+            trees = with_root_classes(trees, class_numbers(y, self.classes_, len(trees)), self.classes_, "X")
         check_labels(trees, len(self.classes_), "X")
         return as_structure(trees, self.config_["structure"])
 
@@ -166,10 +183,10 @@ class TreeClassifier(Estimator):
     def _check_data(cls) -> tuple:
         """40 sentences of the synthetic treebank as text, with their polarity."""
         from npcomp.data.datasets.synthetic import generate_treebank
+
         trees = generate_treebank(40, seed=0)
         polarity = ("negative", "negative", "neutral", "positive", "positive")
-        return [" ".join(tree.tokens) for tree in trees], [polarity[tree.root_label]
-                                                           for tree in trees]
+        return [" ".join(tree.tokens) for tree in trees], [polarity[tree.root_label] for tree in trees]
 
     def _fitted_record(self) -> dict:
         return {"classes": self.classes_.tolist(), "n_classes": len(self.classes_)}
@@ -177,15 +194,20 @@ class TreeClassifier(Estimator):
     def _take_record(self, record: dict) -> None:
         classes = record["classes"]
         if not isinstance(classes, list) or len(classes) != self.model_.n_classes:
-            raise ValueError(f"its classes are {json.dumps(classes)[:60]}, not a list of the "
-                             f"{self.model_.n_classes} its model's head predicts")
+            raise ValueError(
+                f"its classes are {json.dumps(classes)[:60]}, not a list of the "
+                f"{self.model_.n_classes} its model's head predicts"
+            )
         kinds = {type(name) for name in classes}
         if kinds not in ({str}, {int}):
-            raise TypeError(f"its classes are {json.dumps(classes)[:60]}: class labels are "
-                            "all strings or all whole numbers")
+            raise TypeError(
+                f"its classes are {json.dumps(classes)[:60]}: class labels are all strings or all whole numbers"
+            )
         if classes != sorted(set(classes)):
-            raise ValueError(f"its classes {json.dumps(classes)[:60]} are not the distinct "
-                             "labels in sorted order, as fit makes them (edited?)")
+            raise ValueError(
+                f"its classes {json.dumps(classes)[:60]} are not the distinct "
+                "labels in sorted order, as fit makes them (edited?)"
+            )
         self.classes_ = np.array(classes)
 
 

@@ -11,17 +11,36 @@ layer (``npcomp.runs``) and the command line.
 """
 
 # the package's public names, each loaded from its module when first named
-_HOMES = {"summarise": "summary", "read_runs": "summary", "SweepSpec": "sweep_spec",
-          "read_spec": "sweep_spec", "TABLES": "paper_tables",
-          "table": "paper_tables", "run_figures": "figures", "write_figures": "plots",
-          "estimate_seconds": "estimate", "train_baseline": "baseline"}
-__all__ = ["summarise", "read_runs", "SweepSpec", "read_spec", "TABLES", "table", "run_figures",
-           "write_figures", "estimate_seconds", "train_baseline"]
+_HOMES = {
+    "summarise": "summary",
+    "read_runs": "summary",
+    "SweepSpec": "sweep_spec",
+    "read_spec": "sweep_spec",
+    "TABLES": "paper_tables",
+    "table": "paper_tables",
+    "run_figures": "figures",
+    "write_figures": "plots",
+    "estimate_seconds": "estimate",
+    "train_baseline": "baseline",
+}
+__all__ = [
+    "summarise",
+    "read_runs",
+    "SweepSpec",
+    "read_spec",
+    "TABLES",
+    "table",
+    "run_figures",
+    "write_figures",
+    "estimate_seconds",
+    "train_baseline",
+]
 
 
 def __getattr__(name: str):
     if name in _HOMES:
         from importlib import import_module
+
         home = _HOMES[name]
         module = import_module(f"{__name__}.{home or name}")
         return module if home is None else getattr(module, name)

@@ -7,6 +7,7 @@ decide the label.  The baseline takes its own paper defaults, except for
 the training options the user gave, which both runs share.  Resuming the
 model's run resumes (or starts) its baseline too.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -27,8 +28,7 @@ MODEL_SETTINGS = ("model", "task", "baseline", "dim", "protocol", "recurrent_dro
 def shared_options_set(config: dict) -> set:
     """The shared options a run's ``config`` sets away from its model's
     defaults: what the user gave, as far as a resumed run can tell."""
-    defaults = defaults_for(config["model"], config["task"], config.get("protocol"),
-                            config.get("supervision"))
+    defaults = defaults_for(config["model"], config["task"], config.get("protocol"), config.get("supervision"))
     return {key for key in SHARED if config.get(key) != defaults.get(key)}
 
 
@@ -41,45 +41,57 @@ def baseline_config(config: dict, given=()) -> dict:
     set), which take the baseline's defaults; its state dimension is its
     embedding dimension."""
     from npcomp.configuration.run_config import build_config
+
     entry = registry.model(BASELINE_MODEL)
     defaults = defaults_for(BASELINE_MODEL, config["task"])
     options = {}
     for key, value in config.items():
-        if key not in OPTIONS or key in MODEL_SETTINGS \
-                or (key in registry.CELL_OPTIONS and key not in entry.options) \
-                or (key in SHARED and key not in given):
+        if (
+            key not in OPTIONS
+            or key in MODEL_SETTINGS
+            or (key in registry.CELL_OPTIONS and key not in entry.options)
+            or (key in SHARED and key not in given)
+        ):
             continue
         if key in defaults and value == defaults[key]:
-            continue   # the baseline's own: not given
+            continue  # the baseline's own: not given
         # random vectors (none read) are given as such, not left to the task's default
         options[key] = "random" if key == "vectors" and value is None else value
-    return build_config(BASELINE_MODEL, config["task"],
-                        dict(_as_given(options), baseline=False))
+    return build_config(BASELINE_MODEL, config["task"], dict(_as_given(options), baseline=False))
 
 
 def _as_given(options: dict) -> dict:
     """Values of a built configuration as options are given (a list of
     rates or classes as its comma text)."""
-    return {key: ",".join(str(item) for item in value)
-            if OPTIONS[key].kind in LIST_KINDS and isinstance(value, (list, tuple)) else value
-            for key, value in options.items()}
+    return {
+        key: ",".join(str(item) for item in value)
+        if OPTIONS[key].kind in LIST_KINDS and isinstance(value, (list, tuple))
+        else value
+        for key, value in options.items()
+    }
 
 
-def train_baseline(config: dict, run_dir: str | Path, given=(), overwrite: bool = False,
-                   progress: bool = True, echo=print) -> dict:
+def train_baseline(
+    config: dict, run_dir: str | Path, given=(), overwrite: bool = False, progress: bool = True, echo=print
+) -> dict:
     """Train (or resume, or find finished) the baseline of the run in
     ``run_dir``; its metrics."""
     from npcomp.runfiles.rundir import RunDirectory
+
     directory = RunDirectory(Path(run_dir) / "baseline")
     held = directory.run_files()
-    if "metrics.json" in held and directory.read_json("metrics.json").get("test") is not None \
-            and not overwrite:
+    if "metrics.json" in held and directory.read_json("metrics.json").get("test") is not None and not overwrite:
         echo(f"the bag-of-words baseline has finished in {directory.path}")
         return directory.read_json("metrics.json")
     if "checkpoint.npz" in held and not overwrite:
         echo(f"resuming the bag-of-words baseline (mean-vectors) in {directory.path}")
-        return train({"threads": config.get("threads")}, directory.path, resume=True,
-                     progress=progress, echo=echo)
+        return train({"threads": config.get("threads")}, directory.path, resume=True, progress=progress, echo=echo)
     echo(f"training the bag-of-words baseline (mean-vectors) -> {directory.path}")
-    return train(baseline_config(config, given), directory.path,
-                 overwrite=overwrite or bool(held), progress=progress, echo=echo, built=True)
+    return train(
+        baseline_config(config, given),
+        directory.path,
+        overwrite=overwrite or bool(held),
+        progress=progress,
+        echo=echo,
+        built=True,
+    )

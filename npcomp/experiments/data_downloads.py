@@ -19,6 +19,7 @@ their making at the rate ``MAKE_SECONDS`` gives (SICK's trees: the parse
 extra's spaCy pipeline at about 200 sentences a second on one core of a
 2-core AMD EPYC, measured).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -26,13 +27,25 @@ from pathlib import Path
 from npcomp.data.downloads.download import installed
 from npcomp.data.downloads.catalogue import ALL, DATASETS
 
-__all__ = ["ASSUMED_RATE", "MAKE_SECONDS", "TASK_DOWNLOADS", "dataset_tables",
-           "download_seconds", "downloads_line", "missing_downloads", "table_downloads",
-           "vectors_dataset"]
+__all__ = [
+    "ASSUMED_RATE",
+    "MAKE_SECONDS",
+    "TASK_DOWNLOADS",
+    "dataset_tables",
+    "download_seconds",
+    "downloads_line",
+    "missing_downloads",
+    "table_downloads",
+    "vectors_dataset",
+]
 
 # the data sets a task reads, beside its vectors
-TASK_DOWNLOADS = {"sst5": ("sst",), "sst2": ("sst",), "sick": ("sick", "sick-trees"),
-                  "sick-entailment": ("sick", "sick-trees")}
+TASK_DOWNLOADS = {
+    "sst5": ("sst",),
+    "sst2": ("sst",),
+    "sick": ("sick", "sick-trees"),
+    "sick-entailment": ("sick", "sick-trees"),
+}
 # bytes a second a download is assumed to run at (module docstring)
 ASSUMED_RATE = 10e6
 # seconds a data set made here takes to make (module docstring): SICK's
@@ -99,8 +112,7 @@ def missing_downloads(table, data_dir: str | Path, rows=None) -> tuple:
 def download_seconds(names) -> float:
     """About how long ``npcomp download NAMES`` takes: the bytes fetched at
     ``ASSUMED_RATE``, and the making of those made here."""
-    return sum(DATASETS[name].fetch_size / ASSUMED_RATE + MAKE_SECONDS.get(name, 0.0)
-               for name in names)
+    return sum(DATASETS[name].fetch_size / ASSUMED_RATE + MAKE_SECONDS.get(name, 0.0) for name in names)
 
 
 def _duration(seconds: float) -> str:
@@ -118,15 +130,16 @@ def downloads_line(table, data_dir: str | Path) -> str:
     takes."""
     needs = table_downloads(table)
     if not needs:
-        return "  data: none to download" + (" (a copy of its own corpus: see below)"
-                                             if table.own_data else "")
+        return "  data: none to download" + (" (a copy of its own corpus: see below)" if table.own_data else "")
     missing = missing_downloads(table, data_dir)
     if not missing:
         return f"  data: {', '.join(needs)} (installed in {data_dir})"
     fetch = sum(DATASETS[name].fetch_size for name in missing)
     made = [name for name in missing if name in MAKE_SECONDS]
-    return (f"  data: {', '.join(needs)}; missing in {data_dir}: `npcomp download "
-            f"{' '.join(missing)}` (about {fetch / 1e6:,.0f} MB to fetch"
-            + (f" and {', '.join(made)} to make" if made else "")
-            + f": about {_duration(download_seconds(missing))} at an assumed "
-              f"{ASSUMED_RATE / 1e6:g} MB/s)")
+    return (
+        f"  data: {', '.join(needs)}; missing in {data_dir}: `npcomp download "
+        f"{' '.join(missing)}` (about {fetch / 1e6:,.0f} MB to fetch"
+        + (f" and {', '.join(made)} to make" if made else "")
+        + f": about {_duration(download_seconds(missing))} at an assumed "
+        f"{ASSUMED_RATE / 1e6:g} MB/s)"
+    )

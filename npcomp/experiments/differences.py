@@ -10,6 +10,7 @@ Each setting's seeds are taken as independent samples of its test figure;
 for a loss (``LOWER_IS_BETTER``) a claim's difference is turned round, so
 that a positive difference always means the first row better.
 """
+
 from __future__ import annotations
 
 import json
@@ -34,29 +35,25 @@ def welch(first: list, second: list) -> dict:
     test = scipy_stats.ttest_ind(first, second, equal_var=False)
     low, high = test.confidence_interval(0.95)
     difference = sum(first) / len(first) - sum(second) / len(second)
-    return {"difference": difference, "ci95": [float(low), float(high)],
-            "p": float(test.pvalue)}
+    return {"difference": difference, "ci95": [float(low), float(high)], "p": float(test.pvalue)}
 
 
-def welch_from_stats(mean: float, std: float, n: int, other_mean: float, other_std: float,
-                     other_n: int) -> dict:
+def welch_from_stats(mean: float, std: float, n: int, other_mean: float, other_std: float, other_n: int) -> dict:
     """``welch`` of two samples known by their means, sample standard
     deviations and sizes (a paper's printed figures): the
     Welch-Satterthwaite degrees of freedom, Student's t."""
     from scipy import stats as scipy_stats
 
-    variances = (std ** 2 / n, other_std ** 2 / other_n)
+    variances = (std**2 / n, other_std**2 / other_n)
     error = math.sqrt(sum(variances))
-    freedom = sum(variances) ** 2 / (variances[0] ** 2 / (n - 1)
-                                     + variances[1] ** 2 / (other_n - 1))
+    freedom = sum(variances) ** 2 / (variances[0] ** 2 / (n - 1) + variances[1] ** 2 / (other_n - 1))
     difference = mean - other_mean
     half = float(scipy_stats.t.ppf(0.975, freedom)) * error
     p = float(2 * scipy_stats.t.sf(abs(difference) / error, freedom))
     return {"difference": difference, "ci95": [difference - half, difference + half], "p": p}
 
 
-def against_paper_runs(paper: float, paper_std: float, paper_runs: int, ours: dict,
-                       metric: str) -> dict:
+def against_paper_runs(paper: float, paper_std: float, paper_runs: int, ours: dict, metric: str) -> dict:
     """Our mean against the paper's over its ``paper_runs`` runs (``ours``:
     summary.describe of the metric): the difference ours minus the paper's,
     turned round for a loss, with Welch's interval and p."""
@@ -85,18 +82,23 @@ def comparison_records(table: Table, results: dict | None, sweep_dir: Path) -> l
     metric = next(row.metric for row in table.rows if row.trained)
     out = []
     for comparison in table.comparisons:
-        record = {"comparison": comparison.name, "label": comparison.label,
-                  "first": comparison.first, "second": comparison.second, "metric": metric}
-        values = [_test_values(sweep_dir, by_setting.get(name, {}), metric)
-                  for name in (comparison.first, comparison.second)]
+        record = {
+            "comparison": comparison.name,
+            "label": comparison.label,
+            "first": comparison.first,
+            "second": comparison.second,
+            "metric": metric,
+        }
+        values = [
+            _test_values(sweep_dir, by_setting.get(name, {}), metric) for name in (comparison.first, comparison.second)
+        ]
         record["n"] = [len(one) for one in values]
         if min(record["n"]) < MIN_SEEDS:
             out.append(dict(record, status=NOT_YET))
             continue
         test = welch(*values)
         low, high = test["ci95"]
-        verdict = ("first above" if low > 0 else "first below" if high < 0
-                   else "within noise")
+        verdict = "first above" if low > 0 else "first below" if high < 0 else "within noise"
         out.append(dict(record, status=MEASURED, **test, verdict=verdict))
     return out
 
@@ -115,9 +117,15 @@ def claim_records(table: Table, results: dict | None, out: Path, other_results=N
     for claim in table.claims:
         first, second = rows[claim.first], rows[claim.second]
         metric = first.metric
-        record = {"claim": claim.name, "text": claim.claim, "source": claim.source,
-                  "first": claim.first, "second": claim.second, "metric": metric,
-                  "paper": [first.paper.get(metric), second.paper.get(metric)]}
+        record = {
+            "claim": claim.name,
+            "text": claim.claim,
+            "source": claim.source,
+            "first": claim.first,
+            "second": claim.second,
+            "metric": metric,
+            "paper": [first.paper.get(metric), second.paper.get(metric)],
+        }
         values = [_row_values(row, table, own, out, other_results) for row in (first, second)]
         record["n"] = [len(one) for one in values]
         if min(record["n"]) < MIN_SEEDS:
@@ -162,10 +170,11 @@ def variant_records(table: Table, results: dict | None, out: Path, load_results)
         for row in table.rows:
             if not row.trained or row.same_as:
                 continue
-            values = [_test_values(sweep, there.get(row.name, {}), row.metric),
-                      _test_values(out / table.name, here.get(row.name, {}), row.metric)]
-            entry = {"row": row.name, "label": row.label, "metric": row.metric,
-                     "n": [len(one) for one in values]}
+            values = [
+                _test_values(sweep, there.get(row.name, {}), row.metric),
+                _test_values(out / table.name, here.get(row.name, {}), row.metric),
+            ]
+            entry = {"row": row.name, "label": row.label, "metric": row.metric, "n": [len(one) for one in values]}
             if min(entry["n"]) < MIN_SEEDS:
                 rows.append(dict(entry, status=NOT_YET))
                 continue
@@ -173,9 +182,23 @@ def variant_records(table: Table, results: dict | None, out: Path, load_results)
             low, high = test["ci95"]
             means = [statistics.fmean(one) for one in values]
             stds = [statistics.stdev(one) for one in values]
-            rows.append(dict(entry, status=MEASURED, means=means, stds=stds, **test,
-                             verdict=HIGHER if low > 0 else LOWER if high < 0
-                             else NO_DIFFERENCE))
-        records.append({"variant": variant.name, "label": variant.label, "note": variant.note,
-                        "directory": variant.directory, "rows": rows})
+            rows.append(
+                dict(
+                    entry,
+                    status=MEASURED,
+                    means=means,
+                    stds=stds,
+                    **test,
+                    verdict=HIGHER if low > 0 else LOWER if high < 0 else NO_DIFFERENCE,
+                )
+            )
+        records.append(
+            {
+                "variant": variant.name,
+                "label": variant.label,
+                "note": variant.note,
+                "directory": variant.directory,
+                "rows": rows,
+            }
+        )
     return records

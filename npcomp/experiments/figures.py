@@ -35,6 +35,7 @@ Buckets:
   time (forward, backward and update: each epoch's ``wall_s``; evaluation
   and setup excluded).
 """
+
 from __future__ import annotations
 
 import json
@@ -43,8 +44,16 @@ from pathlib import Path
 
 from npcomp.data.datasets import PAIR_CLASS_TASKS, PAIR_TASKS, TASK_CLASSES
 from npcomp.data.datasets.class_list import class_names
-from npcomp.runfiles.figure_counts import (COUNTS, CountsError, counts_of, node_buckets, pair_sums,
-                                           read_counts, root_items, write_counts)
+from npcomp.runfiles.figure_counts import (
+    COUNTS,
+    CountsError,
+    counts_of,
+    node_buckets,
+    pair_sums,
+    read_counts,
+    root_items,
+    write_counts,
+)
 from npcomp.runfiles.rundir import PREDICTIONS, predictions_name
 
 HALF_WIDTH = 2
@@ -54,6 +63,8 @@ LENGTH_TAILS = {"sst5": 45, "sst2": 45}
 PAIR_TAIL = 18.5
 PHRASE_LENGTH_CAP = 30
 HEIGHT_CAP = 20
+
+
 class FigureError(ValueError):
     """A file a figure needs is missing or cannot be read; the message names it."""
 
@@ -62,14 +73,17 @@ class FigureError(ValueError):
 # reading
 # --------------------------------------------------------------------------
 
+
 def read_predictions(path: str | Path) -> list:
     """The records of a predictions file (``predictions.py``), one per line."""
     path = Path(path)
     if not path.is_file():
         run_dir = path.parent
-        raise FigureError(f"{path}: no such file; `npcomp eval --run {run_dir}` writes the "
-                          "test split's predictions there (runs trained before predictions "
-                          "were recorded have none)")
+        raise FigureError(
+            f"{path}: no such file; `npcomp eval --run {run_dir}` writes the "
+            "test split's predictions there (runs trained before predictions "
+            "were recorded have none)"
+        )
     records = []
     with open(path, encoding="utf-8") as handle:
         for number, line in enumerate(handle, start=1):
@@ -78,13 +92,12 @@ def read_predictions(path: str | Path) -> list:
             try:
                 record = json.loads(line)
             except json.JSONDecodeError as error:
-                raise FigureError(f"{path}:{number}: damaged predictions file ({error.msg})") \
-                    from None
+                raise FigureError(f"{path}:{number}: damaged predictions file ({error.msg})") from None
             if not isinstance(record, dict) or not (
-                    {"gold", "predicted", "height", "span", "length"} <= record.keys()
-                    or {"gold", "predicted", "length_a", "length_b"} <= record.keys()):
-                raise FigureError(f"{path}:{number}: damaged predictions file (not a "
-                                  "sentence or pair record)")
+                {"gold", "predicted", "height", "span", "length"} <= record.keys()
+                or {"gold", "predicted", "length_a", "length_b"} <= record.keys()
+            ):
+                raise FigureError(f"{path}:{number}: damaged predictions file (not a sentence or pair record)")
             records.append(record)
     if not records:
         raise FigureError(f"{path}: no predictions in the file")
@@ -109,6 +122,7 @@ def read_metrics(run_dir: str | Path) -> dict:
 # small statistics in plain Python
 # --------------------------------------------------------------------------
 
+
 def percent(correct: int, total: int) -> float | None:
     return 100.0 * correct / total if total else None
 
@@ -122,6 +136,7 @@ def nearest_rank(values: list, fraction: float):
 # --------------------------------------------------------------------------
 # one run's figures, from its counts (figure_counts.py)
 # --------------------------------------------------------------------------
+
 
 def length_tail(lengths: list, task: str) -> int:
     """The last window's centre: Tai's for the task, else the 95th percentile."""
@@ -176,32 +191,55 @@ def figure_template(base: str, task: str, tail=None) -> dict:
     length_pearson, phrase_length_accuracy, height_accuracy) without its
     series and sources."""
     if base == "length_accuracy":
-        return {"figure": base, "kind": "curve",
-                "title": f"Root accuracy against sentence length ({task} test)",
-                "x_label": "sentence length (words; window of ±2, the last one open)",
-                "y_label": "root accuracy (%)", "task": task, "half_width": HALF_WIDTH,
-                "tail": tail, "y": "accuracy", "x": "length"}
+        return {
+            "figure": base,
+            "kind": "curve",
+            "title": f"Root accuracy against sentence length ({task} test)",
+            "x_label": "sentence length (words; window of ±2, the last one open)",
+            "y_label": "root accuracy (%)",
+            "task": task,
+            "half_width": HALF_WIDTH,
+            "tail": tail,
+            "y": "accuracy",
+            "x": "length",
+        }
     if base == "length_pearson":
-        return {"figure": base, "kind": "curve",
-                "title": f"Pearson's r against mean sentence length ({task} test)",
-                "x_label": "mean sentence length of the pair (words; window of ±2, the last "
-                           "open)",
-                "y_label": "Pearson's r", "task": task, "half_width": HALF_WIDTH,
-                "tail": tail, "y": "r", "x": "length"}
+        return {
+            "figure": base,
+            "kind": "curve",
+            "title": f"Pearson's r against mean sentence length ({task} test)",
+            "x_label": "mean sentence length of the pair (words; window of ±2, the last open)",
+            "y_label": "Pearson's r",
+            "task": task,
+            "half_width": HALF_WIDTH,
+            "tail": tail,
+            "y": "r",
+            "x": "length",
+        }
     if base == "phrase_length_accuracy":
-        return {"figure": base, "kind": "bars",
-                "title": f"Node accuracy by phrase length ({task} test)",
-                "x_label": f"phrase length (words under the node; the last bucket "
-                           f"{PHRASE_LENGTH_CAP}+)",
-                "y_label": "accuracy (%)", "task": task, "cap": PHRASE_LENGTH_CAP,
-                "y": "accuracy", "x": "value"}
+        return {
+            "figure": base,
+            "kind": "bars",
+            "title": f"Node accuracy by phrase length ({task} test)",
+            "x_label": f"phrase length (words under the node; the last bucket {PHRASE_LENGTH_CAP}+)",
+            "y_label": "accuracy (%)",
+            "task": task,
+            "cap": PHRASE_LENGTH_CAP,
+            "y": "accuracy",
+            "x": "value",
+        }
     if base == "height_accuracy":
-        return {"figure": base, "kind": "bars",
-                "title": f"Node accuracy by node height ({task} test)",
-                "x_label": f"node height (longest path down to a word; the last bucket "
-                           f"{HEIGHT_CAP}+)",
-                "y_label": "accuracy (%)", "task": task, "cap": HEIGHT_CAP,
-                "y": "accuracy", "x": "value"}
+        return {
+            "figure": base,
+            "kind": "bars",
+            "title": f"Node accuracy by node height ({task} test)",
+            "x_label": f"node height (longest path down to a word; the last bucket {HEIGHT_CAP}+)",
+            "y_label": "accuracy (%)",
+            "task": task,
+            "cap": HEIGHT_CAP,
+            "y": "accuracy",
+            "x": "value",
+        }
     raise ValueError(f"no per-length figure {base!r}")
 
 
@@ -211,8 +249,7 @@ def _record(base: str, task: str, source: str, points: list, tail=None) -> dict:
     return record
 
 
-def accuracy_by_sentence_length(counts: dict, task: str, source: str = "",
-                                tail: int | None = None) -> dict:
+def accuracy_by_sentence_length(counts: dict, task: str, source: str = "", tail: int | None = None) -> dict:
     """Root accuracy against sentence length (Tai Fig. 3); ``tail``: the last
     window's centre, when several runs are drawn alike (``length_tail``)."""
     roots = root_items(counts)
@@ -222,13 +259,18 @@ def accuracy_by_sentence_length(counts: dict, task: str, source: str = "",
         tail = length_tail(_root_lengths(counts), task)
     points = []
     for centre, low, high in length_windows([length for length, *_ in roots], tail):
-        inside = [(gold == predicted, count) for length, gold, predicted, count in roots
-                  if _inside(length, low, high)]
+        inside = [(gold == predicted, count) for length, gold, predicted, count in roots if _inside(length, low, high)]
         if inside:
             total = sum(count for _, count in inside)
-            points.append({"length": centre, "low": low, "high": high, "n": total,
-                           "accuracy": percent(sum(count for right, count in inside if right),
-                                               total)})
+            points.append(
+                {
+                    "length": centre,
+                    "low": low,
+                    "high": high,
+                    "n": total,
+                    "accuracy": percent(sum(count for right, count in inside if right), total),
+                }
+            )
     return _record("length_accuracy", task, source, points, tail)
 
 
@@ -242,20 +284,19 @@ def pearson_from_sums(n, sum_x, sum_y, sum_xx, sum_yy, sum_xy) -> float | None:
     return (n * sum_xy - sum_x * sum_y) / math.sqrt(sxx * syy)
 
 
-def pearson_by_mean_length(counts: dict, task: str = "sick", source: str = "",
-                           tail: float | None = None) -> dict:
+def pearson_by_mean_length(counts: dict, task: str = "sick", source: str = "", tail: float | None = None) -> dict:
     """Pearson's r against the mean sentence length of the pairs (Tai Fig. 4)."""
     rows = pair_sums(counts)
     if tail is None:
         tail = pair_tail(counts)
     points = []
-    for centre, low, high in length_windows([row[0] for row in rows], tail,
-                                            step_from=PAIR_TAIL):
+    for centre, low, high in length_windows([row[0] for row in rows], tail, step_from=PAIR_TAIL):
         inside = [row[1:] for row in rows if _inside(row[0], low, high)]
         if inside:
             sums = [sum(column) for column in zip(*inside)]
-            points.append({"length": centre, "low": low, "high": high, "n": int(sums[0]),
-                           "r": pearson_from_sums(*sums)})
+            points.append(
+                {"length": centre, "low": low, "high": high, "n": int(sums[0]), "r": pearson_from_sums(*sums)}
+            )
     return _record("length_pearson", task, source, points, tail)
 
 
@@ -265,30 +306,33 @@ def _node_buckets(counts: dict, key: str, cap: int, first: int) -> list:
         bucket = capped.setdefault(min(value, cap), [0, 0])
         bucket[0] += correct
         bucket[1] += total
-    return [{"value": value, "label": f"{value}+" if value == cap else str(value),
-             "n": capped[value][1], "accuracy": percent(*capped[value])}
-            for value in range(first, cap + 1) if value in capped]
+    return [
+        {
+            "value": value,
+            "label": f"{value}+" if value == cap else str(value),
+            "n": capped[value][1],
+            "accuracy": percent(*capped[value]),
+        }
+        for value in range(first, cap + 1)
+        if value in capped
+    ]
 
 
 def accuracy_by_phrase_length(counts: dict, task: str, source: str = "") -> dict:
     """Accuracy of the labelled nodes by their number of words (Zhu Fig. 4, lower)."""
-    return _record("phrase_length_accuracy", task, source,
-                   _node_buckets(counts, "spans", PHRASE_LENGTH_CAP, 1))
+    return _record("phrase_length_accuracy", task, source, _node_buckets(counts, "spans", PHRASE_LENGTH_CAP, 1))
 
 
 def accuracy_by_height(counts: dict, task: str, source: str = "") -> dict:
     """Accuracy of the labelled nodes by their height (Zhu Fig. 4, upper: depth)."""
-    return _record("height_accuracy", task, source,
-                   _node_buckets(counts, "heights", HEIGHT_CAP, 0))
+    return _record("height_accuracy", task, source, _node_buckets(counts, "heights", HEIGHT_CAP, 0))
 
 
 def root_confusion(counts, task: str, source: str = "") -> dict:
     """The roots' confusion matrix (Nayebi & Blundell Fig. 2) of one run's
     counts, or of several runs' (a list: their sentences together)."""
-    items = [item for one in (counts if isinstance(counts, list) else [counts])
-             for item in root_items(one)]
-    n_classes = max([len(TASK_CLASSES.get(task, ()))]
-                    + [max(gold, predicted) + 1 for _, gold, predicted, _ in items])
+    items = [item for one in (counts if isinstance(counts, list) else [counts]) for item in root_items(one)]
+    n_classes = max([len(TASK_CLASSES.get(task, ()))] + [max(gold, predicted) + 1 for _, gold, predicted, _ in items])
     matrix = [[0] * n_classes for _ in range(n_classes)]
     for _, gold, predicted, count in items:
         matrix[gold][predicted] += count
@@ -300,24 +344,29 @@ def confusion_record(matrix: list, task: str, source: str = "") -> dict:
     n_classes = len(matrix)
     rows = [[percent(count, sum(row)) if sum(row) else 0.0 for count in row] for row in matrix]
     total = sum(sum(row) for row in matrix)
-    return {"figure": "root_confusion", "kind": "confusion",
-            "title": f"Root confusion matrix ({task} test)",
-            "x_label": "predicted label", "y_label": "gold label", "source": [source],
-            "task": task, "classes": class_names(task, n_classes, unnamed="{}"), "counts": matrix,
-            "row_percent": rows,
-            "accuracy": percent(sum(matrix[k][k] for k in range(n_classes)), total)}
+    return {
+        "figure": "root_confusion",
+        "kind": "confusion",
+        "title": f"Root confusion matrix ({task} test)",
+        "x_label": "predicted label",
+        "y_label": "gold label",
+        "source": [source],
+        "task": task,
+        "classes": class_names(task, n_classes, unnamed="{}"),
+        "counts": matrix,
+        "row_percent": rows,
+        "accuracy": percent(sum(matrix[k][k] for k in range(n_classes)), total),
+    }
 
 
 def learning_curves(metrics: dict, source: str = "") -> dict:
     """Loss and training/dev metrics per epoch, and the cumulative training time."""
     task = metrics["config"]["task"]
-    keys = (["accuracy"] if task in PAIR_CLASS_TASKS else ["pearson"] if task in PAIR_TASKS
-            else ["root_acc", "all_acc"])
+    keys = ["accuracy"] if task in PAIR_CLASS_TASKS else ["pearson"] if task in PAIR_TASKS else ["root_acc", "all_acc"]
     epochs, elapsed = [], 0.0
     for record in metrics.get("epochs") or []:
         elapsed += record.get("wall_s") or 0.0
-        row = {"epoch": record["epoch"], "train_loss": record.get("train_loss"),
-               "train_s": elapsed}
+        row = {"epoch": record["epoch"], "train_loss": record.get("train_loss"), "train_s": elapsed}
         for split in ("train", "dev"):
             values = record.get(split) or {}
             for key in keys:
@@ -325,13 +374,19 @@ def learning_curves(metrics: dict, source: str = "") -> dict:
         epochs.append(row)
     if not epochs:
         raise FigureError(f"{source}: no finished epoch to draw")
-    return {"figure": "learning_curves", "kind": "learning",
-            "title": f"Learning curves: {metrics['config']['model']} on {task}",
-            "x_label": "epoch", "time_label": "training time (s; evaluation excluded)",
-            "y_label": ("Pearson's r" if task in PAIR_TASKS and task not in PAIR_CLASS_TASKS
-                        else "accuracy (%)"),
-            "source": [source], "task": task, "metrics": keys, "epochs": epochs,
-            "best_epoch": metrics.get("best_epoch")}
+    return {
+        "figure": "learning_curves",
+        "kind": "learning",
+        "title": f"Learning curves: {metrics['config']['model']} on {task}",
+        "x_label": "epoch",
+        "time_label": "training time (s; evaluation excluded)",
+        "y_label": ("Pearson's r" if task in PAIR_TASKS and task not in PAIR_CLASS_TASKS else "accuracy (%)"),
+        "source": [source],
+        "task": task,
+        "metrics": keys,
+        "epochs": epochs,
+        "best_epoch": metrics.get("best_epoch"),
+    }
 
 
 def run_figures(run_dir: str | Path, split: str = "test") -> list:
@@ -343,23 +398,27 @@ def run_figures(run_dir: str | Path, split: str = "test") -> list:
     metrics = read_metrics(run_dir)
     task = metrics["config"]["task"]
     path = run_dir / predictions_name(split)
-    if task in PAIR_CLASS_TASKS:   # classified pairs: no per-length figure yet
+    if task in PAIR_CLASS_TASKS:  # classified pairs: no per-length figure yet
         return [learning_curves(metrics, str(metrics_path))]
     if path.is_file():
         counts = counts_of(read_predictions(path), task)
     elif split == "test" and (run_dir / COUNTS).is_file():
         counts, path = read_run_counts(run_dir, task), run_dir / COUNTS
     elif split == "test" and metrics.get("test") is None and metrics.get("ended"):
-        raise FigureError(f"{run_dir} was trained without a test file: it has no test split. "
-                          f"Draw the dev split's figures: `npcomp eval --run {run_dir} --split "
-                          "dev`, then `npcomp plot RUN_DIR --split dev`")
+        raise FigureError(
+            f"{run_dir} was trained without a test file: it has no test split. "
+            f"Draw the dev split's figures: `npcomp eval --run {run_dir} --split "
+            "dev`, then `npcomp plot RUN_DIR --split dev`"
+        )
     else:
         how = f"npcomp eval --run {run_dir}" + ("" if split == "test" else f" --split {split}")
-        raise FigureError(f"{path}: no such file; the figures are drawn from a run's "
-                          f"per-sentence predictions, which `{how}` writes (training writes "
-                          "the test split's when it finishes)")
+        raise FigureError(
+            f"{path}: no such file; the figures are drawn from a run's "
+            f"per-sentence predictions, which `{how}` writes (training writes "
+            "the test split's when it finishes)"
+        )
     figures = prediction_figures(counts, task, str(path), split)
-    names = metrics["config"].get("classes")   # a run on a user's files names its classes
+    names = metrics["config"].get("classes")  # a run on a user's files names its classes
     for figure in figures:
         if figure["kind"] == "confusion" and names and len(names) == len(figure["classes"]):
             figure["classes"] = list(names)
@@ -372,10 +431,12 @@ def prediction_figures(counts, task, source, split="test", tail=None) -> list:
     if counts["kind"] == "pairs":
         figures = [pearson_by_mean_length(counts, task, source, tail)]
     else:
-        figures = [accuracy_by_sentence_length(counts, task, source, tail),
-                   accuracy_by_phrase_length(counts, task, source),
-                   accuracy_by_height(counts, task, source),
-                   root_confusion(counts, task, source)]
+        figures = [
+            accuracy_by_sentence_length(counts, task, source, tail),
+            accuracy_by_phrase_length(counts, task, source),
+            accuracy_by_height(counts, task, source),
+            root_confusion(counts, task, source),
+        ]
     if split != "test":
         for figure in figures:
             figure["title"] = figure["title"].replace(" test)", f" {split})")
@@ -404,7 +465,7 @@ def ensure_counts(run_dir: str | Path) -> bool:
     if (run_dir / COUNTS).is_file() or not (run_dir / PREDICTIONS).is_file():
         return False
     counts = read_run_counts(run_dir, read_metrics(run_dir)["config"]["task"])
-    if counts is None:   # classified pairs: no counts
+    if counts is None:  # classified pairs: no counts
         return False
     write_counts(run_dir, counts)
     return True

@@ -5,10 +5,10 @@ the paper's models with an ordinal head, word2vec held fixed or random
 vectors learned. ``paper_tables.TABLES`` lists it with the papers' other
 tables. Nothing here imports NumPy.
 """
+
 from __future__ import annotations
 
-from .paper_rows import (DEFAULT, NOT_IMPLEMENTED, OTHER_MODEL, PAPER, OwnData, Row, Table,
-                         not_implemented)
+from .paper_rows import DEFAULT, NOT_IMPLEMENTED, OTHER_MODEL, PAPER, OwnData, Row, Table, not_implemented
 from .vector_files import WORD2VEC_26K, WORD2VEC_300, WORD2VEC_SOURCE
 
 # fmt: off
@@ -32,34 +32,48 @@ MPQA_VECTORS_NOTE = ("300-d word2vec GoogleNews as the paper, held fixed, but on
 # fmt: on
 
 
-def _mpqa(name: str, label: str, model: str, loss: float, vectors: bool = True,
-          **options) -> Row:
+def _mpqa(name: str, label: str, model: str, loss: float, vectors: bool = True, **options) -> Row:
     """A row of Irsoy & Cardie's Table 1: ``model`` with an ordinal head on
     the MPQA phrases, word2vec held fixed (``vectors``) or random vectors
     learned, and the row's printed size and activation (``options``)."""
     printed = dict(options, head="ordinal", classes=",".join(MPQA.classes))
-    sources = {**MPQA_SOURCES,
-               **{key: (PAPER, f"{IRSOY_MPQA}, Table 1 ({label})") for key in options}}
+    sources = {**MPQA_SOURCES, **{key: (PAPER, f"{IRSOY_MPQA}, Table 1 ({label})") for key in options}}
     if vectors:
         printed["vectors"] = WORD2VEC_300
         sources.update(WORD2VEC_SOURCE)
     elif model == "matrix-space":
-        sources.update(vectors=(PAPER, f"{IRSOY_MPQA}, Table 1 (Rand: random word matrices)"),
-                       embedding_dim=(PAPER, f"{IRSOY_MPQA}, Sec. 3.1 (a d_h x d_h matrix "
-                                             "per word)"))
+        sources.update(
+            vectors=(PAPER, f"{IRSOY_MPQA}, Table 1 (Rand: random word matrices)"),
+            embedding_dim=(PAPER, f"{IRSOY_MPQA}, Sec. 3.1 (a d_h x d_h matrix per word)"),
+        )
     else:
         printed["fixed_embeddings"] = False
         sources.update(
             vectors=(PAPER, f"{IRSOY_MPQA}, Table 1 (Rand: random vectors)"),
             embedding_dim=(DEFAULT, "the paper gives none for random vectors; its word2vec's"),
-            fixed_embeddings=(DEFAULT, "random vectors are learned; the paper holds its "
-                                       "pretrained ones fixed (Sec. 5.1)"))
-    return Row(name, label, model, "mpqa", {"ranking_loss": loss}, printed,
-               vectors=MPQA_VECTORS_NOTE if vectors else (
-                   "a 3 x 3 matrix per word, random, as the paper" if model == "matrix-space"
-                   else "random vectors, as the paper"),
-               source="Table 1", option_sources=sources,
-               deviations=WORD2VEC_26K if vectors else ())
+            fixed_embeddings=(
+                DEFAULT,
+                "random vectors are learned; the paper holds its pretrained ones fixed (Sec. 5.1)",
+            ),
+        )
+    return Row(
+        name,
+        label,
+        model,
+        "mpqa",
+        {"ranking_loss": loss},
+        printed,
+        vectors=MPQA_VECTORS_NOTE
+        if vectors
+        else (
+            "a 3 x 3 matrix per word, random, as the paper"
+            if model == "matrix-space"
+            else "random vectors, as the paper"
+        ),
+        source="Table 1",
+        option_sources=sources,
+        deviations=WORD2VEC_26K if vectors else (),
+    )
 
 
 # fmt: off

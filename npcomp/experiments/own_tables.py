@@ -5,6 +5,7 @@ differences between them it measures (``Comparison``): the word vectors
 (``sick-entailment``).  ``paper_tables.TABLES`` lists them with the papers'.
 Nothing here imports NumPy.
 """
+
 from __future__ import annotations
 
 from .paper_rows import DEFAULT, Comparison, Row, Table
@@ -18,23 +19,27 @@ VECTOR_SETTINGS = (
     ("glove50", "GloVe 6B 50-d, tuned", dict(vectors=GLOVE_50)),
     ("glove50-fixed", "GloVe 6B 50-d, fixed", dict(vectors=GLOVE_50, fixed_embeddings=True)),
     ("word2vec300", "word2vec 300-d subset, tuned", dict(vectors=WORD2VEC_300)),
-    ("word2vec300-fixed", "word2vec 300-d subset, fixed",
-     dict(vectors=WORD2VEC_300, fixed_embeddings=True)),
+    ("word2vec300-fixed", "word2vec 300-d subset, fixed", dict(vectors=WORD2VEC_300, fixed_embeddings=True)),
 )
 
-VECTOR_MODELS = (("constituency", "Constituency Tree-LSTM", "treelstm-nary"),
-                 ("lstm-rnn", "LSTM-RNN", "lstm-rnn"))
+VECTOR_MODELS = (("constituency", "Constituency Tree-LSTM", "treelstm-nary"), ("lstm-rnn", "LSTM-RNN", "lstm-rnn"))
 # what the `vectors` table measures: (name, what the difference isolates, first, second)
 VECTOR_COMPARISONS = (
-    ("pretrained-50", "GloVe 50-d against random 50-d, both tuned (pretraining at one "
-                      "dimension)", "glove50", "random50"),
-    ("dimension", "random 300-d against random 50-d (dimension, no pretraining)",
-     "random300", "random50"),
-    ("pretrained-300", "word2vec 300-d against random 300-d, both tuned (pretraining at one "
-                       "dimension)", "word2vec300", "random300"),
+    (
+        "pretrained-50",
+        "GloVe 50-d against random 50-d, both tuned (pretraining at one dimension)",
+        "glove50",
+        "random50",
+    ),
+    ("dimension", "random 300-d against random 50-d (dimension, no pretraining)", "random300", "random50"),
+    (
+        "pretrained-300",
+        "word2vec 300-d against random 300-d, both tuned (pretraining at one dimension)",
+        "word2vec300",
+        "random300",
+    ),
     ("tuning-glove", "GloVe 50-d tuned against fixed", "glove50", "glove50-fixed"),
-    ("tuning-word2vec", "word2vec 300-d tuned against fixed", "word2vec300",
-     "word2vec300-fixed"),
+    ("tuning-word2vec", "word2vec 300-d tuned against fixed", "word2vec300", "word2vec300-fixed"),
 )
 VECTORS_NOTE = (
     "Each model at its paper's settings, only the word vectors changed: the Constituency "
@@ -42,19 +47,23 @@ VECTORS_NOTE = (
     "drawn uniform in [-0.05, 0.05] and tuned; GloVe 6B 50-d and the 26k-word word2vec "
     "subset (the words it lacks random, held fixed) are tuned with the other weights or "
     "held fixed. The Constituency Tree-LSTM's random 300-d and GloVe rows take the commands "
-    "of the tai-sst report's random and GloVe rows.")
+    "of the tai-sst report's random and GloVe rows."
+)
 
 SHARDS_NOTE = (
     "The Constituency Tree-LSTM at Tai et al.'s settings (the command of the tai-sst "
     "report's random-vectors fine-grained row), each minibatch computed in one shard or in "
     "two (npcomp train's default). The shards' objective and gradient are the minibatch's "
     "up to the order of floating-point sums (docs/EQUATIONS.md section 7); the dropout masks "
-    "are drawn shard after shard, so one seed draws other masks in one shard than in two.")
+    "are drawn shard after shard, so one seed draws other masks in one shard than in two."
+)
 
 # the models the `sick-entailment` table trains, as the tai-sick report names them
-ENTAILMENT_MODELS = (("dependency", "Dependency (Child-Sum) Tree-LSTM", "treelstm-childsum"),
-                     ("constituency", "Constituency Tree-LSTM", "treelstm-nary"),
-                     ("lstm", "LSTM", "lstm"))
+ENTAILMENT_MODELS = (
+    ("dependency", "Dependency (Child-Sum) Tree-LSTM", "treelstm-childsum"),
+    ("constituency", "Constituency Tree-LSTM", "treelstm-nary"),
+    ("lstm", "LSTM", "lstm"),
+)
 ENTAILMENT_NOTE = (
     "SICK's entailment judgments (NEUTRAL, ENTAILMENT, CONTRADICTION) from its release files, "
     "on Tai et al.'s splits of SICK (train SICK_train.txt, 4500 pairs; dev SICK_trial.txt, "
@@ -67,42 +76,91 @@ ENTAILMENT_NOTE = (
     "every model runs at Tai et al.'s SICK relatedness settings (fixed 300-d GloVe 840B, "
     "AdaGrad 0.05, minibatch 25, lambda 1e-4, a 50-unit hidden layer, 10 epochs, Table 1's "
     "dimensions), the model chosen on dev accuracy. The majority class (NEUTRAL) is 56.7% "
-    "of the test pairs.")
+    "of the test pairs."
+)
 
 OWN_TABLES = (
-    Table("vectors", "Word vectors: random of 50 and 300 dimensions, GloVe 6B 50-d and "
-          "word2vec 300-d, tuned and fixed", tuple(
-        Row(f"{short}-{vectors}-{task}", f"{label}, {vectors_label}, {task}", model, task,
-            {"root_acc": None}, options, vectors=vectors_label,
-            option_sources={key: (DEFAULT, "the variable this table compares")
-                            for key in ("vectors", "embedding_dim", "fixed_embeddings")})
-        for short, label, model in VECTOR_MODELS
-        for task in ("sst5", "sst2")
-        for vectors, vectors_label, options in VECTOR_SETTINGS),
-        note=VECTORS_NOTE, comparisons=tuple(
-            Comparison(f"{short}-{task}-{name}", f"{label}, {task}: {what}",
-                       f"{short}-{first}-{task}", f"{short}-{second}-{task}")
-            for short, label, _ in VECTOR_MODELS for task in ("sst5", "sst2")
-            for name, what, first, second in VECTOR_COMPARISONS)),
-    Table("shards", "Shards: the Constituency Tree-LSTM on the SST with each minibatch in "
-          "one shard and in two", tuple(
-        Row(name, f"Constituency Tree-LSTM, fine, {label}", "treelstm-nary", "sst5",
-            {"root_acc": None}, {"shards": shards},
-            option_sources={"shards": (DEFAULT, "the variable this table compares")})
-        for name, label, shards in (("one-shard", "1 shard", 1), ("two-shards", "2 shards", 2))),
-        note=SHARDS_NOTE, comparisons=(
-            Comparison("two-against-one", "Constituency Tree-LSTM, fine: 2 shards against 1",
-                       "two-shards", "one-shard"),)),
-    Table("sick-entailment", "Entailment on SICK: the Child-Sum and Constituency Tree-LSTMs "
-          "and the LSTM classifying sentence pairs", tuple(
-        Row(name, label, model, "sick-entailment", {"accuracy": None},
-            vectors="300-d GloVe 840B held fixed, as Tai et al. on SICK")
-        for name, label, model in ENTAILMENT_MODELS),
-        note=ENTAILMENT_NOTE, confusions=True, comparisons=tuple(
-            Comparison(f"{first}-against-{second}",
-                       f"{dict((n, l) for n, l, _ in ENTAILMENT_MODELS)[first]} against "
-                       f"{dict((n, l) for n, l, _ in ENTAILMENT_MODELS)[second]}",
-                       first, second)
-            for first, second in (("dependency", "constituency"), ("dependency", "lstm"),
-                                  ("constituency", "lstm")))),
+    Table(
+        "vectors",
+        "Word vectors: random of 50 and 300 dimensions, GloVe 6B 50-d and word2vec 300-d, tuned and fixed",
+        tuple(
+            Row(
+                f"{short}-{vectors}-{task}",
+                f"{label}, {vectors_label}, {task}",
+                model,
+                task,
+                {"root_acc": None},
+                options,
+                vectors=vectors_label,
+                option_sources={
+                    key: (DEFAULT, "the variable this table compares")
+                    for key in ("vectors", "embedding_dim", "fixed_embeddings")
+                },
+            )
+            for short, label, model in VECTOR_MODELS
+            for task in ("sst5", "sst2")
+            for vectors, vectors_label, options in VECTOR_SETTINGS
+        ),
+        note=VECTORS_NOTE,
+        comparisons=tuple(
+            Comparison(
+                f"{short}-{task}-{name}",
+                f"{label}, {task}: {what}",
+                f"{short}-{first}-{task}",
+                f"{short}-{second}-{task}",
+            )
+            for short, label, _ in VECTOR_MODELS
+            for task in ("sst5", "sst2")
+            for name, what, first, second in VECTOR_COMPARISONS
+        ),
+    ),
+    Table(
+        "shards",
+        "Shards: the Constituency Tree-LSTM on the SST with each minibatch in one shard and in two",
+        tuple(
+            Row(
+                name,
+                f"Constituency Tree-LSTM, fine, {label}",
+                "treelstm-nary",
+                "sst5",
+                {"root_acc": None},
+                {"shards": shards},
+                option_sources={"shards": (DEFAULT, "the variable this table compares")},
+            )
+            for name, label, shards in (("one-shard", "1 shard", 1), ("two-shards", "2 shards", 2))
+        ),
+        note=SHARDS_NOTE,
+        comparisons=(
+            Comparison(
+                "two-against-one", "Constituency Tree-LSTM, fine: 2 shards against 1", "two-shards", "one-shard"
+            ),
+        ),
+    ),
+    Table(
+        "sick-entailment",
+        "Entailment on SICK: the Child-Sum and Constituency Tree-LSTMs and the LSTM classifying sentence pairs",
+        tuple(
+            Row(
+                name,
+                label,
+                model,
+                "sick-entailment",
+                {"accuracy": None},
+                vectors="300-d GloVe 840B held fixed, as Tai et al. on SICK",
+            )
+            for name, label, model in ENTAILMENT_MODELS
+        ),
+        note=ENTAILMENT_NOTE,
+        confusions=True,
+        comparisons=tuple(
+            Comparison(
+                f"{first}-against-{second}",
+                f"{dict((n, l) for n, l, _ in ENTAILMENT_MODELS)[first]} against "
+                f"{dict((n, l) for n, l, _ in ENTAILMENT_MODELS)[second]}",
+                first,
+                second,
+            )
+            for first, second in (("dependency", "constituency"), ("dependency", "lstm"), ("constituency", "lstm"))
+        ),
+    ),
 )

@@ -26,6 +26,7 @@ reported ``no data`` (``report.report_record``).
 (``paper``, section) or (``default``, why), for the report's list of every
 option and its source (``option_sources.py``).  Nothing here imports NumPy.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -62,8 +63,7 @@ class Deviation:
 
     def record(self) -> dict:
         """As the report's JSON carries it, with the text its table shows."""
-        return {"what": self.what, "ours": self.ours, "paper": self.paper,
-                "text": f"{self.ours}, not {self.paper}"}
+        return {"what": self.what, "ours": self.ours, "paper": self.paper, "text": f"{self.ours}, not {self.paper}"}
 
 
 @dataclass(frozen=True)
@@ -163,9 +163,11 @@ class OwnData:
         """Why the rows are not measured: the files looked for in ``data_dir``
         (as the report shows it) and ``command``, which runs the table on a copy."""
         looked = ", ".join(f"`{data_dir}/{name}`" for name in self.files)
-        return (f"{self.what} are not in the data here: none of {looked} exists. They are "
-                f"read from a user's copy, {self.holds} (docs/DATA.md, \"Reproduce a table on "
-                f"your copy\"); with one there, `{command}` runs the table")
+        return (
+            f"{self.what} are not in the data here: none of {looked} exists. They are "
+            f"read from a user's copy, {self.holds} (docs/DATA.md, \"Reproduce a table on "
+            f'your copy"); with one there, `{command}` runs the table'
+        )
 
 
 def config_task(task: str) -> str:
@@ -266,28 +268,23 @@ class Table:
         for row in self.rows:
             if row.name == name:
                 return row
-        raise ValueError(f"{self.name} has no row {name!r}; its rows: "
-                         f"{', '.join(row.name for row in self.rows)}")
+        raise ValueError(f"{self.name} has no row {name!r}; its rows: {', '.join(row.name for row in self.rows)}")
 
 
 # a not-implemented row's reason, for a model of another paper
 OTHER_MODEL = "{model} ({paper}) is a model npcomp does not implement; the figure is that paper's"
 
 
-def not_implemented(name: str, label: str, paper: dict, reason: str, source: str,
-                    task: str = "sst5") -> Row:
+def not_implemented(name: str, label: str, paper: dict, reason: str, source: str, task: str = "sst5") -> Row:
     """A row of another paper's model, which npcomp does not implement."""
-    return Row(name, label, "", task, paper, status=NOT_IMPLEMENTED, reason=reason,
-               source=source)
+    return Row(name, label, "", task, paper, status=NOT_IMPLEMENTED, reason=reason, source=source)
 
 
-def no_data(name: str, label: str, model: str, task: str, paper: dict, reason: str,
-            source: str) -> Row:
+def no_data(name: str, label: str, model: str, task: str, paper: dict, reason: str, source: str) -> Row:
     """A row whose data (a corpus, a vector set) is not here."""
     return Row(name, label, model, task, paper, status=NO_DATA, reason=reason, source=source)
 
 
-def measured_in(name: str, label: str, model: str, task: str, paper: dict, same_as: str,
-                source: str) -> Row:
+def measured_in(name: str, label: str, model: str, task: str, paper: dict, same_as: str, source: str) -> Row:
     """A row another report measures with the same model, task and setting."""
     return Row(name, label, model, task, paper, same_as=same_as, source=source)

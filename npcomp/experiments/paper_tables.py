@@ -13,14 +13,29 @@ test-set metrics as the papers print them: root accuracy in percent on the
 SST, Pearson's r (Spearman's rho, MSE) on SICK, the average ranking loss on
 MPQA.  Nothing here imports NumPy.
 """
+
 from __future__ import annotations
 
 from .mpqa_table import MPQA_TABLE
 from .own_tables import OWN_TABLES
 from .paper_claims import CLAIMS
-from .paper_rows import (DEFAULT, OTHER_MODEL, PAPER, PARSES, PROTOCOL,
-                         SUBSTITUTE, VECTORS, Deviation, PaperFigure, Row, Table,
-                         Variant, measured_in, no_data, not_implemented)
+from .paper_rows import (
+    DEFAULT,
+    OTHER_MODEL,
+    PAPER,
+    PARSES,
+    PROTOCOL,
+    SUBSTITUTE,
+    VECTORS,
+    Deviation,
+    PaperFigure,
+    Row,
+    Table,
+    Variant,
+    measured_in,
+    no_data,
+    not_implemented,
+)
 from .vector_files import GLOVE_50, WORD2VEC_26K, WORD2VEC_300, WORD2VEC_SOURCE
 
 # what every run of a table takes beside its row's setting: each minibatch in
@@ -32,13 +47,17 @@ from .vector_files import GLOVE_50, WORD2VEC_26K, WORD2VEC_300, WORD2VEC_SOURCE
 RUN_OPTIONS = {"shards": 1}
 
 # what the shared vectors lack against the papers'
-GLOVE_HANDICAP = ("50-d GloVe 6B (400k words) against the paper's 300-d GloVe 840B: "
-                  "the SST's 300-d 840B vectors are not in the data here")
-WORD2VEC_NOTE = ("300-d word2vec GoogleNews as the paper, but only the 26k-word subset of "
-                 "Bolukbasi et al. 2016 (restricted here to the SST and SICK words), every "
-                 "vector scaled to unit length: it covers 58.0% of the SST's words (the data's "
-                 "SOURCES.md), the paper's 3M-word set nearly all; the words it lacks get "
-                 "random vectors, held fixed like the others")
+GLOVE_HANDICAP = (
+    "50-d GloVe 6B (400k words) against the paper's 300-d GloVe 840B: "
+    "the SST's 300-d 840B vectors are not in the data here"
+)
+WORD2VEC_NOTE = (
+    "300-d word2vec GoogleNews as the paper, but only the 26k-word subset of "
+    "Bolukbasi et al. 2016 (restricted here to the SST and SICK words), every "
+    "vector scaled to unit length: it covers 58.0% of the SST's words (the data's "
+    "SOURCES.md), the paper's 3M-word set nearly all; the words it lacks get "
+    "random vectors, held fixed like the others"
+)
 
 
 # the rows' departures from the papers (the report shows them beside the verdict)
@@ -93,11 +112,16 @@ def _baselines(source: str, rows: tuple, task_names: dict = None) -> tuple:
     for name, label, paper, figures in rows:
         for task, figure in figures.items():
             suffix = {"sst5": "fine", "sst2": "binary"}[task] if len(figures) > 1 else ""
-            out.append(not_implemented(
-                f"{name}-{suffix}" if suffix else name,
-                f"{label}, {suffix}" if suffix else label,
-                figure if isinstance(figure, dict) else {"root_acc": figure},
-                OTHER_MODEL.format(model=label, paper=paper), source, task))
+            out.append(
+                not_implemented(
+                    f"{name}-{suffix}" if suffix else name,
+                    f"{label}, {suffix}" if suffix else label,
+                    figure if isinstance(figure, dict) else {"root_acc": figure},
+                    OTHER_MODEL.format(model=label, paper=paper),
+                    source,
+                    task,
+                )
+            )
     return tuple(out)
 
 
@@ -155,14 +179,21 @@ DRNN_SOURCES = {
 # fmt: on
 
 
-def _tai_family(name: str, label: str, model: str, figures: tuple, quoted: str,
-                **row) -> tuple:
+def _tai_family(name: str, label: str, model: str, figures: tuple, quoted: str, **row) -> tuple:
     """A recursive model of Tai et al.'s Table 2 that Tai et al. quote
     (``quoted``: whose figure it is), fine-grained and binary."""
-    return tuple(Row(f"{name}-{task_name}", f"{label}, {task_name} ({quoted}'s figure)", model,
-                     task, {"root_acc": figure}, source="Table 2", **row)
-                 for (task_name, task), figure in zip((("fine", "sst5"), ("binary", "sst2")),
-                                                      figures))
+    return tuple(
+        Row(
+            f"{name}-{task_name}",
+            f"{label}, {task_name} ({quoted}'s figure)",
+            model,
+            task,
+            {"root_acc": figure},
+            source="Table 2",
+            **row,
+        )
+        for (task_name, task), figure in zip((("fine", "sst5"), ("binary", "sst2")), figures)
+    )
 
 
 # fmt: off
@@ -217,16 +248,19 @@ TAI_SICK_NOTE = (
 # fmt: on
 # tai-sick's rows on SICK's Tree-LSTM layout as `npcomp download sick-trees` makes it
 SICK_TREES = Variant(
-    "npcomp-trees", "sick-layout", "SICK's trees made by npcomp",
+    "npcomp-trees",
+    "sick-layout",
+    "SICK's trees made by npcomp",
     "The same rows and seeds on the SICK layout `npcomp download sick-trees` makes from the "
-    "release files with spaCy (docs/DATA.md, \"SICK's trees\") in place of the Tree-LSTM "
+    'release files with spaCy (docs/DATA.md, "SICK\'s trees") in place of the Tree-LSTM '
     "authors' Stanford-parser files: the same sentences, scores and tokens, byte for byte; "
     "spaCy's dependency heads and labels; constituency trees binarised from the dependency "
     "tree head-outward, where the authors' come from the Stanford PCFG parser. Only the rows "
     "that read trees can differ: the sequence models and the mean vectors read the tokens "
     "alone. Rerun: `npcomp download sick-trees` into a data directory of its own holding "
     "SICK's release files and the vectors, then `npcomp reproduce tai-sick --seeds 5 --out "
-    "docs/results/sick-layout --data-dir DIR`.")
+    "docs/results/sick-layout --data-dir DIR`.",
+)
 
 
 # fmt: off

@@ -24,6 +24,7 @@ say so: its mean dev figure is the highest of the row's settings, each
 measured (``dev_choices``); otherwise it is an alternative, tried and not
 chosen.  Nothing is chosen on test.
 """
+
 from __future__ import annotations
 
 import json
@@ -31,32 +32,46 @@ from pathlib import Path
 
 from npcomp.runfiles.machine import machine_summary
 
-from .differences import (MEASURED, NOT_YET, against_paper_runs, claim_records,
-                          comparison_records, variant_records)
+from .differences import MEASURED, NOT_YET, against_paper_runs, claim_records, comparison_records, variant_records
 from .option_sources import setting_kind, setting_options
-from .paper_rows import (LOWER_IS_BETTER, MIN_SEEDS, NO_DATA, PARAMETERS, PROTOCOL, Deviation,
-                         Table)
+from .paper_rows import LOWER_IS_BETTER, MIN_SEEDS, NO_DATA, PARAMETERS, PROTOCOL, Deviation, Table
 from .report_provenance import run_provenance
 
-__all__ = ["report_record", "summary_table", "committed_results", "verdict",
-           "comparison_records", "claim_records", "MEASURED", "NOT_YET"]
+__all__ = [
+    "report_record",
+    "summary_table",
+    "committed_results",
+    "verdict",
+    "comparison_records",
+    "claim_records",
+    "MEASURED",
+    "NOT_YET",
+]
 ABOVE, REACHED, WITHIN_NOISE, BELOW = "above", "reached", "within noise", "below"
 TOO_FEW = "too few seeds"
 # what each metric is called and how it is printed
-METRIC_NAMES = {"root_acc": "test root accuracy (%)", "all_acc": "test all-phrase accuracy (%)",
-                "pearson": "test Pearson's r", "spearman": "test Spearman's rho",
-                "mse": "test MSE", "ranking_loss": "test average ranking loss (MPQA)",
-                "macro_f1": "test macro-F1 (%)", "mae": "test mean absolute error",
-                "accuracy": "test accuracy (%)"}
-METRICS = ("root_acc", "all_acc", "pearson", "spearman", "mse", "macro_f1", "ranking_loss",
-           "mae", "accuracy")
+METRIC_NAMES = {
+    "root_acc": "test root accuracy (%)",
+    "all_acc": "test all-phrase accuracy (%)",
+    "pearson": "test Pearson's r",
+    "spearman": "test Spearman's rho",
+    "mse": "test MSE",
+    "ranking_loss": "test average ranking loss (MPQA)",
+    "macro_f1": "test macro-F1 (%)",
+    "mae": "test mean absolute error",
+    "accuracy": "test accuracy (%)",
+}
+METRICS = ("root_acc", "all_acc", "pearson", "spearman", "mse", "macro_f1", "ranking_loss", "mae", "accuracy")
 # what a setting's kind (option_sources.setting_kind) is called
-KINDS = {"paper": "paper", "dev": "chosen on dev", "alternative": "alternative, not chosen",
-         "undecided": "alternative, not yet compared on dev"}
+KINDS = {
+    "paper": "paper",
+    "dev": "chosen on dev",
+    "alternative": "alternative, not chosen",
+    "undecided": "alternative, not yet compared on dev",
+}
 
 
-def verdict(paper: float | None, ours: dict | None, metric: str | None = None,
-            test: dict | None = None) -> str:
+def verdict(paper: float | None, ours: dict | None, metric: str | None = None, test: dict | None = None) -> str:
     """The verdict of ``ours`` (summary.describe of ``metric``) against the
     paper; a loss (``LOWER_IS_BETTER``) is judged with its sign turned.
     ``test``: Welch's test of our mean against the paper's over its runs
@@ -64,15 +79,15 @@ def verdict(paper: float | None, ours: dict | None, metric: str | None = None,
     *below* in place of our interval alone."""
     if test is not None and paper is not None and ours is not None:
         low, high = test["ci95"]
-        return (ABOVE if low > 0 else BELOW if high < 0
-                else REACHED if test["difference"] >= 0 else WITHIN_NOISE)
+        return ABOVE if low > 0 else BELOW if high < 0 else REACHED if test["difference"] >= 0 else WITHIN_NOISE
     if paper is None:
         return "no paper figure"
     if ours is None:
         return "not run"
     if metric in LOWER_IS_BETTER:
-        turned = dict(ours, mean=-ours["mean"], ci95=None if ours["ci95"] is None else
-                      [-ours["ci95"][1], -ours["ci95"][0]])
+        turned = dict(
+            ours, mean=-ours["mean"], ci95=None if ours["ci95"] is None else [-ours["ci95"][1], -ours["ci95"][0]]
+        )
         return verdict(-paper, turned)
     if ours["ci95"] is not None and paper < ours["ci95"][0]:
         return ABOVE
@@ -86,20 +101,19 @@ def verdict(paper: float | None, ours: dict | None, metric: str | None = None,
 
 def paper_number(value: float, metric: str) -> str:
     """A paper's figure as the papers print it: percentages to one decimal."""
-    return number(value, metric) if metric in ("pearson", "spearman", "mse",
-                                                "ranking_loss", "mae") else f"{value:.1f}"
+    return number(value, metric) if metric in ("pearson", "spearman", "mse", "ranking_loss", "mae") else f"{value:.1f}"
 
 
 def number(value: float, metric: str) -> str:
     """A figure as the reports print it: 4 decimals for correlations and
     losses, 2 for percentages."""
-    return (f"{value:.4f}" if metric in ("pearson", "spearman", "mse", "ranking_loss", "mae")
-            else f"{value:.2f}")
+    return f"{value:.4f}" if metric in ("pearson", "spearman", "mse", "ranking_loss", "mae") else f"{value:.2f}"
 
 
 # --------------------------------------------------------------------------
 # the runs of a table, as committed
 # --------------------------------------------------------------------------
+
 
 def committed_results(sweep_dir: str | Path) -> dict | None:
     """The results record of a sweep directory
@@ -107,13 +121,21 @@ def committed_results(sweep_dir: str | Path) -> dict | None:
     reading nothing else and writing nothing; None without a plan."""
     from .sweep_plan import PLAN, PlannedRun
     from .sweep_results import sweep_results
+
     path = Path(sweep_dir) / PLAN
     if not path.is_file():
         return None
     plan = json.loads(path.read_text(encoding="utf-8"))
-    runs = [PlannedRun(name=name, setting=record["setting"], seed=record["seed"],
-                       options=record["options"], fold=record.get("fold"))
-            for name, record in plan["runs"].items()]
+    runs = [
+        PlannedRun(
+            name=name,
+            setting=record["setting"],
+            seed=record["seed"],
+            options=record["options"],
+            fold=record.get("fold"),
+        )
+        for name, record in plan["runs"].items()
+    ]
     return sweep_results(sweep_dir, runs)
 
 
@@ -124,6 +146,7 @@ def _run_metrics(sweep_dir: Path, relative: str) -> dict:
 # --------------------------------------------------------------------------
 # the records
 # --------------------------------------------------------------------------
+
 
 def dev_choices(table: Table, results: dict | None) -> dict:
     """Row name -> its dev comparison, for each row with a ``-dev`` setting:
@@ -140,14 +163,13 @@ def dev_choices(table: Table, results: dict | None) -> dict:
         candidates = []
         for name in names:
             stats = by_setting.get(name, {}).get(metric)
-            candidates.append({"setting": name, "n": stats["n"] if stats else 0,
-                               "mean": stats["mean"] if stats else None})
+            candidates.append(
+                {"setting": name, "n": stats["n"] if stats else 0, "mean": stats["mean"] if stats else None}
+            )
         decided = all(candidate["n"] >= MIN_SEEDS for candidate in candidates)
         sign = -1 if row.metric in LOWER_IS_BETTER else 1
-        chosen = (max(candidates, key=lambda candidate: sign * candidate["mean"])["setting"]
-                  if decided else None)
-        out[row.name] = {"metric": metric, "candidates": candidates, "chosen": chosen,
-                         "runs": f"{table.name}/runs"}
+        chosen = max(candidates, key=lambda candidate: sign * candidate["mean"])["setting"] if decided else None
+        out[row.name] = {"metric": metric, "candidates": candidates, "chosen": chosen, "runs": f"{table.name}/runs"}
     return out
 
 
@@ -163,8 +185,7 @@ def best_of(sweep_dir: Path, record: dict, metric: str, count: int, paper) -> di
     runs = {seed: _run_metrics(sweep_dir, seeds[seed]) for seed in wanted}
     best = max(wanted, key=lambda seed: (runs[seed]["dev"][metric], -seed))
     test = runs[best]["test"][metric]
-    out = {"count": count, "finished": count, "seed": best, "dev": runs[best]["dev"][metric],
-           "test": test}
+    out = {"count": count, "finished": count, "seed": best, "dev": runs[best]["dev"][metric], "test": test}
     if paper is not None:
         out["verdict"] = REACHED if test >= paper else BELOW
     return out
@@ -178,20 +199,28 @@ def deviations(table: Table, row, record: dict, sweep_dir: Path) -> list:
     gives a parameter count, ours (from its first run) against it."""
     out = [one.record() for one in row.deviations]
     if row.best_of:
-        out.append(Deviation(PROTOCOL, "a mean over seeds",
-                             f"the best of {row.best_of} runs on dev").record())
-    elif table.paper_protocol is not None and row.paper.get(row.metric) is not None and \
-            row.model in table.paper_protocol.models:
+        out.append(Deviation(PROTOCOL, "a mean over seeds", f"the best of {row.best_of} runs on dev").record())
+    elif (
+        table.paper_protocol is not None
+        and row.paper.get(row.metric) is not None
+        and row.model in table.paper_protocol.models
+    ):
         out.append(table.paper_protocol.record())
     paper = table.paper_parameters.get(row.model)
     runs = record.get("runs") or []
     if paper and runs and not row.same_as:
         ours = _run_metrics(sweep_dir, runs[0]).get("parameters")
         if ours is not None:
-            out.append({"what": PARAMETERS, "ours": ours, "paper": paper,
-                        "counted": "ours: every weight but the word vectors; the paper's: "
-                                   "its Table 1's |θ|, matched across its models",
-                        "text": f"{ours:,} parameters, the paper's {paper:,}"})
+            out.append(
+                {
+                    "what": PARAMETERS,
+                    "ours": ours,
+                    "paper": paper,
+                    "counted": "ours: every weight but the word vectors; the paper's: "
+                    "its Table 1's |θ|, matched across its models",
+                    "text": f"{ours:,} parameters, the paper's {paper:,}",
+                }
+            )
     return out
 
 
@@ -205,41 +234,60 @@ def also_records(table: Table, row, record: dict) -> dict:
         if paper is None:
             continue
         measured = stats is not None and stats["n"] >= MIN_SEEDS
-        out[metric] = {"paper": paper, "ours": stats if measured else None,
-                       "n": stats["n"] if stats else 0,
-                       "verdict": verdict(paper, stats, metric) if measured else NOT_YET}
+        out[metric] = {
+            "paper": paper,
+            "ours": stats if measured else None,
+            "n": stats["n"] if stats else 0,
+            "verdict": verdict(paper, stats, metric) if measured else NOT_YET,
+        }
     return out
 
 
-def _entry(row, name: str | None, record: dict, choice: dict | None,
-           folds: int = 0, missing: str | None = None, paper_runs: int = 0) -> dict:
+def _entry(
+    row,
+    name: str | None,
+    record: dict,
+    choice: dict | None,
+    folds: int = 0,
+    missing: str | None = None,
+    paper_runs: int = 0,
+) -> dict:
     """The record of one (row, setting): status, statistics, verdict, options;
     ``folds``: the folds of a table that cross-validates (its statistics are
     over them); ``missing``: why a row without runs has no data;
     ``paper_runs``: the runs the paper's figures are over, where it says."""
     metric = row.metric
     paper = row.paper.get(metric)
-    entry = {"row": row.name, "label": row.label, "source": row.source, "setting": name,
-             "metric": metric, "paper": row.paper}
+    entry = {
+        "row": row.name,
+        "label": row.label,
+        "source": row.source,
+        "setting": name,
+        "metric": metric,
+        "paper": row.paper,
+    }
     if row.paper_std:
         entry["paper_std"] = row.paper_std
     if row.status:
-        return dict(entry, status=row.status, reason=row.reason, ours=None,
-                    verdict=row.status)
+        return dict(entry, status=row.status, reason=row.reason, ours=None, verdict=row.status)
     stats = record.get(f"test_{metric}")
     n = stats["n"] if stats else 0
     needed, unit = (folds, "folds") if folds else (MIN_SEEDS, "seeds")
     measured = n >= needed
-    if n == 0 and missing is not None:   # the options it would train with, below
+    if n == 0 and missing is not None:  # the options it would train with, below
         entry.update(status=NO_DATA, reason=missing, ours=None, verdict=NO_DATA)
     else:
-        test = (against_paper_runs(paper, row.paper_std[metric], paper_runs, stats, metric)
-                if measured and paper is not None and paper_runs and metric in row.paper_std
-                else None)
-        entry.update(status=MEASURED if measured else NOT_YET, n=n,
-                     ours=stats if measured else None,
-                     verdict=verdict(paper, stats, metric, test) if measured else
-                     f"{NOT_YET} ({n} of {needed} {unit})")
+        test = (
+            against_paper_runs(paper, row.paper_std[metric], paper_runs, stats, metric)
+            if measured and paper is not None and paper_runs and metric in row.paper_std
+            else None
+        )
+        entry.update(
+            status=MEASURED if measured else NOT_YET,
+            n=n,
+            ours=stats if measured else None,
+            verdict=verdict(paper, stats, metric, test) if measured else f"{NOT_YET} ({n} of {needed} {unit})",
+        )
         if test is not None:
             entry["against_paper"] = test
     if folds:
@@ -255,8 +303,9 @@ def _entry(row, name: str | None, record: dict, choice: dict | None,
     return entry
 
 
-def report_record(table: Table, results: dict | None, out: Path,
-                  other_results=None, missing: str | None = None) -> dict:
+def report_record(
+    table: Table, results: dict | None, out: Path, other_results=None, missing: str | None = None
+) -> dict:
     """DIR/TABLE.json: every row of the table with its status, and per
     trained setting its statistics, verdict and options; the dev choices.
     ``other_results(table name)``: another table's results, for the rows
@@ -279,16 +328,22 @@ def report_record(table: Table, results: dict | None, out: Path,
             _beside(entries[-1], table, row, record, out / other)
         else:
             for name in row.settings():
-                entry = _entry(row, name, by_setting.get(name, {}), choices.get(row.name),
-                               folds, missing, table.paper_runs if name == row.name else 0)
+                entry = _entry(
+                    row,
+                    name,
+                    by_setting.get(name, {}),
+                    choices.get(row.name),
+                    folds,
+                    missing,
+                    table.paper_runs if name == row.name else 0,
+                )
                 if row.best_of and name == row.name:
-                    entry["best_of"] = best_of(out / table.name, by_setting.get(name, {}),
-                                               row.metric, row.best_of,
-                                               row.paper.get(row.metric))
+                    entry["best_of"] = best_of(
+                        out / table.name, by_setting.get(name, {}), row.metric, row.best_of, row.paper.get(row.metric)
+                    )
                 entries.append(entry)
                 _beside(entry, table, row, by_setting.get(name, {}), out / table.name)
-    record = {"table": table.name, "title": table.title, "note": table.note,
-              "rows": entries, "dev_choices": choices}
+    record = {"table": table.name, "title": table.title, "note": table.note, "rows": entries, "dev_choices": choices}
     if table.comparisons:
         record["comparisons"] = comparison_records(table, results, out / table.name)
     if table.claims:
@@ -325,8 +380,7 @@ def summary_table(reports: list) -> str:
     """The README's results table from the reports (TABLE.json records): one
     line per trained setting, measured or not yet, and per table a line
     counting its rows not measured here."""
-    lines = ["| table | row | setting | paper | ours (mean ± std, n) | verdict |",
-             "|---|---|---|---|---|---|"]
+    lines = ["| table | row | setting | paper | ours (mean ± std, n) | verdict |", "|---|---|---|---|---|---|"]
     for record in reports:
         link = f"[{record['table']}](docs/results/{record['table']}.md)"
         if without_paper(record):
@@ -335,18 +389,19 @@ def summary_table(reports: list) -> str:
         others = {}
         for row in record["rows"]:
             if row["status"] not in (MEASURED, NOT_YET) or row.get("same_as"):
-                others[row["status"] if not row.get("same_as") else "in another report"] = \
-                    others.get(row["status"] if not row.get("same_as")
-                               else "in another report", 0) + 1
+                others[row["status"] if not row.get("same_as") else "in another report"] = (
+                    others.get(row["status"] if not row.get("same_as") else "in another report", 0) + 1
+                )
                 continue
             metric, ours = row["metric"], row["ours"]
             paper = row["paper"].get(metric)
             paper_text = "-" if paper is None else paper_number(paper, metric)
-            ours_text = ("-" if ours is None else
-                         f"{number(ours['mean'], metric)} ± {number(ours['std'], metric)} "
-                         f"({ours['n']})")
-            lines.append(f"| {link} | {row['label']} | {KINDS[row['kind']]} | {paper_text} | "
-                         f"{ours_text} | {row['verdict']} |")
+            ours_text = (
+                "-" if ours is None else f"{number(ours['mean'], metric)} ± {number(ours['std'], metric)} ({ours['n']})"
+            )
+            lines.append(
+                f"| {link} | {row['label']} | {KINDS[row['kind']]} | {paper_text} | {ours_text} | {row['verdict']} |"
+            )
         if others:
             counted = ", ".join(f"{count} {status}" for status, count in others.items())
             lines.append(f"| {link} | the paper's other rows: {counted} | | | | |")
@@ -361,14 +416,14 @@ def _claims_summary(record: dict) -> str:
     for one in record["claims"]:
         verdict = one.get("verdict") or NOT_YET
         verdicts[verdict] = verdicts.get(verdict, 0) + 1
-    return (f"[the paper's claims](docs/results/{record['table']}.md#the-papers-claims): "
-            + ", ".join(f"{verdict}: {count}" for verdict, count in verdicts.items()))
+    return f"[the paper's claims](docs/results/{record['table']}.md#the-papers-claims): " + ", ".join(
+        f"{verdict}: {count}" for verdict, count in verdicts.items()
+    )
 
 
 def without_paper(record: dict) -> bool:
     """Whether a report is of no paper's table: none of its rows has a paper's figure."""
-    return not any(value is not None for entry in record["rows"]
-                   for value in entry["paper"].values())
+    return not any(value is not None for entry in record["rows"] for value in entry["paper"].values())
 
 
 def _paperless_summary(record: dict) -> str:
@@ -381,9 +436,11 @@ def _paperless_summary(record: dict) -> str:
         verdicts = {}
         for one in comparisons:
             verdict = {"first above": "above 0", "first below": "below 0"}.get(
-                one.get("verdict"), one.get("verdict") or "not yet measured")
+                one.get("verdict"), one.get("verdict") or "not yet measured"
+            )
             verdicts[verdict] = verdicts.get(verdict, 0) + 1
         noun = "difference" if len(comparisons) == 1 else "differences"
-        text += (f"; {len(comparisons)} {noun}: "
-                 + ", ".join(f"{count} {verdict}" for verdict, count in verdicts.items()))
+        text += f"; {len(comparisons)} {noun}: " + ", ".join(
+            f"{count} {verdict}" for verdict, count in verdicts.items()
+        )
     return text

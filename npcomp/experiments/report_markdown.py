@@ -3,6 +3,7 @@ Markdown: every row of the paper's table with its status, our figures
 beside the paper's, the choices on dev, the paper's protocol where it is
 not a mean, the figures, and per row where each option comes from and the
 command that trains it."""
+
 from __future__ import annotations
 
 from .paper_rows import LOWER_IS_BETTER, MIN_SEEDS
@@ -17,8 +18,7 @@ SOURCE_ORDER = ("paper", "substitute", "dev", "alternative", "undecided", "defau
 def _spread(stats: dict, metric: str) -> tuple:
     """(mean ± std, 95% CI, min-max) as text."""
     mean = f"{number(stats['mean'], metric)} ± {number(stats['std'], metric)}"
-    ci = ("-" if stats["ci95"] is None else
-          f"[{number(stats['ci95'][0], metric)}, {number(stats['ci95'][1], metric)}]")
+    ci = "-" if stats["ci95"] is None else f"[{number(stats['ci95'][0], metric)}, {number(stats['ci95'][1], metric)}]"
     return mean, ci, f"{number(stats['min'], metric)}-{number(stats['max'], metric)}"
 
 
@@ -51,8 +51,9 @@ def _timings(record: dict, sweep_dir, results, other_sweep) -> list:
         elif entry.get("same_as"):
             other, setting = entry["same_as"].split("/")
             directory, found = other_sweep(other)
-            timed = timing(directory, {one["setting"]: one for one in
-                                       (found or {}).get("settings", [])}.get(setting, {}))
+            timed = timing(
+                directory, {one["setting"]: one for one in (found or {}).get("settings", [])}.get(setting, {})
+            )
         out.append(timed)
     return out
 
@@ -61,13 +62,13 @@ def _verdict_cell(entry: dict) -> str:
     """The verdict, the paper's protocol where it is a best of N, and the
     row's departures from the paper (``deviations``)."""
     verdict = entry["verdict"]
-    if "best_of" in entry:   # the paper's figure is a best of N on dev: ours beside
+    if "best_of" in entry:  # the paper's figure is a best of N on dev: ours beside
         best = entry["best_of"]
-        verdict += (f"; best of {best['count']} on dev: "
-                    + (best.get("verdict", "-") if best["finished"] == best["count"]
-                       else "pending"))
+        verdict += f"; best of {best['count']} on dev: " + (
+            best.get("verdict", "-") if best["finished"] == best["count"] else "pending"
+        )
     for deviation in entry.get("deviations", []):
-        if not ("best_of" in entry and deviation["what"] == "protocol"):   # said just above
+        if not ("best_of" in entry and deviation["what"] == "protocol"):  # said just above
             verdict += f"; {deviation['text']}"
     return verdict
 
@@ -79,9 +80,11 @@ def table_lines(record: dict, sweep_dir, results, other_sweep) -> list:
     paperless = without_paper(record)
     timings = _timings(record, sweep_dir, results, other_sweep)
     timed = any(one is not None for one in timings)
-    head = ["row", "setting", "mean ± std", "95% CI", "min-max", "n", "status"] if paperless \
-        else ["paper's table", "row", "setting", "paper", "ours: mean ± std", "95% CI",
-              "min-max", "n", "verdict"]
+    head = (
+        ["row", "setting", "mean ± std", "95% CI", "min-max", "n", "status"]
+        if paperless
+        else ["paper's table", "row", "setting", "paper", "ours: mean ± std", "95% CI", "min-max", "n", "verdict"]
+    )
     head += [f"training time per {per} (machine load)"] if timed else []
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for entry, timed_entry in zip(record["rows"], timings):
@@ -97,27 +100,33 @@ def table_lines(record: dict, sweep_dir, results, other_sweep) -> list:
         time_cell = f" {_time(timed_entry)} |" if timed else ""
         if paperless:
             status = entry["status"] if entry.get("ours") else _verdict_cell(entry)
-            lines.append(f"| {entry['label']} | {_setting_cell(entry)} | {ours} | {ci} | "
-                         f"{extent} | {n} | {status} |{time_cell}")
+            lines.append(
+                f"| {entry['label']} | {_setting_cell(entry)} | {ours} | {ci} | {extent} | {n} | {status} |{time_cell}"
+            )
             continue
-        lines.append(f"| {entry['source'] or '-'} | {entry['label']} | {_setting_cell(entry)} | "
-                     f"{paper_text} | {ours} | {ci} | {extent} | {n} | {_verdict_cell(entry)} |"
-                     f"{time_cell}")
+        lines.append(
+            f"| {entry['source'] or '-'} | {entry['label']} | {_setting_cell(entry)} | "
+            f"{paper_text} | {ours} | {ci} | {extent} | {n} | {_verdict_cell(entry)} |"
+            f"{time_cell}"
+        )
     return lines
 
 
 def _also(record: dict) -> list:
     """The paper's other columns a table tests (``Table.also``): per metric,
     each row's paper figure beside ours and the verdict."""
-    metrics = list(dict.fromkeys(metric for entry in record["rows"]
-                                 for metric in entry.get("also", {})))
+    metrics = list(dict.fromkeys(metric for entry in record["rows"] for metric in entry.get("also", {})))
     lines = []
     for metric in metrics:
-        lines += [f"## The paper's other column: {METRIC_NAMES[metric]}", "",
-                  "The same runs on the paper's other column, each row's paper figure beside "
-                  "our mean over its seeds, with the verdicts of the table above.", "",
-                  "| row | setting | paper | ours: mean ± std | 95% CI | min-max | n | verdict |",
-                  "|---|---|---|---|---|---|---|---|"]
+        lines += [
+            f"## The paper's other column: {METRIC_NAMES[metric]}",
+            "",
+            "The same runs on the paper's other column, each row's paper figure beside "
+            "our mean over its seeds, with the verdicts of the table above.",
+            "",
+            "| row | setting | paper | ours: mean ± std | 95% CI | min-max | n | verdict |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
         for entry in record["rows"]:
             one = entry.get("also", {}).get(metric)
             if one is None:
@@ -125,11 +134,12 @@ def _also(record: dict) -> list:
             ours = ci = extent = "-"
             if one["ours"]:
                 ours, ci, extent = _spread(one["ours"], metric)
-            verdict = (one["verdict"] if one["ours"] else
-                       f"{one['verdict']} ({one['n']} of {MIN_SEEDS} seeds)")
-            lines.append(f"| {entry['label']} | {_setting_cell(entry)} | "
-                         f"{paper_number(one['paper'], metric)} | {ours} | {ci} | {extent} | "
-                         f"{one['n']} | {verdict} |")
+            verdict = one["verdict"] if one["ours"] else f"{one['verdict']} ({one['n']} of {MIN_SEEDS} seeds)"
+            lines.append(
+                f"| {entry['label']} | {_setting_cell(entry)} | "
+                f"{paper_number(one['paper'], metric)} | {ours} | {ci} | {extent} | "
+                f"{one['n']} | {verdict} |"
+            )
         lines.append("")
     return lines
 
@@ -139,22 +149,27 @@ def _comparisons(record: dict) -> list:
     if not comparisons:
         return []
     metric = comparisons[0]["metric"]
-    lines = ["## Comparisons", "",
-             "Each pair of settings: the difference of their mean test figures (first minus "
-             "second), Welch's 95% confidence interval of it and its two-sided p (the seeds "
-             "of each setting taken as independent samples). *Above* or *below*: the "
-             "interval lies wholly on one side of 0; *within noise*: it holds 0.", "",
-             "| comparison | first | second | difference | 95% CI | p | verdict |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [
+        "## Comparisons",
+        "",
+        "Each pair of settings: the difference of their mean test figures (first minus "
+        "second), Welch's 95% confidence interval of it and its two-sided p (the seeds "
+        "of each setting taken as independent samples). *Above* or *below*: the "
+        "interval lies wholly on one side of 0; *within noise*: it holds 0.",
+        "",
+        "| comparison | first | second | difference | 95% CI | p | verdict |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for one in comparisons:
         if one["status"] != "measured":
             figures = f"- | - | - | not yet measured ({min(one['n'])} of {MIN_SEEDS} seeds)"
         else:
             low, high = one["ci95"]
-            verdict = {"first above": "above", "first below": "below"}.get(
-                one["verdict"], one["verdict"])
-            figures = (f"{_signed(one['difference'], metric)} | [{_signed(low, metric)}, "
-                       f"{_signed(high, metric)}] | {one['p']:.2g} | {verdict}")
+            verdict = {"first above": "above", "first below": "below"}.get(one["verdict"], one["verdict"])
+            figures = (
+                f"{_signed(one['difference'], metric)} | [{_signed(low, metric)}, "
+                f"{_signed(high, metric)}] | {one['p']:.2g} | {verdict}"
+            )
         lines.append(f"| {one['label']} | `{one['first']}` | `{one['second']}` | {figures} |")
     return lines + [""]
 
@@ -162,30 +177,40 @@ def _comparisons(record: dict) -> list:
 def _variants(record: dict) -> list:
     lines = []
     for variant in record.get("variants") or []:
-        lines += [f"## On {variant['label']}", "", variant["note"], "",
-                  "Each row's paper setting, its seeds there (the report in "
-                  f"[{variant['directory']}/{record['table']}.md]"
-                  f"({variant['directory']}/{record['table']}.md)) "
-                  "against here: the difference of the mean test figures (there minus here), "
-                  "Welch's 95% confidence interval of it and its two-sided p, the seeds of each "
-                  f"side taken as independent samples. *{HIGHER.capitalize()}* or "
-                  f"*{LOWER}*: the interval lies wholly on one side of 0; *{NO_DIFFERENCE}*: "
-                  "it holds 0.", "",
-                  f"| row | here: mean ± std (n) | there ({variant['label']}): mean ± std (n) | "
-                  "difference | 95% CI | p | verdict |", "|---|---|---|---|---|---|---|"]
+        lines += [
+            f"## On {variant['label']}",
+            "",
+            variant["note"],
+            "",
+            "Each row's paper setting, its seeds there (the report in "
+            f"[{variant['directory']}/{record['table']}.md]"
+            f"({variant['directory']}/{record['table']}.md)) "
+            "against here: the difference of the mean test figures (there minus here), "
+            "Welch's 95% confidence interval of it and its two-sided p, the seeds of each "
+            f"side taken as independent samples. *{HIGHER.capitalize()}* or "
+            f"*{LOWER}*: the interval lies wholly on one side of 0; *{NO_DIFFERENCE}*: "
+            "it holds 0.",
+            "",
+            f"| row | here: mean ± std (n) | there ({variant['label']}): mean ± std (n) | "
+            "difference | 95% CI | p | verdict |",
+            "|---|---|---|---|---|---|---|",
+        ]
         for one in variant["rows"]:
             metric = one["metric"]
             if one["status"] != "measured":
                 there, here = one["n"]
-                figures = (f"- | - | - | - | - | not yet measured ({there} seeds there, {here} "
-                           f"here, of {MIN_SEEDS})")
+                figures = f"- | - | - | - | - | not yet measured ({there} seeds there, {here} here, of {MIN_SEEDS})"
             else:
-                sides = [f"{number(mean, metric)} ± {number(std, metric)} ({n})" for mean, std, n
-                         in zip(one["means"][::-1], one["stds"][::-1], one["n"][::-1])]
+                sides = [
+                    f"{number(mean, metric)} ± {number(std, metric)} ({n})"
+                    for mean, std, n in zip(one["means"][::-1], one["stds"][::-1], one["n"][::-1])
+                ]
                 low, high = one["ci95"]
-                figures = (f"{sides[0]} | {sides[1]} | {_signed(one['difference'], metric)} | "
-                           f"[{_signed(low, metric)}, {_signed(high, metric)}] | "
-                           f"{one['p']:.2g} | {one['verdict']}")
+                figures = (
+                    f"{sides[0]} | {sides[1]} | {_signed(one['difference'], metric)} | "
+                    f"[{_signed(low, metric)}, {_signed(high, metric)}] | "
+                    f"{one['p']:.2g} | {one['verdict']}"
+                )
             lines.append(f"| {one['label']} | {figures} |")
         lines.append("")
     return lines
@@ -207,26 +232,32 @@ def _claims(record: dict) -> list:
         return []
     metric = claims[0]["metric"]
     better = "lower" if metric in LOWER_IS_BETTER else "higher"
-    lines = ["## The paper's claims", "",
-             "Each comparison the paper makes between two rows of its table, tested on our "
-             "runs at the rows' paper settings: the difference of our mean test figures "
-             f"(first minus second, so that a positive difference means the first {better}), "
-             "Welch's 95% confidence interval of it and its two-sided p, the seeds of each "
-             f"row taken as independent samples. *{HOLDS.capitalize()}*: the interval lies "
-             f"above 0; *{REVERSED}*: below 0; *{NO_DIFFERENCE}*: it holds 0.", "",
-             "| the paper's claim | where | first | second | paper | ours: difference | "
-             "95% CI | p | verdict |", "|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "## The paper's claims",
+        "",
+        "Each comparison the paper makes between two rows of its table, tested on our "
+        "runs at the rows' paper settings: the difference of our mean test figures "
+        f"(first minus second, so that a positive difference means the first {better}), "
+        "Welch's 95% confidence interval of it and its two-sided p, the seeds of each "
+        f"row taken as independent samples. *{HOLDS.capitalize()}*: the interval lies "
+        f"above 0; *{REVERSED}*: below 0; *{NO_DIFFERENCE}*: it holds 0.",
+        "",
+        "| the paper's claim | where | first | second | paper | ours: difference | 95% CI | p | verdict |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for one in claims:
-        paper = " against ".join("-" if value is None else paper_number(value, metric)
-                                 for value in one["paper"])
+        paper = " against ".join("-" if value is None else paper_number(value, metric) for value in one["paper"])
         if one["status"] != "measured":
             figures = f"- | - | - | not yet measured ({min(one['n'])} of {MIN_SEEDS} seeds)"
         else:
             low, high = one["ci95"]
-            figures = (f"{_signed(one['difference'], metric)} | [{_signed(low, metric)}, "
-                       f"{_signed(high, metric)}] | {one['p']:.2g} | {one['verdict']}")
-        lines.append(f"| {one['text']} | {one['source']} | `{one['first']}` | "
-                     f"`{one['second']}` | {paper} | {figures} |")
+            figures = (
+                f"{_signed(one['difference'], metric)} | [{_signed(low, metric)}, "
+                f"{_signed(high, metric)}] | {one['p']:.2g} | {one['verdict']}"
+            )
+        lines.append(
+            f"| {one['text']} | {one['source']} | `{one['first']}` | `{one['second']}` | {paper} | {figures} |"
+        )
     return lines + [""]
 
 
@@ -236,17 +267,17 @@ def _signed(value: float, metric: str) -> str:
 
 
 def _not_measured(record: dict) -> list:
-    rows = [entry for entry in record["rows"] if entry["status"] in ("no data",
-                                                                     "not implemented")]
+    rows = [entry for entry in record["rows"] if entry["status"] in ("no data", "not implemented")]
     if not rows:
         return []
     lines = ["## Rows not measured here", ""]
     for entry in rows:
-        figures = ", ".join(f"{METRIC_NAMES[key].removeprefix('test ')} "
-                            f"{paper_number(value, key)}"
-                            for key, value in entry["paper"].items() if value is not None)
-        lines.append(f"- **{entry['label']}** ({entry['source']}, {figures}), "
-                     f"*{entry['status']}*: {entry['reason']}.")
+        figures = ", ".join(
+            f"{METRIC_NAMES[key].removeprefix('test ')} {paper_number(value, key)}"
+            for key, value in entry["paper"].items()
+            if value is not None
+        )
+        lines.append(f"- **{entry['label']}** ({entry['source']}, {figures}), *{entry['status']}*: {entry['reason']}.")
     return lines + [""]
 
 
@@ -255,20 +286,27 @@ def _dev_choices(record: dict) -> list:
     if not choices:
         return []
     labels = {entry["row"]: entry["label"] for entry in record["rows"]}
-    lines = ["## Choices on dev", "",
-             "Each row with an alternative setting (`ROW-dev`) against the paper's: the mean "
-             "dev figure of each setting over its seeds (n), from the committed runs "
-             f"([runs]({record['table']}/runs)). The setting with the highest mean is "
-             "chosen on dev once every setting has "
-             f"{MIN_SEEDS} seeds; test figures play no part.", ""]
+    lines = [
+        "## Choices on dev",
+        "",
+        "Each row with an alternative setting (`ROW-dev`) against the paper's: the mean "
+        "dev figure of each setting over its seeds (n), from the committed runs "
+        f"([runs]({record['table']}/runs)). The setting with the highest mean is "
+        "chosen on dev once every setting has "
+        f"{MIN_SEEDS} seeds; test figures play no part.",
+        "",
+    ]
     for row, choice in choices.items():
         metric = choice["metric"].removeprefix("dev_")
         figures = ", ".join(
-            f"`{one['setting']}` "
-            f"{'-' if one['mean'] is None else number(one['mean'], metric)} ({one['n']})"
-            for one in choice["candidates"])
-        verdict = (f"dev chooses `{choice['chosen']}`" if choice["chosen"] else
-                   f"not yet decided (fewer than {MIN_SEEDS} seeds)")
+            f"`{one['setting']}` {'-' if one['mean'] is None else number(one['mean'], metric)} ({one['n']})"
+            for one in choice["candidates"]
+        )
+        verdict = (
+            f"dev chooses `{choice['chosen']}`"
+            if choice["chosen"]
+            else f"not yet decided (fewer than {MIN_SEEDS} seeds)"
+        )
         lines.append(f"- {labels[row]}: {figures}: {verdict}.")
     return lines + [""]
 
@@ -283,14 +321,18 @@ def _protocol(record: dict, rerun_with) -> list:
         paper = entry["paper"].get(metric)
         if best["finished"] < best["count"]:
             more = rerun_with(best["count"])
-            lines.append(f"- {entry['label']}: pending, {best['finished']} of seeds "
-                         f"1-{best['count']} finished; `{more}` trains the others.")
+            lines.append(
+                f"- {entry['label']}: pending, {best['finished']} of seeds "
+                f"1-{best['count']} finished; `{more}` trains the others."
+            )
             continue
-        lines.append(f"- {entry['label']}: seed {best['seed']} is best on dev of seeds "
-                     f"1-{best['count']} ({number(best['dev'], metric)}); its test figure "
-                     f"{number(best['test'], metric)} against the paper's "
-                     f"{'-' if paper is None else paper_number(paper, metric)}: "
-                     f"{best.get('verdict', 'no paper figure')}.")
+        lines.append(
+            f"- {entry['label']}: seed {best['seed']} is best on dev of seeds "
+            f"1-{best['count']} ({number(best['dev'], metric)}); its test figure "
+            f"{number(best['test'], metric)} against the paper's "
+            f"{'-' if paper is None else paper_number(paper, metric)}: "
+            f"{best.get('verdict', 'no paper figure')}."
+        )
     return lines + [""]
 
 
@@ -309,10 +351,10 @@ def option_line(options: list) -> str:
     groups = {}
     for option in options:
         groups.setdefault((option["source"], option["where"]), []).append(
-            f"{option['option']} {_value(option['value'])}")
+            f"{option['option']} {_value(option['value'])}"
+        )
     ordered = sorted(groups.items(), key=lambda item: SOURCE_ORDER.index(item[0][0]))
-    return "; ".join(f"*{source}* ({where}): {', '.join(values)}"
-                     for (source, where), values in ordered)
+    return "; ".join(f"*{source}* ({where}): {', '.join(values)}" for (source, where), values in ordered)
 
 
 def _row_sections(record: dict, table, commands: dict) -> list:
@@ -327,17 +369,16 @@ def _row_sections(record: dict, table, commands: dict) -> list:
         if row.source:
             lines.append(f"- the paper's table: {row.source}")
         lines.append(f"- vectors: {row.vectors}")
-        others = {key: value for key, value in row.paper.items()
-                  if key != row.metric and value is not None}
+        others = {key: value for key, value in row.paper.items() if key != row.metric and value is not None}
         if others:
-            lines.append("- the paper's other figures: " + ", ".join(
-                f"{METRIC_NAMES[key]} {paper_number(value, key)}"
-                for key, value in others.items()))
+            lines.append(
+                "- the paper's other figures: "
+                + ", ".join(f"{METRIC_NAMES[key]} {paper_number(value, key)}" for key, value in others.items())
+            )
         for entry in entries[row.name]:
             kind = KINDS.get(entry["kind"], entry["kind"])
             about = f", {row.dev_source}" if entry["setting"].endswith("-dev") else ""
-            lines.append(f"- `{entry['setting']}` ({kind}{about}): "
-                         f"`{commands[entry['setting']]}`")
+            lines.append(f"- `{entry['setting']}` ({kind}{about}): `{commands[entry['setting']]}`")
             lines.append(f"  - options: {option_line(entry['options'])}")
         lines.append("")
     return lines
@@ -349,13 +390,17 @@ def _paper_std_sentence(record: dict, table) -> str:
     if not any(entry.get("paper_std") for entry in record["rows"]):
         return ""
     if table.paper_runs:
-        return (f" In parentheses: the paper's standard deviation over its {table.paper_runs} "
-                "runs; with it, the verdict is Welch's test of our mean against the paper's: "
-                "*above* or *below* when its 95% interval of the difference lies wholly above "
-                "or below 0, else *reached* (our mean at or above the paper's) or *within "
-                "noise*.")
-    return (" In parentheses: the paper's standard deviation; the paper does not say over how "
-            "many runs, so the verdict is against our interval alone.")
+        return (
+            f" In parentheses: the paper's standard deviation over its {table.paper_runs} "
+            "runs; with it, the verdict is Welch's test of our mean against the paper's: "
+            "*above* or *below* when its 95% interval of the difference lies wholly above "
+            "or below 0, else *reached* (our mean at or above the paper's) or *within "
+            "noise*."
+        )
+    return (
+        " In parentheses: the paper's standard deviation; the paper does not say over how "
+        "many runs, so the verdict is against our interval alone."
+    )
 
 
 def _deviations_sentence(record: dict) -> str:
@@ -363,56 +408,77 @@ def _deviations_sentence(record: dict) -> str:
     found = {one["what"] for entry in record["rows"] for one in entry.get("deviations", [])}
     if not found:
         return ""
-    text = (" Beside a verdict: the row's departures from the paper (ours, not the "
-            "paper's: vectors, parses, how the figure is made).")
+    text = (
+        " Beside a verdict: the row's departures from the paper (ours, not the "
+        "paper's: vectors, parses, how the figure is made)."
+    )
     if "parameters" in found:
-        text += (" Parameters: ours count every weight but the word vectors, the paper's its "
-                 "Table 1's, its models' counts matched to one another.")
+        text += (
+            " Parameters: ours count every weight but the word vectors, the paper's its "
+            "Table 1's, its models' counts matched to one another."
+        )
     return text
 
 
-def markdown(record: dict, table, machine: str, rerun_with, sweep_dir, results,
-             other_sweep, commands: dict, figures=()) -> str:
+def markdown(
+    record: dict, table, machine: str, rerun_with, sweep_dir, results, other_sweep, commands: dict, figures=()
+) -> str:
     """DIR/TABLE.md (``figures``: PNG paths relative to DIR; ``rerun_with(N)``:
     the command that reruns the table with N seeds, ``record["rerun"]`` the
     one that made it)."""
     rerun = record["rerun"]
     folds = record.get("folds")
-    over = (f"the {folds} folds of each setting trained here ({folds}-fold cross-validation: "
-            "each fold the test split of one run; test set; mean ± sample std, the 95% "
-            f"confidence interval of the mean, min-max, n runs), measured once its {folds} "
-            "folds have finished" if folds else
-            "the seeds of each setting trained here (test set; mean ± sample std, the 95% "
-            "confidence interval of the mean, min-max, n), measured once "
-            f"{MIN_SEEDS} seeds have finished")
+    over = (
+        f"the {folds} folds of each setting trained here ({folds}-fold cross-validation: "
+        "each fold the test split of one run; test set; mean ± sample std, the 95% "
+        f"confidence interval of the mean, min-max, n runs), measured once its {folds} "
+        "folds have finished"
+        if folds
+        else "the seeds of each setting trained here (test set; mean ± sample std, the 95% "
+        "confidence interval of the mean, min-max, n), measured once "
+        f"{MIN_SEEDS} seeds have finished"
+    )
     if without_paper(record):
-        intro = (f"No paper's table: the settings below over {over}, and the differences "
-                 "between them (\"Comparisons\"). Settings: *paper* (no option chosen on "
-                 f"dev). Machine: {machine}. Rerun: `{rerun}`.")
+        intro = (
+            f"No paper's table: the settings below over {over}, and the differences "
+            'between them ("Comparisons"). Settings: *paper* (no option chosen on '
+            f"dev). Machine: {machine}. Rerun: `{rerun}`."
+        )
     else:
-        intro = (f"Every row of the paper's table: the paper's figure beside ours over {over}; "
-                 "rows measured by another report link to it. Verdicts: *above* (the "
-                 "paper's figure below our interval), *reached* (our mean at or above it), "
-                 "*within noise* (inside our interval), *below*. Settings: *paper* (no option "
-                 "chosen on dev), *chosen on dev*, or an *alternative* tried and not chosen "
-                 f"(below, \"Choices on dev\").{_paper_std_sentence(record, table)}"
-                 f"{_deviations_sentence(record)} Machine: "
-                 f"{machine}. Rerun: `{rerun}`.")
+        intro = (
+            f"Every row of the paper's table: the paper's figure beside ours over {over}; "
+            "rows measured by another report link to it. Verdicts: *above* (the "
+            "paper's figure below our interval), *reached* (our mean at or above it), "
+            "*within noise* (inside our interval), *below*. Settings: *paper* (no option "
+            "chosen on dev), *chosen on dev*, or an *alternative* tried and not chosen "
+            f'(below, "Choices on dev").{_paper_std_sentence(record, table)}'
+            f"{_deviations_sentence(record)} Machine: "
+            f"{machine}. Rerun: `{rerun}`."
+        )
     lines = [f"# {table.title}", "", intro, ""]
     if record.get("overrides"):
         given = ", ".join(f"{key} {value}" for key, value in record["overrides"].items())
-        lines += [f"**Not the paper's protocol**: these runs were made with {given} in place "
-                  "of the table's own (`npcomp reproduce --folds`, `--epochs`).", ""]
+        lines += [
+            f"**Not the paper's protocol**: these runs were made with {given} in place "
+            "of the table's own (`npcomp reproduce --folds`, `--epochs`).",
+            "",
+        ]
     if record["note"]:
         lines += [record["note"], ""]
     lines += table_lines(record, sweep_dir, results, other_sweep)
-    metric = table.rows[0].metric if table.rows[0].trained else \
-        next(row.metric for row in table.rows if row.trained)
+    metric = table.rows[0].metric if table.rows[0].trained else next(row.metric for row in table.rows if row.trained)
     lower = " (lower is better)" if metric in LOWER_IS_BETTER else ""
     lines += ["", f"Metric: {METRIC_NAMES[metric]}{lower}.", ""]
-    lines += (_also(record) + _claims(record) + _comparisons(record) + _variants(record)
-              + _not_measured(record) + _dev_choices(record)
-              + _protocol(record, rerun_with) + revision_lines(record, results))
+    lines += (
+        _also(record)
+        + _claims(record)
+        + _comparisons(record)
+        + _variants(record)
+        + _not_measured(record)
+        + _dev_choices(record)
+        + _protocol(record, rerun_with)
+        + revision_lines(record, results)
+    )
     lines += [f"![{path.rsplit('/', 1)[-1].removesuffix('.png')}]({path})" for path in figures]
     if figures:
         lines.append("")

@@ -16,6 +16,7 @@ only for runs that recorded the machine's load while they trained (the
 same config took 55 s on an idle machine and 3.3 min on a loaded one), so
 older runs have none.  Plain Python.
 """
+
 from __future__ import annotations
 
 import json
@@ -43,9 +44,13 @@ def _setting_of(results: dict) -> dict:
 @lru_cache(maxsize=None)
 def _tree_of_commit(directory: str, commit: str) -> str | None:
     try:
-        done = subprocess.run(["git", "-C", directory, "rev-parse", "--verify", "--quiet",
-                               f"{commit}:npcomp"], capture_output=True, text=True,
-                              timeout=30, check=False)
+        done = subprocess.run(
+            ["git", "-C", directory, "rev-parse", "--verify", "--quiet", f"{commit}:npcomp"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     tree = done.stdout.strip() if done.returncode == 0 else ""
@@ -81,12 +86,20 @@ def run_provenance(sweep_dir: str | Path, results: dict | None) -> dict:
             continue
         tree, origin = code_tree(code, sweep_dir)
         key = (code.get("version"), tree or code.get("commit"), code.get("clean"))
-        found = revisions.setdefault(key, {
-            "version": code.get("version"), "tree": tree, "tree_from": origin,
-            "clean": code.get("clean"), "commits": [], "runs": []})
+        found = revisions.setdefault(
+            key,
+            {
+                "version": code.get("version"),
+                "tree": tree,
+                "tree_from": origin,
+                "clean": code.get("clean"),
+                "commits": [],
+                "runs": [],
+            },
+        )
         if code.get("commit") not in found["commits"]:
             found["commits"].append(code.get("commit"))
-        if origin and found["tree_from"] != origin:   # some recorded, some from commits
+        if origin and found["tree_from"] != origin:  # some recorded, some from commits
             found["tree_from"] = "recorded and commit"
         found["runs"].append(name)
     return {"revisions": list(revisions.values()), "before_record": before}
@@ -107,35 +120,46 @@ def revision_lines(record: dict, results: dict | None) -> list:
     if not revisions and not before:
         return []
     setting_of = _setting_of(results or {})
-    lines = ["## Where the runs came from", "",
-             ("The code revision each finished run recorded in its `metrics.json` (npcomp's "
-              "version, the checkout's commit and whether its package tree was clean; no "
-              "commit: installed from a wheel), grouped by the package tree (the git object "
-              "of `npcomp/` at the commit: commits that only add runs share it, so their runs "
-              "ran the same code), as the run recorded it or, for a run recorded before runs "
-              "recorded the tree, as git finds it from the run's commit. The data files' "
-              "SHA-256 and, for runs on parses, the parses' digest and parser are beside it "
-              "in the run's file."), ""]
+    lines = [
+        "## Where the runs came from",
+        "",
+        (
+            "The code revision each finished run recorded in its `metrics.json` (npcomp's "
+            "version, the checkout's commit and whether its package tree was clean; no "
+            "commit: installed from a wheel), grouped by the package tree (the git object "
+            "of `npcomp/` at the commit: commits that only add runs share it, so their runs "
+            "ran the same code), as the run recorded it or, for a run recorded before runs "
+            "recorded the tree, as git finds it from the run's commit. The data files' "
+            "SHA-256 and, for runs on parses, the parses' digest and parser are beside it "
+            "in the run's file."
+        ),
+        "",
+    ]
     for one in revisions:
-        lines.append(f"- {_revision_text(one)}: {_plural(len(one['runs']), 'run')}: "
-                     f"{_settings_text(one['runs'], setting_of)}")
+        lines.append(
+            f"- {_revision_text(one)}: {_plural(len(one['runs']), 'run')}: {_settings_text(one['runs'], setting_of)}"
+        )
     if before:
-        lines.append(f"- **before the record** (trained before runs recorded their code and "
-                     f"data): {_plural(len(before), 'run')}: {_settings_text(before, setting_of)}")
+        lines.append(
+            f"- **before the record** (trained before runs recorded their code and "
+            f"data): {_plural(len(before), 'run')}: {_settings_text(before, setting_of)}"
+        )
     return lines + [""]
 
 
 def _revision_text(one: dict) -> str:
     """One revision as the report lists it: version, tree, where it was found, commits."""
     commits = [commit for commit in one["commits"] if commit]
-    clean = {True: "clean", False: "with changes not committed", None: "cleanliness unknown"}[
-        one["clean"]]
+    clean = {True: "clean", False: "with changes not committed", None: "cleanliness unknown"}[one["clean"]]
     if one["tree"]:
-        found = {"recorded": "recorded by the runs", "commit": "found from the commits",
-                 "recorded and commit": "recorded by some runs, found from the commits of "
-                                        "the others"}[one["tree_from"]]
-        where = (f"package tree `{one['tree'][:12]}` ({found}), {clean}"
-                 + (f"; {_plural(len(commits), 'commit')} " if commits else ""))
+        found = {
+            "recorded": "recorded by the runs",
+            "commit": "found from the commits",
+            "recorded and commit": "recorded by some runs, found from the commits of the others",
+        }[one["tree_from"]]
+        where = f"package tree `{one['tree'][:12]}` ({found}), {clean}" + (
+            f"; {_plural(len(commits), 'commit')} " if commits else ""
+        )
     elif commits:
         where = f"package tree not known (its commit is not in this repository), {clean}; commit "
     else:
@@ -163,5 +187,9 @@ def timing(sweep_dir: str | Path, record: dict) -> dict | None:
         cores.add(load["cores"])
     if not seconds:
         return None
-    return {"seconds": sum(seconds) / len(seconds), "load": sum(loads) / len(loads),
-            "cores": "/".join(str(count) for count in sorted(cores)), "runs": len(seconds)}
+    return {
+        "seconds": sum(seconds) / len(seconds),
+        "load": sum(loads) / len(loads),
+        "cores": "/".join(str(count) for count in sorted(cores)),
+        "runs": len(seconds),
+    }

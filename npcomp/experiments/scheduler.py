@@ -5,6 +5,7 @@ address where no Dask scheduler answers is refused within seconds, naming
 --scheduler, before a sweep writes anything.  Dask's own client would wait
 on a server that never completes its handshake (a web server), or fail
 deep inside on one that answers other bytes."""
+
 from __future__ import annotations
 
 import asyncio
@@ -28,9 +29,12 @@ def scheduler_address(text: str) -> tuple:
         scheme, rest = "tcp", text.strip()
     found = _HOST_PORT.fullmatch(rest)
     if scheme != "tcp" or not found or not 0 < int(found["port"]) < 65536:
-        raise ConfigError("scheduler", f"{text!r} is not a scheduler's address: give "
-                                       "tcp://HOST:PORT (a Dask scheduler listens on port "
-                                       "8786 unless told otherwise)")
+        raise ConfigError(
+            "scheduler",
+            f"{text!r} is not a scheduler's address: give "
+            "tcp://HOST:PORT (a Dask scheduler listens on port "
+            "8786 unless told otherwise)",
+        )
     host = found["host"].strip("[]")
     return f"tcp://{found['host']}:{int(found['port'])}", host, int(found["port"])
 
@@ -44,19 +48,17 @@ def check_scheduler(text: str, timeout: float = SCHEDULER_TIMEOUT) -> str:
 
     def refused(reason: str):
         return ConfigError("scheduler", f"{text}: {reason}; nothing was started or written")
+
     try:
         socket.create_connection((host, port), timeout=timeout).close()
     except OSError as error:
-        raise refused(f"nothing accepts connections there ({error.strerror or error})") \
-            from None
+        raise refused(f"nothing accepts connections there ({error.strerror or error})") from None
     try:
         identity = asyncio.run(_identity(address, timeout))
     except (asyncio.TimeoutError, TimeoutError):
-        raise refused(f"what listens there did not answer as a Dask scheduler within "
-                      f"{timeout:g} s") from None
+        raise refused(f"what listens there did not answer as a Dask scheduler within {timeout:g} s") from None
     except Exception:  # noqa: BLE001 - whatever the bytes did to Dask's reader (MemoryError...)
-        raise refused("what listens there is not a Dask scheduler (its answer is not Dask's "
-                      "protocol)") from None
+        raise refused("what listens there is not a Dask scheduler (its answer is not Dask's protocol)") from None
     if not isinstance(identity, dict) or identity.get("type") != "Scheduler":
         kind = identity.get("type") if isinstance(identity, dict) else None
         raise refused(f"a Dask {kind or 'server'} answers there, not a scheduler")
@@ -67,6 +69,7 @@ async def _identity(address: str, timeout: float):
     """What the Dask server at ``address`` says it is: the handshake and its
     answer to "identity", each within ``timeout`` seconds."""
     from distributed.comm import connect
+
     comm = await asyncio.wait_for(connect(address, timeout=timeout), timeout)
     try:
         await asyncio.wait_for(comm.write({"op": "identity", "reply": True}), timeout)

@@ -19,6 +19,7 @@ and SWEEP_DIR on a shared file system.  Faults:
   runs' files (``sweep_results.settle_finished``: paths relative, figure
   counts kept).
 """
+
 from __future__ import annotations
 
 import time
@@ -57,12 +58,12 @@ def _scheduler_client(scheduler: str):
     import logging
 
     from distributed import Client
+
     address = check_scheduler(scheduler)
     try:
         client = Client(address, timeout=f"{SCHEDULER_TIMEOUT:g}s")
     except (OSError, TimeoutError) as error:
-        raise ClusterError(f"--scheduler {scheduler}: the Dask scheduler there stopped "
-                           f"answering ({error})") from None
+        raise ClusterError(f"--scheduler {scheduler}: the Dask scheduler there stopped answering ({error})") from None
     # a lost scheduler is reported by the sweep, run by run: not by the
     # client's own log, with its traceback of each attempt to reconnect
     client_log = logging.getLogger("distributed.client")
@@ -83,27 +84,37 @@ def _local_cluster_client(workers: int, dashboard: str | None):
 
     import dask
     from distributed import Client, LocalCluster
+
     # a run whose worker died is resubmitted ALLOWED_FAILURES times; a worker
     # holds one run at a time (Dask's default saturation, 1.1, lets a worker
     # of one thread take a second run, which may then wait there while
     # another worker is idle); the worker processes ignore Ctrl-C, which reaches
     # them from the terminal too: this process stops them, and they print no
     # traceback meanwhile
-    with dask.config.set({"distributed.scheduler.allowed-failures": ALLOWED_FAILURES,
-                          "distributed.scheduler.worker-saturation": 1.0}), \
-            _interrupts_ignored():
+    with (
+        dask.config.set(
+            {"distributed.scheduler.allowed-failures": ALLOWED_FAILURES, "distributed.scheduler.worker-saturation": 1.0}
+        ),
+        _interrupts_ignored(),
+    ):
         # without a dashboard the scheduler still serves its health check over
         # HTTP: on a free port of 127.0.0.1, not Dask's default 8787 (which a
         # second sweep would find taken, with a warning)
         try:
-            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                   host="127.0.0.1", scheduler_port=0,
-                                   dashboard_address=dashboard, silence_logs=logging.ERROR,
-                                   scheduler_kwargs=None if dashboard else
-                                   {"dashboard_address": "127.0.0.1:0"})
+            cluster = LocalCluster(
+                n_workers=workers,
+                threads_per_worker=1,
+                processes=True,
+                host="127.0.0.1",
+                scheduler_port=0,
+                dashboard_address=dashboard,
+                silence_logs=logging.ERROR,
+                scheduler_kwargs=None if dashboard else {"dashboard_address": "127.0.0.1:0"},
+            )
         except RuntimeError as error:
             raise RuntimeError(_unstarted_workers(error)) from error
     from .sweep_workers import CLOSING_LOGGERS, IgnoreInterrupts, quiet_closing
+
     levels = {name: logging.getLogger(name).level for name in CLOSING_LOGGERS}
     # as the sweep's own process is ended from outside, the cluster closes as on Ctrl-C
     with _terminations_as_interrupts():
@@ -139,6 +150,7 @@ def _interrupts_ignored():
     change a signal's handler)."""
     import signal
     import threading
+
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -163,6 +175,7 @@ def _terminations_as_interrupts():
     a second SIGTERM, while the cluster closes, ends the process at once."""
     import signal
     import threading
+
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -181,6 +194,7 @@ def _terminations_as_interrupts():
 @dataclass
 class Tally:
     """Runs of this sweep by state, for the progress bar."""
+
     finished: int = 0
     failed: int = 0
     running: int = 0
@@ -189,8 +203,9 @@ class Tally:
         return f"finished {self.finished}, running {self.running}, failed {self.failed}"
 
 
-def execute(client, jobs: dict, progress: bool = True, already_finished: int = 0,
-            total: int | None = None, echo=print) -> dict:
+def execute(
+    client, jobs: dict, progress: bool = True, already_finished: int = 0, total: int | None = None, echo=print
+) -> dict:
     """Run the task of a run (``sweep_task.train_in_worker(*arguments)``) for
     each run name -> arguments of ``jobs`` on the cluster of ``client``
     (``sweep_jobs.sweep_jobs`` makes them); name -> the task's result (a dict with
@@ -203,9 +218,12 @@ def execute(client, jobs: dict, progress: bool = True, already_finished: int = 0
     from distributed import as_completed
 
     from .sweep_task import train_in_worker
+
     token = uuid.uuid4().hex[:8]
-    futures = {client.submit(train_in_worker, *arguments, key=f"npcomp-run-{name}-{token}",
-                             pure=False): name for name, arguments in jobs.items()}
+    futures = {
+        client.submit(train_in_worker, *arguments, key=f"npcomp-run-{name}-{token}", pure=False): name
+        for name, arguments in jobs.items()
+    }
     tally = Tally(finished=already_finished)
     bar = _progress_bar(total or len(jobs), already_finished, progress)
     results = {}
@@ -220,9 +238,11 @@ def execute(client, jobs: dict, progress: bool = True, already_finished: int = 0
                     tally.finished += 1
                 else:
                     tally.failed += results[name]["status"] is not None
-                    message = (f"{name} failed: {results[name]['error']}"
-                               if results[name]["status"] is not None else
-                               f"{name} stopped: {results[name]['stopped']}")
+                    message = (
+                        f"{name} failed: {results[name]['error']}"
+                        if results[name]["status"] is not None
+                        else f"{name} stopped: {results[name]['stopped']}"
+                    )
                     echo(message) if bar is None else bar.write(message)
                 if bar is not None:
                     tally.running = max(tally.running - 1, 0)
@@ -253,16 +273,25 @@ def _result(future) -> dict:
     except Exception as error:  # noqa: BLE001 - any failure of one run is that run's
         from distributed.client import FutureCancelledError
         from distributed.scheduler import KilledWorker
+
         if isinstance(error, FutureCancelledError):
-            why = ("the scheduler stopped answering" if error.reason ==
-                   "scheduler-connection-lost" else f"the cluster cancelled it ({error.reason})")
-            return {"status": None, "error": None,
-                    "stopped": f"{why}; it goes on (from its checkpoint, if it has one) when "
-                               "the sweep is run again"}
+            why = (
+                "the scheduler stopped answering"
+                if error.reason == "scheduler-connection-lost"
+                else f"the cluster cancelled it ({error.reason})"
+            )
+            return {
+                "status": None,
+                "error": None,
+                "stopped": f"{why}; it goes on (from its checkpoint, if it has one) when the sweep is run again",
+            }
         if isinstance(error, KilledWorker):
-            return {"status": 1, "error": "its workers died while training it more often "
-                    "than the scheduler allows (Dask's allowed failures, 3 unless configured); "
-                    "it resumes from its checkpoint when the sweep is run again"}
+            return {
+                "status": 1,
+                "error": "its workers died while training it more often "
+                "than the scheduler allows (Dask's allowed failures, 3 unless configured); "
+                "it resumes from its checkpoint when the sweep is run again",
+            }
         return {"status": 1, "error": f"{type(error).__name__}: {error}"}
 
 
@@ -283,8 +312,7 @@ def _stop(client, futures: dict, results: dict) -> None:
     run goes on training unseen (a run stopped so keeps its checkpoint)."""
     keys = {future.key for future, name in futures.items() if name not in results}
     try:
-        busy = [worker for worker, tasks in client.processing().items()
-                if keys.intersection(tasks)]
+        busy = [worker for worker, tasks in client.processing().items() if keys.intersection(tasks)]
         client.cancel(list(futures))
         if busy and not hasattr(client.cluster, "workers"):
             # an existing cluster: only the workers busy with this sweep's runs
@@ -299,10 +327,16 @@ def _progress_bar(total: int, initial: int, enabled: bool):
     import sys
 
     from tqdm import tqdm
-    return tqdm(total=total, initial=initial, desc="sweep", unit="run", dynamic_ncols=True,
-                mininterval=0.5 if sys.stderr.isatty() else 10.0,
-                bar_format="{desc} |{bar}| {n_fmt}/{total_fmt} runs done "
-                           "[{elapsed} elapsed, {remaining} left]")
+
+    return tqdm(
+        total=total,
+        initial=initial,
+        desc="sweep",
+        unit="run",
+        dynamic_ncols=True,
+        mininterval=0.5 if sys.stderr.isatty() else 10.0,
+        bar_format="{desc} |{bar}| {n_fmt}/{total_fmt} runs done [{elapsed} elapsed, {remaining} left]",
+    )
 
 
 def _unstarted_workers(error: RuntimeError) -> str:
@@ -310,9 +344,12 @@ def _unstarted_workers(error: RuntimeError) -> str:
     imports the script that started the sweep, and a script whose sweep is
     not under ``if __name__ == "__main__":`` runs it again there."""
     import __main__
-    script = getattr(__main__, "__file__", None)
-    hint = (f" {script} is imported again by each worker process: start the sweep "
-            "under `if __name__ == \"__main__\":` there (see the error above it)"
-            if script and not script.endswith(("npcomp", "__main__.py")) else "")
-    return f"the local cluster's worker processes did not start ({error}).{hint}"
 
+    script = getattr(__main__, "__file__", None)
+    hint = (
+        f" {script} is imported again by each worker process: start the sweep "
+        'under `if __name__ == "__main__":` there (see the error above it)'
+        if script and not script.endswith(("npcomp", "__main__.py"))
+        else ""
+    )
+    return f"the local cluster's worker processes did not start ({error}).{hint}"

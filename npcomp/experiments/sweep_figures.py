@@ -24,6 +24,7 @@ counts (``figure_counts.py``); for runs trained before the counts were kept,
 from ``SWEEP_DIR/figure-data.json``: the same numbers per setting, as drawn
 from those runs' predictions then (``LEGACY``).  Plain Python.
 """
+
 from __future__ import annotations
 
 import json
@@ -34,16 +35,32 @@ from pathlib import Path
 from npcomp.data.datasets import PAIR_CLASS_TASKS
 from .paper_rows import MIN_SEEDS
 from .sweep_settings import _label, sweep_settings
-from .figures import (FigureError, confusion_record, figure_template, prediction_figures,
-                      read_run_counts, root_confusion, shared_tail)
+from .figures import (
+    FigureError,
+    confusion_record,
+    figure_template,
+    prediction_figures,
+    read_run_counts,
+    root_confusion,
+    shared_tail,
+)
 
 # lines on one axes of a per-length figure; boxes on one axes of a seed plot
 MAX_SERIES, MAX_BOXES = 6, 8
-SWEEP_METRICS = {"root_acc": "root accuracy (%)", "all_acc": "all-node accuracy (%)",
-                 "pearson": "Pearson's r", "ranking_loss": "ranking loss",
-                 "accuracy": "accuracy (%)"}
-TASK_NAMES = {"sst5": "fine-grained (sst5)", "sst2": "binary (sst2)", "sick": "SICK",
-              "synthetic": "synthetic", "sick-entailment": "SICK entailment"}
+SWEEP_METRICS = {
+    "root_acc": "root accuracy (%)",
+    "all_acc": "all-node accuracy (%)",
+    "pearson": "Pearson's r",
+    "ranking_loss": "ranking loss",
+    "accuracy": "accuracy (%)",
+}
+TASK_NAMES = {
+    "sst5": "fine-grained (sst5)",
+    "sst2": "binary (sst2)",
+    "sick": "SICK",
+    "synthetic": "synthetic",
+    "sick-entailment": "SICK entailment",
+}
 LEGACY = "figure-data.json"
 PER_LENGTH = ("length_accuracy", "phrase_length_accuracy", "height_accuracy", "length_pearson")
 # the figures of every labelled node, not the roots alone: drawn one node set a
@@ -53,8 +70,12 @@ NODE_FIGURES = ("all_acc", "phrase_length_accuracy", "height_accuracy")
 # the node set of a run's labelled test nodes, by the trees it reads (the
 # treebank's own: its phrases); left- and right-branching trees label their
 # roots and words alone, the same nodes both
-NODE_SETS = {"dependency": "dependency spans", "parsed": "spans of the parsed trees",
-             "left": "roots and words", "right": "roots and words"}
+NODE_SETS = {
+    "dependency": "dependency spans",
+    "parsed": "spans of the parsed trees",
+    "left": "roots and words",
+    "right": "roots and words",
+}
 
 
 def is_sweep(directory: str | Path) -> bool:
@@ -86,8 +107,12 @@ def node_set(setting: dict, split: str = "test") -> tuple | None:
     if nodes is not None and nodes == test.get("sentences"):
         return None
     structure = (first.get("config") or {}).get("structure")
-    return (setting["task"], NODE_SETS.get(structure, "phrases") if nodes is not None
-            else "labelled nodes", nodes, split)
+    return (
+        setting["task"],
+        NODE_SETS.get(structure, "phrases") if nodes is not None else "labelled nodes",
+        nodes,
+        split,
+    )
 
 
 def node_panels(items: list, most: int = MAX_SERIES) -> list:
@@ -98,8 +123,7 @@ def node_panels(items: list, most: int = MAX_SERIES) -> list:
     titles = {}
     for task, name, count, split in sets:
         counted = f"{name} ({count:,} {split} nodes)" if count is not None else name
-        titles[(task, name, count, split)] = (f"{TASK_NAMES.get(task, task)}: {counted}"
-                                              if len(tasks) > 1 else counted)
+        titles[(task, name, count, split)] = f"{TASK_NAMES.get(task, task)}: {counted}" if len(tasks) > 1 else counted
     return panels(items, titles, most)
 
 
@@ -114,8 +138,7 @@ def panels(items: list, titles: dict | None = None, most: int = MAX_SERIES) -> l
     for task in tasks:
         chunks = _chunks(units([label for one, label in items if one == task]), most)
         for number, chunk in enumerate(chunks, start=1):
-            title = (titles[task] if titles is not None else
-                     TASK_NAMES.get(task, task) if len(tasks) > 1 else "")
+            title = titles[task] if titles is not None else TASK_NAMES.get(task, task) if len(tasks) > 1 else ""
             if len(chunks) > 1:
                 title = (f"{title}, " if title else "") + f"part {number} of {len(chunks)}"
             out.append({"title": title, "task": task[0] if titles else task, "labels": chunk})
@@ -142,6 +165,7 @@ def _chunks(runs: list, most: int) -> list:
 # the metrics over seeds
 # --------------------------------------------------------------------------
 
+
 def seed_distributions(settings: list, source: str = "", paper: dict | None = None) -> list:
     """One box-plot figure per split and metric: each setting's values over
     its seeds (Le & Zuidema Figs. 6-7); ``paper``: setting label -> metric ->
@@ -149,20 +173,27 @@ def seed_distributions(settings: list, source: str = "", paper: dict | None = No
     paper = paper or {}
     figures = []
     # a cross-validated sweep's runs are its folds
-    over = ("folds" if settings and all("folds" in runs_counted(setting)
-                                        for setting in settings) else "seeds")
+    over = "folds" if settings and all("folds" in runs_counted(setting) for setting in settings) else "seeds"
     for split in ("test", "dev"):
         for metric, label in SWEEP_METRICS.items():
             boxes = []
             for setting in settings:
-                values = [run[split][metric] for run in setting["metrics"]
-                          if isinstance(run.get(split), dict) and metric in run[split]]
+                values = [
+                    run[split][metric]
+                    for run in setting["metrics"]
+                    if isinstance(run.get(split), dict) and metric in run[split]
+                ]
                 nodes = node_set(setting, split) if metric in NODE_FIGURES else ()
                 if values and nodes is not None:
-                    box = {"label": _label(setting), "task": setting["task"],
-                           "seeds": setting["seeds"], "runs": setting["runs"],
-                           "values": values, "median": _median(values),
-                           "mean": sum(values) / len(values)}
+                    box = {
+                        "label": _label(setting),
+                        "task": setting["task"],
+                        "seeds": setting["seeds"],
+                        "runs": setting["runs"],
+                        "values": values,
+                        "median": _median(values),
+                        "mean": sum(values) / len(values),
+                    }
                     figure = (paper.get(_label(setting)) or {}).get(metric)
                     if split == "test" and figure is not None:
                         box["paper"] = figure
@@ -171,17 +202,26 @@ def seed_distributions(settings: list, source: str = "", paper: dict | None = No
                     boxes.append(box)
             if boxes:
                 by_nodes = metric in NODE_FIGURES
-                figures.append({
-                    "figure": f"seeds_{split}_{metric}", "kind": "boxes",
-                    "title": f"{split.capitalize()} {label} over {over}, per setting"
-                             + (", one node set a panel" if by_nodes else ""),
-                    "x_label": "setting", "y_label": f"{split} {label}",
-                    "source": [source], "split": split, "metric": metric, "boxes": boxes,
-                    "panels": (node_panels([(tuple(box["nodes"]), box["label"]) for box in boxes],
-                                           MAX_BOXES) if by_nodes else
-                               panels([(box["task"], box["label"]) for box in boxes],
-                                      most=MAX_BOXES)),
-                    **({"over": over} if over != "seeds" else {})})
+                figures.append(
+                    {
+                        "figure": f"seeds_{split}_{metric}",
+                        "kind": "boxes",
+                        "title": f"{split.capitalize()} {label} over {over}, per setting"
+                        + (", one node set a panel" if by_nodes else ""),
+                        "x_label": "setting",
+                        "y_label": f"{split} {label}",
+                        "source": [source],
+                        "split": split,
+                        "metric": metric,
+                        "boxes": boxes,
+                        "panels": (
+                            node_panels([(tuple(box["nodes"]), box["label"]) for box in boxes], MAX_BOXES)
+                            if by_nodes
+                            else panels([(box["task"], box["label"]) for box in boxes], most=MAX_BOXES)
+                        ),
+                        **({"over": over} if over != "seeds" else {}),
+                    }
+                )
     return figures
 
 
@@ -194,6 +234,7 @@ def _median(values: list) -> float:
 # --------------------------------------------------------------------------
 # the per-length figures, averaged over each setting's seeds
 # --------------------------------------------------------------------------
+
 
 def read_legacy(sweep_dir: str | Path) -> dict:
     """SWEEP_DIR/figure-data.json's settings ({} without one)."""
@@ -222,25 +263,37 @@ def mean_curves(settings: list, legacy: dict | None = None) -> tuple:
     counted, notes = _runs_with_counts(settings, legacy)
     counted = _seed_counts_shown(counted)
     tasks = list(dict.fromkeys(setting["task"] for setting in settings))
-    tails = {task: shared_tail([counts for setting, _, runs, _ in counted
-                                if setting["task"] == task for counts in runs], task)
-             for task in tasks if any(setting["task"] == task for setting, *_ in counted)}
+    tails = {
+        task: shared_tail(
+            [counts for setting, _, runs, _ in counted if setting["task"] == task for counts in runs], task
+        )
+        for task in tasks
+        if any(setting["task"] == task for setting, *_ in counted)
+    }
     merged, series = {}, {}
     for setting in settings:
         task = setting["task"]
         suffix = f"_{task}" if len(tasks) > 1 else ""
-        run_dirs, runs, shown = next(((dirs, runs, shown) for one, dirs, runs, shown in counted
-                                      if one is setting), (None, None, None))
+        run_dirs, runs, shown = next(
+            ((dirs, runs, shown) for one, dirs, runs, shown in counted if one is setting), (None, None, None)
+        )
         nodes = node_set(setting)
         if runs is not None:
-            per_run = [[figure for figure in prediction_figures(counts, task, str(run_dir),
-                                                                tail=tails[task])
-                        if figure["kind"] in ("curve", "bars")
-                        and (nodes is not None or figure["figure"] not in NODE_FIGURES)]
-                       for run_dir, counts in zip(run_dirs, runs)]
+            per_run = [
+                [
+                    figure
+                    for figure in prediction_figures(counts, task, str(run_dir), tail=tails[task])
+                    if figure["kind"] in ("curve", "bars")
+                    and (nodes is not None or figure["figure"] not in NODE_FIGURES)
+                ]
+                for run_dir, counts in zip(run_dirs, runs)
+            ]
             for figures in zip(*per_run):
-                one = {"label": shown, "runs": len(figures),
-                       "points": _mean_points(figures, figures[0]["x"], figures[0]["y"])}
+                one = {
+                    "label": shown,
+                    "runs": len(figures),
+                    "points": _mean_points(figures, figures[0]["x"], figures[0]["y"]),
+                }
                 if figures[0]["figure"] in NODE_FIGURES:
                     one["nodes"] = list(nodes)
                 _add(merged, figures[0], one, suffix, [figure["source"][0] for figure in figures])
@@ -252,16 +305,23 @@ def mean_curves(settings: list, legacy: dict | None = None) -> tuple:
         for base, curve in record["curves"].items():
             if base in NODE_FIGURES and nodes is None:
                 continue
-            one = dict(curve["series"], label=_label(setting),
-                       **({"nodes": list(nodes)} if base in NODE_FIGURES else {}))
-            _add(merged, figure_template(base, task, curve.get("tail")), one, suffix,
-                 [str(Path(setting["runs"][0]).parent.parent / LEGACY)])
+            one = dict(
+                curve["series"], label=_label(setting), **({"nodes": list(nodes)} if base in NODE_FIGURES else {})
+            )
+            _add(
+                merged,
+                figure_template(base, task, curve.get("tail")),
+                one,
+                suffix,
+                [str(Path(setting["runs"][0]).parent.parent / LEGACY)],
+            )
             series[(base, task, _label(setting))] = one
     for figure in merged.values():
-        figure["panels"] = (node_panels([(tuple(one["nodes"]), one["label"])
-                                         for one in figure["series"]])
-                            if all("nodes" in one for one in figure["series"]) else
-                            panels([(figure["task"], one["label"]) for one in figure["series"]]))
+        figure["panels"] = (
+            node_panels([(tuple(one["nodes"]), one["label"]) for one in figure["series"]])
+            if all("nodes" in one for one in figure["series"])
+            else panels([(figure["task"], one["label"]) for one in figure["series"]])
+        )
     return list(merged.values()), notes, series
 
 
@@ -272,7 +332,7 @@ def _runs_with_counts(settings: list, legacy: dict) -> tuple:
     says so; one with too few (and no legacy record) is left out, named."""
     counted, notes = [], []
     for setting in settings:
-        if setting["task"] in PAIR_CLASS_TASKS:   # classified pairs: no per-length figure
+        if setting["task"] in PAIR_CLASS_TASKS:  # classified pairs: no per-length figure
             continue
         runs = [read_run_counts(run_dir, setting["task"]) for run_dir in setting["runs"]]
         kept = [(run, counts) for run, counts in zip(setting["runs"], runs) if counts is not None]
@@ -281,18 +341,28 @@ def _runs_with_counts(settings: list, legacy: dict) -> tuple:
         elif _legacy_of(setting, legacy) is None:
             missing = next(run for run, counts in zip(setting["runs"], runs) if counts is None)
             if len(kept) < MIN_SEEDS:
-                notes.append(f"{missing}: no test predictions or counts (`npcomp eval --run "
-                             f"{missing}` writes them); setting {_label(setting)} left out of "
-                             "the per-length figures")
+                notes.append(
+                    f"{missing}: no test predictions or counts (`npcomp eval --run "
+                    f"{missing}` writes them); setting {_label(setting)} left out of "
+                    "the per-length figures"
+                )
                 continue
             # seeds trained before counts were kept, beside later ones: the
             # curves of the seeds that have them, as many as measure a row, saying which
-            counted.append((setting, [run for run, _ in kept], [counts for _, counts in kept],
-                            f"{_label(setting)} ({len(kept)} of {len(runs)} seeds)"))
-            notes.append(f"setting {_label(setting)}: per-length figures over the "
-                         f"{len(kept)} of its {len(runs)} seeds whose test counts are kept "
-                         f"({', '.join(Path(run).name for run, _ in kept)}); the others "
-                         "were trained before counts were kept")
+            counted.append(
+                (
+                    setting,
+                    [run for run, _ in kept],
+                    [counts for _, counts in kept],
+                    f"{_label(setting)} ({len(kept)} of {len(runs)} seeds)",
+                )
+            )
+            notes.append(
+                f"setting {_label(setting)}: per-length figures over the "
+                f"{len(kept)} of its {len(runs)} seeds whose test counts are kept "
+                f"({', '.join(Path(run).name for run, _ in kept)}); the others "
+                "were trained before counts were kept"
+            )
     return counted, notes
 
 
@@ -301,10 +371,15 @@ def _seed_counts_shown(counted: list) -> list:
     still training beside finished ones), each plain label names its count."""
     if len({len(runs) for _, runs, _, _ in counted}) < 2:
         return counted
-    return [(setting, run_dirs, runs,
-             shown if shown != _label(setting) else
-             f"{shown} ({len(runs)} seed{'s' * (len(runs) > 1)})")
-            for setting, run_dirs, runs, shown in counted]
+    return [
+        (
+            setting,
+            run_dirs,
+            runs,
+            shown if shown != _label(setting) else f"{shown} ({len(runs)} seed{'s' * (len(runs) > 1)})",
+        )
+        for setting, run_dirs, runs, shown in counted
+    ]
 
 
 def _add(merged: dict, first: dict, one: dict, suffix: str, sources: list) -> None:
@@ -318,20 +393,19 @@ def _add(merged: dict, first: dict, one: dict, suffix: str, sources: list) -> No
 
 def _mean_points(figures: list, x: str, y: str) -> list:
     """The points at every x all ``figures`` have, with the mean of their y."""
-    tables = [{point[x]: point for point in figure["series"][0]["points"]}
-              for figure in figures]
+    tables = [{point[x]: point for point in figure["series"][0]["points"]} for figure in figures]
     points = []
     for position, point in tables[0].items():
         values = [table[position][y] for table in tables if position in table]
         if len(values) == len(tables) and None not in values:
-            points.append({**point, "n": [table[position]["n"] for table in tables],
-                           y: sum(values) / len(values)})
+            points.append({**point, "n": [table[position]["n"] for table in tables], y: sum(values) / len(values)})
     return points
 
 
 # --------------------------------------------------------------------------
 # confusion matrices, a paper's figures, the whole sweep
 # --------------------------------------------------------------------------
+
 
 def confusions_over_seeds(settings: list, legacy: dict | None = None) -> list:
     """Per setting whose runs classify and have test counts: the roots'
@@ -340,16 +414,21 @@ def confusions_over_seeds(settings: list, legacy: dict | None = None) -> list:
     legacy = legacy or {}
     figures = []
     for setting in settings:
-        runs = ([] if setting["task"] in PAIR_CLASS_TASKS else
-                [read_run_counts(run_dir, setting["task"]) for run_dir in setting["runs"]])
+        runs = (
+            []
+            if setting["task"] in PAIR_CLASS_TASKS
+            else [read_run_counts(run_dir, setting["task"]) for run_dir in setting["runs"]]
+        )
         source = str(Path(setting["runs"][0]).parent)
         tests = [run.get("test") or {} for run in setting.get("metrics", [])]
-        if setting["task"] in PAIR_CLASS_TASKS:   # classified pairs: their runs' matrices
+        if setting["task"] in PAIR_CLASS_TASKS:  # classified pairs: their runs' matrices
             if not tests or not all("confusion" in test for test in tests):
                 continue
-            figure = confusion_record([[sum(cell) for cell in zip(*rows)] for rows in
-                                       zip(*(test["confusion"] for test in tests))],
-                                      setting["task"], source)
+            figure = confusion_record(
+                [[sum(cell) for cell in zip(*rows)] for rows in zip(*(test["confusion"] for test in tests))],
+                setting["task"],
+                source,
+            )
             figure["classes"] = list(tests[0]["classes"])
             figure["x_label"], figure["y_label"] = "predicted class", "gold class"
         elif runs and all(counts is not None for counts in runs):
@@ -357,18 +436,18 @@ def confusions_over_seeds(settings: list, legacy: dict | None = None) -> list:
                 continue
             figure = root_confusion(runs, setting["task"], source)
         elif (_legacy_of(setting, legacy) or {}).get("root_confusion") is not None:
-            figure = confusion_record(_legacy_of(setting, legacy)["root_confusion"],
-                                      setting["task"], source)
+            figure = confusion_record(_legacy_of(setting, legacy)["root_confusion"], setting["task"], source)
         else:
             continue
         label = _label(setting)
         names = _recorded_class_names(setting)
         if names is not None and len(names) == len(figure["classes"]):
-            figure["classes"] = names   # a run on a user's files names its classes
+            figure["classes"] = names  # a run on a user's files names its classes
         what = "Confusion" if setting["task"] in PAIR_CLASS_TASKS else "Root confusion"
-        figure.update(figure=f"root_confusion_{_file_part(label)}",
-                      title=f"{what} matrix, {label} ({setting['task']} test, "
-                            f"{runs_counted(setting)})")
+        figure.update(
+            figure=f"root_confusion_{_file_part(label)}",
+            title=f"{what} matrix, {label} ({setting['task']} test, {runs_counted(setting)})",
+        )
         figures.append(figure)
     return figures
 
@@ -376,8 +455,7 @@ def confusions_over_seeds(settings: list, legacy: dict | None = None) -> list:
 def _recorded_class_names(setting: dict) -> list | None:
     """The class names a setting's runs recorded (runs on a user's files), or None."""
     names = [(run.get("config") or {}).get("classes") for run in setting.get("metrics", [])]
-    return list(names[0]) if names and names[0] and all(
-        one == names[0] for one in names) else None
+    return list(names[0]) if names and names[0] and all(one == names[0] for one in names) else None
 
 
 def runs_counted(setting: dict) -> str:
@@ -396,18 +474,18 @@ def paper_figure(spec, series: dict) -> dict:
     runs yet are named on the panel."""
     out = []
     for base, task, labels, title in spec.panels:
-        chosen = [series[(base, task, label)] for label in labels
-                  if (base, task, label) in series]
+        chosen = [series[(base, task, label)] for label in labels if (base, task, label) in series]
         panel = figure_template(base, task, None)
-        panel.update(title=title, series=chosen,
-                     missing=[label for label in labels if (base, task, label) not in series])
+        panel.update(
+            title=title, series=chosen, missing=[label for label in labels if (base, task, label) not in series]
+        )
         out.append(panel)
-    return {"figure": spec.name, "kind": "panels", "title": spec.title, "source": [],
-            "panels": out}
+    return {"figure": spec.name, "kind": "panels", "title": spec.title, "source": [], "panels": out}
 
 
-def sweep_figures(sweep_dir: str | Path, confusions: bool = True, paper: dict | None = None,
-                  paper_figures: tuple = ()) -> tuple:
+def sweep_figures(
+    sweep_dir: str | Path, confusions: bool = True, paper: dict | None = None, paper_figures: tuple = ()
+) -> tuple:
     """(figures, notes) of a sweep directory; with ``confusions`` each
     classifying setting's root confusion matrix, summed over its seeds;
     ``paper``: setting -> metric -> the paper's figure (seed plots);

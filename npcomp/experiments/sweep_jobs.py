@@ -4,6 +4,7 @@ elsewhere), its configuration built by ``run_config.build_config`` (so a bad
 option is refused, naming the setting and the SPEC line, before anything
 trains), and the arguments of ``sweep_task.train_in_worker`` for each run
 not finished."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -21,15 +22,16 @@ SET_BY_THE_SWEEP = {
     "help_defaults": "it is not a training option",
 }
 
+
 def check_forms(options: dict, where) -> None:
     """SpecError unless every option of ``options`` (config key -> value) is a
     training option in the form it takes and not one the sweep sets itself;
     ``where(option)`` names the place an option was given."""
     from npcomp.configuration.options import OptionFormError
+
     for option, value in options.items():
         if option in SET_BY_THE_SWEEP:
-            raise _refused(where(option), f"{option} is set by the sweep: "
-                                          f"{SET_BY_THE_SWEEP[option]}")
+            raise _refused(where(option), f"{option} is set by the sweep: {SET_BY_THE_SWEEP[option]}")
         try:
             form(option, value)
         except OptionFormError as error:
@@ -42,8 +44,7 @@ def run_options(run, threads: int, pinned: dict | None = None) -> dict:
     without its plan recording them (``runs.sweeps.run_sweep``), its seed, the fold it
     holds out when cross-validating, and its threads."""
     fold = {} if run.fold is None else {"fold": run.fold}
-    return dict(pinned or {}, **absolute_paths(run.options), seed=run.seed, **fold,
-                threads=threads)
+    return dict(pinned or {}, **absolute_paths(run.options), seed=run.seed, **fold, threads=threads)
 
 
 def options_as_given(run, threads: int, pinned: dict | None = None) -> dict:
@@ -58,6 +59,7 @@ def config_of(options: dict) -> dict:
     task among them), as ``run_config.build_config`` builds it."""
     from npcomp.configuration.checks import read
     from npcomp.configuration.run_config import build_config
+
     options = dict(options)
     model, task = (read(name, options.pop(name, None)) for name in ("model", "task"))
     return build_config(model, task, options)
@@ -66,8 +68,9 @@ def config_of(options: dict) -> dict:
 def resumed_options(run, threads: int) -> dict:
     """The options a resumed run takes anew (the table's resumable ones, paths
     made absolute) and its threads."""
-    return dict({key: value for key, value in absolute_paths(run.options).items()
-                 if OPTIONS[key].resumable}, threads=threads)
+    return dict(
+        {key: value for key, value in absolute_paths(run.options).items() if OPTIONS[key].resumable}, threads=threads
+    )
 
 
 def absolute_paths(options: dict) -> dict:
@@ -77,11 +80,11 @@ def absolute_paths(options: dict) -> dict:
     and a vector file found here (a bare name is looked up in the data
     directory's vectors/)."""
     from npcomp.data.datasets.tasks import default_data_dir
+
     options = dict(options)
     data_dir = options.get("data_dir")
-    options["data_dir"] = str(Path(data_dir if data_dir is not None
-                                   else default_data_dir()).resolve())
-    for key in ("parses_dir", "train", "dev", "test"):   # the parses, a user's files
+    options["data_dir"] = str(Path(data_dir if data_dir is not None else default_data_dir()).resolve())
+    for key in ("parses_dir", "train", "dev", "test"):  # the parses, a user's files
         if options.get(key) is not None:
             options[key] = str(Path(options[key]).resolve())
     vectors = options.get("vectors")
@@ -92,6 +95,7 @@ def absolute_paths(options: dict) -> dict:
 
 def _refused(where: str, message: str):
     from .sweep_spec import SpecError
+
     return SpecError(f"{where}: {message}")
 
 
@@ -107,6 +111,7 @@ def check_settings(spec, runs: list, threads: int, pinned: dict | None = None) -
     from .failures import failure
     from .sweep_plan import settings_of
     from .sweep_spec import SpecError
+
     sources = {name: sources for name, (_, sources) in settings_of(spec).items()}
     checked = set()
     for run in runs:
@@ -114,6 +119,7 @@ def check_settings(spec, runs: list, threads: int, pinned: dict | None = None) -
 
         def where(option, setting_sources=setting_sources):
             return spec.where(setting_sources.get(option, "base"), option)
+
         check_forms(run.options, where)
         if run.setting in checked:
             continue
@@ -137,8 +143,8 @@ def _about_vectors(error: Exception, options: dict) -> bool:
     vectors = options.get("vectors")
     path = getattr(error, "path", None) or getattr(error, "filename", None)
     return "--vectors" in str(error) or (
-        isinstance(vectors, str) and path is not None
-        and Path(str(path)).resolve() == Path(vectors).resolve())
+        isinstance(vectors, str) and path is not None and Path(str(path)).resolve() == Path(vectors).resolve()
+    )
 
 
 def sweep_jobs(runs: list, sweep_dir: Path, threads: int, pinned: dict) -> tuple:
@@ -146,6 +152,7 @@ def sweep_jobs(runs: list, sweep_dir: Path, threads: int, pinned: dict) -> tuple
     name -> tuple; ``pinned``: as ``run_options``), and how many runs are in
     each state (run_state)."""
     from .sweep_plan import PLAN, log_path, run_directory, run_state
+
     jobs, states = {}, {}
     for run in runs:
         run_dir = run_directory(sweep_dir, run)
@@ -157,7 +164,10 @@ def sweep_jobs(runs: list, sweep_dir: Path, threads: int, pinned: dict) -> tuple
         # whose options cannot be passed on is named by the plan
         check_forms(run.options, lambda option: str(sweep_dir / PLAN))
         # absolute: a worker of an existing cluster runs in a directory of its own
-        jobs[run.name] = (run_options(run, threads, pinned), resumed_options(run, threads),
-                          str(run_dir.resolve()),
-                          str(log_path(sweep_dir, run).resolve()))
+        jobs[run.name] = (
+            run_options(run, threads, pinned),
+            resumed_options(run, threads),
+            str(run_dir.resolve()),
+            str(log_path(sweep_dir, run).resolve()),
+        )
     return jobs, states

@@ -12,6 +12,7 @@ Each (setting, seed) is one ordinary run directory,
 * ``logs/SETTING-sSEED.txt``: what each run printed, attempt after attempt;
 * ``sweep.json`` and ``sweep.md``: the results (``sweep_results.py``).
 """
+
 from __future__ import annotations
 
 import itertools
@@ -39,12 +40,14 @@ class SweepDirectoryError(RunDirectoryError):
 # the runs: one per setting and seed
 # --------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class PlannedRun:
     """One run of the sweep: ``name`` (its directory under runs/),
     ``setting``, ``seed``, ``options`` (base + setting, without the seed)
     and, cross-validating (``folds`` among the options), the ``fold`` it
     holds out as its test split."""
+
     name: str
     setting: str
     seed: int
@@ -96,14 +99,18 @@ def settings_of(spec: SweepSpec) -> dict:
         for point in points:
             setting = "-".join(part for part in (name, grid_point_name(point)) if part) or "base"
             if setting in settings:
-                raise SpecError(f"{spec.where('grid')}: two "
-                                f"settings are both named {setting}: values that print alike "
-                                "(0.1 and 0.10) or a setting named like a grid point")
+                raise SpecError(
+                    f"{spec.where('grid')}: two "
+                    f"settings are both named {setting}: values that print alike "
+                    "(0.1 and 0.10) or a setting named like a grid point"
+                )
             both = sorted(set(options) & set(point))
             if both:
-                raise SpecError(f"{spec.where('grid', both[0])}: {both[0]} is both in the grid "
-                                f"and in setting {name} ({spec.where(f'settings.{name}', both[0])})"
-                                ": give it in one place")
+                raise SpecError(
+                    f"{spec.where('grid', both[0])}: {both[0]} is both in the grid "
+                    f"and in setting {name} ({spec.where(f'settings.{name}', both[0])})"
+                    ": give it in one place"
+                )
             sources = {option: "base" for option in spec.base}
             sources.update({option: f"settings.{name}" for option in options})
             sources.update({option: "grid" for option in point})
@@ -124,8 +131,7 @@ def plan_runs(spec: SweepSpec) -> list:
             if folds is None:
                 runs.append(PlannedRun(f"{setting}-s{seed}", setting, seed, options))
                 continue
-            runs += [PlannedRun(f"{setting}-fold{fold}-s{seed}", setting, seed, options, fold)
-                     for fold in range(folds)]
+            runs += [PlannedRun(f"{setting}-fold{fold}-s{seed}", setting, seed, options, fold) for fold in range(folds)]
     return runs
 
 
@@ -134,8 +140,10 @@ def _folds(options: dict, sources: dict, spec: SweepSpec) -> int | None:
     a fold given (the sweep trains each) or a count that is no count."""
     where = spec.where(sources.get("folds", "base"), "folds")
     if "fold" in options:
-        raise SpecError(f"{spec.where(sources.get('fold', 'base'), 'fold')}: fold is set by "
-                        "the sweep: with folds K it trains every fold, each run holding one out")
+        raise SpecError(
+            f"{spec.where(sources.get('fold', 'base'), 'fold')}: fold is set by "
+            "the sweep: with folds K it trains every fold, each run holding one out"
+        )
     value = options.get("folds")
     if value is None:
         return None
@@ -144,8 +152,7 @@ def _folds(options: dict, sources: dict, spec: SweepSpec) -> int | None:
     except ValueError:
         folds = 0
     if isinstance(value, bool) or folds < 2:
-        raise SpecError(f"{where}: folds: cross-validation needs a whole number of folds >= 2, "
-                        f"not {value!r}")
+        raise SpecError(f"{where}: folds: cross-validation needs a whole number of folds >= 2, not {value!r}")
     return folds
 
 
@@ -153,17 +160,25 @@ def _folds(options: dict, sources: dict, spec: SweepSpec) -> int | None:
 # SWEEP_DIR: its plan, never silently changed
 # --------------------------------------------------------------------------
 
+
 def plan_record(spec: SweepSpec, runs: list) -> dict:
     """SWEEP_DIR/plan.json's record of ``spec``, its paths where the runs
     run (data, parses) relative to this directory, as run files record them
     (``run_paths.py``)."""
     from npcomp.runfiles.run_paths import relative_where
-    return {"specs": [{"source": spec.source, "base": relative_where(spec.base),
-                       "seeds": spec.seeds, "grid": spec.grid,
-                       "settings": {name: relative_where(options)
-                                    for name, options in spec.settings.items()}}],
-            "runs": {run.name: dict(run.record(), options=relative_where(run.options))
-                     for run in runs}}
+
+    return {
+        "specs": [
+            {
+                "source": spec.source,
+                "base": relative_where(spec.base),
+                "seeds": spec.seeds,
+                "grid": spec.grid,
+                "settings": {name: relative_where(options) for name, options in spec.settings.items()},
+            }
+        ],
+        "runs": {run.name: dict(run.record(), options=relative_where(run.options)) for run in runs},
+    }
 
 
 def _what_is_trained(record: dict) -> dict:
@@ -172,9 +187,14 @@ def _what_is_trained(record: dict) -> dict:
     the parses' directory too: the runs' data fingerprints check what they
     read), each value as `npcomp train` receives it (text: 0.05 from a SPEC
     file and "0.05" from --grid plan the same run)."""
-    return {**record, "options": {key: value if isinstance(value, bool) else str(value)
-                                  for key, value in record["options"].items()
-                                  if key not in OPTIONS or not OPTIONS[key].where_it_runs}}
+    return {
+        **record,
+        "options": {
+            key: value if isinstance(value, bool) else str(value)
+            for key, value in record["options"].items()
+            if key not in OPTIONS or not OPTIONS[key].where_it_runs
+        },
+    }
 
 
 @contextmanager
@@ -196,7 +216,8 @@ def sweep_lock(sweep_dir: str | Path):
             f"{directory.path}: another npcomp sweep is running in this sweep directory; "
             "nothing was changed. Wait for it to end (the same command then reports its runs, "
             "and continues any it left unfinished), or choose another directory with "
-            "--out") from None
+            "--out"
+        ) from None
     try:
         yield directory
     finally:
@@ -218,49 +239,64 @@ def settle_plan(sweep_dir: str | Path, spec: SweepSpec, runs: list, extend: bool
         if (directory.path / RUNS).exists() or directory.run_files():
             raise SweepDirectoryError(
                 f"{directory.path} holds runs but no {PLAN}: it is not a sweep directory this "
-                "command made; nothing was changed. Choose another directory with --out")
+                "command made; nothing was changed. Choose another directory with --out"
+            )
         directory.path.mkdir(parents=True, exist_ok=True)
         directory.write_json(PLAN, new)
         return runs
     old = directory.read_json(PLAN)
-    changed = [name for name in old["runs"] if name in new["runs"]
-               and _what_is_trained(old["runs"][name]) != _what_is_trained(new["runs"][name])]
+    changed = [
+        name
+        for name in old["runs"]
+        if name in new["runs"] and _what_is_trained(old["runs"][name]) != _what_is_trained(new["runs"][name])
+    ]
     if changed:
         name = changed[0]
         then, now = (_what_is_trained(plan["runs"][name])["options"] for plan in (old, new))
-        differences = ", ".join(f"{key} {then.get(key, '(not given)')} there, "
-                                f"{now.get(key, '(not given)')} here"
-                                for key in dict.fromkeys([*then, *now])
-                                if then.get(key) != now.get(key))
+        differences = ", ".join(
+            f"{key} {then.get(key, '(not given)')} there, {now.get(key, '(not given)')} here"
+            for key in dict.fromkeys([*then, *now])
+            if then.get(key) != now.get(key)
+        )
         raise SweepDirectoryError(
             f"{directory.path} holds another sweep: its run {name} has other options "
             f"({differences or 'another setting or seed'})"
             f"{f'; {len(changed) - 1} more runs differ' if len(changed) > 1 else ''}. "
             "Nothing was changed. Choose another directory with --out (or move that one "
-            "aside)")
+            "aside)"
+        )
     added = [name for name in new["runs"] if name not in old["runs"]]
     dropped = [name for name in old["runs"] if name not in new["runs"]]
     if (added or dropped) and not extend:
         what = []
         if added:
-            what.append(f"adds {len(added)} run{'s' * (len(added) > 1)} ({added[0]}"
-                        f"{', ...' if len(added) > 1 else ''})")
+            what.append(
+                f"adds {len(added)} run{'s' * (len(added) > 1)} ({added[0]}{', ...' if len(added) > 1 else ''})"
+            )
         if dropped:
-            what.append(f"leaves out {len(dropped)} of its runs ({dropped[0]}"
-                        f"{', ...' if len(dropped) > 1 else ''})")
+            what.append(f"leaves out {len(dropped)} of its runs ({dropped[0]}{', ...' if len(dropped) > 1 else ''})")
         raise SweepDirectoryError(
             f"{directory.path} holds another sweep: this one {' and '.join(what)}; nothing "
             "was changed. Run the same specification to continue it, add the new runs to it "
             "with --extend (those it has are kept and reported too), or choose another "
-            "directory with --out")
-    merged = {"specs": old["specs"] + ([new["specs"][0]] if new["specs"][0] not in
-                                       old["specs"] else []),
-              "runs": {**old["runs"], **new["runs"]}}
+            "directory with --out"
+        )
+    merged = {
+        "specs": old["specs"] + ([new["specs"][0]] if new["specs"][0] not in old["specs"] else []),
+        "runs": {**old["runs"], **new["runs"]},
+    }
     if merged != old:
         directory.write_json(PLAN, merged)
-    return [PlannedRun(name=name, setting=record["setting"], seed=record["seed"],
-                       options=record["options"], fold=record.get("fold"))
-            for name, record in merged["runs"].items()]
+    return [
+        PlannedRun(
+            name=name,
+            setting=record["setting"],
+            seed=record["seed"],
+            options=record["options"],
+            fold=record.get("fold"),
+        )
+        for name, record in merged["runs"].items()
+    ]
 
 
 def predating_options(sweep_dir: str | Path, runs: list) -> dict:
@@ -269,8 +305,7 @@ def predating_options(sweep_dir: str | Path, runs: list) -> dict:
     config of one of the sweep's runs lacks (its metrics.json, written from
     its first dev evaluation): the runs the sweep starts now take it, so that
     the runs of a setting stay one setting.  {} for a sweep of newer runs."""
-    later = {name: option.before for name, option in OPTIONS.items()
-             if option.before is not None}
+    later = {name: option.before for name, option in OPTIONS.items() if option.before is not None}
     found = {}
     for run in runs:
         if found.keys() == later.keys():
@@ -281,7 +316,7 @@ def predating_options(sweep_dir: str | Path, runs: list) -> dict:
         try:
             metrics = directory.read_json("metrics.json")
         except RunFileError:
-            continue   # run_state counts it as not finished
+            continue  # run_state counts it as not finished
         config = metrics.get("config") if isinstance(metrics, dict) else None
         if not isinstance(config, dict):
             continue
@@ -312,10 +347,8 @@ def run_state(run_dir: str | Path) -> str:
         except RunFileError:
             metrics = {}
         config = metrics.get("config") or {}
-        baseline_due = (config.get("baseline")
-                        and config.get("model") != registry.baseline_model())
-        if run_finished(metrics) and (
-                not baseline_due or run_state(directory.path / "baseline") == "finished"):
+        baseline_due = config.get("baseline") and config.get("model") != registry.baseline_model()
+        if run_finished(metrics) and (not baseline_due or run_state(directory.path / "baseline") == "finished"):
             return "finished"
     if "checkpoint.npz" in held:
         return "resumable"

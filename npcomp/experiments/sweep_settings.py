@@ -3,6 +3,7 @@ its finished runs (``SWEEP_DIR/runs/*``) grouped by setting as ``npcomp
 summary`` groups them, or by the setting names of its ``plan.json``, each
 with its label, runs and their metrics.  Plain Python.
 """
+
 from __future__ import annotations
 
 import json
@@ -17,6 +18,7 @@ def sweep_settings(sweep_dir: str | Path) -> tuple:
     each with its label, its runs and their metrics; notes name the runs
     left out (unfinished)."""
     from .summary import read_runs, summarise
+
     runs_dir = Path(sweep_dir) / "runs"
     runs, notes = [], []
     for run_dir in sorted(path for path in runs_dir.iterdir() if path.is_dir()):
@@ -32,20 +34,25 @@ def sweep_settings(sweep_dir: str | Path) -> tuple:
     by_dir = {run["run_dir"]: run for run in runs}
     # a sweep of npcomp sweep names its settings (plan.json): group and label by them
     named = _planned_settings(Path(sweep_dir))
-    records = summarise(runs, group_of=(lambda run: named.get(Path(run["run_dir"]).name))
-                        if named else None)
+    records = summarise(runs, group_of=(lambda run: named.get(Path(run["run_dir"]).name)) if named else None)
     models = {record["model"] for record in records}
     tasks = {record["task"] for record in records}
     settings = []
     for record in records:
-        parts = ([record["model"]] if len(models) > 1 or not record["differs"] else [])
+        parts = [record["model"]] if len(models) > 1 or not record["differs"] else []
         parts += [record["task"]] if len(tasks) > 1 else []
         parts += [f"{key}={_shown(value)}" for key, value in record["differs"].items()]
         label = named.get(Path(record["runs"][0]).name) if named else ", ".join(parts)
-        settings.append({"label": label, "model": record["model"],
-                         "task": record["task"], "seeds": record["seeds"],
-                         "runs": record["runs"],
-                         "metrics": [by_dir[run_dir] for run_dir in record["runs"]]})
+        settings.append(
+            {
+                "label": label,
+                "model": record["model"],
+                "task": record["task"],
+                "seeds": record["seeds"],
+                "runs": record["runs"],
+                "metrics": [by_dir[run_dir] for run_dir in record["runs"]],
+            }
+        )
     if named:
         order = list(dict.fromkeys(named.values()))
         settings.sort(key=lambda setting: order.index(setting["label"]))

@@ -8,6 +8,7 @@ every named setting is combined with every grid point (``sweep_plan.py``
 makes the runs).  Anything malformed raises ``SpecError``, naming the file
 and line (or the command-line option) at fault.
 """
+
 from __future__ import annotations
 
 import re
@@ -34,6 +35,7 @@ class SweepSpec:
     file or None; ``lines``: (section, option) -> the line it is on in the
     file (section ``settings.NAME`` for a named setting); ``command_line``:
     the (section, option) pairs given on the command line instead."""
+
     base: dict = field(default_factory=dict)
     seeds: list = field(default_factory=lambda: [1])
     grid: dict = field(default_factory=dict)
@@ -48,8 +50,11 @@ class SweepSpec:
         what was given there."""
         if self.source is None or (section, option) in self.command_line:
             return "the command line"
-        line = (self.lines.get((section, option)) if option is not None else None) \
-            or self.lines.get((section, None)) or self.lines.get(("", section))
+        line = (
+            (self.lines.get((section, option)) if option is not None else None)
+            or self.lines.get((section, None))
+            or self.lines.get(("", section))
+        )
         return f"{self.source}:{line}" if line else str(self.source)
 
 
@@ -68,8 +73,7 @@ def parse_seeds(text) -> list:
         for part in str(text).split(","):
             match = re.fullmatch(r"\s*(\d+)\s*(?:-\s*(\d+)\s*)?", part)
             if not match:
-                raise ValueError(f"seeds are whole numbers >= 0 and ranges like 1-5, separated "
-                                 f"by commas, not {text!r}")
+                raise ValueError(f"seeds are whole numbers >= 0 and ranges like 1-5, separated by commas, not {text!r}")
             first, last = int(match[1]), int(match[2] or match[1])
             if last < first:
                 raise ValueError(f"the seed range {part.strip()} runs backwards")
@@ -106,8 +110,10 @@ def read_spec(path: str | Path) -> SweepSpec:
     spec = SweepSpec(source=str(path), lines=_key_lines(text))
     for key in document:
         if key not in _SECTIONS:
-            raise SpecError(f"{spec.where(key)}: unknown entry {key!r}; a sweep specification "
-                            f"has {', '.join(_SECTIONS)} (training options go in [base])")
+            raise SpecError(
+                f"{spec.where(key)}: unknown entry {key!r}; a sweep specification "
+                f"has {', '.join(_SECTIONS)} (training options go in [base])"
+            )
     if "seeds" in document:
         try:
             spec.seeds = parse_seeds(document["seeds"])
@@ -119,8 +125,10 @@ def read_spec(path: str | Path) -> SweepSpec:
         raise SpecError(f"{spec.where('grid')}: grid is a table of options and their values")
     for option, values in grid.items():
         if not isinstance(values, list) or not values:
-            raise SpecError(f"{spec.where('grid', option)}: a grid option takes a non-empty list "
-                            f"of values ({option} = [0.05, 0.1]), not {values!r}")
+            raise SpecError(
+                f"{spec.where('grid', option)}: a grid option takes a non-empty list "
+                f"of values ({option} = [0.05, 0.1]), not {values!r}"
+            )
         for value in values:
             _check_scalar(value, "grid", option, spec)
         spec.grid[option_key(option)] = values
@@ -131,11 +139,15 @@ def read_spec(path: str | Path) -> SweepSpec:
     for name, options in settings.items():
         section = f"settings.{name}"
         if not isinstance(options, dict):
-            raise SpecError(f"{spec.where('settings', name)}: a named setting is a table of "
-                            f"options ([settings.{name}]), not {options!r}")
+            raise SpecError(
+                f"{spec.where('settings', name)}: a named setting is a table of "
+                f"options ([settings.{name}]), not {options!r}"
+            )
         if not re.fullmatch(r"[A-Za-z0-9_.+=-]+", name):
-            raise SpecError(f"{spec.where(section)}: a setting's name becomes a directory "
-                            f"name: letters, digits and . _ + = - only, not {name!r}")
+            raise SpecError(
+                f"{spec.where(section)}: a setting's name becomes a directory "
+                f"name: letters, digits and . _ + = - only, not {name!r}"
+            )
         spec.settings[name] = _options(options, section, spec)
     return spec
 
@@ -152,8 +164,7 @@ def _toml_document(path: Path) -> tuple:
     except FileNotFoundError:
         raise SpecError(f"{path}: no such sweep specification") from None
     except IsADirectoryError:
-        raise SpecError(f"{path} is a directory, not a sweep specification (a TOML file)") \
-            from None
+        raise SpecError(f"{path} is a directory, not a sweep specification (a TOML file)") from None
     except UnicodeDecodeError as error:
         line = text_line(error.object, error.start)
         raise SpecError(f"{path}:{line}: not UTF-8 text (byte {error.start})") from None
@@ -165,12 +176,10 @@ def _toml_document(path: Path) -> tuple:
         found = re.search(r"\(at line (\d+), column (\d+)\)", message)
         at_end = re.search(r"\(at end of document\)", message)
         if found:
-            message = (f"{path}:{found[1]}: {message[:found.start()].strip()} "
-                       f"(column {found[2]})")
+            message = f"{path}:{found[1]}: {message[: found.start()].strip()} (column {found[2]})"
         elif at_end:  # something left open: name the last line written
-            last = max((number for number, line in enumerate(text.splitlines(), start=1)
-                        if line.strip()), default=1)
-            message = f"{path}:{last}: {message[:at_end.start()].strip()} at the end of the file"
+            last = max((number for number, line in enumerate(text.splitlines(), start=1) if line.strip()), default=1)
+            message = f"{path}:{last}: {message[: at_end.start()].strip()} at the end of the file"
         else:
             message = f"{path}: {message}"
         raise SpecError(f"{message}: not valid TOML") from None
@@ -190,8 +199,9 @@ def _options(table, section: str, spec: SweepSpec) -> dict:
 
 def _check_scalar(value, section: str, option: str, spec: SweepSpec) -> None:
     if isinstance(value, (dict, list)) or not isinstance(value, (str, int, float, bool)):
-        raise SpecError(f"{spec.where(section, option)}: {option} takes one value (a string, "
-                        f"number or true/false), not {value!r}")
+        raise SpecError(
+            f"{spec.where(section, option)}: {option} takes one value (a string, number or true/false), not {value!r}"
+        )
 
 
 def _key_lines(text: str) -> dict:
@@ -202,7 +212,7 @@ def _key_lines(text: str) -> dict:
     for number, line in enumerate(text.splitlines(), start=1):
         header = re.match(r"\s*\[\s*([^\[\]]+?)\s*\]\s*(#.*)?$", line)
         if header:
-            section = ".".join(part.strip().strip('"\'') for part in header[1].split("."))
+            section = ".".join(part.strip().strip("\"'") for part in header[1].split("."))
             lines.setdefault((section, None), number)
             if "." in section:  # [settings.glove] also names the key glove of [settings]
                 parent, _, name = section.rpartition(".")

@@ -3,6 +3,7 @@
 sends SIGINT to every process of the command, workers included; the sweep's
 own process stops the cluster, and a worker that died of the signal first
 would print a traceback and count as a failure of its run."""
+
 from __future__ import annotations
 
 import signal
@@ -13,6 +14,7 @@ from distributed.diagnostics.plugin import WorkerPlugin
 
 class IgnoreInterrupts(WorkerPlugin):
     """A worker plugin: the worker process ignores SIGINT."""
+
     name = "npcomp-ignore-interrupts"
 
     def setup(self, worker):
@@ -34,5 +36,6 @@ def quiet_closing() -> None:
     workers stop one after the other (a ``CommClosedError`` in a worker's
     heartbeat) is logged to no one, without a traceback."""
     import logging
+
     for name in CLOSING_LOGGERS:
         logging.getLogger(name).setLevel(logging.CRITICAL + 1)

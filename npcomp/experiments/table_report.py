@@ -2,6 +2,7 @@
 DIR/TABLE-figures/ from the runs in DIR/TABLE/ alone (byte for byte the
 same wherever and whenever they are written from the same runs), and the
 summary of the reports in a directory (the README's results table)."""
+
 from __future__ import annotations
 
 import sys
@@ -29,6 +30,7 @@ def write_report(table, out: Path, seeds: int | None, data_dir: str | None) -> N
 
     from . import report
     from .report_markdown import markdown
+
     sweep_dir = out / table.name
     results = report.committed_results(sweep_dir)
     others = {}
@@ -43,31 +45,46 @@ def write_report(table, out: Path, seeds: int | None, data_dir: str | None) -> N
     overrides = planned_overrides(sweep_dir)
 
     def rerun_with(count: int) -> str:
-        return " ".join(["npcomp", "reproduce", table.name, "--seeds", str(count), "--out",
-                         shown_path(str(out))]
-                        + (["--data-dir", str(data_dir)] if data_dir else [])
-                        + [f"--{key} {value}" for key, value in overrides.items()])
+        return " ".join(
+            ["npcomp", "reproduce", table.name, "--seeds", str(count), "--out", shown_path(str(out))]
+            + (["--data-dir", str(data_dir)] if data_dir else [])
+            + [f"--{key} {value}" for key, value in overrides.items()]
+        )
 
     missing = None
     if table.own_data is not None and not table_file(table, data_dir).is_file():
         missing = missing_data(table, out, data_dir, seeds)
-    record = report.report_record(table, results, out,
-                                  other_results=lambda name: other_sweep(name)[1],
-                                  missing=missing)
+    record = report.report_record(table, results, out, other_results=lambda name: other_sweep(name)[1], missing=missing)
     machine = report.machine_line(sweep_dir, results)
-    record = {"table": record["table"], "title": record["title"], "rerun": rerun_with(seeds),
-              "machine": machine, **({"overrides": overrides} if overrides else {}),
-              **{key: value for key, value in record.items() if key not in ("table", "title")}}
+    record = {
+        "table": record["table"],
+        "title": record["title"],
+        "rerun": rerun_with(seeds),
+        "machine": machine,
+        **({"overrides": overrides} if overrides else {}),
+        **{key: value for key, value in record.items() if key not in ("table", "title")},
+    }
     figures = _draw_figures(out, table)
-    text = markdown(record, table, machine, rerun_with, sweep_dir, results, other_sweep,
-                    train_commands(table, out, overrides), figures)
+    text = markdown(
+        record,
+        table,
+        machine,
+        rerun_with,
+        sweep_dir,
+        results,
+        other_sweep,
+        train_commands(table, out, overrides),
+        figures,
+    )
     directory = RunDirectory(out)
     out.mkdir(parents=True, exist_ok=True)
     directory.write_text(f"{table.name}.md", text + "\n")
     directory.write_json(f"{table.name}.json", record)
     print(text.split("\n\n## ")[0])
-    print(f"written: {out / (table.name + '.md')}, {out / (table.name + '.json')}"
-          + (f", {len(figures)} figures in {out / (table.name + FIGURES)}" if figures else ""))
+    print(
+        f"written: {out / (table.name + '.md')}, {out / (table.name + '.json')}"
+        + (f", {len(figures)} figures in {out / (table.name + FIGURES)}" if figures else "")
+    )
 
 
 def _draw_figures(out: Path, table) -> list:
@@ -77,11 +94,11 @@ def _draw_figures(out: Path, table) -> list:
     from .figures import FigureError
     from .plots import write_figures
     from .sweep_figures import sweep_figures
+
     name = table.name
     paper = {setting: row.paper for row in table.rows for setting in row.settings()}
     try:
-        figures, _ = sweep_figures(out / name, confusions=table.confusions, paper=paper,
-                                   paper_figures=table.figures)
+        figures, _ = sweep_figures(out / name, confusions=table.confusions, paper=paper, paper_figures=table.figures)
         _relative_sources(figures, out)
         written = write_figures(figures, out / (name + FIGURES))
     except (FigureError, FileNotFoundError) as error:  # no matplotlib, no runs
@@ -90,24 +107,24 @@ def _draw_figures(out: Path, table) -> list:
     for path in (out / (name + FIGURES)).iterdir():
         if str(path) not in written and path.suffix in (".png", ".svg", ".json"):
             path.unlink()
-    return [Path(path).relative_to(out).as_posix() for path in written
-            if str(path).endswith(".png")]
+    return [Path(path).relative_to(out).as_posix() for path in written if str(path).endswith(".png")]
 
 
 def _relative_sources(figures: list, out: Path) -> None:
     """The files a figure record names, relative to OUT, so the records read
     the same wherever the report is written from."""
+
     def relative(path: str) -> str:
         try:
             return Path(path).relative_to(out).as_posix()
         except ValueError:
             return path
+
     for record in figures:
         for holder in [record, *record.get("boxes", [])]:
             for key in ("source", "runs"):
                 if isinstance(holder.get(key), list):
-                    holder[key] = [relative(path) if isinstance(path, str) else path
-                                   for path in holder[key]]
+                    holder[key] = [relative(path) if isinstance(path, str) else path for path in holder[key]]
 
 
 def reports_summary(out: Path) -> str:
@@ -116,7 +133,7 @@ def reports_summary(out: Path) -> str:
 
     from .paper_tables import TABLES
     from .report import summary_table
-    directory = RunDirectory(out)   # a damaged report is named (RunFileError)
-    reports = [directory.read_json(f"{name}.json")
-               for name in TABLES if (out / f"{name}.json").is_file()]
+
+    directory = RunDirectory(out)  # a damaged report is named (RunFileError)
+    reports = [directory.read_json(f"{name}.json") for name in TABLES if (out / f"{name}.json").is_file()]
     return summary_table(reports)

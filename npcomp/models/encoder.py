@@ -43,6 +43,7 @@ d_w-dimensional word vectors while inner nodes are d-dimensional) has its leaves
 from their word vectors by a second softmax, ``softmax_leaf.*`` (d_w inputs);
 inner nodes use ``softmax.*`` on the cell's h.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -67,6 +68,7 @@ class DropoutMasks:
                 the cell's ``input_copies()`` (1 unless it says otherwise)
     recurrent:  one (trees, width) mask per entry of ``cell.recurrent_widths()``
     """
+
     classifier: list
     embedding: np.ndarray | None = None
     recurrent: list | None = None
@@ -74,9 +76,12 @@ class DropoutMasks:
     def astype(self, dtype) -> "DropoutMasks":
         def cast(mask):
             return None if mask is None else mask.astype(dtype)
-        return DropoutMasks([cast(mask) for mask in self.classifier], cast(self.embedding),
-                            None if self.recurrent is None else
-                            [cast(mask) for mask in self.recurrent])
+
+        return DropoutMasks(
+            [cast(mask) for mask in self.classifier],
+            cast(self.embedding),
+            None if self.recurrent is None else [cast(mask) for mask in self.recurrent],
+        )
 
 
 def layer_rates(rates, layers: int) -> list:
@@ -94,6 +99,7 @@ class HeadPass:
     head's own; a TreeModel's, one entry per classifier), ``normaliser`` (Z,
     or the pairs m) and ``trace`` (what ``loss_and_gradient``'s ``trace``
     receives from the head)."""
+
     cache: object
     normaliser: int
     trace: dict
@@ -121,8 +127,7 @@ class SentenceEncoder:
         self.layout = Layout(shapes)
         self.dense_size = self.layout["embedding"].offset
 
-    def _new_parameters(self, heads: list, rng: np.random.Generator,
-                        embedding: np.ndarray | None, dtype) -> Parameters:
+    def _new_parameters(self, heads: list, rng: np.random.Generator, embedding: np.ndarray | None, dtype) -> Parameters:
         """Parameters initialised by the cell and by each (head, prefix) of ``heads``."""
         params = Parameters(self.layout, np.float64)
         self.cell.initialise(params.prefixed("cell"), rng)
@@ -141,22 +146,24 @@ class SentenceEncoder:
         of its own (1 unless the cell says otherwise)."""
         return self.cell.input_copies()
 
-    def _sequence_masks(self, forest: Forest, rng: np.random.Generator, dtype,
-                        embedding_rate: float, recurrent_rate) -> tuple:
+    def _sequence_masks(
+        self, forest: Forest, rng: np.random.Generator, dtype, embedding_rate: float, recurrent_rate
+    ) -> tuple:
         """(word-vector mask (trees, copies x d_x) or None, recurrent masks or None)."""
-        embedding = dropout_mask((forest.n_trees, self.input_copies() * self.embedding_dim),
-                                 embedding_rate, rng, dtype)
+        embedding = dropout_mask((forest.n_trees, self.input_copies() * self.embedding_dim), embedding_rate, rng, dtype)
         widths = self.recurrent_widths()
         rates = layer_rates(recurrent_rate, len(widths))
         recurrent = None
         if widths and max(rates) > 0.0:  # a connection at rate 0 gets a mask of ones
-            recurrent = [dropout_mask((forest.n_trees, width), layer_rate, rng, dtype)
-                         if layer_rate > 0.0 else np.ones((forest.n_trees, width), dtype=dtype)
-                         for width, layer_rate in zip(widths, rates)]
+            recurrent = [
+                dropout_mask((forest.n_trees, width), layer_rate, rng, dtype)
+                if layer_rate > 0.0
+                else np.ones((forest.n_trees, width), dtype=dtype)
+                for width, layer_rate in zip(widths, rates)
+            ]
         return embedding, recurrent
 
-    def _encode(self, params: Parameters, forest: Forest, masks: DropoutMasks | None = None,
-                nudge=None) -> tuple:
+    def _encode(self, params: Parameters, forest: Forest, masks: DropoutMasks | None = None, nudge=None) -> tuple:
         """The cell's states h (n, output_dim) at every node and what the
         backward needs: (h, encoding).  ``nudge`` (cells/interface.Nudge)
         moves one node's state inside the cell's forward (the per-node state
@@ -172,55 +179,72 @@ class SentenceEncoder:
             copies = node_mask.shape[1] // x.shape[1]
             cell_x = np.tile(x[word_index], copies) * node_mask
             cell_index = np.arange(word_nodes.shape[0])
-        recurrent = ({} if not self.recurrent_widths() else
-                     {"recurrent_masks": None if masks is None else masks.recurrent})
+        recurrent = (
+            {} if not self.recurrent_widths() else {"recurrent_masks": None if masks is None else masks.recurrent}
+        )
         if nudge is not None:
             recurrent["nudge"] = nudge
-        h, cell_cache = self.cell.forward(params.prefixed("cell"), forest, cell_x, cell_index,
-                                          **recurrent)
-        encoding = dict(word_nodes=word_nodes, words=words, word_index=word_index, x=x,
-                        node_mask=node_mask, cell_cache=cell_cache)
+        h, cell_cache = self.cell.forward(params.prefixed("cell"), forest, cell_x, cell_index, **recurrent)
+        encoding = dict(
+            word_nodes=word_nodes, words=words, word_index=word_index, x=x, node_mask=node_mask, cell_cache=cell_cache
+        )
         return h, encoding
 
-    def node_states(self, params: Parameters, forest: Forest,
-                    masks: DropoutMasks | None = None) -> np.ndarray:
+    def node_states(self, params: Parameters, forest: Forest, masks: DropoutMasks | None = None) -> np.ndarray:
         """(forest.n_nodes, cell.output_dim): the cell's state h at every node
         of the forest, in the forest's node order (``forest.origin`` maps it
         to each tree's own), under dropout ``masks`` if given (their word-vector
         and recurrent masks; the classifier's are not the encoder's)."""
         return self._encode(params, forest, masks)[0]
 
-    def sentence_states(self, params: Parameters, forest: Forest,
-                        masks: DropoutMasks | None = None) -> np.ndarray:
+    def sentence_states(self, params: Parameters, forest: Forest, masks: DropoutMasks | None = None) -> np.ndarray:
         """(forest.n_trees, cell.output_dim): each tree's root state, the
         sentence's representation, in the forest's tree order (under dropout
         ``masks`` if given)."""
         return self.node_states(params, forest, masks)[forest.root]
 
-    def loss(self, params: Parameters, batch, l2: float = 0.0, dropout: float = 0.0,
-             rng: np.random.Generator | None = None, masks: DropoutMasks | None = None,
-             average: str = "sentences", embedding_dropout: float = 0.0,
-             recurrent_dropout=0.0, nudge=None) -> float:
+    def loss(
+        self,
+        params: Parameters,
+        batch,
+        l2: float = 0.0,
+        dropout: float = 0.0,
+        rng: np.random.Generator | None = None,
+        masks: DropoutMasks | None = None,
+        average: str = "sentences",
+        embedding_dropout: float = 0.0,
+        recurrent_dropout=0.0,
+        nudge=None,
+    ) -> float:
         """The objective J of ``batch`` (a forest; a ``PairBatch`` for the pair
         model), a Python float, by the forward pass alone: no gradient buffer,
         no backward.  The options are ``loss_and_gradient``'s and give the same
         J (dropout drawn from ``rng`` as it draws them)."""
         if masks is None:
-            masks = self.draw_masks(params, batch, rng, dropout, embedding_dropout,
-                                    recurrent_dropout)
+            masks = self.draw_masks(params, batch, rng, dropout, embedding_dropout, recurrent_dropout)
         h, encoding = self._encode(params, self._forest_of(batch), masks, nudge)
         normaliser = self._normaliser(batch, average)
         data_term, _ = self._objective(params, batch, h, encoding, masks, normaliser)
         data_term += self.cell.own_loss(self._forest_of(batch), encoding["cell_cache"], normaliser)
         return data_term + self._penalty(params, l2)
 
-    def loss_and_gradient(self, params: Parameters, batch, grads: Parameters | None = None,
-                          l2: float = 0.0, dropout: float = 0.0,
-                          rng: np.random.Generator | None = None,
-                          masks: DropoutMasks | None = None, average: str = "sentences",
-                          embedding_dropout: float = 0.0,
-                          recurrent_dropout=0.0, trace: dict | None = None, nudge=None,
-                          accumulate: bool = False, normaliser: int | None = None) -> tuple:
+    def loss_and_gradient(
+        self,
+        params: Parameters,
+        batch,
+        grads: Parameters | None = None,
+        l2: float = 0.0,
+        dropout: float = 0.0,
+        rng: np.random.Generator | None = None,
+        masks: DropoutMasks | None = None,
+        average: str = "sentences",
+        embedding_dropout: float = 0.0,
+        recurrent_dropout=0.0,
+        trace: dict | None = None,
+        nudge=None,
+        accumulate: bool = False,
+        normaliser: int | None = None,
+    ) -> tuple:
         """Objective J of ``batch`` (a forest; a ``PairBatch`` for the pair
         model) and its gradient dJ/dparams, laid out as ``params``.
 
@@ -251,50 +275,54 @@ class SentenceEncoder:
         """
         buffer = self._gradient_buffer(params, grads, accumulate)
         if masks is None:
-            masks = self.draw_masks(params, batch, rng, dropout, embedding_dropout,
-                                    recurrent_dropout)
+            masks = self.draw_masks(params, batch, rng, dropout, embedding_dropout, recurrent_dropout)
         forest = self._forest_of(batch)
         h, encoding = self._encode(params, forest, masks, nudge)
         if normaliser is None:
             normaliser = self._normaliser(batch, average)
         data_term, passed = self._objective(params, batch, h, encoding, masks, normaliser)
         # a cell's own term of J (the RAE's reconstruction error), over the same Z
-        data_term += self.cell.own_loss(forest, encoding["cell_cache"], normaliser,
-                                        passed.trace.get("node_loss"))
+        data_term += self.cell.own_loss(forest, encoding["cell_cache"], normaliser, passed.trace.get("node_loss"))
         d_h, d_word_rows = self._objective_backward(params, batch, h, passed, buffer)
         loss = data_term + self._regularise(params, buffer, l2)
         if trace is not None:
-            trace.update(h=h, d_h=d_h.copy(), cell_cache=encoding["cell_cache"],
-                         **passed.trace)
+            trace.update(h=h, d_h=d_h.copy(), cell_cache=encoding["cell_cache"], **passed.trace)
         self._encode_backward(params, forest, encoding, d_h, buffer, d_word_rows)
         return (loss, buffer) if grads is None else (loss, encoding["words"])
 
-    def _gradient_buffer(self, params: Parameters, grads: Parameters | None,
-                         accumulate: bool) -> Parameters:
+    def _gradient_buffer(self, params: Parameters, grads: Parameters | None, accumulate: bool) -> Parameters:
         """``grads`` ready to take the gradient: a new zero buffer for None,
         else the one given, checked against ``params`` and zeroed unless
         ``accumulate``."""
         if grads is None:
             return params.zeros_like()
         if grads.flat.shape != params.flat.shape:
-            raise ValueError(f"grads has {grads.flat.shape[0]} entries where the parameters "
-                             f"have {params.flat.shape[0]}: a buffer of another model")
+            raise ValueError(
+                f"grads has {grads.flat.shape[0]} entries where the parameters "
+                f"have {params.flat.shape[0]}: a buffer of another model"
+            )
         if not accumulate:
             grads.flat[...] = 0.0
         return grads
 
-    def draw_masks(self, params: Parameters, batch, rng: np.random.Generator | None,
-                   dropout: float = 0.0, embedding_dropout: float = 0.0,
-                   recurrent_dropout=0.0) -> DropoutMasks:
+    def draw_masks(
+        self,
+        params: Parameters,
+        batch,
+        rng: np.random.Generator | None,
+        dropout: float = 0.0,
+        embedding_dropout: float = 0.0,
+        recurrent_dropout=0.0,
+    ) -> DropoutMasks:
         """The dropout masks of ``batch`` as ``loss_and_gradient`` draws them
         from ``rng`` at these rates (nothing is drawn at rate 0; ``rng`` may
         then be None)."""
         rates = [dropout, embedding_dropout, *np.atleast_1d(recurrent_dropout).tolist()]
         if rng is None and max(rates) > 0.0:
-            raise ValueError("dropout draws its masks at random: give rng (a "
-                             "numpy.random.Generator), or fixed masks")
-        return self.dropout_masks(self._forest_of(batch), dropout, rng, params.flat.dtype,
-                                  embedding_dropout, recurrent_dropout)
+            raise ValueError("dropout draws its masks at random: give rng (a numpy.random.Generator), or fixed masks")
+        return self.dropout_masks(
+            self._forest_of(batch), dropout, rng, params.flat.dtype, embedding_dropout, recurrent_dropout
+        )
 
     @staticmethod
     def _forest_of(batch) -> Forest:
@@ -305,13 +333,13 @@ class SentenceEncoder:
         """Z of ``batch`` on its own: its ``units``, at least 1."""
         return max(self.units(batch, average), 1)
 
-    def _encode_backward(self, params: Parameters, forest: Forest, encoding: dict,
-                         d_h: np.ndarray, grads: Parameters, d_word_rows=None) -> None:
+    def _encode_backward(
+        self, params: Parameters, forest: Forest, encoding: dict, d_h: np.ndarray, grads: Parameters, d_word_rows=None
+    ) -> None:
         """Back through the cell (adding into ``grads``) and into the embedding
         rows read; ``d_word_rows`` = (rows of ``encoding['words']``, (r, d_x))
         adds gradient reaching the word vectors another way (a leaf classifier)."""
-        d_x = self.cell.backward(params.prefixed("cell"), forest, encoding["cell_cache"], d_h,
-                                 grads.prefixed("cell"))
+        d_x = self.cell.backward(params.prefixed("cell"), forest, encoding["cell_cache"], d_h, grads.prefixed("cell"))
         node_mask = encoding["node_mask"]
         words = encoding["words"]
         if node_mask is not None:  # back through the word-vector masks, per distinct word
@@ -325,13 +353,13 @@ class SentenceEncoder:
 
     def _regularise(self, params: Parameters, grads: Parameters, l2: float) -> float:
         """Adds lambda theta into ``grads``; returns (lambda/2) ||theta||^2."""
-        if l2:   # else no pass over theta (a minibatch's shards after the first)
-            _add_scaled(grads.flat[:self.dense_size], params.flat[:self.dense_size], l2)
+        if l2:  # else no pass over theta (a minibatch's shards after the first)
+            _add_scaled(grads.flat[: self.dense_size], params.flat[: self.dense_size], l2)
         return self._penalty(params, l2)
 
     def _penalty(self, params: Parameters, l2: float) -> float:
         """(lambda/2) ||theta||^2 over the regularised prefix of the parameters."""
-        regularised = params.flat[:self.dense_size]
+        regularised = params.flat[: self.dense_size]
         return 0.5 * l2 * float(regularised @ regularised) if l2 else 0.0
 
 

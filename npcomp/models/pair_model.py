@@ -1,5 +1,6 @@
 """The sentence-pair model: one ``SentenceEncoder`` for both sentences of
 each pair, and a pair head on the two roots' states (Tai et al. Sec. 4.2)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ class PairBatch:
     sentences first (trees 0..m-1, then their partners m..2m-1), and the gold
     relatedness scores (m,) or class numbers ``labels`` (m,) (None when
     predicting, or not the head's)."""
+
     forest: Forest
     scores: np.ndarray | None = None
     labels: np.ndarray | None = None
@@ -45,36 +47,50 @@ class PairModel(SentenceEncoder):
     classifier; the head itself takes none (Tai: no gain from dropout here).
     """
 
-    def __init__(self, cell, vocab_size: int, embedding_dim: int, hidden_dim: int = 50,
-                 n_classes: int = 5, head: str = "similarity"):
+    def __init__(
+        self,
+        cell,
+        vocab_size: int,
+        embedding_dim: int,
+        hidden_dim: int = 50,
+        n_classes: int = 5,
+        head: str = "similarity",
+    ):
         super().__init__(cell, vocab_size, embedding_dim)
         if head not in PAIR_HEADS:
             raise ValueError(f"head must be one of {sorted(PAIR_HEADS)}, not {head!r}")
         self.head_name = self.prefix = head
         self.head = PAIR_HEADS[head](cell.output_dim, hidden_dim, n_classes)
         self.n_classes = n_classes
-        self._build_layout([(f"{self.prefix}.{name}", shape)
-                            for name, shape in self.head.parameter_shapes()])
+        self._build_layout([(f"{self.prefix}.{name}", shape) for name, shape in self.head.parameter_shapes()])
 
-    def new_parameters(self, rng: np.random.Generator, embedding: np.ndarray | None = None,
-                       dtype=np.float32) -> Parameters:
+    def new_parameters(
+        self, rng: np.random.Generator, embedding: np.ndarray | None = None, dtype=np.float32
+    ) -> Parameters:
         return self._new_parameters([(self.head, self.prefix)], rng, embedding, dtype)
 
-    def dropout_masks(self, forest: Forest, rate: float, rng: np.random.Generator, dtype,
-                      embedding_rate: float = 0.0, recurrent_rate=0.0) -> DropoutMasks:
+    def dropout_masks(
+        self,
+        forest: Forest,
+        rate: float,
+        rng: np.random.Generator,
+        dtype,
+        embedding_rate: float = 0.0,
+        recurrent_rate=0.0,
+    ) -> DropoutMasks:
         """Word-vector and recurrent masks, one per sentence; ``rate`` (the
         classifier input's) must be 0: the pair heads have no dropout."""
         if rate > 0.0:
-            raise ValueError("the similarity head takes no dropout on its input (dropout 0); "
-                             "use embedding or recurrent dropout")
-        embedding, recurrent = self._sequence_masks(forest, rng, dtype, embedding_rate,
-                                                    recurrent_rate)
+            raise ValueError(
+                "the similarity head takes no dropout on its input (dropout 0); use embedding or recurrent dropout"
+            )
+        embedding, recurrent = self._sequence_masks(forest, rng, dtype, embedding_rate, recurrent_rate)
         return DropoutMasks([], embedding, recurrent)
 
     @staticmethod
     def _sides(batch: PairBatch) -> tuple:
         roots = batch.forest.root
-        return roots[:batch.n_pairs], roots[batch.n_pairs:]
+        return roots[: batch.n_pairs], roots[batch.n_pairs :]
 
     @staticmethod
     def _forest_of(batch: PairBatch) -> Forest:
@@ -84,21 +100,27 @@ class PairModel(SentenceEncoder):
         """What Z counts in ``batch``: its pairs (``average`` is unused)."""
         return batch.n_pairs
 
-    def _objective(self, params: Parameters, batch: PairBatch, h: np.ndarray, encoding: dict,
-                   masks: DropoutMasks, normaliser: int) -> tuple:
+    def _objective(
+        self, params: Parameters, batch: PairBatch, h: np.ndarray, encoding: dict, masks: DropoutMasks, normaliser: int
+    ) -> tuple:
         """The data term of J, the KL summed over the pairs over Z =
         ``normaliser`` (the pairs m), and what its backward needs (HeadPass)."""
         left, right = self._sides(batch)
-        data_loss, cache = self.head.loss(params.prefixed(self.prefix), h[left], h[right],
-                                          batch.labels if self.head.classifies else batch.scores)
+        data_loss, cache = self.head.loss(
+            params.prefixed(self.prefix), h[left], h[right], batch.labels if self.head.classifies else batch.scores
+        )
         return self.cell.head_weight * data_loss / normaliser, HeadPass(cache, normaliser, {})
 
-    def _objective_backward(self, params: Parameters, batch: PairBatch, h: np.ndarray,
-                            passed: "HeadPass", grads: Parameters) -> tuple:
+    def _objective_backward(
+        self, params: Parameters, batch: PairBatch, h: np.ndarray, passed: "HeadPass", grads: Parameters
+    ) -> tuple:
         """Back through the pair head, adding into ``grads``: (dJ/dh, None)."""
-        d_left, d_right = self.head.backward(params.prefixed(self.prefix), passed.cache,
-                                             self.cell.head_weight / passed.normaliser,
-                                             grads.prefixed(self.prefix))
+        d_left, d_right = self.head.backward(
+            params.prefixed(self.prefix),
+            passed.cache,
+            self.cell.head_weight / passed.normaliser,
+            grads.prefixed(self.prefix),
+        )
         left, right = self._sides(batch)
         d_h = np.zeros_like(h)
         d_h[left] = d_left
@@ -115,7 +137,6 @@ class PairModel(SentenceEncoder):
         """(m,) predicted relatedness y_hat = r^T p_hat (the classes)."""
         return self.head.decode(self.outputs(params, batch))
 
-    def predict_states(self, params: Parameters, h_left: np.ndarray,
-                       h_right: np.ndarray) -> np.ndarray:
+    def predict_states(self, params: Parameters, h_left: np.ndarray, h_right: np.ndarray) -> np.ndarray:
         """Relatedness (classes) of pairs given their sentence representations."""
         return self.head.predict(params.prefixed(self.prefix), h_left, h_right)

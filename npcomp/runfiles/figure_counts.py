@@ -19,6 +19,7 @@ Training writes the file beside ``predictions.jsonl``
 (``figures.ensure_counts`` for a run that has the predictions but not the
 counts).  Plain Python, importing neither NumPy nor matplotlib.
 """
+
 from __future__ import annotations
 
 import json
@@ -42,17 +43,22 @@ def sentence_counts(records: list, task: str) -> dict:
             key = (record["length"], gold, predicted)
             roots[key] = roots.get(key, 0) + 1
         for node_gold, node_predicted, span, height in zip(
-                record["gold"], record["predicted"], record["span"], record["height"]):
+            record["gold"], record["predicted"], record["span"], record["height"]
+        ):
             if node_gold < 0:
                 continue
             for table, value in ((spans, span), (heights, height)):
                 bucket = table.setdefault(value, [0, 0])
                 bucket[0] += node_gold == node_predicted
                 bucket[1] += 1
-    return {"format": FORMAT, "kind": "sentences", "task": task,
-            "roots": [[*key, count] for key, count in sorted(roots.items())],
-            "spans": [[value, *spans[value]] for value in sorted(spans)],
-            "heights": [[value, *heights[value]] for value in sorted(heights)]}
+    return {
+        "format": FORMAT,
+        "kind": "sentences",
+        "task": task,
+        "roots": [[*key, count] for key, count in sorted(roots.items())],
+        "spans": [[value, *spans[value]] for value in sorted(spans)],
+        "heights": [[value, *heights[value]] for value in sorted(heights)],
+    }
 
 
 def pair_counts(records: list, task: str) -> dict:
@@ -60,13 +66,10 @@ def pair_counts(records: list, task: str) -> dict:
     sums = {}
     for record in records:
         gold, predicted = record["gold"], record["predicted"]
-        row = sums.setdefault(record["length_a"] + record["length_b"], [0, 0.0, 0.0, 0.0, 0.0,
-                                                                        0.0])
-        for index, value in enumerate((1, gold, predicted, gold * gold, predicted * predicted,
-                                       gold * predicted)):
+        row = sums.setdefault(record["length_a"] + record["length_b"], [0, 0.0, 0.0, 0.0, 0.0, 0.0])
+        for index, value in enumerate((1, gold, predicted, gold * gold, predicted * predicted, gold * predicted)):
             row[index] += value
-    return {"format": FORMAT, "kind": "pairs", "task": task,
-            "pairs": [[total, *sums[total]] for total in sorted(sums)]}
+    return {"format": FORMAT, "kind": "pairs", "task": task, "pairs": [[total, *sums[total]] for total in sorted(sums)]}
 
 
 def counts_of(records: list, task: str) -> dict | None:
@@ -104,6 +107,7 @@ def read_counts(run_dir: str | Path) -> dict | None:
 # --------------------------------------------------------------------------
 # reading the counts back as the figures need them
 # --------------------------------------------------------------------------
+
 
 def root_items(counts: dict) -> list:
     """(length, gold, predicted, count) of the labelled roots."""

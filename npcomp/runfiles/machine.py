@@ -9,6 +9,7 @@ this description so a figure can be rerun where it was made (how far
 another machine moves the reports' figures is an open question in
 docs/RESULTS.md, "Machines": no other machine's runs are committed).
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -16,8 +17,12 @@ import os
 import platform
 
 # what OpenBLAS builds call the function naming the kernels in use
-_CORENAME_SYMBOLS = ("scipy_openblas_get_corename64_", "scipy_openblas_get_corename",
-                     "openblas_get_corename64_", "openblas_get_corename")
+_CORENAME_SYMBOLS = (
+    "scipy_openblas_get_corename64_",
+    "scipy_openblas_get_corename",
+    "openblas_get_corename64_",
+    "openblas_get_corename",
+)
 
 
 def _cpu_model() -> str:
@@ -37,8 +42,11 @@ def _openblas_kernels() -> str | None:
     string names the build's target, not these.)  None without an OpenBLAS."""
     try:
         with open("/proc/self/maps", encoding="utf-8") as maps:
-            paths = {fields[-1] for fields in map(str.split, maps)
-                     if len(fields) >= 6 and "openblas" in fields[-1].rsplit("/", 1)[-1].lower()}
+            paths = {
+                fields[-1]
+                for fields in map(str.split, maps)
+                if len(fields) >= 6 and "openblas" in fields[-1].rsplit("/", 1)[-1].lower()
+            }
     except OSError:
         return None
     for path in sorted(paths):
@@ -61,9 +69,15 @@ def machine_description() -> dict:
     import numba
     import numpy as np
 
-    description = {"cpu": _cpu_model(), "cores": os.cpu_count(), "machine": platform.machine(),
-                   "python": platform.python_version(), "numpy": np.__version__,
-                   "numba": numba.__version__, "blas_kernels": _openblas_kernels()}
+    description = {
+        "cpu": _cpu_model(),
+        "cores": os.cpu_count(),
+        "machine": platform.machine(),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "numba": numba.__version__,
+        "blas_kernels": _openblas_kernels(),
+    }
     try:
         config = np.show_config(mode="dicts")
     except TypeError:  # NumPy < 1.26 prints its configuration only
@@ -77,10 +91,12 @@ def machine_description() -> dict:
 def machine_summary(description: dict) -> str:
     """A ``machine_description`` as one line: the CPU, its cores, the
     architecture, the BLAS kernels and the versions of NumPy and numba."""
-    parts = [description.get("cpu"),
-             description.get("cores") and f"{description['cores']} cores",
-             description.get("machine"),
-             description.get("blas_kernels") and f"OpenBLAS kernels {description['blas_kernels']}",
-             description.get("numpy") and f"NumPy {description['numpy']}",
-             description.get("numba") and f"numba {description['numba']}"]
+    parts = [
+        description.get("cpu"),
+        description.get("cores") and f"{description['cores']} cores",
+        description.get("machine"),
+        description.get("blas_kernels") and f"OpenBLAS kernels {description['blas_kernels']}",
+        description.get("numpy") and f"NumPy {description['numpy']}",
+        description.get("numba") and f"numba {description['numba']}",
+    ]
     return ", ".join(part for part in parts if part) or "not recorded"

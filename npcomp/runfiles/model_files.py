@@ -3,6 +3,7 @@
 classes; written at every better dev evaluation, read back whole or refused
 as damaged (``RunFileError``).
 """
+
 from __future__ import annotations
 
 import json
@@ -18,14 +19,18 @@ from npcomp.runfiles.run_paths import FILES_FROM, found_files, stored_files
 from npcomp.runfiles.rundir import RunDirectory, RunFileError
 
 
-def save_model(directory: RunDirectory, params: Parameters, config: dict, vocab: Vocabulary,
-               n_classes: int) -> None:
+def save_model(directory: RunDirectory, params: Parameters, config: dict, vocab: Vocabulary, n_classes: int) -> None:
     arrays = {f"param.{name}": value for name, value in params.items()}
-    if directory.on_disk:   # a user's files, found again from any working directory
+    if directory.on_disk:  # a user's files, found again from any working directory
         config = stored_files(config, directory.path)
         arrays[FILES_FROM] = np.array("run_dir")
-    directory.save_npz("model.npz", config=np.array(json.dumps(config)),
-                       vocab=np.array(vocab.to_list()), n_classes=np.array(n_classes), **arrays)
+    directory.save_npz(
+        "model.npz",
+        config=np.array(json.dumps(config)),
+        vocab=np.array(vocab.to_list()),
+        n_classes=np.array(n_classes),
+        **arrays,
+    )
 
 
 def load_model(run_dir: str | Path | RunDirectory):
@@ -33,8 +38,9 @@ def load_model(run_dir: str | Path | RunDirectory):
     run's directory, or a ``RunDirectory`` such as a run kept in memory)."""
     directory = run_dir if isinstance(run_dir, RunDirectory) else RunDirectory(run_dir)
     if not directory.holds("model.npz"):
-        raise RunFileError(f"{directory.model_path}: no model in this run directory (training "
-                           "writes it at the first dev evaluation)")
+        raise RunFileError(
+            f"{directory.model_path}: no model in this run directory (training writes it at the first dev evaluation)"
+        )
     archive = directory.load_npz("model.npz", required=("config", "vocab", "n_classes"))
     try:
         config = with_defaults(json.loads(str(archive["config"])))
@@ -47,6 +53,5 @@ def load_model(run_dir: str | Path | RunDirectory):
         for name, view in params.items():
             view[...] = archive[f"param.{name}"]
     except (KeyError, ValueError, TypeError, json.JSONDecodeError) as error:
-        raise RunFileError(f"{directory.model_path}: damaged run file ({type(error).__name__}: "
-                           f"{error})") from None
+        raise RunFileError(f"{directory.model_path}: damaged run file ({type(error).__name__}: {error})") from None
     return model, params, config, vocab

@@ -13,6 +13,7 @@ model, and ``train(config, run, resume=True, data=...)`` continues it.
 Archives are copied when saved and when loaded, as files would be: the
 training loop goes on changing the arrays it saved.
 """
+
 from __future__ import annotations
 
 import json
@@ -29,7 +30,7 @@ class RunInMemory(RunDirectory):
     on_disk = False
 
     def __init__(self):
-        super().__init__("(run in memory)")   # the path only names it in messages
+        super().__init__("(run in memory)")  # the path only names it in messages
         self.files: dict = {}
         self.log: list = []
 
@@ -37,8 +38,9 @@ class RunInMemory(RunDirectory):
         return name in self.files
 
     def run_files(self) -> list:
-        return ([name for name in RUN_FILES if name in self.files]
-                + sorted(name for name in self.files if name not in RUN_FILES))
+        return [name for name in RUN_FILES if name in self.files] + sorted(
+            name for name in self.files if name not in RUN_FILES
+        )
 
     # nothing on disk: nothing to refuse, make, lock, set aside or find room for
     def check_usable(self, overwrite: bool = False) -> None:
@@ -75,7 +77,7 @@ class RunInMemory(RunDirectory):
         self.files[name] = {key: np.array(value, copy=True) for key, value in arrays.items()}
 
     def append_log(self, record) -> None:
-        self.log.append(json.loads(json.dumps(record)))   # as a file would hold it
+        self.log.append(json.loads(json.dumps(record)))  # as a file would hold it
 
     def log_records(self) -> list:
         return list(self.log)
@@ -91,6 +93,5 @@ class RunInMemory(RunDirectory):
         arrays = {key: np.array(value, copy=True) for key, value in self.files[name].items()}
         missing = [key for key in required if key not in arrays]
         if missing:
-            raise RunFileError(f"{self.file(name)}: damaged run file, missing "
-                               f"{', '.join(missing)}")
+            raise RunFileError(f"{self.file(name)}: damaged run file, missing {', '.join(missing)}")
         return arrays

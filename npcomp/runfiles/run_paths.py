@@ -19,6 +19,7 @@ directory (``found_files``); ``FILES_FROM`` marks an archive written so.  ``sett
 written before this rule (absolute paths) with the paths its sweep planned.
 Imports neither NumPy nor the trainer.
 """
+
 from __future__ import annotations
 
 import json
@@ -45,6 +46,7 @@ def recorded_config(config: dict, cwd: str | Path | None = None) -> dict:
     docstring); ``cwd``: the directory the run ran in (default this
     process's)."""
     from npcomp.data.datasets.tasks import default_data_dir
+
     cwd = Path(cwd if cwd is not None else Path.cwd()).resolve()
     out = dict(config)
     data_dir = config.get("data_dir")
@@ -53,8 +55,7 @@ def recorded_config(config: dict, cwd: str | Path | None = None) -> dict:
         out["data_dir"] = _relative(data_dir, cwd)
     vectors = config.get("vectors")
     if isinstance(vectors, str) and Path(vectors).is_absolute():
-        out["vectors"] = (Path(vectors).name if Path(vectors).parent == data / "vectors"
-                          else _relative(vectors, cwd))
+        out["vectors"] = Path(vectors).name if Path(vectors).parent == data / "vectors" else _relative(vectors, cwd)
     for key in ("parses_dir", *FILE_KEYS):
         path = config.get(key)
         if isinstance(path, str) and Path(path).is_absolute():
@@ -89,9 +90,10 @@ def recorded_data(record: dict, cwd: str | Path | None = None) -> dict:
     """A run's record of a user's files (``metrics.json``'s ``data``) with
     each file's path relative to ``cwd``, as its config records them."""
     cwd = Path(cwd if cwd is not None else Path.cwd()).resolve()
-    files = {role: dict(file, path=_relative(file["path"], cwd)
-                        if Path(file["path"]).is_absolute() else file["path"])
-             for role, file in record.get("files", {}).items()}
+    files = {
+        role: dict(file, path=_relative(file["path"], cwd) if Path(file["path"]).is_absolute() else file["path"])
+        for role, file in record.get("files", {}).items()
+    }
     return dict(record, files=files)
 
 
@@ -101,9 +103,14 @@ def relative_where(options: dict, cwd: str | Path | None = None) -> dict:
     when given absolute: plan.json's form, which a sweep planned anew
     compares without the data and the parses."""
     cwd = Path(cwd if cwd is not None else Path.cwd()).resolve()
-    return {key: (_relative(value, cwd) if key in ("data_dir", "parses_dir", *FILE_KEYS)
-                  and isinstance(value, str) and Path(value).is_absolute() else value)
-            for key, value in options.items()}
+    return {
+        key: (
+            _relative(value, cwd)
+            if key in ("data_dir", "parses_dir", *FILE_KEYS) and isinstance(value, str) and Path(value).is_absolute()
+            else value
+        )
+        for key, value in options.items()
+    }
 
 
 def recorded_metrics(metrics: dict, cwd: str | Path | None = None) -> dict:
@@ -135,6 +142,7 @@ def settle_run(run_dir: str | Path, planned: dict) -> bool:
     run's options in plan.json, as given on the command line); True when a
     file was rewritten.  Only path values change."""
     from npcomp.runfiles.rundir import RunDirectory
+
     directory = RunDirectory(run_dir)
     changed = False
     metrics = directory.read_json("metrics.json")
@@ -172,5 +180,5 @@ def _settled_config(config: dict, planned: dict) -> dict:
         elif key == "vectors":
             out[key] = Path(value).name
         else:
-            out[key] = None   # where it ran, not what it trained: not recorded
+            out[key] = None  # where it ran, not what it trained: not recorded
     return out

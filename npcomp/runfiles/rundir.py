@@ -21,6 +21,7 @@ counts its figures need (``test-counts.json``, ``figure_counts.py``).  The rules
 * a file that cannot be read back (truncated, not an archive, a key missing)
   raises ``RunFileError`` naming it as damaged.
 """
+
 from __future__ import annotations
 
 import errno
@@ -56,10 +57,12 @@ class RunDirectoryError(Exception):
 
     def __init__(self, reason: str, ways_on: tuple = (), path: Path | None = None):
         self.reason, self.ways_on, self.path = reason, ways_on, path
-        advice = {"resume": "resume it (resume=True)", "run_dir": "choose another run_dir",
-                  "overwrite": "replace it (overwrite=True)"}
-        text = reason if not ways_on else (
-            f"{reason} Ways on: {', '.join(advice[way] for way in ways_on)}.")
+        advice = {
+            "resume": "resume it (resume=True)",
+            "run_dir": "choose another run_dir",
+            "overwrite": "replace it (overwrite=True)",
+        }
+        text = reason if not ways_on else (f"{reason} Ways on: {', '.join(advice[way] for way in ways_on)}.")
         super().__init__(text)
 
 
@@ -108,9 +111,11 @@ class RunDirectory:
         """The run files present (names, in RUN_FILES order, then the predictions)."""
         if not self.path.is_dir():
             return []
-        return ([name for name in RUN_FILES if (self.path / name).exists()]
-                + sorted(path.name for path in self.path.glob(PREDICTION_FILES))
-                + [COUNTS_FILE] * (self.path / COUNTS_FILE).exists())
+        return (
+            [name for name in RUN_FILES if (self.path / name).exists()]
+            + sorted(path.name for path in self.path.glob(PREDICTION_FILES))
+            + [COUNTS_FILE] * (self.path / COUNTS_FILE).exists()
+        )
 
     def check_usable(self, overwrite: bool = False) -> None:
         """Refuse, before anything is read or written, a path that is not a
@@ -122,32 +127,36 @@ class RunDirectory:
             raise RunDirectoryError(
                 f"{self.path} already holds a run ({', '.join(held)}); nothing was changed. "
                 f"A replaced run's files are kept in {self.path / REPLACED} until the new run "
-                "has finished an epoch.", ways_on=("resume", "run_dir", "overwrite"),
-                path=self.path)
+                "has finished an epoch.",
+                ways_on=("resume", "run_dir", "overwrite"),
+                path=self.path,
+            )
 
     def create(self) -> None:
         """Make the directory (and its parents) and take its lock."""
         try:
             self.path.mkdir(parents=True, exist_ok=True)
         except FileExistsError:
-            raise RunDirectoryError(f"{self.path}: a file stands in the way of the run "
-                                    "directory (or of one of its parents)") from None
+            raise RunDirectoryError(
+                f"{self.path}: a file stands in the way of the run directory (or of one of its parents)"
+            ) from None
         except NotADirectoryError:
-            raise RunDirectoryError(f"{self.path}: a parent of the run directory is a file, "
-                                    "not a directory") from None
+            raise RunDirectoryError(f"{self.path}: a parent of the run directory is a file, not a directory") from None
         self.lock()
 
     def lock(self) -> None:
         """Take the directory's exclusive lock, or refuse if another process holds it."""
         import fcntl
+
         handle = open(self.path / LOCK, "a")
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as error:
             handle.close()
             if error.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
-                raise RunDirectoryError(f"{self.path}: another npcomp process is training in "
-                                        "this run directory") from None
+                raise RunDirectoryError(
+                    f"{self.path}: another npcomp process is training in this run directory"
+                ) from None
             raise
         self._lock_handle = handle
 
@@ -194,7 +203,9 @@ class RunDirectory:
             raise RunDirectoryError(
                 f"{self.path}: {free / 2**20:.1f} MiB free on its file system, but the run's "
                 f"checkpoint needs about {bytes_needed / 2**20:.1f} MiB: free some space.",
-                ways_on=("run_dir",), path=self.path)
+                ways_on=("run_dir",),
+                path=self.path,
+            )
 
     # ------------------------------------------------------------------
     # writing: whole files or nothing
@@ -214,8 +225,7 @@ class RunDirectory:
                 handle.flush()
                 os.fsync(handle.fileno())
         except OSError as error:
-            raise RunFileError(f"{self.log_path}: could not be written "
-                               f"({error.strerror or error})") from None
+            raise RunFileError(f"{self.log_path}: could not be written ({error.strerror or error})") from None
 
     def log_records(self) -> list:
         """The records of log.jsonl in order ([] without one); a line a kill
@@ -225,8 +235,7 @@ class RunDirectory:
         except FileNotFoundError:
             return []
         except OSError as error:
-            raise RunFileError(f"{self.log_path}: could not be read "
-                               f"({error.strerror or error})") from None
+            raise RunFileError(f"{self.log_path}: could not be read ({error.strerror or error})") from None
         records = []
         for line in lines:
             try:
@@ -237,15 +246,15 @@ class RunDirectory:
 
     def write_jsonl(self, name: str, records) -> None:
         """``records`` one JSON object a line, written whole or not at all."""
-        data = "".join(json.dumps(record, separators=(",", ":")) + "\n"
-                       for record in records).encode()
+        data = "".join(json.dumps(record, separators=(",", ":")) + "\n" for record in records).encode()
         write_atomically(self.path / name, lambda handle: handle.write(data))
 
     def write_bytes(self, name: str, data: bytes) -> None:
         write_atomically(self.path / name, lambda handle: handle.write(data))
 
     def save_npz(self, name: str, **arrays) -> None:
-        import numpy as np   # only for archives: the figures read run files without it
+        import numpy as np  # only for archives: the figures read run files without it
+
         write_atomically(self.path / name, lambda handle: np.savez(handle, **arrays))
 
     # ------------------------------------------------------------------
@@ -259,13 +268,13 @@ class RunDirectory:
         except FileNotFoundError:
             raise RunFileError(f"{path}: no such file") from None
         except UnicodeDecodeError as error:
-            raise RunFileError(f"{path}: damaged run file (byte {error.start} is not UTF-8)") \
-                from None
+            raise RunFileError(f"{path}: damaged run file (byte {error.start} is not UTF-8)") from None
         try:
             return json.loads(text)
         except json.JSONDecodeError as error:
-            raise RunFileError(f"{path}: damaged run file (line {error.lineno}, column "
-                               f"{error.colno}: {error.msg})") from None
+            raise RunFileError(
+                f"{path}: damaged run file (line {error.lineno}, column {error.colno}: {error.msg})"
+            ) from None
 
     def load_npz(self, name: str, required: tuple = ()) -> dict:
         """Every array of the archive ``name``, read into memory; ``required``
@@ -275,12 +284,13 @@ class RunDirectory:
             raise RunFileError(f"{path}: no such file")
         try:
             import numpy as np
+
             with np.load(path, allow_pickle=False) as archive:
                 arrays = {key: archive[key] for key in archive.files}
-        except (zipfile.BadZipFile, EOFError, ValueError, OSError, KeyError,
-                zipfile.LargeZipFile) as error:
-            raise RunFileError(f"{path}: damaged run file, not a readable NumPy archive "
-                               f"({type(error).__name__}: {error})") from None
+        except (zipfile.BadZipFile, EOFError, ValueError, OSError, KeyError, zipfile.LargeZipFile) as error:
+            raise RunFileError(
+                f"{path}: damaged run file, not a readable NumPy archive ({type(error).__name__}: {error})"
+            ) from None
         missing = [key for key in required if key not in arrays]
         if missing:
             raise RunFileError(f"{path}: damaged run file, missing {', '.join(missing)}")
@@ -301,8 +311,7 @@ def write_atomically(path: Path, write) -> None:
     except OSError as error:
         tmp.unlink(missing_ok=True)
         kept = "its previous version is kept" if path.exists() else "it was not written"
-        raise RunFileError(f"{path}: could not be written ({error.strerror or error}); "
-                           f"{kept}") from None
+        raise RunFileError(f"{path}: could not be written ({error.strerror or error}); {kept}") from None
     _sync_directory(path.parent)
 
 

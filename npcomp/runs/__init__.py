@@ -9,6 +9,7 @@ and prints.
 reproduce`), ``plot`` (`npcomp plot`).  They call the experiments and
 training layers below them.
 """
+
 from .evaluation import EvaluationResult, evaluate
 from .explanations import ExplanationResult, explanation
 from .plotting import PlotResult, plot
@@ -17,6 +18,20 @@ from .reproduction import ReproductionResult, reproduce
 from .sweeps import SweepCluster, SweepResult, sweep
 from .training import TrainResult, train
 
-__all__ = ["EvaluationResult", "ExplanationResult", "PlotResult", "PredictionResult",
-           "ReproductionResult", "SweepCluster", "SweepResult", "TrainResult", "evaluate",
-           "explanation", "plot", "predict", "reproduce", "sweep", "train"]
+__all__ = [
+    "EvaluationResult",
+    "ExplanationResult",
+    "PlotResult",
+    "PredictionResult",
+    "ReproductionResult",
+    "SweepCluster",
+    "SweepResult",
+    "TrainResult",
+    "evaluate",
+    "explanation",
+    "plot",
+    "predict",
+    "reproduce",
+    "sweep",
+    "train",
+]

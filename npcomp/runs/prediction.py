@@ -2,6 +2,7 @@
 (or sentence pairs): a line of text or a bracketed tree each, made into
 trees as the run made its own; optionally their trees drawn as one HTML
 page."""
+
 from __future__ import annotations
 
 import sys
@@ -15,6 +16,7 @@ class PredictionResult:
     order (a line refused: {"line": N, "error": ...}); the lines refused
     (line -> DataError) of the ``lines`` read; the HTML page written, if
     asked for."""
+
     records: list
     refused: dict = field(default_factory=dict)
     lines: int = 0
@@ -26,10 +28,15 @@ class PredictionResult:
         if not self.refused:
             return None
         from npcomp.errors import DataError
+
         first = min(self.refused)
-        return DataError(f"{self.refused[first].reason} ({len(self.refused)} of {self.lines} "
-                         "line(s) refused, each in its own output record; the others "
-                         "labelled)", "<stdin>", first)
+        return DataError(
+            f"{self.refused[first].reason} ({len(self.refused)} of {self.lines} "
+            "line(s) refused, each in its own output record; the others "
+            "labelled)",
+            "<stdin>",
+            first,
+        )
 
 
 @dataclass(frozen=True)
@@ -45,8 +52,17 @@ class _Request:
     records: list = field(default_factory=list)
 
 
-def predict(run, lines=None, *, tree: str | None = None, input: str = "auto",
-            html=None, overwrite: bool = False, file=None, data_dir=None) -> PredictionResult:
+def predict(
+    run,
+    lines=None,
+    *,
+    tree: str | None = None,
+    input: str = "auto",
+    html=None,
+    overwrite: bool = False,
+    file=None,
+    data_dir=None,
+) -> PredictionResult:
     """`npcomp predict --run RUN_DIR` from Python: each of ``lines`` (text
     or bracketed trees; None: standard input's; for a sick run, 'sentence
     A<TAB>sentence B'), or the sentences of a file run's ``file``, labelled
@@ -55,8 +71,9 @@ def predict(run, lines=None, *, tree: str | None = None, input: str = "auto",
     tree); ``html``: a page drawing the trees (an existing file refused
     unless ``overwrite``).  A line that cannot be read gets its own record;
     ``refusal()`` names them."""
-    return _predict(_Request(str(run), None if lines is None else list(lines), tree, input,
-                             html, overwrite, file, data_dir))
+    return _predict(
+        _Request(str(run), None if lines is None else list(lines), tree, input, html, overwrite, file, data_dir)
+    )
 
 
 def _predict(args) -> PredictionResult:
@@ -68,17 +85,22 @@ def _predict(args) -> PredictionResult:
     from npcomp.runfiles.model_files import load_model
     from npcomp.training.run_data import is_file_run
     from npcomp.training.run_data import own_class_names as class_names
-    _check_html_target(args)       # refused before a model is read
+
+    _check_html_target(args)  # refused before a model is read
     model, params, config, vocab = load_model(args.run)
     if args.file is not None and not is_file_run(config):
         from npcomp.errors import ConfigError
-        raise ConfigError("file", f"reads a file of a run trained on files (--train); a "
-                                  f"{config['task']} run reads standard input")
+
+        raise ConfigError(
+            "file", f"reads a file of a run trained on files (--train); a {config['task']} run reads standard input"
+        )
     if config["task"] in PAIR_TASKS:
         if args.html is not None:
             from npcomp.errors import ConfigError
-            raise ConfigError("html", f"a {config['task']} run scores sentence pairs; the "
-                                      "page draws the trees of single sentences")
+
+            raise ConfigError(
+                "html", f"a {config['task']} run scores sentence pairs; the page draws the trees of single sentences"
+            )
         return _predict_pairs(args, model, params, config, vocab)
     names = class_names(config, model.n_classes)
     trees, made, lines, failed = _sentence_trees(args, config, model, names)
@@ -89,8 +111,7 @@ def _predict(args) -> PredictionResult:
         return PredictionResult(args.records, failed, len(failed), html)
     # the softmax head's class probabilities, or the ordinal head's P(label > k)
     key = "probabilities" if model.head_name == "softmax" else "cumulative_probabilities"
-    for tree, how, number, outputs in zip(trees, made, lines,
-                                          predict_split(model, params, encode(trees, vocab))):
+    for tree, how, number, outputs in zip(trees, made, lines, predict_split(model, params, encode(trees, vocab))):
         _write_errors(args, failed, before=number)
         labels = model.head.decode(outputs).astype(np.int32)
         if args.html is not None:
@@ -122,38 +143,41 @@ def _sentence_trees(args, config: dict, model, names: list | None) -> tuple:
     from npcomp.errors import DataError
     from npcomp.data.text.text_trees import TextTrees, read_as_text
     from npcomp.training.run_data import is_file_run, read_run_file, text_trees_of
+
     if args.file is not None:
-        trees, made = read_run_file(config, args.file, labelled=False, echo=_stderr,
-                                    tree=args.tree)
+        trees, made = read_run_file(config, args.file, labelled=False, echo=_stderr, tree=args.tree)
         _check_composable(trees, model.cell)
         return trees, made, [None] * len(trees), {}
     if is_file_run(config):
         to_trees = text_trees_of(config, _stderr, args.tree, model.n_classes, args.input, names)
     else:
-        to_trees = TextTrees(config["structure"], args.tree, warn=lambda message: _stderr(
-            f"npcomp predict: {message}"), n_classes=model.n_classes, input=args.input)
+        to_trees = TextTrees(
+            config["structure"],
+            args.tree,
+            warn=lambda message: _stderr(f"npcomp predict: {message}"),
+            n_classes=model.n_classes,
+            input=args.input,
+        )
     plans, failed = {}, {}
     for number, line in enumerate(_input_lines(args), start=1):
         try:
             plans[number] = to_trees.plan(line, "<stdin>", number)
         except DataError as error:
             failed[number] = error
-    warning = read_as_text(list(plans.values()), [f"<stdin>:{number}" for number in plans],
-                           "--input text")
+    warning = read_as_text(list(plans.values()), [f"<stdin>:{number}" for number in plans], "--input text")
     if warning is not None:
         _stderr(f"npcomp predict: {warning}")
     built = {number: (tree, how) for number, tree, how in _each_built(to_trees, plans, failed)}
     try:
         _check_composable([tree for tree, _ in built.values()], model.cell)
-    except DataError:   # which lines: one at a time
+    except DataError:  # which lines: one at a time
         for number, (tree, _) in list(built.items()):
             try:
                 _check_composable([tree], model.cell)
             except DataError as error:
                 failed[number] = error
                 del built[number]
-    return ([tree for tree, _ in built.values()], [how for _, how in built.values()],
-            list(built), failed)
+    return ([tree for tree, _ in built.values()], [how for _, how in built.values()], list(built), failed)
 
 
 def _each_built(to_trees, plans: dict, failed: dict):
@@ -161,6 +185,7 @@ def _each_built(to_trees, plans: dict, failed: dict):
     sentences to parse parsed in one batch), or one by one where one of
     them fails, that line's error put in ``failed``."""
     from npcomp.errors import DataError
+
     try:
         trees = to_trees.build(list(plans.values()))
         yield from zip(plans, trees, list(to_trees.made))
@@ -198,18 +223,23 @@ def _check_html_target(args) -> None:
     if args.html is None:
         if args.overwrite:
             from npcomp.errors import ConfigError
+
             raise ConfigError("overwrite", "replaces an existing --html FILE; no --html given")
         return
     from npcomp.study.explain_page import check_target
+
     check_target(args.html, args.overwrite)
 
 
 def _sentence_record(tree, made: str, outputs, labels, model) -> dict:
     """One sentence of the page's document (explain.py): tokens and node records."""
     from npcomp.study.explain import node_records
-    return {"tokens": list(tree.tokens), "tree_from": made,
-            "nodes": node_records(tree, outputs, labels,
-                                  softmax=model.head_name == "softmax")}
+
+    return {
+        "tokens": list(tree.tokens),
+        "tree_from": made,
+        "nodes": node_records(tree, outputs, labels, softmax=model.head_name == "softmax"),
+    }
 
 
 def _write_html(args, config: dict, model, sentences: list):
@@ -218,12 +248,11 @@ def _write_html(args, config: dict, model, sentences: list):
         return None
     from npcomp.data.datasets.class_list import class_names
     from npcomp.study.explain_page import render_page, write_page
+
     names = class_names(config["task"], model.n_classes, given=config.get("classes"))
-    document = {"model": config["model"], "task": config["task"], "classes": names,
-                "sentences": sentences}
+    document = {"model": config["model"], "task": config["task"], "classes": names, "sentences": sentences}
     path = write_page(render_page(document), args.html, args.overwrite)
-    print(f"npcomp predict: the trees of {len(sentences)} sentence(s) drawn in {path}",
-          file=sys.stderr)
+    print(f"npcomp predict: the trees of {len(sentences)} sentence(s) drawn in {path}", file=sys.stderr)
     return path
 
 
@@ -232,6 +261,7 @@ def _check_composable(trees: list, cell) -> None:
     for a binary-tree model)."""
     from npcomp.data.datasets.tasks import TaskData
     from npcomp.training.encoding import check_splits
+
     if trees:
         check_splits(TaskData("predict", 0, {"input": trees}), cell)
 
@@ -242,6 +272,7 @@ def _input_lines(args) -> list:
     if args.lines is not None:
         return [line.rstrip("\n") for line in args.lines]
     from npcomp.data.readers.formats import decode_lines
+
     stream = getattr(sys.stdin, "buffer", None)
     data = stream.read() if stream is not None else sys.stdin.read().encode("utf-8")
     return decode_lines(data, "<stdin>")
@@ -255,6 +286,7 @@ def _predict_pairs(args, model, params, config, vocab) -> PredictionResult:
     from npcomp.study.relatedness import score_pairs
     from npcomp.training.run_data import is_file_run, score_scale_of
     from npcomp.training.run_data import own_class_names as class_names
+
     left, right = _pair_trees(args, config)
     if not left:
         return PredictionResult(args.records)
@@ -267,7 +299,7 @@ def _predict_pairs(args, model, params, config, vocab) -> PredictionResult:
     names = class_names(config, model.n_classes)
     for a, b, score, distribution in zip(left, right, scores, distributions):
         record = {"sentence_a": " ".join(a.tokens), "sentence_b": " ".join(b.tokens)}
-        if model.head.classifies:   # a class, by its name where the run has names
+        if model.head.classifies:  # a class, by its name where the run has names
             record["label"] = int(score)
             if names is not None:
                 record["class"] = names[int(score)]
@@ -288,23 +320,28 @@ def _pair_trees(args, config: dict) -> tuple:
     from npcomp.errors import DataError
     from npcomp.study.relatedness import run_sentence_trees
     from npcomp.training.run_data import is_file_run, read_run_file, text_trees_of
+
     if args.file is not None:
-        pairs, _ = read_run_file(config, args.file, labelled=False, echo=_stderr,
-                                 tree=args.tree)
+        pairs, _ = read_run_file(config, args.file, labelled=False, echo=_stderr, tree=args.tree)
         return [pair.tree_a for pair in pairs], [pair.tree_b for pair in pairs]
     lines = []
     for number, line in enumerate(_input_lines(args), start=1):
         fields = line.split("\t")
         if len(fields) != 2:
-            raise DataError(f"{len(fields)} tab-separated field(s): expected two sentences, "
-                            "'sentence A<TAB>sentence B'", "<stdin>", number)
+            raise DataError(
+                f"{len(fields)} tab-separated field(s): expected two sentences, 'sentence A<TAB>sentence B'",
+                "<stdin>",
+                number,
+            )
         lines.append((number, fields))
     if is_file_run(config):
         to_trees = text_trees_of(config, _stderr, args.tree)
-        trees = to_trees.build([to_trees.plan(text, "<stdin>", number)
-                                for number, fields in lines for text in fields])
+        trees = to_trees.build([to_trees.plan(text, "<stdin>", number) for number, fields in lines for text in fields])
         return trees[0::2], trees[1::2]
-    to_tree = run_sentence_trees(config, args.data_dir, args.tree, warn=lambda message: print(
-        f"npcomp predict: {message}", file=sys.stderr))
-    return ([to_tree(fields[0], f"<stdin>:{number}") for number, fields in lines],
-            [to_tree(fields[1], f"<stdin>:{number}") for number, fields in lines])
+    to_tree = run_sentence_trees(
+        config, args.data_dir, args.tree, warn=lambda message: print(f"npcomp predict: {message}", file=sys.stderr)
+    )
+    return (
+        [to_tree(fields[0], f"<stdin>:{number}") for number, fields in lines],
+        [to_tree(fields[1], f"<stdin>:{number}") for number, fields in lines],
+    )

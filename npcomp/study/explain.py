@@ -34,6 +34,7 @@ head's P(label > k)), ``probability`` (the predicted class's, None for the
 ordinal head) and, from explain, ``loss`` (its term of the objective, None
 where unlabelled).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -46,7 +47,7 @@ from npcomp.training.thread_pools import pinned_thread_pools
 def _spans(tree: Tree) -> list:
     """Per node, the token positions below it (its own word included), in order."""
     below = [[] for _ in range(tree.n_nodes)]
-    for node in range(tree.n_nodes):         # children before parents
+    for node in range(tree.n_nodes):  # children before parents
         if tree.token_index[node] >= 0:
             below[node].append(int(tree.token_index[node]))
         parent = tree.parent[node]
@@ -55,8 +56,7 @@ def _spans(tree: Tree) -> list:
     return [sorted(positions) for positions in below]
 
 
-def node_records(tree: Tree, outputs: np.ndarray, predicted: np.ndarray,
-                 softmax: bool = True) -> list:
+def node_records(tree: Tree, outputs: np.ndarray, predicted: np.ndarray, softmax: bool = True) -> list:
     """One record per node of ``tree`` (module docstring) from the head's
     ``outputs`` (n, width) and ``predicted`` classes (n,), in tree order."""
     children = tree.children()
@@ -65,25 +65,36 @@ def node_records(tree: Tree, outputs: np.ndarray, predicted: np.ndarray,
         token = int(tree.token_index[node])
         label = int(tree.label[node])
         choice = int(predicted[node])
-        records.append({
-            "id": node,
-            "children": [int(kid) for kid in children[node]],
-            "word": tree.tokens[token] if token >= 0 else None,
-            "position": token if token >= 0 else None,
-            "span": " ".join(tree.tokens[position] for position in positions),
-            "label": label if label >= 0 else None,
-            "predicted": choice,
-            "probabilities": [round(float(p), 6) for p in outputs[node]],
-            "probability": round(float(outputs[node, choice]), 6) if softmax else None,
-        })
+        records.append(
+            {
+                "id": node,
+                "children": [int(kid) for kid in children[node]],
+                "word": tree.tokens[token] if token >= 0 else None,
+                "position": token if token >= 0 else None,
+                "span": " ".join(tree.tokens[position] for position in positions),
+                "label": label if label >= 0 else None,
+                "predicted": choice,
+                "probabilities": [round(float(p), 6) for p in outputs[node]],
+                "probability": round(float(outputs[node, choice]), 6) if softmax else None,
+            }
+        )
     return records
 
 
 @pinned_thread_pools()
-def explain(model, params, trees: list, vocab, entries: int | None = None,
-            rng: np.random.Generator | None = None, supervision: str = "all",
-            check_states: bool = False, max_nodes: int | None = MAX_NODES,
-            progress: bool = False, check_local: bool = False) -> dict:
+def explain(
+    model,
+    params,
+    trees: list,
+    vocab,
+    entries: int | None = None,
+    rng: np.random.Generator | None = None,
+    supervision: str = "all",
+    check_states: bool = False,
+    max_nodes: int | None = MAX_NODES,
+    progress: bool = False,
+    check_local: bool = False,
+) -> dict:
     """One forward and backward pass of ``model`` (a TreeModel) over
     ``trees`` in float64 with dropout off, and the finite-difference check
     of every named parameter.  Returns the document's ``sentences``,
@@ -110,11 +121,12 @@ def explain(model, params, trees: list, vocab, entries: int | None = None,
     nodes (sentence, node), and ``checked`` then says why the check fails."""
     from .findings import sum_errors, sum_mismatches
     from .state_checks import check_size
+
     params = params.astype(np.float64)
     if model.cell.labels_at_roots_only:
         supervision = "root"
     forest, labels = _labelled_forest(model, params, trees, vocab, supervision)
-    if check_states or check_local:   # a forest too large is refused before any check runs
+    if check_states or check_local:  # a forest too large is refused before any check runs
         check_size(model, params, forest, entries, max_nodes)
     loss, grads, trace, parts = _forward_backward(model, params, forest)
     sentences = _sentences(model, params, trees, labels, forest, trace, parts)
@@ -124,16 +136,20 @@ def explain(model, params, trees: list, vocab, entries: int | None = None,
     for sentence in sentences:
         sum_errors(sentence)
     rows = {row for check in checks for row, _ in check.get("row_errors", [])}
-    document = {"sentences": sentences, "loss": float(loss), "parameters": checks,
-                "supervision": supervision, "floored": _floored(forest, trace["node_loss"]),
-                "warnings": unexercised_blocks(model, forest, grads) + unused_parts(parts),
-                "vocabulary_rows": {str(row): vocab.words[row] for row in sorted(rows)}}
+    document = {
+        "sentences": sentences,
+        "loss": float(loss),
+        "parameters": checks,
+        "supervision": supervision,
+        "floored": _floored(forest, trace["node_loss"]),
+        "warnings": unexercised_blocks(model, forest, grads) + unused_parts(parts),
+        "vocabulary_rows": {str(row): vocab.words[row] for row in sorted(rows)},
+    }
     document["parts_mismatches"] = sum_mismatches(document)
     if local is not None:
         document["local_checks"] = local
     if check_states:
-        document["state_checks"] = _state_checks(model, params, forest, entries, rng,
-                                                  max_nodes, progress)
+        document["state_checks"] = _state_checks(model, params, forest, entries, rng, max_nodes, progress)
     return document
 
 
@@ -143,8 +159,7 @@ def _forward_backward(model, params, forest) -> tuple:
     trace: dict = {}
     grads = params.zeros_like()
     loss, _ = model.loss_and_gradient(params, forest, grads, trace=trace)
-    parts = model.cell.term_parts(params.prefixed("cell"), forest, trace["cell_cache"],
-                                  trace["d_h"])
+    parts = model.cell.term_parts(params.prefixed("cell"), forest, trace["cell_cache"], trace["d_h"])
     return loss, grads, trace, parts
 
 
@@ -152,8 +167,8 @@ def _parameter_checks(model, params, forest, entries, rng, progress: bool) -> li
     """Every named parameter's gradient against finite differences
     (``finite_differences.parameter_checks``), as the document records it."""
     from .finite_differences import parameter_checks
-    checks = parameter_checks(model, params, forest, entries=entries, rng=rng,
-                              progress=progress)
+
+    checks = parameter_checks(model, params, forest, entries=entries, rng=rng, progress=progress)
     for check in checks:
         del check["unread_rows_error"]
     return checks
@@ -163,21 +178,24 @@ def _local_checks(model, params, forest, progress: bool) -> list:
     """Each node's backward checked on its own (``local_checks.py``), as the
     document records it."""
     from .local_checks import check_local, local_record
-    return [local_record(check) for check in check_local(model, params, forest,
-                                                         progress=progress)]
+
+    return [local_record(check) for check in check_local(model, params, forest, progress=progress)]
 
 
 def _state_checks(model, params, forest, entries, rng, max_nodes, progress: bool) -> list:
     """Every node's error terms against finite differences in its states
     (``state_checks.py``), as the document records them."""
     from .state_checks import check_states
-    return [_state_record(check) for check in check_states(
-        model, params, forest, entries=entries, rng=rng, max_nodes=max_nodes,
-        progress=progress)]
+
+    return [
+        _state_record(check)
+        for check in check_states(
+            model, params, forest, entries=entries, rng=rng, max_nodes=max_nodes, progress=progress
+        )
+    ]
 
 
-def _sentences(model, params, trees: list, labels: list, forest, trace: dict,
-               parts: list) -> list:
+def _sentences(model, params, trees: list, labels: list, forest, trace: dict, parts: list) -> list:
     """The document's sentence records (module docstring) of the pass that
     left ``trace``: nodes, forward and backward terms, parts."""
     cache = trace["cell_cache"]
@@ -192,10 +210,15 @@ def _sentences(model, params, trees: list, labels: list, forest, trace: dict,
         nodes = node_records(tree.with_labels(kept), outputs[rows], decoded[rows], softmax)
         for node, row in zip(nodes, rows):
             node["loss"] = _number(trace["node_loss"][row])
-        sentences.append({"tokens": list(tree.tokens), "nodes": nodes,
-                          "forward": [_term_record(term, rows) for term in forward],
-                          "backward": [_term_record(term, rows) for term in backward],
-                          "parts": [_parts_record(term, rows) for term in parts]})
+        sentences.append(
+            {
+                "tokens": list(tree.tokens),
+                "nodes": nodes,
+                "forward": [_term_record(term, rows) for term in forward],
+                "backward": [_term_record(term, rows) for term in backward],
+                "parts": [_parts_record(term, rows) for term in parts],
+            }
+        )
     return sentences
 
 
@@ -204,6 +227,7 @@ def _labelled_forest(model, params, trees: list, vocab, supervision: str) -> tup
     keeps them; a tree with none there labelled at its root with the model's
     own prediction."""
     from npcomp.forest import build_forest, node_words, supervised_labels
+
     words = [node_words(tree, vocab.encode(tree.tokens)) for tree in trees]
     unlabelled = build_forest(trees, words)
     predicted = model.head.decode(model.outputs(params, unlabelled))
@@ -211,8 +235,7 @@ def _labelled_forest(model, params, trees: list, vocab, supervision: str) -> tup
     for index, tree in enumerate(trees):
         kept = supervised_labels(tree, supervision).copy()
         if (kept < 0).all():
-            root_row = np.flatnonzero((unlabelled.tree == index)
-                                      & (unlabelled.origin == tree.root))[0]
+            root_row = np.flatnonzero((unlabelled.tree == index) & (unlabelled.origin == tree.root))[0]
             kept[tree.root] = predicted[root_row]
         labels.append(kept)
     return build_forest(trees, words, labels), labels
@@ -225,16 +248,18 @@ LOSS_FLOOR = float(-np.log(np.finfo(np.float64).tiny))
 
 def _floored(forest, node_loss: np.ndarray) -> list:
     """[[sentence, node]] of the forest's nodes whose loss is at its floor."""
-    return [[int(forest.tree[row]), int(forest.origin[row])]
-            for row in np.flatnonzero(node_loss == LOSS_FLOOR)]
+    return [[int(forest.tree[row]), int(forest.origin[row])] for row in np.flatnonzero(node_loss == LOSS_FLOOR)]
 
 
 def unexercised_blocks(model, forest, grads) -> list:
     """A warning naming the parameters and gate sub-blocks whose gradient is
     exactly 0 on this forest (the embedding on the rows it reads): their
     finite-difference check compares 0 with 0 and sees no bug."""
-    idle = [block.name for block in model.layout.blocks if block.name != "embedding"
-            and block.size and not grads[block.name].any()]
+    idle = [
+        block.name
+        for block in model.layout.blocks
+        if block.name != "embedding" and block.size and not grads[block.name].any()
+    ]
     rows = np.unique(forest.word[forest.word >= 0])
     if rows.size and not grads["embedding"][rows].any():
         idle.append("embedding")
@@ -243,8 +268,10 @@ def unexercised_blocks(model, forest, grads) -> list:
             idle.append(f"cell.{sub_name}")
     if not idle:
         return []
-    return [f"this tree leaves {', '.join(idle)} unexercised: their gradient is exactly 0 "
-            "here, so the check above compares 0 with 0 for them and cannot see a bug"]
+    return [
+        f"this tree leaves {', '.join(idle)} unexercised: their gradient is exactly 0 "
+        "here, so the check above compares 0 with 0 for them and cannot see a bug"
+    ]
 
 
 def unused_parts(term_parts: list) -> list:
@@ -261,8 +288,7 @@ def unused_parts(term_parts: list) -> list:
         for part in term.parts:
             values = np.asarray(part.values, dtype=np.float64).reshape(part.values.shape[0], -1)
             defined = ~np.isnan(values).all(axis=1)
-            unread = (np.full(values.shape[0], "", dtype=object) if term.unread is None
-                      else term.unread)
+            unread = np.full(values.shape[0], "", dtype=object) if term.unread is None else term.unread
             structural = np.asarray(part.zero) != ""
             if not defined.any() or (defined & (unread == "") & ~structural).any():
                 continue
@@ -271,10 +297,12 @@ def unused_parts(term_parts: list) -> list:
             why += [reason for reason in unread[defined] if reason]
         if idle:
             reasons = "; ".join(dict.fromkeys(why))
-            warnings.append(f"this tree leaves {term.symbol}'s parts {', '.join(idle)} unused "
-                            f"({reasons}): a bug in them passes the parameter check; "
-                            f"--check-states checks every node's {term.symbol}, and a tree "
-                            "where they reach a node that reads them exercises them")
+            warnings.append(
+                f"this tree leaves {term.symbol}'s parts {', '.join(idle)} unused "
+                f"({reasons}): a bug in them passes the parameter check; "
+                f"--check-states checks every node's {term.symbol}, and a tree "
+                "where they reach a node that reads them exercises them"
+            )
     return warnings
 
 
@@ -294,13 +322,18 @@ def _number(value: float):
 def _term_record(term, rows: np.ndarray) -> dict:
     """A Term's values at ``rows`` as JSON-ready lists, None where undefined;
     the errata that apply at these rows (per node where they differ)."""
-    record = {"symbol": term.symbol, "equation": term.equation, "erratum": term.erratum,
-              "values": _rows(term.values, rows)}
+    record = {
+        "symbol": term.symbol,
+        "equation": term.equation,
+        "erratum": term.erratum,
+        "values": _rows(term.values, rows),
+    }
     if term.node_errata is not None:
         per_node = [str(term.node_errata[row]) for row in rows]
         record["node_errata"] = per_node
-        record["erratum"] = ", ".join(dict.fromkeys(
-            erratum for ids in per_node for erratum in ids.split(", ") if erratum))
+        record["erratum"] = ", ".join(
+            dict.fromkeys(erratum for ids in per_node for erratum in ids.split(", ") if erratum)
+        )
     return record
 
 
@@ -309,37 +342,56 @@ def _rows(values: np.ndarray, rows: np.ndarray) -> list:
     out = []
     for row in rows:
         value = np.asarray(values[row], dtype=np.float64)
-        out.append(None if np.isnan(value).all() else
-                   np.where(np.isnan(value), None, value).tolist())
+        out.append(None if np.isnan(value).all() else np.where(np.isnan(value), None, value).tolist())
     return out
 
 
 def _parts_record(term, rows: np.ndarray) -> dict:
     """A TermParts at ``rows`` (module docstring)."""
-    return {"symbol": term.symbol,
-            "parts": [{"label": part.label, "equation": part.equation,
-                       "values": _rows(part.values, rows),
-                       "zero": [str(part.zero[row]) for row in rows]} for part in term.parts],
-            "unread": ["" if term.unread is None else str(term.unread[row]) for row in rows]}
+    return {
+        "symbol": term.symbol,
+        "parts": [
+            {
+                "label": part.label,
+                "equation": part.equation,
+                "values": _rows(part.values, rows),
+                "zero": [str(part.zero[row]) for row in rows],
+            }
+            for part in term.parts
+        ],
+        "unread": ["" if term.unread is None else str(term.unread[row]) for row in rows],
+    }
 
 
 def _state_record(check) -> dict:
     """A StateCheck with its node as numbered in its sentence."""
-    return {"sentence": check.tree, "node": check.origin, "term": check.term,
-            "state": check.state, "error": check.error,
-            "analytic": check.analytic.tolist(), "numeric": check.numeric.tolist(),
-            "coordinates": check.coordinates.tolist()}
+    return {
+        "sentence": check.tree,
+        "node": check.origin,
+        "term": check.term,
+        "state": check.state,
+        "error": check.error,
+        "analytic": check.analytic.tolist(),
+        "numeric": check.numeric.tolist(),
+        "coordinates": check.coordinates.tolist(),
+    }
 
 
 def describe(config: dict, model) -> dict:
     """The document's head: the model, its paper, task, classes and sizes."""
     from npcomp.cells import registry
     from npcomp.data.datasets.class_list import class_names
-    classes = class_names(config["task"], model.n_classes, given=config.get("classes"),
-                          unnamed="class {}")
-    return {"model": config["model"], "paper": registry.model(config["model"]).paper,
-            "task": config["task"], "classes": classes, "dim": config["dim"],
-            "embedding_dim": config["embedding_dim"], "head": model.head_name}
+
+    classes = class_names(config["task"], model.n_classes, given=config.get("classes"), unnamed="class {}")
+    return {
+        "model": config["model"],
+        "paper": registry.model(config["model"]).paper,
+        "task": config["task"],
+        "classes": classes,
+        "dim": config["dim"],
+        "embedding_dim": config["embedding_dim"],
+        "head": model.head_name,
+    }
 
 
 def errata(document: dict) -> dict:
@@ -352,12 +404,21 @@ def errata(document: dict) -> dict:
     line (``errata.py``)."""
     from . import errata as written
     from npcomp.cells import registry
+
     module = registry.model(document["model"]).module
-    cited = sorted({erratum for sentence in document["sentences"]
-                    for term in sentence["forward"] + sentence["backward"]
-                    for erratum in term["erratum"].split(", ") if erratum})
-    return {erratum: {"where": written.installed_copy(written.page(module, erratum)),
-                      "text": written.text(module, erratum)} for erratum in cited}
+    cited = sorted(
+        {
+            erratum
+            for sentence in document["sentences"]
+            for term in sentence["forward"] + sentence["backward"]
+            for erratum in term["erratum"].split(", ")
+            if erratum
+        }
+    )
+    return {
+        erratum: {"where": written.installed_copy(written.page(module, erratum)), "text": written.text(module, erratum)}
+        for erratum in cited
+    }
 
 
 def checked(document: dict, tolerance: float) -> dict:
@@ -375,6 +436,7 @@ def checked(document: dict, tolerance: float) -> dict:
         checked_document["unchecked"] = floor_note(document)
     if not passed and not document.get("floored"):
         from .findings import verdict
+
         checked_document["verdict"] = verdict(checked_document)
     return checked_document
 
@@ -387,10 +449,12 @@ def floor_note(document: dict) -> str:
     where = (f"sentence {sentence + 1} " if several else "") + f"node {node}"
     more = len(document["floored"]) - 1
     tiny = np.finfo(np.float64).tiny
-    return (f"not a wrong gradient: the loss is at its floor at {where}"
-            + (f" (and {more} more)" if more else "")
-            + f": the model gives its label a probability below {tiny:.3g}, the smallest "
-            f"float64, so its -log p is held at {LOSS_FLOOR:.1f}. J is flat there while the "
-            "backward gives the gradient of the loss unheld, so finite differences cannot "
-            "check this tree: label it with a class the model does not rule out, or leave it "
-            "unlabelled (its root then takes the model's own prediction)")
+    return (
+        f"not a wrong gradient: the loss is at its floor at {where}"
+        + (f" (and {more} more)" if more else "")
+        + f": the model gives its label a probability below {tiny:.3g}, the smallest "
+        f"float64, so its -log p is held at {LOSS_FLOOR:.1f}. J is flat there while the "
+        "backward gives the gradient of the loss unheld, so finite differences cannot "
+        "check this tree: label it with a class the model does not rule out, or leave it "
+        "unlabelled (its root then takes the model's own prediction)"
+    )

@@ -20,6 +20,7 @@ erratum, norm, leading values and the whole vector on a toggle).
 Plain Python (no NumPy import), as ``figures.py``: a document holding NumPy
 arrays or scalars is read through their ``tolist()``.
 """
+
 from __future__ import annotations
 
 import functools
@@ -64,7 +65,7 @@ def _along(t: float) -> str:
 
 
 def _rgb(colour: str) -> tuple:
-    return tuple(int(colour[i:i + 2], 16) for i in (1, 3, 5))
+    return tuple(int(colour[i : i + 2], 16) for i in (1, 3, 5))
 
 
 def _ink(colour: str) -> str:
@@ -111,6 +112,7 @@ def _document_class_names(document: dict) -> list:
 
 
 # ---------------------------------------------------------------- layout
+
 
 def _order(nodes: list) -> tuple:
     """(node indices children first, each child's subtree in order: a
@@ -168,14 +170,12 @@ def layout(sentence: dict) -> dict:
     top = max(height, default=0)
     gap = ROW_GAP if top <= TALL else TALL_ROW_GAP
     y = [MARGIN + RADIUS + 6 + (top - h) * gap for h in height]
-    return {"x": x, "y": y, "row_gap": gap, "width": left + MARGIN,
-            "height": MARGIN + RADIUS + 6 + top * gap + 48}
+    return {"x": x, "y": y, "row_gap": gap, "width": left + MARGIN, "height": MARGIN + RADIUS + 6 + top * gap + 48}
 
 
 def _positions(nodes: list, order: list) -> dict:
     """{node index: its word's column} for the nodes reading a word."""
-    given = {k: node.get("position") for k, node in enumerate(nodes)
-             if node.get("word") is not None}
+    given = {k: node.get("position") for k, node in enumerate(nodes) if node.get("word") is not None}
     if given and all(isinstance(column, int) and column >= 0 for column in given.values()):
         return given
     readers = [k for k in order if k in given]
@@ -183,6 +183,7 @@ def _positions(nodes: list, order: list) -> dict:
 
 
 # ---------------------------------------------------------------- drawing
+
 
 def _nth(items: list, k, otherwise=None):
     """``items[k]`` for a class number ``k`` in range, else ``otherwise``
@@ -200,8 +201,7 @@ def _number(value):
         return None
 
 
-def _node_svg(node: dict, sentence_index: int, x: float, y: float, classes: list,
-              colours: list) -> str:
+def _node_svg(node: dict, sentence_index: int, x: float, y: float, classes: list, colours: list) -> str:
     """One node's <g class="node">: disc, class number, probability, gold
     ring and mismatch mark, its word."""
     predicted, gold = node.get("predicted"), node.get("label")
@@ -214,18 +214,20 @@ def _node_svg(node: dict, sentence_index: int, x: float, y: float, classes: list
         tip += f" (p = {probability:.2f})"
     if isinstance(gold, int):
         tip += f"; gold {_nth(classes, gold)}"
-    parts = [(f'<g class="node" data-node="{_attr(node.get("id"))}" '
-              f'data-sentence="{sentence_index}" transform="translate({x:.1f},{y:.1f})" '
-              f'tabindex="0" role="button" aria-label="{_attr(tip)}">'),
-             f"<title>{_text(tip)}</title>"]
+    parts = [
+        (
+            f'<g class="node" data-node="{_attr(node.get("id"))}" '
+            f'data-sentence="{sentence_index}" transform="translate({x:.1f},{y:.1f})" '
+            f'tabindex="0" role="button" aria-label="{_attr(tip)}">'
+        ),
+        f"<title>{_text(tip)}</title>",
+    ]
     if isinstance(gold, int):
-        parts.append(f'<circle class="gold" r="{RADIUS + 4}" '
-                     f'stroke="{_nth(colours, gold, "#000000")}"/>')
-    if node.get("culprit"):   # the verdict's node: a dashed red ring
+        parts.append(f'<circle class="gold" r="{RADIUS + 4}" stroke="{_nth(colours, gold, "#000000")}"/>')
+    if node.get("culprit"):  # the verdict's node: a dashed red ring
         parts.append(f'<circle class="culprit" r="{RADIUS + 8}"/>')
     parts.append(f'<circle class="disc" r="{RADIUS}" fill="{fill}"/>')
-    parts.append(f'<text class="cls" dy="0.35em" fill="{_ink(fill)}">'
-                 f'{_text(predicted)}</text>')
+    parts.append(f'<text class="cls" dy="0.35em" fill="{_ink(fill)}">{_text(predicted)}</text>')
     if isinstance(gold, int) and gold != predicted:
         parts.append('<path class="miss" d="M13 -19 l5 5 l-5 5 l-5 -5 z"/>')
     below = RADIUS + 13
@@ -244,15 +246,20 @@ def _tree_svg(sentence: dict, sentence_index: int, classes: list, colours: list)
     place = layout(sentence)
     x, y = place["x"], place["y"]
     index = {node["id"]: k for k, node in enumerate(nodes)}
-    edges = [f'<path d="M{x[k]:.1f} {y[k]:.1f}L{x[index[c]]:.1f} {y[index[c]]:.1f}"/>'
-             for k, node in enumerate(nodes) for c in node.get("children") or [] if c in index]
-    drawn = [_node_svg(node, sentence_index, x[k], y[k], classes, colours)
-             for k, node in enumerate(nodes)]
+    edges = [
+        f'<path d="M{x[k]:.1f} {y[k]:.1f}L{x[index[c]]:.1f} {y[index[c]]:.1f}"/>'
+        for k, node in enumerate(nodes)
+        for c in node.get("children") or []
+        if c in index
+    ]
+    drawn = [_node_svg(node, sentence_index, x[k], y[k], classes, colours) for k, node in enumerate(nodes)]
     width, height = math.ceil(place["width"]), math.ceil(place["height"])
-    return (f'<svg class="tree" width="{width}" height="{height}" '
-            f'viewBox="0 0 {width} {height}" role="group" '
-            f'aria-label="tree of sentence {sentence_index + 1}">'
-            f'<g class="edges">{"".join(edges)}</g>{"".join(drawn)}</svg>')
+    return (
+        f'<svg class="tree" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" role="group" '
+        f'aria-label="tree of sentence {sentence_index + 1}">'
+        f'<g class="edges">{"".join(edges)}</g>{"".join(drawn)}</svg>'
+    )
 
 
 def _sentence_section(sentence: dict, index: int, classes: list, colours: list) -> str:
@@ -267,24 +274,28 @@ def _sentence_section(sentence: dict, index: int, classes: list, colours: list) 
             summary += f" ({probability:.2f})"
         if isinstance(root.get("label"), int):
             summary += f", gold {_nth(classes, root['label'])}"
-    made = f' <span class="muted">tree: {_text(sentence["tree_from"])}</span>' \
-        if sentence.get("tree_from") else ""
-    return (f'<section class="sentence" id="sentence-{index}">'
-            f'<h2><span class="num">{index + 1}</span> {_text(tokens)}</h2>'
-            f'<p class="muted">{len(nodes)} nodes, {_text(summary)}{made}</p>'
-            f'<div class="scroll">{_tree_svg(sentence, index, classes, colours)}</div>'
-            "</section>")
+    made = f' <span class="muted">tree: {_text(sentence["tree_from"])}</span>' if sentence.get("tree_from") else ""
+    return (
+        f'<section class="sentence" id="sentence-{index}">'
+        f'<h2><span class="num">{index + 1}</span> {_text(tokens)}</h2>'
+        f'<p class="muted">{len(nodes)} nodes, {_text(summary)}{made}</p>'
+        f'<div class="scroll">{_tree_svg(sentence, index, classes, colours)}</div>'
+        "</section>"
+    )
 
 
 def _legend(classes: list, colours: list, ordinal: bool) -> str:
-    items = "".join(f'<li><span class="swatch" style="background:{colour}">'
-                    f'<span style="color:{_ink(colour)}">{k}</span></span>{_text(name)}</li>'
-                    for k, (name, colour) in enumerate(zip(classes, colours)))
-    shown = "the predicted class (probability below" + \
-        ("; none with the ordinal head)" if ordinal else ")")
-    return (f'<div class="legend"><ul>{items}</ul><p class="muted">Disc: {shown}. Ring: '
-            f'the gold label. <span class="diamond"></span> prediction differs from gold. '
-            "Hover over a node for its details; click to keep them.</p></div>")
+    items = "".join(
+        f'<li><span class="swatch" style="background:{colour}">'
+        f'<span style="color:{_ink(colour)}">{k}</span></span>{_text(name)}</li>'
+        for k, (name, colour) in enumerate(zip(classes, colours))
+    )
+    shown = "the predicted class (probability below" + ("; none with the ordinal head)" if ordinal else ")")
+    return (
+        f'<div class="legend"><ul>{items}</ul><p class="muted">Disc: {shown}. Ring: '
+        f'the gold label. <span class="diamond"></span> prediction differs from gold. '
+        "Hover over a node for its details; click to keep them.</p></div>"
+    )
 
 
 def _parameters(document: dict) -> str:
@@ -298,18 +309,21 @@ def _parameters(document: dict) -> str:
         error = _number(row.get("finite_difference_error"))
         failed = error is not None and tolerance is not None and not error <= tolerance
         shape = row.get("shape")
-        shape = "\N{MULTIPLICATION SIGN}".join(str(n) for n in shape) \
-            if isinstance(shape, (list, tuple)) else shape
-        body.append(f'<tr{" class=fail" if failed else ""}><td>{_text(row.get("name"))}</td>'
-                    f"<td>{_text(shape)}</td><td>{_fmt(row.get('gradient_norm'))}</td>"
-                    f"<td>{_fmt(row.get('finite_difference_error'))}</td>"
-                    f"<td>{_text(row.get('entries_checked'))}</td></tr>")
+        shape = "\N{MULTIPLICATION SIGN}".join(str(n) for n in shape) if isinstance(shape, (list, tuple)) else shape
+        body.append(
+            f"<tr{' class=fail' if failed else ''}><td>{_text(row.get('name'))}</td>"
+            f"<td>{_text(shape)}</td><td>{_fmt(row.get('gradient_norm'))}</td>"
+            f"<td>{_fmt(row.get('finite_difference_error'))}</td>"
+            f"<td>{_text(row.get('entries_checked'))}</td></tr>"
+        )
     within = f" (tolerance {_fmt(tolerance)})" if tolerance is not None else ""
-    return ('<details class="params" open><summary>Parameters: gradient and finite-'
-            f"difference check{within}</summary><table><thead><tr><th>name</th><th>shape</th>"
-            "<th>\N{DOUBLE VERTICAL LINE}gradient\N{DOUBLE VERTICAL LINE}</th>"
-            "<th>finite-difference error</th><th>entries checked</th></tr></thead>"
-            f"<tbody>{''.join(body)}</tbody></table></details>")
+    return (
+        '<details class="params" open><summary>Parameters: gradient and finite-'
+        f"difference check{within}</summary><table><thead><tr><th>name</th><th>shape</th>"
+        "<th>\N{DOUBLE VERTICAL LINE}gradient\N{DOUBLE VERTICAL LINE}</th>"
+        "<th>finite-difference error</th><th>entries checked</th></tr></thead>"
+        f"<tbody>{''.join(body)}</tbody></table></details>"
+    )
 
 
 def _mark_culprit(data: dict) -> None:
@@ -334,11 +348,12 @@ def _verdict(document: dict) -> str:
         return ""
     where = ""
     if isinstance(found.get("sentence"), int) and found.get("node") is not None:
-        where = (f' <a href="#sentence-{found["sentence"]}">node {_text(found["node"])} of '
-                 f'sentence {found["sentence"] + 1}, ringed on its tree</a>')
+        where = (
+            f' <a href="#sentence-{found["sentence"]}">node {_text(found["node"])} of '
+            f"sentence {found['sentence'] + 1}, ringed on its tree</a>"
+        )
     line = str(found.get("line") or "")
-    return (f'<p class="verdict fail" role="alert">{_text(line[:1].upper() + line[1:])}'
-            f'{where}</p>')
+    return f'<p class="verdict fail" role="alert">{_text(line[:1].upper() + line[1:])}{where}</p>'
 
 
 def _warnings(document: dict) -> str:
@@ -392,23 +407,28 @@ def render_page(document: dict) -> str:
     sentences = data.get("sentences") or []
     for number, sentence in enumerate(sentences, start=1):
         nodes = sentence.get("nodes") if isinstance(sentence, dict) else None
-        if not isinstance(nodes, list) or not all(isinstance(n, dict) and "id" in n
-                                                  for n in nodes):
-            raise PageError(f"sentence {number}: 'nodes' must be a list of node records "
-                            "with an 'id'")
-    ordinal = any(node.get("probability") is None for sentence in sentences
-                  for node in sentence["nodes"])
+        if not isinstance(nodes, list) or not all(isinstance(n, dict) and "id" in n for n in nodes):
+            raise PageError(f"sentence {number}: 'nodes' must be a list of node records with an 'id'")
+    ordinal = any(node.get("probability") is None for sentence in sentences for node in sentence["nodes"])
     _mark_culprit(data)
-    body = "".join(_sentence_section(sentence, k, classes, colours)
-                   for k, sentence in enumerate(sentences)) \
+    body = (
+        "".join(_sentence_section(sentence, k, classes, colours) for k, sentence in enumerate(sentences))
         or '<p class="muted">No sentences.</p>'
+    )
     palette = {"classes": classes, "colours": colours, "ink": [_ink(c) for c in colours]}
     return string.Template(page_file("page.html")).substitute(
-        title=_text(data.get("model") or "npcomp"), style=page_file("page.css"),
-        header=_header(data), verdict=_verdict(data), warnings=_warnings(data),
+        title=_text(data.get("model") or "npcomp"),
+        style=page_file("page.css"),
+        header=_header(data),
+        verdict=_verdict(data),
+        warnings=_warnings(data),
         legend=_legend(classes, colours, ordinal),
-        parameters=_parameters(data), sentences=body, document=_script_json(data),
-        palette=_script_json(palette), script=page_file("page.js"))
+        parameters=_parameters(data),
+        sentences=body,
+        document=_script_json(data),
+        palette=_script_json(palette),
+        script=page_file("page.js"),
+    )
 
 
 @functools.lru_cache(maxsize=None)
@@ -427,8 +447,9 @@ def check_target(path: str | Path, overwrite: bool) -> Path:
     if path.is_dir():
         raise PageError(f"{path}: a directory, not a file for the page")
     if path.exists() and not overwrite:
-        raise PageError(f"{path} already exists; nothing was written. Ways on: --overwrite "
-                        "replaces it, or another file name.")
+        raise PageError(
+            f"{path} already exists; nothing was written. Ways on: --overwrite replaces it, or another file name."
+        )
     if not path.parent.is_dir():
         raise PageError(f"{path.parent}: no such directory for the page")
     return path
@@ -439,6 +460,7 @@ def write_page(text: str, path: str | Path, overwrite: bool = False) -> Path:
     temporary file beside it, synced, then renamed, so a reader never sees
     half a page and a failed write leaves any earlier file as it was."""
     from npcomp.runfiles.rundir import write_atomically
+
     path = check_target(path, overwrite)
     write_atomically(path, lambda handle: handle.write(text.encode("utf-8")))
     return path

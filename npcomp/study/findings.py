@@ -18,6 +18,7 @@ parameter's check fails, the error is after the terms: in a weight's
 gradient (summed over the nodes from the deltas) or in the word vectors'
 (the embedding rows, named by their words).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -29,8 +30,9 @@ SUM_TOLERANCE = 1e-9
 
 def _array(values) -> np.ndarray:
     """A record's per-node value (lists with None for NaN) as float64."""
-    return np.array([np.nan if value is None else value
-                     for value in np.ravel(np.asarray(values, dtype=object))], dtype=np.float64)
+    return np.array(
+        [np.nan if value is None else value for value in np.ravel(np.asarray(values, dtype=object))], dtype=np.float64
+    )
 
 
 def sum_errors(sentence: dict) -> None:
@@ -45,11 +47,14 @@ def sum_errors(sentence: dict) -> None:
                 errors.append(None)
                 continue
             term = _array(total)
-            summed = sum(_array(part["values"][node]) if part["values"][node] is not None
-                         else np.zeros_like(term) for part in record["parts"])
+            summed = sum(
+                _array(part["values"][node]) if part["values"][node] is not None else np.zeros_like(term)
+                for part in record["parts"]
+            )
             defined = ~np.isnan(term)
-            scale = max(float(np.abs(term[defined]).max(initial=0.0)),
-                        float(np.abs(summed[defined]).max(initial=0.0)), 1e-12)
+            scale = max(
+                float(np.abs(term[defined]).max(initial=0.0)), float(np.abs(summed[defined]).max(initial=0.0)), 1e-12
+            )
             difference = np.abs(np.nan_to_num(summed[defined]) - term[defined])
             errors.append(float(difference.max(initial=0.0)) / scale)
         record["sum_error"] = errors
@@ -66,15 +71,22 @@ def sum_mismatches(document: dict) -> list:
             for record in sentence.get("parts", []):
                 error = record.get("sum_error", [None] * count)[node]
                 if error is not None and error > SUM_TOLERANCE:
-                    found.append({"sentence": index, "node": node, "term": record["symbol"],
-                                  "parts": len(record["parts"]), "error": error})
+                    found.append(
+                        {
+                            "sentence": index,
+                            "node": node,
+                            "term": record["symbol"],
+                            "parts": len(record["parts"]),
+                            "error": error,
+                        }
+                    )
     return found
 
 
 def _parents_first(nodes: list) -> list:
     """The node ids of a sentence's records by depth from the root, then id."""
     depth = [0] * len(nodes)
-    for record in reversed(nodes):           # parents after their children
+    for record in reversed(nodes):  # parents after their children
         for child in record["children"]:
             depth[child] = depth[record["id"]] + 1
     return sorted(range(len(nodes)), key=lambda node: (depth[node], node))
@@ -89,11 +101,12 @@ def sum_lines(document: dict) -> list:
     first = mismatches[0]
     span = document["sentences"][first["sentence"]]["nodes"][first["node"]]["span"]
     several = len(document["sentences"]) > 1
-    where = ((f"sentence {first['sentence'] + 1} " if several else "")
-             + f"node {first['node']} \"{span}\"")
-    line = (f"parts: at {where} {first['term']} is not the sum of its {first['parts']} parts "
-            f"(rel. difference {first['error']:.1e}): the backward adds them up wrongly there "
-            f"({len(mismatches)} node term(s) in all; --parts shows them)")
+    where = (f"sentence {first['sentence'] + 1} " if several else "") + f'node {first["node"]} "{span}"'
+    line = (
+        f"parts: at {where} {first['term']} is not the sum of its {first['parts']} parts "
+        f"(rel. difference {first['error']:.1e}): the backward adds them up wrongly there "
+        f"({len(mismatches)} node term(s) in all; --parts shows them)"
+    )
     return [line]
 
 
@@ -102,27 +115,28 @@ def after_states(document: dict) -> list:
     every node's error terms agree (as ``python -m gradcheck`` says), with
     the word rows of the embedding gradient that disagree."""
     tolerance = document["tolerance"]
-    failing = [check for check in document["parameters"]
-               if not check["finite_difference_error"] <= tolerance]
+    failing = [check for check in document["parameters"] if not check["finite_difference_error"] <= tolerance]
     if not failing or document.get("floored"):
         return []
     lines = []
     checked = document.get("state_checks", []) + document.get("local_checks", [])
     if checked and all(check["error"] <= tolerance for check in checked):
         names = ", ".join(check["name"] for check in failing)
-        lines.append(f"every node's error terms agree, yet {names} do not: the error is in "
-                     "the weight or word-vector gradients (after the states: a weight's "
-                     "gradient summed from the deltas, or the word vectors')")
+        lines.append(
+            f"every node's error terms agree, yet {names} do not: the error is in "
+            "the weight or word-vector gradients (after the states: a weight's "
+            "gradient summed from the deltas, or the word vectors')"
+        )
     elif not checked:
-        lines.append("--check-local (or --check-states) says whether the error is in the "
-                     "error terms or after them, in the weight or word-vector gradients")
+        lines.append(
+            "--check-local (or --check-states) says whether the error is in the "
+            "error terms or after them, in the weight or word-vector gradients"
+        )
     words = document.get("vocabulary_rows", {})
     for check in failing:
-        rows = [(row, error) for row, error in check.get("row_errors", [])
-                if not error <= tolerance]
+        rows = [(row, error) for row, error in check.get("row_errors", []) if not error <= tolerance]
         if rows:
-            named = ", ".join(f"\"{words.get(str(row), row)}\" (row {row}) {error:.1e}"
-                              for row, error in rows)
+            named = ", ".join(f'"{words.get(str(row), row)}" (row {row}) {error:.1e}' for row, error in rows)
             lines.append(f"the embedding gradient disagrees at the word rows {named}")
     return lines
 
@@ -133,27 +147,40 @@ def verdict(document: dict) -> dict | None:
     first node state that disagrees, else the first term not the sum of its
     parts; a failing parameter check alone gives its line (node None);
     None when everything passes."""
-    from .local_checks import first_failing_record, local_summary
+    from .local_check_text import first_failing_record, local_summary
+
     tolerance = document["tolerance"]
     first = first_failing_record(document)
     if first is not None:
-        return {"line": local_summary(document), "sentence": first["sentence"],
-                "node": first["node"], "child": first["child"], "kind": "local"}
-    state = next((check for check in document.get("state_checks", [])
-                  if not check["error"] <= tolerance), None)
+        return {
+            "line": local_summary(document),
+            "sentence": first["sentence"],
+            "node": first["node"],
+            "child": first["child"],
+            "kind": "local",
+        }
+    state = next((check for check in document.get("state_checks", []) if not check["error"] <= tolerance), None)
     if state is not None:
         span = document["sentences"][state["sentence"]]["nodes"][state["node"]]["span"]
-        return {"line": f"first disagreement (parents first): node {state['node']} "
-                        f"\"{span}\", {state['term']}: rel. error {state['error']:.2e} "
-                        "(--check-local names the node whose backward makes it)",
-                "sentence": state["sentence"], "node": state["node"], "child": None,
-                "kind": "state"}
+        return {
+            "line": f"first disagreement (parents first): node {state['node']} "
+            f'"{span}", {state["term"]}: rel. error {state["error"]:.2e} '
+            "(--check-local names the node whose backward makes it)",
+            "sentence": state["sentence"],
+            "node": state["node"],
+            "child": None,
+            "kind": "state",
+        }
     mismatches = document.get("parts_mismatches", [])
     if mismatches:
-        return {"line": sum_lines(document)[0], "sentence": mismatches[0]["sentence"],
-                "node": mismatches[0]["node"], "child": None, "kind": "parts"}
+        return {
+            "line": sum_lines(document)[0],
+            "sentence": mismatches[0]["sentence"],
+            "node": mismatches[0]["node"],
+            "child": None,
+            "kind": "parts",
+        }
     lines = after_states(document)
     if lines:
-        return {"line": " ".join(lines), "sentence": None, "node": None, "child": None,
-                "kind": "parameters"}
+        return {"line": " ".join(lines), "sentence": None, "node": None, "child": None, "kind": "parameters"}
     return None

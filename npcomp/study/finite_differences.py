@@ -31,6 +31,7 @@ leaf, c^L = 0).  ``gradient_rows`` marks such rows.
 explain`` on the tree it explains, where a trained model's large parameters
 may be sampled (``entries``).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -52,13 +53,14 @@ def relative_errors(analytic: np.ndarray, numeric: np.ndarray, floor: float = 1e
 def objective(model, batch, **options):
     """J(flat) for a float64 flat parameter vector (fixed dropout masks in
     options), by the forward pass alone (``model.loss``)."""
+
     def evaluate(flat: np.ndarray) -> float:
         return model.loss(Parameters(model.layout, flat=flat), batch, **options)
+
     return evaluate
 
 
-def numerical_gradient(function, flat: np.ndarray, indices: np.ndarray,
-                       step: float = STEP, bar=None) -> np.ndarray:
+def numerical_gradient(function, flat: np.ndarray, indices: np.ndarray, step: float = STEP, bar=None) -> np.ndarray:
     """The central differences of ``function`` at ``flat`` in the entries
     ``indices``; ``bar`` (a tqdm bar, or None) advances an entry at a time."""
     out = np.zeros(indices.shape[0])
@@ -85,10 +87,19 @@ def progress_bar(total: int, description: str, unit: str, enabled: bool):
     import sys
 
     from tqdm import tqdm
+
     # to a file or pipe, a line every few seconds rather than every check
     interval = 0.1 if sys.stderr.isatty() else 5.0
-    return tqdm(total=total, desc=description, unit=unit, leave=False, dynamic_ncols=True,
-                mininterval=interval, delay=PROGRESS_DELAY, file=sys.stderr)
+    return tqdm(
+        total=total,
+        desc=description,
+        unit=unit,
+        leave=False,
+        dynamic_ncols=True,
+        mininterval=interval,
+        delay=PROGRESS_DELAY,
+        file=sys.stderr,
+    )
 
 
 def check_gradients(model, params: Parameters, batch, step: float = STEP, **options) -> dict:
@@ -99,8 +110,7 @@ def check_gradients(model, params: Parameters, batch, step: float = STEP, **opti
     average); pass fixed dropout ``masks``, never random ones.  Parameters
     must be float64.
     """
-    return {name: error for name, error, _ in gradient_rows(model, params, batch, step,
-                                                            **options)}
+    return {name: error for name, error, _ in gradient_rows(model, params, batch, step, **options)}
 
 
 @pinned_thread_pools()
@@ -108,29 +118,38 @@ def gradient_rows(model, params: Parameters, batch, step: float = STEP, **option
     """[(name, max relative error, unexercised)] per named parameter and gate
     sub-block, as ``check_gradients``; ``unexercised``: both gradients are
     exactly 0 on every entry checked (module docstring)."""
-    checks, full_error, touched = _check_blocks(model, params, batch, step, None, None,
-                                                options)
+    checks, full_error, touched = _check_blocks(model, params, batch, step, None, None, options)
     rows = []
     for check in checks:
         if check["name"] == "embedding" and check["unread_rows_error"]:
             rows.append(("embedding (unread rows)", check["unread_rows_error"], False))
         block = model.layout[check["name"]]
-        rows.append((check["name"], check["finite_difference_error"],
-                     check["entries_checked"] > 0
-                     and not touched[block.offset:block.offset + block.size].any()))
+        rows.append(
+            (
+                check["name"],
+                check["finite_difference_error"],
+                check["entries_checked"] > 0 and not touched[block.offset : block.offset + block.size].any(),
+            )
+        )
     error_view = Parameters(model.layout, flat=full_error)
     touched_view = Parameters(model.layout, flat=touched.astype(np.float64))
     for sub_name, (block_name, index) in model.cell.report_slices().items():
         name = f"cell.{block_name}"
-        rows.append((f"cell.{sub_name}", float(error_view[name][index].max()),
-                     not touched_view[name][index].any()))
+        rows.append((f"cell.{sub_name}", float(error_view[name][index].max()), not touched_view[name][index].any()))
     return rows
 
 
 @pinned_thread_pools()
-def parameter_checks(model, params: Parameters, batch, entries: int | None = None,
-                     rng: np.random.Generator | None = None, step: float = STEP,
-                     progress: bool = False, **options) -> list:
+def parameter_checks(
+    model,
+    params: Parameters,
+    batch,
+    entries: int | None = None,
+    rng: np.random.Generator | None = None,
+    step: float = STEP,
+    progress: bool = False,
+    **options,
+) -> list:
     """Per named parameter, in layout order: ``name``, ``shape``,
     ``gradient_norm`` (Frobenius, of dJ/dtheta), ``finite_difference_error``
     (the maximum relative error over the entries checked) and
@@ -141,9 +160,16 @@ def parameter_checks(model, params: Parameters, batch, entries: int | None = Non
     return _check_blocks(model, params, batch, step, entries, rng, options, progress)[0]
 
 
-def _check_blocks(model, params: Parameters, batch, step: float, entries: int | None,
-                  rng: np.random.Generator | None, options: dict,
-                  progress: bool = False) -> tuple:
+def _check_blocks(
+    model,
+    params: Parameters,
+    batch,
+    step: float,
+    entries: int | None,
+    rng: np.random.Generator | None,
+    options: dict,
+    progress: bool = False,
+) -> tuple:
     """([per-block check record], (size,) relative error of every checked entry,
     (size,) bool: a checked entry whose analytic or numeric gradient is not 0)."""
     if params.flat.dtype != np.float64:
@@ -156,7 +182,7 @@ def _check_blocks(model, params: Parameters, batch, step: float, entries: int | 
     checks = []
     full_error = np.zeros(model.layout.size)
     touched = np.zeros(model.layout.size, dtype=bool)
-    chosen = []   # (block, the entries checked, the largest gradient off the rows read)
+    chosen = []  # (block, the entries checked, the largest gradient off the rows read)
     for block in model.layout.blocks:
         indices = np.arange(block.offset, block.offset + block.size)
         stray_error = 0.0
@@ -166,28 +192,27 @@ def _check_blocks(model, params: Parameters, batch, step: float, entries: int | 
             stray = grads[block.name][untouched]
             if stray.size and np.any(stray != 0):
                 stray_error = float(np.abs(stray).max())
-            indices = (block.offset + rows[:, None] * block.shape[1]
-                       + np.arange(block.shape[1])[None, :]).ravel()
+            indices = (block.offset + rows[:, None] * block.shape[1] + np.arange(block.shape[1])[None, :]).ravel()
         if entries is not None and indices.size > entries:
             indices = np.sort(rng.choice(indices, size=entries, replace=False))
         chosen.append((block, indices, stray_error))
-    bar = progress_bar(sum(indices.size for _, indices, _ in chosen), "parameter checks",
-                       "entry", progress)
+    bar = progress_bar(sum(indices.size for _, indices, _ in chosen), "parameter checks", "entry", progress)
     for block, indices, stray_error in chosen:
         numeric = numerical_gradient(function, params.flat, indices, step, bar)
         block_errors = relative_errors(grads.flat[indices], numeric, floor)
         full_error[indices] = block_errors
         touched[indices] = (grads.flat[indices] != 0) | (numeric != 0)
-        check = {"name": block.name, "shape": list(block.shape),
-                 "gradient_norm": float(np.linalg.norm(grads[block.name])),
-                 "finite_difference_error": (float(block_errors.max())
-                                             if block_errors.size else 0.0),
-                 "entries_checked": int(indices.size),
-                 "unread_rows_error": stray_error}
-        if block.name == "embedding":   # per word row: which words' gradients disagree
+        check = {
+            "name": block.name,
+            "shape": list(block.shape),
+            "gradient_norm": float(np.linalg.norm(grads[block.name])),
+            "finite_difference_error": (float(block_errors.max()) if block_errors.size else 0.0),
+            "entries_checked": int(indices.size),
+            "unread_rows_error": stray_error,
+        }
+        if block.name == "embedding":  # per word row: which words' gradients disagree
             row_of = (indices - block.offset) // block.shape[1]
-            check["row_errors"] = [[int(row), float(block_errors[row_of == row].max())]
-                                   for row in np.unique(row_of)]
+            check["row_errors"] = [[int(row), float(block_errors[row_of == row].max())] for row in np.unique(row_of)]
         checks.append(check)
     if bar is not None:
         bar.close()

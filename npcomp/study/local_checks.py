@@ -57,6 +57,7 @@ Cost: four forward passes (no backward) per coordinate of every node's
 every state: the same passes as the state check, but each read at two
 nodes only.
 """
+
 from __future__ import annotations
 
 import re
@@ -122,8 +123,7 @@ def _forward(model, params, forest, nudge, options: dict) -> tuple:
     if masks is None:
         masks = model.draw_masks(params, forest, None)
     h, encoding = model._encode(params, forest, masks, nudge)
-    normaliser = options.get("normaliser") or model._normaliser(
-        forest, options.get("average", "sentences"))
+    normaliser = options.get("normaliser") or model._normaliser(forest, options.get("average", "sentences"))
     _, passed = model._objective(params, forest, h, encoding, masks, normaliser)
     node_loss = passed.trace["node_loss"]
     model.cell.own_loss(forest, encoding["cell_cache"], normaliser, node_loss)
@@ -136,13 +136,14 @@ def _state_rows(model, forest, cache, states: list) -> list:
     for state in states:
         symbol = model.cell.state_symbols.get(state.state, state.state)
         try:
-            values = np.asarray(model.cell.forward_term(forest, cache, symbol).values,
-                                dtype=np.float64)
+            values = np.asarray(model.cell.forward_term(forest, cache, symbol).values, dtype=np.float64)
         except KeyError:
-            raise NotLocal(f"{model.cell.name} shows no forward quantity {symbol!r} for its "
-                           f"state {state.state}, so a node's states cannot be read after a "
-                           "nudge; --check-states checks every node's terms against finite "
-                           "differences of J instead") from None
+            raise NotLocal(
+                f"{model.cell.name} shows no forward quantity {symbol!r} for its "
+                f"state {state.state}, so a node's states cannot be read after a "
+                "nudge; --check-states checks every node's terms against finite "
+                "differences of J instead"
+            ) from None
         out.append(values.reshape(values.shape[0], -1))
     return out
 
@@ -153,11 +154,11 @@ class _Probe:
     state order), the differences of the node's own states (``own``), of its
     parent's (``parent``), and of the node's and parent's loss terms."""
 
-    coordinates: list          # [(state index, q)]
-    own: np.ndarray            # (m, width of the node's states)
+    coordinates: list  # [(state index, q)]
+    own: np.ndarray  # (m, width of the node's states)
     parent: np.ndarray | None  # (m, width of the parent's states)
-    own_loss: np.ndarray       # (m,)
-    parent_loss: np.ndarray    # (m,)
+    own_loss: np.ndarray  # (m,)
+    parent_loss: np.ndarray  # (m,)
 
 
 def _present(eps: list, node: int) -> list:
@@ -174,34 +175,29 @@ class _Setup:
 
     def __init__(self, model, params, forest, options: dict):
         trace: dict = {}
-        loss, _ = model.loss_and_gradient(params, forest, params.zeros_like(), trace=trace,
-                                          **options)
+        loss, _ = model.loss_and_gradient(params, forest, params.zeros_like(), trace=trace, **options)
         cache = trace["cell_cache"]
         self.cache = cache
         self.states = model.cell.state_terms(forest, cache)
         self.eps = []
         for state in self.states:
-            values = np.asarray(model.cell.backward_term(forest, cache, state.symbol).values,
-                                dtype=np.float64)
+            values = np.asarray(model.cell.backward_term(forest, cache, state.symbol).values, dtype=np.float64)
             self.eps.append(values.reshape(values.shape[0], -1))
         self.loss = float(loss)
         self.node_loss, base_cache = _forward(model, params, forest, None, options)
         self.rows = _state_rows(model, forest, base_cache, self.states)
-        self.parts = model.cell.term_parts(params.prefixed("cell"), forest, cache,
-                                           trace["d_h"])
-        self.equations = {term.symbol: term.equation
-                          for term in model.cell.backward_terms(forest, cache)}
+        self.parts = model.cell.term_parts(params.prefixed("cell"), forest, cache, trace["d_h"])
+        self.equations = {term.symbol: term.equation for term in model.cell.backward_terms(forest, cache)}
         self.roots = np.flatnonzero(forest.parent < 0)
         self.above = np.zeros((forest.n_nodes, forest.n_nodes), dtype=bool)
-        for node in range(forest.n_nodes):   # the node itself and its ancestors
+        for node in range(forest.n_nodes):  # the node itself and its ancestors
             walk = node
             while walk >= 0:
                 self.above[node, walk] = True
                 walk = int(forest.parent[walk])
 
 
-def _probe(model, params, forest, setup: _Setup, node: int, step: float, options: dict,
-           bar) -> _Probe:
+def _probe(model, params, forest, setup: _Setup, node: int, step: float, options: dict, bar) -> _Probe:
     """Central differences (fourth order) of the node's and its parent's
     states and loss terms, nudging each coordinate of the node's states."""
     parent = int(forest.parent[node])
@@ -218,12 +214,18 @@ def _probe(model, params, forest, setup: _Setup, node: int, step: float, options
             node_loss, cache = _forward(model, params, forest, nudge, options)
             rows = _state_rows(model, forest, cache, setup.states)
             _refuse_reads_beyond(forest, setup, rows, node_loss, node, nudge)
-            readings.append((_flat(rows, node, present),
-                             _flat(rows, parent, up) if parent >= 0 else np.zeros(0),
-                             node_loss[node], node_loss[parent] if parent >= 0 else 0.0))
-        differences = [(8 * (a - b) - (c - d)) / (12 * step)
-                       for a, b, c, d in zip(*[[np.asarray(value) for value in reading]
-                                               for reading in readings])]
+            readings.append(
+                (
+                    _flat(rows, node, present),
+                    _flat(rows, parent, up) if parent >= 0 else np.zeros(0),
+                    node_loss[node],
+                    node_loss[parent] if parent >= 0 else 0.0,
+                )
+            )
+        differences = [
+            (8 * (a - b) - (c - d)) / (12 * step)
+            for a, b, c, d in zip(*[[np.asarray(value) for value in reading] for reading in readings])
+        ]
         own.append(differences[0])
         above.append(differences[1])
         own_loss.append(float(differences[2]))
@@ -233,47 +235,48 @@ def _probe(model, params, forest, setup: _Setup, node: int, step: float, options
     width = len(coordinates)
     own_width = sum(setup.rows[index].shape[1] for index in present)
     up_width = sum(setup.rows[index].shape[1] for index in up)
-    return _Probe(coordinates, np.array(own).reshape(width, own_width),
-                  np.array(above).reshape(width, up_width) if parent >= 0 else None,
-                  np.array(own_loss), np.array(parent_loss))
+    return _Probe(
+        coordinates,
+        np.array(own).reshape(width, own_width),
+        np.array(above).reshape(width, up_width) if parent >= 0 else None,
+        np.array(own_loss),
+        np.array(parent_loss),
+    )
 
 
-def _refuse_reads_beyond(forest, setup: _Setup, rows: list, node_loss: np.ndarray,
-                         node: int, nudge: Nudge) -> None:
+def _refuse_reads_beyond(forest, setup: _Setup, rows: list, node_loss: np.ndarray, node: int, nudge: Nudge) -> None:
     """NotLocal when the nudge moved a state or loss term of a node that is
     neither ``node`` nor above it."""
     beside = ~setup.above[node]
     for state, moved, base in zip(setup.states, rows, setup.rows):
-        changed = beside & ~np.isclose(moved, base, rtol=0, atol=1e-14,
-                                       equal_nan=True).all(axis=1)
+        changed = beside & ~np.isclose(moved, base, rtol=0, atol=1e-14, equal_nan=True).all(axis=1)
         if changed.any():
-            _not_local(forest, node, nudge.state, f"{state.state} of node",
-                       int(np.flatnonzero(changed)[0]))
+            _not_local(forest, node, nudge.state, f"{state.state} of node", int(np.flatnonzero(changed)[0]))
     changed = beside & ~np.isclose(node_loss, setup.node_loss, rtol=0, atol=1e-14)
     if changed.any():
-        _not_local(forest, node, nudge.state, "the loss term of node",
-                   int(np.flatnonzero(changed)[0]))
+        _not_local(forest, node, nudge.state, "the loss term of node", int(np.flatnonzero(changed)[0]))
 
 
 def _not_local(forest, node: int, state: str, what: str, moved: int) -> None:
-    raise NotLocal(f"moving {state} of node {int(forest.origin[node])} moves {what} "
-                   f"{int(forest.origin[moved])}, which is neither that node nor above it: "
-                   "this cell's states are read beyond the parent, so a node's backward "
-                   "cannot be checked on its own; --check-states checks every node's terms "
-                   "against finite differences of J instead")
+    raise NotLocal(
+        f"moving {state} of node {int(forest.origin[node])} moves {what} "
+        f"{int(forest.origin[moved])}, which is neither that node nor above it: "
+        "this cell's states are read beyond the parent, so a node's backward "
+        "cannot be checked on its own; --check-states checks every node's terms "
+        "against finite differences of J instead"
+    )
 
 
 def _order(forest) -> list:
     """The forest's nodes parents first: by tree, depth, then index in the tree."""
     depth = depths(forest)
-    return sorted(range(forest.n_nodes), key=lambda node: (int(forest.tree[node]),
-                                                           int(depth[node]),
-                                                           int(forest.origin[node])))
+    return sorted(
+        range(forest.n_nodes), key=lambda node: (int(forest.tree[node]), int(depth[node]), int(forest.origin[node]))
+    )
 
 
 @pinned_thread_pools()
-def check_local(model, params, forest, step: float = STEP, progress: bool = False,
-                **options) -> list:
+def check_local(model, params, forest, step: float = STEP, progress: bool = False, **options) -> list:
     """[LocalCheck], parents first (module docstring), for every node of
     ``forest`` (a forest of a tree model; ``params`` float64; ``options``
     go to the model's loss: fixed dropout ``masks``, ``average``, l2).
@@ -282,15 +285,17 @@ def check_local(model, params, forest, step: float = STEP, progress: bool = Fals
     if params.flat.dtype != np.float64:
         raise TypeError("local checks run in float64")
     if not hasattr(forest, "n_nodes"):
-        raise ConfigError("check_local", "local checks take the forest of a tree model; "
-                          "a pair of sentences is checked by --check-states")
+        raise ConfigError(
+            "check_local",
+            "local checks take the forest of a tree model; a pair of sentences is checked by --check-states",
+        )
     setup = _Setup(model, params, forest, options)
-    total = sum(setup.rows[index].shape[1] for node in range(forest.n_nodes)
-                for index in _present(setup.eps, node))
+    total = sum(setup.rows[index].shape[1] for node in range(forest.n_nodes) for index in _present(setup.eps, node))
     bar = progress_bar(total, "local checks", "state", progress)
     try:
-        probes = {node: _probe(model, params, forest, setup, node, step, options, bar)
-                  for node in range(forest.n_nodes)}
+        probes = {
+            node: _probe(model, params, forest, setup, node, step, options, bar) for node in range(forest.n_nodes)
+        }
     finally:
         if bar is not None:
             bar.close()
@@ -304,8 +309,7 @@ def check_local(model, params, forest, step: float = STEP, progress: bool = Fals
         checks += _delta_checks(model, params, forest, setup, node, probe, eps, floor)
         arriving = _arriving(probe, eps)
         for kid in forest.children[node][forest.children[node] >= 0]:
-            checks += _routed_checks(forest, setup, node, int(kid), probes[int(kid)],
-                                     arriving, floor)
+            checks += _routed_checks(forest, setup, node, int(kid), probes[int(kid)], arriving, floor)
     return checks
 
 
@@ -318,23 +322,35 @@ def _arriving(probe: _Probe, eps: np.ndarray) -> np.ndarray:
     return solution
 
 
-def _delta_checks(model, params, forest, setup: _Setup, node: int, probe: _Probe,
-                  eps: np.ndarray, floor: float) -> list:
+def _delta_checks(
+    model, params, forest, setup: _Setup, node: int, probe: _Probe, eps: np.ndarray, floor: float
+) -> list:
     """The node's deltas (``local_deltas.py``), from the partial derivatives
     of J in its states as its backward has them: eps[p] = M_p partials."""
     from .local_deltas import delta_values
+
     if eps.size == 0:
         return []
     partials, *_ = np.linalg.lstsq(probe.own, eps, rcond=None)
     checks = []
-    for symbol, reverses, analytic, numeric in delta_values(model, params, forest,
-                                                             setup.cache, node, partials):
+    for symbol, reverses, analytic, numeric in delta_values(model, params, forest, setup.cache, node, partials):
         error = relative_errors(analytic, numeric, floor)
-        checks.append(LocalCheck(
-            node, int(forest.tree[node]), int(forest.origin[node]), None, None, symbol, "",
-            f"{symbol} at node {int(forest.origin[node])}, the error of a gate's "
-            "pre-activation", reverses, float(error.max()) if error.size else 0.0,
-            analytic, numeric))
+        checks.append(
+            LocalCheck(
+                node,
+                int(forest.tree[node]),
+                int(forest.origin[node]),
+                None,
+                None,
+                symbol,
+                "",
+                f"{symbol} at node {int(forest.origin[node])}, the error of a gate's pre-activation",
+                reverses,
+                float(error.max()) if error.size else 0.0,
+                analytic,
+                numeric,
+            )
+        )
     return checks
 
 
@@ -345,31 +361,41 @@ def _slices(setup: _Setup, node: int, coordinates: list) -> list:
     return [(index, np.flatnonzero(rows == index)) for index in present]
 
 
-def _root_checks(forest, setup: _Setup, node: int, probe: _Probe, eps: np.ndarray,
-                 floor: float) -> list:
+def _root_checks(forest, setup: _Setup, node: int, probe: _Probe, eps: np.ndarray, floor: float) -> list:
     """A root's terms against its own loss term's share alone."""
     checks = []
     for index, rows in _slices(setup, node, probe.coordinates):
         state = setup.states[index]
         analytic, numeric = eps[rows], probe.own_loss[rows]
         error = relative_errors(analytic, numeric, floor)
-        checks.append(LocalCheck(
-            node, int(forest.tree[node]), int(forest.origin[node]), None, None,
-            state.symbol, state.state,
-            f"{state.symbol} at the root: its own loss term's share alone (nothing is above it)",
-            setup.equations.get(state.symbol, ""),
-            float(error.max()) if error.size else 0.0, analytic, numeric))
+        checks.append(
+            LocalCheck(
+                node,
+                int(forest.tree[node]),
+                int(forest.origin[node]),
+                None,
+                None,
+                state.symbol,
+                state.state,
+                f"{state.symbol} at the root: its own loss term's share alone (nothing is above it)",
+                setup.equations.get(state.symbol, ""),
+                float(error.max()) if error.size else 0.0,
+                analytic,
+                numeric,
+            )
+        )
     return checks
 
 
-def _routed_checks(forest, setup: _Setup, node: int, kid: int, probe: _Probe,
-                   arriving: np.ndarray, floor: float) -> list:
+def _routed_checks(
+    forest, setup: _Setup, node: int, kid: int, probe: _Probe, arriving: np.ndarray, floor: float
+) -> list:
     """The errors ``node`` routes to each state of its child ``kid``."""
     checks = []
     eps = _flat(setup.eps, kid, _present(setup.eps, kid))
     if probe.parent is None or not probe.coordinates:
         return checks
-    through = (probe.parent @ arriving if arriving.size else np.zeros(len(probe.coordinates)))
+    through = probe.parent @ arriving if arriving.size else np.zeros(len(probe.coordinates))
     numeric_all = through + probe.parent_loss
     analytic_all = eps - probe.own_loss
     side = child_side(forest, kid)
@@ -377,19 +403,32 @@ def _routed_checks(forest, setup: _Setup, node: int, kid: int, probe: _Probe,
         state = setup.states[index]
         analytic, numeric = analytic_all[rows], numeric_all[rows]
         error = relative_errors(analytic, numeric, floor)
-        quantity = (f"the error node {int(forest.origin[node])} routes to its {side} "
-                    f"(node {int(forest.origin[kid])})'s {state.state}: {state.symbol} of node "
-                    f"{int(forest.origin[kid])} less that node's own loss term")
-        checks.append(LocalCheck(
-            node, int(forest.tree[node]), int(forest.origin[node]), kid,
-            int(forest.origin[kid]), state.symbol, state.state, quantity,
-            _through_parent(setup, state.symbol, kid), float(error.max()) if error.size else 0.0,
-            analytic, numeric))
+        quantity = (
+            f"the error node {int(forest.origin[node])} routes to its {side} "
+            f"(node {int(forest.origin[kid])})'s {state.state}: {state.symbol} of node "
+            f"{int(forest.origin[kid])} less that node's own loss term"
+        )
+        checks.append(
+            LocalCheck(
+                node,
+                int(forest.tree[node]),
+                int(forest.origin[node]),
+                kid,
+                int(forest.origin[kid]),
+                state.symbol,
+                state.state,
+                quantity,
+                _through_parent(setup, state.symbol, kid),
+                float(error.max()) if error.size else 0.0,
+                analytic,
+                numeric,
+            )
+        )
     return checks
 
 
 def child_side(forest, kid: int) -> str:
-    """"left child", "right child", "only child", "child 3"."""
+    """ "left child", "right child", "only child", "child 3"."""
     siblings = int(forest.n_children[int(forest.parent[kid])])
     slot = int(forest.position[kid])
     if siblings == 1:
@@ -406,17 +445,19 @@ def _through_parent(setup: _Setup, symbol: str, kid: int) -> str:
     for term in setup.parts:
         if term.symbol != symbol:
             continue
-        shares = [part for part in term.parts if _through_parent_part(part, setup.roots)
-                  and not part.zero[kid]]
+        shares = [part for part in term.parts if _through_parent_part(part, setup.roots) and not part.zero[kid]]
         if shares:
-            numbers = dict.fromkeys(number for part in shares
-                                    for number in _equation_number(part.equation).split(", "))
+            numbers = dict.fromkeys(number for part in shares for number in _equation_number(part.equation).split(", "))
             # where the paper prints the backward (the S-LSTM's (13), (14)), its number too
-            printed = dict.fromkeys(number for part in shares for number in
-                                    re.findall(r"printed (?:as|in) \((\d+)\)", part.equation))
+            printed = dict.fromkeys(
+                number for part in shares for number in re.findall(r"printed (?:as|in) \((\d+)\)", part.equation)
+            )
             labels = " + ".join(part.label for part in shares)
-            return (f"reverses {', '.join(numbers)}"
-                    + (f", printed as ({', '.join(printed)})" if printed else "") + f": {labels}")
+            return (
+                f"reverses {', '.join(numbers)}"
+                + (f", printed as ({', '.join(printed)})" if printed else "")
+                + f": {labels}"
+            )
     return setup.equations.get(symbol, "")
 
 
@@ -430,7 +471,7 @@ def _through_parent_part(part, roots: np.ndarray) -> bool:
 
 
 def _equation_number(equation: str) -> str:
-    """"reverses 9 (through the parent)" -> "9"; "reverses 5; printed as (13)" -> "5"."""
+    """ "reverses 9 (through the parent)" -> "9"; "reverses 5; printed as (13)" -> "5"."""
     return equation.removeprefix("reverses ").split(" (")[0].split(";")[0].strip()
 
 
@@ -444,72 +485,29 @@ def summary(checks: list, tolerance: float = TOLERANCE, several: bool = False) -
     and error) and how many fail, or that every one passes."""
     first = first_failure(checks, tolerance)
     if first is None:
-        return (f"every node's local checks pass ({len(checks)} quantities, each within "
-                f"{tolerance:g} of finite differences of its node's own equations)")
+        return (
+            f"every node's local checks pass ({len(checks)} quantities, each within "
+            f"{tolerance:g} of finite differences of its node's own equations)"
+        )
     count = sum(check.disagrees(tolerance) for check in checks)
     where = (f"tree {first.tree} " if several else "") + f"node {first.origin}"
-    return (f"first failing local check: {where}, {first.quantity} ({first.equation}): "
-            f"rel. error {first.error:.2e}; {count} of {len(checks)} local checks fail")
+    return (
+        f"first failing local check: {where}, {first.quantity} ({first.equation}): "
+        f"rel. error {first.error:.2e}; {count} of {len(checks)} local checks fail"
+    )
 
 
 def local_record(check: LocalCheck) -> dict:
     """A LocalCheck as JSON-ready data, nodes as numbered in their sentence."""
-    return {"sentence": check.tree, "node": check.origin, "child": check.child_origin,
-            "term": check.term, "state": check.state, "quantity": check.quantity,
-            "equation": check.equation, "error": check.error,
-            "analytic": check.analytic.tolist(), "numeric": check.numeric.tolist()}
-
-
-def first_failing_record(document: dict) -> dict | None:
-    """The document's first failing local check (parents first), or None."""
-    tolerance = document["tolerance"]
-    return next((check for check in document.get("local_checks", [])
-                 if not check["error"] <= tolerance), None)
-
-
-def local_summary(document: dict) -> str:
-    """The one line the terminal and the page open the local checks with."""
-    checks = document.get("local_checks", [])
-    tolerance = document["tolerance"]
-    first = first_failing_record(document)
-    if first is None:
-        return (f"every node's local checks pass ({len(checks)} quantities, each within "
-                f"{tolerance:g} of finite differences of its node's own equations)")
-    several = len(document["sentences"]) > 1
-    span = document["sentences"][first["sentence"]]["nodes"][first["node"]]["span"]
-    where = ((f"sentence {first['sentence'] + 1} " if several else "")
-             + f"node {first['node']} \"{span}\"")
-    count = sum(not check["error"] <= tolerance for check in checks)
-    return (f"first failing local check: {where}, {first['quantity']} ({first['equation']}): "
-            f"rel. error {first['error']:.2e}; {count} of {len(checks)} local checks fail")
-
-
-def local_lines(document: dict) -> list:
-    """The terminal's lines for the local checks: per node, parents first,
-    each quantity's relative error; then the first failure with its vectors."""
-    tolerance = document["tolerance"]
-    heading = ("local checks (each node's backward against finite differences of its own "
-               "equations, the error from above held fixed; parents first):")
-    lines = ["", heading]
-    rows: dict = {}
-    for check in document["local_checks"]:
-        rows.setdefault((check["sentence"], check["node"]), []).append(check)
-    several = len(document["sentences"]) > 1
-    for (sentence, node), found in rows.items():
-        span = document["sentences"][sentence]["nodes"][node]["span"]
-        where = (f"sentence {sentence + 1} " if several else "") + f"node {node} \"{span}\""
-        errors = "  ".join((f"{check['term']}" if check["child"] is None else
-                            f"{check['term']}->{check['child']}") + f" {check['error']:.1e}"
-                           for check in found)
-        flag = "  FAILS" if any(not check["error"] <= tolerance for check in found) else ""
-        lines.append(f"  {where:<32}{errors}{flag}")
-    lines.append(local_summary(document))
-    first = first_failing_record(document)
-    if first is not None:
-        lines += [f"  {'the backward':<26}" + _numbers(first["analytic"]),
-                  f"  {'finite differences':<26}" + _numbers(first["numeric"])]
-    return lines
-
-
-def _numbers(values: list) -> str:
-    return "[" + ", ".join(f"{value + 0.0:.4g}" for value in values) + "]"
+    return {
+        "sentence": check.tree,
+        "node": check.origin,
+        "child": check.child_origin,
+        "term": check.term,
+        "state": check.state,
+        "quantity": check.quantity,
+        "equation": check.equation,
+        "error": check.error,
+        "analytic": check.analytic.tolist(),
+        "numeric": check.numeric.tolist(),
+    }

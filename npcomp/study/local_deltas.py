@@ -13,6 +13,7 @@ partial derivatives of J in the node's states, as the backward implies
 them: ``local_checks``).  ``tests/study/test_grading.py`` checks the node
 equations against the cells' own forwards.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -26,46 +27,61 @@ def _logit(gate: np.ndarray) -> np.ndarray:
     return np.log(gate / (1.0 - gate))
 
 
-def _nary_inputs(cell, terms: dict, forest, node: int, partials: np.ndarray,
-                 params) -> dict | None:
+def _nary_inputs(cell, terms: dict, forest, node: int, partials: np.ndarray, params) -> dict | None:
     """The N-ary node's inputs at ``node`` (None where it has not both children)."""
     if cell.arity != 2 or not cell.output_gate or forest.n_children[node] != 2:
         return None
     d = cell.hidden_dim
     left, right = (int(kid) for kid in forest.children[node][:2])
-    return {"z_i": _logit(terms["i"][node]), "z_o": _logit(terms["o"][node]),
-            "z_u": np.arctanh(terms["u"][node]), "z_fl": _logit(terms["f_l"][node]),
-            "z_fr": _logit(terms["f_r"][node]), "c_l": terms["c"][left],
-            "c_r": terms["c"][right], "eps_h": partials[:d], "eps_c_above": partials[d:2 * d],
-            "c_offset": np.zeros(d)}
+    return {
+        "z_i": _logit(terms["i"][node]),
+        "z_o": _logit(terms["o"][node]),
+        "z_u": np.arctanh(terms["u"][node]),
+        "z_fl": _logit(terms["f_l"][node]),
+        "z_fr": _logit(terms["f_r"][node]),
+        "c_l": terms["c"][left],
+        "c_r": terms["c"][right],
+        "eps_h": partials[:d],
+        "eps_c_above": partials[d : 2 * d],
+        "c_offset": np.zeros(d),
+    }
 
 
-def _rntn_inputs(cell, terms: dict, forest, node: int, partials: np.ndarray,
-                 params) -> dict | None:
+def _rntn_inputs(cell, terms: dict, forest, node: int, partials: np.ndarray, params) -> dict | None:
     """The RNTN node's inputs at an inner ``node`` with two children."""
     if forest.n_children[node] != 2:
         return None
     left, right = (int(kid) for kid in forest.children[node][:2])
-    return {"c_1": terms["h"][left], "c_2": terms["h"][right], "V": params["V"],
-            "W": params["W"], "b": params["b"], "eps_h": partials,
-            "z_offset": np.zeros(cell.hidden_dim)}
+    return {
+        "c_1": terms["h"][left],
+        "c_2": terms["h"][right],
+        "V": params["V"],
+        "W": params["W"],
+        "b": params["b"],
+        "eps_h": partials,
+        "z_offset": np.zeros(cell.hidden_dim),
+    }
 
 
-def _childsum_inputs(cell, terms: dict, forest, node: int, partials: np.ndarray,
-                     params) -> dict | None:
+def _childsum_inputs(cell, terms: dict, forest, node: int, partials: np.ndarray, params) -> dict | None:
     """The Child-Sum node's inputs at an inner ``node`` (f_jk in child k's row)."""
     if not cell.output_gate or forest.n_children[node] == 0:
         return None
     d = cell.hidden_dim
     kids = [int(kid) for kid in forest.children[node] if kid >= 0]
-    return {"z_i": _logit(terms["i"][node]), "z_o": _logit(terms["o"][node]),
-            "z_u": np.arctanh(terms["u"][node]), "z_f": _logit(terms["f"][kids]),
-            "c_children": terms["c"][kids], "eps_h": partials[:d],
-            "eps_c_above": partials[d:2 * d], "c_offset": np.zeros(d)}
+    return {
+        "z_i": _logit(terms["i"][node]),
+        "z_o": _logit(terms["o"][node]),
+        "z_u": np.arctanh(terms["u"][node]),
+        "z_f": _logit(terms["f"][kids]),
+        "c_children": terms["c"][kids],
+        "eps_h": partials[:d],
+        "eps_c_above": partials[d : 2 * d],
+        "c_offset": np.zeros(d),
+    }
 
 
-def _slstm_inputs(cell, terms: dict, forest, node: int, partials: np.ndarray,
-                  params) -> dict | None:
+def _slstm_inputs(cell, terms: dict, forest, node: int, partials: np.ndarray, params) -> dict | None:
     """The S-LSTM node's inputs at an inner ``node`` (a missing right child's
     c^R = 0); z_o is the children's part of eq. 6: o's pre-activation less
     c_t W_co."""
@@ -74,15 +90,22 @@ def _slstm_inputs(cell, terms: dict, forest, node: int, partials: np.ndarray,
     d = cell.hidden_dim
     left, right = (int(kid) for kid in forest.children[node][:2])
     c = terms["c"][node]
-    return {"z_i": _logit(terms["i"][node]), "z_fl": _logit(terms["f^L"][node]),
-            "z_fr": _logit(terms["f^R"][node]), "z_x": terms["x"][node],
-            "z_o": _logit(terms["o"][node]) - c @ params["W_co"], "W_co": params["W_co"],
-            "c_l": terms["c"][left], "c_r": terms["c"][right] if right >= 0 else np.zeros(d),
-            "eps_h": partials[:d], "eps_c_above": partials[d:2 * d], "c_offset": np.zeros(d)}
+    return {
+        "z_i": _logit(terms["i"][node]),
+        "z_fl": _logit(terms["f^L"][node]),
+        "z_fr": _logit(terms["f^R"][node]),
+        "z_x": terms["x"][node],
+        "z_o": _logit(terms["o"][node]) - c @ params["W_co"],
+        "W_co": params["W_co"],
+        "c_l": terms["c"][left],
+        "c_r": terms["c"][right] if right >= 0 else np.zeros(d),
+        "eps_h": partials[:d],
+        "eps_c_above": partials[d : 2 * d],
+        "c_offset": np.zeros(d),
+    }
 
 
-def _lstm_rnn_inputs(cell, terms: dict, forest, node: int, partials: np.ndarray,
-                     params) -> dict | None:
+def _lstm_rnn_inputs(cell, terms: dict, forest, node: int, partials: np.ndarray, params) -> dict | None:
     """The LSTM-RNN node's inputs at an inner ``node`` (a unary node's
     missing y: c_y = 0); z_o is the children's part of (L6)."""
     if forest.n_children[node] == 0:
@@ -90,31 +113,65 @@ def _lstm_rnn_inputs(cell, terms: dict, forest, node: int, partials: np.ndarray,
     d = cell.hidden_dim
     x, y = (int(kid) for kid in forest.children[node][:2])
     c = terms["c"][node]
-    return {"z_i1": _logit(terms["i_1"][node]), "z_i2": _logit(terms["i_2"][node]),
-            "z_f1": _logit(terms["f_1"][node]), "z_f2": _logit(terms["f_2"][node]),
-            "a_1": terms["a_1"][node], "a_2": terms["a_2"][node],
-            "b_c": params["b"][2 * d:3 * d], "u_offset": np.zeros(d),
-            "z_o": _logit(terms["o"][node]) - c @ params["W_co"], "W_co": params["W_co"],
-            "c_x": terms["c"][x], "c_y": terms["c"][y] if y >= 0 else np.zeros(d),
-            "eps_h": partials[:d], "eps_c_above": partials[d:2 * d], "c_offset": np.zeros(d)}
+    return {
+        "z_i1": _logit(terms["i_1"][node]),
+        "z_i2": _logit(terms["i_2"][node]),
+        "z_f1": _logit(terms["f_1"][node]),
+        "z_f2": _logit(terms["f_2"][node]),
+        "a_1": terms["a_1"][node],
+        "a_2": terms["a_2"][node],
+        "b_c": params["b"][2 * d : 3 * d],
+        "u_offset": np.zeros(d),
+        "z_o": _logit(terms["o"][node]) - c @ params["W_co"],
+        "W_co": params["W_co"],
+        "c_x": terms["c"][x],
+        "c_y": terms["c"][y] if y >= 0 else np.zeros(d),
+        "eps_h": partials[:d],
+        "eps_c_above": partials[d : 2 * d],
+        "c_offset": np.zeros(d),
+    }
 
 
 # cell name -> (its node's equations for a cell, its inputs at a node of a
 # forest, the deltas checked: part name -> backward term)
-NODES = {"treelstm-nary": (lambda cell: NARY_NODE, _nary_inputs,
-                           {"delta_o": "delta_o", "delta_i": "delta_i", "delta_u": "delta_u",
-                            "delta_f_l": "delta_f_l", "delta_f_r": "delta_f_r"}),
-         "treelstm-childsum": (lambda cell: CHILDSUM_NODE, _childsum_inputs,
-                               {"delta_o": "delta_o", "delta_i": "delta_i",
-                                "delta_u": "delta_u", "delta_f": "delta_f"}),
-         "rntn": (lambda cell: RNTN_NODE, _rntn_inputs, {"delta": "delta"}),
-         "slstm": (lambda cell: SLSTM_NODE, _slstm_inputs,
-                   {"delta_o": "delta_o", "delta_fl": "delta_fl", "delta_fr": "delta_fr",
-                    "delta_i": "delta_i", "delta_x": "delta_x"}),
-         "lstm-rnn": (lambda cell: lstm_rnn_node(cell.activation), _lstm_rnn_inputs,
-                      {name: name for name in ("delta_o", "delta_u", "delta_i1", "delta_i2",
-                                               "delta_a1", "delta_a2", "delta_f1",
-                                               "delta_f2")})}
+NODES = {
+    "treelstm-nary": (
+        lambda cell: NARY_NODE,
+        _nary_inputs,
+        {
+            "delta_o": "delta_o",
+            "delta_i": "delta_i",
+            "delta_u": "delta_u",
+            "delta_f_l": "delta_f_l",
+            "delta_f_r": "delta_f_r",
+        },
+    ),
+    "treelstm-childsum": (
+        lambda cell: CHILDSUM_NODE,
+        _childsum_inputs,
+        {"delta_o": "delta_o", "delta_i": "delta_i", "delta_u": "delta_u", "delta_f": "delta_f"},
+    ),
+    "rntn": (lambda cell: RNTN_NODE, _rntn_inputs, {"delta": "delta"}),
+    "slstm": (
+        lambda cell: SLSTM_NODE,
+        _slstm_inputs,
+        {
+            "delta_o": "delta_o",
+            "delta_fl": "delta_fl",
+            "delta_fr": "delta_fr",
+            "delta_i": "delta_i",
+            "delta_x": "delta_x",
+        },
+    ),
+    "lstm-rnn": (
+        lambda cell: lstm_rnn_node(cell.activation),
+        _lstm_rnn_inputs,
+        {
+            name: name
+            for name in ("delta_o", "delta_u", "delta_i1", "delta_i2", "delta_a1", "delta_a2", "delta_f1", "delta_f2")
+        },
+    ),
+}
 
 
 def delta_values(model, params, forest, cache, node: int, partials: np.ndarray) -> list:
@@ -126,16 +183,22 @@ def delta_values(model, params, forest, cache, node: int, partials: np.ndarray) 
         return []
     equations_of, node_inputs, deltas = NODES[model.cell.name]
     node_equations = equations_of(model.cell)
-    terms = {term.symbol: np.asarray(term.values, dtype=np.float64)
-             for term in model.cell.forward_terms(forest, cache)}
+    terms = {term.symbol: np.asarray(term.values, dtype=np.float64) for term in model.cell.forward_terms(forest, cache)}
     inputs = node_inputs(model.cell, terms, forest, node, partials, params.prefixed("cell"))
     if inputs is None:
         return []
     truth = expected(node_equations, inputs, tuple(deltas))
-    backward = {term.symbol: np.asarray(term.values, dtype=np.float64)
-                for term in model.cell.backward_terms(forest, cache)}
+    backward = {
+        term.symbol: np.asarray(term.values, dtype=np.float64) for term in model.cell.backward_terms(forest, cache)
+    }
     kids = [int(kid) for kid in forest.children[node] if kid >= 0]
     # delta_fk is shown in the row of child k: one row a child, as the node's part
-    return [(symbol, node_equations.parts[part][1],
-             backward[symbol][kids] if part == "delta_f" else backward[symbol][node],
-             truth[part]) for part, symbol in deltas.items()]
+    return [
+        (
+            symbol,
+            node_equations.parts[part][1],
+            backward[symbol][kids] if part == "delta_f" else backward[symbol][node],
+            truth[part],
+        )
+        for part, symbol in deltas.items()
+    ]

@@ -19,6 +19,7 @@ product; beside it, the baseline of Tai's Table 4, the cosine of the mean
 word vectors (the run's own embedding table: for SICK runs, the fixed GloVe
 vectors).
 """
+
 from __future__ import annotations
 
 from typing import Sequence
@@ -48,10 +49,10 @@ class SentenceTrees:
     right-branching trees for want of spaCy.
     """
 
-    def __init__(self, structure: str, task: TaskData | None = None, parser=None,
-                 tree: str | None = None, warn=None):
+    def __init__(self, structure: str, task: TaskData | None = None, parser=None, tree: str | None = None, warn=None):
         from npcomp.data.text.parsed_trees import TextParser
         from npcomp.data.text.text_trees import check_tree, default_tree, parsed_kind
+
         check_tree(structure, tree)
         self.structure = structure
         self.given = tree
@@ -74,8 +75,7 @@ class SentenceTrees:
         if self.tree == "chain":
             return chain_tree(tokens, source=source)
         if self.tree in ("left", "right") or self.fell_back:
-            return branching_tree(tokens, "left" if self.tree == "left" else "right",
-                                  source=source)
+            return branching_tree(tokens, "left" if self.tree == "left" else "right", source=source)
         tree = self.known.get(_key(tokens))
         if tree is not None:
             return tree
@@ -86,9 +86,11 @@ class SentenceTrees:
                 raise
             self.fell_back = True
             if self.warn is not None:
-                self.warn(f"sentences that are not SICK's get right-branching trees, not "
-                          f"parsed ones: {error} (--tree right chooses them without this "
-                          "message)")
+                self.warn(
+                    f"sentences that are not SICK's get right-branching trees, not "
+                    f"parsed ones: {error} (--tree right chooses them without this "
+                    "message)"
+                )
             return branching_tree(tokens, "right", source=source)
         return self.text_parser.tree(heads, tokens, source)
 
@@ -101,27 +103,25 @@ def _split(source: str) -> tuple:
 
 
 @pinned_thread_pools()
-def encode_sentences(model, params, vocab, trees: Sequence[Tree],
-                     batch_size: int = 512) -> np.ndarray:
+def encode_sentences(model, params, vocab, trees: Sequence[Tree], batch_size: int = 512) -> np.ndarray:
     """(len(trees), output_dim) sentence representations (the roots' states)."""
     states = []
     for start in range(0, len(trees), batch_size):
-        chunk = trees[start:start + batch_size]
-        forest = build_forest(chunk, [node_words(tree, vocab.encode(tree.tokens))
-                                      for tree in chunk])
+        chunk = trees[start : start + batch_size]
+        forest = build_forest(chunk, [node_words(tree, vocab.encode(tree.tokens)) for tree in chunk])
         with naming_the_sentence(chunk):
             states.append(model.sentence_states(params, forest))
     return np.concatenate(states)
 
 
-def run_sentence_trees(config: dict, data_dir=None, tree: str | None = None,
-                       warn=None) -> SentenceTrees:
+def run_sentence_trees(config: dict, data_dir=None, tree: str | None = None, warn=None) -> SentenceTrees:
     """Sentences -> trees as a trained sick run reads them (or as ``tree``,
     ``--tree``, says): SICK's own parses where the sentence is one of SICK's
     (read from ``data_dir``, else the run's), else parsed or built in its
     structure."""
     from npcomp.data.datasets.tasks import load_task
     from npcomp.data.text.text_trees import check_tree
+
     check_tree(config["structure"], tree)
     task = None
     if config["structure"] in ("dependency", "constituency") and tree in (None, "parsed"):
@@ -130,8 +130,7 @@ def run_sentence_trees(config: dict, data_dir=None, tree: str | None = None,
 
 
 @pinned_thread_pools()
-def score_pairs(model, params, vocab, left: Sequence[Tree], right: Sequence[Tree],
-                batch_size: int = 512) -> tuple:
+def score_pairs(model, params, vocab, left: Sequence[Tree], right: Sequence[Tree], batch_size: int = 512) -> tuple:
     """(predicted relatedness (m,), predicted distributions (m, K)) of the
     pairs; for the pair classifier, (predicted class numbers, class
     probabilities)."""
@@ -162,8 +161,7 @@ def cosine(query: np.ndarray, candidates: np.ndarray) -> np.ndarray:
 
 
 @pinned_thread_pools()
-def neighbours(model, params, vocab, query: Tree, candidates: Sequence[Tree],
-               top: int = 3) -> dict:
+def neighbours(model, params, vocab, query: Tree, candidates: Sequence[Tree], top: int = 3) -> dict:
     """The ``top`` candidates by predicted relatedness to ``query`` and by
     mean-vector cosine: {"model": [(score, sentence)], "mean_vector_cosine": [...]}.
     The query itself (the same words) is left out of both rankings."""
@@ -172,20 +170,21 @@ def neighbours(model, params, vocab, query: Tree, candidates: Sequence[Tree],
         raise ValueError("no candidate sentences other than the query")
     h_query = encode_sentences(model, params, vocab, [query])
     h_candidates = encode_sentences(model, params, vocab, candidates)
-    predicted = model.predict_states(params, np.repeat(h_query, len(candidates), axis=0),
-                                     h_candidates)
+    predicted = model.predict_states(params, np.repeat(h_query, len(candidates), axis=0), h_candidates)
     embedding = np.asarray(params["embedding"], dtype=np.float64)
-    similarity = cosine(mean_vectors(embedding, vocab, [query.tokens])[0],
-                        mean_vectors(embedding, vocab, [tree.tokens for tree in candidates]))
+    similarity = cosine(
+        mean_vectors(embedding, vocab, [query.tokens])[0],
+        mean_vectors(embedding, vocab, [tree.tokens for tree in candidates]),
+    )
 
     def best(scores):
         order = np.argsort(-scores, kind="stable")[:top]
         return [(float(scores[k]), " ".join(candidates[k].tokens)) for k in order]
+
     return {"model": best(predicted), "mean_vector_cosine": best(similarity)}
 
 
-def sample_sentences(task: TaskData, split: str, sample: int | None,
-                     rng: np.random.Generator) -> list:
+def sample_sentences(task: TaskData, split: str, sample: int | None, rng: np.random.Generator) -> list:
     """The distinct sentences of a split (first appearance order), or a random
     ``sample`` of them kept in that order (Tai: 1000 of the test set)."""
     seen = {}

@@ -31,6 +31,7 @@ before anything is run unless ``max_nodes`` allows it (``npcomp explain
 --max-nodes N``), and the checks of a forest show a progress bar with the
 time left (on standard error) once they last more than a moment.
 """
+
 from __future__ import annotations
 
 import time
@@ -73,8 +74,7 @@ class StateCheck:
         return not self.error <= tolerance
 
 
-def check_size(model, params, batch, entries: int | None = None,
-               max_nodes: int | None = MAX_NODES, **options) -> None:
+def check_size(model, params, batch, entries: int | None = None, max_nodes: int | None = MAX_NODES, **options) -> None:
     """Refuse (ConfigError on ``max_nodes``) the state checks of a forest
     of more than ``max_nodes`` nodes (None: any size), saying how many
     forward passes of the whole forest they would run and how long that
@@ -83,20 +83,24 @@ def check_size(model, params, batch, entries: int | None = None,
     if max_nodes is None or forest.n_nodes <= max_nodes:
         return
     queue, _, terms, _ = _queue(model, params, batch, options)
-    passes = 4 * sum(terms[symbol][node].size if entries is None
-                     else min(entries, terms[symbol][node].size)
-                     for _, _, _, _, symbol, node in queue)
+    passes = 4 * sum(
+        terms[symbol][node].size if entries is None else min(entries, terms[symbol][node].size)
+        for _, _, _, _, symbol, node in queue
+    )
     timed = []
-    for _ in range(3):   # the quickest of three: the first pays for its allocations
+    for _ in range(3):  # the quickest of three: the first pays for its allocations
         tick = time.perf_counter()
         model.loss(params, batch, **options)
         timed.append(time.perf_counter() - tick)
     seconds = passes * min(timed)
-    raise ConfigError("max_nodes", f"the per-node state checks of this tree ({forest.n_nodes:,} "
-                      f"nodes) are past the limit of {max_nodes:,} nodes: they would run the "
-                      f"forward of the whole tree {passes:,} times, about {_duration(seconds)} "
-                      f"here. Raise the limit to {forest.n_nodes:,} or more to check it "
-                      "anyway (with a progress bar and the time left), or check a smaller tree")
+    raise ConfigError(
+        "max_nodes",
+        f"the per-node state checks of this tree ({forest.n_nodes:,} "
+        f"nodes) are past the limit of {max_nodes:,} nodes: they would run the "
+        f"forward of the whole tree {passes:,} times, about {_duration(seconds)} "
+        f"here. Raise the limit to {forest.n_nodes:,} or more to check it "
+        "anyway (with a progress bar and the time left), or check a smaller tree",
+    )
 
 
 def _duration(seconds: float) -> str:
@@ -108,10 +112,17 @@ def _duration(seconds: float) -> str:
 
 
 @pinned_thread_pools()
-def check_states(model, params, batch, entries: int | None = None,
-                 rng: np.random.Generator | None = None, step: float = STEP,
-                 max_nodes: int | None = MAX_NODES, progress: bool = False,
-                 **options) -> list:
+def check_states(
+    model,
+    params,
+    batch,
+    entries: int | None = None,
+    rng: np.random.Generator | None = None,
+    step: float = STEP,
+    max_nodes: int | None = MAX_NODES,
+    progress: bool = False,
+    **options,
+) -> list:
     """[StateCheck] for every node and state of ``batch`` (a forest, or a
     PairBatch), parents first.  ``params`` float64; ``options`` go to the
     model's ``loss_and_gradient`` (fixed dropout ``masks``, l2, average);
@@ -138,12 +149,21 @@ def check_states(model, params, batch, entries: int | None = None,
             coordinates = np.arange(analytic.size)
             if entries is not None and coordinates.size > entries:
                 coordinates = np.sort(rng.choice(coordinates, size=entries, replace=False))
-            numeric = np.array([_difference(objective, state.state, node, analytic.size, q,
-                                            step) for q in coordinates])
+            numeric = np.array([_difference(objective, state.state, node, analytic.size, q, step) for q in coordinates])
             error = relative_errors(analytic[coordinates], numeric, floor)
-            checks.append(StateCheck(node, tree, origin, state.symbol, state.state,
-                                     float(error.max()) if error.size else 0.0,
-                                     analytic[coordinates], numeric, coordinates))
+            checks.append(
+                StateCheck(
+                    node,
+                    tree,
+                    origin,
+                    state.symbol,
+                    state.state,
+                    float(error.max()) if error.size else 0.0,
+                    analytic[coordinates],
+                    numeric,
+                    coordinates,
+                )
+            )
             if bar is not None:
                 bar.update(1)
     finally:
@@ -160,24 +180,24 @@ def _queue(model, params, batch, options: dict) -> tuple:
     -> (n_nodes, ...) float64; the objective."""
     forest = getattr(batch, "forest", batch)
     trace: dict = {}
-    loss, _ = model.loss_and_gradient(params, batch, params.zeros_like(), trace=trace,
-                                      **options)
+    loss, _ = model.loss_and_gradient(params, batch, params.zeros_like(), trace=trace, **options)
     cache = trace["cell_cache"]
     cell = model.cell
     states = cell.state_terms(forest, cache)
-    terms = {state.symbol: np.asarray(cell.backward_term(forest, cache, state.symbol).values,
-                                      dtype=np.float64) for state in states}
+    terms = {
+        state.symbol: np.asarray(cell.backward_term(forest, cache, state.symbol).values, dtype=np.float64)
+        for state in states
+    }
     forest_depth = depths(forest)
     queue = []
     for rank, state in enumerate(states):
         depth = forest_depth if state.depth is None else state.depth
         for node in range(forest.n_nodes):
             if not np.isnan(terms[state.symbol][node]).all():
-                queue.append((int(forest.tree[node]), int(depth[node]),
-                              int(forest.origin[node]), rank, state.symbol, node))
+                queue.append(
+                    (int(forest.tree[node]), int(depth[node]), int(forest.origin[node]), rank, state.symbol, node)
+                )
     return sorted(queue), states, terms, loss
-
-
 
 
 def _difference(objective, state: str, node: int, width: int, q: int, step: float) -> float:
@@ -206,8 +226,9 @@ def node_name(forest, node: int) -> str:
         return f"{where} ({kind}, the root)"
     siblings = int(forest.n_children[parent])
     slot = int(forest.position[node])
-    side = ("only child" if siblings == 1 else
-            ("left", "right")[slot] + " child" if siblings == 2 else f"child {slot + 1}")
+    side = (
+        "only child" if siblings == 1 else ("left", "right")[slot] + " child" if siblings == 2 else f"child {slot + 1}"
+    )
     return f"{where} ({kind}, {side} of node {int(forest.origin[parent])})"
 
 
@@ -217,13 +238,16 @@ def summary(checks: list, forest=None, tolerance: float = TOLERANCE) -> str:
     first = first_disagreement(checks, tolerance)
     if first is None:
         return f"every node's terms agree with finite differences ({len(checks)} node states)"
-    where = (f"tree {first.tree} node {first.origin}" if forest is None
-             else node_name(forest, first.node))
+    where = f"tree {first.tree} node {first.origin}" if forest is None else node_name(forest, first.node)
     count = sum(check.disagrees(tolerance) for check in checks)
     maker = ""
     if forest is not None and forest.parent[first.node] >= 0:
         parent = int(forest.origin[forest.parent[first.node]])
-        maker = (f"; made by node {parent}'s backward, which routes it (node {parent}'s own "
-                 "terms agree: the local check names the quantity)")
-    return (f"first disagreement, parents first: {where}, {first.term} (rel. error "
-            f"{first.error:.2e}){maker}; {count} of {len(checks)} node states disagree")
+        maker = (
+            f"; made by node {parent}'s backward, which routes it (node {parent}'s own "
+            "terms agree: the local check names the quantity)"
+        )
+    return (
+        f"first disagreement, parents first: {where}, {first.term} (rel. error "
+        f"{first.error:.2e}){maker}; {count} of {len(checks)} node states disagree"
+    )

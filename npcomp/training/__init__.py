@@ -10,23 +10,48 @@ data layer, and below experiments, study, estimators and the command line.
 """
 
 # the package's public names, each loaded from its module when first named
-_HOMES = {"train": "trainer", "train_step": "step", "TrainingStopped": "step",
-          "encode": "encoding", "EncodedSplit": "encoding",
-          "EncodedPairs": "encoding", "evaluate": "evaluation",
-          "predict_split": "evaluation", "ShardedGradient": "shards",
-          "Optimizer": "optimizers", "AdaGrad": "optimizers",
-          "Adadelta": "optimizers", "SGD": "optimizers",
-          "make_optimizer": "optimizers", "pinned_thread_pools": "thread_pools",
-          "write_predictions": "predictions"}
-__all__ = ["train", "train_step", "TrainingStopped", "encode", "EncodedSplit", "EncodedPairs",
-           "evaluate", "predict_split", "ShardedGradient", "Optimizer", "AdaGrad",
-           "Adadelta", "SGD", "make_optimizer", "pinned_thread_pools",
-           "write_predictions"]
+_HOMES = {
+    "train": "trainer",
+    "train_step": "step",
+    "TrainingStopped": "step",
+    "encode": "encoding",
+    "EncodedSplit": "encoding",
+    "EncodedPairs": "encoding",
+    "evaluate": "evaluation",
+    "predict_split": "evaluation",
+    "ShardedGradient": "shards",
+    "Optimizer": "optimizers",
+    "AdaGrad": "optimizers",
+    "Adadelta": "optimizers",
+    "SGD": "optimizers",
+    "make_optimizer": "optimizers",
+    "pinned_thread_pools": "thread_pools",
+    "write_predictions": "predictions",
+}
+__all__ = [
+    "train",
+    "train_step",
+    "TrainingStopped",
+    "encode",
+    "EncodedSplit",
+    "EncodedPairs",
+    "evaluate",
+    "predict_split",
+    "ShardedGradient",
+    "Optimizer",
+    "AdaGrad",
+    "Adadelta",
+    "SGD",
+    "make_optimizer",
+    "pinned_thread_pools",
+    "write_predictions",
+]
 
 
 def __getattr__(name: str):
     if name in _HOMES:
         from importlib import import_module
+
         home = _HOMES[name]
         module = import_module(f"{__name__}.{home or name}")
         return module if home is None else getattr(module, name)

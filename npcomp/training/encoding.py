@@ -2,6 +2,7 @@
 encoded as word ids (``EncodedSplit`` for trees, ``EncodedPairs`` for SICK's
 sentence pairs) that pack into forests.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ class EncodedSplit:
     """A split's trees with each node's word id, ready to pack into forests;
     ``labels`` (per tree) replaces the trees' own labels in training batches
     (the supervision mode's)."""
+
     trees: list
     words: list
     labels: list | None = None
@@ -32,8 +34,11 @@ class EncodedSplit:
         return len(self.trees)
 
     def forest(self, indices, labels=None):
-        return build_forest([self.trees[i] for i in indices], [self.words[i] for i in indices],
-                            None if labels is None else [labels[i] for i in indices])
+        return build_forest(
+            [self.trees[i] for i in indices],
+            [self.words[i] for i in indices],
+            None if labels is None else [labels[i] for i in indices],
+        )
 
     def batch(self, indices):
         """The training minibatch of trees ``indices``: a forest."""
@@ -56,6 +61,7 @@ class EncodedPairs:
     ``data/datasets/score_scale.py``), None when they are the ratings (SICK's);
     ``labels`` (m,) their class numbers (-1: none) and ``class_names`` the
     classes' names, for a task of pair classes."""
+
     left: EncodedSplit
     right: EncodedSplit
     scores: np.ndarray
@@ -86,16 +92,16 @@ class EncodedPairs:
         indices = list(indices)
         trees = [self.left.trees[i] for i in indices] + [self.right.trees[i] for i in indices]
         words = [self.left.words[i] for i in indices] + [self.right.words[i] for i in indices]
-        return PairBatch(build_forest(trees, words), self.scores[indices],
-                         None if self.labels is None else self.labels[indices])
+        return PairBatch(
+            build_forest(trees, words), self.scores[indices], None if self.labels is None else self.labels[indices]
+        )
 
 
 def encode(trees, vocab: Vocabulary) -> EncodedSplit:
     return EncodedSplit(list(trees), [node_words(t, vocab.encode(t.tokens)) for t in trees])
 
 
-def encode_split(items, vocab: Vocabulary, scale: tuple | None = None,
-                 class_names: tuple | None = None):
+def encode_split(items, vocab: Vocabulary, scale: tuple | None = None, class_names: tuple | None = None):
     """A split's trees (EncodedSplit) or sentence pairs (EncodedPairs, their
     scores mapped onto the head's ratings by ``scale``, ((lo, hi), K), when
     given, their class numbers kept, and ``class_names`` when the task has them)."""
@@ -103,29 +109,37 @@ def encode_split(items, vocab: Vocabulary, scale: tuple | None = None,
     if items and isinstance(items[0], SickPair):
         scores = np.array([pair.score for pair in items], dtype=np.float64)
         labels = np.array([pair.label for pair in items], dtype=np.int64)
-        return EncodedPairs(encode([pair.tree_a for pair in items], vocab),
-                            encode([pair.tree_b for pair in items], vocab),
-                            scores if scale is None else to_ratings(scores, *scale), scale,
-                            labels, None if class_names is None else tuple(class_names))
+        return EncodedPairs(
+            encode([pair.tree_a for pair in items], vocab),
+            encode([pair.tree_b for pair in items], vocab),
+            scores if scale is None else to_ratings(scores, *scale),
+            scale,
+            labels,
+            None if class_names is None else tuple(class_names),
+        )
     return encode(items, vocab)
 
 
 def encode_task(task, vocab: Vocabulary) -> dict:
     """Every split the task has, encoded (a user's files may have no test
     split; their pair scores become the head's ratings)."""
-    return {name: encode_split(items, vocab, task.score_scale, task.class_names)
-            for name, items in task.splits.items()}
+    return {name: encode_split(items, vocab, task.score_scale, task.class_names) for name, items in task.splits.items()}
 
 
 def first_examples(split, count: int):
     """The first ``count`` examples of an encoded split."""
     if isinstance(split, EncodedPairs):
-        return EncodedPairs(first_examples(split.left, count), first_examples(split.right, count),
-                            split.scores[:count], split.scale,
-                            None if split.labels is None else split.labels[:count],
-                            split.class_names)
-    return EncodedSplit(split.trees[:count], split.words[:count],
-                        None if split.labels is None else split.labels[:count])
+        return EncodedPairs(
+            first_examples(split.left, count),
+            first_examples(split.right, count),
+            split.scores[:count],
+            split.scale,
+            None if split.labels is None else split.labels[:count],
+            split.class_names,
+        )
+    return EncodedSplit(
+        split.trees[:count], split.words[:count], None if split.labels is None else split.labels[:count]
+    )
 
 
 def check_splits(task, cell) -> None:
@@ -134,22 +148,24 @@ def check_splits(task, cell) -> None:
     bad tree."""
     for split, items in task.splits.items():
         if not items:
-            why = (" (sst2 drops sentences whose root is neutral)" if task.name == "sst2"
-                   else "")
-            raise DataError(f"the {split} split of {task.name} is empty{why}: nothing to "
-                            f"{'train on' if split == 'train' else 'evaluate'}")
+            why = " (sst2 drops sentences whose root is neutral)" if task.name == "sst2" else ""
+            raise DataError(
+                f"the {split} split of {task.name} is empty{why}: nothing to "
+                f"{'train on' if split == 'train' else 'evaluate'}"
+            )
         trees = task_trees(task, split)
         for start in range(0, len(trees), 1024):
-            chunk = trees[start:start + 1024]
+            chunk = trees[start : start + 1024]
             try:
                 cell.check_forest(_structure_forest(chunk))
             except ValueError:
                 for tree in chunk:  # which tree: a forest of one at a time
                     try:
                         cell.check_forest(_structure_forest([tree]))
-                    except StructureError as error:   # the node, in the tree's own numbering
-                        raise DataError(f"{error.reason} (node {error.node} of its tree)",
-                                        *_split_source(tree.source)) from None
+                    except StructureError as error:  # the node, in the tree's own numbering
+                        raise DataError(
+                            f"{error.reason} (node {error.node} of its tree)", *_split_source(tree.source)
+                        ) from None
                     except ValueError as error:
                         raise DataError(str(error), *_split_source(tree.source)) from None
                 raise

@@ -2,6 +2,7 @@
 ``require_finite_outputs`` refuses a row of non-finite probabilities,
 ``naming_the_sentence`` turns a cell's state overflow into an error naming
 the sentence (its source) instead of a forest's tree number."""
+
 from __future__ import annotations
 
 from contextlib import contextmanager
@@ -22,9 +23,11 @@ def require_finite_outputs(outputs: np.ndarray, owner, trees, first: int) -> Non
     if bad.any():
         tree = trees[first + int(owner[np.flatnonzero(bad)[0]])]
         words = " ".join(tree.tokens)
-        raise NonFiniteOutput(f"{tree.source or 'a sentence'}: the model's probabilities are "
-                              f"not finite for \"{words[:80]}{'...' if len(words) > 80 else ''}\" "
-                              f"({len(tree.tokens)} words); no prediction is given")
+        raise NonFiniteOutput(
+            f"{tree.source or 'a sentence'}: the model's probabilities are "
+            f'not finite for "{words[:80]}{"..." if len(words) > 80 else ""}" '
+            f"({len(tree.tokens)} words); no prediction is given"
+        )
 
 
 @contextmanager

@@ -19,6 +19,7 @@ Measured with the SST Tree-LSTM at Tai et al.'s settings, two epochs on two
 threads, two pairs of runs: 1,107 and 1,080 sentences/s without, 1,193 and
 1,202 with; 1,158 and 1,154 without, 1,197 and 1,198 with.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -44,5 +45,4 @@ def retain_freed_memory() -> bool:
         return False
     mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
     mallopt.restype = ctypes.c_int
-    return bool(mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES)
-                and mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD_BYTES))
+    return bool(mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES) and mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD_BYTES))

@@ -34,6 +34,7 @@ code does (AdaGrad for the weights, SGD for the word vectors): with AdaGrad
 the first step moves every touched coordinate by about ``embedding_lr``
 however small its gradient, with SGD by lr times the gradient.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -53,12 +54,20 @@ class Optimizer:
     name = ""
     state_names: tuple = ()
 
-    def __init__(self, size: int, dense_size: int, embedding_offset: int, embedding_dim: int,
-                 lr: float, embedding_lr: float, dtype=np.float32,
-                 embedding_rule: str = "same", epsilon: float | None = None):
+    def __init__(
+        self,
+        size: int,
+        dense_size: int,
+        embedding_offset: int,
+        embedding_dim: int,
+        lr: float,
+        embedding_lr: float,
+        dtype=np.float32,
+        embedding_rule: str = "same",
+        epsilon: float | None = None,
+    ):
         if embedding_rule not in EMBEDDING_RULES:
-            raise ValueError(f"embedding rule must be one of {EMBEDDING_RULES}, "
-                             f"not {embedding_rule!r}")
+            raise ValueError(f"embedding rule must be one of {EMBEDDING_RULES}, not {embedding_rule!r}")
         self.embedding_rule = embedding_rule
         if epsilon is not None:
             self.epsilon = epsilon
@@ -70,9 +79,15 @@ class Optimizer:
         self.state = {name: np.zeros(size, dtype=dtype) for name in self.state_names}
 
     @staticmethod
-    def for_model(model, name: str, lr: float, embedding_lr: float | None = None,
-                  dtype=np.float32, embedding_rule: str = "same",
-                  epsilon: float | None = None) -> "Optimizer":
+    def for_model(
+        model,
+        name: str,
+        lr: float,
+        embedding_lr: float | None = None,
+        dtype=np.float32,
+        embedding_rule: str = "same",
+        epsilon: float | None = None,
+    ) -> "Optimizer":
         """The optimiser ``name`` (adagrad, adadelta or sgd) of ``model``'s
         parameters, its state laid out as they are (the dense prefix and the
         embedding table's offset and width read from ``model.layout``).
@@ -81,19 +96,27 @@ class Optimizer:
         parameters' (the state's own); ``embedding_rule`` and ``epsilon`` as
         ``make_optimizer`` takes them (module docstring)."""
         embedding = model.layout["embedding"]
-        return make_optimizer(name, size=model.layout.size, dense_size=model.dense_size,
-                              embedding_offset=embedding.offset,
-                              embedding_dim=embedding.shape[1], lr=lr,
-                              embedding_lr=lr if embedding_lr is None else embedding_lr,
-                              dtype=dtype, embedding_rule=embedding_rule, epsilon=epsilon)
+        return make_optimizer(
+            name,
+            size=model.layout.size,
+            dense_size=model.dense_size,
+            embedding_offset=embedding.offset,
+            embedding_dim=embedding.shape[1],
+            lr=lr,
+            embedding_lr=lr if embedding_lr is None else embedding_lr,
+            dtype=dtype,
+            embedding_rule=embedding_rule,
+            epsilon=epsilon,
+        )
 
     def step(self, params: np.ndarray, grads: np.ndarray, rows: np.ndarray | None) -> None:
         """Update ``params`` (flat) from ``grads`` (flat); ``rows``: embedding rows
         to update, or None to leave the embedding table fixed.  Zeroes what it used."""
         # the dense prefix is updated as one long row, by the same kernel
         dense = slice(0, self.dense_size)
-        self._update(params[None, dense], grads[None, dense],
-                     [s[None, dense] for s in self._states()], _FIRST_ROW, self.lr)
+        self._update(
+            params[None, dense], grads[None, dense], [s[None, dense] for s in self._states()], _FIRST_ROW, self.lr
+        )
         grads[dense] = 0.0
         embedding = slice(self.embedding_offset, None)
         table = params[embedding].reshape(-1, self.embedding_dim)
@@ -132,8 +155,7 @@ class AdaGrad(Optimizer):
     def _update(self, table, gradient, states, rows, lr):
         # scalars of the table's type keep float32 arithmetic (and SIMD) in float32
         scalar = table.dtype.type
-        _adagrad_rows(table, gradient, states[0], rows, scalar(lr), scalar(self.epsilon),
-                      smallest_normal(table.dtype))
+        _adagrad_rows(table, gradient, states[0], rows, scalar(lr), scalar(self.epsilon), smallest_normal(table.dtype))
 
 
 class Adadelta(Optimizer):
@@ -144,8 +166,17 @@ class Adadelta(Optimizer):
 
     def _update(self, table, gradient, states, rows, lr):
         scalar = table.dtype.type
-        _adadelta_rows(table, gradient, states[0], states[1], rows, scalar(lr), scalar(self.rho),
-                       scalar(self.epsilon), smallest_normal(table.dtype))
+        _adadelta_rows(
+            table,
+            gradient,
+            states[0],
+            states[1],
+            rows,
+            scalar(lr),
+            scalar(self.rho),
+            scalar(self.epsilon),
+            smallest_normal(table.dtype),
+        )
 
 
 class SGD(Optimizer):
@@ -188,8 +219,7 @@ def _adagrad_rows(table, gradient, sum_squares, rows, lr, epsilon, smallest):
         for q in range(table.shape[1]):
             g = gradient[row, q]
             sum_squares[row, q] = _flushed(sum_squares[row, q] + g * g, smallest)
-            table[row, q] = _flushed(
-                table[row, q] - lr * g / (np.sqrt(sum_squares[row, q]) + epsilon), smallest)
+            table[row, q] = _flushed(table[row, q] - lr * g / (np.sqrt(sum_squares[row, q]) + epsilon), smallest)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")

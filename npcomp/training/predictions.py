@@ -52,6 +52,7 @@ probability of the predicted class, 4 decimals), ``length_a``,
 ``length_b`` and the two sentences as above.  Their runs write no figure
 counts.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -60,6 +61,7 @@ from .encoding import EncodedPairs
 from .evaluation import pair_outputs, predict_relatedness, predict_split
 from npcomp.runfiles.figure_counts import counts_of, write_counts
 from npcomp.runfiles.rundir import RunDirectory, predictions_name
+
 
 def tree_shape(tree) -> tuple:
     """(height, span) of every node of ``tree``: the longest distance down to
@@ -98,15 +100,21 @@ def sentence_records(model, trees, outputs, classes: list | None = None) -> list
         listed = tree.label >= 0
         listed[tree.root] = True
         nodes = np.flatnonzero(listed)
-        records.append({
-            "sentence": index, "length": len(tree.tokens),
-            "gold": tree.label[nodes].tolist(), "predicted": predicted[nodes].tolist(),
-            "p": [round(float(probability[node, predicted[node]]), 4) for node in nodes],
-            "height": height[nodes].tolist(), "span": span[nodes].tolist(),
-            "gold_class": [names[label] if label >= 0 else None
-                           for label in tree.label[nodes].tolist()],
-            "predicted_class": [names[label] for label in predicted[nodes].tolist()],
-            "text": " ".join(tree.tokens), "source": tree.source or None})
+        records.append(
+            {
+                "sentence": index,
+                "length": len(tree.tokens),
+                "gold": tree.label[nodes].tolist(),
+                "predicted": predicted[nodes].tolist(),
+                "p": [round(float(probability[node, predicted[node]]), 4) for node in nodes],
+                "height": height[nodes].tolist(),
+                "span": span[nodes].tolist(),
+                "gold_class": [names[label] if label >= 0 else None for label in tree.label[nodes].tolist()],
+                "predicted_class": [names[label] for label in predicted[nodes].tolist()],
+                "text": " ".join(tree.tokens),
+                "source": tree.source or None,
+            }
+        )
     return records
 
 
@@ -114,21 +122,30 @@ def pair_records(split: EncodedPairs, predicted: np.ndarray) -> list:
     """One record per sentence pair (module docstring), gold and predicted on
     the scale of the pairs' own scores."""
     gold_scores, predicted = split.on_their_scale(split.scores), split.on_their_scale(predicted)
-    return [{"pair": index, "gold": round(float(gold), 6), "predicted": round(float(score), 6),
-             "length_a": len(split.left.trees[index].tokens),
-             "length_b": len(split.right.trees[index].tokens),
-             **_pair_sentences(split.left.trees[index], split.right.trees[index])}
-            for index, (gold, score) in enumerate(zip(gold_scores, predicted))]
+    return [
+        {
+            "pair": index,
+            "gold": round(float(gold), 6),
+            "predicted": round(float(score), 6),
+            "length_a": len(split.left.trees[index].tokens),
+            "length_b": len(split.right.trees[index].tokens),
+            **_pair_sentences(split.left.trees[index], split.right.trees[index]),
+        }
+        for index, (gold, score) in enumerate(zip(gold_scores, predicted))
+    ]
 
 
 def _pair_sentences(left, right) -> dict:
     """The two sentences of a pair record and where each came from."""
-    return {"text_a": " ".join(left.tokens), "text_b": " ".join(right.tokens),
-            "source_a": left.source or None, "source_b": right.source or None}
+    return {
+        "text_a": " ".join(left.tokens),
+        "text_b": " ".join(right.tokens),
+        "source_a": left.source or None,
+        "source_b": right.source or None,
+    }
 
 
-def pair_class_records(split: EncodedPairs, p_hat: np.ndarray,
-                       classes: list | None = None) -> list:
+def pair_class_records(split: EncodedPairs, p_hat: np.ndarray, classes: list | None = None) -> list:
     """One record per classified pair (module docstring) from its p_hat;
     the class names the split's own, else ``classes``."""
     predicted = p_hat.argmax(axis=1)
@@ -137,33 +154,39 @@ def pair_class_records(split: EncodedPairs, p_hat: np.ndarray,
     for index, (gold, guess) in enumerate(zip(split.labels.tolist(), predicted.tolist())):
         record = {"pair": index, "gold": gold, "predicted": guess}
         if names is not None:
-            record.update(gold_class=names[gold] if gold >= 0 else None,
-                          predicted_class=names[guess])
-        record.update(p=round(float(p_hat[index, guess]), 4),
-                      length_a=len(split.left.trees[index].tokens),
-                      length_b=len(split.right.trees[index].tokens),
-                      **_pair_sentences(split.left.trees[index], split.right.trees[index]))
+            record.update(gold_class=names[gold] if gold >= 0 else None, predicted_class=names[guess])
+        record.update(
+            p=round(float(p_hat[index, guess]), 4),
+            length_a=len(split.left.trees[index].tokens),
+            length_b=len(split.right.trees[index].tokens),
+            **_pair_sentences(split.left.trees[index], split.right.trees[index]),
+        )
         records.append(record)
     return records
 
 
-def predict_records(model, params, split, batch_size: int = 512, helpers=None,
-                    classes: list | None = None) -> list:
+def predict_records(model, params, split, batch_size: int = 512, helpers=None, classes: list | None = None) -> list:
     """The records of every sentence (pair) of an encoded split; ``classes``:
     the class names by number."""
     if isinstance(split, EncodedPairs) and model.head.classifies:
-        return pair_class_records(split, pair_outputs(model, params, split, batch_size,
-                                                      helpers), classes)
+        return pair_class_records(split, pair_outputs(model, params, split, batch_size, helpers), classes)
     if isinstance(split, EncodedPairs):
-        return pair_records(split, predict_relatedness(model, params, split, batch_size,
-                                                       helpers))
-    return sentence_records(model, split.trees, predict_split(model, params, split, batch_size),
-                            classes)
+        return pair_records(split, predict_relatedness(model, params, split, batch_size, helpers))
+    return sentence_records(model, split.trees, predict_split(model, params, split, batch_size), classes)
 
 
-def write_predictions(run_dir, model, params, split, split_name: str = "test",
-                      batch_size: int = 512, helpers=None, name: str | None = None,
-                      task: str | None = None, classes: list | None = None) -> str:
+def write_predictions(
+    run_dir,
+    model,
+    params,
+    split,
+    split_name: str = "test",
+    batch_size: int = 512,
+    helpers=None,
+    name: str | None = None,
+    task: str | None = None,
+    classes: list | None = None,
+) -> str:
     """Predict ``split`` (encoded) and write its records atomically into the
     run directory as ``name`` (default ``predictions_name(split_name)``);
     ``classes``: the class names by number (``run_data.named_classes``); the
@@ -178,4 +201,3 @@ def write_predictions(run_dir, model, params, split, split_name: str = "test",
     name = name if name is not None else predictions_name(split_name)
     directory.write_jsonl(name, records)
     return str(directory.file(name))
-

@@ -28,6 +28,7 @@ resumed run keeps the record of its start and adds the code it was resumed
 under when that differs (``resumed_under``).  Imports neither NumPy nor
 the trainer.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -61,21 +62,26 @@ def code_revision() -> dict:
     cleanliness when the package runs from a git checkout (None otherwise).  Read once
     per process: the code a process runs is the code it imported."""
     from npcomp.data.downloads.http_download import npcomp_version
+
     out = {"version": npcomp_version(), "commit": None, "tree": None, "clean": None}
     root = _PACKAGE.parent
 
     def git(*arguments) -> str | None:
         try:
-            done = subprocess.run(["git", "-C", str(root), *arguments], capture_output=True,
-                                  text=True, timeout=30, check=False)
+            done = subprocess.run(
+                ["git", "-C", str(root), *arguments], capture_output=True, text=True, timeout=30, check=False
+            )
         except (OSError, subprocess.SubprocessError):
             return None
         return done.stdout.strip() if done.returncode == 0 else None
 
     # the package's own checkout, not a repository that merely holds an installed copy
     top = git("rev-parse", "--show-toplevel")
-    if top is None or Path(top).resolve() != root.resolve() or \
-            git("ls-files", "--error-unmatch", "npcomp/__init__.py") is None:
+    if (
+        top is None
+        or Path(top).resolve() != root.resolve()
+        or git("ls-files", "--error-unmatch", "npcomp/__init__.py") is None
+    ):
         return out
     out["commit"] = git("rev-parse", "HEAD")
     out["tree"] = git("rev-parse", "HEAD:npcomp")
@@ -90,8 +96,7 @@ def _audit(event: str, arguments: tuple) -> None:
         return
     path, mode = arguments[0], arguments[1] if len(arguments) > 1 else "r"
     flags = arguments[2] if len(arguments) > 2 and isinstance(arguments[2], int) else 0
-    writes = (set(mode) & set("wax+") if isinstance(mode, str)
-              else flags & (os.O_WRONLY | os.O_RDWR))
+    writes = set(mode) & set("wax+") if isinstance(mode, str) else flags & (os.O_WRONLY | os.O_RDWR)
     if isinstance(path, (str, bytes, os.PathLike)) and not writes:
         files.add(os.fsdecode(path))
 
@@ -102,7 +107,7 @@ def files_read():
     (code and compiled kernels left out), filled as they are opened."""
     global _hooked
     if not _hooked:
-        sys.addaudithook(_audit)   # for the process's life; idle outside a block
+        sys.addaudithook(_audit)  # for the process's life; idle outside a block
         _hooked = True
     files = set()
     outer, _watch.files = getattr(_watch, "files", None), files
@@ -121,13 +126,14 @@ def _sha256(path: Path) -> str:
 
 
 def _is_data(path: Path) -> bool:
-    if path.suffix in _NOT_DATA or not path.is_file() or any(
-            part.endswith((".egg-info", ".dist-info")) for part in path.parts):
-        return False   # code, compiled kernels, a package's metadata
-    prefixes = {Path(prefix).resolve() for prefix in (sys.prefix, sys.base_prefix,
-                                                      sys.exec_prefix)}
-    return not any(path.is_relative_to(prefix)
-                   for prefix in (*prefixes, _PACKAGE, *_SYSTEM))
+    if (
+        path.suffix in _NOT_DATA
+        or not path.is_file()
+        or any(part.endswith((".egg-info", ".dist-info")) for part in path.parts)
+    ):
+        return False  # code, compiled kernels, a package's metadata
+    prefixes = {Path(prefix).resolve() for prefix in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+    return not any(path.is_relative_to(prefix) for prefix in (*prefixes, _PACKAGE, *_SYSTEM))
 
 
 def _shown(path: Path, data_dir: Path) -> str:
@@ -152,17 +158,13 @@ def parses_record(config: dict, paths, data_dir: str | Path) -> dict | None:
     if config.get("structure") not in ("dependency", "parsed"):
         return None
     data_dir = Path(data_dir).resolve()
-    parses = sorted(Path(path).resolve() for path in paths
-                    if Path(path).suffix in (".parents", ".rels", ".cparents"))
+    parses = sorted(Path(path).resolve() for path in paths if Path(path).suffix in (".parents", ".rels", ".cparents"))
     parses = [path for path in parses if path.is_file()]
     digests = {_shown(path, data_dir): _sha256(path) for path in parses}
-    combined = hashlib.sha256("".join(f"{name} {digest}\n" for name, digest in
-                                      digests.items()).encode()).hexdigest()
+    combined = hashlib.sha256("".join(f"{name} {digest}\n" for name, digest in digests.items()).encode()).hexdigest()
     record = {"digest": combined if digests else None, "files": sorted(digests)}
-    parser = {path.parent / PARSER_FILE for path in parses} | {
-        path.parent.parent / TREES_FILE for path in parses}
-    records = [json.loads(path.read_text(encoding="utf-8")) for path in sorted(parser)
-               if path.is_file()]
+    parser = {path.parent / PARSER_FILE for path in parses} | {path.parent.parent / TREES_FILE for path in parses}
+    records = [json.loads(path.read_text(encoding="utf-8")) for path in sorted(parser) if path.is_file()]
     records = [record for record in records if isinstance(record, dict) and "parser" in record]
     record["parser"] = records[0] if len(records) == 1 else (records or None)
     return record
@@ -173,6 +175,7 @@ def record_provenance(metrics: dict, config: dict, paths) -> dict:
     ``paths``; a resumed run's record (already there) keeps its start and
     notes the code it resumes under when that differs."""
     from npcomp.data.datasets.tasks import default_data_dir
+
     code = code_revision()
     old = metrics.get("provenance")
     if isinstance(old, dict) and old.get("code"):
@@ -199,8 +202,7 @@ def note_load(metrics: dict) -> None:
         return
     if not isinstance(record, dict):
         return
-    seen = record.setdefault("load", {"cores": os.cpu_count(), "samples": 0,
-                                      "mean_1min": 0.0, "max_1min": 0.0})
+    seen = record.setdefault("load", {"cores": os.cpu_count(), "samples": 0, "mean_1min": 0.0, "max_1min": 0.0})
     seen["samples"] += 1
     seen["mean_1min"] += (load - seen["mean_1min"]) / seen["samples"]
     seen["max_1min"] = max(seen["max_1min"], load)

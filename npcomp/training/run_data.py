@@ -11,6 +11,7 @@ what the run records of the files (``TaskData.record``: each file's path,
 format, size and SHA-256, how the dev split and the trees were made, the
 folds), which ``metrics.json`` keeps under ``data``.
 """
+
 from __future__ import annotations
 
 from npcomp.data.datasets import FILE_TASKS, PAIR_TASKS
@@ -31,21 +32,38 @@ def run_task(config: dict, echo=None) -> TaskData:
     """The task ``config`` trains on, every split of it; ``echo`` is told
     when plain sentences get right-branching trees for want of spaCy."""
     if not is_file_run(config):
-        return load_task(config["task"], config.get("data_dir"), config["structure"],
-                         seed=config["seed"], spans=config["supervision"] == "spans",
-                         parses_dir=config.get("parses_dir"), neutral=config["neutral"])
+        return load_task(
+            config["task"],
+            config.get("data_dir"),
+            config["structure"],
+            seed=config["seed"],
+            spans=config["supervision"] == "spans",
+            parses_dir=config.get("parses_dir"),
+            neutral=config["neutral"],
+        )
     folds = config.get("folds")
-    own = load_files(config["train"], config.get("dev"), config.get("test"),
-                     classes=config.get("classes"), dev_fraction=config["dev_fraction"],
-                     seed=config["data_seed"], score_range=config.get("score_range"),
-                     text_trees=text_trees_of(config, echo),
-                     fold=(config["fold"], folds) if folds is not None else None)
+    own = load_files(
+        config["train"],
+        config.get("dev"),
+        config.get("test"),
+        classes=config.get("classes"),
+        dev_fraction=config["dev_fraction"],
+        seed=config["data_seed"],
+        score_range=config.get("score_range"),
+        text_trees=text_trees_of(config, echo),
+        fold=(config["fold"], folds) if folds is not None else None,
+    )
     record = own.record()
-    if TASK_NAMES[record["kind"]] != config["task"]:   # the file replaced since
-        kinds = {"files": "labelled sentences", "file-pairs": "scored sentence pairs",
-                 "file-pair-labels": "labelled sentence pairs"}
-        raise DataError(f"holds {kinds[TASK_NAMES[record['kind']]]}, but the run was made "
-                        f"for {kinds[config['task']]}", config["train"])
+    if TASK_NAMES[record["kind"]] != config["task"]:  # the file replaced since
+        kinds = {
+            "files": "labelled sentences",
+            "file-pairs": "scored sentence pairs",
+            "file-pair-labels": "labelled sentence pairs",
+        }
+        raise DataError(
+            f"holds {kinds[TASK_NAMES[record['kind']]]}, but the run was made for {kinds[config['task']]}",
+            config["train"],
+        )
     _check_head(config, record)
     if record["kind"] in ("labels", "pair-labels"):
         config["classes"] = record["classes"]
@@ -55,15 +73,26 @@ def run_task(config: dict, echo=None) -> TaskData:
     return own.task
 
 
-def text_trees_of(config: dict, echo=None, tree: str | None = None,
-                  n_classes: int | None = None, input: str | None = None,
-                  class_names: list | None = None) -> TextTrees:
+def text_trees_of(
+    config: dict,
+    echo=None,
+    tree: str | None = None,
+    n_classes: int | None = None,
+    input: str | None = None,
+    class_names: list | None = None,
+) -> TextTrees:
     """Plain text to the trees a file run reads (its structure and ``tree``
     option; ``tree`` given here instead: ``--tree`` of predict; ``input``
     and ``class_names``: ``TextTrees``'s, for lines typed or piped)."""
     warn = None if echo is None else (lambda message: echo(f"npcomp: {message}"))
-    return TextTrees(config["structure"], tree if tree is not None else config.get("tree"),
-                     warn=warn, n_classes=n_classes, input=input, class_names=class_names)
+    return TextTrees(
+        config["structure"],
+        tree if tree is not None else config.get("tree"),
+        warn=warn,
+        n_classes=n_classes,
+        input=input,
+        class_names=class_names,
+    )
 
 
 def _check_head(config: dict, record: dict) -> None:
@@ -71,22 +100,29 @@ def _check_head(config: dict, record: dict) -> None:
     as text, unless the names were given in order."""
     if config.get("head") == "ordinal" and record["class_order"] == "sorted":
         names = ",".join(record["classes"])
-        raise ConfigError("classes", f"not given, and --head ordinal ranks the classes in "
-                                     f"their order: the labels' names sorted ({names}) are "
-                                     "rarely it; give them in order (--classes A,B,...)")
+        raise ConfigError(
+            "classes",
+            f"not given, and --head ordinal ranks the classes in "
+            f"their order: the labels' names sorted ({names}) are "
+            "rarely it; give them in order (--classes A,B,...)",
+        )
 
 
-def read_run_file(config: dict, path, labelled: bool = True, echo=None,
-                  tree: str | None = None) -> tuple:
+def read_run_file(config: dict, path, labelled: bool = True, echo=None, tree: str | None = None) -> tuple:
     """(examples, how each tree was made) of one more file for a run trained
     on files: its trees labelled with the run's classes, or its pairs'
     scores checked against the run's range (``labelled=False``: labels and
     scores optional); ``tree``: another ``--tree`` than the run's."""
     to_trees = text_trees_of(config, echo, tree)
     scored = config["task"] == "file-pairs"
-    items = read_labelled_file(path, to_trees, classes=None if scored else config.get("classes"),
-                               score_range=config.get("score_range") if scored else None,
-                               labelled=labelled, pairs=config["task"] in PAIR_TASKS)
+    items = read_labelled_file(
+        path,
+        to_trees,
+        classes=None if scored else config.get("classes"),
+        score_range=config.get("score_range") if scored else None,
+        labelled=labelled,
+        pairs=config["task"] in PAIR_TASKS,
+    )
     return items, list(to_trees.made)
 
 
@@ -126,11 +162,16 @@ def check_run_data(config: dict) -> None:
     from npcomp.configuration.defaults import matrix_embedding_dim
     from .encoding import check_splits
     from npcomp.configuration.options import cell_options
+
     task = run_task(dict(config))
     # the smallest cell of the run's kind: only its structure is checked
     small = dict(config, dim=2)
-    cell = make_cell(config["model"], matrix_embedding_dim(small) or 2, 2,
-                     **{option: config.get(option) for option in cell_options()})
+    cell = make_cell(
+        config["model"],
+        matrix_embedding_dim(small) or 2,
+        2,
+        **{option: config.get(option) for option in cell_options()},
+    )
     check_splits(task, cell)
 
 
@@ -145,6 +186,10 @@ def score_scale_of(config: dict, n_ratings: int) -> tuple | None:
 def file_task_data(config: dict, n_classes: int, items: list, name: str = "file") -> TaskData:
     """One more file's examples (``read_run_file``) as a task of one split,
     ``name``, for ``encoding.check_splits`` and ``encode_task``."""
-    return TaskData(config["task"], n_classes, {name: items},
-                    score_scale=score_scale_of(config, n_classes),
-                    class_names=tuple(own_class_names(config, n_classes) or ()) or None)
+    return TaskData(
+        config["task"],
+        n_classes,
+        {name: items},
+        score_scale=score_scale_of(config, n_classes),
+        class_names=tuple(own_class_names(config, n_classes) or ()) or None,
+    )

@@ -2,6 +2,7 @@
 the vocabulary, the model, its initial parameters and optimiser, and the
 metrics record it starts from (``prepare_run``), held together as a
 ``Run`` that the trainer's steps share (``trainer.py``)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ from .shards import ShardedGradient
 @dataclass
 class Run:
     """A training run under way: what its steps share."""
+
     config: dict
     directory: RunDirectory
     task: object
@@ -46,15 +48,14 @@ class Run:
     echo: object = print
     recent_losses: list = field(default_factory=list)
     callbacks: tuple = ()
-    stopped: bool = False   # a callback asked to stop
+    stopped: bool = False  # a callback asked to stop
 
     @property
     def selected(self) -> str:
         return selection_metric(self.config["task"])
 
 
-def prepare_run(config: dict, directory: RunDirectory, saved: dict | None, echo,
-                data=None) -> Run:
+def prepare_run(config: dict, directory: RunDirectory, saved: dict | None, echo, data=None) -> Run:
     """Read the data (``data`` when given) and the vectors of a fresh run,
     check every split against the model, and build the model, parameters and
     optimiser."""
@@ -72,34 +73,61 @@ def prepare_run(config: dict, directory: RunDirectory, saved: dict | None, echo,
         check_same_data(saved, fingerprints, config, directory)
         vocab = Vocabulary.from_list(list(saved["vocab"]))
     else:
-        vocab = Vocabulary.from_trees(t for split in SPLITS if split in task.splits
-                                      for t in task_trees(task, split))
+        vocab = Vocabulary.from_trees(t for split in SPLITS if split in task.splits for t in task_trees(task, split))
     model = build_model(config, vocab, task.n_classes)
     check_splits(task, model.cell)
-    splits = encode_task(task, vocab)   # a user's pair scores as the head's ratings
+    splits = encode_task(task, vocab)  # a user's pair scores as the head's ratings
     # per-epoch training accuracy (Nayebi's curves) on the training sentences
-    train_sentences = (encode(task.train_sentences, vocab) if task.train_sentences is not None
-                       else splits["train"])
+    train_sentences = encode(task.train_sentences, vocab) if task.train_sentences is not None else splits["train"]
     if isinstance(splits["train"], EncodedSplit):
-        splits["train"].labels = [supervised_labels(tree, config["supervision"])
-                                  for tree in splits["train"].trees]
+        splits["train"].labels = [supervised_labels(tree, config["supervision"]) for tree in splits["train"].trees]
     rng = np.random.default_rng(config["seed"])
     report = {}
     params = initial_parameters(config, model, vocab, vectors, rng, report)
     dtype = DTYPES[config["dtype"]]
     optimizer = make_optimizer(
-        config["optimizer"], size=model.layout.size, dense_size=model.dense_size,
+        config["optimizer"],
+        size=model.layout.size,
+        dense_size=model.dense_size,
         embedding_offset=model.layout["embedding"].offset,
-        embedding_dim=config["embedding_dim"], lr=config["lr"], embedding_lr=config["emb_lr"],
-        dtype=dtype, embedding_rule=config["emb_optimizer"], epsilon=config.get("epsilon"))
-    metrics = {"model": config["model"], "task": config["task"], "config": config,
-               "epochs": [], "best_epoch": None, "best_at": None, "dev": None, "test": None,
-               "train_wall_s": 0.0, "train_sentences_per_s": None,
-               "parameters": int(model.dense_size), "vocabulary": len(vocab),
-               "embedding": report.get("embedding"), "machine": machine_description()}
-    if task.record is not None:   # what the run read of the user's files
+        embedding_dim=config["embedding_dim"],
+        lr=config["lr"],
+        embedding_lr=config["emb_lr"],
+        dtype=dtype,
+        embedding_rule=config["emb_optimizer"],
+        epsilon=config.get("epsilon"),
+    )
+    metrics = {
+        "model": config["model"],
+        "task": config["task"],
+        "config": config,
+        "epochs": [],
+        "best_epoch": None,
+        "best_at": None,
+        "dev": None,
+        "test": None,
+        "train_wall_s": 0.0,
+        "train_sentences_per_s": None,
+        "parameters": int(model.dense_size),
+        "vocabulary": len(vocab),
+        "embedding": report.get("embedding"),
+        "machine": machine_description(),
+    }
+    if task.record is not None:  # what the run read of the user's files
         metrics["data"] = task.record
-    return Run(config=config, directory=directory, task=task, vocab=vocab, splits=splits,
-               train_sentences=train_sentences, model=model, params=params,
-               grads=params.zeros_like(), optimizer=optimizer, rng=rng, metrics=metrics,
-               fingerprints=fingerprints, echo=echo)
+    return Run(
+        config=config,
+        directory=directory,
+        task=task,
+        vocab=vocab,
+        splits=splits,
+        train_sentences=train_sentences,
+        model=model,
+        params=params,
+        grads=params.zeros_like(),
+        optimizer=optimizer,
+        rng=rng,
+        metrics=metrics,
+        fingerprints=fingerprints,
+        echo=echo,
+    )

@@ -29,6 +29,7 @@ Helpers are forked on Linux, by a process allowed to have children (a Dask
 worker's processes are daemons, which may not): ``can_fork`` says whether
 they can run here; where they cannot, shards.py uses threads.
 """
+
 from __future__ import annotations
 
 import mmap
@@ -52,17 +53,18 @@ def can_fork() -> bool:
     """Whether this process can fork helper processes: on Linux (forking a
     process that has used macOS's system libraries is not safe), outside a
     daemon process such as a Dask worker's."""
-    return (sys.platform.startswith("linux")
-            and "fork" in multiprocessing.get_all_start_methods()
-            and not multiprocessing.current_process().daemon)
+    return (
+        sys.platform.startswith("linux")
+        and "fork" in multiprocessing.get_all_start_methods()
+        and not multiprocessing.current_process().daemon
+    )
 
 
 def share(params: Parameters) -> Parameters:
     """A copy of ``params`` in memory that processes forked later share
     (an anonymous shared mapping)."""
     size = max(params.flat.nbytes, 1)
-    buffer = mmap.mmap(-1, size, flags=mmap.MAP_SHARED,
-                       prot=mmap.PROT_READ | mmap.PROT_WRITE)
+    buffer = mmap.mmap(-1, size, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ | mmap.PROT_WRITE)
     flat = np.frombuffer(buffer, dtype=params.flat.dtype, count=params.flat.shape[0])
     flat[...] = params.flat
     return Parameters(params.layout, flat=flat)
@@ -100,8 +102,7 @@ class MaskMemory:
     ALIGN = 64
 
     def __init__(self, size: int = MASK_BYTES):
-        self.memory = mmap.mmap(-1, size, flags=mmap.MAP_SHARED,
-                                prot=mmap.PROT_READ | mmap.PROT_WRITE)
+        self.memory = mmap.mmap(-1, size, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ | mmap.PROT_WRITE)
         self.size = size
 
     def pack(self, masks: DropoutMasks):
@@ -110,8 +111,7 @@ class MaskMemory:
         if masks is None:
             return None
         arrays = [masks.embedding, *masks.classifier, *(masks.recurrent or [])]
-        needed = sum(-(-array.nbytes // self.ALIGN) * self.ALIGN
-                     for array in arrays if array is not None)
+        needed = sum(-(-array.nbytes // self.ALIGN) * self.ALIGN for array in arrays if array is not None)
         if needed > self.size:
             return masks
         offset, described = 0, []
@@ -131,11 +131,11 @@ class MaskMemory:
         if not (isinstance(sent, tuple) and sent and sent[0] == "packed"):
             return sent
         _, classifiers, recurrent, described = sent
-        arrays = [None if entry is None else
-                  np.ndarray(entry[1], np.dtype(entry[2]), buffer=self.memory, offset=entry[0])
-                  for entry in described]
-        return DropoutMasks(arrays[1:1 + classifiers], arrays[0],
-                            arrays[1 + classifiers:] if recurrent else None)
+        arrays = [
+            None if entry is None else np.ndarray(entry[1], np.dtype(entry[2]), buffer=self.memory, offset=entry[0])
+            for entry in described
+        ]
+        return DropoutMasks(arrays[1 : 1 + classifiers], arrays[0], arrays[1 + classifiers :] if recurrent else None)
 
 
 class ShardProcessError(RuntimeError):
@@ -150,8 +150,9 @@ class HelperStopped(ShardProcessError):
 
     def __init__(self, helper: int, pid: int | None, exitcode: int | None):
         self.helper, self.pid, self.exitcode = helper, pid, exitcode
-        super().__init__(f"helper process {helper} (pid {pid}, computing shard {helper} of "
-                         f"each minibatch) {_how_it_ended(exitcode)}")
+        super().__init__(
+            f"helper process {helper} (pid {pid}, computing shard {helper} of each minibatch) {_how_it_ended(exitcode)}"
+        )
 
 
 def _how_it_ended(exitcode: int | None) -> str:
@@ -175,12 +176,15 @@ class ShardProcesses:
     a helper's copy would hold after the run has let it go); ``mask_bytes``:
     each helper's memory for dropout masks (``MaskMemory``)."""
 
-    def __init__(self, model, params: Parameters, buffers: list, count: int,
-                 private: tuple = (), mask_bytes: int = MASK_BYTES):
+    def __init__(
+        self, model, params: Parameters, buffers: list, count: int, private: tuple = (), mask_bytes: int = MASK_BYTES
+    ):
         for shared in [params] + buffers:
             if not is_shared(shared):
-                raise ValueError("helper processes read the parameters and write the "
-                                 "gradients in shared memory: pass them through share()")
+                raise ValueError(
+                    "helper processes read the parameters and write the "
+                    "gradients in shared memory: pass them through share()"
+                )
         self.model = model
         self.params = params
         self.private = tuple(private)
@@ -191,8 +195,9 @@ class ShardProcesses:
         self.processes = []
         for helper in range(count):
             parent_end, child_end = context.Pipe()
-            process = context.Process(target=self._serve, args=(child_end, parent_end, helper),
-                                      daemon=True, name="npcomp-shards")
+            process = context.Process(
+                target=self._serve, args=(child_end, parent_end, helper), daemon=True, name="npcomp-shards"
+            )
             process.start()
             child_end.close()
             self.connections.append(parent_end)
@@ -215,16 +220,15 @@ class ShardProcesses:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         while True:
             job = _received(connection)
-            if job is None:   # stop, or the training process is gone
+            if job is None:  # stop, or the training process is gone
                 break
             k, batch, masks, *rest = job
             try:
-                reply = ("done", self._pass(k, batch, self.mask_memories[helper].unpack(masks),
-                                            *rest))
-            except BaseException as error:   # sent back whole, raised there
+                reply = ("done", self._pass(k, batch, self.mask_memories[helper].unpack(masks), *rest))
+            except BaseException as error:  # sent back whole, raised there
                 reply = ("error", error)
             order = _received(connection)
-            if order is None:   # closed mid-step (the training process was interrupted or died)
+            if order is None:  # closed mid-step (the training process was interrupted or died)
                 break
             try:
                 self._leave_zero(k, reply, order == "add")
@@ -233,7 +237,7 @@ class ShardProcesses:
             if not _sent(connection, reply):
                 break
         connection.close()
-        os._exit(0)   # nothing of the training process's to clean up here
+        os._exit(0)  # nothing of the training process's to clean up here
 
     def _leave_zero(self, k: int, reply: tuple, add: bool) -> None:
         """Shard k's buffer added into buffers[0] (``add``, after a pass that
@@ -250,11 +254,17 @@ class ShardProcesses:
     def _pass(self, k: int, batch, masks, average: str, normaliser: int, errors: dict) -> tuple:
         with np.errstate(**errors):
             return self.model.loss_and_gradient(
-                self.params, batch, self.buffers[k], masks=masks, average=average,
-                l2=0.0, accumulate=True, normaliser=normaliser)
+                self.params,
+                batch,
+                self.buffers[k],
+                masks=masks,
+                average=average,
+                l2=0.0,
+                accumulate=True,
+                normaliser=normaliser,
+            )
 
-    def compute(self, shards: list, local_pass, average: str, normaliser: int,
-                errors: dict, meanwhile=None) -> list:
+    def compute(self, shards: list, local_pass, average: str, normaliser: int, errors: dict, meanwhile=None) -> list:
         """[(J_k, rows_k)] of every shard: shards 1.. sent to the helpers in
         turn, shard 0 by ``local_pass(0)`` here meanwhile, shards no helper
         takes (more shards than helpers + 1) here after it.  Then the helpers
@@ -276,9 +286,8 @@ class ShardProcesses:
             # sentence whose state overflows, which happens here too
             masks = self.mask_memories[k - 1].pack(shards[k].masks)
             try:
-                self.connections[k - 1].send((k, shards[k].batch, masks, average,
-                                              normaliser, errors))
-            except (EOFError, OSError):   # broken or reset: the helper is gone
+                self.connections[k - 1].send((k, shards[k].batch, masks, average, normaliser, errors))
+            except (EOFError, OSError):  # broken or reset: the helper is gone
                 failure = self._stopped(k)
                 break
             sent.append(k)
@@ -300,7 +309,7 @@ class ShardProcesses:
                     failure = error
             try:
                 status, value = self.connections[k - 1].recv()
-            except (EOFError, OSError):   # gone: closed, or reset after an order it missed
+            except (EOFError, OSError):  # gone: closed, or reset after an order it missed
                 status, value = "error", self._stopped(k)
             if status == "error":
                 failure = failure or _naming_the_sentence(value, shards[k].trees)
@@ -337,7 +346,7 @@ class ShardProcesses:
         for connection in self.connections:
             try:
                 connection.send(None)
-            except (EOFError, OSError):   # a helper already gone
+            except (EOFError, OSError):  # a helper already gone
                 pass
         for process, connection in zip(self.processes, self.connections):
             process.join(timeout=10)
@@ -367,10 +376,9 @@ def _sent(connection, reply: tuple) -> bool:
             connection.send(reply)
         except (EOFError, OSError):
             raise
-        except Exception:   # pickling failed before anything was written
-            connection.send(("error", ShardProcessError(
-                f"a shard failed in a helper process: {reply[1]!r}")))
-    except (EOFError, OSError):   # broken or reset: the training process is gone
+        except Exception:  # pickling failed before anything was written
+            connection.send(("error", ShardProcessError(f"a shard failed in a helper process: {reply[1]!r}")))
+    except (EOFError, OSError):  # broken or reset: the training process is gone
         return False
     return True
 

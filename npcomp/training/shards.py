@@ -33,6 +33,7 @@ the GIL, so shards on threads compute at once, but the Python of each
 level's calls runs on one thread at a time and the GIL changes hands at
 every call: helper processes (``start_shards``) have no GIL between them.
 """
+
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor, wait
@@ -60,7 +61,7 @@ def shard_bounds(sizes, shards: int) -> list:
     cuts = [0]
     for k in range(1, count):
         target = k * total
-        after = int(np.searchsorted(scaled, target))   # the first cut at or past it
+        after = int(np.searchsorted(scaled, target))  # the first cut at or past it
         nearest = after
         if after > 0 and target - scaled[after - 1] < scaled[after] - target:
             nearest = after - 1
@@ -76,6 +77,7 @@ class Shard:
     minibatch's order), their batch (a forest, or a PairBatch), its trees in
     the forest's order (to name a sentence whose state overflows) and its
     dropout masks."""
+
     indices: np.ndarray
     batch: object
     trees: list
@@ -117,8 +119,7 @@ class ShardedGradient:
         caller's included: read the sum from ``self.grads`` from now on.
         Call ``close`` when done."""
         self.buffers = [share(buffer) for buffer in self.buffers]
-        self.processes = ShardProcesses(self.model, params, self.buffers,
-                                        min(count, len(self.buffers) - 1), private)
+        self.processes = ShardProcesses(self.model, params, self.buffers, min(count, len(self.buffers) - 1), private)
 
     def close(self) -> None:
         """Stop the helper processes, if any."""
@@ -126,8 +127,16 @@ class ShardedGradient:
             self.processes.close()
             self.processes = None
 
-    def shards_of(self, params: Parameters, split, indices, rng=None, dropout: float = 0.0,
-                  embedding_dropout: float = 0.0, recurrent_dropout=0.0) -> list:
+    def shards_of(
+        self,
+        params: Parameters,
+        split,
+        indices,
+        rng=None,
+        dropout: float = 0.0,
+        embedding_dropout: float = 0.0,
+        recurrent_dropout=0.0,
+    ) -> list:
         """The shards (Shard) of the minibatch ``indices`` of ``split`` (an
         encoded split: ``batch``, ``forest_trees``, ``node_counts``), their
         dropout masks drawn from ``rng`` in shard order."""
@@ -136,13 +145,13 @@ class ShardedGradient:
         for start, stop in shard_bounds(split.node_counts(indices), len(self.buffers)):
             part = indices[start:stop]
             batch = split.batch(part)
-            masks = self.model.draw_masks(params, batch, rng, dropout, embedding_dropout,
-                                          recurrent_dropout)
+            masks = self.model.draw_masks(params, batch, rng, dropout, embedding_dropout, recurrent_dropout)
             shards.append(Shard(part, batch, split.forest_trees(part), masks))
         return shards
 
-    def loss_and_gradient(self, params: Parameters, shards: list, average: str = "sentences",
-                          l2: float = 0.0, meanwhile=None) -> tuple:
+    def loss_and_gradient(
+        self, params: Parameters, shards: list, average: str = "sentences", l2: float = 0.0, meanwhile=None
+    ) -> tuple:
         """(J, rows) of the minibatch made of ``shards`` (``shards_of``): J its
         objective (module docstring), its gradient added into ``grads``, rows
         (r,) the sorted embedding rows it read (what the sparse step updates).
@@ -163,13 +172,19 @@ class ShardedGradient:
             shard = shards[k]
             with naming_the_sentence(shard.trees), np.errstate(**errors):
                 return self.model.loss_and_gradient(
-                    params, shard.batch, self.buffers[k], masks=shard.masks, average=average,
-                    l2=l2 if k == 0 else 0.0, accumulate=True, normaliser=normaliser)
+                    params,
+                    shard.batch,
+                    self.buffers[k],
+                    masks=shard.masks,
+                    average=average,
+                    l2=l2 if k == 0 else 0.0,
+                    accumulate=True,
+                    normaliser=normaliser,
+                )
 
-        summed = 1   # shards whose gradients are in the sum
+        summed = 1  # shards whose gradients are in the sum
         if self.processes is not None and params.flat is self.processes.params.flat:
-            results = self.processes.compute(shards, shard_pass, average, normaliser, errors,
-                                             meanwhile)
+            results = self.processes.compute(shards, shard_pass, average, normaliser, errors, meanwhile)
             summed += self.processes.helped(len(shards))
         else:
             results = self._each_shard(shard_pass, len(shards), meanwhile)
@@ -212,8 +227,7 @@ class ShardedGradient:
         return np.unique(np.concatenate(shard_rows))
 
 
-def start_shards(model, params: Parameters, grads: Parameters, shards: int,
-                 threads: int, private: tuple = ()) -> tuple:
+def start_shards(model, params: Parameters, grads: Parameters, shards: int, threads: int, private: tuple = ()) -> tuple:
     """(sharded, params, helpers) of a run computing ``shards`` shards on
     ``threads`` threads: at threads > 1, helper processes take shards 1..
     of each minibatch where this process can fork them

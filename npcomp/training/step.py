@@ -4,6 +4,7 @@ non-finite loss, gradient or optimiser state; a diverging loss), and the
 update; and the warm-up that compiles a run's kernels before its first
 timed step (``warm_up``).  ``run`` is the trainer's ``Run``.
 """
+
 from __future__ import annotations
 
 import copy
@@ -36,8 +37,7 @@ DIVERGENCE_FACTOR = 10.0
 DIVERGENCE_WINDOW = 10
 
 
-def train_step(run, indices, epoch: int, minibatch: int, shards=None,
-               following=None) -> tuple:
+def train_step(run, indices, epoch: int, minibatch: int, shards=None, following=None) -> tuple:
     """One minibatch, in the run's shards (shards.py): loss and gradient,
     checked, then the update.  ``shards``: this minibatch's, when the step
     before cut them; ``following``: the indices of the next minibatch, or
@@ -48,18 +48,16 @@ def train_step(run, indices, epoch: int, minibatch: int, shards=None,
     masks drawn from the run's generator after this one's, as they would be
     in a step of their own: the same numbers either way."""
     config = run.config
-    if run.sharded is None:   # a run not started by ``train`` (estimate.py): threads only
+    if run.sharded is None:  # a run not started by ``train`` (estimate.py): threads only
         run.sharded = ShardedGradient(run.model, run.grads, config["shards"], run.helper)
     regularisation = _regularisation(config)
     l2 = regularisation.pop("l2")
     if shards is None:
-        shards = run.sharded.shards_of(run.params, run.splits["train"], indices, run.rng,
-                                       **regularisation)
+        shards = run.sharded.shards_of(run.params, run.splits["train"], indices, run.rng, **regularisation)
     ahead = []
 
     def cut_the_next() -> None:
-        ahead.append(run.sharded.shards_of(run.params, run.splits["train"], following,
-                                           run.rng, **regularisation))
+        ahead.append(run.sharded.shards_of(run.params, run.splits["train"], following, run.rng, **regularisation))
 
     # numbers out of range are checked below and stop the run with a message:
     # NumPy's overflow warnings would only print before it.  The buffer is
@@ -68,8 +66,8 @@ def train_step(run, indices, epoch: int, minibatch: int, shards=None,
     try:
         with np.errstate(over="ignore", invalid="ignore"):
             loss, rows = run.sharded.loss_and_gradient(
-                run.params, shards, config["average"], l2,
-                meanwhile=None if following is None else cut_the_next)
+                run.params, shards, config["average"], l2, meanwhile=None if following is None else cut_the_next
+            )
     except HelperStopped as error:
         # the sum may hold half an addition: the step is not taken
         stop_run(run, f"{error} at {where}", HelperLost)
@@ -84,8 +82,11 @@ def train_step(run, indices, epoch: int, minibatch: int, shards=None,
     if fixed:
         run.grads["embedding"][rows] = 0.0
     if not all(_finite(run, state, rows) for state in run.optimizer.state.values()):
-        stop_run(run, f"the optimiser's state became non-finite at {where} (gradients too large "
-                   "to square: word vectors or a learning rate far out of scale)")
+        stop_run(
+            run,
+            f"the optimiser's state became non-finite at {where} (gradients too large "
+            "to square: word vectors or a learning rate far out of scale)",
+        )
     return loss, (ahead[0] if ahead else None)
 
 
@@ -94,9 +95,9 @@ def _finite(run, flat: np.ndarray, rows) -> bool:
     part and on the embedding ``rows`` a minibatch touched."""
     embedding = run.model.layout["embedding"]
     dim = run.config["embedding_dim"]
-    if not np.isfinite(flat[:run.model.dense_size]).all():
+    if not np.isfinite(flat[: run.model.dense_size]).all():
         return False
-    table = flat[embedding.offset:embedding.offset + embedding.size].reshape(-1, dim)
+    table = flat[embedding.offset : embedding.offset + embedding.size].reshape(-1, dim)
     return bool(np.isfinite(table[rows]).all())
 
 
@@ -112,13 +113,15 @@ def _check_divergence(run, loss: float, batches: list, where: str) -> None:
         run.metrics["initial_loss"] = per_unit
     run.recent_losses = (run.recent_losses + [per_unit])[-DIVERGENCE_WINDOW:]
     recent = float(np.mean(run.recent_losses))
-    if (len(run.recent_losses) == DIVERGENCE_WINDOW
-            and recent > DIVERGENCE_FACTOR * run.metrics["initial_loss"]):
-        stop_run(run, f"training diverged at {where}: the loss of the latest "
-                   f"{DIVERGENCE_WINDOW} minibatches, {recent:.4g} per labelled "
-                   f"{'pair' if run.task.name in PAIR_TASKS else 'node'}, is over "
-                   f"{DIVERGENCE_FACTOR:g} times the {run.metrics['initial_loss']:.4g} of the "
-                   "model as initialised")
+    if len(run.recent_losses) == DIVERGENCE_WINDOW and recent > DIVERGENCE_FACTOR * run.metrics["initial_loss"]:
+        stop_run(
+            run,
+            f"training diverged at {where}: the loss of the latest "
+            f"{DIVERGENCE_WINDOW} minibatches, {recent:.4g} per labelled "
+            f"{'pair' if run.task.name in PAIR_TASKS else 'node'}, is over "
+            f"{DIVERGENCE_FACTOR:g} times the {run.metrics['initial_loss']:.4g} of the "
+            "model as initialised",
+        )
 
 
 def stop_run(run, reason: str, kind: type = TrainingStopped) -> None:
@@ -127,14 +130,19 @@ def stop_run(run, reason: str, kind: type = TrainingStopped) -> None:
     non-finite is ever written)."""
     done = len(run.metrics["epochs"])
     saved = run.directory.holds("checkpoint.npz")
-    kept = ("its best model (model.npz) and last checkpoint are those of its latest dev "
-            f"evaluation (after epoch {done} or inside epoch {done + 1})" if saved else
-            "no dev evaluation came before, so it holds no model (start it again with "
-            "overwrite)")
+    kept = (
+        "its best model (model.npz) and last checkpoint are those of its latest dev "
+        f"evaluation (after epoch {done} or inside epoch {done + 1})"
+        if saved
+        else "no dev evaluation came before, so it holds no model (start it again with overwrite)"
+    )
     run.directory.append_log({"event": "stopped", "reason": reason})
     if kind is HelperLost:
-        advice = (f"Resume it from there (npcomp train --resume {run.directory.path}; "
-                  "resume=True in Python)" if saved else "Start it again")
+        advice = (
+            f"Resume it from there (npcomp train --resume {run.directory.path}; resume=True in Python)"
+            if saved
+            else "Start it again"
+        )
     else:
         advice = "A lower learning rate (lr, emb_lr) or stronger regularisation usually helps"
     raise kind(f"{reason}. {run.directory.path}: {kept}. {advice}")
@@ -143,9 +151,12 @@ def stop_run(run, reason: str, kind: type = TrainingStopped) -> None:
 def _regularisation(config) -> dict:
     """The training step's weight decay and dropout rates, as keyword arguments
     of ``loss_and_gradient`` (the warm-up must take the same code paths)."""
-    return {"l2": config["l2"], "dropout": config["dropout"],
-            "embedding_dropout": config["embedding_dropout"],
-            "recurrent_dropout": config["recurrent_dropout"]}
+    return {
+        "l2": config["l2"],
+        "dropout": config["dropout"],
+        "embedding_dropout": config["embedding_dropout"],
+        "recurrent_dropout": config["recurrent_dropout"],
+    }
 
 
 def warm_up(model, params, optimizer, split, config):
@@ -156,12 +167,11 @@ def warm_up(model, params, optimizer, split, config):
     from a generator of its own, and updates copies, so the run's random
     stream, parameters and optimiser state stay as they were."""
     trees = split.left if isinstance(split, EncodedPairs) else split
-    sizes = np.fromiter((len(words) for words in trees.words), dtype=np.int64,
-                        count=len(trees))
+    sizes = np.fromiter((len(words) for words in trees.words), dtype=np.int64, count=len(trees))
     batch = split.batch(np.argsort(sizes, kind="stable")[-2:])
     grads = params.zeros_like()
-    _, rows = model.loss_and_gradient(params, batch, grads, rng=np.random.default_rng(0),
-                                      accumulate=True, **_regularisation(config))
-    copy.deepcopy(optimizer).step(params.flat.copy(), grads.flat,
-                                  None if config["fixed_embeddings"] else rows)
+    _, rows = model.loss_and_gradient(
+        params, batch, grads, rng=np.random.default_rng(0), accumulate=True, **_regularisation(config)
+    )
+    copy.deepcopy(optimizer).step(params.flat.copy(), grads.flat, None if config["fixed_embeddings"] else rows)
     model.outputs(params, batch)

@@ -31,6 +31,7 @@ numba's threads are left alone: no kernel is compiled ``parallel=True``,
 so numba never starts a pool of its own (tests/training/test_thread_pools.py
 checks the kernels).
 """
+
 from __future__ import annotations
 
 import threading
@@ -42,8 +43,8 @@ __all__ = ["BLAS_THREADS", "pinned_thread_pools"]
 BLAS_THREADS = 1
 
 _lock = threading.Lock()
-_depth = 0           # pinned calls under way in this process
-_limiter = None      # threadpoolctl's limiter of the outermost one: restores the caller's
+_depth = 0  # pinned calls under way in this process
+_limiter = None  # threadpoolctl's limiter of the outermost one: restores the caller's
 
 
 class pinned_thread_pools(ContextDecorator):
@@ -57,6 +58,7 @@ class pinned_thread_pools(ContextDecorator):
         with _lock:
             if _depth == 0:
                 from threadpoolctl import threadpool_limits
+
                 _limiter = threadpool_limits(limits=BLAS_THREADS)
             _depth += 1
         return self
@@ -69,4 +71,3 @@ class pinned_thread_pools(ContextDecorator):
                 limiter, _limiter = _limiter, None
                 limiter.restore_original_limits()
         return False
-

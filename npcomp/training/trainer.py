@@ -32,6 +32,7 @@ the epoch it fell in).  Model selection uses dev root accuracy only (Pearson's
 r on SICK); the test split is evaluated once, with the best-dev parameters, at
 the end.
 """
+
 from __future__ import annotations
 
 import math
@@ -66,6 +67,7 @@ class EpochState:
     examples), the minibatches trained, the sums its record is made of, and
     the dev evaluations made inside it.  The checkpoint holds it between two
     evaluations of one epoch, so ``--resume`` continues from the last one."""
+
     order: np.ndarray
     done: int = 0
     loss_sum: float = 0.0
@@ -73,28 +75,35 @@ class EpochState:
     evaluations: list = field(default_factory=list)
 
     def progress(self) -> dict:
-        return {"done": self.done, "loss_sum": self.loss_sum, "wall_s": self.wall_s,
-                "evaluations": self.evaluations}
+        return {"done": self.done, "loss_sum": self.loss_sum, "wall_s": self.wall_s, "evaluations": self.evaluations}
 
 
 def evaluation_points(n_batches: int, evals_per_epoch: int) -> list:
     """After how many of an epoch's ``n_batches`` minibatches dev is evaluated:
     ``evals_per_epoch`` points spread evenly, the last at the epoch's end (fewer
     when the epoch has fewer minibatches)."""
-    return sorted({math.ceil(n_batches * k / evals_per_epoch)
-                   for k in range(1, evals_per_epoch + 1)})
+    return sorted({math.ceil(n_batches * k / evals_per_epoch) for k in range(1, evals_per_epoch + 1)})
 
 
 def write_metrics(directory: RunDirectory, metrics: dict) -> None:
     """``metrics.json``, its config's paths relative (``run_paths.py``)."""
-    note_load(metrics)   # the machine's load beside the training time (provenance.py)
+    note_load(metrics)  # the machine's load beside the training time (provenance.py)
     directory.write_json("metrics.json", recorded_metrics(metrics))
 
 
 @pinned_thread_pools()
-def train(config: dict, run_dir: str | Path | RunDirectory | None = None, resume: bool = False,
-          overwrite: bool = False, progress: bool = True, echo=print, data=None,
-          callbacks=(), announce=None, built: bool = False) -> dict:
+def train(
+    config: dict,
+    run_dir: str | Path | RunDirectory | None = None,
+    resume: bool = False,
+    overwrite: bool = False,
+    progress: bool = True,
+    echo=print,
+    data=None,
+    callbacks=(),
+    announce=None,
+    built: bool = False,
+) -> dict:
     """Train ``config`` into ``run_dir``; returns the metrics record.
 
     run_dir:   the run directory; None: nothing is written (kept in memory,
@@ -122,10 +131,11 @@ def train(config: dict, run_dir: str | Path | RunDirectory | None = None, resume
     finite or the loss diverges."""
     setup_start = time.perf_counter()
     retain_freed_memory()  # the steps reuse their work arrays' pages (memory.py)
-    directory = (run_dir if isinstance(run_dir, RunDirectory) else
-                 RunInMemory() if run_dir is None else RunDirectory(run_dir))
+    directory = (
+        run_dir if isinstance(run_dir, RunDirectory) else RunInMemory() if run_dir is None else RunDirectory(run_dir)
+    )
     config, saved = _run_config(config, directory, resume, overwrite, announce, built)
-    with files_read() as read:   # the data files' digests (provenance.py)
+    with files_read() as read:  # the data files' digests (provenance.py)
         run = prepare_run(config, directory, saved, echo, data)
     run.callbacks = tuple(callbacks)
     # a checkpoint holds the parameters and up to two optimiser states, written
@@ -145,8 +155,9 @@ def train(config: dict, run_dir: str | Path | RunDirectory | None = None, resume
     return run.metrics
 
 
-def _set_going(run: Run, config: dict, directory: RunDirectory, saved: dict | None,
-               overwrite: bool, read, setup_start: float):
+def _set_going(
+    run: Run, config: dict, directory: RunDirectory, saved: dict | None, overwrite: bool, read, setup_start: float
+):
     """A prepared run made ready for its first minibatch: started fresh or
     restored from ``saved`` (the epoch it resumes inside, else None), its
     provenance recorded (``read``: the files' digests), the kernels warmed
@@ -166,14 +177,13 @@ def _set_going(run: Run, config: dict, directory: RunDirectory, saved: dict | No
     # the shards' helpers; with helper processes the parameters and the
     # gradient move into memory they share (shards.py)
     run.sharded, run.params, run.helper = start_shards(
-        run.model, run.params, run.grads, config["shards"], config.get("threads") or 1,
-        directory.held_descriptors())
+        run.model, run.params, run.grads, config["shards"], config.get("threads") or 1, directory.held_descriptors()
+    )
     run.grads = run.sharded.grads
     return resumed_epoch
 
 
-def _run_config(config: dict, directory: RunDirectory, resume: bool, overwrite: bool,
-                announce, built: bool) -> tuple:
+def _run_config(config: dict, directory: RunDirectory, resume: bool, overwrite: bool, announce, built: bool) -> tuple:
     """(the run's configuration, checked, and its checkpoint's record or
     None): a resumed run's own with the changes asked for, or a fresh run's
     once its directory is found usable (refused before anything is read);
@@ -215,10 +225,10 @@ def _start(run: Run, overwrite: bool) -> None:
     if overwrite:
         aside = directory.set_aside()
         if aside is not None:
-            run.echo(f"the run previously in {directory.path} is kept in {aside} until this "
-                     "one has finished an epoch")
-    directory.append_log({"event": "start", "config": recorded_config(run.config),
-                          "embedding": run.metrics["embedding"]})
+            run.echo(f"the run previously in {directory.path} is kept in {aside} until this one has finished an epoch")
+    directory.append_log(
+        {"event": "start", "config": recorded_config(run.config), "embedding": run.metrics["embedding"]}
+    )
 
 
 def _restore(run: Run, saved: dict):
@@ -229,8 +239,9 @@ def _restore(run: Run, saved: dict):
     for name, shape in expected.items():
         if name not in saved or saved[name].shape != shape:
             found = f"of shape {saved[name].shape}" if name in saved else "missing"
-            raise RunFileError(f"{run.directory.checkpoint_path}: damaged run file, {name} "
-                               f"{found} where the run's model needs {shape}")
+            raise RunFileError(
+                f"{run.directory.checkpoint_path}: damaged run file, {name} {found} where the run's model needs {shape}"
+            )
     run.params.flat[...] = saved["params"]
     run.optimizer.load_state_dict(saved)
     run.rng.bit_generator.state = saved["rng"]
@@ -243,16 +254,14 @@ def _restore(run: Run, saved: dict):
         order, progress = in_progress
         resumed_epoch = EpochState(order=order, **progress)
     done = len(metrics["epochs"])
-    where = (f"epoch {done}" + (f" and {resumed_epoch.done} minibatches of epoch {done + 1}"
-                                if resumed_epoch else ""))
+    where = f"epoch {done}" + (f" and {resumed_epoch.done} minibatches of epoch {done + 1}" if resumed_epoch else "")
     _log_latest_evaluation(run.directory, metrics, resumed_epoch)
     run.directory.append_log({"event": "resumed", "after": where, "epochs": run.config["epochs"]})
     run.echo(f"resuming {run.directory.path} after {where}")
     return resumed_epoch
 
 
-def _log_latest_evaluation(directory: RunDirectory, metrics: dict,
-                           resumed_epoch: EpochState | None) -> None:
+def _log_latest_evaluation(directory: RunDirectory, metrics: dict, resumed_epoch: EpochState | None) -> None:
     """The log record of the checkpoint's latest dev evaluation, appended if
     the run stopped after writing the checkpoint but before its record, so
     the log holds every evaluation once."""
@@ -265,6 +274,7 @@ def _log_latest_evaluation(directory: RunDirectory, metrics: dict,
 
     def point(record: dict) -> tuple:
         return record.get("event"), record.get("at", record.get("epoch"))
+
     if point(latest) not in {point(record) for record in directory.log_records()}:
         directory.append_log(latest)
 
@@ -274,8 +284,11 @@ def _new_epoch(run: Run, epoch: int) -> EpochState:
     if reset_every and epoch > 1 and (epoch - 1) % reset_every == 0:
         run.optimizer.reset()  # Socher et al.'s code restarts AdaGrad's history
     span_samples = run.config["span_samples"]
-    return EpochState(order=run.task.span_groups.draw(run.rng, span_samples) if span_samples
-                      else run.rng.permutation(len(run.splits["train"])))
+    return EpochState(
+        order=run.task.span_groups.draw(run.rng, span_samples)
+        if span_samples
+        else run.rng.permutation(len(run.splits["train"]))
+    )
 
 
 def _train_epoch(run: Run, epoch: int, state: EpochState, progress: bool) -> None:
@@ -286,14 +299,20 @@ def _train_epoch(run: Run, epoch: int, state: EpochState, progress: bool) -> Non
     unit = "pair" if run.task.name in PAIR_TASKS else "sent"
     n_batches = -(-len(state.order) // batch_size)
     inside = evaluation_points(n_batches, config["evals_per_epoch"])[:-1]
-    bar = _progress(len(state.order), f"epoch {epoch}/{config['epochs']}", progress, unit,
-                    initial=min(state.done * batch_size, len(state.order)))
+    bar = _progress(
+        len(state.order),
+        f"epoch {epoch}/{config['epochs']}",
+        progress,
+        unit,
+        initial=min(state.done * batch_size, len(state.order)),
+    )
     shards = None
     while state.done < n_batches and not run.stopped:
-        indices = state.order[state.done * batch_size:(state.done + 1) * batch_size]
+        indices = state.order[state.done * batch_size : (state.done + 1) * batch_size]
         tick = time.perf_counter()
-        loss, shards = train_step(run, indices, epoch, state.done + 1, shards,
-                                  _following(state, n_batches, inside, batch_size))
+        loss, shards = train_step(
+            run, indices, epoch, state.done + 1, shards, _following(state, n_batches, inside, batch_size)
+        )
         state.wall_s += time.perf_counter() - tick
         state.loss_sum += loss * len(indices)
         state.done += 1
@@ -328,12 +347,11 @@ def _following(state: EpochState, n_batches: int, inside: list, batch_size: int)
     following = state.done + 1
     if following >= n_batches or following in inside:
         return None
-    return state.order[following * batch_size:(following + 1) * batch_size]
+    return state.order[following * batch_size : (following + 1) * batch_size]
 
 
 def _evaluate(run: Run, split) -> dict:
-    return evaluate(run.model, run.params, split, run.config["eval_batch_size"], run.helper,
-                    _classes(run))
+    return evaluate(run.model, run.params, split, run.config["eval_batch_size"], run.helper, _classes(run))
 
 
 def _classes(run: Run) -> list | None:
@@ -358,17 +376,24 @@ def _require_finite_state(run: Run, at: float) -> None:
     """Nothing non-finite reaches the run's files."""
     arrays = [run.params.flat, *run.optimizer.state.values()]
     if not all(np.isfinite(array).all() for array in arrays):
-        stop_run(run, f"a parameter or the optimiser's state became non-finite by the dev "
-                   f"evaluation at epoch {at:g}")
+        stop_run(run, f"a parameter or the optimiser's state became non-finite by the dev evaluation at epoch {at:g}")
 
 
 def _checkpoint(run: Run, epoch_state: EpochState | None = None) -> None:
     """Everything --resume needs, written after every dev evaluation."""
     _require_finite_state(run, len(run.metrics["epochs"]))
-    write_checkpoint(run.directory, run.params, run.optimizer.state_dict(), run.rng, run.config,
-                     run.metrics, run.vocab, run.fingerprints,
-                     None if epoch_state is None else epoch_state.order,
-                     None if epoch_state is None else epoch_state.progress())
+    write_checkpoint(
+        run.directory,
+        run.params,
+        run.optimizer.state_dict(),
+        run.rng,
+        run.config,
+        run.metrics,
+        run.vocab,
+        run.fingerprints,
+        None if epoch_state is None else epoch_state.order,
+        None if epoch_state is None else epoch_state.progress(),
+    )
 
 
 def _end_epoch(run: Run, epoch: int, state: EpochState) -> None:
@@ -377,10 +402,16 @@ def _end_epoch(run: Run, epoch: int, state: EpochState) -> None:
     tick = time.perf_counter()
     dev = _evaluate(run, run.splits["dev"])
     train_accuracy = _evaluate(run, run.train_sentences) if config["train_eval"] else None
-    record = {"epoch": epoch, "train_loss": state.loss_sum / len(state.order), "dev": dev,
-              "train": train_accuracy, "wall_s": state.wall_s,
-              "eval_s": time.perf_counter() - tick, "train_examples": len(state.order),
-              "train_sentences_per_s": len(state.order) / state.wall_s}
+    record = {
+        "epoch": epoch,
+        "train_loss": state.loss_sum / len(state.order),
+        "dev": dev,
+        "train": train_accuracy,
+        "wall_s": state.wall_s,
+        "eval_s": time.perf_counter() - tick,
+        "train_examples": len(state.order),
+        "train_sentences_per_s": len(state.order) / state.wall_s,
+    }
     if state.evaluations:
         record["evaluations"] = state.evaluations
     metrics["epochs"].append(record)
@@ -394,11 +425,12 @@ def _end_epoch(run: Run, epoch: int, state: EpochState) -> None:
     _checkpoint(run)
     run.directory.append_log({"event": "epoch", **record})
     unit = "pairs" if run.task.name in PAIR_TASKS else "sent"
-    train_text = (f"  train {format_metrics(train_accuracy, short=True)}"
-                  if train_accuracy is not None else "")
-    run.echo(f"epoch {epoch}: train loss {record['train_loss']:.4f}{train_text}  dev "
-             f"{format_metrics(dev)}  ({record['train_sentences_per_s']:.0f} {unit}/s)"
-             f"{'  *best' if improved else ''}")
+    train_text = f"  train {format_metrics(train_accuracy, short=True)}" if train_accuracy is not None else ""
+    run.echo(
+        f"epoch {epoch}: train loss {record['train_loss']:.4f}{train_text}  dev "
+        f"{format_metrics(dev)}  ({record['train_sentences_per_s']:.0f} {unit}/s)"
+        f"{'  *best' if improved else ''}"
+    )
     _consult(run, float(epoch), dev)
 
 
@@ -408,8 +440,7 @@ def _consult(run: Run, at: float, dev: dict) -> None:
     for callback in run.callbacks:
         if callback(at, dev, run.metrics):
             run.stopped = True
-            run.metrics["stopped"] = {"at": at, "by": getattr(callback, "__name__",
-                                                              type(callback).__name__)}
+            run.metrics["stopped"] = {"at": at, "by": getattr(callback, "__name__", type(callback).__name__)}
             write_metrics(run.directory, run.metrics)
             run.echo(f"epoch {at:g}: training stopped by {run.metrics['stopped']['by']}")
             return
@@ -425,22 +456,33 @@ def _test(run: Run) -> None:
     if "test" not in run.splits:
         metrics["ended"] = True
         write_metrics(run.directory, metrics)
-        run.directory.append_log({"event": "end", "best_epoch": metrics["best_epoch"],
-                                  "dev": metrics["dev"], "test": None})
+        run.directory.append_log(
+            {"event": "end", "best_epoch": metrics["best_epoch"], "dev": metrics["dev"], "test": None}
+        )
         return
     best_model, best_params, _, _ = load_model(run.directory)
     tick = time.perf_counter()
-    metrics["test"] = evaluate(best_model, best_params, run.splits["test"],
-                               run.config["eval_batch_size"], run.helper, _classes(run))
+    metrics["test"] = evaluate(
+        best_model, best_params, run.splits["test"], run.config["eval_batch_size"], run.helper, _classes(run)
+    )
     metrics["test_eval_s"] = time.perf_counter() - tick
     # the per-sentence predictions behind the figures (npcomp plot), on disk
     # before the test metrics that mark the run finished
-    write_predictions(run.directory, best_model, best_params, run.splits["test"], "test",
-                      run.config["eval_batch_size"], run.helper, task=run.config["task"],
-                      classes=_classes(run))
+    write_predictions(
+        run.directory,
+        best_model,
+        best_params,
+        run.splits["test"],
+        "test",
+        run.config["eval_batch_size"],
+        run.helper,
+        task=run.config["task"],
+        classes=_classes(run),
+    )
     write_metrics(run.directory, metrics)
-    run.directory.append_log({"event": "end", "best_epoch": metrics["best_epoch"],
-                              "dev": metrics["dev"], "test": metrics["test"]})
+    run.directory.append_log(
+        {"event": "end", "best_epoch": metrics["best_epoch"], "dev": metrics["dev"], "test": metrics["test"]}
+    )
 
 
 def _progress(total, description, enabled, unit="sent", initial=0):
@@ -449,7 +491,9 @@ def _progress(total, description, enabled, unit="sent", initial=0):
     import sys
 
     from tqdm import tqdm
+
     # to a file or pipe, a line every few seconds rather than every minibatch
     interval = 0.1 if sys.stderr.isatty() else 5.0
-    return tqdm(total=total, desc=description, unit=unit, leave=False, dynamic_ncols=True,
-                mininterval=interval, initial=initial)
+    return tqdm(
+        total=total, desc=description, unit=unit, leave=False, dynamic_ncols=True, mininterval=interval, initial=initial
+    )

@@ -1,14 +1,14 @@
 """The bidirectional LSTM: forward against reference.bilstm, Tai eq. 1 run
 both ways step by step (also with recurrent-dropout masks), gradient checks (tied and untied,
 and with fixed masks), and planted routing and mask bugs."""
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
 from cell_checks import backward_gradients, shown_terms, without_masks_in_backward
-from chain_checks import (CHECK_LENGTHS, assert_chains_match, chain_cell_case, chain_forest,
-                          lstm_deltas)
+from chain_checks import CHECK_LENGTHS, assert_chains_match, chain_cell_case, chain_forest, lstm_deltas
 from gradcheck.check import TOLERANCE, assert_passes, check_gradients
 from gradcheck.suite import Setting, build_case, random_trees
 from npcomp.cells import make_cell
@@ -78,8 +78,13 @@ def test_forward_with_masks(untied):
     assert case.cell.recurrent_widths() == [3, 3]
     masks = case.masks
     out, _ = case.forward(masks)
-    assert_chains_match(out, case.nodes, lambda k: bilstm_reference.forward(
-        case.vectors[k], case.params, untied, masks=[masks[0][k], masks[1][k]])["out"])
+    assert_chains_match(
+        out,
+        case.nodes,
+        lambda k: bilstm_reference.forward(case.vectors[k], case.params, untied, masks=[masks[0][k], masks[1][k]])[
+            "out"
+        ],
+    )
     # the two directions read different masks: swapping them changes the output
     swapped, _ = case.forward(masks[::-1])
     assert not np.allclose(swapped, out)
@@ -110,32 +115,27 @@ def test_per_direction_word_masks_feed_each_direction_its_own(untied):
     words).  Unmasked (evaluation), both read the same vectors as "shared"."""
     rng = np.random.default_rng(9)
     d_x = 4
-    case = chain_cell_case("bilstm", rng, input_dim=d_x, untied=untied,
-                           embedding_masks="per-direction")
+    case = chain_cell_case("bilstm", rng, input_dim=d_x, untied=untied, embedding_masks="per-direction")
     shared = make_cell("bilstm", d_x, 3, untied=untied)
     assert case.cell.input_copies() == 2 and shared.input_copies() == 1
     forest, nodes = case.forest, case.nodes
     word_masks = rng.integers(0, 2, size=(forest.n_trees, 2, d_x)) * 2.0
     rows = np.empty((forest.n_nodes, 2 * d_x))
     for k, vectors in enumerate(case.vectors):
-        rows[nodes[k]] = np.concatenate([vectors * word_masks[k, 0],
-                                         vectors * word_masks[k, 1]], axis=1)
+        rows[nodes[k]] = np.concatenate([vectors * word_masks[k, 0], vectors * word_masks[k, 1]], axis=1)
     out, _ = case.cell.forward(case.params, forest, rows, np.arange(forest.n_nodes))
-    assert_chains_match(out, nodes, lambda k: bilstm_reference.forward(
-        rows[nodes[k]], case.params, untied)["out"])
+    assert_chains_match(out, nodes, lambda k: bilstm_reference.forward(rows[nodes[k]], case.params, untied)["out"])
     unmasked, _ = case.forward()
-    np.testing.assert_array_equal(unmasked,
-                                  shared.forward(case.params, forest, case.x, case.index)[0])
+    np.testing.assert_array_equal(unmasked, shared.forward(case.params, forest, case.x, case.index)[0])
 
 
 def test_per_direction_word_masks_are_drawn_per_direction():
-    setting = Setting("bilstm", trees="chain", embedding_dropout=0.5,
-                      extra=dict(embedding_masks="per-direction"))
+    setting = Setting("bilstm", trees="chain", embedding_dropout=0.5, extra=dict(embedding_masks="per-direction"))
     rng = np.random.default_rng(10)
     model, _, forest, options = build_case(setting, random_trees(setting, rng), rng)
     mask = options["masks"].embedding
     assert mask.shape == (forest.n_trees, 2 * setting.input_dim)
-    assert not np.array_equal(mask[:, :setting.input_dim], mask[:, setting.input_dim:])
+    assert not np.array_equal(mask[:, : setting.input_dim], mask[:, setting.input_dim :])
 
 
 @pytest.mark.parametrize("untied", [False, True], ids=["tied", "untied"])
@@ -144,8 +144,14 @@ def test_detects_per_direction_word_gradients_swapped(untied, monkeypatch):
     and vice versa: the word vectors' gradient (through the two masks) must
     fail the check, the weights' not."""
     rng = np.random.default_rng(11)
-    setting = Setting("bilstm", trees="chain", supervision="root", untied=untied,
-                      embedding_dropout=0.5, extra=dict(embedding_masks="per-direction"))
+    setting = Setting(
+        "bilstm",
+        trees="chain",
+        supervision="root",
+        untied=untied,
+        embedding_dropout=0.5,
+        extra=dict(embedding_masks="per-direction"),
+    )
     model, params, forest, options = build_case(setting, random_trees(setting, rng), rng)
     assert_passes(check_gradients(model, params, forest, **options))
     original = model.cell.backward
@@ -179,21 +185,17 @@ def test_error_terms_add_up_to_the_gradients(untied):
     backward = "_backward" if untied else ""
     if untied:
         np.testing.assert_allclose(grads["b"], forward_deltas.sum(0), rtol=1e-12, atol=1e-12)
-        np.testing.assert_allclose(grads["b_backward"], backward_deltas.sum(0), rtol=1e-12,
-                                   atol=1e-12)
+        np.testing.assert_allclose(grads["b_backward"], backward_deltas.sum(0), rtol=1e-12, atol=1e-12)
     else:
-        np.testing.assert_allclose(grads["b"], (forward_deltas + backward_deltas).sum(0),
-                                   rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(grads["b"], (forward_deltas + backward_deltas).sum(0), rtol=1e-12, atol=1e-12)
     expected = np.zeros_like(d_words)
-    np.add.at(expected, index,
-              forward_deltas @ params["W"].T + backward_deltas @ params["W" + backward].T)
+    np.add.at(expected, index, forward_deltas @ params["W"].T + backward_deltas @ params["W" + backward].T)
     np.testing.assert_allclose(d_words, expected, rtol=1e-12, atol=1e-12)
     for chain in case.nodes:
         first, last = chain[0], chain[-1]
         np.testing.assert_array_equal(terms["eps_h^F"][last], d_out[last, :d])
         root_share = d_out[last, d:] if len(chain) > 1 else 0
-        np.testing.assert_allclose(terms["eps_h^B"][first], d_out[first, d:] + root_share,
-                                   rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(terms["eps_h^B"][first], d_out[first, d:] + root_share, rtol=1e-12, atol=1e-12)
     np.testing.assert_array_equal(forward["out"], out)
     np.testing.assert_array_equal(forward["h^F"], out[:, :d])
     inner = np.setdiff1d(np.arange(forest.n_nodes), forest.root)

@@ -6,16 +6,27 @@ kernels against their Python versions; gradient checks on random and
 300-level trees; planted bugs the checker must catch; what the cell rejects.
 Every suite setting is checked by tests/cells/test_gradients.py::test_suite_setting.
 """
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from cell_checks import (assert_composes_binary_trees_with_words_at_the_leaves,
-                         assert_gradients_pass, assert_matches_reference,
-                         assert_random_trees_pass, backward_gradients, backward_while,
-                         deep_branching_tree, errors_with_backward, forward_on_tokens,
-                         given_random_trees, random_params, replaced, shown_terms)
+from cell_checks import (
+    assert_composes_binary_trees_with_words_at_the_leaves,
+    assert_gradients_pass,
+    assert_matches_reference,
+    assert_random_trees_pass,
+    backward_gradients,
+    backward_while,
+    deep_branching_tree,
+    errors_with_backward,
+    forward_on_tokens,
+    given_random_trees,
+    random_params,
+    replaced,
+    shown_terms,
+)
 from gradcheck.check import TOLERANCE, assert_passes, check_gradients
 from gradcheck.suite import Setting, build_case
 from gradcheck.trees import random_binary_tree
@@ -42,8 +53,9 @@ def _forward_case(dtype, layers=3, activation="relu", seed=3):
 def test_forward_matches_the_node_by_node_reference(layers, activation):
     cell, trees, vectors, params, forest, h = _forward_case(np.float64, layers, activation)
     assert forest.n_levels > 5 and np.any(forest.n_children == 1)
-    assert_matches_reference(h, forest, trees, lambda k, tree: drnn_reference.forward(
-        tree, vectors[k], params, layers, activation)["out"])
+    assert_matches_reference(
+        h, forest, trees, lambda k, tree: drnn_reference.forward(tree, vectors[k], params, layers, activation)["out"]
+    )
 
 
 def test_float32_forward_is_close_to_float64():
@@ -61,8 +73,7 @@ def test_first_layer_is_the_untied_recnn():
     x = np.concatenate(vectors)[words]
     _, cache = cell.forward(params, forest, x, index)
     recnn = make_cell("recnn", D_X, D, activation="tanh", untied=True)
-    h_recnn, _ = recnn.forward({"W": params["W"][0], "W_leaf": params["W_leaf"],
-                                "b": params["b"][0]}, forest, x, index)
+    h_recnn, _ = recnn.forward({"W": params["W"][0], "W_leaf": params["W_leaf"], "b": params["b"][0]}, forest, x, index)
     inner = slice(forest.n_leaves, forest.n_nodes)
     np.testing.assert_allclose(cache.H[0, inner], h_recnn[inner], rtol=1e-12, atol=1e-14)
 
@@ -79,8 +90,7 @@ def test_kernels_match_their_python_versions(monkeypatch):
         return [h, d_x] + [grads[name] for name in sorted(grads)]
 
     compiled = run()
-    for kernel in ("_activate_rows", "_gather_layer", "_add_word_terms", "_deltas",
-                   "_route_layer"):
+    for kernel in ("_activate_rows", "_gather_layer", "_add_word_terms", "_deltas", "_route_layer"):
         monkeypatch.setattr(drnn, kernel, getattr(drnn, kernel).py_func)
     for jitted, python in zip(compiled, run()):
         np.testing.assert_allclose(jitted, python, rtol=1e-13, atol=1e-15)
@@ -89,19 +99,31 @@ def test_kernels_match_their_python_versions(monkeypatch):
 def test_parameter_count():
     d, d_x, layers = 200, 300, 3
     shapes = dict(make_cell("drnn", d_x, d, layers=layers).parameter_shapes())
-    assert shapes == {"W": (3, 2 * d, d), "W_leaf": (2 * d_x, d), "V": (2, d, d),
-                      "V_leaf": (d_x, d), "b": (3, d)}
+    assert shapes == {"W": (3, 2 * d, d), "W_leaf": (2 * d_x, d), "V": (2, d, d), "V_leaf": (d_x, d), "b": (3, d)}
 
 
 # ---------------------------------------------------------------------------
 # gradient checks (tanh: the rectifier's kink is checked at the suite's points)
 # ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("setting", [
-    Setting("drnn", input_dim=D_X, hidden_dim=D, activation="tanh", extra=dict(layers=3)),
-    Setting("drnn", input_dim=D_X, hidden_dim=D, activation="tanh",
-            supervision="root+leaves", dropout=0.5, l2=0.01, extra=dict(layers=2)),
-], ids=lambda s: s.describe())
+
+@pytest.mark.parametrize(
+    "setting",
+    [
+        Setting("drnn", input_dim=D_X, hidden_dim=D, activation="tanh", extra=dict(layers=3)),
+        Setting(
+            "drnn",
+            input_dim=D_X,
+            hidden_dim=D,
+            activation="tanh",
+            supervision="root+leaves",
+            dropout=0.5,
+            l2=0.01,
+            extra=dict(layers=2),
+        ),
+    ],
+    ids=lambda s: s.describe(),
+)
 @given_random_trees(max_trees=3, examples=4)
 def test_random_trees(setting, shapes):
     assert_random_trees_pass(setting, shapes)
@@ -111,8 +133,9 @@ def test_random_trees(setting, shapes):
 def test_deep_branching_trees(direction):
     rng = np.random.default_rng(7)
     tree = deep_branching_tree(direction, rng)
-    setting = Setting("drnn", input_dim=D_X, hidden_dim=D, activation="tanh",
-                      supervision="root+leaves", extra=dict(layers=2))
+    setting = Setting(
+        "drnn", input_dim=D_X, hidden_dim=D, activation="tanh", supervision="root+leaves", extra=dict(layers=2)
+    )
     assert assert_gradients_pass(setting, [tree], rng).n_levels == 300
 
 
@@ -120,11 +143,11 @@ def test_deep_branching_trees(direction):
 # planted bugs: the checker must fail on each
 # ---------------------------------------------------------------------------
 
+
 def _case():
     rng = np.random.default_rng(11)
     trees = [random_binary_tree(n, rng, unary_rate=0.2) for n in (6, 9, 1)]
-    return build_case(Setting("drnn", input_dim=D_X, hidden_dim=D, activation="tanh",
-                              extra=dict(layers=3)), trees, rng)
+    return build_case(Setting("drnn", input_dim=D_X, hidden_dim=D, activation="tanh", extra=dict(layers=3)), trees, rng)
 
 
 def test_unplanted_case_passes():
@@ -141,11 +164,15 @@ def test_detects_a_dropped_vertical_path(monkeypatch):
         d = eps.shape[2]
         cut = d_inputs.copy()
         if k > 0:
-            cut[:, 2 * d:] = 0.0
+            cut[:, 2 * d :] = 0.0
         route(children, cut, delta, eps, leaf_delta, k, start, stop, leaves)
 
-    wrap = lambda backward: backward_while(backward, lambda params, forest: replaced(  # noqa: E731
-        drnn, "_route_layer", no_vertical))
+    wrap = lambda backward: backward_while(
+        backward,
+        lambda params, forest: replaced(  # noqa: E731
+            drnn, "_route_layer", no_vertical
+        ),
+    )
     errors = errors_with_backward(monkeypatch, _case(), wrap)
     assert errors["cell.W"] > TOLERANCE and errors["cell.W_leaf"] > TOLERANCE
     assert errors["softmax.W"] <= TOLERANCE
@@ -156,11 +183,14 @@ def test_detects_children_read_from_the_layer_below(monkeypatch):
     route = drnn._route_layer.py_func
 
     def wrong_layer(children, d_inputs, delta, eps, leaf_delta, k, start, stop, leaves):
-        route(children, d_inputs, delta, eps, leaf_delta, max(k - 1, 0) if k > 1 else k,
-              start, stop, leaves)
+        route(children, d_inputs, delta, eps, leaf_delta, max(k - 1, 0) if k > 1 else k, start, stop, leaves)
 
-    wrap = lambda backward: backward_while(backward, lambda params, forest: replaced(  # noqa: E731
-        drnn, "_route_layer", wrong_layer))
+    wrap = lambda backward: backward_while(
+        backward,
+        lambda params, forest: replaced(  # noqa: E731
+            drnn, "_route_layer", wrong_layer
+        ),
+    )
     errors = errors_with_backward(monkeypatch, _case(), wrap)
     assert errors["cell.W"] > TOLERANCE
 
@@ -168,6 +198,7 @@ def test_detects_children_read_from_the_layer_below(monkeypatch):
 # ---------------------------------------------------------------------------
 # what npcomp explain shows
 # ---------------------------------------------------------------------------
+
 
 def test_error_terms_add_up_to_the_bias_gradients():
     cell, trees, vectors, params, forest, _ = _forward_case(np.float64, 3, "tanh", seed=12)
@@ -177,16 +208,15 @@ def test_error_terms_add_up_to_the_bias_gradients():
     grads, _ = backward_gradients(cell, params, forest, cache, head)
     _, terms = shown_terms(cell, forest, cache, nan_as_zero=True)
     for k in range(3):
-        np.testing.assert_allclose(grads["b"][k], terms[f"delta^({k + 1})"].sum(axis=0),
-                                   rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(grads["b"][k], terms[f"delta^({k + 1})"].sum(axis=0), rtol=1e-12, atol=1e-14)
     parts = cell.term_parts(params, forest, cache, head)[0]
-    np.testing.assert_allclose(sum(part.values for part in parts.parts), terms["eps_h"],
-                               rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(sum(part.values for part in parts.parts), terms["eps_h"], rtol=1e-12, atol=1e-13)
 
 
 # ---------------------------------------------------------------------------
 # what the cell cannot compose
 # ---------------------------------------------------------------------------
+
 
 def test_composes_binary_trees_with_words_at_the_leaves():
     assert_composes_binary_trees_with_words_at_the_leaves(make_cell("drnn", D_X, D))

@@ -9,15 +9,26 @@ dependency trees and 300-level trees; planted bugs the checker must catch;
 what the cell rejects.  Every suite setting is checked by
 tests/cells/test_gradients.py::test_suite_setting.
 """
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
 from hypothesis import given, settings as hypothesis_settings, strategies as st
 
-from cell_checks import (assert_gradients_pass, assert_matches_reference, backward_gradients,
-                         backward_while, deep_branching_tree, errors_with_backward,
-                         forward_on_tokens, random_params, replaced, shown_terms, tree_forest)
+from cell_checks import (
+    assert_gradients_pass,
+    assert_matches_reference,
+    backward_gradients,
+    backward_while,
+    deep_branching_tree,
+    errors_with_backward,
+    forward_on_tokens,
+    random_params,
+    replaced,
+    shown_terms,
+    tree_forest,
+)
 from gradcheck.check import TOLERANCE, assert_passes, check_gradients
 from gradcheck.suite import Setting, build_case
 from gradcheck.trees import random_binary_tree, random_dependency_tree, random_dependency_trees
@@ -31,8 +42,8 @@ D, D_X = 3, 4
 def _mixed_trees(seed=5):
     rng = np.random.default_rng(seed)
     trees = [random_dependency_tree(n, rng, max_children=8) for n in (9, 1, 25, 4)]
-    trees.append(random_dependency_tree(13, rng, max_children=12))   # a 12-child node
-    trees.append(random_dependency_tree(6, rng, max_children=1))     # a chain
+    trees.append(random_dependency_tree(13, rng, max_children=12))  # a 12-child node
+    trees.append(random_dependency_tree(6, rng, max_children=1))  # a chain
     trees += [random_binary_tree(n, rng, unary_rate=0.2) for n in (7, 1, 12)]
     return trees
 
@@ -47,8 +58,14 @@ def test_forward_matches_the_node_by_node_reference(dtype, tolerance, positions)
     vectors = [rng.normal(size=(len(t.tokens), D_X)) for t in trees]
     forest, h = forward_on_tokens(cell, params, trees, vectors, dtype)
     assert h.dtype == dtype
-    assert_matches_reference(h, forest, trees, lambda k, tree: dtrnn_reference.forward(
-        tree, vectors[k], params, positions)["out"], rtol=tolerance, atol=tolerance)
+    assert_matches_reference(
+        h,
+        forest,
+        trees,
+        lambda k, tree: dtrnn_reference.forward(tree, vectors[k], params, positions)["out"],
+        rtol=tolerance,
+        atol=tolerance,
+    )
 
 
 def test_positions_are_counted_outward_from_the_head():
@@ -87,20 +104,21 @@ def test_kernels_match_their_python_versions(monkeypatch):
 # gradient checks
 # ---------------------------------------------------------------------------
 
-dependency_shapes = st.lists(st.tuples(st.integers(0, 2**31 - 1), st.integers(1, 40)),
-                             min_size=1, max_size=3)
+dependency_shapes = st.lists(st.tuples(st.integers(0, 2**31 - 1), st.integers(1, 40)), min_size=1, max_size=3)
 
 
-@pytest.mark.parametrize("setting", [
-    Setting(MODEL, trees="dependency"),
-    Setting(MODEL, trees="dependency", supervision="root+leaves", dropout=0.5, l2=0.01,
-            extra=dict(positions=2)),
-], ids=lambda s: s.describe())
+@pytest.mark.parametrize(
+    "setting",
+    [
+        Setting(MODEL, trees="dependency"),
+        Setting(MODEL, trees="dependency", supervision="root+leaves", dropout=0.5, l2=0.01, extra=dict(positions=2)),
+    ],
+    ids=lambda s: s.describe(),
+)
 @hypothesis_settings(max_examples=6)
 @given(shapes=dependency_shapes)
 def test_random_dependency_trees(setting, shapes):
-    trees = [random_dependency_tree(n_words, np.random.default_rng(seed), max_children=8)
-             for seed, n_words in shapes]
+    trees = [random_dependency_tree(n_words, np.random.default_rng(seed), max_children=8) for seed, n_words in shapes]
     assert_gradients_pass(setting, trees, np.random.default_rng(shapes[0][0]))
 
 
@@ -115,6 +133,7 @@ def test_deep_branching_trees(direction):
 # ---------------------------------------------------------------------------
 # planted bugs: the checker must fail on each
 # ---------------------------------------------------------------------------
+
 
 def _case():
     rng = np.random.default_rng(11)
@@ -134,8 +153,12 @@ def test_detects_children_unweighted_by_their_words(monkeypatch):
     def unweighted(children, slot, span, eps_S, d_h, start, stop):
         route(children, slot, np.ones_like(span), eps_S, d_h, start, stop)
 
-    wrap = lambda backward: backward_while(backward, lambda params, forest: replaced(  # noqa: E731
-        dtrnn, "_route_positions", unweighted))
+    wrap = lambda backward: backward_while(
+        backward,
+        lambda params, forest: replaced(  # noqa: E731
+            dtrnn, "_route_positions", unweighted
+        ),
+    )
     errors = errors_with_backward(monkeypatch, _case(), wrap)
     assert errors["embedding"] > TOLERANCE and errors["cell.W_v"] > TOLERANCE
     assert errors["softmax.W"] <= TOLERANCE
@@ -149,8 +172,12 @@ def test_detects_left_and_right_matrices_exchanged(monkeypatch):
     def mirrored(children, slot, span, eps_S, d_h, start, stop):
         route(children, (slot + K) % (2 * K), span, eps_S, d_h, start, stop)
 
-    wrap = lambda backward: backward_while(backward, lambda params, forest: replaced(  # noqa: E731
-        dtrnn, "_route_positions", mirrored))
+    wrap = lambda backward: backward_while(
+        backward,
+        lambda params, forest: replaced(  # noqa: E731
+            dtrnn, "_route_positions", mirrored
+        ),
+    )
     errors = errors_with_backward(monkeypatch, _case(), wrap)
     assert errors["embedding"] > TOLERANCE
 
@@ -158,6 +185,7 @@ def test_detects_left_and_right_matrices_exchanged(monkeypatch):
 # ---------------------------------------------------------------------------
 # what npcomp explain shows
 # ---------------------------------------------------------------------------
+
 
 def test_error_terms_add_up_to_the_parameter_gradients():
     trees = _mixed_trees(seed=12)
@@ -173,20 +201,19 @@ def test_error_terms_add_up_to_the_parameter_gradients():
     forward, terms = shown_terms(cell, forest, cache)
     np.testing.assert_allclose(grads["b"], terms["delta"].sum(axis=0), rtol=1e-12)
     g = terms["delta"] / forward["l"]
-    np.testing.assert_allclose(grads["W"], forward["sum_j l(j) h_j by position"].T @ g,
-                               rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(grads["W"], forward["sum_j l(j) h_j by position"].T @ g, rtol=1e-12, atol=1e-14)
     parts = cell.term_parts(params, forest, cache, head)[0]
-    np.testing.assert_allclose(sum(part.values for part in parts.parts), terms["eps_h"],
-                               rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(sum(part.values for part in parts.parts), terms["eps_h"], rtol=1e-12, atol=1e-13)
 
 
 # ---------------------------------------------------------------------------
 # structures
 # ---------------------------------------------------------------------------
 
+
 def test_composes_any_arity_and_refuses_a_leaf_without_a_word():
     cell = make_cell(MODEL, D_X, D)
-    cell.check_forest(tree_forest([4, 4, 4, 4, -1], [0, 1, 2, 3, 4]))     # four children
+    cell.check_forest(tree_forest([4, 4, 4, 4, -1], [0, 1, 2, 3, 4]))  # four children
     with pytest.raises(ValueError, match="every leaf must read a word"):
         cell.check_forest(tree_forest([2, 2, -1], [0, -1, 1]))
 

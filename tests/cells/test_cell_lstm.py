@@ -5,6 +5,7 @@ a cell-level finite-difference check with the masks fixed, and a planted bug
 the N-ary Tree-LSTM and the 2-layer and bidirectional LSTMs, the output gate
 left out, and the forget-gate bias of every LSTM.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -31,8 +32,7 @@ def test_forward_with_masks_is_eq_1_with_masked_previous_state():
     masks, nodes, vectors, params = case.masks, case.nodes, case.vectors, case.params
     h, _ = case.forward(masks)
     plain, _ = case.forward()
-    assert_chains_match(h, nodes, lambda k: lstm_reference.forward(
-        vectors[k], params, masks=[masks[0][k]])["out"])
+    assert_chains_match(h, nodes, lambda k: lstm_reference.forward(vectors[k], params, masks=[masks[0][k]])["out"])
     assert_chains_match(plain, nodes, lambda k: lstm_reference.forward(vectors[k], params)["out"])
     # a one-word sentence has no previous state: the mask cannot matter
     np.testing.assert_array_equal(h[nodes[0]], plain[nodes[0]])
@@ -91,19 +91,19 @@ def test_without_output_gate_h_is_tanh_c(model):
     """``output_gate=False`` (Tai's released relatedness code, gate_output =
     false): h = tanh(c) at every node, and the o columns get no gradient."""
     from gradcheck.suite import build_case, random_trees
+
     trees = {"lstm": "chain", "treelstm-childsum": "dependency"}.get(model, "binary")
     setting = Setting(model, trees=trees, extra=dict(output_gate=False))
     rng = np.random.default_rng(6)
     model_, params, forest, options = build_case(setting, random_trees(setting, rng), rng)
     words, index = np.unique(forest.word[forest.word_nodes()], return_inverse=True)
-    h, cache = model_.cell.forward(params.prefixed("cell"), forest, params["embedding"][words],
-                                   index)
+    h, cache = model_.cell.forward(params.prefixed("cell"), forest, params["embedding"][words], index)
     np.testing.assert_allclose(h, np.tanh(cache.c), rtol=0, atol=1e-15)
     grads = params.zeros_like()
     model_.loss_and_gradient(params, forest, grads, **options)
     d = model_.cell.hidden_dim
     for name in ("W", "b"):
-        assert not np.any(grads[f"cell.{name}"][..., d:2 * d])
+        assert not np.any(grads[f"cell.{name}"][..., d : 2 * d])
     assert np.any(grads["cell.W"][..., :d])
 
 
@@ -117,7 +117,7 @@ FORGET_BLOCKS = {
     "bilstm2": [("b", slice(6, 8)), ("b_2", slice(6, 8))],
     "lstm-global-attn": [("b", slice(6, 8))],
     "lstm-recurrent-attn": [("b", slice(6, 8))],
-    "slstm": [("b", slice(2, 6))],              # i|fl|fr|x|o: both forget gates
+    "slstm": [("b", slice(2, 6))],  # i|fl|fr|x|o: both forget gates
 }
 
 
@@ -125,6 +125,7 @@ FORGET_BLOCKS = {
 def test_forget_bias_shifts_only_the_forget_gate_biases(model):
     """``forget_bias`` adds its constant to every forget-gate bias at
     initialisation and changes nothing else of the same random draw."""
+
     def initialised(forget_bias):
         cell = make_cell(model, 2, 2, forget_bias=forget_bias)
         params = {name: np.zeros(shape) for name, shape in cell.parameter_shapes()}

@@ -4,15 +4,23 @@ without recurrent-dropout masks), float32 against float64, gradient checks
 through the model and of the cell alone with fixed masks, a planted
 softmax-Jacobian bug, the numba kernels against their Python versions, and
 the structures the cell must refuse."""
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
 from cell_checks import assert_kernel_matches_python, backward_gradients, random_params, shown_terms
-from chain_checks import (LENGTHS, chain_forest, chain_nodes,
-                          dropout_masks, lstm_deltas, root_read_cell_errors, run_forward,
-                          small_chain_case)
+from chain_checks import (
+    LENGTHS,
+    chain_forest,
+    chain_nodes,
+    dropout_masks,
+    lstm_deltas,
+    root_read_cell_errors,
+    run_forward,
+    small_chain_case,
+)
 from gradcheck.check import TOLERANCE, assert_passes, check_gradients
 from gradcheck.suite import Setting, build_case, random_trees, run_setting
 from npcomp.cells import lstm_global_attention, make_cell
@@ -31,12 +39,11 @@ def test_forward_is_eqs_4_to_7(masked):
     out, _ = run_forward(cell, params, forest, vectors, masks=masks)
     assert out.shape == (forest.n_nodes, attention)
     for k in range(len(LENGTHS)):
-        expected = attention_reference.forward(vectors[k], params,
-                                               None if masks is None else [masks[0][k]])
+        expected = attention_reference.forward(vectors[k], params, None if masks is None else [masks[0][k]])
         nodes = chain_nodes(forest, k)
         assert nodes[-1] == forest.root[k]
         np.testing.assert_allclose(out[nodes], expected["out"], rtol=0, atol=1e-12)
-        assert np.all(out[nodes[:-1]] == 0)     # only the last step is read (eq. 8)
+        assert np.all(out[nodes[:-1]] == 0)  # only the last step is read (eq. 8)
     out32, _ = run_forward(cell, params, forest, vectors, np.float32, masks)
     assert out32.dtype == np.float32
     assert np.abs(out32 - out).max() < 1e-5
@@ -45,20 +52,28 @@ def test_forward_is_eqs_4_to_7(masked):
 def test_attention_weights_are_a_softmax_over_each_sentence():
     rng = np.random.default_rng(5)
     cell = make_cell("lstm-global-attn", 4, 3)
-    assert cell.output_dim == 25       # Nayebi Sec. 4.1
+    assert cell.output_dim == 25  # Nayebi Sec. 4.1
     params = random_params(cell, rng)
-    params["W_a"] *= 40                 # large scores: the max must be subtracted
+    params["W_a"] *= 40  # large scores: the max must be subtracted
     forest, _ = chain_forest(LENGTHS)
     _, cache = run_forward(cell, params, forest, [rng.normal(size=(n, 4)) for n in LENGTHS])
     assert np.all(np.isfinite(cache.a)) and np.all(cache.a >= 0)
     np.testing.assert_allclose(np.bincount(forest.tree, weights=cache.a), 1.0, atol=1e-12)
 
 
-SETTINGS = [Setting("lstm-global-attn", trees="chain", supervision="root"),
-            Setting("lstm-global-attn", trees="chain", supervision="root",
-                    extra=dict(attention_dim=2)),
-            Setting("lstm-global-attn", trees="chain", supervision="root", dropout=0.5,
-                    embedding_dropout=0.3, recurrent_dropout=0.3, l2=0.1)]
+SETTINGS = [
+    Setting("lstm-global-attn", trees="chain", supervision="root"),
+    Setting("lstm-global-attn", trees="chain", supervision="root", extra=dict(attention_dim=2)),
+    Setting(
+        "lstm-global-attn",
+        trees="chain",
+        supervision="root",
+        dropout=0.5,
+        embedding_dropout=0.3,
+        recurrent_dropout=0.3,
+        l2=0.1,
+    ),
+]
 
 
 @pytest.mark.parametrize("setting", SETTINGS, ids=lambda s: s.describe())
@@ -71,12 +86,11 @@ def test_cell_gradient_with_fixed_recurrent_masks():
     assert max(errors.values()) < 1e-6, errors
 
 
-def _attention_backward_without_subtraction(order, chain_ptr, h, a, eps_context, w_a, eps_h,
-                                            eps_a, delta_a):
+def _attention_backward_without_subtraction(order, chain_ptr, h, a, eps_context, w_a, eps_h, eps_a, delta_a):
     """Planted bug: delta_a_t = a_t eps_a_t, the softmax Jacobian's
     -a_t sum_t' a_t' eps_a_t' term dropped."""
     for k in range(chain_ptr.shape[0] - 1):
-        for t in order[chain_ptr[k]:chain_ptr[k + 1]]:
+        for t in order[chain_ptr[k] : chain_ptr[k + 1]]:
             eps_h[t] += a[t] * eps_context[k]
             eps_a[t] = h[t] @ eps_context[k]
             delta_a[t] = a[t] * eps_a[t]
@@ -86,8 +100,7 @@ def _attention_backward_without_subtraction(order, chain_ptr, h, a, eps_context,
 def test_detects_softmax_backward_without_subtraction(monkeypatch):
     model, params, forest, options = small_chain_case("lstm-global-attn", attention_dim=2)
     assert_passes(check_gradients(model, params, forest, **options))
-    monkeypatch.setattr(lstm_global_attention, "_attention_backward",
-                        _attention_backward_without_subtraction)
+    monkeypatch.setattr(lstm_global_attention, "_attention_backward", _attention_backward_without_subtraction)
     errors = check_gradients(model, params, forest, **options)
     assert errors["cell.W_a"] > TOLERANCE and errors["cell.U"] > TOLERANCE
 
@@ -103,13 +116,31 @@ def test_kernels_match_their_python_versions():
     eps_context = rng.normal(size=(forest.n_trees, d))
     assert_kernel_matches_python(
         lstm_global_attention._attention,
-        lambda: [cache.order, cache.chain_ptr, score, cache.h, np.zeros(forest.n_nodes),
-                 np.zeros((forest.n_trees, 2 * d)), int(forest.root[0]), 0.25])
+        lambda: [
+            cache.order,
+            cache.chain_ptr,
+            score,
+            cache.h,
+            np.zeros(forest.n_nodes),
+            np.zeros((forest.n_trees, 2 * d)),
+            int(forest.root[0]),
+            0.25,
+        ],
+    )
     assert_kernel_matches_python(
         lstm_global_attention._attention_backward,
-        lambda: [cache.order, cache.chain_ptr, cache.h, cache.a, eps_context, params["W_a"],
-                 rng.normal(size=(forest.n_nodes, d)), np.zeros(forest.n_nodes),
-                 np.zeros(forest.n_nodes)])
+        lambda: [
+            cache.order,
+            cache.chain_ptr,
+            cache.h,
+            cache.a,
+            eps_context,
+            params["W_a"],
+            rng.normal(size=(forest.n_nodes, d)),
+            np.zeros(forest.n_nodes),
+            np.zeros(forest.n_nodes),
+        ],
+    )
 
 
 def test_refuses_labels_below_the_root_and_trees():
@@ -119,7 +150,7 @@ def test_refuses_labels_below_the_root_and_trees():
         cell.check_forest(labelled_everywhere)
     root_only, _ = chain_forest((2, 3), labels=[[-1, 2], [-1, -1, 2]])
     cell.check_forest(root_only)
-    setting = Setting("lstm-global-attn")   # binary trees
+    setting = Setting("lstm-global-attn")  # binary trees
     rng = np.random.default_rng(0)
     model, params, forest, options = build_case(setting, random_trees(setting, rng), rng)
     with pytest.raises(ValueError, match="structure .chain."):
@@ -141,10 +172,9 @@ def test_thousand_word_chain():
     d_x_ = cell.backward(params, forest, cache, d_out, grads)
     assert np.all(np.isfinite(out)) and np.all(np.isfinite(d_x_))
     assert all(np.all(np.isfinite(g)) for g in grads.values())
-    np.testing.assert_allclose(out[forest.root[0]],
-                               attention_reference.forward(x[:1000], params,
-                                                           [masks[0][0]])["h~_T"],
-                               rtol=0, atol=1e-12)
+    np.testing.assert_allclose(
+        out[forest.root[0]], attention_reference.forward(x[:1000], params, [masks[0][0]])["h~_T"], rtol=0, atol=1e-12
+    )
 
 
 def test_error_terms_add_up_to_the_gradients():
@@ -169,8 +199,7 @@ def test_error_terms_add_up_to_the_gradients():
     for k in range(forest.n_trees):
         nodes = chain_nodes(forest, k)
         root = forest.root[k]
-        np.testing.assert_allclose(eps_a[nodes], forward["h"][nodes] @ terms["eps_cT"][root],
-                                   **close)
+        np.testing.assert_allclose(eps_a[nodes], forward["h"][nodes] @ terms["eps_cT"][root], **close)
         jacobian = a[nodes] * (eps_a[nodes] - a[nodes] @ eps_a[nodes])
         np.testing.assert_allclose(delta_a[nodes], jacobian, **close)
         assert abs(delta_a[nodes].sum()) < 1e-12

@@ -3,6 +3,7 @@ forward against reference.matrix_space (the product of word matrices),
 gradient checks of h_0 and the word matrices, a planted bug, a 300-word
 sentence from the near-identity initial matrices, the kernels, and what the
 cell rejects."""
+
 from __future__ import annotations
 
 from functools import reduce
@@ -28,10 +29,10 @@ def test_forward_is_eqs_1_and_2(d):
     cell = make_cell(MODEL, d * d, d)
     h0 = rng.normal(size=d)
     forest, vectors, x, index, nodes = chain_case(LENGTHS, d * d, rng)
-    scale = 0.6   # keeps a 9-word product of N(0, 1) matrices near 1
+    scale = 0.6  # keeps a 9-word product of N(0, 1) matrices near 1
     h, _ = cell.forward({"h0": h0}, forest, scale * x, index)
     for k in range(len(LENGTHS)):
-        matrices = (scale * vectors[k]).reshape(-1, d, d)   # M_w row-major in the embedding
+        matrices = (scale * vectors[k]).reshape(-1, d, d)  # M_w row-major in the embedding
         expected = matrix_space_reference.forward(scale * vectors[k], {"h0": h0})["out"]
         np.testing.assert_allclose(h[nodes[k]], expected, rtol=0, atol=1e-12)
         # eq. 1 first, then eq. 2: the root holds h_0^T M(s)
@@ -45,8 +46,7 @@ def test_float32_forward_is_close_to_float64():
     forest, _, x, index, _ = chain_case(LENGTHS, 9, rng)
     h0 = rng.normal(size=3)
     h64, _ = cell.forward({"h0": h0}, forest, 0.6 * x, index)
-    h32, _ = cell.forward({"h0": h0.astype(np.float32)}, forest,
-                          (0.6 * x).astype(np.float32), index)
+    h32, _ = cell.forward({"h0": h0.astype(np.float32)}, forest, (0.6 * x).astype(np.float32), index)
     assert h32.dtype == np.float32
     np.testing.assert_allclose(h32, h64, rtol=1e-5, atol=1e-6)
 
@@ -54,7 +54,7 @@ def test_float32_forward_is_close_to_float64():
 def test_parameters_and_dimensions():
     cell = make_cell(MODEL, 9, 3)
     assert cell.parameter_shapes() == [("h0", (3,))] and cell.output_dim == 3
-    assert cell.recurrent_widths() == []   # no recurrent weights to drop
+    assert cell.recurrent_widths() == []  # no recurrent weights to drop
     with pytest.raises(ValueError, match="d\\^2 = 9"):
         make_cell(MODEL, 8, 3)
 
@@ -72,10 +72,10 @@ def test_initial_embedding_is_near_identity():
 # gradient checks through the model
 # ---------------------------------------------------------------------------
 
+
 def model_case(d, seed, supervision="all"):
     rng = np.random.default_rng(seed)
-    setting = Setting(MODEL, input_dim=d * d, hidden_dim=d, trees="chain",
-                      supervision=supervision)
+    setting = Setting(MODEL, input_dim=d * d, hidden_dim=d, trees="chain", supervision=supervision)
     return build_case(setting, chain_trees(rng), rng)
 
 
@@ -104,6 +104,7 @@ def test_detects_word_matrix_gradient_transposed(monkeypatch):
 # ---------------------------------------------------------------------------
 # long sentences
 # ---------------------------------------------------------------------------
+
 
 def test_long_chain_stays_finite():
     """A 300-word sentence (300 levels, no recursion) from initial_embedding's
@@ -143,19 +144,30 @@ def test_long_chain_stays_finite():
 # kernels, what the cell accepts
 # ---------------------------------------------------------------------------
 
+
 def _kernel_cases():
     rng = np.random.default_rng(5)
     forest, _, x, index, _ = chain_case(LENGTHS, 9, rng)
     n, d, n_words = forest.n_nodes, 3, x.shape[0]
     before = np.ascontiguousarray(forest.children[:, 0])
     return [
-        (matrix_space._multiply_rows, lambda: (before, rng.normal(size=d),
-                                               rng.normal(size=(n_words, d, d)), index,
-                                               np.zeros((n, d)), rng.normal(size=(n, d)),
-                                               0, n)),
-        (matrix_space._route_to_previous, lambda: (before, rng.normal(size=(n_words, d, d)),
-                                                   index, rng.normal(size=(n, d)),
-                                                   np.zeros((n, d)), 0, n)),
+        (
+            matrix_space._multiply_rows,
+            lambda: (
+                before,
+                rng.normal(size=d),
+                rng.normal(size=(n_words, d, d)),
+                index,
+                np.zeros((n, d)),
+                rng.normal(size=(n, d)),
+                0,
+                n,
+            ),
+        ),
+        (
+            matrix_space._route_to_previous,
+            lambda: (before, rng.normal(size=(n_words, d, d)), index, rng.normal(size=(n, d)), np.zeros((n, d)), 0, n),
+        ),
     ]
 
 
@@ -169,8 +181,7 @@ def test_rejects_masks_and_trees():
     cell = make_cell(MODEL, 4, 2)
     forest, _, x, index, _ = chain_case((2, 3), 4, rng)
     with pytest.raises(ValueError, match="recurrent dropout"):
-        cell.forward({"h0": np.ones(2)}, forest, x, index,
-                     recurrent_masks=[np.ones((forest.n_trees, 2))])
+        cell.forward({"h0": np.ones(2)}, forest, x, index, recurrent_masks=[np.ones((forest.n_trees, 2))])
     from gradcheck.suite import random_trees
 
     setting = Setting(MODEL, input_dim=4, hidden_dim=2)
@@ -208,9 +219,26 @@ def test_predict_on_a_sentence_beyond_the_float_range(tmp_path, capsys, monkeypa
     import sys
 
     from npcomp.cli import main
+
     run_dir = tmp_path / "run"
-    assert main(["train", "--model", MODEL, "--dim", "3", "--epochs", "1", "--quiet",
-                 "--no-baseline", "--out", str(run_dir)]) == 0
+    assert (
+        main(
+            [
+                "train",
+                "--model",
+                MODEL,
+                "--dim",
+                "3",
+                "--epochs",
+                "1",
+                "--quiet",
+                "--no-baseline",
+                "--out",
+                str(run_dir),
+            ]
+        )
+        == 0
+    )
     path = run_dir / "model.npz"
     with np.load(path) as archive:
         arrays = {key: archive[key] for key in archive.files}
@@ -221,13 +249,16 @@ def test_predict_on_a_sentence_beyond_the_float_range(tmp_path, capsys, monkeypa
     assert main(["predict", "--run", str(run_dir)]) == 1
     captured = capsys.readouterr()
     assert "NaN" not in captured.out and captured.out == ""
-    assert "<stdin>:2: matrix-space: the product of the word matrices of this 500-word " \
+    assert (
+        "<stdin>:2: matrix-space: the product of the word matrices of this 500-word "
         "sentence leaves the float32 range" in captured.err
+    )
 
 
 # ---------------------------------------------------------------------------
 # what npcomp explain shows: the cell's own terms
 # ---------------------------------------------------------------------------
+
 
 def test_error_terms_add_up_to_the_parameter_gradients():
     """The terms ``backward_terms`` shows are the ones the gradients are made
@@ -259,8 +290,7 @@ def test_error_terms_add_up_to_the_parameter_gradients():
     np.testing.assert_array_equal(previous[first], np.broadcast_to(params["h0"], (len(first), d)))
     np.testing.assert_allclose(shares, np.einsum("ti,tki->tk", eps_h, matrices), rtol=1e-12)
     np.testing.assert_allclose(grads["h0"], shares[first].sum(axis=0), rtol=1e-12)
-    np.testing.assert_allclose(eps_h[before[later]] - head[before[later]], shares[later],
-                               rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(eps_h[before[later]] - head[before[later]], shares[later], rtol=1e-12, atol=1e-14)
     per_word = np.zeros((x.shape[0], d, d))
     np.add.at(per_word, index, np.einsum("tk,ti->tki", previous, eps_h))
     np.testing.assert_allclose(d_x, per_word.reshape(-1, d * d), rtol=1e-12, atol=1e-14)

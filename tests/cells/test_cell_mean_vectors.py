@@ -2,6 +2,7 @@
 (the mean of the word vectors under each node) on dependency trees, binary
 trees with unary nodes and a single word.  Its gradient is checked by
 tests/cells/test_gradients.py."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -22,13 +23,11 @@ def test_forward_matches_the_span_means():
     cell = make_cell("mean-vectors", d, d)
     forest, h = forward_on_tokens(cell, {}, trees, vectors, np.float64)
     assert np.any(forest.n_children == 1) and np.any(forest.n_children > 2)
-    assert_matches_reference(h, forest, trees, lambda k, tree: mean_vectors_reference.forward(
-        tree, vectors[k])["out"])
+    assert_matches_reference(h, forest, trees, lambda k, tree: mean_vectors_reference.forward(tree, vectors[k])["out"])
     for k, tree in enumerate(trees):
         expected = mean_vectors_reference.forward(tree, vectors[k])
         # the root holds the sentence's mean
-        np.testing.assert_allclose(expected["h"][tree.root], vectors[k].mean(axis=0),
-                                   rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(expected["h"][tree.root], vectors[k].mean(axis=0), rtol=1e-12, atol=1e-12)
         assert expected["n"][tree.root] == len(tree.tokens)
 
 
@@ -43,11 +42,10 @@ def test_error_terms_add_up_to_the_word_gradients():
     trees += [random_binary_tree(9, rng, unary_rate=0.3)]
     vocabulary = rng.integers(0, 6, size=sum(len(t.tokens) for t in trees)).astype(np.int32)
     offsets = np.cumsum([0] + [len(t.tokens) for t in trees])
-    forest = build_forest(trees, [node_words(t, vocabulary[offsets[k]:offsets[k + 1]])
-                                  for k, t in enumerate(trees)])
+    forest = build_forest(trees, [node_words(t, vocabulary[offsets[k] : offsets[k + 1]]) for k, t in enumerate(trees)])
     words, index = np.unique(forest.word[forest.word_nodes()], return_inverse=True)
     x = rng.normal(size=(len(words), d))
-    assert len(words) < len(index)                   # words read at several nodes
+    assert len(words) < len(index)  # words read at several nodes
     cell = make_cell("mean-vectors", d, d)
     h, cache = cell.forward({}, forest, x, index)
     head = rng.normal(size=h.shape)

@@ -6,17 +6,28 @@ kernels against their Python versions; gradient checks on random and
 300-level trees; planted bugs the checker must catch; what the cell rejects.
 Every suite setting is checked by tests/cells/test_gradients.py::test_suite_setting.
 """
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from cell_checks import (assert_composes_binary_trees_with_words_at_the_leaves,
-                         assert_gradients_pass, assert_matches_reference,
-                         assert_random_trees_pass, backward_gradients, backward_while,
-                         deep_branching_tree, errors_with_backward, forward_on_tokens,
-                         given_random_trees, random_params, replaced, shown_terms,
-                         with_swapped_children)
+from cell_checks import (
+    assert_composes_binary_trees_with_words_at_the_leaves,
+    assert_gradients_pass,
+    assert_matches_reference,
+    assert_random_trees_pass,
+    backward_gradients,
+    backward_while,
+    deep_branching_tree,
+    errors_with_backward,
+    forward_on_tokens,
+    given_random_trees,
+    random_params,
+    replaced,
+    shown_terms,
+    with_swapped_children,
+)
 from gradcheck.check import TOLERANCE, assert_passes, check_gradients
 from gradcheck.suite import Setting, build_case
 from gradcheck.trees import random_binary_tree
@@ -34,9 +45,16 @@ def _forward_case(dtype, seed=3, d=D):
     trees += [branching_tree(["w1", "w2", "w3", "w4"], "right")]
     cell = make_cell("mvrnn", d + d * d, d)
     params = random_params(cell, rng, scale=0.5)
-    vectors = [np.concatenate([rng.normal(size=(len(t.tokens), d)),
-                               (np.eye(d) + rng.normal(0, 0.4, (len(t.tokens), d, d)))
-                               .reshape(len(t.tokens), d * d)], axis=1) for t in trees]
+    vectors = [
+        np.concatenate(
+            [
+                rng.normal(size=(len(t.tokens), d)),
+                (np.eye(d) + rng.normal(0, 0.4, (len(t.tokens), d, d))).reshape(len(t.tokens), d * d),
+            ],
+            axis=1,
+        )
+        for t in trees
+    ]
     forest, h = forward_on_tokens(cell, params, trees, vectors, dtype)
     return cell, trees, vectors, params, forest, h
 
@@ -44,8 +62,7 @@ def _forward_case(dtype, seed=3, d=D):
 def test_forward_matches_the_node_by_node_reference():
     cell, trees, vectors, params, forest, h = _forward_case(np.float64)
     assert forest.n_levels > 5 and np.any(forest.n_children == 1)
-    assert_matches_reference(h, forest, trees, lambda k, tree: mvrnn_reference.forward(
-        tree, vectors[k], params)["out"])
+    assert_matches_reference(h, forest, trees, lambda k, tree: mvrnn_reference.forward(tree, vectors[k], params)["out"])
 
 
 def test_node_matrices_match_the_reference():
@@ -53,8 +70,7 @@ def test_node_matrices_match_the_reference():
     words, index = np.unique(forest.word[forest.word_nodes()], return_inverse=True)
     _, cache = cell.forward(params, forest, np.concatenate(vectors)[words], index)
     P = cache.M.reshape(forest.n_nodes, -1)
-    assert_matches_reference(P, forest, trees, lambda k, tree: mvrnn_reference.forward(
-        tree, vectors[k], params)["P"])
+    assert_matches_reference(P, forest, trees, lambda k, tree: mvrnn_reference.forward(tree, vectors[k], params)["P"])
 
 
 def test_float32_forward_is_close_to_float64():
@@ -73,13 +89,15 @@ def test_identity_matrices_make_the_recnn():
     cell = make_cell("mvrnn", WIDTH, D)
     params = random_params(cell, rng)
     params["W_M"][...] = np.vstack([np.eye(D), np.eye(D)]) / 2
-    vectors = [np.concatenate([rng.normal(size=(len(t.tokens), D)),
-                               np.tile(np.eye(D).ravel(), (len(t.tokens), 1))], axis=1)
-               for t in trees]
+    vectors = [
+        np.concatenate([rng.normal(size=(len(t.tokens), D)), np.tile(np.eye(D).ravel(), (len(t.tokens), 1))], axis=1)
+        for t in trees
+    ]
     forest, h = forward_on_tokens(cell, params, trees, vectors, np.float64)
     recnn = make_cell("recnn", D, D, activation="tanh")
-    _, h_recnn = forward_on_tokens(recnn, {"W": params["W"], "b": params["b"]}, trees,
-                                   [v[:, :D] for v in vectors], np.float64)
+    _, h_recnn = forward_on_tokens(
+        recnn, {"W": params["W"], "b": params["b"]}, trees, [v[:, :D] for v in vectors], np.float64
+    )
     np.testing.assert_allclose(h, h_recnn, rtol=1e-12, atol=1e-13)
 
 
@@ -95,8 +113,7 @@ def test_kernels_match_their_python_versions(monkeypatch):
         return [h, cache.M, d_x] + [grads[name] for name in sorted(grads)]
 
     compiled = run()
-    for kernel in ("_gather_uv", "_compose_matrices", "_route_to_children",
-                   "_add_matrix_gradient"):
+    for kernel in ("_gather_uv", "_compose_matrices", "_route_to_children", "_add_matrix_gradient"):
         monkeypatch.setattr(mvrnn, kernel, getattr(mvrnn, kernel).py_func)
     for jitted, python in zip(compiled, run()):
         np.testing.assert_allclose(jitted, python, rtol=1e-13, atol=1e-15)
@@ -126,11 +143,14 @@ def test_parameters_and_word_width():
 STEP = 2.5e-4
 
 
-@pytest.mark.parametrize("setting", [
-    Setting("mvrnn", input_dim=WIDTH, hidden_dim=D),
-    Setting("mvrnn", input_dim=6, hidden_dim=2, supervision="root+leaves", dropout=0.5,
-            l2=0.01),
-], ids=lambda s: s.describe())
+@pytest.mark.parametrize(
+    "setting",
+    [
+        Setting("mvrnn", input_dim=WIDTH, hidden_dim=D),
+        Setting("mvrnn", input_dim=6, hidden_dim=2, supervision="root+leaves", dropout=0.5, l2=0.01),
+    ],
+    ids=lambda s: s.describe(),
+)
 @given_random_trees(max_trees=3, examples=4)
 def test_random_trees(setting, shapes):
     assert_random_trees_pass(setting, shapes, step=STEP)
@@ -148,6 +168,7 @@ def test_deep_branching_trees(direction):
 # ---------------------------------------------------------------------------
 # planted bugs: the checker must fail on each
 # ---------------------------------------------------------------------------
+
 
 def _case():
     rng = np.random.default_rng(11)
@@ -167,8 +188,12 @@ def test_detects_untransposed_word_matrix(monkeypatch):
     def untransposed(children, h, M, *rest):
         return route(children, h, np.ascontiguousarray(M.transpose(0, 2, 1)), *rest)
 
-    wrap = lambda backward: backward_while(backward, lambda params, forest: replaced(  # noqa: E731
-        mvrnn, "_route_to_children", untransposed))
+    wrap = lambda backward: backward_while(
+        backward,
+        lambda params, forest: replaced(  # noqa: E731
+            mvrnn, "_route_to_children", untransposed
+        ),
+    )
     errors = errors_with_backward(monkeypatch, _case(), wrap)
     assert errors["embedding"] > TOLERANCE and errors["cell.W_M"] > TOLERANCE
     assert errors["softmax.W"] <= TOLERANCE
@@ -176,13 +201,16 @@ def test_detects_untransposed_word_matrix(monkeypatch):
 
 def test_detects_a_dropped_matrix_path(monkeypatch):
     """dJ/dW_M left out: the matrices' own composition (MV2) unlearned."""
+
     def wrap(backward):
         def buggy(params, forest, cache, d_h, grads):
             saved = grads["W_M"].copy()
             out = backward(params, forest, cache, d_h, grads)
             grads["W_M"][...] = saved
             return out
+
         return buggy
+
     errors = errors_with_backward(monkeypatch, _case(), wrap)
     assert errors["cell.W_M"] > TOLERANCE and errors["cell.W"] <= TOLERANCE
 
@@ -195,6 +223,7 @@ def test_detects_swapped_children(monkeypatch):
 # ---------------------------------------------------------------------------
 # what npcomp explain shows
 # ---------------------------------------------------------------------------
+
 
 def test_error_terms_add_up_to_the_parameter_gradients():
     """db = sum delta, dW = sum [Ba; Ab]^T delta, eps_[Ba;Ab] = delta W^T, and
@@ -210,12 +239,10 @@ def test_error_terms_add_up_to_the_parameter_gradients():
     delta = terms["delta"][inner]
     np.testing.assert_allclose(grads["b"], delta.sum(axis=0), rtol=1e-12)
     np.testing.assert_allclose(grads["W"], uv.T @ delta, rtol=1e-12, atol=1e-14)
-    np.testing.assert_allclose(terms["eps_[Ba;Ab]"][inner], delta @ params["W"].T,
-                               rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(terms["eps_[Ba;Ab]"][inner], delta @ params["W"].T, rtol=1e-12, atol=1e-14)
     leaves = forest.n_leaves
     per_word = np.zeros_like(d_x)
-    np.add.at(per_word, index[:leaves], np.concatenate(
-        [terms["eps_h"][:leaves], terms["eps_P"][:leaves]], axis=1))
+    np.add.at(per_word, index[:leaves], np.concatenate([terms["eps_h"][:leaves], terms["eps_P"][:leaves]], axis=1))
     np.testing.assert_allclose(d_x, per_word, rtol=1e-12, atol=1e-14)
     # the parts of eps_h and eps_P add up to them
     parts = {tp.symbol: tp for tp in cell.term_parts(params, forest, cache, head)}
@@ -227,6 +254,7 @@ def test_error_terms_add_up_to_the_parameter_gradients():
 # ---------------------------------------------------------------------------
 # what the cell cannot compose
 # ---------------------------------------------------------------------------
+
 
 def test_composes_binary_trees_with_words_at_the_leaves():
     assert_composes_binary_trees_with_words_at_the_leaves(make_cell("mvrnn", WIDTH, D))

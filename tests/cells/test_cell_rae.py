@@ -7,16 +7,27 @@ written out; numba kernels against their Python versions; gradient checks on
 random and 300-level trees; planted bugs the checker must catch; what the cell
 rejects.  Every suite setting is checked by tests/cells/test_gradients.py.
 """
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from cell_checks import (assert_composes_binary_trees_with_words_at_the_leaves,
-                         assert_gradients_pass, assert_matches_reference,
-                         assert_random_trees_pass, backward_gradients, backward_while,
-                         deep_branching_tree, errors_with_backward, forward_on_tokens,
-                         given_random_trees, random_params, replaced, shown_terms)
+from cell_checks import (
+    assert_composes_binary_trees_with_words_at_the_leaves,
+    assert_gradients_pass,
+    assert_matches_reference,
+    assert_random_trees_pass,
+    backward_gradients,
+    backward_while,
+    deep_branching_tree,
+    errors_with_backward,
+    forward_on_tokens,
+    given_random_trees,
+    random_params,
+    replaced,
+    shown_terms,
+)
 from gradcheck.check import TOLERANCE, assert_passes, check_gradients
 from gradcheck.suite import Setting, build_case
 from gradcheck.trees import random_binary_tree
@@ -46,10 +57,9 @@ def _cell_forward(cell, params, forest, vectors):
 def test_forward_matches_the_node_by_node_reference():
     cell, trees, vectors, params, forest, h = _forward_case(np.float64)
     assert forest.n_levels > 5 and np.any(forest.n_children == 1)
-    assert_matches_reference(h, forest, trees, lambda k, tree: rae_reference.forward(
-        tree, vectors[k], params)["out"])
-    inner = np.linalg.norm(h[forest.n_leaves:], axis=1)
-    np.testing.assert_allclose(inner, 1.0, rtol=1e-12)            # (RA2)
+    assert_matches_reference(h, forest, trees, lambda k, tree: rae_reference.forward(tree, vectors[k], params)["out"])
+    inner = np.linalg.norm(h[forest.n_leaves :], axis=1)
+    np.testing.assert_allclose(inner, 1.0, rtol=1e-12)  # (RA2)
 
 
 def test_reconstruction_errors_match_the_reference():
@@ -57,9 +67,12 @@ def test_reconstruction_errors_match_the_reference():
     cell, trees, vectors, params, forest, _ = _forward_case(np.float64, seed=4)
     _, cache = _cell_forward(cell, params, forest, vectors)
     forward, _ = shown_terms(cell, forest, cache)
-    assert_matches_reference(np.nan_to_num(forward["E_rec"], nan=-1.0), forest, trees,
-                             lambda k, tree: np.nan_to_num(rae_reference.forward(
-                                 tree, vectors[k], params)["E_rec"], nan=-1.0))
+    assert_matches_reference(
+        np.nan_to_num(forward["E_rec"], nan=-1.0),
+        forest,
+        trees,
+        lambda k, tree: np.nan_to_num(rae_reference.forward(tree, vectors[k], params)["E_rec"], nan=-1.0),
+    )
 
 
 def test_float32_forward_is_close_to_float64():
@@ -74,8 +87,7 @@ def test_objective_is_alpha_reconstruction_plus_weighted_cross_entropy(alpha):
     """J = (1/Z) sum_j [alpha E_rec,j + (1 - alpha) E_cE,j] (RA5), Z the
     trees: the head's cross-entropy written out from its own outputs."""
     rng = np.random.default_rng(5)
-    setting = Setting("rae", input_dim=D, hidden_dim=D,
-                      extra=dict(reconstruction_weight=alpha))
+    setting = Setting("rae", input_dim=D, hidden_dim=D, extra=dict(reconstruction_weight=alpha))
     trees = [random_binary_tree(n, rng) for n in (4, 9, 6)]
     model, params, forest, options = build_case(setting, trees, rng)
     h, encoding = model._encode(params, forest)
@@ -98,8 +110,7 @@ def test_kernels_match_their_python_versions(monkeypatch):
         return [h, cache.E_rec, d_x] + [grads[name] for name in sorted(grads)]
 
     compiled = run()
-    for kernel in ("_span_sizes", "_gather_children", "_normalised_tanh_deltas",
-                   "_route_to_children"):
+    for kernel in ("_span_sizes", "_gather_children", "_normalised_tanh_deltas", "_route_to_children"):
         monkeypatch.setattr(rae, kernel, getattr(rae, kernel).py_func)
     for jitted, python in zip(compiled, run()):
         np.testing.assert_allclose(jitted, python, rtol=1e-13, atol=1e-15)
@@ -117,11 +128,22 @@ def test_kernels_match_their_python_versions(monkeypatch):
 STEP = 2.5e-4
 
 
-@pytest.mark.parametrize("setting", [
-    Setting("rae", input_dim=D, hidden_dim=D),
-    Setting("rae", input_dim=D, hidden_dim=D, supervision="root+leaves", dropout=0.5,
-            l2=0.01, extra=dict(reconstruction_weight=0.6)),
-], ids=lambda s: s.describe())
+@pytest.mark.parametrize(
+    "setting",
+    [
+        Setting("rae", input_dim=D, hidden_dim=D),
+        Setting(
+            "rae",
+            input_dim=D,
+            hidden_dim=D,
+            supervision="root+leaves",
+            dropout=0.5,
+            l2=0.01,
+            extra=dict(reconstruction_weight=0.6),
+        ),
+    ],
+    ids=lambda s: s.describe(),
+)
 @given_random_trees(max_trees=3, examples=4)
 def test_random_trees(setting, shapes):
     assert_random_trees_pass(setting, shapes, step=STEP)
@@ -140,8 +162,9 @@ def test_alpha_zero_is_checked_and_leaves_the_reconstruction_out():
     its W2 and b2 rows would check nothing: the other blocks pass the check
     on unary nodes with root labels, and W2, b2 get exactly no gradient."""
     rng = np.random.default_rng(13)
-    setting = Setting("rae", input_dim=D, hidden_dim=D, supervision="root", unary_rate=0.3,
-                      extra=dict(reconstruction_weight=0.0))
+    setting = Setting(
+        "rae", input_dim=D, hidden_dim=D, supervision="root", unary_rate=0.3, extra=dict(reconstruction_weight=0.0)
+    )
     trees = [random_binary_tree(n, rng, unary_rate=0.3) for n in (6, 9, 1, 4)]
     model, params, forest, options = build_case(setting, trees, rng)
     errors = check_gradients(model, params, forest, **options)
@@ -155,6 +178,7 @@ def test_alpha_zero_is_checked_and_leaves_the_reconstruction_out():
 # ---------------------------------------------------------------------------
 # planted bugs: the checker must fail on each
 # ---------------------------------------------------------------------------
+
 
 def _case():
     rng = np.random.default_rng(11)
@@ -174,8 +198,12 @@ def test_detects_the_reconstruction_targets_left_constant(monkeypatch):
     def constant_targets(children, eps_c, eps_r, *rest):
         return route(children, eps_c, np.zeros_like(eps_r), *rest)
 
-    wrap = lambda backward: backward_while(backward, lambda params, forest: replaced(  # noqa: E731
-        rae, "_route_to_children", constant_targets))
+    wrap = lambda backward: backward_while(
+        backward,
+        lambda params, forest: replaced(  # noqa: E731
+            rae, "_route_to_children", constant_targets
+        ),
+    )
     errors = errors_with_backward(monkeypatch, _case(), wrap)
     assert errors["embedding"] > TOLERANCE and errors["cell.W1"] > TOLERANCE
     assert errors["softmax.W"] <= TOLERANCE
@@ -183,12 +211,17 @@ def test_detects_the_reconstruction_targets_left_constant(monkeypatch):
 
 def test_detects_normalisation_backpropagated_as_a_division(monkeypatch):
     """eps_a = eps_h / ||p||, the projection -h (h . eps_h) of (RA2) forgotten."""
+
     def division(h, a, norm, d_h, delta, start, stop, leaves):
         rows = slice(start - leaves, stop - leaves)
         delta[rows] = d_h[start:stop] / norm[rows, None] * (1 - a[rows] ** 2)
 
-    wrap = lambda backward: backward_while(backward, lambda params, forest: replaced(  # noqa: E731
-        rae, "_normalised_tanh_deltas", division))
+    wrap = lambda backward: backward_while(
+        backward,
+        lambda params, forest: replaced(  # noqa: E731
+            rae, "_normalised_tanh_deltas", division
+        ),
+    )
     errors = errors_with_backward(monkeypatch, _case(), wrap)
     assert errors["cell.W1"] > TOLERANCE and errors["cell.b1"] > TOLERANCE
 
@@ -215,6 +248,7 @@ def test_detects_the_head_unweighted(monkeypatch):
 # what npcomp explain shows
 # ---------------------------------------------------------------------------
 
+
 def test_parts_add_up_to_eps_h_and_gradients_to_the_terms():
     cell, trees, vectors, params, forest, _ = _forward_case(np.float64, seed=12)
     h, cache = _cell_forward(cell, params, forest, vectors)
@@ -223,16 +257,15 @@ def test_parts_add_up_to_eps_h_and_gradients_to_the_terms():
     forward, terms = shown_terms(cell, forest, cache)
     inner = np.arange(forest.n_leaves, forest.n_nodes)
     np.testing.assert_allclose(grads["b2"], terms["eps_r"][inner].sum(axis=0), rtol=1e-12)
-    np.testing.assert_allclose(grads["W1"], forward["c"][inner].T @ terms["delta"][inner],
-                               rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(grads["W1"], forward["c"][inner].T @ terms["delta"][inner], rtol=1e-12, atol=1e-14)
     parts = cell.term_parts(params, forest, cache, head)[0]
-    np.testing.assert_allclose(sum(part.values for part in parts.parts), terms["eps_h"],
-                               rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(sum(part.values for part in parts.parts), terms["eps_h"], rtol=1e-12, atol=1e-13)
 
 
 # ---------------------------------------------------------------------------
 # what the cell cannot compose
 # ---------------------------------------------------------------------------
+
 
 def test_composes_binary_trees_with_words_at_the_leaves():
     assert_composes_binary_trees_with_words_at_the_leaves(make_cell("rae", D, D))

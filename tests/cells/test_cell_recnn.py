@@ -2,17 +2,27 @@
 plain NumPy reading of eqs. 2-3 (tied, and untied read literally), the
 parameter and complexity counts, planted bugs, and what the cell rejects.
 Every suite setting is checked by tests/cells/test_gradients.py::test_suite_setting."""
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from cell_checks import (assert_composes_binary_trees_with_words_at_the_leaves,
-                         assert_float32_forward_is_close_to_float64,
-                         assert_forward_is_the_reference, assert_matches_reference,
-                         assert_untied_leaves_are_classified_from_word_vectors, backward_gradients,
-                         backward_while, forward_on_tokens, left_branching_links, random_params,
-                         replaced, shown_terms, token_forest)
+from cell_checks import (
+    assert_composes_binary_trees_with_words_at_the_leaves,
+    assert_float32_forward_is_close_to_float64,
+    assert_forward_is_the_reference,
+    assert_matches_reference,
+    assert_untied_leaves_are_classified_from_word_vectors,
+    backward_gradients,
+    backward_while,
+    forward_on_tokens,
+    left_branching_links,
+    random_params,
+    replaced,
+    shown_terms,
+    token_forest,
+)
 from gradcheck.check import TOLERANCE, assert_passes, check_gradients
 from gradcheck.suite import Setting, build_case
 from gradcheck.trees import random_binary_tree
@@ -28,11 +38,12 @@ ACTIVATION_NAMES = registry.model(MODEL).options["activation"]
 # forward against eqs. 2-3, node by node
 # ---------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("untied", [False, True], ids=["tied", "untied"])
 @pytest.mark.parametrize("activation", ACTIVATION_NAMES)
 def test_forward_matches_the_printed_equations(activation, untied):
     forest = assert_forward_is_the_reference(MODEL, recnn_reference, activation, untied)
-    kids = forest.children[forest.n_leaves:]       # leaves and inner nodes as children
+    kids = forest.children[forest.n_leaves :]  # leaves and inner nodes as children
     assert np.any((kids >= 0) & (kids < forest.n_leaves)) and np.any(kids >= forest.n_leaves)
 
 
@@ -53,8 +64,7 @@ def test_parameters_and_complexity_count_of_section_4_1():
     assert dict(make_cell(MODEL, d, d).parameter_shapes()) == {"W": (2 * d, d), "b": (d,)}
     for n_words in (2, 5, 19):
         leaf_links, inner_links, _ = left_branching_links(n_words)
-        assert leaf_links * d * d_w + inner_links * d * d == (
-            n_words * d * d_w + (n_words - 2) * d * d)
+        assert leaf_links * d * d_w + inner_links * d * d == (n_words * d * d_w + (n_words - 2) * d * d)
 
 
 def test_untied_leaves_are_classified_from_their_word_vectors():
@@ -65,11 +75,11 @@ def test_untied_leaves_are_classified_from_their_word_vectors():
 # gradients beyond the suite, and planted bugs: the checker must fail on each
 # ---------------------------------------------------------------------------
 
+
 def _case(untied=True, input_dim=4, unary_rate=0.0, seed=11):
     rng = np.random.default_rng(seed)
     trees = [random_binary_tree(n, rng, unary_rate=unary_rate) for n in (6, 9, 1)]
-    setting = Setting(MODEL, input_dim=input_dim, hidden_dim=3, activation="tanh",
-                      untied=untied, supervision="all")
+    setting = Setting(MODEL, input_dim=input_dim, hidden_dim=3, activation="tanh", untied=untied, supervision="all")
     return build_case(setting, trees, rng)
 
 
@@ -89,8 +99,11 @@ def test_detects_leaf_child_read_with_the_inner_matrix(monkeypatch):
     path): its error goes back to the word through W^T and W_leaf gets no
     gradient.  d_w = d so that the shapes allow the mistake."""
     model, params, forest, options = _case(input_dim=3)
-    monkeypatch.setattr(model.cell, "backward", backward_while(
-        model.cell.backward, lambda params, forest: replaced(model.cell, "untied", False)))
+    monkeypatch.setattr(
+        model.cell,
+        "backward",
+        backward_while(model.cell.backward, lambda params, forest: replaced(model.cell, "untied", False)),
+    )
     errors = check_gradients(model, params, forest, **options)
     assert errors["cell.W_leaf"] > TOLERANCE
     assert errors["cell.W_leaf.1"] > TOLERANCE and errors["cell.W_leaf.2"] > TOLERANCE
@@ -121,10 +134,10 @@ def test_detects_leaf_halves_swapped(monkeypatch):
 # what the cell accepts
 # ---------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("untied", [False, True], ids=["tied", "untied"])
 def test_check_forest_rejects_what_it_cannot_compose(untied):
-    assert_composes_binary_trees_with_words_at_the_leaves(
-        make_cell(MODEL, 4 if untied else 3, 3, untied=untied))
+    assert_composes_binary_trees_with_words_at_the_leaves(make_cell(MODEL, 4 if untied else 3, 3, untied=untied))
 
 
 def test_the_cell_takes_every_activation_the_kernels_have():
@@ -140,8 +153,12 @@ def test_the_cell_takes_every_activation_the_kernels_have():
             params = random_params(cell, rng)
             vectors = [rng.normal(size=(len(tree.tokens), d_x)) for tree in trees]
             forest, h = forward_on_tokens(cell, params, trees, vectors, np.float64)
-            assert_matches_reference(h, forest, trees, lambda k, tree: recnn_reference.forward(
-                tree, vectors[k], params, activation, untied)["out"])
+            assert_matches_reference(
+                h,
+                forest,
+                trees,
+                lambda k, tree: recnn_reference.forward(tree, vectors[k], params, activation, untied)["out"],
+            )
 
 
 def test_options_are_validated():
@@ -154,6 +171,7 @@ def test_options_are_validated():
 # ---------------------------------------------------------------------------
 # what npcomp explain shows: the cell's own terms
 # ---------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("untied", [False, True], ids=["tied", "untied"])
 def test_error_terms_add_up_to_the_parameter_gradients(untied):
@@ -169,13 +187,13 @@ def test_error_terms_add_up_to_the_parameter_gradients(untied):
     params = random_params(cell, rng, 0.6)
     vectors = [rng.normal(size=(len(t.tokens), d_x)) for t in trees]
     forest = token_forest(trees)
-    assert np.any(forest.n_children == 1)      # unary nodes: eps_y NaN there
+    assert np.any(forest.n_children == 1)  # unary nodes: eps_y NaN there
     words, index = np.unique(forest.word[forest.word_nodes()], return_inverse=True)
     x = np.concatenate(vectors)[words]
     h, cache = cell.forward(params, forest, x, index)
     head = rng.normal(size=h.shape)
     if untied:
-        head[:forest.n_leaves] = 0.0            # the model classifies untied leaves from x
+        head[: forest.n_leaves] = 0.0  # the model classifies untied leaves from x
     grads, d_x_out = backward_gradients(cell, params, forest, cache, head)
     forward, terms = shown_terms(cell, forest, cache)
     leaves, inner = forest.n_leaves, np.arange(forest.n_leaves, forest.n_nodes)
@@ -183,16 +201,16 @@ def test_error_terms_add_up_to_the_parameter_gradients(untied):
     np.testing.assert_array_equal(forward["p"][inner], h[inner])
     assert np.isnan(forward["p"][:leaves]).all() and np.isnan(terms["delta"][:leaves]).all()
     np.testing.assert_allclose(grads["b"], terms["delta"][inner].sum(axis=0), rtol=1e-12)
-    np.testing.assert_allclose(terms["delta"][inner],
-                               terms["eps_h"][inner] * (1 - h[inner] ** 2), rtol=1e-12)
+    np.testing.assert_allclose(terms["delta"][inner], terms["eps_h"][inner] * (1 - h[inner] ** 2), rtol=1e-12)
     first_inner = leaves if untied else 0
     routed = 0
     for k, symbol in enumerate(("eps_x", "eps_y")):
         for parent in inner:
             kid = forest.children[parent, k] if k < forest.children.shape[1] else -1
             if kid >= first_inner:
-                np.testing.assert_allclose(terms["eps_h"][kid] - head[kid],
-                                           terms[symbol][parent], rtol=1e-12, atol=1e-14)
+                np.testing.assert_allclose(
+                    terms["eps_h"][kid] - head[kid], terms[symbol][parent], rtol=1e-12, atol=1e-14
+                )
                 routed += 1
             else:
                 assert np.isnan(terms[symbol][parent]).all()
@@ -203,5 +221,9 @@ def test_error_terms_add_up_to_the_parameter_gradients(untied):
         per_word = np.zeros_like(d_x_out)
         np.add.at(per_word, index, terms["eps_h"][:leaves])
         np.testing.assert_allclose(d_x_out, per_word, rtol=1e-12)
-    assert_matches_reference(forward["z"], forest, trees, lambda k, tree: recnn_reference.forward(
-        tree, vectors[k], params, "tanh", untied)["z"])
+    assert_matches_reference(
+        forward["z"],
+        forest,
+        trees,
+        lambda k, tree: recnn_reference.forward(tree, vectors[k], params, "tanh", untied)["z"],
+    )

@@ -4,17 +4,25 @@ recurrent dropout (forward and a cell-level finite-difference check with the
 masks fixed), the kernels against their Python functions, planted bugs, and
 the rectifier/identity codes added to activations.py.
 """
+
 from __future__ import annotations
 
 
 import numpy as np
 import pytest
 
-from cell_checks import (assert_kernel_matches_python, backward_while,
-                         each_kernel, random_params, replaced, shown_terms)
-from chain_checks import (CHECK_LENGTHS, LENGTHS, assert_chain_gradients_pass, assert_chains_match,
-                          assert_float32_chain_forward_is_close, chain_case, chain_cell_case,
-                          chain_model_case, recurrent_masks)
+from cell_checks import assert_kernel_matches_python, backward_while, each_kernel, random_params, replaced, shown_terms
+from chain_checks import (
+    CHECK_LENGTHS,
+    LENGTHS,
+    assert_chain_gradients_pass,
+    assert_chains_match,
+    assert_float32_chain_forward_is_close,
+    chain_case,
+    chain_cell_case,
+    chain_model_case,
+    recurrent_masks,
+)
 from gradcheck.check import TOLERANCE, assert_passes, check_gradients
 from gradcheck.suite import Setting, build_case
 from npcomp.cells import make_cell, registry, rnn
@@ -31,13 +39,13 @@ ACTIVATION_NAMES = registry.model(MODEL).options["activation"]
 # forward against eq. 3
 # ---------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("activation", ACTIVATION_NAMES)
 def test_forward_is_eq_3(activation):
     case = chain_cell_case(MODEL, np.random.default_rng(1), activation=activation)
     h, _ = case.forward()
-    assert_chains_match(h, case.nodes, lambda k: rnn_reference.forward(
-        case.vectors[k], case.params, activation)["out"])
-    if activation == "relu":   # both sides of the kink are exercised
+    assert_chains_match(h, case.nodes, lambda k: rnn_reference.forward(case.vectors[k], case.params, activation)["out"])
+    if activation == "relu":  # both sides of the kink are exercised
         assert np.any(h == 0) and np.any(h > 0)
 
 
@@ -55,6 +63,7 @@ def test_parameters():
 # gradient checks through the model (gradcheck), every activation
 # ---------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("activation", ACTIVATION_NAMES)
 def test_gradients(activation):
     """Every activation through the model; the relu test point keeps every
@@ -67,14 +76,16 @@ def test_gradients(activation):
 # recurrent dropout at the cell
 # ---------------------------------------------------------------------------
 
+
 def test_forward_with_masks_is_eq_3_with_masked_previous_state():
     case = chain_cell_case(MODEL, np.random.default_rng(6), masked=True)
     masks, nodes = case.masks, case.nodes
     h, _ = case.forward(masks)
     plain, _ = case.forward()
-    assert_chains_match(h, nodes, lambda k: rnn_reference.forward(
-        case.vectors[k], case.params, "tanh", [masks[0][k]])["out"])
-    np.testing.assert_array_equal(h[nodes[0]], plain[nodes[0]])   # one word: no recurrence
+    assert_chains_match(
+        h, nodes, lambda k: rnn_reference.forward(case.vectors[k], case.params, "tanh", [masks[0][k]])["out"]
+    )
+    np.testing.assert_array_equal(h[nodes[0]], plain[nodes[0]])  # one word: no recurrence
     np.testing.assert_array_equal(case.forward([np.ones_like(masks[0])])[0], plain)
 
 
@@ -97,11 +108,11 @@ def test_mask_shape_and_count_are_checked():
 # planted bugs: the checks must fail
 # ---------------------------------------------------------------------------
 
+
 def test_detects_gradient_routed_two_steps_back(monkeypatch):
     """Backward adds eps_h_{t-1}'s share to h_{t-2} instead (every node's
     child replaced by its grandchild): the check must fail."""
-    model, params, forest, options, _ = chain_model_case(MODEL, rnn_reference.forward, "tanh",
-                                                         seed=2)
+    model, params, forest, options, _ = chain_model_case(MODEL, rnn_reference.forward, "tanh", seed=2)
     assert_passes(check_gradients(model, params, forest, **options))
 
     def grandchildren(forest_):
@@ -109,9 +120,13 @@ def test_detects_gradient_routed_two_steps_back(monkeypatch):
         grandchild = np.where(before >= 0, before[np.maximum(before, 0)], -1)
         return np.where(before >= 0, grandchild, -1)[:, None].astype(np.int32)
 
-    monkeypatch.setattr(model.cell, "backward", backward_while(
-        model.cell.backward,
-        lambda params_, forest_: replaced(forest_, "children", grandchildren(forest_))))
+    monkeypatch.setattr(
+        model.cell,
+        "backward",
+        backward_while(
+            model.cell.backward, lambda params_, forest_: replaced(forest_, "children", grandchildren(forest_))
+        ),
+    )
     errors = check_gradients(model, params, forest, **options)
     assert errors["cell.V"] > TOLERANCE and errors["embedding"] > TOLERANCE
     assert errors["softmax.W"] <= TOLERANCE
@@ -136,6 +151,7 @@ def test_detects_masks_missing_in_backward(monkeypatch):
 # kernels, threads, activations, what the cell accepts
 # ---------------------------------------------------------------------------
 
+
 def _kernel_cases():
     rng = np.random.default_rng(10)
     forest, _, x, index, _ = chain_case(LENGTHS, 4, rng)
@@ -143,19 +159,43 @@ def _kernel_cases():
     before = np.ascontiguousarray(forest.children[:, 0])
     mask = rng.uniform(0, 2, size=(forest.n_trees, d))
     out = [
-        (recurrence.gather_previous, lambda: (before, forest.tree, mask, rng.normal(size=(n, d)),
-                                        np.zeros((n + 3, d)), 2, n)),
-        (rnn._route_to_previous, lambda: (before, forest.tree, mask,
-                                          rng.normal(size=(n + 3, d)),
-                                          rng.normal(size=(n, d)), 0, n)),
+        (
+            recurrence.gather_previous,
+            lambda: (before, forest.tree, mask, rng.normal(size=(n, d)), np.zeros((n + 3, d)), 2, n),
+        ),
+        (
+            rnn._route_to_previous,
+            lambda: (before, forest.tree, mask, rng.normal(size=(n + 3, d)), rng.normal(size=(n, d)), 0, n),
+        ),
     ]
     for code in map(activation_code, ACTIVATION_NAMES):
-        out.append((rnn._activate_rows, lambda code=code: (
-            code, rng.normal(size=(n + 3, d)), rng.normal(size=(x.shape[0], d)), index,
-            np.zeros((n, d)), 0, n)))
-        out.append((recurrence.activation_deltas, lambda code=code: (
-            code, rng.uniform(-0.9, 0.9, size=(n, d)), rng.normal(size=(n, d)),
-            np.zeros((n + 3, d)), 0, n)))
+        out.append(
+            (
+                rnn._activate_rows,
+                lambda code=code: (
+                    code,
+                    rng.normal(size=(n + 3, d)),
+                    rng.normal(size=(x.shape[0], d)),
+                    index,
+                    np.zeros((n, d)),
+                    0,
+                    n,
+                ),
+            )
+        )
+        out.append(
+            (
+                recurrence.activation_deltas,
+                lambda code=code: (
+                    code,
+                    rng.uniform(-0.9, 0.9, size=(n, d)),
+                    rng.normal(size=(n, d)),
+                    np.zeros((n + 3, d)),
+                    0,
+                    n,
+                ),
+            )
+        )
     return out
 
 
@@ -173,8 +213,10 @@ def test_rectifier_and_identity_codes():
     n = z.shape[0]
     for dtype in (np.float64, np.float32):
         column = z.astype(dtype)[:, None]
-        for name, value, slope in (("relu", np.maximum(column, 0), column > 0),
-                                   ("identity", column, np.ones_like(column))):
+        for name, value, slope in (
+            ("relu", np.maximum(column, 0), column > 0),
+            ("identity", column, np.ones_like(column)),
+        ):
             code = activation_code(name)
             out = np.empty_like(column)
             rnn._activate_rows(code, np.zeros_like(column), column, np.arange(n), out, 0, n)
@@ -206,6 +248,7 @@ def test_check_forest_rejects_branching_trees():
 # what npcomp explain shows: the cell's own terms
 # ---------------------------------------------------------------------------
 
+
 def test_error_terms_add_up_to_the_parameter_gradients():
     """The terms ``backward_terms`` shows are the ones the gradients are made
     of: db = sum of delta, dV = sum of h~_{t-1}^T delta, dx = delta_word W^T
@@ -227,9 +270,10 @@ def test_error_terms_add_up_to_the_parameter_gradients():
     delta, eps_h = terms["delta"], terms["eps_h"]
     np.testing.assert_array_equal(forward["h"], h)
     np.testing.assert_allclose(h, np.tanh(forward["z"]), rtol=1e-12, atol=1e-15)
-    assert_chains_match(forward["z"], nodes, lambda k: rnn_reference.forward(
-        vectors[k], params, "tanh", [masks[0][k]])["z"])
-    np.testing.assert_allclose(delta, eps_h * (1 - h ** 2), rtol=1e-12)
+    assert_chains_match(
+        forward["z"], nodes, lambda k: rnn_reference.forward(vectors[k], params, "tanh", [masks[0][k]])["z"]
+    )
+    np.testing.assert_allclose(delta, eps_h * (1 - h**2), rtol=1e-12)
     np.testing.assert_allclose(grads["b"], delta.sum(axis=0), rtol=1e-12)
     np.testing.assert_allclose(grads["V"], forward["h~_{t-1}"].T @ delta, rtol=1e-12)
     per_word = np.zeros((x.shape[0], 3))
@@ -238,5 +282,4 @@ def test_error_terms_add_up_to_the_parameter_gradients():
     before = forest.children[:, 0]
     later = np.flatnonzero(before >= 0)
     expected_share = (delta[later] @ params["V"].T) * masks[0][forest.tree[later]]
-    np.testing.assert_allclose(eps_h[before[later]] - head[before[later]], expected_share,
-                               rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(eps_h[before[later]] - head[before[later]], expected_share, rtol=1e-12, atol=1e-14)

@@ -6,14 +6,24 @@ against their Python versions; gradient checks on the suite's settings, on
 hypothesis-generated trees and on 300-level trees; planted bugs the checker
 must catch; structures the cell must reject.
 """
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from cell_checks import (assert_gradients_pass, assert_random_trees_pass, backward_gradients,
-                         backward_while, deep_branching_tree, errors_with_backward,
-                         given_random_trees, replaced, shown_terms, with_swapped_children)
+from cell_checks import (
+    assert_gradients_pass,
+    assert_random_trees_pass,
+    backward_gradients,
+    backward_while,
+    deep_branching_tree,
+    errors_with_backward,
+    given_random_trees,
+    replaced,
+    shown_terms,
+    with_swapped_children,
+)
 from gradcheck.check import TOLERANCE, assert_passes, check_gradients
 from gradcheck.suite import VOCAB_SIZE, Setting, build_case, random_trees
 from gradcheck.trees import random_binary_tree, random_dependency_tree
@@ -23,14 +33,13 @@ from npcomp.data.readers.embeddings import Vocabulary
 from npcomp.data.readers.ptb import parse_ptb
 from npcomp.forest import build_forest, node_words
 
-VOCABULARY = Vocabulary(f"w{k}" for k in range(VOCAB_SIZE))   # as build_case's
+VOCABULARY = Vocabulary(f"w{k}" for k in range(VOCAB_SIZE))  # as build_case's
 
 
 def _cell_forward(model, params, forest):
     """The cell's forward as the model calls it: distinct words once."""
     words, word_index = np.unique(forest.word[forest.word_nodes()], return_inverse=True)
-    return model.cell.forward(params.prefixed("cell"), forest, params["embedding"][words],
-                              word_index)
+    return model.cell.forward(params.prefixed("cell"), forest, params["embedding"][words], word_index)
 
 
 def _reference_forward(params, trees, forest, leaf_activation="identity"):
@@ -65,8 +74,7 @@ def test_tanh_leaves_match_per_node_reference():
     """leaf_activation="tanh" (Socher et al.'s released code): a leaf's state
     is tanh(x); the word vectors are drawn large enough for tanh to bend."""
     rng = np.random.default_rng(6)
-    setting = Setting("rntn", input_dim=3, hidden_dim=3, unary_rate=0.3,
-                      extra=dict(leaf_activation="tanh"))
+    setting = Setting("rntn", input_dim=3, hidden_dim=3, unary_rate=0.3, extra=dict(leaf_activation="tanh"))
     trees = random_trees(setting, rng)
     model, params, forest, _ = build_case(setting, trees, rng)
     params["embedding"][...] = rng.normal(size=params["embedding"].shape)
@@ -86,8 +94,9 @@ def test_zero_tensor_is_the_recnn():
     h, _ = _cell_forward(model, params, forest)
     recnn = make_cell("recnn", 4, 4, activation="tanh")
     words, word_index = np.unique(forest.word[forest.word_nodes()], return_inverse=True)
-    h_recnn, _ = recnn.forward({"W": params["cell.W"], "b": params["cell.b"]}, forest,
-                               params["embedding"][words], word_index)
+    h_recnn, _ = recnn.forward(
+        {"W": params["cell.W"], "b": params["cell.b"]}, forest, params["embedding"][words], word_index
+    )
     assert np.abs(h - h_recnn).max() < 1e-12
 
 
@@ -104,8 +113,14 @@ def test_kernels_match_their_python_versions(monkeypatch):
         return [h, d_x] + [grads[name] for name in sorted(grads)]
 
     compiled = run()
-    for kernel in ("_symmetrised", "_gather_features", "_tanh_deltas", "_route_to_children",
-                   "_dot_after_first", "_add_symmetric"):
+    for kernel in (
+        "_symmetrised",
+        "_gather_features",
+        "_tanh_deltas",
+        "_route_to_children",
+        "_dot_after_first",
+        "_add_symmetric",
+    ):
         monkeypatch.setattr(rntn, kernel, getattr(rntn, kernel).py_func)
     for jitted, python in zip(compiled, run()):
         np.testing.assert_allclose(jitted, python, rtol=1e-13, atol=1e-15)
@@ -136,12 +151,16 @@ def test_parameter_count():
 STEP = 2.5e-4
 
 
-@pytest.mark.parametrize("setting", [
-    Setting("rntn", input_dim=3),
-    Setting("rntn", input_dim=3, supervision="root"),
-    Setting("rntn", input_dim=3, supervision="root+leaves", dropout=0.5, l2=0.01),
-    Setting("rntn", input_dim=3, supervision="root+leaves", extra=dict(leaf_activation="tanh")),
-], ids=lambda s: s.describe())
+@pytest.mark.parametrize(
+    "setting",
+    [
+        Setting("rntn", input_dim=3),
+        Setting("rntn", input_dim=3, supervision="root"),
+        Setting("rntn", input_dim=3, supervision="root+leaves", dropout=0.5, l2=0.01),
+        Setting("rntn", input_dim=3, supervision="root+leaves", extra=dict(leaf_activation="tanh")),
+    ],
+    ids=lambda s: s.describe(),
+)
 @given_random_trees(max_trees=3)
 def test_random_trees(setting, shapes):
     assert_random_trees_pass(setting, shapes, step=STEP)
@@ -160,6 +179,7 @@ def test_deep_branching_trees(direction):
 # planted bugs: the checker must fail on each
 # ---------------------------------------------------------------------------
 
+
 def _case():
     rng = np.random.default_rng(11)
     trees = [random_binary_tree(n, rng, unary_rate=0.2) for n in (6, 9, 1)]
@@ -177,12 +197,13 @@ def test_unplanted_case_passes():
 
 def test_detects_forgotten_transpose_term(monkeypatch):
     """Backward uses d(c V^[k] c^T)/dc = c V^[k] instead of c (V^[k] + V^[k]^T)."""
-    def forgotten(V, out):                      # V^[k]_rs where S^[k]_rs belongs
+
+    def forgotten(V, out):  # V^[k]_rs where S^[k]_rs belongs
         out[...] = V[np.triu_indices(V.shape[0])]
 
     def wrap(backward):
-        return backward_while(backward, lambda params, forest: replaced(
-            rntn, "_symmetrised", forgotten))
+        return backward_while(backward, lambda params, forest: replaced(rntn, "_symmetrised", forgotten))
+
     errors = _errors_with(monkeypatch, wrap)
     assert errors["cell.V"] > TOLERANCE and errors["embedding"] > TOLERANCE
     assert errors["softmax.W"] <= TOLERANCE
@@ -193,7 +214,8 @@ def test_detects_tanh_leaves_backpropagated_as_identity(monkeypatch):
     rng = np.random.default_rng(11)
     trees = [random_binary_tree(n, rng, unary_rate=0.2) for n in (6, 9, 1)]
     model, params, forest, options = build_case(
-        Setting("rntn", input_dim=3, extra=dict(leaf_activation="tanh")), trees, rng)
+        Setting("rntn", input_dim=3, extra=dict(leaf_activation="tanh")), trees, rng
+    )
     params["embedding"][...] = rng.normal(size=params["embedding"].shape)
     assert_passes(check_gradients(model, params, forest, step=STEP, **options))
     backward = model.cell.backward
@@ -219,6 +241,7 @@ def test_detects_swapped_children(monkeypatch):
 # what npcomp explain shows: the cell's own terms
 # ---------------------------------------------------------------------------
 
+
 def test_forward_terms_are_eq_3_term_by_term():
     """The tensor term and the standard term are those of eq. 3 at every inner
     node ((c V^[k] c^T)_k and c W, written out here), p = tanh of their sum
@@ -231,15 +254,16 @@ def test_forward_terms_are_eq_3_term_by_term():
     inner = np.arange(forest.n_leaves, forest.n_nodes)
     c = terms["c"][inner]
     V, W, b = params["cell.V"], params["cell.W"], params["cell.b"]
-    np.testing.assert_allclose(terms["c V^[1:d] c^T"][inner],
-                               np.einsum("jr,rsk,js->jk", c, V, c), rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(
+        terms["c V^[1:d] c^T"][inner], np.einsum("jr,rsk,js->jk", c, V, c), rtol=1e-12, atol=1e-13
+    )
     np.testing.assert_allclose(terms["c W"][inner], c @ W, rtol=1e-12, atol=1e-13)
     np.testing.assert_allclose(
-        terms["p"][inner], np.tanh(terms["c V^[1:d] c^T"][inner] + terms["c W"][inner] + b),
-        rtol=1e-12, atol=1e-13)
+        terms["p"][inner], np.tanh(terms["c V^[1:d] c^T"][inner] + terms["c W"][inner] + b), rtol=1e-12, atol=1e-13
+    )
     np.testing.assert_array_equal(terms["h"], h)
     for symbol in ("c", "c V^[1:d] c^T", "c W", "p"):
-        assert np.isnan(terms[symbol][:forest.n_leaves]).all()
+        assert np.isnan(terms[symbol][: forest.n_leaves]).all()
 
 
 @pytest.mark.parametrize("leaf_activation", ["identity", "tanh"])
@@ -250,8 +274,7 @@ def test_error_terms_add_up_to_the_parameter_gradients(leaf_activation):
     on top of the head's (NaN for a missing child); a word's dx is the sum of
     eps_h over its leaves (times 1 - h^2 with tanh leaves)."""
     rng = np.random.default_rng(9)
-    setting = Setting("rntn", input_dim=3, hidden_dim=3, unary_rate=0.3,
-                      extra=dict(leaf_activation=leaf_activation))
+    setting = Setting("rntn", input_dim=3, hidden_dim=3, unary_rate=0.3, extra=dict(leaf_activation=leaf_activation))
     model, params, forest, _ = build_case(setting, random_trees(setting, rng), rng)
     assert np.any(forest.n_children == 1)
     h, cache = _cell_forward(model, params, forest)
@@ -262,29 +285,27 @@ def test_error_terms_add_up_to_the_parameter_gradients(leaf_activation):
     c, delta = forward["c"][inner], terms["delta"][inner]
     np.testing.assert_allclose(grads["b"], delta.sum(axis=0), rtol=1e-12)
     np.testing.assert_allclose(grads["W"], c.T @ delta, rtol=1e-12, atol=1e-14)
-    np.testing.assert_allclose(grads["V"], np.einsum("jk,jr,js->rsk", delta, c, c),
-                               rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(grads["V"], np.einsum("jk,jr,js->rsk", delta, c, c), rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(delta, terms["eps_h"][inner] * (1 - h[inner] ** 2), rtol=1e-12)
     d = h.shape[1]
     for parent in inner:
         for k in range(2):
             kid = forest.children[parent, k] if k < forest.children.shape[1] else -1
-            half = terms["eps_c"][parent, k * d:(k + 1) * d]
+            half = terms["eps_c"][parent, k * d : (k + 1) * d]
             if kid >= 0:
-                np.testing.assert_allclose(terms["eps_h"][kid] - head[kid], half,
-                                           rtol=1e-12, atol=1e-14)
+                np.testing.assert_allclose(terms["eps_h"][kid] - head[kid], half, rtol=1e-12, atol=1e-14)
             else:
                 assert np.isnan(half).all()
     words = np.unique(forest.word[forest.word_nodes()], return_inverse=True)[1]
     per_word = np.zeros_like(d_x)
-    np.add.at(per_word, words, terms["eps_h"][:leaves]
-              * (1 - h[:leaves] ** 2 if leaf_activation == "tanh" else 1))
+    np.add.at(per_word, words, terms["eps_h"][:leaves] * (1 - h[:leaves] ** 2 if leaf_activation == "tanh" else 1))
     np.testing.assert_allclose(d_x, per_word, rtol=1e-12, atol=1e-14)
 
 
 # ---------------------------------------------------------------------------
 # what the cell cannot compose
 # ---------------------------------------------------------------------------
+
 
 def _forest(tree):
     vocab = Vocabulary(tree.tokens)

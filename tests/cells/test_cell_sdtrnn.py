@@ -7,6 +7,7 @@ throughout); SICK's ``*.rels`` reach the forest the training builds;
 gradient checks on random dependency trees; a planted bug; the relation
 table's fixed ids.  Every suite setting is checked by tests/cells/test_gradients.py.
 """
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -15,8 +16,15 @@ import numpy as np
 import pytest
 from hypothesis import given, settings as hypothesis_settings, strategies as st
 
-from cell_checks import (assert_gradients_pass, assert_matches_reference, backward_while,
-                         errors_with_backward, forward_on_tokens, random_params, replaced)
+from cell_checks import (
+    assert_gradients_pass,
+    assert_matches_reference,
+    backward_while,
+    errors_with_backward,
+    forward_on_tokens,
+    random_params,
+    replaced,
+)
 from gradcheck.check import TOLERANCE, assert_passes, check_gradients
 from gradcheck.suite import Setting, build_case
 from gradcheck.trees import random_binary_tree, random_dependency_tree, random_dependency_trees
@@ -33,9 +41,10 @@ def _trees(seed=5):
     rng = np.random.default_rng(seed)
     trees = [random_dependency_tree(n, rng, max_children=8) for n in (9, 1, 25, 4)]
     labels = ("nsubj", "dobj", "amod", "prep", "pobj", "det", "advmod", "unknown-label")
-    return [replace(tree, relations=tuple(labels[int(k)] for k in
-                                          rng.integers(0, len(labels), len(tree.tokens))))
-            for tree in trees] + [random_binary_tree(7, rng)]
+    return [
+        replace(tree, relations=tuple(labels[int(k)] for k in rng.integers(0, len(labels), len(tree.tokens))))
+        for tree in trees
+    ] + [random_binary_tree(7, rng)]
 
 
 @pytest.mark.parametrize("dtype,tolerance", [(np.float64, 1e-12), (np.float32, 2e-6)])
@@ -46,12 +55,17 @@ def test_forward_matches_the_node_by_node_reference(dtype, tolerance):
     params = random_params(cell, rng)
     vectors = [rng.normal(size=(len(t.tokens), D_X)) for t in trees]
     forest, h = forward_on_tokens(cell, params, trees, vectors, dtype)
-    assert forest.relation is None                  # the constituency tree has none
+    assert forest.relation is None  # the constituency tree has none
     forest_with, h_with = forward_on_tokens(cell, params, trees[:4], vectors[:4], dtype)
     assert forest_with.relation is not None
-    assert_matches_reference(h_with, forest_with, trees[:4], lambda k, tree: (
-        sdtrnn_reference.forward(tree, vectors[k], params)["out"]),
-        rtol=tolerance, atol=tolerance)
+    assert_matches_reference(
+        h_with,
+        forest_with,
+        trees[:4],
+        lambda k, tree: sdtrnn_reference.forward(tree, vectors[k], params)["out"],
+        rtol=tolerance,
+        atol=tolerance,
+    )
 
 
 def test_relations_choose_the_matrices():
@@ -89,10 +103,17 @@ def test_sick_relations_reach_the_training_forest(tmp_path):
     from npcomp.data.readers.embeddings import Vocabulary
     from npcomp.errors import DataError
     from npcomp.training.encoding import encode_split
-    files = {"a.toks": "a dog runs\nthe man sleeps\n", "b.toks": "dogs run\na man sleeps\n",
-             "a.parents": "2 3 0\n2 3 0\n", "b.parents": "2 0\n2 3 0\n",
-             "a.rels": "det nsubj root\ndet nsubj root\n", "b.rels": "nsubj root\ndet nsubj root\n",
-             "sim.txt": "4.5\n3.2\n", "id.txt": "1\n2\n"}
+
+    files = {
+        "a.toks": "a dog runs\nthe man sleeps\n",
+        "b.toks": "dogs run\na man sleeps\n",
+        "a.parents": "2 3 0\n2 3 0\n",
+        "b.parents": "2 0\n2 3 0\n",
+        "a.rels": "det nsubj root\ndet nsubj root\n",
+        "b.rels": "nsubj root\ndet nsubj root\n",
+        "sim.txt": "4.5\n3.2\n",
+        "id.txt": "1\n2\n",
+    }
     for name, text in files.items():
         (tmp_path / name).write_text(text)
     pairs = read_sick_dir(tmp_path)
@@ -100,9 +121,8 @@ def test_sick_relations_reach_the_training_forest(tmp_path):
     vocab = Vocabulary.from_trees([p.tree_a for p in pairs] + [p.tree_b for p in pairs])
     forest = encode_split(pairs, vocab).batch(range(2)).forest
     assert forest.relation is not None
-    assert sorted(RELATIONS[r] for r in forest.relation[forest.tree == 0]) == [
-        "det", "nsubj", "root"]
-    dog = np.flatnonzero((forest.tree == 0) & (forest.token == 1))[0]    # "dog"
+    assert sorted(RELATIONS[r] for r in forest.relation[forest.tree == 0]) == ["det", "nsubj", "root"]
+    dog = np.flatnonzero((forest.tree == 0) & (forest.token == 1))[0]  # "dog"
     assert forest.relation[dog] == relation_id("nsubj")
     (tmp_path / "b.rels").write_text("nsubj root\ndet root\n")
     with pytest.raises(DataError, match=r"b.rels.*2.*2 relation\(s\) for 3 token\(s\)"):
@@ -113,19 +133,21 @@ def test_sick_relations_reach_the_training_forest(tmp_path):
 # gradient checks and a planted bug
 # ---------------------------------------------------------------------------
 
-dependency_shapes = st.lists(st.tuples(st.integers(0, 2**31 - 1), st.integers(1, 30)),
-                             min_size=1, max_size=3)
+dependency_shapes = st.lists(st.tuples(st.integers(0, 2**31 - 1), st.integers(1, 30)), min_size=1, max_size=3)
 
 
-@pytest.mark.parametrize("setting", [
-    Setting(MODEL, trees="dependency"),
-    Setting(MODEL, trees="dependency", supervision="root+leaves", dropout=0.5, l2=0.01),
-], ids=lambda s: s.describe())
+@pytest.mark.parametrize(
+    "setting",
+    [
+        Setting(MODEL, trees="dependency"),
+        Setting(MODEL, trees="dependency", supervision="root+leaves", dropout=0.5, l2=0.01),
+    ],
+    ids=lambda s: s.describe(),
+)
 @hypothesis_settings(max_examples=5)
 @given(shapes=dependency_shapes)
 def test_random_dependency_trees(setting, shapes):
-    trees = [random_dependency_tree(n_words, np.random.default_rng(seed), max_children=8)
-             for seed, n_words in shapes]
+    trees = [random_dependency_tree(n_words, np.random.default_rng(seed), max_children=8) for seed, n_words in shapes]
     assert all(tree.relations is not None for tree in trees)
     assert_gradients_pass(setting, trees, np.random.default_rng(shapes[0][0]))
 
@@ -147,10 +169,13 @@ def test_detects_the_backward_reading_every_child_as_dep(monkeypatch):
     route = dtrnn._route_positions.py_func
 
     def generic(children, slot, span, eps_S, d_h, start, stop):
-        route(children, np.where(slot >= 0, relation_id("dep"), -1), span, eps_S, d_h,
-              start, stop)
+        route(children, np.where(slot >= 0, relation_id("dep"), -1), span, eps_S, d_h, start, stop)
 
-    wrap = lambda backward: backward_while(backward, lambda params, forest: replaced(  # noqa: E731
-        dtrnn, "_route_positions", generic))
+    wrap = lambda backward: backward_while(
+        backward,
+        lambda params, forest: replaced(  # noqa: E731
+            dtrnn, "_route_positions", generic
+        ),
+    )
     errors = errors_with_backward(monkeypatch, _case(), wrap)
     assert errors["embedding"] > TOLERANCE and errors["cell.W"] > TOLERANCE

@@ -2,14 +2,23 @@
 reading of eqs. 1-7, gradient checks of every suite setting, random and deep
 trees, planted bugs (each a way of misreading the printed eqs. 8-14), kernels
 against their Python versions, and the structures the cell rejects."""
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from cell_checks import (assert_gradients_pass, assert_kernel_matches_python,
-                         assert_matches_reference, assert_random_trees_pass, deep_branching_tree,
-                         each_kernel, given_random_trees, shown_terms, token_forest)
+from cell_checks import (
+    assert_gradients_pass,
+    assert_kernel_matches_python,
+    assert_matches_reference,
+    assert_random_trees_pass,
+    deep_branching_tree,
+    each_kernel,
+    given_random_trees,
+    shown_terms,
+    token_forest,
+)
 from gradcheck.check import TOLERANCE, assert_passes, check_gradients
 from gradcheck.planted import BUGS, planted
 from gradcheck.suite import VOCAB_SIZE, Setting, build_case, settings
@@ -21,12 +30,13 @@ from npcomp.data.readers.embeddings import Vocabulary
 from npcomp.data.readers.formats import branching_tree
 
 SETTINGS = settings("slstm")
-VOCABULARY = Vocabulary(f"w{k}" for k in range(VOCAB_SIZE))   # as build_case's
+VOCABULARY = Vocabulary(f"w{k}" for k in range(VOCAB_SIZE))  # as build_case's
 
 
 # ---------------------------------------------------------------------------
 # forward against the printed equations, node by node
 # ---------------------------------------------------------------------------
+
 
 def _forward_case(input_dim, seed=4):
     rng = np.random.default_rng(seed)
@@ -43,8 +53,14 @@ def test_forward_matches_node_by_node_reference(input_dim):
     words, word_index = np.unique(forest.word[forest.word_nodes()], return_inverse=True)
     cell_params = params.prefixed("cell")
     h, _ = model.cell.forward(cell_params, forest, params["embedding"][words], word_index)
-    assert_matches_reference(h, forest, trees, lambda k, tree: slstm_reference.forward(
-        tree, params["embedding"][VOCABULARY.encode(tree.tokens)], cell_params)["out"])
+    assert_matches_reference(
+        h,
+        forest,
+        trees,
+        lambda k, tree: slstm_reference.forward(tree, params["embedding"][VOCABULARY.encode(tree.tokens)], cell_params)[
+            "out"
+        ],
+    )
 
 
 @pytest.mark.parametrize("input_dim", [3, 4], ids=["d_x=d", "d_x=4 projected"])
@@ -60,7 +76,7 @@ def test_float32_forward_and_backward_close_to_float64(input_dim):
         grads = cast.zeros_like()
         d_x = model.cell.backward(cell_params, forest, cache, d_h, grads.prefixed("cell"))
         assert h.dtype == dtype and d_x.dtype == dtype and cache.gates.dtype == dtype
-        results[dtype] = (h, d_x, grads.flat[:model.dense_size])
+        results[dtype] = (h, d_x, grads.flat[: model.dense_size])
     for wide, narrow in zip(results[np.float64], results[np.float32]):
         np.testing.assert_allclose(narrow, wide, rtol=1e-4, atol=1e-5)
 
@@ -76,7 +92,7 @@ def test_parameter_count_and_report_blocks():
     assert len(slices) == 10 + 6 + 5
     covered = {name: np.zeros(shape, bool) for name, shape in shapes.items()}
     for block, index in slices.values():
-        assert not covered[block][index].any()   # sub-blocks do not overlap
+        assert not covered[block][index].any()  # sub-blocks do not overlap
         covered[block][index] = True
     assert covered["W_h"].all() and covered["W_c"].all() and covered["b"].all()
     with pytest.raises(ValueError, match="takes no option"):
@@ -90,10 +106,14 @@ def test_parameter_count_and_report_blocks():
 # every suite setting is checked by tests/cells/test_gradients.py::test_suite_setting
 
 
-@pytest.mark.parametrize("setting", [
-    Setting("slstm", input_dim=3),
-    Setting("slstm", input_dim=4, supervision="root+leaves", dropout=0.5, l2=0.01),
-], ids=lambda s: s.describe())
+@pytest.mark.parametrize(
+    "setting",
+    [
+        Setting("slstm", input_dim=3),
+        Setting("slstm", input_dim=4, supervision="root+leaves", dropout=0.5, l2=0.01),
+    ],
+    ids=lambda s: s.describe(),
+)
 @given_random_trees(max_trees=1)
 def test_random_trees(setting, shapes):
     assert_random_trees_pass(setting, shapes)
@@ -121,8 +141,7 @@ def test_forest_of_single_words(input_dim):
     """Only leaves: no level loop runs, the composition weights get exactly 0."""
     rng = np.random.default_rng(5)
     trees = [random_binary_tree(1, rng) for _ in range(3)]
-    model, params, forest, options = build_case(Setting("slstm", input_dim=input_dim),
-                                                trees, rng)
+    model, params, forest, options = build_case(Setting("slstm", input_dim=input_dim), trees, rng)
     assert forest.n_levels == 1
     errors = check_gradients(model, params, forest, **options)
     assert_passes(errors)
@@ -136,14 +155,14 @@ def test_forest_of_single_words(input_dim):
 # planted bugs: misreadings of eqs. 8-14 that the checker must catch
 # ---------------------------------------------------------------------------
 
+
 def _errors_with(bug: str, input_dim=3):
     """Gradient-check errors when ``model.cell.backward`` runs with the planted
     bug ``bug`` of gradcheck/planted.py (one misreading of eqs. 8-14)."""
     rng = np.random.default_rng(11)
     trees = [random_binary_tree(n, rng, unary_rate=0.2) for n in (7, 1)]
     trees.append(branching_tree(["w1", "w2", "w3", "w4"], "right", root_label=2))
-    model, params, forest, options = build_case(Setting("slstm", input_dim=input_dim),
-                                                trees, rng)
+    model, params, forest, options = build_case(Setting("slstm", input_dim=input_dim), trees, rng)
     if bug is None:
         return check_gradients(model, params, forest, **options)
     with planted(BUGS[bug]):
@@ -213,6 +232,7 @@ def test_detects_left_peephole_share_dropped():
 # kernels and structures
 # ---------------------------------------------------------------------------
 
+
 def _kernel_cases():
     rng = np.random.default_rng(9)
     trees = [random_binary_tree(n, rng, unary_rate=0.3) for n in (5, 8, 1)]
@@ -223,17 +243,42 @@ def _kernel_cases():
     gates = rng.uniform(0.05, 0.95, size=(n + pad, 5 * d))
     c = rng.normal(size=(n, d))
     return [
-        (slstm._gather_children, lambda: (children, rng.normal(size=(n, d)), c,
-                                          np.zeros((n + pad, 4 * d)), start, stop)),
+        (
+            slstm._gather_children,
+            lambda: (children, rng.normal(size=(n, d)), c, np.zeros((n + pad, 4 * d)), start, stop),
+        ),
         (slstm._cell_update, lambda: (children, gates, c.copy(), start, stop)),
-        (slstm._output_gate_deltas, lambda: (gates, np.tanh(c), rng.normal(size=(n, d)),
-                                             np.zeros((n + pad, 5 * d)), start, stop)),
-        (slstm._cell_deltas, lambda: (children, gates, c, np.tanh(c), rng.normal(size=(n, d)),
-                                      rng.normal(size=(n, d)), rng.normal(size=(n, d)),
-                                      np.zeros((n + pad, 5 * d)), start, stop)),
-        (slstm._route_to_children, lambda: (children, gates, rng.normal(size=(n, d)),
-                                            rng.normal(size=(n + pad, 4 * d)),
-                                            rng.normal(size=(n, d)), start, stop)),
+        (
+            slstm._output_gate_deltas,
+            lambda: (gates, np.tanh(c), rng.normal(size=(n, d)), np.zeros((n + pad, 5 * d)), start, stop),
+        ),
+        (
+            slstm._cell_deltas,
+            lambda: (
+                children,
+                gates,
+                c,
+                np.tanh(c),
+                rng.normal(size=(n, d)),
+                rng.normal(size=(n, d)),
+                rng.normal(size=(n, d)),
+                np.zeros((n + pad, 5 * d)),
+                start,
+                stop,
+            ),
+        ),
+        (
+            slstm._route_to_children,
+            lambda: (
+                children,
+                gates,
+                rng.normal(size=(n, d)),
+                rng.normal(size=(n + pad, 4 * d)),
+                rng.normal(size=(n, d)),
+                start,
+                stop,
+            ),
+        ),
     ]
 
 
@@ -257,7 +302,7 @@ def test_check_forest_rejects_what_the_cell_cannot_compose():
     with pytest.raises(ValueError, match="reads words at the leaves only"):
         cell.check_forest(_forest([random_dependency_tree(5, rng, max_children=2)]))
     forest = _forest([random_binary_tree(4, rng)])
-    forest.word[0] = -1   # a leaf without a word
+    forest.word[0] = -1  # a leaf without a word
     with pytest.raises(ValueError, match="every leaf needs a word"):
         cell.check_forest(forest)
 
@@ -274,17 +319,15 @@ def test_error_terms_add_up_to_the_parameter_gradients(input_dim):
     words, word_index = np.unique(forest.word[forest.word_nodes()], return_inverse=True)
     h, cache = cell.forward(cell_params, forest, params["embedding"][words], word_index)
     grads = params.zeros_like().prefixed("cell")
-    d_x = cell.backward(cell_params, forest, cache, np.random.default_rng(2).normal(size=h.shape),
-                        grads)
+    d_x = cell.backward(cell_params, forest, cache, np.random.default_rng(2).normal(size=h.shape), grads)
     forward, back = shown_terms(cell, forest, cache)
     inner = slice(forest.n_leaves, forest.n_nodes)
     deltas = np.hstack([back[f"delta_{gate}"][inner] for gate in slstm.GATES])
-    assert not np.isnan(deltas).any() and np.isnan(back["delta_o"][:forest.n_leaves]).all()
+    assert not np.isnan(deltas).any() and np.isnan(back["delta_o"][: forest.n_leaves]).all()
     np.testing.assert_allclose(grads["b"], deltas.sum(0), rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(grads["W_co"], forward["c"][inner].T @ back["delta_o"][inner],
-                               rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(grads["W_co"], forward["c"][inner].T @ back["delta_o"][inner], rtol=1e-12, atol=1e-12)
     eps_h_words = np.zeros((len(words), 3))
-    np.add.at(eps_h_words, word_index, back["eps_h"][:forest.n_leaves])
+    np.add.at(eps_h_words, word_index, back["eps_h"][: forest.n_leaves])
     if cell.projected:
         eps_h_words = eps_h_words @ cell_params["W_leaf"].T
     np.testing.assert_allclose(d_x, eps_h_words, rtol=1e-12, atol=1e-12)

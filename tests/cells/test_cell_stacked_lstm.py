@@ -5,14 +5,14 @@ shared or untied; with and without recurrent-dropout masks), parameter
 names and Table 1's count, model-level gradient checks (tied and untied,
 every-node and root supervision), cell-level checks with fixed masks, and
 planted bugs the checks must catch."""
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
 from cell_checks import backward_gradients, random_params, shown_terms, without_masks_in_backward
-from chain_checks import (CHECK_LENGTHS, LENGTHS, assert_chains_match, chain_case, chain_cell_case,
-                          lstm_deltas)
+from chain_checks import CHECK_LENGTHS, LENGTHS, assert_chains_match, chain_case, chain_cell_case, lstm_deltas
 from gradcheck.check import TOLERANCE, assert_passes
 from gradcheck.suite import Setting, run_setting
 from npcomp.cells import make_cell
@@ -42,24 +42,34 @@ def reference(model, untied, params, vectors, masks):
 @pytest.mark.parametrize("masked", [False, True], ids=["no-dropout", "recurrent-dropout"])
 @pytest.mark.parametrize("model, untied", CASES, ids=IDS)
 def test_forward_is_eq_1_stacked(model, untied, masked):
-    case = chain_cell_case(model, np.random.default_rng(31), input_dim=D_X, hidden_dim=D,
-                           untied=untied, masked=masked)
+    case = chain_cell_case(model, np.random.default_rng(31), input_dim=D_X, hidden_dim=D, untied=untied, masked=masked)
     masks = case.masks
     out, _ = case.forward(masks)
     assert out.shape == (case.forest.n_nodes, case.cell.output_dim)
-    assert_chains_match(out, case.nodes, lambda k: reference(
-        model, untied, case.params, case.vectors[k],
-        None if masks is None else [mask[k] for mask in masks]))
+    assert_chains_match(
+        out,
+        case.nodes,
+        lambda k: reference(
+            model, untied, case.params, case.vectors[k], None if masks is None else [mask[k] for mask in masks]
+        ),
+    )
 
 
 def test_parameter_names_and_shapes():
-    layer_names = [("W", (D_X, 4 * D)), ("U", (D, 4 * D)), ("b", (4 * D,)),
-                   ("W_2", (D, 4 * D)), ("U_2", (D, 4 * D)), ("b_2", (4 * D,))]
+    layer_names = [
+        ("W", (D_X, 4 * D)),
+        ("U", (D, 4 * D)),
+        ("b", (4 * D,)),
+        ("W_2", (D, 4 * D)),
+        ("U_2", (D, 4 * D)),
+        ("b_2", (4 * D,)),
+    ]
     assert _make("lstm2", None).parameter_shapes() == layer_names
     # shared weights: the backward stack is the forward one, layer 2 reads d inputs
     assert _make("bilstm2", False).parameter_shapes() == layer_names
     assert _make("bilstm2", True).parameter_shapes() == layer_names + [
-        (name + "_backward", shape) for name, shape in layer_names]
+        (name + "_backward", shape) for name, shape in layer_names
+    ]
     assert _make("lstm2", None).recurrent_widths() == [D, D]
     assert _make("bilstm2", True).recurrent_widths() == [D] * 4
     assert _make("bilstm2", False).output_dim == 2 * D
@@ -76,7 +86,7 @@ def test_parameter_count_is_table_1s():
     d_x, d = 300, 120
     stacked = _count(make_cell("lstm2", d_x, d))
     assert stacked == 4 * (d_x + d + 1) * d + 4 * (d + d + 1) * d == 317_760
-    assert _count(make_cell("bilstm2", d_x, d)) == stacked        # shared weights
+    assert _count(make_cell("bilstm2", d_x, d)) == stacked  # shared weights
     assert stacked + 2 * 4 * d == 4 * (d_x + d + 2) * d + 4 * (d + d + 2) * d == 318_720
     assert _count(make_cell("bilstm2", d_x, d, untied=True)) == 2 * stacked
 
@@ -136,7 +146,7 @@ def test_detects_layer_2_input_gradient_not_passed_down(monkeypatch):
     _zero_layer_2_input_gradient(case.cell, monkeypatch)
     errors = case.gradient_errors(rng, names=("W", "U", "b", "x", "W_2"))
     assert min(errors["W"], errors["U"], errors["b"], errors["x"]) > TOLERANCE
-    assert errors["W_2"] <= TOLERANCE   # layer 2 itself is still right
+    assert errors["W_2"] <= TOLERANCE  # layer 2 itself is still right
 
 
 @pytest.mark.parametrize("untied", [False, True], ids=["tied", "untied"])
@@ -146,8 +156,7 @@ def test_detects_backward_stack_layer_2_input_gradient_not_passed_down(untied, m
     stack's own when untied) and the inputs must fail; layer 2 and, untied,
     the forward stack stay right."""
     case, rng = _small_case("bilstm2", untied, 34)
-    _zero_layer_2_input_gradient(case.cell.direction, monkeypatch,
-                                 on_forest=lambda forest_: forest_ is not case.forest)
+    _zero_layer_2_input_gradient(case.cell.direction, monkeypatch, on_forest=lambda forest_: forest_ is not case.forest)
     tag = "_backward" if untied else ""
     wrong = ("W" + tag, "U" + tag, "b" + tag, "x")
     right = ("W_2", "W_2" + tag) + (("W", "U", "b") if untied else ())
@@ -168,7 +177,7 @@ def test_all_layer_outputs_join_both_layers(model):
     forest, vectors, x, index, nodes = chain_case(LENGTHS, D_X, rng)
     out_top, _ = top.forward(params, forest, x, index)
     out_every, _ = every.forward(params, forest, x, index)
-    halves = out_every.reshape(forest.n_nodes, -1, 2 * D)   # per direction: [h1 | h2]
+    halves = out_every.reshape(forest.n_nodes, -1, 2 * D)  # per direction: [h1 | h2]
     np.testing.assert_array_equal(halves[:, :, D:].reshape(forest.n_nodes, -1), out_top)
     for k in range(len(LENGTHS)):  # the forward stack's layer 1 is eq. 1 on the words
         h1 = lstm_reference.forward(vectors[k], params)["h"]
@@ -180,8 +189,7 @@ def test_all_layer_outputs_join_both_layers(model):
 
 @pytest.mark.parametrize("model", ["lstm2", "bilstm2"])
 def test_all_layer_outputs_gradient(model):
-    setting = Setting(model, trees="chain", supervision="root",
-                      extra=dict(layer_outputs="all"))
+    setting = Setting(model, trees="chain", supervision="root", extra=dict(layer_outputs="all"))
     assert_passes(run_setting(setting, seed=4))
 
 
@@ -207,8 +215,7 @@ def test_error_terms_add_up_to_the_gradients(model, untied):
     if model == "lstm2":
         directions = [("", "", forest.parent)]
     else:
-        directions = [("^F", "", forest.parent),
-                      ("^B", "_backward" if untied else "", forest.children[:, 0])]
+        directions = [("^F", "", forest.parent), ("^B", "_backward" if untied else "", forest.children[:, 0])]
     expected = {name: np.zeros_like(value) for name, value in grads.items()}
     expected_words = np.zeros_like(d_words)
     for suffix, names, following in directions:
@@ -219,9 +226,9 @@ def test_error_terms_add_up_to_the_gradients(model, untied):
         later = following >= 0
         recurrent = np.zeros((forest.n_nodes, D))
         recurrent[later] = first[following[later]] @ params["U" + names].T
-        np.testing.assert_allclose(terms["eps_h1" + suffix],
-                                   second @ params["W_2" + names].T + recurrent,
-                                   rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(
+            terms["eps_h1" + suffix], second @ params["W_2" + names].T + recurrent, rtol=1e-12, atol=1e-12
+        )
     for name in grads:
         if name.startswith("b"):
             np.testing.assert_allclose(grads[name], expected[name], rtol=1e-12, atol=1e-12)

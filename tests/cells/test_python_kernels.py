@@ -2,6 +2,7 @@
 coverage tool sees them: the loss and gradient of every gradient-check
 setting, and a step of each optimiser, in a process without the compiler,
 give what the compiled kernels give here, and every kernel runs."""
+
 from __future__ import annotations
 
 import json
@@ -18,8 +19,7 @@ PROBE = Path(__file__).resolve().parents[1] / "python_kernels_probe.py"
 
 def test_kernels_as_python_match_the_compiled_ones_and_all_run():
     environment = dict(os.environ, NUMBA_DISABLE_JIT="1")
-    result = subprocess.run([sys.executable, str(PROBE)], capture_output=True, text=True,
-                            env=environment, timeout=600)
+    result = subprocess.run([sys.executable, str(PROBE)], capture_output=True, text=True, env=environment, timeout=600)
     assert result.returncode == 0, result.stderr
     as_python = json.loads(result.stdout)
     assert as_python["kernels"] > 40
@@ -30,5 +30,4 @@ def test_kernels_as_python_match_the_compiled_ones_and_all_run():
     # round a float64 scalar expression to float32 (NEP 50's promotion rules),
     # so the two agree to float32 precision, not to the last digit
     for case, values in compiled.items():
-        np.testing.assert_allclose(as_python["results"][case], values, rtol=2e-5,
-                                   atol=1e-6, err_msg=case)
+        np.testing.assert_allclose(as_python["results"][case], values, rtol=2e-5, atol=1e-6, err_msg=case)

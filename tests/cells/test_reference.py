@@ -2,6 +2,7 @@
 cell, taking only options the cell takes, and importing nothing but NumPy,
 npcomp.data.readers.formats and its own modules (so it stays an independent oracle of the
 cells the tests compare it with)."""
+
 from __future__ import annotations
 
 import ast
@@ -32,8 +33,8 @@ def test_forward_takes_the_cells_options(name):
     assert set(module.OPTIONS) <= set(parameters)
     first = list(parameters)[:3]
     expected = ["tree", "x", "params"] if reference.reads_trees(name) else ["x", "params"]
-    assert first[:len(expected)] == expected
-    if registry.model(name).recurrent:   # recurrent dropout
+    assert first[: len(expected)] == expected
+    if registry.model(name).recurrent:  # recurrent dropout
         assert "masks" in parameters
 
 
@@ -45,8 +46,10 @@ def test_imports_flow_one_way(path):
         if isinstance(node, ast.Import):
             assert all(alias.name == "numpy" for alias in node.names), ast.dump(node)
         elif isinstance(node, ast.ImportFrom):
-            allowed = (node.module in ("__future__", "importlib") or node.level == 1
-                       or (node.level == 2 and node.module is None
-                           and [alias.name for alias in node.names] == ["registry"])
-                       or (node.level == 0 and node.module == "npcomp.data.readers.formats"))
+            allowed = (
+                node.module in ("__future__", "importlib")
+                or node.level == 1
+                or (node.level == 2 and node.module is None and [alias.name for alias in node.names] == ["registry"])
+                or (node.level == 0 and node.module == "npcomp.data.readers.formats")
+            )
             assert allowed, f"{path.name}: from {'.' * node.level}{node.module} import ..."

@@ -2,6 +2,7 @@
 each in its paper's symbols with the errata as comments) against the fast
 cells: every error term ``backward_terms`` shows, every parameter gradient
 and dJ/dx, on random trees (hypothesis: a fixed seed, a small budget)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -12,8 +13,9 @@ from cell_checks import forward_on_tokens
 from gradcheck.trees import random_binary_tree, random_dependency_tree
 from npcomp.cells import make_cell, reference, registry
 
-TREE_CELLS = [name for name, entry in registry.MODELS.items()
-              if entry.composes != "sequence" and name != "mean-vectors"]
+TREE_CELLS = [
+    name for name, entry in registry.MODELS.items() if entry.composes != "sequence" and name != "mean-vectors"
+]
 # (model, cell options, word-vector width, trees: 0 binary with unary nodes, else
 # dependency trees with at most that many children, a word at every node)
 CASES = [
@@ -67,32 +69,38 @@ def _compare(name, options, d_x, trees, seed):
     for k, tree in enumerate(trees):
         nodes = np.flatnonzero(forest.tree == k)
         rows = np.empty_like(nodes)
-        rows[forest.origin[nodes]] = nodes               # forest row of each tree node
+        rows[forest.origin[nodes]] = nodes  # forest row of each tree node
         out = module.backward(tree, vectors[k], params, d_h[rows], **options)
         for term in terms:
             fast = np.asarray(term.values[rows], dtype=np.float64)
             slow = np.asarray(out[term.symbol], dtype=np.float64)
             defined = ~np.isnan(fast)
             assert not np.isnan(slow[defined]).any(), term.symbol
-            np.testing.assert_allclose(slow[defined], fast[defined], rtol=1e-10, atol=1e-12,
-                                       err_msg=f"{name} {options}: {term.symbol}")
+            np.testing.assert_allclose(
+                slow[defined], fast[defined], rtol=1e-10, atol=1e-12, err_msg=f"{name} {options}: {term.symbol}"
+            )
         for key in summed:
             summed[key] += out["grads"][key]
         tokens = (words >= offsets[k]) & (words < offsets[k + 1])
-        np.testing.assert_allclose(out["d_x"][words[tokens] - offsets[k]], d_x[tokens],
-                                   rtol=1e-10, atol=1e-12, err_msg=f"{name} {options}: d_x")
+        np.testing.assert_allclose(
+            out["d_x"][words[tokens] - offsets[k]],
+            d_x[tokens],
+            rtol=1e-10,
+            atol=1e-12,
+            err_msg=f"{name} {options}: d_x",
+        )
     for key, value in grads.items():
-        np.testing.assert_allclose(summed[key], value, rtol=1e-10, atol=1e-12,
-                                   err_msg=f"{name} {options}: d{key}")
+        np.testing.assert_allclose(summed[key], value, rtol=1e-10, atol=1e-12, err_msg=f"{name} {options}: d{key}")
 
 
-shapes = st.tuples(st.integers(0, 2**31 - 1),
-                   st.lists(st.integers(1, 12), min_size=1, max_size=3),
-                   st.sampled_from([0.0, 0.3]))
+shapes = st.tuples(
+    st.integers(0, 2**31 - 1), st.lists(st.integers(1, 12), min_size=1, max_size=3), st.sampled_from([0.0, 0.3])
+)
 
 
-@pytest.mark.parametrize("name,options,d_x,max_children", CASES,
-                         ids=[f"{case[0]}-{case[1]}-dx{case[2]}" for case in CASES])
+@pytest.mark.parametrize(
+    "name,options,d_x,max_children", CASES, ids=[f"{case[0]}-{case[1]}-dx{case[2]}" for case in CASES]
+)
 @hypothesis_settings(max_examples=4)
 @given(shape=shapes)
 def test_reference_backward_equals_the_cell(name, options, d_x, max_children, shape):

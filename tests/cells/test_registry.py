@@ -1,6 +1,7 @@
 """The model registry: every model declared once, and what reads it (the
 gradient check, the defaults, the configuration check, the command line)
 agrees with the cells themselves."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -21,8 +22,7 @@ from conftest import modules_loaded_by
 
 NAMES = sorted(registry.MODELS)
 # what a declared structure means for the cell's own structure check
-COMPOSES_CHECKS = {"binary": (2, LEAVES_ONLY), "sequence": (1, EVERY_NODE),
-                    "any": (None, EVERY_LEAF)}
+COMPOSES_CHECKS = {"binary": (2, LEAVES_ONLY), "sequence": (1, EVERY_NODE), "any": (None, EVERY_LEAF)}
 
 
 def test_the_gradient_check_covers_exactly_the_registry():
@@ -31,10 +31,8 @@ def test_the_gradient_check_covers_exactly_the_registry():
     assert all(settings(name) for name in NAMES)
 
 
-def test_a_model_registered_without_gradient_check_settings_fails_the_check(
-        monkeypatch, capsys):
-    planted = dataclasses.replace(registry.MODELS["mean-vectors"], name="planted",
-                                  gradcheck=(), sick=None)
+def test_a_model_registered_without_gradient_check_settings_fails_the_check(monkeypatch, capsys):
+    planted = dataclasses.replace(registry.MODELS["mean-vectors"], name="planted", gradcheck=(), sick=None)
     monkeypatch.setitem(registry.MODELS, "planted", planted)
     assert unchecked_models() == ["planted"]
     assert gradcheck_main.main(["--model", "all"]) == 1
@@ -62,7 +60,7 @@ def test_the_cell_is_what_its_entry_declares(name):
     assert issubclass(cls, Cell) and cls.name == name
     # every declared option is a constructor argument
     accepted = set(inspect.signature(cls.__init__).parameters)
-    if "direction_options" in accepted:   # the bidirectional cells pass the rest on
+    if "direction_options" in accepted:  # the bidirectional cells pass the rest on
         accepted |= set(inspect.signature(cls.direction_cell.__init__).parameters)
     assert set(entry.options) <= accepted
     d = 2 if name == "matrix-space" else 3
@@ -71,7 +69,7 @@ def test_the_cell_is_what_its_entry_declares(name):
     cell = make_cell(name, d_x, d)
     assert bool(cell.recurrent_widths()) == entry.recurrent
     assert (cell.max_children, cell.words) == COMPOSES_CHECKS[entry.composes]
-    if entry.leaves == "word":   # a leaf's state is its word vector: d = d_x
+    if entry.leaves == "word":  # a leaf's state is its word vector: d = d_x
         assert make_cell(name, 4, 4).output_dim == 4
 
 
@@ -80,7 +78,7 @@ def test_make_cell_refuses_options_a_model_does_not_take():
         make_cell("rntn", 3, 3, activation="tanh")
     with pytest.raises(ValueError, match="rnn: activation must be one of"):
         make_cell("rnn", 3, 3, activation="softsign")
-    make_cell("rnn", 3, 3, activation=None)   # None: not given
+    make_cell("rnn", 3, 3, activation=None)  # None: not given
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -109,8 +107,9 @@ def test_a_bare_command_takes_the_setting_chosen_on_dev(name):
         assert all(config[key] == value for key, value in tuned.items() if key != "source")
         printed = defaults_for(name, "sst5", "paper", supervision)
         assert printed["protocol"] == "paper"
-        assert {key: printed[key] for key in tuned if key != "source"} == \
-            {key: entry.defaults.get(key, printed[key]) for key in tuned if key != "source"}
+        assert {key: printed[key] for key in tuned if key != "source"} == {
+            key: entry.defaults.get(key, printed[key]) for key in tuned if key != "source"
+        }
         assert defaults_for(name, "synthetic", supervision=supervision)["protocol"] == "paper"
 
 
@@ -123,13 +122,13 @@ def test_the_check_names_a_cell_option_the_model_does_not_take():
     with pytest.raises(ConfigError, match="rnn takes one of tanh, relu, identity, sigmoid"):
         check(dict(config, activation="softsign"))
     with pytest.raises(ConfigError, match="does not apply to rntn"):
-        check(dict(defaults_for("rntn", "sst5"), model="rntn", task="sst5",
-                   recurrent_dropout=[0.3]))
+        check(dict(defaults_for("rntn", "sst5"), model="rntn", task="sst5", recurrent_dropout=[0.3]))
 
 
 def test_the_registry_loads_neither_numpy_nor_the_cells():
-    assert modules_loaded_by("import npcomp.cells.registry, npcomp.cells",
-                             ("numpy", "numba", "npcomp.cells.lstm")) == []
+    assert (
+        modules_loaded_by("import npcomp.cells.registry, npcomp.cells", ("numpy", "numba", "npcomp.cells.lstm")) == []
+    )
 
 
 def test_an_entry_with_unknown_trees_or_option_is_refused():
@@ -144,17 +143,17 @@ def test_sick_structures_follow_what_the_cells_compose():
     assert registry.sick_structure("treelstm-childsum") == "dependency"
     assert registry.sick_structure("mean-vectors") == "dependency"
     assert registry.sick_structure("treelstm-nary") == "constituency"
-    assert all(registry.sick_structure(name) == "chain" for name in NAMES
-               if registry.model(name).composes == "sequence")
-    assert np.all([defaults_for(name, "sick")["structure"] == registry.sick_structure(name)
-                   for name in NAMES])
+    assert all(
+        registry.sick_structure(name) == "chain" for name in NAMES if registry.model(name).composes == "sequence"
+    )
+    assert np.all([defaults_for(name, "sick")["structure"] == registry.sick_structure(name) for name in NAMES])
 
 
 def test_every_activation_an_entry_offers_is_in_the_table_of_activations():
     from npcomp.cells.reference.functions import ACTIVATIONS
-    offered = {name for entry in registry.MODELS.values()
-               for name in entry.options.get("activation") or ()}
+
+    offered = {name for entry in registry.MODELS.values() for name in entry.options.get("activation") or ()}
     assert offered and offered <= set(ACTIVATIONS)
-    assert registry.choices("activation") == tuple(dict.fromkeys(
-        name for entry in registry.MODELS.values()
-        for name in entry.options.get("activation") or ()))
+    assert registry.choices("activation") == tuple(
+        dict.fromkeys(name for entry in registry.MODELS.values() for name in entry.options.get("activation") or ())
+    )

@@ -5,6 +5,7 @@ a part given a reason for being 0 is exactly 0 there.  ``npcomp explain
 --node K --parts`` prints them, and explain warns when a tree leaves parts
 unused (the README's first example tree, whose every left child is a leaf,
 against its present one)."""
+
 from __future__ import annotations
 
 import json
@@ -36,14 +37,15 @@ def test_parts_sum_to_the_term(name):
         cell, forest, cache, parts = _parts(setting)
         assert any(term.symbol.startswith("eps_h") for term in parts), setting.describe()
         for term in parts:
-            total = np.asarray(cell.backward_term(forest, cache, term.symbol).values,
-                               dtype=np.float64).reshape(forest.n_nodes, -1)
+            total = np.asarray(cell.backward_term(forest, cache, term.symbol).values, dtype=np.float64).reshape(
+                forest.n_nodes, -1
+            )
             defined = ~np.isnan(total).all(axis=1)
             assert defined.any()
-            summed = sum(np.asarray(part.values, dtype=np.float64).reshape(forest.n_nodes, -1)
-                         for part in term.parts)
-            np.testing.assert_allclose(summed[defined], total[defined], rtol=0, atol=1e-12,
-                                       err_msg=f"{setting.describe()}: {term.symbol}")
+            summed = sum(np.asarray(part.values, dtype=np.float64).reshape(forest.n_nodes, -1) for part in term.parts)
+            np.testing.assert_allclose(
+                summed[defined], total[defined], rtol=0, atol=1e-12, err_msg=f"{setting.describe()}: {term.symbol}"
+            )
             for part in term.parts:
                 values = np.asarray(part.values, dtype=np.float64).reshape(forest.n_nodes, -1)
                 said = (part.zero != "") & defined
@@ -56,14 +58,16 @@ def test_a_part_is_zero_for_the_reason_given():
     child, the parent's delta_fl is 0 because its own c^L = 0 (a leaf)."""
     from gradcheck.suite import Setting
     from npcomp.data.readers.ptb import parse_ptb
-    tree = parse_ptb(LEAVES_ON_THE_LEFT.replace("not", "w1").replace("very", "w2")
-                     .replace("good", "w3"))
+
+    tree = parse_ptb(LEAVES_ON_THE_LEFT.replace("not", "w1").replace("very", "w2").replace("good", "w3"))
     rng = np.random.default_rng(0)
     model, params, forest, options = build_case(Setting("slstm", input_dim=3), [tree], rng)
     trace = {}
     model.loss_and_gradient(params, forest, params.zeros_like(), trace=trace, **options)
-    parts = {term.symbol: term for term in model.cell.term_parts(
-        params.prefixed("cell"), forest, trace["cell_cache"], trace["d_h"])}
+    parts = {
+        term.symbol: term
+        for term in model.cell.term_parts(params.prefixed("cell"), forest, trace["cell_cache"], trace["d_h"])
+    }
     eps_c = {part.label: part for part in parts["eps_c"].parts}
     not_ = int(np.flatnonzero((forest.origin == 0))[0])
     assert eps_c["(W_cfl^L)^T delta_p^fl"].zero[not_] == "c^L = 0: leaf"
@@ -77,7 +81,7 @@ def test_explain_prints_a_nodes_parts(capsys):
     """Node 0 "not", a leaf and the left child of "not really"."""
     assert main(["explain", "--model", "slstm", "--node", "0", "--parts", README_TREE]) == 0
     out = capsys.readouterr().out
-    block = out[out.index("error terms as the sums of their parts"):out.index("parameters (")]
+    block = out[out.index("error terms as the sums of their parts") : out.index("parameters (")]
     assert 'node 0 "not"' in block and 'node 2 "not really"' not in block
     assert "eps_h     = the sum of 11 parts" in block
     assert "eps_c     = the sum of 10 parts" in block

@@ -1,6 +1,7 @@
 """The command line: train / eval / predict on the small synthetic treebank, clear
 errors (exit status 2, file and line named, no traceback) on bad input, and the
 real SST's sentence counts when the data is present."""
+
 import io
 import json
 import os
@@ -49,9 +50,26 @@ def test_baseline_ignores_the_models_cell_options(tmp_path, capsys):
     """Options of the model's cell (--untied, --embedding-masks) are not the
     bag-of-words baseline's: it still trains beside a BiLSTM given them."""
     run_dir = tmp_path / "run"
-    assert main(["train", "--task", "synthetic", "--model", "bilstm", "--untied",
-                 "--embedding-dropout", "0.3", "--embedding-masks", "per-direction", *TINY,
-                 "--out", str(run_dir)]) == 0
+    assert (
+        main(
+            [
+                "train",
+                "--task",
+                "synthetic",
+                "--model",
+                "bilstm",
+                "--untied",
+                "--embedding-dropout",
+                "0.3",
+                "--embedding-masks",
+                "per-direction",
+                *TINY,
+                "--out",
+                str(run_dir),
+            ]
+        )
+        == 0
+    )
     metrics = json.loads((run_dir / "metrics.json").read_text())
     assert metrics["config"]["embedding_masks"] == "per-direction"
     baseline = json.loads((run_dir / "baseline" / "metrics.json").read_text())
@@ -80,8 +98,7 @@ def test_every_model_has_paper_defaults(model, capsys):
 
 
 def test_protocol_selects_the_other_papers_setting(capsys):
-    assert main(["train", "--model", "bilstm", "--task", "sst5", "--protocol", "nayebi",
-                 "--help-defaults"]) == 0
+    assert main(["train", "--model", "bilstm", "--task", "sst5", "--protocol", "nayebi", "--help-defaults"]) == 0
     defaults = json.loads(capsys.readouterr().out)
     assert defaults["supervision"] == "root" and defaults["dim"] == 300
     assert defaults["recurrent_dropout"] == [0.3] and "Nayebi" in defaults["source"]
@@ -134,8 +151,7 @@ def test_predict_reads_trees_and_sentences(trained_run, capsys, monkeypatch):
     assert main(["predict", "--run", str(run_dir)]) == 0
     records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert len(records) == 3
-    for record, words in zip(records, [["it", "is", "good"],
-                                       "the film is not very good".split(), ["awful", "film"]]):
+    for record, words in zip(records, [["it", "is", "good"], "the film is not very good".split(), ["awful", "film"]]):
         assert 0 <= record["label"] < 5
         probabilities = np.array(record["probabilities"])
         assert probabilities.shape == (5,)
@@ -160,8 +176,9 @@ def test_predict_with_a_sequence_model(tmp_path, capsys, monkeypatch):
         assert record["label"] == int(np.argmax(record["probabilities"]))
 
 
-@pytest.mark.parametrize("model", ["lstm2", "bilstm2", "lstm-global-attn", "lstm-recurrent-attn",
-                                   "rnn", "mrnn", "matrix-space"])
+@pytest.mark.parametrize(
+    "model", ["lstm2", "bilstm2", "lstm-global-attn", "lstm-recurrent-attn", "rnn", "mrnn", "matrix-space"]
+)
 def test_every_sequence_model_trains_and_predicts(model, tmp_path, capsys, monkeypatch):
     """Each sequence model end to end with its own defaults (chains; spans or
     root labels; the matrix-space model's d^2-number word matrices)."""
@@ -191,8 +208,7 @@ def test_predict_empty_line_is_an_error(trained_run, capsys, monkeypatch):
     # the other lines labelled, the empty one in its own record
     records = [json.loads(line) for line in captured.out.splitlines()]
     assert [record["line"] for record in records] == [1, 2, 3]
-    assert records[1] == {"line": 2, "error": "empty line (expected a sentence or a bracketed "
-                                              "tree)"}
+    assert records[1] == {"line": 2, "error": "empty line (expected a sentence or a bracketed tree)"}
     assert "Traceback" not in captured.err
 
 
@@ -210,8 +226,7 @@ def test_predict_without_a_model(tmp_path, capsys):
 def test_train_sst_without_data(tmp_path, capsys):
     empty = tmp_path / "empty"
     empty.mkdir()
-    status = main(["train", "--task", "sst5", "--data-dir", str(empty), *TINY,
-                   "--out", str(tmp_path / "run")])
+    status = main(["train", "--task", "sst5", "--data-dir", str(empty), *TINY, "--out", str(tmp_path / "run")])
     assert status == 2
     error = capsys.readouterr().err
     assert str(empty / "sst" / "train.txt") in error
@@ -219,12 +234,18 @@ def test_train_sst_without_data(tmp_path, capsys):
     assert "Traceback" not in error
 
 
-@pytest.mark.parametrize("model,option", [("treelstm-nary", "--activation=sigmoid"),
-                                          ("slstm", "--untied"), ("rntn", "--tied"),
-                                          ("treelstm-nary", "--recurrent-dropout=0.3"),
-                                          ("rnn", "--no-output-gate"),
-                                          ("lstm", "--layer-outputs=all"),
-                                          ("recnn", "--leaf-activation=tanh")])
+@pytest.mark.parametrize(
+    "model,option",
+    [
+        ("treelstm-nary", "--activation=sigmoid"),
+        ("slstm", "--untied"),
+        ("rntn", "--tied"),
+        ("treelstm-nary", "--recurrent-dropout=0.3"),
+        ("rnn", "--no-output-gate"),
+        ("lstm", "--layer-outputs=all"),
+        ("recnn", "--leaf-activation=tanh"),
+    ],
+)
 def test_option_the_model_does_not_take_is_an_error(model, option, tmp_path, capsys):
     status = main(["train", "--model", model, *TINY, option, "--out", str(tmp_path / "run")])
     assert status == 2  # command-line misuse
@@ -232,23 +253,42 @@ def test_option_the_model_does_not_take_is_an_error(model, option, tmp_path, cap
     assert not (tmp_path / "run").exists()
 
 
-@pytest.mark.parametrize("option,message", [
-    ("--recurrent-dropout=0.3,x", "separated by commas"),
-    ("--recurrent-dropout=0.3,1.5", "in [0, 1)"),
-    ("--embedding-dropout=1", "in [0, 1)"),
-])
+@pytest.mark.parametrize(
+    "option,message",
+    [
+        ("--recurrent-dropout=0.3,x", "separated by commas"),
+        ("--recurrent-dropout=0.3,1.5", "in [0, 1)"),
+        ("--embedding-dropout=1", "in [0, 1)"),
+    ],
+)
 def test_bad_dropout_rates_are_errors(option, message, tmp_path, capsys):
     status = main(["train", "--model", "lstm", *TINY, option, "--out", str(tmp_path / "run")])
     assert status == 2 and message in capsys.readouterr().err
     assert not (tmp_path / "run").exists()
 
 
-def test_sequence_dropout_and_ordinal_head_from_the_command_line(tmp_path, capsys,
-                                                                 monkeypatch):
+def test_sequence_dropout_and_ordinal_head_from_the_command_line(tmp_path, capsys, monkeypatch):
     run_dir = tmp_path / "run"
-    assert main(["train", "--model", "lstm", *TINY, "--no-baseline", "--head", "ordinal",
-                 "--embedding-dropout", "0.2", "--recurrent-dropout", "0.3",
-                 "--out", str(run_dir)]) == 0
+    assert (
+        main(
+            [
+                "train",
+                "--model",
+                "lstm",
+                *TINY,
+                "--no-baseline",
+                "--head",
+                "ordinal",
+                "--embedding-dropout",
+                "0.2",
+                "--recurrent-dropout",
+                "0.3",
+                "--out",
+                str(run_dir),
+            ]
+        )
+        == 0
+    )
     config = json.loads((run_dir / "metrics.json").read_text())["config"]
     assert config["head"] == "ordinal" and config["recurrent_dropout"] == [0.3]
     assert config["embedding_dropout"] == 0.2
@@ -262,29 +302,30 @@ def test_sequence_dropout_and_ordinal_head_from_the_command_line(tmp_path, capsy
 def test_summary_groups_seeds(tmp_path, capsys):
     """Runs differing only in the seed form one group; another setting its own."""
     for seed in (1, 2, 3):
-        assert main(["train", *TINY, "--no-baseline", "--seed", str(seed),
-                     "--out", str(tmp_path / f"s{seed}")]) == 0
-    assert main(["train", *TINY, "--no-baseline", "--dropout", "0.1",
-                 "--out", str(tmp_path / "other")]) == 0
+        assert main(["train", *TINY, "--no-baseline", "--seed", str(seed), "--out", str(tmp_path / f"s{seed}")]) == 0
+    assert main(["train", *TINY, "--no-baseline", "--dropout", "0.1", "--out", str(tmp_path / "other")]) == 0
     capsys.readouterr()
     runs = [str(tmp_path / name) for name in ("s1", "s2", "other", "s3")]
     assert main(["summary", "--json", *runs]) == 0
     records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [r["seeds"] for r in records] == [[1, 2, 3], [1]]
     assert records[1]["differs"] == {"dropout": 0.1} and records[0]["differs"]["dropout"] == 0.0
-    roots = [json.loads((tmp_path / f"s{seed}" / "metrics.json").read_text())["test"]["root_acc"]
-             for seed in (1, 2, 3)]
+    roots = [json.loads((tmp_path / f"s{seed}" / "metrics.json").read_text())["test"]["root_acc"] for seed in (1, 2, 3)]
     summary = records[0]["test_root_acc"]
     assert summary["mean"] == pytest.approx(np.mean(roots))
     assert summary["std"] == pytest.approx(np.std(roots, ddof=1))
     assert (summary["median"], summary["min"], summary["max"], summary["n"]) == (
-        pytest.approx(np.median(roots)), min(roots), max(roots), 3)
+        pytest.approx(np.median(roots)),
+        min(roots),
+        max(roots),
+        3,
+    )
     from scipy import stats
+
     low, high = stats.t.interval(0.95, 2, loc=np.mean(roots), scale=stats.sem(roots))
     assert summary["ci95"] == [pytest.approx(low), pytest.approx(high)]
     assert records[1]["test_root_acc"]["ci95"] is None  # one seed bounds nothing
-    devs = [json.loads((tmp_path / f"s{seed}" / "metrics.json").read_text())["dev"]["root_acc"]
-            for seed in (1, 2, 3)]
+    devs = [json.loads((tmp_path / f"s{seed}" / "metrics.json").read_text())["dev"]["root_acc"] for seed in (1, 2, 3)]
     assert records[0]["dev_root_acc"]["mean"] == pytest.approx(np.mean(devs))
     assert main(["summary", *runs]) == 0
     assert "treelstm-nary" in capsys.readouterr().out
@@ -298,15 +339,14 @@ def test_summary_groups_seeds(tmp_path, capsys):
 
 def test_threads_must_be_positive(capsys):
     assert main(["eval", "--run", "x", "--threads", "0"]) == 2
-    assert "--threads: compute threads must be a whole number >= 1, not 0" in \
-        capsys.readouterr().err
+    assert "--threads: compute threads must be a whole number >= 1, not 0" in capsys.readouterr().err
 
 
 def test_python_dash_m_help():
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")])))
-    done = subprocess.run([sys.executable, "-m", "npcomp", "--help"], cwd=REPO_ROOT, env=env,
-                          capture_output=True, text=True, timeout=120)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")])))
+    done = subprocess.run(
+        [sys.executable, "-m", "npcomp", "--help"], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     for command in ("train", "eval", "predict", "download"):
         assert command in done.stdout
@@ -315,18 +355,17 @@ def test_python_dash_m_help():
 def test_real_sst_sentence_counts(data_dir):
     sst2 = load_task("sst2", data_dir)
     assert sst2.n_classes == 2
-    assert {name: len(trees) for name, trees in sst2.splits.items()} == {
-        "train": 6920, "dev": 872, "test": 1821}
+    assert {name: len(trees) for name, trees in sst2.splits.items()} == {"train": 6920, "dev": 872, "test": 1821}
     assert all(tree.root_label in (0, 1) for tree in sst2.splits["dev"])
     sst5 = load_task("sst5", data_dir)
     assert sst5.n_classes == 5
-    assert {name: len(trees) for name, trees in sst5.splits.items()} == {
-        "train": 8544, "dev": 1101, "test": 2210}
+    assert {name: len(trees) for name, trees in sst5.splits.items()} == {"train": 8544, "dev": 1101, "test": 2210}
 
 
 def test_summary_reads_a_missing_later_option_as_its_default():
     """A run made before --neutral existed trained with neutral phrases unlabelled."""
     from npcomp.experiments.summary import setting_key
+
     config = {"model": "slstm", "task": "sst5", "seed": 1, "l2": 1e-3}
     assert setting_key(config) == setting_key({**config, "seed": 2, "neutral": "unlabelled"})
     assert setting_key(config) != setting_key({**config, "neutral": "train"})
@@ -344,18 +383,49 @@ def test_vectors_by_file_name_are_read_from_the_data_directory(tmp_path, capsys)
     them) when NAME is not a file here; a name found nowhere names both places."""
     vectors_dir = tmp_path / "data" / "vectors"
     vectors_dir.mkdir(parents=True)
-    (vectors_dir / "tiny.txt").write_text("good " + " ".join(["0.5"] * 8) + "\n"
-                                          "not " + " ".join(["-0.5"] * 8) + "\n")
+    (vectors_dir / "tiny.txt").write_text("good " + " ".join(["0.5"] * 8) + "\nnot " + " ".join(["-0.5"] * 8) + "\n")
     run_dir = tmp_path / "run"
-    assert main(["train", "--model", "lstm", *TINY, "--no-baseline", "--vectors", "tiny.txt",
-                 "--data-dir", str(tmp_path / "data"), "--out", str(run_dir)]) == 0
+    assert (
+        main(
+            [
+                "train",
+                "--model",
+                "lstm",
+                *TINY,
+                "--no-baseline",
+                "--vectors",
+                "tiny.txt",
+                "--data-dir",
+                str(tmp_path / "data"),
+                "--out",
+                str(run_dir),
+            ]
+        )
+        == 0
+    )
     config = json.loads((run_dir / "metrics.json").read_text())["config"]
-    assert config["vectors"] == "tiny.txt"   # recorded by name, as --vectors takes it
+    assert config["vectors"] == "tiny.txt"  # recorded by name, as --vectors takes it
     from npcomp.runfiles.model_files import load_model
+
     assert load_model(run_dir)[2]["vectors"] == str(vectors_dir / "tiny.txt")
     capsys.readouterr()
-    assert main(["train", "--model", "lstm", *TINY, "--vectors", "absent.txt",
-                 "--data-dir", str(tmp_path / "data"), "--out", str(tmp_path / "none")]) == 2
+    assert (
+        main(
+            [
+                "train",
+                "--model",
+                "lstm",
+                *TINY,
+                "--vectors",
+                "absent.txt",
+                "--data-dir",
+                str(tmp_path / "data"),
+                "--out",
+                str(tmp_path / "none"),
+            ]
+        )
+        == 2
+    )
     error = capsys.readouterr().err
     assert "absent.txt" in error and str(vectors_dir / "absent.txt") in error
     assert not (tmp_path / "none").exists()

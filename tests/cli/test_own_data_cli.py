@@ -10,6 +10,7 @@ cluster, and each kind of bad input refused with its file and line (exit
 status 2, nothing written).  Runs are tiny (d = 4, one or two epochs) and
 plain text gets right-branching trees (--tree right), which needs no parser.
 """
+
 from __future__ import annotations
 
 import io
@@ -30,9 +31,11 @@ TINY = ["--dim", "4", "--embedding-dim", "4", "--epochs", "1", "--quiet"]
 OWN_DATA_PAGE = Path(__file__).resolve().parents[2] / "docs" / "own-data.md"
 SST_NAMES = ("very negative", "negative", "neutral", "positive", "very positive")
 SST_SIZES = {"train": 60, "dev": 20, "test": 20}
-WORDS = {"negative": ["bad", "dull", "awful", "slow", "cold", "boring"],
-         "neutral": ["a", "film", "the", "story", "it", "is"],
-         "positive": ["good", "fine", "great", "warm", "funny", "lovely"]}
+WORDS = {
+    "negative": ["bad", "dull", "awful", "slow", "cold", "boring"],
+    "neutral": ["a", "film", "the", "story", "it", "is"],
+    "positive": ["good", "fine", "great", "warm", "funny", "lovely"],
+}
 
 
 def main(argv: list) -> int:
@@ -66,8 +69,7 @@ def reviews(n: int, seed: int) -> list:
 
 
 def write_tsv(path: Path, rows: list, header: str = "text\tlabel") -> Path:
-    path.write_text(header + "\n" + "".join("\t".join(map(str, row)) + "\n" for row in rows),
-                    encoding="utf-8")
+    path.write_text(header + "\n" + "".join("\t".join(map(str, row)) + "\n" for row in rows), encoding="utf-8")
     return path
 
 
@@ -84,14 +86,32 @@ def small(tmp_path_factory) -> Path:
 def small_run(small) -> Path:
     """A run on the small files, finished."""
     out = small / "run"
-    assert main(["train", "--train", small / "train.tsv", "--test", small / "test.tsv",
-                 "--tree", "right", *TINY, "--epochs", "2", "--out", out]) == 0
+    assert (
+        main(
+            [
+                "train",
+                "--train",
+                small / "train.tsv",
+                "--test",
+                small / "test.tsv",
+                "--tree",
+                "right",
+                *TINY,
+                "--epochs",
+                "2",
+                "--out",
+                out,
+            ]
+        )
+        == 0
+    )
     return out
 
 
 # --------------------------------------------------------------------------
 # the SST and SICK as files
 # --------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def sst_subset(data_dir, tmp_path_factory) -> Path:
@@ -109,10 +129,21 @@ def sst_subset(data_dir, tmp_path_factory) -> Path:
 
 def test_the_sst_as_treebank_files_trains_exactly_as_sst5(sst_subset, tmp_path, capsys):
     options = [*TINY, "--epochs", "2", "--protocol", "paper", "--seed", "3", "--threads", "1"]
-    assert main(["train", "--task", "sst5", "--data-dir", sst_subset / "data", *options,
-                 "--out", tmp_path / "sst5"]) == 0
-    assert main(["train", *(f"--{split}={sst_subset / f'{split}.ptb'}" for split in SST_SIZES),
-                 *options, "--out", tmp_path / "files"]) == 0
+    assert (
+        main(["train", "--task", "sst5", "--data-dir", sst_subset / "data", *options, "--out", tmp_path / "sst5"]) == 0
+    )
+    assert (
+        main(
+            [
+                "train",
+                *(f"--{split}={sst_subset / f'{split}.ptb'}" for split in SST_SIZES),
+                *options,
+                "--out",
+                tmp_path / "files",
+            ]
+        )
+        == 0
+    )
     task, files = metrics_of(tmp_path / "sst5"), metrics_of(tmp_path / "files")
     assert (task["task"], files["task"]) == ("sst5", "files")
     # the treebank files' classes are their numbers; the task's, the SST's names
@@ -120,24 +151,25 @@ def test_the_sst_as_treebank_files_trains_exactly_as_sst5(sst_subset, tmp_path, 
     assert task["test"]["classes"] == list(SST_NAMES)
     for split in ("test", "dev"):
         assert dict(files[split], classes=None) == dict(task[split], classes=None)
-    assert [epoch["train_loss"] for epoch in files["epochs"]] == \
-        [epoch["train_loss"] for epoch in task["epochs"]]
+    assert [epoch["train_loss"] for epoch in files["epochs"]] == [epoch["train_loss"] for epoch in task["epochs"]]
     assert files["config"]["classes"] == ["0", "1", "2", "3", "4"]
     data = files["data"]
     assert data["class_order"] == "numbers" and data["dev"] == {"from": "file"}
     assert data["splits"] == SST_SIZES
-    assert {role: file["format"] for role, file in data["files"].items()} == \
-        {"train": "ptb", "dev": "ptb", "test": "ptb"}
+    assert {role: file["format"] for role, file in data["files"].items()} == {
+        "train": "ptb",
+        "dev": "ptb",
+        "test": "ptb",
+    }
 
 
 def _sst_rows(data_dir: Path, split: str) -> list:
-    trees = load_task("sst5", data_dir, splits=(split,)).splits[split][:SST_SIZES[split]]
+    trees = load_task("sst5", data_dir, splits=(split,)).splits[split][: SST_SIZES[split]]
     return [(" ".join(tree.tokens), SST_NAMES[tree.root_label]) for tree in trees]
 
 
 @pytest.mark.parametrize("form", ["tsv", "jsonl"])
-def test_the_sst_as_text_and_class_names_trains_and_predicts_names(form, data_dir, tmp_path,
-                                                                  capsys, monkeypatch):
+def test_the_sst_as_text_and_class_names_trains_and_predicts_names(form, data_dir, tmp_path, capsys, monkeypatch):
     paths = {}
     for split in SST_SIZES:
         rows = _sst_rows(data_dir, split)
@@ -145,12 +177,24 @@ def test_the_sst_as_text_and_class_names_trains_and_predicts_names(form, data_di
             paths[split] = write_tsv(tmp_path / f"{split}.tsv", rows)
         else:
             paths[split] = tmp_path / f"{split}.jsonl"
-            paths[split].write_text("".join(json.dumps({"text": text, "label": label}) + "\n"
-                                            for text, label in rows), encoding="utf-8")
+            paths[split].write_text(
+                "".join(json.dumps({"text": text, "label": label}) + "\n" for text, label in rows), encoding="utf-8"
+            )
     out = tmp_path / "run"
-    status, printed, _ = run(["train", *(f"--{split}={path}" for split, path in paths.items()),
-                              "--classes", ",".join(SST_NAMES), "--tree", "right", *TINY,
-                              "--out", out], capsys)
+    status, printed, _ = run(
+        [
+            "train",
+            *(f"--{split}={path}" for split, path in paths.items()),
+            "--classes",
+            ",".join(SST_NAMES),
+            "--tree",
+            "right",
+            *TINY,
+            "--out",
+            out,
+        ],
+        capsys,
+    )
     assert status == 0 and "macro-F1" in printed
     metrics = metrics_of(out)
     assert metrics["config"]["classes"] == list(SST_NAMES)
@@ -163,31 +207,53 @@ def test_the_sst_as_text_and_class_names_trains_and_predicts_names(form, data_di
     # the same file through eval --file scores what the run scored as its test split
     status, printed, _ = run(["eval", "--run", out, "--file", paths["test"]], capsys)
     assert status == 0
-    assert {key: value for key, value in json.loads(printed).items()
-            if key not in ("run", "file")} == test
-    status, printed, _ = run(["predict", "--run", out], capsys,
-                             "A gripping , funny film .\nDull .\n", monkeypatch)
+    assert {key: value for key, value in json.loads(printed).items() if key not in ("run", "file")} == test
+    status, printed, _ = run(["predict", "--run", out], capsys, "A gripping , funny film .\nDull .\n", monkeypatch)
     records = [json.loads(line) for line in printed.splitlines()]
     assert status == 0 and len(records) == 2
     assert all(record["class"] == SST_NAMES[record["label"]] for record in records)
 
 
-def test_sick_as_a_tsv_of_scores_and_sentences_trains_relatedness(data_dir, tmp_path, capsys,
-                                                                  monkeypatch):
+def test_sick_as_a_tsv_of_scores_and_sentences_trains_relatedness(data_dir, tmp_path, capsys, monkeypatch):
     sick = load_task("sick", data_dir, "chain", splits=("dev", "test"))
     paths = {}
-    for role, split, rows in (("train", "dev", slice(0, 150)), ("dev", "dev", slice(150, 200)),
-                              ("test", "test", slice(0, 60))):
+    for role, split, rows in (
+        ("train", "dev", slice(0, 150)),
+        ("dev", "dev", slice(150, 200)),
+        ("test", "test", slice(0, 60)),
+    ):
         pairs = sick.splits[split][rows]
-        paths[role] = write_tsv(tmp_path / f"{role}.tsv",
-                                [(pair.score, " ".join(pair.tree_a.tokens),
-                                  " ".join(pair.tree_b.tokens)) for pair in pairs],
-                                header="score\tsentence_a\tsentence_b")
+        paths[role] = write_tsv(
+            tmp_path / f"{role}.tsv",
+            [(pair.score, " ".join(pair.tree_a.tokens), " ".join(pair.tree_b.tokens)) for pair in pairs],
+            header="score\tsentence_a\tsentence_b",
+        )
     out = tmp_path / "run"
-    assert main(["train", "--model", "treelstm-childsum", "--score-range", "1,5",
-                 *(f"--{role}={path}" for role, path in paths.items()), "--tree", "right",
-                 "--vectors", "random", "--tuned-embeddings", "--similarity-dim", "4", *TINY,
-                 "--epochs", "2", "--out", out]) == 0
+    assert (
+        main(
+            [
+                "train",
+                "--model",
+                "treelstm-childsum",
+                "--score-range",
+                "1,5",
+                *(f"--{role}={path}" for role, path in paths.items()),
+                "--tree",
+                "right",
+                "--vectors",
+                "random",
+                "--tuned-embeddings",
+                "--similarity-dim",
+                "4",
+                *TINY,
+                "--epochs",
+                "2",
+                "--out",
+                out,
+            ]
+        )
+        == 0
+    )
     metrics = metrics_of(out)
     assert metrics["task"] == "file-pairs" and metrics["data"]["kind"] == "pairs"
     assert metrics["data"]["score_range"] == [1.0, 5.0] and metrics["data"]["n_classes"] == 5
@@ -196,9 +262,9 @@ def test_sick_as_a_tsv_of_scores_and_sentences_trains_relatedness(data_dir, tmp_
     records = [json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines()]
     gold = [pair.score for pair in sick.splits["test"][:60]]
     assert [record["gold"] for record in records] == pytest.approx(gold)
-    status, printed, _ = run(["predict", "--run", out], capsys,
-                             "A man is playing a guitar .\tA man plays the guitar .\n",
-                             monkeypatch)
+    status, printed, _ = run(
+        ["predict", "--run", out], capsys, "A man is playing a guitar .\tA man plays the guitar .\n", monkeypatch
+    )
     assert status == 0 and 1.0 <= json.loads(printed)["relatedness"] <= 5.0
 
 
@@ -206,25 +272,54 @@ def test_sick_as_a_tsv_of_scores_and_sentences_trains_relatedness(data_dir, tmp_
 # sentence pairs: exactly as SICK, and on a scale of their own
 # --------------------------------------------------------------------------
 
+
 def test_pairs_with_their_parses_train_exactly_as_sick(tmp_path):
     """SICK's files (a small made one) written as TSVs with parents columns,
     trained with the same options, give the `--task sick` metrics."""
     from sick_files import write_small_sick, write_vectors
+
     data_dir = write_small_sick(tmp_path / "data")
     vectors = write_vectors(tmp_path / "vectors.txt")
     paths = {}
     for split in ("train", "dev", "test"):
         directory = data_dir / "sick" / split
-        columns = [(directory / name).read_text().splitlines()
-                   for name in ("sim.txt", "a.toks", "b.toks", "a.parents", "b.parents")]
-        paths[split] = write_tsv(tmp_path / f"{split}.tsv", list(zip(*columns)),
-                                 header="score\tsentence_a\tsentence_b\tparents_a\tparents_b")
-    options = ["--model", "treelstm-childsum", "--vectors", vectors, "--dim", "4",
-               "--epochs", "2", "--quiet", "--seed", "2", "--threads", "1"]
-    assert main(["train", "--task", "sick", "--data-dir", data_dir, *options,
-                 "--out", tmp_path / "sick"]) == 0
-    assert main(["train", *(f"--{split}={path}" for split, path in paths.items()),
-                 "--score-range", "1,5", *options, "--out", tmp_path / "files"]) == 0
+        columns = [
+            (directory / name).read_text().splitlines()
+            for name in ("sim.txt", "a.toks", "b.toks", "a.parents", "b.parents")
+        ]
+        paths[split] = write_tsv(
+            tmp_path / f"{split}.tsv", list(zip(*columns)), header="score\tsentence_a\tsentence_b\tparents_a\tparents_b"
+        )
+    options = [
+        "--model",
+        "treelstm-childsum",
+        "--vectors",
+        vectors,
+        "--dim",
+        "4",
+        "--epochs",
+        "2",
+        "--quiet",
+        "--seed",
+        "2",
+        "--threads",
+        "1",
+    ]
+    assert main(["train", "--task", "sick", "--data-dir", data_dir, *options, "--out", tmp_path / "sick"]) == 0
+    assert (
+        main(
+            [
+                "train",
+                *(f"--{split}={path}" for split, path in paths.items()),
+                "--score-range",
+                "1,5",
+                *options,
+                "--out",
+                tmp_path / "files",
+            ]
+        )
+        == 0
+    )
     sick, files = metrics_of(tmp_path / "sick"), metrics_of(tmp_path / "files")
     assert files["test"] == sick["test"] and files["dev"] == sick["dev"]
     assert files["data"]["trees"]["made"] == {"parents": 2 * sum(files["data"]["splits"].values())}
@@ -233,24 +328,49 @@ def test_pairs_with_their_parses_train_exactly_as_sick(tmp_path):
 def test_scores_on_a_scale_of_their_own_are_reported_on_it(tmp_path, capsys, monkeypatch):
     """Scores 0 to 100 train on the head's ratings 1..5 and come back on 0..100."""
     rng = np.random.default_rng(4)
-    rows = [(round(float(rng.uniform(0, 100)), 1), " ".join(rng.choice(WORDS["neutral"], 3)),
-             " ".join(rng.choice(WORDS["positive"], 2))) for _ in range(24)]
+    rows = [
+        (
+            round(float(rng.uniform(0, 100)), 1),
+            " ".join(rng.choice(WORDS["neutral"], 3)),
+            " ".join(rng.choice(WORDS["positive"], 2)),
+        )
+        for _ in range(24)
+    ]
     path = write_tsv(tmp_path / "pairs.tsv", rows, header="score\tsentence_a\tsentence_b")
     out = tmp_path / "run"
-    assert main(["train", "--model", "lstm", "--train", path, "--test", path,
-                 "--score-range", "0,100", "--vectors", "random", "--tuned-embeddings",
-                 "--similarity-dim", "4", *TINY, "--out", out]) == 0
+    assert (
+        main(
+            [
+                "train",
+                "--model",
+                "lstm",
+                "--train",
+                path,
+                "--test",
+                path,
+                "--score-range",
+                "0,100",
+                "--vectors",
+                "random",
+                "--tuned-embeddings",
+                "--similarity-dim",
+                "4",
+                *TINY,
+                "--out",
+                out,
+            ]
+        )
+        == 0
+    )
     metrics = metrics_of(out)
     records = [json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines()]
     gold = np.array([record["gold"] for record in records])
     predicted = np.array([record["predicted"] for record in records])
     assert gold.tolist() == pytest.approx([row[0] for row in rows])
     assert metrics["test"]["mse"] == pytest.approx(np.mean((predicted - gold) ** 2), rel=1e-5)
-    assert metrics["test"]["pearson"] == pytest.approx(stats.pearsonr(predicted, gold)[0],
-                                                       abs=1e-5)
+    assert metrics["test"]["pearson"] == pytest.approx(stats.pearsonr(predicted, gold)[0], abs=1e-5)
     assert predicted.min() >= 0.0 and predicted.max() <= 100.0
-    status, printed, _ = run(["predict", "--run", out], capsys, "a film\tgood fine\n",
-                             monkeypatch)
+    status, printed, _ = run(["predict", "--run", out], capsys, "a film\tgood fine\n", monkeypatch)
     assert status == 0 and 0.0 <= json.loads(printed)["relatedness"] <= 100.0
 
 
@@ -258,19 +378,17 @@ def test_scores_on_a_scale_of_their_own_are_reported_on_it(tmp_path, capsys, mon
 # every command on a run trained on files
 # --------------------------------------------------------------------------
 
-def test_eval_predict_explain_plot_and_summary_on_a_files_run(small, small_run, tmp_path,
-                                                               capsys, monkeypatch):
+
+def test_eval_predict_explain_plot_and_summary_on_a_files_run(small, small_run, tmp_path, capsys, monkeypatch):
     names = sorted(WORDS)
     metrics = metrics_of(small_run)
     assert metrics["config"]["classes"] == names and metrics["data"]["class_order"] == "sorted"
     status, printed, _ = run(["eval", "--run", small_run], capsys)
     assert status == 0 and json.loads(printed)["root_acc"] == metrics["test"]["root_acc"]
-    status, printed, _ = run(["predict", "--run", small_run, "--file", small / "test.tsv"],
-                             capsys)
+    status, printed, _ = run(["predict", "--run", small_run, "--file", small / "test.tsv"], capsys)
     records = [json.loads(line) for line in printed.splitlines()]
     assert status == 0 and len(records) == 12
-    assert [record["source"] for record in records] == \
-        [f"{small / 'test.tsv'}:{line}" for line in range(2, 14)]
+    assert [record["source"] for record in records] == [f"{small / 'test.tsv'}:{line}" for line in range(2, 14)]
     assert all(record["class"] == names[record["label"]] for record in records)
     status, printed, _ = run(["explain", "--run", small_run, "a good film ."], capsys)
     assert status == 0 and any(name in printed for name in names)
@@ -295,15 +413,49 @@ def test_macro_f1_is_that_of_the_confusion_matrix(small_run):
 
 
 def test_an_ordinal_head_reports_the_ranking_loss_and_mae(small, tmp_path, capsys):
-    status, _, error = run(["train", "--train", small / "train.tsv", "--test",
-                            small / "test.tsv", "--head", "ordinal", "--tree", "right", *TINY,
-                            "--out", tmp_path / "sorted"], capsys)
+    status, _, error = run(
+        [
+            "train",
+            "--train",
+            small / "train.tsv",
+            "--test",
+            small / "test.tsv",
+            "--head",
+            "ordinal",
+            "--tree",
+            "right",
+            *TINY,
+            "--out",
+            tmp_path / "sorted",
+        ],
+        capsys,
+    )
     assert status == 2 and "--classes: not given, and --head ordinal ranks" in error
     assert not (tmp_path / "sorted").exists()
     out = tmp_path / "ordinal"
-    assert main(["train", "--train", small / "train.tsv", "--test", small / "test.tsv",
-                 "--head", "ordinal", "--classes", "negative,neutral,positive", "--tree",
-                 "right", *TINY, "--epochs", "2", "--out", out]) == 0
+    assert (
+        main(
+            [
+                "train",
+                "--train",
+                small / "train.tsv",
+                "--test",
+                small / "test.tsv",
+                "--head",
+                "ordinal",
+                "--classes",
+                "negative,neutral,positive",
+                "--tree",
+                "right",
+                *TINY,
+                "--epochs",
+                "2",
+                "--out",
+                out,
+            ]
+        )
+        == 0
+    )
     test = metrics_of(out)["test"]
     records = [json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines()]
     gold = np.array([record["gold"][-1] for record in records])
@@ -314,6 +466,7 @@ def test_an_ordinal_head_reports_the_ranking_loss_and_mae(small, tmp_path, capsy
     from npcomp.training.run_data import read_run_file
     from npcomp.training.encoding import encode
     from npcomp.training.evaluation import predict_split
+
     model, params, config, vocab = load_model(out)
     trees, _ = read_run_file(config, small / "test.tsv")
     outputs = predict_split(model, params, encode(trees, vocab))
@@ -323,9 +476,23 @@ def test_an_ordinal_head_reports_the_ranking_loss_and_mae(small, tmp_path, capsy
 
 def test_without_a_test_file_there_are_no_test_metrics(small, tmp_path, capsys):
     out = tmp_path / "run"
-    status, printed, _ = run(["train", "--train", small / "train.tsv", "--dev-fraction", "0.3",
-                              "--data-seed", "5", "--tree", "right", *TINY, "--out", out],
-                             capsys)
+    status, printed, _ = run(
+        [
+            "train",
+            "--train",
+            small / "train.tsv",
+            "--dev-fraction",
+            "0.3",
+            "--data-seed",
+            "5",
+            "--tree",
+            "right",
+            *TINY,
+            "--out",
+            out,
+        ],
+        capsys,
+    )
     assert status == 0 and "test none (no test split" in printed
     metrics = metrics_of(out)
     assert metrics["test"] is None and metrics["ended"] is True
@@ -333,6 +500,7 @@ def test_without_a_test_file_there_are_no_test_metrics(small, tmp_path, capsys):
     assert metrics["data"]["splits"] == {"train": 21, "dev": 9}
     assert not (out / "predictions.jsonl").exists()
     from npcomp.experiments.sweep_plan import run_state
+
     assert run_state(out) == "finished"
     status, _, error = run(["eval", "--run", out], capsys)
     assert status == 2 and "no test split" in error
@@ -360,8 +528,7 @@ def test_resume_checks_the_files_bytes(small, tmp_path, capsys):
     assert status == 2 and "cannot take classes" in error
 
 
-def test_files_given_relative_are_found_from_another_directory(tmp_path, capsys,
-                                                               monkeypatch):
+def test_files_given_relative_are_found_from_another_directory(tmp_path, capsys, monkeypatch):
     """A run trained on relative paths keeps its files relative to its run
     directory (model.npz, checkpoint.npz: no absolute path), so eval and
     --resume find them from anywhere; metrics.json records them as given."""
@@ -369,17 +536,30 @@ def test_files_given_relative_are_found_from_another_directory(tmp_path, capsys,
     write_tsv(tmp_path / "data" / "train.tsv", reviews(20, 3))
     write_tsv(tmp_path / "data" / "test.tsv", reviews(8, 4))
     monkeypatch.chdir(tmp_path)
-    assert main(["train", "--train", "data/train.tsv", "--test", "data/test.tsv", "--tree",
-                 "right", *TINY, "--out", "runs/relative"]) == 0
+    assert (
+        main(
+            [
+                "train",
+                "--train",
+                "data/train.tsv",
+                "--test",
+                "data/test.tsv",
+                "--tree",
+                "right",
+                *TINY,
+                "--out",
+                "runs/relative",
+            ]
+        )
+        == 0
+    )
     out = tmp_path / "runs" / "relative"
     metrics = metrics_of(out)
-    assert (metrics["config"]["train"], metrics["config"]["test"]) == \
-        ("data/train.tsv", "data/test.tsv")
+    assert (metrics["config"]["train"], metrics["config"]["test"]) == ("data/train.tsv", "data/test.tsv")
     for name in ("model.npz", "checkpoint.npz"):
         with np.load(out / name) as archive:
             config = json.loads(str(archive["config"]))
-        assert (config["train"], config["test"]) == ("../../data/train.tsv",
-                                                     "../../data/test.tsv"), name
+        assert (config["train"], config["test"]) == ("../../data/train.tsv", "../../data/test.tsv"), name
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
@@ -388,7 +568,7 @@ def test_files_given_relative_are_found_from_another_directory(tmp_path, capsys,
     assert json.loads(printed)["root_acc"] == metrics["test"]["root_acc"]
     assert main(["train", "--resume", out, "--epochs", "2", "--quiet"]) == 0
     assert len(metrics_of(out)["epochs"]) == 2
-    assert metrics_of(out)["config"]["train"] == "../data/train.tsv"   # from here
+    assert metrics_of(out)["config"]["train"] == "../data/train.tsv"  # from here
 
 
 def test_options_that_do_not_go_together(small, tmp_path, capsys):
@@ -396,15 +576,18 @@ def test_options_that_do_not_go_together(small, tmp_path, capsys):
     cases = [
         (["--task", "sst5", "--train", train], "--task: sst5, and --train"),
         (["--task", "synthetic", "--dev-fraction", "0.2"], "--dev-fraction: goes with --train"),
-        (["--train", train, "--score-range", "1,5"], "--score-range: applies to a file of "
-                                                     "sentence pairs"),
-        (["--train", train, "--supervision", "spans", "--model", "lstm"],
-         "--supervision: spans: a user's files are not read as phrase spans"),
+        (["--train", train, "--score-range", "1,5"], "--score-range: applies to a file of sentence pairs"),
+        (
+            ["--train", train, "--supervision", "spans", "--model", "lstm"],
+            "--supervision: spans: a user's files are not read as phrase spans",
+        ),
         (["--train", train, "--folds", "3"], "--folds: a run trains one fold"),
         (["--train", train, "--fold", "1"], "--fold: goes with --folds K"),
         (["--train", train, "--folds", "3", "--fold", "3"], "--fold: fold 3 of 3"),
-        (["--train", train, "--test", train, "--folds", "3", "--fold", "0"],
-         "--folds: cross-validation takes each fold's test split"),
+        (
+            ["--train", train, "--test", train, "--folds", "3", "--fold", "0"],
+            "--folds: cross-validation takes each fold's test split",
+        ),
         (["--train", train, "--classes", "a"], "--classes: 1 class name(s)"),
         (["--train", train, "--dev-fraction", "1.5"], "--dev-fraction: must be"),
     ]
@@ -418,19 +601,35 @@ def test_a_sequence_model_trains_on_the_sentences(small, tmp_path):
     """Its paper setting's phrase spans are the SST's: a file's sentences
     train as chains labelled at their last word."""
     from npcomp.configuration.run_config import build_config
+
     config = build_config("lstm", None, {"train": str(small / "train.tsv")})
-    assert (config["task"], config["structure"], config["supervision"]) == \
-        ("files", "chain", "all")
+    assert (config["task"], config["structure"], config["supervision"]) == ("files", "chain", "all")
     out = tmp_path / "lstm"
-    assert main(["train", "--model", "lstm", "--train", small / "train.tsv", *TINY,
-                 "--out", out]) == 0
+    assert main(["train", "--model", "lstm", "--train", small / "train.tsv", *TINY, "--out", out]) == 0
     assert metrics_of(out)["data"]["trees"]["made"] == {"chain": 30}
 
 
 def test_one_fold_trained_alone(small, tmp_path):
     out = tmp_path / "fold"
-    assert main(["train", "--train", small / "train.tsv", "--folds", "3", "--fold", "1",
-                 "--tree", "right", *TINY, "--out", out]) == 0
+    assert (
+        main(
+            [
+                "train",
+                "--train",
+                small / "train.tsv",
+                "--folds",
+                "3",
+                "--fold",
+                "1",
+                "--tree",
+                "right",
+                *TINY,
+                "--out",
+                out,
+            ]
+        )
+        == 0
+    )
     data = metrics_of(out)["data"]
     assert data["fold"] == {"fold": 1, "folds": 3, "seed": 0}
     assert data["splits"]["test"] == 10 and sum(data["splits"].values()) == 30
@@ -440,12 +639,29 @@ def test_one_fold_trained_alone(small, tmp_path):
 # cross-validation
 # --------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def fold_sweep(small):
     pytest.importorskip("distributed")
     out = small / "folds"
-    status = main(["sweep", "--train", small / "train.tsv", "--folds", "3", "--seeds", "1-2",
-                   "--tree", "right", *TINY, "--workers", "2", "--out", out])
+    status = main(
+        [
+            "sweep",
+            "--train",
+            small / "train.tsv",
+            "--folds",
+            "3",
+            "--seeds",
+            "1-2",
+            "--tree",
+            "right",
+            *TINY,
+            "--workers",
+            "2",
+            "--out",
+            out,
+        ]
+    )
     return out, status
 
 
@@ -471,7 +687,10 @@ def test_the_fold_statistics_are_those_of_the_fold_runs(fold_sweep):
             assert summary["mean"] == pytest.approx(values.mean(), abs=1e-12)
             assert summary["std"] == pytest.approx(values.std(ddof=1), abs=1e-12)
             assert (summary["median"], summary["min"], summary["max"]) == (
-                pytest.approx(np.median(values)), values.min(), values.max())
+                pytest.approx(np.median(values)),
+                values.min(),
+                values.max(),
+            )
             low, high = stats.t.interval(0.95, 5, loc=values.mean(), scale=stats.sem(values))
             assert summary["ci95"] == [pytest.approx(low), pytest.approx(high)]
     table = (out / "sweep.md").read_text()
@@ -488,19 +707,34 @@ def test_a_fold_sweeps_confusion_matrix_names_the_runs_classes(fold_sweep, tmp_p
     figure = json.loads((tmp_path / "figures" / "root_confusion_base.json").read_text())
     assert figure["classes"] == sorted(WORDS)
     assert figure["title"].endswith("(files test, 3 folds x 2 seeds)")
-    runs = [metrics_of(out / "runs" / f"base-fold{fold}-s{seed}")
-            for seed in (1, 2) for fold in range(3)]
-    assert figure["counts"] == np.sum([run["test"]["root_confusion"] for run in runs],
-                                      axis=0).tolist()
+    runs = [metrics_of(out / "runs" / f"base-fold{fold}-s{seed}") for seed in (1, 2) for fold in range(3)]
+    assert figure["counts"] == np.sum([run["test"]["root_confusion"] for run in runs], axis=0).tolist()
 
 
 def test_a_fold_sweep_run_again_is_finished_and_a_fold_is_refused(fold_sweep, small, capsys):
     out, _ = fold_sweep
-    status, printed, _ = run(["sweep", "--train", small / "train.tsv", "--folds", "3",
-                              "--seeds", "1-2", "--tree", "right", *TINY, "--out", out], capsys)
+    status, printed, _ = run(
+        [
+            "sweep",
+            "--train",
+            small / "train.tsv",
+            "--folds",
+            "3",
+            "--seeds",
+            "1-2",
+            "--tree",
+            "right",
+            *TINY,
+            "--out",
+            out,
+        ],
+        capsys,
+    )
     assert status == 0 and "6 finished before" in printed
-    status, _, error = run(["sweep", "--train", small / "train.tsv", "--folds", "3",
-                            "--fold", "1", *TINY, "--out", small / "other"], capsys)
+    status, _, error = run(
+        ["sweep", "--train", small / "train.tsv", "--folds", "3", "--fold", "1", *TINY, "--out", small / "other"],
+        capsys,
+    )
     assert status == 2 and "fold is set by the sweep: with folds K it trains every fold" in error
     assert not (small / "other").exists()
 
@@ -510,20 +744,32 @@ def test_a_fold_sweep_run_again_is_finished_and_a_fold_is_refused(fold_sweep, sm
 # --------------------------------------------------------------------------
 
 BAD = {
-    "malformed line": ("train.tsv", "text\tlabel\ngood film\tpositive\ndull\tnegative\textra\n",
-                       [], "train.tsv:3: "),
-    "missing column": ("train.tsv", "text\tscore\ngood film\tpositive\n", [],
-                       "train.tsv:1: no 'label' column: the header has text, score"),
-    "label not in --classes": ("train.tsv", "text\tlabel\ngood\tpositive\nbad\tgreat\n",
-                               ["--classes", "negative,positive"],
-                               "train.tsv:3: label 'great' is not one of the classes given"),
+    "malformed line": ("train.tsv", "text\tlabel\ngood film\tpositive\ndull\tnegative\textra\n", [], "train.tsv:3: "),
+    "missing column": (
+        "train.tsv",
+        "text\tscore\ngood film\tpositive\n",
+        [],
+        "train.tsv:1: no 'label' column: the header has text, score",
+    ),
+    "label not in --classes": (
+        "train.tsv",
+        "text\tlabel\ngood\tpositive\nbad\tgreat\n",
+        ["--classes", "negative,positive"],
+        "train.tsv:3: label 'great' is not one of the classes given",
+    ),
     "empty split": ("dev.tsv", "text\tlabel\n", [], "dev.tsv: no rows under the header"),
     "tree the model cannot compose": (
-        "train.tsv", "text\ttree\tlabel\ngood\t\tpositive\na b c\t(X (X a) (X b) (X c))\t"
-        "negative\n", [], "train.tsv:3: "),
-    "score outside the range": ("train.tsv", "score\tsentence_a\tsentence_b\n3\ta\tb\n7\tc\td\n",
-                                ["--score-range", "1,5", "--vectors", "random"],
-                                "train.tsv:3: score 7 outside the range given, [1, 5]"),
+        "train.tsv",
+        "text\ttree\tlabel\ngood\t\tpositive\na b c\t(X (X a) (X b) (X c))\tnegative\n",
+        [],
+        "train.tsv:3: ",
+    ),
+    "score outside the range": (
+        "train.tsv",
+        "score\tsentence_a\tsentence_b\n3\ta\tb\n7\tc\td\n",
+        ["--score-range", "1,5", "--vectors", "random"],
+        "train.tsv:3: score 7 outside the range given, [1, 5]",
+    ),
 }
 
 
@@ -549,12 +795,15 @@ def test_each_bad_file_is_named_by_file_and_line(case, tmp_path, capsys, monkeyp
 def test_a_bad_file_to_eval_or_predict(small, small_run, tmp_path, capsys):
     bad = write_tsv(tmp_path / "bad.tsv", [("good film .", "positive"), ("dull .", "awful")])
     status, _, error = run(["eval", "--run", small_run, "--file", bad], capsys)
-    assert status == 2 and f"{bad}:3: label 'awful' is not one of the classes given " \
-        "(negative, neutral, positive): correct the label: a trained run predicts its own " \
-        "classes only" in error
+    assert (
+        status == 2
+        and f"{bad}:3: label 'awful' is not one of the classes given "
+        "(negative, neutral, positive): correct the label: a trained run predicts its own "
+        "classes only"
+        in error
+    )
     assert not (small_run / "predictions-file-bad.jsonl").exists()
-    pairs = write_tsv(tmp_path / "pairs.tsv", [(1, "a", "b")],
-                      header="score\tsentence_a\tsentence_b")
+    pairs = write_tsv(tmp_path / "pairs.tsv", [(1, "a", "b")], header="score\tsentence_a\tsentence_b")
     status, _, error = run(["predict", "--run", small_run, "--file", pairs], capsys)
     assert status == 2 and "sentence pairs, but the run was trained on labelled" in error
 
@@ -563,13 +812,13 @@ def test_a_bad_file_to_eval_or_predict(small, small_run, tmp_path, capsys):
 # the example of docs/own-data.md
 # --------------------------------------------------------------------------
 
+
 def readme_example() -> tuple:
     """The page "Your own data" (docs/own-data.md): its files (name -> text)
     and its commands."""
     section = OWN_DATA_PAGE.read_text(encoding="utf-8")
     files = dict(re.findall(r"^```([\w.-]+\.\w+)\n(.*?)^```", section, re.DOTALL | re.MULTILINE))
-    commands = [line.strip() for line in section.splitlines()
-                if line.startswith("    ") and "npcomp " in line]
+    commands = [line.strip() for line in section.splitlines() if line.startswith("    ") and "npcomp " in line]
     return files, commands
 
 
@@ -602,13 +851,19 @@ def test_the_own_data_page_example_runs(tmp_path, capsys, monkeypatch):
     assert predicted["class"] == names[predicted["label"]]
     results = json.loads((tmp_path / "sweeps" / "reviews" / "sweep.json").read_text())
     assert (results["folds"], results["finished"]) == (5, 5)
-    assert sum(metrics_of(tmp_path / "sweeps" / "reviews" / "runs" / f"base-fold{k}-s1")
-               ["data"]["splits"]["test"] for k in range(5)) == 15
+    assert (
+        sum(
+            metrics_of(tmp_path / "sweeps" / "reviews" / "runs" / f"base-fold{k}-s1")["data"]["splits"]["test"]
+            for k in range(5)
+        )
+        == 15
+    )
 
 
 # --------------------------------------------------------------------------
 # sentence pairs of classes: a label column in place of score
 # --------------------------------------------------------------------------
+
 
 def _labelled_pair_rows(n: int, seed: int) -> list:
     """``n`` rows of a pairs file as a Python script writes one: sentence_a,
@@ -620,14 +875,14 @@ def _labelled_pair_rows(n: int, seed: int) -> list:
         first, other = ("positive", "negative") if index % 2 else ("negative", "positive")
         a = " ".join(rng.choice(WORDS[first], 3))
         kind = ("same", "alike", "opposite")[index % 3]
-        b = (a if kind == "same" else
-             " ".join(rng.choice(WORDS[first if kind == "alike" else other], 3)))
+        b = a if kind == "same" else " ".join(rng.choice(WORDS[first if kind == "alike" else other], 3))
         rows.append({"sentence_a": a, "sentence_b": b, "label": kind})
     return rows
 
 
 def _write_csv(path: Path, rows: list, columns: list) -> Path:
     import csv
+
     with open(path, "w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, fieldnames=columns, extrasaction="ignore")
         writer.writeheader()
@@ -640,10 +895,29 @@ def test_a_file_of_labelled_pairs_trains_a_pair_classifier(tmp_path, capsys, mon
     train = _write_csv(tmp_path / "train.csv", _labelled_pair_rows(45, 1), columns)
     test = _write_csv(tmp_path / "test.csv", _labelled_pair_rows(15, 2), columns)
     out = tmp_path / "run"
-    status, _, error = run(["train", "--model", "lstm", "--train", train, "--test", test,
-                            "--classes", "same,alike,opposite", "--vectors", "random",
-                            "--similarity-dim", "4", "--threads", "1", *TINY, "--out", out],
-                           capsys)
+    status, _, error = run(
+        [
+            "train",
+            "--model",
+            "lstm",
+            "--train",
+            train,
+            "--test",
+            test,
+            "--classes",
+            "same,alike,opposite",
+            "--vectors",
+            "random",
+            "--similarity-dim",
+            "4",
+            "--threads",
+            "1",
+            *TINY,
+            "--out",
+            out,
+        ],
+        capsys,
+    )
     assert status == 0, error
     metrics = metrics_of(out)
     assert metrics["task"] == "file-pair-labels" and metrics["data"]["kind"] == "pair-labels"
@@ -651,51 +925,66 @@ def test_a_file_of_labelled_pairs_trains_a_pair_classifier(tmp_path, capsys, mon
     assert metrics["test"]["classes"] == ["same", "alike", "opposite"]
     assert np.array(metrics["test"]["confusion"]).sum(axis=1).tolist() == [5, 5, 5]
     status, printed, _ = run(["eval", "--run", out, "--no-predictions"], capsys)
-    assert status == 0 and json.loads(printed)["accuracy"] == pytest.approx(
-        metrics["test"]["accuracy"], abs=1e-9)
-    status, printed, _ = run(["predict", "--run", out], capsys,
-                             "good fine great\tbad dull awful\n", monkeypatch)
+    assert status == 0 and json.loads(printed)["accuracy"] == pytest.approx(metrics["test"]["accuracy"], abs=1e-9)
+    status, printed, _ = run(["predict", "--run", out], capsys, "good fine great\tbad dull awful\n", monkeypatch)
     record = json.loads(printed)
     assert status == 0 and record["class"] in ("same", "alike", "opposite")
     assert record["class"] == ["same", "alike", "opposite"][record["label"]]
     # a file of pairs to predict needs no label column
     bare = _write_csv(tmp_path / "bare.csv", _labelled_pair_rows(3, 3), columns[:2])
     status, printed, _ = run(["predict", "--run", out, "--file", bare], capsys)
-    assert status == 0 and [json.loads(line)["source"] for line in printed.splitlines()] == \
-        [f"{bare}:{line}" for line in (2, 3, 4)]
+    assert status == 0 and [json.loads(line)["source"] for line in printed.splitlines()] == [
+        f"{bare}:{line}" for line in (2, 3, 4)
+    ]
 
 
-@pytest.mark.parametrize("columns, message", [
-    (["sentence_a", "sentence_b", "score", "label"],
-     "both a 'score' and a 'label' column: a file of sentence pairs has 'score' (relatedness, "
-     "regressed) or 'label' (a class, e.g. entailment, classified), not both"),
-    (["sentence_a", "sentence_b"],
-     "no 'score' or 'label' column: a file of sentence pairs has 'score' (relatedness) or "
-     "'label' (a class, e.g. entailment)")])
-def test_a_pairs_file_with_both_columns_or_neither_is_refused(columns, message, tmp_path,
-                                                              capsys):
+@pytest.mark.parametrize(
+    "columns, message",
+    [
+        (
+            ["sentence_a", "sentence_b", "score", "label"],
+            "both a 'score' and a 'label' column: a file of sentence pairs has 'score' (relatedness, "
+            "regressed) or 'label' (a class, e.g. entailment, classified), not both",
+        ),
+        (
+            ["sentence_a", "sentence_b"],
+            "no 'score' or 'label' column: a file of sentence pairs has 'score' (relatedness) or "
+            "'label' (a class, e.g. entailment)",
+        ),
+    ],
+)
+def test_a_pairs_file_with_both_columns_or_neither_is_refused(columns, message, tmp_path, capsys):
     rows = [dict(row, score=3) for row in _labelled_pair_rows(12, 1)]
     train = _write_csv(tmp_path / "pairs.csv", rows, columns)
-    status, _, error = run(["train", "--train", train, *TINY, "--out", tmp_path / "run"],
-                           capsys)
+    status, _, error = run(["train", "--train", train, *TINY, "--out", tmp_path / "run"], capsys)
     assert status == 2 and f"{train}:1: {message}" in error
     assert not (tmp_path / "run").exists()
 
 
 def test_classes_and_score_range_apply_where_the_option_table_says(tmp_path, capsys):
-    labelled = _write_csv(tmp_path / "labelled.csv", _labelled_pair_rows(12, 1),
-                          ["sentence_a", "sentence_b", "label"])
-    scored = _write_csv(tmp_path / "scored.csv",
-                        [dict(row, score=1 + index % 5) for index, row in
-                         enumerate(_labelled_pair_rows(12, 1))],
-                        ["sentence_a", "sentence_b", "score"])
+    labelled = _write_csv(tmp_path / "labelled.csv", _labelled_pair_rows(12, 1), ["sentence_a", "sentence_b", "label"])
+    scored = _write_csv(
+        tmp_path / "scored.csv",
+        [dict(row, score=1 + index % 5) for index, row in enumerate(_labelled_pair_rows(12, 1))],
+        ["sentence_a", "sentence_b", "score"],
+    )
     for train, options, message in (
-            (scored, ["--classes", "a,b"], "--classes: applies to a file of labelled sentences "
-             "or trees (--train) or a file of sentence pairs with a label column (--train), "
-             "not to a file of sentence pairs with a score column"),
-            (labelled, ["--score-range", "1,5"], "--score-range: applies to a file of sentence "
-             "pairs with a score column (--train), not to a file of sentence pairs with a "
-             "label column")):
-        status, _, error = run(["train", "--train", train, *options, "--vectors", "random",
-                                *TINY, "--out", tmp_path / "none"], capsys)
+        (
+            scored,
+            ["--classes", "a,b"],
+            "--classes: applies to a file of labelled sentences "
+            "or trees (--train) or a file of sentence pairs with a label column (--train), "
+            "not to a file of sentence pairs with a score column",
+        ),
+        (
+            labelled,
+            ["--score-range", "1,5"],
+            "--score-range: applies to a file of sentence "
+            "pairs with a score column (--train), not to a file of sentence pairs with a "
+            "label column",
+        ),
+    ):
+        status, _, error = run(
+            ["train", "--train", train, *options, "--vectors", "random", *TINY, "--out", tmp_path / "none"], capsys
+        )
         assert status == 2 and message in error, error

@@ -3,6 +3,7 @@ to end on tiny data written into a temporary directory: train (every SICK
 model, its default structure and fixed vectors), eval, predict on sentence
 pairs, neighbours, summary, the clear errors (exit status 2 for bad input, no traceback),
 ``parse`` without spaCy, and the SICK defaults of ``--help-defaults``."""
+
 import io
 import json
 import sys
@@ -16,8 +17,7 @@ from npcomp.cli import main
 from npcomp.data.readers.ptb import parse_ptb
 from npcomp.data.readers.parents import write_parents
 from conftest import synthetic_of_size
-from sick_files import (SICK_SIZES, VECTOR_DIM, sick_pairs, sick_sentences, vector_rows,
-                        write_small_sick, write_vectors)
+from sick_files import SICK_SIZES, VECTOR_DIM, sick_pairs, sick_sentences, vector_rows, write_small_sick, write_vectors
 
 # --------------------------------------------------------------------------
 # fixtures: the data once per module, a trained sick run or two
@@ -50,9 +50,24 @@ def _train_quietly(argv) -> tuple:
 def _sick_train_argv(data_dir, vectors, out, model="treelstm-childsum", seed=1, epochs=2):
     # the mean of the word vectors has their dimension: no --dim of its own
     options = TINY[2:] if model == "mean-vectors" else TINY
-    return ["train", "--model", model, "--task", "sick", "--data-dir", str(data_dir),
-            "--vectors", str(vectors), "--epochs", str(epochs), "--seed", str(seed),
-            *options, "--out", str(out)]
+    return [
+        "train",
+        "--model",
+        model,
+        "--task",
+        "sick",
+        "--data-dir",
+        str(data_dir),
+        "--vectors",
+        str(vectors),
+        "--epochs",
+        str(epochs),
+        "--seed",
+        str(seed),
+        *options,
+        "--out",
+        str(out),
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -79,8 +94,7 @@ def nary_run(sick_data, tmp_path_factory):
     """A treelstm-nary run (constituency trees) on the tiny SICK."""
     data_dir, vectors = sick_data
     run_dir = tmp_path_factory.mktemp("nary") / "run"
-    status, output = _train_quietly(_sick_train_argv(data_dir, vectors, run_dir,
-                                                     model="treelstm-nary", epochs=1))
+    status, output = _train_quietly(_sick_train_argv(data_dir, vectors, run_dir, model="treelstm-nary", epochs=1))
     assert status == 0, output
     return run_dir
 
@@ -93,9 +107,11 @@ def _metrics(run_dir: Path) -> dict:
 # the helper itself
 # --------------------------------------------------------------------------
 
+
 def test_small_sick_reads_back(sick_data):
     """The helper's files are valid SICK in both layouts, with spread-out scores."""
     from npcomp.data.readers.sick import read_sick_dir
+
     data_dir, _ = sick_data
     for split, size in SICK_SIZES.items():
         for layout in ("dependency", "constituency"):
@@ -105,8 +121,7 @@ def test_small_sick_reads_back(sick_data):
                 for tree in (pair.tree_a, pair.tree_b):
                     tree.validate()
                     assert 2 <= len(tree.tokens) <= 6
-                    assert tree.n_nodes == (len(tree.tokens) if layout == "dependency"
-                                            else 2 * len(tree.tokens) - 1)
+                    assert tree.n_nodes == (len(tree.tokens) if layout == "dependency" else 2 * len(tree.tokens) - 1)
         scores = [pair.score for pair in pairs]
         assert min(scores) >= 1.0 and max(scores) <= 5.0 and np.ptp(scores) > 0.5
 
@@ -114,6 +129,7 @@ def test_small_sick_reads_back(sick_data):
 # --------------------------------------------------------------------------
 # train
 # --------------------------------------------------------------------------
+
 
 def test_train_childsum_on_sick(childsum_run, sick_data):
     data_dir, vectors = sick_data
@@ -147,18 +163,24 @@ def test_fixed_embeddings_stay_the_vectors(childsum_run):
     assert embedding.shape == (len(vocab), VECTOR_DIM)
     for word in ("man", "guitar", "playing"):
         assert word in vocab
-        np.testing.assert_array_equal(embedding[vocab.index(word)],
-                                      rows[word].astype(embedding.dtype))
+        np.testing.assert_array_equal(embedding[vocab.index(word)], rows[word].astype(embedding.dtype))
 
 
-@pytest.mark.parametrize("model, structure", [
-    ("treelstm-nary", "constituency"), ("lstm", "chain"), ("bilstm", "chain"),
-    ("lstm2", "chain"), ("bilstm2", "chain"), ("mean-vectors", "dependency")])
+@pytest.mark.parametrize(
+    "model, structure",
+    [
+        ("treelstm-nary", "constituency"),
+        ("lstm", "chain"),
+        ("bilstm", "chain"),
+        ("lstm2", "chain"),
+        ("bilstm2", "chain"),
+        ("mean-vectors", "dependency"),
+    ],
+)
 def test_every_sick_model_trains_in_its_structure(model, structure, sick_data, tmp_path):
     data_dir, vectors = sick_data
     run_dir = tmp_path / model
-    status, output = _train_quietly(_sick_train_argv(data_dir, vectors, run_dir, model=model,
-                                                     epochs=1))
+    status, output = _train_quietly(_sick_train_argv(data_dir, vectors, run_dir, model=model, epochs=1))
     assert status == 0, output
     metrics = _metrics(run_dir)
     assert metrics["config"]["structure"] == structure
@@ -172,10 +194,26 @@ def test_every_sick_model_trains_in_its_structure(model, structure, sick_data, t
 def test_train_sick_with_random_vectors(sick_data, tmp_path):
     data_dir, _ = sick_data
     run_dir = tmp_path / "random"
-    status, output = _train_quietly(["train", "--model", "lstm", "--task", "sick",
-                                     "--data-dir", str(data_dir), "--vectors", "random",
-                                     "--embedding-dim", "4", "--epochs", "1", *TINY,
-                                     "--out", str(run_dir)])
+    status, output = _train_quietly(
+        [
+            "train",
+            "--model",
+            "lstm",
+            "--task",
+            "sick",
+            "--data-dir",
+            str(data_dir),
+            "--vectors",
+            "random",
+            "--embedding-dim",
+            "4",
+            "--epochs",
+            "1",
+            *TINY,
+            "--out",
+            str(run_dir),
+        ]
+    )
     assert status == 0, output
     config = _metrics(run_dir)["config"]
     assert config["vectors"] is None and config["embedding_dim"] == 4
@@ -184,8 +222,22 @@ def test_train_sick_with_random_vectors(sick_data, tmp_path):
 def test_train_sick_without_vectors_is_an_error(sick_data, tmp_path, capsys):
     data_dir, _ = sick_data  # holds no vectors/ directory
     assert not (data_dir / "vectors").exists()
-    status = main(["train", "--model", "lstm", "--task", "sick", "--data-dir", str(data_dir),
-                   "--epochs", "1", *TINY, "--out", str(tmp_path / "run")])
+    status = main(
+        [
+            "train",
+            "--model",
+            "lstm",
+            "--task",
+            "sick",
+            "--data-dir",
+            str(data_dir),
+            "--epochs",
+            "1",
+            *TINY,
+            "--out",
+            str(tmp_path / "run"),
+        ]
+    )
     assert status == 2
     error = capsys.readouterr().err
     assert "npcomp download glove.840B" in error and "--vectors random" in error
@@ -194,22 +246,40 @@ def test_train_sick_without_vectors_is_an_error(sick_data, tmp_path, capsys):
     assert not (tmp_path / "run" / "metrics.json").exists()
 
 
-@pytest.mark.parametrize("present, chosen", [
-    (["glove.840B.300d.txt"], "glove.840B.300d.txt"),
-    (["glove.840B.300d.txt", "glove.840B.300d.sick.txt"], "glove.840B.300d.sick.txt")])
+@pytest.mark.parametrize(
+    "present, chosen",
+    [
+        (["glove.840B.300d.txt"], "glove.840B.300d.txt"),
+        (["glove.840B.300d.txt", "glove.840B.300d.sick.txt"], "glove.840B.300d.sick.txt"),
+    ],
+)
 def test_train_sick_finds_the_default_vectors(present, chosen, sick_data, tmp_path):
     """Without --vectors, DATA_DIR/vectors/ is searched: the SICK-filtered copy
     first, then `npcomp download glove.840B`'s file."""
     import shutil
+
     data_dir, vectors = sick_data
     shutil.copytree(data_dir / "sick", tmp_path / "data" / "sick")
     (tmp_path / "data" / "vectors").mkdir()
     for name in present:
         shutil.copy(vectors, tmp_path / "data" / "vectors" / name)
     default = tmp_path / "data" / "vectors" / chosen
-    status, output = _train_quietly(["train", "--model", "lstm", "--task", "sick",
-                                     "--data-dir", str(tmp_path / "data"), "--epochs", "1",
-                                     *TINY, "--out", str(tmp_path / "run")])
+    status, output = _train_quietly(
+        [
+            "train",
+            "--model",
+            "lstm",
+            "--task",
+            "sick",
+            "--data-dir",
+            str(tmp_path / "data"),
+            "--epochs",
+            "1",
+            *TINY,
+            "--out",
+            str(tmp_path / "run"),
+        ]
+    )
     assert status == 0, output
     config = _metrics(tmp_path / "run")["config"]
     assert config["vectors"] == default.name and config["embedding_dim"] == VECTOR_DIM
@@ -217,8 +287,7 @@ def test_train_sick_finds_the_default_vectors(present, chosen, sick_data, tmp_pa
 
 def test_dropout_on_sick_is_an_error(sick_data, tmp_path, capsys):
     data_dir, vectors = sick_data
-    status = main([*_sick_train_argv(data_dir, vectors, tmp_path / "run", epochs=1),
-                   "--dropout", "0.5"])
+    status = main([*_sick_train_argv(data_dir, vectors, tmp_path / "run", epochs=1), "--dropout", "0.5"])
     assert status == 2
     error = capsys.readouterr().err
     assert "similarity head" in error and "--dropout" in error
@@ -228,8 +297,7 @@ def test_dropout_on_sick_is_an_error(sick_data, tmp_path, capsys):
 
 def test_gold_structure_on_sick_is_an_error(sick_data, tmp_path, capsys):
     data_dir, vectors = sick_data
-    status = main([*_sick_train_argv(data_dir, vectors, tmp_path / "run", epochs=1),
-                   "--structure", "gold"])
+    status = main([*_sick_train_argv(data_dir, vectors, tmp_path / "run", epochs=1), "--structure", "gold"])
     assert status == 2
     error = capsys.readouterr().err
     assert "sick" in error and "dependency" in error and "constituency" in error
@@ -240,6 +308,7 @@ def test_gold_structure_on_sick_is_an_error(sick_data, tmp_path, capsys):
 # eval, predict
 # --------------------------------------------------------------------------
 
+
 def test_eval_reproduces_the_test_pearson(childsum_run, sick_data, capsys):
     data_dir, _ = sick_data
     metrics = _metrics(childsum_run)
@@ -248,8 +317,7 @@ def test_eval_reproduces_the_test_pearson(childsum_run, sick_data, capsys):
     assert result["split"] == "test" and result["pairs"] == SICK_SIZES["test"]
     for key in ("pearson", "spearman", "mse"):
         assert result[key] == pytest.approx(metrics["test"][key], abs=1e-9)
-    assert main(["eval", "--run", str(childsum_run), "--data-dir", str(data_dir),
-                 "--split", "dev"]) == 0
+    assert main(["eval", "--run", str(childsum_run), "--data-dir", str(data_dir), "--split", "dev"]) == 0
     dev = json.loads(capsys.readouterr().out)
     assert dev["pearson"] == pytest.approx(metrics["dev"]["pearson"], abs=1e-9)
 
@@ -264,8 +332,7 @@ def test_predict_pairs(childsum_run, sick_data, monkeypatch, capsys):
     data_dir, _ = sick_data
     sentences = sick_sentences("test")
     pairs = [(sentences[0], sentences[1]), (sentences[2], sentences[5])]
-    status, captured = _predict(childsum_run, data_dir,
-                                "".join(f"{a}\t{b}\n" for a, b in pairs), monkeypatch, capsys)
+    status, captured = _predict(childsum_run, data_dir, "".join(f"{a}\t{b}\n" for a, b in pairs), monkeypatch, capsys)
     assert status == 0, captured.err
     records = [json.loads(line) for line in captured.out.splitlines()]
     assert len(records) == 2
@@ -293,8 +360,7 @@ def test_predict_is_symmetric(childsum_run, sick_data, monkeypatch, capsys):
     sentences changes nothing."""
     data_dir, _ = sick_data
     a, b = sick_sentences("dev")[:2]
-    status, captured = _predict(childsum_run, data_dir, f"{a}\t{b}\n{b}\t{a}\n",
-                                monkeypatch, capsys)
+    status, captured = _predict(childsum_run, data_dir, f"{a}\t{b}\n{b}\t{a}\n", monkeypatch, capsys)
     assert status == 0, captured.err
     forward, backward = [json.loads(line) for line in captured.out.splitlines()]
     assert forward["relatedness"] == pytest.approx(backward["relatedness"], abs=1e-5)
@@ -304,6 +370,7 @@ def test_predict_is_symmetric(childsum_run, sick_data, monkeypatch, capsys):
 # --------------------------------------------------------------------------
 # neighbours
 # --------------------------------------------------------------------------
+
 
 def _neighbours(run_dir, data_dir, *args) -> list:
     return ["neighbours", "--run", str(run_dir), "--data-dir", str(data_dir), *args]
@@ -338,15 +405,13 @@ def test_neighbours_json(childsum_run, sick_data, capsys):
             scores = [score for score, _ in record[key]]
             assert scores == sorted(scores, reverse=True)
         assert all(1.0 <= score <= 5.0 for score, _ in record["model"])
-        assert all(-1.0 - 1e-9 <= score <= 1.0 + 1e-9
-                   for score, _ in record["mean_vector_cosine"])
+        assert all(-1.0 - 1e-9 <= score <= 1.0 + 1e-9 for score, _ in record["mean_vector_cosine"])
 
 
 def test_neighbours_split_sample_and_seed(childsum_run, sick_data, capsys):
     data_dir, _ = sick_data
     query = sick_sentences("train")[0]
-    argv = _neighbours(childsum_run, data_dir, query, "--json", "--split", "train",
-                       "--sample", "5", "--top", "10")
+    argv = _neighbours(childsum_run, data_dir, query, "--json", "--split", "train", "--sample", "5", "--top", "10")
     assert main([*argv, "--seed", "3"]) == 0
     first = json.loads(capsys.readouterr().out)
     assert main([*argv, "--seed", "3"]) == 0
@@ -363,16 +428,14 @@ def test_neighbours_from_a_sentences_file(childsum_run, sick_data, tmp_path, cap
     candidates = [dev[2], dev[5], query, dev[7]]
     path = tmp_path / "candidates.txt"
     path.write_text("\n".join(candidates) + "\n\n", encoding="utf-8")  # a blank line is skipped
-    assert main(_neighbours(childsum_run, data_dir, query, "--sentences", str(path),
-                            "--json", "--top", "10")) == 0
+    assert main(_neighbours(childsum_run, data_dir, query, "--sentences", str(path), "--json", "--top", "10")) == 0
     record = json.loads(capsys.readouterr().out)
     expected = sorted(set(candidates) - {query})
     for key in ("model", "mean_vector_cosine"):
         assert sorted(sentence for _, sentence in record[key]) == expected
 
 
-def test_neighbours_unknown_sentence_on_a_dependency_run_needs_spacy(
-        childsum_run, sick_data, monkeypatch, capsys):
+def test_neighbours_unknown_sentence_on_a_dependency_run_needs_spacy(childsum_run, sick_data, monkeypatch, capsys):
     """A sentence SICK lacks is parsed by spaCy: without it, right-branching
     trees and a message naming the extra, or, asked for parses, a clear error."""
     data_dir, _ = sick_data
@@ -390,12 +453,10 @@ def test_predict_on_a_chain_run_takes_any_sentence(sick_data, tmp_path, monkeypa
     """A sequence model needs no parse: sentences outside SICK, no data directory."""
     data_dir, vectors = sick_data
     run_dir = tmp_path / "lstm"
-    status, output = _train_quietly(_sick_train_argv(data_dir, vectors, run_dir, model="lstm",
-                                                     epochs=1))
+    status, output = _train_quietly(_sick_train_argv(data_dir, vectors, run_dir, model="lstm", epochs=1))
     assert status == 0, output
     monkeypatch.setattr(sys, "stdin", io.StringIO("a zebra juggles fire\tthe cat\n"))
-    assert main(["predict", "--run", str(run_dir), "--data-dir",
-                 str(tmp_path / "nowhere")]) == 0
+    assert main(["predict", "--run", str(run_dir), "--data-dir", str(tmp_path / "nowhere")]) == 0
     record = json.loads(capsys.readouterr().out)
     assert record["sentence_a"] == "a zebra juggles fire"
     assert 1.0 <= record["relatedness"] <= 5.0
@@ -404,8 +465,7 @@ def test_predict_on_a_chain_run_takes_any_sentence(sick_data, tmp_path, monkeypa
 def test_neighbours_missing_sentences_file(childsum_run, sick_data, tmp_path, capsys):
     data_dir, _ = sick_data
     missing = tmp_path / "nope.txt"
-    assert main(_neighbours(childsum_run, data_dir, sick_sentences("test")[0],
-                            "--sentences", str(missing))) == 2
+    assert main(_neighbours(childsum_run, data_dir, sick_sentences("test")[0], "--sentences", str(missing))) == 2
     assert str(missing) in capsys.readouterr().err
 
 
@@ -424,9 +484,28 @@ def test_neighbours_unknown_sentence_on_a_constituency_run(nary_run, sick_data, 
 def test_neighbours_on_a_non_sick_run(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(npcomp.data.datasets.synthetic, "synthetic_splits", small_synthetic_splits)
     run_dir = tmp_path / "synthetic"
-    assert main(["train", "--task", "synthetic", "--epochs", "1", "--dim", "4",
-                 "--embedding-dim", "4", "--no-baseline", "--quiet", "--threads", "1",
-                 "--out", str(run_dir)]) == 0
+    assert (
+        main(
+            [
+                "train",
+                "--task",
+                "synthetic",
+                "--epochs",
+                "1",
+                "--dim",
+                "4",
+                "--embedding-dim",
+                "4",
+                "--no-baseline",
+                "--quiet",
+                "--threads",
+                "1",
+                "--out",
+                str(run_dir),
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     assert main(["neighbours", "--run", str(run_dir), "some words"]) == 2
     error = capsys.readouterr().err
@@ -435,21 +514,20 @@ def test_neighbours_on_a_non_sick_run(tmp_path, monkeypatch, capsys):
 
 def test_neighbours_top_must_be_positive(childsum_run, sick_data, capsys):
     data_dir, _ = sick_data
-    assert main(_neighbours(childsum_run, data_dir, sick_sentences("test")[0],
-                            "--top", "0")) == 2
+    assert main(_neighbours(childsum_run, data_dir, sick_sentences("test")[0], "--top", "0")) == 2
     assert "--top" in capsys.readouterr().err
 
 
 def test_neighbours_sample_must_not_be_negative(childsum_run, sick_data, capsys):
     data_dir, _ = sick_data
-    assert main(_neighbours(childsum_run, data_dir, sick_sentences("test")[0],
-                            "--sample", "-1")) == 2
+    assert main(_neighbours(childsum_run, data_dir, sick_sentences("test")[0], "--sample", "-1")) == 2
     assert "--sample: must be 0" in capsys.readouterr().err
 
 
 # --------------------------------------------------------------------------
 # summary, parse, --help-defaults
 # --------------------------------------------------------------------------
+
 
 def test_summary_of_two_sick_seeds(childsum_runs, capsys):
     assert main(["summary", *map(str, childsum_runs)]) == 0
@@ -468,18 +546,24 @@ def test_summary_of_two_sick_seeds(childsum_runs, capsys):
 
 def test_parse_without_spacy(tmp_path, monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "spacy", None)  # `import spacy` raises ImportError
-    status = main(["parse", "--data-dir", str(tmp_path), "--out", str(tmp_path / "out"),
-                   "--quiet"])
+    status = main(["parse", "--data-dir", str(tmp_path), "--out", str(tmp_path / "out"), "--quiet"])
     assert status == 1
     error = capsys.readouterr().err
     assert "npcomp[parse]" in error and "Traceback" not in error
     assert not (tmp_path / "out").exists()
 
 
-@pytest.mark.parametrize("model, dim, structure", [
-    ("treelstm-childsum", 150, "dependency"), ("treelstm-nary", 142, "constituency"),
-    ("lstm", 150, "chain"), ("bilstm", 150, "chain"),
-    ("lstm2", 108, "chain"), ("bilstm2", 108, "chain")])
+@pytest.mark.parametrize(
+    "model, dim, structure",
+    [
+        ("treelstm-childsum", 150, "dependency"),
+        ("treelstm-nary", 142, "constituency"),
+        ("lstm", 150, "chain"),
+        ("bilstm", 150, "chain"),
+        ("lstm2", 108, "chain"),
+        ("bilstm2", 108, "chain"),
+    ],
+)
 def test_sick_help_defaults(model, dim, structure, capsys):
     assert main(["train", "--model", model, "--task", "sick", "--help-defaults"]) == 0
     defaults = json.loads(capsys.readouterr().out)
@@ -495,9 +579,9 @@ def test_sick_help_defaults(model, dim, structure, capsys):
 def test_sick_output_gate_can_be_restored(sick_data, tmp_path):
     data_dir, vectors = sick_data
     run_dir = tmp_path / "gated"
-    status, output = _train_quietly([*_sick_train_argv(data_dir, vectors, run_dir,
-                                                       model="lstm", epochs=1),
-                                     "--output-gate"])
+    status, output = _train_quietly(
+        [*_sick_train_argv(data_dir, vectors, run_dir, model="lstm", epochs=1), "--output-gate"]
+    )
     assert status == 0, output
     config = json.loads((run_dir / "metrics.json").read_text())["config"]
     assert config["output_gate"] is True
@@ -508,11 +592,14 @@ def test_sick_output_gate_can_be_restored(sick_data, tmp_path):
 # --------------------------------------------------------------------------
 
 SMALL_SST = {
-    "train": ["(3 (2 it) (4 (3 is) (4 good)))", "(1 (2 the) (1 (1 film) (0 fails)))",
-              "(4 (3 (2 a) (4 great)) (3 film))", "(0 (1 not) (0 (1 very) (0 bad)))"],
+    "train": [
+        "(3 (2 it) (4 (3 is) (4 good)))",
+        "(1 (2 the) (1 (1 film) (0 fails)))",
+        "(4 (3 (2 a) (4 great)) (3 film))",
+        "(0 (1 not) (0 (1 very) (0 bad)))",
+    ],
     "dev": ["(3 (2 good) (3 film))", "(1 (1 bad) (2 film))", "(2 (2 it) (2 is))"],
-    "test": ["(4 (4 great) (3 (2 the) (3 film)))", "(0 (0 awful) (1 film))",
-             "(2 (2 a) (2 film))"],
+    "test": ["(4 (4 great) (3 (2 the) (3 film)))", "(0 (0 awful) (1 film))", "(2 (2 a) (2 film))"],
 }
 
 
@@ -535,9 +622,26 @@ def small_sst(tmp_path):
 
 
 def _sst_dependency_argv(data_dir, parses, out):
-    return ["train", "--model", "treelstm-childsum", "--task", "sst5", "--structure",
-            "dependency", "--data-dir", str(data_dir), "--parses-dir", str(parses),
-            "--epochs", "1", "--embedding-dim", "4", *TINY, "--out", str(out)]
+    return [
+        "train",
+        "--model",
+        "treelstm-childsum",
+        "--task",
+        "sst5",
+        "--structure",
+        "dependency",
+        "--data-dir",
+        str(data_dir),
+        "--parses-dir",
+        str(parses),
+        "--epochs",
+        "1",
+        "--embedding-dim",
+        "4",
+        *TINY,
+        "--out",
+        str(out),
+    ]
 
 
 def test_sst_dependency_trains(small_sst, tmp_path):
@@ -566,29 +670,26 @@ def test_sst_dependency_without_parses_is_an_error(small_sst, tmp_path, capsys):
 # structures and options a sick or dependency run must treat as the training did
 # --------------------------------------------------------------------------
 
-def test_predict_on_a_right_branching_sick_run_takes_any_sentence(sick_data, tmp_path,
-                                                                  monkeypatch, capsys):
+
+def test_predict_on_a_right_branching_sick_run_takes_any_sentence(sick_data, tmp_path, monkeypatch, capsys):
     data_dir, vectors = sick_data
     run_dir = tmp_path / "right"
-    status, output = _train_quietly([*_sick_train_argv(data_dir, vectors, run_dir,
-                                                       model="treelstm-nary", epochs=1),
-                                     "--structure", "right"])
+    status, output = _train_quietly(
+        [*_sick_train_argv(data_dir, vectors, run_dir, model="treelstm-nary", epochs=1), "--structure", "right"]
+    )
     assert status == 0, output
-    status, captured = _predict(run_dir, data_dir, "a zebra juggles fire\tthe cat\n",
-                                monkeypatch, capsys)
+    status, captured = _predict(run_dir, data_dir, "a zebra juggles fire\tthe cat\n", monkeypatch, capsys)
     assert status == 0, captured.err
 
 
 def test_head_on_sick_is_an_error(sick_data, tmp_path, capsys):
     data_dir, vectors = sick_data
-    status = main([*_sick_train_argv(data_dir, vectors, tmp_path / "run", model="lstm",
-                                     epochs=1), "--head", "ordinal"])
+    status = main([*_sick_train_argv(data_dir, vectors, tmp_path / "run", model="lstm", epochs=1), "--head", "ordinal"])
     assert status == 2
     assert "similarity head" in capsys.readouterr().err
 
 
-def test_predict_on_an_sst_dependency_run_uses_dependency_trees(small_sst, tmp_path,
-                                                                monkeypatch, capsys):
+def test_predict_on_an_sst_dependency_run_uses_dependency_trees(small_sst, tmp_path, monkeypatch, capsys):
     data_dir, parses = small_sst
     run_dir = tmp_path / "run"
     status, output = _train_quietly(_sst_dependency_argv(data_dir, parses, run_dir))
@@ -617,6 +718,7 @@ def test_a_killed_sick_run_resumes_to_the_same_result(sick_data, tmp_path):
     checkpoint and ends where an uninterrupted run ends."""
     from npcomp.cli import build_parser, train_config
     from npcomp.training.trainer import train
+
     data_dir, vectors = sick_data
     argv = _sick_train_argv(data_dir, vectors, tmp_path / "unused", model="lstm", epochs=3)
     config = train_config(build_parser().parse_args(argv))
@@ -676,6 +778,7 @@ def entailment_data(tmp_path_factory):
 @pytest.mark.parametrize("structure", ["dependency", "constituency", "chain"])
 def test_sick_entailment_reads_the_judgments_on_the_sick_pairs(entailment_data, structure):
     from npcomp.data.datasets.tasks import load_task
+
     data_dir, _, judgments = entailment_data
     task = load_task("sick-entailment", data_dir, structure)
     sick = load_task("sick", data_dir, structure)
@@ -694,13 +797,14 @@ def test_sick_entailment_reads_the_judgments_on_the_sick_pairs(entailment_data, 
 def test_sick_entailment_without_its_release_files_says_what_to_do(entailment_data, tmp_path):
     from npcomp.errors import DataError
     from npcomp.data.datasets.tasks import load_task
+
     data_dir = write_small_sick(tmp_path / "data")
     with pytest.raises(DataError, match=r"SICK_train\.txt: no such file.*npcomp download sick"):
         load_task("sick-entailment", data_dir, "dependency")
     write_release_files(data_dir)
     trial = data_dir / "sick" / "SICK_trial.txt"
     lines = trial.read_text().splitlines()
-    trial.write_text("\n".join(lines[:-1]) + "\n")   # the dev split's first pair left out
+    trial.write_text("\n".join(lines[:-1]) + "\n")  # the dev split's first pair left out
     with pytest.raises(DataError, match=r"SICK_trial\.txt: no pair \d+ .*not of the split's"):
         load_task("sick-entailment", data_dir, "dependency")
     trial.write_text("\n".join(lines[:2] + ["x\ty\tz\t3.0\tMAYBE"] + lines[3:]) + "\n")
@@ -712,15 +816,29 @@ def test_sick_entailment_without_its_release_files_says_what_to_do(entailment_da
 def entailment_run(entailment_data, tmp_path_factory):
     data_dir, vectors, _ = entailment_data
     out = tmp_path_factory.mktemp("entailment-runs") / "childsum"
-    status, _ = _train_quietly(["train", "--model", "treelstm-childsum", "--task",
-                                "sick-entailment", "--data-dir", str(data_dir), "--vectors",
-                                str(vectors), "--epochs", "2", "--out", str(out), *TINY])
+    status, _ = _train_quietly(
+        [
+            "train",
+            "--model",
+            "treelstm-childsum",
+            "--task",
+            "sick-entailment",
+            "--data-dir",
+            str(data_dir),
+            "--vectors",
+            str(vectors),
+            "--epochs",
+            "2",
+            "--out",
+            str(out),
+            *TINY,
+        ]
+    )
     assert status == 0
     return out
 
 
-def test_train_eval_and_predict_sick_entailment(entailment_run, entailment_data, monkeypatch,
-                                                capsys):
+def test_train_eval_and_predict_sick_entailment(entailment_run, entailment_data, monkeypatch, capsys):
     data_dir, _, judgments = entailment_data
     metrics = _metrics(entailment_run)
     assert metrics["task"] == "sick-entailment" and metrics["config"]["structure"] == "dependency"
@@ -729,25 +847,19 @@ def test_train_eval_and_predict_sick_entailment(entailment_run, entailment_data,
     confusion = np.array(test["confusion"])
     assert confusion.sum() == test["pairs"] == SICK_SIZES["test"]
     # the rows are the gold classes' counts
-    assert confusion.sum(axis=1).tolist() == [judgments["test"].count(name)
-                                              for name in test["classes"]]
+    assert confusion.sum(axis=1).tolist() == [judgments["test"].count(name) for name in test["classes"]]
     assert test["accuracy"] == pytest.approx(100 * np.trace(confusion) / confusion.sum())
     # model selection on dev accuracy: the best epoch's is the highest
-    assert metrics["dev"]["accuracy"] == max(epoch["dev"]["accuracy"]
-                                             for epoch in metrics["epochs"])
-    records = [json.loads(line) for line in
-               (entailment_run / "predictions.jsonl").read_text().splitlines()]
+    assert metrics["dev"]["accuracy"] == max(epoch["dev"]["accuracy"] for epoch in metrics["epochs"])
+    records = [json.loads(line) for line in (entailment_run / "predictions.jsonl").read_text().splitlines()]
     assert [record["gold_class"] for record in records] == judgments["test"]
-    assert 100 * np.mean([r["gold"] == r["predicted"] for r in records]) == \
-        pytest.approx(test["accuracy"])
-    assert main(["eval", "--run", str(entailment_run), "--data-dir", str(data_dir),
-                 "--no-predictions"]) == 0
+    assert 100 * np.mean([r["gold"] == r["predicted"] for r in records]) == pytest.approx(test["accuracy"])
+    assert main(["eval", "--run", str(entailment_run), "--data-dir", str(data_dir), "--no-predictions"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert result["accuracy"] == pytest.approx(test["accuracy"], abs=1e-9)
     assert result["classes"] == test["classes"] and result["confusion"] == test["confusion"]
     sentences = sick_sentences("test")
-    status, captured = _predict(entailment_run, data_dir,
-                                f"{sentences[0]}\t{sentences[1]}\n", monkeypatch, capsys)
+    status, captured = _predict(entailment_run, data_dir, f"{sentences[0]}\t{sentences[1]}\n", monkeypatch, capsys)
     assert status == 0, captured.err
     record = json.loads(captured.out)
     assert record["class"] in test["classes"] and "relatedness" not in record
@@ -756,17 +868,16 @@ def test_train_eval_and_predict_sick_entailment(entailment_run, entailment_data,
     assert record["label"] == int(np.argmax(record["probabilities"]))
 
 
-@pytest.mark.parametrize("model, structure", [("treelstm-childsum", "dependency"),
-                                              ("treelstm-nary", "constituency"),
-                                              ("lstm", "chain")])
+@pytest.mark.parametrize(
+    "model, structure", [("treelstm-childsum", "dependency"), ("treelstm-nary", "constituency"), ("lstm", "chain")]
+)
 def test_sick_entailment_help_defaults_are_sicks(model, structure, capsys):
-    assert main(["train", "--model", model, "--task", "sick-entailment",
-                 "--help-defaults"]) == 0
+    assert main(["train", "--model", model, "--task", "sick-entailment", "--help-defaults"]) == 0
     entailment = json.loads(capsys.readouterr().out)
     assert main(["train", "--model", model, "--task", "sick", "--help-defaults"]) == 0
     sick = json.loads(capsys.readouterr().out)
     assert entailment["structure"] == structure
-    assert {key: value for key, value in entailment.items() if key != "source"} == \
-        {key: value for key, value in sick.items() if key != "source"}
-    assert entailment["source"].startswith("no paper gives the settings of classified "
-                                           "sentence pairs")
+    assert {key: value for key, value in entailment.items() if key != "source"} == {
+        key: value for key, value in sick.items() if key != "source"
+    }
+    assert entailment["source"].startswith("no paper gives the settings of classified sentence pairs")

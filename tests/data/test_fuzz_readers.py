@@ -17,6 +17,7 @@ lines) get what hostile files hold: numbers of hundreds or thousands of
 digits, JSON nested thousands deep, control characters, quoted TSV values,
 fields of 200,000 characters.  The seed is fixed (derandomize) and the
 budget small, so the file runs in well under a minute."""
+
 from __future__ import annotations
 
 import contextlib
@@ -46,9 +47,13 @@ from npcomp.data.text.text_trees import TextTrees
 TIME_BOUND = 10.0
 # more examples for a longer search: FUZZ_EXAMPLES=5000
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", 40))
-PROPERTY = settings(max_examples=EXAMPLES, derandomize=True, deadline=None, database=None,
-                    suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                           HealthCheck.too_slow])
+PROPERTY = settings(
+    max_examples=EXAMPLES,
+    derandomize=True,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 
 
 class Hang(BaseException):
@@ -59,6 +64,7 @@ class Hang(BaseException):
 def time_bound(seconds: float = TIME_BOUND):
     def expire(signum, frame):
         raise Hang(f"no answer within {seconds} s")
+
     previous = signal.signal(signal.SIGALRM, expire)
     signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
@@ -90,14 +96,53 @@ def scratch(tmp_path_factory):
 # --------------------------------------------------------------------------
 
 # pieces of text that readers treat specially
-SPECIAL = ["(", ")", " ", "  ", "\t", "\n", "\r\n", "\r", "\xa0", "\u2003", "\u200b", "\x00",
-           "\x1c", "\ufeff", "-", "-1", "1e999", "nan", "inf", "0", "99999999999999999999",
-           "é", "\U0001f600", "\\", "\"", "[", "=", "#", "'''",
-           # what hostile files hold: control characters, numbers of hundreds and
-           # thousands of digits, the ends of a float's range, JSON's non-numbers,
-           # nesting thousands deep
-           "\x1b", "\x7f", "\x85", "\x08", "9" * 401, "7" * 5000, "1e308", "-1e308", "NaN",
-           "Infinity", "null", "[" * 3000, "{\"a\": " * 3000]
+SPECIAL = [
+    "(",
+    ")",
+    " ",
+    "  ",
+    "\t",
+    "\n",
+    "\r\n",
+    "\r",
+    "\xa0",
+    "\u2003",
+    "\u200b",
+    "\x00",
+    "\x1c",
+    "\ufeff",
+    "-",
+    "-1",
+    "1e999",
+    "nan",
+    "inf",
+    "0",
+    "99999999999999999999",
+    "é",
+    "\U0001f600",
+    "\\",
+    '"',
+    "[",
+    "=",
+    "#",
+    "'''",
+    # what hostile files hold: control characters, numbers of hundreds and
+    # thousands of digits, the ends of a float's range, JSON's non-numbers,
+    # nesting thousands deep
+    "\x1b",
+    "\x7f",
+    "\x85",
+    "\x08",
+    "9" * 401,
+    "7" * 5000,
+    "1e308",
+    "-1e308",
+    "NaN",
+    "Infinity",
+    "null",
+    "[" * 3000,
+    '{"a": ' * 3000,
+]
 
 
 @st.composite
@@ -142,7 +187,7 @@ def byte_edits(draw, valid: bytes) -> bytes:
     """``valid`` cut at a random offset, or with one to four bytes replaced,
     inserted or deleted (UTF-8 sequences broken where they fall)."""
     if draw(st.booleans()):
-        return valid[:draw(st.integers(0, len(valid)))]
+        return valid[: draw(st.integers(0, len(valid)))]
     data = bytearray(valid)
     for _ in range(draw(st.integers(1, 4))):
         position = draw(st.integers(0, len(data)))
@@ -157,8 +202,9 @@ def byte_edits(draw, valid: bytes) -> bytes:
     return bytes(data)
 
 
-WORD_CHARACTERS = st.sampled_from(list(string.ascii_letters + string.digits + "'.,-`\\/")
-                                  + ["é", "ß", "ł", "語", "\u0301", "\xa0", "\u200b", "😀"])
+WORD_CHARACTERS = st.sampled_from(
+    list(string.ascii_letters + string.digits + "'.,-`\\/") + ["é", "ß", "ł", "語", "\u0301", "\xa0", "\u200b", "😀"]
+)
 WORDS = st.text(WORD_CHARACTERS, min_size=1, max_size=6).filter(lambda word: word.strip())
 
 
@@ -166,16 +212,15 @@ WORDS = st.text(WORD_CHARACTERS, min_size=1, max_size=6).filter(lambda word: wor
 # PTB trees
 # --------------------------------------------------------------------------
 
+
 @st.composite
 def ptb_text(draw, max_leaves: int = 8) -> str:
     """A valid bracketed tree: integer labels, a word per leaf, any arity."""
-    nodes = [f"({draw(st.integers(0, 4))} {draw(WORDS)})"
-             for _ in range(draw(st.integers(1, max_leaves)))]
+    nodes = [f"({draw(st.integers(0, 4))} {draw(WORDS)})" for _ in range(draw(st.integers(1, max_leaves)))]
     while len(nodes) > 1:
         start = draw(st.integers(0, len(nodes) - 1))
         count = draw(st.integers(1, min(3, len(nodes) - start)))
-        nodes[start:start + count] = [f"({draw(st.integers(0, 4))} "
-                                      + " ".join(nodes[start:start + count]) + ")"]
+        nodes[start : start + count] = [f"({draw(st.integers(0, 4))} " + " ".join(nodes[start : start + count]) + ")"]
     return nodes[0]
 
 
@@ -183,9 +228,8 @@ def check_tree(tree: Tree, n_classes: int | None = None) -> None:
     """A valid tree whose bracketing reads back as the same tree."""
     tree.validate(n_classes)
     assert len(tree.tokens) == int(np.count_nonzero(tree.token_index >= 0)) >= 1
-    for token in tree.tokens:   # a space inside: the SST's no-break space (2 8\xa01\/2)
-        assert token and token == token.strip() and not re.search(r"[()\t\n\r\f\v]| {2}",
-                                                                  token), token
+    for token in tree.tokens:  # a space inside: the SST's no-break space (2 8\xa01\/2)
+        assert token and token == token.strip() and not re.search(r"[()\t\n\r\f\v]| {2}", token), token
     again = parse_ptb(tree.to_ptb(), require_labels=False)
     assert again.tokens == tree.tokens
     assert np.array_equal(again.parent, tree.parent)
@@ -232,24 +276,22 @@ def near_valid_tree_line(draw) -> str:
         elif kind == "double":
             pieces.insert(position, pieces[position])
         elif kind == "label":
-            pieces.insert(position, draw(st.sampled_from(
-                ["(", "(NP", "(-1", "(7", "(2.5", "(٣", "(+3", "(99999999999999999999"])))
+            pieces.insert(
+                position, draw(st.sampled_from(["(", "(NP", "(-1", "(7", "(2.5", "(٣", "(+3", "(99999999999999999999"]))
+            )
         elif kind == "empty":
             pieces.insert(position, draw(st.sampled_from(["()", "(2 )", "(2)", "( )"])))
         elif kind == "words":
-            pieces.insert(position, " " + " ".join(draw(st.lists(WORDS, min_size=1,
-                                                                 max_size=3))))
+            pieces.insert(position, " " + " ".join(draw(st.lists(WORDS, min_size=1, max_size=3))))
         else:
-            pieces.insert(position, draw(st.sampled_from(["\xa0", "\u2003", "\t", "\x0b",
-                                                          "\u3000", "\x1c"])))
+            pieces.insert(position, draw(st.sampled_from(["\xa0", "\u2003", "\t", "\x0b", "\u3000", "\x1c"])))
         if not pieces:
             pieces = ["("]
     return "".join(pieces)
 
 
 @PROPERTY
-@given(line=st.one_of(near_valid_tree_line(), st.text(max_size=60)),
-       require_labels=st.booleans())
+@given(line=st.one_of(near_valid_tree_line(), st.text(max_size=60)), require_labels=st.booleans())
 @example(line="(3 a good film)", require_labels=True)
 @example(line="(2\u2003(2 a) (2\u3000b))", require_labels=True)
 @example(line="(NP (2 a) (2 b))", require_labels=False)
@@ -268,13 +310,24 @@ def test_a_tree_line(line, require_labels):
 # what explain and predict take: lines of trees or sentences, --parents
 # --------------------------------------------------------------------------
 
+
 @PROPERTY
-@given(lines=st.lists(st.one_of(near_valid_tree_line(), ptb_text(),
-                                st.lists(WORDS, min_size=1, max_size=6).map(" ".join),
-                                st.text(max_size=40)), min_size=1, max_size=4),
-       kind=st.sampled_from([("gold", None), ("gold", "right"), ("gold", "left"),
-                             ("chain", None), ("left", None), ("right", "chain")]),
-       n_classes=st.sampled_from([2, 5]))
+@given(
+    lines=st.lists(
+        st.one_of(
+            near_valid_tree_line(),
+            ptb_text(),
+            st.lists(WORDS, min_size=1, max_size=6).map(" ".join),
+            st.text(max_size=40),
+        ),
+        min_size=1,
+        max_size=4,
+    ),
+    kind=st.sampled_from(
+        [("gold", None), ("gold", "right"), ("gold", "left"), ("chain", None), ("left", None), ("right", "chain")]
+    ),
+    n_classes=st.sampled_from([2, 5]),
+)
 @example(lines=["(7 (2 a) (2 b))"], kind=("gold", None), n_classes=5)
 @example(lines=["(3 (2 a) (2 b))"], kind=("gold", "right"), n_classes=2)
 @example(lines=["(3 a good film)"], kind=("gold", None), n_classes=5)
@@ -299,11 +352,12 @@ def test_lines_of_trees_or_sentences(lines, kind, n_classes):
 
 
 @PROPERTY
-@given(sentence=st.one_of(st.lists(WORDS, min_size=1, max_size=6).map(" ".join),
-                          st.text(max_size=30)),
-       heads=st.one_of(st.lists(st.integers(-2, 8), max_size=8).map(
-                           lambda heads: " ".join(map(str, heads))),
-                       st.text(max_size=20)))
+@given(
+    sentence=st.one_of(st.lists(WORDS, min_size=1, max_size=6).map(" ".join), st.text(max_size=30)),
+    heads=st.one_of(
+        st.lists(st.integers(-2, 8), max_size=8).map(lambda heads: " ".join(map(str, heads))), st.text(max_size=20)
+    ),
+)
 @example(sentence="a man is playing", heads="2 4 4 0")
 @example(sentence="a man", heads="2 1")
 @example(sentence="a man", heads="٢ 0")
@@ -339,9 +393,11 @@ def test_standard_input_lines(data):
 # word vectors
 # --------------------------------------------------------------------------
 
-FLOAT_TEXT = st.one_of(st.floats(-1e3, 1e3, allow_nan=False).map(repr),
-                       st.integers(-99, 99).map(str),
-                       st.sampled_from(["1e-3", "-0", ".5", "5.", "1E+2"]))
+FLOAT_TEXT = st.one_of(
+    st.floats(-1e3, 1e3, allow_nan=False).map(repr),
+    st.integers(-99, 99).map(str),
+    st.sampled_from(["1e-3", "-0", ".5", "5.", "1E+2"]),
+)
 
 
 @st.composite
@@ -379,7 +435,7 @@ def check_vectors(path: Path) -> None:
 @example(data=None, text="the\t0.1\t0.2\nfilm\t1\t2\n", compressed=False)
 @example(data=None, text="café 1 2\n".encode("latin-1").decode("latin-1"), compressed=False)
 @example(data=None, text="2 3\na 1 2 3\n", compressed=True)
-@example(data=None, text=" 0.0\n0 0.0\n", compressed=False)   # no word: was read as ''
+@example(data=None, text=" 0.0\n0 0.0\n", compressed=False)  # no word: was read as ''
 def test_vector_text_files(scratch, data, text, compressed):
     content = text.encode() if data is None else data.draw(damaged(text))
     path = scratch / ("vectors.txt.gz" if compressed else "vectors.txt")
@@ -398,11 +454,13 @@ def binary_vectors(draw) -> bytes:
     newline = draw(st.sampled_from([b"\n", b"", b"\r\n"]))
     data = f"{max(count, 0)} {dim}\n".encode()
     for word in words:
-        values = np.array(draw(st.lists(st.floats(-10, 10, width=32) | st.just(float("nan")),
-                                        min_size=dim, max_size=dim)), dtype="<f4")
+        values = np.array(
+            draw(st.lists(st.floats(-10, 10, width=32) | st.just(float("nan")), min_size=dim, max_size=dim)),
+            dtype="<f4",
+        )
         data += word.encode() + b" " + values.tobytes() + newline
     cut = draw(st.integers(0, 3))
-    return data[:len(data) - cut] if cut and draw(st.booleans()) else data
+    return data[: len(data) - cut] if cut and draw(st.booleans()) else data
 
 
 @PROPERTY
@@ -421,7 +479,7 @@ def test_vector_binary_files(scratch, data, compressed, suffix):
 def test_damaged_gzip_streams(scratch, cut):
     path = scratch / "v.txt.gz"
     whole = gzip.compress(b"the 0.1 0.2 0.3\nfilm -1 2 3.5\ngood 1e-3 4 5\n" * 20)
-    path.write_bytes(whole[:max(0, len(whole) - cut)])
+    path.write_bytes(whole[: max(0, len(whole) - cut)])
     with time_bound():
         check_vectors(path)
 
@@ -429,6 +487,7 @@ def test_damaged_gzip_streams(scratch, cut):
 # --------------------------------------------------------------------------
 # SICK: the Tree-LSTM authors' layout, and SemEval's tab-separated files
 # --------------------------------------------------------------------------
+
 
 @st.composite
 def dependency_heads(draw, n: int) -> list:
@@ -446,9 +505,9 @@ def constituency_heads(draw, n: int) -> list:
     heads, pending, next_node = [0] * (2 * n - 1), list(range(1, n + 1)), n + 1
     while len(pending) > 1:
         at = draw(st.integers(0, len(pending) - 2))
-        for child in pending[at:at + 2]:
+        for child in pending[at : at + 2]:
             heads[child - 1] = next_node
-        pending[at:at + 2] = [next_node]
+        pending[at : at + 2] = [next_node]
         next_node += 1
     return heads
 
@@ -456,29 +515,27 @@ def constituency_heads(draw, n: int) -> list:
 @st.composite
 def sick_directory(draw) -> dict:
     """The eight files of a split, file name -> text."""
-    files = {name: [] for name in ("a.toks", "b.toks", "a.parents", "b.parents",
-                                   "a.cparents", "b.cparents", "sim.txt", "id.txt")}
+    files = {
+        name: []
+        for name in ("a.toks", "b.toks", "a.parents", "b.parents", "a.cparents", "b.cparents", "sim.txt", "id.txt")
+    }
     for pair in range(draw(st.integers(1, 3))):
         for side in "ab":
-            words = draw(st.lists(WORDS.filter(lambda word: not re.search(r"\s", word)),
-                                  min_size=1, max_size=4))
+            words = draw(st.lists(WORDS.filter(lambda word: not re.search(r"\s", word)), min_size=1, max_size=4))
             files[f"{side}.toks"].append(" ".join(words))
             files[f"{side}.parents"].append(" ".join(map(str, draw(dependency_heads(len(words))))))
-            files[f"{side}.cparents"].append(
-                " ".join(map(str, draw(constituency_heads(len(words))))))
+            files[f"{side}.cparents"].append(" ".join(map(str, draw(constituency_heads(len(words))))))
         files["sim.txt"].append(repr(draw(st.floats(1.0, 5.0))))
         files["id.txt"].append(str(pair + 1))
     return {name: "\n".join(lines) + "\n" for name, lines in files.items()}
 
 
 @PROPERTY
-@given(files=sick_directory(), data=st.data(), structure=st.sampled_from(["dependency",
-                                                                           "constituency"]))
+@given(files=sick_directory(), data=st.data(), structure=st.sampled_from(["dependency", "constituency"]))
 def test_sick_directories(scratch, files, data, structure):
     damaged_file = data.draw(st.sampled_from(sorted(files) + [None]))
     for name, text in files.items():
-        (scratch / name).write_bytes(data.draw(damaged(text, 2)) if name == damaged_file
-                                     else text.encode())
+        (scratch / name).write_bytes(data.draw(damaged(text, 2)) if name == damaged_file else text.encode())
     with time_bound():
         try:
             pairs = read_sick_dir(scratch, structure)
@@ -497,12 +554,46 @@ def test_sick_directories(scratch, files, data, structure):
 # sweep SPEC files (TOML)
 # --------------------------------------------------------------------------
 
-TOML_VALUES = st.one_of(st.integers(-5, 100).map(str), st.sampled_from(
-    ['0.05', '1e-3', 'true', 'false', '"random"', '"a b"', '[]', '[1, 2]', '[0.05, "x"]',
-     '{ a = 1 }', '"1-3"', '[1, [2]]', 'nan', '1979-05-27', '"\\u00e9"', "''"]))
-TOML_KEYS = st.sampled_from(["lr", "epochs", "dim", "model", "task", "seeds", "vectors",
-                             "fixed-embeddings", "out", "no-such-option", "a b", "\"x.y\"",
-                             "dropout"])
+TOML_VALUES = st.one_of(
+    st.integers(-5, 100).map(str),
+    st.sampled_from(
+        [
+            "0.05",
+            "1e-3",
+            "true",
+            "false",
+            '"random"',
+            '"a b"',
+            "[]",
+            "[1, 2]",
+            '[0.05, "x"]',
+            "{ a = 1 }",
+            '"1-3"',
+            "[1, [2]]",
+            "nan",
+            "1979-05-27",
+            '"\\u00e9"',
+            "''",
+        ]
+    ),
+)
+TOML_KEYS = st.sampled_from(
+    [
+        "lr",
+        "epochs",
+        "dim",
+        "model",
+        "task",
+        "seeds",
+        "vectors",
+        "fixed-embeddings",
+        "out",
+        "no-such-option",
+        "a b",
+        '"x.y"',
+        "dropout",
+    ]
+)
 
 
 @st.composite
@@ -513,9 +604,12 @@ def spec_text(draw) -> str:
     if draw(st.booleans()):
         seeds = draw(st.sampled_from(['"1-3"', "[1, 2]", '"5-1"', "2", "[-1]", '"a"']))
         lines.append(f"seeds = {seeds}")
-    for section in draw(st.lists(st.sampled_from(
-            ["base", "grid", "settings.glove", "settings.random", "settings.a/b", "extra",
-             "settings"]), max_size=4)):
+    for section in draw(
+        st.lists(
+            st.sampled_from(["base", "grid", "settings.glove", "settings.random", "settings.a/b", "extra", "settings"]),
+            max_size=4,
+        )
+    ):
         lines.append(f"[{section}]")
         for _ in range(draw(st.integers(0, 3))):
             value = draw(TOML_VALUES)
@@ -529,7 +623,7 @@ def spec_text(draw) -> str:
 @given(data=st.data(), text=spec_text())
 @example(data=None, text="[grid]\nlr = [0.1, 0.10]\n")
 @example(data=None, text="[base]\nlr = 0.1\n[base]\n")
-@example(data=None, text="seeds = \"1-3\"\n[grid]\nlr = [0.05, 0.1]\n[settings.a]\nlr = 1\n")
+@example(data=None, text='seeds = "1-3"\n[grid]\nlr = [0.05, 0.1]\n[settings.a]\nlr = 1\n')
 def test_sweep_specs(scratch, data, text):
     path = scratch / "sweep.toml"
     path.write_bytes(text.encode() if data is None else data.draw(damaged(text, 2)))
@@ -553,13 +647,33 @@ def test_sweep_specs(scratch, data, text):
 # --------------------------------------------------------------------------
 
 # values a column may hold, right or hostile
-CELL = st.one_of(st.lists(WORDS, min_size=1, max_size=4).map(" ".join),
-                 st.sampled_from(["he said \"hi\"", "a\tb", "two\nlines", "\"quoted\"", "",
-                                  "a film\x00", "esc\x1bape", "x" * 200_000, "9" * 401,
-                                  "7" * 5000, "1e308", "-1e308", "nan", "inf", "(3 a)",
-                                  "(Taymor) is", "positive"]))
-SCORE = st.one_of(st.floats(0, 5).map(repr), st.sampled_from(
-    ["nan", "inf", "-1e308", "1e308", "9" * 401, "7" * 5000, "", "high"]))
+CELL = st.one_of(
+    st.lists(WORDS, min_size=1, max_size=4).map(" ".join),
+    st.sampled_from(
+        [
+            'he said "hi"',
+            "a\tb",
+            "two\nlines",
+            '"quoted"',
+            "",
+            "a film\x00",
+            "esc\x1bape",
+            "x" * 200_000,
+            "9" * 401,
+            "7" * 5000,
+            "1e308",
+            "-1e308",
+            "nan",
+            "inf",
+            "(3 a)",
+            "(Taymor) is",
+            "positive",
+        ]
+    ),
+)
+SCORE = st.one_of(
+    st.floats(0, 5).map(repr), st.sampled_from(["nan", "inf", "-1e308", "1e308", "9" * 401, "7" * 5000, "", "high"])
+)
 
 
 @st.composite
@@ -570,6 +684,7 @@ def own_file(draw) -> tuple:
     import csv
     import io
     import json
+
     pairs = draw(st.booleans())
     columns = ["score", "sentence_a", "sentence_b"] if pairs else ["text", "label"]
     rows = []
@@ -577,27 +692,26 @@ def own_file(draw) -> tuple:
         if pairs:
             rows.append([draw(SCORE), draw(CELL), draw(CELL)])
         else:
-            rows.append([draw(CELL), draw(st.one_of(st.sampled_from(["pos", "neg", "0", "1"]),
-                                                    CELL))])
+            rows.append([draw(CELL), draw(st.one_of(st.sampled_from(["pos", "neg", "0", "1"]), CELL))])
     kind = draw(st.sampled_from(["csv", "tsv", "jsonl"]))
     if kind == "jsonl":
         lines = []
         for row in rows:
             values = dict(zip(columns, row))
             text = json.dumps(values)
-            if draw(st.booleans()):   # a number as JSON writes it, not as text
+            if draw(st.booleans()):  # a number as JSON writes it, not as text
                 key = columns[0] if pairs else "label"
                 raw = values[key] if values[key] not in ("", "high") else "null"
-                text = text.replace(json.dumps(values[key]), raw.replace("nan", "NaN")
-                                    .replace("inf", "Infinity"), 1)
+                text = text.replace(json.dumps(values[key]), raw.replace("nan", "NaN").replace("inf", "Infinity"), 1)
             if draw(st.integers(0, 5)) == 0:
                 text = text[:-1] + ', "deep": ' + "[" * 5000 + "]" * 5000 + "}"
             lines.append(text)
         data = ("\n".join(lines) + "\n").encode("utf-8")
     else:
         out = io.StringIO()
-        writer = csv.writer(out, delimiter="\t" if kind == "tsv" else ",",
-                            quoting=csv.QUOTE_MINIMAL, lineterminator="\n")
+        writer = csv.writer(
+            out, delimiter="\t" if kind == "tsv" else ",", quoting=csv.QUOTE_MINIMAL, lineterminator="\n"
+        )
         writer.writerow(columns)
         writer.writerows(rows)
         data = out.getvalue().encode("utf-8")
@@ -612,6 +726,7 @@ def test_own_files(scratch, file):
     """A user's file loads (every row a valid tree, every score finite) or
     is refused naming the file, and the line where there is one."""
     from npcomp.data.datasets.own_data import load_files
+
     name, data = file
     path = scratch / name
     path.write_bytes(data)
@@ -625,7 +740,6 @@ def test_own_files(scratch, file):
         for item in split:
             for tree in (item.tree_a, item.tree_b) if hasattr(item, "tree_a") else (item,):
                 tree.validate()
-                assert not any(re.search(r"[\x00-\x08\x0e-\x1b\x7f]", token)
-                               for token in tree.tokens)
+                assert not any(re.search(r"[\x00-\x08\x0e-\x1b\x7f]", token) for token in tree.tokens)
             if hasattr(item, "score"):
                 assert np.isfinite(item.score)

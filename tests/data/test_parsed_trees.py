@@ -2,6 +2,7 @@
 binarised (documented shapes, non-projective parses, random parses), labels
 carried from the SST's phrases, span recall, and `predict --tree` /
 `eval --trees` end to end on the small synthetic treebank."""
+
 import io
 import json
 import re
@@ -16,8 +17,16 @@ import npcomp.data.datasets.synthetic
 from npcomp.cli import main
 from npcomp.data.readers.formats import UNLABELLED, branching_tree
 from npcomp.data.readers.ptb import parse_ptb, read_ptb_file
-from npcomp.data.text.parsed_trees import (ORDERS, TextParser, binarise, cached_heads, carry_labels,
-                                           projective_heads, span_recall, trees_for_scoring)
+from npcomp.data.text.parsed_trees import (
+    ORDERS,
+    TextParser,
+    binarise,
+    cached_heads,
+    carry_labels,
+    projective_heads,
+    span_recall,
+    trees_for_scoring,
+)
 from npcomp.data.text.sst_tokens import sst_tokens
 from npcomp.data.text.text_trees import TextTrees
 from conftest import synthetic_of_size
@@ -32,21 +41,27 @@ small_splits = synthetic_of_size((60, 30, 30))
 # tokenisation
 # --------------------------------------------------------------------------
 
-@pytest.mark.parametrize("text, tokens", [
-    ("I don't like it (really).", "I do n't like it -LRB- really -RRB- ."),
-    ("It's the film's best scene, isn't it?", "It 's the film 's best scene , is n't it ?"),
-    ("Can't we -- just once -- watch it?", "Ca n't we -- just once -- watch it ?"),
-    ("You cannot miss it!", "You can not miss it !"),
-    ('He said "it\'s great."', "He said `` it 's great . ''"),
-    ("The '70s were 'weird', ok", "The '70s were ` weird ' , ok"),
-    ("we're, they've, I'm, he'd, you'll", "we 're , they 've , I 'm , he 'd , you 'll"),
-    ("a writer/director of *** films [sic] {x}",
-     "a writer\\/director of \\*\\*\\* films -LSB- sic -RSB- -LCB- x -RCB-"),
-    ("It costs $1,000 at 8:30; S&M & more...", "It costs $ 1,000 at 8:30 ; S&M & more ..."),
-    ("Mr. Smith's well-made U.S. debut.", "Mr. Smith 's well-made U.S. debut ."),
-    ("don\u2019t \u201cquote\u201d me", "do n't `` quote '' me"),
-    ("good ol' gonna-be fun", "good ol' gonna-be fun"),
-])
+
+@pytest.mark.parametrize(
+    "text, tokens",
+    [
+        ("I don't like it (really).", "I do n't like it -LRB- really -RRB- ."),
+        ("It's the film's best scene, isn't it?", "It 's the film 's best scene , is n't it ?"),
+        ("Can't we -- just once -- watch it?", "Ca n't we -- just once -- watch it ?"),
+        ("You cannot miss it!", "You can not miss it !"),
+        ('He said "it\'s great."', "He said `` it 's great . ''"),
+        ("The '70s were 'weird', ok", "The '70s were ` weird ' , ok"),
+        ("we're, they've, I'm, he'd, you'll", "we 're , they 've , I 'm , he 'd , you 'll"),
+        (
+            "a writer/director of *** films [sic] {x}",
+            "a writer\\/director of \\*\\*\\* films -LSB- sic -RSB- -LCB- x -RCB-",
+        ),
+        ("It costs $1,000 at 8:30; S&M & more...", "It costs $ 1,000 at 8:30 ; S&M & more ..."),
+        ("Mr. Smith's well-made U.S. debut.", "Mr. Smith 's well-made U.S. debut ."),
+        ("don\u2019t \u201cquote\u201d me", "do n't `` quote '' me"),
+        ("good ol' gonna-be fun", "good ol' gonna-be fun"),
+    ],
+)
 def test_sst_tokens(text, tokens):
     assert sst_tokens(text) == tokens.split()
 
@@ -68,6 +83,7 @@ def test_sst_tokens_give_back_the_treebanks_sentences(data_dir):
 # the conversion
 # --------------------------------------------------------------------------
 
+
 def brackets(tree) -> str:
     """The tree's bracketing without labels: (she (saw (the film)))."""
     text = tree.with_labels(np.full(tree.n_nodes, UNLABELLED, np.int32)).to_ptb()
@@ -86,20 +102,23 @@ def assert_binary_over_tokens(tree, tokens):
     assert tree.tokens == tuple(tokens) and tree.n_nodes == 2 * len(tokens) - 1
 
 
-@pytest.mark.parametrize("words, heads, order, shape", [
-    # the verb joins its object, then its subject
-    ("she saw the film", [2, 0, 4, 2], "right-first", "(she (saw (the film)))"),
-    ("she saw the film", [2, 0, 4, 2], "left-first", "((she saw) (the film))"),
-    # a noun its nearest modifier first: (a ((very good) film))
-    ("a very good film", [4, 3, 4, 0], "right-first", "(a ((very good) film))"),
-    # the copula (spaCy's head) joins its predicate, then the period, then the subject
-    ("it is good .", [2, 0, 2, 2], "right-first", "(it ((is good) .))"),
-    ("it is good .", [2, 0, 2, 2], "nearest", "((it (is good)) .)"),
-    # a tie in distance goes to the right dependent
-    ("she saw it", [2, 0, 2], "nearest", "(she (saw it))"),
-    ("film about love", [0, 1, 2], "right-first", "(film (about love))"),
-    ("word", [0], "right-first", "word"),
-])
+@pytest.mark.parametrize(
+    "words, heads, order, shape",
+    [
+        # the verb joins its object, then its subject
+        ("she saw the film", [2, 0, 4, 2], "right-first", "(she (saw (the film)))"),
+        ("she saw the film", [2, 0, 4, 2], "left-first", "((she saw) (the film))"),
+        # a noun its nearest modifier first: (a ((very good) film))
+        ("a very good film", [4, 3, 4, 0], "right-first", "(a ((very good) film))"),
+        # the copula (spaCy's head) joins its predicate, then the period, then the subject
+        ("it is good .", [2, 0, 2, 2], "right-first", "(it ((is good) .))"),
+        ("it is good .", [2, 0, 2, 2], "nearest", "((it (is good)) .)"),
+        # a tie in distance goes to the right dependent
+        ("she saw it", [2, 0, 2], "nearest", "(she (saw it))"),
+        ("film about love", [0, 1, 2], "right-first", "(film (about love))"),
+        ("word", [0], "right-first", "word"),
+    ],
+)
 def test_binarise_documented_shapes(words, heads, order, shape):
     tokens = words.split()
     tree = binarise(heads, tokens, order)
@@ -195,6 +214,7 @@ def test_cached_heads(tmp_path):
     def parse(sentences):
         calls.append(len(sentences))
         return [[0] + [1] * (len(tokens) - 1) for tokens in sentences]
+
     sentences = [("a", "b"), ("c",)]
     path = tmp_path / "parses" / "test.parents"
     assert cached_heads(sentences, path, parse) == ([[0, 1], [0]], False)
@@ -208,8 +228,10 @@ def test_cached_heads(tmp_path):
 # plain text to trees, and the commands
 # --------------------------------------------------------------------------
 
+
 class FakeParser:
     """Every token hangs from the first one."""
+
     model = "fake"
 
     def parse(self, sentences):
@@ -247,8 +269,7 @@ def runs(tmp_path_factory):
         patch.setattr(npcomp.data.datasets.synthetic, "synthetic_splits", small_splits)
         patch.setattr(sys, "stdout", io.StringIO())
         for model in ("treelstm-nary", "lstm"):
-            assert main(["train", "--model", model, "--task", "synthetic", *TINY,
-                         "--out", str(directory / model)]) == 0
+            assert main(["train", "--model", model, "--task", "synthetic", *TINY, "--out", str(directory / model)]) == 0
     return directory
 
 
@@ -275,8 +296,7 @@ def spacy_parser(kind="binary"):
 
 def test_predict_parses_plain_text(runs, capsys, monkeypatch):
     parser = spacy_parser()
-    status, records, _ = predict(runs / "treelstm-nary", "It's not a good film (really).\n",
-                                 capsys, monkeypatch)
+    status, records, _ = predict(runs / "treelstm-nary", "It's not a good film (really).\n", capsys, monkeypatch)
     assert status == 0 and records[0]["tree_from"] == "parsed"
     tokens = "It 's not a good film -LRB- really -RRB- .".split()
     expected = parser.trees([tokens])[0]
@@ -290,21 +310,17 @@ def test_predict_without_spacy_falls_back(runs, capsys, monkeypatch):
     status, records, err = predict(runs / "treelstm-nary", "a good film\n", capsys, monkeypatch)
     assert status == 0 and records[0]["tree_from"] == "right"
     assert "right-branching" in err and 'pip install "npcomp[parse]"' in err
-    status, records, err = predict(runs / "treelstm-nary", "a good film\n", capsys, monkeypatch,
-                                   "--tree", "parsed")
+    status, records, err = predict(runs / "treelstm-nary", "a good film\n", capsys, monkeypatch, "--tree", "parsed")
     assert status == 1 and records == [] and 'pip install "npcomp[parse]"' in err
 
 
 def test_predict_tree_choices(runs, capsys, monkeypatch):
-    status, records, err = predict(runs / "treelstm-nary", "a good film\n", capsys, monkeypatch,
-                                   "--tree", "left")
+    status, records, err = predict(runs / "treelstm-nary", "a good film\n", capsys, monkeypatch, "--tree", "left")
     assert status == 0 and records[0]["tree_from"] == "left" and err == ""
     assert brackets(parse_ptb(records[0]["tree"])) == "((a good) film)"
-    status, _, err = predict(runs / "treelstm-nary", "a good film\n", capsys, monkeypatch,
-                             "--tree", "chain")
+    status, _, err = predict(runs / "treelstm-nary", "a good film\n", capsys, monkeypatch, "--tree", "chain")
     assert status == 2 and "<stdin>:1" in err
-    status, _, err = predict(runs / "lstm", "a good film\n", capsys, monkeypatch,
-                             "--tree", "right")
+    status, _, err = predict(runs / "lstm", "a good film\n", capsys, monkeypatch, "--tree", "right")
     assert status == 2 and "--tree" in err and "chain" in err
     status, records, _ = predict(runs / "lstm", "don't\n", capsys, monkeypatch)
     assert status == 0 and records[0]["tokens"] == ["do", "n't"]
@@ -326,10 +342,9 @@ def test_eval_trees(runs, capsys, tmp_path):
     seed = json.loads((run_dir / "metrics.json").read_text())["config"]["seed"]
     test = small_splits(seed)["test"]
     (tmp_path / "test.parents").write_text(
-        "".join(" ".join(str(k + 2) for k in range(len(tree.tokens) - 1)) + " 0\n"
-                for tree in test))
-    status, parsed = eval_json(run_dir, capsys, "--trees", "parsed", "--parses-dir",
-                               str(tmp_path))
+        "".join(" ".join(str(k + 2) for k in range(len(tree.tokens) - 1)) + " 0\n" for tree in test)
+    )
+    status, parsed = eval_json(run_dir, capsys, "--trees", "parsed", "--parses-dir", str(tmp_path))
     assert status == 0 and parsed["root_acc"] == left["root_acc"]
     expected = span_recall(test, [branching_tree(tree.tokens, "left") for tree in test])
     assert parsed["span_phrases"] == expected["phrases"]
@@ -371,18 +386,22 @@ SST_HEADS = {"train": ["2 0 2 2", "3 3 0"], "dev": ["2 0"], "test": ["0 1"]}
 
 def _parsed_sst(tmp_path):
     from npcomp.data.readers.parents import write_parents
+
     (tmp_path / "parses").mkdir()
     for split, lines in SST_LINES.items():
         (tmp_path / "sst").mkdir(exist_ok=True)
         (tmp_path / "sst" / f"{split}.txt").write_text("\n".join(lines) + "\n")
-        write_parents(tmp_path / "parses" / f"{split}.parents",
-                      [[int(head) for head in line.split()] for line in SST_HEADS[split]])
+        write_parents(
+            tmp_path / "parses" / f"{split}.parents",
+            [[int(head) for head in line.split()] for line in SST_HEADS[split]],
+        )
     return tmp_path
 
 
 def test_structure_parsed_reads_binarised_parses_labelled_from_the_sst(tmp_path):
     from npcomp.data.text.parsed_trees import binarise
     from npcomp.data.datasets.tasks import load_task
+
     data_dir = _parsed_sst(tmp_path)
     task = load_task("sst5", data_dir, "parsed", parses_dir=data_dir / "parses")
     first = task.splits["train"][0]
@@ -401,19 +420,58 @@ def test_structure_parsed_reads_binarised_parses_labelled_from_the_sst(tmp_path)
 
 def test_a_model_trains_on_parsed_trees(tmp_path):
     from npcomp.cli import main
+
     data_dir = _parsed_sst(tmp_path)
     run_dir = tmp_path / "run"
-    assert main(["train", "--task", "sst5", "--structure", "parsed", "--data-dir",
-                 str(data_dir), "--parses-dir", str(data_dir / "parses"), "--dim", "4",
-                 "--embedding-dim", "4", "--epochs", "1", "--quiet", "--no-train-eval",
-                 "--out", str(run_dir)]) == 0
+    assert (
+        main(
+            [
+                "train",
+                "--task",
+                "sst5",
+                "--structure",
+                "parsed",
+                "--data-dir",
+                str(data_dir),
+                "--parses-dir",
+                str(data_dir / "parses"),
+                "--dim",
+                "4",
+                "--embedding-dim",
+                "4",
+                "--epochs",
+                "1",
+                "--quiet",
+                "--no-train-eval",
+                "--out",
+                str(run_dir),
+            ]
+        )
+        == 0
+    )
     config = json.loads((run_dir / "metrics.json").read_text())["config"]
     assert config["structure"] == "parsed"
 
 
 def test_parsed_structure_without_parses_says_how_to_make_them(tmp_path, capsys):
     from npcomp.cli import main
+
     data_dir = _parsed_sst(tmp_path)
-    assert main(["train", "--task", "sst5", "--structure", "parsed", "--data-dir",
-                 str(data_dir), "--quiet", "--out", str(tmp_path / "run")]) == 2
+    assert (
+        main(
+            [
+                "train",
+                "--task",
+                "sst5",
+                "--structure",
+                "parsed",
+                "--data-dir",
+                str(data_dir),
+                "--quiet",
+                "--out",
+                str(tmp_path / "run"),
+            ]
+        )
+        == 2
+    )
     assert "npcomp parse" in capsys.readouterr().err

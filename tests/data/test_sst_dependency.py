@@ -1,6 +1,7 @@
 """SST dependency trees: span labelling, *.parents files, parse_sst with a fake
 parser, and the spaCy parser (skipped, with the reason, when spaCy or an
 English pipeline is not installed)."""
+
 import sys
 import types
 
@@ -13,10 +14,8 @@ from npcomp.data.readers.formats import UNLABELLED
 from npcomp.data.readers.ptb import parse_ptb
 from npcomp.data.readers.parents import parents_to_tree
 from npcomp.errors import DataError
-from npcomp.data.datasets.sst_dependency import (labelled_dependency_tree, load_sst_dependency,
-                                                 parse_sst)
-from npcomp.data.text.dependency_parser import (PTB_ESCAPES, SpacyParser, parser_word,
-                                                predicate_heads, single_root_heads)
+from npcomp.data.datasets.sst_dependency import labelled_dependency_tree, load_sst_dependency, parse_sst
+from npcomp.data.text.dependency_parser import PTB_ESCAPES, SpacyParser, parser_word, predicate_heads, single_root_heads
 from npcomp.data.readers.parents import read_parents, write_parents
 
 # It(0) is(1) very(2) good(3); spans: (1,3) 4, (2,3) 4, whole sentence 3
@@ -31,6 +30,7 @@ def labels_by_word(tree):
 # --------------------------------------------------------------------------
 # labelled_dependency_tree
 # --------------------------------------------------------------------------
+
 
 def test_every_span_matches():
     # It -> is, is root, very -> good, good -> is
@@ -79,13 +79,11 @@ def test_heads_that_are_no_tree():
 
 def labelled_nodes(trees) -> tuple:
     """(nodes, labelled nodes) of ``trees``."""
-    return (sum(tree.n_nodes for tree in trees),
-            sum(int(np.count_nonzero(tree.label != UNLABELLED)) for tree in trees))
+    return (sum(tree.n_nodes for tree in trees), sum(int(np.count_nonzero(tree.label != UNLABELLED)) for tree in trees))
 
 
 def test_a_node_is_labelled_where_its_span_is_a_phrase():
-    trees = [labelled_dependency_tree(SENTENCE, [2, 0, 4, 2]),
-             labelled_dependency_tree(SENTENCE, [2, 4, 4, 0])]
+    trees = [labelled_dependency_tree(SENTENCE, [2, 0, 4, 2]), labelled_dependency_tree(SENTENCE, [2, 4, 4, 0])]
     assert labelled_nodes(trees) == (8, 7)
 
 
@@ -93,19 +91,22 @@ def test_a_node_is_labelled_where_its_span_is_a_phrase():
 # single_root_heads, parser_word
 # --------------------------------------------------------------------------
 
-@pytest.mark.parametrize("positions, expected", [
-    ([1, 1, 1], [2, 0, 2]),              # one root: unchanged
-    ([1, 1, 3, 3], [2, 0, 4, 2]),        # two roots: the second joins the first
-    ([0, 1, 2], [0, 1, 1]),              # every token a root
-    ([1, 0, 2], [3, 1, 0]),              # a cycle 0 <-> 1 beside the root 2
-    ([1, 0], [0, 1]),                    # no root: the first token becomes it
-])
+
+@pytest.mark.parametrize(
+    "positions, expected",
+    [
+        ([1, 1, 1], [2, 0, 2]),  # one root: unchanged
+        ([1, 1, 3, 3], [2, 0, 4, 2]),  # two roots: the second joins the first
+        ([0, 1, 2], [0, 1, 1]),  # every token a root
+        ([1, 0, 2], [3, 1, 0]),  # a cycle 0 <-> 1 beside the root 2
+        ([1, 0], [0, 1]),  # no root: the first token becomes it
+    ],
+)
 def test_single_root_heads(positions, expected):
     assert single_root_heads(positions) == expected
 
 
-@given(st.integers(1, 12).flatmap(
-    lambda n: st.lists(st.integers(0, n - 1), min_size=n, max_size=n)))
+@given(st.integers(1, 12).flatmap(lambda n: st.lists(st.integers(0, n - 1), min_size=n, max_size=n)))
 def test_single_root_heads_always_gives_a_tree(positions):
     heads = single_root_heads(positions)
     assert heads.count(0) == 1
@@ -128,6 +129,7 @@ def test_parser_word():
 # *.parents files
 # --------------------------------------------------------------------------
 
+
 def test_parents_round_trip(tmp_path):
     heads = [[2, 0, 4, 2], [0], [0, 1, 1, 2]]
     path = write_parents(tmp_path / "x.parents", heads)
@@ -144,11 +146,14 @@ def test_write_parents_refuses_an_empty_sentence(tmp_path):
     assert path.read_text() == "0\n"  # the old file is untouched
 
 
-@pytest.mark.parametrize("text, line, reason", [
-    ("2 0\n0\n2 x\n", 3, "'x' is not an integer"),
-    ("2 0\n\n0\n", 2, "empty line"),
-    ("1.5 0\n", 1, "'1.5' is not an integer"),
-])
+@pytest.mark.parametrize(
+    "text, line, reason",
+    [
+        ("2 0\n0\n2 x\n", 3, "'x' is not an integer"),
+        ("2 0\n\n0\n", 2, "empty line"),
+        ("1.5 0\n", 1, "'1.5' is not an integer"),
+    ],
+)
 def test_read_parents_errors_name_file_and_line(tmp_path, text, line, reason):
     path = tmp_path / "x.parents"
     path.write_text(text)
@@ -281,6 +286,7 @@ def test_interrupted_run_leaves_whole_files(sst_dir, tmp_path):
 # SpacyParser
 # --------------------------------------------------------------------------
 
+
 def test_without_spacy_the_error_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "spacy", None)  # makes `import spacy` fail
     with pytest.raises(ImportError, match=r'pip install "npcomp\[parse\]"'):
@@ -302,6 +308,7 @@ def fake_spacy(installed):
             raise OSError(f"[E050] Can't find model '{name}'")
         assert "ner" in exclude and "lemmatizer" in exclude
         return FakeNlp()
+
     return types.SimpleNamespace(load=load)
 
 
@@ -366,13 +373,13 @@ def test_predicate_heads_keeps_a_non_root_copula_below_its_head():
     assert predicate_heads(words, spacy_heads, relations) == [1, 1, 4, 4, 1]
     assert predicate_heads(["runs", "fast"], [0, 0], ["ROOT", "advmod"]) == [0, 0]
     # a form of "be" without an attr/acomp dependent stays the head
-    assert predicate_heads(["it", "is", "there"], [1, 1, 1],
-                           ["nsubj", "ROOT", "advmod"]) == [1, 1, 1]
+    assert predicate_heads(["it", "is", "there"], [1, 1, 1], ["nsubj", "ROOT", "advmod"]) == [1, 1, 1]
 
 
 def test_spacy_parser_copula_heads(spacy_parser):
     """The default heads "It 's a fine film" by "film"; --copula-head copula by "'s"."""
     from npcomp.data.text.dependency_parser import SpacyParser
+
     tokens = ("It", "'s", "a", "fine", "film", ".")
     predicate = spacy_parser.parse([tokens])[0]
     copula = SpacyParser(batch_size=2, copula_head="copula").parse([tokens])[0]

@@ -1,6 +1,7 @@
 """The synthetic compositional sentiment treebank: determinism, well-formed
 binary trees labelled at every node, the semantics on hand-made phrases, and
 that composition decides the label often enough to defeat a bag of words."""
+
 import numpy as np
 import pytest
 import scipy.optimize
@@ -8,8 +9,18 @@ import scipy.optimize
 from npcomp.data.readers.formats import NO_TOKEN, chain_tree
 from npcomp.data.readers.ptb import parse_ptb
 from npcomp.errors import DataError
-from npcomp.data.datasets.synthetic import (DECISIVE_PHENOMENA, LEXICON, MAX_WORDS, MIN_WORDS,
-    N_CLASSES, annotate, generate_treebank, phenomena, structure_to_tree, synthetic_splits)
+from npcomp.data.datasets.synthetic import (
+    DECISIVE_PHENOMENA,
+    LEXICON,
+    MAX_WORDS,
+    MIN_WORDS,
+    N_CLASSES,
+    annotate,
+    generate_treebank,
+    phenomena,
+    structure_to_tree,
+    synthetic_splits,
+)
 
 
 @pytest.fixture(scope="module")
@@ -34,8 +45,7 @@ def test_deterministic_for_a_seed():
 
 def test_splits_sizes_sources_and_no_shared_sentences():
     splits = synthetic_splits(seed=1, sizes=(200, 40, 30))
-    assert {name: len(trees) for name, trees in splits.items()} == {
-        "train": 200, "dev": 40, "test": 30}
+    assert {name: len(trees) for name, trees in splits.items()} == {"train": 200, "dev": 40, "test": 30}
     assert splits["dev"][16].source == "synthetic:dev:17"
     sentences = [{tree.tokens for tree in trees} for trees in splits.values()]
     assert sum(map(len, sentences)) == 270  # distinct within and across splits
@@ -73,32 +83,40 @@ def test_varied_lengths_shapes_and_classes(splits):
     assert np.all(shares > 0.1)
 
 
-@pytest.mark.parametrize("structure, label", [
-    ("good", 3), ("excellent", 4), ("bad", 1), ("awful", 0), ("film", 2), ("not", 2),
-    (("not", "good"), 1),
-    (("not", "excellent"), 1),
-    (("not", "bad"), 3),
-    (("hardly", "terrible"), 3),
-    (("not", "film"), 2),
-    (("very", "good"), 4),
-    (("extremely", "bad"), 0),
-    (("very", "excellent"), 4),
-    (("very", "film"), 2),
-    (("not", ("very", "good")), 1),
-    (("really", ("not", "good")), 0),
-    (("bad", ("but", ("very", "good"))), 4),
-    (("good", ("but", "dull")), 1),
-    (("good", ("yet", "awful")), 0),
-    (("good", ("although", "dull")), 3),
-    (("awful", ("though", "good")), 0),
-    (("good", ("and", "dull")), 2),
-    (("good", "excellent"), 4),
-    ((("the", "film"), ("is", "good")), 3),
-    ((("the", ("good", "film")), ("is", "dull")), 2),
-    ((("the", "masterpiece"), ("is", "good")), 4),
-    ((("the", "film"), ("never", ("is", "good"))), 1),
-    (((("the", "plot"), ("is", "bad")), ("but", (("the", "cast"), ("is", "superb")))), 4),
-])
+@pytest.mark.parametrize(
+    "structure, label",
+    [
+        ("good", 3),
+        ("excellent", 4),
+        ("bad", 1),
+        ("awful", 0),
+        ("film", 2),
+        ("not", 2),
+        (("not", "good"), 1),
+        (("not", "excellent"), 1),
+        (("not", "bad"), 3),
+        (("hardly", "terrible"), 3),
+        (("not", "film"), 2),
+        (("very", "good"), 4),
+        (("extremely", "bad"), 0),
+        (("very", "excellent"), 4),
+        (("very", "film"), 2),
+        (("not", ("very", "good")), 1),
+        (("really", ("not", "good")), 0),
+        (("bad", ("but", ("very", "good"))), 4),
+        (("good", ("but", "dull")), 1),
+        (("good", ("yet", "awful")), 0),
+        (("good", ("although", "dull")), 3),
+        (("awful", ("though", "good")), 0),
+        (("good", ("and", "dull")), 2),
+        (("good", "excellent"), 4),
+        ((("the", "film"), ("is", "good")), 3),
+        ((("the", ("good", "film")), ("is", "dull")), 2),
+        ((("the", "masterpiece"), ("is", "good")), 4),
+        ((("the", "film"), ("never", ("is", "good"))), 1),
+        (((("the", "plot"), ("is", "bad")), ("but", (("the", "cast"), ("is", "superb")))), 4),
+    ],
+)
 def test_rules_on_hand_made_phrases(structure, label):
     assert label_of(structure) == label
 
@@ -121,14 +139,17 @@ def test_annotate_ptb_tree_and_errors():
         annotate(chain_tree(["not", "good"]))
 
 
-@pytest.mark.parametrize("structure, expected", [
-    (("not", "good"), {"negation", "reversal"}),
-    (("very", "good"), {"intensifier"}),
-    (("excellent", ("but", "bad")), {"contrast", "reversal"}),
-    (("good", ("but", "awful")), {"contrast"}),
-    (("bad", ("although", "good")), {"contrast", "reversal"}),
-    ((("the", "film"), ("is", "good")), set()),
-])
+@pytest.mark.parametrize(
+    "structure, expected",
+    [
+        (("not", "good"), {"negation", "reversal"}),
+        (("very", "good"), {"intensifier"}),
+        (("excellent", ("but", "bad")), {"contrast", "reversal"}),
+        (("good", ("but", "awful")), {"contrast"}),
+        (("bad", ("although", "good")), {"contrast", "reversal"}),
+        ((("the", "film"), ("is", "good")), set()),
+    ],
+)
 def test_phenomena(structure, expected):
     assert phenomena(annotate(structure_to_tree(structure))) == expected
 
@@ -168,15 +189,14 @@ def test_bag_of_words_fails_where_composition_matters(splits):
         scores -= scores.max(axis=1, keepdims=True)
         probabilities = np.exp(scores)
         probabilities /= probabilities.sum(axis=1, keepdims=True)
-        loss = -np.log(probabilities[rows, targets]).mean() + l2 / 2 * np.sum(weights ** 2)
+        loss = -np.log(probabilities[rows, targets]).mean() + l2 / 2 * np.sum(weights**2)
         d_scores = probabilities
         d_scores[rows, targets] -= 1.0
         d_scores /= len(targets)
         d_weights = features.T @ d_scores + l2 * weights
         return loss, np.concatenate([d_weights.ravel(), d_scores.sum(axis=0)])
 
-    fit = scipy.optimize.minimize(loss_and_gradient, np.zeros((n_words + 1) * N_CLASSES),
-                                  jac=True, method="L-BFGS-B")
+    fit = scipy.optimize.minimize(loss_and_gradient, np.zeros((n_words + 1) * N_CLASSES), jac=True, method="L-BFGS-B")
     weights = fit.x[:-N_CLASSES].reshape(n_words, N_CLASSES)
     test = splits["test"]
     predicted = (bag_of_words(test, vocabulary) @ weights + fit.x[-N_CLASSES:]).argmax(axis=1)

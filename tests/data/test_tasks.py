@@ -1,4 +1,5 @@
 """Tasks: sentences as sequences (chains) and labelled phrases as training sequences."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -84,6 +85,7 @@ def test_span_draw_takes_every_sentence_and_k_of_its_phrases():
 
 def test_spans_need_every_training_sentence_labelled_at_its_root(monkeypatch):
     import npcomp.data.datasets.synthetic
+
     tree = parse_ptb(TREE)
     label = tree.label.copy()
     label[-1] = -1  # the root (children before parents: last)
@@ -106,9 +108,11 @@ def test_real_sst_phrase_count(data_dir):
 
 
 SST2_TREES = {  # one neutral sentence per split, dropped from sst2
-    "train": ["(3 (2 (2 The) (2 film)) (4 (2 is) (4 (3 very) (4 good))))",
-              "(1 (2 It) (1 (0 bores) (2 me)))",
-              "(2 (2 A) (2 film))"],
+    "train": [
+        "(3 (2 (2 The) (2 film)) (4 (2 is) (4 (3 very) (4 good))))",
+        "(1 (2 It) (1 (0 bores) (2 me)))",
+        "(2 (2 A) (2 film))",
+    ],
     "dev": ["(4 (2 Truly) (4 great))", "(2 (2 A) (2 story))"],
     "test": ["(0 (2 Truly) (0 awful))", "(2 (2 The) (2 end))"],
 }
@@ -168,10 +172,30 @@ def test_train_sst2_with_the_neutral_class(sst2_dir, tmp_path, capsys):
 
     from npcomp.cli import main
     from npcomp.runfiles.model_files import load_model
+
     run_dir = tmp_path / "run"
-    argv = ["train", "--model", "lstm", "--task", "sst2", "--data-dir", str(sst2_dir),
-            "--neutral", "train", "--dim", "4", "--embedding-dim", "4", "--epochs", "1",
-            "--quiet", "--threads", "1", "--out", str(run_dir)]
+    argv = [
+        "train",
+        "--model",
+        "lstm",
+        "--task",
+        "sst2",
+        "--data-dir",
+        str(sst2_dir),
+        "--neutral",
+        "train",
+        "--dim",
+        "4",
+        "--embedding-dim",
+        "4",
+        "--epochs",
+        "1",
+        "--quiet",
+        "--threads",
+        "1",
+        "--out",
+        str(run_dir),
+    ]
     assert main(argv) == 0
     metrics = json.loads((run_dir / "metrics.json").read_text())
     assert metrics["config"]["neutral"] == "train"

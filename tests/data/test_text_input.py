@@ -4,6 +4,7 @@ but is no complete tree is read as text with a warning naming it; predict
 reports a bad line of standard input in its own record and goes on; a node
 tag that is a class name is refused, never read as a word; a label outside
 the classes is refused by the estimator as by the command line."""
+
 from __future__ import annotations
 
 import io
@@ -24,18 +25,20 @@ from npcomp.estimators.inputs import sentence_trees
 
 TINY = dict(dim=4, embedding_dim=4, epochs=1, batch_size=10, threads=1, seed=1)
 CLI_TINY = ["--dim", "4", "--embedding-dim", "4", "--epochs", "1", "--quiet", "--no-baseline"]
-PARENTHESISED = ["( Taymor ) utilizes the idea of making Kahlo 's art a living part of the movie .",
-                 "( City ) reminds us how nuanced a performance can be ."]
+PARENTHESISED = [
+    "( Taymor ) utilizes the idea of making Kahlo 's art a living part of the movie .",
+    "( City ) reminds us how nuanced a performance can be .",
+]
 
 
 # --------------------------------------------------------------------------
 # what a string is: TextTrees(input=...)
 # --------------------------------------------------------------------------
 
+
 def test_text_reads_every_line_as_a_sentence():
     trees = TextTrees("gold", "right", input="text")(["(3 (2 a) (3 film))", PARENTHESISED[0]])
-    assert trees[0].tokens == ("-LRB-", "3", "-LRB-", "2", "a", "-RRB-", "-LRB-", "3", "film",
-                               "-RRB-", "-RRB-")
+    assert trees[0].tokens == ("-LRB-", "3", "-LRB-", "2", "a", "-RRB-", "-LRB-", "3", "film", "-RRB-", "-RRB-")
     assert trees[1].tokens[:4] == ("-LRB-", "Taymor", "-RRB-", "utilizes")
 
 
@@ -50,11 +53,13 @@ def test_tree_requires_a_tree_on_every_line():
 
 def test_auto_reads_an_incomplete_tree_as_text_and_says_why():
     to_trees = TextTrees("gold", "right", input="auto")
-    plans = [to_trees.plan(line, "<stdin>", number) for number, line in
-             enumerate([PARENTHESISED[0], "((the movie) good)", "plain text"], start=1)]
+    plans = [
+        to_trees.plan(line, "<stdin>", number)
+        for number, line in enumerate([PARENTHESISED[0], "((the movie) good)", "plain text"], start=1)
+    ]
     assert "text after the end of the tree" in plans[0].not_a_tree
     assert plans[0].tokens[:3] == ["-LRB-", "Taymor", "-RRB-"]
-    assert plans[1].given is not None and not plans[1].not_a_tree   # a complete tree
+    assert plans[1].given is not None and not plans[1].not_a_tree  # a complete tree
     assert plans[2].given is None and not plans[2].not_a_tree
     # a sentence in one pair of brackets is a sentence, not a flat tree
     flat = to_trees.plan("( Kirshner wins , but it 's close . )", "<stdin>", 5)
@@ -70,18 +75,21 @@ def test_auto_reads_an_incomplete_tree_as_text_and_says_why():
 def test_a_class_name_as_a_node_tag_is_refused_never_a_word():
     names = TextTrees("gold", "right", input="auto", class_names=["negative", "positive"])
     for line in ("(positive (2 it) (3 good))", "(negative it)"):
-        with pytest.raises(DataError, match=r"t:1: the node tag '(positive|negative)' is a "
-                                            r"class name"):
+        with pytest.raises(
+            DataError,
+            match=r"t:1: the node tag '(positive|negative)' is a "
+            r"class name",
+        ):
             names([line], "t")
     # a word that is no class, and class numbers, read as before
     assert names(["(good (2 it) (3 fine))"])[0].tokens == ("good", "it", "fine")
-    assert TextTrees("gold", class_names=["0", "1"], input="auto")(
-        ["(1 (0 a) (1 b))"])[0].label.tolist() == [0, 1, 1]
+    assert TextTrees("gold", class_names=["0", "1"], input="auto")(["(1 (0 a) (1 b))"])[0].label.tolist() == [0, 1, 1]
 
 
 # --------------------------------------------------------------------------
 # the estimators' input parameter
 # --------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def trees() -> list:
@@ -107,9 +115,12 @@ def test_fit_on_parenthesised_sentences(trees):
         warnings.simplefilter("error")
         text = TreeClassifier(tree="right", input="text", **TINY).fit(X, y)
     assert text.predict(PARENTHESISED).shape == (2,)
-    with pytest.warns(UserWarning, match=r"X\[40\], X\[41\], X\[42\], X\[43\], X\[44\] and 5 "
-                                         r"more start with '\(' but are not complete bracketed "
-                                         r"trees .*read as plain text \(input='text'"):
+    with pytest.warns(
+        UserWarning,
+        match=r"X\[40\], X\[41\], X\[42\], X\[43\], X\[44\] and 5 "
+        r"more start with '\(' but are not complete bracketed "
+        r"trees .*read as plain text \(input='text'",
+    ):
         auto = TreeClassifier(tree="right", **TINY).fit(X, y)
     assert auto.predict(PARENTHESISED).tolist() == text.predict(PARENTHESISED).tolist()
     with pytest.raises(DataError, match=r"X\[0\]: not a bracketed tree"):
@@ -122,6 +133,7 @@ def test_fit_on_the_sst_as_plain_text(data_dir, given):
     that start with "(" among them, fit with input="text", and with the
     default "auto", which says it reads them as text."""
     from npcomp.data.readers.ptb import read_ptb_file
+
     brackets = {"-LRB-": "(", "-RRB-": ")"}
     sst = read_ptb_file(data_dir / "sst" / "train.txt")
     texts = [" ".join(brackets.get(word, word) for word in tree.tokens) for tree in sst]
@@ -141,17 +153,22 @@ def test_fit_on_the_sst_as_plain_text(data_dir, given):
 def test_a_class_name_tag_and_a_label_outside_the_classes_are_refused(trees):
     X = [" ".join(tree.tokens) for tree in trees]
     names = TreeClassifier(tree="right", **TINY).fit(
-        X, ["positive" if tree.root_label >= 3 else "negative" for tree in trees])
+        X, ["positive" if tree.root_label >= 3 else "negative" for tree in trees]
+    )
     with pytest.raises(DataError, match=r"X\[1\]: the node tag 'positive' is a class name"):
         names.predict(["good", "(positive (2 it) (3 good))"])
     with pytest.raises(DataError, match=r"X\[0\]: the node tag 'negative' is a class name"):
-        TreeClassifier(tree="right", **TINY).fit(["(negative (0 bad) (0 film))"] + X[1:],
-                                                 ["negative"] + ["positive"] * (len(X) - 1))
+        TreeClassifier(tree="right", **TINY).fit(
+            ["(negative (0 bad) (0 film))"] + X[1:], ["negative"] + ["positive"] * (len(X) - 1)
+        )
     numbers = TreeClassifier(tree="right", **TINY).fit(X, [tree.root_label for tree in trees])
     classes = len(numbers.classes_)
     for method in (numbers.predict, numbers.predict_proba):
-        with pytest.raises(DataError, match=rf"X\[1\]: label 9 is not a class number "
-                                            rf"0\.\.{classes - 1}"):
+        with pytest.raises(
+            DataError,
+            match=rf"X\[1\]: label 9 is not a class number "
+            rf"0\.\.{classes - 1}",
+        ):
             method(["(2 (2 a) (2 b))", "(9 (2 a) (2 b))"])
 
 
@@ -167,12 +184,12 @@ def test_sentence_trees_warns_through_the_readers_warn():
 # npcomp predict --input, and a bad line of standard input
 # --------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory):
     run = tmp_path_factory.mktemp("text-input") / "run"
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(npcomp.data.datasets.synthetic, "synthetic_splits",
-                      synthetic_of_size((40, 20, 20)))
+        patch.setattr(npcomp.data.datasets.synthetic, "synthetic_splits", synthetic_of_size((40, 20, 20)))
         assert main(["train", *CLI_TINY, "--out", str(run)]) == 0
     return run
 
@@ -193,24 +210,32 @@ def test_predict_goes_on_past_a_bad_line(capsys, monkeypatch, run_dir):
     assert records[2]["error"].startswith("empty line")
     assert records[3]["error"] == "label 9 out of range 0..4"
     assert "in one leaf" in records[4]["error"]
-    assert records[1]["tree"].count("-LRB-") == 1   # the sentence, as text
+    assert records[1]["tree"].count("-LRB-") == 1  # the sentence, as text
     lines = err.splitlines()
-    assert lines[0].startswith("npcomp predict: <stdin>:2 starts with '(' but is not a complete "
-                               "bracketed tree (text after the end of the tree")
-    assert lines[1].startswith("npcomp predict: error: <stdin>:3: empty line") \
+    assert lines[0].startswith(
+        "npcomp predict: <stdin>:2 starts with '(' but is not a complete bracketed tree (text after the end of the tree"
+    )
+    assert (
+        lines[1].startswith("npcomp predict: error: <stdin>:3: empty line")
         and "(3 of 6 line(s) refused, each in its own output record" in lines[1]
+    )
     assert "Traceback" not in err and len(lines) == 2
 
 
 def test_predict_input_text_and_tree(capsys, monkeypatch, run_dir):
-    status, records, err = predict(capsys, monkeypatch, run_dir, f"{PARENTHESISED[0]}\n",
-                                   "--input", "text")
+    status, records, err = predict(capsys, monkeypatch, run_dir, f"{PARENTHESISED[0]}\n", "--input", "text")
     assert status == 0 and err == "" and records[0]["tree"].count("-LRB-") == 1
-    status, records, err = predict(capsys, monkeypatch, run_dir,
-                                   "(3 (2 a) (3 film))\na film\n", "--input", "tree")
-    assert status == 2 and "label" in records[0] and records[1] == {
-        "line": 2, "error": "not a bracketed tree (every sentence is a tree here, e.g. "
-                            "(3 (2 a) (3 film)); plain text is read with the text input)"}
-    with pytest.raises(SystemExit) as raised:   # argparse's usage error
+    status, records, err = predict(capsys, monkeypatch, run_dir, "(3 (2 a) (3 film))\na film\n", "--input", "tree")
+    assert (
+        status == 2
+        and "label" in records[0]
+        and records[1]
+        == {
+            "line": 2,
+            "error": "not a bracketed tree (every sentence is a tree here, e.g. "
+            "(3 (2 a) (3 film)); plain text is read with the text input)",
+        }
+    )
+    with pytest.raises(SystemExit) as raised:  # argparse's usage error
         predict(capsys, monkeypatch, run_dir, "a\n", "--input", "words")
     assert raised.value.code == 2 and "--input" in capsys.readouterr().err

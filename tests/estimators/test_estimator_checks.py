@@ -2,6 +2,7 @@
 every estimator of the family, the checker itself caught on planted faults,
 and ``NotFittedError`` as scikit-learn's.  Tiny models (dim 10, one epoch)
 on the checks' own small data: seconds an estimator."""
+
 from __future__ import annotations
 
 import pickle
@@ -12,14 +13,12 @@ import sklearn.exceptions
 
 import npcomp.estimators
 from conftest import modules_loaded_by
-from npcomp.estimators import (EstimatorCheckError, PairClassifier, PairRegressor,
-                               TreeClassifier, check_estimator)
+from npcomp.estimators import EstimatorCheckError, PairClassifier, PairRegressor, TreeClassifier, check_estimator
 from npcomp.estimators.checks import CHECKS
 
 TINY = dict(dim=10, embedding_dim=10, epochs=1, batch_size=10, seed=1, tree="right")
 # every estimator of the family, as a user would make it small: add new ones here
-ESTIMATORS = [TreeClassifier(**TINY), PairRegressor(**TINY, vectors="random"),
-              PairClassifier(**TINY, vectors="random")]
+ESTIMATORS = [TreeClassifier(**TINY), PairRegressor(**TINY, vectors="random"), PairClassifier(**TINY, vectors="random")]
 
 
 @pytest.mark.parametrize("estimator", ESTIMATORS, ids=lambda estimator: type(estimator).__name__)
@@ -31,9 +30,9 @@ def test_every_estimator_passes_npcomps_checks(estimator):
 
 def test_the_checks_take_the_data_given():
     X, y = TreeClassifier._check_data()
-    assert check_estimator(TreeClassifier("lstm", **dict(TINY, tree="chain")), X[:20], y[:20],
-                           checks=["fit_twice_gives_the_same_model"]) == \
-        ["fit_twice_gives_the_same_model"]
+    assert check_estimator(
+        TreeClassifier("lstm", **dict(TINY, tree="chain")), X[:20], y[:20], checks=["fit_twice_gives_the_same_model"]
+    ) == ["fit_twice_gives_the_same_model"]
     with pytest.raises(ValueError, match="no estimator check 'fit_thrice'"):
         check_estimator(TreeClassifier(**TINY), checks=["fit_thrice"])
 
@@ -41,6 +40,7 @@ def test_the_checks_take_the_data_given():
 # --------------------------------------------------------------------------
 # the checker catches what it checks
 # --------------------------------------------------------------------------
+
 
 class PredictMoves(TreeClassifier):
     """Predicting nudges a parameter."""
@@ -90,14 +90,17 @@ class PickleForgets(TreeClassifier):
         return state
 
 
-@pytest.mark.parametrize("faulty, check", [
-    (PredictMoves, "predict_does_not_change_the_model"),
-    (SeedIgnored, "seeds_decide_the_result"),
-    (FitDrifts, "fit_twice_gives_the_same_model"),
-    (ThreadsMatter, "thread_count_does_not_change_the_result"),
-    (ParamsForgotten, "set_params_then_fit_equals_construction"),
-    (PickleForgets, "pickling_round_trips_predictions"),
-])
+@pytest.mark.parametrize(
+    "faulty, check",
+    [
+        (PredictMoves, "predict_does_not_change_the_model"),
+        (SeedIgnored, "seeds_decide_the_result"),
+        (FitDrifts, "fit_twice_gives_the_same_model"),
+        (ThreadsMatter, "thread_count_does_not_change_the_result"),
+        (ParamsForgotten, "set_params_then_fit_equals_construction"),
+        (PickleForgets, "pickling_round_trips_predictions"),
+    ],
+)
 def test_the_checker_catches_a_planted_fault(faulty, check):
     X, y = TreeClassifier._check_data()
     with pytest.raises(EstimatorCheckError, match=f"^{check}: ") as raised:
@@ -108,6 +111,7 @@ def test_the_checker_catches_a_planted_fault(faulty, check):
 # --------------------------------------------------------------------------
 # NotFittedError
 # --------------------------------------------------------------------------
+
 
 def test_not_fitted_is_scikit_learns_not_fitted_error():
     with pytest.raises(sklearn.exceptions.NotFittedError, match="not fitted yet"):
@@ -124,10 +128,10 @@ def test_not_fitted_is_scikit_learns_not_fitted_error():
         again = pickle.loads(pickle.dumps(caught))
         assert type(again) is error and str(again) == str(caught)
     from npcomp.estimators import NotFittedError
+
     assert NotFittedError is error
 
 
 def test_importing_the_estimators_does_not_import_scikit_learn():
     assert modules_loaded_by("import npcomp.estimators", ("sklearn",)) == []
-    assert modules_loaded_by("from npcomp.estimators import NotFittedError",
-                             ("sklearn",)) == ["sklearn"]
+    assert modules_loaded_by("from npcomp.estimators import NotFittedError", ("sklearn",)) == ["sklearn"]

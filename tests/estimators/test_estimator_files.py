@@ -5,6 +5,7 @@ or loads and predicts as the saved one did.  The hand-edited cases first,
 then the loader fuzzed with hypothesis: each entry of a saved file replaced
 by generated JSON values, numbers, text or arrays.  One tiny fitted
 TreeClassifier and PairRegressor (seconds) for the whole module."""
+
 from __future__ import annotations
 
 import json
@@ -19,8 +20,18 @@ from npcomp.estimators import EstimatorFileError, PairRegressor, TreeClassifier
 from npcomp.estimators.model_file import FORMAT
 
 TINY = dict(dim=6, embedding_dim=6, epochs=1, batch_size=10, threads=1, seed=1, tree="right")
-TEXTS = ["a fine film", "a dull film", "not a fine film", "fine and good", "dull and bad",
-         "a good film", "a bad film", "not bad", "so dull", "very fine"] * 2
+TEXTS = [
+    "a fine film",
+    "a dull film",
+    "not a fine film",
+    "fine and good",
+    "dull and bad",
+    "a good film",
+    "a bad film",
+    "not bad",
+    "so dull",
+    "very fine",
+] * 2
 LABELS = ["pos", "neg", "neg", "pos", "neg", "pos", "neg", "pos", "neg", "pos"] * 2
 PAIRS = [(a, b) for a, b in zip(TEXTS, TEXTS[3:] + TEXTS[:3])]
 SCORES = [1.0 + (index * 7 % 9) / 2 for index in range(len(PAIRS))]
@@ -37,8 +48,10 @@ class Saved(tuple):
 def saved(tmp_path_factory) -> dict:
     """kind -> (path of its saved file, its entries, the predictions it makes)."""
     directory = tmp_path_factory.mktemp("saved")
-    fitted = {TreeClassifier: (TreeClassifier(**TINY).fit(TEXTS, LABELS), TEXTS),
-              PairRegressor: (PairRegressor(**TINY, vectors="random").fit(PAIRS, SCORES), PAIRS)}
+    fitted = {
+        TreeClassifier: (TreeClassifier(**TINY).fit(TEXTS, LABELS), TEXTS),
+        PairRegressor: (PairRegressor(**TINY, vectors="random").fit(PAIRS, SCORES), PAIRS),
+    }
     files = {}
     for kind, (estimator, X) in fitted.items():
         path = directory / f"{kind.__name__}.npz"
@@ -78,44 +91,67 @@ def _without(entries: dict, key: str) -> np.ndarray:
 # the five kinds of hand-edited file, and a file of another format version
 # --------------------------------------------------------------------------
 
+
 def _edits(entries: dict) -> list:
     """(name, changes, message): the hand edits of a TreeClassifier's file."""
     return [
-        ("a JSON list", {"estimator": np.array("[1, 2]")},
-         "its estimator entry is a JSON array, not an object"),
-        ("a JSON list of metrics", {"metrics": np.array("[]")},
-         "its metrics entry is a JSON array, not an object"),
-        ("a JSON string as the configuration", {"config": np.array('"lstm"')},
-         "its config entry is a JSON string, not an object"),
-        ("missing classes", {"estimator": _without(entries, "classes")},
-         "its estimator entry lacks 'classes'"),
-        ("missing params", {"estimator": _without(entries, "params")},
-         r"has no parameters \(params, a JSON object\)"),
-        ("missing n_classes", {"estimator": _without(entries, "n_classes")},
-         "n_classes is null, not a whole number >= 2"),
-        ("missing class", {"estimator": _without(entries, "class")},
-         "holds no estimator class, not a TreeClassifier"),
-        ("a class more", {"estimator": _estimator_entry(entries, classes=["neg", "pos", "so"])},
-         r"its classes are \[\"neg\", \"pos\", \"so\"\], not a list of the 2"),
-        ("classes swapped", {"estimator": _estimator_entry(entries, classes=["pos", "neg"])},
-         "are not the distinct labels in sorted order"),
-        ("a class repeated", {"estimator": _estimator_entry(entries, classes=["neg", "neg"])},
-         "are not the distinct labels in sorted order"),
-        ("classes of two types", {"estimator": _estimator_entry(entries, classes=["neg", 1])},
-         "all strings or all whole numbers"),
-        ("classes as text", {"estimator": _estimator_entry(entries, classes="neg,pos")},
-         "not a list of the 2"),
-        ("n_classes as text", {"estimator": _estimator_entry(entries, n_classes="2")},
-         "n_classes is \"2\", not a whole number >= 2"),
-        ("params as a list", {"estimator": _estimator_entry(entries, params=[1])},
-         r"has no parameters \(params, a JSON object\)"),
-        ("the configuration's dim as text", {"config": np.array(json.dumps(
-            {**json.loads(str(entries["config"])), "dim": "six"}))},
-         "its configuration does not make a model"),
-        ("fingerprints as a list", {"state.fingerprints": np.array("[]")},
-         "its state.fingerprints entry is a JSON array"),
-        ("a JSON document nested 100,000 deep", {"metrics": np.array("[" * 100_000)},
-         "its metrics is not JSON"),
+        ("a JSON list", {"estimator": np.array("[1, 2]")}, "its estimator entry is a JSON array, not an object"),
+        ("a JSON list of metrics", {"metrics": np.array("[]")}, "its metrics entry is a JSON array, not an object"),
+        (
+            "a JSON string as the configuration",
+            {"config": np.array('"lstm"')},
+            "its config entry is a JSON string, not an object",
+        ),
+        ("missing classes", {"estimator": _without(entries, "classes")}, "its estimator entry lacks 'classes'"),
+        ("missing params", {"estimator": _without(entries, "params")}, r"has no parameters \(params, a JSON object\)"),
+        (
+            "missing n_classes",
+            {"estimator": _without(entries, "n_classes")},
+            "n_classes is null, not a whole number >= 2",
+        ),
+        ("missing class", {"estimator": _without(entries, "class")}, "holds no estimator class, not a TreeClassifier"),
+        (
+            "a class more",
+            {"estimator": _estimator_entry(entries, classes=["neg", "pos", "so"])},
+            r"its classes are \[\"neg\", \"pos\", \"so\"\], not a list of the 2",
+        ),
+        (
+            "classes swapped",
+            {"estimator": _estimator_entry(entries, classes=["pos", "neg"])},
+            "are not the distinct labels in sorted order",
+        ),
+        (
+            "a class repeated",
+            {"estimator": _estimator_entry(entries, classes=["neg", "neg"])},
+            "are not the distinct labels in sorted order",
+        ),
+        (
+            "classes of two types",
+            {"estimator": _estimator_entry(entries, classes=["neg", 1])},
+            "all strings or all whole numbers",
+        ),
+        ("classes as text", {"estimator": _estimator_entry(entries, classes="neg,pos")}, "not a list of the 2"),
+        (
+            "n_classes as text",
+            {"estimator": _estimator_entry(entries, n_classes="2")},
+            'n_classes is "2", not a whole number >= 2',
+        ),
+        (
+            "params as a list",
+            {"estimator": _estimator_entry(entries, params=[1])},
+            r"has no parameters \(params, a JSON object\)",
+        ),
+        (
+            "the configuration's dim as text",
+            {"config": np.array(json.dumps({**json.loads(str(entries["config"])), "dim": "six"}))},
+            "its configuration does not make a model",
+        ),
+        (
+            "fingerprints as a list",
+            {"state.fingerprints": np.array("[]")},
+            "its state.fingerprints entry is a JSON array",
+        ),
+        ("a JSON document nested 100,000 deep", {"metrics": np.array("[" * 100_000)}, "its metrics is not JSON"),
     ]
 
 
@@ -130,16 +166,18 @@ def test_hand_edited_files_are_refused_naming_the_file(tmp_path, saved):
 
 def test_a_pair_regressors_edited_score_range_is_refused(tmp_path, saved):
     path, entries, _ = saved[PairRegressor]
-    for score_range, message in [("1-5", "not two finite numbers"),
-                                 ([5, 1], "not two finite numbers"),
-                                 ([1, "x"], "not two finite numbers"),
-                                 ([1, 3], "maps onto 3 ratings, but its head has")]:
-        target = _written(tmp_path / "edited.npz", entries,
-                          estimator=_estimator_entry(entries, score_range=score_range))
+    for score_range, message in [
+        ("1-5", "not two finite numbers"),
+        ([5, 1], "not two finite numbers"),
+        ([1, "x"], "not two finite numbers"),
+        ([1, 3], "maps onto 3 ratings, but its head has"),
+    ]:
+        target = _written(
+            tmp_path / "edited.npz", entries, estimator=_estimator_entry(entries, score_range=score_range)
+        )
         with pytest.raises(EstimatorFileError, match=message):
             PairRegressor.load(target)
-    target = _written(tmp_path / "edited.npz", entries,
-                      estimator=_without(entries, "score_range"))
+    target = _written(tmp_path / "edited.npz", entries, estimator=_without(entries, "score_range"))
     with pytest.raises(EstimatorFileError, match="lacks 'score_range'"):
         PairRegressor.load(target)
 
@@ -147,8 +185,9 @@ def test_a_pair_regressors_edited_score_range_is_refused(tmp_path, saved):
 def test_a_file_of_another_format_version_says_so(tmp_path, saved):
     _, entries, _ = saved[TreeClassifier]
     target = _written(tmp_path / "later.npz", entries, format=np.array("npcomp estimator 2"))
-    with pytest.raises(EstimatorFileError, match="saved in the format 'npcomp estimator 2', "
-                                                 f"and this npcomp reads '{FORMAT}' only"):
+    with pytest.raises(
+        EstimatorFileError, match=f"saved in the format 'npcomp estimator 2', and this npcomp reads '{FORMAT}' only"
+    ):
         TreeClassifier.load(target)
     target = _written(tmp_path / "other.npz", entries, format=np.array("something else"))
     with pytest.raises(EstimatorFileError, match="its format entry is 'something else'"):
@@ -163,17 +202,22 @@ def test_a_file_of_another_format_version_says_so(tmp_path, saved):
 # --------------------------------------------------------------------------
 
 _JSON = st.recursive(
-    st.none() | st.booleans() | st.integers(-10**30, 10**30)
-    | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=8),
-    lambda children: st.lists(children, max_size=3)
-    | st.dictionaries(st.text(max_size=8), children, max_size=3), max_leaves=8)
+    st.none()
+    | st.booleans()
+    | st.integers(-(10**30), 10**30)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=8),
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=8), children, max_size=3),
+    max_leaves=8,
+)
 # what an entry of the archive may be replaced by
 _ARRAYS = st.one_of(
     _JSON.map(lambda value: np.array(json.dumps(value))),
     st.text(max_size=20).map(np.array),
     st.lists(st.floats(allow_nan=True, allow_infinity=True), max_size=6).map(np.array),
     st.lists(st.integers(-5, 5), max_size=6).map(lambda values: np.array(values, np.int64)),
-    st.lists(st.text(max_size=4), max_size=4).map(np.array))
+    st.lists(st.text(max_size=4), max_size=4).map(np.array),
+)
 
 
 def _record_edit(entries: dict):
@@ -215,8 +259,9 @@ def _loads_or_refuses(kind, target) -> None:
 
 
 @pytest.mark.parametrize("kind", [TreeClassifier, PairRegressor])
-@settings(max_examples=60, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(data=st.data())
 def test_the_loader_refuses_or_loads_any_edit_of_an_entry(kind, saved, tmp_path, data):
     _, entries, _ = saved[kind]
@@ -231,14 +276,12 @@ def test_the_loader_refuses_or_loads_any_edit_of_an_entry(kind, saved, tmp_path,
     _loads_or_refuses(kind, target)
 
 
-@settings(max_examples=40, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(cut=st.integers(0, 4000), flips=st.lists(st.tuples(st.integers(0, 10**6),
-                                                         st.integers(1, 255)), max_size=4))
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(cut=st.integers(0, 4000), flips=st.lists(st.tuples(st.integers(0, 10**6), st.integers(1, 255)), max_size=4))
 def test_the_loader_refuses_truncated_or_damaged_bytes(saved, tmp_path, cut, flips):
     path = saved[TreeClassifier][0]
     data = bytearray(path.read_bytes())
-    data = data[:len(data) - cut] if cut else data
+    data = data[: len(data) - cut] if cut else data
     for offset, mask in flips:
         if data:
             data[offset % len(data)] ^= mask

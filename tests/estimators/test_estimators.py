@@ -6,6 +6,7 @@ saved, loaded and continued fit equal to an uninterrupted one, the vectors
 the encoder's, training that writes nothing, callbacks that stop it, and
 sentences given as trees, bracketed text or plain text without traps.
 Small synthetic treebanks and tiny models: seconds each."""
+
 from __future__ import annotations
 
 import inspect
@@ -28,8 +29,7 @@ from npcomp.data.readers.sick import SickPair
 from npcomp.data.datasets.tasks import TaskData, as_structure
 from npcomp.data.text.text_trees import TextTrees
 from npcomp.estimators.inputs import sentence_trees
-from npcomp.estimators import (EstimatorFileError, NotFittedError, PairClassifier, PairRegressor,
-                               TreeClassifier)
+from npcomp.estimators import EstimatorFileError, NotFittedError, PairClassifier, PairRegressor, TreeClassifier
 from npcomp.forest import build_forest, node_words
 from npcomp.runfiles.model_files import load_model
 from npcomp.configuration.options import OPTIONS, command_line
@@ -40,8 +40,7 @@ SIZES = (60, 20, 20)
 SEED = 3
 TINY = dict(dim=8, embedding_dim=8, epochs=2, batch_size=10, threads=1, seed=SEED)
 # what differs from run to run: times and speeds
-TIMES = ("wall_s", "eval_s", "train_sentences_per_s", "train_wall_s", "setup_s", "warm_up_s",
-         "test_eval_s", "machine")
+TIMES = ("wall_s", "eval_s", "train_sentences_per_s", "train_wall_s", "setup_s", "warm_up_s", "test_eval_s", "machine")
 
 
 @pytest.fixture(scope="module")
@@ -85,11 +84,18 @@ def _polarity(trees) -> list:
 # --------------------------------------------------------------------------
 
 # the checks of sklearn.utils.estimator_checks that do not feed numeric arrays to fit
-CHECKS = ("check_estimator_cloneable", "check_estimator_repr", "check_get_params_invariance",
-          "check_set_params", "check_no_attributes_set_in_init",
-          "check_parameters_default_constructible",
-          "check_do_not_raise_errors_in_init_or_set_params", "check_valid_tag_types",
-          "check_estimator_tags_renamed", "check_mixin_order")
+CHECKS = (
+    "check_estimator_cloneable",
+    "check_estimator_repr",
+    "check_get_params_invariance",
+    "check_set_params",
+    "check_no_attributes_set_in_init",
+    "check_parameters_default_constructible",
+    "check_do_not_raise_errors_in_init_or_set_params",
+    "check_valid_tag_types",
+    "check_estimator_tags_renamed",
+    "check_mixin_order",
+)
 
 
 @pytest.mark.parametrize("check", CHECKS)
@@ -102,20 +108,37 @@ def test_scikit_learns_checks(kind, check):
 FILES = {"train", "dev", "test", "classes", "folds", "fold", "data_seed"}
 
 
-@pytest.mark.parametrize("kind,left_out", [
-    # each takes the options that apply to its tasks (the option table's ``tasks``)
-    (TreeClassifier, {"baseline", "parses_dir", "neutral", "similarity_dim", "score_range",
-                      *FILES}),
-    (PairRegressor, {"task", "baseline", "parses_dir", "neutral", "head", "supervision",
-                     "span_samples", "dropout", *FILES}),
-    (PairClassifier, {"task", "baseline", "parses_dir", "neutral", "head", "supervision",
-                      "span_samples", "dropout", "score_range", *FILES})])
+@pytest.mark.parametrize(
+    "kind,left_out",
+    [
+        # each takes the options that apply to its tasks (the option table's ``tasks``)
+        (TreeClassifier, {"baseline", "parses_dir", "neutral", "similarity_dim", "score_range", *FILES}),
+        (
+            PairRegressor,
+            {"task", "baseline", "parses_dir", "neutral", "head", "supervision", "span_samples", "dropout", *FILES},
+        ),
+        (
+            PairClassifier,
+            {
+                "task",
+                "baseline",
+                "parses_dir",
+                "neutral",
+                "head",
+                "supervision",
+                "span_samples",
+                "dropout",
+                "score_range",
+                *FILES,
+            },
+        ),
+    ],
+)
 def test_the_parameters_are_the_option_tables(kind, left_out):
     params = kind().get_params()
     assert set(OPTIONS) - set(params) == left_out
-    options = [name for name in params if name in OPTIONS and name not in ("model", "task")
-               and name not in kind.OWN]
-    assert options == [name for name in OPTIONS if name in options]   # the table's order
+    options = [name for name in params if name in OPTIONS and name not in ("model", "task") and name not in kind.OWN]
+    assert options == [name for name in OPTIONS if name in options]  # the table's order
     assert all(params[name] is None for name in options)
     signature = inspect.signature(kind)
     assert list(signature.parameters) == list(params)
@@ -133,8 +156,9 @@ def test_get_params_set_params_and_clone_round_trip():
     assert TreeClassifier(**params).get_params() == params
     assert estimator.set_params(lr=0.2, epochs=3) is estimator
     assert estimator.get_params() == dict(params, lr=0.2, epochs=3)
-    assert repr(estimator) == ("TreeClassifier(model='lstm', tree='right', epochs=3, lr=0.2, "
-                               "recurrent_dropout=(0.1, 0.2))")
+    assert repr(estimator) == (
+        "TreeClassifier(model='lstm', tree='right', epochs=3, lr=0.2, recurrent_dropout=(0.1, 0.2))"
+    )
     with pytest.raises(ValueError, match="Invalid parameter 'learning_rate'"):
         estimator.set_params(learning_rate=0.1)
 
@@ -148,17 +172,21 @@ def test_a_bad_option_is_named_when_fitting(splits):
     assert raised.value.option == "task"
 
 
-@pytest.mark.parametrize("kind,model,task,overrides", [
-    (TreeClassifier, "treelstm-nary", "sst5", {}),
-    (TreeClassifier, "lstm", "sst2", {"recurrent_dropout": [0.1, 0.2], "lr": 0.2}),
-    (TreeClassifier, "rntn", "synthetic", {"epochs": 3}),
-    (PairRegressor, "treelstm-childsum", "sick", {"vectors": "random"})])
+@pytest.mark.parametrize(
+    "kind,model,task,overrides",
+    [
+        (TreeClassifier, "treelstm-nary", "sst5", {}),
+        (TreeClassifier, "lstm", "sst2", {"recurrent_dropout": [0.1, 0.2], "lr": 0.2}),
+        (TreeClassifier, "rntn", "synthetic", {"epochs": 3}),
+        (PairRegressor, "treelstm-childsum", "sick", {"vectors": "random"}),
+    ],
+)
 def test_from_paper_is_the_papers_setting(kind, model, task, overrides):
     estimator = kind.from_paper(model, task, **overrides)
     config = npcomp.config(model, task, baseline=False, **overrides)
     assert estimator.training_config() == config
     assert estimator.lr == config["lr"] and estimator.dim == config["dim"]
-    assert estimator.threads is None   # where it runs: the machine's, not the paper's
+    assert estimator.threads is None  # where it runs: the machine's, not the paper's
 
 
 def test_an_estimator_not_fitted_says_so():
@@ -172,17 +200,32 @@ def test_an_estimator_not_fitted_says_so():
 # fit, predict, score, transform
 # --------------------------------------------------------------------------
 
+
 def test_fit_equals_npcomp_train_metric_for_metric(tmp_path, monkeypatch, splits, capsys):
     """`npcomp train` on the same synthetic treebank, seed and options, in
     a run directory; the estimator on the same trees in memory."""
-    monkeypatch.setattr(npcomp.data.datasets.synthetic, "synthetic_splits",
-                        synthetic_of_size(SIZES))
+    monkeypatch.setattr(npcomp.data.datasets.synthetic, "synthetic_splits", synthetic_of_size(SIZES))
     for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        monkeypatch.setenv(variable, "1")   # `npcomp train` sets them: put back after
+        monkeypatch.setenv(variable, "1")  # `npcomp train` sets them: put back after
     options = dict(TINY, evals_per_epoch=2)
     run_dir = tmp_path / "run"
-    assert main(["train", "--model", "treelstm-nary", "--task", "synthetic",
-                 *command_line(options), "--no-baseline", "--quiet", "--out", str(run_dir)]) == 0
+    assert (
+        main(
+            [
+                "train",
+                "--model",
+                "treelstm-nary",
+                "--task",
+                "synthetic",
+                *command_line(options),
+                "--no-baseline",
+                "--quiet",
+                "--out",
+                str(run_dir),
+            ]
+        )
+        == 0
+    )
     theirs = json.loads((run_dir / "metrics.json").read_text())
     estimator = TreeClassifier(**options)
     assert estimator.fit(splits["train"], dev=splits["dev"], test=splits["test"]) is estimator
@@ -190,8 +233,7 @@ def test_fit_equals_npcomp_train_metric_for_metric(tmp_path, monkeypatch, splits
     # the estimator names the classes as its classes_ do (the trees' class
     # numbers), the command line by the task's names; the rest is the same
     assert ours["test"]["classes"] == estimator.classes_.tolist() == [0, 1, 2, 3, 4]
-    assert theirs["test"]["classes"] == ["very negative", "negative", "neutral", "positive",
-                                         "very positive"]
+    assert theirs["test"]["classes"] == ["very negative", "negative", "neutral", "positive", "very positive"]
     assert _timeless(_unnamed(ours)) == _timeless(_unnamed(theirs))
     assert len(ours["epochs"]) == 2 and ours["epochs"][0]["evaluations"]
     _, params, config, vocab = load_model(run_dir)
@@ -216,12 +258,16 @@ def test_predict_and_predict_proba(fitted, splits):
     assert fitted.score(test) == np.mean(predicted == [tree.root_label for tree in test])
 
 
-@pytest.mark.parametrize("model,options,structure", [
-    ("treelstm-nary", {"head": "ordinal"}, "gold"),
-    ("treelstm-childsum", {}, "gold"),
-    ("lstm", {}, "chain"),
-    ("bilstm", {"recurrent_dropout": (0.1, 0.2)}, "chain"),
-    ("slstm", {"structure": "left"}, "left")])
+@pytest.mark.parametrize(
+    "model,options,structure",
+    [
+        ("treelstm-nary", {"head": "ordinal"}, "gold"),
+        ("treelstm-childsum", {}, "gold"),
+        ("lstm", {}, "chain"),
+        ("bilstm", {"recurrent_dropout": (0.1, 0.2)}, "chain"),
+        ("slstm", {"structure": "left"}, "left"),
+    ],
+)
 def test_every_kind_of_model_fits_and_predicts(splits, model, options, structure):
     estimator = TreeClassifier(model, **dict(TINY, epochs=1), **options)
     estimator.fit(splits["train"], dev=splits["dev"])
@@ -237,10 +283,10 @@ def test_every_kind_of_model_fits_and_predicts(splits, model, options, structure
 
 def test_a_fitted_estimator_pickles_and_saves_numpy_parameters(tmp_path, fitted, splits):
     import pickle
-    fitted.predict(["it is good"])   # a reader kept, not pickled
+
+    fitted.predict(["it is good"])  # a reader kept, not pickled
     twin = pickle.loads(pickle.dumps(fitted))
-    np.testing.assert_array_equal(twin.predict_proba(splits["test"]),
-                                  fitted.predict_proba(splits["test"]))
+    np.testing.assert_array_equal(twin.predict_proba(splits["test"]), fitted.predict_proba(splits["test"]))
     # a grid search's values are NumPy scalars
     twin.set_params(lr=np.float64(0.05), batch_size=np.int64(10))
     twin.save(tmp_path / "twin.npz")
@@ -254,21 +300,22 @@ def test_transform_is_the_encoders_root_states(fitted, splits):
     vocab, params = fitted.vocabulary_, fitted.params_
     forest = build_forest(trees, [node_words(tree, vocab.encode(tree.tokens)) for tree in trees])
     words, index = np.unique(forest.word[forest.word_nodes()], return_inverse=True)
-    h, _ = fitted.model_.cell.forward(params.prefixed("cell"), forest,
-                                      params["embedding"][words], index)
+    h, _ = fitted.model_.cell.forward(params.prefixed("cell"), forest, params["embedding"][words], index)
     np.testing.assert_array_equal(vectors, h[forest.root])
     # as features of another estimator
     labels = [tree.root_label >= 3 for tree in splits["train"]]
     logistic = LogisticRegression().fit(fitted.transform(splits["train"]), labels)
-    assert 0.0 <= logistic.score(fitted.transform(splits["test"]),
-                                 [tree.root_label >= 3 for tree in splits["test"]]) <= 1.0
+    assert (
+        0.0
+        <= logistic.score(fitted.transform(splits["test"]), [tree.root_label >= 3 for tree in splits["test"]])
+        <= 1.0
+    )
 
 
 def test_labels_given_by_name(splits):
     X, y = _words(splits["train"]), _polarity(splits["train"])
     options = dict(TINY, tree="right", epochs=1)
-    estimator = TreeClassifier(**options).fit(X, y, dev=(_words(splits["dev"]),
-                                                         _polarity(splits["dev"])))
+    estimator = TreeClassifier(**options).fit(X, y, dev=(_words(splits["dev"]), _polarity(splits["dev"])))
     assert estimator.classes_.tolist() == ["negative", "positive"]
     assert set(estimator.predict(X[:10])) <= {"negative", "positive"}
     assert estimator.predict_proba(X[:3]).shape == (3, 2)
@@ -283,8 +330,7 @@ def test_labels_given_by_name(splits):
 
 def test_a_grid_search_over_two_learning_rates(splits):
     X, y = _words(splits["train"]), _polarity(splits["train"])
-    search = GridSearchCV(TreeClassifier(**dict(TINY, tree="right", epochs=1)),
-                          {"lr": [0.05, 0.2]}, cv=2)
+    search = GridSearchCV(TreeClassifier(**dict(TINY, tree="right", epochs=1)), {"lr": [0.05, 0.2]}, cv=2)
     search.fit(X, y)
     assert sorted(search.cv_results_["param_lr"]) == [0.05, 0.2]
     assert all(0.0 <= score <= 1.0 for score in search.cv_results_["mean_test_score"])
@@ -295,6 +341,7 @@ def test_a_grid_search_over_two_learning_rates(splits):
 # --------------------------------------------------------------------------
 # one file: save, load, continue
 # --------------------------------------------------------------------------
+
 
 def test_save_load_and_continue_equal_an_uninterrupted_fit(tmp_path, splits):
     data = dict(dev=splits["dev"], test=splits["test"])
@@ -307,8 +354,7 @@ def test_save_load_and_continue_equal_an_uninterrupted_fit(tmp_path, splits):
     loaded = TreeClassifier.load(path)
     assert loaded.get_params() == first.get_params()
     np.testing.assert_array_equal(loaded.classes_, first.classes_)
-    np.testing.assert_array_equal(loaded.predict_proba(splits["test"]),
-                                  first.predict_proba(splits["test"]))
+    np.testing.assert_array_equal(loaded.predict_proba(splits["test"]), first.predict_proba(splits["test"]))
     loaded.set_params(epochs=3, warm_start=True).fit(splits["train"], **data)
     assert _timeless(loaded.metrics_["epochs"]) == _timeless(whole.metrics_["epochs"])
     for key in ("best_at", "dev", "test"):
@@ -346,21 +392,28 @@ def test_a_file_whose_parts_disagree_is_refused_naming_what(tmp_path, fitted):
     bad = tmp_path / "bad.npz"
     rows = len(fitted.vocabulary_)
     cases = [
-        (dict(config=_json_changed(embedding_dim=12)),
-         "the parameters' embedding table has rows of 8 numbers but the configuration's "
-         "embedding_dim is 12"),
-        (dict(vocab=lambda words: words[:-2]),
-         f"the parameters' embedding table has {rows} rows but the vocabulary holds "
-         f"{rows - 2} words"),
-        (dict(estimator=_json_changed(n_classes=3)),
-         r"softmax.W has shape \(8, 5\) where the configuration's model \(treelstm-nary, dim "
-         r"8, embedding_dim 8, 3 classes"),
-        (dict(config=_json_changed(model="treelstm-childsum")),
-         "the estimator's model is 'treelstm-nary' but its configuration's is "
-         "'treelstm-childsum'"),
-        (dict(config=_json_changed(optimizer="adadelta")),
-         r"the training state's optimizer.mean_square_gradient is none, but the "
-         r"configuration's optimiser \(adadelta\)"),
+        (
+            dict(config=_json_changed(embedding_dim=12)),
+            "the parameters' embedding table has rows of 8 numbers but the configuration's embedding_dim is 12",
+        ),
+        (
+            dict(vocab=lambda words: words[:-2]),
+            f"the parameters' embedding table has {rows} rows but the vocabulary holds {rows - 2} words",
+        ),
+        (
+            dict(estimator=_json_changed(n_classes=3)),
+            r"softmax.W has shape \(8, 5\) where the configuration's model \(treelstm-nary, dim "
+            r"8, embedding_dim 8, 3 classes",
+        ),
+        (
+            dict(config=_json_changed(model="treelstm-childsum")),
+            "the estimator's model is 'treelstm-nary' but its configuration's is 'treelstm-childsum'",
+        ),
+        (
+            dict(config=_json_changed(optimizer="adadelta")),
+            r"the training state's optimizer.mean_square_gradient is none, but the "
+            r"configuration's optimiser \(adadelta\)",
+        ),
         (dict(config=_json_changed(lr=0.5)), "the digest differs"),
         (dict(**{"param.cell.U": None}), "the parameters lack cell.U"),
         (dict(metrics=None), "a damaged estimator file: it lacks metrics"),
@@ -382,6 +435,7 @@ def test_a_file_whose_parts_disagree_is_refused_naming_what(tmp_path, fitted):
 # the trainer on in-memory data
 # --------------------------------------------------------------------------
 
+
 def _config(**changes) -> dict:
     return npcomp.config("treelstm-nary", "synthetic", **dict(TINY, baseline=False, **changes))
 
@@ -390,8 +444,7 @@ def _quiet(*_args) -> None:
     return None
 
 
-def test_training_in_memory_writes_nothing_and_equals_a_run_directory(tmp_path, monkeypatch,
-                                                                      splits):
+def test_training_in_memory_writes_nothing_and_equals_a_run_directory(tmp_path, monkeypatch, splits):
     where = tmp_path / "working"
     where.mkdir()
     monkeypatch.chdir(where)
@@ -399,41 +452,43 @@ def test_training_in_memory_writes_nothing_and_equals_a_run_directory(tmp_path, 
     assert list(tmp_path.iterdir()) == [where] and list(where.iterdir()) == []
     on_disk = train(_config(), tmp_path / "run", data=splits, progress=False, echo=_quiet)
     assert _timeless(in_memory) == _timeless(on_disk)
-    assert {"metrics.json", "model.npz", "checkpoint.npz", "log.jsonl", "predictions.jsonl"} \
-        <= {path.name for path in (tmp_path / "run").iterdir()}
+    assert {"metrics.json", "model.npz", "checkpoint.npz", "log.jsonl", "predictions.jsonl"} <= {
+        path.name for path in (tmp_path / "run").iterdir()
+    }
     # a run kept in memory holds what the directory holds
     run = RunInMemory()
     kept = train(_config(), run, data=splits, progress=False, echo=_quiet)
     assert _timeless(kept) == _timeless(on_disk) and list(where.iterdir()) == []
     _, params, _, _ = load_model(run)
     np.testing.assert_array_equal(params.flat, load_model(tmp_path / "run")[1].flat)
-    assert [record["event"] for record in run.log_records()] == \
-        [json.loads(line)["event"] for line in (tmp_path / "run" / "log.jsonl").open()]
+    assert [record["event"] for record in run.log_records()] == [
+        json.loads(line)["event"] for line in (tmp_path / "run" / "log.jsonl").open()
+    ]
 
 
 def test_data_without_a_test_split_and_as_a_task(splits):
-    metrics = train(_config(epochs=1), data={"train": splits["train"], "dev": splits["dev"]},
-                    progress=False, echo=_quiet)
+    metrics = train(
+        _config(epochs=1), data={"train": splits["train"], "dev": splits["dev"]}, progress=False, echo=_quiet
+    )
     assert metrics["test"] is None and metrics["dev"] is not None
     task = TaskData("synthetic", 7, {"train": splits["train"], "dev": splits["dev"]})
     metrics = train(_config(epochs=1), data=task, progress=False, echo=_quiet)
-    assert len(metrics["dev"]["root_confusion"]) == 7   # the task's classes, not the labels'
+    assert len(metrics["dev"]["root_confusion"]) == 7  # the task's classes, not the labels'
 
 
 def test_data_that_do_not_fit_are_named(splits):
     pair = SickPair(splits["train"][0], splits["train"][1], 3.0, "1")
-    with pytest.raises(ConfigError, match="the data hold sentence pairs, but synthetic is a "
-                                          "sentence task") as raised:
+    with pytest.raises(ConfigError, match="the data hold sentence pairs, but synthetic is a sentence task") as raised:
         train(_config(), data={"train": [pair], "dev": [pair]}, progress=False, echo=_quiet)
     assert raised.value.option == "task"
     with pytest.raises(DataError, match="no dev examples"):
         train(_config(), data={"train": splits["train"]}, progress=False, echo=_quiet)
     with pytest.raises(DataError, match="unknown split"):
-        train(_config(), data={"train": splits["train"], "validation": splits["dev"]},
-              progress=False, echo=_quiet)
+        train(_config(), data={"train": splits["train"], "validation": splits["dev"]}, progress=False, echo=_quiet)
     with pytest.raises(DataError, match="dev example 1 is a str, not a Tree"):
-        train(_config(), data={"train": splits["train"], "dev": [splits["dev"][0], "good"]},
-              progress=False, echo=_quiet)
+        train(
+            _config(), data={"train": splits["train"], "dev": [splits["dev"][0], "good"]}, progress=False, echo=_quiet
+        )
 
 
 def test_a_callback_stops_training_early(splits):
@@ -443,8 +498,9 @@ def test_a_callback_stops_training_early(splits):
         heard.append((at, dev["root_acc"], metrics["best_at"]))
         return at >= 1.5
 
-    metrics = train(_config(epochs=5, evals_per_epoch=2), data=splits, callbacks=[patience],
-                    progress=False, echo=_quiet)
+    metrics = train(
+        _config(epochs=5, evals_per_epoch=2), data=splits, callbacks=[patience], progress=False, echo=_quiet
+    )
     assert [at for at, _, _ in heard] == [0.5, 1.0, 1.5]
     assert heard[1][1] == metrics["epochs"][0]["dev"]["root_acc"]
     assert metrics["stopped"] == {"at": 1.5, "by": "patience"}
@@ -460,10 +516,11 @@ def test_a_callback_stops_training_early(splits):
 # sentences from strings, without traps
 # --------------------------------------------------------------------------
 
+
 def test_a_bracketed_tree_is_kept_whatever_tree_says():
     given, plain = "(3 (2 it) (4 (2 is) (4 good)))", "it is very good"
     trees = TextTrees("gold", "right", keep_given=True)([given, plain])
-    assert trees[0].to_ptb() == given   # its own brackets and phrase labels
+    assert trees[0].to_ptb() == given  # its own brackets and phrase labels
     assert trees[1].n_nodes == 7 and trees[1].parent.tolist() == [6, 5, 4, 4, 5, 6, -1]
     # without keep_given (npcomp predict --tree right) it is re-bracketed
     assert TextTrees("gold", "right")([given])[0].to_ptb() == "(3 (2 it) (X (2 is) (4 good)))"
@@ -473,21 +530,34 @@ def test_a_bracketed_tree_is_kept_whatever_tree_says():
     assert chain.tokens == ("it", "is", "good") and chain.label.tolist() == [-1, -1, 3]
     # a Tree read already is kept too: the same object
     tree = parse_ptb(given)
-    assert TextTrees("gold", "left", keep_given=True).build(
-        [TextTrees("gold", "left", keep_given=True).plan_tree(tree)])[0] is tree
+    assert (
+        TextTrees("gold", "left", keep_given=True).build([TextTrees("gold", "left", keep_given=True).plan_tree(tree)])[
+            0
+        ]
+        is tree
+    )
 
 
 def test_sentences_as_trees_brackets_and_text(splits):
     """Unlabelled bracketings, single-word phrases and plain text read as
     written; a bracketed sentence keeps its brackets though tree= says right."""
-    X = ["((the movie) (is good))", "((the movie) (is bad))", "(the movie)", "good",
-         "(1 (0 it) (1 good))", "(0 (0 it) (0 bad))"]
+    X = [
+        "((the movie) (is good))",
+        "((the movie) (is bad))",
+        "(the movie)",
+        "good",
+        "(1 (0 it) (1 good))",
+        "(0 (0 it) (0 bad))",
+    ]
     y = [1, 0, 1, 1, None, None]
     trees = sentence_trees(X, TextTrees("gold", "right", keep_given=True))
-    assert [tree.tokens for tree in trees[:4]] == [("the", "movie", "is", "good"),
-                                                   ("the", "movie", "is", "bad"),
-                                                   ("the", "movie"), ("good",)]
-    assert trees[0].parent.tolist() == [2, 2, 6, 5, 5, 6, -1]   # ((the movie) (is good))
+    assert [tree.tokens for tree in trees[:4]] == [
+        ("the", "movie", "is", "good"),
+        ("the", "movie", "is", "bad"),
+        ("the", "movie"),
+        ("good",),
+    ]
+    assert trees[0].parent.tolist() == [2, 2, 6, 5, 5, 6, -1]  # ((the movie) (is good))
     assert trees[4].label.tolist() == [0, 1, 1]
     named = TreeClassifier(**dict(TINY, tree="right", epochs=1))
     with pytest.raises(ValueError, match="whole numbers or all strings"):
@@ -495,7 +565,7 @@ def test_sentences_as_trees_brackets_and_text(splits):
     estimator = named.fit(X[:4] * 3, y[:4] * 3, dev=(X[:4], y[:4]))
     assert estimator.classes_.tolist() == [0, 1]
     assert estimator.predict(X).shape == (6,)
-    assert 0.0 <= estimator.score(X[4:]) <= 1.0   # labelled at their roots: no y needed
+    assert 0.0 <= estimator.score(X[4:]) <= 1.0  # labelled at their roots: no y needed
     with pytest.raises(DataError, match=r"X\[0\]: no class at its root"):
         estimator.score(X[:1])
     with pytest.raises(DataError, match=r"X\[1\]: .*unbalanced|X\[1\]: .*bracket"):
@@ -514,21 +584,24 @@ def test_a_sequence_model_on_phrase_spans(splits):
     assert estimator.supervision == "spans" and estimator.structure == "chain"
     estimator.fit(splits["train"], dev=splits["dev"])
     record = estimator.metrics_["epochs"][0]
-    assert record["train_examples"] == len(splits["train"]) * 3   # each sentence, 2 phrases
+    assert record["train_examples"] == len(splits["train"]) * 3  # each sentence, 2 phrases
     assert estimator.predict(["it is good", "(3 (2 it) (4 good))"]).shape == (2,)
-    assert estimator.score(splits["test"]) == pytest.approx(
-        estimator.evaluate(splits["test"])["root_acc"] / 100)
+    assert estimator.score(splits["test"]) == pytest.approx(estimator.evaluate(splits["test"])["root_acc"] / 100)
 
 
 def test_a_root_label_that_disagrees_with_y_is_named():
-    with pytest.raises(DataError, match=r"X\[0\]: the tree's root is labelled 3, but y gives "
-                                        r"class 0"):
+    with pytest.raises(
+        DataError,
+        match=r"X\[0\]: the tree's root is labelled 3, but y gives "
+        r"class 0",
+    ):
         TreeClassifier(**TINY).fit(["(3 (2 it) (4 good))", "(1 bad)"], [0, 1])
 
 
 # --------------------------------------------------------------------------
 # PairRegressor
 # --------------------------------------------------------------------------
+
 
 def _pairs(trees: list) -> tuple:
     """Each sentence with the next; their relatedness in [0, 4]: how far
@@ -544,16 +617,16 @@ def test_pair_regressor(tmp_path, splits):
     assert regressor.fit(X, y, dev=dev) is regressor
     # 0..4 are the head's ratings 1..5
     assert regressor.score_range_ == (0.0, 4.0) and regressor.model_.head.n_classes == 5
-    assert min(y) > 0   # the range is the one given, not the training scores'
+    assert min(y) > 0  # the range is the one given, not the training scores'
     predicted = regressor.predict(dev[0])
     assert predicted.shape == (len(dev[0]),) and np.all((0.0 <= predicted) & (predicted <= 4.0))
     from scipy.stats import pearsonr
+
     assert regressor.score(*dev) == pytest.approx(pearsonr(predicted, dev[1])[0], abs=1e-12)
     assert regressor.score(*dev) == pytest.approx(regressor.metrics_["dev"]["pearson"], abs=1e-12)
     vectors = regressor.transform(dev[0][:3])
     assert vectors.shape == (3, 16)
-    np.testing.assert_array_equal(vectors[:, :8], regressor.sentence_vectors(
-        [a for a, _ in dev[0][:3]]))
+    np.testing.assert_array_equal(vectors[:, :8], regressor.sentence_vectors([a for a, _ in dev[0][:3]]))
     path = tmp_path / "regressor.npz"
     regressor.save(path)
     loaded = PairRegressor.load(path)
@@ -569,6 +642,7 @@ def test_pair_regressor(tmp_path, splits):
 # PairClassifier
 # --------------------------------------------------------------------------
 
+
 def _classed_pairs(trees: list) -> tuple:
     """Each sentence with the next, classed by their roots: ENTAILMENT for one
     class, CONTRADICTION for opposite polarities, NEUTRAL otherwise."""
@@ -578,6 +652,7 @@ def _classed_pairs(trees: list) -> tuple:
         if a.root_label == b.root_label:
             return "ENTAILMENT"
         return "CONTRADICTION" if (a.root_label - 2) * (b.root_label - 2) < 0 else "NEUTRAL"
+
     return pairs, [kind(a, b) for a, b in pairs]
 
 
@@ -588,8 +663,7 @@ def test_pair_classifier(tmp_path, splits):
     with pytest.raises(NotFittedError, match="PairClassifier is not fitted"):
         classifier.predict(dev[0])
     assert classifier.fit(X, y, dev=dev, test=dev) is classifier
-    np.testing.assert_array_equal(classifier.classes_,
-                                  ["CONTRADICTION", "ENTAILMENT", "NEUTRAL"])
+    np.testing.assert_array_equal(classifier.classes_, ["CONTRADICTION", "ENTAILMENT", "NEUTRAL"])
     assert classifier.model_.head_name == "pair_softmax"
     assert classifier.model_.head.n_classes == 3
     predicted = classifier.predict(dev[0])
@@ -609,8 +683,7 @@ def test_pair_classifier(tmp_path, splits):
     assert classifier.evaluate(*dev)["confusion"] == test["confusion"]
     vectors = classifier.transform(dev[0][:3])
     assert vectors.shape == (3, 16)
-    np.testing.assert_array_equal(vectors[:, 8:], classifier.sentence_vectors(
-        [b for _, b in dev[0][:3]]))
+    np.testing.assert_array_equal(vectors[:, 8:], classifier.sentence_vectors([b for _, b in dev[0][:3]]))
     path = tmp_path / "classifier.npz"
     classifier.save(path)
     loaded = PairClassifier.load(path)
@@ -628,10 +701,10 @@ def test_pair_classifier_on_sick_pairs_own_labels(splits):
     """SickPairs carry their class numbers: y None trains on them, and the
     classes are the numbers 0..C-1."""
     from npcomp.data.readers.sick import SickPair
+
     X, y = _classed_pairs(splits["train"])
     names = ["CONTRADICTION", "ENTAILMENT", "NEUTRAL"]
-    pairs = [SickPair(a, b, float("nan"), str(k), names.index(label))
-             for k, ((a, b), label) in enumerate(zip(X, y))]
+    pairs = [SickPair(a, b, float("nan"), str(k), names.index(label)) for k, ((a, b), label) in enumerate(zip(X, y))]
     classifier = PairClassifier("lstm", vectors="random", **dict(TINY, epochs=1))
     classifier.fit(pairs[:40], dev=pairs[40:])
     np.testing.assert_array_equal(classifier.classes_, [0, 1, 2])
@@ -642,8 +715,10 @@ def test_pair_classifier_on_sick_pairs_own_labels(splits):
 def test_the_estimators_load_when_named():
     import subprocess
     import sys
-    code = ("import sys, npcomp; print('numpy' in sys.modules); "
-            "print(npcomp.TreeClassifier.__module__, 'numpy' in sys.modules)")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            check=True)
+
+    code = (
+        "import sys, npcomp; print('numpy' in sys.modules); "
+        "print(npcomp.TreeClassifier.__module__, 'numpy' in sys.modules)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.split() == ["False", "npcomp.estimators.tree_classifier", "True"]

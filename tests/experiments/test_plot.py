@@ -3,6 +3,7 @@ PNG (decoded) and SVG (parsed), and the numbers beside each figure match
 those recomputed here, independently, from the run's predictions.jsonl and
 metrics.json; the predictions file agrees with the trees and with `npcomp
 eval`; a sweep's box plots and mean curves; the refusals and errors."""
+
 import json
 import sys
 import xml.etree.ElementTree as ElementTree
@@ -20,10 +21,8 @@ from conftest import modules_loaded_by, synthetic_of_size
 pytest.importorskip("matplotlib", reason="the plot extra (matplotlib) is not installed")
 
 SIZES = (80, 40, 120)
-TINY = ["--dim", "8", "--embedding-dim", "8", "--epochs", "2", "--quiet", "--no-baseline",
-        "--threads", "1"]
-RUN_FIGURES = ("length_accuracy", "phrase_length_accuracy", "height_accuracy",
-               "root_confusion", "learning_curves")
+TINY = ["--dim", "8", "--embedding-dim", "8", "--epochs", "2", "--quiet", "--no-baseline", "--threads", "1"]
+RUN_FIGURES = ("length_accuracy", "phrase_length_accuracy", "height_accuracy", "root_confusion", "learning_curves")
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
@@ -38,8 +37,7 @@ def small_synthetic(monkeypatch):
 def _train(run_dir: Path, *options) -> None:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(npcomp.data.datasets.synthetic, "synthetic_splits", small_splits)
-        assert main(["train", "--task", "synthetic", *TINY, *options, "--out",
-                     str(run_dir)]) == 0
+        assert main(["train", "--task", "synthetic", *TINY, *options, "--out", str(run_dir)]) == 0
 
 
 @pytest.fixture(scope="module")
@@ -61,6 +59,7 @@ def _numbers(figures: Path, name: str) -> dict:
 
 def check_figure_files(figures: Path, names) -> None:
     import matplotlib.image
+
     for name in names:
         png = figures / f"{name}.png"
         assert png.read_bytes()[:8] == PNG_SIGNATURE, png
@@ -75,6 +74,7 @@ def check_figure_files(figures: Path, names) -> None:
 # independent recomputation from the predictions file
 # --------------------------------------------------------------------------
 
+
 def _root_pairs(predictions) -> np.ndarray:
     """(length, gold, predicted) of every sentence labelled at its root."""
     rows = np.array([(r["length"], r["gold"][-1], r["predicted"][-1]) for r in predictions])
@@ -82,8 +82,10 @@ def _root_pairs(predictions) -> np.ndarray:
 
 
 def _nodes(predictions) -> dict:
-    labelled = {key: np.concatenate([np.asarray(r[key]) for r in predictions])
-                for key in ("gold", "predicted", "height", "span")}
+    labelled = {
+        key: np.concatenate([np.asarray(r[key]) for r in predictions])
+        for key in ("gold", "predicted", "height", "span")
+    }
     keep = labelled["gold"] >= 0
     return {key: value[keep] for key, value in labelled.items()}
 
@@ -92,7 +94,8 @@ def test_every_figure_file_is_a_valid_png_and_svg(plotted):
     _, figures = plotted
     check_figure_files(figures, RUN_FIGURES)
     assert sorted(path.name for path in figures.iterdir()) == sorted(
-        f"{name}.{extension}" for name in RUN_FIGURES for extension in ("png", "svg", "json"))
+        f"{name}.{extension}" for name in RUN_FIGURES for extension in ("png", "svg", "json")
+    )
 
 
 def test_accuracy_by_sentence_length_matches_the_predictions(plotted):
@@ -103,22 +106,22 @@ def test_accuracy_by_sentence_length_matches_the_predictions(plotted):
     lengths = rows[:, 0]
     tail = int(np.sort(lengths)[int(np.ceil(0.95 * lengths.size)) - 1])  # synthetic: 95th pct
     assert numbers["tail"] == tail and numbers["half_width"] == 2
-    expected_centres = [c for c in range(lengths.min(), tail + 1)
-                        if np.any((lengths >= c - 2) & ((lengths <= c + 2) | (c == tail)))]
+    expected_centres = [
+        c for c in range(lengths.min(), tail + 1) if np.any((lengths >= c - 2) & ((lengths <= c + 2) | (c == tail)))
+    ]
     assert [p["length"] for p in points] == expected_centres
     for point in points:
         centre = point["length"]
         inside = (lengths >= centre - 2) & ((lengths <= centre + 2) | (centre == tail))
         assert point["n"] == inside.sum()
-        assert point["accuracy"] == pytest.approx(
-            100.0 * np.mean(rows[inside, 1] == rows[inside, 2]))
+        assert point["accuracy"] == pytest.approx(100.0 * np.mean(rows[inside, 1] == rows[inside, 2]))
     assert points[-1]["high"] is None
 
 
-@pytest.mark.parametrize("name, key, cap, first", [
-    ("phrase_length_accuracy", "span", 30, 1), ("height_accuracy", "height", 20, 0)])
-def test_accuracy_by_phrase_length_and_height_match_the_predictions(plotted, name, key, cap,
-                                                                    first):
+@pytest.mark.parametrize(
+    "name, key, cap, first", [("phrase_length_accuracy", "span", 30, 1), ("height_accuracy", "height", 20, 0)]
+)
+def test_accuracy_by_phrase_length_and_height_match_the_predictions(plotted, name, key, cap, first):
     run_dir, figures = plotted
     nodes = _nodes(_lines(run_dir / "predictions.jsonl"))
     bucket = np.minimum(nodes[key], cap)
@@ -128,8 +131,7 @@ def test_accuracy_by_phrase_length_and_height_match_the_predictions(plotted, nam
     for point in points:
         inside = bucket == point["value"]
         assert point["n"] == inside.sum()
-        assert point["accuracy"] == pytest.approx(
-            100.0 * np.mean(nodes["gold"][inside] == nodes["predicted"][inside]))
+        assert point["accuracy"] == pytest.approx(100.0 * np.mean(nodes["gold"][inside] == nodes["predicted"][inside]))
     assert sum(p["n"] for p in points) == nodes["gold"].size
 
 
@@ -156,13 +158,15 @@ def test_learning_curves_match_the_metrics(plotted):
         assert row["dev_root_acc"] == record["dev"]["root_acc"]
         assert row["dev_all_acc"] == record["dev"]["all_acc"]
         assert row["train_root_acc"] == record["train"]["root_acc"]
-    assert np.allclose([row["train_s"] for row in epochs],
-                       np.cumsum([record["wall_s"] for record in metrics["epochs"]]))
+    assert np.allclose(
+        [row["train_s"] for row in epochs], np.cumsum([record["wall_s"] for record in metrics["epochs"]])
+    )
 
 
 # --------------------------------------------------------------------------
 # the predictions file
 # --------------------------------------------------------------------------
+
 
 def test_predictions_agree_with_eval_and_the_metrics(plotted, capsys):
     run_dir, _ = plotted
@@ -214,8 +218,7 @@ def test_eval_writes_another_splits_predictions_beside(plotted, tmp_path, capsys
     result = json.loads(capsys.readouterr().out)
     dev = _lines(run_dir / "predictions-dev.jsonl")
     assert len(dev) == SIZES[1]
-    assert result["root_acc"] == pytest.approx(100.0 * np.mean(
-        [r["gold"][-1] == r["predicted"][-1] for r in dev]))
+    assert result["root_acc"] == pytest.approx(100.0 * np.mean([r["gold"][-1] == r["predicted"][-1] for r in dev]))
     assert (run_dir / "predictions.jsonl").read_bytes() == test_before
     assert main(["plot", str(run_dir), "--split", "dev", "--out", str(tmp_path / "dev")]) == 0
     numbers = _numbers(tmp_path / "dev", "root_confusion")
@@ -226,6 +229,7 @@ def test_eval_writes_another_splits_predictions_beside(plotted, tmp_path, capsys
 # --------------------------------------------------------------------------
 # refusals and errors
 # --------------------------------------------------------------------------
+
 
 def test_existing_figures_are_kept_unless_overwrite(plotted, capsys):
     run_dir, figures = plotted
@@ -255,10 +259,10 @@ def test_a_run_keeps_the_counts_its_figures_are_drawn_from(plotted, tmp_path):
     from which the same figures follow when the predictions are gone."""
     from npcomp.runfiles.figure_counts import COUNTS, counts_of
     from npcomp.experiments.figures import run_figures
+
     run_dir, _ = plotted
     counts = json.loads((run_dir / COUNTS).read_text())
-    assert counts == json.loads(json.dumps(counts_of(_lines(run_dir / "predictions.jsonl"),
-                                                     "synthetic")))
+    assert counts == json.loads(json.dumps(counts_of(_lines(run_dir / "predictions.jsonl"), "synthetic")))
     assert (run_dir / COUNTS).stat().st_size < (run_dir / "predictions.jsonl").stat().st_size
     kept = tmp_path / "kept"
     kept.mkdir()
@@ -266,8 +270,8 @@ def test_a_run_keeps_the_counts_its_figures_are_drawn_from(plotted, tmp_path):
         (kept / name).write_bytes((run_dir / name).read_bytes())
 
     def numbers(directory):
-        return [{key: value for key, value in figure.items() if key != "source"}
-                for figure in run_figures(directory)]
+        return [{key: value for key, value in figure.items() if key != "source"} for figure in run_figures(directory)]
+
     assert numbers(kept) == numbers(run_dir)
 
 
@@ -286,8 +290,7 @@ def test_a_damaged_predictions_file_is_named_by_line(plotted, tmp_path, capsys):
     lines = (run_dir / "predictions.jsonl").read_text().splitlines()
     (copy / "predictions.jsonl").write_text("\n".join(lines[:2] + ["{not json"]) + "\n")
     assert main(["plot", str(copy), "--out", str(tmp_path / "out")]) == 1
-    assert f"{copy / 'predictions.jsonl'}:3: damaged predictions file" in \
-        capsys.readouterr().err
+    assert f"{copy / 'predictions.jsonl'}:3: damaged predictions file" in capsys.readouterr().err
 
 
 def test_without_matplotlib_the_error_names_the_extra(plotted, tmp_path, monkeypatch, capsys):
@@ -301,8 +304,7 @@ def test_without_matplotlib_the_error_names_the_extra(plotted, tmp_path, monkeyp
 
 
 def test_figures_module_imports_neither_numpy_nor_matplotlib():
-    assert modules_loaded_by("import npcomp.experiments.figures",
-                             ("numpy", "matplotlib", "numba")) == []
+    assert modules_loaded_by("import npcomp.experiments.figures", ("numpy", "matplotlib", "numba")) == []
 
 
 def test_help_lists_the_figures(capsys):
@@ -317,41 +319,52 @@ def test_help_lists_the_figures(capsys):
 # a sweep directory
 # --------------------------------------------------------------------------
 
+
 def test_sweep_box_plots_and_mean_curves(tmp_path, capsys):
     sweep = tmp_path / "sweep"
     for lr in ("0.05", "0.2"):
         for seed in ("1", "2"):
             _train(sweep / "runs" / f"lr{lr}-s{seed}", "--lr", lr, "--seed", seed)
     (sweep / "runs" / "unfinished").mkdir()
-    (sweep / "runs" / "unfinished" / "metrics.json").write_text(json.dumps(
-        {"model": "treelstm-nary", "task": "synthetic", "test": None,
-         "config": {"model": "treelstm-nary", "task": "synthetic", "seed": 3}}))
+    (sweep / "runs" / "unfinished" / "metrics.json").write_text(
+        json.dumps(
+            {
+                "model": "treelstm-nary",
+                "task": "synthetic",
+                "test": None,
+                "config": {"model": "treelstm-nary", "task": "synthetic", "seed": 3},
+            }
+        )
+    )
     capsys.readouterr()
     assert main(["plot", str(sweep), "--out", str(tmp_path / "figures")]) == 0
     assert "unfinished" in capsys.readouterr().err  # left out, and said
     figures = tmp_path / "figures"
-    names = ["seeds_test_root_acc", "seeds_test_all_acc", "seeds_dev_root_acc",
-             "seeds_dev_all_acc", "length_accuracy", "phrase_length_accuracy",
-             "height_accuracy"]
+    names = [
+        "seeds_test_root_acc",
+        "seeds_test_all_acc",
+        "seeds_dev_root_acc",
+        "seeds_dev_all_acc",
+        "length_accuracy",
+        "phrase_length_accuracy",
+        "height_accuracy",
+    ]
     check_figure_files(figures, names)
     boxes = _numbers(figures, "seeds_test_root_acc")["boxes"]
     assert [box["label"] for box in boxes] == ["lr=0.05", "lr=0.2"]
     for box, lr in zip(boxes, ("0.05", "0.2")):
         runs = [sweep / "runs" / f"lr{lr}-s{seed}" for seed in ("1", "2")]
-        assert box["values"] == [json.loads((run / "metrics.json").read_text())["test"]
-                                 ["root_acc"] for run in runs]
+        assert box["values"] == [json.loads((run / "metrics.json").read_text())["test"]["root_acc"] for run in runs]
     # Tai's points: each setting's accuracy per window, the mean over its seeds
     series = _numbers(figures, "length_accuracy")["series"]
     assert [s["label"] for s in series] == ["lr=0.05", "lr=0.2"]
     for one, lr in zip(series, ("0.05", "0.2")):
-        per_run = [_root_pairs(_lines(sweep / "runs" / f"lr{lr}-s{seed}" / "predictions.jsonl"))
-                   for seed in ("1", "2")]
+        per_run = [_root_pairs(_lines(sweep / "runs" / f"lr{lr}-s{seed}" / "predictions.jsonl")) for seed in ("1", "2")]
         for point in one["points"]:
             centre, tail = point["length"], _numbers(figures, "length_accuracy")["tail"]
             accuracies = []
             for rows in per_run:
-                inside = (rows[:, 0] >= centre - 2) & ((rows[:, 0] <= centre + 2)
-                                                       | (centre == tail))
+                inside = (rows[:, 0] >= centre - 2) & ((rows[:, 0] <= centre + 2) | (centre == tail))
                 accuracies.append(100.0 * np.mean(rows[inside, 1] == rows[inside, 2]))
             assert point["accuracy"] == pytest.approx(np.mean(accuracies))
 
@@ -372,12 +385,36 @@ def test_a_sweep_of_one_setting_draws_its_counts(tmp_path):
 # SICK (real data): Pearson's r against mean sentence length
 # --------------------------------------------------------------------------
 
+
 def test_sick_pearson_by_mean_length_matches_the_predictions(tmp_path, capsys, data_dir):
     run_dir = tmp_path / "sick"
-    assert main(["train", "--model", "treelstm-childsum", "--task", "sick", "--data-dir",
-                 str(data_dir), "--vectors", "random", "--dim", "8", "--embedding-dim",
-                 "8", "--epochs", "1", "--quiet", "--threads", "1", "--out",
-                 str(run_dir)]) == 0
+    assert (
+        main(
+            [
+                "train",
+                "--model",
+                "treelstm-childsum",
+                "--task",
+                "sick",
+                "--data-dir",
+                str(data_dir),
+                "--vectors",
+                "random",
+                "--dim",
+                "8",
+                "--embedding-dim",
+                "8",
+                "--epochs",
+                "1",
+                "--quiet",
+                "--threads",
+                "1",
+                "--out",
+                str(run_dir),
+            ]
+        )
+        == 0
+    )
     assert main(["plot", str(run_dir), "--out", str(tmp_path / "figures")]) == 0
     figures = tmp_path / "figures"
     check_figure_files(figures, ("length_pearson", "learning_curves"))
@@ -387,8 +424,7 @@ def test_sick_pearson_by_mean_length_matches_the_predictions(tmp_path, capsys, d
     predicted = np.array([r["predicted"] for r in predictions])
     means = np.array([(r["length_a"] + r["length_b"]) / 2 for r in predictions])
     metrics = json.loads((run_dir / "metrics.json").read_text())
-    assert np.corrcoef(gold, predicted)[0, 1] == pytest.approx(metrics["test"]["pearson"],
-                                                              abs=1e-5)
+    assert np.corrcoef(gold, predicted)[0, 1] == pytest.approx(metrics["test"]["pearson"], abs=1e-5)
     numbers = _numbers(figures, "length_pearson")
     tail = min(18.5, means.max())
     assert numbers["tail"] == tail
@@ -408,19 +444,21 @@ def test_a_sweeps_confusion_matrices_sum_its_seeds(tmp_path):
     from npcomp.runfiles.figure_counts import counts_of
     from npcomp.experiments.figures import PREDICTIONS, read_predictions, root_confusion
     from npcomp.experiments.sweep_figures import confusions_over_seeds
+
     runs = []
     for seed, (gold, predicted) in enumerate([([0, 1, 2], [0, 2, 2]), ([1, 1], [1, 0])]):
         run_dir = tmp_path / f"base-s{seed + 1}"
         run_dir.mkdir()
-        lines = [json.dumps({"sentence": k, "length": 1, "gold": [g], "predicted": [p],
-                             "height": [0], "span": [1]})
-                 for k, (g, p) in enumerate(zip(gold, predicted))]
+        lines = [
+            json.dumps({"sentence": k, "length": 1, "gold": [g], "predicted": [p], "height": [0], "span": [1]})
+            for k, (g, p) in enumerate(zip(gold, predicted))
+        ]
         (run_dir / PREDICTIONS).write_text("\n".join(lines) + "\n")
         runs.append(str(run_dir))
-    figure, = confusions_over_seeds([{"label": "base", "model": "lstm", "task": "sst5",
-                                      "runs": runs}])
+    (figure,) = confusions_over_seeds([{"label": "base", "model": "lstm", "task": "sst5", "runs": runs}])
     assert figure["figure"] == "root_confusion_base" and "2 seeds" in figure["title"]
-    expected = [root_confusion(counts_of(read_predictions(Path(run) / PREDICTIONS), "sst5"),
-                               "sst5")["counts"] for run in runs]
+    expected = [
+        root_confusion(counts_of(read_predictions(Path(run) / PREDICTIONS), "sst5"), "sst5")["counts"] for run in runs
+    ]
     summed = [[a + b for a, b in zip(row_a, row_b)] for row_a, row_b in zip(*expected)]
     assert figure["counts"] == summed and figure["counts"][1] == [1, 1, 1, 0, 0]

@@ -2,6 +2,7 @@
 run that recorded its code names one package tree per report (the tree the
 run recorded, or for a run recorded before runs recorded the tree, the
 tree git finds at its commit), and that tree was clean when it ran."""
+
 import json
 import subprocess
 from pathlib import Path
@@ -14,14 +15,20 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 RESULTS = REPO_ROOT / "docs" / "results"
 # each committed report: DIR/TABLE.json beside its sweep DIR/TABLE/ (the
 # reports of other data, such as docs/results/sick-layout/, included)
-REPORTS = sorted(path.relative_to(RESULTS).with_suffix("").as_posix()
-                 for path in RESULTS.rglob("*.json")
-                 if (path.with_suffix("") / "plan.json").is_file())
+REPORTS = sorted(
+    path.relative_to(RESULTS).with_suffix("").as_posix()
+    for path in RESULTS.rglob("*.json")
+    if (path.with_suffix("") / "plan.json").is_file()
+)
 
 
 def _tree_at(commit: str) -> str | None:
-    done = subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", "--verify", "--quiet",
-                           f"{commit}:npcomp"], capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        ["git", "-C", str(REPO_ROOT), "rev-parse", "--verify", "--quiet", f"{commit}:npcomp"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     return done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else None
 
 
@@ -31,8 +38,10 @@ def test_the_reports_are_found():
 
 @pytest.mark.parametrize("report", REPORTS)
 def test_a_reports_recorded_runs_come_from_one_clean_code_tree(report):
-    if subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", "HEAD"], capture_output=True,
-                      check=False).returncode != 0:
+    if (
+        subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", "HEAD"], capture_output=True, check=False).returncode
+        != 0
+    ):
         pytest.skip("not a git checkout: no commit to find a tree from")
     sweep = RESULTS / report
     results = committed_results(sweep)
@@ -43,21 +52,24 @@ def test_a_reports_recorded_runs_come_from_one_clean_code_tree(report):
         metrics = json.loads((sweep / record["run_dir"] / "metrics.json").read_text())
         code = (metrics.get("provenance") or {}).get("code")
         if not code:
-            continue   # before the record: the report says so
+            continue  # before the record: the report says so
         assert code["commit"], f"{report}/{name}: no commit (a wheel) in a committed run"
         tree = code.get("tree") or _tree_at(code["commit"])
         if tree is None:
             absent.setdefault(code["commit"], []).append(name)
             continue
-        if code.get("tree"):   # recorded: the commit's tree, where git has the commit
+        if code.get("tree"):  # recorded: the commit's tree, where git has the commit
             at_commit = _tree_at(code["commit"])
             assert at_commit in (None, tree), f"{report}/{name}: tree is not its commit's"
         trees.setdefault(tree, []).append(name)
         if code["clean"] is not True:
             unclean.append(name)
     assert len(trees) <= 1, f"{report}: runs from {len(trees)} code trees: " + "; ".join(
-        f"{tree[:12]}: {', '.join(names)}" for tree, names in trees.items())
+        f"{tree[:12]}: {', '.join(names)}" for tree, names in trees.items()
+    )
     assert not unclean, f"{report}: runs with changes not committed: {unclean}"
     if absent:
-        pytest.skip(f"{report}: commits not in this clone, their trees unknown: " + ", ".join(
-            f"{commit[:12]} ({len(names)} runs)" for commit, names in absent.items()))
+        pytest.skip(
+            f"{report}: commits not in this clone, their trees unknown: "
+            + ", ".join(f"{commit[:12]} ({len(names)} runs)" for commit, names in absent.items())
+        )

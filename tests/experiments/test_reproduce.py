@@ -2,6 +2,7 @@
 `npcomp train` accepts; the verdicts; a tiny table on the synthetic task
 killed mid-way and run again resumes and gives the report an uninterrupted
 run gives; --list with each row's time."""
+
 import json
 import os
 import signal
@@ -31,7 +32,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 # The synthetic treebank is made 800/100/100 sentences (its default, 3000/500/500,
 # adds time and nothing to check): every process of the table, each worker of its
 # cluster included, runs this module, so each trains on the same smaller treebank
-TINY_TABLE = '''
+TINY_TABLE = """
 import sys
 import npcomp.data.datasets.synthetic as synthetic
 from npcomp.experiments import paper_tables as tables
@@ -49,7 +50,7 @@ if __name__ == "__main__":
     sys.exit(npcomp.reproduce("tiny", seeds=int(arguments[arguments.index("--seeds") + 1]),
                               out=arguments[arguments.index("--out") + 1],
                               quiet="--quiet" in arguments).status)
-'''
+"""
 
 
 def every_setting():
@@ -71,7 +72,7 @@ def test_every_row_is_a_configuration_train_accepts(table, options, data_dir, tm
         phrases = tmp_path / "phrases.tsv"
         phrases.write_text("text\tlabel\nvery good news\t4\nthe report\t2\nflawed\t0\n")
         options, task = dict(table.run_options(options, str(phrases)), fold=0), "files"
-    assert command_line(options)   # the report's command gives each as a flag
+    assert command_line(options)  # the report's command gives each as a flag
     config = train_config(**dict(options, data_dir=str(data_dir), threads=1))
     assert config == config_of(dict(options, data_dir=str(data_dir), threads=1))
     assert config["model"] == options["model"] and config["task"] == task
@@ -101,8 +102,9 @@ def test_each_command_gives_an_option_once_and_a_rows_shards_over_the_tables():
 def test_verdicts():
     def stats(mean, low=None, high=None):
         return {"mean": mean, "ci95": None if low is None else [low, high]}
+
     assert verdict(45.7, stats(46.0, 45.0, 47.0)) == REACHED
-    assert verdict(45.7, stats(46.5, 45.8, 47.2)) == ABOVE   # the paper below our interval
+    assert verdict(45.7, stats(46.5, 45.8, 47.2)) == ABOVE  # the paper below our interval
     assert verdict(45.7, stats(45.7)) == REACHED
     assert verdict(45.7, stats(45.0, 44.0, 46.0)) == WITHIN_NOISE
     assert verdict(45.7, stats(44.0, 43.0, 45.0)) == BELOW
@@ -118,17 +120,29 @@ def test_verdicts():
 
 
 def reproduce_process(script: Path, out: Path, **kwargs):
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")])))
-    return subprocess.Popen([sys.executable, str(script), "--seeds", "2", "--out", str(out),
-                             "--quiet"], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, **kwargs)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")])))
+    return subprocess.Popen(
+        [sys.executable, str(script), "--seeds", "2", "--out", str(out), "--quiet"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        **kwargs,
+    )
 
 
 def ours(out: Path) -> list:
     report = json.loads((out / "tiny.json").read_text())
-    return [(row["setting"], row["test"]["root_acc"]["n"], row["test"]["root_acc"]["mean"],
-             row["test"]["root_acc"]["std"], row["verdict"]) for row in report["rows"]]
+    return [
+        (
+            row["setting"],
+            row["test"]["root_acc"]["n"],
+            row["test"]["root_acc"]["mean"],
+            row["test"]["root_acc"]["std"],
+            row["verdict"],
+        )
+        for row in report["rows"]
+    ]
 
 
 def test_a_table_killed_and_run_again_resumes_and_reports_the_same(tmp_path):
@@ -143,7 +157,7 @@ def test_a_table_killed_and_run_again_resumes_and_reports_the_same(tmp_path):
     while not list(killed.glob("tiny/runs/*/checkpoint.npz")):
         assert process.poll() is None and time.monotonic() < deadline, process.stderr.read()
         time.sleep(0.05)
-    os.killpg(process.pid, signal.SIGKILL)   # the command and its cluster's workers
+    os.killpg(process.pid, signal.SIGKILL)  # the command and its cluster's workers
     process.wait(timeout=60)
     assert not (killed / "tiny.json").exists()
     again = reproduce_process(script, killed)
@@ -154,11 +168,11 @@ def test_a_table_killed_and_run_again_resumes_and_reports_the_same(tmp_path):
     assert any('"resumed"' in log for log in logs)
     assert ours(killed) == ours(whole)
     # each minibatch whole, as the committed runs were trained (paper_tables.RUN_OPTIONS)
-    assert {json.loads(path.read_text())["config"]["shards"]
-            for path in killed.glob("tiny/runs/*/metrics.json")} == {1}
+    assert {json.loads(path.read_text())["config"]["shards"] for path in killed.glob("tiny/runs/*/metrics.json")} == {1}
     # the workers trained on the smaller treebank
-    assert {json.loads(path.read_text())["test"]["sentences"]
-            for path in killed.glob("tiny/runs/*/metrics.json")} == {100}
+    assert {json.loads(path.read_text())["test"]["sentences"] for path in killed.glob("tiny/runs/*/metrics.json")} == {
+        100
+    }
     report = (killed / "tiny.md").read_text()
     assert "| - | Tree-LSTM | `tree` (paper) | 60.0 |" in report
     assert "not yet measured (2 of 5 seeds)" in report and "npcomp train --model" in report
@@ -166,19 +180,30 @@ def test_a_table_killed_and_run_again_resumes_and_reports_the_same(tmp_path):
 
 
 def test_list_prints_each_row_with_its_time(tmp_path, monkeypatch, capsys):
-    table = paper_tables.Table("tiny", "A tiny table", (
-        paper_tables.Row("bag", "Mean vectors", "mean-vectors", "synthetic", {"root_acc": 99.0},
-                         dict(dim=8, embedding_dim=8, epochs=2),
-                         dev=dict(dim=8, embedding_dim=8, epochs=2, lr=0.1)),))
+    table = paper_tables.Table(
+        "tiny",
+        "A tiny table",
+        (
+            paper_tables.Row(
+                "bag",
+                "Mean vectors",
+                "mean-vectors",
+                "synthetic",
+                {"root_acc": 99.0},
+                dict(dim=8, embedding_dim=8, epochs=2),
+                dev=dict(dim=8, embedding_dim=8, epochs=2, lr=0.1),
+            ),
+        ),
+    )
     monkeypatch.setitem(paper_tables.TABLES, "tiny", table)
     assert npcomp.reproduce("tiny", list=True, out=tmp_path).status == 0
     out = capsys.readouterr().out
     assert "bag " in out and "bag-dev" in out and "a seed" in out and "5 seeds" in out
     cached = json.loads((tmp_path / "estimates.json").read_text())
     assert len(cached) == 2 and all(seconds > 0 for seconds in cached.values())
-    assert all(json.loads(setting)["shards"] == 1 for setting in cached)   # as its runs train
+    assert all(json.loads(setting)["shards"] == 1 for setting in cached)  # as its runs train
     assert npcomp.reproduce("tiny", list=True, out=tmp_path).status == 0
-    assert "measuring" not in capsys.readouterr().err   # the cache answers
+    assert "measuring" not in capsys.readouterr().err  # the cache answers
 
 
 def test_list_answers_without_the_data(tmp_path, monkeypatch, capsys):
@@ -193,7 +218,7 @@ def test_list_answers_without_the_data(tmp_path, monkeypatch, capsys):
         for row in table.rows:
             assert all(f"  {name} " in out for name in row.settings())
     assert "not measured: " in out and "no such file" in out
-    assert "a seed" not in out   # every table here trains on the real data
+    assert "a seed" not in out  # every table here trains on the real data
 
 
 def test_an_unknown_table_or_row_is_named():
@@ -207,8 +232,7 @@ def test_an_unknown_table_or_row_is_named():
 
 def test_the_readmes_results_table_is_the_reports_summary():
     text = (REPO_ROOT / "README.md").read_text()
-    start = text.index("<!-- npcomp reproduce --summary -->\n") + len(
-        "<!-- npcomp reproduce --summary -->\n")
+    start = text.index("<!-- npcomp reproduce --summary -->\n") + len("<!-- npcomp reproduce --summary -->\n")
     end = text.index("\n<!-- end of npcomp reproduce --summary -->")
     assert text[start:end] == reports_summary(REPO_ROOT / "docs" / "results")
 
@@ -221,25 +245,26 @@ def test_rows_on_dependency_parses_read_the_tables_parses(tmp_path):
     assert "parses_dir" not in spec.settings["lstm-fine"]
 
 
-def test_list_measures_the_committed_runs_of_a_row_that_needs_parses(tmp_path, monkeypatch,
-                                                                      capsys):
+def test_list_measures_the_committed_runs_of_a_row_that_needs_parses(tmp_path, monkeypatch, capsys):
     """The Dependency Tree-LSTM rows' committed seeds give their time, parses
     or not; the total counts them and names the rows left unmeasured."""
     import shutil
+
     monkeypatch.setenv("NPCOMP_DATA", str(tmp_path / "no-data"))
     out = tmp_path / "out"
     for seed in (1, 2):
         run = f"dependency-fine-s{seed}"
         (out / "tai-sst" / "runs" / run).mkdir(parents=True)
-        shutil.copy(REPO_ROOT / "docs" / "results" / "tai-sst" / "runs" / run / "metrics.json",
-                    out / "tai-sst" / "runs" / run / "metrics.json")
+        shutil.copy(
+            REPO_ROOT / "docs" / "results" / "tai-sst" / "runs" / run / "metrics.json",
+            out / "tai-sst" / "runs" / run / "metrics.json",
+        )
     assert npcomp.reproduce("tai-sst", list=True, out=out).status == 0
     listed = capsys.readouterr().out.splitlines()
     fine = next(line for line in listed if line.startswith("  dependency-fine "))
     binary = next(line for line in listed if line.startswith("  dependency-binary "))
     assert fine.endswith(" a seed") and "not measured" not in fine
     assert binary.endswith("not measured: the SST's parses are made on its first run")
-    rows = sum(len(row.settings()) for row in paper_tables.TABLES["tai-sst"].rows
-               if row.trained)
+    rows = sum(len(row.settings()) for row in paper_tables.TABLES["tai-sst"].rows if row.trained)
     assert listed[-2].endswith(f"(less {rows - 1} not measured)")
     assert "about 0 s" not in listed[-2]

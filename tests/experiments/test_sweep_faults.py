@@ -11,6 +11,7 @@
 
 A worker killed while its run trains and writes its checkpoints is
 test_sweep.py's test_a_killed_worker_resumes_its_run."""
+
 import http.server
 import json
 import os
@@ -33,8 +34,7 @@ from npcomp.experiments.sweep_plan import run_state
 distributed = pytest.importorskip("distributed")
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-TINY = ["--task", "synthetic", "--dim", "4", "--embedding-dim", "4", "--epochs", "1",
-        "--no-baseline", "--quiet"]
+TINY = ["--task", "synthetic", "--dim", "4", "--embedding-dim", "4", "--epochs", "1", "--no-baseline", "--quiet"]
 # a refusal comes within the scheduler's time to answer, and a little more
 WITHIN = 3 * SCHEDULER_TIMEOUT
 
@@ -94,49 +94,75 @@ def refused_within_seconds(capsys, argv, *named) -> float:
     return seconds
 
 
-@pytest.mark.parametrize("server, named", [
-    ("http_server", "did not answer as a Dask scheduler within"),
-    ("other_bytes_server", "is not a Dask scheduler"),
-    ("closed port", "nothing accepts connections there"),
-])
-def test_a_scheduler_address_without_a_scheduler_is_refused_in_seconds(request, tmp_path,
-                                                                       capsys, server, named):
+@pytest.mark.parametrize(
+    "server, named",
+    [
+        ("http_server", "did not answer as a Dask scheduler within"),
+        ("other_bytes_server", "is not a Dask scheduler"),
+        ("closed port", "nothing accepts connections there"),
+    ],
+)
+def test_a_scheduler_address_without_a_scheduler_is_refused_in_seconds(request, tmp_path, capsys, server, named):
     address = closed_port() if server == "closed port" else request.getfixturevalue(server)
     sweep_dir = tmp_path / "sweep"
-    seconds = refused_within_seconds(capsys, ["sweep", *TINY, "--scheduler", address,
-                                              "--out", str(sweep_dir)], address, named,
-                                     "nothing was started or written")
+    seconds = refused_within_seconds(
+        capsys,
+        ["sweep", *TINY, "--scheduler", address, "--out", str(sweep_dir)],
+        address,
+        named,
+        "nothing was started or written",
+    )
     print(f"{server}: refused in {seconds:.1f} s")
     assert not sweep_dir.exists()
 
 
-@pytest.mark.parametrize("address", [
-    "not-an-address", "tcp://127.0.0.1", "tls://127.0.0.1:8786", "tcp://127.0.0.1:0",
-    "tcp://127.0.0.1:70000", "tcp://:8786", "127.0.0.1:port"])
+@pytest.mark.parametrize(
+    "address",
+    [
+        "not-an-address",
+        "tcp://127.0.0.1",
+        "tls://127.0.0.1:8786",
+        "tcp://127.0.0.1:0",
+        "tcp://127.0.0.1:70000",
+        "tcp://:8786",
+        "127.0.0.1:port",
+    ],
+)
 def test_a_malformed_scheduler_address_is_refused(tmp_path, capsys, address):
-    refused_within_seconds(capsys, ["sweep", *TINY, "--scheduler", address, "--out",
-                                    str(tmp_path / "sweep")],
-                           f"{address!r} is not a scheduler's address: give tcp://HOST:PORT")
+    refused_within_seconds(
+        capsys,
+        ["sweep", *TINY, "--scheduler", address, "--out", str(tmp_path / "sweep")],
+        f"{address!r} is not a scheduler's address: give tcp://HOST:PORT",
+    )
     assert not (tmp_path / "sweep").exists()
 
 
-def test_reproduce_refuses_the_scheduler_before_anything_is_written(tmp_path, capsys,
-                                                                    other_bytes_server):
+def test_reproduce_refuses_the_scheduler_before_anything_is_written(tmp_path, capsys, other_bytes_server):
     out = tmp_path / "reproduce"
-    refused_within_seconds(capsys, ["reproduce", "le-zuidema", "--seeds", "1", "--scheduler",
-                                    other_bytes_server, "--out", str(out)],
-                           "is not a Dask scheduler")
+    refused_within_seconds(
+        capsys,
+        ["reproduce", "le-zuidema", "--seeds", "1", "--scheduler", other_bytes_server, "--out", str(out)],
+        "is not a Dask scheduler",
+    )
     assert not out.exists()
 
 
 def test_a_dask_worker_is_not_a_scheduler(tmp_path, capsys):
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
-                                  protocol="tcp://", host="127.0.0.1", scheduler_port=0,
-                                  dashboard_address=None) as cluster:
+    with distributed.LocalCluster(
+        n_workers=1,
+        threads_per_worker=1,
+        processes=False,
+        protocol="tcp://",
+        host="127.0.0.1",
+        scheduler_port=0,
+        dashboard_address=None,
+    ) as cluster:
         worker = next(iter(cluster.scheduler_info["workers"]))
-        refused_within_seconds(capsys, ["sweep", *TINY, "--scheduler", worker, "--out",
-                                        str(tmp_path / "sweep")],
-                               "a Dask Worker answers there, not a scheduler")
+        refused_within_seconds(
+            capsys,
+            ["sweep", *TINY, "--scheduler", worker, "--out", str(tmp_path / "sweep")],
+            "a Dask Worker answers there, not a scheduler",
+        )
     assert not (tmp_path / "sweep").exists()
 
 
@@ -144,11 +170,15 @@ def test_a_dask_worker_is_not_a_scheduler(tmp_path, capsys):
 # the scheduler killed mid-sweep
 # --------------------------------------------------------------------------
 
+
 def dask_process(*argv) -> subprocess.Popen:
     """A `dask` command in a process group of its own (killed as a whole)."""
-    return subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_" + argv[0],
-                             *argv[1:]], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "distributed.cli.dask_" + argv[0], *argv[1:]],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
 
 
 def kill(process: subprocess.Popen) -> None:
@@ -160,9 +190,11 @@ def kill(process: subprocess.Popen) -> None:
 
 
 def evaluation_points(run_dir: Path) -> list:
-    return [record.get("at", record.get("epoch"))
-            for record in RunDirectory(run_dir).log_records()
-            if record["event"] in ("evaluation", "epoch")]
+    return [
+        record.get("at", record.get("epoch"))
+        for record in RunDirectory(run_dir).log_records()
+        if record["event"] in ("evaluation", "epoch")
+    ]
 
 
 def test_the_scheduler_killed_mid_sweep(tmp_path):
@@ -174,25 +206,45 @@ def test_the_scheduler_killed_mid_sweep(tmp_path):
     resumable or not yet started; the same command run again, on a local
     cluster, finishes every run, the killed one resumed."""
     scheduler_file = tmp_path / "scheduler.json"
-    scheduler = dask_process("scheduler", "--host", "127.0.0.1", "--port", "0",
-                             "--no-dashboard", "--scheduler-file", str(scheduler_file))
+    scheduler = dask_process(
+        "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard", "--scheduler-file", str(scheduler_file)
+    )
     worker = None
     try:
         deadline = time.monotonic() + 60
         while not scheduler_file.is_file() and time.monotonic() < deadline:
             time.sleep(0.05)
         address = json.loads(scheduler_file.read_text())["address"]
-        worker = dask_process("worker", address, "--nthreads", "1", "--nworkers", "1",
-                              "--no-dashboard")
+        worker = dask_process("worker", address, "--nthreads", "1", "--nworkers", "1", "--no-dashboard")
         sweep_dir = tmp_path / "sweep"
-        argv = ["sweep", "--task", "synthetic", "--dim", "16", "--embedding-dim", "16",
-                "--epochs", "4", "--evals-per-epoch", "2", "--no-baseline", "--no-train-eval",
-                "--seeds", "1-2", "--quiet", "--out", str(sweep_dir)]
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-            filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")])))
-        sweep = subprocess.Popen([sys.executable, "-m", "npcomp", *argv, "--scheduler", address],
-                                 env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                 text=True)
+        argv = [
+            "sweep",
+            "--task",
+            "synthetic",
+            "--dim",
+            "16",
+            "--embedding-dim",
+            "16",
+            "--epochs",
+            "4",
+            "--evals-per-epoch",
+            "2",
+            "--no-baseline",
+            "--no-train-eval",
+            "--seeds",
+            "1-2",
+            "--quiet",
+            "--out",
+            str(sweep_dir),
+        ]
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")])))
+        sweep = subprocess.Popen(
+            [sys.executable, "-m", "npcomp", *argv, "--scheduler", address],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         victim, deadline = None, time.monotonic() + 120
         while victim is None and time.monotonic() < deadline and sweep.poll() is None:
             for run_dir in sorted((sweep_dir / "runs").glob("*")):
@@ -234,13 +286,20 @@ def test_a_second_sweep_into_a_directory_in_use_is_refused(tmp_path, capsys):
     directory is the sweep's."""
     sweep_dir = tmp_path / "sweep"
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time\n"
-         "from npcomp.experiments.sweep_plan import sweep_lock\n"
-         f"with sweep_lock({str(sweep_dir)!r}):\n"
-         "    print('held', flush=True)\n"
-         "    sys.stdin.read()\n"],
-        env=dict(os.environ, PYTHONPATH=str(REPO_ROOT)), stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-c",
+            "import sys, time\n"
+            "from npcomp.experiments.sweep_plan import sweep_lock\n"
+            f"with sweep_lock({str(sweep_dir)!r}):\n"
+            "    print('held', flush=True)\n"
+            "    sys.stdin.read()\n",
+        ],
+        env=dict(os.environ, PYTHONPATH=str(REPO_ROOT)),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout.readline() == "held\n"
         argv = ["sweep", *TINY, "--seeds", "1", "--out", str(sweep_dir)]
@@ -249,7 +308,8 @@ def test_a_second_sweep_into_a_directory_in_use_is_refused(tmp_path, capsys):
             f"npcomp sweep: error: {sweep_dir}: another npcomp sweep is running in this sweep "
             "directory; nothing was changed. Wait for it to end (the same command then reports "
             "its runs, and continues any it left unfinished), or choose another directory with "
-            "--out\n")
+            "--out\n"
+        )
         assert sorted(path.name for path in sweep_dir.iterdir()) == [".lock"]
     finally:
         holder.stdin.close()

@@ -1,14 +1,14 @@
 """build_forest: height order, contiguous levels, children before parents and in
 sentence order, roots, consistent permutation of words and labels; supervision
 masks; deep trees without recursion; the numba kernel against its .py_func."""
+
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from npcomp.data.datasets import SUPERVISION_MODES
-from npcomp.forest import (_heights_and_positions, build_forest, node_words,
-                           supervised_labels)
+from npcomp.forest import _heights_and_positions, build_forest, node_words, supervised_labels
 from npcomp.data.readers.formats import NO_TOKEN, UNLABELLED, branching_tree, chain_tree
 from npcomp.data.readers.ptb import parse_ptb
 
@@ -16,7 +16,7 @@ HAND_MADE = [
     "(3 (2 It) (4 (2 's) (4 good)))",
     "(1 bad)",
     "(2 (2 (2 a) (2 b)) (3 (3 c) (2 (2 d) (1 e))))",
-    "(0 (1 (1 (1 (1 deep)))))",                      # unary chain above one leaf
+    "(0 (1 (1 (1 (1 deep)))))",  # unary chain above one leaf
     "(4 (2 w1) (3 w2) (1 w3) (0 w4) (2 (2 w5) (3 w6)))",  # a node with five children
     "(2 (2 (2 (2 x) (3 y)) (1 z)) (4 t))",
 ]
@@ -25,6 +25,7 @@ HAND_MADE = [
 # --------------------------------------------------------------------------
 # helpers
 # --------------------------------------------------------------------------
+
 
 def random_words(trees, rng):
     return [node_words(t, rng.integers(0, 50, len(t.tokens)).astype(np.int32)) for t in trees]
@@ -42,8 +43,7 @@ def check_forest(trees, words, labels=None):
     forest = build_forest(trees, words, labels)
     n = sum(t.n_nodes for t in trees)
     offsets = np.cumsum([0] + [t.n_nodes for t in trees])
-    parent_old = np.concatenate([np.where(t.parent >= 0, t.parent + offsets[k], -1)
-                                 for k, t in enumerate(trees)])
+    parent_old = np.concatenate([np.where(t.parent >= 0, t.parent + offsets[k], -1) for k, t in enumerate(trees)])
     tree_old = np.concatenate([np.full(t.n_nodes, k) for k, t in enumerate(trees)])
     local_old = np.concatenate([np.arange(t.n_nodes) for t in trees])
     token_old = np.concatenate([t.token_index for t in trees])
@@ -51,8 +51,7 @@ def check_forest(trees, words, labels=None):
     label_old = np.concatenate([t.label for t in trees] if labels is None else labels)
 
     assert forest.n_nodes == n and forest.n_trees == len(trees)
-    for name in ("word", "children", "n_children", "position", "parent", "label", "height",
-                 "root", "tree"):
+    for name in ("word", "children", "n_children", "position", "parent", "label", "height", "root", "tree"):
         assert getattr(forest, name).dtype == np.int32, name
 
     # the permutation, revealed by labelling every node with its old index
@@ -68,7 +67,7 @@ def check_forest(trees, words, labels=None):
     # heights: 0 at leaves, 1 + the tallest child elsewhere; sorted ascending
     height = np.zeros(n, dtype=np.int64)
     for node in range(n):  # children before parents (checked below)
-        kids = forest.children[node, :forest.n_children[node]]
+        kids = forest.children[node, : forest.n_children[node]]
         if kids.size:
             height[node] = 1 + height[kids].max()
     assert np.array_equal(forest.height, height)
@@ -78,7 +77,7 @@ def check_forest(trees, words, labels=None):
     assert forest.level_ptr[0] == 0 and forest.level_ptr[-1] == n
     assert forest.n_levels == int(height.max()) + 1
     for level in range(forest.n_levels):
-        block = forest.height[forest.level_ptr[level]:forest.level_ptr[level + 1]]
+        block = forest.height[forest.level_ptr[level] : forest.level_ptr[level + 1]]
         assert block.size > 0 and np.all(block == level)
     assert forest.n_leaves == int(np.sum(forest.n_children == 0))
 
@@ -102,8 +101,7 @@ def check_forest(trees, words, labels=None):
     spans = [tree.span_tokens() for tree in trees]
     covered: list = [None] * n
     for node in range(n):
-        below = [token for c in forest.children[node, :forest.n_children[node]]
-                 for token in covered[c]]
+        below = [token for c in forest.children[node, : forest.n_children[node]] for token in covered[c]]
         assert below == sorted(below) and len(set(below)) == len(below)
         own = [int(token_old[perm[node]])] if token_old[perm[node]] != NO_TOKEN else []
         covered[node] = sorted(own + below)
@@ -121,6 +119,7 @@ def check_forest(trees, words, labels=None):
 # --------------------------------------------------------------------------
 # hand-made and random trees
 # --------------------------------------------------------------------------
+
 
 def test_hand_made_trees_one_by_one_and_together(rng):
     trees = [parse_ptb(text) for text in HAND_MADE]
@@ -166,8 +165,8 @@ def ptb_trees(draw, max_leaves=12, max_arity=4):
         if width == 1:
             unary_left -= 1
         start = draw(st.integers(0, len(nodes) - width))
-        merged = f"({draw(st.integers(0, 4))} " + " ".join(nodes[start:start + width]) + ")"
-        nodes[start:start + width] = [merged]
+        merged = f"({draw(st.integers(0, 4))} " + " ".join(nodes[start : start + width]) + ")"
+        nodes[start : start + width] = [merged]
     return parse_ptb(nodes[0])
 
 
@@ -179,13 +178,14 @@ def test_random_forests(trees, seed):
     check_forest(trees, random_words(trees, rng), labels)
 
 
-@given(st.lists(st.integers(1, 30), min_size=1, max_size=6),
-       st.sampled_from(["left", "right", "chain"]))
+@given(st.lists(st.integers(1, 30), min_size=1, max_size=6), st.sampled_from(["left", "right", "chain"]))
 def test_branching_trees_and_chains(lengths, shape):
-    trees = [chain_tree([f"w{k}" for k in range(n)]) if shape == "chain"
-             else branching_tree([f"w{k}" for k in range(n)], shape, root_label=1,
-                                 leaf_labels=[k % 5 for k in range(n)])
-             for n in lengths]
+    trees = [
+        chain_tree([f"w{k}" for k in range(n)])
+        if shape == "chain"
+        else branching_tree([f"w{k}" for k in range(n)], shape, root_label=1, leaf_labels=[k % 5 for k in range(n)])
+        for n in lengths
+    ]
     words = [node_words(t, np.arange(len(t.tokens), dtype=np.int32)) for t in trees]
     forest = check_forest(trees, words)
     assert forest.n_levels == max(lengths)  # height n-1 for n words, either way
@@ -206,6 +206,7 @@ def test_empty_batch_is_an_error():
 # --------------------------------------------------------------------------
 # deep trees: no recursion anywhere
 # --------------------------------------------------------------------------
+
 
 def test_thousand_word_chain():
     tree = chain_tree([f"w{k}" for k in range(1000)], list(np.arange(1000) % 5))
@@ -234,6 +235,7 @@ def test_three_hundred_leaf_branching_tree(direction):
 # --------------------------------------------------------------------------
 # supervision masks
 # --------------------------------------------------------------------------
+
 
 def test_supervised_labels_modes():
     tree = parse_ptb("(3 (2 It) (4 (2 's) (4 good)))")
@@ -267,7 +269,7 @@ def test_supervised_labels_random(tree):
     labels = supervised_labels(tree, "root+leaves")
     forest = check_forest([tree], [words], [labels])
     assert forest.label[forest.root[0]] == tree.root_label
-    assert np.array_equal(np.sort(forest.label[:forest.n_leaves]), np.sort(tree.label[leaves]))
+    assert np.array_equal(np.sort(forest.label[: forest.n_leaves]), np.sort(tree.label[leaves]))
 
 
 def test_node_words():
@@ -281,14 +283,18 @@ def test_node_words():
 # the numba kernel against its Python original
 # --------------------------------------------------------------------------
 
+
 def kernel_cases():
     trees = [parse_ptb(text) for text in HAND_MADE]
-    trees += [branching_tree([f"w{k}" for k in range(40)], "left"),
-              branching_tree([f"w{k}" for k in range(40)], "right"),
-              chain_tree([f"w{k}" for k in range(50)])]
+    trees += [
+        branching_tree([f"w{k}" for k in range(40)], "left"),
+        branching_tree([f"w{k}" for k in range(40)], "right"),
+        chain_tree([f"w{k}" for k in range(50)]),
+    ]
     offsets = np.cumsum([0] + [t.n_nodes for t in trees])
-    forest_parent = np.concatenate([np.where(t.parent >= 0, t.parent + offsets[k], -1)
-                                    for k, t in enumerate(trees)]).astype(np.int64)
+    forest_parent = np.concatenate(
+        [np.where(t.parent >= 0, t.parent + offsets[k], -1) for k, t in enumerate(trees)]
+    ).astype(np.int64)
     return [t.parent.astype(np.int64) for t in trees] + [forest_parent]
 
 

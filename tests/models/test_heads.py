@@ -1,6 +1,7 @@
 """The output heads: the ordinal head's targets, loss, monotone decoding and a
 planted bug; dropout masks on word vectors (one per sequence); the similarity
 head and the pair classifier (eq. 15 of Tai et al.) with their checks."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -8,8 +9,7 @@ import pytest
 
 from gradcheck.check import assert_passes, check_gradients
 from gradcheck.suite import Setting, build_case, random_trees
-from npcomp.heads import (OrdinalClassifier, PairClassifierHead, SimilarityHead, SoftmaxClassifier,
-                          make_head)
+from npcomp.heads import OrdinalClassifier, PairClassifierHead, SimilarityHead, SoftmaxClassifier, make_head
 from npcomp.models import DropoutMasks, layer_rates
 
 
@@ -19,12 +19,15 @@ def test_ordinal_targets_are_cumulative():
     np.testing.assert_array_equal(r, [[0, 0, 0, 0], [1, 1, 0, 0], [1, 1, 1, 1]])
 
 
-@pytest.mark.parametrize("outputs, label", [
-    ([0.9, 0.2, 0.8, 0.1], 1),   # Irsoy's example: [1, 0, 1, 0] -> [1, 0, 0, 0]
-    ([0.9, 0.6, 0.7, 0.5], 4),   # 0.5 counts as 1
-    ([0.4, 0.9, 0.9, 0.9], 0),
-    ([0.9, 0.9, 0.3, 0.9], 2),
-])
+@pytest.mark.parametrize(
+    "outputs, label",
+    [
+        ([0.9, 0.2, 0.8, 0.1], 1),  # Irsoy's example: [1, 0, 1, 0] -> [1, 0, 0, 0]
+        ([0.9, 0.6, 0.7, 0.5], 4),  # 0.5 counts as 1
+        ([0.4, 0.9, 0.9, 0.9], 0),
+        ([0.9, 0.9, 0.3, 0.9], 2),
+    ],
+)
 def test_ordinal_decoding_is_monotone(outputs, label):
     assert OrdinalClassifier.decode(np.array([outputs]))[0] == label
 
@@ -107,8 +110,7 @@ def test_embedding_mask_is_one_per_sequence():
     first = forest.tree == 0
     words[first] = len(table) + np.arange(first.sum())
     widened = np.concatenate([table, np.zeros((first.sum(), d_x))])
-    assert masked == pytest.approx(_loss_with_words(model, params, forest, words, widened),
-                                   rel=1e-12)
+    assert masked == pytest.approx(_loss_with_words(model, params, forest, words, widened), rel=1e-12)
 
 
 def _loss_with_words(model, params, forest, words, table):
@@ -116,25 +118,26 @@ def _loss_with_words(model, params, forest, words, table):
     from dataclasses import replace
 
     from npcomp.models import TreeModel
+
     wide = TreeModel(model.cell, model.n_classes, table.shape[0], model.embedding_dim)
     wide_params = wide.new_parameters(np.random.default_rng(0), table, dtype=np.float64)
-    wide_params.flat[:wide.dense_size] = params.flat[:model.dense_size]
-    return wide.loss_and_gradient(wide_params, replace(forest, word=words),
-                                  wide_params.zeros_like())[0]
+    wide_params.flat[: wide.dense_size] = params.flat[: model.dense_size]
+    return wide.loss_and_gradient(wide_params, replace(forest, word=words), wide_params.zeros_like())[0]
 
 
 # ---------------------------------------------------------------------------
 # the similarity head (Tai et al. eq. 15) and its KL objective
 # ---------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("score", [1.0, 1.25, 2.0, 3.6, 4.99, 5.0])
 def test_sparse_target_has_the_gold_expectation(score):
     head = SimilarityHead(4, 3, 5)
     p = head.target_distribution(np.array([score]), np.float64)[0]
     assert p.sum() == pytest.approx(1.0)
-    assert p @ head.ratings() == pytest.approx(score)       # r^T p = y
+    assert p @ head.ratings() == pytest.approx(score)  # r^T p = y
     support = np.flatnonzero(p)
-    assert 1 <= support.size <= 2 and np.ptp(support) <= 1   # floor(y) and floor(y) + 1
+    assert 1 <= support.size <= 2 and np.ptp(support) <= 1  # floor(y) and floor(y) + 1
     assert p.min() >= 0.0
 
 
@@ -163,8 +166,7 @@ def test_similarity_forward_is_eq_15(rng):
     for k in range(h_left.shape[0]):
         h_times = h_left[k] * h_right[k]
         h_plus = np.abs(h_left[k] - h_right[k])
-        h_s = 1 / (1 + np.exp(-(params["W_times"].T @ h_times + params["W_plus"].T @ h_plus
-                                + params["b_h"])))
+        h_s = 1 / (1 + np.exp(-(params["W_times"].T @ h_times + params["W_plus"].T @ h_plus + params["b_h"])))
         logits = params["W_p"].T @ h_s + params["b_p"]
         p_hat = np.exp(logits) / np.exp(logits).sum()
         assert predicted[k] == pytest.approx(np.arange(1, 6) @ p_hat, rel=1e-12)
@@ -173,8 +175,7 @@ def test_similarity_forward_is_eq_15(rng):
 
 def test_similarity_is_symmetric_in_the_pair(rng):
     head, params, h_left, h_right = _head_case(rng)
-    np.testing.assert_allclose(head.predict(params, h_left, h_right),
-                               head.predict(params, h_right, h_left), rtol=1e-13)
+    np.testing.assert_allclose(head.predict(params, h_left, h_right), head.predict(params, h_right, h_left), rtol=1e-13)
 
 
 def test_kl_loss_is_the_divergence(rng):
@@ -183,8 +184,7 @@ def test_kl_loss_is_the_divergence(rng):
     loss, _ = head.loss(params, h_left, h_right, scores)
     p = head.target_distribution(scores, np.float64)
     q = head.outputs(params, h_left, h_right)
-    expected = sum(p[k, i] * np.log(p[k, i] / q[k, i])
-                   for k in range(6) for i in range(5) if p[k, i] > 0)
+    expected = sum(p[k, i] * np.log(p[k, i] / q[k, i]) for k in range(6) for i in range(5) if p[k, i] > 0)
     assert loss == pytest.approx(expected, rel=1e-12)
     assert loss > 0
 
@@ -215,8 +215,7 @@ def _pair_case(model="treelstm-childsum", trees="dependency"):
     return build_case(setting, random_trees(setting, rng), rng)
 
 
-@pytest.mark.parametrize("model, trees", [("treelstm-childsum", "dependency"),
-                                          ("lstm", "chain")])
+@pytest.mark.parametrize("model, trees", [("treelstm-childsum", "dependency"), ("lstm", "chain")])
 def test_pair_model_check_passes(model, trees):
     model_, params, batch, options = _pair_case(model, trees)
     assert_passes(check_gradients(model_, params, batch, **options))
@@ -235,6 +234,7 @@ def test_similarity_planted_bugs_fail(bug, monkeypatch):
             return original(head_params, cache, scale * scale, grads)
         d_left, d_right = original(head_params, cache, scale, grads)
         return (d_right, d_left) if bug == "sides swapped" else (d_left, 0.0 * d_right)
+
     monkeypatch.setattr(model_.head, "backward", planted)
     with pytest.raises(AssertionError, match="gradient check failed"):
         assert_passes(check_gradients(model_, params, batch, **options))
@@ -244,6 +244,7 @@ def test_similarity_planted_bugs_fail(bug, monkeypatch):
 # the pair classifier: eq. 15's features and hidden layer, a softmax over the
 # classes, the cross-entropy
 # ---------------------------------------------------------------------------
+
 
 def _classifier_case(rng, m=6, d=4, hidden=3, classes=3):
     head = PairClassifierHead(d, hidden, classes)
@@ -259,9 +260,16 @@ def test_pair_classifier_forward_and_loss_are_eq_15_and_the_cross_entropy(rng):
     p_hat = head.outputs(params, h_left, h_right)
     expected_loss = 0.0
     for k in range(h_left.shape[0]):
-        h_s = 1 / (1 + np.exp(-(params["W_times"].T @ (h_left[k] * h_right[k])
-                                + params["W_plus"].T @ np.abs(h_left[k] - h_right[k])
-                                + params["b_h"])))
+        h_s = 1 / (
+            1
+            + np.exp(
+                -(
+                    params["W_times"].T @ (h_left[k] * h_right[k])
+                    + params["W_plus"].T @ np.abs(h_left[k] - h_right[k])
+                    + params["b_h"]
+                )
+            )
+        )
         logits = params["W_p"].T @ h_s + params["b_p"]
         expected = np.exp(logits) / np.exp(logits).sum()
         np.testing.assert_allclose(p_hat[k], expected, rtol=1e-12)
@@ -297,15 +305,16 @@ def test_pair_classifier_backward_matches_finite_differences(rng):
 
     def loss():
         return head.loss(params, h_left, h_right, labels)[0]
+
     for name in params:
-        np.testing.assert_allclose(grads[name], numeric(params[name], loss), rtol=1e-6,
-                                   atol=1e-9, err_msg=name)
+        np.testing.assert_allclose(grads[name], numeric(params[name], loss), rtol=1e-6, atol=1e-9, err_msg=name)
     np.testing.assert_allclose(d_left, numeric(h_left, loss), rtol=1e-6, atol=1e-9)
     np.testing.assert_allclose(d_right, numeric(h_right, loss), rtol=1e-6, atol=1e-9)
 
 
-@pytest.mark.parametrize("model, trees", [("treelstm-childsum", "dependency"),
-                                          ("treelstm-nary", "binary"), ("lstm", "chain")])
+@pytest.mark.parametrize(
+    "model, trees", [("treelstm-childsum", "dependency"), ("treelstm-nary", "binary"), ("lstm", "chain")]
+)
 def test_pair_classifier_model_check_passes(model, trees):
     """The pair classifier through both sentences' encoders: every parameter."""
     rng = np.random.default_rng(4)
@@ -319,8 +328,7 @@ def test_pair_classifier_planted_bug_fails(monkeypatch):
     """The backward given the relatedness target's half-and-half mass instead
     of the one-hot class: the checker must catch it."""
     rng = np.random.default_rng(4)
-    setting = Setting("treelstm-childsum", head="pair_softmax", trees="dependency",
-                      supervision="root")
+    setting = Setting("treelstm-childsum", head="pair_softmax", trees="dependency", supervision="root")
     model_, params, batch, options = build_case(setting, random_trees(setting, rng), rng)
     loss = PairClassifierHead.loss
 
@@ -328,6 +336,7 @@ def test_pair_classifier_planted_bug_fails(monkeypatch):
         value, cache = loss(self, *args)
         cache["target"] = 0.5 * cache["target"] + 0.5 / self.n_classes
         return value, cache
+
     monkeypatch.setattr(PairClassifierHead, "loss", soft_target)
     with pytest.raises(AssertionError, match="gradient check failed"):
         assert_passes(check_gradients(model_, params, batch, **options))

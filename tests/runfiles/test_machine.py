@@ -1,4 +1,5 @@
 """The machine record of metrics.json names the BLAS kernels actually in use."""
+
 from __future__ import annotations
 
 import os
@@ -10,9 +11,11 @@ import pytest
 
 from npcomp.runfiles.machine import machine_description
 
-KERNELS = [sys.executable, "-c",
-           "from npcomp.runfiles.machine import machine_description as m; "
-           "print(m()['blas_kernels'])"]
+KERNELS = [
+    sys.executable,
+    "-c",
+    "from npcomp.runfiles.machine import machine_description as m; print(m()['blas_kernels'])",
+]
 
 
 def test_blas_kernels_follow_openblas_coretype():
@@ -22,7 +25,6 @@ def test_blas_kernels_follow_openblas_coretype():
     if native is None or platform.machine() != "x86_64":
         pytest.skip("no OpenBLAS with x86-64 kernels loaded")
     environment = dict(os.environ, OPENBLAS_CORETYPE="Haswell")
-    forced = subprocess.run(KERNELS, env=environment, capture_output=True, text=True,
-                            check=True).stdout.strip()
+    forced = subprocess.run(KERNELS, env=environment, capture_output=True, text=True, check=True).stdout.strip()
     assert forced == "Haswell"
     assert isinstance(native, str) and native

@@ -2,6 +2,7 @@
 ``plot``): what each command does, with its options as keywords, returning a
 result object; a run directory's check happens once, before the run is
 announced; the bag-of-words baseline's configuration is made as any run's."""
+
 import io
 import json
 from contextlib import redirect_stdout
@@ -31,8 +32,7 @@ def trained(tmp_path_factory):
     lines = []
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(npcomp.data.datasets.synthetic, "synthetic_splits", small_splits)
-        result = npcomp.train(task="synthetic", out=tmp_path_factory.mktemp("runs") / "run",
-                              echo=lines.append, **TINY)
+        result = npcomp.train(task="synthetic", out=tmp_path_factory.mktemp("runs") / "run", echo=lines.append, **TINY)
     return result, lines
 
 
@@ -40,8 +40,7 @@ def test_train_returns_the_run_and_its_baseline(trained):
     result, lines = trained
     assert result.metrics["model"] == "treelstm-nary" and result.metrics["config"]["dim"] == 8
     assert result.baseline_metrics["model"] == "mean-vectors"
-    assert json.loads((result.run_dir / "metrics.json").read_text()) == json.loads(
-        json.dumps(result.metrics))
+    assert json.loads((result.run_dir / "metrics.json").read_text()) == json.loads(json.dumps(result.metrics))
     assert result.predictions.is_file()
     assert lines[0] == f"training treelstm-nary on synthetic -> {result.run_dir}"
     assert any(line.startswith("treelstm-nary on synthetic: best epoch 1") for line in lines)
@@ -61,10 +60,10 @@ def test_evaluate_and_predict_from_python(trained, tmp_path):
     scored = npcomp.evaluate(result.run_dir, split="dev", predictions=False)
     assert scored.metrics["split"] == "dev" and scored.predictions is None
     assert 0.0 <= scored.metrics["root_acc"] <= 100.0
-    predicted = npcomp.predict(result.run_dir, ["not good", "(3 (2 very) (3 good))", "(2 a"],
-                               tree="right")
+    predicted = npcomp.predict(result.run_dir, ["not good", "(3 (2 very) (3 good))", "(2 a"], tree="right")
     assert [sorted(record) for record in predicted.records[:2]] == [
-        ["label", "line", "probabilities", "tree", "tree_from"]] * 2
+        ["label", "line", "probabilities", "tree", "tree_from"]
+    ] * 2
     assert predicted.records[2]["line"] == 3 and "error" in predicted.records[2]
     assert list(predicted.refused) == [3] and "1 of 3 line(s)" in str(predicted.refusal())
 
@@ -100,21 +99,25 @@ def test_a_configuration_is_checked_once(tmp_path, monkeypatch):
     checked by the trainer."""
     import npcomp.configuration.run_config
     import npcomp.training.trainer
+
     checked = []
 
     def counting(where, check):
         def counted(config):
             checked.append((where, config["model"]))
             return check(config)
+
         return counted
+
     for module in (npcomp.configuration.run_config, npcomp.training.trainer):
         monkeypatch.setattr(module, "check", counting(module.__name__, module.check))
     npcomp.train(task="synthetic", out=tmp_path / "run", echo=lambda line: None, **TINY)
-    assert checked == [("npcomp.configuration.run_config", "treelstm-nary"),
-                       ("npcomp.configuration.run_config", "mean-vectors")]
+    assert checked == [
+        ("npcomp.configuration.run_config", "treelstm-nary"),
+        ("npcomp.configuration.run_config", "mean-vectors"),
+    ]
     # a configuration handed to the trainer as a plain dict: checked there
-    config = dict(npcomp.config("mean-vectors", "synthetic", dim=8, epochs=1, threads=1),
-                  lr=0.2)
+    config = dict(npcomp.config("mean-vectors", "synthetic", dim=8, epochs=1, threads=1), lr=0.2)
     checked.clear()
     npcomp.training.trainer.train(config, None, progress=False, echo=lambda line: None)
     assert checked == [("npcomp.training.trainer", "mean-vectors")]
@@ -127,13 +130,15 @@ def test_a_script_without_a_main_guard_is_told_why_its_sweep_did_not_start(tmp_p
     script and the guard."""
     import subprocess
     import sys
+
     script = tmp_path / "unguarded.py"
-    script.write_text("import npcomp\n"
-                      "npcomp.sweep(out='sweep', seeds='1', workers=1, quiet=True, "
-                      "model='recnn', task='synthetic', epochs=1, dim=2, embedding_dim=2)\n",
-                      encoding="utf-8")
-    done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=300)
+    script.write_text(
+        "import npcomp\n"
+        "npcomp.sweep(out='sweep', seeds='1', workers=1, quiet=True, "
+        "model='recnn', task='synthetic', epochs=1, dim=2, embedding_dim=2)\n",
+        encoding="utf-8",
+    )
+    done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert done.returncode != 0
     last = done.stderr.strip().splitlines()[-1]
     assert "worker processes did not start" in last

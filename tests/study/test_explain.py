@@ -1,6 +1,7 @@
 """`npcomp explain`: one forward and backward pass on a tree written on the
 command line, every quantity from the cell itself, and every parameter's
 gradient within 1e-6 of central differences."""
+
 from __future__ import annotations
 
 import json
@@ -28,8 +29,7 @@ def _explain(capsys, *arguments) -> dict:
 
 
 def _tree_models() -> list:
-    return sorted(name for name, entry in registry.MODELS.items()
-                  if entry.composes == "binary")
+    return sorted(name for name, entry in registry.MODELS.items() if entry.composes == "binary")
 
 
 @pytest.mark.parametrize("name", sorted(registry.MODELS))
@@ -45,7 +45,7 @@ def test_every_model_passes_its_check_on_the_sentence(name, capsys):
     assert document["passed"] and document["tolerance"] == 1e-6
     assert max(check["finite_difference_error"] for check in document["parameters"]) <= 1e-6
     assert {check["name"] for check in document["parameters"]} >= {"embedding"}
-    sentence, = document["sentences"]
+    (sentence,) = document["sentences"]
     nodes = sentence["nodes"]
     assert nodes[-1]["children"] or registry.model(name).composes == "sequence"
     assert sentence["forward"] and sentence["backward"]
@@ -79,12 +79,11 @@ def test_terminal_output_names_symbols_and_the_verdict(capsys):
 
 
 def test_one_node_in_full(capsys):
-    assert main(["explain", "--model", "treelstm-nary", "--dim", "7", "--node", "5",
-                 SENTENCE]) == 0
+    assert main(["explain", "--model", "treelstm-nary", "--dim", "7", "--node", "5", SENTENCE]) == 0
     out = capsys.readouterr().out
     assert 'node 5 "very good"' in out and 'node 6 "' not in out
     line = next(line for line in out.splitlines() if line.strip().startswith("h "))
-    assert line.count(",") == 6 and "..." not in line   # all seven values
+    assert line.count(",") == 6 and "..." not in line  # all seven values
 
 
 def test_a_plain_sentence_and_a_file_of_trees(tmp_path, capsys):
@@ -100,29 +99,50 @@ def test_a_plain_sentence_and_a_file_of_trees(tmp_path, capsys):
 
 
 def test_sampled_entries(capsys):
-    document = _explain(capsys, "--model", "treelstm-nary", "--dim", "6", "--entries", "5",
-                        SENTENCE)
+    document = _explain(capsys, "--model", "treelstm-nary", "--dim", "6", "--entries", "5", SENTENCE)
     assert all(check["entries_checked"] <= 5 for check in document["parameters"])
     assert document["entries"] == 5
 
 
 def test_a_trained_run(tmp_path, capsys):
     run = tmp_path / "run"
-    assert main(["train", "--task", "synthetic", "--model", "treelstm-nary", "--dim", "6",
-                 "--embedding-dim", "6", "--epochs", "1", "--quiet", "--out", str(run)]) == 0
+    assert (
+        main(
+            [
+                "train",
+                "--task",
+                "synthetic",
+                "--model",
+                "treelstm-nary",
+                "--dim",
+                "6",
+                "--embedding-dim",
+                "6",
+                "--epochs",
+                "1",
+                "--quiet",
+                "--out",
+                str(run),
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     document = _explain(capsys, "--run", str(run), "(2 (2 a) (2 film))")
     assert document["model"] == "treelstm-nary" and document["dim"] == 6
     assert document["passed"]
 
 
-@pytest.mark.parametrize("arguments, message", [
-    (["--model", "treelstm-nary", "--run", "x", SENTENCE], "exactly one of"),
-    (["--model", "treelstm-childsum", "--parents", "2 0", "a man is"], "2 heads for 3 words"),
-    (["--model", "treelstm-nary", "--node", "9", SENTENCE], "nodes 0..6"),
-    (["--model", "treelstm-nary", "--entries", "none", SENTENCE], "--entries"),
-    (["--model", "treelstm-nary", "(3 (2 not) (3 very"], "TREE"),
-])
+@pytest.mark.parametrize(
+    "arguments, message",
+    [
+        (["--model", "treelstm-nary", "--run", "x", SENTENCE], "exactly one of"),
+        (["--model", "treelstm-childsum", "--parents", "2 0", "a man is"], "2 heads for 3 words"),
+        (["--model", "treelstm-nary", "--node", "9", SENTENCE], "nodes 0..6"),
+        (["--model", "treelstm-nary", "--entries", "none", SENTENCE], "--entries"),
+        (["--model", "treelstm-nary", "(3 (2 not) (3 very"], "TREE"),
+    ],
+)
 def test_bad_input_is_named(arguments, message, capsys):
     assert main(["explain", *arguments]) in (1, 2)
     err = capsys.readouterr().err
@@ -137,8 +157,7 @@ def test_the_page(tmp_path, capsys):
     before = page.stat().st_mtime_ns
     assert main(["explain", "--model", "slstm", "--html", str(page), SENTENCE]) == 1
     assert "already exists" in capsys.readouterr().err and page.stat().st_mtime_ns == before
-    assert main(["explain", "--model", "slstm", "--html", str(page), "--overwrite",
-                 SENTENCE]) == 0
+    assert main(["explain", "--model", "slstm", "--html", str(page), "--overwrite", SENTENCE]) == 0
 
 
 def test_errata_are_tagged_where_they_apply(capsys):
@@ -157,15 +176,21 @@ def test_errata_are_tagged_where_they_apply(capsys):
     # the package's directory (no machine's path); here, a link to docs/
     where = document["errata"]["E2"]["where"]
     assert where == "npcomp/study/errata_pages/EQUATIONS.md"
-    assert installed_file(where).resolve() == (Path(__file__).resolve().parents[2] / "docs"
-                                               / "EQUATIONS.md").resolve()
+    assert installed_file(where).resolve() == (Path(__file__).resolve().parents[2] / "docs" / "EQUATIONS.md").resolve()
     assert document["errata"]["E2"]["text"].startswith("Input only at the leaves")
     document = _explain(capsys, "--model", "slstm", SENTENCE)
     nodes = document["sentences"][0]["nodes"]
     eps_c = next(t for t in document["sentences"][0]["backward"] if t["symbol"] == "eps_c")
     by_span = {node["span"]: ids for node, ids in zip(nodes, eps_c["node_errata"])}
-    assert by_span == {"not": "", "really": "", "very": "", "good": "", "not really": "Z3",
-                       "very good": "Z1, Z3", "not really very good": "Z3"}
+    assert by_span == {
+        "not": "",
+        "really": "",
+        "very": "",
+        "good": "",
+        "not really": "Z3",
+        "very good": "Z1, Z3",
+        "not really very good": "Z3",
+    }
     assert "eps_t^h" in document["errata"]["Z1"]["text"]
 
 
@@ -173,6 +198,5 @@ def test_the_terminal_shows_each_cited_erratum(capsys):
     assert main(["explain", "--model", "slstm", SENTENCE]) == 0
     out = capsys.readouterr().out
     assert "  [Z3] g'(c_t) is tanh' at c_t" in out and "errata_pages/cells/slstm.md)" in out
-    line = next(line for line in out.splitlines() if line.strip().startswith("eps_c")
-                and "[" in line.split("norm")[0])
+    line = next(line for line in out.splitlines() if line.strip().startswith("eps_c") and "[" in line.split("norm")[0])
     assert "(13, 14) [Z3]" in line or "(13, 14) [Z1, Z3]" in line

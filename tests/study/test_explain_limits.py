@@ -2,6 +2,7 @@
 per-node checks' size limit refused at once, naming --max-nodes (and
 max_nodes from Python); the checks' progress bars; a loss held at its
 floor said to be that, not a wrong gradient; --values below 0 refused."""
+
 from __future__ import annotations
 
 import json
@@ -32,14 +33,14 @@ def right_branching(levels: int) -> str:
 def test_a_tree_past_the_limit_is_refused_at_once_naming_max_nodes(capsys):
     """A 1,000-level tree (2,001 nodes): refused before any check runs,
     with how many passes the checks would take and the way to ask."""
-    status = main(["explain", "--model", "treelstm-nary", "--check-states",
-                   right_branching(1000)])
+    status = main(["explain", "--model", "treelstm-nary", "--check-states", right_branching(1000)])
     captured = capsys.readouterr()
     assert status == 2 and captured.out == ""
     assert captured.err.startswith(
         "npcomp explain: error: --max-nodes: the per-node state checks of this tree (2,001 "
         f"nodes) are past the limit of {MAX_NODES:,} nodes: they would run the forward of the "
-        "whole tree 64,032 times, about ")
+        "whole tree 64,032 times, about "
+    )
     assert "Raise the limit to 2,001 or more" in captured.err
     # nothing of the checks ran: no progress bar
     assert "checks:" not in captured.err
@@ -47,8 +48,15 @@ def test_a_tree_past_the_limit_is_refused_at_once_naming_max_nodes(capsys):
 
 def _fresh(model_name: str, text: str, dim: int = 4):
     config = defaults_for(model_name, "sst5")
-    config.update(model=model_name, task="sst5", dim=dim, seed=1, oov="normal", oov_scale=1.0,
-                  embedding_dim=dim * dim if model_name == "matrix-space" else dim)
+    config.update(
+        model=model_name,
+        task="sst5",
+        dim=dim,
+        seed=1,
+        oov="normal",
+        oov_scale=1.0,
+        embedding_dim=dim * dim if model_name == "matrix-space" else dim,
+    )
     trees = TextTrees(config["structure"], None, n_classes=5)([text], "TREE")
     vocab = Vocabulary(sorted({word for tree in trees for word in tree.tokens}))
     model = build_model(config, vocab, 5)
@@ -57,12 +65,13 @@ def _fresh(model_name: str, text: str, dim: int = 4):
 
 
 def test_max_nodes_from_python_refuses_and_allows():
-    model, params, trees, vocab = _fresh("treelstm-nary", right_branching(3))   # 7 nodes
+    model, params, trees, vocab = _fresh("treelstm-nary", right_branching(3))  # 7 nodes
     with pytest.raises(ConfigError) as caught:
         explain(model, params, trees, vocab, check_states=True, max_nodes=6)
     assert caught.value.option == "max_nodes"
-    assert str(caught.value).startswith("max_nodes: the per-node state checks of this tree "
-                                        "(7 nodes) are past the limit of 6 nodes")
+    assert str(caught.value).startswith(
+        "max_nodes: the per-node state checks of this tree (7 nodes) are past the limit of 6 nodes"
+    )
     document = explain(model, params, trees, vocab, check_states=True, max_nodes=7)
     assert len({(check["sentence"], check["node"]) for check in document["state_checks"]}) == 7
     # without the state checks the limit does not apply
@@ -73,18 +82,20 @@ def test_the_checks_show_their_progress_and_the_time_left(monkeypatch, capsys):
     """Shown once the checks last PROGRESS_DELAY seconds: at once here."""
     monkeypatch.setattr(finite_differences, "PROGRESS_DELAY", 0.0)
     tree = right_branching(6)
-    assert main(["explain", "--model", "treelstm-nary", "--check-states", "--max-nodes", "13",
-                 tree]) == 0
+    assert main(["explain", "--model", "treelstm-nary", "--check-states", "--max-nodes", "13", tree]) == 0
     err = capsys.readouterr().err
     assert "parameter checks:" in err and ("entry/s" in err or "s/entry" in err)
-    assert "per-node state checks:" in err and "/26 " in err   # h and c at 13 nodes
-    assert "<" in err   # tqdm's elapsed<left
+    assert "per-node state checks:" in err and "/26 " in err  # h and c at 13 nodes
+    assert "<" in err  # tqdm's elapsed<left
 
 
-@pytest.mark.parametrize("argv,message", [
-    (["--values", "-3"], "--values: a whole number >= 0 (0: norms alone), not -3"),
-    (["--check-states", "--max-nodes", "0"], "--max-nodes: a whole number >= 1, not 0"),
-])
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["--values", "-3"], "--values: a whole number >= 0 (0: norms alone), not -3"),
+        (["--check-states", "--max-nodes", "0"], "--max-nodes: a whole number >= 1, not 0"),
+    ],
+)
 def test_bad_counts_are_refused(argv, message, capsys):
     assert main(["explain", "--model", "lstm", "a good film", *argv]) == 2
     assert capsys.readouterr().err == f"npcomp explain: error: {message}\n"
@@ -113,9 +124,11 @@ def test_a_loss_at_its_floor_is_named_not_called_a_wrong_gradient(monkeypatch, c
     out = capsys.readouterr().out
     assert "loss J = 708.396" in out
     assert "ABOVE 1e-06 (the loss at its floor: see below)" in out
-    assert ("not a wrong gradient: the loss is at its floor at node 2: the model gives its "
-            "label a probability below 2.23e-308, the smallest float64, so its -log p is held "
-            "at 708.4.") in out
+    assert (
+        "not a wrong gradient: the loss is at its floor at node 2: the model gives its "
+        "label a probability below 2.23e-308, the smallest float64, so its -log p is held "
+        "at 708.4."
+    ) in out
     assert main(["explain", "--model", "matrix-space", "--json", tree]) == 1
     document = json.loads(capsys.readouterr().out)
     assert document["floored"] == [[0, 2]] and not document["passed"]

@@ -3,6 +3,7 @@ model's cell names its forward quantities and its backward error terms, one
 row per forest node, from its own forward cache and backward pass; the
 forward ones agree with the cell's node-by-node reference wherever they
 share the reference's symbol."""
+
 from __future__ import annotations
 
 import re
@@ -63,14 +64,13 @@ def test_forward_terms_agree_with_the_reference(name):
     terms = model.cell.forward_terms(forest, trace["cell_cache"])
     module = reference.reference_module(name)
     given = dict(activation=setting.activation, untied=setting.untied, **setting.extra)
-    cell_options = {key: value for key, value in given.items()
-                    if key in module.OPTIONS and value is not None}
+    cell_options = {key: value for key, value in given.items() if key in module.OPTIONS and value is not None}
     vocab = Vocabulary(f"w{k}" for k in range(VOCAB_SIZE))
     compared = set()
     for index, tree in enumerate(trees):
         nodes = np.flatnonzero(forest.tree == index)
         rows = np.empty_like(nodes)
-        rows[forest.origin[nodes]] = nodes          # forest row of each tree node
+        rows[forest.origin[nodes]] = nodes  # forest row of each tree node
         x = params["embedding"][vocab.encode(tree.tokens)]
         if reference.reads_trees(name):
             quantities = module.forward(tree, x, params.prefixed("cell"), **cell_options)
@@ -80,13 +80,12 @@ def test_forward_terms_agree_with_the_reference(name):
             if term.symbol in quantities:
                 expected = np.asarray(quantities[term.symbol], dtype=np.float64)
                 actual = np.asarray(term.values[rows], dtype=np.float64)
-                if expected.shape != actual.shape:   # a quantity of the whole sentence
+                if expected.shape != actual.shape:  # a quantity of the whole sentence
                     continue
                 # where the cell skips a quantity with no effect (a first time
                 # step's forget gate, with c_0 = 0) its term is NaN
                 defined = ~np.isnan(actual)
-                np.testing.assert_allclose(actual[defined], expected[defined], atol=1e-10,
-                                           err_msg=term.symbol)
+                np.testing.assert_allclose(actual[defined], expected[defined], atol=1e-10, err_msg=term.symbol)
                 compared.add(term.symbol)
     assert compared, "no forward term shares a symbol with the reference"
 
@@ -99,6 +98,7 @@ def test_every_cited_erratum_is_written_where_explain_says(name):
     from pathlib import Path
 
     from npcomp.study.explain import errata
+
     root = Path(__file__).resolve().parents[2]
     for setting in settings(name):
         rng = np.random.default_rng(0)
@@ -110,7 +110,7 @@ def test_every_cited_erratum_is_written_where_explain_says(name):
         terms = model.cell.forward_terms(forest, cache) + model.cell.backward_terms(forest, cache)
         records = [{"symbol": t.symbol, "erratum": t.erratum} for t in terms]
         for term in terms:
-            if term.node_errata is not None:   # the union names every node's ids
+            if term.node_errata is not None:  # the union names every node's ids
                 ids = {e for row in term.node_errata for e in row.split(", ") if e}
                 assert ids == {e for e in term.erratum.split(", ") if e}, term.symbol
         document = {"model": name, "sentences": [{"forward": records, "backward": []}]}
@@ -124,6 +124,7 @@ def test_erratum_ids_are_unique_across_pages():
     """One id, one meaning: no two pages (EQUATIONS.md, a cell's page) use the
     same erratum id, so "[A1]" on the page names a single entry."""
     from npcomp.study.errata import TEXTS
+
     owners = {}
     for page, entries in TEXTS.items():
         for erratum in entries:

@@ -10,6 +10,7 @@ the parent of the first node it makes wrong, with the term it makes wrong
 (a bug in an S-LSTM gate's delta: that delta, at its node);
 no model's honest backward fails on 20 random trees; the cells whose states
 are read beyond the parent are refused, saying so."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -58,33 +59,32 @@ def test_the_first_failure_is_the_planted_nodes_parent_and_term(name):
     wrong = np.flatnonzero(bug.wrong(forest))
     top = min((forest.tree[node], depth[node]) for node in wrong)
     earliest = {int(node) for node in wrong if (forest.tree[node], depth[node]) == top}
-    if forest.parent[min(earliest)] < 0:        # a root: its own terms
+    if forest.parent[min(earliest)] < 0:  # a root: its own terms
         assert (first.node, first.child, first.term) == (min(earliest), None, bug.term)
-    elif first.term.startswith("delta"):        # the parent's own delta (local_deltas.py)
-        assert first.child is None and first.node in {int(forest.parent[node])
-                                                      for node in earliest}, summary(checks)
-    else:                                       # the parent that routes it
+    elif first.term.startswith("delta"):  # the parent's own delta (local_deltas.py)
+        assert first.child is None and first.node in {int(forest.parent[node]) for node in earliest}, summary(checks)
+    else:  # the parent that routes it
         assert first.child in earliest, summary(checks)
         assert (first.node, first.term) == (int(forest.parent[first.child]), bug.term)
-    assert not any(check.disagrees() for check in checks[:checks.index(first)])
+    assert not any(check.disagrees() for check in checks[: checks.index(first)])
 
 
 # what --check-local names at the root for each routing bug: the error it
 # routes to its left child, or (where local_deltas.py has the node's
 # equations) the delta that makes it wrong
-NAMED = {"rntn-transpose-half-dropped": "the error node 6 routes to its left child (node 2)'s h",
-         "lstm-rnn-candidate-errors-swapped":
-             "delta_a1 at node 6, the error of a gate's pre-activation (reverses L5 for a_1 = "
-             "x W_c1)",
-         "treelstm-forget-delta-other-child": "delta_f_l at node 6, the error of a gate's "
-                                              "pre-activation (reverses 13 and 10 for k = l)"}
+NAMED = {
+    "rntn-transpose-half-dropped": "the error node 6 routes to its left child (node 2)'s h",
+    "lstm-rnn-candidate-errors-swapped": "delta_a1 at node 6, the error of a gate's pre-activation "
+    "(reverses L5 for a_1 = x W_c1)",
+    "treelstm-forget-delta-other-child": "delta_f_l at node 6, the error of a gate's "
+    "pre-activation (reverses 13 and 10 for k = l)",
+}
 
 
 @pytest.mark.parametrize("bug", ROUTING_BUGS, ids=lambda bug: bug.name)
 def test_explain_names_the_parent_where_the_state_check_names_the_child(bug, capsys):
     with planted(bug):
-        assert main(["explain", "--model", bug.model, "--dim", "3", "--check-local",
-                     "--check-states", TREE]) == 1
+        assert main(["explain", "--model", bug.model, "--dim", "3", "--check-local", "--check-states", TREE]) == 1
     out = capsys.readouterr().out
     assert f'first failing local check: node 6 "not really very good", {NAMED[bug.name]}' in out
     assert ('first disagreement (parents first): node 2 "not really", eps_h') in out
@@ -92,11 +92,12 @@ def test_explain_names_the_parent_where_the_state_check_names_the_child(bug, cap
 
 
 # the S-LSTM's delta bugs: each named at the root, by the delta it gets wrong
-SLSTM_DELTAS = {"slstm-x-delta-dropped": "delta_x at node 6, the error of a gate's "
-                                         "pre-activation (reverses 5 and 4; not printed (Z2))",
-                "slstm-forget-deltas-other-child":
-                    "delta_fl at node 6, the error of a gate's pre-activation (reverses 5 and "
-                    "2; printed as (10))"}
+SLSTM_DELTAS = {
+    "slstm-x-delta-dropped": "delta_x at node 6, the error of a gate's "
+    "pre-activation (reverses 5 and 4; not printed (Z2))",
+    "slstm-forget-deltas-other-child": "delta_fl at node 6, the error of a gate's pre-activation (reverses 5 and "
+    "2; printed as (10))",
+}
 
 
 @pytest.mark.parametrize("name", sorted(SLSTM_DELTAS))
@@ -104,25 +105,25 @@ def test_an_slstm_delta_bug_is_named_at_its_node_and_delta(name, capsys):
     with planted(BUGS[name]):
         assert main(["explain", "--model", "slstm", "--dim", "3", "--check-local", TREE]) == 1
     out = capsys.readouterr().out
-    assert (f'first failing local check: node 6 "not really very good", {SLSTM_DELTAS[name]}'
-            in out)
+    assert f'first failing local check: node 6 "not really very good", {SLSTM_DELTAS[name]}' in out
 
 
 def test_each_slstm_delta_is_checked_at_each_inner_node(capsys):
     """The clean S-LSTM: five deltas at each of 3 inner nodes, each passing."""
-    assert main(["explain", "--model", "slstm", "--dim", "3", "--check-local", "--json",
-                 TREE]) == 0
+    assert main(["explain", "--model", "slstm", "--dim", "3", "--check-local", "--json", TREE]) == 0
     import json
+
     checks = json.loads(capsys.readouterr().out)["local_checks"]
-    deltas = {(check["node"], check["term"]) for check in checks
-              if check["term"].startswith("delta")}
-    assert deltas == {(node, term) for node in (2, 5, 6) for term in
-                      ("delta_o", "delta_fl", "delta_fr", "delta_i", "delta_x")}
+    deltas = {(check["node"], check["term"]) for check in checks if check["term"].startswith("delta")}
+    assert deltas == {
+        (node, term) for node in (2, 5, 6) for term in ("delta_o", "delta_fl", "delta_fr", "delta_i", "delta_x")
+    }
 
 
 def test_an_honest_backward_passes_in_explain(capsys):
     assert main(["explain", "--model", "treelstm-nary", "--check-local", "--json", TREE]) == 0
     import json
+
     document = json.loads(capsys.readouterr().out)
     assert document["passed"]
     # the root's two terms, five deltas at each of 3 inner nodes, and eps_h and
@@ -135,15 +136,12 @@ def _twenty_trees(setting, rng) -> list:
     """20 small random trees of the setting's kind."""
     sizes = rng.integers(1, 4, size=20)
     if setting.trees == "chain":
-        return [chain_tree([f"w{k}" for k in rng.integers(0, 10, size=n)],
-                           rng.integers(0, 5, size=n)) for n in sizes]
+        return [chain_tree([f"w{k}" for k in rng.integers(0, 10, size=n)], rng.integers(0, 5, size=n)) for n in sizes]
     if setting.trees.startswith("dependency"):
         widest = 2 if setting.trees == "dependency-binary" else 8
-        return [random_dependency_tree(int(n) + 1, rng, max_children=widest, vocab_size=10)
-                for n in sizes]
+        return [random_dependency_tree(int(n) + 1, rng, max_children=widest, vocab_size=10) for n in sizes]
     trees = [random_binary_tree(int(n), rng, unary_rate=setting.unary_rate) for n in sizes]
-    return trees if setting.structure == "gold" else [rebracket(tree, setting.structure)
-                                                      for tree in trees]
+    return trees if setting.structure == "gold" else [rebracket(tree, setting.structure) for tree in trees]
 
 
 def _small(setting):
@@ -170,8 +168,7 @@ def test_no_model_fails_on_20_random_trees(name):
     assert checks and first_failure(checks) is None, summary(checks, several=True)
     # every root with a state checked on its own (a one-word tree's may have none:
     # the untied LSTM-RNN's leaves have no h of d numbers)
-    own = {check.node for check in checks
-           if check.child is None and not check.term.startswith("delta")}
+    own = {check.node for check in checks if check.child is None and not check.term.startswith("delta")}
     assert own and own <= set(np.flatnonzero(forest.parent < 0))
     cache = _cache(model, params, forest, options)
     defined = np.zeros(forest.n_nodes, dtype=bool)

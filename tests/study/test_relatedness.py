@@ -1,5 +1,6 @@
 """npcomp.study.relatedness (sentences to trees, scoring, nearest neighbours, mean
 vectors, cosine, sampling) and evaluation.relatedness_metrics, on tiny objects."""
+
 import sys
 
 import numpy as np
@@ -9,8 +10,15 @@ from scipy.stats import pearsonr, spearmanr
 from npcomp.data.readers.embeddings import Vocabulary
 from npcomp.data.readers.formats import Tree, branching_tree, chain_tree
 from npcomp.errors import DataError
-from npcomp.study.relatedness import (SentenceTrees, cosine, encode_sentences, mean_vectors,
-                                      neighbours, sample_sentences, score_pairs)
+from npcomp.study.relatedness import (
+    SentenceTrees,
+    cosine,
+    encode_sentences,
+    mean_vectors,
+    neighbours,
+    sample_sentences,
+    score_pairs,
+)
 from npcomp.data.datasets.tasks import TaskData, load_task, task_trees
 from npcomp.training.evaluation import relatedness_metrics
 from npcomp.configuration.model_building import build_model
@@ -39,13 +47,13 @@ class FakeParser:
 
 
 def _same_tree(a: Tree, b: Tree) -> bool:
-    return (a.tokens == b.tokens and np.array_equal(a.parent, b.parent)
-            and np.array_equal(a.token_index, b.token_index))
+    return a.tokens == b.tokens and np.array_equal(a.parent, b.parent) and np.array_equal(a.token_index, b.token_index)
 
 
 # --------------------------------------------------------------------------
 # SentenceTrees
 # --------------------------------------------------------------------------
+
 
 def test_chain_structure_needs_no_task():
     to_tree = SentenceTrees("chain")
@@ -118,6 +126,7 @@ def test_empty_sentence_is_an_error(structure):
 # cosine, mean_vectors
 # --------------------------------------------------------------------------
 
+
 def test_cosine_matches_the_formula(rng):
     query = rng.normal(size=5)
     candidates = rng.normal(size=(4, 5))
@@ -137,8 +146,7 @@ def test_cosine_of_a_zero_vector_is_zero(rng):
 def test_mean_vectors_leave_out_unknown_words(rng):
     vocab = Vocabulary(["man", "dog", "runs"])
     embedding = rng.normal(size=(len(vocab), 3))
-    means = mean_vectors(embedding, vocab, [["man", "zebra", "runs"], ["zebra", "yak"],
-                                            ["Dog"]])
+    means = mean_vectors(embedding, vocab, [["man", "zebra", "runs"], ["zebra", "yak"], ["Dog"]])
     assert means.shape == (3, 3) and means.dtype == np.float64
     np.testing.assert_allclose(means[0], (embedding[1] + embedding[3]) / 2)
     np.testing.assert_array_equal(means[1], np.zeros(3))  # no known word (not row 0)
@@ -149,20 +157,31 @@ def test_mean_vectors_leave_out_unknown_words(rng):
 # sample_sentences
 # --------------------------------------------------------------------------
 
+
 def _pair_task(sentences):
     """A sick TaskData whose "test" pairs are consecutive sentences of ``sentences``."""
     from npcomp.data.readers.sick import SickPair
+
     trees = [chain_tree(text.split()) for text in sentences]
     pairs = [SickPair(trees[k], trees[k + 1], 3.0, str(k)) for k in range(0, len(trees), 2)]
     return TaskData("sick", 5, {"train": [], "dev": [], "test": pairs})
 
 
 def test_sample_sentences_distinct_and_in_order():
-    sentences = ["a man runs", "a dog runs", "A Man runs", "the cat", "a dog runs", "the cat",
-                 "two men", "a woman", "a dog", "the cat sleeps"]
+    sentences = [
+        "a man runs",
+        "a dog runs",
+        "A Man runs",
+        "the cat",
+        "a dog runs",
+        "the cat",
+        "two men",
+        "a woman",
+        "a dog",
+        "the cat sleeps",
+    ]
     task = _pair_task(sentences)
-    distinct = ["a man runs", "a dog runs", "the cat", "two men", "a woman", "a dog",
-                "the cat sleeps"]
+    distinct = ["a man runs", "a dog runs", "the cat", "two men", "a woman", "a dog", "the cat sleeps"]
     every = sample_sentences(task, "test", None, np.random.default_rng(0))
     assert [" ".join(t.tokens) for t in every] == distinct  # first appearance kept
     assert len(sample_sentences(task, "test", 100, np.random.default_rng(0))) == len(distinct)
@@ -173,9 +192,10 @@ def test_sample_sentences_distinct_and_in_order():
     assert positions == sorted(positions)  # the split's order
     again = sample_sentences(task, "test", 4, np.random.default_rng(5))
     assert [" ".join(t.tokens) for t in again] == texts  # a seed gives one sample
-    others = {tuple(" ".join(t.tokens) for t in
-                    sample_sentences(task, "test", 4, np.random.default_rng(seed)))
-              for seed in range(10)}
+    others = {
+        tuple(" ".join(t.tokens) for t in sample_sentences(task, "test", 4, np.random.default_rng(seed)))
+        for seed in range(10)
+    }
     assert len(others) > 1
 
 
@@ -191,9 +211,15 @@ def test_sample_sentences_of_the_tiny_sick(dependency_task):
 # neighbours and score_pairs: one model, two code paths
 # --------------------------------------------------------------------------
 
-CANDIDATES = ["a man is playing", "a dog runs in the park", "the cat is sleeping",
-              "a woman is eating food", "two dogs play", "a man plays the guitar",
-              "A MAN IS RUNNING"]
+CANDIDATES = [
+    "a man is playing",
+    "a dog runs in the park",
+    "the cat is sleeping",
+    "a woman is eating food",
+    "two dogs play",
+    "a man plays the guitar",
+    "A MAN IS RUNNING",
+]
 QUERY = "a man is running"
 
 
@@ -201,12 +227,10 @@ QUERY = "a man is running"
 def tiny_pair_model():
     words = sorted({w.lower() for text in CANDIDATES + [QUERY] for w in text.split()})
     vocab = Vocabulary(words)
-    config = {"model": "lstm", "task": "sick", "embedding_dim": 4, "dim": 3,
-              "similarity_dim": 5}
+    config = {"model": "lstm", "task": "sick", "embedding_dim": 4, "dim": 3, "similarity_dim": 5}
     model = build_model(config, vocab, 5)
     rng = np.random.default_rng(3)
-    params = model.new_parameters(rng, rng.normal(0, 1.0, size=(len(vocab), 4)),
-                                  dtype=np.float64)
+    params = model.new_parameters(rng, rng.normal(0, 1.0, size=(len(vocab), 4)), dtype=np.float64)
     return model, params, vocab
 
 
@@ -234,8 +258,7 @@ def test_neighbours_agree_with_score_pairs(tiny_pair_model):
     others = [text for text in CANDIDATES if text.lower() != QUERY]
     candidates = [chain_tree(text.split()) for text in others]
     ranked = neighbours(model, params, vocab, query, candidates, top=len(candidates))
-    scores, distributions = score_pairs(model, params, vocab, [query] * len(candidates),
-                                        candidates)
+    scores, distributions = score_pairs(model, params, vocab, [query] * len(candidates), candidates)
     assert distributions.shape == (len(candidates), 5)
     np.testing.assert_allclose(distributions.sum(axis=1), 1.0, rtol=1e-12)
     np.testing.assert_allclose(scores, distributions @ np.arange(1, 6), rtol=1e-12)
@@ -275,6 +298,7 @@ def test_neighbours_need_another_candidate(tiny_pair_model):
 # --------------------------------------------------------------------------
 # relatedness_metrics
 # --------------------------------------------------------------------------
+
 
 def test_relatedness_metrics_match_scipy(rng):
     gold = rng.uniform(1, 5, size=30)

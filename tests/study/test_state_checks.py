@@ -6,6 +6,7 @@ planted node and term, including the S-LSTM's dropped left-peephole share on
 the README's first example tree, whose every left child is a leaf (the
 parameter check passes there); ``npcomp explain --check-states`` and
 ``python -m gradcheck`` report it."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -41,11 +42,11 @@ def test_every_models_terms_agree_with_finite_differences(name):
     for setting in chosen:
         rng = np.random.default_rng(2)
         model, params, batch, options = build_case(setting, random_trees(setting, rng), rng)
-        checks = check_states(model, params, batch, entries=2, rng=np.random.default_rng(0),
-                              step=setting.step, **options)
+        checks = check_states(
+            model, params, batch, entries=2, rng=np.random.default_rng(0), step=setting.step, **options
+        )
         forest = getattr(batch, "forest", batch)
-        terms = {state.symbol for state in model.cell.state_terms(
-            forest, _cache(model, params, batch, options))}
+        terms = {state.symbol for state in model.cell.state_terms(forest, _cache(model, params, batch, options))}
         assert {check.term for check in checks} == terms
         assert first_disagreement(checks) is None, summary(checks, forest)
 
@@ -66,8 +67,7 @@ def test_nodes_come_parents_first_and_every_leaf_is_checked():
     assert keys == sorted(keys)
     assert {check.node for check in checks if check.term == "eps_c"} == set(range(forest.n_nodes))
     assert all(check.analytic.shape == (3,) and check.numeric.shape == (3,) for check in checks)
-    sampled = check_states(model, params, forest, entries=2, rng=np.random.default_rng(0),
-                           **options)
+    sampled = check_states(model, params, forest, entries=2, rng=np.random.default_rng(0), **options)
     assert all(check.coordinates.size == 2 for check in sampled)
 
 
@@ -75,10 +75,11 @@ def test_a_nudge_moves_a_state_where_the_forward_makes_it():
     """Moving a leaf's c = 0 changes its parent's c (eq. 5 reads it) but not
     the leaf's h; moving the root's c changes its h (eq. 7)."""
     rng = np.random.default_rng(1)
-    model, params, forest, _ = build_case(Setting("slstm", input_dim=3),
-                                          [parse_ptb(LEAVES_ON_THE_LEFT.replace("not", "w1")
-                                                     .replace("very", "w2")
-                                                     .replace("good", "w3"))], rng)
+    model, params, forest, _ = build_case(
+        Setting("slstm", input_dim=3),
+        [parse_ptb(LEAVES_ON_THE_LEFT.replace("not", "w1").replace("very", "w2").replace("good", "w3"))],
+        rng,
+    )
     words, index = np.unique(forest.word[forest.word_nodes()], return_inverse=True)
     x = params["embedding"][words]
     cell_params = params.prefixed("cell")
@@ -111,12 +112,13 @@ def test_the_first_disagreement_is_the_planted_node_and_term(name):
         checks = check_states(model, params, forest, **options)
     assert max(errors.values()) > TOLERANCE
     depth = depths(forest)
-    wrong = sorted(np.flatnonzero(bug.wrong(forest)),
-                   key=lambda node: (forest.tree[node], depth[node], forest.origin[node]))
+    wrong = sorted(
+        np.flatnonzero(bug.wrong(forest)), key=lambda node: (forest.tree[node], depth[node], forest.origin[node])
+    )
     first = first_disagreement(checks)
     assert (first.node, first.term) == (wrong[0], bug.term), summary(checks, forest)
     # and nothing before it, parents first, at any term
-    before = checks[:checks.index(first)]
+    before = checks[: checks.index(first)]
     assert before and not any(check.disagrees() for check in before)
 
 
@@ -139,9 +141,12 @@ def test_the_left_peephole_share_on_leaves_only_trees(capsys):
 
 
 def test_explain_states_pass_on_an_honest_backward(capsys):
-    assert main(["explain", "--model", "treelstm-nary", "--check-states", "--json",
-                 "(3 (2 (2 not) (2 really)) (3 very))"]) == 0
+    assert (
+        main(["explain", "--model", "treelstm-nary", "--check-states", "--json", "(3 (2 (2 not) (2 really)) (3 very))"])
+        == 0
+    )
     import json
+
     document = json.loads(capsys.readouterr().out)
     assert document["passed"]
     assert {check["term"] for check in document["state_checks"]} == {"eps_h", "eps_c"}

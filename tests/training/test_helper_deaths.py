@@ -5,6 +5,7 @@ checkpoint stays loadable and a resumed run ends with the numbers of a run
 never interrupted, bit for bit.  From the command line: exit status 1 and
 the message; and a training process terminated or killed leaves no helper
 behind and no helper's traceback."""
+
 from __future__ import annotations
 
 import json
@@ -35,9 +36,21 @@ pytestmark = pytest.mark.skipif(not can_fork(), reason="this process cannot fork
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # 60 training sentences in minibatches of 10: 6 steps an epoch, dev read
 # after steps 3 and 6; the helper dies in step 5, after a checkpoint
-CONFIG = dict(model="treelstm-nary", task="synthetic", seed=3, vectors=None, data_dir=None,
-              dim=8, embedding_dim=8, epochs=2, evals_per_epoch=2, batch_size=10,
-              dropout=0.3, shards=2, threads=2)
+CONFIG = dict(
+    model="treelstm-nary",
+    task="synthetic",
+    seed=3,
+    vectors=None,
+    data_dir=None,
+    dim=8,
+    embedding_dim=8,
+    epochs=2,
+    evals_per_epoch=2,
+    batch_size=10,
+    dropout=0.3,
+    shards=2,
+    threads=2,
+)
 DYING_STEP = 5
 
 
@@ -54,16 +67,14 @@ def quiet_train(configuration, run_dir, **kwargs):
 
 @pytest.fixture(autouse=True)
 def small_synthetic(monkeypatch):
-    monkeypatch.setattr(npcomp.data.datasets.synthetic, "synthetic_splits",
-                        synthetic_of_size((60, 30, 30)))
+    monkeypatch.setattr(npcomp.data.datasets.synthetic, "synthetic_splits", synthetic_of_size((60, 30, 30)))
 
 
 @pytest.fixture(scope="module")
 def uninterrupted(tmp_path_factory):
     run_dir = tmp_path_factory.mktemp("uninterrupted")
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(npcomp.data.datasets.synthetic, "synthetic_splits",
-                      synthetic_of_size((60, 30, 30)))
+        patch.setattr(npcomp.data.datasets.synthetic, "synthetic_splits", synthetic_of_size((60, 30, 30)))
         metrics = quiet_train(config(), run_dir)
     return run_dir, metrics
 
@@ -121,10 +132,8 @@ def while_it_adds(monkeypatch, parent: int) -> None:
     monkeypatch.setattr(shard_processes, "add_and_zero", half_an_addition)
 
 
-@pytest.mark.parametrize("dying", [before_its_shard, during_its_pass, while_it_adds],
-                         ids=lambda dying: dying.__name__)
-def test_a_helper_killed_in_a_step_stops_the_run_which_resumes_bit_for_bit(
-        dying, uninterrupted, tmp_path, monkeypatch):
+@pytest.mark.parametrize("dying", [before_its_shard, during_its_pass, while_it_adds], ids=lambda dying: dying.__name__)
+def test_a_helper_killed_in_a_step_stops_the_run_which_resumes_bit_for_bit(dying, uninterrupted, tmp_path, monkeypatch):
     reference_dir, reference = uninterrupted
     run_dir = tmp_path / "run"
     # processes an earlier test of the session left to this one are not the run's
@@ -134,11 +143,13 @@ def test_a_helper_killed_in_a_step_stops_the_run_which_resumes_bit_for_bit(
         with pytest.raises(HelperLost) as caught:
             quiet_train(config(), run_dir)
     message = str(caught.value)
-    assert re_search(r"^helper process 1 \(pid \d+, computing shard 1 of each minibatch\) "
-                     r"was killed by SIGKILL \(signal 9\) at epoch 1, minibatch 5\. ", message)
+    assert re_search(
+        r"^helper process 1 \(pid \d+, computing shard 1 of each minibatch\) "
+        r"was killed by SIGKILL \(signal 9\) at epoch 1, minibatch 5\. ",
+        message,
+    )
     assert f"--resume {run_dir}" in message
-    assert not [child for child in _children(os.getpid())
-                if child not in before and _alive(child)]
+    assert not [child for child in _children(os.getpid()) if child not in before and _alive(child)]
     # the checkpoint is that of the dev evaluation after step 3, whole
     saved = read_checkpoint(RunDirectory(run_dir))
     assert epoch_in_progress(saved)[1]["done"] == 3
@@ -149,8 +160,7 @@ def test_a_helper_killed_in_a_step_stops_the_run_which_resumes_bit_for_bit(
 
     metrics = quiet_train({}, run_dir, resume=True)
     assert metrics["test"] == reference["test"]
-    assert [epoch["dev"] for epoch in metrics["epochs"]] == [
-        epoch["dev"] for epoch in reference["epochs"]]
+    assert [epoch["dev"] for epoch in metrics["epochs"]] == [epoch["dev"] for epoch in reference["epochs"]]
     _, params, _, _ = load_model(run_dir)
     _, reference_params, _, _ = load_model(reference_dir)
     assert np.array_equal(params.flat, reference_params.flat)
@@ -158,12 +168,14 @@ def test_a_helper_killed_in_a_step_stops_the_run_which_resumes_bit_for_bit(
 
 def re_search(pattern: str, text: str) -> bool:
     import re
+
     return re.search(pattern, text) is not None
 
 
 # --------------------------------------------------------------------------
 # from the command line, with signals from outside
 # --------------------------------------------------------------------------
+
 
 def _children(pid: int) -> list:
     """The process ids of ``pid``'s children (Linux)."""
@@ -184,14 +196,39 @@ def _alive(pid: int) -> bool:
 
 
 def npcomp_train(data_dir: Path, run_dir: Path, *more: str) -> subprocess.Popen:
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")])))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")])))
     env.pop("NPCOMP_TRACEBACK", None)
     return subprocess.Popen(
-        [sys.executable, "-m", "npcomp", "train", "--task", "sst5", "--data-dir",
-         str(data_dir), "--dim", "8", "--embedding-dim", "8", "--batch-size", "5",
-         "--shards", "2", "--threads", "2", "--quiet", "--no-baseline", "--out", str(run_dir),
-         *more], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-m",
+            "npcomp",
+            "train",
+            "--task",
+            "sst5",
+            "--data-dir",
+            str(data_dir),
+            "--dim",
+            "8",
+            "--embedding-dim",
+            "8",
+            "--batch-size",
+            "5",
+            "--shards",
+            "2",
+            "--threads",
+            "2",
+            "--quiet",
+            "--no-baseline",
+            "--out",
+            str(run_dir),
+            *more,
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def training_with_its_helper(process, run_dir: Path, marker: str | None = None) -> int:
@@ -220,9 +257,12 @@ def test_the_command_line_exits_1_naming_the_killed_helper_and_resumes(sst_files
     _, stderr = process.communicate(timeout=60)
     assert process.returncode == 1, stderr
     assert "Traceback" not in stderr
-    assert re_search(r"npcomp train: error: helper process 1 \(pid \d+, computing shard 1 of "
-                     r"each minibatch\) was killed by SIGKILL \(signal 9\) at epoch \d+, "
-                     r"minibatch \d+\. ", stderr), stderr
+    assert re_search(
+        r"npcomp train: error: helper process 1 \(pid \d+, computing shard 1 of "
+        r"each minibatch\) was killed by SIGKILL \(signal 9\) at epoch \d+, "
+        r"minibatch \d+\. ",
+        stderr,
+    ), stderr
     assert f"--resume {run_dir}" in stderr
     assert main(["train", "--resume", str(run_dir), "--quiet"]) == 0
     metrics = json.loads((run_dir / "metrics.json").read_text())
@@ -237,20 +277,22 @@ def _train_with_stderr_in(path: str, run_dir: str, hold: bool) -> None:
     ``held`` in the run directory says so)."""
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
     os.dup2(descriptor, 2)
-    sys.stderr = open(2, "w", buffering=1, closefd=False)   # noqa: SIM115 - for good
+    sys.stderr = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115 - for good
     if hold:
         original = ShardProcesses.compute
 
         def compute(self, shards, local_pass, average, normaliser, errors, meanwhile=None):
             if meanwhile is not None and (Path(run_dir) / "checkpoint.npz").is_file():
+
                 def held():
                     meanwhile()
                     (Path(run_dir) / "held").touch()
                     time.sleep(60)
+
                 return original(self, shards, local_pass, average, normaliser, errors, held)
             return original(self, shards, local_pass, average, normaliser, errors, meanwhile)
 
-        ShardProcesses.compute = compute   # in this process alone
+        ShardProcesses.compute = compute  # in this process alone
     quiet_train(config() | {"epochs": 200}, run_dir)
 
 
@@ -262,11 +304,11 @@ def test_a_training_process_ended_leaves_no_helper_and_no_traceback(how, tmp_pat
     quietly, whatever it was doing.  The training process is forked from
     this one (its kernels compiled), its helper forked from it."""
     import multiprocessing
+
     context = multiprocessing.get_context("fork")
     for attempt, (delay, hold) in enumerate(((0.0, False), (0.037, False), (0.3, True))):
         run_dir, stderr = tmp_path / f"run{attempt}", tmp_path / f"stderr{attempt}"
-        process = context.Process(target=_train_with_stderr_in,
-                                  args=(str(stderr), str(run_dir), hold))
+        process = context.Process(target=_train_with_stderr_in, args=(str(stderr), str(run_dir), hold))
         process.start()
         helper = training_with_its_helper(process, run_dir, "held" if hold else None)
         time.sleep(delay)
@@ -286,6 +328,7 @@ def test_a_broken_pipe_other_than_the_output_is_a_failure(monkeypatch):
     ends a command quietly with status 0; another pipe that breaks is a
     failure like any other."""
     from npcomp.cli import outcome
+
     reader, writer = os.pipe()
     with open(writer, "w") as output:
         monkeypatch.setattr(sys, "stdout", output)

@@ -1,5 +1,6 @@
 """retain_freed_memory: a step that allocates and frees large arrays stops
 page-faulting on every step (glibc only)."""
+
 import platform
 import subprocess
 import sys
@@ -28,13 +29,13 @@ print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
 
 def _faults(mode: str) -> int:
     root = Path(__file__).resolve().parents[2]
-    result = subprocess.run([sys.executable, "-c", PROBE, mode], capture_output=True,
-                            text=True, cwd=root, check=True)
+    result = subprocess.run([sys.executable, "-c", PROBE, mode], capture_output=True, text=True, cwd=root, check=True)
     return int(result.stdout.strip())
 
 
-@pytest.mark.skipif(platform.system() != "Linux" or platform.libc_ver()[0] != "glibc",
-                    reason="mallopt thresholds are glibc's")
+@pytest.mark.skipif(
+    platform.system() != "Linux" or platform.libc_ver()[0] != "glibc", reason="mallopt thresholds are glibc's"
+)
 def test_freed_work_arrays_are_reused_without_page_faults():
     default, retained = _faults("default"), _faults("retain")
     # 20 steps of two 3 MB arrays: about 30,000 faults when every step maps
@@ -45,5 +46,6 @@ def test_freed_work_arrays_are_reused_without_page_faults():
 
 def test_is_idempotent_and_reports_a_bool():
     from npcomp.training.memory import retain_freed_memory
+
     first = retain_freed_memory()
     assert isinstance(first, bool) and retain_freed_memory() == first

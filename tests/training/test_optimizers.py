@@ -4,14 +4,23 @@ unchanged; the gradient buffer zeroed on what a step consumed; ``rows=None``
 keeps the table fixed; the numba row kernels against their .py_func; no
 subnormal weight or state left by a step; AdaGrad's per-coordinate step never
 longer than lr."""
+
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from npcomp.training.optimizers import (OPTIMIZERS, AdaGrad, Adadelta, SGD, _adadelta_rows,
-                               _adagrad_rows, make_optimizer, smallest_normal)
+from npcomp.training.optimizers import (
+    OPTIMIZERS,
+    AdaGrad,
+    Adadelta,
+    SGD,
+    _adadelta_rows,
+    _adagrad_rows,
+    make_optimizer,
+    smallest_normal,
+)
 
 DENSE, VOCAB, DIM = 13, 11, 4
 SIZE = DENSE + VOCAB * DIM
@@ -21,6 +30,7 @@ LR, EMB_LR = 0.05, 0.1
 # --------------------------------------------------------------------------
 # dense reference rules, written from the papers' formulas
 # --------------------------------------------------------------------------
+
 
 def reference_adagrad(theta, g, state, lr):
     """Duchi et al.: G += g^2; theta -= lr g / (sqrt(G) + eps)."""
@@ -43,16 +53,22 @@ def reference_sgd(theta, g, state, lr):
     return theta - lr * g
 
 
-REFERENCES = {"adagrad": reference_adagrad, "adadelta": reference_adadelta,
-              "sgd": reference_sgd}
-STATE_NAMES = {"adagrad": ("sum_squares",),
-               "adadelta": ("mean_square_gradient", "mean_square_step"), "sgd": ()}
+REFERENCES = {"adagrad": reference_adagrad, "adadelta": reference_adadelta, "sgd": reference_sgd}
+STATE_NAMES = {"adagrad": ("sum_squares",), "adadelta": ("mean_square_gradient", "mean_square_step"), "sgd": ()}
 
 
 def new_optimizer(name, dtype=np.float64, lr=LR, emb_lr=EMB_LR, embedding_rule="same"):
-    return make_optimizer(name, size=SIZE, dense_size=DENSE, embedding_offset=DENSE,
-                          embedding_dim=DIM, lr=lr, embedding_lr=emb_lr, dtype=dtype,
-                          embedding_rule=embedding_rule)
+    return make_optimizer(
+        name,
+        size=SIZE,
+        dense_size=DENSE,
+        embedding_offset=DENSE,
+        embedding_dim=DIM,
+        lr=lr,
+        embedding_lr=emb_lr,
+        dtype=dtype,
+        embedding_rule=embedding_rule,
+    )
 
 
 def tolerance(dtype):
@@ -65,6 +81,7 @@ def tolerance(dtype):
 # sparse rows against the dense reference
 # --------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("name", OPTIMIZERS)
 def test_step_matches_dense_reference(name, dtype, rng):
@@ -75,13 +92,13 @@ def test_step_matches_dense_reference(name, dtype, rng):
     reference_table = params[DENSE:].reshape(VOCAB, DIM).astype(np.float64)
     dense_state = {s: np.zeros(DENSE) for s in optimizer.state_names}
     table_state = {s: np.zeros((VOCAB, DIM)) for s in optimizer.state_names}
-    for step, rows in enumerate([np.array([1, 4, 7]), np.array([0, 4, 10]), np.array([4]),
-                                 np.array([], dtype=np.int64), np.array([2, 3, 7, 9])]):
+    for step, rows in enumerate(
+        [np.array([1, 4, 7]), np.array([0, 4, 10]), np.array([4]), np.array([], dtype=np.int64), np.array([2, 3, 7, 9])]
+    ):
         grads = rng.normal(size=SIZE).astype(dtype)
         g = grads.astype(np.float64)
         table_before = params[DENSE:].reshape(VOCAB, DIM).copy()
-        state_before = {s: v[DENSE:].reshape(VOCAB, DIM).copy()
-                        for s, v in optimizer.state.items()}
+        state_before = {s: v[DENSE:].reshape(VOCAB, DIM).copy() for s, v in optimizer.state.items()}
         grads_before = grads.copy()
 
         optimizer.step(params, grads, rows)
@@ -94,10 +111,10 @@ def test_step_matches_dense_reference(name, dtype, rng):
         reference_table[rows] = updated
         for s in optimizer.state_names:
             table_state[s][rows] = row_state[s]
-            np.testing.assert_allclose(optimizer.state[s][:DENSE], dense_state[s],
-                                       **tolerance(dtype))
-            np.testing.assert_allclose(optimizer.state[s][DENSE:].reshape(VOCAB, DIM),
-                                       table_state[s], **tolerance(dtype))
+            np.testing.assert_allclose(optimizer.state[s][:DENSE], dense_state[s], **tolerance(dtype))
+            np.testing.assert_allclose(
+                optimizer.state[s][DENSE:].reshape(VOCAB, DIM), table_state[s], **tolerance(dtype)
+            )
         table = params[DENSE:].reshape(VOCAB, DIM)
         np.testing.assert_allclose(table, reference_table, **tolerance(dtype))
 
@@ -111,8 +128,7 @@ def test_step_matches_dense_reference(name, dtype, rng):
         assert np.all(grads[:DENSE] == 0.0)
         gradient = grads[DENSE:].reshape(VOCAB, DIM)
         assert np.all(gradient[rows] == 0.0)
-        assert np.array_equal(gradient[untouched],
-                              grads_before[DENSE:].reshape(VOCAB, DIM)[untouched])
+        assert np.array_equal(gradient[untouched], grads_before[DENSE:].reshape(VOCAB, DIM)[untouched])
         assert params.dtype == dtype and all(v.dtype == dtype for v in optimizer.state.values())
 
 
@@ -139,9 +155,9 @@ def test_separate_learning_rates(name, rng):
     optimizer = new_optimizer(name, lr=0.01, emb_lr=0.03)
     params = np.zeros(SIZE)
     grads = np.zeros(SIZE)
-    grads[:DIM] = grads[DENSE:DENSE + DIM] = rng.normal(size=DIM)
+    grads[:DIM] = grads[DENSE : DENSE + DIM] = rng.normal(size=DIM)
     optimizer.step(params, grads, np.array([0]))
-    np.testing.assert_allclose(params[DENSE:DENSE + DIM], 3 * params[:DIM], rtol=1e-12)
+    np.testing.assert_allclose(params[DENSE : DENSE + DIM], 3 * params[:DIM], rtol=1e-12)
     assert np.all(params[:DIM] != 0.0)
 
 
@@ -173,9 +189,17 @@ def test_adagrad_epsilon_damps_small_gradients():
     down by 11, exactly lr * g / (|g| + eps)."""
     steps = {}
     for epsilon in (None, 1e-3):
-        optimizer = make_optimizer("adagrad", size=SIZE, dense_size=DENSE,
-                                   embedding_offset=DENSE, embedding_dim=DIM, lr=0.1,
-                                   embedding_lr=0.1, dtype=np.float64, epsilon=epsilon)
+        optimizer = make_optimizer(
+            "adagrad",
+            size=SIZE,
+            dense_size=DENSE,
+            embedding_offset=DENSE,
+            embedding_dim=DIM,
+            lr=0.1,
+            embedding_lr=0.1,
+            dtype=np.float64,
+            epsilon=epsilon,
+        )
         params = np.zeros(SIZE)
         optimizer.step(params, np.full(SIZE, 1e-4), np.array([0]))
         steps[epsilon] = -params[0]
@@ -202,8 +226,7 @@ def test_state_dict_round_trip(rng):
     first.step(params, rng.normal(size=SIZE), np.array([2, 5]))
     second = new_optimizer("adadelta")
     second.load_state_dict(first.state_dict())
-    assert set(first.state_dict()) == {"optimizer.mean_square_gradient",
-                                       "optimizer.mean_square_step"}
+    assert set(first.state_dict()) == {"optimizer.mean_square_gradient", "optimizer.mean_square_step"}
     grads = rng.normal(size=SIZE)
     a, b = params.copy(), params.copy()
     first.step(a, grads.copy(), np.array([5, 8]))
@@ -220,6 +243,7 @@ def test_make_optimizer_rejects_unknown_names():
 # --------------------------------------------------------------------------
 # numba row kernels against their Python originals
 # --------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_adagrad_rows_kernel_matches_py_func(dtype, rng):
@@ -260,6 +284,7 @@ def test_adadelta_rows_kernel_matches_py_func(dtype, rng):
 # CPU's slow path
 # --------------------------------------------------------------------------
 
+
 def subnormal(values):
     return (values != 0) & (np.abs(values) < smallest_normal(values.dtype))
 
@@ -290,15 +315,14 @@ def test_steps_flush_subnormal_results_and_keep_the_rest(name, dtype, rng):
     optimizer = new_optimizer(name, dtype=dtype)
     for state in optimizer.state.values():
         state[:] = rng.uniform(0.5, 1.0, size=SIZE)
-        state[:3] = tiny / 4      # decays, or grows by g^2 = 0, into the subnormals
+        state[:3] = tiny / 4  # decays, or grows by g^2 = 0, into the subnormals
     params = rng.normal(size=SIZE).astype(dtype)
-    params[3] = tiny / 3          # stays subnormal under a zero gradient
+    params[3] = tiny / 3  # stays subnormal under a zero gradient
     params[4] = np.nan
     grads = rng.normal(size=SIZE).astype(dtype)
     grads[:4] = 0
     reference_state = {k: v.astype(np.float64) for k, v in optimizer.state.items()}
-    expected = REFERENCES[name](params.astype(np.float64), grads.astype(np.float64),
-                                reference_state, LR)
+    expected = REFERENCES[name](params.astype(np.float64), grads.astype(np.float64), reference_state, LR)
     optimizer.step(params, grads, None)  # the dense prefix: the same kernel as the rows
     dense = slice(0, DENSE)
     assert not subnormal(params).any()
@@ -318,8 +342,10 @@ def test_steps_flush_subnormal_results_and_keep_the_rest(name, dtype, rng):
 gradient_values = st.floats(-1e6, 1e6, allow_nan=False, allow_subnormal=False)
 
 
-@given(hnp.arrays(np.float64, (4, SIZE), elements=gradient_values),
-       st.lists(st.integers(0, VOCAB - 1), min_size=1, max_size=VOCAB, unique=True))
+@given(
+    hnp.arrays(np.float64, (4, SIZE), elements=gradient_values),
+    st.lists(st.integers(0, VOCAB - 1), min_size=1, max_size=VOCAB, unique=True),
+)
 def test_adagrad_step_never_exceeds_lr(gradients, rows):
     optimizer = new_optimizer("adagrad")
     rows = np.array(sorted(rows))
@@ -334,5 +360,4 @@ def test_adagrad_step_never_exceeds_lr(gradients, rows):
     params = np.zeros(SIZE)
     first.step(params, gradients[0].copy(), rows)
     big = np.abs(gradients[0][:DENSE]) > 1e-3
-    np.testing.assert_allclose(-params[:DENSE][big], LR * np.sign(gradients[0][:DENSE][big]),
-                               rtol=1e-6)
+    np.testing.assert_allclose(-params[:DENSE][big], LR * np.sign(gradients[0][:DENSE][big]), rtol=1e-6)

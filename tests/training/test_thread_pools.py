@@ -6,6 +6,7 @@ two threads) before npcomp, fits a TreeClassifier to the parameters
 `npcomp train` finds with the same options and seed, bit for bit, on one
 compute thread and on two (helper processes), its BLAS pools at one thread
 during the fit and at the script's own count after."""
+
 from __future__ import annotations
 
 import json
@@ -24,8 +25,7 @@ from npcomp.configuration.options import command_line
 from npcomp.training.thread_pools import BLAS_THREADS, pinned_thread_pools
 
 PACKAGE = Path(__file__).resolve().parents[2] / "npcomp"
-THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
-                    "NUMBA_NUM_THREADS")
+THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")
 # large enough products that OpenBLAS splits them over two threads (and rounds
 # otherwise than on one), small enough for an epoch of the synthetic treebank
 # in a few seconds
@@ -35,8 +35,7 @@ COMPUTE_THREADS = (1, 2)
 
 def _blas_threads() -> list:
     """The thread counts of the BLAS pools loaded in this process."""
-    return sorted({pool["num_threads"] for pool in threadpool_info()
-                   if pool["user_api"] == "blas"})
+    return sorted({pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"})
 
 
 def _two_blas_threads():
@@ -53,9 +52,9 @@ def test_pinned_for_the_call_and_given_back_after():
     try:
         with pinned_thread_pools():
             assert _blas_threads() == [BLAS_THREADS]
-            with pinned_thread_pools():   # a nested call: already pinned
+            with pinned_thread_pools():  # a nested call: already pinned
                 assert _blas_threads() == [BLAS_THREADS]
-            assert _blas_threads() == [BLAS_THREADS]   # the inner one restores nothing
+            assert _blas_threads() == [BLAS_THREADS]  # the inner one restores nothing
         assert _blas_threads() == [2]
         with pytest.raises(ZeroDivisionError), pinned_thread_pools():
             1 / 0
@@ -64,6 +63,7 @@ def test_pinned_for_the_call_and_given_back_after():
         @pinned_thread_pools()
         def threads_inside():
             return _blas_threads()
+
         assert threads_inside() == [BLAS_THREADS] and _blas_threads() == [2]
     finally:
         user.restore_original_limits()
@@ -74,8 +74,10 @@ def _report_blas_threads(connection) -> None:
     connection.close()
 
 
-@pytest.mark.skipif("fork" not in multiprocessing.get_all_start_methods(),
-                    reason="no fork on this platform: shard helpers are threads here")
+@pytest.mark.skipif(
+    "fork" not in multiprocessing.get_all_start_methods(),
+    reason="no fork on this platform: shard helpers are threads here",
+)
 def test_a_process_forked_inside_keeps_the_pinned_pools():
     """The shards' helper processes are forked inside the trainer's pinned call."""
     user = _two_blas_threads()
@@ -94,10 +96,12 @@ def test_a_process_forked_inside_keeps_the_pinned_pools():
 
 def test_no_kernel_starts_a_numba_thread_pool():
     """numba's threads are left as they are: no kernel is compiled parallel."""
-    parallel = [f"{path.relative_to(PACKAGE.parent)}:{number}"
-                for path in PACKAGE.rglob("*.py")
-                for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
-                if re.search(r"\bn?jit\(.*\bparallel\s*=\s*True|\bprange\(", line)]
+    parallel = [
+        f"{path.relative_to(PACKAGE.parent)}:{number}"
+        for path in PACKAGE.rglob("*.py")
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if re.search(r"\bn?jit\(.*\bparallel\s*=\s*True|\bprange\(", line)
+    ]
     assert not parallel, parallel
 
 
@@ -136,8 +140,7 @@ print(json.dumps(report))
 
 
 def _environment(**variables) -> dict:
-    environment = {name: value for name, value in os.environ.items()
-                   if name not in THREAD_VARIABLES}
+    environment = {name: value for name, value in os.environ.items() if name not in THREAD_VARIABLES}
     environment.update(variables)
     return environment
 
@@ -146,17 +149,39 @@ def test_a_script_that_loaded_numpy_first_fits_what_npcomp_train_finds(tmp_path)
     """`npcomp train` (it pins BLAS before NumPy loads) at 1 and 2 compute
     threads, beside a script that imported NumPy with OpenBLAS on two
     threads: the same parameters, bit for bit, and the same losses."""
-    commands = {threads: subprocess.Popen(
-        [sys.executable, "-m", "npcomp", "train", "--model", "treelstm-nary", "--task",
-         "synthetic", *command_line(OPTIONS), "--no-baseline", "--threads", str(threads), "--quiet",
-         "--out", str(tmp_path / f"run-{threads}")],
-        env=_environment(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        for threads in COMPUTE_THREADS}
+    commands = {
+        threads: subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "npcomp",
+                "train",
+                "--model",
+                "treelstm-nary",
+                "--task",
+                "synthetic",
+                *command_line(OPTIONS),
+                "--no-baseline",
+                "--threads",
+                str(threads),
+                "--quiet",
+                "--out",
+                str(tmp_path / f"run-{threads}"),
+            ],
+            env=_environment(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for threads in COMPUTE_THREADS
+    }
     script = subprocess.run(
-        [sys.executable, "-c", USER_SCRIPT, json.dumps(OPTIONS), str(tmp_path),
-         json.dumps(COMPUTE_THREADS)],
-        env=_environment(OPENBLAS_NUM_THREADS="2"), capture_output=True, text=True,
-        timeout=600)
+        [sys.executable, "-c", USER_SCRIPT, json.dumps(OPTIONS), str(tmp_path), json.dumps(COMPUTE_THREADS)],
+        env=_environment(OPENBLAS_NUM_THREADS="2"),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     for command in commands.values():
         _, errors = command.communicate(timeout=600)
         assert command.returncode == 0, errors
@@ -175,5 +200,4 @@ def test_a_script_that_loaded_numpy_first_fits_what_npcomp_train_finds(tmp_path)
         ours = np.load(tmp_path / f"estimator-{threads}.npz")
         assert ours.files
         for name in ours.files:
-            np.testing.assert_array_equal(ours[name], theirs[f"param.{name}"],
-                                          err_msg=f"{name} at {threads} threads")
+            np.testing.assert_array_equal(ours[name], theirs[f"param.{name}"], err_msg=f"{name} at {threads} threads")

@@ -1,6 +1,7 @@
 """The trainer end to end on a small synthetic treebank: the run directory's files
 (README.md, "Run directories"), the best-dev model reloading to the same dev metrics, a killed run
 resumed to exactly the uninterrupted result, and the main options."""
+
 import json
 import math
 import subprocess
@@ -32,8 +33,17 @@ small_splits = synthetic_of_size(SIZES)
 def tiny_config(model="treelstm-nary", **changes) -> dict:
     config = defaults_for(model, "synthetic")
     config.pop("source")
-    config.update(model=model, task="synthetic", seed=3, vectors=None, data_dir=None,
-                  threads=None, dim=8, embedding_dim=8, epochs=2)
+    config.update(
+        model=model,
+        task="synthetic",
+        seed=3,
+        vectors=None,
+        data_dir=None,
+        threads=None,
+        dim=8,
+        embedding_dim=8,
+        epochs=2,
+    )
     config.update(changes)
     return config
 
@@ -65,8 +75,19 @@ def test_metrics_json_has_every_spec_key(basic_run):
     run_dir, returned = basic_run
     metrics = json.loads((run_dir / "metrics.json").read_text())
     assert metrics == json.loads(json.dumps(returned))
-    for key in ("model", "task", "config", "epochs", "best_epoch", "best_at", "dev", "test",
-                "train_wall_s", "train_sentences_per_s", "machine"):
+    for key in (
+        "model",
+        "task",
+        "config",
+        "epochs",
+        "best_epoch",
+        "best_at",
+        "dev",
+        "test",
+        "train_wall_s",
+        "train_sentences_per_s",
+        "machine",
+    ):
         assert key in metrics, key
     # what the floating-point results depend on beyond code, data and seed
     assert metrics["machine"]["numpy"] == np.__version__
@@ -74,8 +95,7 @@ def test_metrics_json_has_every_spec_key(basic_run):
     assert metrics["model"] == "treelstm-nary" and metrics["task"] == "synthetic"
     config = metrics["config"]
     assert config["seed"] == 3 and config["dim"] == 8 and config["epochs"] == 2
-    for name in ("lr", "emb_lr", "batch_size", "l2", "dropout", "optimizer", "supervision",
-                 "structure", "dtype"):
+    for name in ("lr", "emb_lr", "batch_size", "l2", "dropout", "optimizer", "supervision", "structure", "dtype"):
         assert name in config, name
     assert [e["epoch"] for e in metrics["epochs"]] == [1, 2]
     for epoch in metrics["epochs"]:
@@ -98,8 +118,7 @@ def test_metrics_json_has_every_spec_key(basic_run):
     assert confusion.shape == (5, 5) and confusion.sum() == SIZES[2]
     assert 100.0 * np.trace(confusion) / SIZES[2] == pytest.approx(metrics["test"]["root_acc"])
     assert metrics["train_wall_s"] == pytest.approx(sum(e["wall_s"] for e in metrics["epochs"]))
-    assert metrics["train_sentences_per_s"] == pytest.approx(
-        2 * SIZES[0] / metrics["train_wall_s"])
+    assert metrics["train_sentences_per_s"] == pytest.approx(2 * SIZES[0] / metrics["train_wall_s"])
     assert 0.0 < metrics["warm_up_s"] < metrics["setup_s"]  # compiling is part of setting up
 
 
@@ -110,22 +129,26 @@ def test_model_npz_reproduces_dev_metrics(basic_run):
     assert params.flat.dtype == np.float32
     task = load_task("synthetic", None, config["structure"], seed=config["seed"])
     names = ["very negative", "negative", "neutral", "positive", "very positive"]
-    dev = evaluate(model, params, encode(task.splits["dev"], vocab), config["eval_batch_size"],
-                   classes=names)
+    dev = evaluate(model, params, encode(task.splits["dev"], vocab), config["eval_batch_size"], classes=names)
     assert dev == metrics["dev"]
-    test = evaluate(model, params, encode(task.splits["test"], vocab), 7,  # batching is free
-                    classes=names)
+    test = evaluate(
+        model,
+        params,
+        encode(task.splits["test"], vocab),
+        7,  # batching is free
+        classes=names,
+    )
     assert test == metrics["test"]
-    with ThreadPoolExecutor(max_workers=1) as helpers:   # so is a helper thread's share
-        assert evaluate(model, params, encode(task.splits["test"], vocab), 7, helpers,
-                        names) == test
+    with ThreadPoolExecutor(max_workers=1) as helpers:  # so is a helper thread's share
+        assert evaluate(model, params, encode(task.splits["test"], vocab), 7, helpers, names) == test
     # without names, the classes are their numbers
-    assert evaluate(model, params, encode(task.splits["test"], vocab), 7) == \
-        dict(test, classes=[0, 1, 2, 3, 4])
+    assert evaluate(model, params, encode(task.splits["test"], vocab), 7) == dict(test, classes=[0, 1, 2, 3, 4])
     # predictions in each tree's own node order agree with evaluate's counts
     split = encode(task.splits["dev"], vocab)
-    correct = sum(int(p[t.root].argmax() == t.root_label)
-                  for t, p in zip(split.trees, predict_split(model, params, split, batch_size=4)))
+    correct = sum(
+        int(p[t.root].argmax() == t.root_label)
+        for t, p in zip(split.trees, predict_split(model, params, split, batch_size=4))
+    )
     assert 100.0 * correct / len(split) == pytest.approx(dev["root_acc"])
 
 
@@ -146,9 +169,11 @@ def test_load_model_without_a_model(tmp_path):
     assert list(tmp_path.iterdir()) == []  # a refused resume leaves nothing behind
 
 
-@pytest.mark.parametrize("changes", [{}, dict(adagrad_reset=2),
-                                     dict(model="lstm", span_samples=2)],
-                         ids=["", "adagrad-reset", "span-samples"])
+@pytest.mark.parametrize(
+    "changes",
+    [{}, dict(adagrad_reset=2), dict(model="lstm", span_samples=2)],
+    ids=["", "adagrad-reset", "span-samples"],
+)
 def test_resume_reproduces_the_uninterrupted_run(changes, tmp_path, monkeypatch):
     # dropout on, so the random state drives the masks as well as the order; with
     # a reset every 2 epochs the resumed epoch 3 starts from a reset state; with
@@ -187,20 +212,19 @@ def test_resume_reproduces_the_uninterrupted_run(changes, tmp_path, monkeypatch)
         assert sorted(a.files) == sorted(b.files)
         for name in a.files:
             assert np.array_equal(a[name], b[name]), name
-    with np.load(tmp_path / "a" / "checkpoint.npz") as a, \
-            np.load(tmp_path / "b" / "checkpoint.npz") as b:
+    with np.load(tmp_path / "a" / "checkpoint.npz") as a, np.load(tmp_path / "b" / "checkpoint.npz") as b:
         assert np.array_equal(a["params"], b["params"])
         assert str(a["rng"]) == str(b["rng"])
-    events = [json.loads(line)["event"]
-              for line in (tmp_path / "b" / "log.jsonl").read_text().splitlines()]
+    events = [json.loads(line)["event"] for line in (tmp_path / "b" / "log.jsonl").read_text().splitlines()]
     assert events == ["start", "epoch", "epoch", "resumed", "epoch", "end"]
 
 
-@pytest.mark.parametrize("total,batch_size", [(0, 5), (1, 5), (5, 5), (6, 5), (2210, 512),
-                                              (1024, 512), (1025, 512), (99, 7)])
+@pytest.mark.parametrize(
+    "total,batch_size", [(0, 5), (1, 5), (5, 5), (6, 5), (2210, 512), (1024, 512), (1025, 512), (99, 7)]
+)
 def test_evaluation_forests_are_an_even_number_of_nearly_equal_runs(total, batch_size):
     bounds = batch_bounds(total, batch_size)
-    assert [start for start, _ in bounds] == [0, *(stop for _, stop in bounds)][:len(bounds)]
+    assert [start for start, _ in bounds] == [0, *(stop for _, stop in bounds)][: len(bounds)]
     assert sum(stop - start for start, stop in bounds) == total
     sizes = [stop - start for start, stop in bounds]
     assert all(0 < size <= batch_size for size in sizes)
@@ -229,10 +253,11 @@ def test_evaluations_inside_an_epoch(tmp_path):
     assert metrics["best_epoch"] == math.ceil(best[0])
     model, params, config, vocab = load_model(tmp_path)
     task = load_task("synthetic", None, config["structure"], seed=config["seed"])
-    assert evaluate(model, params, encode(task.splits["dev"], vocab), 512,
-                    classes=metrics["dev"]["classes"]) == metrics["dev"]
-    events = [json.loads(line)["event"]
-              for line in (tmp_path / "log.jsonl").read_text().splitlines()]
+    assert (
+        evaluate(model, params, encode(task.splits["dev"], vocab), 512, classes=metrics["dev"]["classes"])
+        == metrics["dev"]
+    )
+    events = [json.loads(line)["event"] for line in (tmp_path / "log.jsonl").read_text().splitlines()]
     assert events == ["start"] + 2 * ["evaluation", "evaluation", "epoch"] + ["end"]
 
 
@@ -259,12 +284,10 @@ def test_resume_inside_an_epoch_reproduces_the_uninterrupted_run(tmp_path, monke
     metrics_b = quiet_train({}, tmp_path / "b", resume=True)
     timing = ("wall_s", "eval_s", "train_sentences_per_s")
     for a, b in zip(metrics_a["epochs"], metrics_b["epochs"], strict=True):
-        assert {k: v for k, v in a.items() if k not in timing} == \
-            {k: v for k, v in b.items() if k not in timing}
+        assert {k: v for k, v in a.items() if k not in timing} == {k: v for k, v in b.items() if k not in timing}
     for key in ("best_epoch", "best_at", "dev", "test"):
         assert metrics_b[key] == metrics_a[key], key
-    with np.load(tmp_path / "a" / "checkpoint.npz") as a, \
-            np.load(tmp_path / "b" / "checkpoint.npz") as b:
+    with np.load(tmp_path / "a" / "checkpoint.npz") as a, np.load(tmp_path / "b" / "checkpoint.npz") as b:
         assert np.array_equal(a["params"], b["params"])
         assert "epoch_order" not in b.files  # the run ended at an epoch's end
 
@@ -275,8 +298,7 @@ def test_a_fresh_run_refuses_a_directory_holding_a_run(tmp_path):
     before = {path.name: path.read_bytes() for path in tmp_path.iterdir() if path.is_file()}
     with pytest.raises(RunDirectoryError, match="already holds a run.*resume=True.*overwrite=True"):
         quiet_train(tiny_config(epochs=2, seed=9), tmp_path)
-    assert {path.name: path.read_bytes() for path in tmp_path.iterdir()
-            if path.is_file()} == before
+    assert {path.name: path.read_bytes() for path in tmp_path.iterdir() if path.is_file()} == before
 
 
 def test_overwrite_keeps_the_old_run_until_the_new_one_has_an_epoch(tmp_path, monkeypatch):
@@ -292,10 +314,10 @@ def test_overwrite_keeps_the_old_run_until_the_new_one_has_an_epoch(tmp_path, mo
     with pytest.raises(KeyboardInterrupt):
         quiet_train(tiny_config(epochs=2, seed=9), tmp_path, overwrite=True)
     assert (tmp_path / "replaced" / "model.npz").read_bytes() == old_model
-    assert json.loads((tmp_path / "replaced" / "metrics.json").read_text())["test"] == \
-        json.loads(json.dumps(old["test"]))
-    assert sorted(path.name for path in tmp_path.iterdir() if path.is_file()) == \
-        [".lock", "log.jsonl"]
+    assert json.loads((tmp_path / "replaced" / "metrics.json").read_text())["test"] == json.loads(
+        json.dumps(old["test"])
+    )
+    assert sorted(path.name for path in tmp_path.iterdir() if path.is_file()) == [".lock", "log.jsonl"]
     with pytest.raises(RunFileError, match="nothing to resume"):
         quiet_train({}, tmp_path, resume=True)
     monkeypatch.undo()
@@ -330,8 +352,7 @@ def starting_parameters(config):
     task = load_task("synthetic", None, config["structure"], seed=config["seed"])
     vocab = Vocabulary.from_trees(t for split in SPLITS for t in task.splits[split])
     model = build_model(config, vocab, task.n_classes)
-    return initial_parameters(config, model, vocab, None, np.random.default_rng(config["seed"]),
-                               {})
+    return initial_parameters(config, model, vocab, None, np.random.default_rng(config["seed"]), {})
 
 
 def test_fixed_embeddings_stay_fixed(tmp_path):
@@ -356,7 +377,7 @@ def test_tuned_embeddings_change(tmp_path):
     offset = initial.layout["embedding"].offset
     assert not np.array_equal(final[offset:], initial.flat[offset:])
     # <unk> (row 0) is never read: its row is untouched, bit for bit
-    assert np.array_equal(final[offset:offset + 8], initial.flat[offset:offset + 8])
+    assert np.array_equal(final[offset : offset + 8], initial.flat[offset : offset + 8])
 
 
 def test_root_supervision_trains(tmp_path):
@@ -385,16 +406,27 @@ def test_sequence_model_refuses_trees(tmp_path):
         quiet_train(tiny_config("lstm", structure="gold", supervision="all"), tmp_path)
 
 
-@pytest.mark.parametrize("model,changes", [
-    ("mean-vectors", {}), ("recnn", {}), ("rntn", {}), ("lstm-rnn", {}), ("slstm", {}),
-    ("treelstm-childsum", {}),
-    # a sequence model: sentences as chains, every labelled phrase a training sequence
-    ("lstm", {}), ("bilstm", {}), ("bilstm", dict(untied=True)),
-    # leaves in a space of their own, classified by a second classifier
-    ("lstm-rnn", dict(untied=True, dim=6)), ("recnn", dict(untied=True, dim=6)),
-    # leaves projected to the hidden dimension
-    ("slstm", dict(dim=6)),
-], ids=lambda value: value if isinstance(value, str) else ",".join(value) or "defaults")
+@pytest.mark.parametrize(
+    "model,changes",
+    [
+        ("mean-vectors", {}),
+        ("recnn", {}),
+        ("rntn", {}),
+        ("lstm-rnn", {}),
+        ("slstm", {}),
+        ("treelstm-childsum", {}),
+        # a sequence model: sentences as chains, every labelled phrase a training sequence
+        ("lstm", {}),
+        ("bilstm", {}),
+        ("bilstm", dict(untied=True)),
+        # leaves in a space of their own, classified by a second classifier
+        ("lstm-rnn", dict(untied=True, dim=6)),
+        ("recnn", dict(untied=True, dim=6)),
+        # leaves projected to the hidden dimension
+        ("slstm", dict(dim=6)),
+    ],
+    ids=lambda value: value if isinstance(value, str) else ",".join(value) or "defaults",
+)
 def test_other_models_train(model, changes, tmp_path):
     config = tiny_config(model, **changes)  # synthetic defaults: tied leaves, d == d_x
     metrics = quiet_train(config, tmp_path)
@@ -414,8 +446,9 @@ def test_ordinal_head_trains_and_decodes(tmp_path):
     split = encode(task.splits["dev"], vocab)
     outputs = predict_split(model, params, split)
     assert all(o.shape[1] == 4 for o in outputs)
-    correct = sum(int(model.head.decode(o[t.root:t.root + 1])[0] == t.root_label)
-                  for t, o in zip(split.trees, outputs))
+    correct = sum(
+        int(model.head.decode(o[t.root : t.root + 1])[0] == t.root_label) for t, o in zip(split.trees, outputs)
+    )
     assert 100.0 * correct / len(split) == pytest.approx(metrics["epochs"][0]["dev"]["root_acc"])
 
 
@@ -450,18 +483,28 @@ print(json.dumps([after_warm_up, compiled()]))
 """
 
 
-@pytest.mark.parametrize("model,changes", [
-    ("lstm", {}), ("lstm", dict(embedding_dropout=0.3, recurrent_dropout=0.3)),
-    ("treelstm-childsum", {})], ids=["lstm", "lstm-dropout", "treelstm-childsum"])
+@pytest.mark.parametrize(
+    "model,changes",
+    [("lstm", {}), ("lstm", dict(embedding_dropout=0.3, recurrent_dropout=0.3)), ("treelstm-childsum", {})],
+    ids=["lstm", "lstm-dropout", "treelstm-childsum"],
+)
 def test_warm_up_compiles_every_kernel_of_the_run(model, changes, tmp_path):
     """Compilation stays out of the timed steps (README.md, "Real data": training
     sentences per second exclude it): nothing compiles after the warm-up.  The
     sequence model's spans start with one-word spans, which have no inner node;
     dropout on the word vectors takes a path of its own."""
     finished = subprocess.run(
-        [sys.executable, "-c", _COMPILED_KERNELS % (SIZES,),
-         json.dumps(tiny_config(model, epochs=1, **changes)), str(tmp_path)],
-        capture_output=True, text=True, check=True)
+        [
+            sys.executable,
+            "-c",
+            _COMPILED_KERNELS % (SIZES,),
+            json.dumps(tiny_config(model, epochs=1, **changes)),
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     after_warm_up, after_run = json.loads(finished.stdout.splitlines()[-1])
     assert after_run == after_warm_up
     assert sum(after_run.values()) >= 4

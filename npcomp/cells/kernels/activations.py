@@ -16,6 +16,7 @@ Constants are float32 (``ONE``): a float64 literal would promote
 float32 arithmetic to float64 and make every exp a double-precision call,
 while float32 constants leave float64 inputs in float64.
 """
+
 from __future__ import annotations
 
 import math
@@ -43,8 +44,7 @@ def tanh(z):
 # each activation's code, as the kernels' dispatch reads it (numba freezes
 # module constants)
 CODES = {"tanh": 0, "sigmoid": 1, "softsign": 2, "relu": 3, "identity": 4}
-TANH, SIGMOID, SOFTSIGN, RELU, IDENTITY = (CODES[name] for name in (
-    "tanh", "sigmoid", "softsign", "relu", "identity"))
+TANH, SIGMOID, SOFTSIGN, RELU, IDENTITY = (CODES[name] for name in ("tanh", "sigmoid", "softsign", "relu", "identity"))
 
 
 @njit(cache=True, inline="always")
@@ -58,7 +58,7 @@ def activate(code, z):
         return max(z, ZERO)
     if code == IDENTITY:
         return z
-    return z / (ONE + abs(z))   # SOFTSIGN
+    return z / (ONE + abs(z))  # SOFTSIGN
 
 
 @njit(cache=True, inline="always")
@@ -73,7 +73,7 @@ def derivative_from_output(code, g):
         return ONE if g > ZERO else ZERO
     if code == IDENTITY:
         return ONE
-    return (ONE - abs(g)) * (ONE - abs(g))   # SOFTSIGN
+    return (ONE - abs(g)) * (ONE - abs(g))  # SOFTSIGN
 
 
 def activation_code(name: str) -> int:
@@ -82,8 +82,7 @@ def activation_code(name: str) -> int:
     try:
         return CODES[name]
     except KeyError:
-        raise ValueError(f"activation must be one of {sorted(CODES)}, not {name!r}") \
-            from None
+        raise ValueError(f"activation must be one of {sorted(CODES)}, not {name!r}") from None
 
 
 def uniform_fan_in(array: np.ndarray, fan_in: int, rng: np.random.Generator) -> None:
@@ -97,4 +96,4 @@ def add_forget_bias(b: np.ndarray, hidden_dim: int, forget_bias: float) -> None:
     out i|o|u|f, in place.  A positive constant (Gers et al. 2000; Jozefowicz et
     al. 2015; Keras' LSTM default of 1) starts f near sigma(forget_bias), so the
     memory carries across many steps before training has shaped the gates."""
-    b[3 * hidden_dim:4 * hidden_dim] += forget_bias
+    b[3 * hidden_dim : 4 * hidden_dim] += forget_bias

@@ -7,6 +7,7 @@ order).  Products with the input weights then cost U rows instead of one per
 token, and the backward returns dLoss/dx per distinct word: exactly the
 embedding rows to update.
 """
+
 from __future__ import annotations
 
 import numpy as np

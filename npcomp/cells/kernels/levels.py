@@ -7,6 +7,7 @@ columns, row padding for small products, weight-gradient products and the
 vectorised sigmoid.  A cell computes its levels on the calling thread: a
 run's threads each take shards of the minibatch (``training/shards.py``).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -22,7 +23,7 @@ def children_columns(forest: Forest, arity: int) -> np.ndarray:
     if kids.shape[1] == arity:
         return kids
     out = np.full((kids.shape[0], arity), -1, dtype=np.int32)
-    out[:, :min(arity, kids.shape[1])] = kids[:, :arity]
+    out[:, : min(arity, kids.shape[1])] = kids[:, :arity]
     return out
 
 

@@ -17,6 +17,7 @@ more), and the cell's next kernel reads each gate off m = e^x - 1:
 precision near z = 0, where 1 - e^-2z would cancel; m = inf (z far below 0)
 gives sigma = 0, and the cap keeps tanh's m finite (-1 there).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -34,18 +35,18 @@ def gate_functions(z: np.ndarray, d: int, output_gate: bool = True) -> None:
     NumPy's exp and tanh are vectorised (SIMD); scalar libm calls in a numba
     loop cost several times more, and these functions dominate the arithmetic.
     """
-    u = np.tanh(z[:, 2 * d:3 * d])
+    u = np.tanh(z[:, 2 * d : 3 * d])
     sigmoid(z)
-    z[:, 2 * d:3 * d] = u
+    z[:, 2 * d : 3 * d] = u
     if not output_gate:
-        z[:, d:2 * d] = 1.0
+        z[:, d : 2 * d] = 1.0
 
 
 def hidden_state(gates, c, tanh_c, h, start, stop):
     """h_j = o_j * tanh(c_j) (Tai et al. eqs. 14 and 8)."""
     d = c.shape[1]
     np.tanh(c[start:stop], out=tanh_c[start:stop])
-    np.multiply(gates[start:stop, d:2 * d], tanh_c[start:stop], out=h[start:stop])
+    np.multiply(gates[start:stop, d : 2 * d], tanh_c[start:stop], out=h[start:stop])
 
 
 # the largest -2z the u columns take to expm1: tanh(-40) is -1 to float64's
@@ -84,7 +85,7 @@ def gather_children(children, h, hc, start, stop, node_mask=None):
             kid = children[j, k]
             if kid >= 0:
                 if node_mask is None:
-                    hc[j, k * d:(k + 1) * d] = h[kid]
+                    hc[j, k * d : (k + 1) * d] = h[kid]
                 else:
                     for q in range(d):
                         hc[j, k * d + q] = h[kid, q] * node_mask[j, q]
@@ -101,7 +102,7 @@ def scatter_to_children(children, d_hc, d_h, start, stop, node_mask=None):
             kid = children[j, k]
             if kid >= 0:
                 if node_mask is None:
-                    d_h[kid] += d_hc[j - start, k * d:(k + 1) * d]
+                    d_h[kid] += d_hc[j - start, k * d : (k + 1) * d]
                 else:
                     for q in range(d):
                         d_h[kid, q] += d_hc[j - start, k * d + q] * node_mask[j, q]

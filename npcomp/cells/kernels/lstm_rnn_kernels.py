@@ -2,6 +2,7 @@
 gives the equations (L1)-(L7) and the cell): a level's gate terms gathered
 from its children, the memory cell and output updates, and their deltas
 routed back to the children."""
+
 from __future__ import annotations
 
 from numba import njit
@@ -14,8 +15,7 @@ GATE_BLOCKS = 7
 
 
 @njit(cache=True, nogil=True)
-def gather_child_terms(children, leaves, word_index, word_terms, node_terms, target, gates,
-                        start, stop):
+def gather_child_terms(children, leaves, word_index, word_terms, node_terms, target, gates, start, stop):
     """gates[j] = the sum of the children's terms of (L1)-(L6), each weight
     block into the gate block its slot feeds (TARGET): a leaf child's from its
     word's row of word_terms, an inner child's from node_terms; a missing
@@ -49,9 +49,12 @@ def cell_update(code, children, gate_bias, candidate_bias, gates, u, state, star
         for q in range(4 * d):
             gates[j, q] = activate(SIGMOID, gates[j, q])
         for q in range(d):
-            candidate = activate(code, gates[j, I1 * d + q] * gates[j, A1 * d + q]
-                                 + gates[j, I2 * d + q] * gates[j, A2 * d + q]
-                                 + candidate_bias[q])
+            candidate = activate(
+                code,
+                gates[j, I1 * d + q] * gates[j, A1 * d + q]
+                + gates[j, I2 * d + q] * gates[j, A2 * d + q]
+                + candidate_bias[q],
+            )
             u[j, q] = candidate
             cell = candidate
             for slot in range(2):
@@ -91,8 +94,7 @@ def output_deltas(gates, g_c, eps_state, d_h, d_c, delta, start, stop):
 
 
 @njit(cache=True, nogil=True)
-def cell_deltas(code, children, gates, u, state, g_c, d_h, d_c, eps_c_from_o, delta,
-                 delta_u, start, stop):
+def cell_deltas(code, children, gates, u, state, g_c, d_h, d_c, eps_c_from_o, delta, delta_u, start, stop):
     """Backward through (L7) for c_p and through (L5) to the pre-activations
     of i_1 i_2 f_1 f_2 and the terms a_1 a_2 of one level; the children's
     d_c gets eps_c * f (eps_c_from_o: rows from ``start``, delta_o W_co^T)."""
@@ -100,23 +102,21 @@ def cell_deltas(code, children, gates, u, state, g_c, d_h, d_c, eps_c_from_o, de
     for j in range(start, stop):
         for q in range(d):
             o = gates[j, O * d + q]
-            eps_c = (d_c[j, q] + d_h[j, q] * o * derivative_from_output(code, g_c[j, q])
-                     + eps_c_from_o[j - start, q])
-            candidate = eps_c * derivative_from_output(code, u[j, q])      # delta_u
+            eps_c = d_c[j, q] + d_h[j, q] * o * derivative_from_output(code, g_c[j, q]) + eps_c_from_o[j - start, q]
+            candidate = eps_c * derivative_from_output(code, u[j, q])  # delta_u
             delta_u[j, q] = candidate
             i_1 = gates[j, I1 * d + q]
             i_2 = gates[j, I2 * d + q]
             delta[j, I1 * d + q] = candidate * gates[j, A1 * d + q] * i_1 * (ONE - i_1)
             delta[j, I2 * d + q] = candidate * gates[j, A2 * d + q] * i_2 * (ONE - i_2)
-            delta[j, A1 * d + q] = candidate * i_1                          # delta_a1
-            delta[j, A2 * d + q] = candidate * i_2                          # delta_a2
+            delta[j, A1 * d + q] = candidate * i_1  # delta_a1
+            delta[j, A2 * d + q] = candidate * i_2  # delta_a2
             for slot in range(2):
                 kid = children[j, slot]
                 if kid >= 0:  # a leaf's c is 0: its delta_f is 0 and its d_c unused
                     f = gates[j, (F1 + slot) * d + q]
-                    delta[j, (F1 + slot) * d + q] = (eps_c * state[kid, d + q]
-                                                     * f * (ONE - f))
-                    d_c[kid, q] = eps_c * f                          # eps_c of the child
+                    delta[j, (F1 + slot) * d + q] = eps_c * state[kid, d + q] * f * (ONE - f)
+                    d_c[kid, q] = eps_c * f  # eps_c of the child
             d_c[j, q] = eps_c  # kept for backward_terms: eps_c in full
 
 

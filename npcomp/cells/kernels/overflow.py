@@ -2,6 +2,7 @@
 range while every parameter it read is finite: the sentence itself (its
 length) is the cause, not the training.  Callers that know the sentences
 name the one at fault (``training.finite_outputs.naming_the_sentence``)."""
+
 from __future__ import annotations
 
 
@@ -12,5 +13,5 @@ class StateOverflow(ArithmeticError):
         super().__init__(message)
         self.tree = int(tree)
 
-    def __reduce__(self):   # pickled whole: a helper process sends it back (shard_processes.py)
+    def __reduce__(self):  # pickled whole: a helper process sends it back (shard_processes.py)
         return type(self), (str(self), self.tree)

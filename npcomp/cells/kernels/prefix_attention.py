@@ -6,6 +6,7 @@ and sum); the backward reverses it by suffix sums.  The recurrent-attention
 LSTM (``npcomp/cells/lstm_recurrent_attention.py``) gives the equations in
 full; ``prefix_sums`` is the O(T^2) direct form its term parts read.
 """
+
 from __future__ import annotations
 
 import math
@@ -16,18 +17,17 @@ from numba import njit
 from .activations import ONE
 
 
-def prefix_sums(order: np.ndarray, chain_ptr: np.ndarray, score: np.ndarray,
-                 g: np.ndarray) -> np.ndarray:
+def prefix_sums(order: np.ndarray, chain_ptr: np.ndarray, score: np.ndarray, g: np.ndarray) -> np.ndarray:
     """(n, 2d): sum over t >= j of alpha_j^t g_t, each alpha_j^t of eq. 9
     formed from the scores, sentence by sentence (O(T^2): for reading one
     tree's parts, not for training)."""
     out = np.zeros_like(g)
     for sentence in range(chain_ptr.shape[0] - 1):
-        steps = order[chain_ptr[sentence]:chain_ptr[sentence + 1]]
+        steps = order[chain_ptr[sentence] : chain_ptr[sentence + 1]]
         e = score[steps]
         for t in range(steps.shape[0]):
-            weights = np.exp(e[:t + 1] - e[:t + 1].max())
-            out[steps[:t + 1]] += (weights / weights.sum())[:, None] * g[steps[t]]
+            weights = np.exp(e[: t + 1] - e[: t + 1].max())
+            out[steps[: t + 1]] += (weights / weights.sum())[:, None] * g[steps[t]]
     return out
 
 
@@ -45,7 +45,7 @@ def prefix_attention(order, chain_ptr, v, score, v_tilde, run_max, run_sum):
         acc[:] = 0
         for p in range(first, last):
             t = order[p]
-            if score[t] > top:              # the maximum grows: rescale S and Z
+            if score[t] > top:  # the maximum grows: rescale S and Z
                 scale = math.exp(top - score[t])
                 top = score[t]
                 total *= scale
@@ -61,8 +61,7 @@ def prefix_attention(order, chain_ptr, v, score, v_tilde, run_max, run_sum):
 
 
 @njit(cache=True, nogil=True)
-def prefix_attention_backward(order, chain_ptr, v, score, v_tilde, run_max, run_sum,
-                               eps_v_tilde, eps_v, delta_a):
+def prefix_attention_backward(order, chain_ptr, v, score, v_tilde, run_max, run_sum, eps_v_tilde, eps_v, delta_a):
     """Reverses eq. 9 by suffix sums from the last step down (docs/cells/lstm_recurrent_attention.md):
     G_j = g_j / Z_j + exp(M_j - M_{j+1}) G_{j+1},  q_j likewise with v~_j . g_j;
     eps_v_j += exp(e_j - M_j) G_j;  delta_a_j = exp(e_j - M_j) (v_j . G_j - q_j)."""
@@ -82,13 +81,13 @@ def prefix_attention_backward(order, chain_ptr, v, score, v_tilde, run_max, run_
                     for q in range(width):
                         G[q] *= scale
             inverse = ONE / run_sum[t]
-            attended = score[0] * 0         # v~_t . g_t
+            attended = score[0] * 0  # v~_t . g_t
             for q in range(width):
                 attended += v_tilde[t, q] * eps_v_tilde[t, q]
                 G[q] += eps_v_tilde[t, q] * inverse
             q_sum += attended * inverse
             weight = math.exp(score[t] - run_max[t])
-            own = score[0] * 0              # v_t . G_t
+            own = score[0] * 0  # v_t . G_t
             for q in range(width):
                 eps_v[t, q] += weight * G[q]
                 own += v[t, q] * G[q]

@@ -5,6 +5,7 @@ the previous step's state, and per-word weight gradients.
 A sentence is a chain (node t reads word t, its one child is step t - 1);
 a forest of chains advances one time step per level.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -12,6 +13,7 @@ from numba import njit
 
 from npcomp.forest import Forest
 from .activations import derivative_from_output
+
 
 def chain_layout(forest: Forest) -> tuple:
     """(order, chain_ptr): the nodes of sentence k in time order are
@@ -27,19 +29,16 @@ def chain_layout(forest: Forest) -> tuple:
     return order, chain_ptr
 
 
-def recurrent_mask(name: str, forest: Forest, recurrent_masks, width: int,
-                   dtype) -> np.ndarray:
+def recurrent_mask(name: str, forest: Forest, recurrent_masks, width: int, dtype) -> np.ndarray:
     """(trees, width) the recurrent-dropout mask of each sentence: the one
     entry of ``recurrent_masks``, or ones when it is None (no dropout)."""
     if recurrent_masks is None:
         return np.ones((forest.n_trees, width), dtype=dtype)
     if len(recurrent_masks) != 1:
-        raise ValueError(f"{name} has one recurrent connection, got "
-                         f"{len(recurrent_masks)} masks")
+        raise ValueError(f"{name} has one recurrent connection, got {len(recurrent_masks)} masks")
     mask = np.asarray(recurrent_masks[0])
     if mask.shape != (forest.n_trees, width):
-        raise ValueError(f"{name}: a recurrent mask must be (trees, d) = "
-                         f"{(forest.n_trees, width)}, not {mask.shape}")
+        raise ValueError(f"{name}: a recurrent mask must be (trees, d) = {(forest.n_trees, width)}, not {mask.shape}")
     return np.ascontiguousarray(mask, dtype=dtype)
 
 

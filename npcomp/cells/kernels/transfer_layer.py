@@ -10,6 +10,7 @@ backward; and the highway layer's backward at the roots.  The cell
 
 The gates' columns are [i | o | k~ | f], each d wide.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -23,7 +24,7 @@ def highway_backward(params: dict, grads: dict, s_T, H, T, eps_out) -> tuple:
     """Reverses eq. 12 at the roots; adds the highway's weight gradients and
     returns eps_s_T = dJ/ds_T, eps_H and delta_T, each (sentences, d)."""
     eps_H = eps_out * T
-    delta_T = eps_out * (H - s_T) * T * (1 - T)     # carry term s_T (1 - T) depends on T too
+    delta_T = eps_out * (H - s_T) * T * (1 - T)  # carry term s_T (1 - T) depends on T too
     grads["W_H"] += s_T.T @ eps_H
     grads["b_H"] += eps_H.sum(axis=0)
     grads["W_T"] += s_T.T @ delta_T
@@ -34,9 +35,9 @@ def highway_backward(params: dict, grads: dict, s_T, H, T, eps_out) -> tuple:
 
 def transfer_gate_functions(z: np.ndarray, d: int) -> None:
     """In place: sigma on the i, o, f columns, tanh on the k~ columns (eq. 11)."""
-    candidate = np.tanh(z[:, 2 * d:3 * d])
+    candidate = np.tanh(z[:, 2 * d : 3 * d])
     sigmoid(z)
-    z[:, 2 * d:3 * d] = candidate
+    z[:, 2 * d : 3 * d] = candidate
 
 
 @njit(cache=True, nogil=True)
@@ -53,8 +54,7 @@ def transfer_cell(children, gates, r, v_tilde, k, start, stop):
 
 
 @njit(cache=True, nogil=True)
-def transfer_deltas(children, gates, k, tanh_k, r, v_tilde, eps_s, eps_k, delta, delta_r,
-                    eps_m_direct, start, stop):
+def transfer_deltas(children, gates, k, tanh_k, r, v_tilde, eps_s, eps_k, delta, delta_r, eps_m_direct, start, stop):
     """Backward through eqs. 10 and 11 for one level (one time step of every
     sentence): gate deltas, delta_r, the direct eps_m~, and eps_k routed to
     step t-1."""
@@ -67,15 +67,15 @@ def transfer_deltas(children, gates, k, tanh_k, r, v_tilde, eps_s, eps_k, delta,
             candidate = gates[j, 2 * d + q]
             t = tanh_k[j, q]
             eps = eps_s[j, q]
-            delta[j, d + q] = eps * t * o * (ONE - o)                       # delta_o
-            cell = eps_k[j, q] + eps * o * (ONE - t * t)                    # eps_k_t
-            delta[j, q] = cell * candidate * i * (ONE - i)                  # delta_i
+            delta[j, d + q] = eps * t * o * (ONE - o)  # delta_o
+            cell = eps_k[j, q] + eps * o * (ONE - t * t)  # eps_k_t
+            delta[j, q] = cell * candidate * i * (ONE - i)  # delta_i
             delta[j, 2 * d + q] = cell * i * (ONE - candidate * candidate)  # delta_k
             gate = r[j, q]
             delta_r[j, q] = cell * v_tilde[j, d + q] * gate * (ONE - gate)  # delta_r
-            eps_m_direct[j, q] = cell * gate                                # eps_m~ (direct)
-            eps_k[j, q] = cell              # kept for backward_terms: eps_k_t in full
+            eps_m_direct[j, q] = cell * gate  # eps_m~ (direct)
+            eps_k[j, q] = cell  # kept for backward_terms: eps_k_t in full
             if previous >= 0:
                 f = gates[j, 3 * d + q]
                 delta[j, 3 * d + q] = cell * k[previous, q] * f * (ONE - f)  # delta_f
-                eps_k[previous, q] = cell * f                               # eps_k_{t-1}
+                eps_k[previous, q] = cell * f  # eps_k_{t-1}

@@ -51,6 +51,7 @@ Imports flow one way: these modules use NumPy and ``npcomp.data.readers.formats`
 (the package, the registry to find them),
 never the cells they check, the tests, gradcheck, the trainer or the CLI.
 """
+
 from __future__ import annotations
 
 from importlib import import_module

@@ -25,6 +25,7 @@ every key of ``lstm.forward`` per direction, suffixed ``^F`` and ``^B``
 backward reading, which has read words T..t), each (T, d), and ``out``
 (T, 2d) as above.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -43,8 +44,9 @@ def direction_parameters(params: dict, names, untied: bool) -> tuple:
     return forward, backward
 
 
-def bidirectional(x: np.ndarray, params: dict, untied: bool, direction, names,
-                  n_masks: int, masks=None, **options) -> dict:
+def bidirectional(
+    x: np.ndarray, params: dict, untied: bool, direction, names, n_masks: int, masks=None, **options
+) -> dict:
     """``direction(x, params, masks=..., **options)`` run forwards and
     backwards over the sentence, its keys suffixed ^F and ^B, and ``out``.
     ``names``: the direction cell's parameter names; ``n_masks``: its
@@ -52,24 +54,20 @@ def bidirectional(x: np.ndarray, params: dict, untied: bool, direction, names,
     forward_params, backward_params = direction_parameters(params, names, untied)
     d_x = np.asarray(params["W"]).shape[0]
     x_F, x_B = (x[:, :d_x], x[:, d_x:]) if x.shape[1] == 2 * d_x else (x, x)
-    masks_F, masks_B = (None, None) if masks is None else \
-        (list(masks[:n_masks]), list(masks[n_masks:]))
-    F = direction(x_F, forward_params, masks=masks_F, **options)        # reads x_1 .. x_T
+    masks_F, masks_B = (None, None) if masks is None else (list(masks[:n_masks]), list(masks[n_masks:]))
+    F = direction(x_F, forward_params, masks=masks_F, **options)  # reads x_1 .. x_T
     B = direction(x_B[::-1], backward_params, masks=masks_B, **options)  # reads x_T .. x_1
     result = {f"{key}^F": value for key, value in F.items() if key != "out"}
-    result.update({f"{key}^B": value[::-1].copy() for key, value in B.items()
-                   if key != "out"})
-    out_B = B["out"][::-1]                       # row t: the backward reading at word t
+    result.update({f"{key}^B": value[::-1].copy() for key, value in B.items() if key != "out"})
+    out_B = B["out"][::-1]  # row t: the backward reading at word t
     out = np.concatenate([F["out"], out_B], axis=1)
-    out[-1, F["out"].shape[1]:] = out_B[0]       # the sentence: h^B after every word
+    out[-1, F["out"].shape[1] :] = out_B[0]  # the sentence: h^B after every word
     result["out"] = out
     return result
 
 
-def forward(x: np.ndarray, params: dict, untied: bool = False, output_gate: bool = True,
-            masks=None) -> dict:
+def forward(x: np.ndarray, params: dict, untied: bool = False, output_gate: bool = True, masks=None) -> dict:
     """Eq. 1 both ways over one sentence.  x: (T, d_x), or (T, 2 d_x) a block
     per direction; params: the cell's ``W``, ``U``, ``b`` (and ``*_backward``
     untied); masks: None or [m^F, m^B], each (d,)."""
-    return bidirectional(x, params, untied, lstm.forward, ("W", "U", "b"), 1, masks,
-                         output_gate=output_gate)
+    return bidirectional(x, params, untied, lstm.forward, ("W", "U", "b"), 1, masks, output_gate=output_gate)

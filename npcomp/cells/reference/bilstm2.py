@@ -18,6 +18,7 @@ m1B, m2B]``, each (d,).
 masks=None)`` returns every key of ``lstm2.forward`` per direction, suffixed
 ``^F`` and ``^B`` (``h1^F``, ``c2^B``, ...), each (T, d), and ``out``.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -28,10 +29,20 @@ from .bilstm import bidirectional
 OPTIONS = ("untied", "output_gate", "layer_outputs")
 
 
-def forward(x: np.ndarray, params: dict, untied: bool = False, output_gate: bool = True,
-            layer_outputs: str = "top", masks=None) -> dict:
+def forward(
+    x: np.ndarray, params: dict, untied: bool = False, output_gate: bool = True, layer_outputs: str = "top", masks=None
+) -> dict:
     """Two 2-layer stacks over one sentence, forwards and backwards.  x: (T, d_x)
     or (T, 2 d_x) a block per direction; params: the cell's ``W`` .. ``b_2``
     (and ``*_backward`` untied); masks: None or [m1F, m2F, m1B, m2B]."""
-    return bidirectional(np.asarray(x), params, untied, lstm2.forward, lstm2.NAMES, 2, masks,
-                         output_gate=output_gate, layer_outputs=layer_outputs)
+    return bidirectional(
+        np.asarray(x),
+        params,
+        untied,
+        lstm2.forward,
+        lstm2.NAMES,
+        2,
+        masks,
+        output_gate=output_gate,
+        layer_outputs=layer_outputs,
+    )

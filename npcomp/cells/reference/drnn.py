@@ -23,6 +23,7 @@ The backward, node by node from the root down, layers from the top:
 ``eps^(i)``, ``delta^(i)`` (the top layer's eps as ``eps_h``), ``grads``
 and ``d_x``.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -33,63 +34,63 @@ from .functions import activation as activation_function, derivative, undefined
 OPTIONS = ("layers", "activation")
 
 
-def forward(tree: Tree, x: np.ndarray, params: dict, layers: int = 3,
-            activation: str = "relu") -> dict:
+def forward(tree: Tree, x: np.ndarray, params: dict, layers: int = 3, activation: str = "relu") -> dict:
     """D1-D2 for one binary tree (unary nodes allowed).  x: (T, d_x)."""
     f = activation_function(activation).g
-    W, W_leaf, V, V_leaf, b = (np.asarray(params[name]) for name in
-                               ("W", "W_leaf", "V", "V_leaf", "b"))
+    W, W_leaf, V, V_leaf, b = (np.asarray(params[name]) for name in ("W", "W_leaf", "V", "V_leaf", "b"))
     d, d_x = b.shape[1], W_leaf.shape[0] // 2
     n = tree.n_nodes
     kids = tree.children()
     h = [undefined(n, d) for _ in range(layers)]
-    for j in range(n):                                       # children before parents
+    for j in range(n):  # children before parents
         if not kids[j]:
             word = x[tree.token_index[j]]
-            h[1][j] = f(V_leaf.T @ word + b[1])                                     # (D2)
+            h[1][j] = f(V_leaf.T @ word + b[1])  # (D2)
             for i in range(2, layers):
-                h[i][j] = f(V[i - 1].T @ h[i - 1][j] + b[i])                        # (D2)
+                h[i][j] = f(V[i - 1].T @ h[i - 1][j] + b[i])  # (D2)
             continue
         z = b[0].copy()
         for slot, child in enumerate(kids[j]):
-            if not kids[child]:                                  # W_k^(1)x reads the word
-                z += W_leaf[slot * d_x:(slot + 1) * d_x].T @ x[tree.token_index[child]]
+            if not kids[child]:  # W_k^(1)x reads the word
+                z += W_leaf[slot * d_x : (slot + 1) * d_x].T @ x[tree.token_index[child]]
             else:
-                z += W[0][slot * d:(slot + 1) * d].T @ h[0][child]
-        h[0][j] = f(z)                                                               # (D1)
+                z += W[0][slot * d : (slot + 1) * d].T @ h[0][child]
+        h[0][j] = f(z)  # (D1)
         for i in range(1, layers):
             z = V[i - 1].T @ h[i - 1][j] + b[i]
             for slot, child in enumerate(kids[j]):
-                z += W[i][slot * d:(slot + 1) * d].T @ h[i][child]
-            h[i][j] = f(z)                                                           # (D2)
+                z += W[i][slot * d : (slot + 1) * d].T @ h[i][child]
+            h[i][j] = f(z)  # (D2)
     out = {f"h^({i + 1})": h[i] for i in range(layers)}
     out["out"] = h[layers - 1].copy()
     return out
 
 
-def backward(tree: Tree, x: np.ndarray, params: dict, d_h: np.ndarray, layers: int = 3,
-             activation: str = "relu") -> dict:
+def backward(
+    tree: Tree, x: np.ndarray, params: dict, d_h: np.ndarray, layers: int = 3, activation: str = "relu"
+) -> dict:
     """D1-D2 reversed node by node, parents first (module docstring)."""
     slope = derivative(activation)
     q = forward(tree, x, params, layers, activation)
-    W, W_leaf, V, V_leaf, b = (np.asarray(params[name]) for name in
-                               ("W", "W_leaf", "V", "V_leaf", "b"))
+    W, W_leaf, V, V_leaf, b = (np.asarray(params[name]) for name in ("W", "W_leaf", "V", "V_leaf", "b"))
     d, d_x = b.shape[1], W_leaf.shape[0] // 2
     n = tree.n_nodes
     kids = tree.children()
     h = [q[f"h^({i + 1})"] for i in range(layers)]
-    G = {name: np.zeros_like(value) for name, value in
-         (("W", W), ("W_leaf", W_leaf), ("V", V), ("V_leaf", V_leaf), ("b", b))}
+    G = {
+        name: np.zeros_like(value)
+        for name, value in (("W", W), ("W_leaf", W_leaf), ("V", V), ("V_leaf", V_leaf), ("b", b))
+    }
     eps = [np.zeros((n, d)) for _ in range(layers)]
     eps[layers - 1] += d_h
     delta = [undefined(n, d) for _ in range(layers)]
     d_word = np.zeros(x.shape)
-    for j in range(n - 1, -1, -1):                                   # parents first
+    for j in range(n - 1, -1, -1):  # parents first
         leaf = not kids[j]
-        for i in range(layers - 1, 0 if leaf else -1, -1):           # layers from the top
+        for i in range(layers - 1, 0 if leaf else -1, -1):  # layers from the top
             delta[i][j] = eps[i][j] * slope(h[i][j])
             G["b"][i] += delta[i][j]
-            if i >= 1:                                                # V^(i+1) h^(i)
+            if i >= 1:  # V^(i+1) h^(i)
                 if leaf and i == 1:
                     word = x[tree.token_index[j]]
                     G["V_leaf"] += np.outer(word, delta[i][j])
@@ -97,9 +98,9 @@ def backward(tree: Tree, x: np.ndarray, params: dict, d_h: np.ndarray, layers: i
                 else:
                     G["V"][i - 1] += np.outer(h[i - 1][j], delta[i][j])
                     eps[i - 1][j] += V[i - 1] @ delta[i][j]
-            for slot, child in enumerate(kids[j]):                    # DR1: none to a missing child
+            for slot, child in enumerate(kids[j]):  # DR1: none to a missing child
                 block = slice(slot * d, (slot + 1) * d)
-                if i == 0 and not kids[child]:                        # a leaf child's word
+                if i == 0 and not kids[child]:  # a leaf child's word
                     word_block = slice(slot * d_x, (slot + 1) * d_x)
                     word = x[tree.token_index[child]]
                     G["W_leaf"][word_block] += np.outer(word, delta[0][j])

@@ -22,6 +22,7 @@ The backward, node by node from the root down:
 ``backward(tree, x, params, d_h, positions=3)`` returns ``eps_h``,
 ``delta``, ``eps_S`` (W_p^T delta / l(i) in block p), ``grads`` and ``d_x``.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -38,7 +39,7 @@ def positions_of(tree: Tree, K: int) -> dict:
         head = tree.token_index[i]
         left = [j for j in kids if head >= 0 and tree.token_index[j] < head]
         right = [j for j in kids if j not in left]
-        for rank, j in enumerate(reversed(left)):           # nearest the head first
+        for rank, j in enumerate(reversed(left)):  # nearest the head first
             out[j] = min(rank, K - 1)
         for rank, j in enumerate(right):
             out[j] = K + min(rank, K - 1)
@@ -66,22 +67,20 @@ def composed(tree: Tree, x: np.ndarray, params: dict, pos: dict) -> dict:
     span = _spans(tree)
     kids = tree.children()
     h = np.zeros((tree.n_nodes, d))
-    for i in range(tree.n_nodes):                               # children before parents
+    for i in range(tree.n_nodes):  # children before parents
         total = W_v @ x[tree.token_index[i]] if tree.token_index[i] >= 0 else np.zeros(d)
         for j in kids[i]:
-            total = total + span[j] * (W[pos[j] * d:(pos[j] + 1) * d].T @ h[j])
-        h[i] = np.tanh(total / span[i] + b)                                         # (DT1)
+            total = total + span[j] * (W[pos[j] * d : (pos[j] + 1) * d].T @ h[j])
+        h[i] = np.tanh(total / span[i] + b)  # (DT1)
     return {"l": span[:, None], "h": h, "out": h.copy()}
 
 
-def backward(tree: Tree, x: np.ndarray, params: dict, d_h: np.ndarray,
-             positions: int = 3) -> dict:
+def backward(tree: Tree, x: np.ndarray, params: dict, d_h: np.ndarray, positions: int = 3) -> dict:
     """(DT1) reversed node by node, parents first (module docstring)."""
     return composed_backward(tree, x, params, d_h, positions_of(tree, positions))
 
 
-def composed_backward(tree: Tree, x: np.ndarray, params: dict, d_h: np.ndarray,
-                      pos: dict) -> dict:
+def composed_backward(tree: Tree, x: np.ndarray, params: dict, d_h: np.ndarray, pos: dict) -> dict:
     """(DT1) reversed with child j's matrix ``pos[j]``."""
     W_v, W = np.asarray(params["W_v"]).T, np.asarray(params["W"])
     d = W.shape[1]
@@ -91,19 +90,24 @@ def composed_backward(tree: Tree, x: np.ndarray, params: dict, d_h: np.ndarray,
     G = {"W_v": np.zeros_like(W_v), "W": np.zeros_like(W), "b": np.zeros(d)}
     eps_h = np.array(d_h, dtype=np.float64)
     delta = np.zeros((tree.n_nodes, d))
-    eps_S = np.zeros((tree.n_nodes, W.shape[0]))        # block p: W_p^T g, for children at p
+    eps_S = np.zeros((tree.n_nodes, W.shape[0]))  # block p: W_p^T g, for children at p
     d_word = np.zeros(x.shape)
-    for i in range(tree.n_nodes - 1, -1, -1):                    # parents first
-        delta[i] = eps_h[i] * (1 - q["h"][i] ** 2)                # reverses tanh
+    for i in range(tree.n_nodes - 1, -1, -1):  # parents first
+        delta[i] = eps_h[i] * (1 - q["h"][i] ** 2)  # reverses tanh
         G["b"] += delta[i]
-        g = delta[i] / span[i]                                    # reverses 1/l(i)
+        g = delta[i] / span[i]  # reverses 1/l(i)
         eps_S[i] = W @ g
         if tree.token_index[i] >= 0:
             G["W_v"] += np.outer(g, x[tree.token_index[i]])
             d_word[tree.token_index[i]] += W_v.T @ g
         for j in kids[i]:
             block = slice(pos[j] * d, (pos[j] + 1) * d)
-            G["W"][block] += span[j] * np.outer(q["h"][j], g)     # the code's row block
-            eps_h[j] += span[j] * (W[block] @ g)                  # W_pos^T g, code's W_pos^T^T
-    return {"eps_h": eps_h, "delta": delta, "eps_S": eps_S,
-            "grads": {"W_v": G["W_v"].T, "W": G["W"], "b": G["b"]}, "d_x": d_word}
+            G["W"][block] += span[j] * np.outer(q["h"][j], g)  # the code's row block
+            eps_h[j] += span[j] * (W[block] @ g)  # W_pos^T g, code's W_pos^T^T
+    return {
+        "eps_h": eps_h,
+        "delta": delta,
+        "eps_S": eps_S,
+        "grads": {"W_v": G["W_v"].T, "W": G["W"], "b": G["b"]},
+        "d_x": d_word,
+    }

@@ -4,6 +4,7 @@ the table of the non-linearities a cell's ``activation`` option can name
 versions of their own (``npcomp/cells/kernels/activations.py``, by kernel
 code); the oracle imports nothing of them, and the tests hold the kernels to
 these g and g'."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -54,19 +55,18 @@ def activation(name: str) -> Activation:
     try:
         return ACTIVATIONS[name]
     except KeyError:
-        raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, not {name!r}") \
-            from None
+        raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, not {name!r}") from None
 
 
 def column_block(matrix, k: int, d: int) -> np.ndarray:
     """Column block k (d wide) of a code matrix, transposed: the paper's
     matrix acting on column vectors."""
-    return np.asarray(matrix)[:, k * d:(k + 1) * d].T
+    return np.asarray(matrix)[:, k * d : (k + 1) * d].T
 
 
 def vector_block(vector, k: int, d: int) -> np.ndarray:
     """Block k (d long) of a code bias vector."""
-    return np.asarray(vector)[k * d:(k + 1) * d]
+    return np.asarray(vector)[k * d : (k + 1) * d]
 
 
 def undefined(*shape) -> np.ndarray:

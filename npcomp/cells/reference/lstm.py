@@ -20,13 +20,14 @@ time step (word order): ``i``, ``f``, ``o``, ``u``, ``c``, ``h``, ``out``
 (= h), each (T, d).  The bidirectional, stacked and attention LSTMs' own
 references run this one.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
 from .functions import column_block, sigmoid, vector_block
 
-GATES = ("i", "o", "u", "f")      # column blocks of the code's W, U and b
+GATES = ("i", "o", "u", "f")  # column blocks of the code's W, U and b
 OPTIONS = ("output_gate",)
 KEYS = ("i", "f", "o", "u", "c", "h")
 
@@ -51,17 +52,17 @@ def forward(x: np.ndarray, params: dict, output_gate: bool = True, masks=None) -
     mask = np.ones(d) if masks is None else np.asarray(masks[0])
     T = len(x)
     q = {name: np.zeros((T, d)) for name in KEYS}
-    h_prev, c_prev = np.zeros(d), np.zeros(d)              # h_0 = c_0 = 0
+    h_prev, c_prev = np.zeros(d), np.zeros(d)  # h_0 = c_0 = 0
     for t in range(T):
-        x_t, h_tilde = x[t], h_prev * mask                 # h~_{t-1} (Gal)
-        i = sigmoid(P["W^(i)"] @ x_t + P["U^(i)"] @ h_tilde + P["b^(i)"])    # (1)
-        f = sigmoid(P["W^(f)"] @ x_t + P["U^(f)"] @ h_tilde + P["b^(f)"])    # (1)
-        o = sigmoid(P["W^(o)"] @ x_t + P["U^(o)"] @ h_tilde + P["b^(o)"])    # (1)
+        x_t, h_tilde = x[t], h_prev * mask  # h~_{t-1} (Gal)
+        i = sigmoid(P["W^(i)"] @ x_t + P["U^(i)"] @ h_tilde + P["b^(i)"])  # (1)
+        f = sigmoid(P["W^(f)"] @ x_t + P["U^(f)"] @ h_tilde + P["b^(f)"])  # (1)
+        o = sigmoid(P["W^(o)"] @ x_t + P["U^(o)"] @ h_tilde + P["b^(o)"])  # (1)
         if not output_gate:
             o = np.ones(d)
-        u = np.tanh(P["W^(u)"] @ x_t + P["U^(u)"] @ h_tilde + P["b^(u)"])    # (1)
-        c = i * u + f * c_prev                                               # (1)
-        h = o * np.tanh(c)                                                   # (1)
+        u = np.tanh(P["W^(u)"] @ x_t + P["U^(u)"] @ h_tilde + P["b^(u)"])  # (1)
+        c = i * u + f * c_prev  # (1)
+        h = o * np.tanh(c)  # (1)
         for name, value in zip(KEYS, (i, f, o, u, c, h)):
             q[name][t] = value
         h_prev, c_prev = h, c

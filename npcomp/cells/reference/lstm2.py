@@ -16,6 +16,7 @@ where they enter their own layer; layer 2 reads the unmasked h1_t.
 returns every key of ``lstm.forward`` per layer, suffixed 1 and 2 (``i1``,
 ``c1``, ``h1``, ``h2``, ...), each (T, d), and ``out`` (T, d or 2d).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -23,23 +24,21 @@ import numpy as np
 from . import lstm
 
 OPTIONS = ("output_gate", "layer_outputs")
-NAMES = ("W", "U", "b", "W_2", "U_2", "b_2")   # the cell's parameter names
+NAMES = ("W", "U", "b", "W_2", "U_2", "b_2")  # the cell's parameter names
 
 
-def forward(x: np.ndarray, params: dict, output_gate: bool = True,
-            layer_outputs: str = "top", masks=None) -> dict:
+def forward(x: np.ndarray, params: dict, output_gate: bool = True, layer_outputs: str = "top", masks=None) -> dict:
     """Eq. 1 stacked twice over one sentence.  x: (T, d_x); params: the
     cell's ``W``, ``U``, ``b``, ``W_2``, ``U_2``, ``b_2``; masks: None or
     [m1, m2]."""
     if layer_outputs not in ("top", "all"):
         raise ValueError(f"layer_outputs must be 'top' or 'all', not {layer_outputs!r}")
     m1, m2 = (None, None) if masks is None else ([masks[0]], [masks[1]])
-    layer_1 = lstm.forward(x, {name: params[name] for name in ("W", "U", "b")},
-                           output_gate, m1)
-    layer_2 = lstm.forward(layer_1["h"], {name: params[name + "_2"] for name in ("W", "U", "b")},
-                           output_gate, m2)
+    layer_1 = lstm.forward(x, {name: params[name] for name in ("W", "U", "b")}, output_gate, m1)
+    layer_2 = lstm.forward(layer_1["h"], {name: params[name + "_2"] for name in ("W", "U", "b")}, output_gate, m2)
     result = {f"{key}1": value for key, value in layer_1.items() if key != "out"}
     result.update({f"{key}2": value for key, value in layer_2.items() if key != "out"})
-    result["out"] = (np.concatenate([layer_1["h"], layer_2["h"]], axis=1)
-                     if layer_outputs == "all" else layer_2["h"].copy())
+    result["out"] = (
+        np.concatenate([layer_1["h"], layer_2["h"]], axis=1) if layer_outputs == "all" else layer_2["h"].copy()
+    )
     return result

@@ -19,6 +19,7 @@ is not masked.
 (A,), one per sentence; and ``out`` (T, A): h~_T in the last row (the
 chain's root), 0 in the others, as the cell outputs.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -34,15 +35,20 @@ def forward(x: np.ndarray, params: dict, masks=None) -> dict:
     masks: None or [m], m (d,)."""
     result = lstm.forward(x, {name: params[name] for name in ("W", "U", "b")}, masks=masks)
     h = result["h"]
-    W_a, W_c, b_c = np.asarray(params["W_a"]), np.asarray(params["W_c"]).T, \
-        np.asarray(params["b_c"])
+    W_a, W_c, b_c = np.asarray(params["W_a"]), np.asarray(params["W_c"]).T, np.asarray(params["b_c"])
     T = len(h)
-    e = np.array([W_a @ h[t] for t in range(T)])                 # W_a h_t
-    weights = np.exp(e - e.max())                                # (the max cancels)
-    a = weights / weights.sum()                                  # (6)
-    c_T = a @ h                                  # sum_t a_t h_t  (5)
-    h_tilde_T = np.tanh(W_c @ np.concatenate([c_T, h[-1]]) + b_c)   # (7)
+    e = np.array([W_a @ h[t] for t in range(T)])  # W_a h_t
+    weights = np.exp(e - e.max())  # (the max cancels)
+    a = weights / weights.sum()  # (6)
+    c_T = a @ h  # sum_t a_t h_t  (5)
+    h_tilde_T = np.tanh(W_c @ np.concatenate([c_T, h[-1]]) + b_c)  # (7)
     out = np.zeros((T, b_c.shape[0]))
     out[-1] = h_tilde_T
-    return {**{key: value for key, value in result.items() if key != "out"},
-            "e": e, "a": a, "c_T": c_T, "h~_T": h_tilde_T, "out": out}
+    return {
+        **{key: value for key, value in result.items() if key != "out"},
+        "e": e,
+        "a": a,
+        "c_T": c_T,
+        "h~_T": h_tilde_T,
+        "out": out,
+    }

@@ -32,6 +32,7 @@ LSTM's), ``k~``, ``k``, ``s``, and ``h~``, ``m~``, each (T, d); ``e`` (T,);
 highway's ``H``, ``T``, ``s^_T`` (d,), one per sentence; and ``out`` (T, d):
 s^_T in the last row (the chain's root), 0 in the others.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -39,7 +40,7 @@ import numpy as np
 from . import lstm
 from .functions import column_block, sigmoid, vector_block
 
-GATES = ("i", "o", "k", "f")       # column blocks of the code's W_x, U_s, b_s
+GATES = ("i", "o", "k", "f")  # column blocks of the code's W_x, U_s, b_s
 OPTIONS = ()
 
 
@@ -48,8 +49,7 @@ def paper_parameters(params: dict) -> dict:
     ``W_i`` .. ``W_f`` (d, 2d), ``U_i`` .. ``U_f`` (d, d), ``W_H``, ``W_T``
     and the biases (the LSTM's are ``lstm.paper_parameters``)."""
     d = np.asarray(params["U_s"]).shape[0]
-    out = {"w_a": np.asarray(params["W_a"]), "W_r": np.asarray(params["W_r"]).T,
-           "b_r": np.asarray(params["b_r"])}
+    out = {"w_a": np.asarray(params["W_a"]), "W_r": np.asarray(params["W_r"]).T, "b_r": np.asarray(params["b_r"])}
     for g, gate in enumerate(GATES):
         out[f"W_{gate}"] = column_block(params["W_x"], g, d)
         out[f"U_{gate}"] = column_block(params["U_s"], g, d)
@@ -68,37 +68,36 @@ def forward(x: np.ndarray, params: dict, masks=None) -> dict:
     P = paper_parameters(params)
     d = P["W_r"].shape[0]
     mask_h, mask_s = (None, np.ones(d)) if masks is None else ([masks[0]], np.asarray(masks[1]))
-    L = lstm.forward(x, {name: params[name] for name in ("W", "U", "b")}, masks=mask_h)   # (4)
+    L = lstm.forward(x, {name: params[name] for name in ("W", "U", "b")}, masks=mask_h)  # (4)
     h, m = L["h"], L["c"]
     n_steps = len(h)
-    v = np.concatenate([h, m], axis=1)                       # v_j = [h_j ; m_j]
+    v = np.concatenate([h, m], axis=1)  # v_j = [h_j ; m_j]
     e = np.array([P["w_a"] @ v[j] for j in range(n_steps)])
     alpha = np.zeros((n_steps, n_steps))
     keys = ("h~", "m~", "r", "i_s", "f_s", "o_s", "k~", "k", "s")
     q = {key: np.zeros((n_steps, d)) for key in keys}
-    s_prev, k_prev = np.zeros(d), np.zeros(d)                # s_0 = k_0 = 0
+    s_prev, k_prev = np.zeros(d), np.zeros(d)  # s_0 = k_0 = 0
     for t in range(n_steps):
-        weights = np.exp(e[:t + 1] - e[:t + 1].max())        # (the max cancels)
-        alpha[t, :t + 1] = weights / weights.sum()                             # (9)
-        v_tilde = alpha[t, :t + 1] @ v[:t + 1]          # sum_j alpha_j^t v_j     (9)
+        weights = np.exp(e[: t + 1] - e[: t + 1].max())  # (the max cancels)
+        alpha[t, : t + 1] = weights / weights.sum()  # (9)
+        v_tilde = alpha[t, : t + 1] @ v[: t + 1]  # sum_j alpha_j^t v_j     (9)
         h_tilde, m_tilde = v_tilde[:d], v_tilde[d:]
-        r = sigmoid(P["W_r"] @ h_tilde + P["b_r"])                             # (10)
-        s_in = s_prev * mask_s                                 # s~_{t-1} (Gal)
-        f = sigmoid(P["W_f"] @ v_tilde + P["U_f"] @ s_in + P["b_f"])           # (11)
-        i = sigmoid(P["W_i"] @ v_tilde + P["U_i"] @ s_in + P["b_i"])           # (11)
-        k_tilde = np.tanh(P["W_k"] @ v_tilde + P["U_k"] @ s_in + P["b_k"])     # (11)
-        o = sigmoid(P["W_o"] @ v_tilde + P["U_o"] @ s_in + P["b_o"])           # (11)
-        k = f * k_prev + i * k_tilde + r * m_tilde                             # (10)
-        s = o * np.tanh(k)                                                     # (10)
+        r = sigmoid(P["W_r"] @ h_tilde + P["b_r"])  # (10)
+        s_in = s_prev * mask_s  # s~_{t-1} (Gal)
+        f = sigmoid(P["W_f"] @ v_tilde + P["U_f"] @ s_in + P["b_f"])  # (11)
+        i = sigmoid(P["W_i"] @ v_tilde + P["U_i"] @ s_in + P["b_i"])  # (11)
+        k_tilde = np.tanh(P["W_k"] @ v_tilde + P["U_k"] @ s_in + P["b_k"])  # (11)
+        o = sigmoid(P["W_o"] @ v_tilde + P["U_o"] @ s_in + P["b_o"])  # (11)
+        k = f * k_prev + i * k_tilde + r * m_tilde  # (10)
+        s = o * np.tanh(k)  # (10)
         for key, value in zip(keys, (h_tilde, m_tilde, r, i, f, o, k_tilde, k, s)):
             q[key][t] = value
         s_prev, k_prev = s, k
     s_T = q["s"][-1]
-    H = P["W_H"] @ s_T + P["b_H"]                                              # (12)
-    T_gate = sigmoid(P["W_T"] @ s_T + P["b_T"])                                # (12)
-    s_hat_T = H * T_gate + s_T * (1 - T_gate)                                  # (12)
+    H = P["W_H"] @ s_T + P["b_H"]  # (12)
+    T_gate = sigmoid(P["W_T"] @ s_T + P["b_T"])  # (12)
+    s_hat_T = H * T_gate + s_T * (1 - T_gate)  # (12)
     out = np.zeros((n_steps, d))
     out[-1] = s_hat_T
     lstm_keys = {key: L[key] for key in ("i", "f", "o", "u", "h")}
-    return {**lstm_keys, "m": m, "e": e, "alpha": alpha, **q, "H": H, "T": T_gate,
-            "s^_T": s_hat_T, "out": out}
+    return {**lstm_keys, "m": m, "e": e, "alpha": alpha, **q, "H": H, "T": T_gate, "s^_T": s_hat_T, "out": out}

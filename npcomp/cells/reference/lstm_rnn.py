@@ -52,13 +52,21 @@ untied); a tied leaf's word also gets the head's eps_h there (h = x).
 ``delta_u``, ``delta_i1`` .. ``delta_f2``; NaN at the leaves), ``grads``
 (dJ/d each of the cell's parameters, in its layout) and ``d_x`` (T, d_x).
 """
+
 from __future__ import annotations
 
 import numpy as np
 
 from npcomp.data.readers.formats import Tree
-from .functions import activation as activation_function, code_columns, column_block, \
-    derivative, sigmoid, undefined, vector_block
+from .functions import (
+    activation as activation_function,
+    code_columns,
+    column_block,
+    derivative,
+    sigmoid,
+    undefined,
+    vector_block,
+)
 
 # column blocks of the code's W and W_leaf, then of W_peephole, then of b
 WEIGHT_BLOCKS = ("i1", "i2", "f1", "f2", "c1", "c2", "o1", "o2")
@@ -85,8 +93,7 @@ def paper_parameters(params: dict) -> dict:
     return out
 
 
-def forward(tree: Tree, x: np.ndarray, params: dict, activation: str = "tanh",
-            untied: bool = False) -> dict:
+def forward(tree: Tree, x: np.ndarray, params: dict, activation: str = "tanh", untied: bool = False) -> dict:
     """(L1)-(L7) for one binary tree (unary nodes allowed).  x: (T, d_x), row t
     the vector of token t; params: the cell's ``W``, ``W_peephole``, ``W_co``,
     ``b`` (and ``W_leaf`` untied)."""
@@ -96,7 +103,7 @@ def forward(tree: Tree, x: np.ndarray, params: dict, activation: str = "tanh",
     n = tree.n_nodes
     kids = tree.children()
     is_leaf = [not k for k in kids]
-    vector = [None] * n                  # a node's output as its parent reads it
+    vector = [None] * n  # a node's output as its parent reads it
     c = np.zeros((n, d))
     q = {name: undefined(n, d) for name in ("i_1", "i_2", "f_1", "f_2", "u", "o", "p")}
     out = np.zeros((n, d))
@@ -109,41 +116,39 @@ def forward(tree: Tree, x: np.ndarray, params: dict, activation: str = "tanh",
         prefix = "W_leaf_" if untied and is_leaf[child] else "W_"
         return P[prefix + name] @ vector[child]
 
-    for j in range(n):                   # children before parents
+    for j in range(n):  # children before parents
         if is_leaf[j]:
             vector[j] = x[tree.token_index[j]]
             if not untied:
                 out[j] = vector[j]
             continue
-        x_, y = kids[j] + [None] * (2 - len(kids[j]))      # left child x, right child y
+        x_, y = kids[j] + [None] * (2 - len(kids[j]))  # left child x, right child y
         c_x = zero if x_ is None else c[x_]
         c_y = zero if y is None else c[y]
-        i_1 = sigmoid(W("i1", x_) + W("i2", y) + P["W_ci1"] @ c_x + P["W_ci2"] @ c_y
-                      + P["b_i"])                                                  # (L1)
-        i_2 = sigmoid(W("i1", y) + W("i2", x_) + P["W_ci1"] @ c_y + P["W_ci2"] @ c_x
-                      + P["b_i"])                                                  # (L2)
-        f_1 = sigmoid(W("f1", x_) + W("f2", y) + P["W_cf1"] @ c_x + P["W_cf2"] @ c_y
-                      + P["b_f"])                                                  # (L3)
-        f_2 = sigmoid(W("f1", y) + W("f2", x_) + P["W_cf1"] @ c_y + P["W_cf2"] @ c_x
-                      + P["b_f"])                                                  # (L4)
-        u = g(W("c1", x_) * i_1 + W("c2", y) * i_2 + P["b_c"])                      # (L5)
-        c[j] = f_1 * c_x + f_2 * c_y + u                                            # (L5)
-        o = sigmoid(W("o1", x_) + W("o2", y) + P["W_co"] @ c[j] + P["b_o"])         # (L6)
-        p = o * g(c[j])                                                             # (L7)
+        i_1 = sigmoid(W("i1", x_) + W("i2", y) + P["W_ci1"] @ c_x + P["W_ci2"] @ c_y + P["b_i"])  # (L1)
+        i_2 = sigmoid(W("i1", y) + W("i2", x_) + P["W_ci1"] @ c_y + P["W_ci2"] @ c_x + P["b_i"])  # (L2)
+        f_1 = sigmoid(W("f1", x_) + W("f2", y) + P["W_cf1"] @ c_x + P["W_cf2"] @ c_y + P["b_f"])  # (L3)
+        f_2 = sigmoid(W("f1", y) + W("f2", x_) + P["W_cf1"] @ c_y + P["W_cf2"] @ c_x + P["b_f"])  # (L4)
+        u = g(W("c1", x_) * i_1 + W("c2", y) * i_2 + P["b_c"])  # (L5)
+        c[j] = f_1 * c_x + f_2 * c_y + u  # (L5)
+        o = sigmoid(W("o1", x_) + W("o2", y) + P["W_co"] @ c[j] + P["b_o"])  # (L6)
+        p = o * g(c[j])  # (L7)
         vector[j] = out[j] = p
-        for name, value in (("i_1", i_1), ("i_2", i_2), ("f_1", f_1), ("f_2", f_2),
-                            ("u", u), ("o", o), ("p", p)):
+        for name, value in (("i_1", i_1), ("i_2", i_2), ("f_1", f_1), ("f_2", f_2), ("u", u), ("o", o), ("p", p)):
             q[name][j] = value
     return {**q, "c": c, "out": out}
 
 
 # the gate each weight block carries a child in slot 0 (x) or 1 (y) into (L4)
-CARRIES = ({"i1": "i_1", "i2": "i_2", "f1": "f_1", "f2": "f_2", "c1": "a_1", "o1": "o"},
-           {"i1": "i_2", "i2": "i_1", "f1": "f_2", "f2": "f_1", "c2": "a_2", "o2": "o"})
+CARRIES = (
+    {"i1": "i_1", "i2": "i_2", "f1": "f_1", "f2": "f_2", "c1": "a_1", "o1": "o"},
+    {"i1": "i_2", "i2": "i_1", "f1": "f_2", "f2": "f_1", "c2": "a_2", "o2": "o"},
+)
 
 
-def backward(tree: Tree, x: np.ndarray, params: dict, d_h: np.ndarray,
-             activation: str = "tanh", untied: bool = False) -> dict:
+def backward(
+    tree: Tree, x: np.ndarray, params: dict, d_h: np.ndarray, activation: str = "tanh", untied: bool = False
+) -> dict:
     """(L1)-(L7) reversed node by node, parents first (module docstring)."""
     g, g_prime = activation_function(activation).g, derivative(activation)
     P = paper_parameters(params)
@@ -154,41 +159,38 @@ def backward(tree: Tree, x: np.ndarray, params: dict, d_h: np.ndarray,
     G = {name: np.zeros_like(value) for name, value in P.items()}
     eps_h = np.array(d_h, dtype=np.float64)
     eps_c = np.zeros((n, d))
-    delta = {name: undefined(n, d) for name in ("o", "u", "i_1", "i_2", "a_1", "a_2",
-                                               "f_1", "f_2")}
+    delta = {name: undefined(n, d) for name in ("o", "u", "i_1", "i_2", "a_1", "a_2", "f_1", "f_2")}
     d_word = np.zeros(x.shape)
     zero = np.zeros(d)
 
     def vector(child):
         return x[tree.token_index[child]] if not kids[child] else q["p"][child]
 
-    for j in range(n - 1, -1, -1):                      # parents first
+    for j in range(n - 1, -1, -1):  # parents first
         if not kids[j]:
-            if not untied:                              # tied: h = x, eps_h is the word's
+            if not untied:  # tied: h = x, eps_h is the word's
                 d_word[tree.token_index[j]] += eps_h[j]
             continue
-        sides = kids[j] + [None] * (2 - len(kids[j]))   # x, y (y missing: unary, L7)
+        sides = kids[j] + [None] * (2 - len(kids[j]))  # x, y (y missing: unary, L7)
         c_side = [zero if child is None else q["c"][child] for child in sides]
-        prefix = ["W_leaf_" if untied and child is not None and not kids[child] else "W_"
-                  for child in sides]
-        a = [zero if child is None else P[prefix[k] + f"c{k + 1}"] @ vector(child)
-             for k, child in enumerate(sides)]
+        prefix = ["W_leaf_" if untied and child is not None and not kids[child] else "W_" for child in sides]
+        a = [zero if child is None else P[prefix[k] + f"c{k + 1}"] @ vector(child) for k, child in enumerate(sides)]
         o, u, i_1, i_2 = q["o"][j], q["u"][j], q["i_1"][j], q["i_2"][j]
         f_1, f_2, g_c = q["f_1"][j], q["f_2"][j], g(q["c"][j])
-        delta["o"][j] = eps_h[j] * g_c * o * (1 - o)                          # (L7), (L6)
+        delta["o"][j] = eps_h[j] * g_c * o * (1 - o)  # (L7), (L6)
         eps_c[j] = eps_c[j] + eps_h[j] * o * g_prime(g_c) + P["W_co"].T @ delta["o"][j]
-        delta["u"][j] = eps_c[j] * g_prime(u)                                 # (L5)
-        delta["i_1"][j] = delta["u"][j] * a[0] * i_1 * (1 - i_1)             # (L5), (L1)
-        delta["i_2"][j] = delta["u"][j] * a[1] * i_2 * (1 - i_2)             # (L5), (L2)
+        delta["u"][j] = eps_c[j] * g_prime(u)  # (L5)
+        delta["i_1"][j] = delta["u"][j] * a[0] * i_1 * (1 - i_1)  # (L5), (L1)
+        delta["i_2"][j] = delta["u"][j] * a[1] * i_2 * (1 - i_2)  # (L5), (L2)
         delta["a_1"][j] = delta["u"][j] * i_1
         delta["a_2"][j] = delta["u"][j] * i_2
-        delta["f_1"][j] = eps_c[j] * c_side[0] * f_1 * (1 - f_1)             # (L5), (L3)
-        delta["f_2"][j] = eps_c[j] * c_side[1] * f_2 * (1 - f_2)             # (L5), (L4)
+        delta["f_1"][j] = eps_c[j] * c_side[0] * f_1 * (1 - f_1)  # (L5), (L3)
+        delta["f_2"][j] = eps_c[j] * c_side[1] * f_2 * (1 - f_2)  # (L5), (L4)
         for k, child in enumerate(sides):
             if child is None:
                 continue
             share = np.zeros_like(vector(child))
-            for block, gate in CARRIES[k].items():                    # (L1)-(L6) reversed
+            for block, gate in CARRIES[k].items():  # (L1)-(L6) reversed
                 share += P[prefix[k] + block].T @ delta[gate][j]
                 G[prefix[k] + block] += np.outer(delta[gate][j], vector(child))
             if kids[child]:
@@ -211,19 +213,19 @@ def backward(tree: Tree, x: np.ndarray, params: dict, d_h: np.ndarray,
     return _backward_result(kids, eps_h, eps_c, delta, G, untied, d_word)
 
 
-def _backward_result(kids: list, eps_h, eps_c, delta: dict, G: dict, untied: bool,
-                     d_word) -> dict:
+def _backward_result(kids: list, eps_h, eps_c, delta: dict, G: dict, untied: bool, d_word) -> dict:
     """``backward``'s terms (eps at inner nodes, NaN at leaves; the deltas),
     the gradients in the cell's layout, and d_x."""
     inner = np.array([bool(k) for k in kids])
-    terms = {"eps_h": np.where(inner[:, None], eps_h, np.nan),
-             "eps_c": np.where(inner[:, None], eps_c, np.nan)}
+    terms = {"eps_h": np.where(inner[:, None], eps_h, np.nan), "eps_c": np.where(inner[:, None], eps_c, np.nan)}
     for name, values in delta.items():
         terms["delta_" + name.replace("_", "")] = values
-    grads = {"W": code_columns([G[f"W_{block}"] for block in WEIGHT_BLOCKS]),
-             "W_peephole": code_columns([G[f"W_{block}"] for block in PEEPHOLE_BLOCKS]),
-             "W_co": G["W_co"].T,
-             "b": np.concatenate([G[f"b_{block}"] for block in BIAS_BLOCKS])}
+    grads = {
+        "W": code_columns([G[f"W_{block}"] for block in WEIGHT_BLOCKS]),
+        "W_peephole": code_columns([G[f"W_{block}"] for block in PEEPHOLE_BLOCKS]),
+        "W_co": G["W_co"].T,
+        "b": np.concatenate([G[f"b_{block}"] for block in BIAS_BLOCKS]),
+    }
     if untied:
         grads["W_leaf"] = code_columns([G[f"W_leaf_{block}"] for block in WEIGHT_BLOCKS])
     return {**terms, "grads": grads, "d_x": d_word}

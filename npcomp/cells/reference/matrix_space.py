@@ -15,6 +15,7 @@ h_t = h_0^T M_{w_1} .. M_{w_t} (u is the model's head).
 (T, d, d), the prefix products M_{w_1} .. M_{w_t}; ``h`` (T, d) and ``out``
 (= h).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -32,7 +33,7 @@ def forward(x: np.ndarray, params: dict) -> dict:
     product, h = np.zeros((T, d, d)), np.zeros((T, d))
     running = np.eye(d)
     for t in range(T):
-        running = running @ M[t]                       # M_{w_1} .. M_{w_t}     (1)
+        running = running @ M[t]  # M_{w_1} .. M_{w_t}     (1)
         product[t] = running
-        h[t] = h_0 @ running                           # h_0^T M(w_1 .. w_t)    (2)
+        h[t] = h_0 @ running  # h_0^T M(w_1 .. w_t)    (2)
     return {"M": M, "M(s)": product, "h": h, "out": h.copy()}

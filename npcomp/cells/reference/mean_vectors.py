@@ -10,6 +10,7 @@ its span (its own word, if it reads one, and its descendants' words):
 ``n`` (n,), the number of words in the span, and ``h``, ``out`` (= h), each
 (n, d_x).  The cell has no parameters.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -21,7 +22,7 @@ OPTIONS = ()
 
 def forward(tree: Tree, x: np.ndarray, params: dict | None = None) -> dict:
     """The span means of one tree.  x: (T, d_x), row t the vector of token t."""
-    spans = tree.span_tokens()                     # the tokens under each node
+    spans = tree.span_tokens()  # the tokens under each node
     n_words = np.array([len(span) for span in spans], dtype=float)
     h = np.array([np.mean([x[t] for t in span], axis=0) for span in spans])
     return {"n": n_words, "h": h, "out": h.copy()}

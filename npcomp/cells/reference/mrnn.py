@@ -13,6 +13,7 @@ dropout: ``masks=[m]``, m (d,): both recurrent terms read h_{t-1} * m.
 ``forward(x, params, activation="tanh", masks=None)`` returns ``z`` (the
 pre-activations), ``h`` and ``out`` (= h), each (T, d).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -26,8 +27,7 @@ def paper_parameters(params: dict) -> dict:
     """``A^[i]`` (d_x, d) for i = 1..d, Irsoy's ``W`` (d, d_x), ``V`` (d, d), ``b``."""
     A = np.asarray(params["A"])
     out = {f"A^[{i + 1}]": A[:, :, i] for i in range(A.shape[2])}
-    out.update(W=np.asarray(params["W"]).T, V=np.asarray(params["V"]).T,
-               b=np.asarray(params["b"]))
+    out.update(W=np.asarray(params["W"]).T, V=np.asarray(params["V"]).T, b=np.asarray(params["b"]))
     return out
 
 
@@ -40,11 +40,11 @@ def forward(x: np.ndarray, params: dict, activation: str = "tanh", masks=None) -
     mask = np.ones(d) if masks is None else np.asarray(masks[0])
     T = len(x)
     z, h = np.zeros((T, d)), np.zeros((T, d))
-    h_prev = np.zeros(d)                                                   # h_0 = 0
+    h_prev = np.zeros(d)  # h_0 = 0
     for t in range(T):
         previous = h_prev * mask
         bilinear = np.array([x[t] @ P[f"A^[{i + 1}]"] @ previous for i in range(d)])
         z[t] = bilinear + P["W"] @ x[t] + P["V"] @ previous + P["b"]
-        h[t] = f(z[t])                                                     # (5)
+        h[t] = f(z[t])  # (5)
         h_prev = h[t]
     return {"z": z, "h": h, "out": h.copy()}

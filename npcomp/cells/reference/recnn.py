@@ -31,6 +31,7 @@ The backward, node by node from the root down:
 untied leaves), ``delta``, ``eps_x``, ``eps_y`` (at the parents whose left,
 right child is inner, or any child when tied), ``grads`` and ``d_x``.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -54,8 +55,7 @@ def paper_parameters(params: dict) -> dict:
     return out
 
 
-def forward(tree: Tree, x: np.ndarray, params: dict, activation: str = "tanh",
-            untied: bool = False) -> dict:
+def forward(tree: Tree, x: np.ndarray, params: dict, activation: str = "tanh", untied: bool = False) -> dict:
     """Eqs. 2-3 for one binary tree (unary nodes allowed).  x: (T, d_x), row t
     the vector of token t; params: the cell's ``W``, ``b`` (and ``W_leaf``
     untied)."""
@@ -66,26 +66,27 @@ def forward(tree: Tree, x: np.ndarray, params: dict, activation: str = "tanh",
     leaf = (P["W_leaf,1"], P["W_leaf,2"]) if untied else inner
     n = tree.n_nodes
     kids = tree.children()
-    vector = [None] * n                  # what a node passes to its parent
+    vector = [None] * n  # what a node passes to its parent
     z, p = undefined(n, d), undefined(n, d)
     out = np.zeros((n, d))
-    for j in range(n):                   # children before parents
+    for j in range(n):  # children before parents
         if not kids[j]:
             vector[j] = x[tree.token_index[j]]
             if not untied:
                 out[j] = vector[j]
             continue
         z[j] = P["b"].copy()
-        for slot, child in enumerate(kids[j]):       # slot 0: x (left), 1: y (right)
+        for slot, child in enumerate(kids[j]):  # slot 0: x (left), 1: y (right)
             matrices = leaf if not kids[child] else inner
-            z[j] += matrices[slot] @ vector[child]   # W_1 x + W_2 y + b        (2)
-        p[j] = g(z[j])                               # p = g(...)               (3)
+            z[j] += matrices[slot] @ vector[child]  # W_1 x + W_2 y + b        (2)
+        p[j] = g(z[j])  # p = g(...)               (3)
         vector[j] = out[j] = p[j]
     return {"z": z, "p": p, "out": out}
 
 
-def backward(tree: Tree, x: np.ndarray, params: dict, d_h: np.ndarray,
-             activation: str = "tanh", untied: bool = False) -> dict:
+def backward(
+    tree: Tree, x: np.ndarray, params: dict, d_h: np.ndarray, activation: str = "tanh", untied: bool = False
+) -> dict:
     """Eqs. 2-3 reversed node by node, parents first (module docstring)."""
     g_prime = derivative(activation)
     P = paper_parameters(params)
@@ -98,18 +99,18 @@ def backward(tree: Tree, x: np.ndarray, params: dict, d_h: np.ndarray,
     delta = undefined(n, d)
     sent = {"eps_x": undefined(n, d), "eps_y": undefined(n, d)}
     d_word = np.zeros(x.shape)
-    for j in range(n - 1, -1, -1):                         # parents first
+    for j in range(n - 1, -1, -1):  # parents first
         if not kids[j]:
-            if not untied:                                  # tied: a leaf's h is its word
+            if not untied:  # tied: a leaf's h is its word
                 d_word[tree.token_index[j]] += eps_h[j]
             continue
-        delta[j] = eps_h[j] * g_prime(q["p"][j])                          # reverses (3)
+        delta[j] = eps_h[j] * g_prime(q["p"][j])  # reverses (3)
         G["b"] += delta[j]
         for slot, child in enumerate(kids[j]):
-            leaf = untied and not kids[child]               # E4: the leaf matrices
+            leaf = untied and not kids[child]  # E4: the leaf matrices
             name = f"W_leaf,{slot + 1}" if leaf else f"W_{slot + 1}"
             vector = x[tree.token_index[child]] if not kids[child] else q["p"][child]
-            share = P[name].T @ delta[j]                                  # reverses (2)
+            share = P[name].T @ delta[j]  # reverses (2)
             G[name] += np.outer(delta[j], vector)
             if leaf:
                 d_word[tree.token_index[child]] += share

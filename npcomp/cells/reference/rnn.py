@@ -13,6 +13,7 @@ h_{t-1} * m; h_t itself is not masked.
 ``forward(x, params, activation="tanh", masks=None)`` returns ``z`` (the
 pre-activations), ``h`` and ``out`` (= h), each (T, d).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -24,8 +25,7 @@ OPTIONS = ("activation",)
 
 def paper_parameters(params: dict) -> dict:
     """Irsoy's ``W`` (d, d_x), ``V`` (d, d), ``b`` (d,)."""
-    return {"W": np.asarray(params["W"]).T, "V": np.asarray(params["V"]).T,
-            "b": np.asarray(params["b"])}
+    return {"W": np.asarray(params["W"]).T, "V": np.asarray(params["V"]).T, "b": np.asarray(params["b"])}
 
 
 def forward(x: np.ndarray, params: dict, activation: str = "tanh", masks=None) -> dict:
@@ -37,9 +37,9 @@ def forward(x: np.ndarray, params: dict, activation: str = "tanh", masks=None) -
     mask = np.ones(d) if masks is None else np.asarray(masks[0])
     T = len(x)
     z, h = np.zeros((T, d)), np.zeros((T, d))
-    h_prev = np.zeros(d)                                           # h_0 = 0
+    h_prev = np.zeros(d)  # h_0 = 0
     for t in range(T):
         z[t] = P["W"] @ x[t] + P["V"] @ (h_prev * mask) + P["b"]
-        h[t] = f(z[t])                                             # (3)
+        h[t] = f(z[t])  # (3)
         h_prev = h[t]
     return {"z": z, "h": h, "out": h.copy()}

@@ -26,6 +26,7 @@ the head's dJ/dh per node in tree order, returns ``eps_h``, ``delta`` and
 ``eps_c`` (NaN at the leaves, and in a missing child's half), ``grads`` and
 ``d_x`` (a leaf's eps_h, times 1 - h^2 under the tanh leaf activation).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -55,7 +56,7 @@ def forward(tree: Tree, x: np.ndarray, params: dict, leaf_activation: str = "ide
     n = tree.n_nodes
     kids = tree.children()
     p, c_all = np.zeros((n, d)), undefined(n, 2 * d)
-    for j in range(n):                             # children before parents
+    for j in range(n):  # children before parents
         if not kids[j]:
             p[j] = leaf(x[tree.token_index[j]])
             continue
@@ -63,13 +64,12 @@ def forward(tree: Tree, x: np.ndarray, params: dict, leaf_activation: str = "ide
         c_2 = p[kids[j][1]] if len(kids[j]) == 2 else np.zeros(d)
         c = np.concatenate([c_1, c_2])
         for k in range(d):
-            p[j, k] = np.tanh(c @ P[f"V^[{k + 1}]"] @ c + P["W"][k] @ c + P["b"][k])   # (3)
+            p[j, k] = np.tanh(c @ P[f"V^[{k + 1}]"] @ c + P["W"][k] @ c + P["b"][k])  # (3)
         c_all[j] = c
     return {"c": c_all, "p": p, "out": p.copy()}
 
 
-def backward(tree: Tree, x: np.ndarray, params: dict, d_h: np.ndarray,
-             leaf_activation: str = "identity") -> dict:
+def backward(tree: Tree, x: np.ndarray, params: dict, d_h: np.ndarray, leaf_activation: str = "identity") -> dict:
     """Eq. 3 reversed node by node, parents first (module docstring)."""
     P = paper_parameters(params)
     q = forward(tree, x, params, leaf_activation)
@@ -80,25 +80,30 @@ def backward(tree: Tree, x: np.ndarray, params: dict, d_h: np.ndarray,
     eps_h = np.array(d_h, dtype=np.float64)
     delta, eps_c = undefined(n, d), undefined(n, 2 * d)
     d_word = np.zeros(x.shape)
-    for j in range(n - 1, -1, -1):                           # parents first
+    for j in range(n - 1, -1, -1):  # parents first
         p = q["p"][j]
-        if not kids[j]:                                      # h = x, or tanh(x)
+        if not kids[j]:  # h = x, or tanh(x)
             slope = 1 - p * p if leaf_activation == "tanh" else 1.0
             d_word[tree.token_index[j]] += eps_h[j] * slope
             continue
         c = q["c"][j]
-        delta[j] = eps_h[j] * (1 - p * p)                                    # f = tanh
-        share = P["W"].T @ delta[j]                                          # (W c)_k
+        delta[j] = eps_h[j] * (1 - p * p)  # f = tanh
+        share = P["W"].T @ delta[j]  # (W c)_k
         for k in range(d):
             V = P[f"V^[{k + 1}]"]
-            share += delta[j, k] * (V + V.T) @ c                             # c^T V^[k] c
+            share += delta[j, k] * (V + V.T) @ c  # c^T V^[k] c
             G[f"V^[{k + 1}]"] += delta[j, k] * np.outer(c, c)
         G["W"] += np.outer(delta[j], c)
         G["b"] += delta[j]
-        for slot, child in enumerate(kids[j]):               # R2: a missing child gets none
-            half = share[slot * d:(slot + 1) * d]
-            eps_c[j, slot * d:(slot + 1) * d] = half
+        for slot, child in enumerate(kids[j]):  # R2: a missing child gets none
+            half = share[slot * d : (slot + 1) * d]
+            eps_c[j, slot * d : (slot + 1) * d] = half
             eps_h[child] += half
     V = np.stack([G[f"V^[{k + 1}]"] for k in range(d)], axis=2)
-    return {"eps_h": eps_h, "delta": delta, "eps_c": eps_c,
-            "grads": {"V": V, "W": G["W"].T, "b": G["b"]}, "d_x": d_word}
+    return {
+        "eps_h": eps_h,
+        "delta": delta,
+        "eps_c": eps_c,
+        "grads": {"V": V, "W": G["W"].T, "b": G["b"]},
+        "d_x": d_word,
+    }

@@ -5,6 +5,7 @@ relation to its head (SDT1), W_dep for a tree without relations (SD1).
 ``forward(tree, x, params)`` and ``backward(tree, x, params, d_h)`` return
 what ``dtrnn``'s do.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -17,11 +18,54 @@ OPTIONS = ()
 # the relations' fixed order (npcomp/data/readers/dependency_relations.py), written out
 # again here so the oracle does not read the code it checks
 RELATIONS = (
-    "acomp", "advcl", "advmod", "agent", "amod", "appos", "aux", "auxpass", "cc", "ccomp",
-    "conj", "cop", "csubj", "csubjpass", "dep", "det", "discourse", "dobj", "expl",
-    "goeswith", "iobj", "mark", "mwe", "neg", "nn", "npadvmod", "nsubj", "nsubjpass", "num",
-    "number", "parataxis", "pcomp", "pobj", "poss", "possessive", "preconj", "predet", "prep",
-    "prepc", "prt", "punct", "quantmod", "rcmod", "ref", "root", "tmod", "vmod", "xcomp",
+    "acomp",
+    "advcl",
+    "advmod",
+    "agent",
+    "amod",
+    "appos",
+    "aux",
+    "auxpass",
+    "cc",
+    "ccomp",
+    "conj",
+    "cop",
+    "csubj",
+    "csubjpass",
+    "dep",
+    "det",
+    "discourse",
+    "dobj",
+    "expl",
+    "goeswith",
+    "iobj",
+    "mark",
+    "mwe",
+    "neg",
+    "nn",
+    "npadvmod",
+    "nsubj",
+    "nsubjpass",
+    "num",
+    "number",
+    "parataxis",
+    "pcomp",
+    "pobj",
+    "poss",
+    "possessive",
+    "preconj",
+    "predet",
+    "prep",
+    "prepc",
+    "prt",
+    "punct",
+    "quantmod",
+    "rcmod",
+    "ref",
+    "root",
+    "tmod",
+    "vmod",
+    "xcomp",
     "xsubj",
 )
 
@@ -33,8 +77,7 @@ def relations_of(tree: Tree) -> dict:
     for i, kids in enumerate(tree.children()):
         for j in kids:
             token = tree.token_index[j]
-            label = tree.relations[token].lower() if tree.relations is not None and token >= 0 \
-                else "dep"
+            label = tree.relations[token].lower() if tree.relations is not None and token >= 0 else "dep"
             out[j] = RELATIONS.index(label) if label in RELATIONS else generic
     return out
 

@@ -43,6 +43,7 @@ tree order, returns ``eps_h``, ``eps_c``, ``delta_o``, ``delta_fl``,
 a leaf, which has no memory block), ``grads`` (dJ/d each of the cell's
 parameters, in its layout) and ``d_x`` (T, d_x), dJ/dx per token.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -50,8 +51,8 @@ import numpy as np
 from npcomp.data.readers.formats import Tree
 from .functions import sigmoid, undefined
 
-GATES = ("i", "fl", "fr", "x", "o")       # column blocks of the code's W_h and b
-PEEPHOLE_GATES = ("i", "fl", "fr")        # column blocks of W_c
+GATES = ("i", "fl", "fr", "x", "o")  # column blocks of the code's W_h and b
+PEEPHOLE_GATES = ("i", "fl", "fr")  # column blocks of W_c
 OPTIONS = ()
 
 
@@ -85,24 +86,24 @@ def forward(tree: Tree, x: np.ndarray, params: dict) -> dict:
     q = {name: undefined(n, d) for name in ("i", "f^L", "f^R", "x", "o")}
     h, c = np.zeros((n, d)), np.zeros((n, d))
     zero = np.zeros(d)
-    for t in range(n):                         # children before parents
-        if not kids[t]:                        # a leaf: no memory block, c = 0
+    for t in range(n):  # children before parents
+        if not kids[t]:  # a leaf: no memory block, c = 0
             word = x[tree.token_index[t]]
             h[t] = W["W_leaf"] @ word if "W_leaf" in W else word
             continue
         h_L, c_L = h[kids[t][0]], c[kids[t][0]]
         h_R, c_R = (h[kids[t][1]], c[kids[t][1]]) if len(kids[t]) == 2 else (zero, zero)
-        i = sigmoid(W["W_hi^L"] @ h_L + W["W_hi^R"] @ h_R
-                    + W["W_ci^L"] @ c_L + W["W_ci^R"] @ c_R + W["b_i"])              # (1)
-        f_L = sigmoid(W["W_hfl^L"] @ h_L + W["W_hfl^R"] @ h_R
-                      + W["W_cfl^L"] @ c_L + W["W_cfl^R"] @ c_R + W["b_fl"])         # (2)
-        f_R = sigmoid(W["W_hfr^L"] @ h_L + W["W_hfr^R"] @ h_R
-                      + W["W_cfr^L"] @ c_L + W["W_cfr^R"] @ c_R + W["b_fr"])         # (3)
-        x_t = W["W_hx^L"] @ h_L + W["W_hx^R"] @ h_R + W["b_x"]                        # (4)
-        c[t] = f_L * c_L + f_R * c_R + i * np.tanh(x_t)                               # (5)
-        o = sigmoid(W["W_ho^L"] @ h_L + W["W_ho^R"] @ h_R + W["W_co"] @ c[t]
-                    + W["b_o"])                                                       # (6)
-        h[t] = o * np.tanh(c[t])                                                      # (7)
+        i = sigmoid(W["W_hi^L"] @ h_L + W["W_hi^R"] @ h_R + W["W_ci^L"] @ c_L + W["W_ci^R"] @ c_R + W["b_i"])  # (1)
+        f_L = sigmoid(
+            W["W_hfl^L"] @ h_L + W["W_hfl^R"] @ h_R + W["W_cfl^L"] @ c_L + W["W_cfl^R"] @ c_R + W["b_fl"]
+        )  # (2)
+        f_R = sigmoid(
+            W["W_hfr^L"] @ h_L + W["W_hfr^R"] @ h_R + W["W_cfr^L"] @ c_L + W["W_cfr^R"] @ c_R + W["b_fr"]
+        )  # (3)
+        x_t = W["W_hx^L"] @ h_L + W["W_hx^R"] @ h_R + W["b_x"]  # (4)
+        c[t] = f_L * c_L + f_R * c_R + i * np.tanh(x_t)  # (5)
+        o = sigmoid(W["W_ho^L"] @ h_L + W["W_ho^R"] @ h_R + W["W_co"] @ c[t] + W["b_o"])  # (6)
+        h[t] = o * np.tanh(c[t])  # (7)
         q["i"][t], q["f^L"][t], q["f^R"][t], q["x"][t], q["o"][t] = i, f_L, f_R, x_t, o
     return {**q, "c": c, "h": h, "out": h.copy()}
 
@@ -115,13 +116,13 @@ def backward(tree: Tree, x: np.ndarray, params: dict, d_h: np.ndarray) -> dict:
     n = tree.n_nodes
     kids = tree.children()
     G = {name: np.zeros_like(value) for name, value in W.items()}
-    eps_h = np.array(d_h, dtype=np.float64)      # (8): the head's; the parent adds below
-    eps_c = np.zeros((n, d))                     # the parent's (13)/(14), then in full
+    eps_h = np.array(d_h, dtype=np.float64)  # (8): the head's; the parent adds below
+    eps_c = np.zeros((n, d))  # the parent's (13)/(14), then in full
     delta = {gate: undefined(n, d) for gate in GATES}
     d_word = np.zeros(x.shape)
     zero = np.zeros(d)
-    for t in range(n - 1, -1, -1):               # parents first
-        if not kids[t]:   # a leaf: h = x (or W_leaf x), c = 0 a constant: eps_c stops here
+    for t in range(n - 1, -1, -1):  # parents first
+        if not kids[t]:  # a leaf: h = x (or W_leaf x), c = 0 a constant: eps_c stops here
             token = tree.token_index[t]
             if "W_leaf" in W:
                 G["W_leaf"] += np.outer(eps_h[t], x[token])
@@ -129,18 +130,18 @@ def backward(tree: Tree, x: np.ndarray, params: dict, d_h: np.ndarray) -> dict:
             else:
                 d_word[token] += eps_h[t]
             continue
-        sides = kids[t] + [None] * (2 - len(kids[t]))            # L, R (R missing: unary)
+        sides = kids[t] + [None] * (2 - len(kids[t]))  # L, R (R missing: unary)
         h_S = [zero if child is None else q["h"][child] for child in sides]
         c_S = [zero if child is None else q["c"][child] for child in sides]
         i, f_L, f_R, o = q["i"][t], q["f^L"][t], q["f^R"][t], q["o"][t]
         tanh_c, tanh_x = np.tanh(q["c"][t]), np.tanh(q["x"][t])
-        delta["o"][t] = eps_h[t] * tanh_c * o * (1 - o)                              # (9)
+        delta["o"][t] = eps_h[t] * tanh_c * o * (1 - o)  # (9)
         # (13)/(14) own terms: Z1, the print's eps_{t+1}^h is eps_t^h; Z3, g' = tanh'
-        eps_c[t] = eps_c[t] + eps_h[t] * o * (1 - tanh_c ** 2) + W["W_co"].T @ delta["o"][t]
-        delta["fl"][t] = eps_c[t] * c_S[0] * f_L * (1 - f_L)                         # (10)
-        delta["fr"][t] = eps_c[t] * c_S[1] * f_R * (1 - f_R)                         # (11)
-        delta["i"][t] = eps_c[t] * tanh_x * i * (1 - i)                              # (12)
-        delta["x"][t] = eps_c[t] * i * (1 - tanh_x ** 2)                 # Z2: not printed
+        eps_c[t] = eps_c[t] + eps_h[t] * o * (1 - tanh_c**2) + W["W_co"].T @ delta["o"][t]
+        delta["fl"][t] = eps_c[t] * c_S[0] * f_L * (1 - f_L)  # (10)
+        delta["fr"][t] = eps_c[t] * c_S[1] * f_R * (1 - f_R)  # (11)
+        delta["i"][t] = eps_c[t] * tanh_x * i * (1 - i)  # (12)
+        delta["x"][t] = eps_c[t] * i * (1 - tanh_x**2)  # Z2: not printed
         for side, child, forget, h_child, c_child in zip("LR", sides, (f_L, f_R), h_S, c_S):
             for gate in GATES:
                 G[f"W_h{gate}^{side}"] += np.outer(delta[gate][t], h_child)
@@ -149,26 +150,34 @@ def backward(tree: Tree, x: np.ndarray, params: dict, d_h: np.ndarray) -> dict:
             if child is None:
                 continue
             # (13) for the left child, (14) for the right: the child's side chooses
-            eps_c[child] = eps_c[t] * forget + sum(W[f"W_c{gate}^{side}"].T @ delta[gate][t]
-                                                   for gate in PEEPHOLE_GATES)
+            eps_c[child] = eps_c[t] * forget + sum(W[f"W_c{gate}^{side}"].T @ delta[gate][t] for gate in PEEPHOLE_GATES)
             # Z2: what reaches the child's h through all five pre-activations
             eps_h[child] += sum(W[f"W_h{gate}^{side}"].T @ delta[gate][t] for gate in GATES)
         G["W_co"] += np.outer(delta["o"][t], q["c"][t])
         for gate in GATES:
             G[f"b_{gate}"] += delta[gate][t]
-    return {"eps_h": eps_h, "delta_o": delta["o"], "eps_c": eps_c, "delta_fl": delta["fl"],
-            "delta_fr": delta["fr"], "delta_i": delta["i"], "delta_x": delta["x"],
-            "grads": code_gradients(G), "d_x": d_word}
+    return {
+        "eps_h": eps_h,
+        "delta_o": delta["o"],
+        "eps_c": eps_c,
+        "delta_fl": delta["fl"],
+        "delta_fr": delta["fr"],
+        "delta_i": delta["i"],
+        "delta_x": delta["x"],
+        "grads": code_gradients(G),
+        "d_x": d_word,
+    }
 
 
 def code_gradients(G: dict) -> dict:
     """Zhu's matrices' gradients in the cell's layout (``paper_parameters``
     inverted): W_h (2d, 5d), W_c (2d, 3d), W_co, b, and W_leaf if present."""
-    out = {"W_h": np.vstack([np.hstack([G[f"W_h{gate}^{side}"].T for gate in GATES])
-                             for side in "LR"]),
-           "W_c": np.vstack([np.hstack([G[f"W_c{gate}^{side}"].T for gate in PEEPHOLE_GATES])
-                             for side in "LR"]),
-           "W_co": G["W_co"].T, "b": np.concatenate([G[f"b_{gate}"] for gate in GATES])}
+    out = {
+        "W_h": np.vstack([np.hstack([G[f"W_h{gate}^{side}"].T for gate in GATES]) for side in "LR"]),
+        "W_c": np.vstack([np.hstack([G[f"W_c{gate}^{side}"].T for gate in PEEPHOLE_GATES]) for side in "LR"]),
+        "W_co": G["W_co"].T,
+        "b": np.concatenate([G[f"b_{gate}"] for gate in GATES]),
+    }
     if "W_leaf" in G:
         out["W_leaf"] = G["W_leaf"].T
     return out

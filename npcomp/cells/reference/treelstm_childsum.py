@@ -39,6 +39,7 @@ dJ/dh per node in tree order, returns ``eps_h``, ``eps_c``, ``delta_i``,
 for child k, NaN at the root), ``grads`` (dJ/d each of the cell's
 parameters, in its layout) and ``d_x`` (T, d_x), dJ/dx per token.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -46,7 +47,7 @@ import numpy as np
 from npcomp.data.readers.formats import Tree
 from .functions import code_columns, column_block, sigmoid, undefined, vector_block
 
-GATES = ("i", "o", "u", "f")      # column blocks of the code's W and b; U has i|o|u
+GATES = ("i", "o", "u", "f")  # column blocks of the code's W and b; U has i|o|u
 OPTIONS = ("output_gate",)
 
 
@@ -72,28 +73,27 @@ def forward(tree: Tree, x: np.ndarray, params: dict, output_gate: bool = True) -
     n = tree.n_nodes
     q = {name: undefined(n, d) for name in ("h~", "i", "f", "o", "u")}
     c, h = np.zeros((n, d)), np.zeros((n, d))
-    for j, kids in enumerate(tree.children()):      # children before parents
+    for j, kids in enumerate(tree.children()):  # children before parents
         x_j = x[tree.token_index[j]] if tree.token_index[j] >= 0 else np.zeros(d_x)
         h_tilde = np.zeros(d)
         for k in kids:
-            h_tilde = h_tilde + h[k]                                            # (2)
-        i = sigmoid(P["W^(i)"] @ x_j + P["U^(i)"] @ h_tilde + P["b^(i)"])       # (3)
-        o = sigmoid(P["W^(o)"] @ x_j + P["U^(o)"] @ h_tilde + P["b^(o)"])       # (5)
+            h_tilde = h_tilde + h[k]  # (2)
+        i = sigmoid(P["W^(i)"] @ x_j + P["U^(i)"] @ h_tilde + P["b^(i)"])  # (3)
+        o = sigmoid(P["W^(o)"] @ x_j + P["U^(o)"] @ h_tilde + P["b^(o)"])  # (5)
         if not output_gate:
             o = np.ones(d)
-        u = np.tanh(P["W^(u)"] @ x_j + P["U^(u)"] @ h_tilde + P["b^(u)"])       # (6)
-        c[j] = i * u                                                            # (7)
+        u = np.tanh(P["W^(u)"] @ x_j + P["U^(u)"] @ h_tilde + P["b^(u)"])  # (6)
+        c[j] = i * u  # (7)
         for k in kids:
-            f_jk = sigmoid(P["W^(f)"] @ x_j + P["U^(f)"] @ h[k] + P["b^(f)"])   # (4)
-            c[j] += f_jk * c[k]                                                 # (7)
+            f_jk = sigmoid(P["W^(f)"] @ x_j + P["U^(f)"] @ h[k] + P["b^(f)"])  # (4)
+            c[j] += f_jk * c[k]  # (7)
             q["f"][k] = f_jk
-        h[j] = o * np.tanh(c[j])                                                # (8)
+        h[j] = o * np.tanh(c[j])  # (8)
         q["h~"][j], q["i"][j], q["o"][j], q["u"][j] = h_tilde, i, o, u
     return {**q, "c": c, "h": h, "out": h.copy()}
 
 
-def backward(tree: Tree, x: np.ndarray, params: dict, d_h: np.ndarray,
-             output_gate: bool = True) -> dict:
+def backward(tree: Tree, x: np.ndarray, params: dict, d_h: np.ndarray, output_gate: bool = True) -> dict:
     """Eqs. 2-8 reversed node by node, parents first (module docstring)."""
     P = paper_parameters(params)
     q = forward(tree, x, params, output_gate)
@@ -106,35 +106,44 @@ def backward(tree: Tree, x: np.ndarray, params: dict, d_h: np.ndarray,
     delta["f"] = undefined(n, d)
     d_word = np.zeros((x.shape[0], d_x))
     kids = tree.children()
-    for j in range(n - 1, -1, -1):                               # parents first
+    for j in range(n - 1, -1, -1):  # parents first
         i, o, u, c = q["i"][j], q["o"][j], q["u"][j], q["c"][j]
         t = np.tanh(c)
-        delta["o"][j] = eps_h[j] * t * o * (1 - o)                          # (8), (5)
-        eps_c[j] = eps_c[j] + eps_h[j] * o * (1 - t * t)                    # (8)
-        delta["i"][j] = eps_c[j] * u * i * (1 - i)                          # (7), (3)
-        delta["u"][j] = eps_c[j] * i * (1 - u * u)                          # (7), (6)
+        delta["o"][j] = eps_h[j] * t * o * (1 - o)  # (8), (5)
+        eps_c[j] = eps_c[j] + eps_h[j] * o * (1 - t * t)  # (8)
+        delta["i"][j] = eps_c[j] * u * i * (1 - i)  # (7), (3)
+        delta["u"][j] = eps_c[j] * i * (1 - u * u)  # (7), (6)
         # CS2: a node without a word reads x_j = 0, so its W terms vanish
         x_j = x[tree.token_index[j]] if tree.token_index[j] >= 0 else np.zeros(d_x)
         forget_total = np.zeros(d)
         through_h_tilde = sum(P[f"U^({gate})"].T @ delta[gate][j] for gate in ("i", "o", "u"))
         for k in kids[j]:
             f = q["f"][k]
-            delta["f"][k] = eps_c[j] * q["c"][k] * f * (1 - f)              # (7), (4)
-            eps_c[k] = eps_c[j] * f                                         # (7)
-            eps_h[k] += through_h_tilde + P["U^(f)"].T @ delta["f"][k]     # (3)-(6), (2)
+            delta["f"][k] = eps_c[j] * q["c"][k] * f * (1 - f)  # (7), (4)
+            eps_c[k] = eps_c[j] * f  # (7)
+            eps_h[k] += through_h_tilde + P["U^(f)"].T @ delta["f"][k]  # (3)-(6), (2)
             G["U^(f)"] += np.outer(delta["f"][k], q["h"][k])
             forget_total += delta["f"][k]
         for gate in ("i", "o", "u"):
             G[f"U^({gate})"] += np.outer(delta[gate][j], q["h~"][j])
-        for gate, value in (("i", delta["i"][j]), ("o", delta["o"][j]), ("u", delta["u"][j]),
-                            ("f", forget_total)):
+        for gate, value in (("i", delta["i"][j]), ("o", delta["o"][j]), ("u", delta["u"][j]), ("f", forget_total)):
             G[f"W^({gate})"] += np.outer(value, x_j)
             G[f"b^({gate})"] += value
             if tree.token_index[j] >= 0:
                 d_word[tree.token_index[j]] += P[f"W^({gate})"].T @ value
-    grads = {"W": code_columns([G[f"W^({gate})"] for gate in GATES]),
-             "U": code_columns([G[f"U^({gate})"] for gate in GATES[:3]]),
-             "U_f": G["U^(f)"].T,
-             "b": np.concatenate([G[f"b^({gate})"] for gate in GATES])}
-    return {"eps_h": eps_h, "eps_c": eps_c, "delta_o": delta["o"], "delta_i": delta["i"],
-            "delta_u": delta["u"], "delta_f": delta["f"], "grads": grads, "d_x": d_word}
+    grads = {
+        "W": code_columns([G[f"W^({gate})"] for gate in GATES]),
+        "U": code_columns([G[f"U^({gate})"] for gate in GATES[:3]]),
+        "U_f": G["U^(f)"].T,
+        "b": np.concatenate([G[f"b^({gate})"] for gate in GATES]),
+    }
+    return {
+        "eps_h": eps_h,
+        "eps_c": eps_c,
+        "delta_o": delta["o"],
+        "delta_i": delta["i"],
+        "delta_u": delta["u"],
+        "delta_f": delta["f"],
+        "grads": grads,
+        "d_x": d_word,
+    }

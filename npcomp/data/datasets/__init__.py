@@ -13,10 +13,11 @@ FILE_TASKS = ("files", "file-pairs", "file-pair-labels")
 # the names of a built-in task's classes, by class number (Nayebi & Blundell
 # Fig. 2's; the synthetic treebank's five are the SST's); a user's files name
 # their own (own_data.py), and so do SICK's entailment judgments (sick.py)
-TASK_CLASSES = {"sst5": ("very negative", "negative", "neutral", "positive", "very positive"),
-                "synthetic": ("very negative", "negative", "neutral", "positive",
-                              "very positive"),
-                "sst2": ("negative", "positive")}
+TASK_CLASSES = {
+    "sst5": ("very negative", "negative", "neutral", "positive", "very positive"),
+    "synthetic": ("very negative", "negative", "neutral", "positive", "very positive"),
+    "sst2": ("negative", "positive"),
+}
 # the tasks whose examples are sentence pairs: scored by the similarity head,
 # or classified by the pair classifier (PAIR_CLASS_TASKS)
 PAIR_TASKS = ("sick", "file-pairs", "sick-entailment", "file-pair-labels")
@@ -31,22 +32,51 @@ STRUCTURES = ("gold", "left", "right", "chain", "dependency", "parsed", "constit
 NEUTRAL_POLICIES = ("unlabelled", "train")
 
 # the package's public names, each loaded from its module when first named
-_HOMES = {"load_task": "tasks", "TaskData": "tasks", "SPLITS": "tasks",
-          "default_data_dir": "tasks", "synthetic_splits": "synthetic",
-          "generate_treebank": "synthetic", "load_files": "own_data",
-          "read_files": "own_data", "split_files": "own_data",
-          "class_names": "class_list", "load_sst_dependency": "sst_dependency",
-          "dev_split": "data_splits", "fold_split": "data_splits"}
-__all__ = ["TASKS", "FILE_TASKS", "TASK_CLASSES", "PAIR_TASKS", "PAIR_CLASS_TASKS",
-           "NAMED_CLASS_TASKS", "SUPERVISION_MODES", "STRUCTURES", "NEUTRAL_POLICIES",
-           "load_task", "TaskData", "SPLITS", "default_data_dir", "synthetic_splits",
-           "generate_treebank", "load_files", "read_files", "split_files",
-           "class_names", "load_sst_dependency", "dev_split", "fold_split"]
+_HOMES = {
+    "load_task": "tasks",
+    "TaskData": "tasks",
+    "SPLITS": "tasks",
+    "default_data_dir": "tasks",
+    "synthetic_splits": "synthetic",
+    "generate_treebank": "synthetic",
+    "load_files": "own_data",
+    "read_files": "own_data",
+    "split_files": "own_data",
+    "class_names": "class_list",
+    "load_sst_dependency": "sst_dependency",
+    "dev_split": "data_splits",
+    "fold_split": "data_splits",
+}
+__all__ = [
+    "TASKS",
+    "FILE_TASKS",
+    "TASK_CLASSES",
+    "PAIR_TASKS",
+    "PAIR_CLASS_TASKS",
+    "NAMED_CLASS_TASKS",
+    "SUPERVISION_MODES",
+    "STRUCTURES",
+    "NEUTRAL_POLICIES",
+    "load_task",
+    "TaskData",
+    "SPLITS",
+    "default_data_dir",
+    "synthetic_splits",
+    "generate_treebank",
+    "load_files",
+    "read_files",
+    "split_files",
+    "class_names",
+    "load_sst_dependency",
+    "dev_split",
+    "fold_split",
+]
 
 
 def __getattr__(name: str):
     if name in _HOMES:
         from importlib import import_module
+
         home = _HOMES[name]
         module = import_module(f"{__name__}.{home or name}")
         return module if home is None else getattr(module, name)

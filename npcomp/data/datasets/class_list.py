@@ -29,6 +29,7 @@ number past it (a stray ``9999`` among 0-4), are refused naming the file
 and line before anything is built, as is a training set whose labels are
 all one class (``require_two_classes``).
 """
+
 from __future__ import annotations
 
 import math
@@ -52,6 +53,7 @@ class ClassList:
     """names: the class names, class k's at k; order: how they were ordered
     (``ORDERS``); by_name: labels are looked up among the names (else they are
     class numbers)."""
+
     names: tuple
     order: str
     by_name: bool
@@ -61,8 +63,7 @@ class ClassList:
         return self.names.index(label) if self.by_name else int(label)
 
 
-def class_names(task: str, n_classes: int, *, given: Sequence | None = None,
-                unnamed: str | None = None) -> list:
+def class_names(task: str, n_classes: int, *, given: Sequence | None = None, unnamed: str | None = None) -> list:
     """The names of ``task``'s ``n_classes`` classes by class number:
     ``given`` (a run's own, as its config's ``classes`` on a user's files),
     else a built-in task's (``TASK_CLASSES``), else ``unnamed`` numbered
@@ -82,11 +83,12 @@ def checked_classes(classes: Sequence[str]) -> tuple:
     for a blank or repeated name, or fewer than two."""
     names = tuple(str(name).strip() for name in classes)
     if len(names) > MAX_CLASSES:
-        raise ConfigError("classes", f"{len(names)} class names: npcomp takes at most "
-                                     f"{MAX_CLASSES} classes")
+        raise ConfigError("classes", f"{len(names)} class names: npcomp takes at most {MAX_CLASSES} classes")
     if len(names) < 2:
-        raise ConfigError("classes", f"{len(names)} class name(s): a classifier needs two or "
-                                     "more, in order, e.g. negative,neutral,positive")
+        raise ConfigError(
+            "classes",
+            f"{len(names)} class name(s): a classifier needs two or more, in order, e.g. negative,neutral,positive",
+        )
     if not all(names):
         raise ConfigError("classes", "a blank class name (two commas in a row?)")
     repeated = sorted({name for name in names if names.count(name) > 1})
@@ -101,8 +103,12 @@ ADD_THE_CLASS = f"correct the label, or add its class to {option('classes', '', 
 RUN_CLASSES = "correct the label: a trained run predicts its own classes only"
 
 
-def class_list(labels: Sequence[tuple], classes: Sequence[str] | None = None,
-               largest_number: int | None = None, advice: str = ADD_THE_CLASS) -> ClassList:
+def class_list(
+    labels: Sequence[tuple],
+    classes: Sequence[str] | None = None,
+    largest_number: int | None = None,
+    advice: str = ADD_THE_CLASS,
+) -> ClassList:
     """The classes of every label of a task's files.
 
     labels:         (label as written, path, line) of every labelled table row
@@ -118,17 +124,20 @@ def class_list(labels: Sequence[tuple], classes: Sequence[str] | None = None,
     names = [label for label, _, _ in labels if not is_class_number(label)]
     if not names:
         numbers = [_class_number(label, path, line) for label, path, line in labels]
-        largest = max(numbers + ([largest_number] if largest_number is not None else []),
-                      default=None)
+        largest = max(numbers + ([largest_number] if largest_number is not None else []), default=None)
         if largest is None:
             raise DataError("no labelled examples: nothing says what the classes are")
         return ClassList(tuple(str(number) for number in range(largest + 1)), "numbers", False)
     if largest_number is not None:
         label, path, line = next(entry for entry in labels if not is_class_number(entry[0]))
-        raise DataError(f"label {label!r} is a name, and the treebank files number their "
-                        "classes: give the class names in order "
-                        f"({option('classes', '', '[...]')}) to say which "
-                        "number each name is", path, line)
+        raise DataError(
+            f"label {label!r} is a name, and the treebank files number their "
+            "classes: give the class names in order "
+            f"({option('classes', '', '[...]')}) to say which "
+            "number each name is",
+            path,
+            line,
+        )
     _check_name_count(labels)
     distinct = set(label for label, _, _ in labels)
     return ClassList(tuple(sorted(distinct, key=sort_key(distinct))), "sorted", True)
@@ -138,24 +147,24 @@ def _given(labels: Sequence[tuple], names: tuple, advice: str = ADD_THE_CLASS) -
     known = set(names)
     if all(label in known for label, _, _ in labels):
         return ClassList(names, "given", True)
-    if not any(is_class_number(name) for name in names) \
-            and all(is_class_number(label) for label, _, _ in labels):
+    if not any(is_class_number(name) for name in names) and all(is_class_number(label) for label, _, _ in labels):
         for label, path, line in labels:
             if _class_number(label, path, line) >= len(names):
-                raise DataError(f"label {label}: the {len(names)} classes given number 0.."
-                                f"{len(names) - 1} ({', '.join(names)})", path, line)
+                raise DataError(
+                    f"label {label}: the {len(names)} classes given number 0..{len(names) - 1} ({', '.join(names)})",
+                    path,
+                    line,
+                )
         return ClassList(names, "given", False)
     label, path, line = next(entry for entry in labels if entry[0] not in known)
-    raise DataError(f"label {label!r} is not one of the classes given ({', '.join(names)}): "
-                    f"{advice}", path, line)
+    raise DataError(f"label {label!r} is not one of the classes given ({', '.join(names)}): {advice}", path, line)
 
 
 def _class_number(label: str, path, line: int) -> int:
     digits = label.lstrip("0") or "0"
     # the length first: int() of thousands of digits is slow, then refused by Python
     if len(digits) > len(str(MAX_CLASSES)) or int(digits) >= MAX_CLASSES:
-        _past_the_largest(digits if len(digits) <= 30 else
-                          f"{digits[:30]}... ({len(digits)} digits)", path, line)
+        _past_the_largest(digits if len(digits) <= 30 else f"{digits[:30]}... ({len(digits)} digits)", path, line)
     return int(digits)
 
 
@@ -166,9 +175,13 @@ def check_largest_number(largest: int, path=None, line: int | None = None) -> No
 
 
 def _past_the_largest(shown: str, path, line: int | None) -> None:
-    raise DataError(f"label {shown} is past the largest class number, {MAX_CLASSES - 1}: "
-                    f"npcomp takes at most {MAX_CLASSES} classes (a stray number among the "
-                    "labels?)", path, line)
+    raise DataError(
+        f"label {shown} is past the largest class number, {MAX_CLASSES - 1}: "
+        f"npcomp takes at most {MAX_CLASSES} classes (a stray number among the "
+        "labels?)",
+        path,
+        line,
+    )
 
 
 def _check_name_count(labels: Sequence[tuple]) -> None:
@@ -177,9 +190,13 @@ def _check_name_count(labels: Sequence[tuple]) -> None:
     for label, path, line in labels:
         seen.add(label)
         if len(seen) > MAX_CLASSES:
-            raise DataError(f"label {label[:30]!r} is the {MAX_CLASSES + 1}st name among the "
-                            f"labels: npcomp takes at most {MAX_CLASSES} classes (is this "
-                            "column the labels?)", path, line)
+            raise DataError(
+                f"label {label[:30]!r} is the {MAX_CLASSES + 1}st name among the "
+                f"labels: npcomp takes at most {MAX_CLASSES} classes (is this "
+                "column the labels?)",
+                path,
+                line,
+            )
 
 
 def sort_key(names: set):
@@ -189,8 +206,7 @@ def sort_key(names: set):
         values = {name: float(name) for name in names}
     except ValueError:
         return str
-    return lambda name: (math.isnan(values[name]), 0.0 if math.isnan(values[name])
-                         else values[name], name)
+    return lambda name: (math.isnan(values[name]), 0.0 if math.isnan(values[name]) else values[name], name)
 
 
 def require_two_classes(trees: Sequence, names: Sequence, path=None) -> None:
@@ -203,8 +219,7 @@ def require_two_classes(trees: Sequence, names: Sequence, path=None) -> None:
         if len(found) > 1:
             return
     if not found:
-        return   # no labels at all: the caller's message
+        return  # no labels at all: the caller's message
     only = next(iter(found))
     shown = names[only] if 0 <= only < len(names) else only
-    raise DataError(f"every training label is {str(shown)!r}: a classifier needs examples of "
-                    "two classes or more", path)
+    raise DataError(f"every training label is {str(shown)!r}: a classifier needs examples of two classes or more", path)

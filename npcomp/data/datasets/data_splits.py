@@ -9,6 +9,7 @@ every example is in exactly one fold's test split.  Fold k's dev split is
 set aside from its training part as above.  The two draws use different
 streams of the seed, so one seed serves both.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -34,8 +35,9 @@ def dev_split(n: int, fraction: float, seed: int) -> tuple:
     """(training indices, dev indices), each sorted, of ``n`` examples."""
     fraction = check_fraction(fraction)
     if n < 2:
-        raise DataError(f"{n} training example(s): too few to set a dev split aside; give a dev "
-                        f"file ({option('dev', '', 'FILE')})")
+        raise DataError(
+            f"{n} training example(s): too few to set a dev split aside; give a dev file ({option('dev', '', 'FILE')})"
+        )
     n_dev = min(max(int(round(fraction * n)), 1), n - 1)
     chosen = np.zeros(n, dtype=bool)
     chosen[_rng(seed, _DEV_STREAM).permutation(n)[:n_dev]] = True
@@ -46,11 +48,9 @@ def check_folds(n: int, n_folds: int, fold: int | None = None) -> None:
     if n_folds < 2:
         raise ConfigError("folds", f"cross-validation needs 2 folds or more, not {n_folds}")
     if n_folds > n:
-        raise ConfigError("folds", f"{n_folds} folds of {n} example(s): at most one fold per "
-                                   "example")
+        raise ConfigError("folds", f"{n_folds} folds of {n} example(s): at most one fold per example")
     if fold is not None and not 0 <= fold < n_folds:
-        raise ConfigError("fold", f"fold {fold} of {n_folds}: folds are numbered 0.."
-                                  f"{n_folds - 1}")
+        raise ConfigError("fold", f"fold {fold} of {n_folds}: folds are numbered 0..{n_folds - 1}")
 
 
 def fold_indices(n: int, n_folds: int, seed: int) -> list:

@@ -26,6 +26,7 @@ left alone. Each sentence becomes a tree through ``text_trees.TextTrees``, as
 parse. Nothing here knows the class list or the score range: ``own_data``
 reads every file first, then decides them.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -64,6 +65,7 @@ class FileExamples:
     lines:  per example, the line it was read from
     made:   how many trees were made each way (``TextTrees.made``)
     """
+
     path: Path
     format: str
     kind: str
@@ -75,8 +77,7 @@ class FileExamples:
     made: dict = field(default_factory=dict)
 
 
-def read_examples(path: str | Path, text_trees: TextTrees, labelled: bool = True,
-                  pairs: str = "pairs") -> FileExamples:
+def read_examples(path: str | Path, text_trees: TextTrees, labelled: bool = True, pairs: str = "pairs") -> FileExamples:
     """The examples of ``path`` in its format (``labelled_tables.detect_format``).
 
     text_trees: makes the trees (the run's structure and ``--tree``)
@@ -94,9 +95,16 @@ def read_examples(path: str | Path, text_trees: TextTrees, labelled: bool = True
         trees = read_ptb_file(path, require_labels=labelled)
         plans = [text_trees.plan_tree(tree) for tree in trees]
         items = text_trees.build(plans)
-        return FileExamples(path, fmt, "labels", sha256, items,
-                            [int(tree.source.rpartition(":")[2]) for tree in trees],
-                            given=list(trees), made=dict(Counter(text_trees.made)))
+        return FileExamples(
+            path,
+            fmt,
+            "labels",
+            sha256,
+            items,
+            [int(tree.source.rpartition(":")[2]) for tree in trees],
+            given=list(trees),
+            made=dict(Counter(text_trees.made)),
+        )
     table = read_table(path, lines, fmt)
     if table_kind(table) == "pairs":
         kind = pair_kind(table, labelled) or pairs
@@ -105,7 +113,7 @@ def read_examples(path: str | Path, text_trees: TextTrees, labelled: bool = True
 
 
 def file_kind(path: str | Path) -> str:
-    """"labels", "pairs" or "pair-labels": what a file holds, from its format
+    """ "labels", "pairs" or "pair-labels": what a file holds, from its format
     and header (a treebank holds labelled trees), no tree made; DataError
     naming the file when it cannot be read or holds none of them."""
     path = Path(path)
@@ -119,35 +127,47 @@ def file_kind(path: str | Path) -> str:
 
 
 def pair_kind(table: Table, labelled: bool = True) -> str | None:
-    """"pairs" for a table of pairs with a score column, "pair-labels" for one
+    """ "pairs" for a table of pairs with a score column, "pair-labels" for one
     with a label column; DataError naming the file for both, or for neither
     when ``labelled`` (None then: the caller's run decides)."""
     has = {SCORE_COLUMN, LABEL_COLUMN} & set(table.columns)
     if len(has) == 2:
-        raise DataError(f"both a {SCORE_COLUMN!r} and a {LABEL_COLUMN!r} column: a file of "
-                        f"sentence pairs has {SCORE_COLUMN!r} (relatedness, regressed) or "
-                        f"{LABEL_COLUMN!r} (a class, e.g. entailment, classified), not both: "
-                        "drop or rename the one not to train on", table.path, table.header_line)
+        raise DataError(
+            f"both a {SCORE_COLUMN!r} and a {LABEL_COLUMN!r} column: a file of "
+            f"sentence pairs has {SCORE_COLUMN!r} (relatedness, regressed) or "
+            f"{LABEL_COLUMN!r} (a class, e.g. entailment, classified), not both: "
+            "drop or rename the one not to train on",
+            table.path,
+            table.header_line,
+        )
     if not has:
         if not labelled:
             return None
-        raise DataError(f"no {SCORE_COLUMN!r} or {LABEL_COLUMN!r} column: a file of sentence "
-                        f"pairs has {SCORE_COLUMN!r} (relatedness) or {LABEL_COLUMN!r} (a class, "
-                        f"e.g. entailment) beside sentence_a and sentence_b; {_has(table)} "
-                        "(rename the column, or see docs/DATA.md)", table.path, table.header_line)
+        raise DataError(
+            f"no {SCORE_COLUMN!r} or {LABEL_COLUMN!r} column: a file of sentence "
+            f"pairs has {SCORE_COLUMN!r} (relatedness) or {LABEL_COLUMN!r} (a class, "
+            f"e.g. entailment) beside sentence_a and sentence_b; {_has(table)} "
+            "(rename the column, or see docs/DATA.md)",
+            table.path,
+            table.header_line,
+        )
     return "pairs" if SCORE_COLUMN in has else "pair-labels"
 
 
 def table_kind(table: Table) -> str:
-    """"pairs" for a table of sentence pairs, "labels" for one of sentences."""
+    """ "pairs" for a table of sentence pairs, "labels" for one of sentences."""
     columns = set(table.columns)
     if columns & {"sentence_a", "sentence_b", "tree_a", "tree_b", "parents_a", "parents_b"}:
         return "pairs"
     if columns & {"text", "sentence", "tree"}:
         return "labels"
-    raise DataError("no sentences: expected a text column (text or sentence) and a label "
-                    "column, or sentence_a, sentence_b and score or label for sentence pairs; "
-                    f"{_has(table)}", table.path, table.header_line)
+    raise DataError(
+        "no sentences: expected a text column (text or sentence) and a label "
+        "column, or sentence_a, sentence_b and score or label for sentence pairs; "
+        f"{_has(table)}",
+        table.path,
+        table.header_line,
+    )
 
 
 def _has(table: Table, row=None) -> str:
@@ -158,11 +178,11 @@ def _has(table: Table, row=None) -> str:
     return f"the header has {', '.join(table.columns)}"
 
 
-def _read_sentences(table: Table, text_trees: TextTrees, labelled: bool,
-                    sha256: str) -> FileExamples:
+def _read_sentences(table: Table, text_trees: TextTrees, labelled: bool, sha256: str) -> FileExamples:
     if {"text", "sentence"} <= set(table.columns):
-        raise DataError("both a text and a sentence column: keep the one that holds the "
-                        "sentences", table.path, table.header_line)
+        raise DataError(
+            "both a text and a sentence column: keep the one that holds the sentences", table.path, table.header_line
+        )
     text_column = "sentence" if "sentence" in table.columns else "text"
     if labelled:
         _require(table, [LABEL_COLUMN])
@@ -178,12 +198,12 @@ def _read_sentences(table: Table, text_trees: TextTrees, labelled: bool,
     if not plans:
         raise DataError("no rows under the header: the file holds no sentences", table.path)
     items = text_trees.build(plans)
-    return FileExamples(table.path, table.format, "labels", sha256, items, lines, labels,
-                        given, dict(Counter(text_trees.made)))
+    return FileExamples(
+        table.path, table.format, "labels", sha256, items, lines, labels, given, dict(Counter(text_trees.made))
+    )
 
 
-def _read_pairs(table: Table, text_trees: TextTrees, labelled: bool,
-                sha256: str, kind: str = "pairs") -> FileExamples:
+def _read_pairs(table: Table, text_trees: TextTrees, labelled: bool, sha256: str, kind: str = "pairs") -> FileExamples:
     """A table's sentence pairs, each with its score (``kind`` "pairs") or
     its label as written ("pair-labels")."""
     column = SCORE_COLUMN if kind == "pairs" else LABEL_COLUMN
@@ -191,45 +211,58 @@ def _read_pairs(table: Table, text_trees: TextTrees, labelled: bool,
     plans, scores, labels, ids, lines = [], [], [], [], []
     for row in table.rows:
         for side, side_column in PAIR_SIDES.items():
-            plans.append(_sentence_plan(table, row, text_trees, side_column, f"tree_{side}",
-                                        f"parents_{side}"))
+            plans.append(_sentence_plan(table, row, text_trees, side_column, f"tree_{side}", f"parents_{side}"))
         if labelled and _value(row, column) is None:
             _missing(table, row, column)
         score = _value(row, SCORE_COLUMN) if kind == "pairs" else None
         scores.append(math.nan if score is None else _number(table, row, score))
         labels.append(_label(table, row) if kind == "pair-labels" else None)
-        pair_id = next((_value(row, column) for column in ID_COLUMNS
-                        if _value(row, column) is not None), None)
+        pair_id = next((_value(row, column) for column in ID_COLUMNS if _value(row, column) is not None), None)
         ids.append(str(pair_id) if pair_id is not None else f"{table.path}:{row.line}")
         lines.append(row.line)
     if not lines:
         raise DataError("no rows under the header: the file holds no pairs", table.path)
     trees = text_trees.build(plans)
-    items = [SickPair(trees[2 * index], trees[2 * index + 1], score, pair_id)
-             for index, (score, pair_id) in enumerate(zip(scores, ids))]
-    return FileExamples(table.path, table.format, kind, sha256, items, lines,
-                        labels if kind == "pair-labels" else None,
-                        made=dict(Counter(text_trees.made)))
+    items = [
+        SickPair(trees[2 * index], trees[2 * index + 1], score, pair_id)
+        for index, (score, pair_id) in enumerate(zip(scores, ids))
+    ]
+    return FileExamples(
+        table.path,
+        table.format,
+        kind,
+        sha256,
+        items,
+        lines,
+        labels if kind == "pair-labels" else None,
+        made=dict(Counter(text_trees.made)),
+    )
 
 
-def _sentence_plan(table: Table, row, text_trees: TextTrees, text_column: str,
-                   tree_column: str, parents_column: str):
+def _sentence_plan(table: Table, row, text_trees: TextTrees, text_column: str, tree_column: str, parents_column: str):
     """How one sentence of a row becomes a tree: its tree column, else its
     text, with its parents column's parse if there is one."""
     text = _text(table, row, text_column)
     tree = _text(table, row, tree_column)
     heads = _heads(table, row, parents_column)
     if tree is None and text is None:
-        raise DataError(f"no sentence: {text_column!r} is empty or missing"
-                        + (f" ({_has(table, row)})" if text_column not in row.values else ""),
-                        table.path, row.line)
+        raise DataError(
+            f"no sentence: {text_column!r} is empty or missing"
+            + (f" ({_has(table, row)})" if text_column not in row.values else ""),
+            table.path,
+            row.line,
+        )
     if tree is None:
         return text_trees.plan(text, str(table.path), row.line, bracketed=False, heads=heads)
     plan = text_trees.plan(tree, str(table.path), row.line, bracketed=True, heads=heads)
     if text is not None and plan.tokens not in (text.split(), text_trees.tokenise(text)):
-        raise DataError(f"the words of {tree_column!r} ({' '.join(plan.tokens)[:60]}) are not "
-                        f"those of {text_column!r} ({text[:60]}): the tree must be of the "
-                        "sentence (or leave one of them out)", table.path, row.line)
+        raise DataError(
+            f"the words of {tree_column!r} ({' '.join(plan.tokens)[:60]}) are not "
+            f"those of {text_column!r} ({text[:60]}): the tree must be of the "
+            "sentence (or leave one of them out)",
+            table.path,
+            row.line,
+        )
     return plan
 
 
@@ -240,16 +273,17 @@ def _require(table: Table, columns: list) -> None:
         return
     for column in columns:
         if column not in table.columns:
-            raise DataError(f"no {column!r} column: {_has(table)} (rename the column, or "
-                            "see docs/DATA.md for the columns read)", table.path,
-                            table.header_line)
+            raise DataError(
+                f"no {column!r} column: {_has(table)} (rename the column, or see docs/DATA.md for the columns read)",
+                table.path,
+                table.header_line,
+            )
 
 
 def _missing(table: Table, row, column: str) -> None:
     if column not in row.values:
         raise DataError(f"no {column!r}: {_has(table, row)}", table.path, row.line)
-    raise DataError(f"{column!r} is empty: every example needs its {column}", table.path,
-                    row.line)
+    raise DataError(f"{column!r} is empty: every example needs its {column}", table.path, row.line)
 
 
 def _value(row, column: str):
@@ -274,8 +308,7 @@ def _label(table: Table, row) -> str | None:
         return value
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
-    raise DataError(f"label {json.dumps(value)[:40]}: a label is a class name or a whole "
-                    "number", table.path, row.line)
+    raise DataError(f"label {json.dumps(value)[:40]}: a label is a class name or a whole number", table.path, row.line)
 
 
 def _number(table: Table, row, value) -> float:
@@ -285,14 +318,17 @@ def _number(table: Table, row, value) -> float:
         number = float(value)
     except ValueError:
         raise DataError(f"score {value[:40]!r} is not a number", table.path, row.line) from None
-    except OverflowError:   # a whole number of hundreds of digits
+    except OverflowError:  # a whole number of hundreds of digits
         number = math.inf
     if not math.isfinite(number):
         shown = value if isinstance(value, str) else json.dumps(value)
         if len(shown) > 40:
             shown = f"{shown[:20]}... ({len(shown)} characters)"
-        raise DataError(f"score {shown} is not a finite number (a score is a number on the "
-                        "file's scale, e.g. 1 to 5)", table.path, row.line)
+        raise DataError(
+            f"score {shown} is not a finite number (a score is a number on the file's scale, e.g. 1 to 5)",
+            table.path,
+            row.line,
+        )
     return number
 
 
@@ -303,16 +339,19 @@ def _heads(table: Table, row, column: str) -> list | None:
         return None
     if isinstance(value, str):
         return _read_ints(value, table.path, row.line)
-    if isinstance(value, list) and all(isinstance(head, int) and not isinstance(head, bool)
-                                       for head in value):
+    if isinstance(value, list) and all(isinstance(head, int) and not isinstance(head, bool) for head in value):
         return value
-    raise DataError(f"{column!r} holds {json_type(value)}: expected heads, e.g. \"2 0 2\" "
-                    "(1-based, 0 at the root)", table.path, row.line)
+    raise DataError(
+        f'{column!r} holds {json_type(value)}: expected heads, e.g. "2 0 2" (1-based, 0 at the root)',
+        table.path,
+        row.line,
+    )
 
 
 def json_type(value) -> str:
     """A JSON value's kind, for a message."""
     if isinstance(value, bool):
         return "true/false"
-    return {dict: "an object", list: "a list", int: "a number", float: "a number",
-            str: "text"}.get(type(value), type(value).__name__)
+    return {dict: "an object", list: "a list", int: "a number", float: "a number", str: "text"}.get(
+        type(value), type(value).__name__
+    )

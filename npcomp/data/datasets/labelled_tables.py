@@ -22,6 +22,7 @@ CSV header a comma.  Column names are read without case or surrounding
 space (``Text`` is ``text``); blank lines are skipped.  Every row keeps the
 line it starts on, so that a bad value is named by file and line.
 """
+
 from __future__ import annotations
 
 import csv
@@ -33,21 +34,44 @@ from npcomp.errors import DataError
 
 FORMATS = ("ptb", "csv", "tsv", "jsonl")
 # the columns a table of sentences or pairs is read by (file_examples.py)
-COLUMN_NAMES = ("text", "sentence", "label", "tree", "parents", "score", "sentence_a",
-                "sentence_b", "tree_a", "tree_b", "parents_a", "parents_b")
-EXTENSIONS = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".jsonl": "jsonl",
-              ".ndjson": "jsonl", ".json": "jsonl", ".ptb": "ptb", ".tree": "ptb",
-              ".trees": "ptb"}
-_LOOKS = {"ptb": "a bracketed tree, e.g. (3 (2 a) (3 film))",
-          "jsonl": "a JSON object, e.g. {\"text\": \"a fine film\", \"label\": \"positive\"}",
-          "tsv": "a header row of tab-separated column names",
-          "csv": "a header row of comma-separated column names"}
+COLUMN_NAMES = (
+    "text",
+    "sentence",
+    "label",
+    "tree",
+    "parents",
+    "score",
+    "sentence_a",
+    "sentence_b",
+    "tree_a",
+    "tree_b",
+    "parents_a",
+    "parents_b",
+)
+EXTENSIONS = {
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".tab": "tsv",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".json": "jsonl",
+    ".ptb": "ptb",
+    ".tree": "ptb",
+    ".trees": "ptb",
+}
+_LOOKS = {
+    "ptb": "a bracketed tree, e.g. (3 (2 a) (3 film))",
+    "jsonl": 'a JSON object, e.g. {"text": "a fine film", "label": "positive"}',
+    "tsv": "a header row of tab-separated column names",
+    "csv": "a header row of comma-separated column names",
+}
 
 
 @dataclass
 class Row:
     """One row of a table: the line it starts on (1-based) and its values by
     column name (str in CSV and TSV; any JSON value in JSON lines)."""
+
     line: int
     values: dict
 
@@ -56,6 +80,7 @@ class Row:
 class Table:
     """A CSV, TSV or JSON lines file read: its columns (the header's, or the
     first object's keys) and its rows, blank lines left out."""
+
     path: Path
     format: str
     header_line: int
@@ -93,37 +118,49 @@ def detect_format(path: str | Path, lines: list) -> str:
     path = Path(path)
     number, text = first_line(lines)
     if number is None:
-        raise DataError("the file is empty (expected a header row, JSON objects or "
-                        "bracketed trees)", path)
+        raise DataError("the file is empty (expected a header row, JSON objects or bracketed trees)", path)
     named = EXTENSIONS.get(path.suffix.lower())
     looks = content_format(text)
     if text.startswith("[") and named in ("jsonl", None):
-        raise DataError("a JSON array: expected JSON lines, one object a line (e.g. "
-                        "`jq -c '.[]' FILE` writes them)", path, number)
-    if named in ("csv", "tsv") and looks in ("csv", "tsv") and looks != named \
-            and _separator(named) not in text:
+        raise DataError(
+            "a JSON array: expected JSON lines, one object a line (e.g. `jq -c '.[]' FILE` writes them)", path, number
+        )
+    if named in ("csv", "tsv") and looks in ("csv", "tsv") and looks != named and _separator(named) not in text:
         other = "tabs" if named == "csv" else "commas"
-        raise DataError(f"a .{path.suffix.lower().lstrip('.')} file whose header row is "
-                        f"separated by {other}: {text[:40]!r} (name the file .{looks} for its "
-                        "format)", path, number)
+        raise DataError(
+            f"a .{path.suffix.lower().lstrip('.')} file whose header row is "
+            f"separated by {other}: {text[:40]!r} (name the file .{looks} for its "
+            "format)",
+            path,
+            number,
+        )
     if named is None and looks in ("csv", "tsv") and not _names_a_column(text, looks):
-        raise DataError(f"the first line looks like {looks.upper()} but names none of the "
-                        f"columns read ({', '.join(COLUMN_NAMES)}): {text[:40]!r}; a table "
-                        "starts with its header row (text,label), and a file of plain "
-                        "sentences needs one, or name the file .csv, .tsv, .jsonl or .ptb",
-                        path, number)
+        raise DataError(
+            f"the first line looks like {looks.upper()} but names none of the "
+            f"columns read ({', '.join(COLUMN_NAMES)}): {text[:40]!r}; a table "
+            "starts with its header row (text,label), and a file of plain "
+            "sentences needs one, or name the file .csv, .tsv, .jsonl or .ptb",
+            path,
+            number,
+        )
     if named is None:
         if looks is None:
-            raise DataError("cannot tell the format from the first line: expected "
-                            f"{_LOOKS['ptb']}, {_LOOKS['jsonl']}, or a CSV or TSV header "
-                            "row (text,label); or name the file .csv, .tsv, .jsonl or .ptb",
-                            path, number)
+            raise DataError(
+                "cannot tell the format from the first line: expected "
+                f"{_LOOKS['ptb']}, {_LOOKS['jsonl']}, or a CSV or TSV header "
+                "row (text,label); or name the file .csv, .tsv, .jsonl or .ptb",
+                path,
+                number,
+            )
         return looks
-    if named in ("ptb", "jsonl") and looks != named or \
-            named in ("csv", "tsv") and looks in ("ptb", "jsonl"):
-        raise DataError(f"a .{path.suffix.lower().lstrip('.')} file should start with "
-                        f"{_LOOKS[named]}; this one starts {text[:40]!r} (rename the file "
-                        "for its format)", path, number)
+    if named in ("ptb", "jsonl") and looks != named or named in ("csv", "tsv") and looks in ("ptb", "jsonl"):
+        raise DataError(
+            f"a .{path.suffix.lower().lstrip('.')} file should start with "
+            f"{_LOOKS[named]}; this one starts {text[:40]!r} (rename the file "
+            "for its format)",
+            path,
+            number,
+        )
     return named
 
 
@@ -163,11 +200,17 @@ def read_table(path: str | Path, lines: list, fmt: str) -> Table:
             columns = _column_names([field.strip() for field in fields], path, number)
             continue
         if len(fields) != len(columns):
-            raise DataError(f"{len(fields)} field(s), but the header has {len(columns)} "
-                            f"({', '.join(columns)}): "
-                            + ("a tab inside a value, or one missing? (quote a value that "
-                               "holds a tab: \"a<TAB>b\")" if fmt == "tsv" else
-                               "quote a value that holds a comma: \"a, b\""), path, number)
+            raise DataError(
+                f"{len(fields)} field(s), but the header has {len(columns)} "
+                f"({', '.join(columns)}): "
+                + (
+                    'a tab inside a value, or one missing? (quote a value that holds a tab: "a<TAB>b")'
+                    if fmt == "tsv"
+                    else 'quote a value that holds a comma: "a, b"'
+                ),
+                path,
+                number,
+            )
         rows.append(Row(number, dict(zip(columns, fields))))
     return Table(path, fmt, header_line, columns, rows)
 
@@ -177,8 +220,9 @@ def _csv_records(path: Path, lines: list, header_line: int, fmt: str = "csv"):
     module's dialect, with commas or tabs); a quoted field may run over
     several lines."""
     # with its line end, so that a quoted value's line break stays white space
-    reader = csv.reader((line + "\n" for line in lines[header_line - 1:]), strict=True,
-                        delimiter="\t" if fmt == "tsv" else ",")
+    reader = csv.reader(
+        (line + "\n" for line in lines[header_line - 1 :]), strict=True, delimiter="\t" if fmt == "tsv" else ","
+    )
     while True:
         start = header_line + reader.line_num
         try:
@@ -186,9 +230,13 @@ def _csv_records(path: Path, lines: list, header_line: int, fmt: str = "csv"):
         except StopIteration:
             return
         except csv.Error as error:
-            raise DataError(f"not {fmt.upper()}: {error} (a value that starts with a quote is "
-                            "quoted, and a quote inside it is written twice: \"he said "
-                            "\"\"hi\"\"\")", path, header_line + reader.line_num - 1) from None
+            raise DataError(
+                f"not {fmt.upper()}: {error} (a value that starts with a quote is "
+                'quoted, and a quote inside it is written twice: "he said '
+                '""hi""")',
+                path,
+                header_line + reader.line_num - 1,
+            ) from None
         yield start, fields
 
 
@@ -212,21 +260,30 @@ def _read_json_lines(path: Path, lines: list) -> Table:
         try:
             value = json.loads(text)
         except json.JSONDecodeError as error:
-            raise DataError(f"not JSON: {error.msg} at column {error.colno} (JSON lines: "
-                            "one whole object a line)", path, number) from None
+            raise DataError(
+                f"not JSON: {error.msg} at column {error.colno} (JSON lines: one whole object a line)", path, number
+            ) from None
         except RecursionError:
-            raise DataError("JSON nested too deeply to read: a line is one object of "
-                            "columns, {\"text\": ..., \"label\": ...}", path, number) from None
-        except ValueError:   # Python's limit on the digits of a whole number (4300)
-            raise DataError("a whole number of thousands of digits, too long to read: a "
-                            "label or score is a few digits", path, number) from None
+            raise DataError(
+                'JSON nested too deeply to read: a line is one object of columns, {"text": ..., "label": ...}',
+                path,
+                number,
+            ) from None
+        except ValueError:  # Python's limit on the digits of a whole number (4300)
+            raise DataError(
+                "a whole number of thousands of digits, too long to read: a label or score is a few digits",
+                path,
+                number,
+            ) from None
         if not isinstance(value, dict):
-            raise DataError(f"a JSON {type(value).__name__}, not an object: each line is "
-                            "one object, {\"text\": ..., \"label\": ...}", path, number)
+            raise DataError(
+                f'a JSON {type(value).__name__}, not an object: each line is one object, {{"text": ..., "label": ...}}',
+                path,
+                number,
+            )
         keys = [str(key).strip().lower() for key in value]
         if len(set(keys)) != len(keys):
-            raise DataError("a key twice in the object (keys are read without case)", path,
-                            number)
+            raise DataError("a key twice in the object (keys are read without case)", path, number)
         values = dict(zip(keys, value.values()))
         if columns is None:
             columns, header_line = tuple(keys), number

@@ -13,6 +13,7 @@ with K = hi - lo + 1 where lo and hi are whole numbers at most 10 apart
 (SICK's 1..5: K = 5, the identity; 0..5: K = 6, a shift by one, so
 squared errors are the same on both scales), else K = 5.
 """
+
 from __future__ import annotations
 
 import math
@@ -33,14 +34,13 @@ def checked_range(score_range: Sequence[float]) -> tuple:
     try:
         low, high = (float(end) for end in score_range)
     except (TypeError, ValueError):
-        raise ConfigError("score_range", f"expected two numbers LO,HI, not {score_range!r}") \
-            from None
+        raise ConfigError("score_range", f"expected two numbers LO,HI, not {score_range!r}") from None
     if not (math.isfinite(low) and math.isfinite(high)) or low >= high:
-        raise ConfigError("score_range", f"expected LO < HI, two finite numbers, not "
-                                         f"{low:g},{high:g}")
+        raise ConfigError("score_range", f"expected LO < HI, two finite numbers, not {low:g},{high:g}")
     if not _computable(low, high):
-        raise ConfigError("score_range", f"{low:g},{high:g} is too wide to compute ratings "
-                                         "with: give the range the scores lie in")
+        raise ConfigError(
+            "score_range", f"{low:g},{high:g} is too wide to compute ratings with: give the range the scores lie in"
+        )
     return low, high
 
 
@@ -57,14 +57,18 @@ def range_of(scores: Sequence[tuple], path) -> tuple:
     if not values:
         raise DataError("no scores: every training pair needs its score", path)
     low, high = min(values), max(values)
-    if not _computable(low, high):   # +-1e308: no ratings can be made of such a range
-        score, where, line = max((entry for entry in scores if not math.isnan(entry[0])),
-                                 key=lambda entry: abs(entry[0]))
-        raise DataError(f"score {score:g} makes the range [{low:g}, {high:g}], too wide to "
-                        f"compute with: correct it, or give the range ({_RANGE})", where, line)
+    if not _computable(low, high):  # +-1e308: no ratings can be made of such a range
+        score, where, line = max(
+            (entry for entry in scores if not math.isnan(entry[0])), key=lambda entry: abs(entry[0])
+        )
+        raise DataError(
+            f"score {score:g} makes the range [{low:g}, {high:g}], too wide to "
+            f"compute with: correct it, or give the range ({_RANGE})",
+            where,
+            line,
+        )
     if low == high:
-        raise DataError(f"every score is {low:g}: a range needs two different scores; give "
-                        f"it ({_RANGE})", path)
+        raise DataError(f"every score is {low:g}: a range needs two different scores; give it ({_RANGE})", path)
     return low, high
 
 
@@ -74,8 +78,12 @@ def check_scores(scores: Sequence[tuple], score_range: tuple, given: bool) -> No
     for score, path, line in scores:
         if not math.isnan(score) and not low <= score <= high:
             where = "the range given" if given else "the training file's range"
-            raise DataError(f"score {score:g} outside {where}, [{low:g}, {high:g}]: correct "
-                            f"it, or give a range that holds it ({_RANGE})", path, line)
+            raise DataError(
+                f"score {score:g} outside {where}, [{low:g}, {high:g}]: correct "
+                f"it, or give a range that holds it ({_RANGE})",
+                path,
+                line,
+            )
 
 
 def rating_classes(score_range: tuple) -> int:

@@ -18,6 +18,7 @@ same in two steps, so that the slow step runs once:
 spaCy is an optional dependency (``pip install "npcomp[parse]"``): only
 :class:`SpacyParser` needs it, and it imports spaCy when constructed.
 """
+
 from __future__ import annotations
 
 import json
@@ -37,6 +38,7 @@ SPLITS = ("train", "dev", "test")
 # --------------------------------------------------------------------------
 # labelling dependency nodes from constituent spans
 # --------------------------------------------------------------------------
+
 
 def labelled_dependency_tree(constituency: Tree, heads: Sequence[int], source: str = "") -> Tree:
     """The dependency tree given by ``heads`` over ``constituency``'s tokens,
@@ -65,19 +67,27 @@ def labelled_dependency_tree(constituency: Tree, heads: Sequence[int], source: s
 # the SST splits
 # --------------------------------------------------------------------------
 
+
 def _sst_trees(data_dir: Path, split: str) -> tuple:
     """(path, trees) of the SST split's PTB file, with a hint if it is missing."""
     path = data_dir / "sst" / f"{split}.txt"
     if not path.is_file():
-        raise DataError(f"no such file: the SST is read from DATA_DIR/sst/{split}.txt; "
-                        f"run `npcomp download sst --data-dir {data_dir}`", path)
+        raise DataError(
+            f"no such file: the SST is read from DATA_DIR/sst/{split}.txt; "
+            f"run `npcomp download sst --data-dir {data_dir}`",
+            path,
+        )
     return path, [tree.validate(5) for tree in read_ptb_file(path)]
 
 
-def parse_sst(data_dir: str | Path, out_dir: str | Path, parser,
-              splits: Sequence[str] = SPLITS,
-              progress: Callable[[int], None] | None = None,
-              chunk_size: int = 1000) -> list:
+def parse_sst(
+    data_dir: str | Path,
+    out_dir: str | Path,
+    parser,
+    splits: Sequence[str] = SPLITS,
+    progress: Callable[[int], None] | None = None,
+    chunk_size: int = 1000,
+) -> list:
     """Parse the SST splits and write ``out_dir/{split}.parents``.
 
     parser:     has ``parse(list of token tuples) -> list of head lists``
@@ -99,11 +109,10 @@ def parse_sst(data_dir: str | Path, out_dir: str | Path, parser,
         ptb_path, trees = _sst_trees(data_dir, split)
         heads_per_sentence = []
         for start in range(0, len(trees), chunk_size):
-            chunk = [tree.tokens for tree in trees[start:start + chunk_size]]
+            chunk = [tree.tokens for tree in trees[start : start + chunk_size]]
             parsed = parser.parse(chunk)
             if len(parsed) != len(chunk):
-                raise ValueError(f"the parser returned {len(parsed)} parse(s) "
-                                 f"for {len(chunk)} sentence(s)")
+                raise ValueError(f"the parser returned {len(parsed)} parse(s) for {len(chunk)} sentence(s)")
             for offset, (tokens, heads) in enumerate(zip(chunk, parsed)):
                 heads = [int(head) for head in heads]
                 # raises DataError naming the sentence if the heads are no tree
@@ -113,7 +122,7 @@ def parse_sst(data_dir: str | Path, out_dir: str | Path, parser,
             if progress is not None:
                 progress(n_done)
         written.append(write_parents(out_dir / f"{split}.parents", heads_per_sentence))
-    if hasattr(parser, "description"):   # which parser made them, for the runs that read them
+    if hasattr(parser, "description"):  # which parser made them, for the runs that read them
         record = out_dir / "parser.json"
         partial = record.with_name(record.name + ".tmp")
         partial.write_text(json.dumps(parser.description(), indent=1) + "\n", encoding="utf-8")
@@ -121,8 +130,7 @@ def parse_sst(data_dir: str | Path, out_dir: str | Path, parser,
     return written
 
 
-def load_sst_dependency(data_dir: str | Path, parses_dir: str | Path, split: str,
-                        binarised: bool = False) -> list:
+def load_sst_dependency(data_dir: str | Path, parses_dir: str | Path, split: str, binarised: bool = False) -> list:
     """The SST split as labelled dependency trees (:func:`labelled_dependency_tree`),
     or with ``binarised`` as the binary trees of those parses
     (``parsed_trees.binarise``), labelled from the SST's phrases the same way.
@@ -136,23 +144,30 @@ def load_sst_dependency(data_dir: str | Path, parses_dir: str | Path, split: str
     ptb_path, trees = _sst_trees(data_dir, split)
     parents_path = parses_dir / f"{split}.parents"
     if not parents_path.is_file():
-        raise DataError("no such file: the SST's dependency parses are made by "
-                        f"`npcomp parse --data-dir {data_dir} --out {parses_dir}` (needs "
-                        "pip install 'npcomp[parse]'); train on parses elsewhere with "
-                        "--parses-dir DIR", parents_path)
+        raise DataError(
+            "no such file: the SST's dependency parses are made by "
+            f"`npcomp parse --data-dir {data_dir} --out {parses_dir}` (needs "
+            "pip install 'npcomp[parse]'); train on parses elsewhere with "
+            "--parses-dir DIR",
+            parents_path,
+        )
     heads_per_sentence = read_parents(parents_path)
     if len(heads_per_sentence) != len(trees):
-        raise DataError(f"{len(heads_per_sentence)} line(s) of heads, but {ptb_path} holds "
-                        f"{len(trees)} tree(s); parse the SST again", parents_path)
+        raise DataError(
+            f"{len(heads_per_sentence)} line(s) of heads, but {ptb_path} holds "
+            f"{len(trees)} tree(s); parse the SST again",
+            parents_path,
+        )
     if binarised:
         from npcomp.data.text.parsed_trees import binarise, carry_labels
 
         def labelled(tree, heads, source):
             if len(heads) != len(tree.tokens):
-                raise DataError(f"{len(heads)} head(s) for {len(tree.tokens)} token(s)",
-                                *_split_source(source))
+                raise DataError(f"{len(heads)} head(s) for {len(tree.tokens)} token(s)", *_split_source(source))
             return carry_labels(tree, binarise(heads, tree.tokens, source=source))
     else:
         labelled = labelled_dependency_tree
-    return [labelled(tree, heads, source=f"{parents_path}:{number}").validate(5)
-            for number, (tree, heads) in enumerate(zip(trees, heads_per_sentence), start=1)]
+    return [
+        labelled(tree, heads, source=f"{parents_path}:{number}").validate(5)
+        for number, (tree, heads) in enumerate(zip(trees, heads_per_sentence), start=1)
+    ]

@@ -59,6 +59,7 @@ of :func:`synthetic_splits` do not share sentences.
 sum of its words' scores); :data:`DECISIVE_PHENOMENA` are those a bag of words
 cannot resolve, for reporting accuracy on the composition-decisive subset.
 """
+
 from __future__ import annotations
 
 from typing import Sequence
@@ -87,8 +88,7 @@ POLAR_NOUNS = {
     -2: ("disaster", "failure"),
 }
 NEUTRAL_ADJECTIVES = ("long", "new", "french", "recent", "familiar")
-NOUNS = ("film", "movie", "plot", "cast", "story", "ending", "script", "director",
-         "soundtrack", "acting", "dialogue")
+NOUNS = ("film", "movie", "plot", "cast", "story", "ending", "script", "director", "soundtrack", "acting", "dialogue")
 DETERMINERS = ("the", "this", "that", "its", "every")
 COPULAS = ("is", "was", "seems", "feels", "looks", "remains")
 VERBS = ("has", "offers", "features", "delivers")
@@ -115,11 +115,14 @@ def _build_lexicon() -> dict:
     for table in (POLAR_ADJECTIVES, POLAR_NOUNS):
         for score, words in table.items():
             lexicon.update((word, (score, _PLAIN)) for word in words)
-    for words in (NEUTRAL_ADJECTIVES, NOUNS, DETERMINERS, COPULAS, VERBS, PREPOSITIONS,
-                  (PRONOUN, AND)):
+    for words in (NEUTRAL_ADJECTIVES, NOUNS, DETERMINERS, COPULAS, VERBS, PREPOSITIONS, (PRONOUN, AND)):
         lexicon.update((word, (0, _PLAIN)) for word in words)
-    for words, kind in ((NEGATORS, _NEGATOR), (INTENSIFIERS, _INTENSIFIER),
-                        (CONTRAST, _CONTRAST), (CONCESSION, _CONCESSION)):
+    for words, kind in (
+        (NEGATORS, _NEGATOR),
+        (INTENSIFIERS, _INTENSIFIER),
+        (CONTRAST, _CONTRAST),
+        (CONCESSION, _CONCESSION),
+    ):
         lexicon.update((word, (0, kind)) for word in words)
     return lexicon
 
@@ -172,8 +175,7 @@ def annotate(tree: Tree) -> Tree:
         elif len(kids[node]) == 2:
             meaning[node] = compose(meaning[kids[node][0]], meaning[kids[node][1]])
         else:
-            raise DataError(f"inner node {node} has {len(kids[node])} children, not 2",
-                            path, line)
+            raise DataError(f"inner node {node} has {len(kids[node])} children, not 2", path, line)
     label = np.array([score + MAX_SCORE for score, _ in meaning], dtype=np.int32)
     return tree.with_labels(label)
 
@@ -216,12 +218,10 @@ def synthetic_splits(seed: int = 0, sizes: Sequence[int] = DEFAULT_SIZES) -> dic
         raise ValueError(f"sizes must give {len(SPLIT_NAMES)} counts (train, dev, test)")
     generator = np.random.default_rng(seed)
     seen: set = set()
-    return {split: _draw_treebank(generator, size, split, seen)
-            for split, size in zip(SPLIT_NAMES, sizes)}
+    return {split: _draw_treebank(generator, size, split, seen) for split, size in zip(SPLIT_NAMES, sizes)}
 
 
-def _draw_treebank(generator: np.random.Generator, n_sentences: int, split: str,
-                   seen: set) -> list:
+def _draw_treebank(generator: np.random.Generator, n_sentences: int, split: str, seen: set) -> list:
     """Draw sentences until ``n_sentences`` new ones (not in ``seen``) are found."""
     trees = []
     while len(trees) < n_sentences:
@@ -238,6 +238,7 @@ def _draw_treebank(generator: np.random.Generator, n_sentences: int, split: str,
 # --------------------------------------------------------------------------
 # structures: a word (str) or a pair (left, right) of structures
 # --------------------------------------------------------------------------
+
 
 def structure_to_tree(structure, source: str = "") -> Tree:
     """An unlabelled Tree from nested pairs of words, e.g. ("not", ("very", "good")).
@@ -271,9 +272,13 @@ def structure_to_tree(structure, source: str = "") -> Tree:
             token_index.append(NO_TOKEN)
             for child in children:
                 parent[child] = node
-    return Tree(tuple(tokens), np.array(parent, dtype=np.int32),
-                np.array(token_index, dtype=np.int32),
-                np.full(len(parent), UNLABELLED, dtype=np.int32), source)
+    return Tree(
+        tuple(tokens),
+        np.array(parent, dtype=np.int32),
+        np.array(token_index, dtype=np.int32),
+        np.full(len(parent), UNLABELLED, dtype=np.int32),
+        source,
+    )
 
 
 def _words(structure) -> list:
@@ -296,6 +301,7 @@ def _score(structure) -> int:
 # the grammar (recursion here is bounded by the grammar, a few levels)
 # --------------------------------------------------------------------------
 
+
 def _pick(generator: np.random.Generator, words: Sequence[str]) -> str:
     return words[generator.integers(len(words))]
 
@@ -306,8 +312,7 @@ def _polar(generator: np.random.Generator, table: dict) -> str:
 
 
 def _adjective_phrase(generator: np.random.Generator, coordinate: bool = True):
-    phrase = (_polar(generator, POLAR_ADJECTIVES) if generator.random() < 0.85
-              else _pick(generator, NEUTRAL_ADJECTIVES))
+    phrase = _polar(generator, POLAR_ADJECTIVES) if generator.random() < 0.85 else _pick(generator, NEUTRAL_ADJECTIVES)
     if generator.random() < 0.3:
         phrase = (_pick(generator, INTENSIFIERS), phrase)
     if generator.random() < 0.35:

@@ -44,6 +44,7 @@ text that has no gold tree.  ``constituency`` is the
 binarised constituency trees: SICK's ``*.cparents``, the SST's own trees
 (the same as ``gold``).  SICK has no ``gold``: its trees are one of these.
 """
+
 from __future__ import annotations
 
 import os
@@ -57,8 +58,7 @@ from npcomp.data.datasets import NEUTRAL_POLICIES, PAIR_CLASS_TASKS, PAIR_TASKS,
 from npcomp.data.datasets.class_list import MAX_CLASSES, check_largest_number
 from npcomp.data.readers.formats import UNLABELLED, Tree, branching_tree, chain_tree
 from npcomp.data.readers.ptb import read_ptb_file
-from npcomp.data.readers.sick import (ENTAILMENT_CLASSES, RELEASE_FILES, SickPair, read_sick_dir,
-                                      with_entailment)
+from npcomp.data.readers.sick import ENTAILMENT_CLASSES, RELEASE_FILES, SickPair, read_sick_dir, with_entailment
 from npcomp.errors import DataError
 from npcomp.data.readers.restructure import rebracket, sentence_chain, span_chains
 
@@ -98,6 +98,7 @@ class SpanGroups:
     """The chains of a spans training split, sentence by sentence: sentence
     i's phrases are chains ``start[i]`` to ``whole[i] - 1`` and chain
     ``whole[i]`` is the sentence itself (``span_chains`` puts it last)."""
+
     start: np.ndarray  # (n_sentences,) int64
     whole: np.ndarray  # (n_sentences,) int64
 
@@ -125,17 +126,23 @@ def default_data_dir() -> Path:
     return Path(os.environ.get("NPCOMP_DATA", "data"))
 
 
-def load_task(name: str, data_dir: str | Path | None = None, structure: str = "gold",
-              seed: int = 0, spans: bool = False, parses_dir: str | Path | None = None,
-              neutral: str = "unlabelled", splits: tuple = SPLITS) -> TaskData:
+def load_task(
+    name: str,
+    data_dir: str | Path | None = None,
+    structure: str = "gold",
+    seed: int = 0,
+    spans: bool = False,
+    parses_dir: str | Path | None = None,
+    neutral: str = "unlabelled",
+    splits: tuple = SPLITS,
+) -> TaskData:
     """The task's ``splits`` (default all three) in ``structure``.  ``neutral``
     (sst2 only): neutral phrases of the training sentences ``unlabelled``, or
     labelled 2 to ``train`` on as a third class (``TaskData.training_only_classes``)."""
     if structure not in STRUCTURES:
         raise ValueError(f"structure must be one of {STRUCTURES}, not {structure!r}")
     if spans and structure != "chain":
-        raise ConfigError("structure", "phrase spans as training sequences need structure "
-                                       "'chain'")
+        raise ConfigError("structure", "phrase spans as training sequences need structure 'chain'")
     if neutral not in NEUTRAL_POLICIES:
         raise ValueError(f"neutral must be one of {NEUTRAL_POLICIES}, not {neutral!r}")
     if neutral != "unlabelled" and name != "sst2":
@@ -150,21 +157,24 @@ def load_task(name: str, data_dir: str | Path | None = None, structure: str = "g
         if structure in ("dependency", "parsed"):
             raise ValueError("the synthetic treebank has no dependency parses")
         from npcomp.data.datasets.synthetic import synthetic_splits
-        data = TaskData(name, 5, {split: trees for split, trees in
-                                  synthetic_splits(seed=seed).items() if split in splits})
+
+        data = TaskData(
+            name, 5, {split: trees for split, trees in synthetic_splits(seed=seed).items() if split in splits}
+        )
     elif name in ("sst5", "sst2"):
         parses = structure if structure in ("dependency", "parsed") else None
-        data = _load_sst(name, data_dir, parses,
-                         Path(parses_dir) if parses_dir is not None else data_dir / "sst",
-                         neutral, splits)
+        data = _load_sst(
+            name, data_dir, parses, Path(parses_dir) if parses_dir is not None else data_dir / "sst", neutral, splits
+        )
     else:
         raise ValueError(f"task must be one of {TASKS}, not {name!r}")
     restructured(data, structure, spans and "train" in splits)
     if data.training_only_classes and "train" in data.splits:
         # training accuracy counts the classes that can be predicted
-        data.train_sentences = [tree.with_labels(np.where(tree.label < data.n_classes,
-                                                          tree.label, UNLABELLED))
-                                for tree in data.train_sentences or data.splits["train"]]
+        data.train_sentences = [
+            tree.with_labels(np.where(tree.label < data.n_classes, tree.label, UNLABELLED))
+            for tree in data.train_sentences or data.splits["train"]
+        ]
     return data
 
 
@@ -175,14 +185,12 @@ def restructured(data: TaskData, structure: str, spans: bool = False) -> TaskDat
     chains, ``span_groups`` which came from which), left- or right-branching
     trees, or as they are."""
     if spans and structure != "chain":
-        raise ConfigError("structure", "phrase spans as training sequences need structure "
-                                       "'chain'")
+        raise ConfigError("structure", "phrase spans as training sequences need structure 'chain'")
     train_trees = data.splits.get("train", [])
     data.splits = {split: as_structure(trees, structure) for split, trees in data.splits.items()}
     if spans and "train" in data.splits:
         if any(tree.root_label < 0 for tree in train_trees):
-            raise ValueError("phrase spans as training sequences need every training "
-                             "sentence labelled at its root")
+            raise ValueError("phrase spans as training sequences need every training sentence labelled at its root")
         data.train_sentences = data.splits["train"]
         chains = [span_chains(tree) for tree in train_trees]
         data.splits["train"] = [chain for sentence in chains for chain in sentence]
@@ -200,9 +208,14 @@ def as_structure(trees: list, structure: str) -> list:
     return list(trees)
 
 
-def _load_sst(name: str, data_dir: Path, parses: str | None = None,
-              parses_dir: Path | None = None, neutral: str = "unlabelled",
-              wanted: tuple = SPLITS) -> TaskData:
+def _load_sst(
+    name: str,
+    data_dir: Path,
+    parses: str | None = None,
+    parses_dir: Path | None = None,
+    neutral: str = "unlabelled",
+    wanted: tuple = SPLITS,
+) -> TaskData:
     """The SST's splits as their gold trees, or (``parses``: "dependency" or
     "parsed") as the dependency trees of ``parses_dir``'s parses or their
     binarisation, labelled from the gold trees' phrases."""
@@ -211,47 +224,62 @@ def _load_sst(name: str, data_dir: Path, parses: str | None = None,
     for split in wanted:
         path = data_dir / "sst" / f"{split}.txt"
         if not path.is_file():
-            raise DataError(f"no such file: the SST is read from DATA_DIR/sst/{split}.txt; "
-                            f"run `npcomp download sst --data-dir {data_dir}` or pass "
-                            "--data-dir (or set NPCOMP_DATA)", path)
+            raise DataError(
+                f"no such file: the SST is read from DATA_DIR/sst/{split}.txt; "
+                f"run `npcomp download sst --data-dir {data_dir}` or pass "
+                "--data-dir (or set NPCOMP_DATA)",
+                path,
+            )
         if parses is not None:
             from npcomp.data.datasets.sst_dependency import load_sst_dependency
-            trees = load_sst_dependency(data_dir, parses_dir, split,
-                                        binarised=parses == "parsed")
+
+            trees = load_sst_dependency(data_dir, parses_dir, split, binarised=parses == "parsed")
         else:
             trees = [tree.validate(5) for tree in read_ptb_file(path)]
         if name == "sst2":
             mapping = _SST2_LABELS.copy()
             if neutral_class and split == "train":
                 mapping[2] = 2
-            trees = [tree.with_labels(np.where(tree.label >= 0, mapping[tree.label],
-                                               UNLABELLED).astype(np.int32))
-                     for tree in trees if tree.root_label != 2]
+            trees = [
+                tree.with_labels(np.where(tree.label >= 0, mapping[tree.label], UNLABELLED).astype(np.int32))
+                for tree in trees
+                if tree.root_label != 2
+            ]
         splits[split] = trees
-    return TaskData(name, 5 if name == "sst5" else 2, splits,
-                    training_only_classes=int(neutral_class))
+    return TaskData(name, 5 if name == "sst5" else 2, splits, training_only_classes=int(neutral_class))
 
 
 def _load_sick(data_dir: Path, structure: str, wanted: tuple = SPLITS) -> TaskData:
     """SICK pairs with each sentence in the tree ``structure`` asks for."""
     if structure in ("gold", "parsed"):
-        raise ConfigError("structure", "sick has two parses of each sentence: dependency, "
-                                       "constituency, or chain (the sentence as a sequence)")
+        raise ConfigError(
+            "structure",
+            "sick has two parses of each sentence: dependency, constituency, or chain (the sentence as a sequence)",
+        )
     layout = "constituency" if structure == "constituency" else "dependency"
     splits = {}
     for split in wanted:
         directory = data_dir / "sick" / split
         if not directory.is_dir():
-            raise DataError(f"no such directory: SICK is read from DATA_DIR/sick/{split}/; "
-                            f"run `npcomp download sick sick-trees --data-dir {data_dir}` "
-                            "(the release files, then their trees) or pass --data-dir (or "
-                            "set NPCOMP_DATA)", directory)
+            raise DataError(
+                f"no such directory: SICK is read from DATA_DIR/sick/{split}/; "
+                f"run `npcomp download sick sick-trees --data-dir {data_dir}` "
+                "(the release files, then their trees) or pass --data-dir (or "
+                "set NPCOMP_DATA)",
+                directory,
+            )
         pairs = read_sick_dir(directory, layout)
         if structure not in ("dependency", "constituency"):
-            pairs = [SickPair(_restructure(pair.tree_a, structure),
-                              _restructure(pair.tree_b, structure), pair.score, pair.pair_id,
-                              pair.label)
-                     for pair in pairs]
+            pairs = [
+                SickPair(
+                    _restructure(pair.tree_a, structure),
+                    _restructure(pair.tree_b, structure),
+                    pair.score,
+                    pair.pair_id,
+                    pair.label,
+                )
+                for pair in pairs
+            ]
         splits[split] = pairs
     return TaskData("sick", 5, splits)
 
@@ -263,13 +291,15 @@ def _entailment(sick: TaskData, data_dir: Path) -> TaskData:
     for split, pairs in sick.splits.items():
         path = data_dir / "sick" / RELEASE_FILES[split]
         if not path.is_file():
-            raise DataError(f"no such file: sick-entailment reads the entailment judgments of "
-                            f"SICK's release file DATA_DIR/sick/{RELEASE_FILES[split]} for "
-                            f"the {split} split; run `npcomp download sick --data-dir "
-                            f"{data_dir}` or pass --data-dir (or set NPCOMP_DATA)", path)
+            raise DataError(
+                f"no such file: sick-entailment reads the entailment judgments of "
+                f"SICK's release file DATA_DIR/sick/{RELEASE_FILES[split]} for "
+                f"the {split} split; run `npcomp download sick --data-dir "
+                f"{data_dir}` or pass --data-dir (or set NPCOMP_DATA)",
+                path,
+            )
         splits[split] = with_entailment(pairs, path)
-    return TaskData("sick-entailment", len(ENTAILMENT_CLASSES), splits,
-                    class_names=ENTAILMENT_CLASSES)
+    return TaskData("sick-entailment", len(ENTAILMENT_CLASSES), splits, class_names=ENTAILMENT_CLASSES)
 
 
 def _restructure(tree: Tree, structure: str) -> Tree:
@@ -298,53 +328,60 @@ def given_task(data, name: str) -> TaskData:
     elif isinstance(data, dict):
         task = _task_of_splits(data, name)
     else:
-        raise TypeError(f"data must be a TaskData or a dict of splits, not "
-                        f"{type(data).__name__}")
+        raise TypeError(f"data must be a TaskData or a dict of splits, not {type(data).__name__}")
     missing = [split for split in ("train", "dev") if not task.splits.get(split)]
     if missing:
-        raise DataError(f"the data have no {' and no '.join(missing)} examples: a run trains "
-                        "on train and selects its model on dev (test is optional)")
+        raise DataError(
+            f"the data have no {' and no '.join(missing)} examples: a run trains "
+            "on train and selects its model on dev (test is optional)"
+        )
     pairs = isinstance(task.splits["train"][0], SickPair)
     if pairs != (name in PAIR_TASKS):
-        given, wanted = (("sentence pairs", "a sentence task") if pairs else
-                         ("sentences", "a task of sentence pairs"))
-        raise ConfigError("task", f"the data hold {given}, but {name} is {wanted}: build the "
-                                  f"configuration for {'sick' if pairs else 'sst5'} instead")
+        given, wanted = ("sentence pairs", "a sentence task") if pairs else ("sentences", "a task of sentence pairs")
+        raise ConfigError(
+            "task",
+            f"the data hold {given}, but {name} is {wanted}: build the "
+            f"configuration for {'sick' if pairs else 'sst5'} instead",
+        )
     return task
 
 
 def _task_of_splits(splits: dict, name: str) -> TaskData:
     unknown = [split for split in splits if split not in SPLITS]
     if unknown:
-        raise DataError(f"unknown split(s) {', '.join(map(repr, unknown))}: the splits are "
-                        f"{', '.join(SPLITS)}")
+        raise DataError(f"unknown split(s) {', '.join(map(repr, unknown))}: the splits are {', '.join(SPLITS)}")
     splits = {split: list(splits[split]) for split in SPLITS if split in splits}
     pairs = bool(splits.get("train")) and isinstance(splits["train"][0], SickPair)
     kind = SickPair if pairs else Tree
     for split, items in splits.items():
         for index, item in enumerate(items):
             if not isinstance(item, kind):
-                raise DataError(f"{split} example {index} is a {type(item).__name__}, not a "
-                                f"{kind.__name__} as the training split's first")
+                raise DataError(
+                    f"{split} example {index} is a {type(item).__name__}, not a "
+                    f"{kind.__name__} as the training split's first"
+                )
             if pairs and name in PAIR_CLASS_TASKS:
                 if item.label < 0:
-                    raise DataError(f"{split} pair {index} has no class (label "
-                                    f"{item.label}): {name} classifies pairs")
+                    raise DataError(f"{split} pair {index} has no class (label {item.label}): {name} classifies pairs")
             elif pairs and not 1.0 <= item.score <= GIVEN_PAIR_RATINGS:
-                raise DataError(f"{split} pair {index} is scored {item.score!r}, outside "
-                                f"[1, {GIVEN_PAIR_RATINGS}]: rescale the scores, or give a "
-                                "TaskData with the ratings 1..K they are on")
+                raise DataError(
+                    f"{split} pair {index} is scored {item.score!r}, outside "
+                    f"[1, {GIVEN_PAIR_RATINGS}]: rescale the scores, or give a "
+                    "TaskData with the ratings 1..K they are on"
+                )
     if pairs and name not in PAIR_CLASS_TASKS:
         return TaskData(name, GIVEN_PAIR_RATINGS, splits)
-    largest = max((int(item.label) if pairs else int(item.label.max())
-                   for items in splits.values() for item in items), default=-1)
-    if largest >= MAX_CLASSES:   # named by its split and place (or its file and line)
-        split, index, item = next((split, index, item) for split, items in splits.items()
-                                  for index, item in enumerate(items)
-                                  if (int(item.label) if pairs else int(item.label.max()))
-                                  == largest)
-        check_largest_number(largest, getattr(item, "source", None)
-                             or f"{split} example {index}")
+    largest = max(
+        (int(item.label) if pairs else int(item.label.max()) for items in splits.values() for item in items), default=-1
+    )
+    if largest >= MAX_CLASSES:  # named by its split and place (or its file and line)
+        split, index, item = next(
+            (split, index, item)
+            for split, items in splits.items()
+            for index, item in enumerate(items)
+            if (int(item.label) if pairs else int(item.label.max())) == largest
+        )
+        check_largest_number(largest, getattr(item, "source", None) or f"{split} example {index}")
     return TaskData(name, max(largest + 1, 2), splits)
 
 

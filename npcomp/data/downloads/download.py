@@ -41,6 +41,7 @@ files.  The Tree-LSTM layout (``train/a.toks``, ``a.parents``,
 authors made theirs with the Stanford parsers): ``fetch("sick-trees")``
 makes it from those files with spaCy (``sick_trees``), fetching nothing.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -54,16 +55,32 @@ from pathlib import Path, PurePosixPath
 
 from tqdm import tqdm
 
-from npcomp.data.downloads.catalogue import (ALIASES, ALL, DATASETS, Archive, Dataset, Member,
-                                             dataset)
+from npcomp.data.downloads.catalogue import ALIASES, ALL, DATASETS, Archive, Dataset, Member, dataset
 from npcomp.errors import DataError
-from npcomp.data.downloads.http_download import (CHUNK, RETRIES, BrokenOff, DownloadError,
-                                                 download_file, npcomp_version, sha256_of)
-from npcomp.data.downloads.vector_filter import (MissingVocabulary, Vocabulary, data_vocabulary,
-                                                 filter_vectors)
+from npcomp.data.downloads.http_download import (
+    CHUNK,
+    RETRIES,
+    BrokenOff,
+    DownloadError,
+    download_file,
+    npcomp_version,
+    sha256_of,
+)
+from npcomp.data.downloads.vector_filter import MissingVocabulary, Vocabulary, data_vocabulary, filter_vectors
 
-__all__ = ["ALIASES", "ALL", "BASE_URL_ENV", "DATASETS", "DownloadError", "MissingVocabulary",
-           "archive_urls", "fetch", "fetch_all", "installed", "record_path"]
+__all__ = [
+    "ALIASES",
+    "ALL",
+    "BASE_URL_ENV",
+    "DATASETS",
+    "DownloadError",
+    "MissingVocabulary",
+    "archive_urls",
+    "fetch",
+    "fetch_all",
+    "installed",
+    "record_path",
+]
 
 BASE_URL_ENV = "NPCOMP_DOWNLOAD_BASE_URL"
 DOWNLOADS = ".downloads"
@@ -110,14 +127,22 @@ def installed(name: str, data_dir: str | Path) -> bool:
     entry = dataset(name)
     if entry.makes:
         return all((data_dir / target).is_file() for target in entry.makes)
-    return all((data_dir / member.target).is_file()
-               or (member.vectors is not None
-                   and (data_dir / member.vectors.full_target).is_file())
-               for archive in entry.archives for member in _members(archive, False))
+    return all(
+        (data_dir / member.target).is_file()
+        or (member.vectors is not None and (data_dir / member.vectors.full_target).is_file())
+        for archive in entry.archives
+        for member in _members(archive, False)
+    )
 
 
-def fetch_all(data_dir: str | Path, base_url: str | None = None, progress: bool = True,
-              force: bool = False, full: bool = False, retries: int = RETRIES) -> list:
+def fetch_all(
+    data_dir: str | Path,
+    base_url: str | None = None,
+    progress: bool = True,
+    force: bool = False,
+    full: bool = False,
+    retries: int = RETRIES,
+) -> list:
     """Every data set a report reads (``ALL``), in order; the installed paths."""
     paths = []
     for name in ALL:
@@ -125,9 +150,15 @@ def fetch_all(data_dir: str | Path, base_url: str | None = None, progress: bool 
     return paths
 
 
-def fetch(name: str, data_dir: str | Path, base_url: str | None = None,
-          progress: bool = True, force: bool = False, full: bool = False,
-          retries: int = RETRIES) -> list:
+def fetch(
+    name: str,
+    data_dir: str | Path,
+    base_url: str | None = None,
+    progress: bool = True,
+    force: bool = False,
+    full: bool = False,
+    retries: int = RETRIES,
+) -> list:
     """Download, check and install data set ``name``; returns the installed paths.
 
     full:    vector files with every word (``--full``), not only the data's
@@ -142,29 +173,29 @@ def fetch(name: str, data_dir: str | Path, base_url: str | None = None,
     """
     entry = dataset(name)
     data_dir = Path(data_dir)
-    if entry.makes:   # made here, from data sets installed before it
+    if entry.makes:  # made here, from data sets installed before it
         from .sick_trees import make_sick_trees
+
         return make_sick_trees(data_dir, force=force, progress=progress, say=_say)
     vocabulary = None
-    if not full and any(member.vectors for archive in entry.archives
-                        for member in archive.members):
+    if not full and any(member.vectors for archive in entry.archives for member in archive.members):
         vocabulary = data_vocabulary(data_dir, entry.needs)
     installed_paths = []
     for archive in entry.archives:
         members = _members(archive, full)
         targets = [_target(member, data_dir, full) for member in members]
         installed_paths.extend(targets)
-        problems = {target: _problem(member, target, vocabulary)
-                    for member, target in zip(members, targets)}
+        problems = {target: _problem(member, target, vocabulary) for member, target in zip(members, targets)}
         if not force and not any(problems.values()):
-            _say(f"{entry.name}: {', '.join(str(t) for t in targets)} already present and "
-                 f"verified; skipping (--force to download again)")
+            _say(
+                f"{entry.name}: {', '.join(str(t) for t in targets)} already present and "
+                f"verified; skipping (--force to download again)"
+            )
             continue
         for target, problem in problems.items():
             if problem not in (None, "missing"):
                 _say(f"{entry.name}: {target} present but {problem}; downloading again")
-        _install(entry, archive, members, data_dir, base_url, progress, full, vocabulary,
-                 retries)
+        _install(entry, archive, members, data_dir, base_url, progress, full, vocabulary, retries)
     return installed_paths
 
 
@@ -199,39 +230,44 @@ def _md5(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _install(entry: Dataset, archive: Archive, members: list, data_dir: Path,
-             base_url: str | None, progress: bool, full: bool,
-             vocabulary: Vocabulary | None, retries: int):
+def _install(
+    entry: Dataset,
+    archive: Archive,
+    members: list,
+    data_dir: Path,
+    base_url: str | None,
+    progress: bool,
+    full: bool,
+    vocabulary: Vocabulary | None,
+    retries: int,
+):
     data_dir.mkdir(parents=True, exist_ok=True)
     archive_file, url = _download(entry, archive, data_dir, base_url, progress, retries)
     # staged inside data_dir so the final renames stay on one file system
     staging = Path(tempfile.mkdtemp(prefix=".download-", dir=data_dir))
     try:
         try:
-            staged = _extract(archive, members, archive_file, url, staging, progress, full,
-                              vocabulary)
+            staged = _extract(archive, members, archive_file, url, staging, progress, full, vocabulary)
         except DownloadError:
-            archive_file.unlink(missing_ok=True)   # a bad archive is fetched afresh next time
+            archive_file.unlink(missing_ok=True)  # a bad archive is fetched afresh next time
             raise
-        source = {"url": url, "archive": archive.file_name,
-                  "archive_sha256": sha256_of(archive_file)}
+        source = {"url": url, "archive": archive.file_name, "archive_sha256": sha256_of(archive_file)}
         for member, (staged_file, record) in zip(members, staged):
             target = _target(member, data_dir, full)
             target.parent.mkdir(parents=True, exist_ok=True)
             if record is not None:
                 record = {"file": target.name, **source, **record}
-                record_path(target).write_text(json.dumps(record, indent=1) + "\n",
-                                               encoding="utf-8")
+                record_path(target).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
             os.replace(staged_file, target)
-            _say(f"{entry.name}: installed {target}"
-                 + (f" ({record['words_kept']} words)" if record else ""))
+            _say(f"{entry.name}: installed {target}" + (f" ({record['words_kept']} words)" if record else ""))
         archive_file.unlink()
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 
 
-def _download(entry: Dataset, archive: Archive, data_dir: Path, base_url: str | None,
-              progress: bool, retries: int) -> tuple:
+def _download(
+    entry: Dataset, archive: Archive, data_dir: Path, base_url: str | None, progress: bool, retries: int
+) -> tuple:
     """(the archive in DATA_DIR/.downloads, the URL it came from), trying
     each address in turn."""
     failures = []
@@ -239,7 +275,7 @@ def _download(entry: Dataset, archive: Archive, data_dir: Path, base_url: str | 
         try:
             path = download_file(url, data_dir / DOWNLOADS, progress, archive.sha256, retries)
             return path, url
-        except BrokenOff as error:   # resumable from here: no other address
+        except BrokenOff as error:  # resumable from here: no other address
             raise DownloadError(str(error)) from error
         except DownloadError as error:
             if "SHA-256" in str(error):
@@ -250,23 +286,32 @@ def _download(entry: Dataset, archive: Archive, data_dir: Path, base_url: str | 
 
 def _by_hand(entry: Dataset, archive: Archive, data_dir: Path, problem: str) -> str:
     files = ", ".join(member.target for member in archive.members if not member.full_only)
-    return (f"{problem}\n"
-            f"To install {entry.name} by hand: download {archive.url}, put it in "
-            f"{data_dir / DOWNLOADS} and run the command again (or unpack it and put "
-            f"{files} under a data directory, then pass --data-dir DIR or set "
-            f"NPCOMP_DATA=DIR).  Or set {BASE_URL_ENV} to a mirror (http:// or file://) "
-            f"that holds {archive.file_name}.")
+    return (
+        f"{problem}\n"
+        f"To install {entry.name} by hand: download {archive.url}, put it in "
+        f"{data_dir / DOWNLOADS} and run the command again (or unpack it and put "
+        f"{files} under a data directory, then pass --data-dir DIR or set "
+        f"NPCOMP_DATA=DIR).  Or set {BASE_URL_ENV} to a mirror (http:// or file://) "
+        f"that holds {archive.file_name}."
+    )
 
 
-def _extract(archive: Archive, members: list, archive_file: Path, url: str, staging: Path,
-             progress: bool, full: bool, vocabulary: Vocabulary | None) -> list:
+def _extract(
+    archive: Archive,
+    members: list,
+    archive_file: Path,
+    url: str,
+    staging: Path,
+    progress: bool,
+    full: bool,
+    vocabulary: Vocabulary | None,
+) -> list:
     """Extract and check every member into ``staging``: (staged path, record
     or None) in order."""
     try:
         zipped = zipfile.ZipFile(archive_file)
     except zipfile.BadZipFile:
-        raise DownloadError(f"{url} did not give a zip archive "
-                            f"(an error page or a broken download?)") from None
+        raise DownloadError(f"{url} did not give a zip archive (an error page or a broken download?)") from None
     staged = []
     with zipped:
         # every member must be there before any is extracted (GloVe's are GBs)
@@ -278,11 +323,14 @@ def _extract(archive: Archive, members: list, archive_file: Path, url: str, stag
                     _copy_checked(zipped, entry, member, staged_file, url)
                     staged.append((staged_file, None))
                 else:
-                    staged.append((staged_file, _filter_member(
-                        zipped, entry, member, staged_file, url, progress, full, vocabulary)))
+                    staged.append(
+                        (
+                            staged_file,
+                            _filter_member(zipped, entry, member, staged_file, url, progress, full, vocabulary),
+                        )
+                    )
             except (zipfile.BadZipFile, EOFError) as error:
-                raise DownloadError(f"{url}: the archive is damaged ({error}); "
-                                    f"nothing was installed from it") from None
+                raise DownloadError(f"{url}: the archive is damaged ({error}); nothing was installed from it") from None
     return staged
 
 
@@ -296,45 +344,70 @@ def _copy_checked(zipped, entry: str, member: Member, staged_file: Path, url: st
         raise DownloadError(
             f"{member.target}: checksum mismatch: md5 {digest.hexdigest()}, expected "
             f"{member.md5} (extracted from {url}: a corrupt download or a changed "
-            f"archive); nothing was installed from it")
+            f"archive); nothing was installed from it"
+        )
 
 
-def _filter_member(zipped, entry: str, member: Member, staged_file: Path, url: str,
-                   progress: bool, full: bool, vocabulary: Vocabulary | None) -> dict:
+def _filter_member(
+    zipped,
+    entry: str,
+    member: Member,
+    staged_file: Path,
+    url: str,
+    progress: bool,
+    full: bool,
+    vocabulary: Vocabulary | None,
+) -> dict:
     """Stream the vector member through the filter into ``staged_file``;
     its record.  Raises DownloadError on a member that fails a check."""
     rule = member.vectors
     keep = None if full else vocabulary.words.__contains__
     size = zipped.getinfo(entry).file_size
     digest = hashlib.md5(usedforsecurity=False) if member.md5 else None
-    with zipped.open(entry) as raw, open(staged_file, "wb") as out, \
-            tqdm(total=size, unit="B", unit_scale=True, unit_divisor=1024, leave=False,
-                 desc=f"{'unpacking' if full else 'filtering'} {PurePosixPath(entry).name}",
-                 disable=not progress) as bar:
+    with (
+        zipped.open(entry) as raw,
+        open(staged_file, "wb") as out,
+        tqdm(
+            total=size,
+            unit="B",
+            unit_scale=True,
+            unit_divisor=1024,
+            leave=False,
+            desc=f"{'unpacking' if full else 'filtering'} {PurePosixPath(entry).name}",
+            disable=not progress,
+        ) as bar,
+    ):
         source = _Digesting(raw, digest) if digest else raw
         try:
-            result = filter_vectors(source, rule.fmt, member.dim, out, keep,
-                                    f"{url}:{entry}", bar.update)
+            result = filter_vectors(source, rule.fmt, member.dim, out, keep, f"{url}:{entry}", bar.update)
         except DataError as error:
-            raise DownloadError(f"{member.target}: {error} (extracted from {url}); nothing "
-                                "was installed from it") from None
+            raise DownloadError(
+                f"{member.target}: {error} (extracted from {url}); nothing was installed from it"
+            ) from None
         if digest is not None:
             source.drain()
     if digest is not None and digest.hexdigest() != member.md5:
         raise DownloadError(
             f"{member.target}: checksum mismatch: the archive's {entry} has md5 "
-            f"{digest.hexdigest()}, expected {member.md5}; nothing was installed from it")
-    record = {"member": entry, "member_md5": digest.hexdigest() if digest else None,
-              "format": "GloVe text (word, then the values; no header)", "dim": member.dim,
-              "words_read": result.read, "words_kept": result.kept, "md5": result.md5,
-              "npcomp": npcomp_version()}
+            f"{digest.hexdigest()}, expected {member.md5}; nothing was installed from it"
+        )
+    record = {
+        "member": entry,
+        "member_md5": digest.hexdigest() if digest else None,
+        "format": "GloVe text (word, then the values; no header)",
+        "dim": member.dim,
+        "words_read": result.read,
+        "words_kept": result.kept,
+        "md5": result.md5,
+        "npcomp": npcomp_version(),
+    }
     if full:
         record["filter"] = None
         return record
-    record["filter"] = ("the entries whose word is a token of " + " or ".join(rule.vocabulary)
-                        + ", or the lowercase form of one")
-    record["vocabulary"] = {"datasets": vocabulary.sources, "words": len(vocabulary.words),
-                            "sha256": vocabulary.digest}
+    record["filter"] = (
+        "the entries whose word is a token of " + " or ".join(rule.vocabulary) + ", or the lowercase form of one"
+    )
+    record["vocabulary"] = {"datasets": vocabulary.sources, "words": len(vocabulary.words), "sha256": vocabulary.digest}
     _check_expected(member, result, vocabulary)
     return record
 
@@ -345,14 +418,18 @@ def _check_expected(member: Member, result, vocabulary: Vocabulary):
     rule = member.vectors
     words = rule.expected_words.get(vocabulary.digest)
     if words is not None and result.kept != words:
-        raise DownloadError(f"{member.target}: {result.kept} words kept, but the official "
-                            f"SST and SICK vocabulary keeps {words}: a changed archive; "
-                            "nothing was installed from it")
+        raise DownloadError(
+            f"{member.target}: {result.kept} words kept, but the official "
+            f"SST and SICK vocabulary keeps {words}: a changed archive; "
+            "nothing was installed from it"
+        )
     md5 = rule.expected_md5.get(vocabulary.digest)
     if md5 is not None and result.md5 != md5:
-        raise DownloadError(f"{member.target}: checksum mismatch: md5 {result.md5}, expected "
-                            f"{md5} (the file as npcomp installs it for the official "
-                            "vocabulary); nothing was installed from it")
+        raise DownloadError(
+            f"{member.target}: checksum mismatch: md5 {result.md5}, expected "
+            f"{md5} (the file as npcomp installs it for the official "
+            "vocabulary); nothing was installed from it"
+        )
 
 
 class _Digesting:
@@ -384,9 +461,12 @@ def _find_member(names: list, member: Member, url: str) -> str:
     if member.archive_path in names:
         return member.archive_path
     file_name = PurePosixPath(member.archive_path).name
-    candidates = [entry for entry in names
-                  if PurePosixPath(entry).name == file_name and not entry.startswith("__MACOSX/")]
+    candidates = [
+        entry for entry in names if PurePosixPath(entry).name == file_name and not entry.startswith("__MACOSX/")
+    ]
     if len(candidates) == 1:
         return candidates[0]
-    raise DownloadError(f"{url}: the archive has no member {member.archive_path}"
-                        + (f" (several named {file_name}: {candidates})" if candidates else ""))
+    raise DownloadError(
+        f"{url}: the archive has no member {member.archive_path}"
+        + (f" (several named {file_name}: {candidates})" if candidates else "")
+    )

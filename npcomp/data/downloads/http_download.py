@@ -10,6 +10,7 @@ file again, which replaces the part.  Where the publisher gives a SHA-256,
 the whole file is checked against it; a mismatch deletes it (the next
 attempt starts afresh) and raises.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -32,7 +33,7 @@ def npcomp_version() -> str:
     imports nothing above it, the root package included)."""
     try:
         return version("npcomp")
-    except PackageNotFoundError:   # a source tree on the path, not installed
+    except PackageNotFoundError:  # a source tree on the path, not installed
         return "unknown"
 
 
@@ -52,8 +53,9 @@ def sha256_of(path: Path) -> str:
     return digest.hexdigest()
 
 
-def download_file(url: str, directory: Path, progress: bool = True,
-                  sha256: str | None = None, retries: int = RETRIES) -> Path:
+def download_file(
+    url: str, directory: Path, progress: bool = True, sha256: str | None = None, retries: int = RETRIES
+) -> Path:
     """``url`` fetched into ``directory`` under its own file name.
 
     progress: show a tqdm bar of the bytes (the resumed part counted as done)
@@ -83,9 +85,11 @@ def download_file(url: str, directory: Path, progress: bool = True,
         actual = sha256_of(done)
         if actual != sha256:
             done.unlink()
-            raise DownloadError(f"{url}: SHA-256 {actual}, expected {sha256} (a corrupt "
-                                "download or a changed file); it was deleted and nothing "
-                                "was installed from it")
+            raise DownloadError(
+                f"{url}: SHA-256 {actual}, expected {sha256} (a corrupt "
+                "download or a changed file); it was deleted and nothing "
+                "was installed from it"
+            )
     return done
 
 
@@ -99,12 +103,11 @@ def _fetch(url: str, part: Path, progress: bool) -> None:
     try:
         response = urllib.request.urlopen(request, timeout=TIMEOUT_S)
     except urllib.error.HTTPError as error:
-        if error.code == 416 and have:   # the part is longer than the file: start afresh
+        if error.code == 416 and have:  # the part is longer than the file: start afresh
             part.unlink()
             return _fetch(url, part, progress)
         raise DownloadError(f"could not download {url}: {error}") from error
-    except (urllib.error.URLError, http.client.HTTPException, ConnectionError,
-            TimeoutError) as error:
+    except (urllib.error.URLError, http.client.HTTPException, ConnectionError, TimeoutError) as error:
         reason = getattr(error, "reason", error)
         raise DownloadError(f"could not download {url}: {reason}") from error
     with response:
@@ -112,10 +115,19 @@ def _fetch(url: str, part: Path, progress: bool) -> None:
         length = response.headers.get("Content-Length")
         total = start + int(length) if length else None
         received = start
-        with open(part, "r+b" if start else "wb") as out, \
-                tqdm(total=total, initial=start, unit="B", unit_scale=True, unit_divisor=1024,
-                     desc=part.name[:-len(".part")], disable=not progress,
-                     leave=False) as bar:
+        with (
+            open(part, "r+b" if start else "wb") as out,
+            tqdm(
+                total=total,
+                initial=start,
+                unit="B",
+                unit_scale=True,
+                unit_divisor=1024,
+                desc=part.name[: -len(".part")],
+                disable=not progress,
+                leave=False,
+            ) as bar,
+        ):
             out.seek(start)
             out.truncate()
             try:
@@ -137,12 +149,15 @@ def _resumed_from(response, have: int, url: str) -> int:
         return 0
     match = re.match(r"bytes (\d+)-", response.headers.get("Content-Range", ""))
     if not match or int(match.group(1)) != have:
-        raise DownloadError(f"{url}: asked for the bytes from {have} on, the server sent "
-                            f"{response.headers.get('Content-Range')!r}")
+        raise DownloadError(
+            f"{url}: asked for the bytes from {have} on, the server sent {response.headers.get('Content-Range')!r}"
+        )
     return have
 
 
 def _broken(url: str, received: int, total: int | None, part: Path, reason) -> str:
     of = f" of {total}" if total is not None else ""
-    return (f"the download of {url} broke off after {received}{of} bytes ({reason}); "
-            f"the part is kept in {part}: run the command again to resume it")
+    return (
+        f"the download of {url} broke off after {received}{of} bytes ({reason}); "
+        f"the part is kept in {part}: run the command again to resume it"
+    )

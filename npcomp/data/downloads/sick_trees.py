@@ -40,6 +40,7 @@ with its MD5.  Nothing half-made lands in the data directory: the splits
 are written into a temporary directory beside them and renamed into place
 when all three are whole.
 """
+
 from __future__ import annotations
 
 import csv
@@ -54,19 +55,31 @@ from npcomp.errors import DataError
 from npcomp.data.readers.sick import RELEASE_FILES
 from npcomp.data.text.sst_tokens import sst_tokens
 
-__all__ = ["RECORD", "SIDE_FILES", "SPLIT_FILES", "head_outward_cparents", "make_sick_trees",
-           "parser_missing", "release_pairs", "sick_tokens", "trees_present"]
+__all__ = [
+    "RECORD",
+    "SIDE_FILES",
+    "SPLIT_FILES",
+    "head_outward_cparents",
+    "make_sick_trees",
+    "parser_missing",
+    "release_pairs",
+    "sick_tokens",
+    "trees_present",
+]
 
 # the files of each split directory
 SIDE_FILES = ("txt", "toks", "parents", "rels", "cparents")
-SPLIT_FILES = tuple(f"{side}.{kind}" for side in "ab" for kind in SIDE_FILES) + ("sim.txt",
-                                                                                 "id.txt")
+SPLIT_FILES = tuple(f"{side}.{kind}" for side in "ab" for kind in SIDE_FILES) + ("sim.txt", "id.txt")
 RECORD = "trees.json"
-TOKENISER = ("npcomp.data.downloads.sick_trees.sick_tokens: the Penn Treebank conventions of the "
-             "Stanford tokeniser (n't, 's, -LRB-, `` ''), / and * unescaped")
-CONSTITUENCY_RULE = ("the dependency tree binarised head-outward: a head takes its right "
-                     "dependents' phrases nearest first, then its left ones nearest first, "
-                     "one inner node each")
+TOKENISER = (
+    "npcomp.data.downloads.sick_trees.sick_tokens: the Penn Treebank conventions of the "
+    "Stanford tokeniser (n't, 's, -LRB-, `` ''), / and * unescaped"
+)
+CONSTITUENCY_RULE = (
+    "the dependency tree binarised head-outward: a head takes its right "
+    "dependents' phrases nearest first, then its left ones nearest first, "
+    "one inner node each"
+)
 
 
 def head_outward_cparents(heads: Sequence[int]) -> list:
@@ -93,8 +106,7 @@ def head_outward_cparents(heads: Sequence[int]) -> list:
         if head == 0:
             roots.append(position)
         elif not 1 <= head <= n or head - 1 == position:
-            raise ValueError(f"token {position + 1}: head {head} out of range 0..{n}, "
-                             "or itself")
+            raise ValueError(f"token {position + 1}: head {head} out of range 0..{n}, or itself")
         else:
             dependents[head - 1].append(position)
     if len(roots) != 1:
@@ -106,8 +118,8 @@ def head_outward_cparents(heads: Sequence[int]) -> list:
         seen += 1
     if len(order) != n:
         raise ValueError("a cycle: some tokens do not reach the root")
-    parent = [0] * (2 * n - 1)   # 0-based nodes here; written 1-based
-    phrase = list(range(n))      # the node heading each token's whole phrase
+    parent = [0] * (2 * n - 1)  # 0-based nodes here; written 1-based
+    phrase = list(range(n))  # the node heading each token's whole phrase
     made = n
     for head in reversed(order):
         right = sorted(d for d in dependents[head] if d > head)
@@ -135,16 +147,14 @@ def release_pairs(path: str | Path) -> list:
     file without those columns or a row without its fields."""
     path = Path(path)
     if not path.is_file():
-        raise DataError("no such file: SICK's release files are installed by `npcomp "
-                        "download sick`", path)
+        raise DataError("no such file: SICK's release files are installed by `npcomp download sick`", path)
     with open(path, encoding="utf-8", newline="") as handle:
         rows = list(csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE))
     columns = ("pair_ID", "sentence_A", "sentence_B", "relatedness_score")
     header = [name.strip() for name in rows[0]] if rows else []
     missing = [name for name in columns if name not in header]
     if missing:
-        raise DataError(f"no {', '.join(missing)} column(s): not one of SICK's release files",
-                        path, 1)
+        raise DataError(f"no {', '.join(missing)} column(s): not one of SICK's release files", path, 1)
     where = [header.index(name) for name in columns]
     pairs = []
     for number, row in enumerate(rows[1:], start=2):
@@ -167,8 +177,7 @@ def trees_present(data_dir: str | Path) -> bool:
     """Whether every split directory of the layout is whole in DATA_DIR/sick
     (made here or the Tree-LSTM authors' own)."""
     sick = Path(data_dir) / "sick"
-    return all((sick / split / name).is_file() for split in RELEASE_FILES
-               for name in SPLIT_FILES)
+    return all((sick / split / name).is_file() for split in RELEASE_FILES for name in SPLIT_FILES)
 
 
 def parser_missing() -> str | None:
@@ -177,16 +186,15 @@ def parser_missing() -> str | None:
     from importlib.util import find_spec
 
     from npcomp.data.text.dependency_parser import DEFAULT_MODELS, PARSE_EXTRA
+
     if find_spec("spacy") is None:
         return f"SICK's trees are parsed by spaCy, which is not installed: {PARSE_EXTRA}"
     if not any(find_spec(model) for model in DEFAULT_MODELS):
-        return (f"SICK's trees are parsed by spaCy's {DEFAULT_MODELS[0]}, which is not "
-                f"installed: {PARSE_EXTRA}")
+        return f"SICK's trees are parsed by spaCy's {DEFAULT_MODELS[0]}, which is not installed: {PARSE_EXTRA}"
     return None
 
 
-def make_sick_trees(data_dir: str | Path, parser=None, force: bool = False,
-                    progress: bool = True, say=print) -> list:
+def make_sick_trees(data_dir: str | Path, parser=None, force: bool = False, progress: bool = True, say=print) -> list:
     """Make DATA_DIR/sick/{train,dev,test}/ from the release files in
     DATA_DIR/sick (module docstring); the paths made.
 
@@ -202,18 +210,24 @@ def make_sick_trees(data_dir: str | Path, parser=None, force: bool = False,
     sick = data_dir / "sick"
     if trees_present(data_dir) and not force:
         made = _record_of(sick)
-        say(f"sick-trees: {sick}/{{train,dev,test}}/ already present ("
-            + (f"made by {made}" if made else "not made by npcomp: kept") + "; --force makes "
-            "them again)")
+        say(
+            f"sick-trees: {sick}/{{train,dev,test}}/ already present ("
+            + (f"made by {made}" if made else "not made by npcomp: kept")
+            + "; --force makes "
+            "them again)"
+        )
         return [sick / split / name for split in RELEASE_FILES for name in SPLIT_FILES]
     partial = [split for split in RELEASE_FILES if (sick / split).exists()]
     if partial and not force:
-        raise DataError(f"{', '.join(partial)} there, but not every file of the layout ("
-                        f"{', '.join(SPLIT_FILES)}): kept; --force makes the layout again",
-                        sick / partial[0])
+        raise DataError(
+            f"{', '.join(partial)} there, but not every file of the layout ("
+            f"{', '.join(SPLIT_FILES)}): kept; --force makes the layout again",
+            sick / partial[0],
+        )
     releases = {split: release_pairs(sick / name) for split, name in RELEASE_FILES.items()}
     if parser is None:
         from npcomp.data.text.dependency_parser import SpacyParser
+
         parser = SpacyParser()
     staging = Path(tempfile.mkdtemp(prefix=".trees-", dir=sick))
     try:
@@ -238,6 +252,7 @@ def _bar(total: int, progress: bool):
     if not progress:
         return None
     from tqdm import tqdm
+
     return tqdm(total=total, desc="sick-trees: parsing", unit="sentence", leave=False)
 
 
@@ -269,11 +284,16 @@ def _write_split(directory: Path, pairs: list, parser, bar, split: str) -> dict:
 
 def _record(parser, sick: Path, files: dict, pairs: dict) -> dict:
     from .http_download import npcomp_version
-    return {"made_by": f"npcomp {npcomp_version()}", **parser.versions(),
-            "tokens": TOKENISER, "constituency": CONSTITUENCY_RULE,
-            "release_files": {name: hashlib.md5((sick / name).read_bytes()).hexdigest()
-                              for name in RELEASE_FILES.values()},
-            "pairs": pairs, "files": files}
+
+    return {
+        "made_by": f"npcomp {npcomp_version()}",
+        **parser.versions(),
+        "tokens": TOKENISER,
+        "constituency": CONSTITUENCY_RULE,
+        "release_files": {name: hashlib.md5((sick / name).read_bytes()).hexdigest() for name in RELEASE_FILES.values()},
+        "pairs": pairs,
+        "files": files,
+    }
 
 
 def _record_of(sick: Path) -> str | None:

@@ -20,6 +20,7 @@ for byte; word2vec binary's float32 values are written as the shortest
 decimal that reads back as the same float32 (``numpy.format_float_positional``),
 so the file reads back to the source's exact values.
 """
+
 from __future__ import annotations
 
 import csv
@@ -85,12 +86,15 @@ def data_vocabulary(data_dir: str | Path, datasets: Iterable[str]) -> Vocabulary
 
 def _sst_tokens(data_dir: Path) -> set:
     from npcomp.data.readers.ptb import read_ptb_file
+
     paths = [data_dir / "sst" / f"{split}.txt" for split in SPLITS]
     missing = [path for path in paths if not path.is_file()]
     if missing:
-        raise MissingVocabulary("no such file: the vectors are kept to the SST's words; "
-                                f"run `npcomp download sst --data-dir {data_dir}` first",
-                                missing[0])
+        raise MissingVocabulary(
+            "no such file: the vectors are kept to the SST's words; "
+            f"run `npcomp download sst --data-dir {data_dir}` first",
+            missing[0],
+        )
     tokens = set()
     for path in paths:
         for tree in read_ptb_file(path):
@@ -111,10 +115,13 @@ def _sick_tokens(data_dir: Path) -> tuple:
     releases = [data_dir / "sick" / name for name in SICK_RELEASES]
     missing = [path for path in releases if not path.is_file()]
     if missing:
-        raise MissingVocabulary("no such file: the vectors are kept to SICK's words; run "
-                                f"`npcomp download sick --data-dir {data_dir}` first",
-                                missing[0])
+        raise MissingVocabulary(
+            "no such file: the vectors are kept to SICK's words; run "
+            f"`npcomp download sick --data-dir {data_dir}` first",
+            missing[0],
+        )
     from npcomp.data.text.sst_tokens import sst_tokens
+
     tokens = set()
     for path in releases:
         for sentence_a, sentence_b in release_sentences(path):
@@ -135,8 +142,7 @@ def release_sentences(path: Path) -> list:
     try:
         columns = header.index("sentence_A"), header.index("sentence_B")
     except ValueError:
-        raise DataError(f"no sentence_A and sentence_B columns (the header has {header})",
-                        path, 1) from None
+        raise DataError(f"no sentence_A and sentence_B columns (the header has {header})", path, 1) from None
     pairs = []
     for number, row in enumerate(rows[1:], start=2):
         if not row:
@@ -157,9 +163,15 @@ class FilterResult:
     md5: str
 
 
-def filter_vectors(source: BinaryIO, fmt: str, dim: int, out: BinaryIO,
-                   keep: Callable[[str], bool] | None, name: str = "",
-                   progress: Callable[[int], None] | None = None) -> FilterResult:
+def filter_vectors(
+    source: BinaryIO,
+    fmt: str,
+    dim: int,
+    out: BinaryIO,
+    keep: Callable[[str], bool] | None,
+    name: str = "",
+    progress: Callable[[int], None] | None = None,
+) -> FilterResult:
     """Stream the vector file ``source`` into GloVe text on ``out``.
 
     fmt:      "glove" (``word v1 .. vdim`` lines, a word may hold spaces as in
@@ -199,13 +211,12 @@ def _filter_glove(source, dim, write, keep, name, progress) -> tuple:
         read += 1
         word = line.split(b" ", 1)[0]
         if keep is not None and not _wanted(word, keep):
-            continue   # a word with spaces starts with a field of its own: see below
+            continue  # a word with spaces starts with a field of its own: see below
         fields = line.rstrip(b"\r\n").split(b" ")
         if len(fields) < dim + 1:
-            raise DataError(f"{len(fields) - 1} value(s) after the word, expected {dim}",
-                            name, number)
-        if len(fields) > dim + 1:   # GloVe 840B's few words with spaces in them
-            word = b" ".join(fields[:len(fields) - dim])
+            raise DataError(f"{len(fields) - 1} value(s) after the word, expected {dim}", name, number)
+        if len(fields) > dim + 1:  # GloVe 840B's few words with spaces in them
+            word = b" ".join(fields[: len(fields) - dim])
             if keep is not None and not _wanted(word, keep):
                 continue
         write(line if line.endswith(b"\n") else line + b"\n")
@@ -219,7 +230,7 @@ def _wanted(word: bytes, keep: Callable[[str], bool]) -> bool:
     try:
         return keep(word.decode("utf-8"))
     except UnicodeDecodeError:
-        return False   # no token of the data sets is anything but UTF-8
+        return False  # no token of the data sets is anything but UTF-8
 
 
 def _filter_word2vec_binary(source, dim, write, keep, name, progress) -> tuple:
@@ -229,8 +240,7 @@ def _filter_word2vec_binary(source, dim, write, keep, name, progress) -> tuple:
     except ValueError:
         raise DataError(f"not a word2vec binary header: {header[:40]!r}", name, 1) from None
     if file_dim != dim:
-        raise DataError(f"the header gives {file_dim} values an entry, expected {dim}",
-                        name, 1)
+        raise DataError(f"the header gives {file_dim} values an entry, expected {dim}", name, 1)
     size = 4 * dim
     kept = 0
     for number in range(1, count + 1):
@@ -241,7 +251,7 @@ def _filter_word2vec_binary(source, dim, write, keep, name, progress) -> tuple:
                 raise DataError(f"the file ends in entry {number} of {count}", name)
             if byte == b" ":
                 break
-            if byte != b"\n" or word:   # the newline some writers put after a vector
+            if byte != b"\n" or word:  # the newline some writers put after a vector
                 word += byte
         values = source.read(size)
         if len(values) < size:
@@ -253,9 +263,14 @@ def _filter_word2vec_binary(source, dim, write, keep, name, progress) -> tuple:
             continue
         vector = np.frombuffer(values, dtype="<f4")
         if not np.all(np.isfinite(vector)):
-            raise DataError(f"entry {number} ({text!r}) holds a value that is not finite",
-                            name)
-        write((text + " " + " ".join(np.format_float_positional(value, unique=True, trim="-")
-                                     for value in vector) + "\n").encode("utf-8"))
+            raise DataError(f"entry {number} ({text!r}) holds a value that is not finite", name)
+        write(
+            (
+                text
+                + " "
+                + " ".join(np.format_float_positional(value, unique=True, trim="-") for value in vector)
+                + "\n"
+            ).encode("utf-8")
+        )
         kept += 1
     return count, kept

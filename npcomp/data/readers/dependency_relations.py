@@ -6,6 +6,7 @@ every split and every saved model.
 A label outside the table reads as ``dep``, the scheme's own generic
 "dependent" relation (SICK's files hold none outside it).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -13,11 +14,54 @@ import numpy as np
 __all__ = ["RELATIONS", "GENERIC", "relation_id", "node_relations"]
 
 RELATIONS = (
-    "acomp", "advcl", "advmod", "agent", "amod", "appos", "aux", "auxpass", "cc", "ccomp",
-    "conj", "cop", "csubj", "csubjpass", "dep", "det", "discourse", "dobj", "expl",
-    "goeswith", "iobj", "mark", "mwe", "neg", "nn", "npadvmod", "nsubj", "nsubjpass", "num",
-    "number", "parataxis", "pcomp", "pobj", "poss", "possessive", "preconj", "predet", "prep",
-    "prepc", "prt", "punct", "quantmod", "rcmod", "ref", "root", "tmod", "vmod", "xcomp",
+    "acomp",
+    "advcl",
+    "advmod",
+    "agent",
+    "amod",
+    "appos",
+    "aux",
+    "auxpass",
+    "cc",
+    "ccomp",
+    "conj",
+    "cop",
+    "csubj",
+    "csubjpass",
+    "dep",
+    "det",
+    "discourse",
+    "dobj",
+    "expl",
+    "goeswith",
+    "iobj",
+    "mark",
+    "mwe",
+    "neg",
+    "nn",
+    "npadvmod",
+    "nsubj",
+    "nsubjpass",
+    "num",
+    "number",
+    "parataxis",
+    "pcomp",
+    "pobj",
+    "poss",
+    "possessive",
+    "preconj",
+    "predet",
+    "prep",
+    "prepc",
+    "prt",
+    "punct",
+    "quantmod",
+    "rcmod",
+    "ref",
+    "root",
+    "tmod",
+    "vmod",
+    "xcomp",
     "xsubj",
 )
 GENERIC = "dep"
@@ -35,5 +79,4 @@ def node_relations(tree) -> np.ndarray | None:
     if tree.relations is None:
         return None
     ids = np.array([relation_id(label) for label in tree.relations], dtype=np.int32)
-    return np.where(tree.token_index >= 0, ids[np.maximum(tree.token_index, 0)],
-                    -1).astype(np.int32)
+    return np.where(tree.token_index >= 0, ids[np.maximum(tree.token_index, 0)], -1).astype(np.int32)

@@ -11,6 +11,7 @@ unseen in training, ``"Good"``, reads as ``"good"`` when the vocabulary has it)
 and when matching vocabulary words to vector-file words (GloVe 6B is
 lowercase; SST is not).
 """
+
 from __future__ import annotations
 
 from typing import Iterable, Sequence
@@ -59,8 +60,7 @@ class Vocabulary:
             raise DataError(f"a saved vocabulary must start with {UNKNOWN!r}")
         vocab = cls(words)
         if len(vocab) != len(words):
-            raise DataError(f"a saved vocabulary repeats words "
-                            f"({len(words)} entries, {len(vocab)} distinct)")
+            raise DataError(f"a saved vocabulary repeats words ({len(words)} entries, {len(vocab)} distinct)")
         return vocab
 
     def to_list(self) -> list:
@@ -87,8 +87,7 @@ class Vocabulary:
 
     def encode(self, tokens: Sequence[str]) -> np.ndarray:
         """int32 (len(tokens),): the id of each token by :meth:`lookup`."""
-        return np.fromiter((self.lookup(token) for token in tokens),
-                           dtype=np.int32, count=len(tokens))
+        return np.fromiter((self.lookup(token) for token in tokens), dtype=np.int32, count=len(tokens))
 
 
 def _as_word_vectors(vectors) -> WordVectors:
@@ -98,9 +97,15 @@ def _as_word_vectors(vectors) -> WordVectors:
     return WordVectors(list(words), np.asarray(matrix))
 
 
-def build_embedding_matrix(vocab: Vocabulary, dim: int, rng: np.random.Generator,
-                           vectors=None, oov: str = "normal", scale: float | None = None,
-                           dtype=np.float32):
+def build_embedding_matrix(
+    vocab: Vocabulary,
+    dim: int,
+    rng: np.random.Generator,
+    vectors=None,
+    oov: str = "normal",
+    scale: float | None = None,
+    dtype=np.float32,
+):
     """The embedding matrix of ``vocab``: (len(vocab), dim) of ``dtype``, and a report.
 
     vectors: a :class:`WordVectors` (or a ``(words, float (n, dim))`` pair), or
@@ -135,8 +140,10 @@ def build_embedding_matrix(vocab: Vocabulary, dim: int, rng: np.random.Generator
     if vectors is not None:
         vectors = _as_word_vectors(vectors)
         if vectors.dim != dim:
-            raise DataError(f"the vectors have dimension {vectors.dim} but the model's "
-                            f"embeddings have dimension {dim}", vectors.path or None)
+            raise DataError(
+                f"the vectors have dimension {vectors.dim} but the model's embeddings have dimension {dim}",
+                vectors.path or None,
+            )
         for word_id in range(1, len(vocab)):
             row, exact = vectors.find(vocab.words[word_id])
             if row >= 0:

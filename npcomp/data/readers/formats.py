@@ -14,6 +14,7 @@ Formats read here:
 * SICK in the layout of the Tree-LSTM authors' preprocessing
   (``a.toks``, ``a.parents``, ``a.cparents``, ``sim.txt`` ...).
 """
+
 from __future__ import annotations
 
 import re
@@ -82,8 +83,14 @@ class Tree:
         return self._children
 
     def with_labels(self, label: np.ndarray) -> "Tree":
-        return Tree(self.tokens, self.parent, self.token_index,
-                    np.asarray(label, dtype=np.int32), self.source, relations=self.relations)
+        return Tree(
+            self.tokens,
+            self.parent,
+            self.token_index,
+            np.asarray(label, dtype=np.int32),
+            self.source,
+            relations=self.relations,
+        )
 
     def validate(self, n_classes: int | None = None) -> "Tree":
         """Check the invariants above; raise DataError naming ``source``."""
@@ -167,15 +174,19 @@ def _utf16(data: bytes) -> bool:
     if len(head) < 4:
         return False
     halves = (head[0::2], head[1::2])
-    return any(half.count(0) >= 0.9 * len(half) and other.count(0) <= 0.1 * len(other)
-               for half, other in (halves, halves[::-1]))
+    return any(
+        half.count(0) >= 0.9 * len(half) and other.count(0) <= 0.1 * len(other)
+        for half, other in (halves, halves[::-1])
+    )
 
 
 # files that are not text, by the bytes they open with
-_NOT_TEXT = ((b"\x1f\x8b", "gzip-compressed: decompress it first (`gunzip -k FILE`)"),
-             (b"PK\x03\x04", "a zip archive: unpack it first (`unzip FILE`)"),
-             (b"BZh", "bzip2-compressed: decompress it first (`bunzip2 -k FILE`)"),
-             (b"\xfd7zXZ\x00", "xz-compressed: decompress it first (`unxz -k FILE`)"))
+_NOT_TEXT = (
+    (b"\x1f\x8b", "gzip-compressed: decompress it first (`gunzip -k FILE`)"),
+    (b"PK\x03\x04", "a zip archive: unpack it first (`unzip FILE`)"),
+    (b"BZh", "bzip2-compressed: decompress it first (`bunzip2 -k FILE`)"),
+    (b"\xfd7zXZ\x00", "xz-compressed: decompress it first (`unxz -k FILE`)"),
+)
 
 
 def decode_lines(data: bytes, source: str | Path) -> list:
@@ -188,9 +199,12 @@ def decode_lines(data: bytes, source: str | Path) -> list:
         if data.startswith(magic):
             raise DataError(f"not text but {what}", source)
     if _utf16(data):
-        raise DataError("UTF-16 text (a byte-order mark, or NUL bytes between the "
-                        "characters): expected UTF-8; convert it, e.g. with "
-                        "`iconv -f UTF-16 -t UTF-8`", source)
+        raise DataError(
+            "UTF-16 text (a byte-order mark, or NUL bytes between the "
+            "characters): expected UTF-8; convert it, e.g. with "
+            "`iconv -f UTF-16 -t UTF-8`",
+            source,
+        )
     start = len(_UTF8_BOM) if data.startswith(_UTF8_BOM) else 0
     try:
         text = data[start:].decode("utf-8")
@@ -198,8 +212,9 @@ def decode_lines(data: bytes, source: str | Path) -> list:
         offset = start + error.start
         line = data.count(b"\n", 0, offset) + 1
         column = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
-        raise DataError(f"byte {data[offset]:#04x} at column {column} (byte offset {offset}) "
-                        "is not UTF-8 text", source, line) from None
+        raise DataError(
+            f"byte {data[offset]:#04x} at column {column} (byte offset {offset}) is not UTF-8 text", source, line
+        ) from None
     lines = _LINE_END.split(text)
     return lines[:-1] if lines[-1] == "" else lines  # no line after the last line end
 
@@ -218,13 +233,22 @@ def read_file_bytes(path: Path) -> bytes:
 def _not_a_file(path: Path) -> str:
     """What ``path`` is, when it is no regular file."""
     import stat
+
     try:
         mode = path.stat().st_mode
     except OSError:
         return "no such file"
-    kind = ("a directory" if stat.S_ISDIR(mode) else "a FIFO (named pipe)" if stat.S_ISFIFO(mode)
-            else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else
-            "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
+    kind = (
+        "a directory"
+        if stat.S_ISDIR(mode)
+        else "a FIFO (named pipe)"
+        if stat.S_ISFIFO(mode)
+        else "a device"
+        if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+        else "a socket"
+        if stat.S_ISSOCK(mode)
+        else "not a regular file"
+    )
     return f"{kind}, not a file: give the path of a file (npcomp reads it more than once)"
 
 
@@ -239,9 +263,13 @@ def check_control(text: str, source, line: int | None = None) -> None:
     character in ``text`` (a sentence or a tree, before its words are read)."""
     found = _CONTROL.search(text)
     if found:
-        raise DataError(f"a control character, U+{ord(found[0]):04X}, at character "
-                        f"{found.start() + 1}: text holds none (a NUL, an escape...); remove it, e.g. with "
-                        "`tr -d '\\000-\\010\\016-\\033\\177'`", source, line)
+        raise DataError(
+            f"a control character, U+{ord(found[0]):04X}, at character "
+            f"{found.start() + 1}: text holds none (a NUL, an escape...); remove it, e.g. with "
+            "`tr -d '\\000-\\010\\016-\\033\\177'`",
+            source,
+            line,
+        )
 
 
 def read_text_lines(path: str | Path) -> list:
@@ -250,8 +278,7 @@ def read_text_lines(path: str | Path) -> list:
     return decode_lines(read_file_bytes(path), path)
 
 
-def chain_tree(tokens: Sequence[str], labels: Sequence[int] | None = None,
-               source: str = "") -> Tree:
+def chain_tree(tokens: Sequence[str], labels: Sequence[int] | None = None, source: str = "") -> Tree:
     """A sentence as a chain: node t reads token t, its parent is node t+1.
 
     The sequence models read sentences in this form (the root is the last word).
@@ -265,8 +292,13 @@ def chain_tree(tokens: Sequence[str], labels: Sequence[int] | None = None,
     return Tree(tuple(tokens), parent, np.arange(n, dtype=np.int32), label, source)
 
 
-def branching_tree(tokens: Sequence[str], direction: str, root_label: int = UNLABELLED,
-                   leaf_labels: Sequence[int] | None = None, source: str = "") -> Tree:
+def branching_tree(
+    tokens: Sequence[str],
+    direction: str,
+    root_label: int = UNLABELLED,
+    leaf_labels: Sequence[int] | None = None,
+    source: str = "",
+) -> Tree:
     """A binary tree over ``tokens``, left- or right-branching.
 
     ``left``: (((w1 w2) w3) w4); ``right``: (w1 (w2 (w3 w4))).  Leaves read
@@ -334,8 +366,7 @@ def renumber_postorder(tree: Tree) -> Tree:
         reached = np.zeros(n_nodes, dtype=bool)
         reached[preorder] = True
         lost = ", ".join(str(node + 1) for node in np.flatnonzero(~reached)[:10])
-        raise DataError(f"node(s) {lost} (counting from 1) do not reach the root: a cycle",
-                        *_split_source(tree.source))
+        raise DataError(f"node(s) {lost} (counting from 1) do not reach the root: a cycle", *_split_source(tree.source))
     # sort key: the node's own token, else the smallest key among its children
     key = [word if word != NO_TOKEN else n_nodes for word in token_index]
     for node in reversed(preorder):  # children before parents
@@ -358,5 +389,4 @@ def renumber_postorder(tree: Tree) -> Tree:
     old_parent = tree.parent[order]
     has_parent = old_parent >= 0
     new_parent[has_parent] = new_id[old_parent[has_parent]]
-    return Tree(tree.tokens, new_parent, tree.token_index[order].copy(),
-                tree.label[order].copy(), tree.source)
+    return Tree(tree.tokens, new_parent, tree.token_index[order].copy(), tree.label[order].copy(), tree.source)

@@ -2,6 +2,7 @@
 one sentence per line, space-separated, as SICK ships them (dependency
 ``*.parents``, constituency ``*.cparents``) and ``npcomp parse`` writes the
 SST's; and the tree such a line describes (:func:`parents_to_tree`)."""
+
 from __future__ import annotations
 
 import os
@@ -11,8 +12,15 @@ from typing import Sequence
 import numpy as np
 
 from npcomp.errors import DataError
-from npcomp.data.readers.formats import (INT32_MAX, NO_TOKEN, UNLABELLED, Tree, _split_source,
-                                         read_text_lines, renumber_postorder)
+from npcomp.data.readers.formats import (
+    INT32_MAX,
+    NO_TOKEN,
+    UNLABELLED,
+    Tree,
+    _split_source,
+    read_text_lines,
+    renumber_postorder,
+)
 
 
 def write_parents(path: str | Path, heads_per_sentence: Sequence[Sequence[int]]) -> Path:
@@ -55,8 +63,7 @@ def read_parents(path: str | Path) -> list:
     return heads_per_sentence
 
 
-def parents_to_tree(heads: Sequence[int], tokens: Sequence[str], n_tokens: int | None = None,
-                    source: str = "") -> Tree:
+def parents_to_tree(heads: Sequence[int], tokens: Sequence[str], n_tokens: int | None = None, source: str = "") -> Tree:
     """A tree from one line of a ``*.parents`` or ``*.cparents`` file.
 
     heads:    ints (n_nodes,); ``heads[i - 1]`` is the 1-based parent of node
@@ -102,15 +109,17 @@ def parents_to_tree(heads: Sequence[int], tokens: Sequence[str], n_tokens: int |
         fail(f"node {node + 1}: parent {int(heads[node])} out of range 0..{n_nodes}")
     roots = np.flatnonzero(heads == 0) + 1
     if roots.size != 1:
-        fail("no root (no 0 entry)" if roots.size == 0 else
-             f"{roots.size} roots (nodes {', '.join(map(str, roots[:10]))}); expected one")
+        fail(
+            "no root (no 0 entry)"
+            if roots.size == 0
+            else f"{roots.size} roots (nodes {', '.join(map(str, roots[:10]))}); expected one"
+        )
     parent = (heads - 1).astype(np.int32)
     if n_tokens is not None:
         n_children = np.bincount(parent[parent >= 0], minlength=n_nodes)
         leaves_with_children = np.flatnonzero(n_children[:n_tokens])
         if leaves_with_children.size:
-            fail(f"token node {int(leaves_with_children[0]) + 1} has children: "
-                 "the leaves must be exactly the tokens")
+            fail(f"token node {int(leaves_with_children[0]) + 1} has children: the leaves must be exactly the tokens")
         childless = np.flatnonzero(n_children[n_tokens:] == 0)
         if childless.size:
             fail(f"inner node {int(childless[0]) + n_tokens + 1} has no children")

@@ -5,6 +5,7 @@ node, a leaf ``(LABEL word)``) or with labels optional node by node (trees
 users type); :func:`read_ptb_file` reads a file of them, named by file and
 line when one is bad.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -14,8 +15,17 @@ from pathlib import Path
 import numpy as np
 
 from npcomp.errors import DataError
-from npcomp.data.readers.formats import (INT32_MAX, NO_PARENT, NO_TOKEN, UNLABELLED, Tree,
-    _split_source, check_control, decode_lines, read_file_bytes)
+from npcomp.data.readers.formats import (
+    INT32_MAX,
+    NO_PARENT,
+    NO_TOKEN,
+    UNLABELLED,
+    Tree,
+    _split_source,
+    check_control,
+    decode_lines,
+    read_file_bytes,
+)
 
 
 # brackets, and words: runs of anything but brackets and ASCII white space.  A
@@ -25,8 +35,7 @@ _PTB_TOKEN = re.compile(r"\(|\)|[^()\x20\t\n\r\f\v]+")
 _OTHER_SPACE = re.compile(r"[^\S\x20\t\n\r\f\v]")
 
 
-def parse_ptb(text: str, source: str = "", require_labels: bool = True,
-              class_names=None) -> Tree:
+def parse_ptb(text: str, source: str = "", require_labels: bool = True, class_names=None) -> Tree:
     """Parse one bracketed tree, e.g. ``(3 (2 It) (4 (2 's) (4 good)))``.
 
     A node is ``(LABEL WORD)`` (a leaf reading one WORD) or ``(LABEL node node
@@ -54,14 +63,22 @@ def parse_ptb(text: str, source: str = "", require_labels: bool = True,
     if not pieces:
         fail("empty line (expected a bracketed tree)")
     if not require_labels:
-        tokens, parent, token_index, label = _read_optional(_nest(pieces, fail), fail,
-                                                            set(class_names or ()))
-        return Tree(tuple(tokens), np.array(parent, dtype=np.int32),
-                    np.array(token_index, dtype=np.int32), np.array(label, dtype=np.int32),
-                    source)
+        tokens, parent, token_index, label = _read_optional(_nest(pieces, fail), fail, set(class_names or ()))
+        return Tree(
+            tuple(tokens),
+            np.array(parent, dtype=np.int32),
+            np.array(token_index, dtype=np.int32),
+            np.array(label, dtype=np.int32),
+            source,
+        )
     tokens, parent, token_index, label = _read_strict(pieces, fail)
-    return Tree(tuple(tokens), np.array(parent, dtype=np.int32),
-                np.array(token_index, dtype=np.int32), np.array(label, dtype=np.int32), source)
+    return Tree(
+        tuple(tokens),
+        np.array(parent, dtype=np.int32),
+        np.array(token_index, dtype=np.int32),
+        np.array(label, dtype=np.int32),
+        source,
+    )
 
 
 def _read_strict(pieces: list, fail) -> tuple:
@@ -78,7 +95,7 @@ def _read_strict(pieces: list, fail) -> tuple:
     while position < len(pieces):
         piece = pieces[position]
         if root_done:
-            fail(f"text after the end of the tree: {' '.join(pieces[position:position + 3])!r}")
+            fail(f"text after the end of the tree: {' '.join(pieces[position : position + 3])!r}")
         if piece == "(":
             if position + 1 >= len(pieces) or pieces[position + 1] in "()":
                 fail("'(' must be followed by a label")
@@ -102,8 +119,10 @@ def _read_strict(pieces: list, fail) -> tuple:
         if top[1]:
             fail(f"word {piece!r} beside other children (a leaf is '(LABEL word)')")
         if top[2] is not None:
-            fail(f"words {top[2]!r} and {piece!r} in one leaf: a leaf is '(LABEL word)', each "
-                 "word in brackets of its own, e.g. (3 (2 a) (3 (3 good) (2 film)))")
+            fail(
+                f"words {top[2]!r} and {piece!r} in one leaf: a leaf is '(LABEL word)', each "
+                "word in brackets of its own, e.g. (3 (2 a) (3 (3 good) (2 film)))"
+            )
         top[2] = piece
         position += 1
     if stack:
@@ -126,7 +145,7 @@ def _nest(pieces: list, fail) -> list:
     while position < len(pieces):
         piece = pieces[position]
         if root is not None:
-            fail(f"text after the end of the tree: {' '.join(pieces[position:position + 3])!r}")
+            fail(f"text after the end of the tree: {' '.join(pieces[position : position + 3])!r}")
         if piece == "(":
             stack.append([])
         elif piece == ")":
@@ -165,8 +184,9 @@ def _integer(text: str) -> bool:
 def _labelled_body(items: list) -> bool:
     """Whether what follows a label is a leaf's word or a phrase's nodes."""
     body = items[1:]
-    return (len(body) == 1 and isinstance(body[0], str)) or \
-        (bool(body) and all(isinstance(item, list) for item in body))
+    return (len(body) == 1 and isinstance(body[0], str)) or (
+        bool(body) and all(isinstance(item, list) for item in body)
+    )
 
 
 def _tagged_throughout(root: list) -> bool:
@@ -176,8 +196,7 @@ def _tagged_throughout(root: list) -> bool:
     while stack:
         items = stack.pop()
         first = items[0]
-        if not (isinstance(first, str) and (_integer(first) or _TAG.fullmatch(first))
-                and _labelled_body(items)):
+        if not (isinstance(first, str) and (_integer(first) or _TAG.fullmatch(first)) and _labelled_body(items)):
             return False
         stack.extend(item for item in items[1:] if isinstance(item, list))
     return True
@@ -190,9 +209,11 @@ def _check_labelled_body(body: list, fail) -> None:
     words = [index for index, item in enumerate(body) if isinstance(item, str)]
     if len(body) > 1 and words:
         if len(words) > 1 and words[1] == words[0] + 1 and len(body) == len(words):
-            fail(f"words {body[words[0]]!r} and {body[words[1]]!r} in one leaf: a leaf is "
-                 "'(LABEL word)', each word in brackets of its own, e.g. "
-                 "(3 (2 a) (3 (3 good) (2 film)))")
+            fail(
+                f"words {body[words[0]]!r} and {body[words[1]]!r} in one leaf: a leaf is "
+                "'(LABEL word)', each word in brackets of its own, e.g. "
+                "(3 (2 a) (3 (3 good) (2 film)))"
+            )
         fail(f"word {body[words[0]]!r} beside other children (a leaf is '(LABEL word)')")
 
 
@@ -218,10 +239,11 @@ def _read_optional(root: list, fail, class_names: set = frozenset()) -> tuple:
     def opened(items: list) -> list:
         """[label, body, next item, child ids] of a node about to be read."""
         first = items[0]
-        if isinstance(first, str) and first in class_names and len(items) > 1 \
-                and not _integer(first):
-            fail(f"the node tag {first!r} is a class name: a bracketed tree is labelled with "
-                 "class numbers (0 for the first class, ...), not names")
+        if isinstance(first, str) and first in class_names and len(items) > 1 and not _integer(first):
+            fail(
+                f"the node tag {first!r} is a class name: a bracketed tree is labelled with "
+                "class numbers (0 for the first class, ...), not names"
+            )
         if isinstance(first, str) and (_integer(first) or tagged):
             node_label = _read_label(first, False, fail)
             _check_labelled_body(items[1:], fail)
@@ -324,6 +346,6 @@ def read_ptb_file(path: str | Path, require_labels: bool = True) -> list:
     if not trees:
         raise DataError("file holds no trees", path)
     if len(_PARSED) >= _PARSED_FILES:
-        del _PARSED[next(iter(_PARSED))]   # the file read longest ago
+        del _PARSED[next(iter(_PARSED))]  # the file read longest ago
     _PARSED[key] = tuple(trees)
     return trees

@@ -1,6 +1,7 @@
 """A sentence's tree read another way: re-bracketed left or right, as a chain
 labelled at its end, or as one chain per labelled phrase (the sequence models'
 phrase supervision)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -14,8 +15,9 @@ def rebracket(tree: Tree, direction: str) -> Tree:
     reads = np.flatnonzero(tree.token_index >= 0)
     leaf_of_token[tree.token_index[reads]] = reads
     leaf_labels = tree.label[leaf_of_token]
-    return branching_tree(tree.tokens, direction, root_label=tree.root_label,
-                          leaf_labels=leaf_labels, source=tree.source)
+    return branching_tree(
+        tree.tokens, direction, root_label=tree.root_label, leaf_labels=leaf_labels, source=tree.source
+    )
 
 
 def sentence_chain(tree: Tree) -> Tree:
@@ -40,7 +42,7 @@ def span_chains(tree: Tree) -> list:
             last[up] = max(last[up], last[node])
     chains = []
     for node in np.flatnonzero(tree.label >= 0):
-        words = tree.tokens[first[node]:last[node] + 1]
+        words = tree.tokens[first[node] : last[node] + 1]
         labels = np.full(len(words), UNLABELLED, dtype=np.int32)
         labels[-1] = tree.label[node]
         chains.append(chain_tree(words, labels, source=tree.source))

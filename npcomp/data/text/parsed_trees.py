@@ -35,6 +35,7 @@ tree covers exactly.
 Nothing here needs spaCy; :class:`TextParser` uses it (through
 ``dependency_parser.SpacyParser``) to parse token lists.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -42,8 +43,7 @@ from typing import Sequence
 
 import numpy as np
 
-from npcomp.data.readers.formats import (NO_PARENT, NO_TOKEN, UNLABELLED, Tree, _split_source,
-                                         renumber_postorder)
+from npcomp.data.readers.formats import NO_PARENT, NO_TOKEN, UNLABELLED, Tree, _split_source, renumber_postorder
 from npcomp.data.readers.parents import parents_to_tree
 from npcomp.errors import DataError
 
@@ -99,8 +99,7 @@ def projective_heads(heads: Sequence[int], source: str = "") -> list:
     return [h + 1 for h in head]
 
 
-def binarise(heads: Sequence[int], tokens: Sequence[str], order: str = "right-first",
-             source: str = "") -> Tree:
+def binarise(heads: Sequence[int], tokens: Sequence[str], order: str = "right-first", source: str = "") -> Tree:
     """The binary phrase-structure tree of a dependency parse.
 
     heads:   ints (T,), 1-based head of each token, 0 at the root (any tree:
@@ -151,13 +150,19 @@ def binarise(heads: Sequence[int], tokens: Sequence[str], order: str = "right-fi
         phrase[governor] = node
     token_index = np.full(2 * n - 1, NO_TOKEN, dtype=np.int32)
     token_index[:n] = np.arange(n, dtype=np.int32)
-    tree = Tree(tuple(tokens), np.asarray(parent, dtype=np.int32), token_index,
-                np.full(2 * n - 1, UNLABELLED, dtype=np.int32), source)
+    tree = Tree(
+        tuple(tokens),
+        np.asarray(parent, dtype=np.int32),
+        token_index,
+        np.full(2 * n - 1, UNLABELLED, dtype=np.int32),
+        source,
+    )
     return renumber_postorder(tree)
 
 
-def parsed_tree(heads: Sequence[int], tokens: Sequence[str], kind: str,
-                order: str = "right-first", source: str = "") -> Tree:
+def parsed_tree(
+    heads: Sequence[int], tokens: Sequence[str], kind: str, order: str = "right-first", source: str = ""
+) -> Tree:
     """The tree of kind ``kind`` (``KINDS``) of a parse: the dependency tree
     itself (every node reading its word) or its binarisation."""
     if kind == "dependency":
@@ -170,6 +175,7 @@ def parsed_tree(heads: Sequence[int], tokens: Sequence[str], kind: str,
 # --------------------------------------------------------------------------
 # spans: labels carried from the SST, span recall
 # --------------------------------------------------------------------------
+
 
 def node_spans(tree: Tree) -> tuple:
     """First token, last token and number of tokens under every node (lists, n_nodes)."""
@@ -194,8 +200,10 @@ def node_spans(tree: Tree) -> tuple:
 def _contiguous_spans(tree: Tree) -> list:
     """(first, last) token of every node, None for a node whose words have gaps."""
     first, last, count = node_spans(tree)
-    return [(first[node], last[node]) if last[node] - first[node] + 1 == count[node] else None
-            for node in range(tree.n_nodes)]
+    return [
+        (first[node], last[node]) if last[node] - first[node] + 1 == count[node] else None
+        for node in range(tree.n_nodes)
+    ]
 
 
 def carry_labels(gold: Tree, tree: Tree) -> Tree:
@@ -210,8 +218,7 @@ def carry_labels(gold: Tree, tree: Tree) -> Tree:
              covers the sentence, so it gets the sentence's label.
     """
     if tuple(gold.tokens) != tuple(tree.tokens):
-        raise DataError("the parsed tree's words differ from the gold tree's",
-                        *_split_source(tree.source))
+        raise DataError("the parsed tree's words differ from the gold tree's", *_split_source(tree.source))
     label_of_span = {}
     # nodes go children before parents, so a higher constituent overwrites a lower one
     for span, label in zip(_contiguous_spans(gold), gold.label.tolist()):
@@ -227,8 +234,7 @@ def phrase_spans(tree: Tree) -> set:
     """The (first, last) token spans of ``tree``'s phrases that a tree could
     get wrong: two words or more, short of the whole sentence."""
     n = len(tree.tokens)
-    return {span for span in _contiguous_spans(tree)
-            if span is not None and 1 <= span[1] - span[0] < n - 1}
+    return {span for span in _contiguous_spans(tree) if span is not None and 1 <= span[1] - span[0] < n - 1}
 
 
 def span_recall(gold_trees: Sequence[Tree], trees: Sequence[Tree]) -> dict:
@@ -249,8 +255,7 @@ def span_recall(gold_trees: Sequence[Tree], trees: Sequence[Tree]) -> dict:
         wanted = phrase_spans(gold)
         phrases += len(wanted)
         reproduced += len(wanted & set(_contiguous_spans(tree)))
-    return {"phrases": phrases, "reproduced": reproduced,
-            "recall": reproduced / phrases if phrases else 1.0}
+    return {"phrases": phrases, "reproduced": reproduced, "recall": reproduced / phrases if phrases else 1.0}
 
 
 # --------------------------------------------------------------------------
@@ -278,8 +283,7 @@ class TextParser:
             "npcomp[parse]"`` without spaCy)
     """
 
-    def __init__(self, kind: str, order: str = "right-first", parser=None,
-                 spacy_model: str | None = None):
+    def __init__(self, kind: str, order: str = "right-first", parser=None, spacy_model: str | None = None):
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {KINDS}, not {kind!r}")
         self.kind, self.order = kind, order
@@ -289,8 +293,8 @@ class TextParser:
     def parser(self):
         if self._parser is None:
             from npcomp.data.text.dependency_parser import SpacyParser
-            self._parser = SpacyParser(self._spacy_model,
-                                       copula_head=COPULA_HEAD_OF_KIND[self.kind])
+
+            self._parser = SpacyParser(self._spacy_model, copula_head=COPULA_HEAD_OF_KIND[self.kind])
         return self._parser
 
     def heads(self, sentences: Sequence[Sequence[str]]) -> list:
@@ -299,20 +303,19 @@ class TextParser:
             return []
         heads = self.parser.parse([tuple(tokens) for tokens in sentences])
         if len(heads) != len(sentences):
-            raise ValueError(f"the parser returned {len(heads)} parse(s) for "
-                             f"{len(sentences)} sentence(s)")
+            raise ValueError(f"the parser returned {len(heads)} parse(s) for {len(sentences)} sentence(s)")
         return [[int(head) for head in sentence] for sentence in heads]
 
     def tree(self, heads: Sequence[int], tokens: Sequence[str], source: str = "") -> Tree:
         """The tree of this parser's kind from a parse."""
         return parsed_tree(heads, tokens, self.kind, self.order, source)
 
-    def trees(self, sentences: Sequence[Sequence[str]],
-              sources: Sequence[str] | None = None) -> list:
+    def trees(self, sentences: Sequence[Sequence[str]], sources: Sequence[str] | None = None) -> list:
         """The parsed tree of each token sequence (unlabelled)."""
         sources = sources if sources is not None else [""] * len(sentences)
-        return [self.tree(heads, tokens, source)
-                for heads, tokens, source in zip(self.heads(sentences), sentences, sources)]
+        return [
+            self.tree(heads, tokens, source) for heads, tokens, source in zip(self.heads(sentences), sentences, sources)
+        ]
 
 
 def cached_heads(sentences: Sequence[Sequence[str]], path: str | Path, parse) -> tuple:
@@ -328,6 +331,7 @@ def cached_heads(sentences: Sequence[Sequence[str]], path: str | Path, parse) ->
     to parse again).
     """
     from npcomp.data.readers.parents import read_parents, write_parents
+
     path = Path(path)
     if not path.is_file():
         heads = parse(sentences)
@@ -336,19 +340,29 @@ def cached_heads(sentences: Sequence[Sequence[str]], path: str | Path, parse) ->
         return heads, False
     heads = read_parents(path)
     if len(heads) != len(sentences):
-        raise DataError(f"{len(heads)} line(s) of heads for {len(sentences)} sentence(s); "
-                        "delete the file to parse the sentences again", path)
+        raise DataError(
+            f"{len(heads)} line(s) of heads for {len(sentences)} sentence(s); "
+            "delete the file to parse the sentences again",
+            path,
+        )
     for number, (tokens, sentence_heads) in enumerate(zip(sentences, heads), start=1):
         if len(tokens) != len(sentence_heads):
-            raise DataError(f"{len(sentence_heads)} head(s) for the sentence's {len(tokens)} "
-                            "token(s); delete the file to parse the sentences again", path,
-                            number)
+            raise DataError(
+                f"{len(sentence_heads)} head(s) for the sentence's {len(tokens)} "
+                "token(s); delete the file to parse the sentences again",
+                path,
+                number,
+            )
     return heads, True
 
 
-def trees_for_scoring(gold_trees: Sequence[Tree], trees: str, kind: str | None = None,
-                      heads: Sequence[Sequence[int]] | None = None,
-                      order: str = "right-first") -> list:
+def trees_for_scoring(
+    gold_trees: Sequence[Tree],
+    trees: str,
+    kind: str | None = None,
+    heads: Sequence[Sequence[int]] | None = None,
+    order: str = "right-first",
+) -> list:
     """A split's sentences in the trees ``trees`` names, labelled from the gold ones.
 
     gold_trees: the split's labelled treebank trees
@@ -361,10 +375,13 @@ def trees_for_scoring(gold_trees: Sequence[Tree], trees: str, kind: str | None =
         return list(gold_trees)
     if trees in ("right", "left"):
         from npcomp.data.readers.restructure import rebracket
+
         return [rebracket(tree, trees) for tree in gold_trees]
     if trees != "parsed":
         raise ValueError(f"trees must be gold, parsed, right or left, not {trees!r}")
     if heads is None or len(heads) != len(gold_trees):
         raise ValueError("parsed trees need one head list per sentence")
-    return [carry_labels(gold, parsed_tree(sentence_heads, gold.tokens, kind, order, gold.source))
-            for gold, sentence_heads in zip(gold_trees, heads)]
+    return [
+        carry_labels(gold, parsed_tree(sentence_heads, gold.tokens, kind, order, gold.source))
+        for gold, sentence_heads in zip(gold_trees, heads)
+    ]

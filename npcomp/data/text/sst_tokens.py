@@ -27,16 +27,26 @@ Already tokenised text (the SST's own sentences joined by spaces) comes
 back unchanged, so a tokenised sentence may be typed too.  Pure Python, no
 dependency: the same tokens whether or not spaCy is installed.
 """
+
 from __future__ import annotations
 
 import re
 
 # typographic characters to their ASCII forms first
-_TYPOGRAPHIC = str.maketrans({"\u2018": "`", "\u2019": "'", "\u201c": '"', "\u201d": '"',
-                              "\u2032": "'", "\u00b4": "'", "\u2014": " -- ",
-                              "\u2013": " -- ", "\u2026": " ... "})
-_BRACKETS = {"(": "-LRB-", ")": "-RRB-", "[": "-LSB-", "]": "-RSB-", "{": "-LCB-",
-             "}": "-RCB-"}
+_TYPOGRAPHIC = str.maketrans(
+    {
+        "\u2018": "`",
+        "\u2019": "'",
+        "\u201c": '"',
+        "\u201d": '"',
+        "\u2032": "'",
+        "\u00b4": "'",
+        "\u2014": " -- ",
+        "\u2013": " -- ",
+        "\u2026": " ... ",
+    }
+)
+_BRACKETS = {"(": "-LRB-", ")": "-RRB-", "[": "-LSB-", "]": "-RSB-", "{": "-LCB-", "}": "-RCB-"}
 
 # (pattern, replacement) in order; each puts spaces around what becomes a token
 _RULES = [
@@ -47,8 +57,13 @@ _RULES = [
     (re.compile(r"(?<=\S)('')"), r" \1 "),
     (re.compile(r"(``)(?=\S)"), r" \1 "),
     # a single quote opening a quotation (not a clitic, 'em, 'n', '70s): ` as the treebank
-    (re.compile(r"(?:^|(?<=[\s(\[{]))'(?=[A-Za-z])"
-                r"(?!(?i:s|m|d|ll|re|ve|t|em|n|til|tis|twas|cause|bout)\b)"), " ` "),
+    (
+        re.compile(
+            r"(?:^|(?<=[\s(\[{]))'(?=[A-Za-z])"
+            r"(?!(?i:s|m|d|ll|re|ve|t|em|n|til|tis|twas|cause|bout)\b)"
+        ),
+        " ` ",
+    ),
     # ellipses, dashes, brackets and symbols
     (re.compile(r"\.\.\.+"), " ... "),
     (re.compile(r"--+"), " -- "),

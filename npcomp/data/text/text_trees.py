@@ -47,6 +47,7 @@ A sentence may come with its parse (``TextTrees.plan``'s ``heads``: a file's
 ``parents`` column, SICK's ``.parents`` convention): where ``parsed`` would
 parse it, that parse is used instead of spaCy's.
 """
+
 from __future__ import annotations
 
 import re
@@ -54,8 +55,7 @@ from typing import Callable, NamedTuple, Sequence
 
 from npcomp.data.text import TREE_CHOICES
 from npcomp.errors import ConfigError
-from npcomp.data.readers.formats import (Tree, _split_source, branching_tree, chain_tree,
-                                         check_control)
+from npcomp.data.readers.formats import Tree, _split_source, branching_tree, chain_tree, check_control
 from npcomp.data.readers.ptb import parse_ptb
 from npcomp.errors import DataError
 from npcomp.data.readers.parents import parents_to_tree
@@ -66,12 +66,13 @@ from npcomp.data.readers.restructure import rebracket, sentence_chain
 
 class TreePlan(NamedTuple):
     """One sentence on its way to a tree (``TextTrees.plan``)."""
+
     tokens: list
-    where: str             # "file:line", the tree's source
-    action: str            # given, parsed, parents, right, left or chain
-    given: Tree | None     # a bracketed line's tree
-    heads: list | None     # a given parse (1-based, 0 at the root)
-    not_a_tree: str = ""   # input "auto": why a line opening with "(" was read as text
+    where: str  # "file:line", the tree's source
+    action: str  # given, parsed, parents, right, left or chain
+    given: Tree | None  # a bracketed line's tree
+    heads: list | None  # a given parse (1-based, 0 at the root)
+    not_a_tree: str = ""  # input "auto": why a line opening with "(" was read as text
 
 
 INPUT_CHOICES = ("auto", "text", "tree")
@@ -96,11 +97,13 @@ def read_as_text(plans: Sequence[TreePlan], names: Sequence[str], switch: str) -
     shown = ", ".join(name for name, _ in found[:5])
     more = f" and {len(found) - 5} more" if len(found) > 5 else ""
     first, reason = found[0]
-    what = ("starts with '(' but is not a complete bracketed tree" if len(found) == 1 else
-            "start with '(' but are not complete bracketed trees")
+    what = (
+        "starts with '(' but is not a complete bracketed tree"
+        if len(found) == 1
+        else "start with '(' but are not complete bracketed trees"
+    )
     why = reason if len(found) == 1 else f"{first}: {reason}"
-    return (f"{shown}{more} {what} ({why}): read as plain text ({switch} reads "
-            "every sentence as text, and says nothing)")
+    return f"{shown}{more} {what} ({why}): read as plain text ({switch} reads every sentence as text, and says nothing)"
 
 
 def parsed_kind(structure: str) -> str | None:
@@ -126,8 +129,10 @@ def check_tree(structure: str, tree: str | None) -> None:
     if tree not in TREE_CHOICES:
         raise ConfigError("tree", f"must be one of {', '.join(TREE_CHOICES)}, not {tree!r}")
     if structure == "chain" and tree != "chain":
-        raise ConfigError("tree", f"a sequence model reads every sentence as a chain: "
-                                  f"--tree {tree} does not apply to it (leave --tree out)")
+        raise ConfigError(
+            "tree",
+            f"a sequence model reads every sentence as a chain: --tree {tree} does not apply to it (leave --tree out)",
+        )
 
 
 class TextTrees:
@@ -152,11 +157,18 @@ class TextTrees:
                among them is refused (module docstring); None: none checked
     """
 
-    def __init__(self, structure: str, tree: str | None = None, parser: TextParser | None = None,
-                 tokenise: Callable[[str], list] = sst_tokens,
-                 warn: Callable[[str], None] | None = None, n_classes: int | None = None,
-                 keep_given: bool = False, input: str | None = None,
-                 class_names: Sequence[str] | None = None):
+    def __init__(
+        self,
+        structure: str,
+        tree: str | None = None,
+        parser: TextParser | None = None,
+        tokenise: Callable[[str], list] = sst_tokens,
+        warn: Callable[[str], None] | None = None,
+        n_classes: int | None = None,
+        keep_given: bool = False,
+        input: str | None = None,
+        class_names: Sequence[str] | None = None,
+    ):
         check_tree(structure, tree)
         if input is not None:
             check_input(input)
@@ -174,17 +186,19 @@ class TextTrees:
         self.fell_back = False
         self.made: list = []  # per line of the latest call: how its tree was made
 
-    def __call__(self, lines: Sequence[str], source: str = "<stdin>",
-                 skip_blank: bool = False) -> list:
+    def __call__(self, lines: Sequence[str], source: str = "<stdin>", skip_blank: bool = False) -> list:
         """One tree per line (``source:line`` names a bad one), in order; a
         blank line is refused, or skipped with ``skip_blank``."""
-        plans = [self.plan(line, source, number)
-                 for number, line in enumerate(lines, start=1)
-                 if line.strip() or not skip_blank]
+        plans = [
+            self.plan(line, source, number)
+            for number, line in enumerate(lines, start=1)
+            if line.strip() or not skip_blank
+        ]
         return self.build(plans)
 
-    def plan(self, text: str, source: str, number: int, bracketed: bool | None = None,
-             heads: Sequence[int] | None = None) -> TreePlan:
+    def plan(
+        self, text: str, source: str, number: int, bracketed: bool | None = None, heads: Sequence[int] | None = None
+    ) -> TreePlan:
         """What becomes of one sentence, the ``number``-th line of ``source``.
 
         bracketed: whether ``text`` is a bracketed tree; None: as ``input``
@@ -194,15 +208,13 @@ class TextTrees:
                    word): used in place of spaCy's; plain text is then split at
                    white space only, so that the heads meet their words
         """
-        check_control(text, source, number)   # before any word is read
+        check_control(text, source, number)  # before any word is read
         text = text.strip()
         where = f"{source}:{number}"
         if not text:
-            raise DataError("empty line (expected a sentence or a bracketed tree)", source,
-                            number)
+            raise DataError("empty line (expected a sentence or a bracketed tree)", source, number)
         not_a_tree = ""
-        if bracketed is None and self.input == "auto" and text.startswith("(") \
-                and not self._opens_labelled(text):
+        if bracketed is None and self.input == "auto" and text.startswith("(") and not self._opens_labelled(text):
             try:
                 given = self._parsed(text, where)
             except DataError as error:
@@ -212,9 +224,12 @@ class TextTrees:
                 # round the words carries no tree; the SST has such sentences
                 given, not_a_tree = None, "one bracket round its words, no tree inside"
         elif bracketed is None and self.input == "tree" and not text.startswith("("):
-            raise DataError("not a bracketed tree (every sentence is a tree here, e.g. "
-                            "(3 (2 a) (3 film)); plain text is read with the text input)",
-                            source, number)
+            raise DataError(
+                "not a bracketed tree (every sentence is a tree here, e.g. "
+                "(3 (2 a) (3 film)); plain text is read with the text input)",
+                source,
+                number,
+            )
         else:
             if bracketed is None:
                 bracketed = text.startswith("(") and self.input != "text"
@@ -222,8 +237,7 @@ class TextTrees:
         if given is None:
             tokens = text.split() if heads is not None else self.tokenise(text)
             if not tokens:
-                raise DataError("no words (expected a sentence or a bracketed tree)", source,
-                                number)
+                raise DataError("no words (expected a sentence or a bracketed tree)", source, number)
             return self._plan(tokens, where, None, heads)._replace(not_a_tree=not_a_tree)
         if self.n_classes is not None:
             given.validate(self.n_classes)
@@ -245,15 +259,16 @@ class TextTrees:
         """What becomes of a tree already read (a treebank file's), named by its source."""
         return self._plan(list(given.tokens), given.source, given, heads)
 
-    def _plan(self, tokens: list, where: str, given: Tree | None,
-              heads: Sequence[int] | None) -> TreePlan:
+    def _plan(self, tokens: list, where: str, given: Tree | None, heads: Sequence[int] | None) -> TreePlan:
         action = self._action(given)
         if heads is not None:
             heads = [int(head) for head in heads]
             if len(heads) != len(tokens):
-                raise DataError(f"{len(heads)} head(s) for {len(tokens)} word(s): one head "
-                                "per word, the words split at white space",
-                                *_split_source(where))
+                raise DataError(
+                    f"{len(heads)} head(s) for {len(tokens)} word(s): one head "
+                    "per word, the words split at white space",
+                    *_split_source(where),
+                )
             parents_to_tree(heads, tokens, source=where)  # a tree, whether or not it is used
             if action == "parsed":
                 action = "parents"
@@ -267,8 +282,9 @@ class TextTrees:
         if heads is None:  # fell back: right-branching trees instead
             heads = [None] * len(to_parse)
         parsed = dict(zip(to_parse, heads))
-        self.made = ["right" if index in parsed and parsed[index] is None else plan.action
-                     for index, plan in enumerate(plans)]
+        self.made = [
+            "right" if index in parsed and parsed[index] is None else plan.action for index, plan in enumerate(plans)
+        ]
         trees = []
         for plan, action, index in zip(plans, self.made, range(len(plans))):
             tokens, where, given = plan.tokens, plan.where, plan.given
@@ -280,8 +296,7 @@ class TextTrees:
                 # a bracketed line's labels go to the nodes with its phrases' words
                 trees.append(tree if given is None else carry_labels(given, tree))
             elif action == "chain":
-                trees.append(sentence_chain(given) if given is not None
-                             else chain_tree(tokens, source=where))
+                trees.append(sentence_chain(given) if given is not None else chain_tree(tokens, source=where))
             elif given is not None:
                 trees.append(rebracket(given, action))
             else:
@@ -293,8 +308,7 @@ class TextTrees:
         "right", "left" or "chain"."""
         if given is not None and self.keep_given:
             return "given"
-        if given is not None and self.given is None and self.tree == "parsed" \
-                and self.structure != "dependency":
+        if given is not None and self.given is None and self.tree == "parsed" and self.structure != "dependency":
             return "given"
         return self.tree
 
@@ -308,6 +322,8 @@ class TextTrees:
                 raise
             self.fell_back = True
             if self.warn is not None:
-                self.warn(f"plain sentences get right-branching trees, not parsed ones: "
-                          f"{error} (--tree right chooses them without this message)")
+                self.warn(
+                    f"plain sentences get right-branching trees, not parsed ones: "
+                    f"{error} (--tree right chooses them without this message)"
+                )
             return None
