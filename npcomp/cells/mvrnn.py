@@ -15,29 +15,36 @@ missing right child is (0, I): the identity leaves the left child's vector
 as it is (u = I a) and adds nothing through A b (MV4; the paper's trees are
 binary).
 
-In the row-vector orientation the code computes (``uv @ W`` is the paper's
-W [Ba; Ab]; code matrices are the transposes of the paper's, except the
-node matrices A, B, P, kept as the paper's operators):
+In the row-vector orientation every code matrix is the transpose of the
+paper's, the node matrices too: ``M[j]`` holds P^T (a leaf's: A^T), so
+that (MV2) over a level is one product, as (MV1) is:
 
-    u = B a,  v = A b,  uv = [u | v]                      (2d,) per node
-    p = tanh( uv @ W + b )                                   (MV1)
-    P = W_M,1 A + W_M,2 B,   W_M,1 = W_M[:d].T,  W_M,2 = W_M[d:].T      (MV2)
+    u = B a = a B^T,  v = A b = b A^T,  uv = [u | v]          (2d,) per node
+    p   = tanh( uv @ W + b )                                     (MV1)
+    P^T = [A^T | B^T] @ W_M                                      (MV2)
 
-Backward (eps_h = dJ/dp accumulated in ``d_h``, eps_P = dJ/dP in
+``uv @ W`` is the paper's W [Ba; Ab] and ``[A^T | B^T] @ W_M`` (a d x 2d
+block per node, ``AB``) its W_M [A; B], transposed: W_M,1 = W_M[:d].T,
+W_M,2 = W_M[d:].T.  Each is one matrix product over the nodes of a level
+stacked as rows.
+
+Backward (eps_h = dJ/dp accumulated in ``d_h``, eps_P^T = (dJ/dP)^T in
 ``eps_P``), parents first:
 
-    delta   = eps_h * (1 - p^2)                          reverses tanh of (MV1)
-    eps_uv  = delta @ W^T = [eps_u | eps_v]              reverses (MV1)'s W
-    eps_a  += B^T eps_u,   eps_B += eps_u a^T            reverses u = B a
-    eps_b  += A^T eps_v,   eps_A += eps_v b^T            reverses v = A b
-    eps_A  += W_M1^T eps_P, eps_B += W_M2^T eps_P        reverses (MV2)
+    delta    = eps_h * (1 - p^2)                        reverses tanh of (MV1)
+    eps_uv   = delta @ W^T = [eps_u | eps_v]            reverses (MV1)'s W
+    eps_AB   = eps_P^T @ W_M^T = [eps_A^T | eps_B^T]    reverses (MV2)
+    eps_a   += B^T eps_u,   eps_B^T += a eps_u^T        reverses u = B a
+    eps_b   += A^T eps_v,   eps_A^T += b eps_v^T        reverses v = A b
     dW   = sum_j uv_j^T delta_j,   db = sum_j delta_j
-    dW_M[:d] = sum_j A_j eps_P_j^T,  dW_M[d:] = sum_j B_j eps_P_j^T   (the code's W_M)
+    dW_M = sum_j AB_j^T eps_P_j^T                       (the code's W_M)
     leaves: dJ/dx_w = [sum eps_a | sum vec(eps_A)] over the leaves reading w
 
 The head reads p alone: eps_P of a node comes from its parent only (0 at a
-root).  The forward keeps uv, h (= p) and every node's matrix; the backward
-leaves eps_h, delta, eps_uv and eps_P on the cache for ``npcomp explain``.
+root).  The forward keeps uv, AB, h (= p) and every node's matrix; the
+backward leaves eps_h, delta, eps_uv and eps_P on the cache for ``npcomp
+explain``, which shows P and eps_P as the paper's (``cache.P``,
+``cache.eps_P_paper``).
 
 =========  ========================  =====================================
 paper      code                      shape
@@ -47,8 +54,9 @@ b_W        ``b``                     (d,)
 W_M        ``W_M`` (its transpose)   (2d, d): rows W_M,1^T then W_M,2^T
 a, A       ``x[w, :d]``, ``x[w, d:]`` (d,), (d, d) row-major
 p          ``h[j]``                  (d,)
-P          ``M[j]``                  (d, d)
+P          ``M[j]`` (its transpose)  (d, d)
 [Ba; Ab]   ``uv[j - L]``             (2d,)
+[A; B]     ``AB[j - L]`` (transpose) (d, 2d): [A^T | B^T]
 =========  ========================  =====================================
 """
 
@@ -81,13 +89,24 @@ class MVRNNCache:
     word_index: np.ndarray  # (L,) row of x each leaf reads
     n_words: int  # U, rows of x
     h: np.ndarray  # (n, d) vectors p (a leaf's: a)
-    M: np.ndarray  # (n, d, d) matrices P (a leaf's: A)
+    M: np.ndarray  # (n, d, d) matrices P^T (a leaf's: A^T)
     uv: np.ndarray  # (n - L, 2d) [B a | A b] per inner node
+    AB: np.ndarray  # (n - L, d, 2d) [A^T | B^T] per inner node
     # what the backward leaves for ``backward_terms``
     eps_h: np.ndarray | None = None  # (n, d) eps_h
-    eps_P: np.ndarray | None = None  # (n, d, d)
+    eps_P: np.ndarray | None = None  # (n, d, d) eps_P^T
     delta: np.ndarray | None = None  # (n - L, d)
     eps_uv: np.ndarray | None = None  # (n - L, 2d)
+
+    @property
+    def P(self) -> np.ndarray:
+        """(n, d, d) the paper's node matrices P (a view)."""
+        return self.M.transpose(0, 2, 1)
+
+    @property
+    def eps_P_paper(self) -> np.ndarray:
+        """(n, d, d) dJ/dP as the paper's matrices (a view)."""
+        return self.eps_P.transpose(0, 2, 1)
 
 
 class MVRNN(BinaryCell):
@@ -151,48 +170,53 @@ class MVRNN(BinaryCell):
         word_index = np.asarray(word_index)[:leaves]
         children = binary_children(forest)
         h = np.empty((n, d), dtype=x.dtype)
-        M = np.empty((n, d, d), dtype=x.dtype)
+        M = np.empty((n, d, d), dtype=x.dtype)  # P^T per node
+        P = M.transpose(0, 2, 1)  # the paper's, for the nudges
         h[:leaves] = x[word_index, :d]
-        M[:leaves] = x[word_index, d:].reshape(leaves, d, d)
+        P[:leaves] = x[word_index, d:].reshape(leaves, d, d)
         nudge_rows(nudge, "h", h, 0, leaves)
-        nudge_rows(nudge, "P", M, 0, leaves)
+        nudge_rows(nudge, "P", P, 0, leaves)
         uv = np.empty((n - leaves, 2 * d), dtype=x.dtype)
-        W_M = params["W_M"]
+        AB = np.empty((n - leaves, d, 2 * d), dtype=x.dtype)
         for start, stop in forest.levels(first=1):
             rows = slice(start - leaves, stop - leaves)
-            _gather_uv(children, h, M, uv, start, stop, leaves)  # [B a | A b]
+            _gather_children(children, h, M, uv, AB, start, stop, leaves)  # [Ba | Ab], [A^T | B^T]
             p = h[start:stop]
             np.matmul(uv[rows], params["W"], out=p)  # (MV1)
             p += params["b"]
             np.tanh(p, out=p)
-            _compose_matrices(children, M, W_M, start, stop)  # (MV2)
+            np.matmul(AB[rows].reshape(-1, 2 * d), params["W_M"], out=M[start:stop].reshape(-1, d))  # (MV2)
             nudge_rows(nudge, "h", h, start, stop)
-            nudge_rows(nudge, "P", M, start, stop)
-        return h, MVRNNCache(word_index, x.shape[0], h, M, uv)
+            nudge_rows(nudge, "P", P, start, stop)
+        return h, MVRNNCache(word_index, x.shape[0], h, M, uv, AB)
 
     def backward(self, params: dict, forest: Forest, cache: MVRNNCache, d_h: np.ndarray, grads: dict) -> np.ndarray:
         """d_h: (n, d) dJ/dp from the head (eps_h accumulates in it).  Adds
         dW, db, dW_M into ``grads``; returns dJ/dx (U, d + d^2)."""
         n, d, leaves = forest.n_nodes, self.hidden_dim, forest.n_leaves
         children = binary_children(forest)
-        eps_P = np.zeros((n, d, d), dtype=d_h.dtype)
+        eps_P = np.zeros((n, d, d), dtype=d_h.dtype)  # eps_P^T per node
         delta = np.empty((n - leaves, d), dtype=d_h.dtype)
         eps_uv = np.empty((n - leaves, 2 * d), dtype=d_h.dtype)
+        eps_AB = np.empty((n - leaves, d, 2 * d), dtype=d_h.dtype)
         w_transposed = np.ascontiguousarray(params["W"].T)
-        W_M = params["W_M"]
+        w_m_transposed = np.ascontiguousarray(params["W_M"].T)
         for start, stop in forest.levels(first=1, downward=True):
             rows = slice(start - leaves, stop - leaves)
             np.multiply(d_h[start:stop], ONE - cache.h[start:stop] ** 2, out=delta[rows])
             np.matmul(delta[rows], w_transposed, out=eps_uv[rows])  # reverses (MV1)
+            np.matmul(
+                eps_P[start:stop].reshape(-1, d), w_m_transposed, out=eps_AB[rows].reshape(-1, 2 * d)
+            )  # reverses (MV2)
             _route_to_children(
-                children, cache.h, cache.M, W_M, eps_uv, d_h, eps_P, start, stop, leaves
-            )  # reverses Ba, Ab, (MV2)
+                children, cache.h, cache.M, eps_uv, eps_AB, d_h, eps_P, start, stop, leaves
+            )  # reverses Ba, Ab, [A; B]
         grads["W"] += cache.uv.T @ delta
         grads["b"] += delta.sum(axis=0)
-        _add_matrix_gradient(children, cache.M, eps_P, grads["W_M"], leaves)
+        grads["W_M"] += cache.AB.reshape(-1, 2 * d).T @ eps_P[leaves:].reshape(-1, d)
         cache.eps_h, cache.eps_P, cache.delta, cache.eps_uv = d_h, eps_P, delta, eps_uv
-        d_words = np.concatenate([d_h[:leaves], eps_P[:leaves].reshape(leaves, d * d)], axis=1)
-        return sum_by_index(d_words, cache.word_index, cache.n_words)
+        eps_A = eps_P[:leaves].transpose(0, 2, 1).reshape(leaves, d * d)
+        return sum_by_index(np.concatenate([d_h[:leaves], eps_A], axis=1), cache.word_index, cache.n_words)
 
     # -- what npcomp explain shows ---------------------------------------------------------
 
@@ -205,7 +229,7 @@ class MVRNN(BinaryCell):
             Term("Ba", "MV1", node_rows(n, inner, cache.uv[:, :d]), "MV4"),
             Term("Ab", "MV1", node_rows(n, inner, cache.uv[:, d:]), "MV4"),
             Term("p", "MV1", node_rows(n, inner, cache.h[inner]), "MV3"),
-            Term("P", "MV2", cache.M.reshape(n, d * d), "MV4"),
+            Term("P", "MV2", cache.P.reshape(n, d * d), "MV4"),
             Term("h", "MV1", cache.h),
         ]
 
@@ -215,7 +239,7 @@ class MVRNN(BinaryCell):
         inner = np.arange(leaves, n)
         return [
             Term("eps_h", "reverses MV1", cache.eps_h),
-            Term("eps_P", "reverses MV1, MV2", cache.eps_P.reshape(n, d * d), "MV4"),
+            Term("eps_P", "reverses MV1, MV2", cache.eps_P_paper.reshape(n, d * d), "MV4"),
             Term("delta", "reverses MV1", node_rows(n, inner, cache.delta)),
             Term("eps_[Ba;Ab]", "reverses MV1", node_rows(n, inner, cache.eps_uv)),
         ]
@@ -239,7 +263,7 @@ class MVRNN(BinaryCell):
             sibling = children[j, 1 - k]
             eps_u, eps_v = cache.eps_uv[j - leaves, :d], cache.eps_uv[j - leaves, d:]
             if sibling >= 0:
-                sibling_h, sibling_M = cache.h[sibling], cache.M[sibling]
+                sibling_h, sibling_M = cache.h[sibling], cache.P[sibling]
             else:
                 sibling_h, sibling_M = np.zeros(d), np.eye(d)
             if k == 0:  # the left child (a, A): u = B a reads a, v = A b reads A
@@ -248,7 +272,7 @@ class MVRNN(BinaryCell):
             else:  # the right child (b, B): v = A b reads b, u = B a reads B
                 through_vector[child] = sibling_M.T @ eps_v
                 through_sibling[child] = np.outer(eps_u, sibling_h).ravel()
-            through_W_M[child] = (W_M[k * d : (k + 1) * d] @ cache.eps_P[j]).ravel()
+            through_W_M[child] = (W_M[k * d : (k + 1) * d] @ cache.eps_P_paper[j]).ravel()
         orphan = reasons(n, (parent < 0, "root: no parent"))
         return [
             TermParts(
@@ -280,101 +304,64 @@ class MVRNN(BinaryCell):
 
 
 @njit(cache=True, nogil=True)
-def _gather_uv(children, h, M, uv, start, stop, leaves):
-    """uv[j - leaves] = [B a | A b] for the nodes of one level: (a, A) the
-    left child, (b, B) the right one, (0, I) where it is missing (MV4)."""
+def _gather_children(children, h, M, uv, AB, start, stop, leaves):
+    """For the nodes of one level, (a, A^T) the left child's, (b, B^T) the
+    right one's, (0, I) where it is missing (MV4): uv[j - leaves] = [a B^T |
+    b A^T] (the paper's [B a ; A b]) and AB[j - leaves] = [A^T | B^T]."""
     d = h.shape[1]
+    zero = h.dtype.type(0.0)
     for j in range(start, stop):
         left, right = children[j, 0], children[j, 1]
         row = uv[j - leaves]
-        for r in range(d):
-            u = h[left, r]  # B = I for a missing right child
-            v = h.dtype.type(0.0)
-            if right >= 0:
-                u = h.dtype.type(0.0)
+        block = AB[j - leaves]
+        if right < 0:  # u = I a, v = A 0
+            for r in range(d):
+                row[r] = h[left, r]
+                row[d + r] = zero
                 for c in range(d):
-                    u += M[right, r, c] * h[left, c]
-                    v += M[left, r, c] * h[right, c]
-            row[r] = u
-            row[d + r] = v
-
-
-@njit(cache=True, nogil=True)
-def _compose_matrices(children, M, W_M, start, stop):
-    """P_j = W_M,1 A + W_M,2 B (MV2) for the nodes of one level, W_M,k the
-    transposes of the code's row blocks: P[r, c] = sum_q W_M[q, r] A[q, c] +
-    W_M[d + q, r] B[q, c]; B = I for a missing right child."""
-    d = M.shape[1]
-    for j in range(start, stop):
-        left, right = children[j, 0], children[j, 1]
-        for r in range(d):
+                    block[r, c] = M[left, r, c]
+                    block[r, d + c] = zero
+                block[r, d + r] = h.dtype.type(1.0)
+            continue
+        for r in range(2 * d):
+            row[r] = zero
+        for q in range(d):
+            a_q, b_q = h[left, q], h[right, q]
             for c in range(d):
-                total = W_M[d + c, r] if right < 0 else M.dtype.type(0.0)
-                for q in range(d):
-                    total += W_M[q, r] * M[left, q, c]
-                    if right >= 0:
-                        total += W_M[d + q, r] * M[right, q, c]
-                M[j, r, c] = total
+                row[c] += a_q * M[right, q, c]  # u = a B^T
+                row[d + c] += b_q * M[left, q, c]  # v = b A^T
+                block[q, c] = M[left, q, c]
+                block[q, d + c] = M[right, q, c]
 
 
 @njit(cache=True, nogil=True)
-def _route_to_children(children, h, M, W_M, eps_uv, d_h, eps_P, start, stop, leaves):
-    """For the nodes of one level, from eps_uv = [eps_u | eps_v] and eps_P of
-    the node: eps_a += B^T eps_u, eps_B += eps_u a^T, eps_b += A^T eps_v,
-    eps_A += eps_v b^T (reversing u = B a, v = A b), eps_A += W_M,1^T eps_P,
-    eps_B += W_M,2^T eps_P (reversing MV2).  Nothing reaches a missing
-    child's constant (0, I)."""
+def _route_to_children(children, h, M, eps_uv, eps_AB, d_h, eps_P, start, stop, leaves):
+    """For the nodes of one level, from eps_uv = [eps_u | eps_v] and eps_AB =
+    [eps_A^T | eps_B^T] (MV2's share): eps_a += B^T eps_u, eps_B^T += a
+    eps_u^T, eps_b += A^T eps_v, eps_A^T += b eps_v^T (reversing u = B a, v
+    = A b), and eps_AB's blocks to the children's eps_P^T.  Nothing reaches a
+    missing child's constant (0, I)."""
     d = h.shape[1]
     for j in range(start, stop):
         left, right = children[j, 0], children[j, 1]
         eps_u = eps_uv[j - leaves, :d]
         eps_v = eps_uv[j - leaves, d:]
-        if right < 0:
-            for c in range(d):
-                d_h[left, c] += eps_u[c]  # u = I a
-        else:
-            for c in range(d):
-                a_part = h.dtype.type(0.0)
-                b_part = h.dtype.type(0.0)
-                for r in range(d):
-                    a_part += M[right, r, c] * eps_u[r]
-                    b_part += M[left, r, c] * eps_v[r]
-                d_h[left, c] += a_part
-                d_h[right, c] += b_part
-            for r in range(d):
+        block = eps_AB[j - leaves]
+        if right < 0:  # u = I a
+            for q in range(d):
+                d_h[left, q] += eps_u[q]
                 for c in range(d):
-                    eps_P[right, r, c] += eps_u[r] * h[left, c]
-                    eps_P[left, r, c] += eps_v[r] * h[right, c]
-        # (MV2): eps_A[q, c] += sum_r W_M,1[r, q] eps_P[r, c] = sum_r W_M[q, r] eps_P[r, c]
+                    eps_P[left, q, c] += block[q, c]
+            continue
         for q in range(d):
+            a_part = h.dtype.type(0.0)
+            b_part = h.dtype.type(0.0)
+            for c in range(d):  # M[right] = B^T: (B^T eps_u)_q = sum_c B^T[q, c] eps_u[c]
+                a_part += M[right, q, c] * eps_u[c]
+                b_part += M[left, q, c] * eps_v[c]
+            d_h[left, q] += a_part
+            d_h[right, q] += b_part
+            a_q, b_q = h[left, q], h[right, q]
             for c in range(d):
-                to_left = h.dtype.type(0.0)
-                to_right = h.dtype.type(0.0)
-                for r in range(d):
-                    to_left += W_M[q, r] * eps_P[j, r, c]
-                    to_right += W_M[d + q, r] * eps_P[j, r, c]
-                eps_P[left, q, c] += to_left
-                if right >= 0:
-                    eps_P[right, q, c] += to_right
-
-
-@njit(cache=True, nogil=True)
-def _add_matrix_gradient(children, M, eps_P, d_W_M, leaves):
-    """d W_M[q, r] += sum_j sum_c A_j[q, c] eps_P_j[r, c] (rows 0..d-1) and
-    B_j likewise (rows d..2d-1; B = I for a missing right child)."""
-    d = M.shape[1]
-    for j in range(leaves, M.shape[0]):
-        left, right = children[j, 0], children[j, 1]
-        for q in range(d):
-            for r in range(d):
-                to_left = M.dtype.type(0.0)
-                for c in range(d):
-                    to_left += M[left, q, c] * eps_P[j, r, c]
-                d_W_M[q, r] += to_left
-                if right >= 0:
-                    to_right = M.dtype.type(0.0)
-                    for c in range(d):
-                        to_right += M[right, q, c] * eps_P[j, r, c]
-                    d_W_M[d + q, r] += to_right
-                else:
-                    d_W_M[d + q, r] += eps_P[j, r, q]
+                eps_P[right, q, c] += a_q * eps_u[c] + block[q, d + c]
+                eps_P[left, q, c] += b_q * eps_v[c] + block[q, c]
