@@ -60,7 +60,7 @@ from bench_torch_cells import BATCH_SIZE, EMBEDDING_LR, L2, LR, OPTIONS, setting
 
 DIM = 100  # d = d_x of every cell but treelstm-nary, as bench_torch_cells.py's default
 # a function the cell's forward pass calls once per level
-LEVEL_FUNCTIONS = {"treelstm-nary": "rows_forward", "rntn": "_gather_features"}
+LEVEL_FUNCTIONS = {"treelstm-nary": "rows_forward", "rntn": "_gather_features", "mvrnn": "_gather_children"}
 
 
 def main(argv=None) -> int:

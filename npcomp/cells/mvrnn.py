@@ -33,7 +33,8 @@ Backward (eps_h = dJ/dp accumulated in ``d_h``, eps_P^T = (dJ/dP)^T in
 
     delta    = eps_h * (1 - p^2)                        reverses tanh of (MV1)
     eps_uv   = delta @ W^T = [eps_u | eps_v]            reverses (MV1)'s W
-    eps_AB   = eps_P^T @ W_M^T = [eps_A^T | eps_B^T]    reverses (MV2)
+    eps_AB   = eps_P^T @ W_M^T = [eps_A^T | eps_B^T]    reverses (MV2); adds to
+                                                        the children's eps_P^T
     eps_a   += B^T eps_u,   eps_B^T += a eps_u^T        reverses u = B a
     eps_b   += A^T eps_v,   eps_A^T += b eps_v^T        reverses v = A b
     dW   = sum_j uv_j^T delta_j,   db = sum_j delta_j
