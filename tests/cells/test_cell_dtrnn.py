@@ -20,20 +20,25 @@ from cell_checks import (
     assert_gradients_pass,
     assert_matches_reference,
     backward_gradients,
-    backward_while,
-    deep_branching_tree,
     errors_with_backward,
     forward_on_tokens,
     random_params,
-    replaced,
     shown_terms,
     tree_forest,
 )
 from gradcheck.check import TOLERANCE, assert_passes, check_gradients
-from gradcheck.suite import Setting, build_case
-from gradcheck.trees import random_binary_tree, random_dependency_tree, random_dependency_trees
+from gradcheck.suite import Setting
+from gradcheck.trees import random_binary_tree, random_dependency_tree
 from npcomp.cells import dtrnn, make_cell
 from npcomp.cells.reference import dtrnn as dtrnn_reference
+from tree_cell_cases import (
+    assert_deep_branching_passes,
+    assert_kernels_match_python,
+    cell_forward,
+    forest_words,
+    planted_case,
+    with_kernel,
+)
 
 MODEL = "dtrnn"
 D, D_X = 3, 4
@@ -84,8 +89,7 @@ def test_kernels_match_their_python_versions(monkeypatch):
     params = random_params(cell, rng)
     vectors = [rng.normal(size=(len(t.tokens), D_X)) for t in trees]
     forest, _ = forward_on_tokens(cell, params, trees, vectors, np.float64)
-    words, index = np.unique(forest.word[forest.word_nodes()], return_inverse=True)
-    x = np.concatenate(vectors)[words]
+    x, index = forest_words(forest, vectors)
     d_h = rng.normal(size=(forest.n_nodes, D))
 
     def run():
@@ -93,11 +97,8 @@ def test_kernels_match_their_python_versions(monkeypatch):
         grads, d_x = backward_gradients(cell, params, forest, cache, d_h)
         return [h, d_x] + [grads[name] for name in sorted(grads)]
 
-    compiled = run()
-    for kernel in ("_span_sizes", "_position_slots", "_gather_positions", "_route_positions"):
-        monkeypatch.setattr(dtrnn, kernel, getattr(dtrnn, kernel).py_func)
-    for jitted, python in zip(compiled, run()):
-        np.testing.assert_allclose(jitted, python, rtol=1e-13, atol=1e-15)
+    kernels = ("_span_sizes", "_position_slots", "_gather_positions", "_route_positions")
+    assert_kernels_match_python(monkeypatch, dtrnn, kernels, run)
 
 
 # ---------------------------------------------------------------------------
@@ -124,10 +125,7 @@ def test_random_dependency_trees(setting, shapes):
 
 @pytest.mark.parametrize("direction", ["left", "right"])
 def test_deep_branching_trees(direction):
-    rng = np.random.default_rng(7)
-    tree = deep_branching_tree(direction, rng)
-    setting = Setting(MODEL, input_dim=2, hidden_dim=2, supervision="root+leaves")
-    assert assert_gradients_pass(setting, [tree], rng).n_levels == 300
+    assert_deep_branching_passes(Setting(MODEL, input_dim=2, hidden_dim=2, supervision="root+leaves"), direction)
 
 
 # ---------------------------------------------------------------------------
@@ -136,9 +134,7 @@ def test_deep_branching_trees(direction):
 
 
 def _case():
-    rng = np.random.default_rng(11)
-    trees = random_dependency_trees(rng, n_classes=5, vocab_size=10)
-    return build_case(Setting(MODEL, trees="dependency"), trees, rng)
+    return planted_case(Setting(MODEL, trees="dependency"))
 
 
 def test_unplanted_case_passes():
@@ -153,13 +149,7 @@ def test_detects_children_unweighted_by_their_words(monkeypatch):
     def unweighted(children, slot, span, eps_S, d_h, start, stop):
         route(children, slot, np.ones_like(span), eps_S, d_h, start, stop)
 
-    wrap = lambda backward: backward_while(
-        backward,
-        lambda params, forest: replaced(  # noqa: E731
-            dtrnn, "_route_positions", unweighted
-        ),
-    )
-    errors = errors_with_backward(monkeypatch, _case(), wrap)
+    errors = errors_with_backward(monkeypatch, _case(), with_kernel(dtrnn, "_route_positions", unweighted))
     assert errors["embedding"] > TOLERANCE and errors["cell.W_v"] > TOLERANCE
     assert errors["softmax.W"] <= TOLERANCE
 
@@ -172,13 +162,7 @@ def test_detects_left_and_right_matrices_exchanged(monkeypatch):
     def mirrored(children, slot, span, eps_S, d_h, start, stop):
         route(children, (slot + K) % (2 * K), span, eps_S, d_h, start, stop)
 
-    wrap = lambda backward: backward_while(
-        backward,
-        lambda params, forest: replaced(  # noqa: E731
-            dtrnn, "_route_positions", mirrored
-        ),
-    )
-    errors = errors_with_backward(monkeypatch, _case(), wrap)
+    errors = errors_with_backward(monkeypatch, _case(), with_kernel(dtrnn, "_route_positions", mirrored))
     assert errors["embedding"] > TOLERANCE
 
 
@@ -194,8 +178,7 @@ def test_error_terms_add_up_to_the_parameter_gradients():
     params = random_params(cell, rng)
     vectors = [rng.normal(size=(len(t.tokens), D_X)) for t in trees]
     forest, _ = forward_on_tokens(cell, params, trees, vectors, np.float64)
-    words, index = np.unique(forest.word[forest.word_nodes()], return_inverse=True)
-    h, cache = cell.forward(params, forest, np.concatenate(vectors)[words], index)
+    h, cache = cell_forward(cell, params, forest, vectors)
     head = rng.normal(size=h.shape)
     grads, _ = backward_gradients(cell, params, forest, cache, head)
     forward, terms = shown_terms(cell, forest, cache)

@@ -19,19 +19,18 @@ from hypothesis import given, settings as hypothesis_settings, strategies as st
 from cell_checks import (
     assert_gradients_pass,
     assert_matches_reference,
-    backward_while,
     errors_with_backward,
     forward_on_tokens,
     random_params,
-    replaced,
 )
 from gradcheck.check import TOLERANCE, assert_passes, check_gradients
-from gradcheck.suite import Setting, build_case
-from gradcheck.trees import random_binary_tree, random_dependency_tree, random_dependency_trees
+from gradcheck.suite import Setting
+from gradcheck.trees import random_binary_tree, random_dependency_tree
 from npcomp.cells import dtrnn, make_cell
 from npcomp.cells.reference import sdtrnn as sdtrnn_reference
 from npcomp.data.readers.dependency_relations import RELATIONS, relation_id
 from npcomp.data.readers.sick import read_sick_dir
+from tree_cell_cases import planted_case, with_kernel
 
 MODEL = "sdtrnn"
 D, D_X = 3, 4
@@ -153,9 +152,7 @@ def test_random_dependency_trees(setting, shapes):
 
 
 def _case():
-    rng = np.random.default_rng(11)
-    trees = random_dependency_trees(rng, n_classes=5, vocab_size=10)
-    return build_case(Setting(MODEL, trees="dependency"), trees, rng)
+    return planted_case(Setting(MODEL, trees="dependency"))
 
 
 def test_unplanted_case_passes():
@@ -171,11 +168,5 @@ def test_detects_the_backward_reading_every_child_as_dep(monkeypatch):
     def generic(children, slot, span, eps_S, d_h, start, stop):
         route(children, np.where(slot >= 0, relation_id("dep"), -1), span, eps_S, d_h, start, stop)
 
-    wrap = lambda backward: backward_while(
-        backward,
-        lambda params, forest: replaced(  # noqa: E731
-            dtrnn, "_route_positions", generic
-        ),
-    )
-    errors = errors_with_backward(monkeypatch, _case(), wrap)
+    errors = errors_with_backward(monkeypatch, _case(), with_kernel(dtrnn, "_route_positions", generic))
     assert errors["embedding"] > TOLERANCE and errors["cell.W"] > TOLERANCE
