@@ -21,8 +21,6 @@ from cell_checks import (
     assert_matches_reference,
     backward_gradients,
     errors_with_backward,
-    forward_on_tokens,
-    random_params,
     shown_terms,
     tree_forest,
 )
@@ -36,6 +34,7 @@ from tree_cell_cases import (
     assert_kernels_match_python,
     cell_forward,
     forest_words,
+    forward_case,
     planted_case,
     with_kernel,
 )
@@ -56,12 +55,8 @@ def _mixed_trees(seed=5):
 @pytest.mark.parametrize("positions", [1, 3])
 @pytest.mark.parametrize("dtype,tolerance", [(np.float64, 1e-12), (np.float32, 2e-6)])
 def test_forward_matches_the_node_by_node_reference(dtype, tolerance, positions):
-    trees = _mixed_trees()
-    rng = np.random.default_rng(3)
     cell = make_cell(MODEL, D_X, D, positions=positions)
-    params = random_params(cell, rng)
-    vectors = [rng.normal(size=(len(t.tokens), D_X)) for t in trees]
-    forest, h = forward_on_tokens(cell, params, trees, vectors, dtype)
+    _, trees, vectors, params, forest, h = forward_case(cell, _mixed_trees(), np.random.default_rng(3), dtype)
     assert h.dtype == dtype
     assert_matches_reference(
         h,
@@ -83,12 +78,10 @@ def test_positions_are_counted_outward_from_the_head():
 
 
 def test_kernels_match_their_python_versions(monkeypatch):
-    trees = _mixed_trees(seed=9)
     rng = np.random.default_rng(4)
-    cell = make_cell(MODEL, D_X, D)
-    params = random_params(cell, rng)
-    vectors = [rng.normal(size=(len(t.tokens), D_X)) for t in trees]
-    forest, _ = forward_on_tokens(cell, params, trees, vectors, np.float64)
+    cell, trees, vectors, params, forest, _ = forward_case(
+        make_cell(MODEL, D_X, D), _mixed_trees(seed=9), rng, np.float64
+    )
     x, index = forest_words(forest, vectors)
     d_h = rng.normal(size=(forest.n_nodes, D))
 
@@ -172,12 +165,10 @@ def test_detects_left_and_right_matrices_exchanged(monkeypatch):
 
 
 def test_error_terms_add_up_to_the_parameter_gradients():
-    trees = _mixed_trees(seed=12)
     rng = np.random.default_rng(6)
-    cell = make_cell(MODEL, D_X, D)
-    params = random_params(cell, rng)
-    vectors = [rng.normal(size=(len(t.tokens), D_X)) for t in trees]
-    forest, _ = forward_on_tokens(cell, params, trees, vectors, np.float64)
+    cell, trees, vectors, params, forest, _ = forward_case(
+        make_cell(MODEL, D_X, D), _mixed_trees(seed=12), rng, np.float64
+    )
     h, cache = cell_forward(cell, params, forest, vectors)
     head = rng.normal(size=h.shape)
     grads, _ = backward_gradients(cell, params, forest, cache, head)

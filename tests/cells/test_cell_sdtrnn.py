@@ -30,7 +30,7 @@ from npcomp.cells import dtrnn, make_cell
 from npcomp.cells.reference import sdtrnn as sdtrnn_reference
 from npcomp.data.readers.dependency_relations import RELATIONS, relation_id
 from npcomp.data.readers.sick import read_sick_dir
-from tree_cell_cases import planted_case, with_kernel
+from tree_cell_cases import forward_case, planted_case, with_kernel
 
 MODEL = "sdtrnn"
 D, D_X = 3, 4
@@ -48,12 +48,9 @@ def _trees(seed=5):
 
 @pytest.mark.parametrize("dtype,tolerance", [(np.float64, 1e-12), (np.float32, 2e-6)])
 def test_forward_matches_the_node_by_node_reference(dtype, tolerance):
-    trees = _trees()
-    rng = np.random.default_rng(3)
-    cell = make_cell(MODEL, D_X, D)
-    params = random_params(cell, rng)
-    vectors = [rng.normal(size=(len(t.tokens), D_X)) for t in trees]
-    forest, h = forward_on_tokens(cell, params, trees, vectors, dtype)
+    cell, trees, vectors, params, forest, h = forward_case(
+        make_cell(MODEL, D_X, D), _trees(), np.random.default_rng(3), dtype
+    )
     assert forest.relation is None  # the constituency tree has none
     forest_with, h_with = forward_on_tokens(cell, params, trees[:4], vectors[:4], dtype)
     assert forest_with.relation is not None

@@ -31,6 +31,13 @@ def binary_forward_case(cell, dtype, seed: int = 3, scale: float = 0.7, word_vec
     rng = np.random.default_rng(seed)
     trees = [random_binary_tree(n, rng, unary_rate=0.2) for n in (7, 1, 12, 3, 20)]
     trees += [branching_tree(["w1", "w2", "w3", "w4"], "right")]
+    return forward_case(cell, trees, rng, dtype, scale, word_vectors)
+
+
+def forward_case(cell, trees: list, rng, dtype, scale: float = 0.7, word_vectors=None) -> tuple:
+    """(cell, trees, vectors, params, forest, h): ``cell``'s forward in
+    ``dtype`` on ``trees``, its parameters ``random_params(scale)`` and then
+    each tree's word vectors drawn from ``rng`` (``binary_forward_case``)."""
     params = random_params(cell, rng, scale=scale)
     draw = word_vectors or (lambda rng, n: rng.normal(size=(n, cell.input_dim)))
     vectors = [draw(rng, len(tree.tokens)) for tree in trees]
