@@ -77,3 +77,6 @@ html_sidebars = {
     "exercises/*": ["sidebar-nav-bs"],
 }
 html_show_sourcelink = False
+# the site's own CSS (_static/npcomp.css): long names wrap in "On this page"
+html_static_path = [str(DOCS / "_static")]  # absolute: a conf.py that execs this one
+html_css_files = ["npcomp.css"]

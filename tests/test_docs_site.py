@@ -7,6 +7,7 @@ not run).  A planted broken link fails a build with the site's own
 configuration."""
 
 import functools
+import html.parser
 import http.server
 import os
 import shutil
@@ -111,6 +112,42 @@ def test_the_api_reference_follows_every_packages_exports(site):
     pages = {path.stem for path in (site / "api").glob("*.html")} - {"index"}
     assert "npcomp.estimators.TreeClassifier" in expected
     assert pages == expected
+
+
+class _Text(html.parser.HTMLParser):
+    """A page's text as a reader sees it (no scripts, styles or tags)."""
+
+    def __init__(self):
+        super().__init__()
+        self.parts, self._hidden = [], 0
+
+    def handle_starttag(self, tag, attrs):
+        self._hidden += tag in ("script", "style")
+
+    def handle_endtag(self, tag):
+        self._hidden -= tag in ("script", "style")
+
+    def handle_data(self, data):
+        if not self._hidden:
+            self.parts.append(data)
+
+
+def page_text(path: Path) -> str:
+    reader = _Text()
+    reader.feed(path.read_text(encoding="utf-8"))
+    return "".join(reader.parts)
+
+
+def test_no_api_page_shows_a_literals_backticks(site):
+    """The docstrings' ``code`` is shown as code on every API page, also in
+    a docstring shown as written (its parameters' columns): never its
+    backticks."""
+    pages = sorted((site / "api").glob("*.html"))
+    assert len(pages) > 100
+    shown = {path.name: text.count("``") for path in pages if "``" in (text := page_text(path))}
+    assert not shown, shown
+    classifier = page_text(site / "api" / f"{tree_classifier_page(site)}.html")
+    assert "called after every dev evaluation as callback(at, dev," in classifier
 
 
 def test_the_command_line_reference_is_every_commands_help(site):
@@ -257,6 +294,21 @@ def test_the_api_page_of_tree_classifier_renders(chromium, served, site):
     methods = {element.get_attribute("id") for element in chromium.find_elements(By.CSS_SELECTOR, "dt.sig[id]")}
     assert {f"{name}.fit", f"{name}.predict"} <= methods, methods
     assert chromium.find_elements(By.CSS_SELECTOR, "header nav a.nav-link")
+
+
+def test_on_this_page_wraps_long_names(chromium, served, site):
+    """The right-hand column of TreeClassifier's page: predict_proba's entry
+    wraps (_static/npcomp.css), the column never scrolls sideways."""
+    from selenium.webdriver.common.by import By
+
+    name = tree_classifier_page(site)
+    chromium.get(f"{served}/api/{name}.html")
+    column = chromium.find_element(By.ID, "pst-secondary-sidebar")
+    assert column.is_displayed()
+    entry = column.find_element(By.CSS_SELECTOR, f'a[href="#{name}.predict_proba"]')
+    assert "predict_proba" in entry.text
+    widths = chromium.execute_script("const e = arguments[0]; return [e.scrollWidth, e.clientWidth];", column)
+    assert widths[0] <= widths[1], widths
 
 
 def test_an_exercise_notebook_renders(chromium, served, site):

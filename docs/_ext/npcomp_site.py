@@ -11,6 +11,7 @@ import importlib
 import inspect
 import os
 import pkgutil
+import re
 from pathlib import Path
 
 # --------------------------------------------------------------------------
@@ -149,7 +150,32 @@ def _escaped(text: str) -> str:
     return "".join(f"\\{char}" if char in "\\*`|_[]<>:" else char for char in text)
 
 
+# an inline literal as the docstrings write it: ``code``, maybe across a
+# line break
+_LITERAL = re.compile(r"``([^`\s](?:[^`]*[^`\s])?)``")
+
+
+def _plain(text: str) -> str:
+    """``text`` as reST that shows it as written, but for its inline
+    literals: those stay ``code`` (set off by escaped spaces, so a literal
+    next to a letter or a dot is still one; one across a line break is one
+    a line), everything else escaped."""
+    pieces, at = [], 0
+    for match in _LITERAL.finditer(text):
+        pieces.append(_escaped(text[at : match.start()]))
+        parts = []
+        for line in match.group(1).split("\n"):
+            indent = line[: len(line) - len(line.lstrip())]
+            parts.append(f"{indent}\\ ``{line.strip()}``\\ " if line.strip() else indent)
+        pieces.append("\n".join(parts))
+        at = match.end()
+    return "".join(pieces + [_escaped(text[at:])])
+
+
 def plain_docstrings(app, what, name, obj, options, lines) -> None:
+    """A docstring reST does not read cleanly: its summary escaped, the
+    rest a parsed literal block (its lines and spacing as written, the
+    inline literals shown as code: the terminal reads ``x`` as code too)."""
     if not lines or _clean_rest("\n".join(lines), app.env):
         return
     text = list(lines)
@@ -160,9 +186,15 @@ def plain_docstrings(app, what, name, obj, options, lines) -> None:
     rest = text[blank:]
     while rest and not rest[0].strip():
         rest.pop(0)
-    lines[:] = [summary if _clean_rest(summary, app.env) else _escaped(summary), ""]
-    if rest:
-        lines += ["::", ""] + [f"    {line}" if line.strip() else "" for line in rest] + [""]
+    lines[:] = [summary if _clean_rest(summary, app.env) else _plain(summary), ""]
+    if not rest:
+        return
+    block = [".. parsed-literal::", ""] + [
+        f"    {line}" if line.strip() else "" for line in _plain("\n".join(rest)).split("\n")
+    ]
+    if not _clean_rest("\n".join(block), app.env):  # what the escapes cannot make plain: as it is
+        block = ["::", ""] + [f"    {line}" if line.strip() else "" for line in rest]
+    lines += block + [""]
 
 
 # --------------------------------------------------------------------------

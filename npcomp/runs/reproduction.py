@@ -50,7 +50,7 @@ def reproduce(
 ) -> ReproductionResult:
     """`npcomp reproduce TABLE` from Python, with its options as keywords:
     train (or resume) the table's ``rows`` ("a,b"; default all) over seeds
-    1..``seeds`` (``folds``, ``epochs``: in place of the table's own) on
+    1 to ``seeds`` (``folds``, ``epochs``: in place of the table's own) on
     Dask, then write its report into ``out``; ``report_only``: the report
     alone, from the runs in OUT/TABLE/.  ConfigError names an option at
     fault before anything is read or written."""

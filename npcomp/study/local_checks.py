@@ -37,8 +37,9 @@ eps_c).  The error a parent routes includes what the child's own
 equations add to it through its later states (moving c_k moves h_k = o
 tanh(c_k) too), so a wrong own term in a child (eps_c += eps_h o g'(c))
 shows as its parent's routing: it shows first at the root, where nothing
-is routed.  A delta (a gate pre-activation's error) is not a state the
-forward can move: for the cells whose node equations ``grading.py`` writes
+is routed.  A delta (a pre-activation's error: a gate's, the
+candidate's, an input block's, as ``local_deltas.QUANTITIES`` tells
+each) is not a state the forward can move: for the cells whose node equations ``grading.py`` writes
 out (the N-ary and Child-Sum Tree-LSTMs, the RNTN, the S-LSTM, the
 LSTM-RNN) each delta at a node is checked, before what the node routes,
 against central differences of those equations run from the node's
@@ -333,7 +334,9 @@ def _delta_checks(
         return []
     partials, *_ = np.linalg.lstsq(probe.own, eps, rcond=None)
     checks = []
-    for symbol, reverses, analytic, numeric in delta_values(model, params, forest, setup.cache, node, partials):
+    for symbol, quantity, reverses, analytic, numeric in delta_values(
+        model, params, forest, setup.cache, node, partials
+    ):
         error = relative_errors(analytic, numeric, floor)
         checks.append(
             LocalCheck(
@@ -344,7 +347,7 @@ def _delta_checks(
                 None,
                 symbol,
                 "",
-                f"{symbol} at node {int(forest.origin[node])}, the error of a gate's pre-activation",
+                f"{symbol} at node {int(forest.origin[node])}, {quantity}",
                 reverses,
                 float(error.max()) if error.size else 0.0,
                 analytic,

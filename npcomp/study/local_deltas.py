@@ -1,4 +1,5 @@
-"""The local checks' deltas: each gate pre-activation's error at a node,
+"""The local checks' deltas: each pre-activation's error at a node (a
+gate's, the candidate's, an input block's: ``QUANTITIES``),
 with the error from above held fixed, against central differences of the
 node's own equations, for the cells whose node equations ``grading.py``
 and ``peephole_nodes.py`` write out (the N-ary Tree-LSTM at a node with
@@ -132,56 +133,65 @@ def _lstm_rnn_inputs(cell, terms: dict, forest, node: int, partials: np.ndarray,
     }
 
 
+# what each checked delta is the error of, by cell and symbol: the one
+# table the local checks' messages read (a gate's pre-activation, the
+# candidate's, an input block's), so no delta is told as a gate it is not
+GATE = "the error of {}'s pre-activation"
+QUANTITIES = {
+    "treelstm-nary": {
+        "delta_o": GATE.format("the output gate o"),
+        "delta_i": GATE.format("the input gate i"),
+        "delta_u": "the error of the candidate u's pre-activation (not a gate: u = tanh, eq. 12)",
+        "delta_f_l": GATE.format("the left child's forget gate f_l"),
+        "delta_f_r": GATE.format("the right child's forget gate f_r"),
+    },
+    "treelstm-childsum": {
+        "delta_o": GATE.format("the output gate o"),
+        "delta_i": GATE.format("the input gate i"),
+        "delta_u": "the error of the candidate u's pre-activation (not a gate: u = tanh, eq. 6)",
+        "delta_f": GATE.format("each child's forget gate f_jk"),
+    },
+    "rntn": {"delta": "the error of the composition's pre-activation (the argument of f = tanh, eq. 3)"},
+    "slstm": {
+        "delta_o": GATE.format("the output gate o"),
+        "delta_fl": GATE.format("the left forget gate f^L"),
+        "delta_fr": GATE.format("the right forget gate f^R"),
+        "delta_i": GATE.format("the input gate i"),
+        "delta_x": "the error of the candidate x's pre-activation (not a gate: tanh of eq. 4)",
+    },
+    "lstm-rnn": {
+        "delta_o": GATE.format("the output gate o"),
+        "delta_u": "the error of the candidate u's pre-activation (not a gate: the argument of g in L5)",
+        "delta_i1": GATE.format("the input gate i_1"),
+        "delta_i2": GATE.format("the input gate i_2"),
+        "delta_a1": "the error of the candidate's input block a_1, child x's (not a gate)",
+        "delta_a2": "the error of the candidate's input block a_2, child y's (not a gate)",
+        "delta_f1": GATE.format("the forget gate f_1"),
+        "delta_f2": GATE.format("the forget gate f_2"),
+    },
+}
+
 # cell name -> (its node's equations for a cell, its inputs at a node of a
-# forest, the deltas checked: part name -> backward term)
+# forest); the deltas checked are its ``QUANTITIES``, each the backward's
+# term of that symbol and the node equations' part of that name
 NODES = {
-    "treelstm-nary": (
-        lambda cell: NARY_NODE,
-        _nary_inputs,
-        {
-            "delta_o": "delta_o",
-            "delta_i": "delta_i",
-            "delta_u": "delta_u",
-            "delta_f_l": "delta_f_l",
-            "delta_f_r": "delta_f_r",
-        },
-    ),
-    "treelstm-childsum": (
-        lambda cell: CHILDSUM_NODE,
-        _childsum_inputs,
-        {"delta_o": "delta_o", "delta_i": "delta_i", "delta_u": "delta_u", "delta_f": "delta_f"},
-    ),
-    "rntn": (lambda cell: RNTN_NODE, _rntn_inputs, {"delta": "delta"}),
-    "slstm": (
-        lambda cell: SLSTM_NODE,
-        _slstm_inputs,
-        {
-            "delta_o": "delta_o",
-            "delta_fl": "delta_fl",
-            "delta_fr": "delta_fr",
-            "delta_i": "delta_i",
-            "delta_x": "delta_x",
-        },
-    ),
-    "lstm-rnn": (
-        lambda cell: lstm_rnn_node(cell.activation),
-        _lstm_rnn_inputs,
-        {
-            name: name
-            for name in ("delta_o", "delta_u", "delta_i1", "delta_i2", "delta_a1", "delta_a2", "delta_f1", "delta_f2")
-        },
-    ),
+    "treelstm-nary": (lambda cell: NARY_NODE, _nary_inputs),
+    "treelstm-childsum": (lambda cell: CHILDSUM_NODE, _childsum_inputs),
+    "rntn": (lambda cell: RNTN_NODE, _rntn_inputs),
+    "slstm": (lambda cell: SLSTM_NODE, _slstm_inputs),
+    "lstm-rnn": (lambda cell: lstm_rnn_node(cell.activation), _lstm_rnn_inputs),
 }
 
 
 def delta_values(model, params, forest, cache, node: int, partials: np.ndarray) -> list:
-    """[(delta symbol, what it reverses, the backward's value, the
-    differences' value)] at ``node``; [] for a cell or node without node
-    equations here.  ``partials``: dJ/d(the node's states), each with the
+    """[(delta symbol, what it is the error of (``QUANTITIES``), what it
+    reverses, the backward's value, the differences' value)] at ``node``;
+    [] for a cell or node without node equations here.  ``partials``: dJ/d(the node's states), each with the
     others held, as the backward has them (h before c)."""
     if model.cell.name not in NODES:
         return []
-    equations_of, node_inputs, deltas = NODES[model.cell.name]
+    equations_of, node_inputs = NODES[model.cell.name]
+    deltas = QUANTITIES[model.cell.name]
     node_equations = equations_of(model.cell)
     terms = {term.symbol: np.asarray(term.values, dtype=np.float64) for term in model.cell.forward_terms(forest, cache)}
     inputs = node_inputs(model.cell, terms, forest, node, partials, params.prefixed("cell"))
@@ -196,9 +206,10 @@ def delta_values(model, params, forest, cache, node: int, partials: np.ndarray) 
     return [
         (
             symbol,
-            node_equations.parts[part][1],
-            backward[symbol][kids] if part == "delta_f" else backward[symbol][node],
-            truth[part],
+            quantity,
+            node_equations.parts[symbol][1],
+            backward[symbol][kids] if symbol == "delta_f" else backward[symbol][node],
+            truth[symbol],
         )
-        for part, symbol in deltas.items()
+        for symbol, quantity in deltas.items()
     ]

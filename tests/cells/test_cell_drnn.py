@@ -14,38 +14,32 @@ import pytest
 
 from cell_checks import (
     assert_composes_binary_trees_with_words_at_the_leaves,
-    assert_gradients_pass,
     assert_matches_reference,
     assert_random_trees_pass,
     backward_gradients,
-    backward_while,
-    deep_branching_tree,
     errors_with_backward,
-    forward_on_tokens,
     given_random_trees,
-    random_params,
-    replaced,
     shown_terms,
 )
 from gradcheck.check import TOLERANCE, assert_passes, check_gradients
-from gradcheck.suite import Setting, build_case
-from gradcheck.trees import random_binary_tree
+from gradcheck.suite import Setting
 from npcomp.cells import drnn, make_cell
 from npcomp.cells.reference import drnn as drnn_reference
-from npcomp.data.readers.formats import branching_tree
+from tree_cell_cases import (
+    assert_deep_branching_passes,
+    assert_kernels_match_python,
+    binary_forward_case,
+    cell_forward,
+    forest_words,
+    planted_case,
+    with_kernel,
+)
 
 D, D_X = 3, 4
 
 
 def _forward_case(dtype, layers=3, activation="relu", seed=3):
-    rng = np.random.default_rng(seed)
-    trees = [random_binary_tree(n, rng, unary_rate=0.2) for n in (7, 1, 12, 3, 20)]
-    trees += [branching_tree(["w1", "w2", "w3", "w4"], "right")]
-    cell = make_cell("drnn", D_X, D, layers=layers, activation=activation)
-    params = random_params(cell, rng)
-    vectors = [rng.normal(size=(len(t.tokens), D_X)) for t in trees]
-    forest, h = forward_on_tokens(cell, params, trees, vectors, dtype)
-    return cell, trees, vectors, params, forest, h
+    return binary_forward_case(make_cell("drnn", D_X, D, layers=layers, activation=activation), dtype, seed)
 
 
 @pytest.mark.parametrize("layers", [2, 3])
@@ -69,8 +63,7 @@ def test_first_layer_is_the_untied_recnn():
     """Layer 1 at the inner nodes is Le & Zuidema's untied RecNN with the same
     weights (W_leaf for leaf children, W^(1) for inner ones)."""
     cell, trees, vectors, params, forest, _ = _forward_case(np.float64, 2, "tanh")
-    words, index = np.unique(forest.word[forest.word_nodes()], return_inverse=True)
-    x = np.concatenate(vectors)[words]
+    x, index = forest_words(forest, vectors)
     _, cache = cell.forward(params, forest, x, index)
     recnn = make_cell("recnn", D_X, D, activation="tanh", untied=True)
     h_recnn, _ = recnn.forward({"W": params["W"][0], "W_leaf": params["W_leaf"], "b": params["b"][0]}, forest, x, index)
@@ -80,8 +73,7 @@ def test_first_layer_is_the_untied_recnn():
 
 def test_kernels_match_their_python_versions(monkeypatch):
     cell, trees, vectors, params, forest, _ = _forward_case(np.float64, seed=9)
-    words, index = np.unique(forest.word[forest.word_nodes()], return_inverse=True)
-    x = np.concatenate(vectors)[words]
+    x, index = forest_words(forest, vectors)
     d_h = np.random.default_rng(1).normal(size=(forest.n_nodes, D))
 
     def run():
@@ -89,11 +81,8 @@ def test_kernels_match_their_python_versions(monkeypatch):
         grads, d_x = backward_gradients(cell, params, forest, cache, d_h)
         return [h, d_x] + [grads[name] for name in sorted(grads)]
 
-    compiled = run()
-    for kernel in ("_activate_rows", "_gather_layer", "_add_word_terms", "_deltas", "_route_layer"):
-        monkeypatch.setattr(drnn, kernel, getattr(drnn, kernel).py_func)
-    for jitted, python in zip(compiled, run()):
-        np.testing.assert_allclose(jitted, python, rtol=1e-13, atol=1e-15)
+    kernels = ("_activate_rows", "_gather_layer", "_add_word_terms", "_deltas", "_route_layer")
+    assert_kernels_match_python(monkeypatch, drnn, kernels, run)
 
 
 def test_parameter_count():
@@ -131,12 +120,10 @@ def test_random_trees(setting, shapes):
 
 @pytest.mark.parametrize("direction", ["left", "right"])
 def test_deep_branching_trees(direction):
-    rng = np.random.default_rng(7)
-    tree = deep_branching_tree(direction, rng)
     setting = Setting(
         "drnn", input_dim=D_X, hidden_dim=D, activation="tanh", supervision="root+leaves", extra=dict(layers=2)
     )
-    assert assert_gradients_pass(setting, [tree], rng).n_levels == 300
+    assert_deep_branching_passes(setting, direction)
 
 
 # ---------------------------------------------------------------------------
@@ -145,9 +132,7 @@ def test_deep_branching_trees(direction):
 
 
 def _case():
-    rng = np.random.default_rng(11)
-    trees = [random_binary_tree(n, rng, unary_rate=0.2) for n in (6, 9, 1)]
-    return build_case(Setting("drnn", input_dim=D_X, hidden_dim=D, activation="tanh", extra=dict(layers=3)), trees, rng)
+    return planted_case(Setting("drnn", input_dim=D_X, hidden_dim=D, activation="tanh", extra=dict(layers=3)))
 
 
 def test_unplanted_case_passes():
@@ -167,13 +152,7 @@ def test_detects_a_dropped_vertical_path(monkeypatch):
             cut[:, 2 * d :] = 0.0
         route(children, cut, delta, eps, leaf_delta, k, start, stop, leaves)
 
-    wrap = lambda backward: backward_while(
-        backward,
-        lambda params, forest: replaced(  # noqa: E731
-            drnn, "_route_layer", no_vertical
-        ),
-    )
-    errors = errors_with_backward(monkeypatch, _case(), wrap)
+    errors = errors_with_backward(monkeypatch, _case(), with_kernel(drnn, "_route_layer", no_vertical))
     assert errors["cell.W"] > TOLERANCE and errors["cell.W_leaf"] > TOLERANCE
     assert errors["softmax.W"] <= TOLERANCE
 
@@ -185,13 +164,7 @@ def test_detects_children_read_from_the_layer_below(monkeypatch):
     def wrong_layer(children, d_inputs, delta, eps, leaf_delta, k, start, stop, leaves):
         route(children, d_inputs, delta, eps, leaf_delta, max(k - 1, 0) if k > 1 else k, start, stop, leaves)
 
-    wrap = lambda backward: backward_while(
-        backward,
-        lambda params, forest: replaced(  # noqa: E731
-            drnn, "_route_layer", wrong_layer
-        ),
-    )
-    errors = errors_with_backward(monkeypatch, _case(), wrap)
+    errors = errors_with_backward(monkeypatch, _case(), with_kernel(drnn, "_route_layer", wrong_layer))
     assert errors["cell.W"] > TOLERANCE
 
 
@@ -202,8 +175,7 @@ def test_detects_children_read_from_the_layer_below(monkeypatch):
 
 def test_error_terms_add_up_to_the_bias_gradients():
     cell, trees, vectors, params, forest, _ = _forward_case(np.float64, 3, "tanh", seed=12)
-    words, index = np.unique(forest.word[forest.word_nodes()], return_inverse=True)
-    h, cache = cell.forward(params, forest, np.concatenate(vectors)[words], index)
+    h, cache = cell_forward(cell, params, forest, vectors)
     head = np.random.default_rng(2).normal(size=h.shape)
     grads, _ = backward_gradients(cell, params, forest, cache, head)
     _, terms = shown_terms(cell, forest, cache, nan_as_zero=True)

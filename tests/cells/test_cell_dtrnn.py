@@ -20,20 +20,24 @@ from cell_checks import (
     assert_gradients_pass,
     assert_matches_reference,
     backward_gradients,
-    backward_while,
-    deep_branching_tree,
     errors_with_backward,
-    forward_on_tokens,
-    random_params,
-    replaced,
     shown_terms,
     tree_forest,
 )
 from gradcheck.check import TOLERANCE, assert_passes, check_gradients
-from gradcheck.suite import Setting, build_case
-from gradcheck.trees import random_binary_tree, random_dependency_tree, random_dependency_trees
+from gradcheck.suite import Setting
+from gradcheck.trees import random_binary_tree, random_dependency_tree
 from npcomp.cells import dtrnn, make_cell
 from npcomp.cells.reference import dtrnn as dtrnn_reference
+from tree_cell_cases import (
+    assert_deep_branching_passes,
+    assert_kernels_match_python,
+    cell_forward,
+    forest_words,
+    forward_case,
+    planted_case,
+    with_kernel,
+)
 
 MODEL = "dtrnn"
 D, D_X = 3, 4
@@ -51,12 +55,8 @@ def _mixed_trees(seed=5):
 @pytest.mark.parametrize("positions", [1, 3])
 @pytest.mark.parametrize("dtype,tolerance", [(np.float64, 1e-12), (np.float32, 2e-6)])
 def test_forward_matches_the_node_by_node_reference(dtype, tolerance, positions):
-    trees = _mixed_trees()
-    rng = np.random.default_rng(3)
     cell = make_cell(MODEL, D_X, D, positions=positions)
-    params = random_params(cell, rng)
-    vectors = [rng.normal(size=(len(t.tokens), D_X)) for t in trees]
-    forest, h = forward_on_tokens(cell, params, trees, vectors, dtype)
+    _, trees, vectors, params, forest, h = forward_case(cell, _mixed_trees(), np.random.default_rng(3), dtype)
     assert h.dtype == dtype
     assert_matches_reference(
         h,
@@ -78,14 +78,11 @@ def test_positions_are_counted_outward_from_the_head():
 
 
 def test_kernels_match_their_python_versions(monkeypatch):
-    trees = _mixed_trees(seed=9)
     rng = np.random.default_rng(4)
-    cell = make_cell(MODEL, D_X, D)
-    params = random_params(cell, rng)
-    vectors = [rng.normal(size=(len(t.tokens), D_X)) for t in trees]
-    forest, _ = forward_on_tokens(cell, params, trees, vectors, np.float64)
-    words, index = np.unique(forest.word[forest.word_nodes()], return_inverse=True)
-    x = np.concatenate(vectors)[words]
+    cell, trees, vectors, params, forest, _ = forward_case(
+        make_cell(MODEL, D_X, D), _mixed_trees(seed=9), rng, np.float64
+    )
+    x, index = forest_words(forest, vectors)
     d_h = rng.normal(size=(forest.n_nodes, D))
 
     def run():
@@ -93,11 +90,8 @@ def test_kernels_match_their_python_versions(monkeypatch):
         grads, d_x = backward_gradients(cell, params, forest, cache, d_h)
         return [h, d_x] + [grads[name] for name in sorted(grads)]
 
-    compiled = run()
-    for kernel in ("_span_sizes", "_position_slots", "_gather_positions", "_route_positions"):
-        monkeypatch.setattr(dtrnn, kernel, getattr(dtrnn, kernel).py_func)
-    for jitted, python in zip(compiled, run()):
-        np.testing.assert_allclose(jitted, python, rtol=1e-13, atol=1e-15)
+    kernels = ("_span_sizes", "_position_slots", "_gather_positions", "_route_positions")
+    assert_kernels_match_python(monkeypatch, dtrnn, kernels, run)
 
 
 # ---------------------------------------------------------------------------
@@ -124,10 +118,7 @@ def test_random_dependency_trees(setting, shapes):
 
 @pytest.mark.parametrize("direction", ["left", "right"])
 def test_deep_branching_trees(direction):
-    rng = np.random.default_rng(7)
-    tree = deep_branching_tree(direction, rng)
-    setting = Setting(MODEL, input_dim=2, hidden_dim=2, supervision="root+leaves")
-    assert assert_gradients_pass(setting, [tree], rng).n_levels == 300
+    assert_deep_branching_passes(Setting(MODEL, input_dim=2, hidden_dim=2, supervision="root+leaves"), direction)
 
 
 # ---------------------------------------------------------------------------
@@ -136,9 +127,7 @@ def test_deep_branching_trees(direction):
 
 
 def _case():
-    rng = np.random.default_rng(11)
-    trees = random_dependency_trees(rng, n_classes=5, vocab_size=10)
-    return build_case(Setting(MODEL, trees="dependency"), trees, rng)
+    return planted_case(Setting(MODEL, trees="dependency"))
 
 
 def test_unplanted_case_passes():
@@ -153,13 +142,7 @@ def test_detects_children_unweighted_by_their_words(monkeypatch):
     def unweighted(children, slot, span, eps_S, d_h, start, stop):
         route(children, slot, np.ones_like(span), eps_S, d_h, start, stop)
 
-    wrap = lambda backward: backward_while(
-        backward,
-        lambda params, forest: replaced(  # noqa: E731
-            dtrnn, "_route_positions", unweighted
-        ),
-    )
-    errors = errors_with_backward(monkeypatch, _case(), wrap)
+    errors = errors_with_backward(monkeypatch, _case(), with_kernel(dtrnn, "_route_positions", unweighted))
     assert errors["embedding"] > TOLERANCE and errors["cell.W_v"] > TOLERANCE
     assert errors["softmax.W"] <= TOLERANCE
 
@@ -172,13 +155,7 @@ def test_detects_left_and_right_matrices_exchanged(monkeypatch):
     def mirrored(children, slot, span, eps_S, d_h, start, stop):
         route(children, (slot + K) % (2 * K), span, eps_S, d_h, start, stop)
 
-    wrap = lambda backward: backward_while(
-        backward,
-        lambda params, forest: replaced(  # noqa: E731
-            dtrnn, "_route_positions", mirrored
-        ),
-    )
-    errors = errors_with_backward(monkeypatch, _case(), wrap)
+    errors = errors_with_backward(monkeypatch, _case(), with_kernel(dtrnn, "_route_positions", mirrored))
     assert errors["embedding"] > TOLERANCE
 
 
@@ -188,14 +165,11 @@ def test_detects_left_and_right_matrices_exchanged(monkeypatch):
 
 
 def test_error_terms_add_up_to_the_parameter_gradients():
-    trees = _mixed_trees(seed=12)
     rng = np.random.default_rng(6)
-    cell = make_cell(MODEL, D_X, D)
-    params = random_params(cell, rng)
-    vectors = [rng.normal(size=(len(t.tokens), D_X)) for t in trees]
-    forest, _ = forward_on_tokens(cell, params, trees, vectors, np.float64)
-    words, index = np.unique(forest.word[forest.word_nodes()], return_inverse=True)
-    h, cache = cell.forward(params, forest, np.concatenate(vectors)[words], index)
+    cell, trees, vectors, params, forest, _ = forward_case(
+        make_cell(MODEL, D_X, D), _mixed_trees(seed=12), rng, np.float64
+    )
+    h, cache = cell_forward(cell, params, forest, vectors)
     head = rng.normal(size=h.shape)
     grads, _ = backward_gradients(cell, params, forest, cache, head)
     forward, terms = shown_terms(cell, forest, cache)

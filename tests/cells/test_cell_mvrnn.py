@@ -29,34 +29,26 @@ from cell_checks import (
     with_swapped_children,
 )
 from gradcheck.check import TOLERANCE, assert_passes, check_gradients
-from gradcheck.suite import Setting, build_case
+from gradcheck.suite import Setting
 from gradcheck.trees import random_binary_tree
 from npcomp.cells import make_cell, mvrnn
 from npcomp.cells.reference import mvrnn as mvrnn_reference
-from npcomp.data.readers.formats import branching_tree
+from tree_cell_cases import binary_forward_case, planted_case
 
 D = 3
 WIDTH = D + D * D
 
 
+def _word_vectors(rng, n, d=D):
+    """n words' [x | the word matrix near I, flattened]."""
+    return np.concatenate(
+        [rng.normal(size=(n, d)), (np.eye(d) + rng.normal(0, 0.4, (n, d, d))).reshape(n, d * d)], axis=1
+    )
+
+
 def _forward_case(dtype, seed=3, d=D):
-    rng = np.random.default_rng(seed)
-    trees = [random_binary_tree(n, rng, unary_rate=0.2) for n in (7, 1, 12, 3, 20)]
-    trees += [branching_tree(["w1", "w2", "w3", "w4"], "right")]
     cell = make_cell("mvrnn", d + d * d, d)
-    params = random_params(cell, rng, scale=0.5)
-    vectors = [
-        np.concatenate(
-            [
-                rng.normal(size=(len(t.tokens), d)),
-                (np.eye(d) + rng.normal(0, 0.4, (len(t.tokens), d, d))).reshape(len(t.tokens), d * d),
-            ],
-            axis=1,
-        )
-        for t in trees
-    ]
-    forest, h = forward_on_tokens(cell, params, trees, vectors, dtype)
-    return cell, trees, vectors, params, forest, h
+    return binary_forward_case(cell, dtype, seed, scale=0.5, word_vectors=lambda rng, n: _word_vectors(rng, n, d))
 
 
 def test_forward_matches_the_node_by_node_reference():
@@ -171,9 +163,7 @@ def test_deep_branching_trees(direction):
 
 
 def _case():
-    rng = np.random.default_rng(11)
-    trees = [random_binary_tree(n, rng, unary_rate=0.2) for n in (6, 9, 1)]
-    return build_case(Setting("mvrnn", input_dim=WIDTH, hidden_dim=D), trees, rng)
+    return planted_case(Setting("mvrnn", input_dim=WIDTH, hidden_dim=D))
 
 
 def test_unplanted_case_passes():

@@ -15,17 +15,11 @@ import pytest
 
 from cell_checks import (
     assert_composes_binary_trees_with_words_at_the_leaves,
-    assert_gradients_pass,
     assert_matches_reference,
     assert_random_trees_pass,
     backward_gradients,
-    backward_while,
-    deep_branching_tree,
     errors_with_backward,
-    forward_on_tokens,
     given_random_trees,
-    random_params,
-    replaced,
     shown_terms,
 )
 from gradcheck.check import TOLERANCE, assert_passes, check_gradients
@@ -33,25 +27,20 @@ from gradcheck.suite import Setting, build_case
 from gradcheck.trees import random_binary_tree
 from npcomp.cells import make_cell, rae
 from npcomp.cells.reference import rae as rae_reference
-from npcomp.data.readers.formats import branching_tree
+from tree_cell_cases import (
+    assert_deep_branching_passes,
+    assert_kernels_match_python,
+    binary_forward_case,
+    cell_forward,
+    planted_case,
+    with_kernel,
+)
 
 D = 3
 
 
 def _forward_case(dtype, seed=3, alpha=0.2):
-    rng = np.random.default_rng(seed)
-    trees = [random_binary_tree(n, rng, unary_rate=0.2) for n in (7, 1, 12, 3, 20)]
-    trees += [branching_tree(["w1", "w2", "w3", "w4"], "right")]
-    cell = make_cell("rae", D, D, reconstruction_weight=alpha)
-    params = random_params(cell, rng)
-    vectors = [rng.normal(size=(len(t.tokens), D)) for t in trees]
-    forest, h = forward_on_tokens(cell, params, trees, vectors, dtype)
-    return cell, trees, vectors, params, forest, h
-
-
-def _cell_forward(cell, params, forest, vectors):
-    words, index = np.unique(forest.word[forest.word_nodes()], return_inverse=True)
-    return cell.forward(params, forest, np.concatenate(vectors)[words], index)
+    return binary_forward_case(make_cell("rae", D, D, reconstruction_weight=alpha), dtype, seed)
 
 
 def test_forward_matches_the_node_by_node_reference():
@@ -65,7 +54,7 @@ def test_forward_matches_the_node_by_node_reference():
 def test_reconstruction_errors_match_the_reference():
     """E_rec per inner node, weighted by the words under each child (RA4)."""
     cell, trees, vectors, params, forest, _ = _forward_case(np.float64, seed=4)
-    _, cache = _cell_forward(cell, params, forest, vectors)
+    _, cache = cell_forward(cell, params, forest, vectors)
     forward, _ = shown_terms(cell, forest, cache)
     assert_matches_reference(
         np.nan_to_num(forward["E_rec"], nan=-1.0),
@@ -105,15 +94,12 @@ def test_kernels_match_their_python_versions(monkeypatch):
     d_h = np.random.default_rng(1).normal(size=(forest.n_nodes, D))
 
     def run():
-        h, cache = _cell_forward(cell, params, forest, vectors)
+        h, cache = cell_forward(cell, params, forest, vectors)
         grads, d_x = backward_gradients(cell, params, forest, cache, d_h)
         return [h, cache.E_rec, d_x] + [grads[name] for name in sorted(grads)]
 
-    compiled = run()
-    for kernel in ("_span_sizes", "_gather_children", "_normalised_tanh_deltas", "_route_to_children"):
-        monkeypatch.setattr(rae, kernel, getattr(rae, kernel).py_func)
-    for jitted, python in zip(compiled, run()):
-        np.testing.assert_allclose(jitted, python, rtol=1e-13, atol=1e-15)
+    kernels = ("_span_sizes", "_gather_children", "_normalised_tanh_deltas", "_route_to_children")
+    assert_kernels_match_python(monkeypatch, rae, kernels, run)
 
 
 # ---------------------------------------------------------------------------
@@ -151,10 +137,8 @@ def test_random_trees(setting, shapes):
 
 @pytest.mark.parametrize("direction", ["left", "right"])
 def test_deep_branching_trees(direction):
-    rng = np.random.default_rng(7)
-    tree = deep_branching_tree(direction, rng)
     setting = Setting("rae", input_dim=D, hidden_dim=D, supervision="root+leaves")
-    assert assert_gradients_pass(setting, [tree], rng, step=STEP).n_levels == 300
+    assert_deep_branching_passes(setting, direction, step=STEP)
 
 
 def test_alpha_zero_is_checked_and_leaves_the_reconstruction_out():
@@ -181,9 +165,7 @@ def test_alpha_zero_is_checked_and_leaves_the_reconstruction_out():
 
 
 def _case():
-    rng = np.random.default_rng(11)
-    trees = [random_binary_tree(n, rng, unary_rate=0.2) for n in (6, 9, 1)]
-    return build_case(Setting("rae", input_dim=D, hidden_dim=D), trees, rng)
+    return planted_case(Setting("rae", input_dim=D, hidden_dim=D))
 
 
 def test_unplanted_case_passes():
@@ -198,13 +180,7 @@ def test_detects_the_reconstruction_targets_left_constant(monkeypatch):
     def constant_targets(children, eps_c, eps_r, *rest):
         return route(children, eps_c, np.zeros_like(eps_r), *rest)
 
-    wrap = lambda backward: backward_while(
-        backward,
-        lambda params, forest: replaced(  # noqa: E731
-            rae, "_route_to_children", constant_targets
-        ),
-    )
-    errors = errors_with_backward(monkeypatch, _case(), wrap)
+    errors = errors_with_backward(monkeypatch, _case(), with_kernel(rae, "_route_to_children", constant_targets))
     assert errors["embedding"] > TOLERANCE and errors["cell.W1"] > TOLERANCE
     assert errors["softmax.W"] <= TOLERANCE
 
@@ -216,13 +192,7 @@ def test_detects_normalisation_backpropagated_as_a_division(monkeypatch):
         rows = slice(start - leaves, stop - leaves)
         delta[rows] = d_h[start:stop] / norm[rows, None] * (1 - a[rows] ** 2)
 
-    wrap = lambda backward: backward_while(
-        backward,
-        lambda params, forest: replaced(  # noqa: E731
-            rae, "_normalised_tanh_deltas", division
-        ),
-    )
-    errors = errors_with_backward(monkeypatch, _case(), wrap)
+    errors = errors_with_backward(monkeypatch, _case(), with_kernel(rae, "_normalised_tanh_deltas", division))
     assert errors["cell.W1"] > TOLERANCE and errors["cell.b1"] > TOLERANCE
 
 
@@ -251,7 +221,7 @@ def test_detects_the_head_unweighted(monkeypatch):
 
 def test_parts_add_up_to_eps_h_and_gradients_to_the_terms():
     cell, trees, vectors, params, forest, _ = _forward_case(np.float64, seed=12)
-    h, cache = _cell_forward(cell, params, forest, vectors)
+    h, cache = cell_forward(cell, params, forest, vectors)
     head = np.random.default_rng(2).normal(size=h.shape)
     grads, d_x = backward_gradients(cell, params, forest, cache, head)
     forward, terms = shown_terms(cell, forest, cache)

@@ -19,19 +19,18 @@ from hypothesis import given, settings as hypothesis_settings, strategies as st
 from cell_checks import (
     assert_gradients_pass,
     assert_matches_reference,
-    backward_while,
     errors_with_backward,
     forward_on_tokens,
     random_params,
-    replaced,
 )
 from gradcheck.check import TOLERANCE, assert_passes, check_gradients
-from gradcheck.suite import Setting, build_case
-from gradcheck.trees import random_binary_tree, random_dependency_tree, random_dependency_trees
+from gradcheck.suite import Setting
+from gradcheck.trees import random_binary_tree, random_dependency_tree
 from npcomp.cells import dtrnn, make_cell
 from npcomp.cells.reference import sdtrnn as sdtrnn_reference
 from npcomp.data.readers.dependency_relations import RELATIONS, relation_id
 from npcomp.data.readers.sick import read_sick_dir
+from tree_cell_cases import forward_case, planted_case, with_kernel
 
 MODEL = "sdtrnn"
 D, D_X = 3, 4
@@ -49,12 +48,9 @@ def _trees(seed=5):
 
 @pytest.mark.parametrize("dtype,tolerance", [(np.float64, 1e-12), (np.float32, 2e-6)])
 def test_forward_matches_the_node_by_node_reference(dtype, tolerance):
-    trees = _trees()
-    rng = np.random.default_rng(3)
-    cell = make_cell(MODEL, D_X, D)
-    params = random_params(cell, rng)
-    vectors = [rng.normal(size=(len(t.tokens), D_X)) for t in trees]
-    forest, h = forward_on_tokens(cell, params, trees, vectors, dtype)
+    cell, trees, vectors, params, forest, h = forward_case(
+        make_cell(MODEL, D_X, D), _trees(), np.random.default_rng(3), dtype
+    )
     assert forest.relation is None  # the constituency tree has none
     forest_with, h_with = forward_on_tokens(cell, params, trees[:4], vectors[:4], dtype)
     assert forest_with.relation is not None
@@ -153,9 +149,7 @@ def test_random_dependency_trees(setting, shapes):
 
 
 def _case():
-    rng = np.random.default_rng(11)
-    trees = random_dependency_trees(rng, n_classes=5, vocab_size=10)
-    return build_case(Setting(MODEL, trees="dependency"), trees, rng)
+    return planted_case(Setting(MODEL, trees="dependency"))
 
 
 def test_unplanted_case_passes():
@@ -171,11 +165,5 @@ def test_detects_the_backward_reading_every_child_as_dep(monkeypatch):
     def generic(children, slot, span, eps_S, d_h, start, stop):
         route(children, np.where(slot >= 0, relation_id("dep"), -1), span, eps_S, d_h, start, stop)
 
-    wrap = lambda backward: backward_while(
-        backward,
-        lambda params, forest: replaced(  # noqa: E731
-            dtrnn, "_route_positions", generic
-        ),
-    )
-    errors = errors_with_backward(monkeypatch, _case(), wrap)
+    errors = errors_with_backward(monkeypatch, _case(), with_kernel(dtrnn, "_route_positions", generic))
     assert errors["embedding"] > TOLERANCE and errors["cell.W"] > TOLERANCE

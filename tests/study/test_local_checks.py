@@ -26,7 +26,10 @@ from npcomp.cli import main
 from npcomp.data.readers.formats import branching_tree, chain_tree
 from npcomp.data.readers.restructure import rebracket
 from npcomp.forest import depths
+from npcomp.study.grading import CHILDSUM_NODE, NARY_NODE, RNTN_NODE
 from npcomp.study.local_checks import NotLocal, check_local, first_failure, summary
+from npcomp.study.local_deltas import QUANTITIES
+from npcomp.study.peephole_nodes import LSTM_RNN_NODE, SLSTM_NODE
 from npcomp.study.state_checks import check_states
 from npcomp.study.state_checks import summary as state_summary
 
@@ -35,6 +38,14 @@ TREE = "(3 (2 (2 not) (2 really)) (3 (3 very) (4 good)))"
 # cells whose states are read beyond a node's parent: the backward direction
 # of a bidirectional LSTM, attention over every word
 NOT_LOCAL = {"bilstm", "bilstm2", "lstm-global-attn", "lstm-recurrent-attn"}
+# each cell's node equations, whose parts are the deltas it checks
+NODES_EQUATIONS = {
+    "treelstm-nary": NARY_NODE,
+    "treelstm-childsum": CHILDSUM_NODE,
+    "rntn": RNTN_NODE,
+    "slstm": SLSTM_NODE,
+    "lstm-rnn": LSTM_RNN_NODE,
+}
 
 
 def _planted_case(bug):
@@ -74,9 +85,9 @@ def test_the_first_failure_is_the_planted_nodes_parent_and_term(name):
 # equations) the delta that makes it wrong
 NAMED = {
     "rntn-transpose-half-dropped": "the error node 6 routes to its left child (node 2)'s h",
-    "lstm-rnn-candidate-errors-swapped": "delta_a1 at node 6, the error of a gate's pre-activation "
-    "(reverses L5 for a_1 = x W_c1)",
-    "treelstm-forget-delta-other-child": "delta_f_l at node 6, the error of a gate's "
+    "lstm-rnn-candidate-errors-swapped": "delta_a1 at node 6, the error of the candidate's input block a_1, "
+    "child x's (not a gate) (reverses L5 for a_1 = x W_c1)",
+    "treelstm-forget-delta-other-child": "delta_f_l at node 6, the error of the left child's forget gate f_l's "
     "pre-activation (reverses 13 and 10 for k = l)",
 }
 
@@ -93,10 +104,10 @@ def test_explain_names_the_parent_where_the_state_check_names_the_child(bug, cap
 
 # the S-LSTM's delta bugs: each named at the root, by the delta it gets wrong
 SLSTM_DELTAS = {
-    "slstm-x-delta-dropped": "delta_x at node 6, the error of a gate's "
-    "pre-activation (reverses 5 and 4; not printed (Z2))",
-    "slstm-forget-deltas-other-child": "delta_fl at node 6, the error of a gate's pre-activation (reverses 5 and "
-    "2; printed as (10))",
+    "slstm-x-delta-dropped": "delta_x at node 6, the error of the candidate x's pre-activation (not a gate: "
+    "tanh of eq. 4) (reverses 5 and 4; not printed (Z2))",
+    "slstm-forget-deltas-other-child": "delta_fl at node 6, the error of the left forget gate f^L's "
+    "pre-activation (reverses 5 and 2; printed as (10))",
 }
 
 
@@ -106,6 +117,28 @@ def test_an_slstm_delta_bug_is_named_at_its_node_and_delta(name, capsys):
         assert main(["explain", "--model", "slstm", "--dim", "3", "--check-local", TREE]) == 1
     out = capsys.readouterr().out
     assert f'first failing local check: node 6 "not really very good", {SLSTM_DELTAS[name]}' in out
+
+
+def test_the_lstm_rnn_candidate_bug_is_told_as_an_input_blocks_error():
+    """The candidate errors swapped make delta_a1 wrong first: an input
+    block of the candidate (a_1 = x W_c1), told so, not as a gate."""
+    bug = BUGS["lstm-rnn-candidate-errors-swapped"]
+    model, params, forest, options = _planted_case(bug)
+    with planted(bug):
+        first = first_failure(check_local(model, params, forest, **options))
+    assert first.term == "delta_a1"
+    assert "input block a_1" in first.quantity and "gate's" not in first.quantity
+
+
+def test_each_checked_delta_is_told_what_it_is_the_error_of():
+    """One description a checked delta, from QUANTITIES: the gates' say
+    gate, the others (candidates, input blocks, the RNTN's) say they are not."""
+    gates = {"delta_o", "delta_i", "delta_f", "delta_f_l", "delta_f_r", "delta_fl", "delta_fr"}
+    gates |= {"delta_i1", "delta_i2", "delta_f1", "delta_f2"}
+    for cell, quantities in QUANTITIES.items():
+        assert set(quantities) == {part for part in NODES_EQUATIONS[cell].parts if part.startswith("delta")}, cell
+        for symbol, quantity in quantities.items():
+            assert ("gate" in quantity.replace("not a gate", "")) == (symbol in gates), (cell, symbol, quantity)
 
 
 def test_each_slstm_delta_is_checked_at_each_inner_node(capsys):
