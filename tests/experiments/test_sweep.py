@@ -169,10 +169,11 @@ def test_one_seed_equals_a_plain_train(finished_sweep, tmp_path):
     }
 
 
-def test_a_sweeps_files_hold_no_absolute_path(finished_sweep, tmp_path):
+def test_a_sweeps_files_hold_no_absolute_path(finished_sweep, cluster, tmp_path):
     """The data directory was given absolute: plan.json, sweep.json and the
     runs' metrics and logs record it relative, and each run keeps the counts
-    of its figures."""
+    of its figures (the sweep's own local cluster made ``finished_sweep``;
+    this one runs on the module's cluster, as on a scheduler of one's own)."""
     from npcomp.runfiles.figure_counts import COUNTS
     from npcomp.runfiles.run_paths import absolute_values
 
@@ -187,8 +188,8 @@ def test_a_sweeps_files_hold_no_absolute_path(finished_sweep, tmp_path):
                 "1",
                 "--data-dir",
                 str(Path("data").resolve()),
-                "--workers",
-                "1",
+                "--scheduler",
+                cluster[0].scheduler_address,
                 "--quiet",
                 "--out",
                 str(again),
