@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -68,6 +69,29 @@ def synthetic_of_size(fixed: tuple):
         return SYNTHETIC_SPLITS(seed=seed, sizes=fixed)
 
     return splits
+
+
+# loaded into each Dask worker process by small_synthetic_sweeps (its docstring says why)
+WORKER_PRELOAD = Path(__file__).resolve().parent / "small_synthetic_workers.py"
+
+
+@contextmanager
+def small_synthetic_sweeps():
+    """The synthetic treebank made ``small_synthetic_workers.SIZES``
+    sentences in this process and in every Dask worker process started
+    meanwhile: by a cluster of this process (Dask's configuration, which a
+    nanny hands its worker) or by a command started from it (the
+    environment, which a new process reads its Dask configuration from).
+    Yields the sizes."""
+    import dask
+
+    from small_synthetic_workers import SIZES
+
+    preload = [str(WORKER_PRELOAD)]
+    with pytest.MonkeyPatch.context() as patch, dask.config.set({"distributed.worker.preload": preload}):
+        patch.setattr(npcomp.data.datasets.synthetic, "synthetic_splits", synthetic_of_size(SIZES))
+        patch.setenv("DASK_DISTRIBUTED__WORKER__PRELOAD", repr(preload))
+        yield SIZES
 
 
 def write_sst(directory: Path, splits: dict) -> Path:

@@ -22,7 +22,7 @@ from npcomp.runfiles.checkpoints import read_checkpoint
 from npcomp.runfiles.model_files import load_model
 from npcomp.runfiles.rundir import RunDirectory
 from npcomp.training.shard_processes import can_fork
-from conftest import synthetic_sst_files
+from conftest import small_synthetic_sweeps, synthetic_sst_files
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # what a command ended from outside must never print
@@ -89,6 +89,13 @@ def _signalled(process: subprocess.Popen, how: signal.Signals, group: bool) -> s
 
 
 @pytest.fixture(scope="module")
+def small_synthetic():
+    """The synthetic treebank made small in the sweeps' Dask workers."""
+    with small_synthetic_sweeps() as sizes:
+        yield sizes
+
+
+@pytest.fixture(scope="module")
 def sst_files(tmp_path_factory):
     return synthetic_sst_files(tmp_path_factory.mktemp("data"), (60, 30, 30))
 
@@ -141,7 +148,7 @@ def test_train_ended_from_outside_leaves_no_helper_and_no_traceback(how, group, 
 
 
 @pytest.mark.parametrize("group", [False, True], ids=["kill", "SIGTERM-to-its-group"])
-def test_a_sweep_terminated_stops_its_cluster_as_on_ctrl_c(group, tmp_path):
+def test_a_sweep_terminated_stops_its_cluster_as_on_ctrl_c(group, small_synthetic, tmp_path):
     """SIGTERM to `npcomp sweep` on its local Dask cluster (to its process
     alone, or to its group, workers included): the sweep stops the cluster
     as on Ctrl-C, says so with exit status 130, no worker's or scheduler's

@@ -6,7 +6,8 @@ a SWEEP_DIR holding another sweep.
 
 The runs are tiny (synthetic task, d = 4, one epoch, no bag-of-words
 baseline) except the killed one, which must still be training when its
-worker is killed."""
+worker is killed; every process trains on a smaller synthetic treebank
+(conftest.small_synthetic_sweeps), Dask's worker processes included."""
 
 import json
 import os
@@ -24,6 +25,7 @@ from scipy import stats
 
 from npcomp.cli import main
 from npcomp.experiments.sweep_plan import PlannedRun, predating_options, run_state
+from conftest import small_synthetic_sweeps
 
 distributed = pytest.importorskip("distributed")
 
@@ -47,6 +49,14 @@ def evaluations(log: list) -> list:
         for record in log
         if record["event"] in ("evaluation", "epoch")
     ]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def sizes():
+    """The synthetic treebank's (train, dev, test) sentences, in this
+    process and in every worker of the module's sweeps."""
+    with small_synthetic_sweeps() as sizes:
+        yield sizes
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +91,7 @@ def cluster():
     local.close()
 
 
-def test_every_run_directory_and_the_statistics(finished_sweep):
+def test_every_run_directory_and_the_statistics(finished_sweep, sizes):
     sweep_dir, status, seconds = finished_sweep
     print(f"6 tiny runs on a new 2-worker LocalCluster: {seconds:.1f} s")
     assert status == 0
@@ -93,6 +103,7 @@ def test_every_run_directory_and_the_statistics(finished_sweep):
         runs = [metrics_of(run_dir) for run_dir in run_dirs]
         assert [run["config"]["lr"] for run in runs] == [SETTINGS[record["setting"]]] * 3
         assert [run["config"]["seed"] for run in runs] == [1, 2, 3]
+        assert {(run["dev"]["sentences"], run["test"]["sentences"]) for run in runs} == {sizes[1:]}
         for split in ("test", "dev"):
             for metric in ("root_acc", "all_acc"):
                 values = np.array([run[split][metric] for run in runs])
@@ -158,10 +169,11 @@ def test_one_seed_equals_a_plain_train(finished_sweep, tmp_path):
     }
 
 
-def test_a_sweeps_files_hold_no_absolute_path(finished_sweep, tmp_path):
+def test_a_sweeps_files_hold_no_absolute_path(finished_sweep, cluster, tmp_path):
     """The data directory was given absolute: plan.json, sweep.json and the
     runs' metrics and logs record it relative, and each run keeps the counts
-    of its figures."""
+    of its figures (the sweep's own local cluster made ``finished_sweep``;
+    this one runs on the module's cluster, as on a scheduler of one's own)."""
     from npcomp.runfiles.figure_counts import COUNTS
     from npcomp.runfiles.run_paths import absolute_values
 
@@ -176,8 +188,8 @@ def test_a_sweeps_files_hold_no_absolute_path(finished_sweep, tmp_path):
                 "1",
                 "--data-dir",
                 str(Path("data").resolve()),
-                "--workers",
-                "1",
+                "--scheduler",
+                cluster[0].scheduler_address,
                 "--quiet",
                 "--out",
                 str(again),
@@ -243,7 +255,7 @@ def test_running_a_finished_sweep_again_trains_nothing(finished_sweep, capsys):
     )
 
 
-def test_a_killed_worker_resumes_its_run(cluster, tmp_path):
+def test_a_killed_worker_resumes_its_run(cluster, tmp_path, sizes):
     """SIGKILL to the worker training a run once it has a checkpoint: the
     scheduler resubmits the run, which resumes from that checkpoint (its
     log records it), and every run finishes with every epoch."""
@@ -304,7 +316,7 @@ def test_a_killed_worker_resumes_its_run(cluster, tmp_path):
     assert evaluations(log) == sorted(set(evaluations(log)))
     for run_dir in (sweep_dir / "runs").iterdir():
         metrics = metrics_of(run_dir)
-        assert metrics["test"] is not None
+        assert metrics["test"]["sentences"] == sizes[2]
         assert [epoch["epoch"] for epoch in metrics["epochs"]] == list(range(1, epochs + 1))
     results = json.loads((sweep_dir / "sweep.json").read_text())
     assert results["finished"] == 2 and results["runs"][victim.name]["resumed"] is True
@@ -601,7 +613,7 @@ def test_the_sweep_page_examples_plan_their_runs(tmp_path, monkeypatch):
     check_settings(spec, runs, threads=1)
 
 
-def test_a_worker_compiles_its_kernels_on_a_first_sweep(tmp_path):
+def test_a_worker_compiles_its_kernels_on_a_first_sweep(tmp_path, sizes):
     """A first sweep after installing: numba's cache is empty, so the worker
     compiles the kernels (with NUMBA_NUM_THREADS unset, as in a fresh shell)
     and the run still finishes."""
@@ -632,3 +644,4 @@ def test_a_worker_compiles_its_kernels_on_a_first_sweep(tmp_path):
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert run_state(sweep_dir / "runs" / "base-s1") == "finished"
+    assert metrics_of(sweep_dir / "runs" / "base-s1")["test"]["sentences"] == sizes[2]

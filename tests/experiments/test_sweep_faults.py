@@ -10,7 +10,9 @@
   finishes them, each log holding every dev evaluation once.
 
 A worker killed while its run trains and writes its checkpoints is
-test_sweep.py's test_a_killed_worker_resumes_its_run."""
+test_sweep.py's test_a_killed_worker_resumes_its_run.  Every process trains
+on a smaller synthetic treebank (conftest.small_synthetic_sweeps), Dask's
+worker processes included."""
 
 import http.server
 import json
@@ -30,6 +32,7 @@ from npcomp.cli import main
 from npcomp.runfiles.rundir import RunDirectory
 from npcomp.experiments.scheduler import SCHEDULER_TIMEOUT
 from npcomp.experiments.sweep_plan import run_state
+from conftest import small_synthetic_sweeps
 
 distributed = pytest.importorskip("distributed")
 
@@ -37,6 +40,14 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 TINY = ["--task", "synthetic", "--dim", "4", "--embedding-dim", "4", "--epochs", "1", "--no-baseline", "--quiet"]
 # a refusal comes within the scheduler's time to answer, and a little more
 WITHIN = 3 * SCHEDULER_TIMEOUT
+
+
+@pytest.fixture(scope="module", autouse=True)
+def sizes():
+    """The synthetic treebank's (train, dev, test) sentences, in this
+    process and in every worker of the module's sweeps."""
+    with small_synthetic_sweeps() as sizes:
+        yield sizes
 
 
 class QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -197,7 +208,7 @@ def evaluation_points(run_dir: Path) -> list:
     ]
 
 
-def test_the_scheduler_killed_mid_sweep(tmp_path):
+def test_the_scheduler_killed_mid_sweep(tmp_path, sizes):
     """`dask scheduler` and one `dask worker` process; the sweep runs in a
     process of its own.  SIGKILL to the scheduler once a run has a
     checkpoint, and to the worker right after (the cluster's machine gone: a
@@ -275,6 +286,7 @@ def test_the_scheduler_killed_mid_sweep(tmp_path):
     every = [round(epoch + half, 4) for epoch in range(4) for half in (0.5, 1)]
     for run_dir in (sweep_dir / "runs").iterdir():
         assert evaluation_points(run_dir) == every, run_dir.name
+        assert json.loads((run_dir / "metrics.json").read_text())["test"]["sentences"] == sizes[2]
     events = [record["event"] for record in RunDirectory(victim).log_records()]
     assert events.count("start") == 1 and events.count("resumed") == 1
 
