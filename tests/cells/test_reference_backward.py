@@ -42,6 +42,14 @@ CASES = [
     ("sdtrnn", {}, 4, 8),
 ]
 D = 3
+# the recursive family's acceptance: its fast cells agree with their references
+# to 1e-12 in float64 (the sixteen older cells are held to 1e-10 relative)
+FAMILY = {"mvrnn", "rae", "drnn", "dtrnn", "sdtrnn"}
+
+
+def _tolerance(name: str) -> dict:
+    """assert_allclose's tolerances for cell ``name``."""
+    return dict(rtol=1e-12 if name in FAMILY else 1e-10, atol=1e-12)
 
 
 def test_every_tree_cell_has_a_reference_backward():
@@ -77,7 +85,7 @@ def _compare(name, options, d_x, trees, seed):
             defined = ~np.isnan(fast)
             assert not np.isnan(slow[defined]).any(), term.symbol
             np.testing.assert_allclose(
-                slow[defined], fast[defined], rtol=1e-10, atol=1e-12, err_msg=f"{name} {options}: {term.symbol}"
+                slow[defined], fast[defined], err_msg=f"{name} {options}: {term.symbol}", **_tolerance(name)
             )
         for key in summed:
             summed[key] += out["grads"][key]
@@ -85,12 +93,11 @@ def _compare(name, options, d_x, trees, seed):
         np.testing.assert_allclose(
             out["d_x"][words[tokens] - offsets[k]],
             d_x[tokens],
-            rtol=1e-10,
-            atol=1e-12,
+            **_tolerance(name),
             err_msg=f"{name} {options}: d_x",
         )
     for key, value in grads.items():
-        np.testing.assert_allclose(summed[key], value, rtol=1e-10, atol=1e-12, err_msg=f"{name} {options}: d{key}")
+        np.testing.assert_allclose(summed[key], value, err_msg=f"{name} {options}: d{key}", **_tolerance(name))
 
 
 shapes = st.tuples(
