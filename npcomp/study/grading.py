@@ -94,6 +94,16 @@ def expected(node: Node, inputs: dict, parts: tuple | None = None) -> dict:
     return out
 
 
+def relative_error(yours: np.ndarray, value: np.ndarray) -> float:
+    """The largest difference of ``yours`` from ``value`` (same shape)
+    relative to the part's own scale, the largest entry of either (at least
+    1e-8): central differences round by about 1e-12 whatever an entry's
+    size, so an entry near 0 of a right answer, measured against itself,
+    could be told wrong; a wrong equation moves entries on the part's scale."""
+    scale = max(float(np.abs(yours).max(initial=0.0)) + float(np.abs(value).max(initial=0.0)), 1e-8)
+    return float(np.abs(yours - value).max(initial=0.0)) / scale
+
+
 def grade(
     function: Callable,
     node: Node,
@@ -126,8 +136,7 @@ def grade(
                 raise Wrong(
                     part, f"{node.name}: {part} has shape {yours.shape}, the input it is the error of has {value.shape}"
                 )
-            scale = np.maximum(np.abs(yours) + np.abs(value), 1e-8)
-            error = float((np.abs(yours - value) / scale).max(initial=0.0))
+            error = relative_error(yours, value)
             if not error <= tolerance:
                 reverses = node.parts[part][1]
                 raise Wrong(
